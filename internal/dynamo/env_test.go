@@ -1,0 +1,173 @@
+package dynamo_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
+	miniserver "github.com/truora/minidyn/server"
+
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/sam"
+)
+
+// env is one embedded DynamoDB API server (minidyn) with stockguard's tables created
+// from template.yaml, driven through the real SDK client.
+type env struct {
+	db       *dynamodb.Client
+	server   *miniserver.Server
+	tables   dynamo.Tables
+	store    *dynamo.Store
+	requests atomic.Int64 // DynamoDB requests sent, retries included
+
+	mu  sync.Mutex
+	ops map[string]int // requests sent per operation name
+}
+
+// sent returns how many requests of operation op were sent so far.
+func (e *env) sent(op string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.ops[op]
+}
+
+// newEnv starts the server behind wrap (nil: none) and creates the tables.
+func newEnv(t testing.TB, opts dynamo.Options, wrap func(http.Handler) http.Handler) *env {
+	t.Helper()
+	e := &env{server: miniserver.NewServer(), ops: map[string]int{}}
+	var h http.Handler = e.server
+	if wrap != nil {
+		h = wrap(h)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	e.db = dynamodb.New(dynamodb.Options{
+		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: aws.AnonymousCredentials{},
+		APIOptions: []func(*middleware.Stack) error{e.countRequests},
+	}, dynamo.ClientOptions)
+	tpl, err := sam.Load("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs, err := tpl.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range inputs {
+		if _, err := e.db.CreateTable(context.Background(), in); err != nil {
+			t.Fatalf("create table %s: %v", aws.ToString(in.TableName), err)
+		}
+	}
+	e.tables = dynamo.Tables{SKUs: "SkusTable", Orders: "OrdersTable", StockLog: "StockLogTable"}
+	e.store = dynamo.New(e.db, e.tables, opts)
+	return e
+}
+
+// countRequests counts every attempt the SDK sends (it sits after the retry loop).
+func (e *env) countRequests(stack *middleware.Stack) error {
+	return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("countRequests",
+		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+			e.requests.Add(1)
+			e.mu.Lock()
+			e.ops[awsmiddleware.GetOperationName(ctx)]++
+			e.mu.Unlock()
+			return next.HandleFinalize(ctx, in)
+		}), middleware.After)
+}
+
+func (e *env) createSKU(t testing.TB, sku dynamo.NewSKU) {
+	t.Helper()
+	if sku.Name == "" {
+		sku.Name = "test " + sku.ID
+	}
+	if sku.Price == 0 {
+		sku.Price = 39900
+	}
+	if err := e.store.CreateSKU(context.Background(), sku); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scan returns every item of a table, for before/after comparisons.
+func (e *env) scan(t testing.TB, table string) []map[string]any {
+	t.Helper()
+	out, err := e.db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []map[string]any
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+		t.Fatal(err)
+	}
+	return items
+}
+
+// books sums what the tables say about one SKU.
+type books struct {
+	available, onHand    int
+	reserveEntries       int
+	reservedInLedger     int // Σ qty of RESERVE entries
+	pendingOrders        int // PENDING orders holding the SKU
+	reservedInOrders     int // Σ qty of the SKU over PENDING orders
+	shardNegative        bool
+	shardAvailableOnHand bool // some shard has available > onHand
+}
+
+func (e *env) books(t testing.TB, sku string) books {
+	t.Helper()
+	var b books
+	for _, it := range e.scan(t, e.tables.SKUs) {
+		if it["kind"] == "SHARD" && it["skuId"] == sku {
+			a, h := int(it["available"].(float64)), int(it["onHand"].(float64))
+			b.available += a
+			b.onHand += h
+			b.shardNegative = b.shardNegative || a < 0
+			b.shardAvailableOnHand = b.shardAvailableOnHand || a > h
+		}
+	}
+	for _, it := range e.scan(t, e.tables.StockLog) {
+		if it["op"] == dynamo.OpReserve && it["skuId"] == sku {
+			b.reserveEntries++
+			b.reservedInLedger += int(it["qty"].(float64))
+		}
+	}
+	for _, it := range e.scan(t, e.tables.Orders) {
+		if it["kind"] != "ORDER" || it["status"] != "PENDING" {
+			continue
+		}
+		for _, line := range it["items"].([]any) {
+			l := line.(map[string]any)
+			if l["skuId"] == sku {
+				b.pendingOrders++
+				b.reservedInOrders += int(l["qty"].(float64))
+			}
+		}
+	}
+	return b
+}
+
+// checkBalanced asserts the conservation rules for a SKU that has only seen
+// reservations since it was stocked with initial units.
+func (b books) checkBalanced(t testing.TB, initial int) {
+	t.Helper()
+	if b.shardNegative || b.shardAvailableOnHand {
+		t.Errorf("a shard left 0 ≤ available ≤ onHand: %+v", b)
+	}
+	if b.onHand != initial {
+		t.Errorf("onHand = %d, want %d (reservations never touch on-hand)", b.onHand, initial)
+	}
+	if b.available != initial-b.reservedInLedger {
+		t.Errorf("available = %d, want initial %d − Σ RESERVE %d", b.available, initial, b.reservedInLedger)
+	}
+	if b.onHand-b.available != b.reservedInOrders {
+		t.Errorf("reserved = %d, want Σ qty of PENDING orders %d", b.onHand-b.available, b.reservedInOrders)
+	}
+}

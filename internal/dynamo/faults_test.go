@@ -1,0 +1,155 @@
+package dynamo_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	miniserver "github.com/truora/minidyn/server"
+
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// faults makes the next `left` TransactWriteItems requests meet fault instead of
+// (or around) the embedded server; arm it after seeding.
+type faults struct {
+	left  atomic.Int64
+	fault func(next http.Handler, w http.ResponseWriter, r *http.Request)
+}
+
+func (f *faults) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") && f.left.Add(-1) >= 0 {
+			f.fault(next, w, r)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// applyThenDrop lets the server apply the request, then loses its answer: the client
+// sees a 500 as if the connection broke after the write.
+func applyThenDrop(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	next.ServeHTTP(httptest.NewRecorder(), r)
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.WriteHeader(http.StatusInternalServerError)
+	io.WriteString(w, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"response lost"}`)
+}
+
+// conflict answers like DynamoDB when another transaction holds an item: nothing applied.
+func conflict(_ http.Handler, w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.WriteHeader(http.StatusBadRequest)
+	io.WriteString(w, `{"__type":"com.amazonaws.dynamodb.v20120810#TransactionCanceledException","message":"Transaction cancelled, please refer cancellation reasons for specific reasons [None, TransactionConflict]","CancellationReasons":[{"Code":"None"},{"Code":"TransactionConflict","Message":"Transaction is ongoing for the item"}]}`)
+}
+
+func TestReserve_LostResponseAfterAppliedWriteConvergesOnOneOrder(t *testing.T) {
+	for _, key := range []string{"", "retry-key"} {
+		t.Run("idempotency key "+key, func(t *testing.T) {
+			f := &faults{fault: applyThenDrop}
+			e := newEnv(t, dynamo.Options{}, f.wrap)
+			e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+			f.left.Store(1)
+			order, replayed, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", IdempotencyKey: key, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})})
+			if err != nil || replayed {
+				t.Fatalf("replayed=%v err=%v; want the order, created", replayed, err)
+			}
+			if order.Status != inventory.StatusPending || order.Amount != 2*39900 {
+				t.Errorf("order %+v", order)
+			}
+			b := e.books(t, "cup")
+			if b.available != 3 || b.reserveEntries != 1 || b.pendingOrders != 1 {
+				t.Errorf("available %d, RESERVE entries %d, orders %d; want 3, 1, 1", b.available, b.reserveEntries, b.pendingOrders)
+			}
+			b.checkBalanced(t, 5)
+		})
+	}
+}
+
+func TestReserve_RetriesTransactionConflictsThenSucceeds(t *testing.T) {
+	f := &faults{fault: conflict}
+	e := newEnv(t, dynamo.Options{}, f.wrap)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	f.left.Store(dynamo.MaxAttempts - 1)
+	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
+		t.Fatalf("after %d conflicts: %v, want the order", dynamo.MaxAttempts-1, err)
+	}
+	b := e.books(t, "cup")
+	if b.available != 4 || b.reserveEntries != 1 {
+		t.Errorf("available %d, RESERVE entries %d; want 4 and 1", b.available, b.reserveEntries)
+	}
+}
+
+func TestReserve_AnswersBusyAndReservesNothingWhenConflictsPersist(t *testing.T) {
+	f := &faults{fault: conflict}
+	e := newEnv(t, dynamo.Options{}, f.wrap)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	f.left.Store(1 << 30)
+	sent := e.sent("TransactWriteItems")
+	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+	if !errors.Is(err, inventory.ErrBusy) {
+		t.Fatalf("persistent conflicts: %v, want BUSY", err)
+	}
+	if n := e.sent("TransactWriteItems") - sent; n != dynamo.MaxAttempts {
+		t.Errorf("sent %d transaction attempts, want the bound %d", n, dynamo.MaxAttempts)
+	}
+	b := e.books(t, "cup")
+	if b.available != 5 || b.reserveEntries != 0 || b.pendingOrders != 0 {
+		t.Errorf("BUSY left traces: %+v", b)
+	}
+}
+
+func TestReserve_StoreFailureAnswersBusyAndReservesNothing(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "warm", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
+		t.Fatal(err)
+	}
+	e.server.EmulateFailure(miniserver.FailureConditionInternalServerError)
+	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+	e.server.EmulateFailure(miniserver.FailureConditionNone)
+	if !errors.Is(err, inventory.ErrBusy) {
+		t.Fatalf("store down: %v, want BUSY", err)
+	}
+	b := e.books(t, "cup")
+	if b.available != 4 || b.reserveEntries != 1 {
+		t.Errorf("available %d, RESERVE entries %d; want 4 and 1 (the failed order reserved nothing)", b.available, b.reserveEntries)
+	}
+	b.checkBalanced(t, 5)
+}
+
+func TestReserve_ChargesTheCurrentPriceWhenTheCachedOneIsStale(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5, Price: 100, Shards: 2})
+	ctx := context.Background()
+	if _, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "a", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
+		t.Fatal(err) // caches the price 100
+	}
+	for _, pk := range []string{"cup", "cup#shard#0", "cup#shard#1"} { // an operator's price change
+		upd, _ := expression.NewBuilder().WithUpdate(expression.Set(expression.Name("price"), expression.Value(150))).Build()
+		if _, err := e.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+			TableName: aws.String(e.tables.SKUs), Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}},
+			UpdateExpression: upd.Update(), ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	order, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "b", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if order.Items[0].UnitPrice != 150 || order.Amount != 300 {
+		t.Errorf("unit price %d, amount %d; want 150 and 300", order.Items[0].UnitPrice, order.Amount)
+	}
+	e.books(t, "cup").checkBalanced(t, 5)
+}

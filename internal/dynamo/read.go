@@ -1,0 +1,54 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// Order returns the order with id if it belongs to userID, read strongly consistently.
+// Anyone else's order, an unknown id or a malformed id gives an error wrapping
+// inventory.ErrOrderNotFound, so callers cannot probe for other users' orders.
+func (s *Store) Order(ctx context.Context, userID, id string) (*inventory.Order, error) {
+	if !inventory.ValidOrderID(id) {
+		return nil, inventory.ErrOrderNotFound
+	}
+	order, err := s.order(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if order == nil || order.UserID != userID {
+		return nil, inventory.ErrOrderNotFound
+	}
+	return order, nil
+}
+
+// order reads an order by id; nil without error when there is none.
+func (s *Store) order(ctx context.Context, id string) (*inventory.Order, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.tables.Orders), Key: pkOf(id), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, s.storeError("get order", err)
+	}
+	if len(out.Item) == 0 {
+		return nil, nil
+	}
+	var rec orderRecord
+	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
+		return nil, fmt.Errorf("decode order %s: %w", id, err)
+	}
+	if rec.Kind != kindOrder {
+		return nil, nil
+	}
+	order, err := rec.order()
+	if err != nil {
+		return nil, fmt.Errorf("decode order %s: %w", id, err)
+	}
+	return order, nil
+}

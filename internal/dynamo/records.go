@@ -1,0 +1,204 @@
+package dynamo
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"hash/fnv"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// Ledger operations (DESIGN.md, "The ledger: stock_log").
+const (
+	OpReserve = "RESERVE"
+	OpRelease = "RELEASE"
+	OpCommit  = "COMMIT"
+	OpReturn  = "RETURN"
+	OpAdjust  = "ADJUST"
+	OpRepair  = "REPAIR"
+)
+
+// Item kinds, stored in the "kind" attribute so a scan can tell items apart.
+const (
+	kindSKU   = "SKU"
+	kindShard = "SHARD"
+	kindOrder = "ORDER"
+	kindIdem  = "IDEMPOTENCY"
+	kindLimit = "LIMIT"
+)
+
+func skuKey(sku string) string             { return sku }
+func shardKey(sku string, n int) string    { return sku + "#shard#" + strconv.Itoa(n) }
+func limitKey(sku, user string) string     { return "limit#" + sku + "#" + user }
+func ledgerKey(ref, op, sku string) string { return ref + "#" + op + "#" + sku }
+func pkOf(key string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: key}}
+}
+
+// idemKey digests user and key so that neither can forge the other's record
+// (a '#' inside either would otherwise make two pairs collide).
+func idemKey(user, key string) string {
+	sum := sha256.Sum256([]byte(user + "\x00" + key))
+	return "idem#" + base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// pendingBucket spreads PENDING orders over PendingBuckets GSI partitions.
+func pendingBucket(orderID string) string {
+	h := fnv.New32a()
+	h.Write([]byte(orderID))
+	return "P" + strconv.Itoa(int(h.Sum32()%PendingBuckets))
+}
+
+type skuRecord struct {
+	PK           string `dynamodbav:"pk"`
+	Kind         string `dynamodbav:"kind"`
+	SKU          string `dynamodbav:"skuId"`
+	Name         string `dynamodbav:"name"`
+	Price        int64  `dynamodbav:"price"`
+	Currency     string `dynamodbav:"currency"`
+	OnSale       bool   `dynamodbav:"onSale"`
+	Shards       int    `dynamodbav:"shards"`
+	LimitPerUser int    `dynamodbav:"limitPerUser"`
+}
+
+type shardRecord struct {
+	PK        string `dynamodbav:"pk"`
+	Kind      string `dynamodbav:"kind"`
+	SKU       string `dynamodbav:"skuId"`
+	Shard     int    `dynamodbav:"shard"`
+	Available int    `dynamodbav:"available"`
+	OnHand    int    `dynamodbav:"onHand"`
+	Price     int64  `dynamodbav:"price"`
+	OnSale    bool   `dynamodbav:"onSale"`
+}
+
+type orderItemRecord struct {
+	SKU       string         `dynamodbav:"skuId"`
+	Qty       int            `dynamodbav:"qty"`
+	UnitPrice int64          `dynamodbav:"unitPrice"`
+	Shards    map[string]int `dynamodbav:"shards"`
+}
+
+type orderRecord struct {
+	PK               string            `dynamodbav:"pk"`
+	Kind             string            `dynamodbav:"kind"`
+	UserID           string            `dynamodbav:"userId"`
+	Status           string            `dynamodbav:"status"`
+	Items            []orderItemRecord `dynamodbav:"items"`
+	Amount           int64             `dynamodbav:"amount"`
+	Currency         string            `dynamodbav:"currency"`
+	CreatedAt        string            `dynamodbav:"createdAt"`
+	ExpiresAt        string            `dynamodbav:"expiresAt"`
+	PaidAt           string            `dynamodbav:"paidAt,omitempty"`
+	CancelledAt      string            `dynamodbav:"cancelledAt,omitempty"`
+	CancelReason     string            `dynamodbav:"cancelReason,omitempty"`
+	TransactionID    string            `dynamodbav:"transactionId,omitempty"`
+	CartHash         string            `dynamodbav:"cartHash"`
+	PendingBucket    string            `dynamodbav:"pendingBucket,omitempty"`
+	PendingExpiresAt int64             `dynamodbav:"pendingExpiresAt,omitempty"`
+}
+
+type idemRecord struct {
+	PK       string `dynamodbav:"pk"`
+	Kind     string `dynamodbav:"kind"`
+	UserID   string `dynamodbav:"userId"`
+	OrderID  string `dynamodbav:"orderId"`
+	CartHash string `dynamodbav:"cartHash"`
+	TTL      int64  `dynamodbav:"ttl"` // Unix seconds; DynamoDB TTL deletes the record after it
+}
+
+type ledgerRecord struct {
+	PK         string         `dynamodbav:"pk"`
+	Ref        string         `dynamodbav:"ref"`
+	Op         string         `dynamodbav:"op"`
+	SKU        string         `dynamodbav:"skuId"`
+	Qty        int            `dynamodbav:"qty"`
+	DAvailable int            `dynamodbav:"dAvailable"`
+	DOnHand    int            `dynamodbav:"dOnHand"`
+	Shards     map[string]int `dynamodbav:"shards"`
+	At         int64          `dynamodbav:"at"` // Unix milliseconds
+	Reason     string         `dynamodbav:"reason,omitempty"`
+}
+
+const timeLayout = time.RFC3339Nano
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func parseTime(s string) (time.Time, error) { return time.Parse(timeLayout, s) }
+
+func optionalTime(s string) (*time.Time, error) {
+	if s == "" {
+		return nil, nil
+	}
+	t, err := parseTime(s)
+	return &t, err
+}
+
+func shardsToRecord(m map[int]int) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[strconv.Itoa(k)] = v
+	}
+	return out
+}
+
+func shardsFromRecord(m map[string]int) (map[int]int, error) {
+	out := make(map[int]int, len(m))
+	for k, v := range m {
+		n, err := strconv.Atoi(k)
+		if err != nil {
+			return nil, err
+		}
+		out[n] = v
+	}
+	return out, nil
+}
+
+func newOrderRecord(o *inventory.Order) orderRecord {
+	rec := orderRecord{
+		PK: o.ID, Kind: kindOrder, UserID: o.UserID, Status: string(o.Status),
+		Amount: o.Amount, Currency: o.Currency, CartHash: o.CartHash,
+		CreatedAt: formatTime(o.CreatedAt), ExpiresAt: formatTime(o.ExpiresAt),
+	}
+	if o.Status == inventory.StatusPending {
+		rec.PendingBucket = pendingBucket(o.ID)
+		rec.PendingExpiresAt = o.ExpiresAt.UnixMilli()
+	}
+	for _, it := range o.Items {
+		rec.Items = append(rec.Items, orderItemRecord{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice, Shards: shardsToRecord(it.Shards)})
+	}
+	return rec
+}
+
+func (r orderRecord) order() (*inventory.Order, error) {
+	o := &inventory.Order{
+		ID: r.PK, UserID: r.UserID, Status: inventory.Status(r.Status), Amount: r.Amount,
+		Currency: r.Currency, CancelReason: inventory.CancelReason(r.CancelReason),
+		TransactionID: r.TransactionID, CartHash: r.CartHash,
+	}
+	var err error
+	if o.CreatedAt, err = parseTime(r.CreatedAt); err != nil {
+		return nil, err
+	}
+	if o.ExpiresAt, err = parseTime(r.ExpiresAt); err != nil {
+		return nil, err
+	}
+	if o.PaidAt, err = optionalTime(r.PaidAt); err != nil {
+		return nil, err
+	}
+	if o.CancelledAt, err = optionalTime(r.CancelledAt); err != nil {
+		return nil, err
+	}
+	for _, it := range r.Items {
+		shards, err := shardsFromRecord(it.Shards)
+		if err != nil {
+			return nil, err
+		}
+		o.Items = append(o.Items, inventory.OrderItem{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice, Shards: shards})
+	}
+	return o, nil
+}

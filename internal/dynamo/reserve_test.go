@@ -1,0 +1,244 @@
+package dynamo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+func cart(t testing.TB, lines ...inventory.Line) inventory.Cart {
+	t.Helper()
+	c, err := inventory.NewCart(lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// outcome tallies concurrent Reserve results by answer.
+type outcome struct {
+	mu       sync.Mutex
+	created  int
+	replayed int
+	orders   map[string]bool
+	errs     map[string]int
+}
+
+func (o *outcome) record(order *inventory.Order, replayed bool, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.orders == nil {
+		o.orders, o.errs = map[string]bool{}, map[string]int{}
+	}
+	switch {
+	case err != nil:
+		o.errs[errName(err)]++
+	case replayed:
+		o.replayed++
+		o.orders[order.ID] = true
+	default:
+		o.created++
+		o.orders[order.ID] = true
+	}
+}
+
+func errName(err error) string {
+	for _, s := range []error{inventory.ErrStockOut, inventory.ErrLimitExceeded, inventory.ErrOffSale,
+		inventory.ErrSKUNotFound, inventory.ErrIdempotencyKeyReused, inventory.ErrBusy} {
+		if errors.Is(err, s) {
+			return s.Error()
+		}
+	}
+	return "other: " + err.Error()
+}
+
+// parallel runs n calls of fn at once.
+func parallel(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			fn(i)
+		})
+	}
+	close(start)
+	wg.Wait()
+}
+
+func TestReserve_ConcurrentBuyersNeverOversellNorFalselyReject(t *testing.T) {
+	for _, tc := range []struct {
+		buyers, stock, shards int
+	}{
+		{buyers: 50, stock: 10, shards: 1},
+		{buyers: 300, stock: 30, shards: 1},
+		{buyers: 300, stock: 30, shards: 4},
+	} {
+		t.Run(fmt.Sprintf("%d buyers on %d units in %d shards", tc.buyers, tc.stock, tc.shards), func(t *testing.T) {
+			e := newEnv(t, dynamo.Options{}, nil)
+			e.createSKU(t, dynamo.NewSKU{ID: "cup-01", Stock: tc.stock, Shards: tc.shards})
+			var got outcome
+			parallel(tc.buyers, func(i int) {
+				got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{
+					UserID: fmt.Sprintf("buyer-%d", i), Cart: cart(t, inventory.Line{SKU: "cup-01", Qty: 1}),
+				}))
+			})
+			if got.created != tc.stock || len(got.orders) != tc.stock {
+				t.Errorf("created %d orders (%d distinct), want exactly %d", got.created, len(got.orders), tc.stock)
+			}
+			if n := got.errs[inventory.ErrStockOut.Error()]; n != tc.buyers-tc.stock || len(got.errs) != 1 {
+				t.Errorf("rejections %v, want only %d STOCK_OUT", got.errs, tc.buyers-tc.stock)
+			}
+			b := e.books(t, "cup-01")
+			if b.available != 0 || b.reserveEntries != tc.stock {
+				t.Errorf("available %d, RESERVE entries %d; want 0 and %d", b.available, b.reserveEntries, tc.stock)
+			}
+			b.checkBalanced(t, tc.stock)
+		})
+	}
+}
+
+// With stock that only goes down, a STOCK_OUT for q units is false if, at the end,
+// q units are still available: they were available when it was answered too.
+func TestReserve_ShardedStockNeverAnswersStockOutWhileShardsCanServe(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "mug", Stock: 60, Shards: 4})
+	const buyers = 120
+	qty := make([]int, buyers)
+	errs := make([]error, buyers)
+	for i := range qty {
+		qty[i] = 1 + rand.IntN(5)
+	}
+	parallel(buyers, func(i int) {
+		_, _, errs[i] = e.store.Reserve(context.Background(), dynamo.ReserveRequest{
+			UserID: fmt.Sprintf("u%d", i), Cart: cart(t, inventory.Line{SKU: "mug", Qty: qty[i]}),
+		})
+	})
+	b := e.books(t, "mug")
+	b.checkBalanced(t, 60)
+	reserved := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			reserved += qty[i]
+		case errors.Is(err, inventory.ErrStockOut):
+			if qty[i] <= b.available {
+				t.Errorf("buyer %d got STOCK_OUT for %d while %d units remain", i, qty[i], b.available)
+			}
+		default:
+			t.Errorf("buyer %d: unexpected %v", i, err)
+		}
+	}
+	if reserved != b.reservedInLedger || reserved != 60-b.available {
+		t.Errorf("reserved %d units, ledger says %d, stock says %d", reserved, b.reservedInLedger, 60-b.available)
+	}
+}
+
+func TestReserve_SplitsALineAcrossShardsWhenNoSingleShardSuffices(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "vase", Stock: 12, Shards: 4}) // 3 units per shard
+	order, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "vase", Qty: 12})})
+	if err != nil {
+		t.Fatalf("12 of 12 units over 4 shards: %v", err)
+	}
+	if len(order.Items[0].Shards) != 4 {
+		t.Errorf("reserved on shards %v, want all 4", order.Items[0].Shards)
+	}
+	_, _, err = e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "v", Cart: cart(t, inventory.Line{SKU: "vase", Qty: 1})})
+	if !errors.Is(err, inventory.ErrStockOut) {
+		t.Errorf("after selling out: %v, want STOCK_OUT", err)
+	}
+	e.books(t, "vase").checkBalanced(t, 12)
+}
+
+func TestReserve_MultiSKUCartIsAllOrNothing(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10})
+	e.createSKU(t, dynamo.NewSKU{ID: "saucer", Stock: 3, Shards: 2})
+	ctx := context.Background()
+
+	_, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "u", Cart: cart(t,
+		inventory.Line{SKU: "cup", Qty: 2}, inventory.Line{SKU: "saucer", Qty: 4})})
+	var skuErr *inventory.SKUError
+	if !errors.As(err, &skuErr) || !errors.Is(err, inventory.ErrStockOut) || skuErr.SKU != "saucer" {
+		t.Fatalf("got %v, want STOCK_OUT naming saucer", err)
+	}
+	if b := e.books(t, "cup"); b.available != 10 || b.reserveEntries != 0 {
+		t.Errorf("cup touched by a rejected cart: %+v", b)
+	}
+
+	// Concurrent carts: every order takes one cup and one saucer; saucers run out first.
+	var got outcome
+	parallel(40, func(i int) {
+		got.record(e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: fmt.Sprint(i), Cart: cart(t,
+			inventory.Line{SKU: "cup", Qty: 1}, inventory.Line{SKU: "saucer", Qty: 1})}))
+	})
+	if got.created != 3 || got.errs[inventory.ErrStockOut.Error()] != 37 {
+		t.Errorf("created %d, rejections %v; want 3 and 37 STOCK_OUT", got.created, got.errs)
+	}
+	cup, saucer := e.books(t, "cup"), e.books(t, "saucer")
+	cup.checkBalanced(t, 10)
+	saucer.checkBalanced(t, 3)
+	if cup.available != 7 || saucer.available != 0 {
+		t.Errorf("cup available %d, saucer %d; want 7 and 0", cup.available, saucer.available)
+	}
+}
+
+func TestReserve_PerUserLimitHoldsUnderParallelRequests(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 100, LimitPerUser: 2, Shards: 2})
+	var got outcome
+	parallel(20, func(int) {
+		got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "greedy", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}))
+	})
+	if got.created != 2 || got.errs[inventory.ErrLimitExceeded.Error()] != 18 {
+		t.Errorf("created %d, rejections %v; want 2 and 18 LIMIT_EXCEEDED", got.created, got.errs)
+	}
+	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "other", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 3})})
+	if !errors.Is(err, inventory.ErrLimitExceeded) {
+		t.Errorf("3 units at a limit of 2: %v, want LIMIT_EXCEEDED", err)
+	}
+	e.books(t, "cup").checkBalanced(t, 100)
+}
+
+func TestReserve_SameIdempotencyKeyInParallelReservesOnce(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 50})
+	var got outcome
+	parallel(20, func(int) {
+		got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{
+			UserID: "u", IdempotencyKey: "k-1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2}),
+		}))
+	})
+	if got.created != 1 || got.replayed != 19 || len(got.orders) != 1 || len(got.errs) != 0 {
+		t.Errorf("created %d, replayed %d, distinct orders %d, errors %v; want 1, 19, 1, none", got.created, got.replayed, len(got.orders), got.errs)
+	}
+	b := e.books(t, "cup")
+	if b.reserveEntries != 1 || b.available != 48 {
+		t.Errorf("RESERVE entries %d, available %d; want 1 and 48", b.reserveEntries, b.available)
+	}
+	b.checkBalanced(t, 50)
+
+	before := e.scan(t, e.tables.Orders)
+	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{
+		UserID: "u", IdempotencyKey: "k-1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 3}),
+	})
+	if !errors.Is(err, inventory.ErrIdempotencyKeyReused) {
+		t.Errorf("same key, other cart: %v, want IDEMPOTENCY_KEY_REUSED", err)
+	}
+	if after := e.scan(t, e.tables.Orders); len(after) != len(before) {
+		t.Errorf("a reused key wrote orders: %d items before, %d after", len(before), len(after))
+	}
+	// Another user's identical key is a different key.
+	if _, replayed, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{
+		UserID: "v", IdempotencyKey: "k-1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2}),
+	}); err != nil || replayed {
+		t.Errorf("other user, same key: replayed=%v err=%v; want a new order", replayed, err)
+	}
+}

@@ -1,0 +1,170 @@
+// Package dynamo keeps stockguard's stock, orders and stock_log ledger in DynamoDB and
+// implements the reservation: one TransactWriteItems per order that reserves every cart
+// line with a conditional update (available >= qty), writes the order and writes one
+// RESERVE ledger entry per line, so all lines are reserved or none is.
+//
+// # Tables and keys
+//
+// Every table has a string partition key "pk" and no sort key.
+//
+//   - skus: the SKU record (pk = skuId: name, price, currency, onSale, shards,
+//     limitPerUser) and its stock shard items (pk = skuId#shard#n, n = 0..shards-1:
+//     available, onHand, and copies of price and onSale so the reservation's condition
+//     reads one item). Each shard has its own partition key, so a hot SKU split into N
+//     shards spreads its writes over N partitions (DynamoDB serves about 1,000 write
+//     units per second per partition: Developer Guide, "Partitions and data distribution").
+//   - orders: orders (pk = orderId), per-user purchase counters (pk =
+//     limit#skuId#userId, attribute bought) and idempotency records (pk = idem#digest,
+//     expired through the table's TTL attribute "ttl"). Order ids cannot contain '#',
+//     so the three never collide. PENDING orders carry pendingBucket (P0..P15) and
+//     pendingExpiresAt (Unix milliseconds), the keys of the sparse GSI PendingByExpiry.
+//   - stock_log: ledger entries (pk = ref#op#skuId, ref an order id or an adjustment
+//     id), written with attribute_not_exists(pk) so that a repeated write fails.
+//
+// # Outcomes
+//
+// Transaction cancellations are read from their CancellationReasons (DynamoDB API
+// Reference, TransactWriteItems: "TransactionCanceledException"), with the failing
+// item returned through ReturnValuesOnConditionCheckFailure=ALL_OLD; nothing is
+// guessed from error text. A write whose response was lost is retried by the SDK with
+// the same input and ClientRequestToken; a retry that finds its own order already
+// written reads it back as success.
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// PendingIndex is the sparse GSI of PENDING orders on the orders table, hash key
+// pendingBucket, range key pendingExpiresAt (Unix milliseconds).
+const PendingIndex = "PendingByExpiry"
+
+// PendingBuckets is how many pendingBucket values (P0..P15) PENDING orders are spread
+// over, so a flash sale's order writes do not all land on one GSI partition. A sweep
+// queries every bucket.
+const PendingBuckets = 16
+
+// Tables names the three DynamoDB tables.
+type Tables struct {
+	SKUs     string // skus: SKU records and stock shard items
+	Orders   string // orders, purchase counters, idempotency records
+	StockLog string // the stock_log ledger
+}
+
+// Options tune a Store. Zero values take the defaults.
+type Options struct {
+	// PaymentTimeout is how long a new order stays PENDING before it may be released;
+	// default 15 minutes.
+	PaymentTimeout time.Duration
+	// CatalogTTL is how long a SKU record (price, shard count, limit) read from the
+	// skus table is reused before being read again; default 5 seconds. A stale entry
+	// never decides an outcome: the reservation's conditions check price and on-sale
+	// on the shard items, and a mismatch re-reads the record.
+	CatalogTTL time.Duration
+	// MaxRounds bounds how many reservation transactions one order may try (a round
+	// is spent when a shard turned out short or a cached price was stale); default 6.
+	MaxRounds int
+	// Now returns the current time; default time.Now.
+	Now func() time.Time
+}
+
+// Store reads and writes stock, orders and the ledger. It is safe for concurrent use.
+type Store struct {
+	db      *dynamodb.Client
+	tables  Tables
+	opts    Options
+	catalog *catalog
+}
+
+// New returns a Store over db (built with ClientOptions for stockguard's retry rules).
+func New(db *dynamodb.Client, tables Tables, opts Options) *Store {
+	if opts.PaymentTimeout <= 0 {
+		opts.PaymentTimeout = 15 * time.Minute
+	}
+	if opts.CatalogTTL <= 0 {
+		opts.CatalogTTL = 5 * time.Second
+	}
+	if opts.MaxRounds <= 0 {
+		opts.MaxRounds = 6
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Store{db: db, tables: tables, opts: opts, catalog: newCatalog(opts.CatalogTTL)}
+}
+
+func (s *Store) now() time.Time { return s.opts.Now().UTC() }
+
+// MaxAttempts is how many times the SDK sends one DynamoDB request before giving up.
+const MaxAttempts = 5
+
+// ClientOptions configures a dynamodb.Client for stockguard: the SDK's standard
+// retryer with MaxAttempts attempts, full-jitter exponential backoff (25 ms × 2^n,
+// capped at 400 ms) and no client-side retry quota (one Lambda container serves one
+// request at a time, so the quota would only add failures under load). Besides the
+// SDK's default retryable errors (throttling, 5xx, connection errors), a
+// TransactionCanceledException is retried when its reasons are only
+// TransactionConflict or throttling — nothing was applied, so the same request (same
+// ClientRequestToken) may be sent again. Use it as
+// dynamodb.NewFromConfig(cfg, dynamo.ClientOptions).
+func ClientOptions(o *dynamodb.Options) {
+	o.Retryer = retry.NewStandard(func(so *retry.StandardOptions) {
+		so.MaxAttempts = MaxAttempts
+		so.RateLimiter = ratelimit.None
+		so.Backoff = retry.BackoffDelayerFunc(jitterBackoff)
+		so.Retryables = append(so.Retryables, retry.IsErrorRetryableFunc(retryableCancellation))
+	})
+}
+
+func jitterBackoff(attempt int, _ error) (time.Duration, error) {
+	ceiling := min(25*time.Millisecond<<min(attempt, 8), 400*time.Millisecond)
+	return rand.N(ceiling) + time.Millisecond, nil
+}
+
+// retryableCancellation reports a cancelled transaction as retryable when no reason is
+// a failed condition or a validation error and at least one is a conflict or throttle.
+func retryableCancellation(err error) aws.Ternary {
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		return aws.UnknownTernary
+	}
+	transient := false
+	for _, r := range tce.CancellationReasons {
+		switch aws.ToString(r.Code) {
+		case "None", "":
+		case "TransactionConflict", "ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded":
+			transient = true
+		default:
+			return aws.FalseTernary
+		}
+	}
+	return aws.BoolTernary(transient)
+}
+
+// isTransient reports whether err is a definite "nothing applied, try later" answer
+// from DynamoDB: a cancellation made only of conflicts/throttles, or a throttling error.
+func isTransient(err error) bool {
+	if retryableCancellation(err) == aws.TrueTernary {
+		return true
+	}
+	var pte *types.ProvisionedThroughputExceededException
+	var rle *types.RequestLimitExceeded
+	var tce *types.TransactionConflictException
+	var tip *types.TransactionInProgressException
+	return errors.As(err, &pte) || errors.As(err, &rle) || errors.As(err, &tce) || errors.As(err, &tip)
+}
+
+// convergeContext gives a follow-up read its own short deadline even when the caller's
+// context is already done, so that an ambiguous write can still be checked.
+func convergeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+}

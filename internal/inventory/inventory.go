@@ -1,0 +1,240 @@
+// Package inventory holds stockguard's domain rules: carts and their validation, orders
+// and their statuses, SKUs and how their sale status is shown, and the errors callers
+// branch on. It knows nothing of DynamoDB, Lambda or HTTP.
+//
+// Quantities are whole units; money is integer minor units (fen) in CNY.
+package inventory
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Cart limits from the API contract (CONTRACT.md, POST /orders).
+const (
+	// MaxLines is the most distinct SKU lines one order may hold.
+	MaxLines = 20
+	// MaxQty is the most units of one SKU one order may hold.
+	MaxQty = 9999
+	// Currency is the only currency stockguard sells in (WeChat Pay APIv3 amount.currency).
+	Currency = "CNY"
+)
+
+var (
+	skuIDPattern   = regexp.MustCompile(`^[0-9A-Za-z_.:-]{1,64}$`)
+	orderIDPattern = regexp.MustCompile(`^[0-9A-Za-z_-]{6,32}$`)
+)
+
+// Errors callers branch on with errors.Is. Errors about one SKU come wrapped in a
+// *SKUError that names it.
+var (
+	// ErrInvalidRequest: the request breaks the contract's input rules.
+	ErrInvalidRequest = errors.New("invalid request")
+	// ErrSKUNotFound: no SKU has that id.
+	ErrSKUNotFound = errors.New("SKU not found")
+	// ErrStockOut: the SKU's shards together hold fewer available units than the line asks.
+	ErrStockOut = errors.New("not enough stock available")
+	// ErrOffSale: the SKU exists but is not on sale.
+	ErrOffSale = errors.New("SKU is not on sale")
+	// ErrLimitExceeded: the line would take the user past the SKU's per-user limit.
+	ErrLimitExceeded = errors.New("per-user purchase limit exceeded")
+	// ErrOrderNotFound: no order with that id belongs to the caller.
+	ErrOrderNotFound = errors.New("order not found")
+	// ErrIdempotencyKeyReused: the idempotency key was used with a different cart.
+	ErrIdempotencyKeyReused = errors.New("idempotency key reused with a different request")
+	// ErrBusy: the store stayed throttled or conflicted after bounded retries; nothing
+	// was reserved.
+	ErrBusy = errors.New("store busy")
+)
+
+// SKUError ties one of the sentinel errors above to the SKU it is about.
+type SKUError struct {
+	Err error  // ErrSKUNotFound, ErrStockOut, ErrOffSale or ErrLimitExceeded
+	SKU string // the SKU id the line named
+}
+
+// Error reports the sentinel's text and the SKU.
+func (e *SKUError) Error() string { return fmt.Sprintf("%v: %s", e.Err, e.SKU) }
+
+// Unwrap lets errors.Is see the sentinel.
+func (e *SKUError) Unwrap() error { return e.Err }
+
+// InvalidError returns an error wrapping ErrInvalidRequest with a message safe to show
+// to the client.
+func InvalidError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidRequest, fmt.Sprintf(format, args...))
+}
+
+// Line is one cart line as the client sends it: a SKU id and a quantity in units.
+type Line struct {
+	SKU string `json:"skuId"`
+	Qty int    `json:"qty"`
+}
+
+// Cart is a validated cart: 1..MaxLines lines with distinct SKU ids, sorted by SKU id,
+// each quantity 1..MaxQty. Build it with NewCart.
+type Cart []Line
+
+// NewCart validates lines and merges those naming the same SKU (quantities summed)
+// before checking bounds, as the contract says. It returns an error wrapping
+// ErrInvalidRequest for a bad SKU id, a quantity below 1 or (after merging) above
+// MaxQty, or a line count (after merging) of 0 or above MaxLines.
+func NewCart(lines []Line) (Cart, error) {
+	merged := make(map[string]int, len(lines))
+	for i, l := range lines {
+		if !skuIDPattern.MatchString(l.SKU) {
+			return nil, InvalidError("items[%d].skuId must be 1-64 characters of [0-9A-Za-z_.:-]", i)
+		}
+		if l.Qty < 1 || l.Qty > MaxQty {
+			return nil, InvalidError("items[%d].qty must be an integer from 1 to %d", i, MaxQty)
+		}
+		merged[l.SKU] += l.Qty
+	}
+	if len(merged) == 0 || len(merged) > MaxLines {
+		return nil, InvalidError("items must hold 1 to %d distinct SKUs", MaxLines)
+	}
+	cart := make(Cart, 0, len(merged))
+	for sku, qty := range merged {
+		if qty > MaxQty {
+			return nil, InvalidError("total qty for %s must not exceed %d", sku, MaxQty)
+		}
+		cart = append(cart, Line{SKU: sku, Qty: qty})
+	}
+	slices.SortFunc(cart, func(a, b Line) int { return strings.Compare(a.SKU, b.SKU) })
+	return cart, nil
+}
+
+// Hash is a stable digest of the merged cart (hex SHA-256): two requests whose lines
+// merge to the same cart have the same hash, whatever their order or splitting.
+func (c Cart) Hash() string {
+	h := sha256.New()
+	for _, l := range c {
+		h.Write([]byte(l.SKU))
+		h.Write([]byte{0})
+		h.Write([]byte(strconv.Itoa(l.Qty)))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ValidOrderID reports whether id has the shape of a stockguard order id, which is a
+// valid WeChat Pay out_trade_no: 6-32 characters of [0-9A-Za-z_-].
+func ValidOrderID(id string) bool { return orderIDPattern.MatchString(id) }
+
+// NewOrderID returns a fresh order id: 32 hex characters of a UUIDv7 (time-ordered,
+// 74 random bits), a valid out_trade_no.
+func NewOrderID() (string, error) {
+	u, err := uuid.NewV7()
+	if err != nil {
+		return "", fmt.Errorf("new order id: %w", err)
+	}
+	return strings.ReplaceAll(u.String(), "-", ""), nil
+}
+
+// Status is an order's lifecycle state (DESIGN.md, state machine).
+type Status string
+
+// Order statuses.
+const (
+	StatusPending       Status = "PENDING"
+	StatusPaid          Status = "PAID"
+	StatusCancelled     Status = "CANCELLED"
+	StatusRefundPending Status = "REFUND_PENDING"
+	StatusRefunded      Status = "REFUNDED"
+)
+
+// CancelReason says why an order was cancelled.
+type CancelReason string
+
+// Cancel reasons.
+const (
+	CancelUser    CancelReason = "USER"
+	CancelTimeout CancelReason = "TIMEOUT"
+)
+
+// OrderItem is one reserved line of an order. Shards maps the SKU's shard number to the
+// units reserved on it; the units sum to Qty.
+type OrderItem struct {
+	SKU       string
+	Qty       int
+	UnitPrice int64 // fen
+	Shards    map[int]int
+}
+
+// Order is a customer order. Amount is Σ Qty×UnitPrice in fen; times are UTC.
+type Order struct {
+	ID            string
+	UserID        string
+	Status        Status
+	Items         []OrderItem
+	Amount        int64 // fen
+	Currency      string
+	CreatedAt     time.Time
+	ExpiresAt     time.Time // end of the payment window
+	PaidAt        *time.Time
+	CancelledAt   *time.Time
+	CancelReason  CancelReason
+	TransactionID string // WeChat Pay transaction_id once paid
+	CartHash      string // Cart.Hash of the request that opened it
+}
+
+// SaleStatus is how a SKU's availability is shown to buyers.
+type SaleStatus string
+
+// Sale statuses (CONTRACT.md, GET /skus/{skuId}).
+const (
+	SaleOnSale   SaleStatus = "ON_SALE"
+	SaleLowStock SaleStatus = "LOW_STOCK"
+	SaleSoldOut  SaleStatus = "SOLD_OUT"
+	SaleOffSale  SaleStatus = "OFF_SALE"
+)
+
+// SKU is a sellable item with its stock summed over all its shards.
+type SKU struct {
+	ID           string
+	Name         string
+	Price        int64 // fen
+	Currency     string
+	OnSale       bool
+	Shards       int // number of stock shard items, ≥ 1
+	LimitPerUser int // most units one user may hold in open or paid orders; 0 = no limit
+	OnHand       int // physical units
+	Available    int // sellable units; reserved = OnHand − Available
+}
+
+// Status derives the shown sale status: OFF_SALE when not on sale, SOLD_OUT when
+// nothing is available, LOW_STOCK when at most max(5, OnHand/10) units are available,
+// ON_SALE otherwise.
+func (s SKU) Status() SaleStatus {
+	switch {
+	case !s.OnSale:
+		return SaleOffSale
+	case s.Available <= 0:
+		return SaleSoldOut
+	case s.Available <= max(5, s.OnHand/10):
+		return SaleLowStock
+	default:
+		return SaleOnSale
+	}
+}
+
+// Sellable is the number of units a buyer could order right now: Available while on
+// sale, 0 when off sale.
+func (s SKU) Sellable() int {
+	if !s.OnSale || s.Available < 0 {
+		return 0
+	}
+	return s.Available
+}
+
+// ValidSKUID reports whether id has the shape of a SKU id: 1-64 of [0-9A-Za-z_.:-].
+func ValidSKUID(id string) bool { return skuIDPattern.MatchString(id) }
