@@ -1,0 +1,23 @@
+# Build targets for `sam build`. Every function in template.yaml has
+# `Metadata: BuildMethod: makefile` and `CodeUri: .`, so SAM runs
+# `make build-<LogicalId>` here, at the module root, with ARTIFACTS_DIR set to that
+# function's artifact directory (also inside `sam build --use-container`). The
+# provided.al2023 runtime runs the executable named bootstrap
+# (AWS SAM developer guide, "Building custom runtimes"; Lambda developer guide,
+# "Deploy Go Lambda functions with .zip file archives").
+
+GO ?= go
+LAMBDA_GOENV := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
+LAMBDA_GOFLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
+
+# lambda_function(LogicalId,dir) defines build-<LogicalId>, which compiles
+# ./functions/<dir> into $(ARTIFACTS_DIR)/bootstrap.
+define lambda_function
+.PHONY: build-$(1)
+build-$(1):
+	$$(if $$(ARTIFACTS_DIR),,$$(error ARTIFACTS_DIR is not set: run this target through sam build))
+	$$(LAMBDA_GOENV) $$(GO) build $$(LAMBDA_GOFLAGS) -o $$(ARTIFACTS_DIR)/bootstrap ./functions/$(2)
+endef
+
+# One line per AWS::Serverless::Function of template.yaml.
+$(eval $(call lambda_function,CreateOrderFunction,createOrder))

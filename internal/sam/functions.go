@@ -1,0 +1,167 @@
+package sam
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/awslabs/goformation/v7/cloudformation/global"
+	"github.com/awslabs/goformation/v7/cloudformation/serverless"
+)
+
+// Lambda's defaults for properties neither the function nor Globals sets
+// (Lambda API reference, CreateFunction).
+const (
+	defaultTimeoutSeconds = 3
+	defaultMemoryMB       = 128
+	defaultArchitecture   = "x86_64"
+)
+
+// Function is the effective configuration of one AWS::Serverless::Function: its own
+// properties merged with the template's Globals.Function the way SAM merges them
+// (AWS SAM developer guide, "Globals section of the AWS SAM template"): a scalar set
+// on the function wins, maps (Environment.Variables) are merged with the function's
+// keys winning, and lists (Architectures) are the Globals entries followed by the
+// function's. goformation parses Globals but does not apply them; this package does.
+type Function struct {
+	// Name is the logical id.
+	Name string
+	// Runtime is the Lambda runtime identifier, e.g. provided.al2023.
+	Runtime string
+	// Architectures are the instruction set architectures, e.g. [arm64]; [x86_64]
+	// (Lambda's default) when neither the function nor Globals sets them.
+	Architectures []string
+	// Handler is the handler name; for OS-only runtimes the executable, bootstrap.
+	Handler string
+	// CodeURI is the CodeUri property when it is a path ("" when it is an S3 location).
+	CodeURI string
+	// BuildMethod is the resource's Metadata.BuildMethod, e.g. makefile (AWS SAM
+	// developer guide, "Building custom runtimes").
+	BuildMethod string
+	// Timeout is the maximum run time of one invocation, in seconds (default 3).
+	Timeout int
+	// MemorySize is the memory of one instance, in MB (default 128).
+	MemorySize int
+	// Environment holds the environment variables the function is deployed with,
+	// resolved to local values (table and queue names are logical ids).
+	Environment map[string]string
+	// Events are the function's event sources by type.
+	Events Events
+	// Policies are the function's Policies property.
+	Policies Policies
+}
+
+// Functions returns every AWS::Serverless::Function of the template with Globals
+// applied, sorted by Name. It returns an error naming the function and event when an
+// event or policy cannot be decoded, or an SQS event's Queue is not the ARN of a queue
+// in the template.
+func (t *Template) Functions() ([]Function, error) {
+	globals, err := t.globalFunction()
+	if err != nil {
+		return nil, err
+	}
+	resources := t.cf.GetAllServerlessFunctionResources()
+	functions := make([]Function, 0, len(resources))
+	for _, id := range slices.Sorted(maps.Keys(resources)) {
+		f, err := t.function(id, resources[id], globals)
+		if err != nil {
+			return nil, fmt.Errorf("function %s: %w", id, err)
+		}
+		functions = append(functions, f)
+	}
+	return functions, nil
+}
+
+// globalFunction returns Globals.Function, empty when the template has none.
+func (t *Template) globalFunction() (*global.Function, error) {
+	if _, ok := t.cf.Globals["Function"]; !ok {
+		return &global.Function{}, nil
+	}
+	g, err := t.cf.GetServerlessGlobalFunction()
+	if err != nil {
+		return nil, fmt.Errorf("Globals.Function: %w", err)
+	}
+	return g, nil
+}
+
+func (t *Template) function(id string, f *serverless.Function, g *global.Function) (Function, error) {
+	fn := Function{
+		Name:          id,
+		Runtime:       first(f.Runtime, g.Runtime),
+		Handler:       first(f.Handler, g.Handler),
+		CodeURI:       codeURI(f.CodeUri, g.CodeUri),
+		Timeout:       firstInt(defaultTimeoutSeconds, f.Timeout, g.Timeout),
+		MemorySize:    firstInt(defaultMemoryMB, f.MemorySize, g.MemorySize),
+		Architectures: architectures(f.Architectures, g.Architectures),
+		Environment:   environment(f.Environment, g.Environment),
+	}
+	fn.BuildMethod, _ = f.AWSCloudFormationMetadata["BuildMethod"].(string)
+	var raw struct {
+		Events   map[string]rawEvent
+		Policies any
+	}
+	if err := json.Unmarshal(t.resources[id].Properties, &raw); err != nil {
+		return Function{}, fmt.Errorf("decode properties: %w", err)
+	}
+	var err error
+	if fn.Events, err = newEvents(raw.Events); err != nil {
+		return Function{}, err
+	}
+	if fn.Policies, err = newPolicies(raw.Policies); err != nil {
+		return Function{}, fmt.Errorf("Policies: %w", err)
+	}
+	return fn, nil
+}
+
+// first returns the first value that is set.
+func first(values ...*string) string {
+	for _, v := range values {
+		if v != nil {
+			return *v
+		}
+	}
+	return ""
+}
+
+// firstInt returns the first value that is set, or def.
+func firstInt(def int, values ...*int) int {
+	for _, v := range values {
+		if v != nil {
+			return *v
+		}
+	}
+	return def
+}
+
+func codeURI(values ...*serverless.Function_CodeUri) string {
+	for _, v := range values {
+		if v != nil {
+			return aws.ToString(v.String)
+		}
+	}
+	return ""
+}
+
+func architectures(local []string, global *[]string) []string {
+	var merged []string
+	if global != nil {
+		merged = append(merged, *global...)
+	}
+	merged = append(merged, local...)
+	if len(merged) == 0 {
+		return []string{defaultArchitecture}
+	}
+	return merged
+}
+
+func environment(local, global *serverless.Function_FunctionEnvironment) map[string]string {
+	merged := map[string]string{}
+	for _, env := range []*serverless.Function_FunctionEnvironment{global, local} {
+		if env != nil {
+			maps.Copy(merged, env.Variables)
+		}
+	}
+	return merged
+}

@@ -1,0 +1,83 @@
+package sam
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestRoutes_ListsHttpApiEventsByPathThenMethod(t *testing.T) {
+	got, err := load(t, "api.yaml").Routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Route{
+		// AdminApi has no DefaultAuthorizer, so its routes are public.
+		{Method: "GET", Path: "/health", Function: "AdminFunction", Event: "Health", Public: true},
+		// No ApiId: SAM's implicit API, which has no authorizer here.
+		{Method: "POST", Path: "/notify", Function: "AdminFunction", Event: "Notify", Public: true},
+		{Method: "POST", Path: "/orders", Function: "OrdersFunction", Event: "CreateOrder", Public: false},
+		{Method: "GET", Path: "/orders/{orderId}", Function: "OrdersFunction", Event: "GetOrder", Public: false},
+		// Auth.Authorizer NONE; the method is upper-cased.
+		{Method: "GET", Path: "/skus/{skuId}", Function: "OrdersFunction", Event: "GetSku", Public: true},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("routes:\ngot  %+v\nwant %+v", got, want)
+	}
+}
+
+func TestRoutes_RejectsRoutesAPIGatewayWouldRefuse(t *testing.T) {
+	tests := []struct {
+		fixture string
+		want    string
+	}{
+		{"route_duplicate.yaml", "route GET /orders declared twice: FirstFunction.Get and SecondFunction.Get"},
+		{"route_unknown_api.yaml", "function OnlyFunction event Get: ApiId OtherFunction is not an AWS::Serverless::HttpApi"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimSuffix(tt.fixture, ".yaml"), func(t *testing.T) {
+			_, err := load(t, filepath.Join("invalid", tt.fixture)).Routes()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestHTTPAPIs_ResolvesAuthorizerSettingsFromParameters(t *testing.T) {
+	tests := []struct {
+		name       string
+		parameters map[string]string
+		want       Authorizer
+	}{
+		{
+			name: "Defaults",
+			want: Authorizer{JWT: true, IdentitySource: "$request.header.Authorization", Issuer: "", Audience: []string{"default-audience"}},
+		},
+		{
+			name:       "Overridden",
+			parameters: map[string]string{"JwtIssuer": "https://issuer.example", "JwtAudience": "client-1"},
+			want:       Authorizer{JWT: true, IdentitySource: "$request.header.Authorization", Issuer: "https://issuer.example", Audience: []string{"client-1"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tpl, err := LoadWithParameters(filepath.Join("testdata", "api.yaml"), tt.parameters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			apis, err := tpl.HTTPAPIs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []HTTPAPI{
+				{Name: "AdminApi", Authorizers: map[string]Authorizer{}},
+				{Name: "HttpApi", DefaultAuthorizer: "JwtAuthorizer", Authorizers: map[string]Authorizer{"JwtAuthorizer": tt.want}},
+			}
+			if !reflect.DeepEqual(apis, want) {
+				t.Errorf("HTTPAPIs:\ngot  %+v\nwant %+v", apis, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,177 @@
+package sam
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	cfndynamodb "github.com/awslabs/goformation/v7/cloudformation/dynamodb"
+)
+
+// Tables returns a DynamoDB CreateTable request for every AWS::DynamoDB::Table of the
+// template, sorted by TableName, which is the logical id (the TableName property is
+// ignored locally).
+//
+// Each request carries the key schema, attribute definitions, global and local
+// secondary indexes (projection type and INCLUDE NonKeyAttributes), the billing mode
+// (PROVISIONED when the template sets none, the CloudFormation default) with its
+// provisioned throughput, and the stream specification. CreateTable cannot set time to
+// live or point-in-time recovery: see [Template.TableSettings]. SSE, table class,
+// deletion protection, tags and AWS::Serverless::SimpleTable resources are not mapped.
+//
+// Property meanings: AWS::DynamoDB::Table in the CloudFormation resource reference and
+// CreateTable in the DynamoDB API reference. It returns an error naming the table when
+// a PROVISIONED table or index lacks ProvisionedThroughput.
+func (t *Template) Tables() ([]*dynamodb.CreateTableInput, error) {
+	tables := t.cf.GetAllDynamoDBTableResources()
+	inputs := make([]*dynamodb.CreateTableInput, 0, len(tables))
+	for _, id := range slices.Sorted(maps.Keys(tables)) {
+		input, err := createTableInput(id, tables[id])
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", id, err)
+		}
+		inputs = append(inputs, input)
+	}
+	return inputs, nil
+}
+
+// TableSettings are the settings of a table that CreateTable cannot carry.
+type TableSettings struct {
+	// Name is the table's logical id, its local TableName.
+	Name string
+	// TimeToLiveAttribute names the attribute holding each item's expiry (epoch
+	// seconds); "" when TimeToLiveSpecification is absent or not Enabled.
+	TimeToLiveAttribute string
+	// PointInTimeRecovery reports PointInTimeRecoverySpecification.PointInTimeRecoveryEnabled.
+	PointInTimeRecovery bool
+	// DeletionPolicy is the resource's DeletionPolicy attribute (Retain, Snapshot,
+	// Delete); "" when unset, which CloudFormation treats as Delete.
+	DeletionPolicy string
+}
+
+// TableSettings returns the TTL, point-in-time recovery and deletion policy of every
+// AWS::DynamoDB::Table, sorted by Name (the logical id). It never fails today; the
+// error is there so that it can grow checks without changing callers.
+func (t *Template) TableSettings() ([]TableSettings, error) {
+	tables := t.cf.GetAllDynamoDBTableResources()
+	settings := make([]TableSettings, 0, len(tables))
+	for _, id := range slices.Sorted(maps.Keys(tables)) {
+		table := tables[id]
+		s := TableSettings{Name: id, DeletionPolicy: string(table.AWSCloudFormationDeletionPolicy)}
+		if ttl := table.TimeToLiveSpecification; ttl != nil && ttl.Enabled {
+			s.TimeToLiveAttribute = aws.ToString(ttl.AttributeName)
+		}
+		if pitr := table.PointInTimeRecoverySpecification; pitr != nil {
+			s.PointInTimeRecovery = aws.ToBool(pitr.PointInTimeRecoveryEnabled)
+		}
+		settings = append(settings, s)
+	}
+	return settings, nil
+}
+
+func createTableInput(id string, table *cfndynamodb.Table) (*dynamodb.CreateTableInput, error) {
+	mode := types.BillingModeProvisioned
+	if table.BillingMode != nil {
+		mode = types.BillingMode(*table.BillingMode)
+	}
+	throughput, err := provisionedThroughput(mode, table.ProvisionedThroughput)
+	if err != nil {
+		return nil, err
+	}
+	input := &dynamodb.CreateTableInput{
+		TableName:             aws.String(id),
+		BillingMode:           mode,
+		KeySchema:             keySchema(table.KeySchema),
+		AttributeDefinitions:  attributeDefinitions(table.AttributeDefinitions),
+		ProvisionedThroughput: throughput,
+		StreamSpecification:   streamSpecification(table.StreamSpecification),
+	}
+	for _, index := range table.GlobalSecondaryIndexes {
+		gsi, err := globalSecondaryIndex(mode, index)
+		if err != nil {
+			return nil, err
+		}
+		input.GlobalSecondaryIndexes = append(input.GlobalSecondaryIndexes, gsi)
+	}
+	for _, index := range table.LocalSecondaryIndexes {
+		input.LocalSecondaryIndexes = append(input.LocalSecondaryIndexes, types.LocalSecondaryIndex{
+			IndexName:  aws.String(index.IndexName),
+			KeySchema:  keySchema(index.KeySchema),
+			Projection: projection(index.Projection),
+		})
+	}
+	return input, nil
+}
+
+func globalSecondaryIndex(mode types.BillingMode, index cfndynamodb.Table_GlobalSecondaryIndex) (types.GlobalSecondaryIndex, error) {
+	throughput, err := provisionedThroughput(mode, index.ProvisionedThroughput)
+	if err != nil {
+		return types.GlobalSecondaryIndex{}, fmt.Errorf("index %s: %w", index.IndexName, err)
+	}
+	return types.GlobalSecondaryIndex{
+		IndexName:             aws.String(index.IndexName),
+		KeySchema:             keySchema(index.KeySchema),
+		Projection:            projection(index.Projection),
+		ProvisionedThroughput: throughput,
+	}, nil
+}
+
+// provisionedThroughput maps a throughput setting, which only PROVISIONED mode uses
+// and requires.
+func provisionedThroughput(mode types.BillingMode, p *cfndynamodb.Table_ProvisionedThroughput) (*types.ProvisionedThroughput, error) {
+	if mode != types.BillingModeProvisioned {
+		return nil, nil
+	}
+	if p == nil {
+		return nil, fmt.Errorf("billing mode %s needs ProvisionedThroughput", mode)
+	}
+	return &types.ProvisionedThroughput{
+		ReadCapacityUnits:  aws.Int64(int64(p.ReadCapacityUnits)),
+		WriteCapacityUnits: aws.Int64(int64(p.WriteCapacityUnits)),
+	}, nil
+}
+
+func keySchema(keys []cfndynamodb.Table_KeySchema) []types.KeySchemaElement {
+	elements := make([]types.KeySchemaElement, 0, len(keys))
+	for _, k := range keys {
+		elements = append(elements, types.KeySchemaElement{
+			AttributeName: aws.String(k.AttributeName),
+			KeyType:       types.KeyType(k.KeyType),
+		})
+	}
+	return elements
+}
+
+func attributeDefinitions(defs []cfndynamodb.Table_AttributeDefinition) []types.AttributeDefinition {
+	out := make([]types.AttributeDefinition, 0, len(defs))
+	for _, d := range defs {
+		out = append(out, types.AttributeDefinition{
+			AttributeName: aws.String(d.AttributeName),
+			AttributeType: types.ScalarAttributeType(d.AttributeType),
+		})
+	}
+	return out
+}
+
+func projection(p *cfndynamodb.Table_Projection) *types.Projection {
+	if p == nil {
+		return &types.Projection{}
+	}
+	return &types.Projection{
+		ProjectionType:   types.ProjectionType(aws.ToString(p.ProjectionType)),
+		NonKeyAttributes: p.NonKeyAttributes,
+	}
+}
+
+func streamSpecification(s *cfndynamodb.Table_StreamSpecification) *types.StreamSpecification {
+	if s == nil {
+		return nil
+	}
+	return &types.StreamSpecification{
+		StreamEnabled:  aws.Bool(true),
+		StreamViewType: types.StreamViewType(s.StreamViewType),
+	}
+}

@@ -1,0 +1,250 @@
+// Package sam reads the project's AWS SAM template (template.yaml) with
+// github.com/awslabs/goformation/v7 and answers what the local stack and the wiring
+// tests need from it: the DynamoDB tables and SQS queues to create, the HTTP routes and
+// the function behind each, and each function's effective configuration.
+//
+// # Local names
+//
+// Locally every resource is named by its logical id: the table declared as SkusTable is
+// the DynamoDB table "SkusTable", whatever TableName or QueueName property the template
+// sets (a FIFO queue gets the ".fifo" suffix SQS requires, see [Queue]). Intrinsic
+// functions are resolved to match, in the fixed local region [Region] and account
+// [AccountID]:
+//
+//   - Ref to a resource → its local name (the logical id). This differs from AWS for
+//     queues, where Ref is the queue URL; the local SQS endpoint accepts a queue name
+//     wherever it takes a URL's last path segment.
+//   - Ref to a parameter → the value given to [LoadWithParameters], else its Default,
+//     else "". Number parameters resolve to numbers, List<…> and CommaDelimitedList
+//     parameters to lists of strings, all others to strings.
+//   - Ref to a pseudo parameter → AWS::Region [Region], AWS::AccountId [AccountID],
+//     AWS::Partition "aws", AWS::URLSuffix "amazonaws.com", AWS::StackName [StackName],
+//     AWS::NoValue removes the property.
+//   - Fn::GetAtt → a deterministic local value, see [Template] for the table.
+//   - Fn::Sub → the string with each ${Name} and ${Name.Attribute} replaced as above
+//     (${!Literal} stays "${Literal}").
+//
+// Other intrinsic functions are left to goformation's own handlers.
+//
+// # Sources
+//
+// The meaning of each property follows the AWS SAM specification
+// (https://docs.aws.amazon.com/serverless-application-model/latest/developerguide/sam-specification.html)
+// and the AWS CloudFormation resource reference
+// (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-template-resource-type-ref.html).
+package sam
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/awslabs/goformation/v7"
+	"github.com/awslabs/goformation/v7/cloudformation"
+	"github.com/awslabs/goformation/v7/intrinsics"
+)
+
+// Local identity of the resources: the region and account every local ARN and URL names.
+const (
+	// Region is the AWS region of every local ARN and queue URL, and the value of
+	// Ref AWS::Region.
+	Region = "us-east-1"
+	// AccountID is the 12-digit AWS account of every local ARN and queue URL, and the
+	// value of Ref AWS::AccountId.
+	AccountID = "000000000000"
+	// StackName is the value of Ref AWS::StackName.
+	StackName = "stockguard-local"
+)
+
+// Template is a parsed SAM template with its intrinsic functions resolved to local
+// values. Fn::GetAtt resolves as follows (any other attribute is an error from Load):
+//
+//	AWS::DynamoDB::Table                  Arn        arn:aws:dynamodb:<Region>:<AccountID>:table/<LogicalId>
+//	                                      StreamArn  arn:aws:dynamodb:<Region>:<AccountID>:table/<LogicalId>/stream/local
+//	AWS::SQS::Queue                       Arn        arn:aws:sqs:<Region>:<AccountID>:<QueueName>
+//	                                      QueueName  <QueueName> (the logical id, plus ".fifo" for a FIFO queue)
+//	                                      QueueUrl   https://sqs.<Region>.amazonaws.com/<AccountID>/<QueueName>
+//	AWS::Serverless::Function,
+//	AWS::Lambda::Function                 Arn        arn:aws:lambda:<Region>:<AccountID>:function:<LogicalId>
+//	AWS::IAM::Role                        Arn        arn:aws:iam::<AccountID>:role/<LogicalId>
+//	AWS::SNS::Topic                       TopicArn   arn:aws:sns:<Region>:<AccountID>:<LogicalId>
+//	AWS::Events::Rule                     Arn        arn:aws:events:<Region>:<AccountID>:rule/<LogicalId>
+//	AWS::Scheduler::Schedule              Arn        arn:aws:scheduler:<Region>:<AccountID>:schedule/default/<LogicalId>
+//
+// The QueueUrl host is a placeholder: only its last path segment, the queue name, means
+// anything locally. A Template is read-only after Load and safe for concurrent use.
+type Template struct {
+	cf *cloudformation.Template
+	// resources holds each resource's resolved JSON for the parts goformation models
+	// lossily (function events and policies), keyed by logical id.
+	resources map[string]rawResource
+}
+
+// rawResource is one entry of the resolved template's Resources section.
+type rawResource struct {
+	Type       string
+	Properties json.RawMessage
+}
+
+// goformationYAML serialises calls into goformation's YAML front end.
+// intrinsics.ProcessYAML (goformation v7.14.9, intrinsics/tags.go) writes its short-form
+// tag handlers into a package-level map on every call, so two concurrent calls race.
+// The mutex holds no data of this package.
+var goformationYAML sync.Mutex
+
+// Load parses the SAM template at path (YAML, or JSON when the name ends in .json) and
+// resolves its intrinsic functions to local values as described in the package
+// documentation, with every parameter at its Default.
+//
+// It returns an error, wrapped with the path, when the file cannot be read, is not a
+// template goformation can parse (goformation rejects properties its generated schema
+// does not know, e.g. LoggingConfig set on a function rather than in Globals), or uses a
+// Ref or Fn::GetAtt that names nothing in the template or an attribute listed nowhere in
+// [Template].
+func Load(path string) (*Template, error) {
+	return LoadWithParameters(path, nil)
+}
+
+// LoadWithParameters is [Load] with parameter values: values maps a parameter name to
+// the value Ref resolves to instead of its Default, as `sam deploy
+// --parameter-overrides` would. Naming a parameter the template does not declare is an
+// error.
+func LoadWithParameters(path string, values map[string]string) (*Template, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load template %s: %w", path, err)
+	}
+	t, err := parse(data, values, isJSON(path))
+	if err != nil {
+		return nil, fmt.Errorf("load template %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// isJSON reports whether path names a JSON template, by the rule goformation.Open uses.
+func isJSON(path string) bool {
+	return strings.HasSuffix(path, ".json")
+}
+
+// parse resolves the intrinsic functions of a template's source, normalises what
+// CloudFormation would coerce, and decodes the result with goformation.
+func parse(source []byte, values map[string]string, sourceIsJSON bool) (*Template, error) {
+	resolved, err := resolveIntrinsics(source, values, sourceIsJSON)
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(resolved, &doc); err != nil {
+		return nil, fmt.Errorf("decode resolved template: %w", err)
+	}
+	if err := stringifyEnvironments(doc); err != nil {
+		return nil, err
+	}
+	normalised, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("encode resolved template: %w", err)
+	}
+	cf, err := goformation.ParseJSONWithOptions(normalised, &intrinsics.ProcessorOptions{NoProcess: true})
+	if err != nil {
+		return nil, fmt.Errorf("decode template with goformation: %w", err)
+	}
+	if err := checkParameterNames(cf, values); err != nil {
+		return nil, err
+	}
+	var sections struct{ Resources map[string]rawResource }
+	if err := json.Unmarshal(normalised, &sections); err != nil {
+		return nil, fmt.Errorf("decode resources: %w", err)
+	}
+	return &Template{cf: cf, resources: sections.Resources}, nil
+}
+
+// resolveIntrinsics runs goformation's intrinsic processor with this package's Ref,
+// Fn::GetAtt and Fn::Sub handlers and returns the resolved template as JSON.
+func resolveIntrinsics(source []byte, values map[string]string, sourceIsJSON bool) ([]byte, error) {
+	r := &resolver{values: values}
+	options := &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: r.handlers()}
+	var (
+		resolved []byte
+		err      error
+	)
+	if sourceIsJSON {
+		resolved, err = intrinsics.ProcessJSON(source, options)
+	} else {
+		goformationYAML.Lock()
+		resolved, err = intrinsics.ProcessYAML(source, options)
+		goformationYAML.Unlock()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("resolve intrinsic functions: %w", err)
+	}
+	if len(r.errs) > 0 {
+		return nil, fmt.Errorf("resolve intrinsic functions: %w", errors.Join(r.errs...))
+	}
+	return resolved, nil
+}
+
+func checkParameterNames(cf *cloudformation.Template, values map[string]string) error {
+	var unknown []string
+	for name := range values {
+		if _, ok := cf.Parameters[name]; !ok {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		return fmt.Errorf("parameter values %q: no such parameter in the template", unknown)
+	}
+	return nil
+}
+
+// stringifyEnvironments turns the number and boolean values of every function's
+// environment variables (and of Globals.Function's) into strings, as CloudFormation
+// does for Lambda's string-only Environment.Variables; a null value (Ref AWS::NoValue)
+// removes the variable.
+func stringifyEnvironments(doc map[string]any) error {
+	if err := stringifyVariables("Globals.Function", asMap(asMap(doc["Globals"])["Function"])); err != nil {
+		return err
+	}
+	for id, res := range asMap(doc["Resources"]) {
+		resource := asMap(res)
+		if !isFunctionType(resource["Type"]) {
+			continue
+		}
+		if err := stringifyVariables(id, asMap(resource["Properties"])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func stringifyVariables(owner string, properties map[string]any) error {
+	variables := asMap(asMap(properties["Environment"])["Variables"])
+	for name, value := range variables {
+		if value == nil {
+			delete(variables, name)
+			continue
+		}
+		s, err := scalarString(value)
+		if err != nil {
+			return fmt.Errorf("%s environment variable %s: %w", owner, name, err)
+		}
+		variables[name] = s
+	}
+	return nil
+}
+
+// isFunctionType reports whether a resource Type is a Lambda function, whose
+// Environment.Variables Lambda receives as strings.
+func isFunctionType(resourceType any) bool {
+	return resourceType == "AWS::Serverless::Function" || resourceType == "AWS::Lambda::Function"
+}
+
+// asMap returns v as a JSON object, or nil when it is not one.
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}

@@ -1,0 +1,462 @@
+package sam_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/stockguard/stockguard/internal/sam"
+)
+
+// These tests check the real template.yaml against the code and the Makefile at the
+// repository root, two directories above this package.
+
+// repoRoot returns the module root, where template.yaml, the Makefile and go.mod live.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root %s: %v", root, err)
+	}
+	return root
+}
+
+func loadRealTemplate(t *testing.T) *sam.Template {
+	t.Helper()
+	tpl, err := sam.Load(filepath.Join(repoRoot(t), "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tpl
+}
+
+func realFunctions(t *testing.T) []sam.Function {
+	t.Helper()
+	functions, err := loadRealTemplate(t).Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(functions) == 0 {
+		t.Fatal("template.yaml declares no AWS::Serverless::Function")
+	}
+	return functions
+}
+
+// run runs a command in the module root and returns its standard output.
+func run(t *testing.T, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = repoRoot(t)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		stderr := ""
+		if exit, ok := err.(*exec.ExitError); ok {
+			stderr = string(exit.Stderr)
+		}
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, stderr)
+	}
+	return string(out)
+}
+
+// buildCommand returns the command `make build-<LogicalId>` would run for SAM, with
+// ARTIFACTS_DIR set to artifacts.
+func buildCommand(t *testing.T, function, artifacts string) string {
+	t.Helper()
+	out := run(t, nil, "make", "--no-print-directory", "-s", "-n", "build-"+function, "ARTIFACTS_DIR="+artifacts)
+	for line := range strings.Lines(out) {
+		if strings.Contains(line, " build ") {
+			return strings.TrimSpace(line)
+		}
+	}
+	t.Fatalf("make build-%s runs no go build:\n%s", function, out)
+	return ""
+}
+
+// packageDir returns <dir> of the ./functions/<dir> package a build command compiles.
+func packageDir(t *testing.T, command string) string {
+	t.Helper()
+	for _, field := range strings.Fields(command) {
+		if dir, ok := strings.CutPrefix(field, "./functions/"); ok && dir != "" && !strings.Contains(dir, "/") {
+			return dir
+		}
+	}
+	t.Fatalf("build command compiles no ./functions/<dir> package: %s", command)
+	return ""
+}
+
+// functionDirs maps each function's logical id to its directory under functions/.
+func functionDirs(t *testing.T, functions []sam.Function) map[string]string {
+	t.Helper()
+	dirs := map[string]string{}
+	for _, f := range functions {
+		dirs[f.Name] = packageDir(t, buildCommand(t, f.Name, t.TempDir()))
+	}
+	return dirs
+}
+
+func TestWiring_FunctionsAreBuiltByTheMakefileForProvidedAL2023OnArm64(t *testing.T) {
+	for _, f := range realFunctions(t) {
+		t.Run(f.Name, func(t *testing.T) {
+			checks := []struct {
+				property  string
+				got, want any
+			}{
+				{"Metadata.BuildMethod", f.BuildMethod, "makefile"},
+				{"CodeUri", f.CodeURI, "."},
+				{"Runtime", f.Runtime, "provided.al2023"},
+				{"Architectures", f.Architectures, []string{"arm64"}},
+				{"Handler", f.Handler, "bootstrap"},
+			}
+			for _, c := range checks {
+				if !reflect.DeepEqual(c.got, c.want) {
+					t.Errorf("%s = %v, want %v (Globals applied)", c.property, c.got, c.want)
+				}
+			}
+		})
+	}
+}
+
+func TestWiring_MakefileBuildsEachFunctionFromAMainPackageWithoutLocalOnlyCode(t *testing.T) {
+	module := strings.TrimSpace(run(t, nil, "go", "list", "-m"))
+	forbidden := []string{"github.com/truora/minidyn", "github.com/Admiral-Piett/goaws", module + "/internal/local", module + "/cmd"}
+	// The Makefile's target platform: go list must select the files the build does.
+	lambdaGoEnv := []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}
+	for _, f := range realFunctions(t) {
+		t.Run(f.Name, func(t *testing.T) {
+			artifacts := t.TempDir()
+			command := buildCommand(t, f.Name, artifacts)
+			for _, part := range []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0", "-tags lambda.norpc", "-trimpath", "-o " + filepath.Join(artifacts, "bootstrap")} {
+				if !strings.Contains(command, part) {
+					t.Errorf("build command lacks %q: %s", part, command)
+				}
+			}
+			pkg := "./functions/" + packageDir(t, command)
+			if name := strings.TrimSpace(run(t, lambdaGoEnv, "go", "list", "-tags", "lambda.norpc", "-f", "{{.Name}}", pkg)); name != "main" {
+				t.Errorf("%s is package %s, want main", pkg, name)
+			}
+			for dep := range strings.Lines(run(t, lambdaGoEnv, "go", "list", "-deps", "-tags", "lambda.norpc", pkg)) {
+				dep = strings.TrimSpace(dep)
+				for _, f := range forbidden {
+					if dep == f || strings.HasPrefix(dep, f+"/") {
+						t.Errorf("%s links %s, which must never reach a function binary", pkg, dep)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestWiring_EveryFunctionDirectoryHasATemplateFunction(t *testing.T) {
+	entries, err := os.ReadDir(filepath.Join(repoRoot(t), "functions"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	built := map[string]bool{}
+	for _, dir := range functionDirs(t, realFunctions(t)) {
+		built[dir] = true
+	}
+	for _, e := range entries {
+		if e.IsDir() && !built[e.Name()] {
+			t.Errorf("functions/%s is built by no AWS::Serverless::Function of template.yaml", e.Name())
+		}
+	}
+}
+
+func TestWiring_TemplateSetsExactlyTheEnvironmentEachFunctionReads(t *testing.T) {
+	functions := realFunctions(t)
+	dirs := functionDirs(t, functions)
+	for _, f := range functions {
+		t.Run(f.Name, func(t *testing.T) {
+			read := envReads(t, filepath.Join(repoRoot(t), "functions", dirs[f.Name]))
+			for _, name := range slices.Sorted(maps.Keys(read)) {
+				if _, set := f.Environment[name]; !set && !isLambdaRuntimeVariable(name) {
+					t.Errorf("functions/%s reads %s, which template.yaml does not set", dirs[f.Name], name)
+				}
+			}
+			for _, name := range slices.Sorted(maps.Keys(f.Environment)) {
+				if !read[name] {
+					t.Errorf("template.yaml sets %s, which functions/%s never reads", name, dirs[f.Name])
+				}
+			}
+		})
+	}
+}
+
+// isLambdaRuntimeVariable reports the variables Lambda itself sets (Lambda developer
+// guide, "Defined runtime environment variables"), which a template cannot set.
+func isLambdaRuntimeVariable(name string) bool {
+	switch name {
+	case "LAMBDA_TASK_ROOT", "LAMBDA_RUNTIME_DIR", "TZ", "LANG", "PATH", "LD_LIBRARY_PATH":
+		return true
+	}
+	return strings.HasPrefix(name, "AWS_") || strings.HasPrefix(name, "_")
+}
+
+// envReads returns the names a package's non-test files pass to os.Getenv and
+// os.LookupEnv, as string literals or as package constants holding one.
+func envReads(t *testing.T, dir string) map[string]bool {
+	t.Helper()
+	files := parsePackage(t, dir)
+	constants := stringConstants(files)
+	read := map[string]bool{}
+	for path, file := range files {
+		osName := importName(file, "os")
+		if osName == "" {
+			continue
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || !isCallTo(call, osName, "Getenv", "LookupEnv") || len(call.Args) != 1 {
+				return true
+			}
+			name, ok := stringValue(call.Args[0], constants)
+			if !ok {
+				t.Errorf("%s: os.%s with a name that is not a string literal or constant", path, call.Fun.(*ast.SelectorExpr).Sel.Name)
+			}
+			read[name] = true
+			return true
+		})
+	}
+	return read
+}
+
+func parsePackage(t *testing.T, dir string) map[string]*ast.File {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]*ast.File{}
+	fset := token.NewFileSet()
+	for _, path := range paths {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[path] = file
+	}
+	return files
+}
+
+// importName is the name file uses for the package at path, "" when it does not
+// import it by name.
+func importName(file *ast.File, path string) string {
+	for _, spec := range file.Imports {
+		if p, _ := strconv.Unquote(spec.Path.Value); p != path {
+			continue
+		}
+		if spec.Name == nil {
+			return filepath.Base(path)
+		}
+		if spec.Name.Name != "_" && spec.Name.Name != "." {
+			return spec.Name.Name
+		}
+	}
+	return ""
+}
+
+func isCallTo(call *ast.CallExpr, pkg string, funcs ...string) bool {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	return ok && x.Name == pkg && slices.Contains(funcs, sel.Sel.Name)
+}
+
+// stringConstants maps the package-level string constants of files to their values.
+func stringConstants(files map[string]*ast.File) map[string]string {
+	constants := map[string]string{}
+	for _, file := range files {
+		for _, decl := range file.Decls {
+			gen, ok := decl.(*ast.GenDecl)
+			if !ok || gen.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gen.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if i < len(vs.Values) {
+						if value, ok := stringValue(vs.Values[i], nil); ok {
+							constants[name.Name] = value
+						}
+					}
+				}
+			}
+		}
+	}
+	return constants
+}
+
+func stringValue(expr ast.Expr, constants map[string]string) (string, bool) {
+	switch e := expr.(type) {
+	case *ast.BasicLit:
+		if e.Kind == token.STRING {
+			s, err := strconv.Unquote(e.Value)
+			return s, err == nil
+		}
+	case *ast.Ident:
+		s, ok := constants[e.Name]
+		return s, ok
+	}
+	return "", false
+}
+
+func TestWiring_RoutesAreTheContractRoutesImplementedSoFar(t *testing.T) {
+	routes, err := loadRealTemplate(t).Routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// CONTRACT.md; event names are the template's business, so they are not compared.
+	want := []sam.Route{
+		{Method: "POST", Path: "/orders", Function: "CreateOrderFunction"},
+		{Method: "GET", Path: "/orders/{orderId}", Function: "CreateOrderFunction"},
+		{Method: "GET", Path: "/skus/{skuId}", Function: "CreateOrderFunction", Public: true},
+	}
+	got := make([]sam.Route, 0, len(routes))
+	for _, r := range routes {
+		r.Event = ""
+		got = append(got, r)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("routes:\ngot  %+v\nwant %+v", got, want)
+	}
+}
+
+func TestWiring_HttpApiRequiresJWTFromIssuerAndAudienceParameters(t *testing.T) {
+	const issuer, audience = "https://issuer.wiring.invalid", "wiring-audience"
+	tpl, err := sam.LoadWithParameters(filepath.Join(repoRoot(t), "template.yaml"),
+		map[string]string{"JwtIssuer": issuer, "JwtAudience": audience})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apis, err := tpl.HTTPAPIs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(apis, func(a sam.HTTPAPI) bool { return a.Name == "HttpApi" })
+	if i < 0 {
+		t.Fatalf("no AWS::Serverless::HttpApi HttpApi in %+v", apis)
+	}
+	api := apis[i]
+	want := sam.Authorizer{JWT: true, IdentitySource: "$request.header.Authorization", Issuer: issuer, Audience: []string{audience}}
+	if got := api.Authorizers[api.DefaultAuthorizer]; api.DefaultAuthorizer == "" || !reflect.DeepEqual(got, want) {
+		t.Errorf("DefaultAuthorizer %q = %+v, want %+v", api.DefaultAuthorizer, got, want)
+	}
+	functions, err := tpl.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range functions {
+		for _, ev := range f.Events.HTTPAPI {
+			if ev.API != api.Name {
+				t.Errorf("%s event %s is on API %q, want %s (the implicit API has no JWT authorizer)", f.Name, ev.Name, ev.API, api.Name)
+			}
+		}
+	}
+}
+
+func TestWiring_TablesAreOnDemandWithPointInTimeRecovery(t *testing.T) {
+	tpl := loadRealTemplate(t)
+	tables, err := tpl.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range tables {
+		if table.BillingMode != "PAY_PER_REQUEST" {
+			t.Errorf("%s billing mode %s, want PAY_PER_REQUEST", *table.TableName, table.BillingMode)
+		}
+	}
+	settings, err := tpl.TableSettings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range settings {
+		if !s.PointInTimeRecovery {
+			t.Errorf("%s has no point-in-time recovery", s.Name)
+		}
+	}
+}
+
+func TestWiring_QueuesCanBeCreatedInDependencyOrder(t *testing.T) {
+	if _, err := loadRealTemplate(t).Queues(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestWiring_OrdersTableHasPendingByExpiryIndexAndTTL(t *testing.T) {
+	tpl := loadRealTemplate(t)
+	tables, err := tpl.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(tables, func(table *dynamodb.CreateTableInput) bool { return *table.TableName == "OrdersTable" })
+	if i < 0 {
+		t.Fatal("no OrdersTable")
+	}
+	orders := tables[i]
+	attributeTypes := map[string]string{}
+	for _, a := range orders.AttributeDefinitions {
+		attributeTypes[*a.AttributeName] = string(a.AttributeType)
+	}
+	var got []string
+	for _, gsi := range orders.GlobalSecondaryIndexes {
+		if *gsi.IndexName != "PendingByExpiry" {
+			continue
+		}
+		for _, k := range gsi.KeySchema {
+			got = append(got, string(k.KeyType)+" "+*k.AttributeName+" "+attributeTypes[*k.AttributeName])
+		}
+	}
+	if want := []string{"HASH pendingBucket S", "RANGE pendingExpiresAt N"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("PendingByExpiry keys = %v, want %v", got, want)
+	}
+	settings, err := tpl.TableSettings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range settings {
+		if s.Name == "OrdersTable" && s.TimeToLiveAttribute != "ttl" {
+			t.Errorf("OrdersTable TTL attribute %q, want ttl", s.TimeToLiveAttribute)
+		}
+	}
+}
+
+func TestWiring_InlinePoliciesGrantNoWildcard(t *testing.T) {
+	for _, f := range realFunctions(t) {
+		for i, s := range f.Policies.Statements {
+			where := f.Name + " statement " + strconv.Itoa(i) + " " + s.Sid
+			for _, action := range s.Action {
+				if action == "*" || strings.HasSuffix(action, ":*") {
+					t.Errorf("%s: action %s", where, action)
+				}
+			}
+			for _, resource := range s.Resource {
+				if resource == "*" {
+					t.Errorf("%s: resource *", where)
+				}
+			}
+			if len(s.NotAction) > 0 || len(s.NotResource) > 0 {
+				t.Errorf("%s: NotAction/NotResource grant everything else", where)
+			}
+		}
+	}
+}
