@@ -1,0 +1,25 @@
+// Package local runs the AWS parts of stockguard inside one process, for the
+// local runner (cmd/local) and for integration tests: an embedded
+// DynamoDB-compatible server (minidyn), an embedded SQS-compatible server
+// (goaws), helpers that create tables and queues through the real
+// aws-sdk-go-v2 clients, and an HTTP gateway that turns plain HTTP requests
+// into API Gateway HTTP API (payload format 2.0) events for Lambda handlers.
+//
+// Everything here is local-only: no package under functions/ may import it,
+// so none of it is linked into a deployed Lambda binary.
+//
+// Both servers listen on TCP (127.0.0.1:8000 and 127.0.0.1:9324 for
+// cmd/local, 127.0.0.1:0 in tests) and speak the AWS JSON protocols, so the
+// same clients work from Go code and from the AWS CLI with --endpoint-url.
+package local
+
+const (
+	// Region is the AWS region the local clients sign for and the servers
+	// report ("us-east-1"). Nothing checks it; it only has to be consistent.
+	Region = "us-east-1"
+
+	// AccountID is the 12-digit account id the local stack uses in queue
+	// URLs (http://<sqs address>/<AccountID>/<queue>) and ARNs, and in the
+	// requestContext.accountId of gateway events.
+	AccountID = "000000000000"
+)

@@ -1,0 +1,89 @@
+package local
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/truora/minidyn/server"
+)
+
+// DynamoDBOptions configures StartDynamoDB. The zero value is ready to use.
+type DynamoDBOptions struct {
+	// Wrap, when set, wraps the minidyn handler: every request passes through
+	// it before (and after) minidyn sees it.
+	Wrap Middleware
+}
+
+// DynamoDBServer is an in-memory DynamoDB-compatible API (minidyn) served
+// over HTTP. It speaks the DynamoDB JSON protocol (X-Amz-Target
+// "DynamoDB_20120810.<Operation>") for the operations minidyn implements:
+// CreateTable, DescribeTable, UpdateTable, DeleteTable, PutItem, GetItem,
+// UpdateItem, DeleteItem, Query, Scan, BatchWriteItem, BatchGetItem,
+// TransactWriteItems and TransactGetItems. Any other operation (ListTables,
+// UpdateTimeToLive, TagResource, ...) answers 400 "unsupported operation".
+// Tables are ACTIVE as soon as CreateTable returns. Data lives in memory and
+// is lost on Close.
+type DynamoDBServer struct {
+	http *httpServer
+	mini *server.Server
+}
+
+// StartDynamoDB serves a new, empty minidyn on addr ("127.0.0.1:8000" for
+// cmd/local, "127.0.0.1:0" for a free port in tests) and returns once it
+// accepts connections. ctx bounds only the listen call, not the server's
+// life: call Close to stop it. Any number may run in one process.
+func StartDynamoDB(ctx context.Context, addr string, opts DynamoDBOptions) (*DynamoDBServer, error) {
+	ln, err := listen(ctx, addr)
+	if err != nil {
+		return nil, fmt.Errorf("start dynamodb: %w", err)
+	}
+	mini := server.NewServer()
+	return &DynamoDBServer{http: serve(ln, mini, opts.Wrap), mini: mini}, nil
+}
+
+// URL returns the endpoint, "http://host:port", to pass to NewDynamoDBClient
+// or to `aws dynamodb --endpoint-url`.
+func (s *DynamoDBServer) URL() string { return s.http.url }
+
+// Minidyn returns the underlying minidyn server, for failure injection in
+// tests (EmulateFailure, EmulateFailureForTable, EmulateUnprocessedItems)
+// and for resetting data (ClearAllTables, Reset).
+func (s *DynamoDBServer) Minidyn() *server.Server { return s.mini }
+
+// Close stops accepting connections, waits up to 5 s for in-flight requests
+// and closes the rest. Calling it again returns the first call's result.
+func (s *DynamoDBServer) Close() error { return s.http.close() }
+
+// NewDynamoDBClient returns a DynamoDB client for the endpoint at endpointURL
+// (e.g. DynamoDBServer.URL()), signing with static dummy credentials for
+// Region, with the SDK's default retryer. It reads no environment variables
+// or shared config files. optFns adjust the options last (e.g. RetryMaxAttempts).
+func NewDynamoDBClient(endpointURL string, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
+	return dynamodb.New(dynamodb.Options{
+		Region:       Region,
+		BaseEndpoint: aws.String(endpointURL),
+		Credentials:  localCredentials(),
+	}, optFns...)
+}
+
+// localCredentials are the dummy credentials every local client signs with;
+// the embedded servers do not check signatures.
+func localCredentials() aws.CredentialsProvider {
+	return credentials.NewStaticCredentialsProvider("local", "local", "")
+}
+
+// CreateTables creates each table in order with client.CreateTable. It stops
+// at the first failure and returns it wrapped with the table name; tables
+// created before it are kept. A table that already exists is an error
+// (ResourceInUseException on DynamoDB).
+func CreateTables(ctx context.Context, client *dynamodb.Client, tables []*dynamodb.CreateTableInput) error {
+	for _, in := range tables {
+		if _, err := client.CreateTable(ctx, in); err != nil {
+			return fmt.Errorf("create table %s: %w", aws.ToString(in.TableName), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,73 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Middleware wraps an embedded server's handler, e.g. to inject faults
+// ("apply the request, then drop the response") or to log traffic.
+type Middleware func(http.Handler) http.Handler
+
+// httpServer serves one handler on one TCP listener until closed.
+type httpServer struct {
+	url    string
+	srv    *http.Server
+	served chan error // receives Serve's result once it returns
+	cancel context.CancelFunc
+	close  func() error // shutdown, run once
+}
+
+// listen opens a TCP listener on addr ("host:port"; port 0 picks a free one).
+func listen(ctx context.Context, addr string) (net.Listener, error) {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// serve serves h, wrapped by wrap when it is not nil, on ln until close is
+// called. close cancels the requests' contexts.
+func serve(ln net.Listener, h http.Handler, wrap Middleware) *httpServer {
+	if wrap != nil {
+		h = wrap(h)
+	}
+	base, cancel := context.WithCancel(context.Background())
+	s := &httpServer{
+		url: "http://" + ln.Addr().String(),
+		srv: &http.Server{
+			Handler:           h,
+			ReadHeaderTimeout: 10 * time.Second,
+			BaseContext:       func(net.Listener) context.Context { return base },
+		},
+		served: make(chan error, 1),
+		cancel: cancel,
+	}
+	s.close = sync.OnceValue(s.shutdown)
+	go func() { s.served <- s.srv.Serve(ln) }()
+	return s
+}
+
+// shutdown cancels in-flight requests (long polls end early) and closes the
+// listener and every connection at once. A graceful http.Server.Shutdown would
+// wait for connections a client opened but never used (Go counts them as
+// active for 5 s), which only slows tests down: these servers hold nothing
+// that a cut connection could lose.
+func (s *httpServer) shutdown() error {
+	s.cancel()
+	err := s.srv.Close()
+	if served := <-s.served; !errors.Is(served, http.ErrServerClosed) {
+		err = errors.Join(err, served)
+	}
+	if err != nil {
+		return fmt.Errorf("close server at %s: %w", s.url, err)
+	}
+	return nil
+}
