@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -172,10 +174,13 @@ func (s *Store) batchGet(ctx context.Context, table string, keys []string) ([]ma
 	return out, nil
 }
 
-// storeError marks definite "try later" answers from DynamoDB as inventory.ErrBusy and
-// wraps everything else with context.
+// storeError wraps a failed read with context, marking it inventory.ErrBusy when
+// DynamoDB was throttled, conflicted or unavailable (a server fault or no answer at
+// all after the SDK's retries): nothing was written, so the caller may answer "busy,
+// retry". Client faults stay plain errors: they are bugs.
 func (s *Store) storeError(op string, err error) error {
-	if isTransient(err) {
+	var ae smithy.APIError
+	if isTransient(err) || !errors.As(err, &ae) || ae.ErrorFault() != smithy.FaultClient {
 		return fmt.Errorf("%s: %w (%w)", op, inventory.ErrBusy, err)
 	}
 	return fmt.Errorf("%s: %w", op, err)

@@ -3,7 +3,6 @@ package dynamo_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,7 +15,7 @@ import (
 	miniserver "github.com/truora/minidyn/server"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/sam"
+	"github.com/stockguard/stockguard/internal/local"
 )
 
 // env is one embedded DynamoDB API server (minidyn) with stockguard's tables created
@@ -39,34 +38,22 @@ func (e *env) sent(op string) int {
 	return e.ops[op]
 }
 
-// newEnv starts the server behind wrap (nil: none) and creates the tables.
+// newEnv starts the local stack's DynamoDB server behind wrap (nil: none), with the
+// tables of template.yaml.
 func newEnv(t testing.TB, opts dynamo.Options, wrap func(http.Handler) http.Handler) *env {
 	t.Helper()
-	e := &env{server: miniserver.NewServer(), ops: map[string]int{}}
-	var h http.Handler = e.server
-	if wrap != nil {
-		h = wrap(h)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	e.db = dynamodb.New(dynamodb.Options{
-		Region: "us-east-1", BaseEndpoint: aws.String(srv.URL), Credentials: aws.AnonymousCredentials{},
-		APIOptions: []func(*middleware.Stack) error{e.countRequests},
-	}, dynamo.ClientOptions)
-	tpl, err := sam.Load("../../template.yaml")
+	e := &env{ops: map[string]int{}}
+	stack, err := local.Start(context.Background(), local.StackConfig{
+		Template: "../../template.yaml", DynamoDBWrap: wrap,
+		DynamoDBOptions: []func(*dynamodb.Options){func(o *dynamodb.Options) {
+			o.APIOptions = append(o.APIOptions, e.countRequests)
+		}},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	inputs, err := tpl.Tables()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, in := range inputs {
-		if _, err := e.db.CreateTable(context.Background(), in); err != nil {
-			t.Fatalf("create table %s: %v", aws.ToString(in.TableName), err)
-		}
-	}
-	e.tables = dynamo.Tables{SKUs: "SkusTable", Orders: "OrdersTable", StockLog: "StockLogTable"}
+	t.Cleanup(func() { stack.Close() })
+	e.db, e.server, e.tables = stack.DB, stack.DynamoDB.Minidyn(), stack.Tables
 	e.store = dynamo.New(e.db, e.tables, opts)
 	return e
 }
