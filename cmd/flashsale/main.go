@@ -1,0 +1,128 @@
+// Command flashsale rehearses a flash sale against the stockguard HTTP API: many
+// concurrent buyers order one SKU, then it checks from the outside that nothing was
+// oversold and no buyer was told STOCK_OUT while stock remained.
+//
+//	go run ./cmd/flashsale -url http://127.0.0.1:3000 -sku cup-01 -buyers 300 -concurrency 50
+//
+// Locally each buyer is told apart by the X-User-Id header (<prefix><i>). A deployed API
+// takes the identity from the JWT's sub claim instead, so pass -token, or -token-file with
+// one token per line (buyer i uses line i mod n): distinct buyers need distinct tokens.
+//
+// Exit status: 0 when every check passes, 1 when a check fails, 2 on a usage or setup
+// error (bad flags, unknown SKU, unreachable server).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/stockguard/stockguard/internal/flashsale"
+)
+
+// Exit codes.
+const (
+	exitPass  = 0
+	exitFail  = 1
+	exitSetup = 2
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run parses args, runs the sale, writes the report to stdout and problems to stderr,
+// and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitPass
+	}
+	if err == nil {
+		_, err = flashsale.Run(ctx, cfg, stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "flashsale: %v\n", err)
+	}
+	return exitCode(err)
+}
+
+// exitCode maps Run's error to the exit status.
+func exitCode(err error) int {
+	switch {
+	case err == nil:
+		return exitPass
+	case errors.Is(err, flashsale.ErrVerificationFailed):
+		return exitFail
+	}
+	return exitSetup
+}
+
+// parseFlags turns the command line into a Config; usage goes to stderr.
+func parseFlags(args []string, stderr io.Writer) (flashsale.Config, error) {
+	cfg := flashsale.DefaultConfig()
+	fs := flag.NewFlagSet("flashsale", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: flashsale [flags]\n\n"+
+			"Rehearses a flash sale and verifies that nothing was oversold and no buyer was falsely refused.\n"+
+			"Locally buyers differ by X-User-Id; a deployed API takes identity from the JWT sub claim,\n"+
+			"so distinct buyers need distinct tokens (-token-file, one per line).\n"+
+			"Exit status: 0 pass, 1 a check failed, 2 usage or setup error.\n\n")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&cfg.BaseURL, "url", cfg.BaseURL, "API base URL")
+	fs.StringVar(&cfg.SKU, "sku", cfg.SKU, "skuId every buyer orders")
+	fs.IntVar(&cfg.Buyers, "buyers", cfg.Buyers, "number of buyers, one order each")
+	fs.IntVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "buyers in flight at once")
+	fs.IntVar(&cfg.Qty, "qty", cfg.Qty, "units per order (1-9999)")
+	fs.StringVar(&cfg.UserPrefix, "user-prefix", cfg.UserPrefix, "buyer i sends X-User-Id: <prefix><i> (local runner)")
+	fs.BoolVar(&cfg.SameUser, "same-user", false, "all buyers share one identity (hits the per-user limit and flatters the numbers)")
+	token := fs.String("token", "", "bearer token for a deployed API (identity is its sub claim; one token = one buyer identity)")
+	tokenFile := fs.String("token-file", "", "file with one bearer token per line; buyer i uses line i mod n")
+	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "timeout per request")
+	fs.BoolVar(&cfg.Idempotency, "idempotency", false, fmt.Sprintf("send a unique Idempotency-Key per buyer and retry transport errors and 5xx up to %d times with it", flashsale.MaxRetries))
+	fs.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	tokens, err := readTokens(*token, *tokenFile)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Tokens = tokens
+	return cfg, cfg.Validate()
+}
+
+// readTokens returns the tokens of -token or -token-file (at most one may be set).
+func readTokens(token, path string) ([]string, error) {
+	switch {
+	case token != "" && path != "":
+		return nil, errors.New("set -token or -token-file, not both")
+	case token != "":
+		return []string{token}, nil
+	case path == "":
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("token file: %w", err)
+	}
+	defer f.Close()
+	tokens, err := flashsale.ReadTokens(f)
+	if err != nil {
+		return nil, fmt.Errorf("token file %s: %w", path, err)
+	}
+	return tokens, nil
+}

@@ -1,0 +1,202 @@
+// Package flashsale drives a flash sale against the stockguard HTTP API and checks, from
+// the outside, that it neither oversold nor falsely refused buyers.
+//
+// Run reads a SKU, fires many concurrent POST /orders at it, reads the SKU and every
+// created order back, and returns a Report whose verification checks pass or fail.
+// The routes and status codes used are those of the API contract (v1): GET /skus/{skuId},
+// POST /orders and GET /orders/{orderId}.
+package flashsale
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults used by DefaultConfig and by the flashsale command's flags.
+const (
+	DefaultBaseURL     = "http://127.0.0.1:3000"
+	DefaultSKU         = "cup-01"
+	DefaultBuyers      = 300
+	DefaultConcurrency = 50
+	DefaultQty         = 1
+	DefaultUserPrefix  = "buyer-"
+	DefaultTimeout     = 10 * time.Second
+)
+
+// MaxRetries is how many times a request is retried, with the same Idempotency-Key, after
+// a transport error or a 5xx answer when Config.Idempotency is set (so at most
+// 1+MaxRetries attempts per buyer). Without Idempotency nothing is retried, because a
+// retry without a key could reserve stock twice.
+const MaxRetries = 2
+
+// maxQty is the contract's largest qty per order line.
+const maxQty = 9999
+
+// skuIDPattern is the contract's skuId syntax.
+var skuIDPattern = regexp.MustCompile(`^[0-9A-Za-z_.:-]{1,64}$`)
+
+// ErrInvalidConfig is wrapped by Validate and ReadTokens (and so by Run) when the
+// configuration cannot describe a run.
+var ErrInvalidConfig = errors.New("invalid configuration")
+
+// Config describes one flash-sale run. Start from DefaultConfig; the zero value is
+// invalid.
+type Config struct {
+	// BaseURL is the API root, e.g. "http://127.0.0.1:3000"; http or https.
+	BaseURL string
+	// SKU is the skuId every buyer orders.
+	SKU string
+	// Buyers is how many buyers order, one POST /orders each (plus retries); at least 1.
+	Buyers int
+	// Concurrency is how many buyers are in flight at once; at least 1.
+	Concurrency int
+	// Qty is the units per order, 1..9999.
+	Qty int
+	// UserPrefix names buyers when no tokens are given: buyer i sends the header
+	// X-User-Id: <UserPrefix><i> (local runner only).
+	UserPrefix string
+	// SameUser makes every buyer use buyer 0's identity. The per-user limit then turns
+	// most orders into cheap LIMIT_EXCEEDED answers, which flatters the numbers.
+	SameUser bool
+	// Tokens, when not empty, are bearer tokens for a deployed API: buyer i sends
+	// Authorization: Bearer Tokens[i mod len(Tokens)] and no X-User-Id. Deployed, the
+	// identity is the token's sub claim, so distinct buyers need distinct tokens.
+	Tokens []string
+	// Timeout bounds each HTTP request (one attempt).
+	Timeout time.Duration
+	// Idempotency sends a unique Idempotency-Key per buyer and retries transport errors
+	// and 5xx answers up to MaxRetries times with that key.
+	Idempotency bool
+	// JSON makes Run write the report as JSON instead of text.
+	JSON bool
+	// Client, if set, sends every request; by default Run builds one whose connection
+	// pool fits Concurrency.
+	Client *http.Client
+}
+
+// DefaultConfig returns the configuration of the flashsale command with no flags.
+func DefaultConfig() Config {
+	return Config{
+		BaseURL:     DefaultBaseURL,
+		SKU:         DefaultSKU,
+		Buyers:      DefaultBuyers,
+		Concurrency: DefaultConcurrency,
+		Qty:         DefaultQty,
+		UserPrefix:  DefaultUserPrefix,
+		Timeout:     DefaultTimeout,
+	}
+}
+
+// Validate reports the first problem with c as an error wrapping ErrInvalidConfig.
+func (c Config) Validate() error {
+	if err := validateBaseURL(c.BaseURL); err != nil {
+		return err
+	}
+	switch {
+	case !skuIDPattern.MatchString(c.SKU):
+		return invalid("sku %q: want 1-64 of [0-9A-Za-z_.:-]", c.SKU)
+	case c.Buyers < 1:
+		return invalid("buyers %d: want at least 1", c.Buyers)
+	case c.Concurrency < 1:
+		return invalid("concurrency %d: want at least 1", c.Concurrency)
+	case c.Qty < 1 || c.Qty > maxQty:
+		return invalid("qty %d: want 1..%d", c.Qty, maxQty)
+	case c.Timeout <= 0:
+		return invalid("timeout %s: want > 0", c.Timeout)
+	case len(c.Tokens) == 0 && c.UserPrefix == "":
+		return invalid("user prefix is empty and no tokens are given")
+	}
+	for i, t := range c.Tokens {
+		if t == "" || strings.ContainsAny(t, " \t\r\n") {
+			return invalid("token %d: empty or contains white space", i+1)
+		}
+	}
+	return nil
+}
+
+func validateBaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return invalid("url %q: %v", raw, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return invalid("url %q: want http(s)://host[:port]", raw)
+	}
+	return nil
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+}
+
+// ReadTokens reads bearer tokens, one per line; surrounding white space and blank lines
+// are ignored. It returns an error wrapping ErrInvalidConfig when r holds no token, or
+// the read error.
+func ReadTokens(r io.Reader) ([]string, error) {
+	var tokens []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		if t := strings.TrimSpace(sc.Text()); t != "" {
+			tokens = append(tokens, t)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read tokens: %w", err)
+	}
+	if len(tokens) == 0 {
+		return nil, invalid("token file holds no token")
+	}
+	return tokens, nil
+}
+
+// identity is who a request claims to be: exactly one of userID (X-User-Id, local
+// runner) and token (Authorization: Bearer, deployed) is set.
+type identity struct {
+	userID string
+	token  string
+}
+
+func (id identity) apply(h http.Header) {
+	if id.token != "" {
+		h.Set("Authorization", "Bearer "+id.token)
+		return
+	}
+	h.Set("X-User-Id", id.userID)
+}
+
+// key names the identity for counting distinct buyers; it never leaves the process.
+func (id identity) key() string {
+	if id.token != "" {
+		return "token:" + id.token
+	}
+	return "user:" + id.userID
+}
+
+// buyer returns buyer i's identity.
+func (c Config) buyer(i int) identity {
+	if c.SameUser {
+		i = 0
+	}
+	if len(c.Tokens) > 0 {
+		return identity{token: c.Tokens[i%len(c.Tokens)]}
+	}
+	return identity{userID: c.UserPrefix + strconv.Itoa(i)}
+}
+
+// identities counts the distinct identities the buyers use.
+func (c Config) identities() int {
+	seen := make(map[string]struct{})
+	for i := range c.Buyers {
+		seen[c.buyer(i).key()] = struct{}{}
+	}
+	return len(seen)
+}
