@@ -1,6 +1,6 @@
 module github.com/stockguard/stockguard
 
-go 1.26.8
+go 1.26
 
 require (
 	github.com/Admiral-Piett/goaws v0.5.4
