@@ -4,14 +4,11 @@ import (
 	"context"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/smithy-go/middleware"
 	miniserver "github.com/truora/minidyn/server"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
@@ -21,14 +18,12 @@ import (
 // env is one embedded DynamoDB API server (minidyn) with stockguard's tables created
 // from template.yaml, driven through the real SDK client.
 type env struct {
-	db       *dynamodb.Client
-	server   *miniserver.Server
-	tables   dynamo.Tables
-	store    *dynamo.Store
-	requests atomic.Int64 // DynamoDB requests sent, retries included
-
-	mu  sync.Mutex
-	ops map[string]int // requests sent per operation name
+	db     *dynamodb.Client
+	server *miniserver.Server
+	tables dynamo.Tables
+	store  *dynamo.Store
+	mu     sync.Mutex
+	ops    map[string]int // requests sent per operation name
 }
 
 // sent returns how many requests of operation op were sent so far.
@@ -45,9 +40,11 @@ func newEnv(t testing.TB, opts dynamo.Options, wrap func(http.Handler) http.Hand
 	e := &env{ops: map[string]int{}}
 	stack, err := local.Start(context.Background(), local.StackConfig{
 		Template: "../../template.yaml", DynamoDBWrap: wrap,
-		DynamoDBOptions: []func(*dynamodb.Options){func(o *dynamodb.Options) {
-			o.APIOptions = append(o.APIOptions, e.countRequests)
-		}},
+		DynamoDBOptions: []func(*dynamodb.Options){local.CountRequests(func(op string) {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.ops[op]++
+		})},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -56,18 +53,6 @@ func newEnv(t testing.TB, opts dynamo.Options, wrap func(http.Handler) http.Hand
 	e.db, e.server, e.tables = stack.DB, stack.DynamoDB.Minidyn(), stack.Tables
 	e.store = dynamo.New(e.db, e.tables, opts)
 	return e
-}
-
-// countRequests counts every attempt the SDK sends (it sits after the retry loop).
-func (e *env) countRequests(stack *middleware.Stack) error {
-	return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("countRequests",
-		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-			e.requests.Add(1)
-			e.mu.Lock()
-			e.ops[awsmiddleware.GetOperationName(ctx)]++
-			e.mu.Unlock()
-			return next.HandleFinalize(ctx, in)
-		}), middleware.After)
 }
 
 func (e *env) createSKU(t testing.TB, sku dynamo.NewSKU) {

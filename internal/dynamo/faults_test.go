@@ -153,3 +153,18 @@ func TestReserve_ChargesTheCurrentPriceWhenTheCachedOneIsStale(t *testing.T) {
 	}
 	e.books(t, "cup").checkBalanced(t, 5)
 }
+
+func TestReserve_ReadsBackAnOrderWhoseEveryResponseWasLost(t *testing.T) {
+	f := &faults{fault: applyThenDrop}
+	e := newEnv(t, dynamo.Options{}, f.wrap)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	f.left.Store(dynamo.MaxAttempts) // the SDK gives up: the outcome is unknown to it
+	order, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+	if err != nil {
+		t.Fatalf("%v, want the order that was written", err)
+	}
+	b := e.books(t, "cup")
+	if b.available != 4 || b.reserveEntries != 1 || b.pendingOrders != 1 || order.Items[0].Qty != 1 {
+		t.Errorf("available %d, RESERVE entries %d, orders %d; want 4, 1, 1", b.available, b.reserveEntries, b.pendingOrders)
+	}
+}

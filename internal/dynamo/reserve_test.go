@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
@@ -240,5 +241,48 @@ func TestReserve_SameIdempotencyKeyInParallelReservesOnce(t *testing.T) {
 		UserID: "v", IdempotencyKey: "k-1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2}),
 	}); err != nil || replayed {
 		t.Errorf("other user, same key: replayed=%v err=%v; want a new order", replayed, err)
+	}
+}
+
+// Two stores stand for two warm Lambda containers: one caches the SKU as on sale,
+// the other takes it off sale; the first must not sell from its stale cache.
+func TestReserve_OffSaleWinsOverAStaleCache(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5, Shards: 2})
+	ctx := context.Background()
+	if _, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "a", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
+		t.Fatal(err)
+	}
+	operator := dynamo.New(e.db, e.tables, dynamo.Options{})
+	if err := operator.SetOnSale(ctx, "cup", false); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "b", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+	if !errors.Is(err, inventory.ErrOffSale) {
+		t.Errorf("got %v, want SKU_OFF_SALE", err)
+	}
+	e.books(t, "cup").checkBalanced(t, 5)
+}
+
+func TestReserve_IdempotencyKeyExpiresAfter24Hours(t *testing.T) {
+	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	e := newEnv(t, dynamo.Options{Now: func() time.Time { return now }}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	req := dynamo.ReserveRequest{UserID: "u", IdempotencyKey: "k", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}
+	first, _, err := e.store.Reserve(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(23 * time.Hour)
+	if again, replayed, err := e.store.Reserve(context.Background(), req); err != nil || !replayed || again.ID != first.ID {
+		t.Errorf("after 23 h: replayed=%v err=%v; want the first order", replayed, err)
+	}
+	now = now.Add(2 * time.Hour)
+	later, replayed, err := e.store.Reserve(context.Background(), req)
+	if err != nil || replayed || later.ID == first.ID {
+		t.Errorf("after 25 h: replayed=%v err=%v; want a new order", replayed, err)
+	}
+	if b := e.books(t, "cup"); b.reserveEntries != 2 || b.available != 3 {
+		t.Errorf("RESERVE entries %d, available %d; want 2 and 3", b.reserveEntries, b.available)
 	}
 }

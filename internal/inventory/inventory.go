@@ -76,8 +76,8 @@ func InvalidError(format string, args ...any) error {
 
 // Line is one cart line as the client sends it: a SKU id and a quantity in units.
 type Line struct {
-	SKU string `json:"skuId"`
-	Qty int    `json:"qty"`
+	SKU string `json:"skuId"` // SKU id, 1-64 of [0-9A-Za-z_.:-]
+	Qty int    `json:"qty"`   // units, 1..MaxQty
 }
 
 // Cart is a validated cart: 1..MaxLines lines with distinct SKU ids, sorted by SKU id,
@@ -164,27 +164,27 @@ const (
 // OrderItem is one reserved line of an order. Shards maps the SKU's shard number to the
 // units reserved on it; the units sum to Qty.
 type OrderItem struct {
-	SKU       string
-	Qty       int
-	UnitPrice int64 // fen
-	Shards    map[int]int
+	SKU       string      // SKU id
+	Qty       int         // units reserved
+	UnitPrice int64       // fen, from the SKU record when the order was placed
+	Shards    map[int]int // shard number → units reserved on it
 }
 
 // Order is a customer order. Amount is Σ Qty×UnitPrice in fen; times are UTC.
 type Order struct {
-	ID            string
-	UserID        string
-	Status        Status
-	Items         []OrderItem
-	Amount        int64 // fen
-	Currency      string
-	CreatedAt     time.Time
-	ExpiresAt     time.Time // end of the payment window
-	PaidAt        *time.Time
-	CancelledAt   *time.Time
-	CancelReason  CancelReason
-	TransactionID string // WeChat Pay transaction_id once paid
-	CartHash      string // Cart.Hash of the request that opened it
+	ID            string       // out_trade_no-compatible id, see NewOrderID
+	UserID        string       // owner: the JWT sub claim
+	Status        Status       // lifecycle state
+	Items         []OrderItem  // one per distinct SKU, sorted by SKU id
+	Amount        int64        // fen: Σ Qty × UnitPrice
+	Currency      string       // always Currency (CNY)
+	CreatedAt     time.Time    // when the reservation was made
+	ExpiresAt     time.Time    // end of the payment window: CreatedAt + payment timeout
+	PaidAt        *time.Time   // set once PAID
+	CancelledAt   *time.Time   // set once CANCELLED
+	CancelReason  CancelReason // USER or TIMEOUT once CANCELLED
+	TransactionID string       // WeChat Pay transaction_id once paid
+	CartHash      string       // Cart.Hash of the request that opened it
 }
 
 // SaleStatus is how a SKU's availability is shown to buyers.
@@ -200,15 +200,15 @@ const (
 
 // SKU is a sellable item with its stock summed over all its shards.
 type SKU struct {
-	ID           string
-	Name         string
-	Price        int64 // fen
-	Currency     string
-	OnSale       bool
-	Shards       int // number of stock shard items, ≥ 1
-	LimitPerUser int // most units one user may hold in open or paid orders; 0 = no limit
-	OnHand       int // physical units
-	Available    int // sellable units; reserved = OnHand − Available
+	ID           string // SKU id
+	Name         string // shown to buyers
+	Price        int64  // fen
+	Currency     string // always Currency (CNY)
+	OnSale       bool   // false: orders answer SKU_OFF_SALE
+	Shards       int    // number of stock shard items, ≥ 1
+	LimitPerUser int    // most units one user may hold in open or paid orders; 0 = no limit
+	OnHand       int    // physical units
+	Available    int    // sellable units; reserved = OnHand − Available
 }
 
 // Status derives the shown sale status: OFF_SALE when not on sale, SOLD_OUT when

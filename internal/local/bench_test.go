@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go/middleware"
 
 	"github.com/stockguard/stockguard/internal/local"
 )
@@ -23,15 +22,7 @@ import (
 func benchStack(b *testing.B) (*local.Stack, *atomic.Int64) {
 	b.Helper()
 	var sent atomic.Int64
-	count := func(o *dynamodb.Options) {
-		o.APIOptions = append(o.APIOptions, func(s *middleware.Stack) error {
-			return s.Finalize.Add(middleware.FinalizeMiddlewareFunc("count", func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-				sent.Add(1)
-				return next.HandleFinalize(ctx, in)
-			}), middleware.After)
-		})
-	}
-	stack, err := local.Start(context.Background(), local.StackConfig{Template: "../../template.yaml", DynamoDBOptions: []func(*dynamodb.Options){count}})
+	stack, err := local.Start(context.Background(), local.StackConfig{Template: "../../template.yaml", DynamoDBOptions: []func(*dynamodb.Options){local.CountRequests(func(string) { sent.Add(1) })}})
 	if err != nil {
 		b.Fatal(err)
 	}

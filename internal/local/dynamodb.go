@@ -5,8 +5,10 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/smithy-go/middleware"
 	"github.com/truora/minidyn/server"
 )
 
@@ -86,4 +88,20 @@ func CreateTables(ctx context.Context, client *dynamodb.Client, tables []*dynamo
 		}
 	}
 	return nil
+}
+
+// CountRequests returns a DynamoDB client option that calls count with the operation
+// name (e.g. "TransactWriteItems") of every request the client sends, retries
+// included: it sits in the SDK's Finalize step, after the retry loop. Tests and
+// benchmarks use it to count DynamoDB round trips.
+func CountRequests(count func(operation string)) func(*dynamodb.Options) {
+	return func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(stack *middleware.Stack) error {
+			return stack.Finalize.Add(middleware.FinalizeMiddlewareFunc("stockguardCountRequests",
+				func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+					count(awsmiddleware.GetOperationName(ctx))
+					return next.HandleFinalize(ctx, in)
+				}), middleware.After)
+		})
+	}
 }

@@ -44,13 +44,13 @@ type StackConfig struct {
 // template's tables and queues, the functions wired as template.yaml wires them, and
 // API, the HTTP API gateway in front of them.
 type Stack struct {
-	DynamoDB *DynamoDBServer
-	SQS      *SQSServer // nil when StackConfig.SQSAddr is ""
-	DB       *dynamodb.Client
+	DynamoDB *DynamoDBServer   // the embedded DynamoDB API
+	SQS      *SQSServer        // the embedded SQS API; nil when StackConfig.SQSAddr is ""
+	DB       *dynamodb.Client  // a client of DynamoDB, built with dynamo.ClientOptions
 	Queues   map[string]string // queue logical id → queue URL
-	Tables   dynamo.Tables
-	Store    *dynamo.Store // the store createOrder uses
-	API      http.Handler
+	Tables   dynamo.Tables     // table names, from createOrder's environment
+	Store    *dynamo.Store     // the store createOrder uses
+	API      http.Handler      // the HTTP API: routes of template.yaml → function handlers
 }
 
 // Start brings the stack up. Every AWS::Serverless::Function of the template must have
@@ -154,12 +154,12 @@ func (s *Stack) wire(tpl *sam.Template, cfg StackConfig) (map[string]lambda.Hand
 
 // SeedSKU is one entry of a seed file: a JSON array of these objects.
 type SeedSKU struct {
-	SKU          string `json:"skuId"`
-	Name         string `json:"name"`
-	Price        int64  `json:"price"` // fen
-	Stock        int    `json:"stock"` // initial on-hand units
-	LimitPerUser int    `json:"limitPerUser,omitempty"`
-	Shards       int    `json:"shards,omitempty"`
+	SKU          string `json:"skuId"`                  // SKU id
+	Name         string `json:"name"`                   // shown to buyers
+	Price        int64  `json:"price"`                  // fen
+	Stock        int    `json:"stock"`                  // initial on-hand units
+	LimitPerUser int    `json:"limitPerUser,omitempty"` // units per user, 0 = no limit
+	Shards       int    `json:"shards,omitempty"`       // stock shard items, default 1
 }
 
 // Seed creates the SKUs of a seed file (CONTRACT.md, "Seed file"), each with its
