@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -49,6 +50,13 @@ func (s *Store) Reserve(ctx context.Context, req ReserveRequest) (*inventory.Ord
 	now := s.now()
 	r := &reservation{s: s, req: req, id: id, hash: req.Cart.Hash(), createdAt: now}
 	if err := r.plan(ctx); err != nil {
+		// A retry of a request that already got its order must get that order back,
+		// even when the SKU has sold out since (often by that very order).
+		if req.IdempotencyKey != "" && errors.As(err, new(*inventory.SKUError)) {
+			if order, replayed, rerr := r.replay(ctx); rerr != nil || order != nil {
+				return order, replayed, rerr
+			}
+		}
 		return nil, false, err
 	}
 	for round := range s.opts.MaxRounds {

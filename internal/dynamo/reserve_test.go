@@ -286,3 +286,29 @@ func TestReserve_IdempotencyKeyExpiresAfter24Hours(t *testing.T) {
 		t.Errorf("RESERVE entries %d, available %d; want 2 and 3", b.reserveEntries, b.available)
 	}
 }
+
+func TestReserve_ReplaysAKeyedOrderAfterItsSKUSoldOut(t *testing.T) {
+	for _, shards := range []int{1, 4} {
+		t.Run(fmt.Sprint(shards, " shards"), func(t *testing.T) {
+			e := newEnv(t, dynamo.Options{}, nil)
+			e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 4, Shards: shards})
+			req := dynamo.ReserveRequest{UserID: "u", IdempotencyKey: "last-units", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 4})}
+			first, _, err := e.store.Reserve(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Another buyer learns the shards are empty, warming the shard hints.
+			if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "v", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); !errors.Is(err, inventory.ErrStockOut) {
+				t.Fatalf("sold out: %v", err)
+			}
+			again, replayed, err := e.store.Reserve(context.Background(), req)
+			if err != nil || !replayed || again.ID != first.ID {
+				t.Errorf("retry after sell-out: replayed=%v err=%v; want the first order", replayed, err)
+			}
+			req.Cart = cart(t, inventory.Line{SKU: "cup", Qty: 1})
+			if _, _, err := e.store.Reserve(context.Background(), req); !errors.Is(err, inventory.ErrIdempotencyKeyReused) {
+				t.Errorf("same key, other cart, sold out: %v, want IDEMPOTENCY_KEY_REUSED", err)
+			}
+		})
+	}
+}
