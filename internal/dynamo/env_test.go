@@ -8,7 +8,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	miniserver "github.com/truora/minidyn/server"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
@@ -64,6 +66,21 @@ func (e *env) createSKU(t testing.TB, sku dynamo.NewSKU) {
 		sku.Price = 39900
 	}
 	if err := e.store.CreateSKU(context.Background(), sku); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setAttr sets one number attribute of the skus item pk, as an operator's edit would.
+func (e *env) setAttr(t testing.TB, pk, name string, value int) {
+	t.Helper()
+	upd, err := expression.NewBuilder().WithUpdate(expression.Set(expression.Name(name), expression.Value(value))).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName: aws.String(e.tables.SKUs), Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}},
+		UpdateExpression: upd.Update(), ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
+	}); err != nil {
 		t.Fatal(err)
 	}
 }

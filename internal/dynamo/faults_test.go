@@ -10,10 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	miniserver "github.com/truora/minidyn/server"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
@@ -136,13 +132,7 @@ func TestReserve_ChargesTheCurrentPriceWhenTheCachedOneIsStale(t *testing.T) {
 		t.Fatal(err) // caches the price 100
 	}
 	for _, pk := range []string{"cup", "cup#shard#0", "cup#shard#1"} { // an operator's price change
-		upd, _ := expression.NewBuilder().WithUpdate(expression.Set(expression.Name("price"), expression.Value(150))).Build()
-		if _, err := e.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-			TableName: aws.String(e.tables.SKUs), Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}},
-			UpdateExpression: upd.Update(), ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
-		}); err != nil {
-			t.Fatal(err)
-		}
+		e.setAttr(t, pk, "price", 150)
 	}
 	order, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "b", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})})
 	if err != nil {

@@ -128,7 +128,11 @@ func (r *reservation) plan(ctx context.Context) error {
 			return &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: l.SKU}
 		}
 		r.lines[i] = linePlan{line: l}
-		if err := r.replan(ctx, i, e, false); err != nil {
+		err := r.replan(ctx, i, e, false)
+		if errors.Is(err, inventory.ErrLimitExceeded) && e.fetched.Before(r.createdAt) {
+			err = r.refresh(ctx, i) // the limit came from the cache: check it afresh
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -312,3 +312,28 @@ func TestReserve_ReplaysAKeyedOrderAfterItsSKUSoldOut(t *testing.T) {
 		})
 	}
 }
+
+// A raised per-user limit applies at once, even in a container that cached the old one.
+func TestReserve_RaisedLimitIsNotRefusedFromAStaleCache(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 1})
+	ctx := context.Background()
+	buy := func(user string, qty int) error {
+		_, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: qty})})
+		return err
+	}
+	if err := buy("u", 1); err != nil { // caches limit 1
+		t.Fatal(err)
+	}
+	e.setAttr(t, "cup", "limitPerUser", 3) // an operator raises the limit
+	if err := buy("u", 1); err != nil {
+		t.Errorf("second unit under the raised limit: %v", err)
+	}
+	if err := buy("v", 3); err != nil {
+		t.Errorf("3 units under the raised limit: %v", err)
+	}
+	if err := buy("u", 2); !errors.Is(err, inventory.ErrLimitExceeded) {
+		t.Errorf("past the raised limit: %v, want LIMIT_EXCEEDED", err)
+	}
+	e.books(t, "cup").checkBalanced(t, 10)
+}

@@ -67,8 +67,9 @@ type Options struct {
 	PaymentTimeout time.Duration
 	// CatalogTTL is how long a SKU record (price, shard count, limit) read from the
 	// skus table is reused before being read again; default 5 seconds. A stale entry
-	// never decides an outcome: the reservation's conditions check price and on-sale
-	// on the shard items, and a mismatch re-reads the record.
+	// never refuses a buyer: the reservation's conditions check price and on-sale on
+	// the shard items, and a failed price, shard or limit check re-reads the record
+	// before answering. A lowered per-user limit takes up to CatalogTTL to apply.
 	CatalogTTL time.Duration
 	// MaxRounds bounds how many reservation transactions one order may try (a round
 	// is spent when a shard turned out short or a cached price was stale); default 6.

@@ -113,7 +113,14 @@ func (r *reservation) settle(ctx context.Context, err error) (done bool, order *
 	ro := r.roles[i]
 	lp := &r.lines[ro.line]
 	if ro.kind == roleLimit {
-		return true, nil, false, &inventory.SKUError{Err: inventory.ErrLimitExceeded, SKU: lp.line.SKU}
+		limit := lp.rec.LimitPerUser
+		if err := r.refresh(ctx, ro.line); err != nil {
+			return true, nil, false, err
+		}
+		if r.lines[ro.line].rec.LimitPerUser == limit {
+			return true, nil, false, &inventory.SKUError{Err: inventory.ErrLimitExceeded, SKU: lp.line.SKU}
+		}
+		return false, nil, false, nil // the limit changed since it was cached: try again
 	}
 	if err := r.shardFailed(ctx, ro, tce.CancellationReasons[i].Item); err != nil {
 		return true, nil, false, err
@@ -159,6 +166,13 @@ func (r *reservation) shardFailed(ctx context.Context, ro role, old map[string]t
 		return r.replan(ctx, ro.line, e, true)
 	}
 	// Missing shard or a changed price: the cached SKU record is stale.
+	return r.refresh(ctx, ro.line)
+}
+
+// refresh re-reads line i's SKU record and shards (strongly consistent) and plans the
+// line again from them.
+func (r *reservation) refresh(ctx context.Context, i int) error {
+	sku := r.lines[i].line.SKU
 	r.s.catalog.forget(sku)
 	entries, err := r.s.skuRecords(ctx, []string{sku}, true)
 	if err != nil {
@@ -168,7 +182,7 @@ func (r *reservation) shardFailed(ctx context.Context, ro role, old map[string]t
 	if !ok {
 		return &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku}
 	}
-	return r.replan(ctx, ro.line, e, true)
+	return r.replan(ctx, i, e, true)
 }
 
 // own reads back this reservation's order after its write turned out to exist already.
