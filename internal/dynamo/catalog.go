@@ -222,8 +222,14 @@ func recordSKU(rec skuRecord, shards []shardRecord) *inventory.SKU {
 
 // SKU returns the SKU with its stock summed over its shards, read with one strongly
 // consistent BatchGetItem of the SKU record and its shard items (the shard count comes
-// from the catalog cache and is re-read if it changed). Each shard's count is exact at
-// its read. It returns an error wrapping inventory.ErrSKUNotFound for an unknown id.
+// from the catalog cache and is re-read if it changed). With one shard the count is
+// exact at the read. With N shards it is the sum of N exact reads taken one after the
+// other: while stock only falls during the read (reservations), the sum is never above
+// the true count at the read's start; a release landing on a shard between the reads
+// can be counted a moment early. A serializable TransactGetItems would be exact but
+// fails against every in-flight reservation of a hot SKU (TransactionConflict), which
+// is when buyers read the most. It returns an error wrapping inventory.ErrSKUNotFound
+// for an unknown id.
 func (s *Store) SKU(ctx context.Context, id string) (*inventory.SKU, error) {
 	for range 2 {
 		shards := 1
