@@ -12,13 +12,16 @@ import (
 
 // decodeCart parses a POST /orders body strictly: one JSON object with exactly the
 // field "items" (an array), each line exactly the fields "skuId" (string) and "qty"
-// (integer); field names match case-sensitively, unknown fields and trailing data are
-// rejected. The lines are then validated and merged by inventory.NewCart. Every error
+// (integer); field names match case-sensitively, and unknown fields, fields named twice
+// and trailing data are rejected. The lines are then validated and merged by inventory.NewCart. Every error
 // wraps inventory.ErrInvalidRequest.
 func decodeCart(body []byte) (inventory.Cart, error) {
 	var top map[string]json.RawMessage
 	if err := decodeStrict(body, &top); err != nil || top == nil {
 		return nil, inventory.InvalidError("body must be a JSON object like {\"items\":[{\"skuId\":\"cup-01\",\"qty\":1}]}")
+	}
+	if err := noDuplicateKeys(body); err != nil {
+		return nil, err
 	}
 	if err := onlyFields(top, "items"); err != nil {
 		return nil, err
@@ -26,9 +29,6 @@ func decodeCart(body []byte) (inventory.Cart, error) {
 	var raw []map[string]json.RawMessage
 	if err := decodeStrict(top["items"], &raw); err != nil {
 		return nil, inventory.InvalidError("items must be an array of {\"skuId\",\"qty\"} objects")
-	}
-	if len(raw) > inventory.MaxLines*20 {
-		return nil, inventory.InvalidError("items must hold 1 to %d distinct SKUs", inventory.MaxLines)
 	}
 	lines := make([]inventory.Line, len(raw))
 	for i, fields := range raw {
@@ -84,4 +84,54 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// noDuplicateKeys rejects a JSON document in which an object names a key twice:
+// encoding/json would silently keep the last value, while a proxy or log reader may
+// keep the first, so the request would mean two things. data must be valid JSON.
+func noDuplicateKeys(data []byte) error {
+	type frame struct {
+		keys      map[string]bool // nil for an array
+		expectKey bool
+	}
+	var stack []*frame
+	valueDone := func() {
+		if n := len(stack); n > 0 && stack[n-1].keys != nil {
+			stack[n-1].expectKey = true
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return inventory.InvalidError("body is not valid JSON")
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, &frame{keys: map[string]bool{}, expectKey: true})
+			case '[':
+				stack = append(stack, &frame{})
+			default:
+				stack = stack[:len(stack)-1]
+				valueDone()
+			}
+		case string:
+			if n := len(stack); n > 0 && stack[n-1].keys != nil && stack[n-1].expectKey {
+				if stack[n-1].keys[t] {
+					return inventory.InvalidError("field %q appears twice", truncate(t, 32))
+				}
+				stack[n-1].keys[t] = true
+				stack[n-1].expectKey = false
+				continue
+			}
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
 }

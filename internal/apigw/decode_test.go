@@ -2,6 +2,7 @@ package apigw
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stockguard/stockguard/internal/inventory"
@@ -40,4 +41,26 @@ func FuzzDecodeCart(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestDecodeCart_MergesManyRawLinesOfOneSKU(t *testing.T) {
+	body := `{"items":[` + strings.Repeat(`{"skuId":"cup-01","qty":1},`, 500) + `{"skuId":"cup-01","qty":1}]}`
+	cart, err := decodeCart([]byte(body))
+	if err != nil || len(cart) != 1 || cart[0].Qty != 501 {
+		t.Errorf("501 lines of one SKU: %v %v, want one line of 501", cart, err)
+	}
+}
+
+func TestNoDuplicateKeys_SeesEveryObject(t *testing.T) {
+	for body, dup := range map[string]bool{
+		`{"a":1,"b":{"a":1},"c":[{"a":1},{"a":1}]}`: false,
+		`{"a":1,"a":2}`:             true,
+		`[{"x":[1,{"y":1,"y":2}]}]`: true,
+		`{"a":"a","b":"a"}`:         false,
+		`{"a":{"b":1},"a":{"b":1}}`: true,
+	} {
+		if err := noDuplicateKeys([]byte(body)); (err != nil) != dup {
+			t.Errorf("%s: %v, want duplicate=%v", body, err, dup)
+		}
+	}
 }

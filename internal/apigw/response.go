@@ -100,7 +100,7 @@ func (h *Handler) fail(err error) events.APIGatewayV2HTTPResponse {
 	}
 	switch {
 	case errors.Is(err, errUnauthorized):
-		return errorResponse(http.StatusUnauthorized, "UNAUTHORIZED", "sign in first: no caller identity on the request", "")
+		return errorResponse(http.StatusUnauthorized, "UNAUTHORIZED", "sign in first: the request carries no valid caller identity", "")
 	case errors.Is(err, inventory.ErrInvalidRequest):
 		return errorResponse(http.StatusBadRequest, "INVALID_REQUEST", strings.TrimPrefix(err.Error(), inventory.ErrInvalidRequest.Error()+": "), "")
 	case errors.Is(err, inventory.ErrSKUNotFound):

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -115,25 +116,27 @@ func (s *Store) skuRecords(ctx context.Context, ids []string, fresh bool) (map[s
 	return out, nil
 }
 
-// shardRecords reads all shard items of one SKU with a strongly consistent read and
-// refreshes the shard hints.
-func (s *Store) shardRecords(ctx context.Context, sku string, shards int) ([]shardRecord, error) {
-	keys := make([]string, shards)
-	for i := range keys {
-		keys[i] = shardKey(sku, i)
+// shardRecords reads every shard item of the SKUs in counts (SKU id → shard count)
+// with strongly consistent reads, refreshes the shard hints, and groups the items by SKU.
+func (s *Store) shardRecords(ctx context.Context, counts map[string]int) (map[string][]shardRecord, error) {
+	var keys []string
+	for sku, n := range counts {
+		for i := range n {
+			keys = append(keys, shardKey(sku, i))
+		}
 	}
 	items, err := s.batchGet(ctx, s.tables.SKUs, keys)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]shardRecord, 0, len(items))
+	out := make(map[string][]shardRecord, len(counts))
 	for _, item := range items {
 		var rec shardRecord
 		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
-			return nil, fmt.Errorf("decode shard of %s: %w", sku, err)
+			return nil, fmt.Errorf("decode shard item: %w", err)
 		}
-		s.catalog.noteShard(sku, rec.Shard, rec.Available)
-		out = append(out, rec)
+		s.catalog.noteShard(rec.SKU, rec.Shard, rec.Available)
+		out[rec.SKU] = append(out[rec.SKU], rec)
 	}
 	return out, nil
 }
@@ -143,10 +146,26 @@ func (s *Store) shardRecords(ctx context.Context, sku string, shards int) ([]sha
 // BatchGetItem).
 const maxBatchGetRounds = 4
 
-// batchGet reads up to 100 items by pk with ConsistentRead, re-asking for unprocessed
-// keys a bounded number of times; it fails with an error wrapping
+// maxBatchGetKeys is BatchGetItem's limit on keys per request (DynamoDB API Reference,
+// BatchGetItem: "up to 100 items").
+const maxBatchGetKeys = 100
+
+// batchGet reads items by pk with ConsistentRead, 100 keys per BatchGetItem, re-asking
+// for unprocessed keys a bounded number of times; it fails with an error wrapping
 // inventory.ErrBusy when keys stay unprocessed.
 func (s *Store) batchGet(ctx context.Context, table string, keys []string) ([]map[string]types.AttributeValue, error) {
+	var out []map[string]types.AttributeValue
+	for chunk := range slices.Chunk(keys, maxBatchGetKeys) {
+		items, err := s.batchGetChunk(ctx, table, chunk)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items...)
+	}
+	return out, nil
+}
+
+func (s *Store) batchGetChunk(ctx context.Context, table string, keys []string) ([]map[string]types.AttributeValue, error) {
 	req := types.KeysAndAttributes{ConsistentRead: aws.Bool(true)}
 	for _, k := range keys {
 		req.Keys = append(req.Keys, pkOf(k))
@@ -186,21 +205,27 @@ func (s *Store) storeError(op string, err error) error {
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-// allocate splits qty over shards, trying them in random order and taking from each
-// what avail says it holds (an unknown count, -1, is taken as enough). It reports
-// false when the counts cannot cover qty.
+// allocate splits qty over shards given each shard's available count (-1 = unknown,
+// taken as enough). When shards can cover the whole line alone, one of them is picked
+// at random, which spreads buyers over the shards; otherwise shards are taken largest
+// first, so the line touches as few shards (transaction actions) as possible. It
+// reports false when the counts cannot cover qty.
 func allocate(qty int, avail []int) (map[int]int, bool) {
+	var whole []int
+	for n, have := range avail {
+		if have < 0 || have >= qty {
+			whole = append(whole, n)
+		}
+	}
+	if len(whole) > 0 {
+		return map[int]int{whole[rand.IntN(len(whole))]: qty}, true
+	}
+	order := rand.Perm(len(avail)) // random among equals
+	slices.SortStableFunc(order, func(a, b int) int { return avail[b] - avail[a] })
 	alloc := map[int]int{}
 	left := qty
-	for _, n := range rand.Perm(len(avail)) {
-		if left == 0 {
-			break
-		}
-		have := avail[n]
-		if have < 0 {
-			have = left
-		}
-		if take := min(have, left); take > 0 {
+	for _, n := range order {
+		if take := min(avail[n], left); take > 0 {
 			alloc[n] = take
 			left -= take
 		}

@@ -60,6 +60,9 @@ func (s *Store) Reserve(ctx context.Context, req ReserveRequest) (*inventory.Ord
 		return nil, false, err
 	}
 	for round := range s.opts.MaxRounds {
+		if err := r.fit(ctx); err != nil {
+			return nil, false, err
+		}
 		order, tx, err := r.build(round)
 		if err != nil {
 			return nil, false, err
@@ -139,10 +142,10 @@ func (r *reservation) plan(ctx context.Context) error {
 	return nil
 }
 
-// replan sets line i's SKU record and shard allocation. With shardsKnown false it uses
-// the shard hints and reads the shards only when the hints say they are short; with
-// true it reads them first. Only a strongly consistent read of every shard can answer
-// ErrStockOut for a sharded SKU.
+// replan sets line i's SKU record and shard allocation. With readShards false it
+// uses the shard hints and reads the shards only when the hints say they are short;
+// with true it reads them first. Only a strongly consistent read of every shard can
+// answer ErrStockOut for a sharded SKU.
 func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, readShards bool) error {
 	lp := &r.lines[i]
 	lp.rec = e.rec
@@ -162,11 +165,17 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, readSha
 			return nil
 		}
 	}
-	shards, err := r.s.shardRecords(ctx, e.rec.SKU, e.rec.Shards)
+	shards, err := r.s.shardRecords(ctx, map[string]int{e.rec.SKU: e.rec.Shards})
 	if err != nil {
 		return err
 	}
-	avail := make([]int, e.rec.Shards)
+	return r.allocateFrom(i, shards[e.rec.SKU])
+}
+
+// allocateFrom sets line i's allocation from freshly read shard items.
+func (r *reservation) allocateFrom(i int, shards []shardRecord) error {
+	lp := &r.lines[i]
+	avail := make([]int, lp.rec.Shards)
 	for _, sh := range shards {
 		if sh.Shard < 0 || sh.Shard >= len(avail) {
 			continue
@@ -181,6 +190,72 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, readSha
 		return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: lp.line.SKU}
 	}
 	lp.alloc = alloc
+	return nil
+}
+
+// rereadShards reads the shards of every sharded line at once and plans them all
+// again: when one line's guess was wrong, the others' guesses were as blind.
+func (r *reservation) rereadShards(ctx context.Context) error {
+	counts := map[string]int{}
+	for _, lp := range r.lines {
+		if lp.rec.Shards > 1 {
+			counts[lp.rec.SKU] = lp.rec.Shards
+		}
+	}
+	shards, err := r.s.shardRecords(ctx, counts)
+	if err != nil {
+		return err
+	}
+	for i, lp := range r.lines {
+		if lp.rec.Shards > 1 {
+			if err := r.allocateFrom(i, shards[lp.rec.SKU]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// actions counts the TransactWriteItems actions the current plan needs.
+func (r *reservation) actions() int {
+	n := 1 // the order
+	if r.req.IdempotencyKey != "" {
+		n++
+	}
+	for _, lp := range r.lines {
+		n += 1 + len(lp.alloc) // ledger entry + shard updates
+		if lp.rec.LimitPerUser > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// fit makes the plan fit in one transaction: while it needs more than 100 actions,
+// the line spread over the most shards has its available units gathered onto fewer
+// shards (Store.rebalance), then every sharded line is planned again. Without a
+// split line a plan always fits (20 lines × 3 actions + 2).
+func (r *reservation) fit(ctx context.Context) error {
+	for attempt := 0; r.actions() > maxTransactItems; attempt++ {
+		widest := 0
+		for i, lp := range r.lines {
+			if len(lp.alloc) > len(r.lines[widest].alloc) {
+				widest = i
+			}
+		}
+		lp := r.lines[widest]
+		if attempt >= 2*len(r.lines)+2 || len(lp.alloc) < 2 {
+			return fmt.Errorf("reserve order %s: %d transaction actions exceed %d: %w", r.id, r.actions(), maxTransactItems, inventory.ErrBusy)
+		}
+		// A rebalance that lost a donor's units to another buyer is simply tried
+		// again on fresh counts.
+		if err := r.s.rebalance(ctx, lp.rec.SKU, lp.rec.Shards, lp.line.Qty); err != nil && !errors.Is(err, inventory.ErrBusy) {
+			return err
+		}
+		if err := r.rereadShards(ctx); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -246,9 +321,6 @@ func (r *reservation) build(round int) (*inventory.Order, *dynamodb.TransactWrit
 			return nil, nil, err
 		}
 		add(put, role{kind: roleLedger, line: i})
-	}
-	if len(items) > maxTransactItems {
-		return nil, nil, fmt.Errorf("reserve order %s: %d transaction actions exceed %d: %w", r.id, len(items), maxTransactItems, inventory.ErrBusy)
 	}
 	return order, &dynamodb.TransactWriteItemsInput{
 		TransactItems: items,

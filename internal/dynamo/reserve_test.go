@@ -337,3 +337,59 @@ func TestReserve_RaisedLimitIsNotRefusedFromAStaleCache(t *testing.T) {
 	}
 	e.books(t, "cup").checkBalanced(t, 10)
 }
+
+// Every sharded line's first shard is a guess; one wrong guess must not cost a round
+// per line, or a wide cart runs out of rounds with stock on the shelf.
+func TestReserve_WideCartOfShardedSKUsSucceedsOnAColdCache(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	var lines []inventory.Line
+	for i := range 20 {
+		id := fmt.Sprintf("t%02d", i)
+		e.createSKU(t, dynamo.NewSKU{ID: id, Stock: 64, Shards: 16, LimitPerUser: 100}) // 4 units per shard
+		lines = append(lines, inventory.Line{SKU: id, Qty: 8})
+	}
+	for _, n := range []int{6, 20} {
+		fresh := dynamo.New(e.db, e.tables, dynamo.Options{}) // a cold container
+		if _, _, err := fresh.Reserve(context.Background(), dynamo.ReserveRequest{UserID: fmt.Sprint("u", n), Cart: cart(t, lines[:n]...)}); err != nil {
+			t.Errorf("%d lines of 8 units over 4-unit shards: %v", n, err)
+		}
+	}
+	for _, l := range lines {
+		e.books(t, l.SKU).checkBalanced(t, 64)
+	}
+}
+
+// Two lines each spread over 50+ one- or two-unit shards need more than DynamoDB's 100
+// actions per transaction; the store gathers units onto fewer shards instead of
+// refusing a cart the shelves can serve.
+func TestReserve_RebalancesShardsWhenASplitCartWouldExceedOneTransaction(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "p1", Stock: 64, Shards: 64})
+	e.createSKU(t, dynamo.NewSKU{ID: "p2", Stock: 64, Shards: 64})
+	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t,
+		inventory.Line{SKU: "p1", Qty: 64}, inventory.Line{SKU: "p2", Qty: 64})}); err != nil {
+		t.Fatalf("all 128 units in one cart: %v", err)
+	}
+	for _, sku := range []string{"p1", "p2"} {
+		b := e.books(t, sku)
+		b.checkBalanced(t, 64)
+		if b.available != 0 {
+			t.Errorf("%s: available %d, want 0", sku, b.available)
+		}
+	}
+
+	// Under concurrency: 128 units per SKU, carts of 50+50; at most 2 can be served.
+	e.createSKU(t, dynamo.NewSKU{ID: "q1", Stock: 128, Shards: 64})
+	e.createSKU(t, dynamo.NewSKU{ID: "q2", Stock: 128, Shards: 64})
+	var got outcome
+	parallel(8, func(i int) {
+		got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: fmt.Sprint("b", i), Cart: cart(t,
+			inventory.Line{SKU: "q1", Qty: 50}, inventory.Line{SKU: "q2", Qty: 50})}))
+	})
+	if got.created != 2 || got.errs[inventory.ErrStockOut.Error()] != 6 {
+		t.Errorf("created %d, rejections %v; want 2 and 6 STOCK_OUT", got.created, got.errs)
+	}
+	for _, sku := range []string{"q1", "q2"} {
+		e.books(t, sku).checkBalanced(t, 128)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -16,6 +17,10 @@ import (
 // order line's shards plus the order fit in one transaction.
 const MaxShards = 64
 
+// MaxPrice is the highest unit price, in fen (¥10,000,000), so that no order amount
+// (at most 20 lines × 9,999 units) can overflow.
+const MaxPrice = 1_000_000_000
+
 // ErrSKUExists is returned by CreateSKU when the SKU id is taken.
 var ErrSKUExists = errors.New("SKU already exists")
 
@@ -23,7 +28,7 @@ var ErrSKUExists = errors.New("SKU already exists")
 type NewSKU struct {
 	ID           string // 1-64 of [0-9A-Za-z_.:-]
 	Name         string // shown to buyers
-	Price        int64  // fen, ≥ 1
+	Price        int64  // fen, 1..MaxPrice
 	Stock        int    // initial on-hand units, ≥ 0
 	LimitPerUser int    // most units per user over all their orders, 0 = no limit
 	Shards       int    // stock shard items, 1..MaxShards; 0 means 1
@@ -46,8 +51,8 @@ func (s *Store) CreateSKU(ctx context.Context, in NewSKU) error {
 		return inventory.InvalidError("skuId %q must be 1-64 characters of [0-9A-Za-z_.:-]", in.ID)
 	case in.Name == "":
 		return inventory.InvalidError("SKU %s needs a name", in.ID)
-	case in.Price < 1:
-		return inventory.InvalidError("SKU %s price must be at least 1 fen", in.ID)
+	case in.Price < 1 || in.Price > MaxPrice:
+		return inventory.InvalidError("SKU %s price must be 1 to %d fen", in.ID, int64(MaxPrice))
 	case in.Stock < 0 || in.LimitPerUser < 0:
 		return inventory.InvalidError("SKU %s stock and limitPerUser must not be negative", in.ID)
 	case in.Shards < 1 || in.Shards > MaxShards:
@@ -128,5 +133,64 @@ func (s *Store) SetOnSale(ctx context.Context, sku string, onSale bool) error {
 		return s.storeError("set on-sale of "+sku, err)
 	}
 	s.catalog.forget(sku)
+	return nil
+}
+
+// rebalance gathers available units of one SKU onto its fullest shard so that qty
+// units can be reserved from that one shard: one transaction moves x units (available
+// and on-hand alike) from each donor shard, fullest first, conditioned on the donor
+// still having them. Reserved units never move, so each shard keeps
+// 0 ≤ available ≤ onHand and the SKU's totals (and so the ledger) are unchanged. It
+// returns an error wrapping inventory.ErrStockOut when the shards together hold fewer
+// than qty units, and inventory.ErrBusy when a concurrent reservation took a donor's
+// units first.
+func (s *Store) rebalance(ctx context.Context, sku string, shards, qty int) error {
+	recs, err := s.shardRecords(ctx, map[string]int{sku: shards})
+	if err != nil {
+		return err
+	}
+	list := recs[sku]
+	slices.SortFunc(list, func(a, b shardRecord) int { return b.Available - a.Available })
+	if len(list) == 0 {
+		return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
+	}
+	target, need := list[0], qty-list[0].Available
+	var items []types.TransactWriteItem
+	avail, onHand := expression.Name("available"), expression.Name("onHand")
+	move := func(shard, x int, cond expression.ConditionBuilder) error {
+		upd, err := update(s.tables.SKUs, shardKey(sku, shard),
+			expression.Set(avail, avail.Plus(expression.Value(x))).Set(onHand, onHand.Plus(expression.Value(x))), cond)
+		items = append(items, upd)
+		return err
+	}
+	for _, donor := range list[1:] {
+		if need <= 0 {
+			break
+		}
+		x := min(donor.Available, need)
+		if x <= 0 {
+			break
+		}
+		if err := move(donor.Shard, -x, avail.GreaterThanEqual(expression.Value(x))); err != nil {
+			return err
+		}
+		need -= x
+	}
+	if need > 0 {
+		return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
+	}
+	if len(items) == 0 {
+		return nil // the fullest shard already covers qty
+	}
+	if err := move(target.Shard, qty-target.Available, expression.AttributeExists(expression.Name("pk"))); err != nil {
+		return err
+	}
+	if _, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items}); err != nil {
+		var tce *types.TransactionCanceledException
+		if errors.As(err, &tce) {
+			return fmt.Errorf("rebalance %s: %w (%w)", sku, inventory.ErrBusy, err)
+		}
+		return s.storeError("rebalance "+sku, err)
+	}
 	return nil
 }

@@ -21,6 +21,17 @@
 //   - stock_log: ledger entries (pk = ref#op#skuId, ref an order id or an adjustment
 //     id), written with attribute_not_exists(pk) so that a repeated write fails.
 //
+// # Shards
+//
+// A line goes to one shard that can cover it, picked at random among those the last
+// counts seen say can (unknown counts count as able). When none can, the line is
+// split over the fullest shards. A shard that turns out short makes every sharded line
+// of the cart re-read its shards (one BatchGetItem) and plan again; STOCK_OUT is only
+// answered from such a strongly consistent read. When split lines would need more than
+// the 100 actions one transaction may hold, the store first moves available units
+// between the SKU's shards (both counters, one transaction, reserved units never move)
+// so the lines need fewer shards; the SKU's totals and the ledger are unchanged.
+//
 // # Outcomes
 //
 // Transaction cancellations are read from their CancellationReasons (DynamoDB API

@@ -159,11 +159,7 @@ func (r *reservation) shardFailed(ctx context.Context, ro role, old map[string]t
 		if lp.rec.Shards == 1 {
 			return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
 		}
-		e, _ := r.s.catalog.get(sku, r.s.now())
-		if e.rec.SKU == "" {
-			e = catalogEntry{rec: lp.rec}
-		}
-		return r.replan(ctx, ro.line, e, true)
+		return r.rereadShards(ctx)
 	}
 	// Missing shard or a changed price: the cached SKU record is stale.
 	return r.refresh(ctx, ro.line)
