@@ -1,0 +1,44 @@
+package dynamo_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+func TestCreateSKU_RejectsBadFieldsAndWritesNothing(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	ok := dynamo.NewSKU{ID: "cup", Name: "cup", Price: 100, Stock: 5}
+	for _, tc := range []struct {
+		name string
+		edit func(*dynamo.NewSKU)
+	}{
+		{"bad id", func(s *dynamo.NewSKU) { s.ID = "cup#1" }},
+		{"no name", func(s *dynamo.NewSKU) { s.Name = "" }},
+		{"free", func(s *dynamo.NewSKU) { s.Price = 0 }},
+		{"price that could overflow an order", func(s *dynamo.NewSKU) { s.Price = dynamo.MaxPrice + 1 }},
+		{"negative stock", func(s *dynamo.NewSKU) { s.Stock = -1 }},
+		{"negative limit", func(s *dynamo.NewSKU) { s.LimitPerUser = -1 }},
+		{"too many shards", func(s *dynamo.NewSKU) { s.Shards = dynamo.MaxShards + 1 }},
+	} {
+		sku := ok
+		tc.edit(&sku)
+		if err := e.store.CreateSKU(context.Background(), sku); !errors.Is(err, inventory.ErrInvalidRequest) {
+			t.Errorf("%s: %v, want ErrInvalidRequest", tc.name, err)
+		}
+	}
+	if n := len(e.scan(t, e.tables.SKUs)) + len(e.scan(t, e.tables.StockLog)); n != 0 {
+		t.Errorf("rejected SKUs wrote %d items", n)
+	}
+	if err := e.store.CreateSKU(context.Background(), ok); err != nil {
+		t.Fatal(err)
+	}
+	ok.Stock = 500
+	if err := e.store.CreateSKU(context.Background(), ok); !errors.Is(err, dynamo.ErrSKUExists) {
+		t.Errorf("second create: %v, want ErrSKUExists", err)
+	}
+	e.books(t, "cup").checkBalanced(t, 5)
+}
