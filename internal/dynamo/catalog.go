@@ -173,11 +173,8 @@ func (s *Store) batchGetChunk(ctx context.Context, table string, keys []string) 
 	var out []map[string]types.AttributeValue
 	for round := 0; round < maxBatchGetRounds && len(req.Keys) > 0; round++ {
 		if round > 0 {
-			d, _ := jitterBackoff(round, nil)
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(d):
+			if err := sleep(ctx, round); err != nil {
+				return nil, err
 			}
 		}
 		resp, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{table: req}})
@@ -207,10 +204,11 @@ func (s *Store) storeError(op string, err error) error {
 
 // allocate splits qty over shards given each shard's available count (-1 = unknown,
 // taken as enough). When shards can cover the whole line alone, one of them is picked
-// at random, which spreads buyers over the shards; otherwise shards are taken largest
-// first, so the line touches as few shards (transaction actions) as possible. It
+// at random. Otherwise the line is split: over shards in random order, so that
+// concurrent buyers rarely aim at the same units, or, with fewest, over the fullest
+// shards first, so that it needs as few shards (transaction actions) as possible. It
 // reports false when the counts cannot cover qty.
-func allocate(qty int, avail []int) (map[int]int, bool) {
+func allocate(qty int, avail []int, fewest bool) (map[int]int, bool) {
 	var whole []int
 	for n, have := range avail {
 		if have < 0 || have >= qty {
@@ -220,8 +218,10 @@ func allocate(qty int, avail []int) (map[int]int, bool) {
 	if len(whole) > 0 {
 		return map[int]int{whole[rand.IntN(len(whole))]: qty}, true
 	}
-	order := rand.Perm(len(avail)) // random among equals
-	slices.SortStableFunc(order, func(a, b int) int { return avail[b] - avail[a] })
+	order := rand.Perm(len(avail))
+	if fewest {
+		slices.SortStableFunc(order, func(a, b int) int { return avail[b] - avail[a] })
+	}
 	alloc := map[int]int{}
 	left := qty
 	for _, n := range order {

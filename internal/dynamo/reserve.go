@@ -47,19 +47,25 @@ func (s *Store) Reserve(ctx context.Context, req ReserveRequest) (*inventory.Ord
 	if err != nil {
 		return nil, false, err
 	}
-	now := s.now()
-	r := &reservation{s: s, req: req, id: id, hash: req.Cart.Hash(), createdAt: now}
-	if err := r.plan(ctx); err != nil {
-		// A retry of a request that already got its order must get that order back,
-		// even when the SKU has sold out since (often by that very order).
-		if req.IdempotencyKey != "" && errors.As(err, new(*inventory.SKUError)) {
-			if order, replayed, rerr := r.replay(ctx); rerr != nil || order != nil {
-				return order, replayed, rerr
-			}
+	r := &reservation{s: s, req: req, id: id, hash: req.Cart.Hash(), createdAt: s.now()}
+	order, replayed, err := r.run(ctx)
+	// A request refused for its stock, or for lost rounds, may be a copy of a keyed
+	// request that already got its order (often the very order that sold the SKU
+	// out): that copy gets the order back.
+	if err != nil && req.IdempotencyKey != "" && (errors.As(err, new(*inventory.SKUError)) || errors.Is(err, inventory.ErrBusy)) {
+		if got, again, rerr := r.replay(ctx); rerr != nil || got != nil {
+			return got, again, rerr
 		}
+	}
+	return order, replayed, err
+}
+
+// run plans the reservation and sends rounds of it until one is applied or refused.
+func (r *reservation) run(ctx context.Context) (*inventory.Order, bool, error) {
+	if err := r.plan(ctx); err != nil {
 		return nil, false, err
 	}
-	for round := range s.opts.MaxRounds {
+	for round := range r.s.opts.MaxRounds {
 		if err := r.fit(ctx); err != nil {
 			return nil, false, err
 		}
@@ -67,7 +73,7 @@ func (s *Store) Reserve(ctx context.Context, req ReserveRequest) (*inventory.Ord
 		if err != nil {
 			return nil, false, err
 		}
-		_, err = s.db.TransactWriteItems(ctx, tx)
+		_, err = r.s.db.TransactWriteItems(ctx, tx)
 		if err == nil {
 			return order, false, nil
 		}
@@ -75,8 +81,13 @@ func (s *Store) Reserve(ctx context.Context, req ReserveRequest) (*inventory.Ord
 		if done {
 			return got, replayed, err
 		}
+		// Another buyer took the units this round counted on; wait a random moment so
+		// that buyers who collided do not collide again in lockstep.
+		if err := sleep(ctx, round+1); err != nil {
+			return nil, false, fmt.Errorf("reserve order %s: %w (%w)", r.id, inventory.ErrBusy, err)
+		}
 	}
-	return nil, false, fmt.Errorf("reserve order %s: %d rounds lost to concurrent buyers: %w", id, s.opts.MaxRounds, inventory.ErrBusy)
+	return nil, false, fmt.Errorf("reserve order %s: %d rounds lost to concurrent buyers: %w", r.id, r.s.opts.MaxRounds, inventory.ErrBusy)
 }
 
 // reservation is one order's way through Reserve.
@@ -160,7 +171,7 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, readSha
 		return nil
 	}
 	if !readShards {
-		if alloc, ok := allocate(lp.line.Qty, e.hint); ok {
+		if alloc, ok := allocate(lp.line.Qty, e.hint, false); ok {
 			lp.alloc = alloc
 			return nil
 		}
@@ -169,11 +180,12 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, readSha
 	if err != nil {
 		return err
 	}
-	return r.allocateFrom(i, shards[e.rec.SKU])
+	return r.allocateFrom(i, shards[e.rec.SKU], false)
 }
 
-// allocateFrom sets line i's allocation from freshly read shard items.
-func (r *reservation) allocateFrom(i int, shards []shardRecord) error {
+// allocateFrom sets line i's allocation from freshly read shard items (see allocate
+// for fewest).
+func (r *reservation) allocateFrom(i int, shards []shardRecord, fewest bool) error {
 	lp := &r.lines[i]
 	avail := make([]int, lp.rec.Shards)
 	for _, sh := range shards {
@@ -185,7 +197,7 @@ func (r *reservation) allocateFrom(i int, shards []shardRecord) error {
 		}
 		avail[sh.Shard] = sh.Available
 	}
-	alloc, ok := allocate(lp.line.Qty, avail)
+	alloc, ok := allocate(lp.line.Qty, avail, fewest)
 	if !ok {
 		return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: lp.line.SKU}
 	}
@@ -195,7 +207,7 @@ func (r *reservation) allocateFrom(i int, shards []shardRecord) error {
 
 // rereadShards reads the shards of every sharded line at once and plans them all
 // again: when one line's guess was wrong, the others' guesses were as blind.
-func (r *reservation) rereadShards(ctx context.Context) error {
+func (r *reservation) rereadShards(ctx context.Context, fewest bool) error {
 	counts := map[string]int{}
 	for _, lp := range r.lines {
 		if lp.rec.Shards > 1 {
@@ -208,7 +220,7 @@ func (r *reservation) rereadShards(ctx context.Context) error {
 	}
 	for i, lp := range r.lines {
 		if lp.rec.Shards > 1 {
-			if err := r.allocateFrom(i, shards[lp.rec.SKU]); err != nil {
+			if err := r.allocateFrom(i, shards[lp.rec.SKU], fewest); err != nil {
 				return err
 			}
 		}
@@ -231,30 +243,20 @@ func (r *reservation) actions() int {
 	return n
 }
 
-// fit makes the plan fit in one transaction: while it needs more than 100 actions,
-// the line spread over the most shards has its available units gathered onto fewer
-// shards (Store.rebalance), then every sharded line is planned again. Without a
-// split line a plan always fits (20 lines × 3 actions + 2).
+// fit makes the plan fit in one transaction (at most 100 actions): split lines are
+// planned again over the fullest shards. If they still do not fit (many lines, each
+// split thin over many shards), the cart is refused whole with ErrBusy. Units are
+// never moved between shards to make room: a concurrent read could then count them
+// twice or not at all. Fewer, fuller shards are the cure.
 func (r *reservation) fit(ctx context.Context) error {
-	for attempt := 0; r.actions() > maxTransactItems; attempt++ {
-		widest := 0
-		for i, lp := range r.lines {
-			if len(lp.alloc) > len(r.lines[widest].alloc) {
-				widest = i
-			}
-		}
-		lp := r.lines[widest]
-		if attempt >= 2*len(r.lines)+2 || len(lp.alloc) < 2 {
-			return fmt.Errorf("reserve order %s: %d transaction actions exceed %d: %w", r.id, r.actions(), maxTransactItems, inventory.ErrBusy)
-		}
-		// A rebalance that lost a donor's units to another buyer is simply tried
-		// again on fresh counts.
-		if err := r.s.rebalance(ctx, lp.rec.SKU, lp.rec.Shards, lp.line.Qty); err != nil && !errors.Is(err, inventory.ErrBusy) {
-			return err
-		}
-		if err := r.rereadShards(ctx); err != nil {
-			return err
-		}
+	if r.actions() <= maxTransactItems {
+		return nil
+	}
+	if err := r.rereadShards(ctx, true); err != nil {
+		return err
+	}
+	if n := r.actions(); n > maxTransactItems {
+		return fmt.Errorf("reserve order %s: the cart needs %d transaction actions, more than DynamoDB's %d: %w", r.id, n, maxTransactItems, inventory.ErrBusy)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -359,37 +360,98 @@ func TestReserve_WideCartOfShardedSKUsSucceedsOnAColdCache(t *testing.T) {
 	}
 }
 
-// Two lines each spread over 50+ one- or two-unit shards need more than DynamoDB's 100
-// actions per transaction; the store gathers units onto fewer shards instead of
-// refusing a cart the shelves can serve.
-func TestReserve_RebalancesShardsWhenASplitCartWouldExceedOneTransaction(t *testing.T) {
+// Two lines each spread thin over 64 one-unit shards cannot fit in one transaction:
+// the cart is refused whole (BUSY), and nothing moves.
+func TestReserve_RefusesACartTooWideForOneTransactionAndChangesNothing(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
 	e.createSKU(t, dynamo.NewSKU{ID: "p1", Stock: 64, Shards: 64})
 	e.createSKU(t, dynamo.NewSKU{ID: "p2", Stock: 64, Shards: 64})
-	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t,
-		inventory.Line{SKU: "p1", Qty: 64}, inventory.Line{SKU: "p2", Qty: 64})}); err != nil {
-		t.Fatalf("all 128 units in one cart: %v", err)
+	before := e.scan(t, e.tables.SKUs)
+	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t,
+		inventory.Line{SKU: "p1", Qty: 64}, inventory.Line{SKU: "p2", Qty: 64})})
+	if !errors.Is(err, inventory.ErrBusy) {
+		t.Fatalf("131 actions: %v, want BUSY", err)
 	}
-	for _, sku := range []string{"p1", "p2"} {
-		b := e.books(t, sku)
-		b.checkBalanced(t, 64)
-		if b.available != 0 {
-			t.Errorf("%s: available %d, want 0", sku, b.available)
+	if after := e.scan(t, e.tables.SKUs); !reflect.DeepEqual(before, after) {
+		t.Error("a refused cart changed shard items")
+	}
+	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "p1", Qty: 64})}); err != nil {
+		t.Errorf("one line of 64 shards fits: %v", err)
+	}
+	e.books(t, "p1").checkBalanced(t, 64)
+}
+
+// Copies of one keyed request racing each other for a sharded SKU: every copy gets
+// the one order, none a STOCK_OUT caused by the order it is a copy of.
+func TestReserve_ParallelCopiesOfAKeyedRequestAllGetTheOrderOnShardedStock(t *testing.T) {
+	for _, shards := range []int{4, 64} {
+		t.Run(fmt.Sprint(shards, " shards"), func(t *testing.T) {
+			e := newEnv(t, dynamo.Options{}, nil)
+			e.createSKU(t, dynamo.NewSKU{ID: "k", Stock: 10 * shards / 4, Shards: shards})
+			qty := 7 * shards / 4
+			var got outcome
+			parallel(20, func(int) {
+				got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "alice", IdempotencyKey: "tap-1", Cart: cart(t, inventory.Line{SKU: "k", Qty: qty})}))
+			})
+			if got.created != 1 || got.replayed != 19 || len(got.orders) != 1 || len(got.errs) != 0 {
+				t.Errorf("created %d, replayed %d, orders %d, errors %v; want 1, 19, 1, none", got.created, got.replayed, len(got.orders), got.errs)
+			}
+			e.books(t, "k").checkBalanced(t, 10*shards/4)
+		})
+	}
+}
+
+// Wide carts of sharded SKUs from concurrent buyers, with half the stock to spare:
+// every one takes whole shards of every SKU, so nearly every round collides, yet with
+// fewer racing buyers than rounds (Options.MaxRounds) every buyer is served.
+func TestReserve_ConcurrentWideShardedCartsAreAllServedWhenStockSuffices(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	var lines []inventory.Line
+	for i := range 19 {
+		id := fmt.Sprintf("w%02d", i)
+		e.createSKU(t, dynamo.NewSKU{ID: id, Stock: 2000, Shards: 64})
+		lines = append(lines, inventory.Line{SKU: id, Qty: 100})
+	}
+	var got outcome
+	parallel(10, func(i int) {
+		got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: fmt.Sprint("b", i), Cart: cart(t, lines...)}))
+	})
+	if got.created != 10 || len(got.errs) != 0 {
+		t.Errorf("created %d, errors %v; want all 10 served", got.created, got.errs)
+	}
+	for _, l := range lines {
+		e.books(t, l.SKU).checkBalanced(t, 2000)
+	}
+}
+
+// Split lines normally spread over random shards; when that would overflow one
+// transaction, they are planned again over the fullest shards.
+func TestReserve_PlansSplitLinesOverTheFullestShardsWhenRandomOnesDoNotFit(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	var lines []inventory.Line
+	for i := range 8 { // 8 lines over random shards would need ~260 updates
+		id := fmt.Sprint("s", i)
+		e.createSKU(t, dynamo.NewSKU{ID: id, Stock: 64, Shards: 64}) // one unit per shard
+		e.setAttr(t, id+"#shard#0", "available", 60)                 // then a restock lands on shard 0
+		e.setAttr(t, id+"#shard#0", "onHand", 60)
+		lines = append(lines, inventory.Line{SKU: id, Qty: 61}) // no shard covers a line alone
+	}
+	order, _, err := dynamo.New(e.db, e.tables, dynamo.Options{}).Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, lines...)})
+	if err != nil {
+		t.Fatalf("8 lines of 61 over a 60-unit shard and 63 one-unit shards: %v", err)
+	}
+	for _, it := range order.Items {
+		if len(it.Shards) != 2 {
+			t.Errorf("%s reserved on %d shards, want the 2 fullest", it.SKU, len(it.Shards))
 		}
 	}
-
-	// Under concurrency: 128 units per SKU, carts of 50+50; at most 2 can be served.
-	e.createSKU(t, dynamo.NewSKU{ID: "q1", Stock: 128, Shards: 64})
-	e.createSKU(t, dynamo.NewSKU{ID: "q2", Stock: 128, Shards: 64})
-	var got outcome
-	parallel(8, func(i int) {
-		got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: fmt.Sprint("b", i), Cart: cart(t,
-			inventory.Line{SKU: "q1", Qty: 50}, inventory.Line{SKU: "q2", Qty: 50})}))
-	})
-	if got.created != 2 || got.errs[inventory.ErrStockOut.Error()] != 6 {
-		t.Errorf("created %d, rejections %v; want 2 and 6 STOCK_OUT", got.created, got.errs)
+	// What is left (62 one-unit shards per SKU) could serve the cart again, but only
+	// with 8 × 61 shard updates: refused whole, nothing changed.
+	before := e.scan(t, e.tables.SKUs)
+	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "v", Cart: cart(t, lines...)}); !errors.Is(err, inventory.ErrBusy) {
+		t.Errorf("a cart needing 497 actions: %v, want BUSY", err)
 	}
-	for _, sku := range []string{"q1", "q2"} {
-		e.books(t, sku).checkBalanced(t, 128)
+	if after := e.scan(t, e.tables.SKUs); !reflect.DeepEqual(before, after) {
+		t.Error("a refused cart changed shard items")
 	}
 }

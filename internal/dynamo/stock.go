@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -133,64 +132,5 @@ func (s *Store) SetOnSale(ctx context.Context, sku string, onSale bool) error {
 		return s.storeError("set on-sale of "+sku, err)
 	}
 	s.catalog.forget(sku)
-	return nil
-}
-
-// rebalance gathers available units of one SKU onto its fullest shard so that qty
-// units can be reserved from that one shard: one transaction moves x units (available
-// and on-hand alike) from each donor shard, fullest first, conditioned on the donor
-// still having them. Reserved units never move, so each shard keeps
-// 0 ≤ available ≤ onHand and the SKU's totals (and so the ledger) are unchanged. It
-// returns an error wrapping inventory.ErrStockOut when the shards together hold fewer
-// than qty units, and inventory.ErrBusy when a concurrent reservation took a donor's
-// units first.
-func (s *Store) rebalance(ctx context.Context, sku string, shards, qty int) error {
-	recs, err := s.shardRecords(ctx, map[string]int{sku: shards})
-	if err != nil {
-		return err
-	}
-	list := recs[sku]
-	slices.SortFunc(list, func(a, b shardRecord) int { return b.Available - a.Available })
-	if len(list) == 0 {
-		return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
-	}
-	target, need := list[0], qty-list[0].Available
-	var items []types.TransactWriteItem
-	avail, onHand := expression.Name("available"), expression.Name("onHand")
-	move := func(shard, x int, cond expression.ConditionBuilder) error {
-		upd, err := update(s.tables.SKUs, shardKey(sku, shard),
-			expression.Set(avail, avail.Plus(expression.Value(x))).Set(onHand, onHand.Plus(expression.Value(x))), cond)
-		items = append(items, upd)
-		return err
-	}
-	for _, donor := range list[1:] {
-		if need <= 0 {
-			break
-		}
-		x := min(donor.Available, need)
-		if x <= 0 {
-			break
-		}
-		if err := move(donor.Shard, -x, avail.GreaterThanEqual(expression.Value(x))); err != nil {
-			return err
-		}
-		need -= x
-	}
-	if need > 0 {
-		return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
-	}
-	if len(items) == 0 {
-		return nil // the fullest shard already covers qty
-	}
-	if err := move(target.Shard, qty-target.Available, expression.AttributeExists(expression.Name("pk"))); err != nil {
-		return err
-	}
-	if _, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items}); err != nil {
-		var tce *types.TransactionCanceledException
-		if errors.As(err, &tce) {
-			return fmt.Errorf("rebalance %s: %w (%w)", sku, inventory.ErrBusy, err)
-		}
-		return s.storeError("rebalance "+sku, err)
-	}
 	return nil
 }

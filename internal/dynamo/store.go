@@ -27,10 +27,11 @@
 // counts seen say can (unknown counts count as able). When none can, the line is
 // split over the fullest shards. A shard that turns out short makes every sharded line
 // of the cart re-read its shards (one BatchGetItem) and plan again; STOCK_OUT is only
-// answered from such a strongly consistent read. When split lines would need more than
-// the 100 actions one transaction may hold, the store first moves available units
-// between the SKU's shards (both counters, one transaction, reserved units never move)
-// so the lines need fewer shards; the SKU's totals and the ledger are unchanged.
+// answered from such a strongly consistent read. Units never move between shards: a
+// shard's available count only falls with reservations and rises with releases, which
+// is what makes a sum of per-shard reads a sound basis for STOCK_OUT. A cart whose
+// lines would need more than the 100 actions one transaction may hold (many lines,
+// each split thin over many shards) is refused with ErrBusy: keep shards few and full.
 //
 // # Outcomes
 //
@@ -82,8 +83,12 @@ type Options struct {
 	// the shard items, and a failed price, shard or limit check re-reads the record
 	// before answering. A lowered per-user limit takes up to CatalogTTL to apply.
 	CatalogTTL time.Duration
-	// MaxRounds bounds how many reservation transactions one order may try (a round
-	// is spent when a shard turned out short or a cached price was stale); default 6.
+	// MaxRounds bounds how many reservation transactions one order may try; default
+	// 12. A round is lost when a shard turned out short or a cached price or limit was
+	// stale. After its first round an order plans from fresh reads, so it loses a
+	// round only to another order that committed in between: with n orders racing for
+	// the same shards, each is served (stock permitting) within n rounds, and beyond
+	// MaxRounds−1 racing orders some may get ErrBusy.
 	MaxRounds int
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
@@ -106,7 +111,7 @@ func New(db *dynamodb.Client, tables Tables, opts Options) *Store {
 		opts.CatalogTTL = 5 * time.Second
 	}
 	if opts.MaxRounds <= 0 {
-		opts.MaxRounds = 6
+		opts.MaxRounds = 12
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -140,6 +145,19 @@ func ClientOptions(o *dynamodb.Options) {
 func jitterBackoff(attempt int, _ error) (time.Duration, error) {
 	ceiling := min(25*time.Millisecond<<min(attempt, 8), 400*time.Millisecond)
 	return rand.N(ceiling) + time.Millisecond, nil
+}
+
+// sleep waits jitterBackoff(attempt), or until ctx ends.
+func sleep(ctx context.Context, attempt int) error {
+	d, _ := jitterBackoff(attempt, nil)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // retryableCancellation reports a cancelled transaction as retryable when no reason is

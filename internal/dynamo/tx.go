@@ -159,7 +159,7 @@ func (r *reservation) shardFailed(ctx context.Context, ro role, old map[string]t
 		if lp.rec.Shards == 1 {
 			return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
 		}
-		return r.rereadShards(ctx)
+		return r.rereadShards(ctx, false)
 	}
 	// Missing shard or a changed price: the cached SKU record is stale.
 	return r.refresh(ctx, ro.line)
