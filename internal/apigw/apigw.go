@@ -101,13 +101,15 @@ func (h *Handler) createOrder(ctx context.Context, req events.APIGatewayV2HTTPRe
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
+	status := http.StatusCreated
 	if replayed {
-		resp := jsonResponse(http.StatusOK, orderView(order))
-		resp.Headers["Idempotent-Replayed"] = "true"
-		return resp, nil
+		status = http.StatusOK
 	}
-	resp := jsonResponse(http.StatusCreated, orderView(order))
+	resp := jsonResponse(status, orderView(order))
 	resp.Headers["Location"] = "/orders/" + order.ID
+	if replayed {
+		resp.Headers["Idempotent-Replayed"] = "true"
+	}
 	return resp, nil
 }
 
