@@ -31,8 +31,9 @@ const (
 // MaxBodyBytes is the largest POST /orders body accepted (CONTRACT.md: 16 KiB).
 const MaxBodyBytes = 16 << 10
 
-// maxUserIDBytes bounds the sub claim stored in keys.
-const maxUserIDBytes = 256
+// maxUserIDBytes bounds the sub claim stored in keys: OpenID Connect Core 1.0 §2 says
+// sub "MUST NOT exceed 255 ASCII characters in length".
+const maxUserIDBytes = 255
 
 // BusyRetryAfterSeconds is the Retry-After, in seconds, sent with 503 BUSY.
 const BusyRetryAfterSeconds = 1
