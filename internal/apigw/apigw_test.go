@@ -121,6 +121,10 @@ func TestCreateOrder_RejectsBadRequestsAndChangesNothing(t *testing.T) {
 	noIdentity.RequestContext.Authorizer = nil
 	emptySub := fixture(t, "create-order.json")
 	emptySub.RequestContext.Authorizer.JWT.Claims["sub"] = ""
+	longSub := fixture(t, "create-order.json") // OIDC caps sub at 255 ASCII characters
+	longSub.RequestContext.Authorizer.JWT.Claims["sub"] = strings.Repeat("u", 256)
+	controlSub := fixture(t, "create-order.json")
+	controlSub.RequestContext.Authorizer.JWT.Claims["sub"] = "alice\nbob"
 	header := func(k, v string) events.APIGatewayV2HTTPRequest {
 		r := fixture(t, "create-order.json")
 		r.Headers[k] = v
@@ -174,6 +178,8 @@ func TestCreateOrder_RejectsBadRequestsAndChangesNothing(t *testing.T) {
 		{"non-ASCII Idempotency-Key", header("idempotency-key", "ключ"), 400, "INVALID_REQUEST", ""},
 		{"no identity", noIdentity, 401, "UNAUTHORIZED", ""},
 		{"empty sub claim", emptySub, 401, "UNAUTHORIZED", ""},
+		{"sub claim over 255 bytes", longSub, 401, "UNAUTHORIZED", ""},
+		{"sub claim with a control character", controlSub, 401, "UNAUTHORIZED", ""},
 		{"unknown SKU", withBody(base, `{"items":[{"skuId":"cup-01","qty":1},{"skuId":"ghost","qty":1}]}`), 404, "SKU_NOT_FOUND", "ghost"},
 		{"not enough stock", withBody(base, `{"items":[{"skuId":"cup-01","qty":1},{"skuId":"saucer-02","qty":3}]}`), 409, "STOCK_OUT", "saucer-02"},
 		{"off sale", withBody(base, `{"items":[{"skuId":"retired","qty":1}]}`), 409, "SKU_OFF_SALE", "retired"},
