@@ -73,12 +73,30 @@ func (e *env) createSKU(t testing.TB, sku dynamo.NewSKU) {
 // setAttr sets one number attribute of the skus item pk, as an operator's edit would.
 func (e *env) setAttr(t testing.TB, pk, name string, value int) {
 	t.Helper()
+	e.setIn(t, e.tables.SKUs, pk, name, value)
+}
+
+// setOrderAttr sets one number attribute of the orders item pk.
+func (e *env) setOrderAttr(t testing.TB, pk, name string, value int) {
+	t.Helper()
+	e.setIn(t, e.tables.Orders, pk, name, value)
+}
+
+// setOrderStatus sets an order's status by hand, as another function would.
+func (e *env) setOrderStatus(t testing.TB, id, status string) {
+	t.Helper()
+	e.setIn(t, e.tables.Orders, id, "status", status)
+}
+
+// setIn sets one attribute of the item pk of table.
+func (e *env) setIn(t testing.TB, table, pk, name string, value any) {
+	t.Helper()
 	upd, err := expression.NewBuilder().WithUpdate(expression.Set(expression.Name(name), expression.Value(value))).Build()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
-		TableName: aws.String(e.tables.SKUs), Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}},
+		TableName: aws.String(table), Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}},
 		UpdateExpression: upd.Update(), ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
 	}); err != nil {
 		t.Fatal(err)

@@ -71,6 +71,7 @@ type shardRecord struct {
 	SKU       string `dynamodbav:"skuId"`
 	Shard     int    `dynamodbav:"shard"`
 	Available int    `dynamodbav:"available"`
+	Reserved  int    `dynamodbav:"reserved"` // units held by PENDING orders: always onHand − available
 	OnHand    int    `dynamodbav:"onHand"`
 	Price     int64  `dynamodbav:"price"`
 	OnSale    bool   `dynamodbav:"onSale"`
@@ -81,6 +82,7 @@ type orderItemRecord struct {
 	Qty       int            `dynamodbav:"qty"`
 	UnitPrice int64          `dynamodbav:"unitPrice"`
 	Shards    map[string]int `dynamodbav:"shards"`
+	Limited   bool           `dynamodbav:"limited,omitempty"` // counted on the user's limit counter
 }
 
 type orderRecord struct {
@@ -169,7 +171,7 @@ func newOrderRecord(o *inventory.Order) orderRecord {
 		rec.PendingExpiresAt = o.ExpiresAt.UnixMilli()
 	}
 	for _, it := range o.Items {
-		rec.Items = append(rec.Items, orderItemRecord{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice, Shards: shardsToRecord(it.Shards)})
+		rec.Items = append(rec.Items, orderItemRecord{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice, Shards: shardsToRecord(it.Shards), Limited: it.Limited})
 	}
 	return rec
 }
@@ -198,7 +200,7 @@ func (r orderRecord) order() (*inventory.Order, error) {
 		if err != nil {
 			return nil, err
 		}
-		o.Items = append(o.Items, inventory.OrderItem{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice, Shards: shards})
+		o.Items = append(o.Items, inventory.OrderItem{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice, Shards: shards, Limited: it.Limited})
 	}
 	return o, nil
 }

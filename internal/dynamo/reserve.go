@@ -278,7 +278,9 @@ func (r *reservation) build(round int) (*inventory.Order, *dynamodb.TransactWrit
 		r.roles = append(r.roles, ro)
 	}
 	for _, lp := range r.lines {
-		order.Items = append(order.Items, inventory.OrderItem{SKU: lp.line.SKU, Qty: lp.line.Qty, UnitPrice: lp.rec.Price, Shards: maps.Clone(lp.alloc)})
+		order.Items = append(order.Items, inventory.OrderItem{
+			SKU: lp.line.SKU, Qty: lp.line.Qty, UnitPrice: lp.rec.Price, Shards: maps.Clone(lp.alloc), Limited: lp.rec.LimitPerUser > 0,
+		})
 		order.Amount += int64(lp.line.Qty) * lp.rec.Price
 	}
 	put, err := s.putNew(s.tables.Orders, newOrderRecord(order), nil)

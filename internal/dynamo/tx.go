@@ -56,14 +56,15 @@ func update(table, pk string, upd expression.UpdateBuilder, cond expression.Cond
 	}}, nil
 }
 
-// reserveUpdate takes qty units from one shard: available >= qty, on sale, and still at
-// the price the order charges.
+// reserveUpdate moves qty units of one shard from available to reserved: available >=
+// qty, on sale, and still at the price the order charges.
 func (s *Store) reserveUpdate(sku string, shard, qty int, price int64) (types.TransactWriteItem, error) {
 	avail := expression.Name("available")
 	cond := avail.GreaterThanEqual(expression.Value(qty)).
 		And(expression.Name("onSale").Equal(expression.Value(true))).
 		And(expression.Name("price").Equal(expression.Value(price)))
-	return update(s.tables.SKUs, shardKey(sku, shard), expression.Set(avail, avail.Minus(expression.Value(qty))), cond)
+	upd := expression.Set(avail, avail.Minus(expression.Value(qty))).Add(expression.Name("reserved"), expression.Value(qty))
+	return update(s.tables.SKUs, shardKey(sku, shard), upd, cond)
 }
 
 // limitUpdate counts qty units against the user's per-SKU limit.

@@ -49,6 +49,8 @@ var (
 	ErrLimitExceeded = errors.New("per-user purchase limit exceeded")
 	// ErrOrderNotFound: no order with that id belongs to the caller.
 	ErrOrderNotFound = errors.New("order not found")
+	// ErrNotCancellable: the order is paid (or being refunded), so a user cannot cancel it.
+	ErrNotCancellable = errors.New("order cannot be cancelled")
 	// ErrIdempotencyKeyReused: the idempotency key was used with a different cart.
 	ErrIdempotencyKeyReused = errors.New("idempotency key reused with a different request")
 	// ErrBusy: the store stayed throttled or conflicted after bounded retries; nothing
@@ -168,6 +170,7 @@ type OrderItem struct {
 	Qty       int         // units reserved
 	UnitPrice int64       // fen, from the SKU record when the order was placed
 	Shards    map[int]int // shard number → units reserved on it
+	Limited   bool        // the units were counted against the user's per-SKU limit
 }
 
 // Order is a customer order. Amount is Σ Qty×UnitPrice in fen; times are UTC.

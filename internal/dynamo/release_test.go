@@ -1,0 +1,259 @@
+package dynamo_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/booktest"
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// clock is a settable clock for Options.Now.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2026, 11, 11, 0, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func (e *env) reserve(t testing.TB, user string, lines ...inventory.Line) *inventory.Order {
+	t.Helper()
+	order, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: user, Cart: cart(t, lines...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return order
+}
+
+// releases counts the RELEASE ledger entries of an order.
+func (e *env) releases(t testing.TB, orderID string) int {
+	t.Helper()
+	n := 0
+	for _, it := range e.scan(t, e.tables.StockLog) {
+		if it["op"] == dynamo.OpRelease && it["ref"] == orderID {
+			n++
+		}
+	}
+	return n
+}
+
+func TestExpire_LeavesAnOrderAloneUntilItsWindowEnds(t *testing.T) {
+	c := newClock()
+	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: 15 * time.Minute}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
+	before := e.scan(t, e.tables.Orders)
+
+	c.Advance(15*time.Minute - time.Millisecond)
+	got, released, err := e.store.Expire(context.Background(), order.ID)
+	if err != nil || released || got.Status != inventory.StatusPending {
+		t.Fatalf("before expiry: %+v released=%v err=%v; want PENDING, nothing released", got, released, err)
+	}
+	if after := e.scan(t, e.tables.Orders); !slices.EqualFunc(before, after, func(a, b map[string]any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
+		t.Error("Expire before the order was due changed the orders table")
+	}
+
+	c.Advance(time.Millisecond)
+	got, released, err = e.store.Expire(context.Background(), order.ID)
+	if err != nil || !released || got.Status != inventory.StatusCancelled || got.CancelReason != inventory.CancelTimeout {
+		t.Fatalf("at expiry: %+v released=%v err=%v; want CANCELLED (TIMEOUT), released", got, released, err)
+	}
+	if b := e.books(t, "cup"); b.available != 5 {
+		t.Errorf("available %d after release, want 5", b.available)
+	}
+	read, err := e.store.Order(context.Background(), "u1", order.ID)
+	if err != nil || read.Status != inventory.StatusCancelled || read.CancelledAt == nil || !read.CancelledAt.Equal(c.Now()) {
+		t.Errorf("stored order %+v (%v), want CANCELLED at %v", read, err, c.Now())
+	}
+	booktest.Check(t, e.db, e.tables)
+}
+
+func TestExpire_UnknownOrderIsNotFound(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	if _, _, err := e.store.Expire(context.Background(), "0123456789abcdef"); !errors.Is(err, inventory.ErrOrderNotFound) {
+		t.Errorf("err = %v, want ErrOrderNotFound", err)
+	}
+}
+
+// Every trigger at once, many times over, on sharded stock and limited SKUs: each
+// order is released exactly once and the books balance.
+func TestRelease_ConcurrentExpiresAndCancelsReleaseEachOrderOnce(t *testing.T) {
+	c := newClock()
+	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 40, Shards: 4, LimitPerUser: 3})
+	e.createSKU(t, dynamo.NewSKU{ID: "saucer", Stock: 40})
+	var orders []*inventory.Order
+	for i := range 8 {
+		orders = append(orders, e.reserve(t, fmt.Sprintf("u%d", i), inventory.Line{SKU: "cup", Qty: 3}, inventory.Line{SKU: "saucer", Qty: 2}))
+	}
+	c.Advance(time.Minute)
+	var released atomic.Int32
+	parallel(len(orders)*10, func(i int) {
+		o := orders[i%len(orders)]
+		var rel bool
+		var err error
+		if i%3 == 0 {
+			_, rel, err = e.store.Cancel(context.Background(), o.UserID, o.ID)
+		} else {
+			_, rel, err = e.store.Expire(context.Background(), o.ID)
+		}
+		if err != nil {
+			t.Errorf("order %s: %v", o.ID, err)
+		}
+		if rel {
+			released.Add(1)
+		}
+	})
+	if got := released.Load(); got != int32(len(orders)) {
+		t.Errorf("%d calls said they released, want exactly %d (one per order)", got, len(orders))
+	}
+	for _, o := range orders {
+		if n := e.releases(t, o.ID); n != 2 {
+			t.Errorf("order %s has %d RELEASE entries, want 2 (one per line)", o.ID, n)
+		}
+	}
+	if b := e.books(t, "cup"); b.available != 40 {
+		t.Errorf("cup available %d, want 40", b.available)
+	}
+	booktest.Check(t, e.db, e.tables)
+}
+
+func TestCancel_AnswersPerOwnerAndStatus(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	order := e.reserve(t, "owner", inventory.Line{SKU: "cup", Qty: 1})
+	for _, tc := range []struct {
+		name, user, id string
+		want           error
+	}{
+		{"another user", "intruder", order.ID, inventory.ErrOrderNotFound},
+		{"unknown id", "owner", "0123456789abcdef0123456789abcdef", inventory.ErrOrderNotFound},
+		{"malformed id", "owner", "../../etc", inventory.ErrOrderNotFound},
+		{"a purchase counter's key", "owner", "limit#cup#owner", inventory.ErrOrderNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, _, err := e.store.Cancel(context.Background(), tc.user, tc.id); !errors.Is(err, tc.want) {
+				t.Errorf("err = %v, want %v", err, tc.want)
+			}
+		})
+	}
+	first, released, err := e.store.Cancel(context.Background(), "owner", order.ID)
+	if err != nil || !released || first.CancelReason != inventory.CancelUser {
+		t.Fatalf("first cancel: %+v released=%v err=%v", first, released, err)
+	}
+	again, released, err := e.store.Cancel(context.Background(), "owner", order.ID)
+	if err != nil || released || !again.CancelledAt.Equal(*first.CancelledAt) {
+		t.Errorf("second cancel: %+v released=%v err=%v; want the same CANCELLED order, nothing released", again, released, err)
+	}
+	if b := e.books(t, "cup"); b.available != 5 {
+		t.Errorf("available %d, want 5", b.available)
+	}
+	booktest.Check(t, e.db, e.tables)
+}
+
+func TestCancel_PaidOrderIsNotCancellable(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	order := e.reserve(t, "owner", inventory.Line{SKU: "cup", Qty: 1})
+	e.setOrderStatus(t, order.ID, "PAID")
+	before := e.scan(t, e.tables.SKUs)
+	if _, _, err := e.store.Cancel(context.Background(), "owner", order.ID); !errors.Is(err, inventory.ErrNotCancellable) {
+		t.Errorf("err = %v, want ErrNotCancellable", err)
+	}
+	if after := e.scan(t, e.tables.SKUs); fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Error("cancelling a PAID order changed stock")
+	}
+}
+
+func TestRelease_GivesThePurchaseLimitBack(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 2})
+	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
+	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); !errors.Is(err, inventory.ErrLimitExceeded) {
+		t.Fatalf("third unit: err = %v, want LIMIT_EXCEEDED", err)
+	}
+	if _, _, err := e.store.Cancel(context.Background(), "u1", order.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
+	booktest.Check(t, e.db, e.tables)
+}
+
+// A purchase counter lowered by hand below what the order counted must not block the
+// release of its stock: the stock comes back, the counter is left alone.
+func TestRelease_ReleasesStockWhenThePurchaseCounterDrifted(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 5})
+	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3})
+	e.setOrderAttr(t, "limit#cup#u1", "bought", 1)
+	_, released, err := e.store.Cancel(context.Background(), "u1", order.ID)
+	if err != nil || !released {
+		t.Fatalf("released=%v err=%v, want released", released, err)
+	}
+	if b := e.books(t, "cup"); b.available != 10 {
+		t.Errorf("available %d, want 10", b.available)
+	}
+	for _, it := range e.scan(t, e.tables.Orders) {
+		if it["pk"] == "limit#cup#u1" && it["bought"] != 1.0 {
+			t.Errorf("counter %v, want left at 1", it["bought"])
+		}
+	}
+}
+
+// A shard whose reserved counter holds less than the order reserved means the books
+// are already off: the release refuses, changes nothing, and says so.
+func TestRelease_RefusesWhenAShardHoldsLessReservedThanTheOrder(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10})
+	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3})
+	e.setAttr(t, "cup#shard#0", "reserved", 2)
+	skus, orders, ledger := e.scan(t, e.tables.SKUs), e.scan(t, e.tables.Orders), e.scan(t, e.tables.StockLog)
+	if _, _, err := e.store.Cancel(context.Background(), "u1", order.ID); err == nil {
+		t.Fatal("release succeeded over a drifted reserved counter")
+	}
+	if fmt.Sprint(skus, orders, ledger) != fmt.Sprint(e.scan(t, e.tables.SKUs), e.scan(t, e.tables.Orders), e.scan(t, e.tables.StockLog)) {
+		t.Error("a refused release changed the tables")
+	}
+}
+
+func TestDuePending_ListsOnlyDuePendingOrdersAcrossBuckets(t *testing.T) {
+	c := newClock()
+	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 100})
+	due := map[string]bool{}
+	for i := range 40 {
+		due[e.reserve(t, fmt.Sprintf("u%d", i), inventory.Line{SKU: "cup", Qty: 1}).ID] = true
+	}
+	c.Advance(30 * time.Second)
+	later := e.reserve(t, "late", inventory.Line{SKU: "cup", Qty: 1})
+	c.Advance(30 * time.Second)
+	got := map[string]bool{}
+	for id, err := range e.store.DuePending(context.Background(), c.Now()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[id] = true
+	}
+	if fmt.Sprint(got) != fmt.Sprint(due) {
+		t.Errorf("listed %d orders, want the %d due ones (not %s)", len(got), len(due), later.ID)
+	}
+}
