@@ -278,7 +278,7 @@ func writeGatewayError(w http.ResponseWriter, status int) {
 
 // invoke marshals the event, calls the handler and turns a panic into an
 // error, as the Lambda runtime reports a panicking function as failed.
-func invoke(ctx context.Context, h lambda.Handler, event events.APIGatewayV2HTTPRequest) (payload []byte, err error) {
+func invoke(ctx context.Context, h lambda.Handler, event any) (payload []byte, err error) {
 	in, err := json.Marshal(event)
 	if err != nil {
 		return nil, fmt.Errorf("marshal event: %w", err)
