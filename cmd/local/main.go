@@ -9,7 +9,9 @@
 //	go run ./cmd/local [-seed FILE] [-payment-timeout 15m] [-addr 127.0.0.1:3000]
 //
 // Locally the caller's identity is the X-User-Id request header, copied into the JWT
-// sub claim (deployed, API Gateway's JWT authorizer sets it).
+// sub claim (deployed, API Gateway's JWT authorizer sets it). The template's event
+// sources run too: closeOrder polls the close-order queue and sweeps on its schedule;
+// POST /_local/invoke/closeOrder runs a sweep now and answers with its result.
 package main
 
 import (
@@ -69,6 +71,8 @@ func run(log *slog.Logger, template, seed, addr, dynamoAddr, sqsAddr string, tim
 	srv := &http.Server{Addr: addr, Handler: stack.API, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.ListenAndServe() }()
+	ran := make(chan error, 1)
+	go func() { ran <- stack.Run(ctx) }()
 	select {
 	case err := <-served:
 		return err
@@ -79,6 +83,10 @@ func run(log *slog.Logger, template, seed, addr, dynamoAddr, sqsAddr string, tim
 	select {
 	case err := <-served:
 		return err
+	case err := <-ran:
+		if err != nil {
+			return err
+		}
 	case <-ctx.Done():
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

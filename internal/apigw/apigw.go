@@ -1,5 +1,5 @@
 // Package apigw maps API Gateway HTTP API requests (payload format 2.0) to the
-// reservation store and back, following CONTRACT.md: routes, identity from the JWT
+// store and back, following CONTRACT.md: routes, identity from the JWT
 // authorizer's sub claim, strict input validation, and {"code","message","skuId"}
 // errors whose text never carries AWS error text.
 package apigw
@@ -17,8 +17,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/metric"
 )
 
 // Route keys served by Handler (API Gateway RouteKey values, see template.yaml).
@@ -26,7 +28,12 @@ const (
 	RouteCreateOrder = "POST /orders"
 	RouteGetOrder    = "GET /orders/{orderId}"
 	RouteGetSKU      = "GET /skus/{skuId}"
+	RouteCancelOrder = "POST /orders/{orderId}/cancel"
 )
+
+// scheduleTimeout bounds the close-message send after a reservation: the order is
+// already committed, so a slow queue must not hold the buyer's answer for long.
+const scheduleTimeout = 2 * time.Second
 
 // MaxBodyBytes is the largest POST /orders body accepted (CONTRACT.md: 16 KiB).
 const MaxBodyBytes = 16 << 10
@@ -41,15 +48,22 @@ const BusyRetryAfterSeconds = 1
 // errUnauthorized: the request carries no usable identity.
 var errUnauthorized = errors.New("unauthorized")
 
-// Handler serves the createOrder function's routes.
+// Handler serves the HTTP routes of createOrder (POST /orders, GET /orders/{orderId},
+// GET /skus/{skuId}) and of closeOrder (POST /orders/{orderId}/cancel); API Gateway
+// sends each function only its own routes (template.yaml).
 type Handler struct {
-	store *dynamo.Store
-	log   *slog.Logger
+	store    *dynamo.Store
+	queue    *closeq.Queue
+	log      *slog.Logger
+	function string
 }
 
-// New returns a Handler over store, logging one JSON line per request to log.
-func New(store *dynamo.Store, log *slog.Logger) *Handler {
-	return &Handler{store: store, log: log}
+// New returns a Handler over store for the Lambda function named function (the
+// Function dimension of its metrics), logging one JSON line per request to log. Each
+// new order gets a close message on queue, delayed to its expiry; a nil queue sends
+// none (the scheduled sweep still releases unpaid orders, up to a sweep period late).
+func New(store *dynamo.Store, queue *closeq.Queue, log *slog.Logger, function string) *Handler {
+	return &Handler{store: store, queue: queue, log: log, function: function}
 }
 
 // Handle serves one API Gateway HTTP API request. It never returns an error and never
@@ -72,6 +86,8 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		resp, err = h.getOrder(ctx, req)
 	case RouteGetSKU:
 		resp, err = h.getSKU(ctx, req)
+	case RouteCancelOrder:
+		resp, err = h.cancelOrder(ctx, req)
 	default:
 		resp = errorResponse(http.StatusNotFound, "NOT_FOUND", "no such route", "")
 	}
@@ -105,6 +121,8 @@ func (h *Handler) createOrder(ctx context.Context, req events.APIGatewayV2HTTPRe
 	status := http.StatusCreated
 	if replayed {
 		status = http.StatusOK
+	} else {
+		h.scheduleClose(ctx, order)
 	}
 	resp := jsonResponse(status, orderView(order))
 	resp.Headers["Location"] = "/orders/" + order.ID
@@ -112,6 +130,34 @@ func (h *Handler) createOrder(ctx context.Context, req events.APIGatewayV2HTTPRe
 		resp.Headers["Idempotent-Replayed"] = "true"
 	}
 	return resp, nil
+}
+
+// scheduleClose sends the new order's close message. A failed send never fails the
+// order (the sweep releases it, up to a sweep period late): it is logged at warn level
+// and counted in the CloseScheduleFailed metric.
+func (h *Handler) scheduleClose(ctx context.Context, order *inventory.Order) {
+	if h.queue == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, scheduleTimeout)
+	defer cancel()
+	if _, err := h.queue.Schedule(ctx, closeq.Message{OrderID: order.ID, ExpiresAt: order.ExpiresAt}); err != nil {
+		h.log.LogAttrs(ctx, slog.LevelWarn, "close message not sent; the sweep will release the order",
+			slog.String("orderId", order.ID), slog.String("error", err.Error()))
+		metric.Emit(ctx, h.log, h.function, metric.Of("CloseScheduleFailed", metric.Count, 1))
+	}
+}
+
+func (h *Handler) cancelOrder(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	user, err := userID(req)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	order, _, err := h.store.Cancel(ctx, user, req.PathParameters["orderId"])
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return jsonResponse(http.StatusOK, orderView(order)), nil
 }
 
 func (h *Handler) getOrder(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {

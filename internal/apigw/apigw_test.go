@@ -58,7 +58,7 @@ func newHarness(t testing.TB) *harness {
 	if err := stack.Store.SetOnSale(context.Background(), "retired", false); err != nil {
 		t.Fatal(err)
 	}
-	return &harness{stack: stack, handler: apigw.New(stack.Store, slog.New(slog.DiscardHandler))}
+	return &harness{stack: stack, handler: apigw.New(stack.Store, nil, slog.New(slog.DiscardHandler), "createOrder")}
 }
 
 func (h *harness) do(t testing.TB, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, map[string]any) {

@@ -113,10 +113,12 @@ func (h *Handler) fail(err error) events.APIGatewayV2HTTPResponse {
 		return errorResponse(http.StatusConflict, "LIMIT_EXCEEDED", "per-user purchase limit reached for this SKU", sku)
 	case errors.Is(err, inventory.ErrIdempotencyKeyReused):
 		return errorResponse(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request", "")
+	case errors.Is(err, inventory.ErrNotCancellable):
+		return errorResponse(http.StatusConflict, "ORDER_NOT_CANCELLABLE", "this order is paid and can no longer be cancelled", "")
 	case errors.Is(err, inventory.ErrOrderNotFound):
 		return errorResponse(http.StatusNotFound, "ORDER_NOT_FOUND", "no such order", "")
 	case errors.Is(err, inventory.ErrBusy):
-		resp := errorResponse(http.StatusServiceUnavailable, "BUSY", "the store is busy; nothing was reserved, please retry", "")
+		resp := errorResponse(http.StatusServiceUnavailable, "BUSY", "the store is busy; nothing was changed, please retry", "")
 		resp.Headers["Retry-After"] = strconv.Itoa(BusyRetryAfterSeconds)
 		return resp
 	default:

@@ -1,7 +1,10 @@
 // Package dynamo keeps stockguard's stock, orders and stock_log ledger in DynamoDB and
-// implements the reservation: one TransactWriteItems per order that reserves every cart
-// line with a conditional update (available >= qty), writes the order and writes one
-// RESERVE ledger entry per line, so all lines are reserved or none is.
+// implements the reservation and its release. A reservation is one TransactWriteItems
+// per order that reserves every cart line with a conditional update (available >= qty),
+// writes the order and writes one RESERVE ledger entry per line, so all lines are
+// reserved or none is. A release is one TransactWriteItems conditioned on the order
+// still being PENDING that cancels it, gives its units back to exactly the shards they
+// came from and writes one RELEASE entry per line, so it happens at most once.
 //
 // # Tables and keys
 //
@@ -9,8 +12,10 @@
 //
 //   - skus: the SKU record (pk = skuId: name, price, currency, onSale, shards,
 //     limitPerUser) and its stock shard items (pk = skuId#shard#n, n = 0..shards-1:
-//     available, onHand, and copies of price and onSale so the reservation's condition
-//     reads one item). Each shard has its own partition key, so a hot SKU split into N
+//     available, reserved, onHand, and copies of price and onSale so the reservation's
+//     condition reads one item). Every write keeps available + reserved = onHand on
+//     each shard: a reservation moves units from available to reserved, a release
+//     back (conditioned on reserved >= q, so available can never pass onHand). Each shard has its own partition key, so a hot SKU split into N
 //     shards spreads its writes over N partitions (DynamoDB serves about 1,000 write
 //     units per second per partition: Developer Guide, "Partitions and data distribution").
 //   - orders: orders (pk = orderId), per-user purchase counters (pk =

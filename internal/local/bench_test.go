@@ -5,15 +5,20 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/stockguard/stockguard/internal/closeq"
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
 )
 
@@ -86,5 +91,76 @@ func BenchmarkTransactWriteItems_Bare(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkReleaseLag measures how long after its expiry an unpaid order's stock is
+// available again (the order's cancelledAt − expiresAt, the same transaction that
+// gives the stock back), with the payment timeout at 1 s:
+//   - queue: createOrder's delayed close message, the local SQS event source mapping
+//     and closeOrder; SQS delays are whole seconds, so up to 1 s of the lag is the
+//     delay rounding up;
+//   - sweep: no queue at all; the scheduled sweep, here every 2 s instead of the
+//     template's minute, finds the order through the PendingByExpiry index. Its lag
+//     is bounded by the sweep period.
+//
+// It reports mean-lag-ms and max-lag-ms over the b.N orders (run with -benchtime Nx).
+func BenchmarkReleaseLag(b *testing.B) {
+	for _, path := range []struct {
+		name string
+		cfg  local.StackConfig
+	}{
+		{"queue", local.StackConfig{SQSAddr: "127.0.0.1:0"}},
+		{"sweep", local.StackConfig{SchedulePeriod: 2 * time.Second}},
+	} {
+		b.Run(path.name, func(b *testing.B) {
+			cfg := path.cfg
+			cfg.Template, cfg.PaymentTimeout = "../../template.yaml", time.Second
+			stack, err := local.Start(context.Background(), cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer stack.Close()
+			if err := stack.Seed(context.Background(), strings.NewReader(`[{"skuId":"cup-01","name":"cup","price":39900,"stock":100000000}]`)); err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			ran := make(chan error, 1)
+			go func() { ran <- stack.Run(ctx) }()
+			defer func() { cancel(); <-ran }()
+			c, _ := inventory.NewCart([]inventory.Line{{SKU: "cup-01", Qty: 1}})
+			var ids []string
+			for i := 0; b.Loop(); i++ {
+				order, _, err := stack.Store.Reserve(ctx, dynamo.ReserveRequest{UserID: "u" + strconv.Itoa(i), Cart: c})
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids = append(ids, order.ID)
+				if stack.SQS != nil {
+					// createOrder's handler sends this after Reserve; call it directly
+					// so the benchmark measures the release path only.
+					queue := closeq.New(local.NewSQSClient(stack.SQS.URL()), stack.Queues["CloseOrderQueue"], nil)
+					if _, err := queue.Schedule(ctx, closeq.Message{OrderID: order.ID, ExpiresAt: order.ExpiresAt}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				time.Sleep(100 * time.Millisecond) // spread the expiries over the sweep period
+			}
+			var total, worst time.Duration
+			for _, id := range ids {
+				var order *inventory.Order
+				for order == nil || order.Status == inventory.StatusPending {
+					time.Sleep(20 * time.Millisecond)
+					if order, err = stack.Store.Order(ctx, "u"+strconv.Itoa(slices.Index(ids, id)), id); err != nil {
+						b.Fatal(err)
+					}
+				}
+				lag := order.CancelledAt.Sub(order.ExpiresAt)
+				total += lag
+				worst = max(worst, lag)
+			}
+			b.ReportMetric(float64(total.Milliseconds())/float64(len(ids)), "mean-lag-ms")
+			b.ReportMetric(float64(worst.Milliseconds()), "max-lag-ms")
+		})
 	}
 }

@@ -8,13 +8,18 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/stockguard/stockguard/internal/apigw"
+	"github.com/stockguard/stockguard/internal/closeq"
+	"github.com/stockguard/stockguard/internal/closing"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/sam"
 )
@@ -38,6 +43,11 @@ type StackConfig struct {
 	// DynamoDBOptions are applied to the stack's DynamoDB client after
 	// dynamo.ClientOptions (tests count requests with them).
 	DynamoDBOptions []func(*dynamodb.Options)
+	// Now is every function's clock; default time.Now. Tests move time with it.
+	Now func() time.Time
+	// SchedulePeriod, when positive, replaces the period of every schedule's rate
+	// expression in Run (tests sweep faster than once a minute).
+	SchedulePeriod time.Duration
 }
 
 // Stack is the whole of stockguard in one process: the embedded servers with the
@@ -50,7 +60,12 @@ type Stack struct {
 	Queues   map[string]string // queue logical id → queue URL
 	Tables   dynamo.Tables     // table names, from createOrder's environment
 	Store    *dynamo.Store     // the store createOrder uses
-	API      http.Handler      // the HTTP API: routes of template.yaml → function handlers
+	API      http.Handler      // the HTTP API (routes of template.yaml) and the /_local/ routes
+	// Handlers are the functions by logical id, invoked as Lambda invokes them.
+	Handlers map[string]lambda.Handler
+
+	functions []sam.Function
+	cfg       StackConfig
 }
 
 // Start brings the stack up. Every AWS::Serverless::Function of the template must have
@@ -89,8 +104,11 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 			return nil, err
 		}
 	}
-	handlers, err := s.wire(tpl, cfg)
-	if err != nil {
+	s.cfg = cfg
+	if s.functions, err = tpl.Functions(); err != nil {
+		return nil, err
+	}
+	if s.Handlers, err = s.wire(cfg); err != nil {
 		return nil, err
 	}
 	routes, err := tpl.Routes()
@@ -101,7 +119,10 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	for i, r := range routes {
 		gwRoutes[i] = Route{Method: r.Method, Path: r.Path, Function: r.Function, Public: r.Public}
 	}
-	s.API = NewGateway(gwRoutes, handlers, GatewayOptions{Logger: cfg.Logger})
+	mux := http.NewServeMux()
+	mux.Handle("/", NewGateway(gwRoutes, s.Handlers, GatewayOptions{Logger: cfg.Logger}))
+	mux.HandleFunc("POST /_local/invoke/{function}", s.serveInvoke)
+	s.API = mux
 	return s, nil
 }
 
@@ -124,14 +145,12 @@ func (s *Stack) startSQS(ctx context.Context, addr string, tpl *sam.Template) er
 
 // wire builds each template function's handler from its template environment, the way
 // its functions/<name>/main.go does from the deployed environment.
-func (s *Stack) wire(tpl *sam.Template, cfg StackConfig) (map[string]lambda.Handler, error) {
-	functions, err := tpl.Functions()
-	if err != nil {
-		return nil, err
-	}
+func (s *Stack) wire(cfg StackConfig) (map[string]lambda.Handler, error) {
 	handlers := map[string]lambda.Handler{}
-	for _, f := range functions {
+	for _, f := range s.functions {
 		env := f.Environment
+		log := cfg.Logger.With("function", f.Name)
+		tables := dynamo.Tables{SKUs: env["SKUS_TABLE"], Orders: env["ORDERS_TABLE"], StockLog: env["STOCK_LOG_TABLE"]}
 		switch f.Name {
 		case "CreateOrderFunction":
 			timeout := cfg.PaymentTimeout
@@ -142,14 +161,129 @@ func (s *Stack) wire(tpl *sam.Template, cfg StackConfig) (map[string]lambda.Hand
 				}
 				timeout = time.Duration(secs) * time.Second
 			}
-			s.Tables = dynamo.Tables{SKUs: env["SKUS_TABLE"], Orders: env["ORDERS_TABLE"], StockLog: env["STOCK_LOG_TABLE"]}
-			s.Store = dynamo.New(s.DB, s.Tables, dynamo.Options{PaymentTimeout: timeout})
-			handlers[f.Name] = lambda.NewHandler(apigw.New(s.Store, cfg.Logger.With("function", f.Name)).Handle)
+			s.Tables = tables
+			s.Store = dynamo.New(s.DB, tables, dynamo.Options{PaymentTimeout: timeout, Now: cfg.Now})
+			handlers[f.Name] = lambda.NewHandler(apigw.New(s.Store, s.closeQueue(env), log, functionName(f.Name)).Handle)
+		case "CloseOrderFunction":
+			store := dynamo.New(s.DB, tables, dynamo.Options{Now: cfg.Now})
+			fn := &closing.Function{
+				Closer: closing.New(store, s.closeQueue(env), log, closing.Options{Now: cfg.Now}),
+				API:    apigw.New(store, nil, log, functionName(f.Name)),
+			}
+			handlers[f.Name] = lambda.NewHandler(fn.Invoke)
 		default:
 			return nil, fmt.Errorf("function %s has no local wiring in internal/local", f.Name)
 		}
 	}
 	return handlers, nil
+}
+
+// closeQueue is the close-order queue named by a function's CLOSE_QUEUE_URL (locally
+// the queue's logical id); nil when the stack runs no SQS server.
+func (s *Stack) closeQueue(env map[string]string) *closeq.Queue {
+	url, ok := s.Queues[env["CLOSE_QUEUE_URL"]]
+	if s.SQS == nil || !ok {
+		return nil
+	}
+	return closeq.New(NewSQSClient(s.SQS.URL()), url, s.cfg.Now)
+}
+
+// functionName is the short name of a function (its directory under functions/):
+// CloseOrderFunction → closeOrder.
+func functionName(logicalID string) string {
+	name := strings.TrimSuffix(logicalID, "Function")
+	return strings.ToLower(name[:1]) + name[1:]
+}
+
+// Run plays the template's event sources until ctx is done: an SQS poller per SQS
+// event (see Poll) and a timer per rate schedule (see Every) invoking the function
+// with a scheduled event. It returns when ctx is done and every poller and timer has
+// stopped, or at once with an error for a schedule that cannot run locally.
+func (s *Stack) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for _, f := range s.functions {
+		h := s.Handlers[f.Name]
+		for _, ev := range f.Events.SQS {
+			url, ok := s.Queues[ev.Queue]
+			if s.SQS == nil || !ev.Enabled {
+				continue
+			}
+			if !ok {
+				return fmt.Errorf("%s event %s: no queue %s", f.Name, ev.Name, ev.Queue)
+			}
+			cfg := PollerConfig{
+				Client: NewSQSClient(s.SQS.URL()), QueueURL: url, Function: f.Name, Handler: h,
+				BatchSize: ev.BatchSize, Logger: s.cfg.Logger,
+				ReportBatchItemFailures: slices.Contains(ev.FunctionResponseTypes, "ReportBatchItemFailures"),
+			}
+			wg.Go(func() { Poll(ctx, cfg) })
+		}
+		for _, ev := range f.Events.Schedule {
+			if !ev.Enabled {
+				continue
+			}
+			period, err := ParseRate(ev.Expression)
+			if errors.Is(err, ErrUnsupportedSchedule) {
+				s.cfg.Logger.Warn("schedule does not run locally", "function", f.Name, "event", ev.Name, "error", err)
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("%s event %s: %w", f.Name, ev.Name, err)
+			}
+			if s.cfg.SchedulePeriod > 0 {
+				period = s.cfg.SchedulePeriod
+			}
+			wg.Go(func() {
+				Every(ctx, period, func(ctx context.Context) {
+					if _, err := s.invokeScheduled(ctx, f.Name, ev); err != nil {
+						s.cfg.Logger.Error("scheduled invocation failed", "function", f.Name, "event", ev.Name, "error", err)
+					}
+				})
+			})
+		}
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// invokeScheduled invokes a function as its schedule event ev does: with ev's Input
+// when set, else with an EventBridge scheduled event. It returns the JSON result.
+func (s *Stack) invokeScheduled(ctx context.Context, function string, ev sam.ScheduleEvent) ([]byte, error) {
+	if ev.Input != "" {
+		return invoke(ctx, s.Handlers[function], json.RawMessage(ev.Input))
+	}
+	return invoke(ctx, s.Handlers[function], ScheduledEvent(time.Now(), "arn:aws:events:"+Region+":"+AccountID+":rule/"+function+"-"+ev.Name))
+}
+
+// serveInvoke serves POST /_local/invoke/{function} (CONTRACT.md, local-only routes):
+// it invokes the function named by its short name (closeOrder) as its first schedule
+// event does and answers 200 with the function's JSON result, 404 for an unknown or
+// unschedulable function, 500 when the invocation fails.
+func (s *Stack) serveInvoke(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("function")
+	for _, f := range s.functions {
+		if functionName(f.Name) != name || len(f.Events.Schedule) == 0 {
+			continue
+		}
+		out, err := s.invokeScheduled(r.Context(), f.Name, f.Events.Schedule[0])
+		if err != nil {
+			s.cfg.Logger.Error("local invoke failed", "function", f.Name, "error", err)
+			writeLocalJSON(w, http.StatusInternalServerError, []byte(`{"code":"INTERNAL","message":"the invocation failed; see the log"}`))
+			return
+		}
+		writeLocalJSON(w, http.StatusOK, out)
+		return
+	}
+	writeLocalJSON(w, http.StatusNotFound, []byte(`{"code":"NOT_FOUND","message":"no scheduled function of that name"}`))
+}
+
+func writeLocalJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
 }
 
 // SeedSKU is one entry of a seed file: a JSON array of these objects.

@@ -329,6 +329,7 @@ func TestWiring_RoutesAreTheContractRoutesImplementedSoFar(t *testing.T) {
 	want := []sam.Route{
 		{Method: "POST", Path: "/orders", Function: "CreateOrderFunction"},
 		{Method: "GET", Path: "/orders/{orderId}", Function: "CreateOrderFunction"},
+		{Method: "POST", Path: "/orders/{orderId}/cancel", Function: "CloseOrderFunction"},
 		{Method: "GET", Path: "/skus/{skuId}", Function: "CreateOrderFunction", Public: true},
 	}
 	got := make([]sam.Route, 0, len(routes))
@@ -393,6 +394,45 @@ func TestWiring_TablesAreOnDemandWithPointInTimeRecovery(t *testing.T) {
 		if !s.PointInTimeRecovery {
 			t.Errorf("%s has no point-in-time recovery", s.Name)
 		}
+	}
+}
+
+// Lambda's SQS event source guidance: a visibility timeout of at least six times the
+// function timeout, partial batch responses, and a dead-letter queue behind every
+// consumed queue.
+func TestWiring_ConsumedQueuesOutlastTheirFunctionAndRedrive(t *testing.T) {
+	tpl := loadRealTemplate(t)
+	queues, err := tpl.Queues()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]sam.Queue{}
+	for _, q := range queues {
+		byName[q.Name] = q
+	}
+	consumed := 0
+	for _, f := range realFunctions(t) {
+		for _, ev := range f.Events.SQS {
+			consumed++
+			q, ok := byName[ev.Queue]
+			if !ok {
+				t.Errorf("%s event %s reads unknown queue %q", f.Name, ev.Name, ev.Queue)
+				continue
+			}
+			vis, _ := strconv.Atoi(q.Attributes["VisibilityTimeout"])
+			if vis < 6*f.Timeout {
+				t.Errorf("%s VisibilityTimeout %d s, want at least 6 × %s's %d s", q.Name, vis, f.Name, f.Timeout)
+			}
+			if !slices.Contains(ev.FunctionResponseTypes, "ReportBatchItemFailures") {
+				t.Errorf("%s event %s lacks ReportBatchItemFailures", f.Name, ev.Name)
+			}
+			if !strings.Contains(q.Attributes["RedrivePolicy"], "maxReceiveCount") {
+				t.Errorf("%s has no redrive policy to a dead-letter queue: %v", q.Name, q.Attributes)
+			}
+		}
+	}
+	if consumed == 0 {
+		t.Error("no function consumes a queue")
 	}
 }
 

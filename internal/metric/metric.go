@@ -1,0 +1,79 @@
+// Package metric writes CloudWatch metrics as log lines in the Embedded Metric Format
+// (Amazon CloudWatch User Guide, "Specification: Embedded metric format"): one JSON
+// object whose "_aws" member declares the metrics and whose top-level members carry
+// their values and dimensions. Lambda sends stdout to CloudWatch Logs, which extracts
+// the metrics; no PutMetricData call, no extra permission, no latency.
+package metric
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// Namespace is the CloudWatch namespace of every stockguard metric.
+const Namespace = "stockguard"
+
+// Units used by stockguard (CloudWatch MetricDatum Unit values).
+const (
+	Count        = "Count"
+	Milliseconds = "Milliseconds"
+)
+
+// Value is one metric's data for one line. Values holds the observations; each
+// becomes a sample of the metric. EMF takes at most 100 per metric per line: Emit
+// drops the rest.
+type Value struct {
+	Name   string    // metric name, e.g. "Released"
+	Unit   string    // Count, Milliseconds, ...
+	Values []float64 // observations; a line with none is not written
+}
+
+// Of is a Value with a single observation.
+func Of(name, unit string, v float64) Value {
+	return Value{Name: name, Unit: unit, Values: []float64{v}}
+}
+
+type emfDirective struct {
+	Namespace  string      `json:"Namespace"`
+	Dimensions [][]string  `json:"Dimensions"`
+	Metrics    []emfMetric `json:"Metrics"`
+}
+
+type emfMetric struct {
+	Name string `json:"Name"`
+	Unit string `json:"Unit"`
+}
+
+type emfMetadata struct {
+	Timestamp         int64          `json:"Timestamp"` // Unix milliseconds
+	CloudWatchMetrics []emfDirective `json:"CloudWatchMetrics"`
+}
+
+// Emit writes one info-level line on log (which must write JSON, as slog's
+// JSONHandler does) carrying values under the dimension Function=function. Values
+// without observations are left out; with none left, nothing is written.
+func Emit(ctx context.Context, log *slog.Logger, function string, values ...Value) {
+	directive := emfDirective{Namespace: Namespace, Dimensions: [][]string{{"Function"}}}
+	attrs := []slog.Attr{slog.String("Function", function)}
+	for _, v := range values {
+		if len(v.Values) == 0 {
+			continue
+		}
+		if len(v.Values) > 100 {
+			v.Values = v.Values[:100]
+		}
+		directive.Metrics = append(directive.Metrics, emfMetric{Name: v.Name, Unit: v.Unit})
+		if len(v.Values) == 1 {
+			attrs = append(attrs, slog.Float64(v.Name, v.Values[0]))
+		} else {
+			attrs = append(attrs, slog.Any(v.Name, v.Values))
+		}
+	}
+	if len(directive.Metrics) == 0 {
+		return
+	}
+	meta := emfMetadata{Timestamp: time.Now().UnixMilli(), CloudWatchMetrics: []emfDirective{directive}}
+	attrs = append(attrs, slog.Any("_aws", meta))
+	log.LogAttrs(ctx, slog.LevelInfo, "metrics", attrs...)
+}
