@@ -55,15 +55,15 @@ type item = map[string]any
 //   - each purchase counter equals the units of its user's non-cancelled orders
 //     counted on it.
 func Problems(ctx context.Context, db *dynamodb.Client, tables dynamo.Tables) ([]string, error) {
-	skus, err := scan(ctx, db, tables.SKUs)
+	skus, err := Scan(ctx, db, tables.SKUs)
 	if err != nil {
 		return nil, err
 	}
-	orders, err := scan(ctx, db, tables.Orders)
+	orders, err := Scan(ctx, db, tables.Orders)
 	if err != nil {
 		return nil, err
 	}
-	ledger, err := scan(ctx, db, tables.StockLog)
+	ledger, err := Scan(ctx, db, tables.StockLog)
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +207,9 @@ func Problems(ctx context.Context, db *dynamodb.Client, tables dynamo.Tables) ([
 	return problems, nil
 }
 
-func scan(ctx context.Context, db *dynamodb.Client, table string) ([]item, error) {
+// Scan reads every item of table, strongly consistent, page by page, decoded to
+// plain maps (numbers as float64).
+func Scan(ctx context.Context, db *dynamodb.Client, table string) ([]map[string]any, error) {
 	var out []item
 	pages := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
 	for pages.HasMorePages() {

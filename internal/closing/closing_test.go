@@ -20,7 +20,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -31,6 +30,7 @@ import (
 	"github.com/stockguard/stockguard/internal/closing"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/testkit"
 )
 
 // These tests run the whole local stack (embedded DynamoDB and SQS servers, tables and
@@ -38,46 +38,24 @@ import (
 // closeOrder the ways Lambda would. goaws keeps global state, so they do not run in
 // parallel.
 
-// clock is a settable clock for StackConfig.Now.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 11, 11, 0, 0, 0, 0, time.UTC)} }
+var (
+	newClock = testkit.NewClock
+	parallel = testkit.Parallel
+)
 
 // logBuffer collects the stack's JSON log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+type logBuffer struct{ testkit.Log }
 
 // lines returns the logged lines whose msg is msg, decoded.
-func (b *logBuffer) lines(msg string) []map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+func (b *logBuffer) lines(t testing.TB, msg string) []map[string]any {
+	t.Helper()
+	all, err := b.Lines()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var out []map[string]any
-	for _, l := range strings.Split(b.buf.String(), "\n") {
-		var m map[string]any
-		if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == msg {
+	for _, m := range all {
+		if m["msg"] == msg {
 			out = append(out, m)
 		}
 	}
@@ -203,12 +181,8 @@ func (h *harness) handleSQS(t testing.TB, recs ...events.SQSMessage) events.SQSE
 
 func (h *harness) scan(t testing.TB, table string) []map[string]any {
 	t.Helper()
-	out, err := h.DB.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
+	items, err := booktest.Scan(context.Background(), h.DB, table)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var items []map[string]any
-	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
 		t.Fatal(err)
 	}
 	return items
@@ -326,7 +300,7 @@ func TestCloseOrder_LongWindowIsReenqueuedUntilDue(t *testing.T) {
 		if status, _ := h.status(t, id); status != "PENDING" {
 			t.Fatalf("order %s before its expiry, want PENDING", status)
 		}
-		requeued := h.log.lines("close message re-enqueued")
+		requeued := h.log.lines(t, "close message re-enqueued")
 		if len(requeued) == 0 || requeued[len(requeued)-1]["delaySeconds"] != hop.delay {
 			t.Fatalf("re-enqueue log lines %v, want the last with delaySeconds %v", requeued, hop.delay)
 		}
@@ -358,7 +332,7 @@ func TestCloseOrder_DuplicateDeliveriesReleaseOnce(t *testing.T) {
 	if n := h.releases(t)[id]; n != 2 {
 		t.Errorf("%d RELEASE entries, want 2 (one per line, once)", n)
 	}
-	if released := sumLogged(h.log.lines("close messages"), "released"); released != 1 {
+	if released := sumLogged(h.log.lines(t, "close messages"), "released"); released != 1 {
 		t.Errorf("invocations reported %d releases, want 1", released)
 	}
 	if got := h.available(t, "cup"); got != 200 {
@@ -655,18 +629,4 @@ func sorted(s []string) []string {
 	out := append([]string(nil), s...)
 	slices.Sort(out)
 	return out
-}
-
-// parallel runs n calls of fn at once.
-func parallel(n int, fn func(i int)) {
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			fn(i)
-		})
-	}
-	close(start)
-	wg.Wait()
 }

@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	miniserver "github.com/truora/minidyn/server"
 
+	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/local"
 )
@@ -106,12 +106,8 @@ func (e *env) setIn(t testing.TB, table, pk, name string, value any) {
 // scan returns every item of a table, for before/after comparisons.
 func (e *env) scan(t testing.TB, table string) []map[string]any {
 	t.Helper()
-	out, err := e.db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
+	items, err := booktest.Scan(context.Background(), e.db, table)
 	if err != nil {
-		t.Fatal(err)
-	}
-	var items []map[string]any
-	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
 		t.Fatal(err)
 	}
 	return items

@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -203,12 +202,8 @@ func (s *Store) releaseTx(order *inventory.Order, reason inventory.CancelReason,
 // SDK's retries): it reads the order back; CANCELLED at this call's cancelledAt means
 // this call's write was applied.
 func (s *Store) releaseUnknown(ctx context.Context, id string, at time.Time, cause error) (*inventory.Order, bool, error) {
-	if isTransient(cause) {
-		return nil, false, fmt.Errorf("release order %s: %w (%w)", id, inventory.ErrBusy, cause)
-	}
-	var ae smithy.APIError
-	if errors.As(cause, &ae) && ae.ErrorFault() == smithy.FaultClient {
-		return nil, false, fmt.Errorf("release order %s: %w", id, cause)
+	if err := definiteFailure("release order "+id, cause); err != nil {
+		return nil, false, err
 	}
 	cctx, cancel := convergeContext(ctx)
 	defer cancel()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/testkit"
 )
 
 func cart(t testing.TB, lines ...inventory.Line) inventory.Cart {
@@ -60,19 +61,7 @@ func errName(err error) string {
 	return "other: " + err.Error()
 }
 
-// parallel runs n calls of fn at once.
-func parallel(n int, fn func(i int)) {
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			fn(i)
-		})
-	}
-	close(start)
-	wg.Wait()
-}
+var parallel = testkit.Parallel
 
 func TestReserve_ConcurrentBuyersNeverOversellNorFalselyReject(t *testing.T) {
 	for _, tc := range []struct {

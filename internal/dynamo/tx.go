@@ -232,15 +232,11 @@ func (r *reservation) replay(ctx context.Context) (*inventory.Order, bool, error
 
 // ambiguous handles a failure that says nothing about whether the write applied
 // (timeouts, 5xx after the SDK's retries, a cancelled context): it reads the order
-// back, and answers ErrBusy when it is not there. Client-side faults other than
-// throttling are bugs and are returned as they are.
+// back, and answers ErrBusy when it is not there.
 func (r *reservation) ambiguous(ctx context.Context, cause error) (*inventory.Order, error) {
-	if isTransient(cause) {
-		return nil, fmt.Errorf("reserve order %s: %w (%w)", r.id, inventory.ErrBusy, cause)
-	}
-	var ae smithy.APIError
-	if errors.As(cause, &ae) && ae.ErrorFault() == smithy.FaultClient {
-		return nil, fmt.Errorf("reserve order %s: %w", r.id, cause)
+	what := "reserve order " + r.id
+	if err := definiteFailure(what, cause); err != nil {
+		return nil, err
 	}
 	cctx, cancel := convergeContext(ctx)
 	defer cancel()
@@ -248,5 +244,20 @@ func (r *reservation) ambiguous(ctx context.Context, cause error) (*inventory.Or
 	if err == nil && order != nil && order.UserID == r.req.UserID && order.CartHash == r.hash {
 		return order, nil
 	}
-	return nil, fmt.Errorf("reserve order %s: outcome unknown after %v: %w", r.id, cause, inventory.ErrBusy)
+	return nil, fmt.Errorf("%s: outcome unknown after %v: %w", what, cause, inventory.ErrBusy)
+}
+
+// definiteFailure returns the error to answer when a failed write certainly changed
+// nothing: ErrBusy for throttling and conflicts, the cause itself for other client
+// faults (bugs). It returns nil when the write may have been applied (timeouts, 5xx
+// after the SDK's retries, a cancelled context): the caller must read back.
+func definiteFailure(what string, cause error) error {
+	if isTransient(cause) {
+		return fmt.Errorf("%s: %w (%w)", what, inventory.ErrBusy, cause)
+	}
+	var ae smithy.APIError
+	if errors.As(cause, &ae) && ae.ErrorFault() == smithy.FaultClient {
+		return fmt.Errorf("%s: %w", what, cause)
+	}
+	return nil
 }

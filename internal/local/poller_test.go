@@ -1,7 +1,6 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -22,6 +21,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/stockguard/stockguard/internal/testkit"
 )
 
 // Poller tests use SQS, so they never call t.Parallel either.
@@ -136,30 +137,15 @@ func failures(e events.SQSEvent, bodies ...string) []byte {
 	return b
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
+// syncBuffer collects the poller's JSON log lines.
+type syncBuffer struct{ testkit.Log }
 
 // records decodes the JSON lines written so far.
 func (b *syncBuffer) records(t *testing.T) []map[string]any {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var recs []map[string]any
-	for line := range strings.Lines(b.buf.String()) {
-		var r map[string]any
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("log line %q is not JSON: %v", line, err)
-		}
-		recs = append(recs, r)
+	recs, err := b.Lines()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return recs
 }
