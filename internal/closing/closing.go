@@ -58,7 +58,8 @@ type Closer struct {
 }
 
 // New returns a Closer over store that re-enqueues early messages on queue and logs
-// JSON lines (and EMF metrics) to log.
+// JSON lines (and EMF metrics) to log. With a nil queue an early message fails (and is
+// redelivered after the visibility timeout).
 func New(store *dynamo.Store, queue *closeq.Queue, log *slog.Logger, opts Options) *Closer {
 	if opts.SweepConcurrency <= 0 {
 		opts.SweepConcurrency = 8
@@ -173,6 +174,9 @@ func (c *Closer) handleRecord(ctx context.Context, rec events.SQSMessage) (*inve
 	order, o, err := c.expire(ctx, m.OrderID)
 	if err != nil || o != notDue {
 		return order, o, err
+	}
+	if c.queue == nil {
+		return nil, 0, fmt.Errorf("order %s is not due until %v and there is no queue to re-enqueue on", order.ID, order.ExpiresAt)
 	}
 	delay, err := c.queue.Schedule(ctx, closeq.Message{OrderID: order.ID, ExpiresAt: order.ExpiresAt})
 	if err != nil {
