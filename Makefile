@@ -22,3 +22,4 @@ endef
 # One line per AWS::Serverless::Function of template.yaml.
 $(eval $(call lambda_function,CreateOrderFunction,createOrder))
 $(eval $(call lambda_function,CloseOrderFunction,closeOrder))
+$(eval $(call lambda_function,PayCallbackFunction,payCallback))

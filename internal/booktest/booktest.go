@@ -52,7 +52,7 @@ type item = map[string]any
 //   - 0 ≤ available ≤ onHand; Σ COMMIT − Σ RETURN ≤ Σ ADJUST;
 //   - each order line has a RESERVE entry; a CANCELLED order a RELEASE entry and no
 //     COMMIT; a PAID order a COMMIT entry; a PENDING order neither;
-//   - each purchase counter equals the units of its user's non-cancelled orders
+//   - each purchase counter equals the units of its user's PENDING and PAID orders
 //     counted on it.
 func Problems(ctx context.Context, db *dynamodb.Client, tables dynamo.Tables) ([]string, error) {
 	skus, err := Scan(ctx, db, tables.SKUs)
@@ -162,7 +162,7 @@ func Problems(ctx context.Context, db *dynamodb.Client, tables dynamo.Tables) ([
 					at(byShard, sku+"#"+n).pending += units
 				}
 			}
-			if line["limited"] == true && status != "CANCELLED" {
+			if line["limited"] == true && (status == "PENDING" || status == "PAID") {
 				bought["limit#"+sku+"#"+str(o["userId"])] += q
 			}
 		}

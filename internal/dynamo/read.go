@@ -28,6 +28,23 @@ func (s *Store) Order(ctx context.Context, userID, id string) (*inventory.Order,
 	return order, nil
 }
 
+// Lookup returns the order with id whoever owns it, read strongly consistently, for
+// trusted callers (payment notifications, operators, the local runner); a user's
+// request must go through Order. Errors: inventory.ErrOrderNotFound, or a store error.
+func (s *Store) Lookup(ctx context.Context, id string) (*inventory.Order, error) {
+	if !inventory.ValidOrderID(id) {
+		return nil, inventory.ErrOrderNotFound
+	}
+	order, err := s.order(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if order == nil {
+		return nil, inventory.ErrOrderNotFound
+	}
+	return order, nil
+}
+
 // order reads an order by id; nil without error when there is none.
 func (s *Store) order(ctx context.Context, id string) (*inventory.Order, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{

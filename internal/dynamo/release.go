@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"maps"
@@ -14,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -67,9 +65,9 @@ func (s *Store) Expire(ctx context.Context, orderID string) (*inventory.Order, b
 	return s.release(ctx, order, inventory.CancelTimeout)
 }
 
-// maxReleaseRounds bounds the release transactions one call sends: a second round
-// only runs without purchase-counter give-backs whose counters had drifted.
-const maxReleaseRounds = 2
+// maxTransitionRounds bounds the transactions one release or payment sends; rounds after the
+// first only run when the order changed meanwhile or a counter had drifted.
+const maxTransitionRounds = 4
 
 // release cancels order (read just before) with reason and gives its stock back, in
 // one TransactWriteItems: the order's status PENDING → CANCELLED (conditioned on
@@ -78,153 +76,82 @@ const maxReleaseRounds = 2
 // back, and one RELEASE ledger entry per line (attribute_not_exists). Whoever loses
 // the status condition changes nothing; the order is then read again and returned.
 func (s *Store) release(ctx context.Context, order *inventory.Order, reason inventory.CancelReason) (*inventory.Order, bool, error) {
-	if order.Status != inventory.StatusPending {
-		return order, false, nil
-	}
 	now := s.now()
 	giveBack := map[string]bool{} // SKU → its counter is given back
 	for _, it := range order.Items {
 		giveBack[it.SKU] = it.Limited
 	}
-	for range maxReleaseRounds {
-		tx, roles, err := s.releaseTx(order, reason, now, giveBack)
-		if err != nil {
-			return nil, false, err
+	for range maxTransitionRounds {
+		if order.Status != inventory.StatusPending {
+			return order, false, nil
 		}
-		_, err = s.db.TransactWriteItems(ctx, tx)
-		if err == nil {
+		t := s.releaseTx(order, reason, now, giveBack)
+		res, failed, err := s.send(ctx, t, order.ID+"-release", func(o *inventory.Order) bool {
+			return o.Status == inventory.StatusCancelled && o.CancelledAt != nil && o.CancelledAt.Equal(now)
+		})
+		switch {
+		case err != nil:
+			return nil, false, err
+		case res == applied:
 			done := *order
 			done.Status, done.CancelReason, done.CancelledAt = inventory.StatusCancelled, reason, &now
 			return &done, true, nil
-		}
-		var tce *types.TransactionCanceledException
-		if !errors.As(err, &tce) {
-			return s.releaseUnknown(ctx, order.ID, now, err)
-		}
-		failed := conditionFailures(tce, len(roles))
-		switch {
-		case len(failed) == 0 && isTransient(err):
-			return nil, false, fmt.Errorf("release order %s: %w (%w)", order.ID, inventory.ErrBusy, err)
-		case len(failed) == 0:
-			return nil, false, fmt.Errorf("release order %s: %w", order.ID, err)
-		case slices.Contains(failed, 0):
-			// The order is no longer PENDING: paid, or released by someone else.
-			return s.reread(ctx, order.ID)
+		case res == lost:
+			// Paid or released by someone else meanwhile: answer with what it is now.
+			if order, err = s.mustOrder(ctx, order.ID); err != nil {
+				return nil, false, err
+			}
+			continue
 		}
 		// A purchase counter that holds less than the order counted on it (changed by
 		// hand) is skipped in the next round; anything else means the books are off.
-		for _, i := range failed {
-			ro := roles[i]
-			if ro.kind != roleLimit {
-				return nil, false, fmt.Errorf("release order %s: %s of %s failed its condition: the books need reconciling", order.ID, ro.what(), ro.sku)
+		for _, a := range failed {
+			if a.kind != roleLimit {
+				return nil, false, booksOff("release", order.ID, failed)
 			}
-			giveBack[ro.sku] = false
+			giveBack[a.sku] = false
 		}
 	}
-	return nil, false, fmt.Errorf("release order %s: purchase counters kept failing their conditions", order.ID)
+	return nil, false, fmt.Errorf("release order %s: %d rounds without an answer: %w", order.ID, maxTransitionRounds, inventory.ErrBusy)
 }
 
-// releaseRole says what one action of a release transaction is.
-type releaseRole struct {
-	kind  roleKind
-	sku   string
-	shard int
-}
-
-func (r releaseRole) what() string {
-	switch r.kind {
-	case roleShard:
-		return "shard " + strconv.Itoa(r.shard) + " (reserved < q)"
-	case roleLedger:
-		return "the RELEASE ledger entry (already written)"
-	default:
-		return "the purchase counter"
-	}
-}
-
-// releaseTx builds the release transaction of order; roles[i] names action i.
-func (s *Store) releaseTx(order *inventory.Order, reason inventory.CancelReason, now time.Time, giveBack map[string]bool) (*dynamodb.TransactWriteItemsInput, []releaseRole, error) {
-	status := expression.Name("status")
-	upd := expression.Set(status, expression.Value(string(inventory.StatusCancelled))).
+// releaseTx builds the release transaction of order.
+func (s *Store) releaseTx(order *inventory.Order, reason inventory.CancelReason, now time.Time, giveBack map[string]bool) *transition {
+	upd := expression.Set(expression.Name("status"), expression.Value(string(inventory.StatusCancelled))).
 		Set(expression.Name("cancelReason"), expression.Value(string(reason))).
 		Set(expression.Name("cancelledAt"), expression.Value(formatTime(now))).
 		Remove(expression.Name("pendingBucket")).
 		Remove(expression.Name("pendingExpiresAt"))
-	it, err := update(s.tables.Orders, order.ID, upd, status.Equal(expression.Value(string(inventory.StatusPending))))
-	if err != nil {
-		return nil, nil, err
-	}
-	items := []types.TransactWriteItem{it}
-	roles := []releaseRole{{kind: roleOrder}}
-	reserved := expression.Name("reserved")
+	t := s.newTransition("release", order, inventory.StatusPending, upd)
+	avail, reserved := expression.Name("available"), expression.Name("reserved")
 	for _, line := range order.Items {
-		for _, shard := range slices.Sorted(maps.Keys(line.Shards)) {
-			q := line.Shards[shard]
-			avail := expression.Name("available")
-			upd := expression.Set(avail, avail.Plus(expression.Value(q))).Add(reserved, expression.Value(-q))
-			it, err := update(s.tables.SKUs, shardKey(line.SKU, shard), upd, reserved.GreaterThanEqual(expression.Value(q)))
-			if err != nil {
-				return nil, nil, err
-			}
-			items = append(items, it)
-			roles = append(roles, releaseRole{kind: roleShard, sku: line.SKU, shard: shard})
+		for _, n := range slices.Sorted(maps.Keys(line.Shards)) {
+			q := line.Shards[n]
+			t.shard(s, line.SKU, n, expression.Set(avail, avail.Plus(expression.Value(q))).Add(reserved, expression.Value(-q)),
+				reserved.GreaterThanEqual(expression.Value(q)))
 		}
 		if giveBack[line.SKU] {
 			bought := expression.Name("bought")
-			it, err := update(s.tables.Orders, limitKey(line.SKU, order.UserID), expression.Add(bought, expression.Value(-line.Qty)), bought.GreaterThanEqual(expression.Value(line.Qty)))
-			if err != nil {
-				return nil, nil, err
-			}
-			items = append(items, it)
-			roles = append(roles, releaseRole{kind: roleLimit, sku: line.SKU})
+			t.counter(s, line.SKU, order.UserID, expression.Add(bought, expression.Value(-line.Qty)), bought.GreaterThanEqual(expression.Value(line.Qty)))
 		}
-		entry := ledgerRecord{
+		t.ledger(s, ledgerRecord{
 			PK: ledgerKey(order.ID, OpRelease, line.SKU), Ref: order.ID, Op: OpRelease, SKU: line.SKU,
 			Qty: line.Qty, DAvailable: line.Qty, Shards: shardsToRecord(line.Shards), At: now.UnixMilli(), Reason: string(reason),
-		}
-		put, err := s.putNew(s.tables.StockLog, entry, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		items = append(items, put)
-		roles = append(roles, releaseRole{kind: roleLedger, sku: line.SKU})
+		})
 	}
-	return &dynamodb.TransactWriteItemsInput{
-		TransactItems: items,
-		// The SDK's retries of this input are idempotent for 10 minutes (DynamoDB API
-		// Reference, TransactWriteItems, ClientRequestToken); the status condition
-		// makes any later copy a no-op.
-		ClientRequestToken: aws.String(order.ID + "-release"),
-	}, roles, nil
+	return t
 }
 
-// releaseUnknown handles a release whose outcome is unknown (timeout, 5xx after the
-// SDK's retries): it reads the order back; CANCELLED at this call's cancelledAt means
-// this call's write was applied.
-func (s *Store) releaseUnknown(ctx context.Context, id string, at time.Time, cause error) (*inventory.Order, bool, error) {
-	if err := definiteFailure("release order "+id, cause); err != nil {
-		return nil, false, err
-	}
-	cctx, cancel := convergeContext(ctx)
-	defer cancel()
-	order, err := s.order(cctx, id)
-	if err != nil || order == nil || order.Status == inventory.StatusPending {
-		return nil, false, fmt.Errorf("release order %s: outcome unknown after %v: %w", id, cause, inventory.ErrBusy)
-	}
-	mine := order.CancelledAt != nil && order.CancelledAt.Equal(at)
-	return order, mine, nil
-}
-
-// reread returns the order as it stands now, after a release lost its status condition.
-func (s *Store) reread(ctx context.Context, id string) (*inventory.Order, bool, error) {
+// mustOrder reads an order that must exist.
+func (s *Store) mustOrder(ctx context.Context, id string) (*inventory.Order, error) {
 	order, err := s.order(ctx, id)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if order == nil {
-		return nil, false, fmt.Errorf("release order %s: %w", id, inventory.ErrOrderNotFound)
+		return nil, fmt.Errorf("order %s vanished: %w", id, inventory.ErrOrderNotFound)
 	}
-	return order, false, nil
+	return order, nil
 }
 
 // DuePending lists the ids of orders that the PendingByExpiry index shows as PENDING

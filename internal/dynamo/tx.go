@@ -40,9 +40,13 @@ func (s *Store) putNew(table string, rec any, orReplace *expression.ConditionBui
 }
 
 // update is a transactional Update of the item with key pk, returning the old item when
-// its condition fails.
+// its condition fails; a zero cond means no condition.
 func update(table, pk string, upd expression.UpdateBuilder, cond expression.ConditionBuilder) (types.TransactWriteItem, error) {
-	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
+	b := expression.NewBuilder().WithUpdate(upd)
+	if cond.IsSet() {
+		b = b.WithCondition(cond)
+	}
+	expr, err := b.Build()
 	if err != nil {
 		return types.TransactWriteItem{}, fmt.Errorf("build update of %s: %w", pk, err)
 	}

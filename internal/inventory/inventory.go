@@ -51,6 +51,10 @@ var (
 	ErrOrderNotFound = errors.New("order not found")
 	// ErrNotCancellable: the order is paid (or being refunded), so a user cannot cancel it.
 	ErrNotCancellable = errors.New("order cannot be cancelled")
+	// ErrPaymentMismatch: a payment's amount or currency differs from its order's.
+	ErrPaymentMismatch = errors.New("payment does not match the order")
+	// ErrPaidTwice: a payment for an order already paid by another transaction.
+	ErrPaidTwice = errors.New("order already paid by another transaction")
 	// ErrIdempotencyKeyReused: the idempotency key was used with a different cart.
 	ErrIdempotencyKeyReused = errors.New("idempotency key reused with a different request")
 	// ErrBusy: the store stayed throttled or conflicted after bounded retries; nothing

@@ -1,13 +1,17 @@
 package local
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +25,11 @@ import (
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/closing"
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/payment"
 	"github.com/stockguard/stockguard/internal/sam"
+	"github.com/stockguard/stockguard/internal/wechatpay"
+	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
 )
 
 // StackConfig configures Start. Zero values take the defaults noted.
@@ -63,9 +71,13 @@ type Stack struct {
 	API      http.Handler      // the HTTP API (routes of template.yaml) and the /_local/ routes
 	// Handlers are the functions by logical id, invoked as Lambda invokes them.
 	Handlers map[string]lambda.Handler
+	// Payments is the local stand-in for WeChat Pay: keys generated at Start, trusted by
+	// payCallback. POST /_local/pay/{orderId} sends notifications signed with it.
+	Payments *paytest.Platform
 
 	functions []sam.Function
 	cfg       StackConfig
+	gateway   http.Handler
 }
 
 // Start brings the stack up. Every AWS::Serverless::Function of the template must have
@@ -105,6 +117,9 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		}
 	}
 	s.cfg = cfg
+	if s.Payments, err = paytest.NewPlatform(LocalMchID, LocalAppID); err != nil {
+		return nil, err
+	}
 	if s.functions, err = tpl.Functions(); err != nil {
 		return nil, err
 	}
@@ -120,8 +135,10 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		gwRoutes[i] = Route{Method: r.Method, Path: r.Path, Function: r.Function, Public: r.Public}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/", NewGateway(gwRoutes, s.Handlers, GatewayOptions{Logger: cfg.Logger}))
+	s.gateway = NewGateway(gwRoutes, s.Handlers, GatewayOptions{Logger: cfg.Logger})
+	mux.Handle("/", s.gateway)
 	mux.HandleFunc("POST /_local/invoke/{function}", s.serveInvoke)
+	mux.HandleFunc("POST /_local/pay/{orderId}", s.servePay)
 	s.API = mux
 	return s, nil
 }
@@ -171,6 +188,17 @@ func (s *Stack) wire(cfg StackConfig) (map[string]lambda.Handler, error) {
 				API:    apigw.New(store, nil, log, functionName(f.Name)),
 			}
 			handlers[f.Name] = lambda.NewHandler(fn.Invoke)
+		case "PayCallbackFunction":
+			// Deployed, the merchant configuration comes from the Secrets Manager secret
+			// WECHATPAY_SECRET_ARN names; locally it is the local platform's.
+			payCfg := s.Payments.Config()
+			payCfg.Now = cfg.Now
+			verifier, err := wechatpay.NewVerifier(payCfg)
+			if err != nil {
+				return nil, err
+			}
+			store := dynamo.New(s.DB, tables, dynamo.Options{Now: cfg.Now})
+			handlers[f.Name] = lambda.NewHandler(payment.New(verifier, store, log).Handle)
 		default:
 			return nil, fmt.Errorf("function %s has no local wiring in internal/local", f.Name)
 		}
@@ -278,6 +306,74 @@ func (s *Stack) serveInvoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeLocalJSON(w, http.StatusNotFound, []byte(`{"code":"NOT_FOUND","message":"no scheduled function of that name"}`))
+}
+
+// LocalMchID and LocalAppID are the merchant the local stack's WeChat Pay stand-in pays.
+const (
+	LocalMchID = "1900000001"
+	LocalAppID = "wx0000000000000001"
+)
+
+// servePay serves POST /_local/pay/{orderId} (CONTRACT.md, local-only routes): it builds
+// a real signed and encrypted WeChat Pay notification for the order with the local
+// platform's keys (amount defaulting to the order's, state to SUCCESS; body optional
+// {"amount": fen, "state": "SUCCESS"}), sends it through the notify route, and answers
+// with that route's status, headers and body.
+func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Amount *int64  `json:"amount"`
+		State  *string `json:"state"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) {
+		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen, \"state\": \"SUCCESS\"} or empty"}`))
+		return
+	}
+	order, err := s.Store.Lookup(r.Context(), r.PathValue("orderId"))
+	if errors.Is(err, inventory.ErrOrderNotFound) {
+		writeLocalJSON(w, http.StatusNotFound, []byte(`{"code":"ORDER_NOT_FOUND","message":"no such order"}`))
+		return
+	}
+	if err != nil {
+		s.cfg.Logger.Error("local pay: read order", "error", err)
+		writeLocalJSON(w, http.StatusInternalServerError, []byte(`{"code":"INTERNAL","message":"internal error"}`))
+		return
+	}
+	now := time.Now()
+	if s.cfg.Now != nil {
+		now = s.cfg.Now()
+	}
+	tx := wechatpay.Transaction{
+		OutTradeNo: order.ID, TransactionID: localTransactionID(order.ID), TradeType: "JSAPI",
+		TradeState: wechatpay.TradeStateSuccess, TradeStateDesc: "支付成功", BankType: "OTHERS", SuccessTime: now,
+		Payer:  wechatpay.Payer{OpenID: "o-local-" + order.UserID},
+		Amount: wechatpay.Amount{Total: order.Amount, PayerTotal: order.Amount, Currency: order.Currency, PayerCurrency: order.Currency},
+	}
+	if in.Amount != nil {
+		tx.Amount.Total, tx.Amount.PayerTotal = *in.Amount, *in.Amount
+	}
+	if in.State != nil {
+		tx.TradeState = wechatpay.TradeState(*in.State)
+	}
+	headers, body, err := s.Payments.Notify(tx, now)
+	if err != nil {
+		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"cannot build that notification"}`))
+		return
+	}
+	req := httptest.NewRequestWithContext(r.Context(), http.MethodPost, "/payments/wechatpay/notify", bytes.NewReader(body))
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	s.gateway.ServeHTTP(w, req)
+}
+
+// localTransactionID is the WeChat Pay transaction_id the local platform gives an
+// order's payment: 28 digits derived from the order id, so that paying the same order
+// again replays the same payment, as a resent notification would.
+func localTransactionID(orderID string) string {
+	sum := sha256.Sum256([]byte(orderID))
+	return fmt.Sprintf("4200%024d", binary.BigEndian.Uint64(sum[:8])%1e18)
 }
 
 func writeLocalJSON(w http.ResponseWriter, status int, body []byte) {
