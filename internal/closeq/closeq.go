@@ -40,10 +40,14 @@ type Message struct {
 func Decode(body string) (Message, error) {
 	var m Message
 	if err := json.Unmarshal([]byte(body), &m); err != nil {
-		return Message{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		return Message{}, fmt.Errorf("%w: not a JSON object of orderId and expiresAt (%d bytes)", ErrMalformed, len(body))
 	}
 	if !inventory.ValidOrderID(m.OrderID) || m.ExpiresAt.IsZero() {
-		return Message{}, fmt.Errorf("%w: order id %q, expiresAt %v", ErrMalformed, m.OrderID, m.ExpiresAt)
+		id := m.OrderID
+		if len(id) > 64 { // keep a hostile message's log line short
+			id = id[:64] + "…"
+		}
+		return Message{}, fmt.Errorf("%w: order id %q, expiresAt %v", ErrMalformed, id, m.ExpiresAt)
 	}
 	return m, nil
 }

@@ -77,8 +77,9 @@ func (r PayResult) String() string {
 // inventory.ErrBusy (throttled, conflicted or unavailable: nothing changed, retry); or
 // another store error.
 func (s *Store) Pay(ctx context.Context, p Payment) (*inventory.Order, PayResult, error) {
+	now := s.now()
 	if p.PaidAt.IsZero() {
-		p.PaidAt = s.now()
+		p.PaidAt = now
 	}
 	p.PaidAt = p.PaidAt.UTC()
 	if !inventory.ValidOrderID(p.OrderID) {
@@ -103,14 +104,14 @@ func (s *Store) Pay(ctx context.Context, p Payment) (*inventory.Order, PayResult
 		)
 		switch order.Status {
 		case inventory.StatusPending:
-			res, failed, err = s.send(ctx, s.commitTx(order, p), order.ID+"-commit", mine)
+			res, failed, err = s.send(ctx, s.commitTx(order, p, now), mine)
 			result = PaidNow
 		case inventory.StatusCancelled:
 			var t *transition
-			if t, result, err = s.lateTx(ctx, order, p); err != nil {
+			if t, result, err = s.lateTx(ctx, order, p, now); err != nil {
 				return nil, 0, err
 			}
-			res, failed, err = s.send(ctx, t, order.ID+"-late-"+p.TransactionID, mine)
+			res, failed, err = s.send(ctx, t, mine)
 		default: // PAID, REFUND_PENDING, REFUNDED
 			if mine(order) {
 				return order, Replayed, nil
@@ -143,7 +144,7 @@ func paidUpdate(status inventory.Status, p Payment) expression.UpdateBuilder {
 }
 
 // commitTx builds PENDING → PAID: the reserved units leave on-hand.
-func (s *Store) commitTx(order *inventory.Order, p Payment) *transition {
+func (s *Store) commitTx(order *inventory.Order, p Payment, now time.Time) *transition {
 	upd := paidUpdate(inventory.StatusPaid, p).Remove(expression.Name("pendingBucket")).Remove(expression.Name("pendingExpiresAt"))
 	t := s.newTransition("commit", order, inventory.StatusPending, upd)
 	onHand, reserved := expression.Name("onHand"), expression.Name("reserved")
@@ -155,7 +156,7 @@ func (s *Store) commitTx(order *inventory.Order, p Payment) *transition {
 		}
 		t.ledger(s, ledgerRecord{
 			PK: ledgerKey(order.ID, OpCommit, line.SKU), Ref: order.ID, Op: OpCommit, SKU: line.SKU,
-			Qty: line.Qty, DOnHand: -line.Qty, Shards: shardsToRecord(line.Shards), At: s.now().UnixMilli(),
+			Qty: line.Qty, DOnHand: -line.Qty, Shards: shardsToRecord(line.Shards), At: now.UnixMilli(),
 			Reason: "paid " + p.TransactionID,
 		})
 	}
@@ -165,7 +166,7 @@ func (s *Store) commitTx(order *inventory.Order, p Payment) *transition {
 // lateTx builds the transition of a CANCELLED order that was paid: PAID with its
 // units taken again from the shards that hold them now (strongly consistent reads,
 // fullest shards first), or REFUND_PENDING when some line cannot be covered.
-func (s *Store) lateTx(ctx context.Context, order *inventory.Order, p Payment) (*transition, PayResult, error) {
+func (s *Store) lateTx(ctx context.Context, order *inventory.Order, p Payment, now time.Time) (*transition, PayResult, error) {
 	ids := make([]string, len(order.Items))
 	for i, it := range order.Items {
 		ids[i] = it.SKU
@@ -203,7 +204,7 @@ func (s *Store) lateTx(ctx context.Context, order *inventory.Order, p Payment) (
 	t := s.newTransition("pay late", order, inventory.StatusCancelled,
 		paidUpdate(inventory.StatusPaid, p).Set(expression.Name("items"), expression.Value(rec.Items)))
 	avail, onHand := expression.Name("available"), expression.Name("onHand")
-	at := s.now().UnixMilli()
+	at := now.UnixMilli()
 	ref := order.ID + ".late"
 	for _, it := range items {
 		for _, n := range slices.Sorted(maps.Keys(it.Shards)) {

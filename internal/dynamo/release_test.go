@@ -1,10 +1,16 @@
 package dynamo_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -237,5 +243,83 @@ func TestDuePending_ListsOnlyDuePendingOrdersAcrossBuckets(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(due) {
 		t.Errorf("listed %d orders, want the %d due ones (not %s)", len(got), len(due), later.ID)
+	}
+	// Released orders leave the listing.
+	for id := range due {
+		if _, _, err := e.store.Expire(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Advance(time.Minute)
+	for id, err := range e.store.DuePending(context.Background(), c.Now()) {
+		if err != nil || id != later.ID {
+			t.Errorf("after the releases: listed %s (%v), want only %s", id, err, later.ID)
+		}
+	}
+}
+
+// Leaving PENDING must drop an order from the sparse PendingByExpiry index, which
+// DynamoDB does when the index keys are removed. The embedded server ignores REMOVE
+// (minidyn v0.8.2 writes back only the attributes an update sets), so this test reads
+// the update expressions the store sends instead of the index.
+func TestLeavingPending_RemovesTheIndexKeys(t *testing.T) {
+	var mu sync.Mutex
+	var sent []string
+	capture := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				mu.Lock()
+				sent = append(sent, string(body))
+				mu.Unlock()
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	e := newEnv(t, dynamo.Options{}, capture)
+	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10})
+	for _, leave := range []func(o *inventory.Order) error{
+		func(o *inventory.Order) error {
+			_, _, err := e.store.Cancel(context.Background(), o.UserID, o.ID)
+			return err
+		},
+		func(o *inventory.Order) error {
+			_, _, err := e.store.Pay(context.Background(), payment(o, "tx"))
+			return err
+		},
+	} {
+		order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 1})
+		mu.Lock()
+		sent = nil
+		mu.Unlock()
+		if err := leave(order); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		var in struct {
+			TransactItems []struct {
+				Update *struct {
+					Key                      map[string]map[string]string
+					UpdateExpression         string
+					ExpressionAttributeNames map[string]string
+				}
+			}
+		}
+		if len(sent) != 1 || json.Unmarshal([]byte(sent[0]), &in) != nil || in.TransactItems[0].Update == nil {
+			t.Fatalf("sent %d transactions, want 1 starting with the order's update", len(sent))
+		}
+		mu.Unlock()
+		upd := in.TransactItems[0].Update
+		removed := map[string]bool{}
+		if _, clause, ok := strings.Cut(upd.UpdateExpression, "REMOVE "); ok {
+			clause, _, _ = strings.Cut(clause, "\n")
+			for _, name := range strings.Split(clause, ",") {
+				removed[upd.ExpressionAttributeNames[strings.TrimSpace(name)]] = true
+			}
+		}
+		if upd.Key["pk"]["S"] != order.ID || !removed["pendingBucket"] || !removed["pendingExpiresAt"] {
+			t.Errorf("order update %q (names %v) does not remove pendingBucket and pendingExpiresAt", upd.UpdateExpression, upd.ExpressionAttributeNames)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
 
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -91,17 +92,21 @@ const (
 	refused                   // another condition failed (see the failed actions): nothing changed
 )
 
-// send sends t with ClientRequestToken token, so the SDK's retries are idempotent for
-// 10 minutes (DynamoDB API Reference, TransactWriteItems, ClientRequestToken). When the
+// send sends t with a fresh ClientRequestToken: a random UUID, within DynamoDB's 36
+// characters (DynamoDB API Reference, TransactWriteItems). The SDK's retries resend the
+// same input, token included, so they are idempotent for 10 minutes; any other send, even
+// of an equal-looking transaction by a concurrent caller, has its own token, since
+// DynamoDB answers IdempotentParameterMismatchException to a token reused with other
+// parameters. When the
 // outcome is unknown (timeout, 5xx after the SDK's retries) the order is read back:
 // mine reports whether the order read shows this very transition applied. Errors wrap
 // inventory.ErrBusy when DynamoDB was throttled, conflicted or unavailable.
-func (s *Store) send(ctx context.Context, t *transition, token string, mine func(*inventory.Order) bool) (sendResult, []action, error) {
+func (s *Store) send(ctx context.Context, t *transition, mine func(*inventory.Order) bool) (sendResult, []action, error) {
 	if t.err != nil {
 		return 0, nil, t.err
 	}
 	_, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-		TransactItems: t.items, ClientRequestToken: aws.String(token),
+		TransactItems: t.items, ClientRequestToken: aws.String(uuid.NewString()),
 	})
 	if err == nil {
 		return applied, nil, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -253,14 +254,18 @@ func (r *reservation) ambiguous(ctx context.Context, cause error) (*inventory.Or
 
 // definiteFailure returns the error to answer when a failed write certainly changed
 // nothing: ErrBusy for throttling and conflicts, the cause itself for other client
-// faults (bugs). It returns nil when the write may have been applied (timeouts, 5xx
-// after the SDK's retries, a cancelled context): the caller must read back.
+// faults (bugs), whether the SDK models the error (smithy.FaultClient) or only saw a
+// 4xx status (an unmodeled error such as ValidationException). It returns nil when the
+// write may have been applied (timeouts, 5xx after the SDK's retries, a cancelled
+// context): the caller must read back.
 func definiteFailure(what string, cause error) error {
 	if isTransient(cause) {
 		return fmt.Errorf("%s: %w (%w)", what, inventory.ErrBusy, cause)
 	}
 	var ae smithy.APIError
-	if errors.As(cause, &ae) && ae.ErrorFault() == smithy.FaultClient {
+	var re *awshttp.ResponseError
+	if errors.As(cause, &ae) && ae.ErrorFault() == smithy.FaultClient ||
+		errors.As(cause, &re) && re.HTTPStatusCode() >= 400 && re.HTTPStatusCode() < 500 {
 		return fmt.Errorf("%s: %w", what, cause)
 	}
 	return nil

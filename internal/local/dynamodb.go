@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -27,7 +28,20 @@ type DynamoDBOptions struct {
 // TransactWriteItems and TransactGetItems. Any other operation (ListTables,
 // UpdateTimeToLive, TagResource, ...) answers 400 "unsupported operation".
 // Tables are ACTIVE as soon as CreateTable returns. Data lives in memory and
-// is lost on Close.
+// is lost on Close. In front of minidyn, the server enforces what DynamoDB
+// documents of TransactWriteItems' ClientRequestToken and minidyn ignores (see
+// tokens.go): at most 36 characters, a repeat with the same parameters
+// within 10 minutes answered from the first success, a repeat with others
+// refused with IdempotentParameterMismatchException.
+//
+// Known gaps of minidyn v0.8.2 that the code must not lean on:
+//   - REMOVE in an update expression is ignored (only SET/ADD results are
+//     written back), so an item never leaves a sparse GSI by losing its key
+//     attributes; readers of PendingByExpiry filter on status.
+//   - Only the first failed condition of a transaction is reported in
+//     CancellationReasons.
+//   - Each transaction copies the whole table, so writes slow down as
+//     tables grow.
 type DynamoDBServer struct {
 	http *httpServer
 	mini *server.Server
@@ -43,7 +57,8 @@ func StartDynamoDB(ctx context.Context, addr string, opts DynamoDBOptions) (*Dyn
 		return nil, fmt.Errorf("start dynamodb: %w", err)
 	}
 	mini := server.NewServer()
-	return &DynamoDBServer{http: serve(ln, mini, opts.Wrap), mini: mini}, nil
+	var h http.Handler = clientTokens(mini)
+	return &DynamoDBServer{http: serve(ln, h, opts.Wrap), mini: mini}, nil
 }
 
 // URL returns the endpoint, "http://host:port", to pass to NewDynamoDBClient

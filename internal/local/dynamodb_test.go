@@ -166,3 +166,55 @@ func TestDynamoDB_WrapCanDropResponseAfterApplying(t *testing.T) {
 		t.Error("item missing: the dropped PutItem should still have been applied")
 	}
 }
+
+// The server applies DynamoDB's ClientRequestToken rules that minidyn lacks.
+func TestDynamoDB_EnforcesClientRequestTokenRules(t *testing.T) {
+	ctx := t.Context()
+	_, client := startDynamoDB(t, DynamoDBOptions{})
+	if _, err := client.CreateTable(ctx, skusTable("t")); err != nil {
+		t.Fatal(err)
+	}
+	add := func(token string, q string) error {
+		_, err := client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+			ClientRequestToken: aws.String(token),
+			TransactItems: []types.TransactWriteItem{{Update: &types.Update{
+				TableName: aws.String("t"), Key: key("cup"), UpdateExpression: aws.String("ADD available :q"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":q": &types.AttributeValueMemberN{Value: q}},
+			}}},
+		})
+		return err
+	}
+	available := func() string {
+		out, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("t"), Key: key("cup"), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := out.Item["available"].(*types.AttributeValueMemberN)
+		if n == nil {
+			return ""
+		}
+		return n.Value
+	}
+	token := strings.Repeat("t", 36)
+	if err := add(token+"x", "1"); err == nil || !strings.Contains(err.Error(), "ValidationException") {
+		t.Errorf("37-character token: %v, want ValidationException", err)
+	}
+	if got := available(); got != "" {
+		t.Fatalf("a refused request was applied: available %s", got)
+	}
+	if err := add(token, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := add(token, "1"); err != nil {
+		t.Errorf("same token, same parameters: %v, want the first answer", err)
+	}
+	if got := available(); got != "1" {
+		t.Errorf("available %s after a repeated token, want 1 (applied once)", got)
+	}
+	if err := add(token, "2"); err == nil || !strings.Contains(err.Error(), "IdempotentParameterMismatch") {
+		t.Errorf("same token, other parameters: %v, want IdempotentParameterMismatchException", err)
+	}
+	if err := add("another-token", "1"); err != nil || available() != "2" {
+		t.Errorf("a new token: %v, available %s; want applied (2)", err, available())
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -335,7 +336,9 @@ func (g *gateway) event(r *http.Request, rt Route, params []string, body []byte,
 // localAuthorizer returns what a JWT authorizer would put in the event for
 // a token whose sub claim is userID, or nil for no identity.
 func localAuthorizer(userID string) *events.APIGatewayV2HTTPRequestContextAuthorizerDescription {
-	if userID == "" {
+	// A JWT's claims are JSON, so a sub is valid UTF-8; other bytes would be
+	// mangled into U+FFFD on the way to the function, merging distinct users.
+	if userID == "" || !utf8.ValidString(userID) {
 		return nil
 	}
 	return &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{

@@ -202,8 +202,24 @@ func (s *Stack) wire(cfg StackConfig) (map[string]lambda.Handler, error) {
 		default:
 			return nil, fmt.Errorf("function %s has no local wiring in internal/local", f.Name)
 		}
+		handlers[f.Name] = deadline{handlers[f.Name], time.Duration(f.Timeout) * time.Second}
 	}
 	return handlers, nil
+}
+
+// deadline gives each invocation of a function its template Timeout as a context
+// deadline, as Lambda does, so code that watches its deadline (the sweep) runs locally
+// as deployed.
+type deadline struct {
+	lambda.Handler
+	timeout time.Duration
+}
+
+// Invoke calls the function with a context that ends after the timeout.
+func (d deadline) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	return d.Handler.Invoke(ctx, payload)
 }
 
 // closeQueue is the close-order queue named by a function's CLOSE_QUEUE_URL (locally
