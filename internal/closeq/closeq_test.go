@@ -2,6 +2,8 @@ package closeq_test
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +48,13 @@ func TestDecode_AcceptsOnlyCloseMessages(t *testing.T) {
 	} {
 		if _, err := closeq.Decode(bad); !errors.Is(err, closeq.ErrMalformed) {
 			t.Errorf("Decode(%q) err = %v, want ErrMalformed", bad, err)
+		}
+	}
+	// A hostile message must not make a hostile log line.
+	huge := `{"orderId":"` + strings.Repeat("A", 300_000) + `","expiresAt":"2026-11-11T00:15:00Z"}`
+	for _, body := range []string{huge, huge[:200_000]} {
+		if _, err := closeq.Decode(body); err == nil || len(err.Error()) > 300 {
+			t.Errorf("Decode of a %d-byte body: error of %d bytes, want a short one", len(body), len(fmt.Sprint(err)))
 		}
 	}
 }
