@@ -180,14 +180,14 @@ func (s *Stack) wire(cfg StackConfig) (map[string]lambda.Handler, error) {
 			}
 			s.Tables = tables
 			s.Store = dynamo.New(s.DB, tables, dynamo.Options{PaymentTimeout: timeout, Now: cfg.Now})
-			handlers[f.Name] = lambda.NewHandler(apigw.New(s.Store, s.closeQueue(env), log, functionName(f.Name)).Handle)
+			handlers[f.Name] = newHandler(apigw.New(s.Store, s.closeQueue(env), log, functionName(f.Name)).Handle)
 		case "CloseOrderFunction":
 			store := dynamo.New(s.DB, tables, dynamo.Options{Now: cfg.Now})
 			fn := &closing.Function{
 				Closer: closing.New(store, s.closeQueue(env), log, closing.Options{Now: cfg.Now}),
 				API:    apigw.New(store, nil, log, functionName(f.Name)),
 			}
-			handlers[f.Name] = lambda.NewHandler(fn.Invoke)
+			handlers[f.Name] = newHandler(fn.Invoke)
 		case "PayCallbackFunction":
 			// Deployed, the merchant configuration comes from the Secrets Manager secret
 			// WECHATPAY_SECRET_ARN names; locally it is the local platform's.
@@ -198,13 +198,36 @@ func (s *Stack) wire(cfg StackConfig) (map[string]lambda.Handler, error) {
 				return nil, err
 			}
 			store := dynamo.New(s.DB, tables, dynamo.Options{Now: cfg.Now})
-			handlers[f.Name] = lambda.NewHandler(payment.New(verifier, store, log).Handle)
+			handlers[f.Name] = newHandler(payment.New(verifier, store, log).Handle)
 		default:
 			return nil, fmt.Errorf("function %s has no local wiring in internal/local", f.Name)
 		}
 		handlers[f.Name] = deadline{handlers[f.Name], time.Duration(f.Timeout) * time.Second}
 	}
 	return handlers, nil
+}
+
+// handler is a function's lambda.Handler that may be invoked concurrently, as the local
+// gateway and pollers do. aws-lambda-go's handler returns the bytes of a pooled buffer
+// that it has already released to its pool (lambda/handler.go, handlerFunc.Invoke):
+// harmless in Lambda, where one container serves one request at a time, but a data race
+// when one handler serves many requests at once. So each invocation borrows a handler
+// instance of its own and copies the answer before giving the instance back.
+type handler struct{ instances sync.Pool }
+
+// newHandler wraps fn (a function lambda.NewHandler accepts).
+func newHandler(fn any) *handler {
+	h := &handler{}
+	h.instances.New = func() any { return lambda.NewHandler(fn) }
+	return h
+}
+
+// Invoke calls the function on a handler instance no other invocation is using.
+func (h *handler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	instance := h.instances.Get().(lambda.Handler)
+	defer h.instances.Put(instance)
+	out, err := instance.Invoke(ctx, payload)
+	return bytes.Clone(out), err
 }
 
 // deadline gives each invocation of a function its template Timeout as a context
