@@ -8,6 +8,21 @@
 // takes the identity from the JWT's sub claim instead, so pass -token, or -token-file with
 // one token per line (buyer i uses line i mod n): distinct buyers need distinct tokens.
 //
+// After the sale it can settle the orders (local stack only):
+//
+//	go run ./cmd/flashsale -buyers 300 -concurrency 50 -sku cup-01 -pay-ratio 0.5
+//
+// pays for the first round(0.5 × orders) orders in buyer order through the local-only
+// POST /_local/pay/{orderId} (a signed WeChat Pay notification sent through the real
+// notify route), and, since -cancel-unpaid defaults to true whenever -pay-ratio > 0, has
+// the other holders cancel through POST /orders/{orderId}/cancel so that their stock is
+// back at once. It then checks that every pay answered 204 and reads back PAID, every
+// cancel answered 200 and reads back CANCELLED, available = start − paid units (GET
+// /skus), and on-hand = on-hand before the sale − paid units, read from the local DynamoDB
+// API (-dynamodb-endpoint, tables -skus-table etc.; an empty endpoint skips that check).
+// -cancel-unpaid=false leaves the unpaid orders to the payment timeout; -cancel-unpaid
+// with -pay-ratio 0 cancels every order.
+//
 // Exit status: 0 when every check passes, 1 when a check fails, 2 on a usage or setup
 // error (bad flags, unknown SKU, unreachable server).
 package main
@@ -76,6 +91,9 @@ func parseFlags(args []string, stderr io.Writer) (flashsale.Config, error) {
 			"Rehearses a flash sale and verifies that nothing was oversold and no buyer was falsely refused.\n"+
 			"Locally buyers differ by X-User-Id; a deployed API takes identity from the JWT sub claim,\n"+
 			"so distinct buyers need distinct tokens (-token-file, one per line).\n"+
+			"With -pay-ratio > 0 (local stack only) the first round(ratio x orders) orders in buyer order pay\n"+
+			"through POST /_local/pay/{orderId} and the other holders cancel (-cancel-unpaid); then available\n"+
+			"and on-hand (read from -dynamodb-endpoint; empty skips it) must have fallen by the paid units only.\n"+
 			"Exit status: 0 pass, 1 a check failed, 2 usage or setup error.\n\n")
 		fs.PrintDefaults()
 	}
@@ -91,12 +109,24 @@ func parseFlags(args []string, stderr io.Writer) (flashsale.Config, error) {
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "timeout per request")
 	fs.BoolVar(&cfg.Idempotency, "idempotency", false, fmt.Sprintf("send a unique Idempotency-Key per buyer and retry transport errors and 5xx up to %d times with it", flashsale.MaxRetries))
 	fs.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
+	fs.Float64Var(&cfg.PayRatio, "pay-ratio", 0, "share of order holders (0-1) who pay after the sale via POST /_local/pay/{orderId}: the first round(ratio x orders) in buyer order")
+	cancelUnpaid := fs.Bool("cancel-unpaid", false, "holders of unpaid orders cancel them after the payments (default true when -pay-ratio > 0; with -pay-ratio 0 it cancels every order)")
+	fs.StringVar(&cfg.DynamoDBEndpoint, "dynamodb-endpoint", cfg.DynamoDBEndpoint, "DynamoDB API to read on-hand stock from when settling; empty skips the on-hand check")
+	fs.StringVar(&cfg.Tables.SKUs, "skus-table", cfg.Tables.SKUs, "skus table name at -dynamodb-endpoint")
+	fs.StringVar(&cfg.Tables.Orders, "orders-table", cfg.Tables.Orders, "orders table name at -dynamodb-endpoint")
+	fs.StringVar(&cfg.Tables.StockLog, "stock-log-table", cfg.Tables.StockLog, "stock_log table name at -dynamodb-endpoint")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	cfg.CancelUnpaid = cfg.PayRatio > 0
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "cancel-unpaid" {
+			cfg.CancelUnpaid = *cancelUnpaid
+		}
+	})
 	tokens, err := readTokens(*token, *tokenFile)
 	if err != nil {
 		return cfg, err

@@ -51,6 +51,13 @@ func TestRun_UsageAndSetupErrorsExitTwo(t *testing.T) {
 		{"both token flags", []string{"-token", "a", "-token-file", "x"}, exitSetup, "not both"},
 		{"missing token file", []string{"-token-file", filepath.Join(t.TempDir(), "none")}, exitSetup, "token file"},
 		{"unreachable server", []string{"-url", gone.URL, "-timeout", "1s"}, exitSetup, "read sku cup-01"},
+		{"pay ratio above 1", []string{"-pay-ratio", "1.5"}, exitSetup, "pay ratio 1.5"},
+		{"pay ratio negative", []string{"-pay-ratio", "-0.1"}, exitSetup, "pay ratio -0.1"},
+		{"pay ratio not a number", []string{"-pay-ratio", "half"}, exitSetup, "invalid value \"half\" for flag -pay-ratio"},
+		{"pay ratio NaN", []string{"-pay-ratio", "NaN"}, exitSetup, "pay ratio NaN"},
+		{"bad dynamodb endpoint", []string{"-dynamodb-endpoint", "127.0.0.1:8000"}, exitSetup, "dynamodb endpoint"},
+		{"bad skus table", []string{"-skus-table", "ab"}, exitSetup, "skus table \"ab\""},
+		{"cancel unpaid not a bool", []string{"-cancel-unpaid=maybe"}, exitSetup, "-cancel-unpaid"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,5 +83,46 @@ func TestParseFlags_ReadsTokenFile(t *testing.T) {
 	}
 	if strings.Join(cfg.Tokens, ",") != "tok-1,tok-2" || cfg.Buyers != 7 || !cfg.Idempotency || !cfg.JSON {
 		t.Errorf("config %+v, want 2 tokens, 7 buyers, idempotency and JSON", cfg)
+	}
+}
+
+func TestParseFlags_SettlementFlags(t *testing.T) {
+	defaultTables := flashsale.DefaultConfig().Tables
+	tests := []struct {
+		name         string
+		args         []string
+		ratio        float64
+		cancelUnpaid bool
+		endpoint     string
+		skus, orders string
+		stockLog     string
+	}{
+		{"defaults: no settling", nil, 0, false, "http://127.0.0.1:8000", "SkusTable", "OrdersTable", "StockLogTable"},
+		{"pay ratio turns cancel unpaid on", []string{"-pay-ratio", "0.5"}, 0.5, true, "http://127.0.0.1:8000", "SkusTable", "OrdersTable", "StockLogTable"},
+		{"pay ratio 1", []string{"-pay-ratio", "1"}, 1, true, "http://127.0.0.1:8000", "SkusTable", "OrdersTable", "StockLogTable"},
+		{"cancel unpaid turned off", []string{"-pay-ratio", "0.5", "-cancel-unpaid=false"}, 0.5, false, "http://127.0.0.1:8000", "SkusTable", "OrdersTable", "StockLogTable"},
+		{"cancel unpaid off before the ratio", []string{"-cancel-unpaid=false", "-pay-ratio", "0.2"}, 0.2, false, "http://127.0.0.1:8000", "SkusTable", "OrdersTable", "StockLogTable"},
+		{"cancel unpaid alone cancels every order", []string{"-cancel-unpaid"}, 0, true, "http://127.0.0.1:8000", "SkusTable", "OrdersTable", "StockLogTable"},
+		{"empty endpoint skips the on-hand check", []string{"-pay-ratio", "0.5", "-dynamodb-endpoint", ""}, 0.5, true, "", "SkusTable", "OrdersTable", "StockLogTable"},
+		{"endpoint and tables", []string{"-pay-ratio", ".25", "-dynamodb-endpoint", "http://localhost:8001", "-skus-table", "skus-dev", "-orders-table", "orders-dev", "-stock-log-table", "stock_log.dev"},
+			0.25, true, "http://localhost:8001", "skus-dev", "orders-dev", "stock_log.dev"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := parseFlags(tt.args, &bytes.Buffer{})
+			if err != nil {
+				t.Fatalf("parseFlags(%q): %v", tt.args, err)
+			}
+			if cfg.PayRatio != tt.ratio || cfg.CancelUnpaid != tt.cancelUnpaid || cfg.DynamoDBEndpoint != tt.endpoint {
+				t.Errorf("pay ratio %v, cancel unpaid %v, endpoint %q; want %v, %v, %q",
+					cfg.PayRatio, cfg.CancelUnpaid, cfg.DynamoDBEndpoint, tt.ratio, tt.cancelUnpaid, tt.endpoint)
+			}
+			if cfg.Tables.SKUs != tt.skus || cfg.Tables.Orders != tt.orders || cfg.Tables.StockLog != tt.stockLog {
+				t.Errorf("tables %+v, want %s %s %s", cfg.Tables, tt.skus, tt.orders, tt.stockLog)
+			}
+		})
+	}
+	if defaultTables.SKUs != "SkusTable" || defaultTables.Orders != "OrdersTable" || defaultTables.StockLog != "StockLogTable" {
+		t.Errorf("default tables %+v, want template.yaml's logical ids", defaultTables)
 	}
 }

@@ -21,6 +21,9 @@ const (
 	codeLimitExceeded = "LIMIT_EXCEEDED"
 	skuSoldOut        = "SOLD_OUT"
 	skuOffSale        = "OFF_SALE"
+	statusPending     = "PENDING"
+	statusPaid        = "PAID"
+	statusCancelled   = "CANCELLED"
 )
 
 // maxBody caps how much of a response body is read (bytes).

@@ -3,8 +3,12 @@
 //
 // Run reads a SKU, fires many concurrent POST /orders at it, reads the SKU and every
 // created order back, and returns a Report whose verification checks pass or fail.
+// Optionally it then settles the orders: a share of the order holders pays, the rest
+// cancel, and the SKU's available and on-hand stock are checked against what was paid.
 // The routes and status codes used are those of the API contract (v1): GET /skus/{skuId},
-// POST /orders and GET /orders/{orderId}.
+// POST /orders, GET /orders/{orderId}, POST /orders/{orderId}/cancel and the local-only
+// POST /_local/pay/{orderId}. On-hand stock, which the HTTP API does not show, is read
+// from the DynamoDB API with the project's own store (internal/dynamo).
 package flashsale
 
 import (
@@ -12,12 +16,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stockguard/stockguard/internal/dynamo"
 )
 
 // Defaults used by DefaultConfig and by the flashsale command's flags.
@@ -29,6 +36,13 @@ const (
 	DefaultQty         = 1
 	DefaultUserPrefix  = "buyer-"
 	DefaultTimeout     = 10 * time.Second
+	// DefaultDynamoDBEndpoint is where cmd/local serves the DynamoDB API.
+	DefaultDynamoDBEndpoint = "http://127.0.0.1:8000"
+	// DefaultSKUsTable, DefaultOrdersTable and DefaultStockLogTable are the tables'
+	// logical ids in template.yaml, which is how the local stack names them.
+	DefaultSKUsTable     = "SkusTable"
+	DefaultOrdersTable   = "OrdersTable"
+	DefaultStockLogTable = "StockLogTable"
 )
 
 // MaxRetries is how many times a request is retried, with the same Idempotency-Key, after
@@ -42,6 +56,9 @@ const maxQty = 9999
 
 // skuIDPattern is the contract's skuId syntax.
 var skuIDPattern = regexp.MustCompile(`^[0-9A-Za-z_.:-]{1,64}$`)
+
+// tableNamePattern is DynamoDB's TableName syntax (DynamoDB API reference, CreateTable).
+var tableNamePattern = regexp.MustCompile(`^[0-9A-Za-z_.-]{3,255}$`)
 
 // ErrInvalidConfig is wrapped by Validate and ReadTokens (and so by Run) when the
 // configuration cannot describe a run.
@@ -77,6 +94,23 @@ type Config struct {
 	Idempotency bool
 	// JSON makes Run write the report as JSON instead of text.
 	JSON bool
+	// PayRatio is the share of order holders, 0..1, who pay after the sale through the
+	// local-only route POST /_local/pay/{orderId} (cmd/local signs a WeChat Pay
+	// notification for the full amount and sends it through the notify route): the
+	// holders of the first round(PayRatio × orders) orders in buyer order (math.Round,
+	// half away from zero), so that runs are reproducible. 0 pays nothing.
+	PayRatio float64
+	// CancelUnpaid makes the holders of the orders not paid cancel them through
+	// POST /orders/{orderId}/cancel after the payments, so that their stock is released
+	// at once rather than at the payment timeout. The flashsale command turns it on
+	// whenever PayRatio > 0 unless told otherwise; with PayRatio 0 it cancels every order.
+	CancelUnpaid bool
+	// DynamoDBEndpoint is the DynamoDB API that the on-hand check reads the SKU from,
+	// e.g. DefaultDynamoDBEndpoint; it is read only when orders are settled (PayRatio > 0
+	// or CancelUnpaid). Empty skips the on-hand check (reported as SKIP).
+	DynamoDBEndpoint string
+	// Tables names the DynamoDB tables at DynamoDBEndpoint (only SKUs is read).
+	Tables dynamo.Tables
 	// Client, if set, sends every request; by default Run builds one whose connection
 	// pool fits Concurrency.
 	Client *http.Client
@@ -92,7 +126,18 @@ func DefaultConfig() Config {
 		Qty:         DefaultQty,
 		UserPrefix:  DefaultUserPrefix,
 		Timeout:     DefaultTimeout,
+
+		DynamoDBEndpoint: DefaultDynamoDBEndpoint,
+		Tables:           dynamo.Tables{SKUs: DefaultSKUsTable, Orders: DefaultOrdersTable, StockLog: DefaultStockLogTable},
 	}
+}
+
+// settles reports whether Run settles the orders after the sale (pays, cancels or both).
+func (c Config) settles() bool { return c.PayRatio > 0 || c.CancelUnpaid }
+
+// payers is how many of n orders are paid: round(PayRatio × n), within [0, n].
+func (c Config) payers(n int) int {
+	return min(max(int(math.Round(c.PayRatio*float64(n))), 0), n)
 }
 
 // Validate reports the first problem with c as an error wrapping ErrInvalidConfig.
@@ -113,6 +158,11 @@ func (c Config) Validate() error {
 		return invalid("timeout %s: want > 0", c.Timeout)
 	case len(c.Tokens) == 0 && c.UserPrefix == "":
 		return invalid("user prefix is empty and no tokens are given")
+	case !(c.PayRatio >= 0 && c.PayRatio <= 1): // also refuses NaN
+		return invalid("pay ratio %v: want 0..1", c.PayRatio)
+	}
+	if err := c.validateDynamoDB(); err != nil {
+		return err
 	}
 	for i, t := range c.Tokens {
 		if t == "" || strings.ContainsAny(t, " \t\r\n") {
@@ -123,12 +173,34 @@ func (c Config) Validate() error {
 }
 
 func validateBaseURL(raw string) error {
+	return validateHTTPURL("url", raw)
+}
+
+func validateHTTPURL(what, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return invalid("url %q: %v", raw, err)
+		return invalid("%s %q: %v", what, raw, err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return invalid("url %q: want http(s)://host[:port]", raw)
+		return invalid("%s %q: want http(s)://host[:port]", what, raw)
+	}
+	return nil
+}
+
+// validateDynamoDB checks the endpoint and, when one is set, the table names.
+func (c Config) validateDynamoDB() error {
+	if c.DynamoDBEndpoint == "" {
+		return nil
+	}
+	if err := validateHTTPURL("dynamodb endpoint", c.DynamoDBEndpoint); err != nil {
+		return err
+	}
+	for _, t := range []struct{ what, name string }{
+		{"skus table", c.Tables.SKUs}, {"orders table", c.Tables.Orders}, {"stock log table", c.Tables.StockLog},
+	} {
+		if !tableNamePattern.MatchString(t.name) {
+			return invalid("%s %q: want 3-255 of [0-9A-Za-z_.-]", t.what, t.name)
+		}
 	}
 	return nil
 }
@@ -158,19 +230,21 @@ func ReadTokens(r io.Reader) ([]string, error) {
 	return tokens, nil
 }
 
-// identity is who a request claims to be: exactly one of userID (X-User-Id, local
-// runner) and token (Authorization: Bearer, deployed) is set.
+// identity is who a request claims to be: at most one of userID (X-User-Id, local
+// runner) and token (Authorization: Bearer, deployed) is set; neither for anonymous
+// requests (GET /skus, POST /_local/pay).
 type identity struct {
 	userID string
 	token  string
 }
 
 func (id identity) apply(h http.Header) {
-	if id.token != "" {
+	switch {
+	case id.token != "":
 		h.Set("Authorization", "Bearer "+id.token)
-		return
+	case id.userID != "":
+		h.Set("X-User-Id", id.userID)
 	}
-	h.Set("X-User-Id", id.userID)
 }
 
 // key names the identity for counting distinct buyers; it never leaves the process.

@@ -57,6 +57,10 @@ type Report struct {
 	EndAvailable int    `json:"endAvailable"`
 	EndStatus    string `json:"endStatus"`
 
+	// Settlement is what settling the orders did; nil (absent from JSON) when the run
+	// settled nothing (PayRatio 0 and not CancelUnpaid).
+	Settlement *Settlement `json:"settlement,omitempty"`
+
 	// Checks are the verification lines, in order.
 	Checks []Check `json:"checks"`
 	// Passed is true when no check failed.
@@ -65,10 +69,77 @@ type Report struct {
 	Notes []string `json:"notes"`
 }
 
-// newReport assembles the report and runs the checks.
-func newReport(cfg Config, start, end skuView, outcomes []outcome, audit orderAudit, wall time.Duration) *Report {
+// Settlement reports the payments and cancels after the sale. Counts are orders unless
+// they say units; times are milliseconds.
+type Settlement struct {
+	// PayRatio and CancelUnpaid echo the configuration.
+	PayRatio     float64 `json:"payRatio"`
+	CancelUnpaid bool    `json:"cancelUnpaid"`
+	// Orders counts the orders settled: created orders with a valid id, each once.
+	Orders int `json:"orders"`
+	// Payers is round(PayRatio × Orders): the first Payers orders in buyer order were
+	// sent POST /_local/pay/{orderId}.
+	Payers int `json:"payers"`
+	// Cancels counts the orders whose holder sent POST /orders/{orderId}/cancel: the
+	// rest when CancelUnpaid, else 0.
+	Cancels int `json:"cancels"`
+	// PaidOrders counts orders read back PAID after settling; PaidUnits is that × qty.
+	PaidOrders int `json:"paidOrders"`
+	PaidUnits  int `json:"paidUnits"`
+	// CancelledOrders counts orders read back CANCELLED after settling; ReleasedUnits is
+	// that × qty, the units given back to available.
+	CancelledOrders int `json:"cancelledOrders"`
+	ReleasedUnits   int `json:"releasedUnits"`
+	// PayAnswers and CancelAnswers count the answers by HTTP status and error code
+	// (the contract: pay 204, cancel 200).
+	PayAnswers    []Answer `json:"payAnswers"`
+	CancelAnswers []Answer `json:"cancelAnswers"`
+	// PayLatency and CancelLatency summarise the requests' round trips.
+	PayLatency    Latency `json:"payLatency"`
+	CancelLatency Latency `json:"cancelLatency"`
+	// PayWallMs and CancelWallMs are the durations of the two phases, ms.
+	PayWallMs    float64 `json:"payWallMs"`
+	CancelWallMs float64 `json:"cancelWallMs"`
+	// Available and Status are the SKU read after settling.
+	Available int    `json:"available"`
+	Status    string `json:"status"`
+	// StartOnHand and OnHand are the SKU's on-hand units read from DynamoDB before the
+	// sale and after settling; absent when not read (no endpoint, or the read failed).
+	StartOnHand *int `json:"startOnHand,omitempty"`
+	OnHand      *int `json:"onHand,omitempty"`
+}
+
+// newSettlement summarises st; nil for nil.
+func newSettlement(cfg Config, st *settlement) *Settlement {
+	if st == nil {
+		return nil
+	}
+	pays, cancels := st.answers(true), st.answers(false)
+	s := &Settlement{
+		PayRatio: cfg.PayRatio, CancelUnpaid: cfg.CancelUnpaid,
+		Orders: len(st.orders), Payers: st.payers, Cancels: len(cancels),
+		PaidOrders: st.paidOrders(), CancelledOrders: st.cancelledOrders(),
+		PayAnswers: tally(pays), CancelAnswers: tally(cancels),
+		PayLatency: latency(pays), CancelLatency: latency(cancels),
+		PayWallMs: ms(st.payWall), CancelWallMs: ms(st.cancelWall),
+		Available: st.sku.Available, Status: st.sku.Status,
+	}
+	s.PaidUnits, s.ReleasedUnits = s.PaidOrders*cfg.Qty, s.CancelledOrders*cfg.Qty
+	if st.onHand.read {
+		start := st.onHand.start
+		s.StartOnHand = &start
+		if st.onHand.err == nil {
+			end := st.onHand.end
+			s.OnHand = &end
+		}
+	}
+	return s
+}
+
+// newReport assembles the report and runs the checks; st is nil when nothing was settled.
+func newReport(cfg Config, start, end skuView, outcomes []outcome, audit orderAudit, wall time.Duration, st *settlement) *Report {
 	answers := countAnswers(outcomes)
-	f := newFacts(cfg, start, end, outcomes, audit, answers)
+	f := newFacts(cfg, start, end, outcomes, audit, answers, st)
 	r := &Report{
 		BaseURL: cfg.BaseURL, SKU: cfg.SKU,
 		Buyers: cfg.Buyers, Concurrency: cfg.Concurrency, Qty: cfg.Qty,
@@ -78,7 +149,8 @@ func newReport(cfg Config, start, end skuView, outcomes []outcome, audit orderAu
 		StartAvailable: start.Available, Demand: cfg.Buyers * cfg.Qty,
 		Created: audit.created, Reserved: audit.created * cfg.Qty,
 		EndAvailable: end.Available, EndStatus: end.Status,
-		Checks: f.checks(),
+		Settlement: newSettlement(cfg, st),
+		Checks:     f.checks(),
 	}
 	samples := make([]time.Duration, 0, len(outcomes))
 	for _, o := range outcomes {
@@ -125,6 +197,9 @@ func notes(cfg Config, f facts) []string {
 	if f.byKind[kindAmbiguous] > 0 && !cfg.Idempotency {
 		n = append(n, "some buyers got no definite answer; rerun with -idempotency so that retries with the same key converge.")
 	}
+	if cfg.PayRatio > 0 {
+		n = append(n, "payments go through the local-only route POST /_local/pay/{orderId} (cmd/local), which a deployed API does not serve.")
+	}
 	if f.start.Available < cfg.Qty {
 		n = append(n, fmt.Sprintf("the SKU had %d available at start, less than qty %d: every buyer should get STOCK_OUT.", f.start.Available, cfg.Qty))
 	}
@@ -168,6 +243,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	p("wall %.1f ms, %.1f orders/s, %.1f requests/s", r.WallMs, r.OrdersPerSec, r.RequestsPerSec)
 	p("stock: start available %d, demand %d, created %d orders = %d units reserved, end available %d (%s)",
 		r.StartAvailable, r.Demand, r.Created, r.Reserved, r.EndAvailable, r.EndStatus)
+	if r.Settlement != nil {
+		p("")
+		r.Settlement.writeText(p)
+	}
 	p("")
 	p("notes")
 	for _, n := range r.Notes {
@@ -183,6 +262,37 @@ func (r *Report) WriteText(w io.Writer) error {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
+}
+
+// writeText writes the settlement's lines through p.
+func (s *Settlement) writeText(p func(format string, args ...any)) {
+	p("settlement: pay ratio %g of %d orders = %d pay, %d cancel (cancel unpaid %s)", s.PayRatio, s.Orders, s.Payers, s.Cancels, onOff(s.CancelUnpaid))
+	p("pay answers\torders")
+	for _, a := range s.PayAnswers {
+		p("  %s\t%d", answerLabel(a), a.Count)
+	}
+	p("cancel answers\torders")
+	for _, a := range s.CancelAnswers {
+		p("  %s\t%d", answerLabel(a), a.Count)
+	}
+	for _, l := range []struct {
+		name string
+		lat  Latency
+		wall float64
+	}{{"pay", s.PayLatency, s.PayWallMs}, {"cancel", s.CancelLatency, s.CancelWallMs}} {
+		p("%s latency ms (per request, nearest rank)  p50 %.1f  p90 %.1f  p99 %.1f  max %.1f  wall %.1f",
+			l.name, l.lat.P50Ms, l.lat.P90Ms, l.lat.P99Ms, l.lat.MaxMs, l.wall)
+	}
+	p("paid %d orders = %d units, cancelled %d orders = %d units released; available after %d (%s)",
+		s.PaidOrders, s.PaidUnits, s.CancelledOrders, s.ReleasedUnits, s.Available, s.Status)
+	switch {
+	case s.StartOnHand == nil:
+		p("on-hand: not read")
+	case s.OnHand == nil:
+		p("on-hand: %d before the sale, unreadable after settling", *s.StartOnHand)
+	default:
+		p("on-hand: %d before the sale, %d after settling", *s.StartOnHand, *s.OnHand)
+	}
 }
 
 func verdict(passed bool) Result {

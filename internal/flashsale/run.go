@@ -33,17 +33,29 @@ var (
 var orderIDPattern = regexp.MustCompile(`^[0-9A-Za-z_-]{6,32}$`)
 
 // Run reads cfg.SKU, lets cfg.Buyers buyers order it with at most cfg.Concurrency in
-// flight, reads the SKU and every created order back, verifies the outcome and writes
-// the report to out (text, or JSON when cfg.JSON).
+// flight, reads the SKU and every created order back, settles the orders when
+// cfg.PayRatio > 0 or cfg.CancelUnpaid (see Config), verifies the outcome and writes the
+// report to out (text, or JSON when cfg.JSON).
 //
 // It returns the report and nil when every check passes or is skipped, the report and an
 // error wrapping ErrVerificationFailed when a check fails, and a nil report with an
 // error for setup problems: ErrInvalidConfig, ErrSKUNotFound, ErrSKUNotOnSale, an
-// unreachable server, or ctx ending before the sale finished.
+// unreachable server, on-hand stock that cannot be read from cfg.DynamoDBEndpoint
+// before the sale, or ctx ending before the run finished.
 func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	var onHand onHandReader
+	if cfg.settles() && cfg.DynamoDBEndpoint != "" {
+		onHand = dynamoOnHand(cfg.DynamoDBEndpoint, cfg.Tables, cfg.Timeout)
+	}
+	return run(ctx, cfg, out, onHand)
+}
+
+// run is Run for a valid cfg, reading on-hand stock with onHand (nil: the on-hand check
+// is skipped).
+func run(ctx context.Context, cfg Config, out io.Writer, onHand onHandReader) (*Report, error) {
 	a := &api{base: strings.TrimRight(cfg.BaseURL, "/"), client: cfg.Client, timeout: cfg.Timeout}
 	if a.client == nil {
 		a.client = newClient(cfg.Concurrency)
@@ -55,6 +67,13 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 	}
 	if start.Status == skuOffSale {
 		return nil, fmt.Errorf("before the sale: sku %s: %w (status %s)", cfg.SKU, ErrSKUNotOnSale, start.Status)
+	}
+	var stock onHandFacts
+	if cfg.settles() && onHand != nil {
+		if stock.start, err = onHand(ctx, cfg.SKU); err != nil {
+			return nil, fmt.Errorf("before the sale: %w (an empty DynamoDB endpoint, -dynamodb-endpoint '', skips the on-hand check)", err)
+		}
+		stock.read = true
 	}
 	outcomes, wall := sell(ctx, a, cfg)
 	if err := ctx.Err(); err != nil {
@@ -68,7 +87,13 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("order read-back interrupted: %w", err)
 	}
-	rep := newReport(cfg, start, end, outcomes, orders, wall)
+	var st *settlement
+	if cfg.settles() {
+		if st, err = settleAndRead(ctx, a, cfg, outcomes, onHand, stock); err != nil {
+			return nil, err
+		}
+	}
+	rep := newReport(cfg, start, end, outcomes, orders, wall, st)
 	if err := rep.write(out, cfg.JSON); err != nil {
 		return rep, fmt.Errorf("write report: %w", err)
 	}
@@ -76,6 +101,28 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 		return rep, fmt.Errorf("%w: %d of %d checks failed", ErrVerificationFailed, n, len(rep.Checks))
 	}
 	return rep, nil
+}
+
+// settleAndRead settles the orders, then reads the SKU and, when stock.read, on-hand.
+// A failed on-hand read is kept for its check; a failed SKU read or ctx ending is an
+// error.
+func settleAndRead(ctx context.Context, a *api, cfg Config, outcomes []outcome, onHand onHandReader, stock onHandFacts) (*settlement, error) {
+	st := settle(ctx, a, cfg, holders(outcomes))
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("settling interrupted: %w", err)
+	}
+	var err error
+	if st.sku, err = a.readSKU(ctx, cfg.SKU); err != nil {
+		return nil, fmt.Errorf("after settling: %w", err)
+	}
+	if stock.read {
+		stock.end, stock.err = onHand(ctx, cfg.SKU)
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("on-hand read interrupted: %w", err)
+		}
+	}
+	st.onHand = stock
+	return st, nil
 }
 
 // outcome is what one buyer saw: every attempt of its POST /orders, the final one last.

@@ -1,28 +1,35 @@
 package flashsale
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// standIn is a tiny in-memory stand-in for the three contract routes this tool calls
-// (GET /skus/{skuId}, POST /orders, GET /orders/{orderId}), for this package's tests
-// only. It is NOT a fake of DynamoDB or SQS and models none of the real store: one mutex
-// serialises every decision, which is all it takes for the correct variant to be
-// correct. A fault makes it misbehave on purpose, so the tests can show that each
-// verification check catches what it claims to.
+// standIn is a tiny in-memory stand-in for the contract routes this tool calls
+// (GET /skus/{skuId}, POST /orders, GET /orders/{orderId}, POST /orders/{orderId}/cancel
+// and the local-only POST /_local/pay/{orderId}), for this package's tests only, plus
+// the on-hand count that the tool reads from DynamoDB (readOnHand). It is NOT a fake of
+// DynamoDB or SQS and models none of the real store: one mutex serialises every
+// decision, which is all it takes for the correct variant to be correct. A fault makes
+// it misbehave on purpose, so the tests can show that each verification check catches
+// what it claims to.
 type standIn struct {
 	sku   string
 	fault fault
 
 	mu        sync.Mutex
 	available int
+	onHand    int               // physical units: falls only when an order is paid
+	pays      int               // POST /_local/pay decided so far
+	cancels   int               // POST /orders/{orderId}/cancel decided so far
 	limit     int               // units per user; 0 means no limit
 	bought    map[string]int    // user → units held
 	orders    map[string]order  // order id → order
@@ -44,6 +51,15 @@ type fault struct {
 	staleSKU      bool // GET /skus/{skuId} keeps reporting the starting stock
 	forgetOrders  bool // GET /orders/{orderId} never finds an order
 	offSale       bool // the SKU reads OFF_SALE
+
+	payFailEvery     int  // answer every n-th pay with payFailStatus and a FAIL body, paying nothing
+	payFailStatus    int  // e.g. 401 (signature not verified) or 500 (store failure)
+	payIgnored       bool // answer every pay 204 but leave the order PENDING
+	payKeepsOnHand   bool // mark orders PAID without committing on-hand
+	payReleases      bool // mark orders PAID and also give their units back to available
+	cancelFailEvery  int  // answer every n-th cancel with cancelFailStatus, cancelling nothing
+	cancelFailStatus int
+	cancelKeepsStock bool // mark orders CANCELLED without releasing their units
 }
 
 // order is the stand-in's order record, also its JSON answer.
@@ -67,12 +83,14 @@ const standInPrice = 39900
 // newStandIn serves a stand-in selling stock units of sku and closes it with the test.
 func newStandIn(t *testing.T, sku string, stock, limit int, f fault) (*standIn, *httptest.Server) {
 	t.Helper()
-	s := &standIn{sku: sku, fault: f, available: stock, limit: limit,
+	s := &standIn{sku: sku, fault: f, available: stock, onHand: stock, limit: limit,
 		bought: map[string]int{}, orders: map[string]order{}, byKey: map[string]string{}, users: map[string]bool{}, tried: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /skus/{skuId}", s.getSKU)
 	mux.HandleFunc("POST /orders", s.createOrder)
 	mux.HandleFunc("GET /orders/{orderId}", s.getOrder)
+	mux.HandleFunc("POST /orders/{orderId}/cancel", s.cancel)
+	mux.HandleFunc("POST /_local/pay/{orderId}", s.pay)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return s, srv
@@ -188,6 +206,118 @@ func (s *standIn) getOrder(w http.ResponseWriter, r *http.Request) {
 	write(w, r, reply{status: http.StatusOK, body: o})
 }
 
+// pay serves POST /_local/pay/{orderId} with the notify route's answers: 204 and the
+// order PAID (on-hand committed) on success, a 4xx/5xx {"code":"FAIL"} otherwise. A pay
+// for a CANCELLED order re-reserves the units if they are available, else the order
+// becomes REFUND_PENDING (CONTRACT.md, payCallback).
+func (s *standIn) pay(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	rep := s.decidePay(r.PathValue("orderId"))
+	s.mu.Unlock()
+	write(w, r, rep)
+}
+
+func (s *standIn) decidePay(id string) reply {
+	s.pays++
+	f := s.fault
+	o, ok := s.orders[id]
+	switch {
+	case !ok:
+		return reply{status: http.StatusNotFound, body: payFail("unknown order")}
+	case every(f.payFailEvery, s.pays):
+		return reply{status: f.payFailStatus, body: payFail("injected failure")}
+	case f.payIgnored:
+		return reply{status: http.StatusNoContent}
+	}
+	qty := o.Items[0].Qty
+	switch o.Status {
+	case "PENDING":
+		o.Status = "PAID"
+		if !f.payKeepsOnHand {
+			s.onHand -= qty
+		}
+		if f.payReleases {
+			s.available += qty
+		}
+	case "CANCELLED":
+		if s.available >= qty {
+			s.available -= qty
+			s.onHand -= qty
+			o.Status = "PAID"
+		} else {
+			o.Status = "REFUND_PENDING"
+		}
+	}
+	s.orders[id] = o
+	return reply{status: http.StatusNoContent}
+}
+
+// cancel serves POST /orders/{orderId}/cancel: the owner's PENDING order becomes
+// CANCELLED and its units are released once (200 with the order); CANCELLED answers 200
+// again, PAID 409 ORDER_NOT_CANCELLABLE, anyone else 404 ORDER_NOT_FOUND.
+func (s *standIn) cancel(w http.ResponseWriter, r *http.Request) {
+	user := userOf(r)
+	s.mu.Lock()
+	rep := s.decideCancel(user, r.PathValue("orderId"))
+	s.mu.Unlock()
+	write(w, r, rep)
+}
+
+func (s *standIn) decideCancel(user, id string) reply {
+	s.cancels++
+	f := s.fault
+	o, ok := s.orders[id]
+	switch {
+	case user == "":
+		return reply{status: http.StatusUnauthorized, body: apiErr("UNAUTHORIZED")}
+	case !ok || o.owner != user:
+		return reply{status: http.StatusNotFound, body: apiErr("ORDER_NOT_FOUND")}
+	case every(f.cancelFailEvery, s.cancels):
+		return reply{status: f.cancelFailStatus, body: apiErr("INTERNAL")}
+	case o.Status == "PAID":
+		return reply{status: http.StatusConflict, body: apiErr("ORDER_NOT_CANCELLABLE")}
+	case o.Status == "PENDING":
+		o.Status = "CANCELLED"
+		if !f.cancelKeepsStock {
+			s.available += o.Items[0].Qty
+			s.bought[user] -= o.Items[0].Qty
+		}
+		s.orders[id] = o
+	}
+	return reply{status: http.StatusOK, body: o}
+}
+
+// readOnHand is the stand-in's on-hand count, read as the tool reads DynamoDB's.
+func (s *standIn) readOnHand(_ context.Context, sku string) (int, error) {
+	if sku != s.sku {
+		return 0, fmt.Errorf("sku %s: not found", sku)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.onHand, nil
+}
+
+// ownersWith returns the owners of the orders in status, sorted.
+func (s *standIn) ownersWith(status string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var owners []string
+	for _, o := range s.orders {
+		if o.Status == status {
+			owners = append(owners, o.owner)
+		}
+	}
+	slices.Sort(owners)
+	return owners
+}
+
+// requests returns how many POST /orders, pays and cancels were decided.
+func (s *standIn) requests() (posts, pays, cancels int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.posts, s.pays, s.cancels
+}
+
 // seenUsers returns how many identities ordered.
 func (s *standIn) seenUsers() int {
 	s.mu.Lock()
@@ -205,11 +335,17 @@ func userOf(r *http.Request) string {
 	return r.Header.Get("X-User-Id")
 }
 
+// payFail is the notify route's error body.
+func payFail(message string) map[string]string {
+	return map[string]string{"code": "FAIL", "message": message}
+}
+
 func apiErr(code string) map[string]string {
 	return map[string]string{"code": code, "message": strings.ToLower(strings.ReplaceAll(code, "_", " "))}
 }
 
-// write sends rep; a hanging reply waits until the client gives up (or a minute).
+// write sends rep (no body when rep.body is nil); a hanging reply waits until the
+// client gives up (or a minute).
 func write(w http.ResponseWriter, r *http.Request, rep reply) {
 	if rep.hang {
 		select {
@@ -220,6 +356,10 @@ func write(w http.ResponseWriter, r *http.Request, rep reply) {
 	}
 	for k, v := range rep.headers {
 		w.Header().Set(k, v)
+	}
+	if rep.body == nil {
+		w.WriteHeader(rep.status)
+		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(rep.status)

@@ -6,18 +6,19 @@ import (
 	"time"
 )
 
-// Latency summarises buyer latencies in milliseconds. A buyer's latency runs from its
-// first attempt being sent to its final answer, retries and back-off included.
+// Latency summarises latencies in milliseconds: of buyers, whose latency runs from
+// their first attempt being sent to their final answer, retries and back-off included;
+// or of pay and cancel requests (one attempt each), sent to answered.
 // Percentiles use the nearest-rank method: the p-th percentile of n sorted samples is the
 // sample at 1-based rank ceil(p/100 × n), so it is always an observed value.
 type Latency struct {
-	// Samples is the number of buyers measured.
+	// Samples is the number of buyers (or requests) measured.
 	Samples int `json:"samples"`
 	// P50Ms, P90Ms and P99Ms are nearest-rank percentiles, ms.
 	P50Ms float64 `json:"p50Ms"`
 	P90Ms float64 `json:"p90Ms"`
 	P99Ms float64 `json:"p99Ms"`
-	// MaxMs is the slowest buyer, ms.
+	// MaxMs is the slowest sample, ms.
 	MaxMs float64 `json:"maxMs"`
 }
 
@@ -59,26 +60,37 @@ func perSecond(n int, d time.Duration) float64 {
 	return float64(n) / d.Seconds()
 }
 
-// Answer counts buyers whose final answer had one HTTP status and error code.
+// Answer counts final answers with one HTTP status and error code: of buyers (their
+// POST /orders), or of pay or cancel requests.
 type Answer struct {
 	// Status is the HTTP status; 0 means no HTTP answer (a transport error or timeout).
 	Status int `json:"status"`
-	// Code is the contract error code of the body, empty for success and bodies without one.
+	// Code is the error code of the body ("STOCK_OUT", "FAIL" from the payment notify
+	// route), empty for success and bodies without one.
 	Code string `json:"code,omitempty"`
-	// Count is the number of buyers.
+	// Count is the number of buyers or requests.
 	Count int `json:"count"`
 }
 
-// countAnswers tallies final answers by status and code, sorted by status then code.
+// countAnswers tallies the buyers' final answers by status and code, sorted by status
+// then code.
 func countAnswers(outcomes []outcome) []Answer {
+	finals := make([]attempt, len(outcomes))
+	for i, o := range outcomes {
+		finals[i] = o.final()
+	}
+	return tally(finals)
+}
+
+// tally counts answers by status and code, sorted by status then code.
+func tally(as []attempt) []Answer {
 	type key struct {
 		status int
 		code   string
 	}
 	counts := make(map[key]int)
-	for _, o := range outcomes {
-		f := o.final()
-		counts[key{f.status, f.code}]++
+	for _, a := range as {
+		counts[key{a.status, a.code}]++
 	}
 	answers := make([]Answer, 0, len(counts))
 	for k, n := range counts {

@@ -75,10 +75,11 @@ type facts struct {
 	busy       int         // attempts answered 503 BUSY
 	finalBusy  int         // buyers whose final answer was 503 BUSY
 	noAnswer   int         // buyers whose final attempt got no HTTP answer
+	settle     *settlement // nil when nothing was settled
 }
 
-func newFacts(cfg Config, start, end skuView, outcomes []outcome, audit orderAudit, answers []Answer) facts {
-	f := facts{cfg: cfg, start: start, end: end, audit: audit, byKind: make(map[kind]int), serverErrs: make(map[int]int)}
+func newFacts(cfg Config, start, end skuView, outcomes []outcome, audit orderAudit, answers []Answer, st *settlement) facts {
+	f := facts{cfg: cfg, start: start, end: end, audit: audit, byKind: make(map[kind]int), serverErrs: make(map[int]int), settle: st}
 	for _, a := range answers {
 		switch classify(a.Status, a.Code) {
 		case kindWithdrawn:
@@ -116,9 +117,10 @@ func newFacts(cfg Config, start, end skuView, outcomes []outcome, audit orderAud
 	return f
 }
 
-// checks runs every check in report order.
+// checks runs every check in report order; the settlement's checks come last, and only
+// when orders were settled.
 func (f facts) checks() []Check {
-	return []Check{
+	cs := []Check{
 		f.checkCreated(),
 		f.checkOversold(),
 		f.checkSoldOut(),
@@ -127,6 +129,15 @@ func (f facts) checks() []Check {
 		f.checkAnswers(),
 		f.checkOrders(),
 	}
+	if f.settle != nil {
+		cs = append(cs,
+			f.checkPayments(),
+			f.checkCancels(),
+			f.checkSettledAvailable(),
+			f.checkSettledOnHand(),
+		)
+	}
+	return cs
 }
 
 func (f facts) contenders() int { return f.byKind[kindOrder] + f.byKind[kindStockOut] }
@@ -260,13 +271,123 @@ func (f facts) checkOrders() Check {
 		return c.pass("%d of %d orders found by their owner, items %s x%d, statuses %s",
 			f.audit.checked, f.audit.created, f.cfg.SKU, f.cfg.Qty, statusList(f.audit.statuses))
 	}
-	const shown = 5
-	p := f.audit.problems
-	more := ""
-	if len(p) > shown {
-		p, more = p[:shown], fmt.Sprintf("; and %d more", len(p)-shown)
+	return c.fail("%d problems: %s", len(f.audit.problems), shortList(f.audit.problems))
+}
+
+// checkPayments: every payer's POST /_local/pay answered 204 (the notify route's
+// success) and its order reads back PAID.
+func (f facts) checkPayments() Check {
+	c := Check{Name: "payments"}
+	st := f.settle
+	if st.payers == 0 {
+		return c.pass("round(%g x %d orders) = 0 payers: nothing paid", f.cfg.PayRatio, len(st.orders))
 	}
-	return c.fail("%d problems: %s%s", len(f.audit.problems), strings.Join(p, "; "), more)
+	var problems []string
+	for _, o := range st.orders[:st.payers] {
+		if p := settleProblem(o, "pay", http.StatusNoContent, statusPaid); p != "" {
+			problems = append(problems, p)
+		}
+	}
+	if len(problems) == 0 {
+		return c.pass("%d of %d orders paid (round(%g x %d)): every pay answered 204 and reads back PAID",
+			st.payers, len(st.orders), f.cfg.PayRatio, len(st.orders))
+	}
+	return c.fail("%d of %d payers: %s (pay answers %s)", len(problems), st.payers, shortList(problems), answerList(tally(st.answers(true))))
+}
+
+// checkCancels: every unpaid order's cancel answered 200 and it reads back CANCELLED.
+func (f facts) checkCancels() Check {
+	c := Check{Name: "cancels"}
+	st := f.settle
+	unpaid := st.orders[st.payers:]
+	switch {
+	case !f.cfg.CancelUnpaid:
+		return c.skip("cancel unpaid is off: the %d unpaid orders keep their stock until the payment timeout", len(unpaid))
+	case len(unpaid) == 0:
+		return c.pass("no unpaid order to cancel")
+	}
+	var problems []string
+	for _, o := range unpaid {
+		if p := settleProblem(o, "cancel", http.StatusOK, statusCancelled); p != "" {
+			problems = append(problems, p)
+		}
+	}
+	if len(problems) == 0 {
+		return c.pass("%d unpaid orders cancelled: every cancel answered 200 and reads back CANCELLED", len(unpaid))
+	}
+	return c.fail("%d of %d cancels: %s (cancel answers %s)", len(problems), len(unpaid), shortList(problems), answerList(tally(st.answers(false))))
+}
+
+// settleProblem describes what is wrong with a settled order, or returns "".
+func settleProblem(o settledOrder, what string, wantAnswer int, wantStatus string) string {
+	switch {
+	case o.answer == nil:
+		return fmt.Sprintf("order %s: %s not sent", o.id, what)
+	case o.answer.err != nil:
+		return fmt.Sprintf("order %s: %s got no HTTP answer: %v", o.id, what, o.answer.err)
+	case o.answer.status != wantAnswer:
+		return fmt.Sprintf("order %s: %s answered %s, want %d", o.id, what, answerLabel(Answer{Status: o.answer.status, Code: o.answer.code}), wantAnswer)
+	case o.readErr != nil:
+		return fmt.Sprintf("order %s: %s answered %d, then %v", o.id, what, wantAnswer, o.readErr)
+	case o.status != wantStatus:
+		return fmt.Sprintf("order %s: %s answered %d but the order reads back %s, want %s", o.id, what, wantAnswer, o.status, wantStatus)
+	}
+	return ""
+}
+
+// checkSettledAvailable: after settling, available = start available − paid units −
+// units of orders that may still hold a reservation (none once every unpaid order was
+// cancelled), read from GET /skus/{skuId}; and available 0 reads SOLD_OUT.
+func (f facts) checkSettledAvailable() Check {
+	c := Check{Name: "available after settling"}
+	st, qty := f.settle, f.cfg.Qty
+	paid := st.paidOrders() * qty
+	invalid := f.audit.created - f.audit.checked // orders without a usable id cannot be settled
+	held := (st.reservedOrders() + invalid) * qty
+	want := f.start.Available - paid - held
+	got := st.sku
+	detail := fmt.Sprintf("available %d, want start %d - paid %d - still reserved %d = %d", got.Available, f.start.Available, paid, held, want)
+	switch {
+	case got.Available == 0 && got.Status != skuSoldOut:
+		return c.fail("available 0 but status %s, want SOLD_OUT", got.Status)
+	case got.Status == skuSoldOut && got.Available != 0:
+		return c.fail("status SOLD_OUT but available %d, want 0", got.Available)
+	case got.Available == want && held == 0:
+		return c.pass("%s: nothing left reserved (%s)", detail, got.Status)
+	case got.Available == want:
+		return c.pass("%s (%s)", detail, got.Status)
+	case got.Available < want && f.byKind[kindAmbiguous] > 0:
+		return c.skip("%s: %d units are held by no known order, and %d buyers' outcomes are unknown", detail, want-got.Available, f.byKind[kindAmbiguous])
+	}
+	return c.fail("%s", detail)
+}
+
+// checkSettledOnHand: only payments commit stock, so after settling on-hand = on-hand
+// before the sale − paid units, both read from DynamoDB (GET /skus does not show
+// on-hand).
+func (f facts) checkSettledOnHand() Check {
+	c := Check{Name: "on-hand after settling"}
+	oh := f.settle.onHand
+	paid := f.settle.paidOrders() * f.cfg.Qty
+	switch {
+	case !oh.read:
+		return c.skip("no DynamoDB endpoint: on-hand, which GET /skus does not show, was not read")
+	case oh.err != nil:
+		return c.fail("%v", oh.err)
+	case oh.end == oh.start-paid:
+		return c.pass("on-hand %d == before the sale %d - paid %d units (DynamoDB, summed over shards)", oh.end, oh.start, paid)
+	}
+	return c.fail("on-hand %d, want before the sale %d - paid %d = %d (DynamoDB, summed over shards)", oh.end, oh.start, paid, oh.start-paid)
+}
+
+// shortList joins the first few problems and says how many more there are.
+func shortList(problems []string) string {
+	const shown = 5
+	more := ""
+	if len(problems) > shown {
+		problems, more = problems[:shown], fmt.Sprintf("; and %d more", len(problems)-shown)
+	}
+	return strings.Join(problems, "; ") + more
 }
 
 func (c Check) pass(format string, args ...any) Check { return c.with(ResultPass, format, args) }
