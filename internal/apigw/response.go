@@ -60,7 +60,14 @@ func optional(t *time.Time) string {
 	return rfc3339(*t)
 }
 
+// orderView is the contract's view of an order. A PAID order shows no cancellation:
+// one paid after its release was cancelled once, which the ledger keeps.
 func orderView(o *inventory.Order) orderJSON {
+	if o.Status == inventory.StatusPaid {
+		paid := *o
+		paid.CancelledAt, paid.CancelReason = nil, ""
+		o = &paid
+	}
 	v := orderJSON{
 		OrderID: o.ID, Status: string(o.Status), Amount: o.Amount, Currency: o.Currency,
 		CreatedAt: rfc3339(o.CreatedAt), ExpiresAt: rfc3339(o.ExpiresAt),

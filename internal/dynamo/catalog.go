@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -13,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go"
 
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -195,11 +193,10 @@ func (s *Store) batchGetChunk(ctx context.Context, table string, keys []string) 
 // all after the SDK's retries): nothing was written, so the caller may answer "busy,
 // retry". Client faults stay plain errors: they are bugs.
 func (s *Store) storeError(op string, err error) error {
-	var ae smithy.APIError
-	if isTransient(err) || !errors.As(err, &ae) || ae.ErrorFault() != smithy.FaultClient {
-		return fmt.Errorf("%s: %w (%w)", op, inventory.ErrBusy, err)
+	if ferr := definiteFailure(op, err); ferr != nil {
+		return ferr // busy when throttled or conflicted; a plain error for other 4xx
 	}
-	return fmt.Errorf("%s: %w", op, err)
+	return fmt.Errorf("%s: %w (%w)", op, inventory.ErrBusy, err)
 }
 
 // allocate splits qty over shards given each shard's available count (-1 = unknown,

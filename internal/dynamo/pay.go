@@ -96,6 +96,7 @@ func (s *Store) Pay(ctx context.Context, p Payment) (*inventory.Order, PayResult
 		return order, 0, fmt.Errorf("pay order %s: paid %d %s, order is %d %s: %w", order.ID, p.Amount, p.Currency, order.Amount, order.Currency, inventory.ErrPaymentMismatch)
 	}
 	mine := func(o *inventory.Order) bool { return o.TransactionID == p.TransactionID }
+	overLimit := false // a late payment found the user's purchase limit reached
 	for range maxTransitionRounds {
 		var (
 			res    sendResult
@@ -108,7 +109,7 @@ func (s *Store) Pay(ctx context.Context, p Payment) (*inventory.Order, PayResult
 			result = PaidNow
 		case inventory.StatusCancelled:
 			var t *transition
-			if t, result, err = s.lateTx(ctx, order, p, now); err != nil {
+			if t, result, err = s.lateTx(ctx, order, p, now, overLimit); err != nil {
 				return nil, 0, err
 			}
 			res, failed, err = s.send(ctx, t, mine)
@@ -125,6 +126,10 @@ func (s *Store) Pay(ctx context.Context, p Payment) (*inventory.Order, PayResult
 			order, err = s.mustOrder(ctx, order.ID)
 			return order, result, err
 		case res == refused && (order.Status == inventory.StatusPending || result == RefundDue):
+			return nil, 0, booksOff("pay", order.ID, failed)
+		case res == refused && slices.ContainsFunc(failed, func(a action) bool { return a.kind == roleLimit }):
+			overLimit = true
+		case res == refused && slices.ContainsFunc(failed, func(a action) bool { return a.kind == roleLedger }):
 			return nil, 0, booksOff("pay", order.ID, failed)
 		}
 		// The order changed meanwhile, or a late path's shard was emptied by a buyer
@@ -165,8 +170,17 @@ func (s *Store) commitTx(order *inventory.Order, p Payment, now time.Time) *tran
 
 // lateTx builds the transition of a CANCELLED order that was paid: PAID with its
 // units taken again from the shards that hold them now (strongly consistent reads,
-// fullest shards first), or REFUND_PENDING when some line cannot be covered.
-func (s *Store) lateTx(ctx context.Context, order *inventory.Order, p Payment, now time.Time) (*transition, PayResult, error) {
+// fullest shards first; conditioned on available >= q and on sale) and counted on the
+// user's purchase limit again (conditioned on the limit), or REFUND_PENDING when that
+// cannot be: a line the shards cannot cover, a SKU gone or off sale, the limit reached
+// (overLimit, or a line above it), or more actions than one transaction may hold.
+func (s *Store) lateTx(ctx context.Context, order *inventory.Order, p Payment, now time.Time, overLimit bool) (*transition, PayResult, error) {
+	refund := func() (*transition, PayResult, error) {
+		return s.newTransition("refund-pending", order, inventory.StatusCancelled, paidUpdate(inventory.StatusRefundPending, p)), RefundDue, nil
+	}
+	if overLimit {
+		return refund()
+	}
 	ids := make([]string, len(order.Items))
 	for i, it := range order.Items {
 		ids[i] = it.SKU
@@ -187,22 +201,28 @@ func (s *Store) lateTx(ctx context.Context, order *inventory.Order, p Payment, n
 	}
 	items := make([]inventory.OrderItem, len(order.Items))
 	for i, it := range order.Items {
+		e, ok := recs[it.SKU]
+		if !ok || !e.rec.OnSale || e.rec.LimitPerUser > 0 && it.Qty > e.rec.LimitPerUser {
+			return refund()
+		}
 		avail := make([]int, counts[it.SKU])
 		for _, sh := range shards[it.SKU] {
-			if sh.Shard >= 0 && sh.Shard < len(avail) {
+			if sh.Shard >= 0 && sh.Shard < len(avail) && sh.OnSale {
 				avail[sh.Shard] = sh.Available
 			}
 		}
 		alloc, ok := allocate(it.Qty, avail, true)
 		if !ok || len(avail) == 0 {
-			return s.newTransition("refund-pending", order, inventory.StatusCancelled, paidUpdate(inventory.StatusRefundPending, p)), RefundDue, nil
+			return refund()
 		}
 		items[i] = it
 		items[i].Shards = alloc
 	}
 	rec := newOrderRecord(&inventory.Order{Status: order.Status, Items: items})
+	// The order is PAID now: its cancellation is history (kept in the ledger).
 	t := s.newTransition("pay late", order, inventory.StatusCancelled,
-		paidUpdate(inventory.StatusPaid, p).Set(expression.Name("items"), expression.Value(rec.Items)))
+		paidUpdate(inventory.StatusPaid, p).Set(expression.Name("items"), expression.Value(rec.Items)).
+			Remove(expression.Name("cancelReason")).Remove(expression.Name("cancelledAt")))
 	avail, onHand := expression.Name("available"), expression.Name("onHand")
 	at := now.UnixMilli()
 	ref := order.ID + ".late"
@@ -210,15 +230,17 @@ func (s *Store) lateTx(ctx context.Context, order *inventory.Order, p Payment, n
 		for _, n := range slices.Sorted(maps.Keys(it.Shards)) {
 			q := it.Shards[n]
 			t.shard(s, it.SKU, n, expression.Set(avail, avail.Minus(expression.Value(q))).Set(onHand, onHand.Minus(expression.Value(q))),
-				avail.GreaterThanEqual(expression.Value(q)))
+				avail.GreaterThanEqual(expression.Value(q)).And(expression.Name("onSale").Equal(expression.Value(true))))
 		}
 		if it.Limited {
-			// The payment is a fact: the units count against the limit again, whatever
-			// the counter holds now.
-			t.counter(s, it.SKU, order.UserID, expression.Add(expression.Name("bought"), expression.Value(it.Qty)).
-				Set(expression.Name("kind"), expression.Value(kindLimit)).
-				Set(expression.Name("skuId"), expression.Value(it.SKU)).
-				Set(expression.Name("userId"), expression.Value(order.UserID)), expression.ConditionBuilder{})
+			if limit := recs[it.SKU].rec.LimitPerUser; limit > 0 {
+				t.add(s.limitUpdate(order.UserID, it.SKU, it.Qty, limit))(action{kind: roleLimit, sku: it.SKU})
+			} else { // the limit was lifted: count the units all the same
+				t.counter(s, it.SKU, order.UserID, expression.Add(expression.Name("bought"), expression.Value(it.Qty)).
+					Set(expression.Name("kind"), expression.Value(kindLimit)).
+					Set(expression.Name("skuId"), expression.Value(it.SKU)).
+					Set(expression.Name("userId"), expression.Value(order.UserID)), expression.ConditionBuilder{})
+			}
 		}
 		shards := shardsToRecord(it.Shards)
 		for _, e := range []ledgerRecord{
@@ -228,6 +250,9 @@ func (s *Store) lateTx(ctx context.Context, order *inventory.Order, p Payment, n
 			e.PK, e.Ref, e.SKU, e.Qty, e.Shards, e.At, e.Reason = ledgerKey(ref, e.Op, it.SKU), order.ID, it.SKU, it.Qty, shards, at, "paid after cancel "+p.TransactionID
 			t.ledger(s, e)
 		}
+	}
+	if len(t.items) > maxTransactItems {
+		return refund() // DynamoDB API Reference, TransactWriteItems: up to 100 actions
 	}
 	return t, PaidLate, nil
 }

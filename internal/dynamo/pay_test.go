@@ -259,3 +259,60 @@ func TestPay_LatePaymentsAndNewBuyersNeverOversell(t *testing.T) {
 		})
 	}
 }
+
+// A late payment takes stock again only as a new order could: within the user's limit,
+// on sale, and in one transaction; otherwise the money is due back, stock untouched.
+func TestPay_LateWhereANewOrderWouldBeRefusedIsRefundPending(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, e *env) *inventory.Order
+	}{
+		{"limit reached meanwhile", func(t *testing.T, e *env) *inventory.Order {
+			e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 2})
+			first := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
+			if _, _, err := e.store.Cancel(context.Background(), "u1", first.ID); err != nil {
+				t.Fatal(err)
+			}
+			e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2}) // the limit is used again
+			return first
+		}},
+		{"off sale meanwhile", func(t *testing.T, e *env) *inventory.Order {
+			e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10})
+			first := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
+			if _, _, err := e.store.Cancel(context.Background(), "u1", first.ID); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.store.SetOnSale(context.Background(), "cup", false); err != nil {
+				t.Fatal(err)
+			}
+			return first
+		}},
+		{"too wide for one transaction", func(t *testing.T, e *env) *inventory.Order {
+			var lines []inventory.Line
+			for i := range 20 {
+				id := fmt.Sprintf("sku-%02d", i)
+				e.createSKU(t, dynamo.NewSKU{ID: id, Stock: 15, Shards: 3})
+				lines = append(lines, inventory.Line{SKU: id, Qty: 13}) // 3 shards a line
+			}
+			first := e.reserve(t, "u1", lines...) // 81 actions; paying late needs 101
+			if _, _, err := e.store.Cancel(context.Background(), "u1", first.ID); err != nil {
+				t.Fatal(err)
+			}
+			return first
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, dynamo.Options{}, nil)
+			order := tc.setup(t, e)
+			skus := fmt.Sprint(e.scan(t, e.tables.SKUs))
+			got, res, err := e.store.Pay(context.Background(), payment(order, "late"))
+			if err != nil || res != dynamo.RefundDue || got.Status != inventory.StatusRefundPending {
+				t.Fatalf("late pay: %+v %v %v, want REFUND_PENDING", got, res, err)
+			}
+			if fmt.Sprint(e.scan(t, e.tables.SKUs)) != skus {
+				t.Error("REFUND_PENDING touched stock")
+			}
+			booktest.Check(t, e.db, e.tables)
+		})
+	}
+}

@@ -29,10 +29,10 @@ type DynamoDBOptions struct {
 // UpdateTimeToLive, TagResource, ...) answers 400 "unsupported operation".
 // Tables are ACTIVE as soon as CreateTable returns. Data lives in memory and
 // is lost on Close. In front of minidyn, the server enforces what DynamoDB
-// documents of TransactWriteItems' ClientRequestToken and minidyn ignores (see
-// tokens.go): at most 36 characters, a repeat with the same parameters
-// within 10 minutes answered from the first success, a repeat with others
-// refused with IdempotentParameterMismatchException.
+// documents of TransactWriteItems and minidyn ignores (see transactions.go):
+// at most 100 actions; a ClientRequestToken of at most 36 characters; a repeat
+// with the same parameters within 10 minutes answered from the first success,
+// a repeat with others refused with IdempotentParameterMismatchException.
 //
 // Known gaps of minidyn v0.8.2 that the code must not lean on:
 //   - REMOVE in an update expression is ignored (only SET/ADD results are
@@ -57,7 +57,7 @@ func StartDynamoDB(ctx context.Context, addr string, opts DynamoDBOptions) (*Dyn
 		return nil, fmt.Errorf("start dynamodb: %w", err)
 	}
 	mini := server.NewServer()
-	var h http.Handler = clientTokens(mini)
+	var h http.Handler = transactRules(mini)
 	return &DynamoDBServer{http: serve(ln, h, opts.Wrap), mini: mini}, nil
 }
 

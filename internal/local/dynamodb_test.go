@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -167,8 +168,8 @@ func TestDynamoDB_WrapCanDropResponseAfterApplying(t *testing.T) {
 	}
 }
 
-// The server applies DynamoDB's ClientRequestToken rules that minidyn lacks.
-func TestDynamoDB_EnforcesClientRequestTokenRules(t *testing.T) {
+// The server applies the TransactWriteItems rules of DynamoDB that minidyn lacks.
+func TestDynamoDB_EnforcesTransactWriteItemsRules(t *testing.T) {
 	ctx := t.Context()
 	_, client := startDynamoDB(t, DynamoDBOptions{})
 	if _, err := client.CreateTable(ctx, skusTable("t")); err != nil {
@@ -216,5 +217,19 @@ func TestDynamoDB_EnforcesClientRequestTokenRules(t *testing.T) {
 	}
 	if err := add("another-token", "1"); err != nil || available() != "2" {
 		t.Errorf("a new token: %v, available %s; want applied (2)", err, available())
+	}
+	// At most 100 actions per transaction.
+	wide := make([]types.TransactWriteItem, 101)
+	for i := range wide {
+		wide[i] = types.TransactWriteItem{Update: &types.Update{
+			TableName: aws.String("t"), Key: key(fmt.Sprintf("sku-%d", i)), UpdateExpression: aws.String("ADD available :q"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":q": &types.AttributeValueMemberN{Value: "1"}},
+		}}
+	}
+	if _, err := client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: wide}); err == nil || !strings.Contains(err.Error(), "ValidationException") {
+		t.Errorf("101 actions: %v, want ValidationException", err)
+	}
+	if _, err := client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: wide[:100]}); err != nil {
+		t.Errorf("100 actions: %v", err)
 	}
 }

@@ -66,19 +66,26 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	var (
 		result dynamo.PayResult
 		order  string
+		twice  bool // a second transaction paid an already paid order
 		err    error
 	)
 	defer func() {
 		if p := recover(); p != nil {
 			err = &failure{status: http.StatusInternalServerError, message: "internal error", level: slog.LevelError, err: fmt.Errorf("panic: %v", p)}
 		}
-		resp = h.answer(ctx, req, order, result, err, time.Since(start))
+		resp = h.answer(ctx, req, order, result, twice, err, time.Since(start))
 	}()
 	if req.RouteKey != RouteNotify {
 		err = &failure{status: http.StatusNotFound, message: "no such route", level: slog.LevelWarn, err: errors.New("route " + req.RouteKey)}
 		return
 	}
 	order, result, err = h.notify(ctx, req)
+	if errors.Is(err, inventory.ErrPaidTwice) {
+		// Answering FAIL would only make WeChat Pay resend for a day; the money needs a
+		// refund by hand, which the error-level log line and the RefundDue metric ask for.
+		h.log.LogAttrs(ctx, slog.LevelError, "second payment for a paid order: refund it", slog.String("outTradeNo", order), slog.String("error", err.Error()))
+		twice, err = true, nil
+	}
 	return
 }
 
@@ -115,11 +122,7 @@ func (h *Handler) notify(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	case errors.Is(err, inventory.ErrPaymentMismatch):
 		return tx.OutTradeNo, 0, &failure{http.StatusBadRequest, "amount or currency does not match the order", slog.LevelError, err}
 	case errors.Is(err, inventory.ErrPaidTwice):
-		// Answering FAIL would only make WeChat Pay resend for a day; the money needs a
-		// refund by hand, which the error-level log line asks for.
-		h.log.LogAttrs(ctx, slog.LevelError, "second payment for a paid order: refund it", slog.String("outTradeNo", tx.OutTradeNo),
-			slog.String("transactionId", tx.TransactionID), slog.String("error", err.Error()))
-		return tx.OutTradeNo, 0, nil
+		return tx.OutTradeNo, 0, err
 	case err != nil:
 		return tx.OutTradeNo, 0, &failure{http.StatusInternalServerError, "temporarily unable to record the payment", slog.LevelError, err}
 	}
@@ -131,7 +134,7 @@ func (h *Handler) notify(ctx context.Context, req events.APIGatewayV2HTTPRequest
 }
 
 // answer builds the response and writes the request's log line and metrics.
-func (h *Handler) answer(ctx context.Context, req events.APIGatewayV2HTTPRequest, order string, result dynamo.PayResult, err error, took time.Duration) events.APIGatewayV2HTTPResponse {
+func (h *Handler) answer(ctx context.Context, req events.APIGatewayV2HTTPRequest, order string, result dynamo.PayResult, twice bool, err error, took time.Duration) events.APIGatewayV2HTTPResponse {
 	resp := events.APIGatewayV2HTTPResponse{StatusCode: http.StatusNoContent}
 	level := slog.LevelInfo
 	attrs := []slog.Attr{
@@ -169,7 +172,8 @@ func (h *Handler) answer(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	}
 	metric.Emit(ctx, h.log, FunctionName,
 		count("Paid", result == dynamo.PaidNow), count("PaidLate", result == dynamo.PaidLate),
-		count("RefundDue", result == dynamo.RefundDue), count("NotificationRejected", f != nil && f.status < 500),
+		count("RefundDue", result == dynamo.RefundDue || twice), count("PaidTwice", twice),
+		count("NotificationRejected", f != nil && f.status < 500),
 		count("NotificationFailed", f != nil && f.status >= 500))
 	return resp
 }

@@ -319,6 +319,9 @@ func TestNotify_LatePaymentReservesAgainOrIsRefundPending(t *testing.T) {
 	if s := h.status(t, kept); s != "PAID" {
 		t.Errorf("late-paid order with stock left is %s, want PAID", s)
 	}
+	if _, out := h.call(t, "GET", "/orders/"+kept, "early", nil, nil); out["status"] != "PAID" || out["cancelReason"] != nil || out["cancelledAt"] != nil {
+		t.Errorf("late-paid order reads %v, want PAID without its past cancellation", out)
+	}
 	// Sell out the saucers, so the second late payment finds none.
 	for i := 0; ; i++ {
 		status, out := h.call(t, "POST", "/orders", fmt.Sprintf("b%d", i), nil, []byte(`{"items":[{"skuId":"saucer","qty":1}]}`))

@@ -11,17 +11,18 @@ import (
 	"time"
 )
 
-// Rules of TransactWriteItems' ClientRequestToken that minidyn does not implement
-// (DynamoDB API Reference, TransactWriteItems, ClientRequestToken): the token is 1 to
-// 36 characters; a request repeating a token with the same parameters within 10
-// minutes gets the first request's answer without being applied again; with other
-// parameters it fails with IdempotentParameterMismatchException.
+// Rules of TransactWriteItems that minidyn does not implement (DynamoDB API
+// Reference, TransactWriteItems): at most 100 actions; a ClientRequestToken of 1 to 36
+// characters; a request repeating a token with the same parameters within 10 minutes
+// gets the first request's answer without being applied again; with other parameters
+// it fails with IdempotentParameterMismatchException.
 const (
+	maxTransactItems      = 100
 	maxClientRequestToken = 36
 	tokenWindow           = 10 * time.Minute
 )
 
-// tokenRecord is what clientTokens remembers of one token.
+// tokenRecord is what transactRules remembers of one token.
 type tokenRecord struct {
 	digest [sha256.Size]byte // of the whole request body
 	at     time.Time
@@ -29,8 +30,8 @@ type tokenRecord struct {
 	body   []byte // the first successful answer
 }
 
-// clientTokens wraps the DynamoDB API with the ClientRequestToken rules above.
-func clientTokens(next http.Handler) http.Handler {
+// transactRules wraps the DynamoDB API with the TransactWriteItems rules above.
+func transactRules(next http.Handler) http.Handler {
 	var (
 		mu     sync.Mutex
 		tokens = map[string]*tokenRecord{}
@@ -46,8 +47,20 @@ func clientTokens(next http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		var in struct{ ClientRequestToken *string }
-		if json.Unmarshal(body, &in) != nil || in.ClientRequestToken == nil {
+		var in struct {
+			ClientRequestToken *string
+			TransactItems      []json.RawMessage
+		}
+		if json.Unmarshal(body, &in) != nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if len(in.TransactItems) > maxTransactItems {
+			dynamoError(w, "com.amazon.coral.validate#ValidationException",
+				"1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to 100")
+			return
+		}
+		if in.ClientRequestToken == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
