@@ -23,3 +23,4 @@ endef
 $(eval $(call lambda_function,CreateOrderFunction,createOrder))
 $(eval $(call lambda_function,CloseOrderFunction,closeOrder))
 $(eval $(call lambda_function,PayCallbackFunction,payCallback))
+$(eval $(call lambda_function,ReconcileFunction,reconcile))

@@ -109,6 +109,11 @@ func Problems(ctx context.Context, db *dynamodb.Client, tables dynamo.Tables) ([
 		case dynamo.OpReturn:
 			c.returned += q
 		}
+		if n, ok := e["shard"].(float64); ok { // a REPAIR entry: signed deltas on one shard
+			sc := at(byShard, sku+"#"+strconv.Itoa(int(n)))
+			sc.ledgerAvailable += da
+			sc.ledgerOnHand += dh
+		}
 		shardSum := 0
 		for n, units := range shards(e["shards"]) {
 			shardSum += units

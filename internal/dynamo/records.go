@@ -124,6 +124,15 @@ type ledgerRecord struct {
 	Shards     map[string]int `dynamodbav:"shards"`
 	At         int64          `dynamodbav:"at"` // Unix milliseconds
 	Reason     string         `dynamodbav:"reason,omitempty"`
+	// Shard, on REPAIR entries only, is the one shard whose counters DAvailable and
+	// DOnHand (signed) apply to; other entries spread Qty over Shards.
+	Shard *int `dynamodbav:"shard,omitempty"`
+	// Counter corrections a REPAIR entry records: how much it changed the shard's
+	// available and onHand counters (not ledger deltas: see reconcile).
+	FixAvailable int `dynamodbav:"fixAvailable,omitempty"`
+	FixOnHand    int `dynamodbav:"fixOnHand,omitempty"`
+	// Bucket is the LedgerByTime index's hash key (see ledgerBucket).
+	Bucket string `dynamodbav:"ledgerBucket"`
 }
 
 const timeLayout = time.RFC3339Nano

@@ -320,7 +320,7 @@ func (r *reservation) build(round int) (*inventory.Order, *dynamodb.TransactWrit
 			PK: ledgerKey(r.id, OpReserve, lp.line.SKU), Ref: r.id, Op: OpReserve, SKU: lp.line.SKU,
 			Qty: lp.line.Qty, DAvailable: -lp.line.Qty, Shards: shardsToRecord(lp.alloc), At: at,
 		}
-		put, err := s.putNew(s.tables.StockLog, entry, nil)
+		put, err := s.putLedger(entry)
 		if err != nil {
 			return nil, nil, err
 		}

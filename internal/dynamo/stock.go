@@ -86,7 +86,7 @@ func (s *Store) CreateSKU(ctx context.Context, in NewSKU) error {
 		PK: ledgerKey(in.Ref, OpAdjust, in.ID), Ref: in.Ref, Op: OpAdjust, SKU: in.ID, Qty: in.Stock,
 		DAvailable: in.Stock, DOnHand: in.Stock, Shards: split, At: s.now().UnixMilli(), Reason: "initial stock",
 	}
-	if put, err = s.putNew(s.tables.StockLog, entry, nil); err != nil {
+	if put, err = s.putLedger(entry); err != nil {
 		return err
 	}
 	items = append(items, put)

@@ -80,7 +80,7 @@ func (t *transition) counter(s *Store, sku, user string, upd expression.UpdateBu
 
 // ledger adds a ledger entry Put that fails if the entry exists.
 func (t *transition) ledger(s *Store, entry ledgerRecord) {
-	t.add(s.putNew(s.tables.StockLog, entry, nil))(action{kind: roleLedger, sku: entry.SKU})
+	t.add(s.putLedger(entry))(action{kind: roleLedger, sku: entry.SKU})
 }
 
 // sendResult is what sending a transition came to.

@@ -27,6 +27,7 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/payment"
+	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/sam"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
@@ -56,6 +57,9 @@ type StackConfig struct {
 	// SchedulePeriod, when positive, replaces the period of every schedule's rate
 	// expression in Run (tests sweep faster than once a minute).
 	SchedulePeriod time.Duration
+	// Reconcile, when set, adjusts reconcile's configuration after it is read from
+	// the template (tests enable repair, set its window, shorten delays).
+	Reconcile func(*reconcile.Config)
 }
 
 // Stack is the whole of stockguard in one process: the embedded servers with the
@@ -199,6 +203,22 @@ func (s *Stack) wire(cfg StackConfig) (map[string]lambda.Handler, error) {
 			}
 			store := dynamo.New(s.DB, tables, dynamo.Options{Now: cfg.Now})
 			handlers[f.Name] = newHandler(payment.New(verifier, store, log).Handle)
+		case "ReconcileFunction":
+			rcfg, err := reconcile.Settings{
+				RepairEnabled: env["REPAIR_ENABLED"], RepairWindow: env["REPAIR_WINDOW"], RepairTimezone: env["REPAIR_TIMEZONE"],
+				AlertMinUnits: env["ALERT_MIN_UNITS"], AlertPercent: env["ALERT_PERCENT"],
+				OverdueGraceSeconds: env["OVERDUE_GRACE_SECONDS"], AlertsTopicARN: env["ALERTS_TOPIC_ARN"],
+			}.Config()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", f.Name, err)
+			}
+			// Locally there is no SNS: alerts are the error-level log lines.
+			rcfg.Topic, rcfg.Now = "", cfg.Now
+			if cfg.Reconcile != nil {
+				cfg.Reconcile(&rcfg)
+			}
+			store := dynamo.New(s.DB, tables, dynamo.Options{Now: cfg.Now})
+			handlers[f.Name] = newHandler(reconcile.New(store, nil, log, rcfg).Handle)
 		default:
 			return nil, fmt.Errorf("function %s has no local wiring in internal/local", f.Name)
 		}
@@ -365,7 +385,7 @@ func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) {
+	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) || dec.More() {
 		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen, \"state\": \"SUCCESS\"} or empty"}`))
 		return
 	}

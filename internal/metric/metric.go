@@ -54,8 +54,20 @@ type emfMetadata struct {
 // JSONHandler does) carrying values under the dimension Function=function. Values
 // without observations are left out; with none left, nothing is written.
 func Emit(ctx context.Context, log *slog.Logger, function string, values ...Value) {
-	directive := emfDirective{Namespace: Namespace, Dimensions: [][]string{{"Function"}}}
+	EmitFor(ctx, log, function, "", "", values...)
+}
+
+// EmitFor is Emit with one more dimension, name=value (e.g. SkuId=cup-01), when name
+// is not empty: each distinct value is its own CloudWatch metric, so keep such lines
+// to what needs watching one by one.
+func EmitFor(ctx context.Context, log *slog.Logger, function, name, value string, values ...Value) {
+	dims := []string{"Function"}
 	attrs := []slog.Attr{slog.String("Function", function)}
+	if name != "" {
+		dims = append(dims, name)
+		attrs = append(attrs, slog.String(name, value))
+	}
+	directive := emfDirective{Namespace: Namespace, Dimensions: [][]string{dims}}
 	for _, v := range values {
 		if len(v.Values) == 0 {
 			continue

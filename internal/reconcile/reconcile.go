@@ -1,0 +1,662 @@
+// Package reconcile is the reconcile function: it proves, on a schedule, that the
+// books balance (DESIGN.md, "Conservation, checked by reconcile"), alerts when they do
+// not, and repairs only when told to.
+//
+// # What is checked, per SKU and per shard
+//
+//   - available = Σ of the ledger's available deltas (ADJUST − RESERVE + RELEASE +
+//     RETURN + REPAIR), and onHand = Σ of its on-hand deltas (ADJUST − COMMIT + RETURN +
+//     REPAIR);
+//   - onHand − available (reserved) = Σ qty of the SKU in PENDING orders, and the
+//     shard's reserved counter agrees;
+//   - 0 ≤ available ≤ onHand;
+//   - Σ COMMIT − Σ RETURN ≤ Σ ADJUST (never sold more than ever stocked);
+//   - and, apart from the SKUs, PENDING orders past expiresAt plus a grace period.
+//
+// # Cost that follows activity, not history
+//
+// Ledger sums are kept in per-SKU checkpoints (item skuId#checkpoint in the skus table:
+// per-shard sums of every entry written at or before its `through` instant) and a run
+// watermark (reconcile#watermark). A run reads the skus table (counters and
+// checkpoints: its size follows the catalogue), the open orders (PendingByExpiry: they
+// follow open orders), and only the ledger entries written since the watermark,
+// through the stock_log index LedgerByTime, whose hash key is "<UTC hour>#<k>" (k =
+// 0..15 from the entry's key) and range key its write time `at`: one Query per bucket
+// per hour since the watermark (16 or 32 for a run every 5 minutes), plus the entries
+// themselves. Each run then
+// folds the entries older than now − Lag into the checkpoints of the SKUs they touch
+// (conditioned on the checkpoint read, so two runs cannot fold twice) and moves the
+// watermark, only after every checkpoint was saved. Lag (default 2 minutes) leaves
+// room for the writers' clocks and the index's propagation: an entry must be visible
+// in the index within Lag of its `at` to be counted. The first run, with no watermark,
+// scans the whole ledger once.
+//
+// # Differences, confirmation, alerts
+//
+// Counters, ledger and orders are read one after the other, not at one instant, so
+// live traffic can make a difference appear for a moment. A run that finds
+// differences reads everything again after ConfirmDelay and reports only those found
+// both times with the same values. A difference larger than max(AlertUnits,
+// AlertPercent % of the SKU's on-hand) is an alert (error-level log line and an SNS
+// message); smaller ones are warnings. Metrics go out in the CloudWatch Embedded
+// Metric Format.
+//
+// # Repair (off by default)
+//
+// Enabled and inside its window, a run repairs each differing shard in one
+// TransactWriteItems per SKU (dynamo.Store.Repair), conditioned on the counters still
+// holding what was read. The open orders are the reference for what is reserved:
+//   - when the ledger agrees with them (ledger on-hand − ledger available = reserved
+//     units of open orders), the counters drifted: they are set to the ledger's values;
+//   - when the counters agree with them, the ledger lost or gained an entry: a REPAIR
+//     entry with the missing deltas is written and the counters are left as they are;
+//   - when neither does, nothing is repaired: it needs a person.
+//
+// Every repair writes REPAIR ledger entries, one per shard. Overdue PENDING orders are
+// released through closeOrder's own release path (dynamo.Store.Expire).
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	_ "time/tzdata" // REPAIR_TIMEZONE must resolve where no zoneinfo is installed (provided.al2023)
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/metric"
+)
+
+// FunctionName is the Function dimension of reconcile's metrics.
+const FunctionName = "reconcile"
+
+// Publisher sends alert messages; *sns.Client is one (Amazon SNS API Reference, Publish).
+type Publisher interface {
+	Publish(ctx context.Context, in *sns.PublishInput, optFns ...func(*sns.Options)) (*sns.PublishOutput, error)
+}
+
+// Config tunes a Reconciler. Zero values take the defaults.
+type Config struct {
+	// AlertUnits and AlertPercent make a difference an alert when it exceeds
+	// max(AlertUnits, AlertPercent % of the SKU's ledger on-hand); defaults 5 and 1.
+	AlertUnits   int
+	AlertPercent float64
+	// Grace is how long past expiresAt a PENDING order may stay before it is overdue;
+	// default 5 minutes (the sweep runs every minute).
+	Grace time.Duration
+	// Lag is how old ledger entries must be before they are folded into checkpoints;
+	// default 2 minutes.
+	Lag time.Duration
+	// ConfirmDelay is the wait before differences are read again; default 1 second.
+	ConfirmDelay time.Duration
+	// Repair enables repairs, inside Window only.
+	Repair bool
+	// Window is when repairs may run; the zero Window never contains any time.
+	Window Window
+	// Topic is the SNS topic ARN alerts go to; "" sends none.
+	Topic string
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Window is a daily time window in a location, e.g. 02:00–05:00 in Asia/Shanghai.
+type Window struct {
+	Start, End time.Duration // offsets from local midnight; End < Start wraps past midnight
+	Loc        *time.Location
+}
+
+// ParseWindow parses "HH:MM-HH:MM" (24-hour clock) in loc. It returns an error for
+// another shape, an impossible time, or an empty window (start = end).
+func ParseWindow(s string, loc *time.Location) (Window, error) {
+	from, to, ok := strings.Cut(s, "-")
+	if !ok {
+		return Window{}, fmt.Errorf("repair window %q: want HH:MM-HH:MM", s)
+	}
+	var w Window
+	for i, part := range []string{from, to} {
+		t, err := time.Parse("15:04", strings.TrimSpace(part))
+		if err != nil {
+			return Window{}, fmt.Errorf("repair window %q: want HH:MM-HH:MM", s)
+		}
+		d := time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute
+		if i == 0 {
+			w.Start = d
+		} else {
+			w.End = d
+		}
+	}
+	if w.Start == w.End {
+		return Window{}, fmt.Errorf("repair window %q is empty", s)
+	}
+	w.Loc = loc
+	return w, nil
+}
+
+// Contains reports whether t falls inside the window (start inclusive, end exclusive).
+func (w Window) Contains(t time.Time) bool {
+	if w.Loc == nil || w.Start == w.End {
+		return false
+	}
+	t = t.In(w.Loc)
+	d := time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute + time.Duration(t.Second())*time.Second
+	if w.Start < w.End {
+		return d >= w.Start && d < w.End
+	}
+	return d >= w.Start || d < w.End
+}
+
+// Difference is one broken rule: what the books say (Expected) and what the counters
+// hold (Actual), in units.
+type Difference struct {
+	SKU      string `json:"skuId"`
+	Rule     string `json:"rule"`
+	Expected int    `json:"expected"`
+	Actual   int    `json:"actual"`
+}
+
+// Repaired is one applied repair: Delta units changed on Rule's counter (available,
+// onHand), on the ledger (ledger available, ledger onHand), or released by an overdue
+// order (overdue <orderId>).
+type Repaired struct {
+	SKU   string `json:"skuId"`
+	Rule  string `json:"rule"`
+	Delta int    `json:"delta"`
+}
+
+// Report is a run's result, logged as one structured line and returned as JSON
+// (CONTRACT.md, POST /_local/invoke/reconcile).
+type Report struct {
+	SKUsChecked   int          `json:"skusChecked"`
+	Differences   []Difference `json:"differences"`   // empty when the books balance
+	OverdueOrders []string     `json:"overdueOrders"` // PENDING past expiresAt + grace
+	Repaired      []Repaired   `json:"repaired"`
+	DurationMs    int64        `json:"durationMs"`
+	// ItemsRead counts the DynamoDB items this run read, LedgerEntriesRead the ledger
+	// entries among them (not in the JSON result; in the log line).
+	ItemsRead         int `json:"-"`
+	LedgerEntriesRead int `json:"-"`
+	// Unrepaired lists SKUs whose differences no automatic repair can explain.
+	Unrepaired []string `json:"-"`
+}
+
+// Reconciler runs reconciliations.
+type Reconciler struct {
+	store *dynamo.Store
+	alert Publisher
+	log   *slog.Logger
+	cfg   Config
+}
+
+// New returns a Reconciler over store that publishes alerts with alert (nil: none)
+// and logs JSON lines (and EMF metrics) to log.
+func New(store *dynamo.Store, alert Publisher, log *slog.Logger, cfg Config) *Reconciler {
+	if cfg.AlertUnits <= 0 {
+		cfg.AlertUnits = 5
+	}
+	if cfg.AlertPercent <= 0 {
+		cfg.AlertPercent = 1
+	}
+	if cfg.Grace <= 0 {
+		cfg.Grace = 5 * time.Minute
+	}
+	if cfg.Lag <= 0 {
+		cfg.Lag = 2 * time.Minute
+	}
+	if cfg.ConfirmDelay <= 0 {
+		cfg.ConfirmDelay = time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Reconciler{store: store, alert: alert, log: log, cfg: cfg}
+}
+
+// books is one SKU's (or shard's) ledger sums.
+type books struct {
+	available, onHand             int
+	adjusted, committed, returned int
+}
+
+// snapshot is what one pass read and concluded.
+type snapshot struct {
+	skus      []dynamo.SKUState
+	watermark time.Time
+	entries   []dynamo.LedgerEntry         // read this pass: after the watermark (all, the first time)
+	ledger    map[string]map[int]books     // SKU → shard → sums (checkpoint + newer entries)
+	pending   map[string]map[int]int       // SKU → shard → reserved units of open orders
+	overdue   []dynamo.OpenOrder           // PENDING past expiresAt + grace
+	diffs     map[string][]Difference      // SKU → broken rules
+	fixes     map[string][]dynamo.ShardFix // SKU → repairs that would explain them
+	unfixable []string                     // SKUs no repair explains
+	now       time.Time
+}
+
+// Run reconciles once. It returns the report, or an error when the store could not be
+// read (nothing is concluded then). Failures to alert, repair or checkpoint are logged
+// at error level and do not fail the run.
+func (r *Reconciler) Run(ctx context.Context) (*Report, error) {
+	start := time.Now()
+	rep := &Report{Differences: []Difference{}, OverdueOrders: []string{}, Repaired: []Repaired{}}
+	read := func(n int) { rep.ItemsRead += n }
+	snap, err := r.pass(ctx, read)
+	if err != nil {
+		return nil, err
+	}
+	if len(snap.diffs) > 0 {
+		// Confirm: keep only what a second pass finds the same.
+		if err := sleep(ctx, r.cfg.ConfirmDelay); err != nil {
+			return nil, err
+		}
+		again, err := r.pass(ctx, read)
+		if err != nil {
+			return nil, err
+		}
+		for sku, diffs := range again.diffs {
+			if !slices.Equal(diffs, snap.diffs[sku]) {
+				delete(again.diffs, sku)
+				delete(again.fixes, sku)
+			}
+		}
+		again.unfixable = slices.DeleteFunc(again.unfixable, func(s string) bool { return again.diffs[s] == nil })
+		snap = again
+	}
+	rep.SKUsChecked = len(snap.skus)
+	rep.LedgerEntriesRead = len(snap.entries)
+	for _, sku := range slices.Sorted(maps.Keys(snap.diffs)) {
+		rep.Differences = append(rep.Differences, snap.diffs[sku]...)
+	}
+	for _, o := range snap.overdue {
+		rep.OverdueOrders = append(rep.OverdueOrders, o.ID)
+	}
+	rep.Unrepaired = snap.unfixable
+	r.alertOn(ctx, snap)
+	if r.cfg.Repair && r.cfg.Window.Contains(snap.now) {
+		rep.Repaired = r.repair(ctx, snap)
+	}
+	r.fold(ctx, snap)
+	rep.DurationMs = time.Since(start).Milliseconds()
+	r.logReport(ctx, rep, snap)
+	return rep, nil
+}
+
+// pass reads the stock, the ledger since the watermark and the open orders, and
+// concludes differences, overdue orders and possible repairs.
+func (r *Reconciler) pass(ctx context.Context, read func(int)) (*snapshot, error) {
+	snap := &snapshot{now: r.cfg.Now().UTC(), ledger: map[string]map[int]books{}, pending: map[string]map[int]int{},
+		diffs: map[string][]Difference{}, fixes: map[string][]dynamo.ShardFix{}}
+	var err error
+	if snap.skus, snap.watermark, err = r.store.Stock(ctx, read); err != nil {
+		return nil, err
+	}
+	entries := r.store.LedgerAll(ctx, read)
+	if !snap.watermark.IsZero() {
+		// A minute past now covers writers whose clocks run a little ahead.
+		entries = r.store.LedgerSince(ctx, snap.watermark, snap.now.Add(time.Minute), read)
+	}
+	for e, err := range entries {
+		if err != nil {
+			return nil, err
+		}
+		snap.entries = append(snap.entries, e)
+	}
+	for o, err := range r.store.OpenOrders(ctx, read) {
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range o.Items {
+			if snap.pending[it.SKU] == nil {
+				snap.pending[it.SKU] = map[int]int{}
+			}
+			for n, units := range it.Shards {
+				snap.pending[it.SKU][n] += units
+			}
+		}
+		if o.ExpiresAt.Add(r.cfg.Grace).Before(snap.now) {
+			snap.overdue = append(snap.overdue, o)
+		}
+	}
+	for _, sku := range snap.skus {
+		snap.ledger[sku.SKU] = r.sums(sku, snap.watermark, snap.entries, time.Time{})
+		r.check(snap, sku)
+	}
+	return snap, nil
+}
+
+// sums adds to sku's checkpoint the entries written after it (and, when until is not
+// zero, at or before until), per shard; shard -1 holds the SKU's totals.
+func (r *Reconciler) sums(sku dynamo.SKUState, watermark time.Time, entries []dynamo.LedgerEntry, until time.Time) map[int]books {
+	out := map[int]books{}
+	through := watermark
+	if cp := sku.Checkpoint; cp != nil {
+		through = cp.Through
+		for n, s := range cp.Shards {
+			out[n] = books{available: s.Available, onHand: s.OnHand}
+		}
+		out[-1] = books{adjusted: cp.Adjusted, committed: cp.Committed, returned: cp.Returned}
+	}
+	for _, e := range entries {
+		if e.SKU != sku.SKU || !e.At.After(through) || !until.IsZero() && e.At.After(until) {
+			continue
+		}
+		for n, d := range e.ShardDeltas() {
+			b := out[n]
+			b.available += d[0]
+			b.onHand += d[1]
+			out[n] = b
+		}
+		t := out[-1]
+		switch e.Op {
+		case dynamo.OpAdjust:
+			t.adjusted += e.DOnHand
+		case dynamo.OpCommit:
+			t.committed += e.Qty
+		case dynamo.OpReturn:
+			t.returned += e.Qty
+		}
+		out[-1] = t
+	}
+	total := out[-1]
+	total.available, total.onHand = 0, 0
+	for n, b := range out {
+		if n >= 0 {
+			total.available += b.available
+			total.onHand += b.onHand
+		}
+	}
+	out[-1] = total
+	return out
+}
+
+// check compares one SKU's counters with its ledger sums and open orders.
+func (r *Reconciler) check(snap *snapshot, sku dynamo.SKUState) {
+	ledger, pending := snap.ledger[sku.SKU], snap.pending[sku.SKU]
+	var diffs []Difference
+	add := func(rule string, expected, actual int) {
+		if expected != actual {
+			diffs = append(diffs, Difference{SKU: sku.SKU, Rule: rule, Expected: expected, Actual: actual})
+		}
+	}
+	var c dynamo.ShardCounters
+	reservedUnits := 0
+	for _, sc := range sku.Shards {
+		c.Available += sc.Available
+		c.OnHand += sc.OnHand
+		c.Reserved += sc.Reserved
+	}
+	for _, u := range pending {
+		reservedUnits += u
+	}
+	total := ledger[-1]
+	add("shards", sku.ShardCount, len(sku.Shards))
+	add("available", total.available, c.Available)
+	add("onHand", total.onHand, c.OnHand)
+	add("reserved", reservedUnits, c.OnHand-c.Available)
+	if sold := total.committed - total.returned; sold > total.adjusted {
+		add("committed <= stocked", total.adjusted, sold)
+	}
+	var fixes []dynamo.ShardFix
+	fixable := true
+	shards := shardNumbers(sku, ledger)
+	for _, n := range shards {
+		sc, l, p := sku.Shards[n], ledger[n], pending[n]
+		if sc.Available == l.available && sc.OnHand == l.onHand && sc.OnHand-sc.Available == p && sc.Reserved == p &&
+			sc.Available >= 0 && sc.Available <= sc.OnHand {
+			continue
+		}
+		prefix := "shard " + strconv.Itoa(n) + " "
+		if len(shards) > 1 { // with one shard, the SKU's rules above say it already
+			add(prefix+"available", l.available, sc.Available)
+			add(prefix+"onHand", l.onHand, sc.OnHand)
+			add(prefix+"reserved", p, sc.OnHand-sc.Available)
+		}
+		add(prefix+"reserved counter", p, sc.Reserved)
+		if sc.Available < 0 {
+			add(prefix+"available >= 0", 0, sc.Available)
+		}
+		if sc.Available > sc.OnHand {
+			add(prefix+"available <= onHand", sc.OnHand, sc.Available)
+		}
+		switch {
+		case l.onHand-l.available == p && l.available >= 0 && l.available <= l.onHand:
+			// The ledger agrees with the open orders: the counters drifted.
+			fixes = append(fixes, dynamo.ShardFix{Shard: n, Seen: sc, Available: l.available, OnHand: l.onHand})
+		case sc.OnHand-sc.Available == p && sc.Available >= 0 && sc.Available <= sc.OnHand:
+			// The counters agree with the open orders: the ledger lost or gained entries.
+			fixes = append(fixes, dynamo.ShardFix{Shard: n, Seen: sc, Available: sc.Available, OnHand: sc.OnHand,
+				LedgerAvailable: sc.Available - l.available, LedgerOnHand: sc.OnHand - l.onHand})
+		default:
+			fixable = false
+		}
+	}
+	if len(diffs) == 0 {
+		return
+	}
+	snap.diffs[sku.SKU] = diffs
+	if fixable && len(fixes) > 0 && len(sku.Shards) == sku.ShardCount {
+		snap.fixes[sku.SKU] = fixes
+	} else {
+		snap.unfixable = append(snap.unfixable, sku.SKU)
+	}
+}
+
+// shardNumbers lists the shards the counters or the ledger know of, in order.
+func shardNumbers(sku dynamo.SKUState, ledger map[int]books) []int {
+	seen := map[int]bool{}
+	for n := range sku.Shards {
+		seen[n] = true
+	}
+	for n := range ledger {
+		if n >= 0 {
+			seen[n] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// alertOn logs every difference (error level past the alert threshold, warn below) and
+// publishes one SNS message listing the alerts.
+func (r *Reconciler) alertOn(ctx context.Context, snap *snapshot) {
+	var alerts []Difference
+	for _, sku := range slices.Sorted(maps.Keys(snap.diffs)) {
+		onHand := snap.ledger[sku][-1].onHand
+		threshold := max(float64(r.cfg.AlertUnits), r.cfg.AlertPercent/100*float64(onHand))
+		worst := 0
+		for _, d := range snap.diffs[sku] {
+			worst = max(worst, abs(d.Expected-d.Actual))
+		}
+		level := slog.LevelWarn
+		if float64(worst) > threshold {
+			level = slog.LevelError
+			alerts = append(alerts, snap.diffs[sku]...)
+		}
+		r.log.LogAttrs(ctx, level, "books differ", slog.String("skuId", sku), slog.Int("units", worst),
+			slog.Float64("alertThreshold", threshold), slog.Any("differences", snap.diffs[sku]))
+		metric.EmitFor(ctx, r.log, FunctionName, "SkuId", sku, metric.Of("Difference", metric.Count, float64(worst)))
+	}
+	if len(alerts) == 0 || r.alert == nil || r.cfg.Topic == "" {
+		return
+	}
+	body, _ := json.MarshalIndent(map[string]any{"differences": alerts, "at": snap.now}, "", "  ")
+	skus := map[string]bool{}
+	for _, d := range alerts {
+		skus[d.SKU] = true
+	}
+	if _, err := r.alert.Publish(ctx, &sns.PublishInput{
+		TopicArn: aws.String(r.cfg.Topic),
+		Subject:  aws.String(fmt.Sprintf("stockguard: books differ for %d SKU(s)", len(skus))),
+		Message:  aws.String(string(body)),
+	}); err != nil {
+		r.log.LogAttrs(ctx, slog.LevelError, "alert not published", slog.String("error", err.Error()))
+	}
+}
+
+// repair applies the repairs snap found and releases its overdue orders.
+func (r *Reconciler) repair(ctx context.Context, snap *snapshot) []Repaired {
+	run := "repair-" + snap.now.Format("20060102T150405.000Z")
+	var done []Repaired
+	for _, sku := range slices.Sorted(maps.Keys(snap.fixes)) {
+		fixes := snap.fixes[sku]
+		if err := r.store.Repair(ctx, run, sku, "reconcile", fixes); err != nil {
+			level := slog.LevelError
+			if errors.Is(err, dynamo.ErrMoved) {
+				level = slog.LevelWarn // live traffic moved the counters: next run
+			}
+			r.log.LogAttrs(ctx, level, "repair not applied", slog.String("skuId", sku), slog.String("error", err.Error()))
+			continue
+		}
+		for _, f := range fixes {
+			for _, c := range []struct {
+				rule  string
+				delta int
+			}{
+				{"available", f.Available - f.Seen.Available}, {"onHand", f.OnHand - f.Seen.OnHand},
+				{"reserved counter", f.OnHand - f.Available - f.Seen.Reserved},
+				{"ledger available", f.LedgerAvailable}, {"ledger onHand", f.LedgerOnHand},
+			} {
+				if c.delta != 0 {
+					done = append(done, Repaired{SKU: sku, Rule: c.rule, Delta: c.delta})
+				}
+			}
+		}
+	}
+	for _, o := range snap.overdue {
+		order, released, err := r.store.Expire(ctx, o.ID)
+		if err != nil {
+			r.log.LogAttrs(ctx, slog.LevelError, "overdue order not released", slog.String("orderId", o.ID), slog.String("error", err.Error()))
+			continue
+		}
+		if released {
+			for _, it := range order.Items {
+				done = append(done, Repaired{SKU: it.SKU, Rule: "overdue " + o.ID, Delta: it.Qty})
+			}
+		}
+	}
+	return done
+}
+
+// fold moves the checkpoints of the SKUs with entries older than now − Lag, then the
+// watermark, each conditioned on what was read.
+func (r *Reconciler) fold(ctx context.Context, snap *snapshot) {
+	cutoff := snap.now.Add(-r.cfg.Lag).Truncate(time.Minute)
+	if !cutoff.After(snap.watermark) {
+		return
+	}
+	touched := map[string]bool{}
+	for _, e := range snap.entries {
+		if !e.At.After(cutoff) {
+			touched[e.SKU] = true
+		}
+	}
+	for _, sku := range snap.skus {
+		if !touched[sku.SKU] && (sku.Checkpoint != nil || !snap.watermark.IsZero()) {
+			continue // nothing new: its checkpoint stays valid up to the new watermark
+		}
+		sums := r.sums(sku, snap.watermark, snap.entries, cutoff)
+		cp := dynamo.Checkpoint{SKU: sku.SKU, Through: cutoff, Shards: map[int]dynamo.Sums{},
+			Adjusted: sums[-1].adjusted, Committed: sums[-1].committed, Returned: sums[-1].returned}
+		for n, b := range sums {
+			if n >= 0 {
+				cp.Shards[n] = dynamo.Sums{Available: b.available, OnHand: b.onHand}
+			}
+		}
+		var prev time.Time
+		if sku.Checkpoint != nil {
+			prev = sku.Checkpoint.Through
+		}
+		if err := r.store.SaveCheckpoint(ctx, cp, prev); err != nil {
+			r.log.LogAttrs(ctx, slog.LevelWarn, "checkpoint not saved; the watermark stays", slog.String("skuId", sku.SKU), slog.String("error", err.Error()))
+			return
+		}
+	}
+	if err := r.store.SaveWatermark(ctx, cutoff, snap.watermark); err != nil {
+		r.log.LogAttrs(ctx, slog.LevelWarn, "watermark not saved", slog.String("error", err.Error()))
+	}
+}
+
+func (r *Reconciler) logReport(ctx context.Context, rep *Report, snap *snapshot) {
+	level := slog.LevelInfo
+	if len(rep.Differences) > 0 || len(rep.OverdueOrders) > 0 {
+		level = slog.LevelWarn
+	}
+	r.log.LogAttrs(ctx, level, "reconcile", slog.Int("skusChecked", rep.SKUsChecked), slog.Any("differences", rep.Differences),
+		slog.Any("overdueOrders", rep.OverdueOrders), slog.Any("repaired", rep.Repaired), slog.Any("unrepairable", rep.Unrepaired),
+		slog.Int("itemsRead", rep.ItemsRead), slog.Int("ledgerEntriesRead", len(snap.entries)),
+		slog.Time("watermark", snap.watermark), slog.Int64("durationMs", rep.DurationMs))
+	metric.Emit(ctx, r.log, FunctionName,
+		metric.Of("SKUsChecked", metric.Count, float64(rep.SKUsChecked)),
+		metric.Of("Differences", metric.Count, float64(len(rep.Differences))),
+		metric.Of("OverduePending", metric.Count, float64(len(rep.OverdueOrders))),
+		metric.Of("Repairs", metric.Count, float64(len(rep.Repaired))),
+		metric.Of("ItemsRead", metric.Count, float64(rep.ItemsRead)),
+		metric.Of("Duration", metric.Milliseconds, float64(rep.DurationMs)))
+}
+
+func abs(n int) int { return int(math.Abs(float64(n))) }
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Handle is the Lambda handler: any event (the EventBridge schedule's, or an operator's
+// empty invoke) runs one reconciliation and returns its Report.
+func (r *Reconciler) Handle(ctx context.Context, _ json.RawMessage) (*Report, error) {
+	return r.Run(ctx)
+}
+
+// Settings are reconcile's environment variables as template.yaml sets them, still
+// as text.
+type Settings struct {
+	RepairEnabled       string // REPAIR_ENABLED: "true" or "false"
+	RepairWindow        string // REPAIR_WINDOW: "HH:MM-HH:MM"
+	RepairTimezone      string // REPAIR_TIMEZONE: IANA name, e.g. Asia/Shanghai
+	AlertMinUnits       string // ALERT_MIN_UNITS: units
+	AlertPercent        string // ALERT_PERCENT: percent of on-hand
+	OverdueGraceSeconds string // OVERDUE_GRACE_SECONDS: seconds
+	AlertsTopicARN      string // ALERTS_TOPIC_ARN: SNS topic; "" sends no alerts
+}
+
+// Config parses the settings. Errors name the bad variable.
+func (s Settings) Config() (Config, error) {
+	var cfg Config
+	var err error
+	if cfg.Repair, err = strconv.ParseBool(s.RepairEnabled); err != nil {
+		return cfg, fmt.Errorf("REPAIR_ENABLED %q: want true or false", s.RepairEnabled)
+	}
+	loc, err := time.LoadLocation(s.RepairTimezone)
+	if err != nil {
+		return cfg, fmt.Errorf("REPAIR_TIMEZONE: %w", err)
+	}
+	if cfg.Window, err = ParseWindow(s.RepairWindow, loc); err != nil {
+		return cfg, fmt.Errorf("REPAIR_WINDOW: %w", err)
+	}
+	if cfg.AlertUnits, err = strconv.Atoi(s.AlertMinUnits); err != nil || cfg.AlertUnits < 1 {
+		return cfg, fmt.Errorf("ALERT_MIN_UNITS %q: want a positive number of units", s.AlertMinUnits)
+	}
+	if cfg.AlertPercent, err = strconv.ParseFloat(s.AlertPercent, 64); err != nil || !(cfg.AlertPercent > 0) {
+		return cfg, fmt.Errorf("ALERT_PERCENT %q: want a positive percentage", s.AlertPercent)
+	}
+	grace, err := strconv.Atoi(s.OverdueGraceSeconds)
+	if err != nil || grace < 1 {
+		return cfg, fmt.Errorf("OVERDUE_GRACE_SECONDS %q: want a positive number of seconds", s.OverdueGraceSeconds)
+	}
+	cfg.Grace = time.Duration(grace) * time.Second
+	cfg.Topic = s.AlertsTopicARN
+	return cfg, nil
+}
