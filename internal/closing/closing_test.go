@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
@@ -95,15 +93,7 @@ func newHarness(t *testing.T, cfg local.StackConfig, noSQS bool) *harness {
 // call sends an HTTP request through the local API as user ("" = no identity).
 func (h *harness) call(t testing.TB, method, path, user, body string) (int, map[string]any) {
 	t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	if user != "" {
-		req.Header.Set("X-User-Id", user)
-	}
-	rec := httptest.NewRecorder()
-	h.API.ServeHTTP(rec, req)
-	var out map[string]any
-	json.Unmarshal(rec.Body.Bytes(), &out)
-	return rec.Code, out
+	return testkit.Call(h.API, method, path, user, nil, body)
 }
 
 func (h *harness) order(t testing.TB, user, body string) string {
@@ -423,22 +413,10 @@ func TestCloseOrder_UserCancelRacingTheTimeoutReleasesOnce(t *testing.T) {
 // failTransactionsOf makes DynamoDB fail every TransactWriteItems naming the order
 // whose id is in *target with a 500, while *target is set.
 func failTransactionsOf(target *atomic.Value) local.Middleware {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			id, _ := target.Load().(string)
-			if id != "" && strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") {
-				body, _ := io.ReadAll(r.Body)
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				if bytes.Contains(body, []byte(id)) {
-					w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-					w.WriteHeader(http.StatusInternalServerError)
-					io.WriteString(w, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"injected"}`)
-					return
-				}
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
+	return testkit.FailDynamoDB(func(op string, body []byte) bool {
+		id, _ := target.Load().(string)
+		return id != "" && strings.HasSuffix(op, ".TransactWriteItems") && bytes.Contains(body, []byte(id))
+	})
 }
 
 // One record failing in a batch is reported alone; the others are released and,

@@ -247,8 +247,8 @@ func (s *Store) OpenOrders(ctx context.Context, read func(items int)) iter.Seq2[
 					yield(OpenOrder{}, s.storeError("query open orders", err))
 					return
 				}
-				if read != nil {
-					read(int(page.ScannedCount))
+				if read != nil { // what a Query pays for: the items read before the filter
+					read(max(int(page.ScannedCount), len(page.Items)))
 				}
 				for _, item := range page.Items {
 					var rec orderRecord

@@ -6,10 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -60,18 +58,7 @@ func newHarness(t *testing.T, cfg local.StackConfig) *harness {
 
 func (h *harness) call(t testing.TB, method, path, user string, headers map[string]string, body []byte) (int, map[string]any) {
 	t.Helper()
-	req := httptest.NewRequest(method, path, bytes.NewReader(body))
-	if user != "" {
-		req.Header.Set("X-User-Id", user)
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	rec := httptest.NewRecorder()
-	h.API.ServeHTTP(rec, req)
-	var out map[string]any
-	json.Unmarshal(rec.Body.Bytes(), &out)
-	return rec.Code, out
+	return testkit.Call(h.API, method, path, user, headers, string(body))
 }
 
 // order places an order of 2 cups and a saucer (90,700 fen) for user.
@@ -412,19 +399,10 @@ func TestNotify_PaymentRacingTimeoutAndCancel(t *testing.T) {
 
 // failReadsOf fails every DynamoDB request naming the order id in *target with a 500.
 func failReadsOf(target *atomic.Value) local.Middleware {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if id, _ := target.Load().(string); id != "" && bytes.Contains(body, []byte(id)) {
-				w.Header().Set("Content-Type", "application/x-amz-json-1.0")
-				w.WriteHeader(http.StatusInternalServerError)
-				io.WriteString(w, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"injected"}`)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
+	return testkit.FailDynamoDB(func(_ string, body []byte) bool {
+		id, _ := target.Load().(string)
+		return id != "" && bytes.Contains(body, []byte(id))
+	})
 }
 
 func TestNotify_StoreFailureAnswers5xxSoWeChatPayResends(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -75,18 +74,7 @@ func newHarness(t *testing.T, tune func(*reconcile.Config), wrap ...local.Middle
 
 func (h *harness) call(t testing.TB, method, path, user string, headers map[string]string, body string) (int, map[string]any) {
 	t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	if user != "" {
-		req.Header.Set("X-User-Id", user)
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	rec := httptest.NewRecorder()
-	h.API.ServeHTTP(rec, req)
-	var out map[string]any
-	json.Unmarshal(rec.Body.Bytes(), &out)
-	return rec.Code, out
+	return testkit.Call(h.API, method, path, user, headers, body)
 }
 
 // reconcile runs the reconcile function as its schedule does.
@@ -480,18 +468,9 @@ func TestReconcile_ConcurrentRunsKeepTheCheckpointsRight(t *testing.T) {
 // entries between them twice.
 func TestReconcile_CheckpointsAheadOfTheWatermarkAreNotCountedTwice(t *testing.T) {
 	var failWatermark atomic.Bool
-	wrap := func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if failWatermark.Load() && strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".PutItem") && bytes.Contains(body, []byte("reconcile#watermark")) {
-				w.WriteHeader(http.StatusBadRequest)
-				io.WriteString(w, `{"__type":"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException","message":"injected"}`)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
+	wrap := testkit.FailDynamoDB(func(op string, body []byte) bool {
+		return failWatermark.Load() && strings.HasSuffix(op, ".PutItem") && bytes.Contains(body, []byte("reconcile#watermark"))
+	})
 	h := newHarness(t, nil, wrap)
 	rng := rand.New(rand.NewPCG(3, 4))
 	h.reconcile(t) // the first run sets the watermark

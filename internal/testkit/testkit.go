@@ -1,12 +1,15 @@
 // Package testkit holds what stockguard's integration tests share besides the local
-// stack: a settable clock, a way to start many calls at the same instant, and a log
-// sink the test can read back.
+// stack: a settable clock, a way to start many calls at the same instant, a log sink
+// the test can read back, an HTTP call helper and DynamoDB fault injection.
 package testkit
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"time"
@@ -79,4 +82,42 @@ func (l *Log) Lines() ([]map[string]any, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// Call sends one request to h (the local HTTP API) as user (X-User-Id; "" sends none)
+// with headers and body, and returns the status and the JSON body decoded (nil when it
+// is not a JSON object).
+func Call(h http.Handler, method, path, user string, headers map[string]string, body string) (int, map[string]any) {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if user != "" {
+		req.Header.Set("X-User-Id", user)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var out map[string]any
+	json.Unmarshal(rec.Body.Bytes(), &out)
+	return rec.Code, out
+}
+
+// FailDynamoDB returns a DynamoDB server middleware (for local.StackConfig.DynamoDBWrap)
+// that answers 500 InternalServerError to every request for which fail returns true,
+// given the X-Amz-Target operation (e.g. "DynamoDB_20120810.TransactWriteItems") and
+// the request body; the others pass through.
+func FailDynamoDB(fail func(target string, body []byte) bool) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if fail(r.Header.Get("X-Amz-Target"), body) {
+				w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+				w.WriteHeader(http.StatusInternalServerError)
+				io.WriteString(w, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"injected"}`)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }
