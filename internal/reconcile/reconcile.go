@@ -36,7 +36,7 @@
 // Counters, ledger and orders are read one after the other, not at one instant, so
 // live traffic can make a difference appear for a moment. A run that finds
 // differences reads everything again after ConfirmDelay and reports only those found
-// both times with the same values. A difference larger than max(AlertUnits,
+// both times with the same gap (actual − expected; traffic moves both sides alike). A difference larger than max(AlertUnits,
 // AlertPercent % of the SKU's on-hand) is an alert (error-level log line and an SNS
 // message); smaller ones are warnings. Metrics go out in the CloudWatch Embedded
 // Metric Format.
@@ -50,9 +50,14 @@
 //     units of open orders), the counters drifted: they are set to the ledger's values;
 //   - when the counters agree with them, the ledger lost or gained an entry: a REPAIR
 //     entry with the missing deltas is written and the counters are left as they are;
-//   - when neither does, nothing is repaired: it needs a person.
+//   - when neither does, or both do (available and on-hand off by the same amount: a
+//     lost or doubled ADJUST, or an edited counter — which one is true is a fact about
+//     the warehouse), and whenever the SKU looks oversold, nothing is repaired: it
+//     needs a person.
 //
-// Every repair writes REPAIR ledger entries, one per shard. Overdue PENDING orders are
+// Every repair writes REPAIR ledger entries, one per shard, keyed by the watermark the
+// run read, so overlapping runs cannot repair one shard twice. A watermark more than 6
+// hours old makes the run scan the ledger instead of walking the index hour by hour. Overdue PENDING orders are
 // released through closeOrder's own release path (dynamo.Store.Expire).
 package reconcile
 
@@ -261,8 +266,13 @@ func (r *Reconciler) Run(ctx context.Context) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
+		// Traffic between the passes moves expected and actual alike, not their gap; a
+		// bound (0 ≤ available ≤ onHand, committed ≤ stocked) need only still be broken.
 		for sku, diffs := range again.diffs {
-			if !slices.Equal(diffs, snap.diffs[sku]) {
+			if !slices.EqualFunc(diffs, snap.diffs[sku], func(a, b Difference) bool {
+				bound := strings.Contains(a.Rule, "<=") || strings.Contains(a.Rule, ">=")
+				return a.Rule == b.Rule && (bound || a.Actual-a.Expected == b.Actual-b.Expected)
+			}) {
 				delete(again.diffs, sku)
 				delete(again.fixes, sku)
 			}
@@ -298,8 +308,10 @@ func (r *Reconciler) pass(ctx context.Context, read func(int)) (*snapshot, error
 	if snap.skus, snap.watermark, err = r.store.Stock(ctx, read); err != nil {
 		return nil, err
 	}
+	// No watermark yet, or one so old that walking the index hour by hour would cost
+	// more queries than reading the ledger: scan it (the checkpoints still apply).
 	entries := r.store.LedgerAll(ctx, read)
-	if !snap.watermark.IsZero() {
+	if !snap.watermark.IsZero() && snap.now.Sub(snap.watermark) <= maxCatchUp {
 		// A minute past now covers writers whose clocks run a little ahead.
 		entries = r.store.LedgerSince(ctx, snap.watermark, snap.now.Add(time.Minute), read)
 	}
@@ -426,15 +438,23 @@ func (r *Reconciler) check(snap *snapshot, sku dynamo.SKUState) {
 		if sc.Available > sc.OnHand {
 			add(prefix+"available <= onHand", sc.OnHand, sc.Available)
 		}
+		ledgerFits := l.onHand-l.available == p && l.available >= 0 && l.available <= l.onHand
+		countersFit := sc.OnHand-sc.Available == p && sc.Available >= 0 && sc.Available <= sc.OnHand
 		switch {
-		case l.onHand-l.available == p && l.available >= 0 && l.available <= l.onHand:
+		case ledgerFits && !countersFit:
 			// The ledger agrees with the open orders: the counters drifted.
 			fixes = append(fixes, dynamo.ShardFix{Shard: n, Seen: sc, Available: l.available, OnHand: l.onHand})
-		case sc.OnHand-sc.Available == p && sc.Available >= 0 && sc.Available <= sc.OnHand:
+		case countersFit && !ledgerFits:
 			// The counters agree with the open orders: the ledger lost or gained entries.
 			fixes = append(fixes, dynamo.ShardFix{Shard: n, Seen: sc, Available: sc.Available, OnHand: sc.OnHand,
 				LedgerAvailable: sc.Available - l.available, LedgerOnHand: sc.OnHand - l.onHand})
+		case countersFit && ledgerFits && sc.Reserved != p && sc.Available == l.available && sc.OnHand == l.onHand:
+			// Only the reserved counter drifted.
+			fixes = append(fixes, dynamo.ShardFix{Shard: n, Seen: sc, Available: sc.Available, OnHand: sc.OnHand})
 		default:
+			// Neither side, or both, agree with the orders (e.g. available and on-hand off
+			// by the same amount: a lost or doubled ADJUST, or a counter edit): which is
+			// right is a fact about the warehouse, for a person to establish.
 			fixable = false
 		}
 	}
@@ -442,7 +462,9 @@ func (r *Reconciler) check(snap *snapshot, sku dynamo.SKUState) {
 		return
 	}
 	snap.diffs[sku.SKU] = diffs
-	if fixable && len(fixes) > 0 && len(sku.Shards) == sku.ShardCount {
+	// Never write an oversell into the books as a repair: it is reported, not explained.
+	oversold := total.committed-total.returned > total.adjusted || total.available < 0 || c.Available < 0
+	if fixable && !oversold && len(fixes) > 0 && len(sku.Shards) == sku.ShardCount {
 		snap.fixes[sku.SKU] = fixes
 	} else {
 		snap.unfixable = append(snap.unfixable, sku.SKU)
@@ -475,7 +497,7 @@ func (r *Reconciler) alertOn(ctx context.Context, snap *snapshot) {
 			worst = max(worst, abs(d.Expected-d.Actual))
 		}
 		level := slog.LevelWarn
-		if float64(worst) > threshold {
+		if float64(worst) > threshold || slices.ContainsFunc(snap.diffs[sku], oversell) {
 			level = slog.LevelError
 			alerts = append(alerts, snap.diffs[sku]...)
 		}
@@ -486,7 +508,8 @@ func (r *Reconciler) alertOn(ctx context.Context, snap *snapshot) {
 	if len(alerts) == 0 || r.alert == nil || r.cfg.Topic == "" {
 		return
 	}
-	body, _ := json.MarshalIndent(map[string]any{"differences": alerts, "at": snap.now}, "", "  ")
+	listed := alerts[:min(len(alerts), maxAlertLines)] // SNS messages stop at 256 KB
+	body, _ := json.MarshalIndent(map[string]any{"differences": listed, "total": len(alerts), "at": snap.now}, "", "  ")
 	skus := map[string]bool{}
 	for _, d := range alerts {
 		skus[d.SKU] = true
@@ -502,7 +525,9 @@ func (r *Reconciler) alertOn(ctx context.Context, snap *snapshot) {
 
 // repair applies the repairs snap found and releases its overdue orders.
 func (r *Reconciler) repair(ctx context.Context, snap *snapshot) []Repaired {
-	run := "repair-" + snap.now.Format("20060102T150405.000Z")
+	// Runs that read the same watermark and state repair under the same key, so
+	// overlapping runs cannot both write a REPAIR entry for one shard.
+	run := "repair-" + strconv.FormatInt(snap.watermark.UnixMilli(), 10)
 	var done []Repaired
 	for _, sku := range slices.Sorted(maps.Keys(snap.fixes)) {
 		fixes := snap.fixes[sku]
@@ -572,6 +597,9 @@ func (r *Reconciler) fold(ctx context.Context, snap *snapshot) {
 		var prev time.Time
 		if sku.Checkpoint != nil {
 			prev = sku.Checkpoint.Through
+			if !prev.Before(cutoff) {
+				continue // already folded this far (a run with a clock ahead): never move back
+			}
 		}
 		if err := r.store.SaveCheckpoint(ctx, cp, prev); err != nil {
 			r.log.LogAttrs(ctx, slog.LevelWarn, "checkpoint not saved; the watermark stays", slog.String("skuId", sku.SKU), slog.String("error", err.Error()))
@@ -602,6 +630,20 @@ func (r *Reconciler) logReport(ctx context.Context, rep *Report, snap *snapshot)
 }
 
 func abs(n int) int { return int(math.Abs(float64(n))) }
+
+// maxCatchUp is how far behind the watermark may be for a run to read the ledger
+// through the LedgerByTime index (16 queries an hour); further behind, it scans.
+const maxCatchUp = 6 * time.Hour
+
+// maxAlertLines bounds the differences listed in one SNS message.
+const maxAlertLines = 200
+
+// oversell reports a difference that shows stock sold that does not exist: always an
+// alert, whatever its size.
+func oversell(d Difference) bool {
+	return d.Rule == "committed <= stocked" || strings.HasSuffix(d.Rule, "available >= 0") ||
+		d.Rule == "available" && d.Actual < 0
+}
 
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
