@@ -236,13 +236,14 @@ type books struct {
 type snapshot struct {
 	skus      []dynamo.SKUState
 	watermark time.Time
-	entries   []dynamo.LedgerEntry         // read this pass: after the watermark (all, the first time)
-	ledger    map[string]map[int]books     // SKU → shard → sums (checkpoint + newer entries)
-	pending   map[string]map[int]int       // SKU → shard → reserved units of open orders
-	overdue   []dynamo.OpenOrder           // PENDING past expiresAt + grace
-	diffs     map[string][]Difference      // SKU → broken rules
-	fixes     map[string][]dynamo.ShardFix // SKU → repairs that would explain them
-	unfixable []string                     // SKUs no repair explains
+	entries   []dynamo.LedgerEntry            // read this pass: after the watermark (all, the first time)
+	bySKU     map[string][]dynamo.LedgerEntry // the same, by SKU
+	ledger    map[string]map[int]books        // SKU → shard → sums (checkpoint + newer entries)
+	pending   map[string]map[int]int          // SKU → shard → reserved units of open orders
+	overdue   []dynamo.OpenOrder              // PENDING past expiresAt + grace
+	diffs     map[string][]Difference         // SKU → broken rules
+	fixes     map[string][]dynamo.ShardFix    // SKU → repairs that would explain them
+	unfixable []string                        // SKUs no repair explains
 	now       time.Time
 }
 
@@ -302,7 +303,7 @@ func (r *Reconciler) Run(ctx context.Context) (*Report, error) {
 // pass reads the stock, the ledger since the watermark and the open orders, and
 // concludes differences, overdue orders and possible repairs.
 func (r *Reconciler) pass(ctx context.Context, read func(int)) (*snapshot, error) {
-	snap := &snapshot{now: r.cfg.Now().UTC(), ledger: map[string]map[int]books{}, pending: map[string]map[int]int{},
+	snap := &snapshot{now: r.cfg.Now().UTC(), ledger: map[string]map[int]books{}, pending: map[string]map[int]int{}, bySKU: map[string][]dynamo.LedgerEntry{},
 		diffs: map[string][]Difference{}, fixes: map[string][]dynamo.ShardFix{}}
 	var err error
 	if snap.skus, snap.watermark, err = r.store.Stock(ctx, read); err != nil {
@@ -320,6 +321,7 @@ func (r *Reconciler) pass(ctx context.Context, read func(int)) (*snapshot, error
 			return nil, err
 		}
 		snap.entries = append(snap.entries, e)
+		snap.bySKU[e.SKU] = append(snap.bySKU[e.SKU], e)
 	}
 	for o, err := range r.store.OpenOrders(ctx, read) {
 		if err != nil {
@@ -338,13 +340,13 @@ func (r *Reconciler) pass(ctx context.Context, read func(int)) (*snapshot, error
 		}
 	}
 	for _, sku := range snap.skus {
-		snap.ledger[sku.SKU] = r.sums(sku, snap.watermark, snap.entries, time.Time{})
+		snap.ledger[sku.SKU] = r.sums(sku, snap.watermark, snap.bySKU[sku.SKU], time.Time{})
 		r.check(snap, sku)
 	}
 	return snap, nil
 }
 
-// sums adds to sku's checkpoint the entries written after it (and, when until is not
+// sums adds to sku's checkpoint its entries written after it (and, when until is not
 // zero, at or before until), per shard; shard -1 holds the SKU's totals.
 func (r *Reconciler) sums(sku dynamo.SKUState, watermark time.Time, entries []dynamo.LedgerEntry, until time.Time) map[int]books {
 	out := map[int]books{}
@@ -586,7 +588,7 @@ func (r *Reconciler) fold(ctx context.Context, snap *snapshot) {
 		if !touched[sku.SKU] && (sku.Checkpoint != nil || !snap.watermark.IsZero()) {
 			continue // nothing new: its checkpoint stays valid up to the new watermark
 		}
-		sums := r.sums(sku, snap.watermark, snap.entries, cutoff)
+		sums := r.sums(sku, snap.watermark, snap.bySKU[sku.SKU], cutoff)
 		cp := dynamo.Checkpoint{SKU: sku.SKU, Through: cutoff, Shards: map[int]dynamo.Sums{},
 			Adjusted: sums[-1].adjusted, Committed: sums[-1].committed, Returned: sums[-1].returned}
 		for n, b := range sums {
