@@ -23,8 +23,12 @@
 //     expired through the table's TTL attribute "ttl"). Order ids cannot contain '#',
 //     so the three never collide. PENDING orders carry pendingBucket (P0..P15) and
 //     pendingExpiresAt (Unix milliseconds), the keys of the sparse GSI PendingByExpiry.
-//   - stock_log: ledger entries (pk = ref#op#skuId, ref an order id or an adjustment
-//     id), written with attribute_not_exists(pk) so that a repeated write fails.
+//     The skus table also holds reconcile's per-SKU checkpoints (pk = skuId#checkpoint)
+//     and its watermark (pk = reconcile#watermark).
+//   - stock_log: ledger entries (pk = ref#op#skuId, ref an order id, an adjustment id
+//     or a repair run; REPAIR entries add #shard), written with attribute_not_exists(pk)
+//     so that a repeated write fails. The LedgerByTime GSI (see LedgerIndex) finds the
+//     entries written since a time.
 //
 // # Shards
 //
