@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -125,13 +124,11 @@ func writeHistory(b *testing.B, stack *local.Stack, skus, n int, at time.Time) {
 		ref := fmt.Sprintf("hist%08d", i/2)
 		pk := ref + "#" + op + "#" + sku
 		when := at.Add(time.Duration(i) * time.Second)
-		h := fnv.New32a()
-		h.Write([]byte(pk))
 		item := map[string]types.AttributeValue{
 			"pk": s(pk), "ref": s(ref), "op": s(op), "skuId": s(sku), "qty": num(1), "dAvailable": num(d), "dOnHand": num(0),
 			"shards":       &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"0": num(1)}},
 			"at":           num(int(when.UnixMilli())),
-			"ledgerBucket": s(when.UTC().Format("2006-01-02T15") + "#" + strconv.Itoa(int(h.Sum32()%dynamo.LedgerBuckets))),
+			"ledgerBucket": s(bucketOf(pk, when)),
 		}
 		batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 		if len(batch) == 25 {

@@ -29,10 +29,12 @@ func allDay(c *reconcile.Config) {
 	c.Window = reconcile.Window{Start: 0, End: 24*time.Hour - time.Second, Loc: time.UTC}
 }
 
+// bucketOf is the LedgerByTime hash key the store gives an entry (dynamo.ledgerBucket),
+// for tests that write ledger items behind the store's back.
 func bucketOf(pk string, at time.Time) string {
 	h := fnv.New32a()
 	h.Write([]byte(pk))
-	return at.UTC().Format("2006-01-02T15") + "#" + strconv.Itoa(int(h.Sum32()%16))
+	return at.UTC().Format("2006-01-02T15") + "#" + strconv.Itoa(int(h.Sum32()%dynamo.LedgerBuckets))
 }
 
 // copyLedger copies the ledger entry oldPK under newPK, written "now".
