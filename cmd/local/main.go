@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -68,17 +69,17 @@ func run(log *slog.Logger, template, seed, addr, dynamoAddr, sqsAddr string, tim
 			return err
 		}
 	}
-	srv := &http.Server{Addr: addr, Handler: stack.API, ReadHeaderTimeout: 10 * time.Second}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: stack.API, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
-	go func() { served <- srv.ListenAndServe() }()
+	go func() { served <- srv.Serve(ln) }()
 	ran := make(chan error, 1)
 	go func() { ran <- stack.Run(ctx) }()
-	select {
-	case err := <-served:
-		return err
-	case <-time.After(100 * time.Millisecond):
-	}
-	log.Info("ready", "api", "http://"+addr, "dynamodb", stack.DynamoDB.URL(), "sqs", stack.SQS.URL(),
+	// The listener is bound: connections queue from here on, so the stack is ready.
+	log.Info("ready", "api", "http://"+ln.Addr().String(), "dynamodb", stack.DynamoDB.URL(), "sqs", stack.SQS.URL(),
 		"paymentTimeout", timeout.String(), "seed", seed)
 	select {
 	case err := <-served:

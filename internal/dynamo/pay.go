@@ -93,7 +93,7 @@ func (s *Store) Pay(ctx context.Context, p Payment) (*inventory.Order, PayResult
 		return nil, 0, fmt.Errorf("pay order %s: %w", p.OrderID, inventory.ErrOrderNotFound)
 	}
 	if p.Amount != order.Amount || p.Currency != order.Currency {
-		return order, 0, fmt.Errorf("pay order %s: paid %d %s, order is %d %s: %w", order.ID, p.Amount, p.Currency, order.Amount, order.Currency, inventory.ErrPaymentMismatch)
+		return order, 0, fmt.Errorf("pay order %s: paid %d fen %s, order is %d fen %s: %w", order.ID, p.Amount, p.Currency, order.Amount, order.Currency, inventory.ErrPaymentMismatch)
 	}
 	mine := func(o *inventory.Order) bool { return o.TransactionID == p.TransactionID }
 	overLimit := false // a late payment found the user's purchase limit reached

@@ -7,18 +7,31 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/local"
 )
+
+// localRegion is the region the local stack's clients sign for (any region works
+// against the embedded DynamoDB API).
+const localRegion = "us-east-1"
 
 // onHandReader returns a SKU's on-hand units (physical stock, summed over its shards).
 type onHandReader func(ctx context.Context, sku string) (int, error)
 
 // dynamoOnHand reads on-hand from the DynamoDB API at endpoint with the project's own
 // store (dynamo.Store.SKU: one strongly consistent read of the SKU record and its
-// shards), each read bounded by timeout.
+// shards), each read bounded by timeout. The local stack's DynamoDB API checks no
+// signature, so the client signs with placeholder credentials.
 func dynamoOnHand(endpoint string, tables dynamo.Tables, timeout time.Duration) onHandReader {
-	store := dynamo.New(local.NewDynamoDBClient(endpoint, dynamo.ClientOptions), tables, dynamo.Options{})
+	client := dynamodb.New(dynamodb.Options{
+		Region:       localRegion,
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+	}, dynamo.ClientOptions)
+	store := dynamo.New(client, tables, dynamo.Options{})
 	return func(ctx context.Context, sku string) (int, error) {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()

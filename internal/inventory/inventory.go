@@ -74,10 +74,10 @@ func (e *SKUError) Error() string { return fmt.Sprintf("%v: %s", e.Err, e.SKU) }
 // Unwrap lets errors.Is see the sentinel.
 func (e *SKUError) Unwrap() error { return e.Err }
 
-// InvalidError returns an error wrapping ErrInvalidRequest with a message safe to show
-// to the client.
+// InvalidError returns an *InvalidRequestError (wrapping ErrInvalidRequest) whose
+// reason, the formatted text, is safe to show to the client.
 func InvalidError(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalidRequest, fmt.Sprintf(format, args...))
+	return &InvalidRequestError{Reason: fmt.Sprintf(format, args...)}
 }
 
 // Line is one cart line as the client sends it: a SKU id and a quantity in units.

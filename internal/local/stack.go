@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,12 +21,14 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/stockguard/stockguard/internal/apigw"
+	"github.com/stockguard/stockguard/internal/closeorder"
 	"github.com/stockguard/stockguard/internal/closeq"
-	"github.com/stockguard/stockguard/internal/closing"
+	"github.com/stockguard/stockguard/internal/createorder"
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/inventory"
-	"github.com/stockguard/stockguard/internal/payment"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
+	"github.com/stockguard/stockguard/internal/paycallback"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/sam"
 	"github.com/stockguard/stockguard/internal/wechatpay"
@@ -60,6 +62,10 @@ type StackConfig struct {
 	// Reconcile, when set, adjusts reconcile's configuration after it is read from
 	// the template (tests enable repair, set its window, shorten delays).
 	Reconcile func(*reconcile.Config)
+	// Environment, when set, may change a function's environment variables (by
+	// logical id) after they are read from the template and before the function's
+	// configuration is parsed from them (tests check that bad settings are refused).
+	Environment func(function string, env map[string]string)
 }
 
 // Stack is the whole of stockguard in one process: the embedded servers with the
@@ -94,7 +100,8 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	tpl, err := sam.Load(cfg.Template)
+	// Locally the merchant configuration is the local platform's, not a secret's.
+	tpl, err := sam.LoadWithParameters(cfg.Template, map[string]string{"WechatPaySecretArn": LocalSecretARN})
 	if err != nil {
 		return nil, err
 	}
@@ -165,66 +172,78 @@ func (s *Stack) startSQS(ctx context.Context, addr string, tpl *sam.Template) er
 }
 
 // wire builds each template function's handler from its template environment, the way
-// its functions/<name>/main.go does from the deployed environment.
+// its functions/<name>/main.go does from the deployed environment: the same
+// configuration parsing (so a bad setting fails Start, naming the variable), the same
+// handlers.
 func (s *Stack) wire(cfg StackConfig) (map[string]lambda.Handler, error) {
 	handlers := map[string]lambda.Handler{}
 	for _, f := range s.functions {
-		env := f.Environment
-		log := cfg.Logger.With("function", f.Name)
-		tables := dynamo.Tables{SKUs: env["SKUS_TABLE"], Orders: env["ORDERS_TABLE"], StockLog: env["STOCK_LOG_TABLE"]}
-		switch f.Name {
-		case "CreateOrderFunction":
-			timeout := cfg.PaymentTimeout
-			if timeout <= 0 {
-				secs, err := strconv.Atoi(env["PAYMENT_TIMEOUT_SECONDS"])
-				if err != nil || secs < 1 {
-					return nil, fmt.Errorf("%s: PAYMENT_TIMEOUT_SECONDS %q is not a positive number of seconds", f.Name, env["PAYMENT_TIMEOUT_SECONDS"])
-				}
-				timeout = time.Duration(secs) * time.Second
-			}
-			s.Tables = tables
-			s.Store = dynamo.New(s.DB, tables, dynamo.Options{PaymentTimeout: timeout, Now: cfg.Now})
-			handlers[f.Name] = newHandler(apigw.New(s.Store, s.closeQueue(env), log, functionName(f.Name)).Handle)
-		case "CloseOrderFunction":
-			store := dynamo.New(s.DB, tables, dynamo.Options{Now: cfg.Now})
-			fn := &closing.Function{
-				Closer: closing.New(store, s.closeQueue(env), log, closing.Options{Now: cfg.Now}),
-				API:    apigw.New(store, nil, log, functionName(f.Name)),
-			}
-			handlers[f.Name] = newHandler(fn.Invoke)
-		case "PayCallbackFunction":
-			// Deployed, the merchant configuration comes from the Secrets Manager secret
-			// WECHATPAY_SECRET_ARN names; locally it is the local platform's.
-			payCfg := s.Payments.Config()
-			payCfg.Now = cfg.Now
-			verifier, err := wechatpay.NewVerifier(payCfg)
-			if err != nil {
-				return nil, err
-			}
-			store := dynamo.New(s.DB, tables, dynamo.Options{Now: cfg.Now})
-			handlers[f.Name] = newHandler(payment.New(verifier, store, log).Handle)
-		case "ReconcileFunction":
-			rcfg, err := reconcile.Settings{
-				RepairEnabled: env["REPAIR_ENABLED"], RepairWindow: env["REPAIR_WINDOW"], RepairTimezone: env["REPAIR_TIMEZONE"],
-				AlertMinUnits: env["ALERT_MIN_UNITS"], AlertPercent: env["ALERT_PERCENT"],
-				OverdueGraceSeconds: env["OVERDUE_GRACE_SECONDS"], AlertsTopicARN: env["ALERTS_TOPIC_ARN"],
-			}.Config()
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f.Name, err)
-			}
-			// Locally there is no SNS: alerts are the error-level log lines.
-			rcfg.Topic, rcfg.Now = "", cfg.Now
-			if cfg.Reconcile != nil {
-				cfg.Reconcile(&rcfg)
-			}
-			store := dynamo.New(s.DB, tables, dynamo.Options{Now: cfg.Now})
-			handlers[f.Name] = newHandler(reconcile.New(store, nil, log, rcfg).Handle)
-		default:
-			return nil, fmt.Errorf("function %s has no local wiring in internal/local", f.Name)
+		env := maps.Clone(f.Environment)
+		if cfg.Environment != nil {
+			cfg.Environment(f.Name, env)
 		}
-		handlers[f.Name] = deadline{handlers[f.Name], time.Duration(f.Timeout) * time.Second}
+		h, err := s.wireFunction(cfg, f.Name, envvar.Map(env), cfg.Logger.With("function", f.Name))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		handlers[f.Name] = deadline{h, time.Duration(f.Timeout) * time.Second}
 	}
 	return handlers, nil
+}
+
+// wireFunction builds one function's handler from its environment env.
+func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, log *slog.Logger) (lambda.Handler, error) {
+	switch name {
+	case "CreateOrderFunction":
+		c, err := createorder.LoadConfig(env)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.PaymentTimeout > 0 {
+			c.PaymentTimeout = cfg.PaymentTimeout
+		}
+		s.Tables = c.Tables
+		s.Store = dynamo.New(s.DB, c.Tables, dynamo.Options{PaymentTimeout: c.PaymentTimeout, Now: cfg.Now})
+		return newHandler(createorder.New(s.Store, s.closeQueue(c.CloseQueueURL), log).Handle), nil
+	case "CloseOrderFunction":
+		c, err := closeorder.LoadConfig(env)
+		if err != nil {
+			return nil, err
+		}
+		store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
+		closer := closeorder.New(store, s.closeQueue(c.CloseQueueURL), log, closeorder.Options{Now: cfg.Now})
+		return newHandler(closeorder.NewFunction(closer, log).Invoke), nil
+	case "PayCallbackFunction":
+		c, err := paycallback.LoadConfig(env)
+		if err != nil {
+			return nil, err
+		}
+		// Deployed, the merchant configuration comes from the Secrets Manager secret
+		// WECHATPAY_SECRET_ARN names; locally it is the local platform's.
+		payCfg := s.Payments.Config()
+		payCfg.Now = cfg.Now
+		verifier, err := wechatpay.NewVerifier(payCfg)
+		if err != nil {
+			return nil, err
+		}
+		store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
+		return newHandler(paycallback.New(verifier, store, log).Handle), nil
+	case "ReconcileFunction":
+		c, err := reconcile.LoadFunctionConfig(env)
+		if err != nil {
+			return nil, err
+		}
+		// Locally there is no SNS: alerts are the error-level log lines.
+		c.Reconcile.Topic, c.Reconcile.Now = "", cfg.Now
+		if cfg.Reconcile != nil {
+			cfg.Reconcile(&c.Reconcile)
+		}
+		store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
+		r := reconcile.New(store, nil, log, c.Reconcile)
+		return newHandler(lambdaevent.OnlyScheduled(reconcile.FunctionName, r.Run)), nil
+	default:
+		return nil, fmt.Errorf("no local wiring in internal/local")
+	}
 }
 
 // handler is a function's lambda.Handler that may be invoked concurrently, as the local
@@ -267,8 +286,8 @@ func (d deadline) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 
 // closeQueue is the close-order queue named by a function's CLOSE_QUEUE_URL (locally
 // the queue's logical id); nil when the stack runs no SQS server.
-func (s *Stack) closeQueue(env map[string]string) *closeq.Queue {
-	url, ok := s.Queues[env["CLOSE_QUEUE_URL"]]
+func (s *Stack) closeQueue(name string) *closeq.Queue {
+	url, ok := s.Queues[name]
 	if s.SQS == nil || !ok {
 		return nil
 	}
@@ -368,10 +387,18 @@ func (s *Stack) serveInvoke(w http.ResponseWriter, r *http.Request) {
 }
 
 // LocalMchID and LocalAppID are the merchant the local stack's WeChat Pay stand-in pays.
+// LocalSecretARN is the template's WechatPaySecretArn locally: payCallback's
+// configuration names it, but the local stack verifies with its own platform's keys
+// and reads no secret.
 const (
-	LocalMchID = "1900000001"
-	LocalAppID = "wx0000000000000001"
+	LocalMchID     = "1900000001"
+	LocalAppID     = "wx0000000000000001"
+	LocalSecretARN = "arn:aws:secretsmanager:" + Region + ":" + AccountID + ":secret:stockguard-local-wechatpay"
 )
+
+// maxPayBodyBytes bounds the optional body of POST /_local/pay/{orderId}, a small
+// {"amount","state"} object.
+const maxPayBodyBytes = 4 << 10
 
 // servePay serves POST /_local/pay/{orderId} (CONTRACT.md, local-only routes): it builds
 // a real signed and encrypted WeChat Pay notification for the order with the local
@@ -383,7 +410,7 @@ func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 		Amount *int64  `json:"amount"`
 		State  *string `json:"state"`
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxPayBodyBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) || dec.More() {
 		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen, \"state\": \"SUCCESS\"} or empty"}`))

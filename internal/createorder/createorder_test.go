@@ -1,8 +1,9 @@
-package apigw_test
+package createorder_test
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -18,7 +19,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	miniserver "github.com/truora/minidyn/server"
 
-	"github.com/stockguard/stockguard/internal/apigw"
+	"github.com/stockguard/stockguard/internal/createorder"
+	"github.com/stockguard/stockguard/internal/httpapi"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/local"
 )
 
@@ -38,7 +41,7 @@ func fixture(t testing.TB, name string) events.APIGatewayV2HTTPRequest {
 
 type harness struct {
 	stack   *local.Stack
-	handler *apigw.Handler
+	handler *httpapi.Handler
 }
 
 func newHarness(t testing.TB) *harness {
@@ -58,7 +61,7 @@ func newHarness(t testing.TB) *harness {
 	if err := stack.Store.SetOnSale(context.Background(), "retired", false); err != nil {
 		t.Fatal(err)
 	}
-	return &harness{stack: stack, handler: apigw.New(stack.Store, nil, slog.New(slog.DiscardHandler), "createOrder")}
+	return &harness{stack: stack, handler: createorder.New(stack.Store, nil, slog.New(slog.DiscardHandler))}
 }
 
 func (h *harness) do(t testing.TB, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, map[string]any) {
@@ -323,11 +326,20 @@ func TestHandle_StoreFailureAnswersBusyWithoutLeakingAWSText(t *testing.T) {
 	}
 }
 
-func TestHandle_UnknownRouteIsNotFound(t *testing.T) {
+// A route createOrder does not own (closeOrder's cancel, one that does not exist) is
+// refused with an error, and nothing changes.
+func TestHandle_RefusesRoutesOfOtherFunctions(t *testing.T) {
 	h := newHarness(t)
-	req := fixture(t, "get-sku.json")
-	req.RouteKey = "DELETE /skus/{skuId}"
-	if resp, body := h.do(t, req); resp.StatusCode != 404 || body["code"] != "NOT_FOUND" {
-		t.Errorf("%d %v", resp.StatusCode, body)
+	create := fixture(t, "create-order.json")
+	for _, route := range []string{"POST /orders/{orderId}/cancel", "DELETE /skus/{skuId}", ""} {
+		before := h.snapshot(t)
+		req := create
+		req.RouteKey = route
+		if _, err := h.handler.Handle(context.Background(), req); !errors.Is(err, lambdaevent.ErrNotServed) {
+			t.Errorf("route %q: %v, want ErrNotServed", route, err)
+		}
+		if after := h.snapshot(t); !reflect.DeepEqual(before, after) {
+			t.Errorf("route %q changed the tables", route)
+		}
 	}
 }

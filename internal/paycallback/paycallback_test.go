@@ -1,4 +1,4 @@
-package payment_test
+package paycallback_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-// Package payment is the payCallback function: it takes WeChat Pay APIv3 payment
+// Package paycallback is the payCallback function: it takes WeChat Pay APIv3 payment
 // notifications on POST /payments/wechatpay/notify (CONTRACT.md), verifies and
 // decrypts them (package wechatpay) and records the payment exactly once
 // (dynamo.Store.Pay): a PENDING order becomes PAID and its units leave on-hand; a
@@ -9,12 +9,11 @@
 // otherwise {"code":"FAIL","message":…} with 401 (not verified), 400 (malformed, another
 // merchant's, or amount/currency not the order's), 404 (no such order) or 500 (store
 // failure: WeChat Pay resends later, and recording is idempotent).
-package payment
+package paycallback
 
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,7 +23,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/metric"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
@@ -34,6 +36,28 @@ const RouteNotify = "POST /payments/wechatpay/notify"
 
 // FunctionName is the Function dimension of payCallback's metrics.
 const FunctionName = "payCallback"
+
+// Config is payCallback's configuration, read from its environment by LoadConfig.
+type Config struct {
+	Tables dynamo.Tables // SKUS_TABLE, ORDERS_TABLE, STOCK_LOG_TABLE
+	// SecretARN is WECHATPAY_SECRET_ARN: the AWS Secrets Manager secret holding the
+	// merchant configuration (see wechatpay.ConfigFromSecret).
+	SecretARN string
+}
+
+// LoadConfig reads payCallback's variables (template.yaml, PayCallbackFunction). It
+// returns an *envvar.Error naming the first one missing or invalid.
+func LoadConfig(get envvar.Lookup) (Config, error) {
+	tables, err := envvar.Tables(get)
+	if err != nil {
+		return Config{}, err
+	}
+	arn, err := envvar.Required(get, "WECHATPAY_SECRET_ARN", "the ARN of the WeChat Pay merchant secret")
+	if err != nil {
+		return Config{}, err
+	}
+	return Config{Tables: tables, SecretARN: arn}, nil
+}
 
 // Handler serves the notify route.
 type Handler struct {
@@ -59,9 +83,16 @@ type failure struct {
 
 func (f *failure) Error() string { return f.err.Error() }
 
-// Handle serves one API Gateway HTTP API request (payload format 2.0). It never returns
-// an error and never panics to its caller.
+// Handle serves one API Gateway HTTP API request (payload format 2.0) on the notify
+// route. Any other route (including the empty one of an SQS or scheduled event read as
+// a request) is refused with a *lambdaevent.NotServedError, and nothing is changed.
+// Otherwise it never returns an error and never panics to its caller.
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, _ error) {
+	if req.RouteKey != RouteNotify {
+		err := &lambdaevent.NotServedError{Function: FunctionName, Kind: lambdaevent.HTTP, Route: req.RouteKey}
+		h.log.LogAttrs(ctx, slog.LevelError, "event refused", slog.String("error", err.Error()))
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
 	start := time.Now()
 	var (
 		result dynamo.PayResult
@@ -75,10 +106,6 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		}
 		resp = h.answer(ctx, req, order, result, twice, err, time.Since(start))
 	}()
-	if req.RouteKey != RouteNotify {
-		err = &failure{status: http.StatusNotFound, message: "no such route", level: slog.LevelWarn, err: errors.New("route " + req.RouteKey)}
-		return
-	}
 	order, result, err = h.notify(ctx, req)
 	if errors.Is(err, inventory.ErrPaidTwice) {
 		// Answering FAIL would only make WeChat Pay resend for a day; the money needs a
@@ -149,15 +176,7 @@ func (h *Handler) answer(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		if !errors.As(err, &f) {
 			f = &failure{http.StatusInternalServerError, "internal error", slog.LevelError, err}
 		}
-		body, _ := json.Marshal(struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		}{"FAIL", f.message})
-		resp = events.APIGatewayV2HTTPResponse{
-			StatusCode: f.status,
-			Headers:    map[string]string{"Content-Type": "application/json"},
-			Body:       string(body),
-		}
+		resp = httpapi.ErrorResponse(f.status, "FAIL", f.message, "")
 		level = f.level
 		attrs = append(attrs, slog.String("error", f.err.Error()))
 	}

@@ -1,4 +1,4 @@
-package closing_test
+package closeorder_test
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/closeq"
-	"github.com/stockguard/stockguard/internal/closing"
+	"github.com/stockguard/stockguard/internal/closeorder"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/testkit"
@@ -345,7 +345,7 @@ func TestCloseOrder_SweepAndQueueOnTheSameOrdersReleaseEachOnce(t *testing.T) {
 	}
 	parallel(len(ids)+2, func(i int) {
 		if i >= len(ids) {
-			var res closing.SweepResult
+			var res closeorder.SweepResult
 			h.invoke(t, scheduledEvent(), &res)
 			return
 		}
@@ -563,7 +563,7 @@ func TestFunction_DispatchesEachEventShape(t *testing.T) {
 	if httpResp.StatusCode != http.StatusOK || !strings.Contains(httpResp.Body, `"cancelReason":"USER"`) {
 		t.Errorf("cancel: %d %s", httpResp.StatusCode, httpResp.Body)
 	}
-	var sweep closing.SweepResult
+	var sweep closeorder.SweepResult
 	h.invoke(t, json.RawMessage(fixture(t, "scheduled-event.json")), &sweep)
 	if sweep.Released != 1 {
 		t.Errorf("sweep %+v, want 1 released", sweep)

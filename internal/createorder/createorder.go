@@ -1,0 +1,191 @@
+// Package createorder is the createOrder function's HTTP API routes (CONTRACT.md):
+// POST /orders reserves stock for a cart and opens a PENDING order, GET
+// /orders/{orderId} reads the caller's order, GET /skus/{skuId} shows a SKU. Identity,
+// decoding, logging and error answers are package httpapi's.
+package createorder
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/stockguard/stockguard/internal/closeq"
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/httpapi"
+	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/metric"
+)
+
+// Route keys served (API Gateway RouteKey values, see template.yaml).
+const (
+	RouteCreateOrder = "POST /orders"
+	RouteGetOrder    = "GET /orders/{orderId}"
+	RouteGetSKU      = "GET /skus/{skuId}"
+)
+
+// FunctionName is the Function dimension of createOrder's metrics.
+const FunctionName = "createOrder"
+
+// scheduleTimeout bounds the close-message send after a reservation: the order is
+// already committed, so a slow queue must not hold the buyer's answer for long.
+const scheduleTimeout = 2 * time.Second
+
+// MaxBodyBytes is the largest POST /orders body accepted (CONTRACT.md: 16 KiB).
+const MaxBodyBytes = 16 << 10
+
+// maxIdempotencyKeyBytes bounds the Idempotency-Key header (CONTRACT.md: 1-64
+// printable ASCII).
+const maxIdempotencyKeyBytes = 64
+
+// Config is createOrder's configuration, read from its environment by LoadConfig.
+type Config struct {
+	Tables         dynamo.Tables // SKUS_TABLE, ORDERS_TABLE, STOCK_LOG_TABLE
+	PaymentTimeout time.Duration // PAYMENT_TIMEOUT_SECONDS: how long an order stays PENDING
+	CloseQueueURL  string        // CLOSE_QUEUE_URL: the close-order queue
+}
+
+// LoadConfig reads createOrder's variables (template.yaml, CreateOrderFunction). It
+// returns an *envvar.Error naming the first one missing or invalid.
+func LoadConfig(get envvar.Lookup) (Config, error) {
+	var c Config
+	var err error
+	if c.Tables, err = envvar.Tables(get); err != nil {
+		return Config{}, err
+	}
+	if c.PaymentTimeout, err = envvar.Seconds(get, "PAYMENT_TIMEOUT_SECONDS"); err != nil {
+		return Config{}, err
+	}
+	if c.CloseQueueURL, err = envvar.Required(get, "CLOSE_QUEUE_URL", "the close-order queue URL"); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+type routes struct {
+	store *dynamo.Store
+	queue *closeq.Queue
+	log   *slog.Logger
+}
+
+// New returns createOrder's handler over store, logging one JSON line per request to
+// log. Each new order gets a close message on queue, delayed to its expiry; a nil
+// queue sends none (the scheduled sweep still releases unpaid orders, up to a sweep
+// period late). Any other route is refused (httpapi.Handler.Handle).
+func New(store *dynamo.Store, queue *closeq.Queue, log *slog.Logger) *httpapi.Handler {
+	r := &routes{store: store, queue: queue, log: log}
+	return httpapi.New(FunctionName, log, map[string]httpapi.Route{
+		RouteCreateOrder: r.createOrder,
+		RouteGetOrder:    r.getOrder,
+		RouteGetSKU:      r.getSKU,
+	})
+}
+
+func (r *routes) createOrder(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	user, err := httpapi.UserID(req)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	key, err := idempotencyKey(req.Headers)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	body, err := httpapi.Body(req, MaxBodyBytes)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	cart, err := decodeCart(body)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	order, replayed, err := r.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart, IdempotencyKey: key})
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	status := http.StatusCreated
+	if replayed {
+		status = http.StatusOK
+	} else {
+		r.scheduleClose(ctx, order)
+	}
+	resp := httpapi.JSON(status, httpapi.Order(order))
+	resp.Headers["Location"] = "/orders/" + order.ID
+	if replayed {
+		resp.Headers["Idempotent-Replayed"] = "true"
+	}
+	return resp, nil
+}
+
+// scheduleClose sends the new order's close message. A failed send never fails the
+// order (the sweep releases it, up to a sweep period late): it is logged at warn level
+// and counted in the CloseScheduleFailed metric.
+func (r *routes) scheduleClose(ctx context.Context, order *inventory.Order) {
+	if r.queue == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, scheduleTimeout)
+	defer cancel()
+	if _, err := r.queue.Schedule(ctx, closeq.Message{OrderID: order.ID, ExpiresAt: order.ExpiresAt}); err != nil {
+		r.log.LogAttrs(ctx, slog.LevelWarn, "close message not sent; the sweep will release the order",
+			slog.String("orderId", order.ID), slog.String("error", err.Error()))
+		metric.Emit(ctx, r.log, FunctionName, metric.Of("CloseScheduleFailed", metric.Count, 1))
+	}
+}
+
+func (r *routes) getOrder(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	user, err := httpapi.UserID(req)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	order, err := r.store.Order(ctx, user, req.PathParameters["orderId"])
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return httpapi.JSON(http.StatusOK, httpapi.Order(order)), nil
+}
+
+// skuJSON is the contract's SKU representation (CONTRACT.md, GET /skus/{skuId}).
+type skuJSON struct {
+	SKU       string `json:"skuId"`
+	Name      string `json:"name"`
+	Price     int64  `json:"price"` // fen
+	Currency  string `json:"currency"`
+	Status    string `json:"status"`
+	Available int    `json:"available"`
+}
+
+func (r *routes) getSKU(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	id := req.PathParameters["skuId"]
+	if !inventory.ValidSKUID(id) {
+		return events.APIGatewayV2HTTPResponse{}, &inventory.SKUError{Err: inventory.ErrSKUNotFound}
+	}
+	sku, err := r.store.SKU(ctx, id)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return httpapi.JSON(http.StatusOK, skuJSON{
+		SKU: sku.ID, Name: sku.Name, Price: sku.Price, Currency: sku.Currency,
+		Status: string(sku.Status()), Available: sku.Sellable(),
+	}), nil
+}
+
+// idempotencyKey reads the optional Idempotency-Key header: 1-64 printable ASCII.
+// API Gateway HTTP APIs deliver header names in lower case.
+func idempotencyKey(headers map[string]string) (string, error) {
+	key, ok := headers["idempotency-key"]
+	if !ok {
+		return "", nil
+	}
+	if len(key) < 1 || len(key) > maxIdempotencyKeyBytes {
+		return "", inventory.InvalidError("Idempotency-Key must be 1-%d printable ASCII characters", maxIdempotencyKeyBytes)
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x20 || key[i] > 0x7e {
+			return "", inventory.InvalidError("Idempotency-Key must be 1-%d printable ASCII characters", maxIdempotencyKeyBytes)
+		}
+	}
+	return key, nil
+}
