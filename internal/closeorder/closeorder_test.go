@@ -24,8 +24,8 @@ import (
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/stockguard/stockguard/internal/booktest"
-	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/closeorder"
+	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/testkit"

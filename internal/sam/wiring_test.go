@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,13 +133,15 @@ func TestWiring_FunctionsAreBuiltByTheMakefileForProvidedAL2023OnArm64(t *testin
 func TestWiring_MakefileBuildsEachFunctionFromAMainPackageWithoutLocalOnlyCode(t *testing.T) {
 	module := strings.TrimSpace(run(t, nil, "go", "list", "-m"))
 	forbidden := []string{"github.com/truora/minidyn", "github.com/Admiral-Piett/goaws", module + "/internal/local", module + "/cmd"}
-	// The Makefile's target platform: go list must select the files the build does.
-	lambdaGoEnv := []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}
 	for _, f := range realFunctions(t) {
 		t.Run(f.Name, func(t *testing.T) {
+			// The Makefile must build for the template's architecture; go list must
+			// select the files the build does.
+			goarch := lambdaGOARCH(t, f.Architectures)
+			lambdaGoEnv := []string{"GOOS=linux", "GOARCH=" + goarch, "CGO_ENABLED=0"}
 			artifacts := t.TempDir()
 			command := buildCommand(t, f.Name, artifacts)
-			for _, part := range []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0", "-tags lambda.norpc", "-trimpath", "-o " + filepath.Join(artifacts, "bootstrap")} {
+			for _, part := range []string{"GOOS=linux", "GOARCH=" + goarch, "CGO_ENABLED=0", "-tags lambda.norpc", "-trimpath", "-o " + filepath.Join(artifacts, "bootstrap")} {
 				if !strings.Contains(command, part) {
 					t.Errorf("build command lacks %q: %s", part, command)
 				}
@@ -161,6 +162,23 @@ func TestWiring_MakefileBuildsEachFunctionFromAMainPackageWithoutLocalOnlyCode(t
 	}
 }
 
+// lambdaGOARCH is the GOARCH for a function's Architectures (Lambda developer guide,
+// "Selecting and configuring an instruction set architecture": arm64 or x86_64, one).
+func lambdaGOARCH(t *testing.T, architectures []string) string {
+	t.Helper()
+	if len(architectures) != 1 {
+		t.Fatalf("Architectures %v: Lambda takes exactly one", architectures)
+	}
+	switch architectures[0] {
+	case "arm64":
+		return "arm64"
+	case "x86_64":
+		return "amd64"
+	}
+	t.Fatalf("unknown Lambda architecture %q", architectures[0])
+	return ""
+}
+
 func TestWiring_EveryFunctionDirectoryHasATemplateFunction(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join(repoRoot(t), "functions"))
 	if err != nil {
@@ -177,38 +195,29 @@ func TestWiring_EveryFunctionDirectoryHasATemplateFunction(t *testing.T) {
 	}
 }
 
-func TestWiring_TemplateSetsExactlyTheEnvironmentEachFunctionReads(t *testing.T) {
-	functions := realFunctions(t)
-	dirs := functionDirs(t, functions)
-	for _, f := range functions {
-		t.Run(f.Name, func(t *testing.T) {
-			read := envReads(t, filepath.Join(repoRoot(t), "functions", dirs[f.Name]))
-			for _, name := range slices.Sorted(maps.Keys(read)) {
-				if _, set := f.Environment[name]; !set && !isLambdaRuntimeVariable(name) {
-					t.Errorf("functions/%s reads %s, which template.yaml does not set", dirs[f.Name], name)
-				}
-			}
-			for _, name := range slices.Sorted(maps.Keys(f.Environment)) {
-				if !read[name] {
-					t.Errorf("template.yaml sets %s, which functions/%s never reads", name, dirs[f.Name])
-				}
-			}
-		})
+// Configuration is read from the environment in the function mains only, which pass
+// os.Getenv to their package's configuration parser; nothing under internal/ reads it.
+// (internal/local's TestFunctions_RefuseToStartOnAMissingOrInvalidSetting checks that
+// those parsers read exactly the variables template.yaml sets.)
+func TestWiring_NothingBelowTheMainsReadsTheEnvironment(t *testing.T) {
+	root := filepath.Join(repoRoot(t), "internal")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		for name := range envReads(t, path) {
+			t.Errorf("%s reads %s from the environment", path, name)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-// isLambdaRuntimeVariable reports the variables Lambda itself sets (Lambda developer
-// guide, "Defined runtime environment variables"), which a template cannot set.
-func isLambdaRuntimeVariable(name string) bool {
-	switch name {
-	case "LAMBDA_TASK_ROOT", "LAMBDA_RUNTIME_DIR", "TZ", "LANG", "PATH", "LD_LIBRARY_PATH":
-		return true
-	}
-	return strings.HasPrefix(name, "AWS_") || strings.HasPrefix(name, "_")
 }
 
 // envReads returns the names a package's non-test files pass to os.Getenv and
-// os.LookupEnv, as string literals or as package constants holding one.
+// os.LookupEnv, as string literals or as package constants holding one ("*" for
+// os.Environ).
 func envReads(t *testing.T, dir string) map[string]bool {
 	t.Helper()
 	files := parsePackage(t, dir)
@@ -221,6 +230,9 @@ func envReads(t *testing.T, dir string) map[string]bool {
 		}
 		ast.Inspect(file, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
+			if ok && isCallTo(call, osName, "Environ") {
+				read["*"] = true
+			}
 			if !ok || !isCallTo(call, osName, "Getenv", "LookupEnv") || len(call.Args) != 1 {
 				return true
 			}
