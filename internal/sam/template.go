@@ -248,3 +248,9 @@ func asMap(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
 }
+
+// Parameters returns the template's parameters by name, with their constraints
+// (AllowedPattern, AllowedValues, MinLength, MinValue, …) as written.
+func (t *Template) Parameters() map[string]cloudformation.Parameter {
+	return t.cf.Parameters
+}

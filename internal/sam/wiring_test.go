@@ -1,13 +1,16 @@
 package sam_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -510,6 +513,35 @@ func TestWiring_InlinePoliciesGrantNoWildcard(t *testing.T) {
 			if len(s.NotAction) > 0 || len(s.NotResource) > 0 {
 				t.Errorf("%s: NotAction/NotResource grant everything else", where)
 			}
+		}
+	}
+}
+
+// Every template parameter is constrained (AllowedPattern, AllowedValues, MinLength or
+// MinValue), so CloudFormation refuses a bad value before a function refuses to start
+// on it; and every default satisfies its own constraints.
+func TestWiring_ParametersAreConstrainedAndTheirDefaultsPass(t *testing.T) {
+	parameters := loadRealTemplate(t).Parameters()
+	if len(parameters) == 0 {
+		t.Fatal("no parameters")
+	}
+	for _, name := range slices.Sorted(maps.Keys(parameters)) {
+		p := parameters[name]
+		if p.AllowedPattern == nil && len(p.AllowedValues) == 0 && p.MinLength == nil && p.MinValue == nil {
+			t.Errorf("parameter %s has no AllowedPattern, AllowedValues, MinLength or MinValue", name)
+		}
+		if p.Default == nil {
+			continue
+		}
+		def := fmt.Sprint(p.Default)
+		if p.AllowedPattern != nil && !regexp.MustCompile(*p.AllowedPattern).MatchString(def) {
+			t.Errorf("parameter %s default %q does not match %s", name, def, *p.AllowedPattern)
+		}
+		if len(p.AllowedValues) > 0 && !slices.ContainsFunc(p.AllowedValues, func(v any) bool { return fmt.Sprint(v) == def }) {
+			t.Errorf("parameter %s default %q is not among %v", name, def, p.AllowedValues)
+		}
+		if n, err := strconv.ParseFloat(def, 64); p.MinValue != nil && (err != nil || n < *p.MinValue) {
+			t.Errorf("parameter %s default %q is below MinValue %v", name, def, *p.MinValue)
 		}
 	}
 }
