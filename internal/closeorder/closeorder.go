@@ -18,11 +18,9 @@ package closeorder
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
 	"time"
 
@@ -30,39 +28,12 @@ import (
 
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/envvar"
-	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/inventory"
-	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/metric"
 )
 
 // FunctionName is the Function dimension of closeOrder's metrics.
 const FunctionName = "closeOrder"
-
-// RouteCancelOrder is the route key of the user's cancel (API Gateway RouteKey, see
-// template.yaml).
-const RouteCancelOrder = "POST /orders/{orderId}/cancel"
-
-// Config is closeOrder's configuration, read from its environment by LoadConfig.
-type Config struct {
-	Tables        dynamo.Tables // SKUS_TABLE, ORDERS_TABLE, STOCK_LOG_TABLE
-	CloseQueueURL string        // CLOSE_QUEUE_URL: where early messages are sent again
-}
-
-// LoadConfig reads closeOrder's variables (template.yaml, CloseOrderFunction). It
-// returns an *envvar.Error naming the first one missing or invalid.
-func LoadConfig(get envvar.Lookup) (Config, error) {
-	tables, err := envvar.Tables(get)
-	if err != nil {
-		return Config{}, err
-	}
-	url, err := envvar.Required(get, "CLOSE_QUEUE_URL", "the close-order queue URL")
-	if err != nil {
-		return Config{}, err
-	}
-	return Config{Tables: tables, CloseQueueURL: url}, nil
-}
 
 // Options tune a Closer. Zero values take the defaults.
 type Options struct {
@@ -273,59 +244,4 @@ func (c *Closer) Sweep(ctx context.Context) (SweepResult, error) {
 		return res, fmt.Errorf("sweep: %w", qerr)
 	}
 	return res, nil
-}
-
-// Function is the closeOrder Lambda handler: it tells its three event shapes apart
-// and hands each to the right code.
-type Function struct {
-	closer *Closer
-	api    *httpapi.Handler
-}
-
-// NewFunction returns closeOrder's handler: closer takes SQS batches and scheduled
-// sweeps, and POST /orders/{orderId}/cancel cancels through closer's store, logging
-// one JSON line per request to log.
-func NewFunction(closer *Closer, log *slog.Logger) *Function {
-	return &Function{closer: closer, api: httpapi.New(FunctionName, log, map[string]httpapi.Route{
-		RouteCancelOrder: closer.cancelOrder,
-	})}
-}
-
-// cancelOrder serves POST /orders/{orderId}/cancel (CONTRACT.md): the owner's PENDING
-// order is cancelled and its stock released once; the order is answered as it stands.
-func (c *Closer) cancelOrder(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	user, err := httpapi.UserID(req)
-	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
-	order, _, err := c.store.Cancel(ctx, user, req.PathParameters["orderId"])
-	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
-	return httpapi.JSON(http.StatusOK, httpapi.Order(order)), nil
-}
-
-// Invoke handles one event: an SQS batch returns an events.SQSEventResponse; an API
-// Gateway HTTP API request for the cancel route an events.APIGatewayV2HTTPResponse; an
-// EventBridge scheduled event a SweepResult. Any other event or route is refused with
-// a *lambdaevent.NotServedError, and nothing is changed.
-func (f *Function) Invoke(ctx context.Context, event json.RawMessage) (any, error) {
-	switch kind := lambdaevent.KindOf(event); kind {
-	case lambdaevent.SQS:
-		var ev events.SQSEvent
-		if err := json.Unmarshal(event, &ev); err != nil {
-			return nil, fmt.Errorf("%s: bad SQS event: %w", FunctionName, err)
-		}
-		return f.closer.HandleSQS(ctx, ev)
-	case lambdaevent.HTTP:
-		var req events.APIGatewayV2HTTPRequest
-		if err := json.Unmarshal(event, &req); err != nil {
-			return nil, fmt.Errorf("%s: bad HTTP API event: %w", FunctionName, err)
-		}
-		return f.api.Handle(ctx, req)
-	case lambdaevent.Scheduled:
-		return f.closer.Sweep(ctx)
-	default:
-		return nil, &lambdaevent.NotServedError{Function: FunctionName, Kind: kind}
-	}
 }

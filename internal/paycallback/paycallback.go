@@ -46,17 +46,13 @@ type Config struct {
 }
 
 // LoadConfig reads payCallback's variables (template.yaml, PayCallbackFunction). It
-// returns an *envvar.Error naming the first one missing or invalid.
-func LoadConfig(get envvar.Lookup) (Config, error) {
-	tables, err := envvar.Tables(get)
-	if err != nil {
-		return Config{}, err
+// returns an *envvar.Error naming the first one missing or invalid (and a Config not
+// to be used).
+func LoadConfig(get envvar.Lookup) (c Config, err error) {
+	if c.Tables, err = envvar.Tables(get); err == nil {
+		c.SecretARN, err = envvar.Required(get, "WECHATPAY_SECRET_ARN", "the ARN of the WeChat Pay merchant secret")
 	}
-	arn, err := envvar.Required(get, "WECHATPAY_SECRET_ARN", "the ARN of the WeChat Pay merchant secret")
-	if err != nil {
-		return Config{}, err
-	}
-	return Config{Tables: tables, SecretARN: arn}, nil
+	return c, err
 }
 
 // Handler serves the notify route.
