@@ -155,6 +155,7 @@ const (
 	StatusPaid          Status = "PAID"
 	StatusCancelled     Status = "CANCELLED"
 	StatusRefundPending Status = "REFUND_PENDING"
+	StatusRefunding     Status = "REFUNDING"
 	StatusRefunded      Status = "REFUNDED"
 )
 
