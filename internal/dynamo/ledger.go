@@ -3,7 +3,6 @@ package dynamo
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"iter"
 	"strconv"
 	"time"
@@ -33,16 +32,7 @@ const hourLayout = "2006-01-02T15"
 
 // ledgerBucket is the LedgerByTime hash key of the entry with key pk written at at.
 func ledgerBucket(pk string, at time.Time) string {
-	h := fnv.New32a()
-	h.Write([]byte(pk))
-	return at.UTC().Format(hourLayout) + "#" + strconv.Itoa(int(h.Sum32()%LedgerBuckets))
-}
-
-// putLedger is the transactional Put of a ledger entry, which fails when the entry
-// exists (the key is what makes each (ref, op, SKU) land once).
-func (s *Store) putLedger(e ledgerRecord) (types.TransactWriteItem, error) {
-	e.Bucket = ledgerBucket(e.PK, time.UnixMilli(e.At))
-	return s.putNew(s.tables.StockLog, e, nil)
+	return at.UTC().Format(hourLayout) + "#" + bucket(pk, LedgerBuckets)
 }
 
 // LedgerEntry is one stock_log entry as reconcile reads it. Quantities are units.
