@@ -45,18 +45,20 @@ type LedgerEntry struct {
 	DAvailable int         // change to the SKU's available units
 	DOnHand    int         // change to the SKU's on-hand units
 	Shards     map[int]int // shard → units of Qty on it (REPAIR: nil, see Shard)
-	Shard      int         // REPAIR: the one shard DAvailable and DOnHand apply to; else -1
+	Shard      int         // REPAIR only: the one shard DAvailable and DOnHand apply to
 	At         time.Time   // when the entry was written (writer's clock, ms)
 }
 
-// ShardDeltas returns the entry's change to each shard's (available, onHand).
-func (e LedgerEntry) ShardDeltas() map[int][2]int {
-	if e.Shard >= 0 {
-		return map[int][2]int{e.Shard: {e.DAvailable, e.DOnHand}}
+// ShardDeltas returns the entry's change to each shard's available and on-hand
+// units: a REPAIR entry's signed deltas on its one shard, any other entry's units on
+// each of its shards in the direction of its deltas.
+func (e LedgerEntry) ShardDeltas() map[int]Sums {
+	if e.Op == OpRepair {
+		return map[int]Sums{e.Shard: {Available: e.DAvailable, OnHand: e.DOnHand}}
 	}
-	out := make(map[int][2]int, len(e.Shards))
+	out := make(map[int]Sums, len(e.Shards))
 	for n, units := range e.Shards {
-		out[n] = [2]int{units * sign(e.DAvailable), units * sign(e.DOnHand)}
+		out[n] = Sums{Available: units * sign(e.DAvailable), OnHand: units * sign(e.DOnHand)}
 	}
 	return out
 }
@@ -78,7 +80,7 @@ func (r ledgerRecord) entry() (LedgerEntry, error) {
 	}
 	e := LedgerEntry{
 		Key: r.PK, Ref: r.Ref, Op: r.Op, SKU: r.SKU, Qty: r.Qty, DAvailable: r.DAvailable, DOnHand: r.DOnHand,
-		Shards: shards, Shard: -1, At: time.UnixMilli(r.At).UTC(),
+		Shards: shards, At: time.UnixMilli(r.At).UTC(),
 	}
 	if r.Shard != nil {
 		e.Shard = *r.Shard
