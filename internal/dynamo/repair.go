@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -50,12 +49,5 @@ func (s *Store) Repair(ctx context.Context, run, sku, reason string, fixes []Sha
 			FixAvailable: fix.Available, FixOnHand: fix.OnHand, At: at, Reason: reason,
 		})
 	}
-	failed, err := s.apply(ctx, t)
-	switch {
-	case err != nil:
-		return err
-	case len(failed) > 0:
-		return fmt.Errorf("%s: %w", t.what, ErrMoved)
-	}
-	return nil
+	return s.apply(ctx, t, ErrMoved)
 }

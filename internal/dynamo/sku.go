@@ -14,6 +14,9 @@ import (
 // ErrSKUExists is returned by CreateSKU when the SKU id is taken.
 var ErrSKUExists = errors.New("SKU already exists")
 
+// errGone: an item a write was conditioned on no longer exists.
+var errGone = errors.New("item gone")
+
 // NewSKU is inventory.NewSKU, the argument of CreateSKU.
 type NewSKU = inventory.NewSKU
 
@@ -40,12 +43,8 @@ func (s *Store) CreateSKU(ctx context.Context, in NewSKU) error {
 	}
 	ref := entryRef{key: in.Ref, ref: in.Ref, reason: "initial stock", at: s.now().UnixMilli()}
 	t.ledger(0, newEntry(ref, inventory.OpAdjust, in.ID, in.Stock, split))
-	failed, err := s.apply(ctx, t)
-	switch {
-	case err != nil:
+	if err := s.apply(ctx, t, ErrSKUExists); err != nil {
 		return err
-	case len(failed) > 0:
-		return fmt.Errorf("%s: %w", t.what, ErrSKUExists)
 	}
 	s.catalog.forget(in.ID)
 	return nil
@@ -70,12 +69,8 @@ func (s *Store) SetOnSale(ctx context.Context, sku string, onSale bool) error {
 	for n := range e.rec.Shards {
 		t.update(part{kind: partShard, sku: sku, shard: n}, s.tables.SKUs, shardKey(sku, n), set, exists)
 	}
-	failed, err := s.apply(ctx, t)
-	switch {
-	case err != nil:
+	if err := s.apply(ctx, t, errGone); err != nil {
 		return err
-	case len(failed) > 0:
-		return fmt.Errorf("%s: %v failed its condition (gone)", t.what, failed)
 	}
 	s.catalog.forget(sku)
 	return nil

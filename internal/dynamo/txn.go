@@ -221,17 +221,20 @@ func (s *Store) send(ctx context.Context, t *txn) (outcome, error) {
 	return out, nil
 }
 
-// apply sends t, a write that has no order to read back: the failed conditions, or an
-// error (wrapping inventory.ErrBusy when throttled, conflicted or of unknown outcome).
-func (s *Store) apply(ctx context.Context, t *txn) ([]part, error) {
+// apply sends t, a write that has no order to read back. A failed condition gives
+// an error wrapping refused; other errors wrap inventory.ErrBusy when DynamoDB was
+// throttled or conflicted or the outcome is unknown.
+func (s *Store) apply(ctx context.Context, t *txn, refused error) error {
 	out, err := s.send(ctx, t)
 	switch {
 	case err != nil:
-		return nil, err
+		return err
 	case out.unknown != nil:
-		return nil, fmt.Errorf("%s: %w (%w)", t.what, inventory.ErrBusy, out.unknown)
+		return fmt.Errorf("%s: %w (%w)", t.what, inventory.ErrBusy, out.unknown)
+	case len(out.failed) > 0:
+		return fmt.Errorf("%s: %v failed its condition: %w", t.what, out.parts(), refused)
 	}
-	return out.parts(), nil
+	return nil
 }
 
 // readBack reads order id after a write whose outcome is unknown (cause), on a short
