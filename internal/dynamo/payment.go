@@ -72,9 +72,9 @@ func (s *Store) Pay(ctx context.Context, p Payment) (*inventory.Order, PayResult
 			return order, result, err
 		case res == refused && (step == inventory.PayCommit || result == RefundDue):
 			return nil, 0, booksOff(t.what, failed)
-		case res == refused && hasPart(failed, partLimit):
+		case res == refused && failed.has(partLimit):
 			overLimit = true
-		case res == refused && hasPart(failed, partLedger):
+		case res == refused && failed.has(partLedger):
 			return nil, 0, booksOff(t.what, failed)
 		}
 		// The order changed meanwhile, or a late path's shard was emptied by a buyer
@@ -103,15 +103,6 @@ func (s *Store) payable(ctx context.Context, p *Payment) (*inventory.Order, erro
 		return nil, fmt.Errorf("pay order %s: %w", p.OrderID, inventory.ErrOrderNotFound)
 	}
 	return order, nil
-}
-
-func hasPart(parts []part, k partKind) bool {
-	for _, p := range parts {
-		if p.kind == k {
-			return true
-		}
-	}
-	return false
 }
 
 // payTx builds the transaction of step and says what it will have done.

@@ -31,7 +31,7 @@ const (
 // reused with other parameters. When the outcome is unknown the order is read back:
 // mine reports whether it shows this very transition applied. Errors wrap
 // inventory.ErrBusy when DynamoDB was throttled, conflicted or unavailable.
-func (s *Store) sendTransition(ctx context.Context, t *txn, id string, mine func(*inventory.Order) bool) (sendResult, []part, error) {
+func (s *Store) sendTransition(ctx context.Context, t *txn, id string, mine func(*inventory.Order) bool) (sendResult, parts, error) {
 	t.token = uuid.NewString()
 	out, err := s.send(ctx, t)
 	switch {
@@ -56,7 +56,7 @@ func (s *Store) sendTransition(ctx context.Context, t *txn, id string, mine func
 
 // booksOff is the error for a transition refused by a condition that only fails when
 // the counters or the ledger disagree with the order.
-func booksOff(what string, failed []part) error {
+func booksOff(what string, failed parts) error {
 	return fmt.Errorf("%s: %v failed its condition: the books need reconciling", what, failed)
 }
 

@@ -169,8 +169,8 @@ type failure struct {
 }
 
 // parts lists the parts of the failures.
-func (o outcome) parts() []part {
-	out := make([]part, len(o.failed))
+func (o outcome) parts() parts {
+	out := make(parts, len(o.failed))
 	for i, f := range o.failed {
 		out[i] = f.part
 	}
@@ -178,8 +178,14 @@ func (o outcome) parts() []part {
 }
 
 // has reports whether a condition of a part of kind k failed.
-func (o outcome) has(k partKind) bool {
-	return slices.ContainsFunc(o.failed, func(f failure) bool { return f.kind == k })
+func (o outcome) has(k partKind) bool { return o.parts().has(k) }
+
+// parts are the parts of failed conditions.
+type parts []part
+
+// has reports whether one of ps is of kind k.
+func (ps parts) has(k partKind) bool {
+	return slices.ContainsFunc(ps, func(p part) bool { return p.kind == k })
 }
 
 // send sends t. Cancellations are read from their CancellationReasons (DynamoDB API
