@@ -71,8 +71,8 @@ func (s *Store) release(ctx context.Context, order *inventory.Order, reason inve
 		giveBack[it.SKU] = it.Limited
 	}
 	for range maxTransitionRounds {
-		if order.Status != inventory.StatusPending {
-			return order, false, nil
+		if !order.Status.CanBecome(inventory.StatusCancelled) {
+			return order, false, nil // paid or released meanwhile
 		}
 		t := s.releaseTx(order, reason, now, giveBack)
 		res, failed, err := s.sendTransition(ctx, t, order.ID, func(o *inventory.Order) bool {

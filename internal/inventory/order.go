@@ -25,10 +25,10 @@ func (s Status) CanBecome(to Status) bool {
 	return false
 }
 
-// Expired reports whether o is PENDING with its payment window over at now (ExpiresAt
-// not after now): the one state a timeout releases.
+// Expired reports whether o may still be cancelled (PENDING) and its payment window
+// is over at now (ExpiresAt not after now): what a timeout releases.
 func (o *Order) Expired(now time.Time) bool {
-	return o.Status == StatusPending && !now.Before(o.ExpiresAt)
+	return o.Status.CanBecome(StatusCancelled) && !now.Before(o.ExpiresAt)
 }
 
 // CheckCancelled is the answer to a user's cancel once the order has been released

@@ -74,8 +74,8 @@ func (o *Order) PayStep(p Payment) (PayStep, error) {
 		return 0, fmt.Errorf("pay order %s: paid %d fen %s, order is %d fen %s: %w", o.ID, p.Amount, p.Currency, o.Amount, o.Currency, ErrPaymentMismatch)
 	case o.Status == StatusPending:
 		return PayCommit, nil
-	case o.Status == StatusCancelled:
-		return PayLate, nil
+	case o.Status.CanBecome(StatusPaid):
+		return PayLate, nil // CANCELLED: its stock was released, the late way decides
 	case o.Recorded(p):
 		return PayReplayed, nil
 	}
