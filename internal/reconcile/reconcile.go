@@ -304,8 +304,7 @@ func (r *Reconciler) pass(ctx context.Context, read func(int)) (*snapshot, error
 	// more queries than reading the ledger: scan it (the checkpoints still apply).
 	entries := r.store.LedgerAll(ctx, read)
 	if !snap.watermark.IsZero() && snap.now.Sub(snap.watermark) <= maxCatchUp {
-		// A minute past now covers writers whose clocks run a little ahead.
-		entries = r.store.LedgerSince(ctx, snap.watermark, snap.now.Add(time.Minute), read)
+		entries = r.store.LedgerSince(ctx, snap.watermark, snap.now.Add(clockAhead), read)
 	}
 	for e, err := range entries {
 		if err != nil {
@@ -358,6 +357,10 @@ func (r *Reconciler) logReport(ctx context.Context, rep *Report, snap *snapshot)
 // maxCatchUp is how far behind the watermark may be for a run to read the ledger
 // through the LedgerByTime index (16 queries an hour); further behind, it scans.
 const maxCatchUp = 6 * time.Hour
+
+// clockAhead is how far past now a run reads the ledger index, for writers whose
+// clocks run a little ahead of its own.
+const clockAhead = time.Minute
 
 // Handle is the Lambda handler: any event (the EventBridge schedule's, or an operator's
 // empty invoke) runs one reconciliation and returns its Report.
