@@ -3,7 +3,6 @@ package dynamo
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"iter"
 	"strconv"
 	"time"
@@ -33,16 +32,7 @@ const hourLayout = "2006-01-02T15"
 
 // ledgerBucket is the LedgerByTime hash key of the entry with key pk written at at.
 func ledgerBucket(pk string, at time.Time) string {
-	h := fnv.New32a()
-	h.Write([]byte(pk))
-	return at.UTC().Format(hourLayout) + "#" + strconv.Itoa(int(h.Sum32()%LedgerBuckets))
-}
-
-// putLedger is the transactional Put of a ledger entry, which fails when the entry
-// exists (the key is what makes each (ref, op, SKU) land once).
-func (s *Store) putLedger(e ledgerRecord) (types.TransactWriteItem, error) {
-	e.Bucket = ledgerBucket(e.PK, time.UnixMilli(e.At))
-	return s.putNew(s.tables.StockLog, e, nil)
+	return at.UTC().Format(hourLayout) + "#" + bucket(pk, LedgerBuckets)
 }
 
 // LedgerEntry is one stock_log entry as reconcile reads it. Quantities are units.
@@ -55,18 +45,20 @@ type LedgerEntry struct {
 	DAvailable int         // change to the SKU's available units
 	DOnHand    int         // change to the SKU's on-hand units
 	Shards     map[int]int // shard → units of Qty on it (REPAIR: nil, see Shard)
-	Shard      int         // REPAIR: the one shard DAvailable and DOnHand apply to; else -1
+	Shard      int         // REPAIR only: the one shard DAvailable and DOnHand apply to
 	At         time.Time   // when the entry was written (writer's clock, ms)
 }
 
-// ShardDeltas returns the entry's change to each shard's (available, onHand).
-func (e LedgerEntry) ShardDeltas() map[int][2]int {
-	if e.Shard >= 0 {
-		return map[int][2]int{e.Shard: {e.DAvailable, e.DOnHand}}
+// ShardDeltas returns the entry's change to each shard's available and on-hand
+// units: a REPAIR entry's signed deltas on its one shard, any other entry's units on
+// each of its shards in the direction of its deltas.
+func (e LedgerEntry) ShardDeltas() map[int]Sums {
+	if e.Op == OpRepair {
+		return map[int]Sums{e.Shard: {Available: e.DAvailable, OnHand: e.DOnHand}}
 	}
-	out := make(map[int][2]int, len(e.Shards))
+	out := make(map[int]Sums, len(e.Shards))
 	for n, units := range e.Shards {
-		out[n] = [2]int{units * sign(e.DAvailable), units * sign(e.DOnHand)}
+		out[n] = Sums{Available: units * sign(e.DAvailable), OnHand: units * sign(e.DOnHand)}
 	}
 	return out
 }
@@ -88,7 +80,7 @@ func (r ledgerRecord) entry() (LedgerEntry, error) {
 	}
 	e := LedgerEntry{
 		Key: r.PK, Ref: r.Ref, Op: r.Op, SKU: r.SKU, Qty: r.Qty, DAvailable: r.DAvailable, DOnHand: r.DOnHand,
-		Shards: shards, Shard: -1, At: time.UnixMilli(r.At).UTC(),
+		Shards: shards, At: time.UnixMilli(r.At).UTC(),
 	}
 	if r.Shard != nil {
 		e.Shard = *r.Shard

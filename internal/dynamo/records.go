@@ -12,14 +12,16 @@ import (
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
-// Ledger operations (DESIGN.md, "The ledger: stock_log").
+// Ledger operations as stored in the "op" attribute of stock_log entries (see
+// inventory.Op for what each does to the counters).
 const (
-	OpReserve = "RESERVE"
-	OpRelease = "RELEASE"
-	OpCommit  = "COMMIT"
-	OpReturn  = "RETURN"
-	OpAdjust  = "ADJUST"
-	OpRepair  = "REPAIR"
+	OpReserve = string(inventory.OpReserve)
+	OpRelease = string(inventory.OpRelease)
+	OpCommit  = string(inventory.OpCommit)
+	OpReturn  = string(inventory.OpReturn)
+	OpAdjust  = string(inventory.OpAdjust)
+	OpMove    = string(inventory.OpMove)
+	OpRepair  = string(inventory.OpRepair)
 )
 
 // Item kinds, stored in the "kind" attribute so a scan can tell items apart.
@@ -46,12 +48,15 @@ func idemKey(user, key string) string {
 	return "idem#" + base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-// pendingBucket spreads PENDING orders over PendingBuckets GSI partitions.
-func pendingBucket(orderID string) string {
+// bucket spreads keys over n index partitions: FNV-1a of key, modulo n.
+func bucket(key string, n int) string {
 	h := fnv.New32a()
-	h.Write([]byte(orderID))
-	return "P" + strconv.Itoa(int(h.Sum32()%PendingBuckets))
+	h.Write([]byte(key))
+	return strconv.Itoa(int(h.Sum32() % uint32(n)))
 }
+
+// pendingBucket spreads PENDING orders over PendingBuckets GSI partitions.
+func pendingBucket(orderID string) string { return "P" + bucket(orderID, PendingBuckets) }
 
 type skuRecord struct {
 	PK           string `dynamodbav:"pk"`

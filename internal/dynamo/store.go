@@ -151,23 +151,19 @@ func ClientOptions(o *dynamodb.Options) {
 	})
 }
 
-func jitterBackoff(attempt int, _ error) (time.Duration, error) {
-	ceiling := min(25*time.Millisecond<<min(attempt, 8), 400*time.Millisecond)
-	return rand.N(ceiling) + time.Millisecond, nil
+// Backoff bounds (see ClientOptions).
+const (
+	backoffBase = 25 * time.Millisecond
+	backoffCap  = 400 * time.Millisecond
+)
+
+// jitter is the full-jitter exponential backoff before attempt n: a random wait
+// below backoffBase × 2^n, capped at backoffCap, plus a millisecond.
+func jitter(n int) time.Duration {
+	return rand.N(min(backoffBase<<min(n, 8), backoffCap)) + time.Millisecond
 }
 
-// sleep waits jitterBackoff(attempt), or until ctx ends.
-func sleep(ctx context.Context, attempt int) error {
-	d, _ := jitterBackoff(attempt, nil)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+func jitterBackoff(attempt int, _ error) (time.Duration, error) { return jitter(attempt), nil }
 
 // retryableCancellation reports a cancelled transaction as retryable when no reason is
 // a failed condition or a validation error and at least one is a conflict or throttle.
@@ -202,8 +198,11 @@ func isTransient(err error) bool {
 	return errors.As(err, &pte) || errors.As(err, &rle) || errors.As(err, &tce) || errors.As(err, &tip)
 }
 
+// convergeTimeout is how long the read-back after a write of unknown outcome may take.
+const convergeTimeout = 2 * time.Second
+
 // convergeContext gives a follow-up read its own short deadline even when the caller's
 // context is already done, so that an ambiguous write can still be checked.
 func convergeContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	return context.WithTimeout(context.WithoutCancel(ctx), convergeTimeout)
 }

@@ -1,6 +1,9 @@
 // Package inventory holds stockguard's domain rules: carts and their validation, orders
-// and their statuses, SKUs and how their sale status is shown, and the errors callers
-// branch on. It knows nothing of DynamoDB, Lambda or HTTP.
+// and their state machine (which status may follow which, what a payment or a cancel
+// does), SKUs with their bounds and how their sale status is shown, how a line is
+// spread over a SKU's shards, what each ledger operation does to the counters
+// (DESIGN.md's table, Op.Effect), and the errors callers branch on. It knows nothing
+// of DynamoDB, Lambda or HTTP: the store asks it and writes what it decides.
 //
 // Quantities are whole units; money is integer minor units (fen) in CNY.
 package inventory
@@ -155,6 +158,7 @@ const (
 	StatusPaid          Status = "PAID"
 	StatusCancelled     Status = "CANCELLED"
 	StatusRefundPending Status = "REFUND_PENDING"
+	StatusRefunding     Status = "REFUNDING"
 	StatusRefunded      Status = "REFUNDED"
 )
 

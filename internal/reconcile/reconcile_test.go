@@ -192,10 +192,10 @@ func TestReconcile_ReportsEachInjectedDriftAndRepairsItOnce(t *testing.T) {
 	for _, d := range []drift{
 		{"available bumped", func(t *testing.T, h *harness) {
 			h.update(t, h.Tables.SKUs, "teapot#shard#1", "SET available = available + :d", map[string]types.AttributeValue{":d": n(3)})
-		}, []reconcile.Difference{{SKU: "teapot", Rule: "available", Expected: 74, Actual: 77}, {SKU: "teapot", Rule: "reserved", Expected: 6, Actual: 3}}},
+		}, []reconcile.Difference{{SKU: "teapot", Rule: reconcile.SKURule(reconcile.CheckAvailable), Expected: 74, Actual: 77}, {SKU: "teapot", Rule: reconcile.SKURule(reconcile.CheckReserved), Expected: 6, Actual: 3}}},
 		{"on-hand lowered", func(t *testing.T, h *harness) {
 			h.update(t, h.Tables.SKUs, "cup#shard#0", "SET onHand = onHand - :d", map[string]types.AttributeValue{":d": n(4)})
-		}, []reconcile.Difference{{SKU: "cup", Rule: "onHand", Expected: 58, Actual: 54}, {SKU: "cup", Rule: "reserved", Expected: 0, Actual: -4}}},
+		}, []reconcile.Difference{{SKU: "cup", Rule: reconcile.SKURule(reconcile.CheckOnHand), Expected: 58, Actual: 54}, {SKU: "cup", Rule: reconcile.SKURule(reconcile.CheckReserved), Expected: 0, Actual: -4}}},
 		{"ledger entry deleted", func(t *testing.T, h *harness) {
 			var key string
 			for _, it := range scan(t, h, h.Tables.StockLog) {
@@ -208,7 +208,7 @@ func TestReconcile_ReportsEachInjectedDriftAndRepairsItOnce(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-		}, []reconcile.Difference{{SKU: "teapot", Rule: "available", Expected: 76, Actual: 74}}},
+		}, []reconcile.Difference{{SKU: "teapot", Rule: reconcile.SKURule(reconcile.CheckAvailable), Expected: 76, Actual: 74}}},
 	} {
 		t.Run(d.name, func(t *testing.T) {
 			h := newHarness(t, func(c *reconcile.Config) {
@@ -223,7 +223,7 @@ func TestReconcile_ReportsEachInjectedDriftAndRepairsItOnce(t *testing.T) {
 			rep := h.reconcile(t)
 			var got []reconcile.Difference
 			for _, diff := range rep.Differences {
-				if !strings.HasPrefix(diff.Rule, "shard ") {
+				if !diff.Rule.OnShard {
 					got = append(got, diff)
 				}
 			}
