@@ -130,6 +130,7 @@ func (s *Store) shardRecords(ctx context.Context, counts map[string]int) (map[st
 			return nil, fmt.Errorf("decode shard item: %w", err)
 		}
 		s.catalog.noteShard(rec.SKU, rec.Shard, rec.Available)
+		s.epochs.note(rec.PK, rec.Epoch)
 		out[rec.SKU] = append(out[rec.SKU], rec)
 	}
 	return out, nil

@@ -35,31 +35,45 @@ type ShardCounters struct {
 	Available, Reserved, OnHand int
 }
 
+// ShardMark is where a shard stands in the ledger (see Cut): the ledger entries that
+// ever moved it (Seq) and its current epoch.
+type ShardMark struct {
+	Seq, Epoch int
+}
+
 // SKUState is one SKU as a reconcile run finds it.
 type SKUState struct {
 	SKU        string                // SKU id
 	Shards     map[int]ShardCounters // shard number → counters; missing shards are absent
+	Marks      map[int]ShardMark     // shard number → its seq and epoch, read with the counters
 	ShardCount int                   // shards the SKU record declares
 	Checkpoint *Checkpoint           // nil before the SKU's first checkpoint
 }
 
-// Stock reads every SKU's counters and checkpoint, and the watermark (zero before the
-// first run), with one strongly consistent Scan of the skus table: its size follows the
-// catalogue, not the history. read, when not nil, is told each page's item count.
-func (s *Store) Stock(ctx context.Context, read func(items int)) ([]SKUState, time.Time, error) {
+// Watermark is reconcile's progress: every ledger entry not yet summed in a checkpoint
+// was written after Through (zero before the first run), and the last full re-check
+// of the ledger ran at FullCheck (zero: never).
+type Watermark struct {
+	Through, FullCheck time.Time
+}
+
+// Stock reads every SKU's counters and checkpoint, and the watermark, with one
+// strongly consistent Scan of the skus table: its size follows the catalogue, not the
+// history. read, when not nil, is told each page's item count.
+func (s *Store) Stock(ctx context.Context, read func(items int)) ([]SKUState, Watermark, error) {
 	scan := stockScan{byID: map[string]*SKUState{}}
 	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.tables.SKUs), ConsistentRead: aws.Bool(true)})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
-			return nil, time.Time{}, s.storeError("scan stock", err)
+			return nil, Watermark{}, s.storeError("scan stock", err)
 		}
 		if read != nil {
 			read(len(page.Items))
 		}
 		for _, item := range page.Items {
 			if err := scan.add(item); err != nil {
-				return nil, time.Time{}, err
+				return nil, Watermark{}, err
 			}
 		}
 	}
@@ -73,12 +87,12 @@ func (s *Store) Stock(ctx context.Context, read func(items int)) ([]SKUState, ti
 // stockScan gathers the items of the skus table by SKU.
 type stockScan struct {
 	byID      map[string]*SKUState
-	watermark time.Time
+	watermark Watermark
 }
 
 func (sc *stockScan) state(sku string) *SKUState {
 	if sc.byID[sku] == nil {
-		sc.byID[sku] = &SKUState{SKU: sku, Shards: map[int]ShardCounters{}}
+		sc.byID[sku] = &SKUState{SKU: sku, Shards: map[int]ShardCounters{}, Marks: map[int]ShardMark{}}
 	}
 	return sc.byID[sku]
 }
@@ -104,6 +118,7 @@ func (sc *stockScan) add(item map[string]types.AttributeValue) error {
 			return fmt.Errorf("decode shard: %w", err)
 		}
 		sc.state(rec.SKU).Shards[rec.Shard] = ShardCounters{Available: rec.Available, Reserved: rec.Reserved, OnHand: rec.OnHand}
+		sc.state(rec.SKU).Marks[rec.Shard] = ShardMark{Seq: rec.Seq, Epoch: rec.Epoch}
 	case kindCheckpoint:
 		var rec checkpointRecord
 		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
@@ -115,13 +130,14 @@ func (sc *stockScan) add(item map[string]types.AttributeValue) error {
 		}
 		sc.state(rec.SKU).Checkpoint = cp
 	case kindWatermark:
-		var rec struct {
-			Through int64 `dynamodbav:"through"`
-		}
+		var rec watermarkRecord
 		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
 			return fmt.Errorf("decode watermark: %w", err)
 		}
-		sc.watermark = time.UnixMilli(rec.Through).UTC()
+		sc.watermark = Watermark{Through: time.UnixMilli(rec.Through).UTC()}
+		if rec.FullCheck != 0 {
+			sc.watermark.FullCheck = time.UnixMilli(rec.FullCheck).UTC()
+		}
 	}
 	return nil
 }

@@ -47,6 +47,9 @@ type LedgerEntry struct {
 	Shards     map[int]int // shard → units of Qty on it (REPAIR: nil, see Shard)
 	Shard      int         // REPAIR only: the one shard DAvailable and DOnHand apply to
 	At         time.Time   // when the entry was written (writer's clock, ms)
+	// Epochs are the epochs of the shards the entry moved when it was written
+	// (shard → epoch; see Cut). An entry without one counts as epoch 0.
+	Epochs map[int]int
 }
 
 // ShardDeltas returns the entry's change to each shard's available and on-hand
@@ -78,9 +81,13 @@ func (r ledgerRecord) entry() (LedgerEntry, error) {
 	if err != nil {
 		return LedgerEntry{}, fmt.Errorf("decode ledger entry %s: %w", r.PK, err)
 	}
+	epochs, err := shardsFromRecord(r.Epochs)
+	if err != nil {
+		return LedgerEntry{}, fmt.Errorf("decode ledger entry %s: %w", r.PK, err)
+	}
 	e := LedgerEntry{
 		Key: r.PK, Ref: r.Ref, Op: r.Op, SKU: r.SKU, Qty: r.Qty, DAvailable: r.DAvailable, DOnHand: r.DOnHand,
-		Shards: shards, At: time.UnixMilli(r.At).UTC(),
+		Shards: shards, At: time.UnixMilli(r.At).UTC(), Epochs: epochs,
 	}
 	if r.Shard != nil {
 		e.Shard = *r.Shard

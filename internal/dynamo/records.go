@@ -80,6 +80,10 @@ type shardRecord struct {
 	OnHand    int    `dynamodbav:"onHand"`
 	Price     int64  `dynamodbav:"price"`
 	OnSale    bool   `dynamodbav:"onSale"`
+	// Seq counts the ledger entries that ever moved the shard; Epoch is moved on only
+	// by reconcile's cuts (see cut.go).
+	Seq   int `dynamodbav:"seq"`
+	Epoch int `dynamodbav:"epoch"`
 }
 
 type orderItemRecord struct {
@@ -138,6 +142,9 @@ type ledgerRecord struct {
 	FixOnHand    int `dynamodbav:"fixOnHand,omitempty"`
 	// Bucket is the LedgerByTime index's hash key (see ledgerBucket).
 	Bucket string `dynamodbav:"ledgerBucket"`
+	// Epochs are the epochs of the shards (number → epoch) the entry moved, as they
+	// were when it was written (see cut.go).
+	Epochs map[string]int `dynamodbav:"epochs,omitempty"`
 }
 
 const timeLayout = time.RFC3339Nano

@@ -36,10 +36,10 @@ func (s *Store) CreateSKU(ctx context.Context, in NewSKU) error {
 	}, nil)
 	split := in.Split()
 	for n := range in.Shards {
-		t.put(part{kind: partShard, sku: in.ID, shard: n}, s.tables.SKUs, shardRecord{
+		t.newShard(shardRecord{
 			PK: shardKey(in.ID, n), Kind: kindShard, SKU: in.ID, Shard: n,
 			Available: split[n], OnHand: split[n], Price: in.Price, OnSale: true,
-		}, nil)
+		})
 	}
 	ref := entryRef{key: in.Ref, ref: in.Ref, reason: "initial stock", at: s.now().UnixMilli()}
 	t.ledger(0, newEntry(ref, inventory.OpAdjust, in.ID, in.Stock, split))

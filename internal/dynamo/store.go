@@ -12,8 +12,9 @@
 //
 //   - skus: the SKU record (pk = skuId: name, price, currency, onSale, shards,
 //     limitPerUser) and its stock shard items (pk = skuId#shard#n, n = 0..shards-1:
-//     available, reserved, onHand, and copies of price and onSale so the reservation's
-//     condition reads one item). Every write keeps available + reserved = onHand on
+//     available, reserved, onHand, copies of price and onSale so the reservation's
+//     condition reads one item, and seq and epoch, which give reconcile a consistent
+//     cut: see Cut). Every write keeps available + reserved = onHand on
 //     each shard: a reservation moves units from available to reserved, a release
 //     back (conditioned on reserved >= q, so available can never pass onHand). Each shard has its own partition key, so a hot SKU split into N
 //     shards spreads its writes over N partitions (DynamoDB serves about 1,000 write
@@ -109,6 +110,7 @@ type Store struct {
 	tables  Tables
 	opts    Options
 	catalog *catalog
+	epochs  *epochCache
 }
 
 // New returns a Store over db (built with ClientOptions for stockguard's retry rules).
@@ -125,7 +127,7 @@ func New(db *dynamodb.Client, tables Tables, opts Options) *Store {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Store{db: db, tables: tables, opts: opts, catalog: newCatalog(opts.CatalogTTL)}
+	return &Store{db: db, tables: tables, opts: opts, catalog: newCatalog(opts.CatalogTTL), epochs: &epochCache{}}
 }
 
 func (s *Store) now() time.Time { return s.opts.Now().UTC() }

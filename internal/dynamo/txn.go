@@ -21,14 +21,20 @@ import (
 // part it plays, so that a cancellation reason at index i reads back as the order,
 // the idempotency record, a purchase counter, a stock shard or a ledger entry. Every
 // write of stock goes through txn.lineStock or txn.shard, which take the change to
-// the counters from inventory.Op.Effect.
+// the counters from inventory.Op.Effect. Shard updates and ledger entries are built
+// only when the txn is sent (see cut.go): every shard update also advances the
+// shard's seq by the number of the txn's ledger entries on it and is conditioned on
+// the shard's epoch, which those entries carry.
 type txn struct {
-	s     *Store
-	what  string // "reserve order …", "release order …" for errors
-	token string // ClientRequestToken; "" lets the SDK make one
-	items []types.TransactWriteItem
-	parts []part
-	err   error // the first build error
+	s       *Store
+	what    string // "reserve order …", "release order …" for errors
+	token   string // ClientRequestToken; "" lets the SDK make one
+	acts    []func() (types.TransactWriteItem, error)
+	parts   []part
+	entries []*ledgerRecord // the ledger entries, for the shards' seq
+	fresh   map[string]bool // shard items this txn creates (epoch 0)
+	epochs  map[string]int  // shard key → the epoch the last build conditioned on
+	err     error           // the first build error
 }
 
 type partKind int
@@ -74,7 +80,7 @@ func (t *txn) add(p part, it types.TransactWriteItem, err error) {
 	if t.err == nil && err != nil {
 		t.err = err
 	}
-	t.items = append(t.items, it)
+	t.acts = append(t.acts, func() (types.TransactWriteItem, error) { return it, nil })
 	t.parts = append(t.parts, p)
 }
 
@@ -104,19 +110,45 @@ func (t *txn) counter(line int, sku, user string, upd expression.UpdateBuilder, 
 	t.update(part{kind: partLimit, line: line, sku: sku}, t.s.tables.Orders, limitKey(sku, user), upd, cond)
 }
 
-// shard adds the update of one stock shard item by d, under cond.
+// shard adds the update of one stock shard item by d, under cond; at send time it
+// also advances the shard's seq and is conditioned on its epoch (see sequenced).
 func (t *txn) shard(line int, sku string, n int, d inventory.Delta, cond expression.ConditionBuilder) {
 	avail, onHand, reserved := expression.Name("available"), expression.Name("onHand"), expression.Name("reserved")
 	upd := expression.Add(avail, expression.Value(d.Available)).
 		Add(onHand, expression.Value(d.OnHand)).
 		Add(reserved, expression.Value(d.Reserved))
-	t.update(part{kind: partShard, line: line, sku: sku, shard: n}, t.s.tables.SKUs, shardKey(sku, n), upd, cond)
+	key := shardKey(sku, n)
+	t.parts = append(t.parts, part{kind: partShard, line: line, sku: sku, shard: n})
+	t.acts = append(t.acts, func() (types.TransactWriteItem, error) {
+		upd, cond := t.sequenced(sku, n, upd, cond)
+		return update(t.s.tables.SKUs, key, upd, cond)
+	})
 }
 
-// ledger adds a ledger entry Put that fails if the entry exists.
+// newShard adds the Put of a new shard item; its seq counts the txn's ledger
+// entries on it.
+func (t *txn) newShard(rec shardRecord) {
+	if t.fresh == nil {
+		t.fresh = map[string]bool{}
+	}
+	t.fresh[rec.PK] = true
+	t.parts = append(t.parts, part{kind: partShard, sku: rec.SKU, shard: rec.Shard})
+	t.acts = append(t.acts, func() (types.TransactWriteItem, error) {
+		rec.Seq = t.weight(rec.SKU, rec.Shard)
+		return t.s.putNew(t.s.tables.SKUs, rec, nil)
+	})
+}
+
+// ledger adds a ledger entry Put that fails if the entry exists; at send time the
+// entry is stamped with the epoch of each shard it moves (see stamp).
 func (t *txn) ledger(line int, e ledgerRecord) {
 	e.Bucket = ledgerBucket(e.PK, time.UnixMilli(e.At))
-	t.put(part{kind: partLedger, line: line, sku: e.SKU}, t.s.tables.StockLog, e, nil)
+	rec := &e
+	t.entries = append(t.entries, rec)
+	t.parts = append(t.parts, part{kind: partLedger, line: line, sku: e.SKU})
+	t.acts = append(t.acts, func() (types.TransactWriteItem, error) {
+		return t.s.putNew(t.s.tables.StockLog, t.stamp(*rec), nil)
+	})
 }
 
 // entryRef names the ledger entries a line writes: key is the first part of their
@@ -193,13 +225,35 @@ func (ps parts) has(k partKind) bool {
 // text. It returns an error wrapping inventory.ErrBusy when DynamoDB was throttled or
 // conflicted, a plain error for other refusals that are bugs (validation), and else
 // the outcome.
+//
+// A txn refused only because a shard's epoch moved on (a reconcile cut since the
+// epoch was cached) is built again with the epoch the refusal returned and sent
+// again, up to maxEpochRounds times, under a ClientRequestToken derived from its own.
 func (s *Store) send(ctx context.Context, t *txn) (outcome, error) {
 	if t.err != nil {
 		return outcome{}, t.err
 	}
-	in := &dynamodb.TransactWriteItemsInput{TransactItems: t.items}
-	if t.token != "" {
-		in.ClientRequestToken = aws.String(t.token)
+	for round := 0; ; round++ {
+		out, err := s.sendOnce(ctx, t, round)
+		if err != nil || round+1 >= maxEpochRounds || !t.staleEpochs(out.failed) {
+			return out, err
+		}
+	}
+}
+
+// sendOnce builds t and sends it once (see send).
+func (s *Store) sendOnce(ctx context.Context, t *txn, round int) (outcome, error) {
+	items := make([]types.TransactWriteItem, len(t.acts))
+	for i, act := range t.acts {
+		it, err := act()
+		if err != nil {
+			return outcome{}, err
+		}
+		items[i] = it
+	}
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: items}
+	if token := roundToken(t.token, round); token != "" {
+		in.ClientRequestToken = aws.String(token)
 	}
 	_, err := s.db.TransactWriteItems(ctx, in)
 	if err == nil {

@@ -44,6 +44,7 @@ var invalidValues = map[string][]string{
 	"ALERT_MIN_UNITS":         {"0", "five"},
 	"ALERT_PERCENT":           {"0", "-1", "NaN"},
 	"OVERDUE_GRACE_SECONDS":   {"0", "300s"},
+	"FULL_CHECK_DAYS":         {"0", "7d", "-1"},
 }
 
 // Every function refuses to start when one of the variables template.yaml sets for it

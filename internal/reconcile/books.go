@@ -3,59 +3,65 @@ package reconcile
 import (
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 )
 
-// books is one SKU's (or shard's) ledger sums, in units.
+// books is one SKU's ledger totals, in units.
 type books struct {
 	available, onHand             int
 	adjusted, committed, returned int
 }
 
-// ledgerSums are one SKU's ledger sums: per shard (available and on-hand), and for
-// the SKU as a whole (available and on-hand summed over the shards, and the ADJUST,
-// COMMIT and RETURN sums).
+// ledgerSums are one SKU's ledger sums through the cut of each of its shards: per
+// shard, and for the SKU as a whole. short lists the shards whose entries read fall
+// short of (or exceed) the number their seq counts since the checkpoint.
 type ledgerSums struct {
-	shards map[int]books
+	shards map[int]dynamo.ShardBooks
 	total  books
+	short  []int
 }
 
-// sums adds to sku's checkpoint its entries written after it (and, when until is not
-// zero, at or before until).
-func (r *Reconciler) sums(sku dynamo.SKUState, watermark time.Time, entries []dynamo.LedgerEntry, until time.Time) ledgerSums {
-	out := ledgerSums{shards: map[int]books{}}
-	through := watermark
-	if cp := sku.Checkpoint; cp != nil {
-		through = cp.Through
-		for n, s := range cp.Shards {
-			out.shards[n] = books{available: s.Available, onHand: s.OnHand}
+// sums adds to sku's checkpoint (none on a full re-check) each shard's entries
+// stamped after the checkpoint's epoch and up to its cut's.
+func sums(sku dynamo.SKUState, cuts map[int]dynamo.ShardCut, entries []dynamo.LedgerEntry, full bool) ledgerSums {
+	out := ledgerSums{shards: map[int]dynamo.ShardBooks{}}
+	for _, n := range slices.Sorted(maps.Keys(cuts)) {
+		c := cuts[n]
+		b := dynamo.ShardBooks{Epoch: -1}
+		if cp := sku.Checkpoint; cp != nil && !full {
+			if prev, ok := cp.Shards[n]; ok {
+				b = prev
+			}
 		}
-		out.total = books{adjusted: cp.Adjusted, committed: cp.Committed, returned: cp.Returned}
-	}
-	for _, e := range entries {
-		if e.SKU != sku.SKU || !e.At.After(through) || !until.IsZero() && e.At.After(until) {
-			continue
+		from, want := b.Epoch, c.Seq-b.Seq
+		for _, e := range entries {
+			d, ok := e.ShardDeltas()[n]
+			if e.SKU != sku.SKU || !ok || e.Epochs[n] <= from || e.Epochs[n] > c.Epoch {
+				continue
+			}
+			want--
+			b.Available += d.Available
+			b.OnHand += d.OnHand
+			switch e.Op {
+			case dynamo.OpAdjust:
+				b.Adjusted += d.OnHand
+			case dynamo.OpCommit:
+				b.Committed += e.Shards[n]
+			case dynamo.OpReturn:
+				b.Returned += e.Shards[n]
+			}
 		}
-		for n, d := range e.ShardDeltas() {
-			b := out.shards[n]
-			b.available += d.Available
-			b.onHand += d.OnHand
-			out.shards[n] = b
+		if want != 0 {
+			out.short = append(out.short, n)
 		}
-		switch e.Op {
-		case dynamo.OpAdjust:
-			out.total.adjusted += e.DOnHand
-		case dynamo.OpCommit:
-			out.total.committed += e.Qty
-		case dynamo.OpReturn:
-			out.total.returned += e.Qty
-		}
-	}
-	for _, b := range out.shards {
-		out.total.available += b.available
-		out.total.onHand += b.onHand
+		b.Epoch, b.Seq = c.Epoch, c.Seq
+		out.shards[n] = b
+		out.total.available += b.Available
+		out.total.onHand += b.OnHand
+		out.total.adjusted += b.Adjusted
+		out.total.committed += b.Committed
+		out.total.returned += b.Returned
 	}
 	return out
 }
@@ -78,30 +84,26 @@ func (d *differ) add(rule Rule, expected, actual int) {
 	}
 }
 
-// check compares one SKU's counters with its ledger sums and open orders, and records
-// its differences and whether a repair explains them.
+// check compares one SKU's counters at its cuts with its ledger sums through the same
+// cuts, and records its differences and whether a repair explains them.
 func (r *Reconciler) check(snap *snapshot, sku dynamo.SKUState) {
-	ledger, pending := snap.ledger[sku.SKU], snap.pending[sku.SKU]
+	ledger, cuts := snap.ledger[sku.SKU], snap.cuts[sku.SKU]
 	d := &differ{sku: sku.SKU}
 	var c dynamo.ShardCounters
-	for _, sc := range sku.Shards {
-		c.Available += sc.Available
-		c.OnHand += sc.OnHand
-		c.Reserved += sc.Reserved
-	}
-	reservedUnits := 0
-	for _, u := range pending {
-		reservedUnits += u
+	for _, sc := range cuts {
+		c.Available += sc.Counters.Available
+		c.OnHand += sc.Counters.OnHand
+		c.Reserved += sc.Counters.Reserved
 	}
 	total := ledger.total
 	d.add(SKURule(CheckShards), sku.ShardCount, len(sku.Shards))
 	d.add(SKURule(CheckAvailable), total.available, c.Available)
 	d.add(SKURule(CheckOnHand), total.onHand, c.OnHand)
-	d.add(SKURule(CheckReserved), reservedUnits, c.OnHand-c.Available)
+	d.add(SKURule(CheckReserved), total.onHand-total.available, c.OnHand-c.Available)
 	if sold := total.committed - total.returned; sold > total.adjusted {
 		d.add(SKURule(CheckSoldWithinStocked), total.adjusted, sold)
 	}
-	fixes, fixable := d.shards(sku, ledger, pending)
+	fixes, fixable := d.shards(cuts, ledger, snap.pending[sku.SKU])
 	if len(d.diffs) == 0 {
 		return
 	}
@@ -114,25 +116,26 @@ func (r *Reconciler) check(snap *snapshot, sku dynamo.SKUState) {
 	}
 }
 
-// shards checks every shard the counters or the ledger know of, and returns the
-// repairs that would explain the differences, and false when some shard's cannot be
-// explained.
-func (d *differ) shards(sku dynamo.SKUState, ledger ledgerSums, pending map[int]int) ([]dynamo.ShardFix, bool) {
+// shards checks every shard at its cut, and returns the repairs that would explain
+// the differences, and false when some shard's cannot be explained. The reserved
+// units a shard's counters should hold are the ledger's (RESERVE − RELEASE − COMMIT
+// through the cut); the open orders (pending) only pick which side a repair trusts.
+func (d *differ) shards(cuts map[int]dynamo.ShardCut, ledger ledgerSums, pending map[int]int) ([]dynamo.ShardFix, bool) {
 	var fixes []dynamo.ShardFix
 	fixable := true
-	numbers := shardNumbers(sku, ledger)
-	for _, n := range numbers {
-		sc, l, p := sku.Shards[n], ledger.shards[n], pending[n]
-		if sc.Available == l.available && sc.OnHand == l.onHand && sc.OnHand-sc.Available == p && sc.Reserved == p &&
+	for _, n := range slices.Sorted(maps.Keys(cuts)) {
+		sc, l, p := cuts[n].Counters, ledger.shards[n], pending[n]
+		reserved := l.OnHand - l.Available
+		if sc.Available == l.Available && sc.OnHand == l.OnHand && sc.Reserved == reserved &&
 			sc.Available >= 0 && sc.Available <= sc.OnHand {
 			continue
 		}
-		if len(numbers) > 1 { // with one shard, the SKU's rules already say it
-			d.add(ShardRule(n, CheckAvailable), l.available, sc.Available)
-			d.add(ShardRule(n, CheckOnHand), l.onHand, sc.OnHand)
-			d.add(ShardRule(n, CheckReserved), p, sc.OnHand-sc.Available)
+		if len(cuts) > 1 { // with one shard, the SKU's rules already say it
+			d.add(ShardRule(n, CheckAvailable), l.Available, sc.Available)
+			d.add(ShardRule(n, CheckOnHand), l.OnHand, sc.OnHand)
+			d.add(ShardRule(n, CheckReserved), reserved, sc.OnHand-sc.Available)
 		}
-		d.add(ShardRule(n, CheckReservedCounter), p, sc.Reserved)
+		d.add(ShardRule(n, CheckReservedCounter), reserved, sc.Reserved)
 		if sc.Available < 0 {
 			d.add(ShardRule(n, CheckAvailableNonNegative), 0, sc.Available)
 		}
@@ -151,18 +154,18 @@ func (d *differ) shards(sku dynamo.SKUState, ledger ledgerSums, pending map[int]
 
 // shardFix is the repair that explains shard n's difference, with the open orders
 // (p reserved units) as the reference; false when none does.
-func shardFix(n int, sc dynamo.ShardCounters, l books, p int) (dynamo.ShardFix, bool) {
-	ledgerFits := l.onHand-l.available == p && l.available >= 0 && l.available <= l.onHand
+func shardFix(n int, sc dynamo.ShardCounters, l dynamo.ShardBooks, p int) (dynamo.ShardFix, bool) {
+	ledgerFits := l.OnHand-l.Available == p && l.Available >= 0 && l.Available <= l.OnHand
 	countersFit := sc.OnHand-sc.Available == p && sc.Available >= 0 && sc.Available <= sc.OnHand
 	switch {
 	case ledgerFits && !countersFit:
 		// The ledger agrees with the open orders: the counters drifted.
-		return dynamo.ShardFix{Shard: n, Seen: sc, Available: l.available, OnHand: l.onHand}, true
+		return dynamo.ShardFix{Shard: n, Seen: sc, Available: l.Available, OnHand: l.OnHand}, true
 	case countersFit && !ledgerFits:
 		// The counters agree with the open orders: the ledger lost or gained entries.
 		return dynamo.ShardFix{Shard: n, Seen: sc, Available: sc.Available, OnHand: sc.OnHand,
-			LedgerAvailable: sc.Available - l.available, LedgerOnHand: sc.OnHand - l.onHand}, true
-	case countersFit && ledgerFits && sc.Reserved != p && sc.Available == l.available && sc.OnHand == l.onHand:
+			LedgerAvailable: sc.Available - l.Available, LedgerOnHand: sc.OnHand - l.OnHand}, true
+	case countersFit && ledgerFits && sc.Reserved != p && sc.Available == l.Available && sc.OnHand == l.OnHand:
 		// Only the reserved counter drifted.
 		return dynamo.ShardFix{Shard: n, Seen: sc, Available: sc.Available, OnHand: sc.OnHand}, true
 	}
@@ -170,16 +173,4 @@ func shardFix(n int, sc dynamo.ShardCounters, l books, p int) (dynamo.ShardFix, 
 	// the same amount: a lost or doubled ADJUST, or a counter edit): which is right is
 	// a fact about the warehouse, for a person to establish.
 	return dynamo.ShardFix{}, false
-}
-
-// shardNumbers lists the shards the counters or the ledger know of, in order.
-func shardNumbers(sku dynamo.SKUState, ledger ledgerSums) []int {
-	seen := map[int]bool{}
-	for n := range sku.Shards {
-		seen[n] = true
-	}
-	for n := range ledger.shards {
-		seen[n] = true
-	}
-	return slices.Sorted(maps.Keys(seen))
 }

@@ -32,6 +32,7 @@ func LoadFunctionConfig(get envvar.Lookup) (FunctionConfig, error) {
 		{"ALERT_MIN_UNITS", "a positive number of units", &s.AlertMinUnits},
 		{"ALERT_PERCENT", "a positive percentage", &s.AlertPercent},
 		{"OVERDUE_GRACE_SECONDS", "a positive number of seconds", &s.OverdueGraceSeconds},
+		{"FULL_CHECK_DAYS", "a positive number of days", &s.FullCheckDays},
 		{"ALERTS_TOPIC_ARN", "the ARN of the alerts SNS topic", &s.AlertsTopicARN},
 	} {
 		if *v.dst, err = envvar.Required(get, v.name, v.want); err != nil {

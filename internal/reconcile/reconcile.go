@@ -7,39 +7,57 @@
 //   - available = Σ of the ledger's available deltas (ADJUST − RESERVE + RELEASE +
 //     RETURN + REPAIR), and onHand = Σ of its on-hand deltas (ADJUST − COMMIT + RETURN +
 //     REPAIR);
-//   - onHand − available (reserved) = Σ qty of the SKU in PENDING orders, and the
-//     shard's reserved counter agrees;
+//   - onHand − available (reserved) = the ledger's reserved units (Σ RESERVE − RELEASE −
+//     COMMIT: the per-order balances), and the shard's reserved counter agrees;
 //   - 0 ≤ available ≤ onHand;
 //   - Σ COMMIT − Σ RETURN ≤ Σ ADJUST (never sold more than ever stocked);
 //   - and, apart from the SKUs, PENDING orders past expiresAt plus a grace period.
 //
+// # A consistent cut
+//
+// Each shard is compared at one instant (dynamo.Cut): every transaction that moves a
+// shard adds its ledger entries to the shard's seq and is conditioned on the shard's
+// epoch, which it stamps on those entries. A run moves each active shard's epoch on
+// with one UpdateItem returning the counters and seq just before; the entries stamped
+// with that epoch or earlier are exactly those applied before, and there are seq −
+// (the checkpoint's seq) of them since the checkpoint. Counters and ledger sums so
+// describe the same moment whatever the traffic, and a difference is reported at once.
+// When the entries read do not match that count (the index has not shown an entry
+// yet, or one was deleted or forged), the ledger is read again after ConfirmDelay for
+// the same cuts, and what is then found is reported. A shard whose seq has not moved
+// since its checkpoint is not cut: the strongly consistent Scan of the skus table is its
+// cut. The open orders (PendingByExpiry, an eventually consistent index) are no longer
+// a rule's reference; they find overdue orders and pick which side a repair trusts.
+//
 // # Cost that follows activity, not history
 //
 // Ledger sums are kept in per-SKU checkpoints (item skuId#checkpoint in the skus table:
-// per-shard sums of every entry written at or before its `through` instant) and a run
-// watermark (reconcile#watermark). A run reads the skus table (counters and
-// checkpoints: its size follows the catalogue), the open orders (PendingByExpiry: they
-// follow open orders), and only the ledger entries written since the watermark,
-// through the stock_log index LedgerByTime, whose hash key is "<UTC hour>#<k>" (k =
-// 0..15 from the entry's key) and range key its write time `at`: one Query per bucket
-// per hour since the watermark (16 or 32 for a run every 5 minutes), plus the entries
-// themselves. Each run then
-// folds the entries older than now − Lag into the checkpoints of the SKUs they touch
-// (conditioned on the checkpoint read, so two runs cannot fold twice) and moves the
-// watermark, only after every checkpoint was saved. Lag (default 2 minutes) leaves
-// room for the writers' clocks and the index's propagation: an entry must be visible
-// in the index within Lag of its `at` to be counted. The first run, with no watermark,
-// scans the whole ledger once.
+// per shard, the sums of every entry through its last cut, with that cut's epoch and
+// seq) and a run watermark (reconcile#watermark). A run reads the skus table (counters
+// and checkpoints: its size follows the catalogue), cuts the shards that moved, reads
+// the open orders (PendingByExpiry: they follow open orders), and only the ledger
+// entries written since the watermark, through the stock_log index LedgerByTime, whose
+// hash key is "<UTC hour>#<k>" (k = 0..15 from the entry's key) and range key its write
+// time `at`: one Query per bucket per hour since the watermark, plus the entries
+// themselves. Each run saves the sums through its cuts as the new checkpoints
+// (conditioned on the version read, so two runs cannot fold twice), then moves the
+// watermark to now − Lag: an entry not yet folded was applied after a cut of this run,
+// so written after now − Lag as long as no write takes longer than Lag (default 2
+// minutes, longer than any function's timeout, plus the writers' clock skew). The first
+// run, with no watermark, scans the whole ledger once.
 //
-// # Differences, confirmation, alerts
+// # Full re-check
 //
-// Counters, ledger and orders are read one after the other, not at one instant, so
-// live traffic can make a difference appear for a moment. A run that finds
-// differences reads everything again after ConfirmDelay and reports only those found
-// both times with the same gap (actual − expected; traffic moves both sides alike). A difference larger than max(AlertUnits,
-// AlertPercent % of the SKU's on-hand) is an alert (error-level log line and an SNS
-// message); smaller ones are warnings. Metrics go out in the CloudWatch Embedded
-// Metric Format.
+// A checkpoint trusts the entries it folded. Every FullCheckEvery (FULL_CHECK_DAYS),
+// the first run inside the repair window ignores the checkpoints, cuts every shard and
+// scans the whole ledger, so an entry deleted, edited or back-dated after it was
+// folded shows as a difference.
+//
+// # Alerts
+//
+// A difference larger than max(AlertUnits, AlertPercent % of the SKU's on-hand) is an
+// alert (error-level log line and an SNS message); smaller ones are warnings. Metrics
+// go out in the CloudWatch Embedded Metric Format.
 //
 // # Repair (off by default)
 //
@@ -97,15 +115,21 @@ type Config struct {
 	// Grace is how long past expiresAt a PENDING order may stay before it is overdue;
 	// default 5 minutes (the sweep runs every minute).
 	Grace time.Duration
-	// Lag is how old ledger entries must be before they are folded into checkpoints;
+	// Lag bounds how long before its write a ledger entry's `at` may be (the writer's
+	// clock skew plus its longest retries): the watermark trails the run by Lag;
 	// default 2 minutes.
 	Lag time.Duration
-	// ConfirmDelay is the wait before differences are read again; default 1 second.
+	// ConfirmDelay is the wait before the ledger is read again when the entries read do
+	// not match the shards' seq; default 1 second.
 	ConfirmDelay time.Duration
 	// Repair enables repairs, inside Window only.
 	Repair bool
 	// Window is when repairs may run; the zero Window never contains any time.
 	Window Window
+	// FullCheckEvery is how often a run inside Window re-reads the whole ledger,
+	// ignoring the checkpoints (catching an entry deleted or back-dated after it was
+	// folded); zero: never.
+	FullCheckEvery time.Duration
 	// Topic is the SNS topic ARN alerts go to; "" sends none.
 	Topic string
 	// Now is the clock; default time.Now.
@@ -227,15 +251,18 @@ func New(store *dynamo.Store, alert Publisher, log *slog.Logger, cfg Config) *Re
 // snapshot is what one pass read and concluded.
 type snapshot struct {
 	skus      []dynamo.SKUState
-	watermark time.Time
-	entries   []dynamo.LedgerEntry            // read this pass: after the watermark (all, the first time)
-	bySKU     map[string][]dynamo.LedgerEntry // the same, by SKU
-	ledger    map[string]ledgerSums           // SKU → sums (checkpoint + newer entries)
-	pending   map[string]map[int]int          // SKU → shard → reserved units of open orders
-	overdue   []dynamo.OpenOrder              // PENDING past expiresAt + grace
-	diffs     map[string][]Difference         // SKU → broken rules
-	fixes     map[string][]dynamo.ShardFix    // SKU → repairs that would explain them
-	unfixable []string                        // SKUs no repair explains
+	mark      dynamo.Watermark
+	full      bool                               // a full re-check: checkpoints ignored, the whole ledger read
+	cuts      map[string]map[int]dynamo.ShardCut // SKU → shard → the shard at its cut
+	entries   []dynamo.LedgerEntry               // read this pass: after the watermark (all, the first time)
+	bySKU     map[string][]dynamo.LedgerEntry    // the same, by SKU
+	ledger    map[string]ledgerSums              // SKU → sums through the cuts
+	pending   map[string]map[int]int             // SKU → shard → reserved units of open orders
+	overdue   []dynamo.OpenOrder                 // PENDING past expiresAt + grace
+	diffs     map[string][]Difference            // SKU → broken rules
+	fixes     map[string][]dynamo.ShardFix       // SKU → repairs that would explain them
+	unfixable []string                           // SKUs no repair explains
+	short     bool                               // some shard's entries read did not match its seq
 	now       time.Time
 }
 
@@ -250,27 +277,15 @@ func (r *Reconciler) Run(ctx context.Context) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(snap.diffs) > 0 {
-		// Confirm: keep only what a second pass finds the same.
+	if snap.short {
+		// The ledger read missed entries the seq counts (or found more): the index may
+		// not show them yet. Read it again, for the same cuts, after ConfirmDelay.
 		if err := clock.Sleep(ctx, r.cfg.ConfirmDelay); err != nil {
 			return nil, err
 		}
-		again, err := r.pass(ctx, read)
-		if err != nil {
+		if err := r.conclude(ctx, snap, read); err != nil {
 			return nil, err
 		}
-		// Traffic between the passes moves expected and actual alike, not their gap; a
-		// bound (0 ≤ available ≤ onHand, committed ≤ stocked) need only still be broken.
-		for sku, diffs := range again.diffs {
-			if !slices.EqualFunc(diffs, snap.diffs[sku], func(a, b Difference) bool {
-				return a.Rule == b.Rule && (a.Rule.Check.Bound() || a.Actual-a.Expected == b.Actual-b.Expected)
-			}) {
-				delete(again.diffs, sku)
-				delete(again.fixes, sku)
-			}
-		}
-		again.unfixable = slices.DeleteFunc(again.unfixable, func(s string) bool { return again.diffs[s] == nil })
-		snap = again
 	}
 	rep.SKUsChecked = len(snap.skus)
 	rep.LedgerEntriesRead = len(snap.entries)
@@ -291,27 +306,17 @@ func (r *Reconciler) Run(ctx context.Context) (*Report, error) {
 	return rep, nil
 }
 
-// pass reads the stock, the ledger since the watermark and the open orders, and
-// concludes differences, overdue orders and possible repairs.
+// pass reads the stock, cuts the shards, reads the open orders and the ledger since
+// the watermark, and concludes differences, overdue orders and possible repairs.
 func (r *Reconciler) pass(ctx context.Context, read func(int)) (*snapshot, error) {
-	snap := &snapshot{now: r.cfg.Now().UTC(), ledger: map[string]ledgerSums{}, pending: map[string]map[int]int{}, bySKU: map[string][]dynamo.LedgerEntry{},
-		diffs: map[string][]Difference{}, fixes: map[string][]dynamo.ShardFix{}}
+	snap := &snapshot{now: r.cfg.Now().UTC(), cuts: map[string]map[int]dynamo.ShardCut{}, pending: map[string]map[int]int{}}
 	var err error
-	if snap.skus, snap.watermark, err = r.store.Stock(ctx, read); err != nil {
+	if snap.skus, snap.mark, err = r.store.Stock(ctx, read); err != nil {
 		return nil, err
 	}
-	// No watermark yet, or one so old that walking the index hour by hour would cost
-	// more queries than reading the ledger: scan it (the checkpoints still apply).
-	entries := r.store.LedgerAll(ctx, read)
-	if !snap.watermark.IsZero() && snap.now.Sub(snap.watermark) <= maxCatchUp {
-		entries = r.store.LedgerSince(ctx, snap.watermark, snap.now.Add(clockAhead), read)
-	}
-	for e, err := range entries {
-		if err != nil {
-			return nil, err
-		}
-		snap.entries = append(snap.entries, e)
-		snap.bySKU[e.SKU] = append(snap.bySKU[e.SKU], e)
+	snap.full = r.fullDue(snap)
+	if err := r.cut(ctx, snap, read); err != nil {
+		return nil, err
 	}
 	for o, err := range r.store.OpenOrders(ctx, read) {
 		if err != nil {
@@ -329,11 +334,33 @@ func (r *Reconciler) pass(ctx context.Context, read func(int)) (*snapshot, error
 			snap.overdue = append(snap.overdue, o)
 		}
 	}
+	return snap, r.conclude(ctx, snap, read)
+}
+
+// conclude reads the ledger since the watermark (all of it on the first run, on a
+// full re-check, or when the watermark is too old to walk the index) and checks every
+// SKU at its cuts.
+func (r *Reconciler) conclude(ctx context.Context, snap *snapshot, read func(int)) error {
+	snap.entries, snap.bySKU, snap.ledger = nil, map[string][]dynamo.LedgerEntry{}, map[string]ledgerSums{}
+	snap.diffs, snap.fixes, snap.unfixable, snap.short = map[string][]Difference{}, map[string][]dynamo.ShardFix{}, nil, false
+	entries := r.store.LedgerAll(ctx, read)
+	if w := snap.mark.Through; !snap.full && !w.IsZero() && snap.now.Sub(w) <= maxCatchUp {
+		entries = r.store.LedgerSince(ctx, w, snap.now.Add(clockAhead), read)
+	}
+	for e, err := range entries {
+		if err != nil {
+			return err
+		}
+		snap.entries = append(snap.entries, e)
+		snap.bySKU[e.SKU] = append(snap.bySKU[e.SKU], e)
+	}
 	for _, sku := range snap.skus {
-		snap.ledger[sku.SKU] = r.sums(sku, snap.watermark, snap.bySKU[sku.SKU], time.Time{})
+		l := sums(sku, snap.cuts[sku.SKU], snap.bySKU[sku.SKU], snap.full)
+		snap.ledger[sku.SKU] = l
+		snap.short = snap.short || len(l.short) > 0
 		r.check(snap, sku)
 	}
-	return snap, nil
+	return nil
 }
 
 func (r *Reconciler) logReport(ctx context.Context, rep *Report, snap *snapshot) {
@@ -344,7 +371,7 @@ func (r *Reconciler) logReport(ctx context.Context, rep *Report, snap *snapshot)
 	r.log.LogAttrs(ctx, level, "reconcile", slog.Int("skusChecked", rep.SKUsChecked), slog.Any("differences", rep.Differences),
 		slog.Any("overdueOrders", rep.OverdueOrders), slog.Any("repaired", rep.Repaired), slog.Any("unrepairable", rep.Unrepaired),
 		slog.Int("itemsRead", rep.ItemsRead), slog.Int("ledgerEntriesRead", len(snap.entries)),
-		slog.Time("watermark", snap.watermark), slog.Int64("durationMs", rep.DurationMs))
+		slog.Time("watermark", snap.mark.Through), slog.Bool("fullCheck", snap.full), slog.Int64("durationMs", rep.DurationMs))
 	metric.Emit(ctx, r.log, FunctionName,
 		metric.Of("SKUsChecked", metric.Count, float64(rep.SKUsChecked)),
 		metric.Of("Differences", metric.Count, float64(len(rep.Differences))),
@@ -378,6 +405,7 @@ type Settings struct {
 	AlertPercent        string // ALERT_PERCENT: percent of on-hand
 	OverdueGraceSeconds string // OVERDUE_GRACE_SECONDS: seconds
 	AlertsTopicARN      string // ALERTS_TOPIC_ARN: SNS topic; "" sends no alerts
+	FullCheckDays       string // FULL_CHECK_DAYS: days between full re-checks of the ledger
 }
 
 // Config parses the settings. Errors name the bad variable.
@@ -405,6 +433,11 @@ func (s Settings) Config() (Config, error) {
 		return cfg, fmt.Errorf("OVERDUE_GRACE_SECONDS %q: want a positive number of seconds", s.OverdueGraceSeconds)
 	}
 	cfg.Grace = time.Duration(grace) * time.Second
+	days, err := strconv.Atoi(s.FullCheckDays)
+	if err != nil || days < 1 {
+		return cfg, fmt.Errorf("FULL_CHECK_DAYS %q: want a positive number of days", s.FullCheckDays)
+	}
+	cfg.FullCheckEvery = time.Duration(days) * 24 * time.Hour
 	cfg.Topic = s.AlertsTopicARN
 	return cfg, nil
 }

@@ -186,16 +186,19 @@ type drift struct {
 	name   string
 	inject func(t *testing.T, h *harness) // changes the tables
 	want   []reconcile.Difference         // the SKU-level differences reported
+	// full: the drift is in entries already folded into checkpoints, which only the
+	// full re-check reads again (run a minute later, FullCheckEvery being a minute).
+	full bool
 }
 
 func TestReconcile_ReportsEachInjectedDriftAndRepairsItOnce(t *testing.T) {
 	for _, d := range []drift{
 		{"available bumped", func(t *testing.T, h *harness) {
 			h.update(t, h.Tables.SKUs, "teapot#shard#1", "SET available = available + :d", map[string]types.AttributeValue{":d": n(3)})
-		}, []reconcile.Difference{{SKU: "teapot", Rule: reconcile.SKURule(reconcile.CheckAvailable), Expected: 74, Actual: 77}, {SKU: "teapot", Rule: reconcile.SKURule(reconcile.CheckReserved), Expected: 6, Actual: 3}}},
+		}, []reconcile.Difference{{SKU: "teapot", Rule: reconcile.SKURule(reconcile.CheckAvailable), Expected: 74, Actual: 77}, {SKU: "teapot", Rule: reconcile.SKURule(reconcile.CheckReserved), Expected: 6, Actual: 3}}, false},
 		{"on-hand lowered", func(t *testing.T, h *harness) {
 			h.update(t, h.Tables.SKUs, "cup#shard#0", "SET onHand = onHand - :d", map[string]types.AttributeValue{":d": n(4)})
-		}, []reconcile.Difference{{SKU: "cup", Rule: reconcile.SKURule(reconcile.CheckOnHand), Expected: 58, Actual: 54}, {SKU: "cup", Rule: reconcile.SKURule(reconcile.CheckReserved), Expected: 0, Actual: -4}}},
+		}, []reconcile.Difference{{SKU: "cup", Rule: reconcile.SKURule(reconcile.CheckOnHand), Expected: 58, Actual: 54}, {SKU: "cup", Rule: reconcile.SKURule(reconcile.CheckReserved), Expected: 0, Actual: -4}}, false},
 		{"ledger entry deleted", func(t *testing.T, h *harness) {
 			var key string
 			for _, it := range scan(t, h, h.Tables.StockLog) {
@@ -208,18 +211,23 @@ func TestReconcile_ReportsEachInjectedDriftAndRepairsItOnce(t *testing.T) {
 			}); err != nil {
 				t.Fatal(err)
 			}
-		}, []reconcile.Difference{{SKU: "teapot", Rule: reconcile.SKURule(reconcile.CheckAvailable), Expected: 76, Actual: 74}}},
+		}, []reconcile.Difference{{SKU: "teapot", Rule: reconcile.SKURule(reconcile.CheckAvailable), Expected: 76, Actual: 74},
+			{SKU: "teapot", Rule: reconcile.SKURule(reconcile.CheckReserved), Expected: 4, Actual: 6}}, true},
 	} {
 		t.Run(d.name, func(t *testing.T) {
 			h := newHarness(t, func(c *reconcile.Config) {
 				c.Repair = true
 				c.Window = reconcile.Window{Start: 0, End: 24*time.Hour - time.Second, Loc: time.UTC}
+				c.FullCheckEvery = time.Minute
 			})
 			h.settled(t)
 			if rep := h.reconcile(t); len(rep.Differences) != 0 {
 				t.Fatalf("before the drift: %+v", rep.Differences)
 			}
 			d.inject(t, h)
+			if d.full {
+				h.clock.Advance(time.Minute)
+			}
 			rep := h.reconcile(t)
 			var got []reconcile.Difference
 			for _, diff := range rep.Differences {
@@ -333,8 +341,12 @@ func TestReconcile_RepairsNeverOutsideItsWindowNorWhileDisabled(t *testing.T) {
 			}
 			h := newHarness(t, func(c *reconcile.Config) { c.Repair, c.Window = tc.enabled, w })
 			h.update(t, h.Tables.SKUs, "saucer#shard#0", "SET available = available + :d", map[string]types.AttributeValue{":d": n(7)})
-			counters := func() string { // the shard items: checkpoints may move
-				return fmt.Sprint(slices.DeleteFunc(scan(t, h, h.Tables.SKUs), func(it map[string]any) bool { return it["kind"] != "SHARD" }))
+			counters := func() string { // the shard items but their epoch (every run cuts): checkpoints may move
+				items := slices.DeleteFunc(scan(t, h, h.Tables.SKUs), func(it map[string]any) bool { return it["kind"] != "SHARD" })
+				for _, it := range items {
+					delete(it, "epoch")
+				}
+				return fmt.Sprint(items)
 			}
 			skus := counters()
 			rep := h.reconcile(t)
@@ -531,9 +543,10 @@ func TestParseWindow(t *testing.T) {
 
 func TestSettings_RejectsBadValuesByName(t *testing.T) {
 	good := reconcile.Settings{RepairEnabled: "false", RepairWindow: "02:00-05:00", RepairTimezone: "Asia/Shanghai",
-		AlertMinUnits: "5", AlertPercent: "1", OverdueGraceSeconds: "300", AlertsTopicARN: "arn:aws:sns:us-east-1:1:t"}
+		AlertMinUnits: "5", AlertPercent: "1", OverdueGraceSeconds: "300", AlertsTopicARN: "arn:aws:sns:us-east-1:1:t", FullCheckDays: "7"}
 	cfg, err := good.Config()
-	if err != nil || cfg.Repair || cfg.AlertUnits != 5 || cfg.AlertPercent != 1 || cfg.Grace != 5*time.Minute || cfg.Window.Loc.String() != "Asia/Shanghai" {
+	if err != nil || cfg.Repair || cfg.AlertUnits != 5 || cfg.AlertPercent != 1 || cfg.Grace != 5*time.Minute || cfg.Window.Loc.String() != "Asia/Shanghai" ||
+		cfg.FullCheckEvery != 7*24*time.Hour {
 		t.Fatalf("good settings: %+v %v", cfg, err)
 	}
 	for name, bad := range map[string]func(*reconcile.Settings){
@@ -543,6 +556,7 @@ func TestSettings_RejectsBadValuesByName(t *testing.T) {
 		"ALERT_MIN_UNITS":       func(s *reconcile.Settings) { s.AlertMinUnits = "0" },
 		"ALERT_PERCENT":         func(s *reconcile.Settings) { s.AlertPercent = "NaN" },
 		"OVERDUE_GRACE_SECONDS": func(s *reconcile.Settings) { s.OverdueGraceSeconds = "-1" },
+		"FULL_CHECK_DAYS":       func(s *reconcile.Settings) { s.FullCheckDays = "0" },
 	} {
 		s := good
 		bad(&s)

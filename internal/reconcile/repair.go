@@ -15,7 +15,7 @@ import (
 func (r *Reconciler) repair(ctx context.Context, snap *snapshot) []Repaired {
 	// Runs that read the same watermark and state repair under the same key, so
 	// overlapping runs cannot both write a REPAIR entry for one shard.
-	run := "repair-" + strconv.FormatInt(snap.watermark.UnixMilli(), 10)
+	run := "repair-" + strconv.FormatInt(snap.mark.Through.UnixMilli(), 10)
 	var done []Repaired
 	for _, sku := range slices.Sorted(maps.Keys(snap.fixes)) {
 		fixes := snap.fixes[sku]

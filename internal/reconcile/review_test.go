@@ -123,8 +123,9 @@ func TestReconcile_OverlappingRunsRepairTheLedgerOnce(t *testing.T) {
 		now := func() time.Time { return h.clock.Now().Add(skew) }
 		return reconcile.New(dynamo.New(h.DB, h.Tables, dynamo.Options{Now: now}), nil, slog.New(slog.DiscardHandler),
 			reconcile.Config{Repair: true, Window: reconcile.Window{Start: 0, End: 24*time.Hour - time.Second, Loc: time.UTC},
-				ConfirmDelay: 300 * time.Millisecond, Now: now})
+				ConfirmDelay: 300 * time.Millisecond, Now: now, FullCheckEvery: time.Minute})
 	}
+	h.clock.Advance(time.Minute)          // the entry was folded: the full re-check finds it
 	a, b := mk(0), mk(7*time.Millisecond) // two Lambda hosts: clocks a few ms apart
 	var mu sync.Mutex
 	var reps []*reconcile.Report

@@ -1,0 +1,55 @@
+package reconcile
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+
+	"github.com/stockguard/stockguard/internal/dynamo"
+)
+
+// cut takes the cut of every shard (see dynamo.Cut): a shard whose seq has not moved
+// since its checkpoint (and that is not being re-checked in full) is cut where the
+// strongly consistent Scan just read it — no entry was applied to it since the
+// checkpoint's cut, and one applied after the Scan carries a later epoch; any other is
+// cut by dynamo.Store.Cut, one UpdateItem that returns its counters at the cut.
+func (r *Reconciler) cut(ctx context.Context, snap *snapshot, read func(int)) error {
+	for _, sku := range snap.skus {
+		cuts := map[int]dynamo.ShardCut{}
+		for _, n := range slices.Sorted(maps.Keys(sku.Shards)) {
+			mark := sku.Marks[n]
+			if cp, ok := checkpointed(sku, n); ok && !snap.full && cp.Seq == mark.Seq {
+				cuts[n] = dynamo.ShardCut{Counters: sku.Shards[n], Epoch: cp.Epoch, Seq: cp.Seq}
+				continue
+			}
+			c, err := r.store.Cut(ctx, sku.SKU, n)
+			if errors.Is(err, dynamo.ErrMoved) {
+				continue // deleted since the Scan: the shard count rule reports it
+			}
+			if err != nil {
+				return err
+			}
+			read(1)
+			cuts[n] = c
+		}
+		snap.cuts[sku.SKU] = cuts
+	}
+	return nil
+}
+
+// checkpointed is shard n's checkpoint, if it has one.
+func checkpointed(sku dynamo.SKUState, n int) (dynamo.ShardBooks, bool) {
+	if sku.Checkpoint == nil {
+		return dynamo.ShardBooks{}, false
+	}
+	b, ok := sku.Checkpoint.Shards[n]
+	return b, ok
+}
+
+// fullDue reports whether this run re-reads the whole ledger: FullCheckEvery is set,
+// the run falls inside the repair window, and the last full re-check is that old.
+func (r *Reconciler) fullDue(snap *snapshot) bool {
+	return r.cfg.FullCheckEvery > 0 && r.cfg.Window.Contains(snap.now) &&
+		(snap.mark.FullCheck.IsZero() || snap.now.Sub(snap.mark.FullCheck) >= r.cfg.FullCheckEvery)
+}
