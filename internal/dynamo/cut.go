@@ -69,23 +69,28 @@ func (c *epochCache) note(key string, epoch int) {
 	}
 }
 
-// epochOf is the epoch t conditions shard key on (0 for a shard it creates).
+// epochOf is the epoch t's current build conditions shard key on and stamps on the
+// entries that move it: 0 for a shard it creates, else the cached epoch, read once per
+// build so that the condition and the stamps agree.
 func (t *txn) epochOf(key string) int {
-	if t.fresh[key] {
-		return 0
+	if e, ok := t.epochs[key]; ok {
+		return e
 	}
-	return t.s.epochs.get(key)
+	e := 0
+	if !t.fresh[key] {
+		e = t.s.epochs.get(key)
+	}
+	if t.epochs == nil {
+		t.epochs = map[string]int{}
+	}
+	t.epochs[key] = e
+	return e
 }
 
 // sequenced adds to a shard update the seq of the txn's entries on shard n of sku,
 // and the condition that the shard's epoch is the one its entries carry.
 func (t *txn) sequenced(sku string, n int, upd expression.UpdateBuilder, cond expression.ConditionBuilder) (expression.UpdateBuilder, expression.ConditionBuilder) {
-	key := shardKey(sku, n)
-	e := t.epochOf(key)
-	if t.epochs == nil {
-		t.epochs = map[string]int{}
-	}
-	t.epochs[key] = e
+	e := t.epochOf(shardKey(sku, n))
 	upd = upd.Add(expression.Name("seq"), expression.Value(t.weight(sku, n)))
 	epoch := expression.Name("epoch")
 	same := epoch.Equal(expression.Value(e))

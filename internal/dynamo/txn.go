@@ -113,13 +113,14 @@ func (t *txn) counter(line int, sku, user string, upd expression.UpdateBuilder, 
 // shard adds the update of one stock shard item by d, under cond; at send time it
 // also advances the shard's seq and is conditioned on its epoch (see sequenced).
 func (t *txn) shard(line int, sku string, n int, d inventory.Delta, cond expression.ConditionBuilder) {
-	avail, onHand, reserved := expression.Name("available"), expression.Name("onHand"), expression.Name("reserved")
-	upd := expression.Add(avail, expression.Value(d.Available)).
-		Add(onHand, expression.Value(d.OnHand)).
-		Add(reserved, expression.Value(d.Reserved))
 	key := shardKey(sku, n)
 	t.parts = append(t.parts, part{kind: partShard, line: line, sku: sku, shard: n})
 	t.acts = append(t.acts, func() (types.TransactWriteItem, error) {
+		// Built afresh at every send: an UpdateBuilder's Add changes the builder.
+		avail, onHand, reserved := expression.Name("available"), expression.Name("onHand"), expression.Name("reserved")
+		upd := expression.Add(avail, expression.Value(d.Available)).
+			Add(onHand, expression.Value(d.OnHand)).
+			Add(reserved, expression.Value(d.Reserved))
 		upd, cond := t.sequenced(sku, n, upd, cond)
 		return update(t.s.tables.SKUs, key, upd, cond)
 	})
@@ -243,6 +244,7 @@ func (s *Store) send(ctx context.Context, t *txn) (outcome, error) {
 
 // sendOnce builds t and sends it once (see send).
 func (s *Store) sendOnce(ctx context.Context, t *txn, round int) (outcome, error) {
+	t.epochs = nil // read the cached epochs afresh
 	items := make([]types.TransactWriteItem, len(t.acts))
 	for i, act := range t.acts {
 		it, err := act()

@@ -23,8 +23,10 @@
 // (the checkpoint's seq) of them since the checkpoint. Counters and ledger sums so
 // describe the same moment whatever the traffic, and a difference is reported at once.
 // When the entries read do not match that count (the index has not shown an entry
-// yet, or one was deleted or forged), the ledger is read again after ConfirmDelay for
-// the same cuts, and what is then found is reported. A shard whose seq has not moved
+// yet, a write took longer than Lag, or an entry was deleted or forged), the whole
+// ledger is read again after ConfirmDelay, with a strongly consistent Scan, for the
+// same cuts, and what is then found is reported: a difference is never reported from
+// the index alone. A shard whose seq has not moved
 // since its checkpoint is not cut: the strongly consistent Scan of the skus table is its
 // cut. The open orders (PendingByExpiry, an eventually consistent index) are no longer
 // a rule's reference; they find overdue orders and pick which side a repair trusts.
@@ -263,6 +265,7 @@ type snapshot struct {
 	fixes     map[string][]dynamo.ShardFix       // SKU → repairs that would explain them
 	unfixable []string                           // SKUs no repair explains
 	short     bool                               // some shard's entries read did not match its seq
+	scan      bool                               // read the ledger with a Scan, not through the index
 	now       time.Time
 }
 
@@ -279,10 +282,12 @@ func (r *Reconciler) Run(ctx context.Context) (*Report, error) {
 	}
 	if snap.short {
 		// The ledger read missed entries the seq counts (or found more): the index may
-		// not show them yet. Read it again, for the same cuts, after ConfirmDelay.
+		// not show them yet, or a write took longer than Lag. Read the whole ledger
+		// with a strongly consistent Scan, for the same cuts, after ConfirmDelay.
 		if err := clock.Sleep(ctx, r.cfg.ConfirmDelay); err != nil {
 			return nil, err
 		}
+		snap.scan = true
 		if err := r.conclude(ctx, snap, read); err != nil {
 			return nil, err
 		}
@@ -344,7 +349,7 @@ func (r *Reconciler) conclude(ctx context.Context, snap *snapshot, read func(int
 	snap.entries, snap.bySKU, snap.ledger = nil, map[string][]dynamo.LedgerEntry{}, map[string]ledgerSums{}
 	snap.diffs, snap.fixes, snap.unfixable, snap.short = map[string][]Difference{}, map[string][]dynamo.ShardFix{}, nil, false
 	entries := r.store.LedgerAll(ctx, read)
-	if w := snap.mark.Through; !snap.full && !w.IsZero() && snap.now.Sub(w) <= maxCatchUp {
+	if w := snap.mark.Through; !snap.full && !snap.scan && !w.IsZero() && snap.now.Sub(w) <= maxCatchUp {
 		entries = r.store.LedgerSince(ctx, w, snap.now.Add(clockAhead), read)
 	}
 	for e, err := range entries {
