@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
@@ -100,7 +101,8 @@ var (
 )
 
 // writeHistory writes n ledger entries, RESERVE/RELEASE pairs spread over the SKUs,
-// at old times, in the stock_log item shape the store writes.
+// at old times, in the stock_log item shape the store writes, and counts them in
+// their shard's seq.
 func writeHistory(b *testing.B, stack *local.Stack, skus, n int, at time.Time) {
 	b.Helper()
 	var batch []types.WriteRequest
@@ -115,8 +117,10 @@ func writeHistory(b *testing.B, stack *local.Stack, skus, n int, at time.Time) {
 			batch = out.UnprocessedItems[stack.Tables.StockLog]
 		}
 	}
+	perSKU := map[string]int{}
 	for i := range n {
 		sku := fmt.Sprintf("sku-%04d", (i/2)%skus)
+		perSKU[sku]++
 		op, d := dynamo.OpReserve, -1
 		if i%2 == 1 {
 			op, d = dynamo.OpRelease, 1
@@ -136,6 +140,14 @@ func writeHistory(b *testing.B, stack *local.Stack, skus, n int, at time.Time) {
 		}
 	}
 	flush()
+	for sku, k := range perSKU { // the shard's seq counts its entries, as the store's writes do
+		if _, err := stack.DB.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+			TableName: aws.String(stack.Tables.SKUs), Key: map[string]types.AttributeValue{"pk": s(sku + "#shard#0")},
+			UpdateExpression: aws.String("ADD seq :k"), ExpressionAttributeValues: map[string]types.AttributeValue{":k": num(k)},
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 func s(v string) types.AttributeValue { return &types.AttributeValueMemberS{Value: v} }
