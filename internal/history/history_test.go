@@ -29,7 +29,7 @@ import (
 
 var (
 	seedFlag = flag.Uint64("seed", 0, "replay the history of this seed only (0: the default seeds)")
-	forFlag  = flag.Duration("history.for", 0, "how long each of three soak histories runs (default: 2s each, two histories; 7s gives the 21 s soak)")
+	forFlag  = flag.Duration("history.for", 0, "how long each of three soak histories runs (default: 1.5s each, two histories; 7s gives the 21 s soak)")
 )
 
 // seeds are the histories a test runs: -seed's alone, else defaults.
@@ -388,7 +388,7 @@ func TestHistory(t *testing.T) {
 	injected := map[string]int64{}
 	for _, seed := range seeds(1, 2, 3) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			problems, faults := play(t, seed, 4, 30, 0, false)
+			problems, faults := play(t, seed, 3, 30, 0, false)
 			if len(problems) > 0 {
 				t.Errorf("history seed %d broke (replay: go test -run History ./internal/history/ -seed %d):\n%s", seed, seed, strings.Join(problems, "\n"))
 			}
@@ -424,19 +424,19 @@ func TestHistory_CatchesAReleaseThatGivesOneUnitTooMany(t *testing.T) {
 
 // TestHistorySoak runs reconcile continuously (every few milliseconds) while
 // concurrent buyers, payments, cancels and expiries run, for -history.for per seed
-// over three seeds (default: 2 s over two; -history.for 7s makes the 21 s soak): no
+// over three seeds (default: 1.5 s over two; -history.for 7s makes the 21 s soak): no
 // difference and no alert may be reported.
 func TestHistorySoak(t *testing.T) {
 	d, defaults := *forFlag, []uint64{101, 102, 103}
 	if d <= 0 {
-		d, defaults = 2*time.Second, defaults[:2]
+		d, defaults = 1500*time.Millisecond, defaults[:2]
 	}
 	for _, seed := range seeds(defaults...) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			f := newFaults(seed)
 			f.scale = 0.2 // fewer faults, so that reconcile runs back to back
 			h := newHistory(t, seed, f)
-			h.run(4, 0, d)
+			h.run(3, 0, d)
 			h.settle()
 			if problems := h.check(); len(problems) > 0 {
 				t.Errorf("history seed %d broke (replay: go test -run HistorySoak ./internal/history/ -seed %d):\n%s", seed, seed, strings.Join(problems, "\n"))
