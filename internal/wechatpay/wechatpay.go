@@ -14,7 +14,6 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rsa"
-	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -324,14 +323,7 @@ func (v *Verifier) verify(h Headers, body []byte) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s is not base64: %w", ErrVerification, HeaderSignature, err)
 	}
-	digest := sha256.New()
-	digest.Write([]byte(h.Timestamp))
-	digest.Write([]byte{'\n'})
-	digest.Write([]byte(h.Nonce))
-	digest.Write([]byte{'\n'})
-	digest.Write(body)
-	digest.Write([]byte{'\n'})
-	if err := rsa.VerifyPKCS1v15(key, crypto.SHA256, digest.Sum(nil), sig); err != nil {
+	if err := rsa.VerifyPKCS1v15(key, crypto.SHA256, digest(h.Timestamp, h.Nonce, string(body)), sig); err != nil {
 		return fmt.Errorf("%w: signature does not verify under %s %q", ErrVerification, HeaderSerial, h.Serial)
 	}
 	return nil
