@@ -451,6 +451,12 @@ func (c *Client) checkResponse(op string, status int, header http.Header, body [
 	if err := c.v.verify(h, body); err != nil {
 		return nil, fmt.Errorf("%s: HTTP %d answer (Request-ID %q): %w", op, status, requestID, err)
 	}
+	return readAnswer(op, status, requestID, body)
+}
+
+// readAnswer reads a verified answer: the body of a 2xx, an *APIError for a 4xx, and
+// ErrMalformed for any other status.
+func readAnswer(op string, status int, requestID string, body []byte) ([]byte, error) {
 	switch {
 	case status >= 200 && status < 300:
 		return body, nil
