@@ -89,7 +89,7 @@ func (v *Verifier) Verify(token string) (*Claims, error) {
 		kid, _ := t.Header["kid"].(string)
 		key, ok := v.keys[kid]
 		if !ok {
-			return nil, fmt.Errorf("kid %q is not in the issuer's key set", truncate(kid))
+			return nil, fmt.Errorf("kid %.64q is not in the issuer's key set", kid)
 		}
 		return key, nil
 	})
@@ -110,13 +110,4 @@ func (v *Verifier) Verify(token string) (*Claims, error) {
 	}
 	out.Subject, _ = claims["sub"].(string)
 	return out, nil
-}
-
-// truncate bounds outside text quoted in error messages.
-func truncate(s string) string {
-	const limit = 64
-	if len(s) <= limit {
-		return s
-	}
-	return s[:limit] + "..."
 }

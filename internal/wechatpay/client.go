@@ -196,7 +196,10 @@ type JSAPIOrder struct {
 	Attach      string    // attach: optional, at most 128 bytes, echoed back in queries and notifications
 }
 
-type wireJSAPIRequest struct {
+// JSAPIRequest is the JSON body of a "JSAPI下单" request, field for field as sent (amount
+// in fen, time_expire RFC 3339). It is comparable: WeChat Pay's stand-in (paytest.Server)
+// compares a re-order with ==.
+type JSAPIRequest struct {
 	AppID       string `json:"appid"`
 	MchID       string `json:"mchid"`
 	Description string `json:"description"`
@@ -214,7 +217,7 @@ type wireJSAPIRequest struct {
 }
 
 // wire validates o and returns the request body; every error wraps ErrInvalidArgument.
-func (o JSAPIOrder) wire(appID, mchID string) (*wireJSAPIRequest, error) {
+func (o JSAPIOrder) wire(appID, mchID string) (*JSAPIRequest, error) {
 	if err := CheckOutTradeNo(o.OutTradeNo); err != nil {
 		return nil, err
 	}
@@ -239,7 +242,7 @@ func (o JSAPIOrder) wire(appID, mchID string) (*wireJSAPIRequest, error) {
 		(u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return nil, bad("notify_url must be an absolute http(s) URL of at most %d bytes without query", maxNotifyURLLen)
 	}
-	w := &wireJSAPIRequest{
+	w := &JSAPIRequest{
 		AppID:       appID,
 		MchID:       mchID,
 		Description: o.Description,

@@ -16,6 +16,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -71,7 +72,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("wxlogin: code2Session errcode %d: %s", e.Code, truncate(e.Msg))
+	return fmt.Sprintf("wxlogin: code2Session errcode %d: %.64q", e.Code, e.Msg)
 }
 
 // Unwrap maps errcode to ErrUnauthorized or ErrBusy (nil when neither).
@@ -188,19 +189,5 @@ func decode(body []byte) (Session, error) {
 
 // printable reports whether s is visible ASCII (0x21..0x7e).
 func printable(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x21 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
-}
-
-// truncate bounds outside text quoted in error messages.
-func truncate(s string) string {
-	const limit = 64
-	if len(s) <= limit {
-		return s
-	}
-	return s[:limit] + "..."
+	return strings.IndexFunc(s, func(r rune) bool { return r < 0x21 || r > 0x7e }) < 0
 }

@@ -147,31 +147,13 @@ type Server struct {
 }
 
 type order struct {
-	req           jsapiRequest
+	req           wechatpay.JSAPIRequest
 	prepayID      string
 	prepayCalls   int
 	state         wechatpay.TradeState
 	transactionID string
 	successTime   time.Time
 	payerTotal    int64
-}
-
-// jsapiRequest is the "JSAPI下单" body; comparable, so a re-order is checked with ==.
-type jsapiRequest struct {
-	AppID       string `json:"appid"`
-	MchID       string `json:"mchid"`
-	Description string `json:"description"`
-	OutTradeNo  string `json:"out_trade_no"`
-	TimeExpire  string `json:"time_expire"`
-	Attach      string `json:"attach,omitempty"`
-	NotifyURL   string `json:"notify_url"`
-	Amount      struct {
-		Total    int64  `json:"total"`
-		Currency string `json:"currency"`
-	} `json:"amount"`
-	Payer struct {
-		OpenID string `json:"openid"`
-	} `json:"payer"`
 }
 
 // NewServer returns a Server that is platform p for merchant m. It serves nothing until
@@ -498,7 +480,7 @@ func (s *Server) authenticate(r *http.Request, body []byte) string {
 func (s *Server) jsapi(w http.ResponseWriter, body []byte) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	var req jsapiRequest
+	var req wechatpay.JSAPIRequest
 	if err := dec.Decode(&req); err != nil {
 		s.answerError(w, http.StatusBadRequest, wechatpay.CodeParamError, "请求体格式错误")
 		return
@@ -526,7 +508,7 @@ func (s *Server) jsapi(w http.ResponseWriter, body []byte) {
 
 // placeOrder applies a "JSAPI下单" request: the prepay_id, or the status, code and message
 // of the refusal.
-func (s *Server) placeOrder(req jsapiRequest, expires time.Time) (status int, code, message, prepayID string) {
+func (s *Server) placeOrder(req wechatpay.JSAPIRequest, expires time.Time) (status int, code, message, prepayID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	o, ok := s.orders[req.OutTradeNo]
