@@ -133,7 +133,8 @@ func TestWiring_FunctionsAreBuiltByTheMakefileForProvidedAL2023OnArm64(t *testin
 
 func TestWiring_MakefileBuildsEachFunctionFromAMainPackageWithoutLocalOnlyCode(t *testing.T) {
 	module := strings.TrimSpace(run(t, nil, "go", "list", "-m"))
-	forbidden := []string{"github.com/truora/minidyn", "github.com/Admiral-Piett/goaws", module + "/internal/local", module + "/cmd"}
+	forbidden := []string{"github.com/truora/minidyn", "github.com/Admiral-Piett/goaws", module + "/internal/local", module + "/cmd",
+		module + "/internal/wechatpay/paytest", module + "/internal/wxlogin/wxlogintest"} // stand-ins for outside services
 	// The Makefile's target platform: go list must select the files the build does.
 	lambdaGoEnv := []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}
 	for _, f := range realFunctions(t) {
