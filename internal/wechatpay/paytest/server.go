@@ -264,6 +264,11 @@ type PayOptions struct {
 	// Amount is amount.total (fen) in the notification; zero means the ordered amount. Another
 	// value tests the notify route's amount check (the order is marked SUCCESS regardless).
 	Amount int64
+
+	// State is the trade_state the buyer's attempt ends in; empty means SUCCESS. Any other
+	// value leaves the order unpaid and sends a "TRANSACTION.<State>" notification, which
+	// WeChat Pay never sends: it tests the notify route's refusal of other events.
+	State wechatpay.TradeState
 }
 
 // Delivery is what became of one notification.
@@ -299,26 +304,60 @@ func (s *Server) Pay(ctx context.Context, outTradeNo string, opts PayOptions) (D
 		s.mu.Unlock()
 		return Delivery{}, fmt.Errorf("%w: %s expired at %s", ErrNotPayable, outTradeNo, o.req.TimeExpire)
 	}
-	txID, err := randomDigits(28)
-	if err != nil {
-		s.mu.Unlock()
-		return Delivery{}, err
+	var tx wechatpay.Transaction
+	if opts.State == "" || opts.State == wechatpay.TradeStateSuccess {
+		txID, err := randomDigits(28)
+		if err != nil {
+			s.mu.Unlock()
+			return Delivery{}, err
+		}
+		o.state, o.transactionID, o.successTime, o.payerTotal = wechatpay.TradeStateSuccess, "42"+txID, now, o.req.Amount.Total
+		tx = o.transaction(s.p)
+	} else {
+		tx = o.transaction(s.p)
+		tx.TradeState, tx.TradeStateDesc = opts.State, string(opts.State)
 	}
-	o.state, o.transactionID, o.successTime, o.payerTotal = wechatpay.TradeStateSuccess, "42"+txID, now, o.req.Amount.Total
-	tx := o.transaction(s.p)
-	drop, delay := s.drop, s.delay
 	s.mu.Unlock()
-
 	if opts.Amount != 0 {
 		tx.Amount.Total, tx.Amount.PayerTotal = opts.Amount, opts.Amount
 	}
+	return s.send(ctx, o.req.NotifyURL, tx, now)
+}
+
+// Resend sends the notification of a paid order again, as WeChat Pay does until it gets a
+// 2xx answer (same transaction, fresh notification id, nonce and signature at now); the
+// switches apply as for Pay. Errors: ErrNoOrder; ErrNotPayable wrapped with "not paid" when
+// the order is not SUCCESS.
+func (s *Server) Resend(ctx context.Context, outTradeNo string) (Delivery, error) {
+	s.mu.Lock()
+	o, ok := s.orders[outTradeNo]
+	var tx wechatpay.Transaction
+	if ok {
+		tx = o.transaction(s.p)
+	}
+	s.mu.Unlock()
+	switch {
+	case !ok:
+		return Delivery{}, fmt.Errorf("%w: %s", ErrNoOrder, outTradeNo)
+	case tx.TradeState != wechatpay.TradeStateSuccess:
+		return Delivery{}, fmt.Errorf("%w: %s is %s, not paid", ErrNotPayable, outTradeNo, tx.TradeState)
+	}
+	return s.send(ctx, o.req.NotifyURL, tx, s.now())
+}
+
+// send builds the notification of tx and delivers it as the switches say.
+func (s *Server) send(ctx context.Context, notifyURL string, tx wechatpay.Transaction, now time.Time) (Delivery, error) {
 	headers, body, err := s.p.Notify(tx, now)
 	if err != nil {
 		return Delivery{}, err
 	}
+	s.mu.Lock()
+	drop, delay := s.drop, s.delay
+	s.mu.Unlock()
+	id := tx.OutTradeNo
 	switch {
 	case drop:
-		d := Delivery{OutTradeNo: outTradeNo, Dropped: true}
+		d := Delivery{OutTradeNo: id, Dropped: true}
 		s.record(d)
 		return d, nil
 	case delay > 0:
@@ -327,14 +366,14 @@ func (s *Server) Pay(ctx context.Context, outTradeNo string, opts PayOptions) (D
 			defer s.background.Done()
 			select {
 			case <-time.After(delay):
-				s.record(s.deliver(s.ctx, outTradeNo, o.req.NotifyURL, headers, body))
+				s.record(s.deliver(s.ctx, id, notifyURL, headers, body))
 			case <-s.ctx.Done():
-				s.record(Delivery{OutTradeNo: outTradeNo, Err: s.ctx.Err()})
+				s.record(Delivery{OutTradeNo: id, Err: s.ctx.Err()})
 			}
 		}()
-		return Delivery{OutTradeNo: outTradeNo, Delayed: true}, nil
+		return Delivery{OutTradeNo: id, Delayed: true}, nil
 	}
-	d := s.deliver(ctx, outTradeNo, o.req.NotifyURL, headers, body)
+	d := s.deliver(ctx, id, notifyURL, headers, body)
 	s.record(d)
 	return d, nil
 }

@@ -467,3 +467,44 @@ func TestPlatform_MerchantSecretConfiguresAClient(t *testing.T) {
 		t.Errorf("ConfigFromSecret refuses the full secret: %v", err)
 	}
 }
+
+func TestServer_ResendRepeatsThePayment(t *testing.T) {
+	h := newHarness(t)
+	h.prepay(t, h.order("ord-0050", 100))
+	if _, err := h.srv.Resend(context.Background(), "ord-0050"); !errors.Is(err, paytest.ErrNotPayable) {
+		t.Errorf("Resend before payment: %v", err)
+	}
+	if _, err := h.srv.Pay(context.Background(), "ord-0050", paytest.PayOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := h.srv.Resend(context.Background(), "ord-0050")
+	if err != nil || d.StatusCode != 204 {
+		t.Fatalf("Resend = %+v, %v", d, err)
+	}
+	notes := h.notify.notifications()
+	if len(notes) != 2 || notes[0].ID == notes[1].ID || notes[0].Transaction.TransactionID != notes[1].Transaction.TransactionID ||
+		!notes[0].Transaction.SuccessTime.Equal(notes[1].Transaction.SuccessTime) {
+		t.Errorf("notifications %+v / %+v", notes[0], notes[len(notes)-1])
+	}
+	if _, err := h.srv.Resend(context.Background(), "ord-none"); !errors.Is(err, paytest.ErrNoOrder) {
+		t.Errorf("Resend of an unknown order: %v", err)
+	}
+}
+
+func TestServer_FailedAttemptLeavesTheOrderPayable(t *testing.T) {
+	h := newHarness(t)
+	h.prepay(t, h.order("ord-0060", 100))
+	if _, err := h.srv.Pay(context.Background(), "ord-0060", paytest.PayOptions{State: wechatpay.TradeStatePayError}); err != nil {
+		t.Fatal(err)
+	}
+	notes := h.notify.notifications()
+	if len(notes) != 1 || notes[0].EventType != "TRANSACTION.PAYERROR" || notes[0].Transaction.TradeState != wechatpay.TradeStatePayError {
+		t.Fatalf("notifications %+v", notes)
+	}
+	if s := h.state(t, "ord-0060"); s != wechatpay.TradeStateNotPay {
+		t.Errorf("after a failed attempt the order is %s", s)
+	}
+	if _, err := h.srv.Pay(context.Background(), "ord-0060", paytest.PayOptions{}); err != nil {
+		t.Errorf("paying after a failed attempt: %v", err)
+	}
+}
