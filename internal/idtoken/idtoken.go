@@ -10,6 +10,11 @@
 // RFC 7517) for API Gateway's JWT authorizer to accept the tokens; Discovery, JWKSet and
 // Handler provide those documents. Verifier checks a token the way the authorizer does, for
 // the local gateway.
+//
+// Caution, to check before deploying: the HTTP API JWT authorizer guide ("Control access
+// to HTTP APIs with JWT authorizers", step 3) has said that only RSA-based algorithms are
+// supported, while the newer JWT authorizer configuration lists ES256. If the HTTP API
+// refuses ES256, the KMS key must be RSA_2048 and the tokens RS256.
 package idtoken
 
 import (

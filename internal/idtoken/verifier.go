@@ -26,7 +26,10 @@ type VerifierConfig struct {
 // ("Control access to HTTP APIs with JWT authorizers": the token's kid must name a key of
 // the issuer's JWK set and its signature verify under it; iss must match; aud must hold one
 // of the audiences; exp must be after now; nbf and iat, when present, not after now), with
-// the algorithm pinned to ES256. It is immutable and safe for concurrent use.
+// the algorithm pinned to ES256. Unlike the authorizer it does not fall back to a
+// client_id claim when aud is absent (stockguard's tokens always carry aud), and it checks
+// no scopes (no route of CONTRACT.md requires any). It is immutable and safe for concurrent
+// use.
 type Verifier struct {
 	issuer    string
 	audiences []string
