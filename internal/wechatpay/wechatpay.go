@@ -7,6 +7,11 @@
 // "支付成功回调通知" (the envelope and the transaction resource). Parse verifies before it
 // parses any JSON, and every failure wraps exactly one of ErrVerification, ErrMalformed or
 // ErrMerchantMismatch.
+//
+// Client is the merchant's side of the APIv3 merchant API ("JSAPI下单", "查询订单",
+// "关闭订单", "JSAPI调起支付"): requests signed with the merchant key ("签名生成"), answers
+// verified with the platform keys by the same code as notifications ("签名验证") before
+// their bodies are read.
 package wechatpay
 
 import (
