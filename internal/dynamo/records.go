@@ -107,6 +107,8 @@ type orderRecord struct {
 	CartHash         string            `dynamodbav:"cartHash"`
 	PendingBucket    string            `dynamodbav:"pendingBucket,omitempty"`
 	PendingExpiresAt int64             `dynamodbav:"pendingExpiresAt,omitempty"`
+	PrepayID         string            `dynamodbav:"prepayId,omitempty"`
+	PrepayAt         string            `dynamodbav:"prepayAt,omitempty"`
 }
 
 type idemRecord struct {
@@ -194,7 +196,7 @@ func (r orderRecord) order() (*inventory.Order, error) {
 	o := &inventory.Order{
 		ID: r.PK, UserID: r.UserID, Status: inventory.Status(r.Status), Amount: r.Amount,
 		Currency: r.Currency, CancelReason: inventory.CancelReason(r.CancelReason),
-		TransactionID: r.TransactionID, CartHash: r.CartHash,
+		TransactionID: r.TransactionID, CartHash: r.CartHash, PrepayID: r.PrepayID,
 	}
 	var err error
 	if o.CreatedAt, err = parseTime(r.CreatedAt); err != nil {
@@ -207,6 +209,9 @@ func (r orderRecord) order() (*inventory.Order, error) {
 		return nil, err
 	}
 	if o.CancelledAt, err = optionalTime(r.CancelledAt); err != nil {
+		return nil, err
+	}
+	if o.PrepayAt, err = optionalTime(r.PrepayAt); err != nil {
 		return nil, err
 	}
 	for _, it := range r.Items {

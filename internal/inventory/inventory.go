@@ -196,6 +196,8 @@ type Order struct {
 	CancelReason  CancelReason // USER or TIMEOUT once CANCELLED
 	TransactionID string       // WeChat Pay transaction_id once paid
 	CartHash      string       // Cart.Hash of the request that opened it
+	PrepayID      string       // WeChat Pay prepay_id of the JSAPI order for it, once a payment was started
+	PrepayAt      *time.Time   // when PrepayID was obtained (it is valid PrepayLifetime)
 }
 
 // SaleStatus is how a SKU's availability is shown to buyers.
