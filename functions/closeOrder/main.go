@@ -1,7 +1,10 @@
 // Command closeOrder is the closeOrder Lambda function: it releases the stock of
 // unpaid orders from close-order queue messages (SQS, partial batch responses), from
-// a scheduled sweep (EventBridge) and from POST /orders/{orderId}/cancel.
-// Configuration: see closeorder.LoadConfig; it refuses to start on a bad setting.
+// a scheduled sweep (EventBridge) and from POST /orders/{orderId}/cancel, asking WeChat
+// Pay first about orders that have a WeChat Pay order; and it starts payments (POST
+// /orders/{orderId}/pay). Configuration: see closeorder.LoadConfig; it refuses to start
+// on a bad setting. The merchant configuration and key come from the AWS Secrets
+// Manager secret it names (see wechatpay.Secret), read once at cold start.
 package main
 
 import (
@@ -10,28 +13,44 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/closeorder"
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
 func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	fail := func(msg string, err error) { log.Error(msg, "error", err); os.Exit(1) }
 	cfg, err := closeorder.LoadConfig(os.Getenv)
 	if err != nil {
-		log.Error("closeOrder cannot start", "error", err)
-		os.Exit(1)
+		fail("closeOrder cannot start", err)
 	}
-	aws, err := config.LoadDefaultConfig(context.Background())
+	ctx := context.Background()
+	awsCfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
-		log.Error("load AWS config", "error", err)
-		os.Exit(1)
+		fail("load AWS config", err)
 	}
-	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
-	queue := closeq.New(sqs.NewFromConfig(aws), cfg.CloseQueueURL, nil)
-	lambda.Start(closeorder.NewFunction(closeorder.New(store, queue, log, closeorder.Options{}), log).Invoke)
+	secret, err := secretsmanager.NewFromConfig(awsCfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(cfg.SecretARN)})
+	if err != nil {
+		fail("read the WeChat Pay secret", err)
+	}
+	payCfg, err := wechatpay.ClientConfigFromSecret([]byte(aws.ToString(secret.SecretString)))
+	if err != nil {
+		fail("parse the WeChat Pay secret", err)
+	}
+	client, err := wechatpay.NewClient(payCfg)
+	if err != nil {
+		fail("configure the WeChat Pay merchant client", err)
+	}
+	store := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
+	queue := closeq.New(sqs.NewFromConfig(awsCfg), cfg.CloseQueueURL, nil)
+	closer := closeorder.New(store, queue, log, closeorder.Options{WeChatPay: client, NotifyURL: cfg.NotifyURL, OpenIDClaim: cfg.OpenIDClaim})
+	lambda.Start(closeorder.NewFunction(closer, log).Invoke)
 }

@@ -15,6 +15,9 @@ import (
 // BusyRetryAfterSeconds is the Retry-After, in seconds, sent with 503 BUSY.
 const BusyRetryAfterSeconds = 1
 
+// RateLimitedRetryAfterSeconds is the Retry-After, in seconds, sent with 429 RATE_LIMITED.
+const RateLimitedRetryAfterSeconds = 60
+
 // OrderJSON is the contract's order representation (CONTRACT.md, POST /orders and
 // GET /orders/{orderId}); times are RFC 3339 UTC, money fen. Build it with Order.
 type OrderJSON struct {
@@ -106,7 +109,7 @@ func Answer(err error) events.APIGatewayV2HTTPResponse {
 	}
 	var invalid *inventory.InvalidRequestError
 	switch {
-	case errors.Is(err, errUnauthorized):
+	case errors.Is(err, ErrUnauthorized):
 		return ErrorResponse(http.StatusUnauthorized, "UNAUTHORIZED", "sign in first: the request carries no valid caller identity", "")
 	case errors.As(err, &invalid):
 		return ErrorResponse(http.StatusBadRequest, "INVALID_REQUEST", invalid.Reason, "")
@@ -124,6 +127,14 @@ func Answer(err error) events.APIGatewayV2HTTPResponse {
 		return ErrorResponse(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request", "")
 	case errors.Is(err, inventory.ErrNotCancellable):
 		return ErrorResponse(http.StatusConflict, "ORDER_NOT_CANCELLABLE", "this order is paid and can no longer be cancelled", "")
+	case errors.Is(err, inventory.ErrNotPayable):
+		return ErrorResponse(http.StatusConflict, "ORDER_NOT_PAYABLE", "this order is no longer waiting for payment", "")
+	case errors.Is(err, inventory.ErrPaymentRefused):
+		return ErrorResponse(http.StatusBadGateway, "PAYMENT_REFUSED", "WeChat Pay refused to start this payment; nothing was changed", "")
+	case errors.Is(err, inventory.ErrRateLimited):
+		resp := ErrorResponse(http.StatusTooManyRequests, "RATE_LIMITED", "too many requests; please retry later", "")
+		resp.Headers["Retry-After"] = strconv.Itoa(RateLimitedRetryAfterSeconds)
+		return resp
 	case errors.Is(err, inventory.ErrOrderNotFound):
 		return ErrorResponse(http.StatusNotFound, "ORDER_NOT_FOUND", "no such order", "")
 	case errors.Is(err, inventory.ErrBusy):

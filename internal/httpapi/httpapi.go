@@ -88,5 +88,6 @@ func (h *Handler) logRequest(ctx context.Context, req events.APIGatewayV2HTTPReq
 	h.log.LogAttrs(ctx, level, "request", attrs...)
 }
 
-// errUnauthorized: the request carries no usable identity.
-var errUnauthorized = errors.New("unauthorized")
+// ErrUnauthorized is answered 401 UNAUTHORIZED: the request carries no usable identity
+// (or, on POST /auth/wechat, a login code WeChat refused).
+var ErrUnauthorized = errors.New("unauthorized")
