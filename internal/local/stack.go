@@ -2,6 +2,7 @@ package local
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -21,11 +22,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/stockguard/stockguard/internal/closeorder"
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/createorder"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/idtoken"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/paycallback"
@@ -33,6 +34,7 @@ import (
 	"github.com/stockguard/stockguard/internal/sam"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
+	"github.com/stockguard/stockguard/internal/wxlogin/wxlogintest"
 )
 
 // StackConfig configures Start. Zero values take the defaults noted.
@@ -62,6 +64,13 @@ type StackConfig struct {
 	// Reconcile, when set, adjusts reconcile's configuration after it is read from
 	// the template (tests enable repair, set its window, shorten delays).
 	Reconcile func(*reconcile.Config)
+	// PayAddr and LoginAddr are where the WeChat Pay and jscode2session stand-ins
+	// listen; default "127.0.0.1:0" (a free port).
+	PayAddr, LoginAddr string
+	// Issuer is the iss of the local login tokens, which the gateway's JWT check
+	// requires; default DefaultIssuer. cmd/local sets its API's URL, where the
+	// discovery document and JWK set are served.
+	Issuer string
 	// Environment, when set, may change a function's environment variables (by
 	// logical id) after they are read from the template and before the function's
 	// configuration is parsed from them (tests check that bad settings are refused).
@@ -84,6 +93,16 @@ type Stack struct {
 	// Payments is the local stand-in for WeChat Pay: keys generated at Start, trusted by
 	// payCallback. POST /_local/pay/{orderId} sends notifications signed with it.
 	Payments *paytest.Platform
+	// PayServer is the stand-in WeChat Pay merchant API and buyer (paytest.Server) that
+	// closeOrder's merchant client calls; its notifications reach the notify route.
+	PayServer *paytest.Server
+	// LoginServer is the stand-in jscode2session: code test-<name> → openid o-<name>.
+	LoginServer *wxlogintest.Server
+	// Signer is the in-memory key the local login tokens are signed with.
+	Signer *idtoken.KeySigner
+
+	merchant *paytest.Merchant
+	keyID    string // the kid of the local tokens (the template's SIGNING_KEY_ID)
 
 	functions []sam.Function
 	cfg       StackConfig
@@ -100,8 +119,11 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	// Locally the merchant configuration is the local platform's, not a secret's.
-	tpl, err := sam.LoadWithParameters(cfg.Template, map[string]string{"WechatPaySecretArn": LocalSecretARN})
+	cfg.PayAddr, cfg.LoginAddr = cmp.Or(cfg.PayAddr, "127.0.0.1:0"), cmp.Or(cfg.LoginAddr, "127.0.0.1:0")
+	cfg.Issuer = cmp.Or(cfg.Issuer, DefaultIssuer)
+	// Locally the merchant configuration is the local platform's, not a secret's, and
+	// tokens are for the local app.
+	tpl, err := sam.LoadWithParameters(cfg.Template, map[string]string{"WechatPaySecretArn": LocalSecretARN, "JwtAudience": LocalAppID})
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +150,7 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		}
 	}
 	s.cfg = cfg
-	if s.Payments, err = paytest.NewPlatform(LocalMchID, LocalAppID); err != nil {
+	if err := s.startWeChat(cfg); err != nil {
 		return nil, err
 	}
 	if s.functions, err = tpl.Functions(); err != nil {
@@ -146,7 +168,11 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		gwRoutes[i] = Route{Method: r.Method, Path: r.Path, Function: r.Function, Public: r.Public}
 	}
 	mux := http.NewServeMux()
-	s.gateway = NewGateway(gwRoutes, s.Handlers, GatewayOptions{Logger: cfg.Logger})
+	verifier, err := s.verifier(cfg, LocalAppID)
+	if err != nil {
+		return nil, err
+	}
+	s.gateway = NewGateway(gwRoutes, s.Handlers, GatewayOptions{Logger: cfg.Logger, Verifier: verifier})
 	mux.Handle("/", s.gateway)
 	mux.HandleFunc("POST /_local/invoke/{function}", s.serveInvoke)
 	mux.HandleFunc("POST /_local/pay/{orderId}", s.servePay)
@@ -206,13 +232,11 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 		s.Store = dynamo.New(s.DB, c.Tables, dynamo.Options{PaymentTimeout: c.PaymentTimeout, Now: cfg.Now})
 		return newHandler(createorder.New(s.Store, s.closeQueue(c.CloseQueueURL), log).Handle), nil
 	case "CloseOrderFunction":
-		c, err := closeorder.LoadConfig(env)
-		if err != nil {
-			return nil, err
-		}
-		store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
-		closer := closeorder.New(store, s.closeQueue(c.CloseQueueURL), log, closeorder.Options{Now: cfg.Now})
-		return newHandler(closeorder.NewFunction(closer, log).Invoke), nil
+		return s.wireCloseOrder(cfg, env, log)
+	case "LoginFunction":
+		return s.wireLogin(cfg, env, log)
+	case "JwksFunction":
+		return s.wireJWKS(cfg, env, log)
 	case "PayCallbackFunction":
 		c, err := paycallback.LoadConfig(env)
 		if err != nil {
@@ -500,6 +524,12 @@ func (s *Stack) Seed(ctx context.Context, r io.Reader) error {
 // Close stops the servers.
 func (s *Stack) Close() error {
 	var errs []error
+	if s.PayServer != nil {
+		errs = append(errs, s.PayServer.Close())
+	}
+	if s.LoginServer != nil {
+		errs = append(errs, s.LoginServer.Close())
+	}
 	if s.SQS != nil {
 		errs = append(errs, s.SQS.Close())
 	}

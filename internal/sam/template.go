@@ -166,7 +166,7 @@ func parse(source []byte, values map[string]string, sourceIsJSON bool) (*Templat
 // Fn::GetAtt and Fn::Sub handlers and returns the resolved template as JSON.
 func resolveIntrinsics(source []byte, values map[string]string, sourceIsJSON bool) ([]byte, error) {
 	r := &resolver{values: values}
-	options := &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: r.handlers()}
+	options := &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: r.handlers(), EvaluateConditions: true}
 	var (
 		resolved []byte
 		err      error
