@@ -424,11 +424,14 @@ const (
 // {"amount","state"} object.
 const maxPayBodyBytes = 4 << 10
 
-// servePay serves POST /_local/pay/{orderId} (CONTRACT.md, local-only routes): it builds
-// a real signed and encrypted WeChat Pay notification for the order with the local
-// platform's keys (amount defaulting to the order's, state to SUCCESS; body optional
-// {"amount": fen, "state": "SUCCESS"}), sends it through the notify route, and answers
-// with that route's status, headers and body.
+// servePay serves POST /_local/pay/{orderId} (CONTRACT.md, local-only routes): the
+// buyer pays (body optional {"amount": fen, "state": "SUCCESS"}). When the order has a
+// JSAPI order at the WeChat Pay stand-in (POST /orders/{orderId}/pay was called), the
+// stand-in's buyer Pay takes the payment, refusing it as WeChat Pay would (past
+// time_expire, closed, already paid: 409 ORDER_NOT_PAYABLE), and POSTs the signed,
+// encrypted notification to the notify route; the answer is that route's status and
+// body. An order never given to WeChat Pay gets the same notification built directly
+// with the local platform's keys, as for a payment taken before any check.
 func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Amount *int64  `json:"amount"`
@@ -438,6 +441,10 @@ func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) || dec.More() {
 		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen, \"state\": \"SUCCESS\"} or empty"}`))
+		return
+	}
+	if _, ok := s.PayServer.Order(r.PathValue("orderId")); ok {
+		s.payAtStandIn(w, r, in.Amount, in.State)
 		return
 	}
 	order, err := s.Store.Lookup(r.Context(), r.PathValue("orderId"))

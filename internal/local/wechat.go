@@ -149,3 +149,32 @@ func (s *Stack) verifier(cfg StackConfig, audience string) (*idtoken.Verifier, e
 	}
 	return v, nil
 }
+
+// payAtStandIn plays the buyer paying the order's JSAPI order at the WeChat Pay
+// stand-in (see servePay) and answers with the notify route's answer.
+func (s *Stack) payAtStandIn(w http.ResponseWriter, r *http.Request, amount *int64, state *string) {
+	var opts paytest.PayOptions
+	if amount != nil {
+		opts.Amount = *amount
+	}
+	if state != nil {
+		opts.State = wechatpay.TradeState(*state)
+	}
+	d, err := s.PayServer.Pay(r.Context(), r.PathValue("orderId"), opts)
+	switch {
+	case errors.Is(err, paytest.ErrNotPayable):
+		writeLocalJSON(w, http.StatusConflict, []byte(`{"code":"ORDER_NOT_PAYABLE","message":"WeChat Pay refuses this payment (paid, closed or past time_expire)"}`))
+	case err != nil:
+		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"cannot pay that order"}`))
+	case d.Dropped || d.Delayed:
+		w.WriteHeader(http.StatusAccepted) // paid; the notification is lost or late on purpose
+	case d.StatusCode == 0:
+		writeLocalJSON(w, http.StatusBadGateway, []byte(`{"code":"NOT_DELIVERED","message":"the notification could not be delivered"}`))
+	default:
+		if len(d.Body) > 0 {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.WriteHeader(d.StatusCode)
+		w.Write(d.Body)
+	}
+}
