@@ -20,6 +20,12 @@ import (
 // the JSON log lines of its functions.
 func payStack(t *testing.T) (*local.Stack, *testkit.Clock, *testkit.Log) {
 	t.Helper()
+	return payStackWith(t, 10)
+}
+
+// payStackWith is payStack with stock cups.
+func payStackWith(t *testing.T, stock int) (*local.Stack, *testkit.Clock, *testkit.Log) {
+	t.Helper()
 	clock, logs := testkit.NewClock(), &testkit.Log{}
 	stack, err := local.Start(context.Background(), local.StackConfig{
 		Template: template, Now: clock.Now, PaymentTimeout: 15 * time.Minute,
@@ -29,7 +35,7 @@ func payStack(t *testing.T) (*local.Stack, *testkit.Clock, *testkit.Log) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { stack.Close() })
-	if err := stack.Seed(context.Background(), strings.NewReader(`[{"skuId":"cup-01","name":"cup","price":100,"stock":10}]`)); err != nil {
+	if err := stack.Seed(context.Background(), strings.NewReader(`[{"skuId":"cup-01","name":"cup","price":100,"stock":`+itoa(stock)+`}]`)); err != nil {
 		t.Fatal(err)
 	}
 	return stack, clock, logs
