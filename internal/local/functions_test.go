@@ -44,6 +44,7 @@ var invalidValues = map[string][]string{
 	"ALERT_MIN_UNITS":         {"0", "five"},
 	"ALERT_PERCENT":           {"0", "-1", "NaN"},
 	"OVERDUE_GRACE_SECONDS":   {"0", "300s"},
+	"NOTIFY_URL":              {"ftp://example.com/notify", "http://example.com/notify", "https://example.com/notify?x=1", "/notify"},
 }
 
 // Every function refuses to start when one of the variables template.yaml sets for it

@@ -15,6 +15,7 @@ package login
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -110,19 +111,14 @@ func (r *routes) login(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	var in struct {
-		Code string `json:"code"`
-	}
-	if err := httpapi.DecodeStrict(body, &in); err != nil {
+	code, err := decodeCode(body)
+	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	if in.Code == "" || len(in.Code) > wxlogin.MaxCodeLen {
-		return events.APIGatewayV2HTTPResponse{}, inventory.InvalidError("code must be a wx.login code of 1-%d bytes", wxlogin.MaxCodeLen)
-	}
-	if err := r.admit(ctx, req.RequestContext.HTTP.SourceIP, in.Code); err != nil {
+	if err := r.admit(ctx, req.RequestContext.HTTP.SourceIP, code); err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	session, err := r.wechat.Exchange(ctx, in.Code)
+	session, err := r.wechat.Exchange(ctx, code)
 	switch {
 	case errors.Is(err, wxlogin.ErrUnauthorized):
 		return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("login: %w (%w)", httpapi.ErrUnauthorized, err)
@@ -154,4 +150,21 @@ func (r *routes) admit(ctx context.Context, ip, code string) error {
 		}
 	}
 	return nil
+}
+
+// decodeCode reads the body {"code": "<1..wxlogin.MaxCodeLen bytes>"}, nothing else.
+func decodeCode(body []byte) (string, error) {
+	invalid := inventory.InvalidError("body must be {\"code\": \"<wx.login code of 1-%d bytes>\"}", wxlogin.MaxCodeLen)
+	var fields map[string]json.RawMessage
+	if err := httpapi.DecodeStrict(body, &fields); err != nil {
+		return "", invalid
+	}
+	if err := httpapi.OnlyFields(fields, "code"); err != nil {
+		return "", err
+	}
+	var code string
+	if err := httpapi.DecodeStrict(fields["code"], &code); err != nil || code == "" || len(code) > wxlogin.MaxCodeLen {
+		return "", invalid
+	}
+	return code, nil
 }
