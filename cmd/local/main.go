@@ -47,7 +47,7 @@ func main() {
 	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	cfg := local.StackConfig{
 		Template: *template, DynamoDBAddr: *dynamoAddr, SQSAddr: *sqsAddr, PaymentTimeout: *timeout, Logger: log,
-		PayAddr: *payAddr, LoginAddr: *loginAddr, Issuer: "http://" + *addr,
+		PayAddr: *payAddr, LoginAddr: *loginAddr,
 	}
 	if err := run(log, cfg, *seed, *addr); err != nil {
 		log.Error("local stack stopped", "error", err)
@@ -61,6 +61,12 @@ func run(log *slog.Logger, cfg local.StackConfig, seed, addr string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	cfg.Issuer = "http://" + ln.Addr().String() // the API serves the issuer's documents
 	stack, err := local.Start(ctx, cfg)
 	if err != nil {
 		return err
@@ -77,16 +83,12 @@ func run(log *slog.Logger, cfg local.StackConfig, seed, addr string) error {
 			return err
 		}
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
 	srv := &http.Server{Handler: stack.API, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	ran := make(chan error, 1)
 	go func() { ran <- stack.Run(ctx) }()
-	// The listener is bound: connections queue from here on, so the stack is ready.
+	// The listener was bound before the stack started: connections queued meanwhile.
 	log.Info("ready", "api", "http://"+ln.Addr().String(), "dynamodb", stack.DynamoDB.URL(), "sqs", stack.SQS.URL(),
 		"wechatpay", stack.PayServer.URL(), "wxlogin", stack.LoginServer.URL(), "issuer", cfg.Issuer,
 		"paymentTimeout", cfg.PaymentTimeout.String(), "seed", seed)
