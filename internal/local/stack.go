@@ -159,25 +159,34 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if s.Handlers, err = s.wire(cfg); err != nil {
 		return nil, err
 	}
+	if err := s.serve(tpl, cfg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// serve builds API: the gateway over the template's routes, checking tokens like the
+// JWT authorizer, and the /_local/ routes.
+func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 	routes, err := tpl.Routes()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	gwRoutes := make([]Route, len(routes))
 	for i, r := range routes {
 		gwRoutes[i] = Route{Method: r.Method, Path: r.Path, Function: r.Function, Public: r.Public}
 	}
-	mux := http.NewServeMux()
 	verifier, err := s.verifier(cfg, LocalAppID)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	mux := http.NewServeMux()
 	s.gateway = NewGateway(gwRoutes, s.Handlers, GatewayOptions{Logger: cfg.Logger, Verifier: verifier})
 	mux.Handle("/", s.gateway)
 	mux.HandleFunc("POST /_local/invoke/{function}", s.serveInvoke)
 	mux.HandleFunc("POST /_local/pay/{orderId}", s.servePay)
 	s.API = mux
-	return s, nil
+	return nil
 }
 
 func (s *Stack) startSQS(ctx context.Context, addr string, tpl *sam.Template) error {
