@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stockguard/stockguard/internal/booktest"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
@@ -315,4 +317,42 @@ func metricSum(t *testing.T, logs *testkit.Log, name string) float64 {
 		}
 	}
 	return sum
+}
+
+// A release that read the order before its payment was started loses: it would free the
+// stock while a WeChat Pay order can still take money. Nothing moves; a fresh cancel
+// asks WeChat Pay, closes its order, then releases.
+func TestPayment_ReleaseReadBeforeThePaymentStartedLoses(t *testing.T) {
+	stack, clock, _ := payStack(t)
+	ctx := context.Background()
+	token := signIn(t, stack, "hal")
+	id := placeOrder(t, stack, token, 1)
+	stale, err := stack.Store.Lookup(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startPayment(t, stack, token, id)
+	if _, _, err := stack.Store.CancelOrder(ctx, stale); !errors.Is(err, inventory.ErrBusy) {
+		t.Errorf("cancel of the stale read: %v, want ErrBusy", err)
+	}
+	clock.Advance(16 * time.Minute)
+	if _, _, err := stack.Store.ExpireOrder(ctx, stale); !errors.Is(err, inventory.ErrBusy) {
+		t.Errorf("expire of the stale read: %v, want ErrBusy", err)
+	}
+	if got := available(t, stack); got != 9 {
+		t.Errorf("available %v, want 9: nothing released", got)
+	}
+	if err := stack.Store.SetPrepay(ctx, stale, "wx-other", clock.Now()); err != nil {
+		t.Fatalf("prepay of a PENDING order: %v", err)
+	}
+	if res := sweep(t, stack); res["released"] != 1.0 {
+		t.Errorf("sweep %v, want 1 released", res)
+	}
+	if wx, _ := stack.PayServer.Order(id); wx.TradeState != wechatpay.TradeStateClosed {
+		t.Errorf("WeChat Pay order %s, want CLOSED before the release", wx.TradeState)
+	}
+	if err := stack.Store.SetPrepay(ctx, stale, "wx-late", clock.Now()); !errors.Is(err, inventory.ErrNotPayable) {
+		t.Errorf("prepay of a CANCELLED order: %v, want ErrNotPayable", err)
+	}
+	booktest.Check(t, stack.DB, stack.Tables)
 }
