@@ -45,11 +45,11 @@ func (c *Closer) settle(ctx context.Context, order *inventory.Order) (bool, erro
 			return false, nil
 		}
 		err = c.opts.WeChatPay.CloseOrder(ctx, order.ID)
-		if !errors.As(err, &apiErr) || apiErr.Code != wechatpay.CodeOrderPaid {
-			if err != nil {
-				return false, fmt.Errorf("close WeChat Pay order %s: %w", order.ID, err)
-			}
-			return false, nil
+		switch {
+		case err == nil, errors.As(err, &apiErr) && apiErr.Code == wechatpay.CodeOrderClosed:
+			return false, nil // closed, by this call or a racing one
+		case !errors.As(err, &apiErr) || apiErr.Code != wechatpay.CodeOrderPaid:
+			return false, fmt.Errorf("close WeChat Pay order %s: %w", order.ID, err)
 		}
 	}
 	return false, fmt.Errorf("WeChat Pay order %s: closed as paid but not queried as paid", order.ID)

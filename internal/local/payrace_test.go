@@ -220,3 +220,48 @@ func TestPaymentRace_LatePaymentsBeforeAndAfterAskingWeChatPay(t *testing.T) {
 		}
 	}
 }
+
+// Unpaid orders with a WeChat Pay order, at expiry, ×20 at once: the sweep, the queue
+// message, the buyer's cancel and the buyer trying to pay race on each order. Each is
+// CANCELLED with exactly one RELEASE, its WeChat Pay order closed, nothing committed.
+func TestPaymentRace_UnpaidOrdersAtExpiryReleaseOnce(t *testing.T) {
+	const n = 20
+	stack, clock, logs := payStackWith(t, 100)
+	tokens, ids := make([]string, n), make([]string, n)
+	for i := range n {
+		tokens[i] = signIn(t, stack, fmt.Sprintf("buyer%d", i))
+		ids[i] = placeOrder(t, stack, tokens[i], 1)
+		startPayment(t, stack, tokens[i], ids[i])
+	}
+	clock.Advance(15*time.Minute + time.Second) // past time_expire: the stand-in refuses money
+	closeOrder := stack.Handlers["CloseOrderFunction"]
+	testkit.Parallel(4*n, func(i int) {
+		k := i % n
+		switch i / n {
+		case 0:
+			api(stack, "POST", "/_local/pay/"+ids[k], "", "")
+		case 1:
+			api(stack, "POST", "/_local/invoke/closeOrder", "", "")
+		case 2:
+			if _, err := closeOrder.Invoke(context.Background(), sqsEvent(ids[k])); err != nil {
+				t.Errorf("queue message %s: %v", ids[k], err)
+			}
+		case 3:
+			api(stack, "POST", "/orders/"+ids[k]+"/cancel", tokens[k], "")
+		}
+	})
+	b := readBooks(t, stack)
+	for _, id := range ids {
+		wx, _ := stack.PayServer.Order(id)
+		if b.status[id] != "CANCELLED" || b.ops[id]["RELEASE"] != 1 || b.ops[id]["COMMIT"] != 0 || wx.TradeState != wechatpay.TradeStateClosed {
+			t.Errorf("order %s: %s, ledger %v, WeChat Pay %s; want CANCELLED, one RELEASE, CLOSED", id, b.status[id], b.ops[id], wx.TradeState)
+		}
+	}
+	if got := available(t, stack); got != 100 {
+		t.Errorf("available %v, want 100", got)
+	}
+	if n := metricSum(t, logs, "ReleasedUnsettled"); n != 0 {
+		t.Errorf("ReleasedUnsettled %v, want 0: every release asked WeChat Pay", n)
+	}
+	booktest.Check(t, stack.DB, stack.Tables)
+}
