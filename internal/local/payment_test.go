@@ -14,6 +14,7 @@ import (
 	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
@@ -353,6 +354,43 @@ func TestPayment_ReleaseReadBeforeThePaymentStartedLoses(t *testing.T) {
 	}
 	if err := stack.Store.SetPrepay(ctx, stale, "wx-late", clock.Now()); !errors.Is(err, inventory.ErrNotPayable) {
 		t.Errorf("prepay of a CANCELLED order: %v, want ErrNotPayable", err)
+	}
+	booktest.Check(t, stack.DB, stack.Tables)
+}
+
+// reconcile releases overdue orders when repairs are on, but never one with a WeChat
+// Pay order: it cannot ask WeChat Pay, so it leaves that one to closeOrder.
+func TestPayment_ReconcileLeavesOrdersWithAWeChatPayOrderToCloseOrder(t *testing.T) {
+	clock := testkit.NewClock()
+	stack, err := local.Start(context.Background(), local.StackConfig{
+		Template: template, Now: clock.Now, PaymentTimeout: 15 * time.Minute,
+		Reconcile: func(c *reconcile.Config) {
+			c.Repair, c.Window = true, reconcile.Window{Start: 0, End: 23 * time.Hour, Loc: time.UTC}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stack.Close()
+	if err := stack.Seed(context.Background(), strings.NewReader(`[{"skuId":"cup-01","name":"cup","price":100,"stock":10}]`)); err != nil {
+		t.Fatal(err)
+	}
+	token := signIn(t, stack, "ivy")
+	started, plain := placeOrder(t, stack, token, 1), placeOrder(t, stack, token, 2)
+	startPayment(t, stack, token, started)
+	clock.Advance(30 * time.Minute)
+	if status, body, _ := api(stack, "POST", "/_local/invoke/reconcile", "", ""); status != http.StatusOK {
+		t.Fatalf("reconcile: %d %v", status, body)
+	}
+	if got := orderStatus(t, stack, token, plain); got != "CANCELLED" {
+		t.Errorf("order without a WeChat Pay order: %s, want CANCELLED by reconcile", got)
+	}
+	if got := orderStatus(t, stack, token, started); got != "PENDING" {
+		t.Errorf("order with a WeChat Pay order: %s, want PENDING (left to closeOrder)", got)
+	}
+	sweep(t, stack)
+	if wx, _ := stack.PayServer.Order(started); orderStatus(t, stack, token, started) != "CANCELLED" || wx.TradeState != wechatpay.TradeStateClosed {
+		t.Errorf("after the sweep: WeChat Pay %s, want CLOSED and the order CANCELLED", wx.TradeState)
 	}
 	booktest.Check(t, stack.DB, stack.Tables)
 }
