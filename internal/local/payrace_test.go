@@ -46,6 +46,18 @@ func readBooks(t *testing.T, stack *local.Stack) books {
 	return b
 }
 
+// startedOrders has n buyers each order one cup and start paying for it.
+func startedOrders(t *testing.T, stack *local.Stack, n int) (tokens, ids []string) {
+	t.Helper()
+	tokens, ids = make([]string, n), make([]string, n)
+	for i := range n {
+		tokens[i] = signIn(t, stack, fmt.Sprintf("buyer%d", i))
+		ids[i] = placeOrder(t, stack, tokens[i], 1)
+		startPayment(t, stack, tokens[i], ids[i])
+	}
+	return tokens, ids
+}
+
 func sqsEvent(id string) []byte {
 	return []byte(fmt.Sprintf(`{"Records":[{"messageId":"m-%s","eventSource":"aws:sqs","body":"{\"orderId\":\"%s\",\"expiresAt\":\"2020-01-01T00:00:00Z\"}"}]}`, id, id))
 }
@@ -56,12 +68,7 @@ func sqsEvent(id string) []byte {
 func TestPaymentRace_PaidOrdersAtExpiryCommitOnce(t *testing.T) {
 	const n = 20
 	stack, clock, _ := payStackWith(t, 100)
-	tokens, ids := make([]string, n), make([]string, n)
-	for i := range n {
-		tokens[i] = signIn(t, stack, fmt.Sprintf("buyer%d", i))
-		ids[i] = placeOrder(t, stack, tokens[i], 1)
-		startPayment(t, stack, tokens[i], ids[i])
-	}
+	tokens, ids := startedOrders(t, stack, n)
 	stack.PayServer.SetDropNotifications(true)
 	for _, id := range ids {
 		if status, _, _ := api(stack, "POST", "/_local/pay/"+id, "", ""); status != http.StatusAccepted {
@@ -111,12 +118,7 @@ func TestPaymentRace_PaidOrdersAtExpiryCommitOnce(t *testing.T) {
 func TestPaymentRace_CancelAgainstPaymentAgrees(t *testing.T) {
 	const n = 20
 	stack, _, _ := payStackWith(t, 100)
-	tokens, ids := make([]string, n), make([]string, n)
-	for i := range n {
-		tokens[i] = signIn(t, stack, fmt.Sprintf("buyer%d", i))
-		ids[i] = placeOrder(t, stack, tokens[i], 1)
-		startPayment(t, stack, tokens[i], ids[i])
-	}
+	tokens, ids := startedOrders(t, stack, n)
 	testkit.Parallel(2*n, func(i int) {
 		k := i % n
 		if i < n {
@@ -227,12 +229,7 @@ func TestPaymentRace_LatePaymentsBeforeAndAfterAskingWeChatPay(t *testing.T) {
 func TestPaymentRace_UnpaidOrdersAtExpiryReleaseOnce(t *testing.T) {
 	const n = 20
 	stack, clock, logs := payStackWith(t, 100)
-	tokens, ids := make([]string, n), make([]string, n)
-	for i := range n {
-		tokens[i] = signIn(t, stack, fmt.Sprintf("buyer%d", i))
-		ids[i] = placeOrder(t, stack, tokens[i], 1)
-		startPayment(t, stack, tokens[i], ids[i])
-	}
+	tokens, ids := startedOrders(t, stack, n)
 	clock.Advance(15*time.Minute + time.Second) // past time_expire: the stand-in refuses money
 	closeOrder := stack.Handlers["CloseOrderFunction"]
 	testkit.Parallel(4*n, func(i int) {
