@@ -14,6 +14,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
 )
 
@@ -57,7 +58,7 @@ func newEnv(t testing.TB, opts dynamo.Options, wrap func(http.Handler) http.Hand
 	return e
 }
 
-func (e *env) createSKU(t testing.TB, sku dynamo.NewSKU) {
+func (e *env) createSKU(t testing.TB, sku inventory.NewSKU) {
 	t.Helper()
 	if sku.Name == "" {
 		sku.Name = "test " + sku.ID

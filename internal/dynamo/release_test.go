@@ -47,7 +47,7 @@ func (e *env) releases(t testing.TB, orderID string) int {
 func TestExpire_LeavesAnOrderAloneUntilItsWindowEnds(t *testing.T) {
 	c := newClock()
 	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: 15 * time.Minute}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 	before := e.scan(t, e.tables.Orders)
 
@@ -87,8 +87,8 @@ func TestExpire_UnknownOrderIsNotFound(t *testing.T) {
 func TestRelease_ConcurrentExpiresAndCancelsReleaseEachOrderOnce(t *testing.T) {
 	c := newClock()
 	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 40, Shards: 4, LimitPerUser: 3})
-	e.createSKU(t, dynamo.NewSKU{ID: "saucer", Stock: 40})
+	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 40, Shards: 4, LimitPerUser: 3})
+	e.createSKU(t, inventory.NewSKU{ID: "saucer", Stock: 40})
 	var orders []*inventory.Order
 	for i := range 8 {
 		orders = append(orders, e.reserve(t, fmt.Sprintf("u%d", i), inventory.Line{SKU: "cup", Qty: 3}, inventory.Line{SKU: "saucer", Qty: 2}))
@@ -127,7 +127,7 @@ func TestRelease_ConcurrentExpiresAndCancelsReleaseEachOrderOnce(t *testing.T) {
 
 func TestCancel_AnswersPerOwnerAndStatus(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
 	order := e.reserve(t, "owner", inventory.Line{SKU: "cup", Qty: 1})
 	for _, tc := range []struct {
 		name, user, id string
@@ -160,7 +160,7 @@ func TestCancel_AnswersPerOwnerAndStatus(t *testing.T) {
 
 func TestCancel_PaidOrderIsNotCancellable(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
 	order := e.reserve(t, "owner", inventory.Line{SKU: "cup", Qty: 1})
 	e.setOrderStatus(t, order.ID, "PAID")
 	before := e.scan(t, e.tables.SKUs)
@@ -174,7 +174,7 @@ func TestCancel_PaidOrderIsNotCancellable(t *testing.T) {
 
 func TestRelease_GivesThePurchaseLimitBack(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 2})
+	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 2})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); !errors.Is(err, inventory.ErrLimitExceeded) {
 		t.Fatalf("third unit: err = %v, want LIMIT_EXCEEDED", err)
@@ -190,7 +190,7 @@ func TestRelease_GivesThePurchaseLimitBack(t *testing.T) {
 // release of its stock: the stock comes back, the counter is left alone.
 func TestRelease_ReleasesStockWhenThePurchaseCounterDrifted(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 5})
+	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 5})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3})
 	e.setOrderAttr(t, "limit#cup#u1", "bought", 1)
 	_, released, err := e.store.Cancel(context.Background(), "u1", order.ID)
@@ -211,7 +211,7 @@ func TestRelease_ReleasesStockWhenThePurchaseCounterDrifted(t *testing.T) {
 // are already off: the release refuses, changes nothing, and says so.
 func TestRelease_RefusesWhenAShardHoldsLessReservedThanTheOrder(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10})
+	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3})
 	e.setAttr(t, "cup#shard#0", "reserved", 2)
 	skus, orders, ledger := e.scan(t, e.tables.SKUs), e.scan(t, e.tables.Orders), e.scan(t, e.tables.StockLog)
@@ -226,7 +226,7 @@ func TestRelease_RefusesWhenAShardHoldsLessReservedThanTheOrder(t *testing.T) {
 func TestDuePending_ListsOnlyDuePendingOrdersAcrossBuckets(t *testing.T) {
 	c := newClock()
 	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 100})
+	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 100})
 	due := map[string]bool{}
 	for i := range 40 {
 		due[e.reserve(t, fmt.Sprintf("u%d", i), inventory.Line{SKU: "cup", Qty: 1}).ID] = true
@@ -278,7 +278,7 @@ func TestLeavingPending_RemovesTheIndexKeys(t *testing.T) {
 		})
 	}
 	e := newEnv(t, dynamo.Options{}, capture)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10})
+	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10})
 	for _, leave := range []func(o *inventory.Order) error{
 		func(o *inventory.Order) error {
 			_, _, err := e.store.Cancel(context.Background(), o.UserID, o.ID)

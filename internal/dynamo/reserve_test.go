@@ -73,7 +73,7 @@ func TestReserve_ConcurrentBuyersNeverOversellNorFalselyReject(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%d buyers on %d units in %d shards", tc.buyers, tc.stock, tc.shards), func(t *testing.T) {
 			e := newEnv(t, dynamo.Options{}, nil)
-			e.createSKU(t, dynamo.NewSKU{ID: "cup-01", Stock: tc.stock, Shards: tc.shards})
+			e.createSKU(t, inventory.NewSKU{ID: "cup-01", Stock: tc.stock, Shards: tc.shards})
 			var got outcome
 			parallel(tc.buyers, func(i int) {
 				got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{
@@ -99,7 +99,7 @@ func TestReserve_ConcurrentBuyersNeverOversellNorFalselyReject(t *testing.T) {
 // q units are still available: they were available when it was answered too.
 func TestReserve_ShardedStockNeverAnswersStockOutWhileShardsCanServe(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "mug", Stock: 60, Shards: 4})
+	e.createSKU(t, inventory.NewSKU{ID: "mug", Stock: 60, Shards: 4})
 	const buyers = 120
 	qty := make([]int, buyers)
 	errs := make([]error, buyers)
@@ -133,7 +133,7 @@ func TestReserve_ShardedStockNeverAnswersStockOutWhileShardsCanServe(t *testing.
 
 func TestReserve_SplitsALineAcrossShardsWhenNoSingleShardSuffices(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "vase", Stock: 12, Shards: 4}) // 3 units per shard
+	e.createSKU(t, inventory.NewSKU{ID: "vase", Stock: 12, Shards: 4}) // 3 units per shard
 	order, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "vase", Qty: 12})})
 	if err != nil {
 		t.Fatalf("12 of 12 units over 4 shards: %v", err)
@@ -150,8 +150,8 @@ func TestReserve_SplitsALineAcrossShardsWhenNoSingleShardSuffices(t *testing.T) 
 
 func TestReserve_MultiSKUCartIsAllOrNothing(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10})
-	e.createSKU(t, dynamo.NewSKU{ID: "saucer", Stock: 3, Shards: 2})
+	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10})
+	e.createSKU(t, inventory.NewSKU{ID: "saucer", Stock: 3, Shards: 2})
 	ctx := context.Background()
 
 	_, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "u", Cart: cart(t,
@@ -183,7 +183,7 @@ func TestReserve_MultiSKUCartIsAllOrNothing(t *testing.T) {
 
 func TestReserve_PerUserLimitHoldsUnderParallelRequests(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 100, LimitPerUser: 2, Shards: 2})
+	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 100, LimitPerUser: 2, Shards: 2})
 	var got outcome
 	parallel(20, func(int) {
 		got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "greedy", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}))
@@ -200,7 +200,7 @@ func TestReserve_PerUserLimitHoldsUnderParallelRequests(t *testing.T) {
 
 func TestReserve_SameIdempotencyKeyInParallelReservesOnce(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 50})
+	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 50})
 	var got outcome
 	parallel(20, func(int) {
 		got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{
@@ -238,7 +238,7 @@ func TestReserve_SameIdempotencyKeyInParallelReservesOnce(t *testing.T) {
 // the other takes it off sale; the first must not sell from its stale cache.
 func TestReserve_OffSaleWinsOverAStaleCache(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5, Shards: 2})
+	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5, Shards: 2})
 	ctx := context.Background()
 	if _, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "a", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err)
@@ -257,7 +257,7 @@ func TestReserve_OffSaleWinsOverAStaleCache(t *testing.T) {
 func TestReserve_IdempotencyKeyExpiresAfter24Hours(t *testing.T) {
 	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	e := newEnv(t, dynamo.Options{Now: func() time.Time { return now }}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
 	req := dynamo.ReserveRequest{UserID: "u", IdempotencyKey: "k", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}
 	first, _, err := e.store.Reserve(context.Background(), req)
 	if err != nil {
@@ -281,7 +281,7 @@ func TestReserve_ReplaysAKeyedOrderAfterItsSKUSoldOut(t *testing.T) {
 	for _, shards := range []int{1, 4} {
 		t.Run(fmt.Sprint(shards, " shards"), func(t *testing.T) {
 			e := newEnv(t, dynamo.Options{}, nil)
-			e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 4, Shards: shards})
+			e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 4, Shards: shards})
 			req := dynamo.ReserveRequest{UserID: "u", IdempotencyKey: "last-units", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 4})}
 			first, _, err := e.store.Reserve(context.Background(), req)
 			if err != nil {
@@ -306,7 +306,7 @@ func TestReserve_ReplaysAKeyedOrderAfterItsSKUSoldOut(t *testing.T) {
 // A raised per-user limit applies at once, even in a container that cached the old one.
 func TestReserve_RaisedLimitIsNotRefusedFromAStaleCache(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 1})
+	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 1})
 	ctx := context.Background()
 	buy := func(user string, qty int) error {
 		_, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: qty})})
@@ -335,7 +335,7 @@ func TestReserve_WideCartOfShardedSKUsSucceedsOnAColdCache(t *testing.T) {
 	var lines []inventory.Line
 	for i := range 20 {
 		id := fmt.Sprintf("t%02d", i)
-		e.createSKU(t, dynamo.NewSKU{ID: id, Stock: 64, Shards: 16, LimitPerUser: 100}) // 4 units per shard
+		e.createSKU(t, inventory.NewSKU{ID: id, Stock: 64, Shards: 16, LimitPerUser: 100}) // 4 units per shard
 		lines = append(lines, inventory.Line{SKU: id, Qty: 8})
 	}
 	for _, n := range []int{6, 20} {
@@ -353,8 +353,8 @@ func TestReserve_WideCartOfShardedSKUsSucceedsOnAColdCache(t *testing.T) {
 // the cart is refused whole (BUSY), and nothing moves.
 func TestReserve_RefusesACartTooWideForOneTransactionAndChangesNothing(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "p1", Stock: 64, Shards: 64})
-	e.createSKU(t, dynamo.NewSKU{ID: "p2", Stock: 64, Shards: 64})
+	e.createSKU(t, inventory.NewSKU{ID: "p1", Stock: 64, Shards: 64})
+	e.createSKU(t, inventory.NewSKU{ID: "p2", Stock: 64, Shards: 64})
 	before := e.scan(t, e.tables.SKUs)
 	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t,
 		inventory.Line{SKU: "p1", Qty: 64}, inventory.Line{SKU: "p2", Qty: 64})})
@@ -376,7 +376,7 @@ func TestReserve_ParallelCopiesOfAKeyedRequestAllGetTheOrderOnShardedStock(t *te
 	for _, shards := range []int{4, 64} {
 		t.Run(fmt.Sprint(shards, " shards"), func(t *testing.T) {
 			e := newEnv(t, dynamo.Options{}, nil)
-			e.createSKU(t, dynamo.NewSKU{ID: "k", Stock: 10 * shards / 4, Shards: shards})
+			e.createSKU(t, inventory.NewSKU{ID: "k", Stock: 10 * shards / 4, Shards: shards})
 			qty := 7 * shards / 4
 			var got outcome
 			parallel(20, func(int) {
@@ -398,7 +398,7 @@ func TestReserve_ConcurrentWideShardedCartsAreAllServedWhenStockSuffices(t *test
 	var lines []inventory.Line
 	for i := range 19 {
 		id := fmt.Sprintf("w%02d", i)
-		e.createSKU(t, dynamo.NewSKU{ID: id, Stock: 2000, Shards: 64})
+		e.createSKU(t, inventory.NewSKU{ID: id, Stock: 2000, Shards: 64})
 		lines = append(lines, inventory.Line{SKU: id, Qty: 100})
 	}
 	var got outcome
@@ -420,8 +420,8 @@ func TestReserve_PlansSplitLinesOverTheFullestShardsWhenRandomOnesDoNotFit(t *te
 	var lines []inventory.Line
 	for i := range 8 { // 8 lines over random shards would need ~260 updates
 		id := fmt.Sprint("s", i)
-		e.createSKU(t, dynamo.NewSKU{ID: id, Stock: 64, Shards: 64}) // one unit per shard
-		e.setAttr(t, id+"#shard#0", "available", 60)                 // then a restock lands on shard 0
+		e.createSKU(t, inventory.NewSKU{ID: id, Stock: 64, Shards: 64}) // one unit per shard
+		e.setAttr(t, id+"#shard#0", "available", 60)                    // then a restock lands on shard 0
 		e.setAttr(t, id+"#shard#0", "onHand", 60)
 		lines = append(lines, inventory.Line{SKU: id, Qty: 61}) // no shard covers a line alone
 	}

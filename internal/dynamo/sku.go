@@ -17,14 +17,11 @@ var ErrSKUExists = errors.New("SKU already exists")
 // errGone: an item a write was conditioned on no longer exists.
 var errGone = errors.New("item gone")
 
-// NewSKU is inventory.NewSKU, the argument of CreateSKU.
-type NewSKU = inventory.NewSKU
-
-// CreateSKU writes the SKU record, its shard items (stock split by NewSKU.Split) and
+// CreateSKU writes the SKU record, its shard items (stock split by inventory.NewSKU.Split) and
 // the initial ADJUST ledger entry in one transaction; the SKU starts on sale. It
 // returns an error wrapping inventory.ErrInvalidRequest for fields outside the SKU
-// bounds (NewSKU.Validate) and ErrSKUExists when the id is taken.
-func (s *Store) CreateSKU(ctx context.Context, in NewSKU) error {
+// bounds (inventory.NewSKU.Validate) and ErrSKUExists when the id is taken.
+func (s *Store) CreateSKU(ctx context.Context, in inventory.NewSKU) error {
 	in = in.WithDefaults()
 	if err := in.Validate(); err != nil {
 		return err

@@ -11,15 +11,15 @@ import (
 
 func TestCreateSKU_RejectsBadFieldsAndWritesNothing(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	ok := dynamo.NewSKU{ID: "cup", Name: "cup", Price: 100, Stock: 5}
+	ok := inventory.NewSKU{ID: "cup", Name: "cup", Price: 100, Stock: 5}
 	for _, tc := range []struct {
 		name string
-		edit func(*dynamo.NewSKU)
+		edit func(*inventory.NewSKU)
 	}{
 		// Every bound is tested on inventory.NewSKU.Validate; these show the store
 		// applies them before writing.
-		{"bad id", func(s *dynamo.NewSKU) { s.ID = "cup#1" }},
-		{"too many shards", func(s *dynamo.NewSKU) { s.Shards = inventory.MaxShards + 1 }},
+		{"bad id", func(s *inventory.NewSKU) { s.ID = "cup#1" }},
+		{"too many shards", func(s *inventory.NewSKU) { s.Shards = inventory.MaxShards + 1 }},
 	} {
 		sku := ok
 		tc.edit(&sku)

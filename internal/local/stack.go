@@ -488,7 +488,7 @@ func (s *Stack) Seed(ctx context.Context, r io.Reader) error {
 		return fmt.Errorf("read seed: %w", err)
 	}
 	for _, k := range skus {
-		if err := s.Store.CreateSKU(ctx, dynamo.NewSKU{
+		if err := s.Store.CreateSKU(ctx, inventory.NewSKU{
 			ID: k.SKU, Name: k.Name, Price: k.Price, Stock: k.Stock, LimitPerUser: k.LimitPerUser, Shards: k.Shards,
 		}); err != nil {
 			return fmt.Errorf("seed: %w", err)

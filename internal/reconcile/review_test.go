@@ -20,6 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/testkit"
 )
@@ -271,7 +272,7 @@ func TestReconcile_HourBoundaryNewSKUAndFailedCheckpointStayClean(t *testing.T) 
 	h.clock.Advance(59*time.Minute + 30*time.Second) // 00:59:30
 	h.order(t, "a", `{"items":[{"skuId":"teapot","qty":1},{"skuId":"saucer","qty":1}]}`)
 	h.clock.Advance(20 * time.Second) // 00:59:50
-	if err := store.CreateSKU(context.Background(), dynamo.NewSKU{ID: "late", Name: "late", Price: 5, Stock: 40, Shards: 2}); err != nil {
+	if err := store.CreateSKU(context.Background(), inventory.NewSKU{ID: "late", Name: "late", Price: 5, Stock: 40, Shards: 2}); err != nil {
 		t.Fatal(err)
 	}
 	h.order(t, "b", `{"items":[{"skuId":"late","qty":3}]}`)
