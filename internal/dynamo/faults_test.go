@@ -111,9 +111,9 @@ func TestReserve_StoreFailureAnswersBusyAndReservesNothing(t *testing.T) {
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "warm", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err)
 	}
-	e.server.EmulateFailure(miniserver.FailureConditionInternalServerError)
+	e.DynamoDB.Minidyn().EmulateFailure(miniserver.FailureConditionInternalServerError)
 	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
-	e.server.EmulateFailure(miniserver.FailureConditionNone)
+	e.DynamoDB.Minidyn().EmulateFailure(miniserver.FailureConditionNone)
 	if !errors.Is(err, inventory.ErrBusy) {
 		t.Fatalf("store down: %v, want BUSY", err)
 	}
@@ -132,7 +132,7 @@ func TestReserve_ChargesTheCurrentPriceWhenTheCachedOneIsStale(t *testing.T) {
 		t.Fatal(err) // caches the price 100
 	}
 	for _, pk := range []string{"cup", "cup#shard#0", "cup#shard#1"} { // an operator's price change
-		e.setAttr(t, pk, "price", 150)
+		e.Set(t, e.Tables.SKUs, pk, "price", 150)
 	}
 	order, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "b", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})})
 	if err != nil {

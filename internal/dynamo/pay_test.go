@@ -21,7 +21,7 @@ func payment(o *inventory.Order, tx string) inventory.Payment {
 func (e *env) ledgerOps(t testing.TB, orderID string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	for _, it := range e.scan(t, e.tables.StockLog) {
+	for _, it := range e.Scan(t, e.Tables.StockLog) {
 		if it["ref"] == orderID {
 			out[it["op"].(string)]++
 		}
@@ -57,7 +57,7 @@ func TestPay_CommitsTheReservedUnitsOnce(t *testing.T) {
 	if _, _, err := e.store.Cancel(context.Background(), "u1", order.ID); !errors.Is(err, inventory.ErrNotCancellable) {
 		t.Errorf("cancel after pay: %v, want ErrNotCancellable", err)
 	}
-	booktest.Check(t, e.db, e.tables)
+	booktest.Check(t, e.DB, e.Tables)
 }
 
 func TestPay_RejectsWhatDoesNotMatchAndChangesNothing(t *testing.T) {
@@ -69,7 +69,7 @@ func TestPay_RejectsWhatDoesNotMatchAndChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	snapshot := func() string {
-		return fmt.Sprint(e.scan(t, e.tables.SKUs), e.scan(t, e.tables.Orders), e.scan(t, e.tables.StockLog))
+		return fmt.Sprint(e.Scan(t, e.Tables.SKUs), e.Scan(t, e.Tables.Orders), e.Scan(t, e.Tables.StockLog))
 	}
 	before := snapshot()
 	for _, tc := range []struct {
@@ -120,7 +120,7 @@ func TestPay_AfterCancelReservesAgainWhenStockRemains(t *testing.T) {
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); !errors.Is(err, inventory.ErrLimitExceeded) {
 		t.Errorf("another cup for u1: %v, want LIMIT_EXCEEDED", err)
 	}
-	booktest.Check(t, e.db, e.tables)
+	booktest.Check(t, e.DB, e.Tables)
 }
 
 func TestPay_AfterCancelWithStockGoneIsRefundPending(t *testing.T) {
@@ -131,18 +131,18 @@ func TestPay_AfterCancelWithStockGoneIsRefundPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.reserve(t, "u2", inventory.Line{SKU: "cup", Qty: 2}) // one unit left
-	skus := fmt.Sprint(e.scan(t, e.tables.SKUs))
+	skus := fmt.Sprint(e.Scan(t, e.Tables.SKUs))
 	got, res, err := e.store.Pay(context.Background(), payment(order, "late-2"))
 	if err != nil || res != inventory.RefundDue || got.Status != inventory.StatusRefundPending || got.TransactionID != "late-2" {
 		t.Fatalf("late pay: %+v %v %v, want REFUND_PENDING", got, res, err)
 	}
-	if fmt.Sprint(e.scan(t, e.tables.SKUs)) != skus {
+	if fmt.Sprint(e.Scan(t, e.Tables.SKUs)) != skus {
 		t.Error("REFUND_PENDING touched stock")
 	}
 	if _, res, err := e.store.Pay(context.Background(), payment(order, "late-2")); err != nil || res != inventory.Replayed {
 		t.Errorf("replay: %v %v", res, err)
 	}
-	booktest.Check(t, e.db, e.tables)
+	booktest.Check(t, e.DB, e.Tables)
 }
 
 // A payment racing the timeout and the user's cancel, over many orders: each order is
@@ -200,7 +200,7 @@ func TestPay_RacingTimeoutAndCancelResolvesEachOrderOneWay(t *testing.T) {
 	if b := e.books(t, "cup"); b.onHand != 200-2*orders || b.available != 200-2*orders {
 		t.Errorf("cup onHand %d available %d, want %d each", b.onHand, b.available, 200-2*orders)
 	}
-	booktest.Check(t, e.db, e.tables)
+	booktest.Check(t, e.DB, e.Tables)
 }
 
 // Scarce stock: released units are contested by new buyers while the late payments of
@@ -243,7 +243,7 @@ func TestPay_LatePaymentsAndNewBuyersNeverOversell(t *testing.T) {
 				}
 			})
 			held := 0
-			for _, it := range e.scan(t, e.tables.Orders) {
+			for _, it := range e.Scan(t, e.Tables.Orders) {
 				if it["kind"] == "ORDER" && (it["status"] == "PAID" || it["status"] == "PENDING") {
 					held += 2
 				}
@@ -255,7 +255,7 @@ func TestPay_LatePaymentsAndNewBuyersNeverOversell(t *testing.T) {
 				t.Errorf("payment results %v, want 5", results)
 			}
 			t.Logf("%v", results)
-			booktest.Check(t, e.db, e.tables)
+			booktest.Check(t, e.DB, e.Tables)
 		})
 	}
 }
@@ -304,15 +304,15 @@ func TestPay_LateWhereANewOrderWouldBeRefusedIsRefundPending(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, dynamo.Options{}, nil)
 			order := tc.setup(t, e)
-			skus := fmt.Sprint(e.scan(t, e.tables.SKUs))
+			skus := fmt.Sprint(e.Scan(t, e.Tables.SKUs))
 			got, res, err := e.store.Pay(context.Background(), payment(order, "late"))
 			if err != nil || res != inventory.RefundDue || got.Status != inventory.StatusRefundPending {
 				t.Fatalf("late pay: %+v %v %v, want REFUND_PENDING", got, res, err)
 			}
-			if fmt.Sprint(e.scan(t, e.tables.SKUs)) != skus {
+			if fmt.Sprint(e.Scan(t, e.Tables.SKUs)) != skus {
 				t.Error("REFUND_PENDING touched stock")
 			}
-			booktest.Check(t, e.db, e.tables)
+			booktest.Check(t, e.DB, e.Tables)
 		})
 	}
 }

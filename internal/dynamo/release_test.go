@@ -36,7 +36,7 @@ func (e *env) reserve(t testing.TB, user string, lines ...inventory.Line) *inven
 func (e *env) releases(t testing.TB, orderID string) int {
 	t.Helper()
 	n := 0
-	for _, it := range e.scan(t, e.tables.StockLog) {
+	for _, it := range e.Scan(t, e.Tables.StockLog) {
 		if it["op"] == dynamo.OpRelease && it["ref"] == orderID {
 			n++
 		}
@@ -49,14 +49,14 @@ func TestExpire_LeavesAnOrderAloneUntilItsWindowEnds(t *testing.T) {
 	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: 15 * time.Minute}, nil)
 	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
-	before := e.scan(t, e.tables.Orders)
+	before := e.Scan(t, e.Tables.Orders)
 
 	c.Advance(15*time.Minute - time.Millisecond)
 	got, released, err := e.store.Expire(context.Background(), order.ID)
 	if err != nil || released || got.Status != inventory.StatusPending {
 		t.Fatalf("before expiry: %+v released=%v err=%v; want PENDING, nothing released", got, released, err)
 	}
-	if after := e.scan(t, e.tables.Orders); !slices.EqualFunc(before, after, func(a, b map[string]any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
+	if after := e.Scan(t, e.Tables.Orders); !slices.EqualFunc(before, after, func(a, b map[string]any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
 		t.Error("Expire before the order was due changed the orders table")
 	}
 
@@ -72,7 +72,7 @@ func TestExpire_LeavesAnOrderAloneUntilItsWindowEnds(t *testing.T) {
 	if err != nil || read.Status != inventory.StatusCancelled || read.CancelledAt == nil || !read.CancelledAt.Equal(c.Now()) {
 		t.Errorf("stored order %+v (%v), want CANCELLED at %v", read, err, c.Now())
 	}
-	booktest.Check(t, e.db, e.tables)
+	booktest.Check(t, e.DB, e.Tables)
 }
 
 func TestExpire_UnknownOrderIsNotFound(t *testing.T) {
@@ -122,7 +122,7 @@ func TestRelease_ConcurrentExpiresAndCancelsReleaseEachOrderOnce(t *testing.T) {
 	if b := e.books(t, "cup"); b.available != 40 {
 		t.Errorf("cup available %d, want 40", b.available)
 	}
-	booktest.Check(t, e.db, e.tables)
+	booktest.Check(t, e.DB, e.Tables)
 }
 
 func TestCancel_AnswersPerOwnerAndStatus(t *testing.T) {
@@ -155,19 +155,19 @@ func TestCancel_AnswersPerOwnerAndStatus(t *testing.T) {
 	if b := e.books(t, "cup"); b.available != 5 {
 		t.Errorf("available %d, want 5", b.available)
 	}
-	booktest.Check(t, e.db, e.tables)
+	booktest.Check(t, e.DB, e.Tables)
 }
 
 func TestCancel_PaidOrderIsNotCancellable(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
 	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
 	order := e.reserve(t, "owner", inventory.Line{SKU: "cup", Qty: 1})
-	e.setOrderStatus(t, order.ID, "PAID")
-	before := e.scan(t, e.tables.SKUs)
+	e.Set(t, e.Tables.Orders, order.ID, "status", "PAID")
+	before := e.Scan(t, e.Tables.SKUs)
 	if _, _, err := e.store.Cancel(context.Background(), "owner", order.ID); !errors.Is(err, inventory.ErrNotCancellable) {
 		t.Errorf("err = %v, want ErrNotCancellable", err)
 	}
-	if after := e.scan(t, e.tables.SKUs); fmt.Sprint(before) != fmt.Sprint(after) {
+	if after := e.Scan(t, e.Tables.SKUs); fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Error("cancelling a PAID order changed stock")
 	}
 }
@@ -183,7 +183,7 @@ func TestRelease_GivesThePurchaseLimitBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
-	booktest.Check(t, e.db, e.tables)
+	booktest.Check(t, e.DB, e.Tables)
 }
 
 // A purchase counter lowered by hand below what the order counted must not block the
@@ -192,7 +192,7 @@ func TestRelease_ReleasesStockWhenThePurchaseCounterDrifted(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
 	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 5})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3})
-	e.setOrderAttr(t, "limit#cup#u1", "bought", 1)
+	e.Set(t, e.Tables.Orders, "limit#cup#u1", "bought", 1)
 	_, released, err := e.store.Cancel(context.Background(), "u1", order.ID)
 	if err != nil || !released {
 		t.Fatalf("released=%v err=%v, want released", released, err)
@@ -200,7 +200,7 @@ func TestRelease_ReleasesStockWhenThePurchaseCounterDrifted(t *testing.T) {
 	if b := e.books(t, "cup"); b.available != 10 {
 		t.Errorf("available %d, want 10", b.available)
 	}
-	for _, it := range e.scan(t, e.tables.Orders) {
+	for _, it := range e.Scan(t, e.Tables.Orders) {
 		if it["pk"] == "limit#cup#u1" && it["bought"] != 1.0 {
 			t.Errorf("counter %v, want left at 1", it["bought"])
 		}
@@ -213,12 +213,12 @@ func TestRelease_RefusesWhenAShardHoldsLessReservedThanTheOrder(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
 	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3})
-	e.setAttr(t, "cup#shard#0", "reserved", 2)
-	skus, orders, ledger := e.scan(t, e.tables.SKUs), e.scan(t, e.tables.Orders), e.scan(t, e.tables.StockLog)
+	e.Set(t, e.Tables.SKUs, "cup#shard#0", "reserved", 2)
+	skus, orders, ledger := e.Scan(t, e.Tables.SKUs), e.Scan(t, e.Tables.Orders), e.Scan(t, e.Tables.StockLog)
 	if _, _, err := e.store.Cancel(context.Background(), "u1", order.ID); err == nil {
 		t.Fatal("release succeeded over a drifted reserved counter")
 	}
-	if fmt.Sprint(skus, orders, ledger) != fmt.Sprint(e.scan(t, e.tables.SKUs), e.scan(t, e.tables.Orders), e.scan(t, e.tables.StockLog)) {
+	if fmt.Sprint(skus, orders, ledger) != fmt.Sprint(e.Scan(t, e.Tables.SKUs), e.Scan(t, e.Tables.Orders), e.Scan(t, e.Tables.StockLog)) {
 		t.Error("a refused release changed the tables")
 	}
 }

@@ -216,14 +216,14 @@ func TestReserve_SameIdempotencyKeyInParallelReservesOnce(t *testing.T) {
 	}
 	b.checkBalanced(t, 50)
 
-	before := e.scan(t, e.tables.Orders)
+	before := e.Scan(t, e.Tables.Orders)
 	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{
 		UserID: "u", IdempotencyKey: "k-1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 3}),
 	})
 	if !errors.Is(err, inventory.ErrIdempotencyKeyReused) {
 		t.Errorf("same key, other cart: %v, want IDEMPOTENCY_KEY_REUSED", err)
 	}
-	if after := e.scan(t, e.tables.Orders); len(after) != len(before) {
+	if after := e.Scan(t, e.Tables.Orders); len(after) != len(before) {
 		t.Errorf("a reused key wrote orders: %d items before, %d after", len(before), len(after))
 	}
 	// Another user's identical key is a different key.
@@ -243,7 +243,7 @@ func TestReserve_OffSaleWinsOverAStaleCache(t *testing.T) {
 	if _, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "a", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err)
 	}
-	operator := dynamo.New(e.db, e.tables, dynamo.Options{})
+	operator := dynamo.New(e.DB, e.Tables, dynamo.Options{})
 	if err := operator.SetOnSale(ctx, "cup", false); err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestReserve_RaisedLimitIsNotRefusedFromAStaleCache(t *testing.T) {
 	if err := buy("u", 1); err != nil { // caches limit 1
 		t.Fatal(err)
 	}
-	e.setAttr(t, "cup", "limitPerUser", 3) // an operator raises the limit
+	e.Set(t, e.Tables.SKUs, "cup", "limitPerUser", 3) // an operator raises the limit
 	if err := buy("u", 1); err != nil {
 		t.Errorf("second unit under the raised limit: %v", err)
 	}
@@ -339,7 +339,7 @@ func TestReserve_WideCartOfShardedSKUsSucceedsOnAColdCache(t *testing.T) {
 		lines = append(lines, inventory.Line{SKU: id, Qty: 8})
 	}
 	for _, n := range []int{6, 20} {
-		fresh := dynamo.New(e.db, e.tables, dynamo.Options{}) // a cold container
+		fresh := dynamo.New(e.DB, e.Tables, dynamo.Options{}) // a cold container
 		if _, _, err := fresh.Reserve(context.Background(), dynamo.ReserveRequest{UserID: fmt.Sprint("u", n), Cart: cart(t, lines[:n]...)}); err != nil {
 			t.Errorf("%d lines of 8 units over 4-unit shards: %v", n, err)
 		}
@@ -355,13 +355,13 @@ func TestReserve_RefusesACartTooWideForOneTransactionAndChangesNothing(t *testin
 	e := newEnv(t, dynamo.Options{}, nil)
 	e.createSKU(t, inventory.NewSKU{ID: "p1", Stock: 64, Shards: 64})
 	e.createSKU(t, inventory.NewSKU{ID: "p2", Stock: 64, Shards: 64})
-	before := e.scan(t, e.tables.SKUs)
+	before := e.Scan(t, e.Tables.SKUs)
 	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t,
 		inventory.Line{SKU: "p1", Qty: 64}, inventory.Line{SKU: "p2", Qty: 64})})
 	if !errors.Is(err, inventory.ErrBusy) {
 		t.Fatalf("131 actions: %v, want BUSY", err)
 	}
-	if after := e.scan(t, e.tables.SKUs); !reflect.DeepEqual(before, after) {
+	if after := e.Scan(t, e.Tables.SKUs); !reflect.DeepEqual(before, after) {
 		t.Error("a refused cart changed shard items")
 	}
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "p1", Qty: 64})}); err != nil {
@@ -421,11 +421,11 @@ func TestReserve_PlansSplitLinesOverTheFullestShardsWhenRandomOnesDoNotFit(t *te
 	for i := range 8 { // 8 lines over random shards would need ~260 updates
 		id := fmt.Sprint("s", i)
 		e.createSKU(t, inventory.NewSKU{ID: id, Stock: 64, Shards: 64}) // one unit per shard
-		e.setAttr(t, id+"#shard#0", "available", 60)                    // then a restock lands on shard 0
-		e.setAttr(t, id+"#shard#0", "onHand", 60)
+		e.Set(t, e.Tables.SKUs, id+"#shard#0", "available", 60)         // then a restock lands on shard 0
+		e.Set(t, e.Tables.SKUs, id+"#shard#0", "onHand", 60)
 		lines = append(lines, inventory.Line{SKU: id, Qty: 61}) // no shard covers a line alone
 	}
-	order, _, err := dynamo.New(e.db, e.tables, dynamo.Options{}).Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, lines...)})
+	order, _, err := dynamo.New(e.DB, e.Tables, dynamo.Options{}).Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, lines...)})
 	if err != nil {
 		t.Fatalf("8 lines of 61 over a 60-unit shard and 63 one-unit shards: %v", err)
 	}
@@ -436,11 +436,11 @@ func TestReserve_PlansSplitLinesOverTheFullestShardsWhenRandomOnesDoNotFit(t *te
 	}
 	// What is left (62 one-unit shards per SKU) could serve the cart again, but only
 	// with 8 × 61 shard updates: refused whole, nothing changed.
-	before := e.scan(t, e.tables.SKUs)
+	before := e.Scan(t, e.Tables.SKUs)
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "v", Cart: cart(t, lines...)}); !errors.Is(err, inventory.ErrBusy) {
 		t.Errorf("a cart needing 497 actions: %v, want BUSY", err)
 	}
-	if after := e.scan(t, e.tables.SKUs); !reflect.DeepEqual(before, after) {
+	if after := e.Scan(t, e.Tables.SKUs); !reflect.DeepEqual(before, after) {
 		t.Error("a refused cart changed shard items")
 	}
 }

@@ -27,7 +27,7 @@ func TestCreateSKU_RejectsBadFieldsAndWritesNothing(t *testing.T) {
 			t.Errorf("%s: %v, want ErrInvalidRequest", tc.name, err)
 		}
 	}
-	if n := len(e.scan(t, e.tables.SKUs)) + len(e.scan(t, e.tables.StockLog)); n != 0 {
+	if n := len(e.Scan(t, e.Tables.SKUs)) + len(e.Scan(t, e.Tables.StockLog)); n != 0 {
 		t.Errorf("rejected SKUs wrote %d items", n)
 	}
 	if err := e.store.CreateSKU(context.Background(), ok); err != nil {

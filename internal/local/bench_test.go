@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -20,21 +19,20 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/stacktest"
 )
 
-// benchStack starts the local stack with a SKU that cannot sell out during a benchmark
-// and counts the DynamoDB requests its client sends (retries included).
-func benchStack(b *testing.B) (*local.Stack, *atomic.Int64) {
+// bottomless is a SKU that cannot sell out during a benchmark.
+const bottomless = `[{"skuId":"cup-01","name":"cup","price":39900,"stock":100000000}]`
+
+// benchStack starts the local stack with the bottomless SKU and counts the DynamoDB
+// requests its client sends (retries included).
+func benchStack(b *testing.B) (*stacktest.Stack, *atomic.Int64) {
 	b.Helper()
 	var sent atomic.Int64
-	stack, err := local.Start(context.Background(), local.StackConfig{Template: "../../template.yaml", DynamoDBOptions: []func(*dynamodb.Options){local.CountRequests(func(string) { sent.Add(1) })}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { stack.Close() })
-	if err := stack.Seed(context.Background(), strings.NewReader(`[{"skuId":"cup-01","name":"cup","price":39900,"stock":100000000}]`)); err != nil {
-		b.Fatal(err)
-	}
+	stack := stacktest.New(b, stacktest.Options{Seed: bottomless, RealTime: true, Stack: local.StackConfig{
+		DynamoDBOptions: []func(*dynamodb.Options){local.CountRequests(func(string) { sent.Add(1) })},
+	}})
 	return stack, &sent
 }
 
@@ -108,22 +106,15 @@ func BenchmarkTransactWriteItems_Bare(b *testing.B) {
 func BenchmarkReleaseLag(b *testing.B) {
 	for _, path := range []struct {
 		name string
-		cfg  local.StackConfig
+		opts stacktest.Options
 	}{
-		{"queue", local.StackConfig{SQSAddr: "127.0.0.1:0"}},
-		{"sweep", local.StackConfig{SchedulePeriod: 2 * time.Second}},
+		{"queue", stacktest.Options{SQS: true}},
+		{"sweep", stacktest.Options{Stack: local.StackConfig{SchedulePeriod: 2 * time.Second}}},
 	} {
 		b.Run(path.name, func(b *testing.B) {
-			cfg := path.cfg
-			cfg.Template, cfg.PaymentTimeout = "../../template.yaml", time.Second
-			stack, err := local.Start(context.Background(), cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer stack.Close()
-			if err := stack.Seed(context.Background(), strings.NewReader(`[{"skuId":"cup-01","name":"cup","price":39900,"stock":100000000}]`)); err != nil {
-				b.Fatal(err)
-			}
+			opts := path.opts
+			opts.Seed, opts.RealTime, opts.Stack.PaymentTimeout = bottomless, true, time.Second
+			stack := stacktest.New(b, opts)
 			ctx, cancel := context.WithCancel(context.Background())
 			ran := make(chan error, 1)
 			go func() { ran <- stack.Run(ctx) }()
@@ -151,9 +142,7 @@ func BenchmarkReleaseLag(b *testing.B) {
 				var order *inventory.Order
 				for order == nil || order.Status == inventory.StatusPending {
 					time.Sleep(20 * time.Millisecond)
-					if order, err = stack.Store.Order(ctx, "u"+strconv.Itoa(slices.Index(ids, id)), id); err != nil {
-						b.Fatal(err)
-					}
+					order = stack.Lookup(b, id)
 				}
 				lag := order.CancelledAt.Sub(order.ExpiresAt)
 				total += lag

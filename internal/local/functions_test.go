@@ -11,9 +11,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/sam"
+	"github.com/stockguard/stockguard/internal/stacktest"
 )
 
 const template = "../../template.yaml"
@@ -137,32 +137,14 @@ func owns(f sam.Function, routes []sam.Route, kind string) bool {
 // changes nothing: no order, stock or ledger entry moves.
 func TestFunctions_RefuseEventsTheyDoNotOwn(t *testing.T) {
 	functions, routes := templateFunctions(t)
-	stack, err := local.Start(context.Background(), local.StackConfig{Template: template})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stack.Close()
-	if err := stack.Seed(context.Background(), strings.NewReader(`[{"skuId":"cup-01","name":"cup","price":100,"stock":10}]`)); err != nil {
-		t.Fatal(err)
-	}
+	stack := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup-01","name":"cup","price":100,"stock":10}]`})
 	// A PENDING order, which a cancel routed to the wrong function would release.
 	order := invokeHTTP(t, stack, "CreateOrderFunction", foreignEvents(t, routes, "")["route:POST /orders"])
 	id, _ := order["orderId"].(string)
 	if id == "" {
 		t.Fatalf("create order: %v", order)
 	}
-	snapshot := func() string {
-		var all []any
-		for _, table := range []string{stack.Tables.SKUs, stack.Tables.Orders, stack.Tables.StockLog} {
-			items, err := booktest.Scan(context.Background(), stack.DB, table)
-			if err != nil {
-				t.Fatal(err)
-			}
-			all = append(all, items)
-		}
-		return fmt.Sprint(all)
-	}
-	before := snapshot()
+	before := stack.Snapshot(t)
 	evs := foreignEvents(t, routes, id)
 	refused := 0
 	for _, f := range functions {
@@ -177,7 +159,7 @@ func TestFunctions_RefuseEventsTheyDoNotOwn(t *testing.T) {
 			refused++
 		}
 	}
-	if after := snapshot(); after != before {
+	if after := stack.Snapshot(t); after != before {
 		t.Errorf("refused events changed the tables:\nbefore %s\nafter  %s", before, after)
 	}
 	if refused < len(functions)*len(evs)/2 {
@@ -185,7 +167,7 @@ func TestFunctions_RefuseEventsTheyDoNotOwn(t *testing.T) {
 	}
 }
 
-func invokeHTTP(t *testing.T, stack *local.Stack, function string, event json.RawMessage) map[string]any {
+func invokeHTTP(t *testing.T, stack *stacktest.Stack, function string, event json.RawMessage) map[string]any {
 	t.Helper()
 	out, err := stack.Handlers[function].Invoke(context.Background(), event)
 	if err != nil {
