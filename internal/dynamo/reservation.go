@@ -8,10 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stockguard/stockguard/internal/clock"
@@ -436,16 +434,9 @@ func (r *reservation) own(ctx context.Context) (*inventory.Order, error) {
 // another cart gets ErrIdempotencyKeyReused. A nil order with nil error means the
 // record is gone or expired.
 func (r *reservation) replay(ctx context.Context) (*inventory.Order, bool, error) {
-	out, err := r.s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(r.s.tables.Orders), Key: pkOf(idemKey(r.req.UserID, r.req.IdempotencyKey)),
-		ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return nil, false, r.s.storeError("read idempotency record", err)
-	}
 	var rec idemRecord
-	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
-		return nil, false, fmt.Errorf("decode idempotency record: %w", err)
+	if err := r.s.get(ctx, r.s.tables.Orders, idemKey(r.req.UserID, r.req.IdempotencyKey), "idempotency record", &rec); err != nil {
+		return nil, false, err
 	}
 	if rec.OrderID == "" || rec.TTL < r.createdAt.Unix() {
 		return nil, false, nil
