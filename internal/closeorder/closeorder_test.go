@@ -72,6 +72,34 @@ func releases(t testing.TB, h *stacktest.Stack, ids []string) []int {
 	return out
 }
 
+// dueOrders places n orders of cupAndSaucer (buyer-0 …) on a stack with a one-minute
+// payment window and moves its clock to their expiry; it returns their ids and their
+// close-order records.
+func dueOrders(t testing.TB, h *stacktest.Stack, n int) ([]string, []events.SQSMessage) {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = h.Order(t, fmt.Sprintf("buyer-%d", i), cupAndSaucer)
+	}
+	h.Clock.Advance(time.Minute)
+	recs := make([]events.SQSMessage, n)
+	for i, id := range ids {
+		recs[i] = record(closeMessage(t, h, id))
+	}
+	return ids, recs
+}
+
+// checkReleasedOnce fails t for each order without exactly one RELEASE entry per line
+// (cupAndSaucer has 2).
+func checkReleasedOnce(t testing.TB, h *stacktest.Stack, ids []string) {
+	t.Helper()
+	for i, n := range releases(t, h, ids) {
+		if n != 2 {
+			t.Errorf("order %s: %d RELEASE entries, want 2", ids[i], n)
+		}
+	}
+}
+
 // hiddenMessages is the close-order queue's count of delayed and in-flight messages.
 func hiddenMessages(t testing.TB, h *stacktest.Stack) int {
 	t.Helper()
@@ -200,15 +228,7 @@ func TestCloseOrder_DuplicateDeliveriesReleaseOnce(t *testing.T) {
 
 func TestCloseOrder_SweepAndQueueOnTheSameOrdersReleaseEachOnce(t *testing.T) {
 	h := stacktest.New(t, stacktest.Options{SQS: true, Stack: local.StackConfig{PaymentTimeout: time.Minute}})
-	var ids []string
-	for i := range 20 {
-		ids = append(ids, h.Order(t, fmt.Sprintf("buyer-%d", i), cupAndSaucer))
-	}
-	h.Clock.Advance(time.Minute)
-	var recs []events.SQSMessage
-	for _, id := range ids {
-		recs = append(recs, record(closeMessage(t, h, id)))
-	}
+	ids, recs := dueOrders(t, h, 20)
 	testkit.Parallel(len(ids)+2, func(i int) {
 		if i >= len(ids) {
 			var res closeorder.SweepResult
@@ -219,11 +239,7 @@ func TestCloseOrder_SweepAndQueueOnTheSameOrdersReleaseEachOnce(t *testing.T) {
 			t.Errorf("failures %v", resp.BatchItemFailures)
 		}
 	})
-	for _, id := range ids {
-		if n := h.Ops(t, id)[dynamo.OpRelease]; n != 2 {
-			t.Errorf("order %s: %d RELEASE entries, want 2", id, n)
-		}
-	}
+	checkReleasedOnce(t, h, ids)
 	if got := h.Available(t, "cup"); got != 100 {
 		t.Errorf("cup available %d, want 100", got)
 	}
@@ -233,15 +249,7 @@ func TestCloseOrder_SweepAndQueueOnTheSameOrdersReleaseEachOnce(t *testing.T) {
 func TestCloseOrder_UserCancelRacingTheTimeoutReleasesOnce(t *testing.T) {
 	h := stacktest.New(t, stacktest.Options{SQS: true, Stack: local.StackConfig{PaymentTimeout: time.Minute}})
 	const orders = 20
-	ids := make([]string, orders)
-	for i := range ids {
-		ids[i] = h.Order(t, fmt.Sprintf("buyer-%d", i), cupAndSaucer)
-	}
-	h.Clock.Advance(time.Minute)
-	recs := make([]events.SQSMessage, orders)
-	for i, id := range ids {
-		recs[i] = record(closeMessage(t, h, id))
-	}
+	ids, recs := dueOrders(t, h, orders)
 	reasons := map[string]int{}
 	var mu sync.Mutex
 	testkit.Parallel(2*orders, func(i int) {
@@ -257,10 +265,8 @@ func TestCloseOrder_UserCancelRacingTheTimeoutReleasesOnce(t *testing.T) {
 			t.Errorf("failures %v", resp.BatchItemFailures)
 		}
 	})
+	checkReleasedOnce(t, h, ids)
 	for _, id := range ids {
-		if n := h.Ops(t, id)[dynamo.OpRelease]; n != 2 {
-			t.Errorf("order %s: %d RELEASE entries, want 2", id, n)
-		}
 		reason := string(h.Lookup(t, id).CancelReason)
 		mu.Lock()
 		reasons[reason]++
@@ -287,9 +293,8 @@ func failTransactionsOf(target *atomic.Value) local.Middleware {
 func TestCloseOrder_FailedRecordIsRetriedWithoutRedoingTheOthers(t *testing.T) {
 	var target atomic.Value
 	h := stacktest.New(t, stacktest.Options{SQS: true, Stack: local.StackConfig{PaymentTimeout: time.Minute, DynamoDBWrap: failTransactionsOf(&target)}})
-	ids := []string{h.Order(t, "a", cupAndSaucer), h.Order(t, "b", cupAndSaucer), h.Order(t, "c", cupAndSaucer)}
-	h.Clock.Advance(time.Minute)
-	recs := []events.SQSMessage{record(closeMessage(t, h, ids[0])), record(closeMessage(t, h, ids[1])), record(closeMessage(t, h, ids[2])), record(`{"orderId":"x"}`)}
+	ids, recs := dueOrders(t, h, 3)
+	recs = append(recs, record(`{"orderId":"x"}`))
 	target.Store(ids[1])
 	resp := handleSQS(t, h, recs...)
 	var failed []string
@@ -308,9 +313,7 @@ func TestCloseOrder_FailedRecordIsRetriedWithoutRedoingTheOthers(t *testing.T) {
 	if resp := handleSQS(t, h, recs[1]); len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("redelivery failed: %v", resp.BatchItemFailures)
 	}
-	if rel := releases(t, h, ids); rel[0] != 2 || rel[1] != 2 || rel[2] != 2 {
-		t.Errorf("RELEASE entries %v, want 2 each", rel)
-	}
+	checkReleasedOnce(t, h, ids)
 	if got := h.Available(t, "cup"); got != 100 {
 		t.Errorf("cup available %d, want 100", got)
 	}
