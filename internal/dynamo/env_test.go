@@ -31,8 +31,8 @@ func (e *env) sent(op string) int {
 }
 
 // newEnv starts the local stack's DynamoDB server behind wrap (nil: none), with the
-// tables of template.yaml, and a store over it with opts.
-func newEnv(t testing.TB, opts dynamo.Options, wrap func(http.Handler) http.Handler) *env {
+// tables of template.yaml, and a store over it with opts that creates skus.
+func newEnv(t testing.TB, opts dynamo.Options, wrap func(http.Handler) http.Handler, skus ...inventory.NewSKU) *env {
 	t.Helper()
 	e := &env{ops: map[string]int{}}
 	e.Stack = stacktest.New(t, stacktest.Options{Seed: "[]", Stack: local.StackConfig{
@@ -44,6 +44,9 @@ func newEnv(t testing.TB, opts dynamo.Options, wrap func(http.Handler) http.Hand
 		})},
 	}})
 	e.store = dynamo.New(e.DB, e.Tables, opts)
+	for _, sku := range skus {
+		e.createSKU(t, sku)
+	}
 	return e
 }
 

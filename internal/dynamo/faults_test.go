@@ -74,8 +74,7 @@ func TestReserve_LostResponseAfterAppliedWriteConvergesOnOneOrder(t *testing.T) 
 
 func TestReserve_RetriesTransactionConflictsThenSucceeds(t *testing.T) {
 	f := &faults{fault: conflict}
-	e := newEnv(t, dynamo.Options{}, f.wrap)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
 	f.left.Store(dynamo.MaxAttempts - 1)
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatalf("after %d conflicts: %v, want the order", dynamo.MaxAttempts-1, err)
@@ -88,8 +87,7 @@ func TestReserve_RetriesTransactionConflictsThenSucceeds(t *testing.T) {
 
 func TestReserve_AnswersBusyAndReservesNothingWhenConflictsPersist(t *testing.T) {
 	f := &faults{fault: conflict}
-	e := newEnv(t, dynamo.Options{}, f.wrap)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
 	f.left.Store(1 << 30)
 	sent := e.sent("TransactWriteItems")
 	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
@@ -106,8 +104,7 @@ func TestReserve_AnswersBusyAndReservesNothingWhenConflictsPersist(t *testing.T)
 }
 
 func TestReserve_StoreFailureAnswersBusyAndReservesNothing(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "warm", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err)
 	}
@@ -125,8 +122,7 @@ func TestReserve_StoreFailureAnswersBusyAndReservesNothing(t *testing.T) {
 }
 
 func TestReserve_ChargesTheCurrentPriceWhenTheCachedOneIsStale(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5, Price: 100, Shards: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5, Price: 100, Shards: 2})
 	ctx := context.Background()
 	if _, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "a", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err) // caches the price 100
@@ -146,8 +142,7 @@ func TestReserve_ChargesTheCurrentPriceWhenTheCachedOneIsStale(t *testing.T) {
 
 func TestReserve_ReadsBackAnOrderWhoseEveryResponseWasLost(t *testing.T) {
 	f := &faults{fault: applyThenDrop}
-	e := newEnv(t, dynamo.Options{}, f.wrap)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
 	f.left.Store(dynamo.MaxAttempts) // the SDK gives up: the outcome is unknown to it
 	order, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -17,21 +16,8 @@ func payment(o *inventory.Order, tx string) inventory.Payment {
 	return inventory.Payment{OrderID: o.ID, TransactionID: tx, Amount: o.Amount, Currency: o.Currency}
 }
 
-// ledgerOps counts an order's ledger entries by op.
-func (e *env) ledgerOps(t testing.TB, orderID string) map[string]int {
-	t.Helper()
-	out := map[string]int{}
-	for _, it := range e.Scan(t, e.Tables.StockLog) {
-		if it["ref"] == orderID {
-			out[it["op"].(string)]++
-		}
-	}
-	return out
-}
-
 func TestPay_CommitsTheReservedUnitsOnce(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10, Shards: 4, LimitPerUser: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, Shards: 4, LimitPerUser: 5})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3})
 	results := map[inventory.PayResult]int{}
 	var mu sync.Mutex
@@ -47,7 +33,7 @@ func TestPay_CommitsTheReservedUnitsOnce(t *testing.T) {
 	if results[inventory.PaidNow] != 1 || results[inventory.Replayed] != 19 {
 		t.Errorf("results %v, want 1 PAID and 19 REPLAYED", results)
 	}
-	if ops := e.ledgerOps(t, order.ID); ops[dynamo.OpCommit] != 1 || ops[dynamo.OpRelease] != 0 {
+	if ops := e.Ops(t, order.ID); ops[dynamo.OpCommit] != 1 || ops[dynamo.OpRelease] != 0 {
 		t.Errorf("ledger ops %v, want one COMMIT", ops)
 	}
 	if b := e.books(t, "cup"); b.onHand != 7 || b.available != 7 {
@@ -57,12 +43,11 @@ func TestPay_CommitsTheReservedUnitsOnce(t *testing.T) {
 	if _, _, err := e.store.Cancel(context.Background(), "u1", order.ID); !errors.Is(err, inventory.ErrNotCancellable) {
 		t.Errorf("cancel after pay: %v, want ErrNotCancellable", err)
 	}
-	booktest.Check(t, e.DB, e.Tables)
+	e.Check(t)
 }
 
 func TestPay_RejectsWhatDoesNotMatchAndChangesNothing(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 	paid := e.reserve(t, "u2", inventory.Line{SKU: "cup", Qty: 1})
 	if _, _, err := e.store.Pay(context.Background(), payment(paid, "tx-paid")); err != nil {
@@ -96,9 +81,7 @@ func TestPay_RejectsWhatDoesNotMatchAndChangesNothing(t *testing.T) {
 }
 
 func TestPay_AfterCancelReservesAgainWhenStockRemains(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10, Shards: 2, LimitPerUser: 3})
-	e.createSKU(t, inventory.NewSKU{ID: "saucer", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, Shards: 2, LimitPerUser: 3}, inventory.NewSKU{ID: "saucer", Stock: 5})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3}, inventory.Line{SKU: "saucer", Qty: 1})
 	if _, _, err := e.store.Cancel(context.Background(), "u1", order.ID); err != nil {
 		t.Fatal(err)
@@ -110,7 +93,7 @@ func TestPay_AfterCancelReservesAgainWhenStockRemains(t *testing.T) {
 	if _, res, err := e.store.Pay(context.Background(), payment(order, "late-1")); err != nil || res != inventory.Replayed {
 		t.Errorf("replay: %v %v", res, err)
 	}
-	if ops := e.ledgerOps(t, order.ID); ops[dynamo.OpReserve] != 4 || ops[dynamo.OpRelease] != 2 || ops[dynamo.OpCommit] != 2 {
+	if ops := e.Ops(t, order.ID); ops[dynamo.OpReserve] != 4 || ops[dynamo.OpRelease] != 2 || ops[dynamo.OpCommit] != 2 {
 		t.Errorf("ledger ops %v, want RESERVE 4 (2 lines × 2), RELEASE 2, COMMIT 2", ops)
 	}
 	if b := e.books(t, "cup"); b.onHand != 7 || b.available != 7 {
@@ -120,12 +103,11 @@ func TestPay_AfterCancelReservesAgainWhenStockRemains(t *testing.T) {
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); !errors.Is(err, inventory.ErrLimitExceeded) {
 		t.Errorf("another cup for u1: %v, want LIMIT_EXCEEDED", err)
 	}
-	booktest.Check(t, e.DB, e.Tables)
+	e.Check(t)
 }
 
 func TestPay_AfterCancelWithStockGoneIsRefundPending(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 3})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 3})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 	if _, _, err := e.store.Cancel(context.Background(), "u1", order.ID); err != nil {
 		t.Fatal(err)
@@ -142,7 +124,7 @@ func TestPay_AfterCancelWithStockGoneIsRefundPending(t *testing.T) {
 	if _, res, err := e.store.Pay(context.Background(), payment(order, "late-2")); err != nil || res != inventory.Replayed {
 		t.Errorf("replay: %v %v", res, err)
 	}
-	booktest.Check(t, e.DB, e.Tables)
+	e.Check(t)
 }
 
 // A payment racing the timeout and the user's cancel, over many orders: each order is
@@ -150,9 +132,7 @@ func TestPay_AfterCancelWithStockGoneIsRefundPending(t *testing.T) {
 // released and committed from the same reservation, and the books balance.
 func TestPay_RacingTimeoutAndCancelResolvesEachOrderOneWay(t *testing.T) {
 	c := newClock()
-	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 200, Shards: 4, LimitPerUser: 4})
-	e.createSKU(t, inventory.NewSKU{ID: "saucer", Stock: 200})
+	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil, inventory.NewSKU{ID: "cup", Stock: 200, Shards: 4, LimitPerUser: 4}, inventory.NewSKU{ID: "saucer", Stock: 200})
 	const orders = 30
 	list := make([]*inventory.Order, orders)
 	for i := range list {
@@ -188,7 +168,7 @@ func TestPay_RacingTimeoutAndCancelResolvesEachOrderOneWay(t *testing.T) {
 			t.Errorf("order %s: %+v %v, want PAID (now or late: stock remained)", o.ID, got, err)
 			continue
 		}
-		ops := e.ledgerOps(t, o.ID)
+		ops := e.Ops(t, o.ID)
 		if ops[dynamo.OpCommit] != 2 || ops[dynamo.OpRelease] != 0 && ops[dynamo.OpReserve] != 4 {
 			t.Errorf("order %s ledger %v: a released order must have been reserved again", o.ID, ops)
 		}
@@ -200,7 +180,7 @@ func TestPay_RacingTimeoutAndCancelResolvesEachOrderOneWay(t *testing.T) {
 	if b := e.books(t, "cup"); b.onHand != 200-2*orders || b.available != 200-2*orders {
 		t.Errorf("cup onHand %d available %d, want %d each", b.onHand, b.available, 200-2*orders)
 	}
-	booktest.Check(t, e.DB, e.Tables)
+	e.Check(t)
 }
 
 // Scarce stock: released units are contested by new buyers while the late payments of
@@ -255,7 +235,7 @@ func TestPay_LatePaymentsAndNewBuyersNeverOversell(t *testing.T) {
 				t.Errorf("payment results %v, want 5", results)
 			}
 			t.Logf("%v", results)
-			booktest.Check(t, e.DB, e.Tables)
+			e.Check(t)
 		})
 	}
 }
@@ -312,7 +292,7 @@ func TestPay_LateWhereANewOrderWouldBeRefusedIsRefundPending(t *testing.T) {
 			if fmt.Sprint(e.Scan(t, e.Tables.SKUs)) != skus {
 				t.Error("REFUND_PENDING touched stock")
 			}
-			booktest.Check(t, e.DB, e.Tables)
+			e.Check(t)
 		})
 	}
 }

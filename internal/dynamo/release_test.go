@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/testkit"
@@ -46,8 +45,7 @@ func (e *env) releases(t testing.TB, orderID string) int {
 
 func TestExpire_LeavesAnOrderAloneUntilItsWindowEnds(t *testing.T) {
 	c := newClock()
-	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: 15 * time.Minute}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: 15 * time.Minute}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 	before := e.Scan(t, e.Tables.Orders)
 
@@ -72,7 +70,7 @@ func TestExpire_LeavesAnOrderAloneUntilItsWindowEnds(t *testing.T) {
 	if err != nil || read.Status != inventory.StatusCancelled || read.CancelledAt == nil || !read.CancelledAt.Equal(c.Now()) {
 		t.Errorf("stored order %+v (%v), want CANCELLED at %v", read, err, c.Now())
 	}
-	booktest.Check(t, e.DB, e.Tables)
+	e.Check(t)
 }
 
 func TestExpire_UnknownOrderIsNotFound(t *testing.T) {
@@ -86,9 +84,7 @@ func TestExpire_UnknownOrderIsNotFound(t *testing.T) {
 // order is released exactly once and the books balance.
 func TestRelease_ConcurrentExpiresAndCancelsReleaseEachOrderOnce(t *testing.T) {
 	c := newClock()
-	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 40, Shards: 4, LimitPerUser: 3})
-	e.createSKU(t, inventory.NewSKU{ID: "saucer", Stock: 40})
+	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil, inventory.NewSKU{ID: "cup", Stock: 40, Shards: 4, LimitPerUser: 3}, inventory.NewSKU{ID: "saucer", Stock: 40})
 	var orders []*inventory.Order
 	for i := range 8 {
 		orders = append(orders, e.reserve(t, fmt.Sprintf("u%d", i), inventory.Line{SKU: "cup", Qty: 3}, inventory.Line{SKU: "saucer", Qty: 2}))
@@ -122,12 +118,11 @@ func TestRelease_ConcurrentExpiresAndCancelsReleaseEachOrderOnce(t *testing.T) {
 	if b := e.books(t, "cup"); b.available != 40 {
 		t.Errorf("cup available %d, want 40", b.available)
 	}
-	booktest.Check(t, e.DB, e.Tables)
+	e.Check(t)
 }
 
 func TestCancel_AnswersPerOwnerAndStatus(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
 	order := e.reserve(t, "owner", inventory.Line{SKU: "cup", Qty: 1})
 	for _, tc := range []struct {
 		name, user, id string
@@ -155,12 +150,11 @@ func TestCancel_AnswersPerOwnerAndStatus(t *testing.T) {
 	if b := e.books(t, "cup"); b.available != 5 {
 		t.Errorf("available %d, want 5", b.available)
 	}
-	booktest.Check(t, e.DB, e.Tables)
+	e.Check(t)
 }
 
 func TestCancel_PaidOrderIsNotCancellable(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
 	order := e.reserve(t, "owner", inventory.Line{SKU: "cup", Qty: 1})
 	e.Set(t, e.Tables.Orders, order.ID, "status", "PAID")
 	before := e.Scan(t, e.Tables.SKUs)
@@ -173,8 +167,7 @@ func TestCancel_PaidOrderIsNotCancellable(t *testing.T) {
 }
 
 func TestRelease_GivesThePurchaseLimitBack(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 2})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); !errors.Is(err, inventory.ErrLimitExceeded) {
 		t.Fatalf("third unit: err = %v, want LIMIT_EXCEEDED", err)
@@ -183,14 +176,13 @@ func TestRelease_GivesThePurchaseLimitBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
-	booktest.Check(t, e.DB, e.Tables)
+	e.Check(t)
 }
 
 // A purchase counter lowered by hand below what the order counted must not block the
 // release of its stock: the stock comes back, the counter is left alone.
 func TestRelease_ReleasesStockWhenThePurchaseCounterDrifted(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 5})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3})
 	e.Set(t, e.Tables.Orders, "limit#cup#u1", "bought", 1)
 	_, released, err := e.store.Cancel(context.Background(), "u1", order.ID)
@@ -210,8 +202,7 @@ func TestRelease_ReleasesStockWhenThePurchaseCounterDrifted(t *testing.T) {
 // A shard whose reserved counter holds less than the order reserved means the books
 // are already off: the release refuses, changes nothing, and says so.
 func TestRelease_RefusesWhenAShardHoldsLessReservedThanTheOrder(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3})
 	e.Set(t, e.Tables.SKUs, "cup#shard#0", "reserved", 2)
 	skus, orders, ledger := e.Scan(t, e.Tables.SKUs), e.Scan(t, e.Tables.Orders), e.Scan(t, e.Tables.StockLog)
@@ -225,8 +216,7 @@ func TestRelease_RefusesWhenAShardHoldsLessReservedThanTheOrder(t *testing.T) {
 
 func TestDuePending_ListsOnlyDuePendingOrdersAcrossBuckets(t *testing.T) {
 	c := newClock()
-	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 100})
+	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil, inventory.NewSKU{ID: "cup", Stock: 100})
 	due := map[string]bool{}
 	for i := range 40 {
 		due[e.reserve(t, fmt.Sprintf("u%d", i), inventory.Line{SKU: "cup", Qty: 1}).ID] = true
@@ -277,8 +267,7 @@ func TestLeavingPending_RemovesTheIndexKeys(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}
-	e := newEnv(t, dynamo.Options{}, capture)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10})
+	e := newEnv(t, dynamo.Options{}, capture, inventory.NewSKU{ID: "cup", Stock: 10})
 	for _, leave := range []func(o *inventory.Order) error{
 		func(o *inventory.Order) error {
 			_, _, err := e.store.Cancel(context.Background(), o.UserID, o.ID)

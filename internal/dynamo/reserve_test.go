@@ -98,8 +98,7 @@ func TestReserve_ConcurrentBuyersNeverOversellNorFalselyReject(t *testing.T) {
 // With stock that only goes down, a STOCK_OUT for q units is false if, at the end,
 // q units are still available: they were available when it was answered too.
 func TestReserve_ShardedStockNeverAnswersStockOutWhileShardsCanServe(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "mug", Stock: 60, Shards: 4})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "mug", Stock: 60, Shards: 4})
 	const buyers = 120
 	qty := make([]int, buyers)
 	errs := make([]error, buyers)
@@ -149,9 +148,7 @@ func TestReserve_SplitsALineAcrossShardsWhenNoSingleShardSuffices(t *testing.T) 
 }
 
 func TestReserve_MultiSKUCartIsAllOrNothing(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10})
-	e.createSKU(t, inventory.NewSKU{ID: "saucer", Stock: 3, Shards: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10}, inventory.NewSKU{ID: "saucer", Stock: 3, Shards: 2})
 	ctx := context.Background()
 
 	_, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "u", Cart: cart(t,
@@ -182,8 +179,7 @@ func TestReserve_MultiSKUCartIsAllOrNothing(t *testing.T) {
 }
 
 func TestReserve_PerUserLimitHoldsUnderParallelRequests(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 100, LimitPerUser: 2, Shards: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 100, LimitPerUser: 2, Shards: 2})
 	var got outcome
 	parallel(20, func(int) {
 		got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "greedy", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}))
@@ -199,8 +195,7 @@ func TestReserve_PerUserLimitHoldsUnderParallelRequests(t *testing.T) {
 }
 
 func TestReserve_SameIdempotencyKeyInParallelReservesOnce(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 50})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 50})
 	var got outcome
 	parallel(20, func(int) {
 		got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{
@@ -237,8 +232,7 @@ func TestReserve_SameIdempotencyKeyInParallelReservesOnce(t *testing.T) {
 // Two stores stand for two warm Lambda containers: one caches the SKU as on sale,
 // the other takes it off sale; the first must not sell from its stale cache.
 func TestReserve_OffSaleWinsOverAStaleCache(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5, Shards: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5, Shards: 2})
 	ctx := context.Background()
 	if _, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "a", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err)
@@ -256,8 +250,7 @@ func TestReserve_OffSaleWinsOverAStaleCache(t *testing.T) {
 
 func TestReserve_IdempotencyKeyExpiresAfter24Hours(t *testing.T) {
 	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	e := newEnv(t, dynamo.Options{Now: func() time.Time { return now }}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{Now: func() time.Time { return now }}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
 	req := dynamo.ReserveRequest{UserID: "u", IdempotencyKey: "k", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}
 	first, _, err := e.store.Reserve(context.Background(), req)
 	if err != nil {
@@ -305,8 +298,7 @@ func TestReserve_ReplaysAKeyedOrderAfterItsSKUSoldOut(t *testing.T) {
 
 // A raised per-user limit applies at once, even in a container that cached the old one.
 func TestReserve_RaisedLimitIsNotRefusedFromAStaleCache(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 1})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 1})
 	ctx := context.Background()
 	buy := func(user string, qty int) error {
 		_, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: qty})})
@@ -352,9 +344,7 @@ func TestReserve_WideCartOfShardedSKUsSucceedsOnAColdCache(t *testing.T) {
 // Two lines each spread thin over 64 one-unit shards cannot fit in one transaction:
 // the cart is refused whole (BUSY), and nothing moves.
 func TestReserve_RefusesACartTooWideForOneTransactionAndChangesNothing(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "p1", Stock: 64, Shards: 64})
-	e.createSKU(t, inventory.NewSKU{ID: "p2", Stock: 64, Shards: 64})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "p1", Stock: 64, Shards: 64}, inventory.NewSKU{ID: "p2", Stock: 64, Shards: 64})
 	before := e.Scan(t, e.Tables.SKUs)
 	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t,
 		inventory.Line{SKU: "p1", Qty: 64}, inventory.Line{SKU: "p2", Qty: 64})})
