@@ -31,18 +31,6 @@ func (e *env) reserve(t testing.TB, user string, lines ...inventory.Line) *inven
 	return order
 }
 
-// releases counts the RELEASE ledger entries of an order.
-func (e *env) releases(t testing.TB, orderID string) int {
-	t.Helper()
-	n := 0
-	for _, it := range e.Scan(t, e.Tables.StockLog) {
-		if it["op"] == dynamo.OpRelease && it["ref"] == orderID {
-			n++
-		}
-	}
-	return n
-}
-
 func TestExpire_LeavesAnOrderAloneUntilItsWindowEnds(t *testing.T) {
 	c := newClock()
 	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: 15 * time.Minute}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
@@ -111,7 +99,7 @@ func TestRelease_ConcurrentExpiresAndCancelsReleaseEachOrderOnce(t *testing.T) {
 		t.Errorf("%d calls said they released, want exactly %d (one per order)", got, len(orders))
 	}
 	for _, o := range orders {
-		if n := e.releases(t, o.ID); n != 2 {
+		if n := e.Ops(t, o.ID)[dynamo.OpRelease]; n != 2 {
 			t.Errorf("order %s has %d RELEASE entries, want 2 (one per line)", o.ID, n)
 		}
 	}
