@@ -100,6 +100,17 @@ func checkReleasedOnce(t testing.TB, h *stacktest.Stack, ids []string) {
 	}
 }
 
+// checkAllReleased fails t unless each order was released once, all the cups are
+// available again and the books balance.
+func checkAllReleased(t testing.TB, h *stacktest.Stack, ids []string) {
+	t.Helper()
+	checkReleasedOnce(t, h, ids)
+	if got := h.Available(t, "cup"); got != 100 {
+		t.Errorf("cup available %d, want 100", got)
+	}
+	h.Check(t)
+}
+
 // hiddenMessages is the close-order queue's count of delayed and in-flight messages.
 func hiddenMessages(t testing.TB, h *stacktest.Stack) int {
 	t.Helper()
@@ -239,11 +250,7 @@ func TestCloseOrder_SweepAndQueueOnTheSameOrdersReleaseEachOnce(t *testing.T) {
 			t.Errorf("failures %v", resp.BatchItemFailures)
 		}
 	})
-	checkReleasedOnce(t, h, ids)
-	if got := h.Available(t, "cup"); got != 100 {
-		t.Errorf("cup available %d, want 100", got)
-	}
-	h.Check(t)
+	checkAllReleased(t, h, ids)
 }
 
 func TestCloseOrder_UserCancelRacingTheTimeoutReleasesOnce(t *testing.T) {
@@ -313,11 +320,7 @@ func TestCloseOrder_FailedRecordIsRetriedWithoutRedoingTheOthers(t *testing.T) {
 	if resp := handleSQS(t, h, recs[1]); len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("redelivery failed: %v", resp.BatchItemFailures)
 	}
-	checkReleasedOnce(t, h, ids)
-	if got := h.Available(t, "cup"); got != 100 {
-		t.Errorf("cup available %d, want 100", got)
-	}
-	h.Check(t)
+	checkAllReleased(t, h, ids)
 }
 
 // With no queue at all, the sweep finds every due order through the PendingByExpiry

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/testkit"
 )
@@ -81,10 +82,7 @@ func TestReconcile_ConcurrentRunsKeepTheCheckpointsRight(t *testing.T) {
 // entries between them twice.
 func TestReconcile_CheckpointsAheadOfTheWatermarkAreNotCountedTwice(t *testing.T) {
 	var failWatermark atomic.Bool
-	wrap := testkit.FailDynamoDB(func(op string, body []byte) bool {
-		return failWatermark.Load() && strings.HasSuffix(op, ".PutItem") && bytes.Contains(body, []byte("reconcile#watermark"))
-	})
-	h := newStack(t, nil, wrap)
+	h := newStack(t, nil, failPutsOf(&failWatermark, "reconcile#watermark"))
 	rng := rand.New(rand.NewPCG(3, 4))
 	runReconcile(t, h) // the first run sets the watermark
 	for round := range 4 {
@@ -107,10 +105,7 @@ func TestReconcile_CheckpointsAheadOfTheWatermarkAreNotCountedTwice(t *testing.T
 // sums: the entries in between are counted twice from then on.
 func TestReconcile_CheckpointsNeverMoveBack(t *testing.T) {
 	var failWatermark atomic.Bool
-	wrap := testkit.FailDynamoDB(func(op string, body []byte) bool {
-		return failWatermark.Load() && strings.HasSuffix(op, ".PutItem") && bytes.Contains(body, []byte("reconcile#watermark"))
-	})
-	h := newStack(t, nil, wrap)
+	h := newStack(t, nil, failPutsOf(&failWatermark, "reconcile#watermark"))
 	mk := func(skew time.Duration) *reconcile.Reconciler {
 		now := func() time.Time { return h.Clock.Now().Add(skew) }
 		return reconcile.New(dynamo.New(h.DB, h.Tables, dynamo.Options{Now: now}), nil, slog.New(slog.DiscardHandler),
@@ -143,10 +138,7 @@ func TestReconcile_CheckpointsNeverMoveBack(t *testing.T) {
 // through its checkpoints: the books stay clean (what held up).
 func TestReconcile_HourBoundaryNewSKUAndFailedCheckpointStayClean(t *testing.T) {
 	var failCP atomic.Bool
-	wrap := testkit.FailDynamoDB(func(op string, body []byte) bool {
-		return failCP.Load() && strings.HasSuffix(op, ".PutItem") && bytes.Contains(body, []byte("teapot#checkpoint"))
-	})
-	h := newStack(t, nil, wrap)
+	h := newStack(t, nil, failPutsOf(&failCP, "teapot#checkpoint"))
 	store := dynamo.New(h.DB, h.Tables, dynamo.Options{Now: h.Clock.Now})
 	check := func(step string) {
 		t.Helper()
@@ -175,4 +167,12 @@ func TestReconcile_HourBoundaryNewSKUAndFailedCheckpointStayClean(t *testing.T) 
 	failCP.Store(false)
 	h.Clock.Advance(10 * time.Minute)
 	check("end")
+}
+
+// failPutsOf fails every PutItem whose request names key (a watermark or checkpoint
+// key) with a 500 while *fail is set.
+func failPutsOf(fail *atomic.Bool, key string) local.Middleware {
+	return testkit.FailDynamoDB(func(op string, body []byte) bool {
+		return fail.Load() && strings.HasSuffix(op, ".PutItem") && bytes.Contains(body, []byte(key))
+	})
 }
