@@ -18,8 +18,7 @@ import (
 )
 
 func main() {
-	log := coldstart.Logger()
-	cfg, aws := coldstart.Load(log, "closeOrder", os.Getenv, closeorder.LoadConfig)
+	log, cfg, aws := coldstart.Load("closeOrder", os.Getenv, closeorder.LoadConfig)
 	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
 	queue := closeq.New(sqs.NewFromConfig(aws), cfg.CloseQueueURL, nil)
 	lambda.Start(closeorder.NewFunction(closeorder.New(store, queue, log, closeorder.Options{}), log).Invoke)

@@ -17,8 +17,7 @@ import (
 )
 
 func main() {
-	log := coldstart.Logger()
-	cfg, aws := coldstart.Load(log, "createOrder", os.Getenv, createorder.LoadConfig)
+	log, cfg, aws := coldstart.Load("createOrder", os.Getenv, createorder.LoadConfig)
 	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{PaymentTimeout: cfg.PaymentTimeout})
 	queue := closeq.New(sqs.NewFromConfig(aws), cfg.CloseQueueURL, nil)
 	lambda.Start(createorder.New(store, queue, log).Handle)

@@ -22,8 +22,7 @@ import (
 )
 
 func main() {
-	log := coldstart.Logger()
-	cfg, awsCfg := coldstart.Load(log, "payCallback", os.Getenv, paycallback.LoadConfig)
+	log, cfg, awsCfg := coldstart.Load("payCallback", os.Getenv, paycallback.LoadConfig)
 	secret, err := secretsmanager.NewFromConfig(awsCfg).GetSecretValue(context.Background(), &secretsmanager.GetSecretValueInput{SecretId: aws.String(cfg.SecretARN)})
 	if err != nil {
 		coldstart.Exit(log, "read the WeChat Pay secret", err)

@@ -19,8 +19,7 @@ import (
 )
 
 func main() {
-	log := coldstart.Logger()
-	cfg, aws := coldstart.Load(log, "reconcile", os.Getenv, reconcile.LoadFunctionConfig)
+	log, cfg, aws := coldstart.Load("reconcile", os.Getenv, reconcile.LoadFunctionConfig)
 	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
 	r := reconcile.New(store, sns.NewFromConfig(aws), log, cfg.Reconcile)
 	lambda.Start(lambdaevent.OnlyScheduled(reconcile.FunctionName, r.Run))

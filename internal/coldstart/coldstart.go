@@ -16,15 +16,13 @@ import (
 	"github.com/stockguard/stockguard/internal/envvar"
 )
 
-// Logger returns the JSON logger on standard output that a function logs to
-// (CloudWatch Logs reads Lambda's standard output).
-func Logger() *slog.Logger { return slog.New(slog.NewJSONHandler(os.Stdout, nil)) }
-
-// Load parses the configuration of function (its name in log lines, e.g.
-// "createOrder") with parse from get (the main passes os.Getenv), then loads the AWS
-// SDK's default configuration (region and credentials from the Lambda environment).
-// On either error it calls Exit.
-func Load[C any](log *slog.Logger, function string, get envvar.Lookup, parse func(envvar.Lookup) (C, error)) (C, aws.Config) {
+// Load returns the JSON logger on standard output that the function logs to
+// (CloudWatch Logs reads Lambda's standard output), its configuration parsed with
+// parse from get (the main passes os.Getenv), and the AWS SDK's default configuration
+// (region and credentials from the Lambda environment). On either error it calls
+// Exit, naming function (e.g. "createOrder") and the bad setting.
+func Load[C any](function string, get envvar.Lookup, parse func(envvar.Lookup) (C, error)) (*slog.Logger, C, aws.Config) {
+	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
 	cfg, err := parse(get)
 	if err != nil {
 		Exit(log, function+" cannot start", err)
@@ -33,7 +31,7 @@ func Load[C any](log *slog.Logger, function string, get envvar.Lookup, parse fun
 	if err != nil {
 		Exit(log, "load AWS config", err)
 	}
-	return cfg, awsCfg
+	return log, cfg, awsCfg
 }
 
 // Exit logs msg with err at error level and ends the process with status 1.
