@@ -107,6 +107,14 @@ func (e *env) books(t testing.TB, sku string) books {
 	return b
 }
 
+// checkAvailable fails t unless the SKU's shards hold want available units in all.
+func (e *env) checkAvailable(t testing.TB, sku string, want int) {
+	t.Helper()
+	if got := e.books(t, sku).available; got != want {
+		t.Errorf("%s available %d, want %d", sku, got, want)
+	}
+}
+
 // checkBalanced asserts the conservation rules for a SKU that has only seen
 // reservations since it was stocked with initial units.
 func (b books) checkBalanced(t testing.TB, initial int) {

@@ -51,9 +51,7 @@ func TestExpire_LeavesAnOrderAloneUntilItsWindowEnds(t *testing.T) {
 	if err != nil || !released || got.Status != inventory.StatusCancelled || got.CancelReason != inventory.CancelTimeout {
 		t.Fatalf("at expiry: %+v released=%v err=%v; want CANCELLED (TIMEOUT), released", got, released, err)
 	}
-	if b := e.books(t, "cup"); b.available != 5 {
-		t.Errorf("available %d after release, want 5", b.available)
-	}
+	e.checkAvailable(t, "cup", 5)
 	read, err := e.store.Order(context.Background(), "u1", order.ID)
 	if err != nil || read.Status != inventory.StatusCancelled || read.CancelledAt == nil || !read.CancelledAt.Equal(c.Now()) {
 		t.Errorf("stored order %+v (%v), want CANCELLED at %v", read, err, c.Now())
@@ -103,9 +101,7 @@ func TestRelease_ConcurrentExpiresAndCancelsReleaseEachOrderOnce(t *testing.T) {
 			t.Errorf("order %s has %d RELEASE entries, want 2 (one per line)", o.ID, n)
 		}
 	}
-	if b := e.books(t, "cup"); b.available != 40 {
-		t.Errorf("cup available %d, want 40", b.available)
-	}
+	e.checkAvailable(t, "cup", 40)
 	e.Check(t)
 }
 
@@ -135,9 +131,7 @@ func TestCancel_AnswersPerOwnerAndStatus(t *testing.T) {
 	if err != nil || released || !again.CancelledAt.Equal(*first.CancelledAt) {
 		t.Errorf("second cancel: %+v released=%v err=%v; want the same CANCELLED order, nothing released", again, released, err)
 	}
-	if b := e.books(t, "cup"); b.available != 5 {
-		t.Errorf("available %d, want 5", b.available)
-	}
+	e.checkAvailable(t, "cup", 5)
 	e.Check(t)
 }
 
@@ -177,9 +171,7 @@ func TestRelease_ReleasesStockWhenThePurchaseCounterDrifted(t *testing.T) {
 	if err != nil || !released {
 		t.Fatalf("released=%v err=%v, want released", released, err)
 	}
-	if b := e.books(t, "cup"); b.available != 10 {
-		t.Errorf("available %d, want 10", b.available)
-	}
+	e.checkAvailable(t, "cup", 10)
 	for _, it := range e.Scan(t, e.Tables.Orders) {
 		if it["pk"] == "limit#cup#u1" && it["bought"] != 1.0 {
 			t.Errorf("counter %v, want left at 1", it["bought"])
