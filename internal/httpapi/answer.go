@@ -120,6 +120,8 @@ func Answer(err error) events.APIGatewayV2HTTPResponse {
 		return ErrorResponse(http.StatusConflict, "SKU_OFF_SALE", "this SKU is not on sale", sku)
 	case errors.Is(err, inventory.ErrLimitExceeded):
 		return ErrorResponse(http.StatusConflict, "LIMIT_EXCEEDED", "per-user purchase limit reached for this SKU", sku)
+	case errors.Is(err, inventory.ErrCartTooLarge):
+		return ErrorResponse(http.StatusConflict, "CART_TOO_LARGE", "this cart needs more stock shards than one order can reserve at once; order fewer items per cart", "")
 	case errors.Is(err, inventory.ErrIdempotencyKeyReused):
 		return ErrorResponse(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request", "")
 	case errors.Is(err, inventory.ErrNotCancellable):
