@@ -11,10 +11,10 @@ import (
 func TestShardStockAllocate(t *testing.T) {
 	const unknown = inventory.UnknownStock
 	for _, tc := range []struct {
-		name   string
-		stock  inventory.ShardStock
-		qty    int
-		ok     bool
+		name  string
+		stock inventory.ShardStock
+		qty   int
+		ok    bool
 		// whole: the shards one of which must take the whole line; nil when it is split.
 		whole []int
 		// split: the exact split expected (no ties); nil when not checked.
