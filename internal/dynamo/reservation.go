@@ -27,6 +27,30 @@ type ReserveRequest struct {
 	UserID         string         // the caller's identity (JWT sub)
 	Cart           inventory.Cart // validated, merged lines
 	IdempotencyKey string         // optional; same user + key + cart within 24 h → same order
+	// Slot, when set (from NewSlot), is the id and times the new order gets, so that
+	// work needing only those (the close message) can start before the outcome is
+	// known; zero means a fresh slot.
+	Slot OrderSlot
+}
+
+// OrderSlot is the id and times of an order before it is reserved. Until a Reserve
+// with it opens the order, nothing names it: an order id that never opens is never
+// found, so anything sent ahead for it (a close message) releases nothing.
+type OrderSlot struct {
+	OrderID   string    // a fresh order id (inventory.NewOrderID)
+	CreatedAt time.Time // UTC, from the store's clock
+	ExpiresAt time.Time // CreatedAt + the store's payment timeout
+}
+
+// NewSlot returns a fresh order slot on the store's clock and payment timeout. Its
+// only error is the order id generator's.
+func (s *Store) NewSlot() (OrderSlot, error) {
+	id, err := inventory.NewOrderID()
+	if err != nil {
+		return OrderSlot{}, err
+	}
+	now := s.now()
+	return OrderSlot{OrderID: id, CreatedAt: now, ExpiresAt: now.Add(s.opts.PaymentTimeout)}, nil
 }
 
 // Reserve reserves every line of the cart and opens a PENDING order in one
@@ -41,11 +65,14 @@ type ReserveRequest struct {
 // failure and also leaves nothing reserved unless the write's outcome could not be
 // read back; such an order expires and is released like any unpaid order.
 func (s *Store) Reserve(ctx context.Context, req ReserveRequest) (*inventory.Order, bool, error) {
-	id, err := inventory.NewOrderID()
-	if err != nil {
-		return nil, false, err
+	slot := req.Slot
+	if slot.OrderID == "" {
+		var err error
+		if slot, err = s.NewSlot(); err != nil {
+			return nil, false, err
+		}
 	}
-	r := &reservation{s: s, req: req, id: id, hash: req.Cart.Hash(), createdAt: s.now()}
+	r := &reservation{s: s, req: req, id: slot.OrderID, hash: req.Cart.Hash(), createdAt: slot.CreatedAt, expiresAt: slot.ExpiresAt}
 	order, replayed, err := r.run(ctx)
 	// A request refused for its stock, its size or for lost rounds, may be a copy of a keyed
 	// request that already got its order (often the very order that sold the SKU
@@ -101,6 +128,7 @@ type reservation struct {
 	id        string
 	hash      string
 	createdAt time.Time
+	expiresAt time.Time
 	lines     []linePlan
 }
 
@@ -239,7 +267,7 @@ func (r *reservation) order() *inventory.Order {
 	order := &inventory.Order{
 		ID: r.id, UserID: r.req.UserID, Status: inventory.StatusPending,
 		Currency: inventory.Currency, CartHash: r.hash,
-		CreatedAt: r.createdAt, ExpiresAt: r.createdAt.Add(r.s.opts.PaymentTimeout),
+		CreatedAt: r.createdAt, ExpiresAt: r.expiresAt,
 	}
 	for _, lp := range r.lines {
 		order.Items = append(order.Items, inventory.OrderItem{
