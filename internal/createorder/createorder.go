@@ -41,6 +41,9 @@ type Config struct {
 	Tables         dynamo.Tables // SKUS_TABLE, ORDERS_TABLE, STOCK_LOG_TABLE
 	PaymentTimeout time.Duration // PAYMENT_TIMEOUT_SECONDS: how long an order stays PENDING
 	CloseQueueURL  string        // CLOSE_QUEUE_URL: the close-order queue
+	// Shaping is ORDERS_PER_USER_SKU_PER_MINUTE: distinct order requests one user may
+	// send for one SKU per minute, 0 (off) to inventory.MaxShapingPerMinute.
+	Shaping inventory.Shaping
 }
 
 // LoadConfig reads createOrder's variables (template.yaml, CreateOrderFunction). It
@@ -55,6 +58,9 @@ func LoadConfig(get envvar.Lookup) (Config, error) {
 		return Config{}, err
 	}
 	if c.CloseQueueURL, err = envvar.Required(get, "CLOSE_QUEUE_URL", "the close-order queue URL"); err != nil {
+		return Config{}, err
+	}
+	if c.Shaping.PerMinute, err = envvar.Count(get, "ORDERS_PER_USER_SKU_PER_MINUTE", inventory.MaxShapingPerMinute); err != nil {
 		return Config{}, err
 	}
 	return c, nil

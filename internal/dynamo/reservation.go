@@ -57,6 +57,9 @@ func (s *Store) NewSlot() (OrderSlot, error) {
 // TransactWriteItems, or reserves nothing. It returns the order and whether it is a
 // replay of an earlier request with the same idempotency key (nothing new reserved).
 //
+// With Options.Shaping on, the request is first admitted (Store.shape): a refusal is
+// a *inventory.RateLimitedError wrapping inventory.ErrRateLimited, nothing reserved.
+//
 // Errors (check with errors.Is; per-SKU ones come as *inventory.SKUError):
 // inventory.ErrSKUNotFound, ErrOffSale, ErrLimitExceeded, ErrStockOut (the SKU's shards
 // together cannot cover the line), ErrCartTooLarge (even over the fewest shards the
@@ -73,6 +76,11 @@ func (s *Store) Reserve(ctx context.Context, req ReserveRequest) (*inventory.Ord
 		}
 	}
 	r := &reservation{s: s, req: req, id: slot.OrderID, hash: req.Cart.Hash(), createdAt: slot.CreatedAt, expiresAt: slot.ExpiresAt}
+	if s.opts.Shaping.On() {
+		if order, replayed, err := r.shape(ctx); order != nil || err != nil {
+			return order, replayed, err
+		}
+	}
 	order, replayed, err := r.run(ctx)
 	// A request refused for its stock, its size or for lost rounds, may be a copy of a keyed
 	// request that already got its order (often the very order that sold the SKU
@@ -83,6 +91,21 @@ func (s *Store) Reserve(ctx context.Context, req ReserveRequest) (*inventory.Ord
 		}
 	}
 	return order, replayed, err
+}
+
+// shape admits the request under Options.Shaping (Store.shape). A keyed request
+// that is refused gets the order of its key instead when the key has one (an
+// idempotent replay is never refused by shaping). A nil order and nil error mean
+// admitted.
+func (r *reservation) shape(ctx context.Context) (*inventory.Order, bool, error) {
+	err := r.s.shape(ctx, r.req.UserID, r.req.IdempotencyKey, r.req.Cart)
+	if err == nil || r.req.IdempotencyKey == "" || !errors.Is(err, inventory.ErrRateLimited) {
+		return nil, false, err
+	}
+	if order, replayed, rerr := r.replay(ctx); rerr != nil || order != nil {
+		return order, replayed, rerr
+	}
+	return nil, false, err
 }
 
 // run plans the reservation and sends rounds of it until one is applied or refused.
