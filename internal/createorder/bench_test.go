@@ -5,7 +5,9 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,15 +45,37 @@ func delayed(d time.Duration) *http.Client {
 
 // BenchmarkCreateOrder_InjectedRoundTrips places one-line orders through createOrder's
 // handler with every DynamoDB request delayed 5 ms and every SQS request 8 ms,
-// against the embedded servers. p50-ms is the median time per order. An order makes
-// one DynamoDB request (the transaction; the SKU is cached) and one SQS request (its
-// close message), so p50-ms tells whether they run one after the other (≈ 13 ms plus
-// the servers' own time) or overlap (≈ 8 ms plus).
+// against the embedded servers, each order from a new user. p50-ms is the median time
+// per order, ddb-requests/order the DynamoDB requests an order makes. Without
+// shaping an order makes one DynamoDB request (the transaction; the SKU is cached)
+// and one SQS request (its close message), so p50-ms tells whether they run one
+// after the other (≈ 13 ms plus the servers' own time) or overlap (≈ 8 ms plus).
+// With shaping on, the shaping write comes before the transaction: one more
+// DynamoDB request, still overlapping the SQS send.
 func BenchmarkCreateOrder_InjectedRoundTrips(b *testing.B) {
+	for _, perMinute := range []string{"0", "100"} {
+		name := "shaping=off"
+		if perMinute != "0" {
+			name = "shaping=on"
+		}
+		b.Run(name, func(b *testing.B) { benchInjected(b, perMinute) })
+	}
+}
+
+func benchInjected(b *testing.B, perMinute string) {
 	ctx := context.Background()
+	var sent atomic.Int64
 	stack, err := local.Start(ctx, local.StackConfig{
 		Template: "../../template.yaml", SQSAddr: "127.0.0.1:0",
-		DynamoDBOptions: []func(*dynamodb.Options){func(o *dynamodb.Options) { o.HTTPClient = delayed(dynamoRoundTrip) }},
+		DynamoDBOptions: []func(*dynamodb.Options){
+			func(o *dynamodb.Options) { o.HTTPClient = delayed(dynamoRoundTrip) },
+			local.CountRequests(func(string) { sent.Add(1) }),
+		},
+		Environment: func(_ string, env map[string]string) {
+			if _, ok := env["ORDERS_PER_USER_SKU_PER_MINUTE"]; ok {
+				env["ORDERS_PER_USER_SKU_PER_MINUTE"] = perMinute
+			}
+		},
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -65,7 +89,10 @@ func BenchmarkCreateOrder_InjectedRoundTrips(b *testing.B) {
 	h := createorder.New(stack.Store, queue, slog.New(slog.DiscardHandler))
 	req := fixture(b, "create-order.json")
 	req.Body = `{"items":[{"skuId":"cup-01","qty":1}]}`
+	user := 0
 	order := func() time.Duration {
+		user++
+		req.RequestContext.Authorizer.JWT.Claims["sub"] = "buyer-" + strconv.Itoa(user)
 		start := time.Now()
 		resp, err := h.Handle(ctx, req)
 		if err != nil || resp.StatusCode != http.StatusCreated {
@@ -74,10 +101,12 @@ func BenchmarkCreateOrder_InjectedRoundTrips(b *testing.B) {
 		return time.Since(start)
 	}
 	order() // warm the SKU cache and the connections, as a warm container has them
+	sent.Store(0)
 	var took []time.Duration
 	for b.Loop() {
 		took = append(took, order())
 	}
 	slices.Sort(took)
 	b.ReportMetric(float64(took[len(took)/2])/float64(time.Millisecond), "p50-ms")
+	b.ReportMetric(float64(sent.Load())/float64(len(took)), "ddb-requests/order")
 }
