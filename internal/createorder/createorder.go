@@ -41,8 +41,8 @@ type Config struct {
 	Tables         dynamo.Tables // SKUS_TABLE, ORDERS_TABLE, STOCK_LOG_TABLE
 	PaymentTimeout time.Duration // PAYMENT_TIMEOUT_SECONDS: how long an order stays PENDING
 	CloseQueueURL  string        // CLOSE_QUEUE_URL: the close-order queue
-	// Shaping is ORDERS_PER_USER_SKU_PER_MINUTE: distinct order requests one user may
-	// send for one SKU per minute, 0 (off) to inventory.MaxShapingPerMinute.
+	// Shaping is ORDERS_PER_USER_SKU_PER_MINUTE: order requests one user may send for
+	// one SKU per minute window, 0 (off) to inventory.MaxShapingPerMinute.
 	Shaping inventory.Shaping
 }
 
@@ -74,8 +74,9 @@ type routes struct {
 
 // New returns createOrder's handler over store, logging one JSON line per request to
 // log. Each order request sends its order's close message on queue, delayed to the
-// order's expiry, while the reservation runs (see scheduleClose); a nil queue sends none (the scheduled sweep still releases unpaid orders, up to a sweep
-// period late). Any other route is refused (httpapi.Handler.Handle).
+// order's expiry, while the reservation runs (see scheduleClose); a nil queue sends
+// none (the scheduled sweep still releases unpaid orders, up to a sweep period
+// late). Any other route is refused (httpapi.Handler.Handle).
 func New(store *dynamo.Store, queue *closeq.Queue, log *slog.Logger) *httpapi.Handler {
 	r := &routes{store: store, queue: queue, log: log}
 	return httpapi.New(FunctionName, log, map[string]httpapi.Route{
