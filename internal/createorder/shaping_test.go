@@ -212,3 +212,19 @@ func TestShaping_IdempotentReplaysAreNeverRefused(t *testing.T) {
 	}
 	booktest.Check(t, h.stack.DB, h.stack.Tables)
 }
+
+// One write decides the whole cart: a cart naming a full SKU is refused naming that
+// SKU, and counts nothing for its other SKUs.
+func TestShaping_RefusedCartNamesTheFullSKUAndCountsNothing(t *testing.T) {
+	h, _ := shapingHarness(t, 1)
+	if resp, _ := h.do(t, orderReq(t, "u", "", `{"items":[{"skuId":"saucer","qty":1}]}`)); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("first saucer: %d", resp.StatusCode)
+	}
+	resp, body := h.do(t, orderReq(t, "u", "", `{"items":[{"skuId":"cup","qty":1},{"skuId":"saucer","qty":1}]}`))
+	if resp.StatusCode != http.StatusTooManyRequests || body["skuId"] != "saucer" {
+		t.Fatalf("cup and saucer: %d %v, want 429 naming saucer", resp.StatusCode, body)
+	}
+	if resp, body := h.do(t, orderReq(t, "u", "", oneCup)); resp.StatusCode != http.StatusCreated {
+		t.Errorf("cup after the refused cart: %d %v, want 201 (the refusal counted no cup)", resp.StatusCode, body)
+	}
+}
