@@ -30,7 +30,7 @@ func main() {
 		log.Error("load AWS config", "error", err)
 		os.Exit(1)
 	}
-	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{PaymentTimeout: cfg.PaymentTimeout})
+	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{PaymentTimeout: cfg.PaymentTimeout, Shaping: cfg.Shaping})
 	queue := closeq.New(sqs.NewFromConfig(aws), cfg.CloseQueueURL, nil)
 	lambda.Start(createorder.New(store, queue, log).Handle)
 }

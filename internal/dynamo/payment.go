@@ -124,7 +124,7 @@ func (s *Store) payTx(ctx context.Context, order *inventory.Order, p Payment, st
 		return s.refundDueTx(order, p), RefundDue, nil
 	}
 	t := s.lateTx(order, items, limits, p, now)
-	if len(t.items) > maxTransactItems {
+	if len(t.items) > inventory.MaxTransactionActions {
 		return s.refundDueTx(order, p), RefundDue, nil // DynamoDB API Reference, TransactWriteItems: up to 100 actions
 	}
 	return t, PaidLate, nil
