@@ -20,6 +20,7 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/testkit"
 )
 
 // benchStack starts the local stack with a SKU that cannot sell out during a benchmark
@@ -38,6 +39,26 @@ func benchStack(b *testing.B) (*local.Stack, *atomic.Int64) {
 	return stack, &sent
 }
 
+// postOrder returns a function that places a one-line order for cup-01 as user
+// through the HTTP API at url and fails b unless it is created.
+func postOrder(b *testing.B, client *http.Client, url string) func(user string) {
+	body := `{"items":[{"skuId":"cup-01","qty":1}]}`
+	return func(user string) {
+		req, _ := http.NewRequest(http.MethodPost, url+"/orders", strings.NewReader(body))
+		req.Header.Set("X-User-Id", user)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			b.Errorf("status %d", resp.StatusCode)
+		}
+	}
+}
+
 // BenchmarkCreateOrder_LocalHTTP places one-line orders through the whole local path:
 // HTTP → gateway → API Gateway event JSON → createOrder handler → DynamoDB API.
 // ddb-requests/order is the number of DynamoDB requests per order.
@@ -45,22 +66,8 @@ func BenchmarkCreateOrder_LocalHTTP(b *testing.B) {
 	stack, sent := benchStack(b)
 	api := httptest.NewServer(stack.API)
 	defer api.Close()
-	client := api.Client()
-	body := `{"items":[{"skuId":"cup-01","qty":1}]}`
+	post := postOrder(b, api.Client(), api.URL)
 	// One order to warm the SKU cache, as a warm Lambda container has.
-	post := func(user string) {
-		req, _ := http.NewRequest(http.MethodPost, api.URL+"/orders", strings.NewReader(body))
-		req.Header.Set("X-User-Id", user)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusCreated {
-			b.Fatalf("status %d", resp.StatusCode)
-		}
-	}
 	post("warm-up")
 	sent.Store(0)
 	b.ResetTimer()
@@ -68,6 +75,49 @@ func BenchmarkCreateOrder_LocalHTTP(b *testing.B) {
 		post("buyer-" + strconv.Itoa(i))
 	}
 	b.ReportMetric(float64(sent.Load())/float64(b.N), "ddb-requests/order")
+}
+
+// BenchmarkCreateOrder_Blocks places b.N one-line orders (run it with -benchtime
+// 20000x) through the local HTTP API from 32 buyers at once, and reports the
+// throughput of the first and the last block of 1,000 orders, and their ratio: a
+// store whose cost per order grows with the orders before it shows a ratio well
+// under 1. Every block's orders/s is logged (-v).
+func BenchmarkCreateOrder_Blocks(b *testing.B) {
+	const block, buyers = 1000, 32
+	stack, _ := benchStack(b)
+	api := httptest.NewServer(stack.API)
+	defer api.Close()
+	client := api.Client()
+	client.Transport.(*http.Transport).MaxIdleConnsPerHost = buyers
+	post := postOrder(b, client, api.URL)
+	post("warm-up")
+	var next atomic.Int64
+	done := make([]time.Time, b.N)
+	start := time.Now()
+	b.ResetTimer()
+	testkit.Parallel(buyers, func(int) {
+		for i := int(next.Add(1)) - 1; i < b.N; i = int(next.Add(1)) - 1 {
+			post("buyer-" + strconv.Itoa(i))
+			done[i] = time.Now()
+		}
+	})
+	b.StopTimer()
+	slices.SortFunc(done, func(x, y time.Time) int { return x.Compare(y) })
+	var rates []float64
+	for end, prev := block, start; end <= len(done); end += block {
+		rates = append(rates, block/done[end-1].Sub(prev).Seconds())
+		prev = done[end-1]
+	}
+	if len(rates) == 0 {
+		return
+	}
+	for i, r := range rates {
+		b.Logf("block %2d: %6.0f orders/s", i+1, r)
+	}
+	first, last := rates[0], rates[len(rates)-1]
+	b.ReportMetric(first, "first-block-orders/s")
+	b.ReportMetric(last, "last-block-orders/s")
+	b.ReportMetric(last/first, "last/first")
 }
 
 // BenchmarkTransactWriteItems_Bare sends the same three writes a one-line order makes
