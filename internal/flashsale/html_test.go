@@ -1,0 +1,92 @@
+package flashsale
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/xml"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// htmlText parses page as XML (so it must be well-formed) and returns its text, one
+// space between elements, and the src of every img.
+func htmlText(t *testing.T, page []byte) (string, []string) {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(page))
+	d.Strict = true
+	d.Entity = xml.HTMLEntity
+	var text strings.Builder
+	var srcs []string
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("report is not well-formed: %v", err)
+		}
+		switch tok := tok.(type) {
+		case xml.CharData:
+			text.Write(tok)
+		case xml.EndElement:
+			text.WriteByte(' ')
+		case xml.StartElement:
+			text.WriteByte(' ')
+			for _, a := range tok.Attr {
+				if tok.Name.Local == "img" && a.Name.Local == "src" {
+					srcs = append(srcs, a.Value)
+				}
+			}
+		}
+	}
+	return strings.Join(strings.Fields(text.String()), " "), srcs
+}
+
+// The HTML report is well-formed, holds every number of the text report and the
+// verdict of every check, and embeds its three pictures as SVG.
+func TestWriteHTML_HoldsTheTextReportsFiguresAndThreePictures(t *testing.T) {
+	st, srv := newStandIn(t, "cup-01", 30, 0, fault{busyEvery: 10})
+	cfg := testConfig(srv)
+	cfg.Buyers, cfg.PayRatio, cfg.CancelUnpaid = 100, 0.5, true
+	cfg.SampleEvery = time.Millisecond
+	var text bytes.Buffer
+	rep, err := run(context.Background(), cfg, &text, st.readOnHand)
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, text.String())
+	}
+	var page bytes.Buffer
+	if err := rep.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	if path := os.Getenv("FLASHSALE_HTML"); path != "" {
+		os.WriteFile(path, page.Bytes(), 0o644)
+	}
+	got, srcs := htmlText(t, page.Bytes())
+	for _, n := range regexp.MustCompile(`\d+(\.\d+)?`).FindAllString(text.String(), -1) {
+		if !strings.Contains(got, n) {
+			t.Errorf("HTML report lacks %s of the text report", n)
+		}
+	}
+	for _, c := range rep.Checks {
+		if want := string(c.Result) + " " + c.Name + " " + strings.Join(strings.Fields(c.Detail), " "); !strings.Contains(got, want) {
+			t.Errorf("HTML report lacks the check %q", want)
+		}
+	}
+	if len(srcs) != 3 {
+		t.Fatalf("%d pictures, want 3 (orders/s, latency, available stock)", len(srcs))
+	}
+	for i, src := range srcs {
+		data, ok := strings.CutPrefix(src, "data:image/svg+xml;base64,")
+		svg, err := base64.StdEncoding.DecodeString(data)
+		if !ok || err != nil || !bytes.Contains(svg, []byte("<svg")) {
+			t.Errorf("picture %d is not an SVG data: URI (%.60s…)", i, src)
+			continue
+		}
+		htmlText(t, svg) // well-formed too
+	}
+}
