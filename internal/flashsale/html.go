@@ -74,7 +74,7 @@ func (t *Timeline) throughputPlot() (*plot.Plot, error) {
 	for i, v := range t.OrdersPerSec {
 		pts[i] = plotter.XY{X: (float64(i) + 0.5) * t.BinSeconds, Y: v}
 	}
-	return linePlot("seconds since the first order", "orders/s", line{"orders/s", pts, color.RGBA{B: 200, A: 255}})
+	return linePlot("seconds since the first order", "orders/s", line{"orders/s", pts, color.RGBA{B: 200, A: 255}, 1.5})
 }
 
 func (t *Timeline) latencyPlot() (*plot.Plot, error) {
@@ -102,15 +102,16 @@ func (t *Timeline) stockPlot(start int) (*plot.Plot, error) {
 		left = append(left, plotter.XY{X: s.AtSec, Y: float64(start - s.Units)})
 	}
 	return linePlot("seconds since the first order", "units",
-		line{"available read (GET /skus)", read, color.RGBA{R: 200, A: 255}},
-		line{"start − units of orders answered", left, color.RGBA{G: 140, A: 255}})
+		line{"available read (GET /skus)", read, color.RGBA{R: 220, G: 60, A: 255}, 4},
+		line{"start − units of orders answered", left, color.RGBA{G: 90, B: 40, A: 255}, 1})
 }
 
-// line is one named series of a line plot.
+// line is one named series of a line plot, width in points.
 type line struct {
 	name  string
 	pts   plotter.XYs
 	color color.Color
+	width float64
 }
 
 // linePlot draws the series that have points, with a legend when there are several.
@@ -127,7 +128,7 @@ func linePlot(x, y string, lines ...line) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		pl.Color, pl.Width = l.color, vg.Points(1.5)
+		pl.Color, pl.Width = l.color, vg.Points(l.width)
 		p.Add(pl)
 		if len(lines) > 1 {
 			p.Legend.Add(l.name, pl)

@@ -90,3 +90,32 @@ func TestWriteHTML_HoldsTheTextReportsFiguresAndThreePictures(t *testing.T) {
 		htmlText(t, svg) // well-formed too
 	}
 }
+
+func TestNewTimeline_BinsOrdersByAnswerTime(t *testing.T) {
+	began := time.Unix(1000, 0)
+	at := func(sec float64, status int) outcome {
+		return outcome{attempts: []attempt{{sent: began, received: began.Add(time.Duration(sec * float64(time.Second))), status: status}}}
+	}
+	// A 4 s sale: 40 bins of 0.1 s; the answers at 0.05 s fall in bin 0, 3.95 s in bin 39.
+	outcomes := []outcome{at(0.05, 201), at(0.06, 201), at(0.07, 409), at(3.95, 201)}
+	cfg := DefaultConfig()
+	cfg.Qty = 2
+	tl := newTimeline(cfg, outcomes, began, 4*time.Second, nil)
+	if len(tl.OrdersPerSec) != 40 || tl.BinSeconds != 0.1 {
+		t.Fatalf("%d bins of %g s, want 40 of 0.1", len(tl.OrdersPerSec), tl.BinSeconds)
+	}
+	for i, want := range map[int]float64{0: 20, 1: 0, 39: 10} {
+		if got := tl.OrdersPerSec[i]; got < want-1e-9 || got > want+1e-9 {
+			t.Errorf("bin %d: %g orders/s, want %g", i, got, want)
+		}
+	}
+	want := []StockPoint{{0.05, 2}, {0.06, 4}, {3.95, 6}}
+	if len(tl.Reserved) != len(want) || len(tl.LatenciesMs) != 4 || tl.LatenciesMs[3] != 3950 {
+		t.Fatalf("reserved %v latencies %v, want %v and 4 latencies ending 3950", tl.Reserved, tl.LatenciesMs, want)
+	}
+	for i, p := range tl.Reserved {
+		if p.Units != want[i].Units || p.AtSec < want[i].AtSec-1e-9 || p.AtSec > want[i].AtSec+1e-9 {
+			t.Errorf("reserved[%d] = %v, want %v", i, p, want[i])
+		}
+	}
+}

@@ -2,6 +2,7 @@ package flashsale
 
 import (
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -14,7 +15,7 @@ type Timeline struct {
 	// 40 bins, rounded up to at least 0.1 s.
 	BinSeconds float64 `json:"binSeconds"`
 	// OrdersPerSec[i] is the orders created (final answer 200/201) whose answer arrived
-	// in bin i, per second.
+	// in bin i, per second of the bin (the last bin ends with the sale).
 	OrdersPerSec []float64 `json:"ordersPerSec"`
 	// LatenciesMs are the buyers' waits (Report.Latency's samples), ms, in buyer order.
 	LatenciesMs []float64 `json:"latenciesMs"`
@@ -37,17 +38,21 @@ const throughputBins = 40
 
 // newTimeline bins the outcomes of a sale that began at began and lasted wall.
 func newTimeline(cfg Config, outcomes []outcome, began time.Time, wall time.Duration, available []StockPoint) *Timeline {
-	bin := max(wall.Seconds()/throughputBins, 0.1)
+	secs := wall.Seconds()
+	bin := max(secs/throughputBins, 0.1)
 	t := &Timeline{BinSeconds: bin, Available: available}
-	t.OrdersPerSec = make([]float64, int(wall.Seconds()/bin)+1)
+	t.OrdersPerSec = make([]float64, max(int(math.Ceil(secs/bin)), 1))
 	var done []float64
 	for _, o := range outcomes {
 		t.LatenciesMs = append(t.LatenciesMs, ms(o.latency()))
 		if o.gotOrder() {
 			at := o.final().received.Sub(began).Seconds()
 			done = append(done, at)
-			t.OrdersPerSec[min(int(at/bin), len(t.OrdersPerSec)-1)] += 1 / bin
+			t.OrdersPerSec[min(int(at/bin), len(t.OrdersPerSec)-1)]++
 		}
+	}
+	for i := range t.OrdersPerSec { // the last bin may be cut short by the end of the sale
+		t.OrdersPerSec[i] /= max(min(bin, secs-float64(i)*bin), bin/10)
 	}
 	slices.Sort(done)
 	for i, at := range done {

@@ -41,7 +41,7 @@ type tokenRecord struct {
 type transactor struct {
 	mini   http.Handler
 	mu     sync.RWMutex
-	tokens map[string]*tokenRecord // guarded by mu, written only under its write lock
+	tokens map[string]*tokenRecord // used only under mu's write lock, as is issued
 	issued []string                // the keys of tokens, oldest first
 }
 
