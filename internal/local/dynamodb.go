@@ -48,8 +48,9 @@ type DynamoDBOptions struct {
 //   - REMOVE in an update expression is ignored (only SET/ADD results are
 //     written back), so an item never leaves a sparse GSI by losing its key
 //     attributes; readers of PendingByExpiry filter on status.
-//   - Inserting a new item sorts the table's and each index's keys, a cost
-//     that grows slowly with the table (a sort of an already sorted slice).
+//   - Inserting a new item re-sorts the table's and each index's keys (a
+//     sort of an almost sorted slice: linear in the items, with a small
+//     factor), so writes of new items still slow down slowly as tables grow.
 //   - Failure injection (EmulateFailure) switched on while a transaction is
 //     running can stop its rollback; it then answers InternalServerError.
 type DynamoDBServer struct {
