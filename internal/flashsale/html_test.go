@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/xml"
 	"io"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -62,9 +61,6 @@ func TestWriteHTML_HoldsTheTextReportsFiguresAndThreePictures(t *testing.T) {
 	var page bytes.Buffer
 	if err := rep.WriteHTML(&page); err != nil {
 		t.Fatal(err)
-	}
-	if path := os.Getenv("FLASHSALE_HTML"); path != "" {
-		os.WriteFile(path, page.Bytes(), 0o644)
 	}
 	got, srcs := htmlText(t, page.Bytes())
 	for _, n := range regexp.MustCompile(`\d+(\.\d+)?`).FindAllString(text.String(), -1) {
