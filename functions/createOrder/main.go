@@ -18,7 +18,7 @@ import (
 
 func main() {
 	log, cfg, aws := coldstart.Load("createOrder", os.Getenv, createorder.LoadConfig)
-	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{PaymentTimeout: cfg.PaymentTimeout})
+	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{PaymentTimeout: cfg.PaymentTimeout, Shaping: cfg.Shaping})
 	queue := closeq.New(sqs.NewFromConfig(aws), cfg.CloseQueueURL, nil)
 	lambda.Start(createorder.New(store, queue, log).Handle)
 }

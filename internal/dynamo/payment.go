@@ -110,7 +110,7 @@ func (s *Store) payTx(ctx context.Context, order *inventory.Order, p inventory.P
 		return s.refundDueTx(order, p), inventory.RefundDue, nil
 	}
 	t := s.lateTx(order, items, limits, p, now)
-	if len(t.items) > maxTransactItems {
+	if len(t.items) > inventory.MaxTransactionActions {
 		return s.refundDueTx(order, p), inventory.RefundDue, nil // DynamoDB API Reference, TransactWriteItems: up to 100 actions
 	}
 	return t, inventory.PaidLate, nil

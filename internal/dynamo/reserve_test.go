@@ -342,14 +342,14 @@ func TestReserve_WideCartOfShardedSKUsSucceedsOnAColdCache(t *testing.T) {
 }
 
 // Two lines each spread thin over 64 one-unit shards cannot fit in one transaction:
-// the cart is refused whole (BUSY), and nothing moves.
+// the cart is refused whole (CART_TOO_LARGE), and nothing moves.
 func TestReserve_RefusesACartTooWideForOneTransactionAndChangesNothing(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "p1", Stock: 64, Shards: 64}, inventory.NewSKU{ID: "p2", Stock: 64, Shards: 64})
 	before := e.Scan(t, e.Tables.SKUs)
 	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t,
 		inventory.Line{SKU: "p1", Qty: 64}, inventory.Line{SKU: "p2", Qty: 64})})
-	if !errors.Is(err, inventory.ErrBusy) {
-		t.Fatalf("131 actions: %v, want BUSY", err)
+	if !errors.Is(err, inventory.ErrCartTooLarge) {
+		t.Fatalf("131 actions: %v, want CART_TOO_LARGE", err)
 	}
 	if after := e.Scan(t, e.Tables.SKUs); !reflect.DeepEqual(before, after) {
 		t.Error("a refused cart changed shard items")
@@ -403,9 +403,9 @@ func TestReserve_ConcurrentWideShardedCartsAreAllServedWhenStockSuffices(t *test
 	}
 }
 
-// Split lines normally spread over random shards; when that would overflow one
-// transaction, they are planned again over the fullest shards.
-func TestReserve_PlansSplitLinesOverTheFullestShardsWhenRandomOnesDoNotFit(t *testing.T) {
+// Split lines planned from stale hints are planned again from a strongly consistent
+// read of the shards, over the fullest ones, when they would overflow one transaction.
+func TestReserve_PlansSplitLinesOverTheFullestShardsWhenStaleHintsDoNotFit(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
 	var lines []inventory.Line
 	for i := range 8 { // 8 lines over random shards would need ~260 updates
@@ -427,8 +427,8 @@ func TestReserve_PlansSplitLinesOverTheFullestShardsWhenRandomOnesDoNotFit(t *te
 	// What is left (62 one-unit shards per SKU) could serve the cart again, but only
 	// with 8 × 61 shard updates: refused whole, nothing changed.
 	before := e.Scan(t, e.Tables.SKUs)
-	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "v", Cart: cart(t, lines...)}); !errors.Is(err, inventory.ErrBusy) {
-		t.Errorf("a cart needing 497 actions: %v, want BUSY", err)
+	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "v", Cart: cart(t, lines...)}); !errors.Is(err, inventory.ErrCartTooLarge) {
+		t.Errorf("a cart needing 497 actions: %v, want CART_TOO_LARGE", err)
 	}
 	if after := e.Scan(t, e.Tables.SKUs); !reflect.DeepEqual(before, after) {
 		t.Error("a refused cart changed shard items")

@@ -37,13 +37,14 @@ func templateFunctions(t *testing.T) ([]sam.Function, []sam.Route) {
 
 // invalidValues are values of the template's variables that are set but wrong.
 var invalidValues = map[string][]string{
-	"PAYMENT_TIMEOUT_SECONDS": {"0", "-900", "15m", "1.5"},
-	"REPAIR_ENABLED":          {"yes"},
-	"REPAIR_WINDOW":           {"2-5", "02:00-02:00", "25:00-05:00"},
-	"REPAIR_TIMEZONE":         {"Mars/Olympus_Mons", "local"},
-	"ALERT_MIN_UNITS":         {"0", "five"},
-	"ALERT_PERCENT":           {"0", "-1", "NaN"},
-	"OVERDUE_GRACE_SECONDS":   {"0", "300s"},
+	"PAYMENT_TIMEOUT_SECONDS":        {"0", "-900", "15m", "1.5"},
+	"REPAIR_ENABLED":                 {"yes"},
+	"REPAIR_WINDOW":                  {"2-5", "02:00-02:00", "25:00-05:00"},
+	"REPAIR_TIMEZONE":                {"Mars/Olympus_Mons", "local"},
+	"ALERT_MIN_UNITS":                {"0", "five"},
+	"ALERT_PERCENT":                  {"0", "-1", "NaN"},
+	"OVERDUE_GRACE_SECONDS":          {"0", "300s"},
+	"ORDERS_PER_USER_SKU_PER_MINUTE": {"-1", "101", "5/min"},
 }
 
 // Every function refuses to start when one of the variables template.yaml sets for it

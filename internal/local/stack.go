@@ -203,7 +203,7 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 			c.PaymentTimeout = cfg.PaymentTimeout
 		}
 		s.Tables = c.Tables
-		s.Store = dynamo.New(s.DB, c.Tables, dynamo.Options{PaymentTimeout: c.PaymentTimeout, Now: cfg.Now})
+		s.Store = dynamo.New(s.DB, c.Tables, dynamo.Options{PaymentTimeout: c.PaymentTimeout, Now: cfg.Now, Shaping: c.Shaping})
 		return newHandler(createorder.New(s.Store, s.closeQueue(c.CloseQueueURL), log).Handle), nil
 	case "CloseOrderFunction":
 		c, err := closeorder.LoadConfig(env)
@@ -475,7 +475,10 @@ type SeedSKU struct {
 	Price        int64  `json:"price"`                  // fen
 	Stock        int    `json:"stock"`                  // initial on-hand units
 	LimitPerUser int    `json:"limitPerUser,omitempty"` // units per user, 0 = no limit
-	Shards       int    `json:"shards,omitempty"`       // stock shard items, default 1
+	Shards       int    `json:"shards,omitempty"`       // stock shard items; default from the peak, else 1
+	// PeakOrdersPerSecond is the expected peak of orders per second; without
+	// shards, it sizes them (inventory.ShardsForPeak).
+	PeakOrdersPerSecond int `json:"peakOrdersPerSecond,omitempty"`
 }
 
 // Seed creates the SKUs of a seed file (CONTRACT.md, "Seed file"), each with its
@@ -490,6 +493,7 @@ func (s *Stack) Seed(ctx context.Context, r io.Reader) error {
 	for _, k := range skus {
 		if err := s.Store.CreateSKU(ctx, inventory.NewSKU{
 			ID: k.SKU, Name: k.Name, Price: k.Price, Stock: k.Stock, LimitPerUser: k.LimitPerUser, Shards: k.Shards,
+			PeakOrdersPerSecond: k.PeakOrdersPerSecond,
 		}); err != nil {
 			return fmt.Errorf("seed: %w", err)
 		}
