@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -94,10 +95,28 @@ func ErrorResponse(status int, code, message, sku string) events.APIGatewayV2HTT
 	return JSON(status, errorJSON{Code: code, Message: message, SKU: sku})
 }
 
+// Failure is an error answer a route chooses itself, for callers with their own error
+// codes (WeChat Pay's {"code":"FAIL"} on the notify route): Answer makes it Status with
+// the body {"code":Code,"message":Message}, and Handler logs the request at Level
+// (zero is info). Message is shown to the caller, so it must be text written by this
+// project; Err, the cause, goes only to the log.
+type Failure struct {
+	Status  int // HTTP status, 4xx or 5xx
+	Code    string
+	Message string
+	Level   slog.Level
+	Err     error
+}
+
+func (f *Failure) Error() string { return f.Err.Error() }
+
+// Unwrap returns the cause.
+func (f *Failure) Unwrap() error { return f.Err }
+
 // Answer maps an error to its contract response (CONTRACT.md, the error tables of each
-// route). Only messages written by this project reach the client: an
-// *inventory.InvalidRequestError's Reason, or the fixed text of each code; anything
-// unknown becomes 500 INTERNAL.
+// route). Only messages written by this project reach the client: a *Failure's
+// Message, an *inventory.InvalidRequestError's Reason, or the fixed text of each code;
+// anything unknown becomes 500 INTERNAL.
 func Answer(err error) events.APIGatewayV2HTTPResponse {
 	var skuErr *inventory.SKUError
 	sku := ""
@@ -106,7 +125,10 @@ func Answer(err error) events.APIGatewayV2HTTPResponse {
 	}
 	var invalid *inventory.InvalidRequestError
 	var rateLimited *inventory.RateLimitedError
+	var failure *Failure
 	switch {
+	case errors.As(err, &failure):
+		return ErrorResponse(failure.Status, failure.Code, failure.Message, "")
 	case errors.Is(err, errUnauthorized):
 		return ErrorResponse(http.StatusUnauthorized, "UNAUTHORIZED", "sign in first: the request carries no valid caller identity", "")
 	case errors.As(err, &invalid):

@@ -111,6 +111,8 @@ func consoleText(msg string, level slog.Level, f fields) (string, bool) {
 	switch {
 	case msg == "request" && f.str("method") != "":
 		return requestLine(f), true
+	case quiet && msg == "request" && f.str("result") != "":
+		return fmt.Sprintf("paid order=%s (%s)", f.str("outTradeNo"), f.str("result")), true
 	case quiet && (msg == "metrics" || msg == "request" || msg == "sqs batch"):
 		return "", false // the gateway's line says it; an empty poll says nothing
 	case quiet && (msg == "sweep" || msg == "close messages"):
@@ -119,8 +121,6 @@ func consoleText(msg string, level slog.Level, f fields) (string, bool) {
 		}
 		from := map[string]string{"sweep": "sweep", "close messages": "close-order queue"}[msg]
 		return fmt.Sprintf("released %d order(s) (%s)", f.num("released"), from), true
-	case quiet && msg == "notification" && f.str("result") != "":
-		return fmt.Sprintf("paid order=%s (%s)", f.str("outTradeNo"), f.str("result")), true
 	case quiet && msg == "reconcile":
 		return fmt.Sprintf("reconcile clean: %d SKUs checked", f.num("skusChecked")), true
 	case msg == "reconcile":

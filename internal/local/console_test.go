@@ -32,7 +32,7 @@ func TestConsoleHandler_WritesOneReadableLinePerEvent(t *testing.T) {
 		{"sweep that released", func(l *slog.Logger) { l.Info("sweep", "due", 3, "released", 3) }, "released 3 order(s) (sweep)"},
 		{"close message", func(l *slog.Logger) { l.Info("close messages", "records", 1, "released", 1) }, "released 1 order(s) (close-order queue)"},
 		{"payment", func(l *slog.Logger) {
-			l.Info("notification", "route", "POST /payments/wechatpay/notify", "outTradeNo", "o1", "result", "PAID", "status", 204)
+			l.Info("request", "route", "POST /payments/wechatpay/notify", "outTradeNo", "o1", "result", "PAID", "status", 204)
 		}, "paid order=o1 (PAID)"},
 		{"clean reconcile", func(l *slog.Logger) { l.Info("reconcile", "skusChecked", 2, "differences", []string{}) }, "reconcile clean: 2 SKUs checked"},
 		{"reconcile with differences", func(l *slog.Logger) { l.Warn("reconcile", "skusChecked", 2, "differences", []string{"cup"}) }, "WARN reconcile NOT clean: skusChecked=2 differences=[cup]"},
