@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -31,15 +30,11 @@ type Merchant struct {
 
 // NewMerchant generates a KeyBits RSA merchant key and a random 40-hex-digit serial.
 func NewMerchant() (*Merchant, error) {
-	key, err := rsa.GenerateKey(rand.Reader, KeyBits)
+	key, serial, err := newKey()
 	if err != nil {
-		return nil, fmt.Errorf("paytest: generate merchant key: %w", err)
+		return nil, err
 	}
-	serial := make([]byte, 20)
-	if _, err := rand.Read(serial); err != nil {
-		return nil, fmt.Errorf("paytest: serial: %w", err)
-	}
-	return &Merchant{Key: key, Serial: strings.ToUpper(hex.EncodeToString(serial))}, nil
+	return &Merchant{Key: key, Serial: serial}, nil
 }
 
 // ClientConfig returns the configuration of a wechatpay.Client that is merchant m, trusts
