@@ -1,7 +1,6 @@
 package closeorder_test
 
 import (
-	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -18,10 +17,7 @@ import (
 // error level.
 func TestCloseOrder_MessagesSentAheadOfTheOutcomeReleaseOnlyOrdersThatExist(t *testing.T) {
 	h := stacktest.New(t, stacktest.Options{SQS: true, RealTime: true, Stack: local.StackConfig{PaymentTimeout: 2 * time.Second}})
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- h.Run(ctx) }()
-	defer func() { cancel(); <-ran }()
+	h.RunInBackground(t)
 
 	keyed := map[string]string{"Idempotency-Key": "tap-1"}
 	status, created := h.Call(t, "POST", "/orders", "buyer", keyed, cupAndSaucer)

@@ -146,10 +146,7 @@ const cupAndSaucer = `{"items":[{"skuId":"cup","qty":2},{"skuId":"saucer","qty":
 // local event source mapping delivers it when due, closeOrder releases the stock.
 func TestCloseOrder_UnpaidOrderIsReleasedThroughTheQueueOnceDue(t *testing.T) {
 	h := stacktest.New(t, stacktest.Options{SQS: true, RealTime: true, Stack: local.StackConfig{PaymentTimeout: 2 * time.Second}})
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- h.Run(ctx) }()
-	defer func() { cancel(); <-ran }()
+	h.RunInBackground(t)
 
 	id := h.Order(t, "buyer", cupAndSaucer)
 	if got := h.Available(t, "cup"); got != 98 {

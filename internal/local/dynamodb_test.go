@@ -22,6 +22,15 @@ import (
 	"github.com/stockguard/stockguard/internal/testkit"
 )
 
+// closeAtEnd closes srv when the test ends and fails the test if that fails.
+func closeAtEnd(t *testing.T, srv io.Closer) {
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+}
+
 // startDynamoDB starts a DynamoDB server on a free port for the test and
 // returns it with a client that does not retry (tests see every failure).
 func startDynamoDB(t *testing.T, opts DynamoDBOptions) (*DynamoDBServer, *dynamodb.Client) {
@@ -30,11 +39,7 @@ func startDynamoDB(t *testing.T, opts DynamoDBOptions) (*DynamoDBServer, *dynamo
 	if err != nil {
 		t.Fatalf("StartDynamoDB: %v", err)
 	}
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	closeAtEnd(t, srv)
 	client := NewDynamoDBClient(srv.URL(), func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
 	return srv, client
 }

@@ -291,6 +291,15 @@ func (s *Stack) Invoke(t testing.TB, function string, event, result any) {
 	}
 }
 
+// RunInBackground runs the stack's event sources (local.Stack.Run: SQS pollers and
+// schedules) until the test ends, then stops them and waits for them to return.
+func (s *Stack) RunInBackground(t testing.TB) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-ran })
+}
+
 // RunScheduled runs function ("closeOrder", "reconcile") now, as its schedule does,
 // through POST /_local/invoke/{function}, and decodes its result into result.
 func (s *Stack) RunScheduled(t testing.TB, function string, result any) {
