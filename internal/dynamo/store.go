@@ -130,6 +130,10 @@ func New(db *dynamodb.Client, tables Tables, opts Options) *Store {
 
 func (s *Store) now() time.Time { return s.opts.Now().UTC() }
 
+// Now is the store's clock (Options.Now) in UTC: the time reservations are
+// conditioned on, so that a sale start is judged by one clock.
+func (s *Store) Now() time.Time { return s.now() }
+
 // MaxAttempts is how many times the SDK sends one DynamoDB request before giving up.
 const MaxAttempts = 5
 

@@ -1,0 +1,131 @@
+package createorder_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/booktest"
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/testkit"
+)
+
+// reconcileClean runs reconcile through the local stack and fails t unless its report
+// shows no difference.
+func reconcileClean(t *testing.T, stack *local.Stack) {
+	t.Helper()
+	code, report := testkit.Call(stack.API, "POST", "/_local/invoke/reconcile", "", nil, "")
+	if code != http.StatusOK {
+		t.Fatalf("reconcile: %d %v", code, report)
+	}
+	if diffs, _ := report["differences"].([]any); len(diffs) != 0 {
+		t.Errorf("reconcile differences: %v", diffs)
+	}
+}
+
+// Buyers racing a sale's start: before saleStartsAt every order is refused with
+// SALE_NOT_STARTED (naming the SKU and the start) and nothing changes; an order placed
+// at or after it is served; once it has passed, every buyer is served while stock
+// lasts. The store's clock is injected, and the start is part of the reservation's
+// condition.
+func TestSaleStart_NobodyBuysBeforeItAndEveryoneAfter(t *testing.T) {
+	const stock, buyers = 30, 40
+	clock := testkit.NewClock()
+	start := clock.Now().Add(time.Minute)
+	stack, err := local.Start(context.Background(), local.StackConfig{Template: "../../template.yaml", Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stack.Close() })
+	if err := stack.Store.CreateSKU(context.Background(), dynamo.NewSKU{
+		ID: "flash", Name: "flash", Price: 100, Stock: stock, Shards: 4, SaleStartsAt: start,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	order := func(i int) (int, map[string]any) {
+		return testkit.Call(stack.API, "POST", "/orders", "buyer-"+string(rune('A'+i%26))+string(rune('a'+i/26)), nil, `{"items":[{"skuId":"flash","qty":1}]}`)
+	}
+	clock.Advance(time.Minute - time.Millisecond)
+	_, sku := testkit.Call(stack.API, "GET", "/skus/flash", "", nil, "")
+	if sku["status"] != "UPCOMING" || sku["available"] != 0.0 || sku["saleStartsAt"] != "2026-11-11T00:01:00Z" {
+		t.Errorf("before the start: %v, want UPCOMING, available 0, saleStartsAt 2026-11-11T00:01:00Z", sku)
+	}
+	before := scanAll(t, stack)
+	testkit.Parallel(buyers, func(i int) {
+		code, body := order(i)
+		if code != http.StatusConflict || body["code"] != "SALE_NOT_STARTED" || body["skuId"] != "flash" || body["saleStartsAt"] != "2026-11-11T00:01:00Z" {
+			t.Errorf("buyer %d a millisecond early: %d %v", i, code, body)
+		}
+	})
+	if after := scanAll(t, stack); after != before {
+		t.Errorf("refused orders changed the tables:\nbefore %s\nafter  %s", before, after)
+	}
+	// The clock reaches the start while the buyers are on their way.
+	var mu sync.Mutex
+	served, stockOut, early := 0, 0, []int{}
+	testkit.Parallel(buyers+1, func(i int) {
+		if i == buyers {
+			clock.Advance(time.Millisecond)
+			return
+		}
+		code, body := order(i)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case code == http.StatusCreated:
+			served++
+			if at, err := time.Parse(time.RFC3339Nano, body["createdAt"].(string)); err != nil || at.Before(start) {
+				t.Errorf("buyer %d served with createdAt %v, before the start %v", i, body["createdAt"], start)
+			}
+		case code == http.StatusConflict && body["code"] == "SALE_NOT_STARTED":
+			early = append(early, i)
+		case code == http.StatusConflict && body["code"] == "STOCK_OUT":
+			stockOut++
+		default:
+			t.Errorf("buyer %d at the start: %d %v", i, code, body)
+		}
+	})
+	for _, i := range early { // now past the start: every one of them is eligible
+		code, body := order(i)
+		switch {
+		case code == http.StatusCreated:
+			served++
+		case code == http.StatusConflict && body["code"] == "STOCK_OUT":
+			stockOut++
+		default:
+			t.Errorf("buyer %d after the start: %d %v", i, code, body)
+		}
+	}
+	if served != stock || stockOut != buyers-stock {
+		t.Errorf("%d orders served and %d STOCK_OUT, want %d and %d", served, stockOut, stock, buyers-stock)
+	}
+	_, sku = testkit.Call(stack.API, "GET", "/skus/flash", "", nil, "")
+	if sku["status"] != "SOLD_OUT" {
+		t.Errorf("after the sale: %v, want SOLD_OUT", sku)
+	}
+	booktest.Check(t, stack.DB, stack.Tables)
+	reconcileClean(t, stack)
+}
+
+// scanAll renders the three tables, to compare before and after a refused request.
+func scanAll(t *testing.T, stack *local.Stack) string {
+	t.Helper()
+	var out []string
+	for _, table := range []string{stack.Tables.SKUs, stack.Tables.Orders, stack.Tables.StockLog} {
+		items, err := booktest.Scan(context.Background(), stack.DB, table)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range items {
+			out = append(out, table+" "+fmt.Sprint(it))
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "\n")
+}
