@@ -151,6 +151,8 @@ type ledgerRecord struct {
 	FixOnHand    int `dynamodbav:"fixOnHand,omitempty"`
 	// Bucket is the LedgerByTime index's hash key (see ledgerBucket).
 	Bucket string `dynamodbav:"ledgerBucket"`
+	// SKUBucket is the LedgerBySku index's hash key (see skuLedgerBucket).
+	SKUBucket string `dynamodbav:"skuBucket"`
 }
 
 const timeLayout = time.RFC3339Nano

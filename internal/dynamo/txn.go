@@ -116,6 +116,7 @@ func (t *txn) shard(line int, sku string, n int, d inventory.Delta, cond express
 // ledger adds a ledger entry Put that fails if the entry exists.
 func (t *txn) ledger(line int, e ledgerRecord) {
 	e.Bucket = ledgerBucket(e.PK, time.UnixMilli(e.At))
+	e.SKUBucket = skuLedgerBucket(e.SKU, e.PK)
 	t.put(part{kind: partLedger, line: line, sku: e.SKU}, t.s.tables.StockLog, e, nil)
 }
 
