@@ -2,10 +2,7 @@ package createorder_test
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -56,14 +53,14 @@ func TestSaleStart_NobodyBuysBeforeItAndEveryoneAfter(t *testing.T) {
 	if sku["status"] != "UPCOMING" || sku["available"] != 0.0 || sku["saleStartsAt"] != "2026-11-11T00:01:00Z" {
 		t.Errorf("before the start: %v, want UPCOMING, available 0, saleStartsAt 2026-11-11T00:01:00Z", sku)
 	}
-	before := scanAll(t, stack)
+	before := booktest.Snapshot(t, stack.DB, stack.Tables)
 	testkit.Parallel(buyers, func(i int) {
 		code, body := order(i)
 		if code != http.StatusConflict || body["code"] != "SALE_NOT_STARTED" || body["skuId"] != "flash" || body["saleStartsAt"] != "2026-11-11T00:01:00Z" {
 			t.Errorf("buyer %d a millisecond early: %d %v", i, code, body)
 		}
 	})
-	if after := scanAll(t, stack); after != before {
+	if after := booktest.Snapshot(t, stack.DB, stack.Tables); after != before {
 		t.Errorf("refused orders changed the tables:\nbefore %s\nafter  %s", before, after)
 	}
 	// The clock reaches the start while the buyers are on their way.
@@ -111,21 +108,4 @@ func TestSaleStart_NobodyBuysBeforeItAndEveryoneAfter(t *testing.T) {
 	}
 	booktest.Check(t, stack.DB, stack.Tables)
 	reconcileClean(t, stack)
-}
-
-// scanAll renders the three tables, to compare before and after a refused request.
-func scanAll(t *testing.T, stack *local.Stack) string {
-	t.Helper()
-	var out []string
-	for _, table := range []string{stack.Tables.SKUs, stack.Tables.Orders, stack.Tables.StockLog} {
-		items, err := booktest.Scan(context.Background(), stack.DB, table)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range items {
-			out = append(out, table+" "+fmt.Sprint(it))
-		}
-	}
-	slices.Sort(out)
-	return strings.Join(out, "\n")
 }

@@ -79,13 +79,8 @@ func patchUpdates(p inventory.SKUPatch, by string, at int64) (rec, shard express
 	if p.OnSale != nil {
 		both("onSale", *p.OnSale)
 	}
-	switch {
-	case p.SaleStartsAt != nil && p.SaleStartsAt.IsZero():
-		rec = rec.Remove(expression.Name("saleStartsAt"))
-		shard = shard.Remove(expression.Name("saleStartsAt"))
-		touchShards = true
-	case p.SaleStartsAt != nil:
-		both("saleStartsAt", p.SaleStartsAt.UnixMilli())
+	if p.SaleStartsAt != nil {
+		both("saleStartsAt", unixMilli(*p.SaleStartsAt)) // 0: no start time
 	}
 	return rec, shard, touchShards
 }

@@ -145,12 +145,14 @@ func (s *Store) growShards(ctx context.Context, rec *skuRecord, target int, by s
 	return s.apply(ctx, t, errGone)
 }
 
-// sameStart holds on an item whose saleStartsAt is ms (Unix milliseconds; 0: none).
+// sameStart holds on an item whose saleStartsAt is ms (Unix milliseconds; 0 or
+// absent: none).
 func sameStart(ms int64) expression.ConditionBuilder {
+	starts := expression.Name("saleStartsAt")
 	if ms == 0 {
-		return expression.AttributeNotExists(expression.Name("saleStartsAt"))
+		return expression.AttributeNotExists(starts).Or(starts.Equal(expression.Value(0)))
 	}
-	return expression.Name("saleStartsAt").Equal(expression.Value(ms))
+	return starts.Equal(expression.Value(ms))
 }
 
 // move sends the first transfers of plan that fit in one transaction (at most

@@ -76,11 +76,8 @@ func (s *Store) EnsureSKU(ctx context.Context, in NewSKU) (bool, error) {
 		}
 		return true, nil // ours, or an identical request's: the SKU is as asked
 	}
-	for _, f := range out.failed {
-		var rec skuRecord
-		if f.kind == partSKU && attributevalue.UnmarshalMap(f.old, &rec) == nil && rec.CreateHash == hash {
-			return false, nil
-		}
+	if rec, err := s.skuRecordOf(ctx, in.ID); err == nil && rec.CreateHash == hash {
+		return false, nil // created before by the same request
 	}
 	return false, fmt.Errorf("create SKU %s: %v failed its condition: %w", in.ID, out.parts(), ErrSKUExists)
 }
