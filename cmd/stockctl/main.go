@@ -15,6 +15,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 
 	"github.com/stockguard/stockguard/internal/stockctl"
 )
@@ -23,8 +24,12 @@ func main() {
 	env := stockctl.Env{
 		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
 		HTTP: &http.Client{Timeout: 150 * time.Second},
-		LoadConfig: func(ctx context.Context, region string) (aws.Config, error) {
-			return config.LoadDefaultConfig(ctx, config.WithRegion(region))
+		LoadConfig: func(ctx context.Context, region string, local bool) (aws.Config, error) {
+			opts := []func(*config.LoadOptions) error{config.WithRegion(region)}
+			if local { // the local stack needs no credentials: do not ask the EC2 metadata service
+				opts = append(opts, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
+			}
+			return config.LoadDefaultConfig(ctx, opts...)
 		},
 	}
 	os.Exit(stockctl.Run(context.Background(), os.Args[1:], env))

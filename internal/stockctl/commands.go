@@ -18,10 +18,11 @@ import (
 )
 
 // Env is what a run takes from outside: output streams, the AWS configuration
-// (config.LoadDefaultConfig in the command), the HTTP client and the environment.
+// (config.LoadDefaultConfig in the command; local is true for a loopback endpoint,
+// which needs no credentials), the HTTP client and the environment.
 type Env struct {
 	Stdout, Stderr io.Writer
-	LoadConfig     func(ctx context.Context, region string) (aws.Config, error)
+	LoadConfig     func(ctx context.Context, region string, local bool) (aws.Config, error)
 	HTTP           *http.Client
 	Getenv         func(string) string
 }
@@ -123,7 +124,7 @@ func newClient(ctx context.Context, env Env, endpoint, region string) (*Client, 
 		return nil, usageError("endpoint %q is not an http(s) URL", endpoint)
 	}
 	region = cmp.Or(region, RegionOf(u))
-	cfg, err := env.LoadConfig(ctx, region)
+	cfg, err := env.LoadConfig(ctx, region, Loopback(u))
 	if err != nil {
 		return nil, fmt.Errorf("load AWS configuration: %w", err)
 	}

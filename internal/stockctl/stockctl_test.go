@@ -97,7 +97,7 @@ func (h *harness) run(secret string, args ...string) (int, string, string) {
 	env := stockctl.Env{
 		Stdout: &out, Stderr: &errOut, HTTP: http.DefaultClient,
 		Getenv: func(string) string { return "" },
-		LoadConfig: func(context.Context, string) (aws.Config, error) {
+		LoadConfig: func(context.Context, string, bool) (aws.Config, error) {
 			return aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(accessKey, secret, "")}, nil
 		},
 	}
