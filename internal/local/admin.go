@@ -34,20 +34,26 @@ func localIAMAuthorizer() *events.APIGatewayV2HTTPRequestContextAuthorizerDescri
 	}
 }
 
-// wireAdmin builds the admin function as its main does, on the local clients, with
-// reconcile's alerts going nowhere.
+// wireAdmin builds the admin function as its main does, on the local clients.
 func (s *Stack) wireAdmin(cfg StackConfig, env envvar.Lookup, log *slog.Logger) (lambda.Handler, error) {
 	c, err := admin.LoadConfig(env)
 	if err != nil {
 		return nil, err
 	}
+	store, recon := s.reconciler(cfg, c, log)
+	return newHandler(admin.New(store, recon, log).Handle), nil
+}
+
+// reconciler builds a store and reconcile as the mains of the reconcile and admin
+// functions do, on the local clients and the stack's clock, with cfg.Reconcile's
+// overrides. Locally there is no SNS: alerts are the error-level log lines.
+func (s *Stack) reconciler(cfg StackConfig, c reconcile.FunctionConfig, log *slog.Logger) (*dynamo.Store, *reconcile.Reconciler) {
 	c.Reconcile.Topic, c.Reconcile.Now = "", cfg.Now
 	if cfg.Reconcile != nil {
 		cfg.Reconcile(&c.Reconcile)
 	}
 	store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
-	recon := reconcile.New(store, nil, log, c.Reconcile)
-	return newHandler(admin.New(store, recon, log).Handle), nil
+	return store, reconcile.New(store, nil, log, c.Reconcile)
 }
 
 // Seed creates the SKUs of a seed file (CONTRACT.md, "Seed file": a JSON array of

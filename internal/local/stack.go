@@ -233,13 +233,7 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 		if err != nil {
 			return nil, err
 		}
-		// Locally there is no SNS: alerts are the error-level log lines.
-		c.Reconcile.Topic, c.Reconcile.Now = "", cfg.Now
-		if cfg.Reconcile != nil {
-			cfg.Reconcile(&c.Reconcile)
-		}
-		store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
-		r := reconcile.New(store, nil, log, c.Reconcile)
+		_, r := s.reconciler(cfg, c, log)
 		return newHandler(lambdaevent.OnlyScheduled(reconcile.FunctionName, r.Run)), nil
 	case "AdminFunction":
 		return s.wireAdmin(cfg, env, log)
