@@ -65,6 +65,15 @@ func (s *Store) SKUDetail(ctx context.Context, sku string) (*SKUDetail, error) {
 	return nil, fmt.Errorf("read SKU %s: shards kept moving: %w", sku, inventory.ErrBusy)
 }
 
+// settledSKU is SKU read through SKUDetail.
+func (s *Store) settledSKU(ctx context.Context, id string) (*inventory.SKU, error) {
+	d, err := s.SKUDetail(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return &d.SKU, nil
+}
+
 func detailOf(rec skuRecord, shards []shardRecord) *SKUDetail {
 	d := &SKUDetail{SKU: *recordSKU(rec, shards), UpdatedBy: rec.UpdatedBy, UpdatedAt: fromMilli(rec.UpdatedAt)}
 	for _, sh := range shards {

@@ -134,8 +134,10 @@ func recordSKU(rec skuRecord, shards []shardRecord) *inventory.SKU {
 // the true count at the read's start; a release landing on a shard between the reads
 // can be counted a moment early. A serializable TransactGetItems would be exact but
 // fails against every in-flight reservation of a hot SKU (TransactionConflict), which
-// is when buyers read the most. It returns an error wrapping inventory.ErrSKUNotFound
-// for an unknown id.
+// is when buyers read the most. A SKU that has been resharded is read as SKUDetail
+// reads it (the record, the shards, the record again, until no unit moved meanwhile),
+// so that units in transit are never counted twice. It returns an error wrapping
+// inventory.ErrSKUNotFound for an unknown id.
 func (s *Store) SKU(ctx context.Context, id string) (*inventory.SKU, error) {
 	for range 2 {
 		shards := 1
@@ -178,6 +180,9 @@ func (s *Store) SKU(ctx context.Context, id string) (*inventory.SKU, error) {
 			return nil, &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: id}
 		}
 		s.catalog.put(rec, s.now())
+		if rec.Moves > 0 {
+			return s.settledSKU(ctx, id) // resharded: units may be in transit between shards
+		}
 		if rec.Shards != shards {
 			continue // the shard count changed since it was cached: read again
 		}
