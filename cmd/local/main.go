@@ -6,7 +6,11 @@
 //
 // Usage:
 //
-//	go run ./cmd/local [-seed FILE] [-payment-timeout 15m] [-addr 127.0.0.1:3000]
+//	go run ./cmd/local [-seed FILE] [-payment-timeout 15m] [-addr 127.0.0.1:3000] [-log-format text|json]
+//
+// It logs one readable line per request and per lifecycle event (released, paid,
+// reconcile) to standard output; -log-format json writes the functions' complete
+// JSON records instead, as they appear in CloudWatch Logs.
 //
 // Locally the caller's identity is the X-User-Id request header, copied into the JWT
 // sub claim (deployed, API Gateway's JWT authorizer sets it). The merchant API's
@@ -40,8 +44,18 @@ func main() {
 	dynamoAddr := flag.String("dynamodb-addr", "127.0.0.1:8000", "DynamoDB API listen address")
 	sqsAddr := flag.String("sqs-addr", "127.0.0.1:9324", "SQS API listen address")
 	template := flag.String("template", "template.yaml", "AWS SAM template the stack is built from")
+	logFormat := flag.String("log-format", "text", "log format: text (one readable line per event) or json (every record)")
 	flag.Parse()
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	var handler slog.Handler = local.NewConsoleHandler(os.Stdout)
+	switch *logFormat {
+	case "json":
+		handler = slog.NewJSONHandler(os.Stdout, nil)
+	case "text":
+	default:
+		fmt.Fprintf(os.Stderr, "-log-format must be text or json, got %q\n", *logFormat)
+		os.Exit(2)
+	}
+	log := slog.New(handler)
 	if err := run(log, *template, *seed, *addr, *dynamoAddr, *sqsAddr, *timeout); err != nil {
 		log.Error("local stack stopped", "error", err)
 		os.Exit(1)

@@ -5,32 +5,20 @@
 package main
 
 import (
-	"context"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/closeorder"
 	"github.com/stockguard/stockguard/internal/closeq"
+	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/dynamo"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	cfg, err := closeorder.LoadConfig(os.Getenv)
-	if err != nil {
-		log.Error("closeOrder cannot start", "error", err)
-		os.Exit(1)
-	}
-	aws, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		log.Error("load AWS config", "error", err)
-		os.Exit(1)
-	}
+	log, cfg, aws := coldstart.Load("closeOrder", os.Getenv, closeorder.LoadConfig)
 	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
 	queue := closeq.New(sqs.NewFromConfig(aws), cfg.CloseQueueURL, nil)
 	lambda.Start(closeorder.NewFunction(closeorder.New(store, queue, log, closeorder.Options{}), log).Invoke)

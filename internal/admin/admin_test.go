@@ -11,30 +11,27 @@ import (
 
 	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/stacktest"
 	"github.com/stockguard/stockguard/internal/testkit"
 )
 
-// env is the local stack (embedded DynamoDB and the real SDK) on a settable clock;
-// admin routes are served through its HTTP API as the local operator.
+// env is the local stack (embedded DynamoDB and the real SDK) with no SKUs, on a
+// settable clock; admin routes are served through its HTTP API as the local operator.
 type env struct {
-	stack *local.Stack
+	t     testing.TB
+	stack *stacktest.Stack
 	clock *testkit.Clock
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	clock := testkit.NewClock()
-	stack, err := local.Start(context.Background(), local.StackConfig{Template: "../../template.yaml", Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stack.Close() })
-	return &env{stack: stack, clock: clock}
+	stack := stacktest.New(t, stacktest.Options{Seed: "[]"})
+	return &env{t: t, stack: stack, clock: stack.Clock}
 }
 
 // call sends an admin request and returns the status and the JSON body.
 func (e *env) call(method, path, body string) (int, map[string]any) {
-	return testkit.Call(e.stack.API, method, path, "", nil, body)
+	return e.stack.Call(e.t, method, path, "", nil, body)
 }
 
 // must sends an admin request and fails t unless it answers want.
@@ -49,14 +46,14 @@ func (e *env) must(t testing.TB, want int, method, path, body string) map[string
 
 // buy places an order of qty units of sku as user.
 func (e *env) buy(user, sku string, qty int) (int, map[string]any) {
-	return testkit.Call(e.stack.API, "POST", "/orders", user, nil, fmt.Sprintf(`{"items":[{"skuId":%q,"qty":%d}]}`, sku, qty))
+	return e.stack.Call(e.t, "POST", "/orders", user, nil, fmt.Sprintf(`{"items":[{"skuId":%q,"qty":%d}]}`, sku, qty))
 }
 
 // clean fails t unless booktest finds the books balanced and a reconcile run through
 // POST /admin/reconcile reports no difference.
 func (e *env) clean(t testing.TB) {
 	t.Helper()
-	booktest.Check(t, e.stack.DB, e.stack.Tables)
+	e.stack.Check(t)
 	rep := e.must(t, http.StatusOK, "POST", "/admin/reconcile", "")
 	if diffs, _ := rep["differences"].([]any); len(diffs) != 0 {
 		t.Errorf("reconcile differences: %v", diffs)
@@ -207,7 +204,7 @@ func TestReshard_GrowsAndShrinksKeepingTheBooks(t *testing.T) {
 	if res["complete"] == true && res["shards"] != 2.0 {
 		t.Errorf("8 → 2: %v", res)
 	}
-	testkit.Call(e.stack.API, "POST", "/orders/"+order["orderId"].(string)+"/cancel", "alice", nil, "")
+	e.stack.Call(t, "POST", "/orders/"+order["orderId"].(string)+"/cancel", "alice", nil, "")
 	res = e.must(t, http.StatusOK, "PUT", "/admin/skus/cup/shards", `{"shards":2}`)
 	if res["shards"] != 2.0 || res["complete"] != true {
 		t.Errorf("8 → 2 after the release: %v", res)
@@ -273,11 +270,11 @@ func TestOrdersAndReconcile_ShowWhatNeedsAttention(t *testing.T) {
 	_, late := e.buy("alice", "cup", 1)
 	_, due := e.buy("bob", "cup", 1)
 	// alice cancels, carol takes the unit back, then alice's payment arrives: no stock.
-	testkit.Call(e.stack.API, "POST", "/orders/"+late["orderId"].(string)+"/cancel", "alice", nil, "")
+	e.stack.Call(t, "POST", "/orders/"+late["orderId"].(string)+"/cancel", "alice", nil, "")
 	if code, _ := e.buy("carol", "cup", 1); code != http.StatusCreated {
 		t.Fatalf("carol: %d", code)
 	}
-	if code, _ := testkit.Call(e.stack.API, "POST", "/_local/pay/"+late["orderId"].(string), "", nil, ""); code != http.StatusNoContent {
+	if code, _ := e.stack.Call(t, "POST", "/_local/pay/"+late["orderId"].(string), "", nil, ""); code != http.StatusNoContent {
 		t.Fatalf("late payment: %d", code)
 	}
 	list := e.must(t, http.StatusOK, "GET", "/admin/orders?status=REFUND_PENDING", "")["orders"].([]any)

@@ -77,6 +77,9 @@ type newSKUBody struct {
 	Shards       *int    `json:"shards"`
 	OnSale       *bool   `json:"onSale"`
 	SaleStartsAt *string `json:"saleStartsAt"`
+	// PeakOrdersPerSecond is the expected peak of orders per second; without shards
+	// it sizes them (inventory.ShardsForPeak).
+	PeakOrdersPerSecond *int `json:"peakOrdersPerSecond"`
 }
 
 const newSKUExample = `{"skuId":"cup-01","name":"Cup","price":39900,"stock":100,"limitPerUser":2,"shards":1,"onSale":true,"saleStartsAt":"2026-11-11T10:00:00Z"}`
@@ -87,7 +90,7 @@ const newSKUExample = `{"skuId":"cup-01","name":"Cup","price":39900,"stock":100,
 func decodeNewSKU(req events.APIGatewayV2HTTPRequest) (inventory.NewSKU, error) {
 	var b newSKUBody
 	if _, err := decodeBody(req, &b, newSKUExample,
-		"skuId", "name", "price", "currency", "stock", "limitPerUser", "shards", "onSale", "saleStartsAt"); err != nil {
+		"skuId", "name", "price", "currency", "stock", "limitPerUser", "shards", "onSale", "saleStartsAt", "peakOrdersPerSecond"); err != nil {
 		return inventory.NewSKU{}, err
 	}
 	switch {
@@ -102,7 +105,7 @@ func decodeNewSKU(req events.APIGatewayV2HTTPRequest) (inventory.NewSKU, error) 
 	for _, f := range []struct {
 		dst *int
 		src *int
-	}{{&in.Stock, b.Stock}, {&in.LimitPerUser, b.LimitPerUser}, {&in.Shards, b.Shards}} {
+	}{{&in.Stock, b.Stock}, {&in.LimitPerUser, b.LimitPerUser}, {&in.Shards, b.Shards}, {&in.PeakOrdersPerSecond, b.PeakOrdersPerSecond}} {
 		if f.src != nil {
 			*f.dst = *f.src
 		}

@@ -99,7 +99,7 @@ func TestReshard_BuyersRacingAReshardSeeNoFalseStockOutAndNoOversell(t *testing.
 	// Release everything; the last reshard to 4 can then drop the emptied shards.
 	for _, id := range orders {
 		o := e.must(t, http.StatusOK, "GET", "/admin/orders/"+id, "")
-		testkit.Call(e.stack.API, "POST", "/orders/"+id+"/cancel", o["userId"].(string), nil, "")
+		e.stack.Call(t, "POST", "/orders/"+id+"/cancel", o["userId"].(string), nil, "")
 	}
 	res := e.must(t, http.StatusOK, "PUT", "/admin/skus/hot/shards", `{"shards":4}`)
 	if res["shards"] != 4.0 || res["complete"] != true {

@@ -8,16 +8,16 @@ import (
 	"time"
 
 	"github.com/stockguard/stockguard/internal/booktest"
-	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/stacktest"
 	"github.com/stockguard/stockguard/internal/testkit"
 )
 
 // reconcileClean runs reconcile through the local stack and fails t unless its report
 // shows no difference.
-func reconcileClean(t *testing.T, stack *local.Stack) {
+func reconcileClean(t *testing.T, stack *stacktest.Stack) {
 	t.Helper()
-	code, report := testkit.Call(stack.API, "POST", "/_local/invoke/reconcile", "", nil, "")
+	code, report := stack.Call(t, "POST", "/_local/invoke/reconcile", "", nil, "")
 	if code != http.StatusOK {
 		t.Fatalf("reconcile: %d %v", code, report)
 	}
@@ -33,23 +33,19 @@ func reconcileClean(t *testing.T, stack *local.Stack) {
 // condition.
 func TestSaleStart_NobodyBuysBeforeItAndEveryoneAfter(t *testing.T) {
 	const stock, buyers = 30, 40
-	clock := testkit.NewClock()
+	stack := stacktest.New(t, stacktest.Options{Seed: "[]"})
+	clock := stack.Clock
 	start := clock.Now().Add(time.Minute)
-	stack, err := local.Start(context.Background(), local.StackConfig{Template: "../../template.yaml", Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stack.Close() })
-	if err := stack.Store.CreateSKU(context.Background(), dynamo.NewSKU{
+	if err := stack.Store.CreateSKU(context.Background(), inventory.NewSKU{
 		ID: "flash", Name: "flash", Price: 100, Stock: stock, Shards: 4, SaleStartsAt: start,
 	}); err != nil {
 		t.Fatal(err)
 	}
 	order := func(i int) (int, map[string]any) {
-		return testkit.Call(stack.API, "POST", "/orders", "buyer-"+string(rune('A'+i%26))+string(rune('a'+i/26)), nil, `{"items":[{"skuId":"flash","qty":1}]}`)
+		return stack.Call(t, "POST", "/orders", "buyer-"+string(rune('A'+i%26))+string(rune('a'+i/26)), nil, `{"items":[{"skuId":"flash","qty":1}]}`)
 	}
 	clock.Advance(time.Minute - time.Millisecond)
-	_, sku := testkit.Call(stack.API, "GET", "/skus/flash", "", nil, "")
+	_, sku := stack.Call(t, "GET", "/skus/flash", "", nil, "")
 	if sku["status"] != "UPCOMING" || sku["available"] != 0.0 || sku["saleStartsAt"] != "2026-11-11T00:01:00Z" {
 		t.Errorf("before the start: %v, want UPCOMING, available 0, saleStartsAt 2026-11-11T00:01:00Z", sku)
 	}
@@ -102,7 +98,7 @@ func TestSaleStart_NobodyBuysBeforeItAndEveryoneAfter(t *testing.T) {
 	if served != stock || stockOut != buyers-stock {
 		t.Errorf("%d orders served and %d STOCK_OUT, want %d and %d", served, stockOut, stock, buyers-stock)
 	}
-	_, sku = testkit.Call(stack.API, "GET", "/skus/flash", "", nil, "")
+	_, sku = stack.Call(t, "GET", "/skus/flash", "", nil, "")
 	if sku["status"] != "SOLD_OUT" {
 		t.Errorf("after the sale: %v, want SOLD_OUT", sku)
 	}

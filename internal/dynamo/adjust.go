@@ -100,7 +100,7 @@ func adjustPlan(rec *skuRecord, shards []shardRecord, delta int) (map[int]int, e
 			avail[sh.Shard] = max(sh.Available, 0)
 		}
 	}
-	alloc, ok := avail.Allocate(-delta, true)
+	alloc, ok := avail.Allocate(-delta)
 	if !ok {
 		return nil, &inventory.SKUError{Err: inventory.ErrStockOut, SKU: rec.SKU}
 	}

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -73,7 +72,7 @@ func TestReserve_AReshardBetweenShardReadsIsNoStockOut(t *testing.T) {
 		}
 	}))
 	store = e.store
-	e.createSKU(t, dynamo.NewSKU{ID: "torn", Stock: 5, Shards: 2}) // 3 + 2 units
+	e.createSKU(t, inventory.NewSKU{ID: "torn", Stock: 5, Shards: 2}) // 3 + 2 units
 	armed.Store(true)
 	cart, _ := inventory.NewCart([]inventory.Line{{SKU: "torn", Qty: 4}}) // no one shard holds 4
 	order, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "alice", Cart: cart})
@@ -90,5 +89,5 @@ func TestReserve_AReshardBetweenShardReadsIsNoStockOut(t *testing.T) {
 	}); len(got) != 1 || got[0] != 0 {
 		t.Errorf("reserved on shards %v, want shard 0 (the only one left)", got)
 	}
-	booktest.Check(t, e.db, e.tables)
+	e.Check(t)
 }

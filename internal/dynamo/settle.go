@@ -20,7 +20,7 @@ const settleRounds = 6
 // one after they left), so STOCK_OUT is only answered from reads of every shard that
 // the SKU record's move counter brackets unchanged: no unit moved meanwhile, and the
 // sum is the stock. Other errors, and nil, pass through.
-func (r *reservation) settle(ctx context.Context, i int, err error, fewest bool) error {
+func (r *reservation) settle(ctx context.Context, i int, err error) error {
 	if !errors.Is(err, inventory.ErrStockOut) {
 		return err
 	}
@@ -35,7 +35,7 @@ func (r *reservation) settle(ctx context.Context, i int, err error, fewest bool)
 		}
 		r.s.catalog.put(*rec, r.s.now())
 		r.lines[i].rec = *rec
-		return r.allocateFrom(i, shards, fewest)
+		return r.allocateFrom(i, shards)
 	}
 	return fmt.Errorf("reserve order %s: the shards of %s kept moving: %w", r.id, sku, inventory.ErrBusy)
 }

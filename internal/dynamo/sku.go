@@ -20,12 +20,9 @@ var ErrSKUExists = inventory.ErrSKUExists
 // errGone: an item a write was conditioned on no longer exists.
 var errGone = errors.New("item gone")
 
-// NewSKU is inventory.NewSKU, the argument of CreateSKU.
-type NewSKU = inventory.NewSKU
-
 // CreateSKU is EnsureSKU that also refuses an identical SKU already there: it
 // returns an error wrapping ErrSKUExists whenever the id is taken.
-func (s *Store) CreateSKU(ctx context.Context, in NewSKU) error {
+func (s *Store) CreateSKU(ctx context.Context, in inventory.NewSKU) error {
 	created, err := s.EnsureSKU(ctx, in)
 	if err == nil && !created {
 		err = fmt.Errorf("create SKU %s: %w", in.ID, ErrSKUExists)
@@ -33,14 +30,14 @@ func (s *Store) CreateSKU(ctx context.Context, in NewSKU) error {
 	return err
 }
 
-// EnsureSKU writes the SKU record, its shard items (stock split by NewSKU.Split) and
+// EnsureSKU writes the SKU record, its shard items (stock split by inventory.NewSKU.Split) and
 // the initial ADJUST ledger entry (recording in.By) in one transaction, and reports
 // true. When the SKU was already created by the same request (same fields), nothing
 // is written and it reports false: that is what makes POST /admin/skus idempotent. It
 // returns an error wrapping inventory.ErrInvalidRequest for fields outside the SKU
-// bounds (NewSKU.Validate), ErrSKUExists when a different SKU has the id, and
+// bounds (inventory.NewSKU.Validate), ErrSKUExists when a different SKU has the id, and
 // inventory.ErrBusy when DynamoDB stayed throttled or the outcome cannot be read back.
-func (s *Store) EnsureSKU(ctx context.Context, in NewSKU) (bool, error) {
+func (s *Store) EnsureSKU(ctx context.Context, in inventory.NewSKU) (bool, error) {
 	in = in.WithDefaults()
 	if err := in.Validate(); err != nil {
 		return false, err
@@ -84,7 +81,7 @@ func (s *Store) EnsureSKU(ctx context.Context, in NewSKU) (bool, error) {
 
 // createHash digests the fields of a create request (defaults filled) that make a
 // SKU, so that a repeated request can be told from a different one.
-func createHash(in NewSKU) string {
+func createHash(in inventory.NewSKU) string {
 	sum := sha256.Sum256(fmt.Appendf(nil, "%q|%q|%d|%d|%d|%d|%t|%d|%q",
 		in.ID, in.Name, in.Price, in.Stock, in.LimitPerUser, in.Shards, in.OffSale, unixMilli(in.SaleStartsAt), in.Ref))
 	return hex.EncodeToString(sum[:])

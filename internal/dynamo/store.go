@@ -20,9 +20,10 @@
 //     shards spreads its writes over N partitions (DynamoDB serves about 1,000 write
 //     units per second per partition: Developer Guide, "Partitions and data distribution").
 //   - orders: orders (pk = orderId), per-user purchase counters (pk =
-//     limit#skuId#userId, attribute bought) and idempotency records (pk = idem#digest,
-//     expired through the table's TTL attribute "ttl"). Order ids cannot contain '#',
-//     so the three never collide. PENDING orders carry pendingBucket (P0..P15) and
+//     limit#skuId#userId, attribute bought), idempotency records (pk = idem#digest)
+//     and request-shaping window items (pk = shape#digest(user)#windowStart, one
+//     token set "r:skuId" per SKU), the last two expired through the table's TTL
+//     attribute "ttl". Order ids cannot contain '#', so they never collide. PENDING orders carry pendingBucket (P0..P15) and
 //     pendingExpiresAt (Unix milliseconds), the keys of the sparse GSI PendingByExpiry.
 //     The skus table also holds reconcile's per-SKU checkpoints (pk = skuId#checkpoint)
 //     and its watermark (pk = reconcile#watermark).
@@ -46,7 +47,7 @@
 // missing. Shard items carry the shard count (shardCount): a plan made on an old
 // count fails its condition and is made again. A cart whose
 // lines would need more than the 100 actions one transaction may hold (many lines,
-// each split thin over many shards) is refused with ErrBusy: keep shards few and full.
+// each split thin over many shards) is refused with inventory.ErrCartTooLarge: keep shards few and full.
 //
 // # Outcomes
 //
@@ -69,6 +70,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // PendingIndex is the sparse GSI of PENDING orders on the orders table, hash key
@@ -107,6 +110,10 @@ type Options struct {
 	MaxRounds int
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
+	// Shaping refuses one user's order requests for one SKU beyond a rate before any
+	// stock is touched, at the cost of one conditional write per request (see
+	// inventory.Shaping); zero is off.
+	Shaping inventory.Shaping
 }
 
 // Store reads and writes stock, orders and the ledger. It is safe for concurrent use.

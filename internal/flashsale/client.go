@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stockguard/stockguard/internal/clock"
 )
 
 // Error codes and statuses of the API contract that this tool branches on.
@@ -109,7 +111,7 @@ func (a *api) send(ctx context.Context, r request, retries int) []attempt {
 	attempts := []attempt{a.once(ctx, r)}
 	for n := 1; n <= retries; n++ {
 		last := attempts[len(attempts)-1]
-		if !last.retryable() || !sleep(ctx, backoff(last, n)) {
+		if !last.retryable() || clock.Sleep(ctx, backoff(last, n)) != nil {
 			break
 		}
 		attempts = append(attempts, a.once(ctx, r))
@@ -125,18 +127,6 @@ func backoff(last attempt, n int) time.Duration {
 		d = 100 * time.Millisecond << (n - 1)
 	}
 	return min(d, maxBackoff)
-}
-
-// sleep waits d or until ctx ends; it reports whether the full wait elapsed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // once makes one HTTP exchange bounded by a.timeout.

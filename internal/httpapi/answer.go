@@ -107,6 +107,7 @@ func Answer(err error) events.APIGatewayV2HTTPResponse {
 	}
 	var invalid *inventory.InvalidRequestError
 	var notStarted *inventory.SaleNotStartedError
+	var rateLimited *inventory.RateLimitedError
 	switch {
 	case errors.As(err, &notStarted):
 		return JSON(http.StatusConflict, errorJSON{Code: "SALE_NOT_STARTED", Message: "the sale of this SKU has not started yet",
@@ -127,6 +128,12 @@ func Answer(err error) events.APIGatewayV2HTTPResponse {
 		return ErrorResponse(http.StatusConflict, "SKU_OFF_SALE", "this SKU is not on sale", sku)
 	case errors.Is(err, inventory.ErrLimitExceeded):
 		return ErrorResponse(http.StatusConflict, "LIMIT_EXCEEDED", "per-user purchase limit reached for this SKU", sku)
+	case errors.Is(err, inventory.ErrCartTooLarge):
+		return ErrorResponse(http.StatusConflict, "CART_TOO_LARGE", "this cart needs more stock shards than one order can reserve at once; order fewer items per cart", "")
+	case errors.As(err, &rateLimited):
+		resp := ErrorResponse(http.StatusTooManyRequests, "RATE_LIMITED", "too many orders for this SKU in a short time; nothing was reserved, retry later", rateLimited.SKU)
+		resp.Headers["Retry-After"] = strconv.Itoa(int((rateLimited.RetryAfter + time.Second - 1) / time.Second))
+		return resp
 	case errors.Is(err, inventory.ErrIdempotencyKeyReused):
 		return ErrorResponse(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request", "")
 	case errors.Is(err, inventory.ErrNotCancellable):

@@ -24,18 +24,22 @@ type NewSKU struct {
 	Price        int64  // fen, 1..MaxPrice
 	Stock        int    // initial on-hand units, ≥ 0
 	LimitPerUser int    // most units per user over all their orders, 0 = no limit
-	Shards       int    // stock shard items, 1..MaxShards; 0 means 1
+	Shards       int    // stock shard items, 1..MaxShards; 0 means ShardsForPeak(PeakOrdersPerSecond)
 	Ref          string // adjustment id naming the initial ADJUST ledger entry; "" means "init"
 	OffSale      bool   // create it off sale (the zero value puts it on sale)
 	By           string // who creates it (the caller's IAM principal ARN), recorded on the ledger
 	// SaleStartsAt, when not zero, is the first instant orders are accepted (UTC).
 	SaleStartsAt time.Time
+	// PeakOrdersPerSecond is the operator's expected peak of orders per second for
+	// the SKU's sale, ≥ 0; it sizes Shards when Shards is 0 (0: no expectation, 1 shard).
+	PeakOrdersPerSecond int
 }
 
-// WithDefaults fills the zero fields that have defaults: Shards 1, Ref "init".
+// WithDefaults fills the zero fields that have defaults: Shards
+// ShardsForPeak(PeakOrdersPerSecond) (1 without a peak), Ref "init".
 func (n NewSKU) WithDefaults() NewSKU {
 	if n.Shards == 0 {
-		n.Shards = 1
+		n.Shards = ShardsForPeak(n.PeakOrdersPerSecond)
 	}
 	if n.Ref == "" {
 		n.Ref = "init"
@@ -46,7 +50,7 @@ func (n NewSKU) WithDefaults() NewSKU {
 // Validate checks n (defaults filled) against the SKU bounds. It returns an error
 // wrapping ErrInvalidRequest, with a message safe to show, for a bad id, a name that
 // is empty, too long or not text, a price outside 1..MaxPrice fen, a stock or limit
-// outside 0..MaxStock, or a shard count outside 1..MaxShards.
+// outside 0..MaxStock, a negative peak, or a shard count outside 1..MaxShards.
 func (n NewSKU) Validate() error {
 	switch {
 	case !ValidSKUID(n.ID):
@@ -57,6 +61,8 @@ func (n NewSKU) Validate() error {
 		return InvalidError("SKU %s price must be 1 to %d fen", n.ID, int64(MaxPrice))
 	case n.Stock < 0 || n.LimitPerUser < 0 || n.Stock > MaxStock || n.LimitPerUser > MaxStock:
 		return InvalidError("SKU %s stock and limitPerUser must be 0 to %d", n.ID, MaxStock)
+	case n.PeakOrdersPerSecond < 0:
+		return InvalidError("SKU %s peakOrdersPerSecond must not be negative", n.ID)
 	case n.Shards < 1 || n.Shards > MaxShards:
 		return InvalidError("SKU %s shards must be 1 to %d", n.ID, MaxShards)
 	}

@@ -203,7 +203,7 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 			c.PaymentTimeout = cfg.PaymentTimeout
 		}
 		s.Tables = c.Tables
-		s.Store = dynamo.New(s.DB, c.Tables, dynamo.Options{PaymentTimeout: c.PaymentTimeout, Now: cfg.Now})
+		s.Store = dynamo.New(s.DB, c.Tables, dynamo.Options{PaymentTimeout: c.PaymentTimeout, Now: cfg.Now, Shaping: c.Shaping})
 		return newHandler(createorder.New(s.Store, s.closeQueue(c.CloseQueueURL), log).Handle), nil
 	case "CloseOrderFunction":
 		c, err := closeorder.LoadConfig(env)

@@ -91,7 +91,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	}
 	start := time.Now()
 	var (
-		result dynamo.PayResult
+		result inventory.PayResult
 		order  string
 		twice  bool // a second transaction paid an already paid order
 		err    error
@@ -112,7 +112,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	return
 }
 
-func (h *Handler) notify(ctx context.Context, req events.APIGatewayV2HTTPRequest) (string, dynamo.PayResult, error) {
+func (h *Handler) notify(ctx context.Context, req events.APIGatewayV2HTTPRequest) (string, inventory.PayResult, error) {
 	body := []byte(req.Body)
 	if req.IsBase64Encoded {
 		var err error
@@ -135,7 +135,7 @@ func (h *Handler) notify(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		h.log.LogAttrs(ctx, slog.LevelInfo, "notification ignored", slog.String("eventType", n.EventType), slog.String("outTradeNo", tx.OutTradeNo))
 		return tx.OutTradeNo, 0, nil
 	}
-	_, result, err := h.store.Pay(ctx, dynamo.Payment{
+	_, result, err := h.store.Pay(ctx, inventory.Payment{
 		OrderID: tx.OutTradeNo, TransactionID: tx.TransactionID,
 		Amount: tx.Amount.Total, Currency: tx.Amount.Currency, PaidAt: tx.SuccessTime,
 	})
@@ -149,7 +149,7 @@ func (h *Handler) notify(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	case err != nil:
 		return tx.OutTradeNo, 0, &failure{http.StatusInternalServerError, "temporarily unable to record the payment", slog.LevelError, err}
 	}
-	if result == dynamo.RefundDue {
+	if result == inventory.RefundDue {
 		h.log.LogAttrs(ctx, slog.LevelError, "paid after cancellation with no stock left: refund due", slog.String("outTradeNo", tx.OutTradeNo),
 			slog.String("transactionId", tx.TransactionID), slog.Int64("amount", tx.Amount.Total))
 	}
@@ -157,7 +157,7 @@ func (h *Handler) notify(ctx context.Context, req events.APIGatewayV2HTTPRequest
 }
 
 // answer builds the response and writes the request's log line and metrics.
-func (h *Handler) answer(ctx context.Context, req events.APIGatewayV2HTTPRequest, order string, result dynamo.PayResult, twice bool, err error, took time.Duration) events.APIGatewayV2HTTPResponse {
+func (h *Handler) answer(ctx context.Context, req events.APIGatewayV2HTTPRequest, order string, result inventory.PayResult, twice bool, err error, took time.Duration) events.APIGatewayV2HTTPResponse {
 	resp := events.APIGatewayV2HTTPResponse{StatusCode: http.StatusNoContent}
 	level := slog.LevelInfo
 	attrs := []slog.Attr{
@@ -186,8 +186,8 @@ func (h *Handler) answer(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return metric.Of(name, metric.Count, v)
 	}
 	metric.Emit(ctx, h.log, FunctionName,
-		count("Paid", result == dynamo.PaidNow), count("PaidLate", result == dynamo.PaidLate),
-		count("RefundDue", result == dynamo.RefundDue || twice), count("PaidTwice", twice),
+		count("Paid", result == inventory.PaidNow), count("PaidLate", result == inventory.PaidLate),
+		count("RefundDue", result == inventory.RefundDue || twice), count("PaidTwice", twice),
 		count("NotificationRejected", f != nil && f.status < 500),
 		count("NotificationFailed", f != nil && f.status >= 500))
 	return resp

@@ -135,7 +135,8 @@ func TestWiring_FunctionsAreBuiltByTheMakefileForProvidedAL2023OnArm64(t *testin
 
 func TestWiring_MakefileBuildsEachFunctionFromAMainPackageWithoutLocalOnlyCode(t *testing.T) {
 	module := strings.TrimSpace(run(t, nil, "go", "list", "-m"))
-	forbidden := []string{"github.com/truora/minidyn", "github.com/Admiral-Piett/goaws", module + "/internal/local", module + "/cmd"}
+	forbidden := []string{"github.com/truora/minidyn", "github.com/Admiral-Piett/goaws", module + "/internal/local", module + "/cmd",
+		module + "/internal/wechatpay/paytest", module + "/internal/wxlogin/wxlogintest"} // stand-ins for outside services
 	for _, f := range realFunctions(t) {
 		t.Run(f.Name, func(t *testing.T) {
 			// The Makefile must build for the template's architecture; go list must

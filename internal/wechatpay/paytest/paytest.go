@@ -1,8 +1,11 @@
-// Package paytest is the payment platform's side of WeChat Pay APIv3 notifications, for
+// Package paytest is WeChat Pay's side of the APIv3 merchant API and its notifications, for
 // tests and the local stack only; it is never linked into a function binary. A Platform
 // holds what WeChat Pay holds — the platform private key and the merchant's APIv3 key — and
 // builds notifications exactly as WeChat Pay sends them ("支付成功回调通知", "签名验证",
 // "证书和回调报文解密"), so that wechatpay.Verifier can be tested against the real format.
+// A Server is a stand-in WeChat Pay on its own port that wechatpay.Client talks to:
+// JSAPI ordering, query and close with real signatures both ways, and a buyer paying,
+// followed by the notification POSTed to the merchant's notify_url.
 package paytest
 
 import (
