@@ -13,7 +13,10 @@
 // JSON records instead, as they appear in CloudWatch Logs.
 //
 // Locally the caller's identity is the X-User-Id request header, copied into the JWT
-// sub claim (deployed, API Gateway's JWT authorizer sets it). The template's event
+// sub claim (deployed, API Gateway's JWT authorizer sets it). The merchant API's
+// /admin/ routes need no SigV4 signature locally: they get a fixed local operator
+// principal (deployed, API Gateway's AWS_IAM authorization verifies the signature).
+// -seed sends each SKU of the file through POST /admin/skus. The template's event
 // sources run too: closeOrder polls the close-order queue and sweeps on its schedule;
 // POST /_local/invoke/closeOrder runs a sweep now and answers with its result.
 package main

@@ -147,6 +147,8 @@ type skuJSON struct {
 	Currency  string `json:"currency"`
 	Status    string `json:"status"`
 	Available int    `json:"available"`
+	// SaleStartsAt is when orders open (RFC 3339 UTC), when the SKU has a start time.
+	SaleStartsAt string `json:"saleStartsAt,omitempty"`
 }
 
 func (r *routes) getSKU(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
@@ -158,10 +160,15 @@ func (r *routes) getSKU(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	return httpapi.JSON(http.StatusOK, skuJSON{
+	now := r.store.Now()
+	v := skuJSON{
 		SKU: sku.ID, Name: sku.Name, Price: sku.Price, Currency: sku.Currency,
-		Status: string(sku.Status()), Available: sku.Sellable(),
-	}), nil
+		Status: string(sku.Status(now)), Available: sku.Sellable(now),
+	}
+	if !sku.SaleStartsAt.IsZero() {
+		v.SaleStartsAt = sku.SaleStartsAt.UTC().Format(time.RFC3339Nano)
+	}
+	return httpapi.JSON(http.StatusOK, v), nil
 }
 
 // idempotencyKey reads the optional Idempotency-Key header: 1-64 printable ASCII.

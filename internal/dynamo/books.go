@@ -271,6 +271,8 @@ type LedgerEntry struct {
 	Shards     map[int]int // shard → units of Qty on it (REPAIR: nil, see Shard)
 	Shard      int         // REPAIR only: the one shard DAvailable and DOnHand apply to
 	At         time.Time   // when the entry was written (writer's clock, ms)
+	Reason     string      // ADJUST, MOVE and REPAIR entries: why
+	By         string      // operator entries: the caller's IAM principal ARN
 }
 
 // ShardDeltas returns the entry's change to each shard's available and on-hand
@@ -304,7 +306,7 @@ func (r ledgerRecord) entry() (LedgerEntry, error) {
 	}
 	e := LedgerEntry{
 		Key: r.PK, Ref: r.Ref, Op: r.Op, SKU: r.SKU, Qty: r.Qty, DAvailable: r.DAvailable, DOnHand: r.DOnHand,
-		Shards: shards, At: time.UnixMilli(r.At).UTC(),
+		Shards: shards, At: time.UnixMilli(r.At).UTC(), Reason: r.Reason, By: r.By,
 	}
 	if r.Shard != nil {
 		e.Shard = *r.Shard

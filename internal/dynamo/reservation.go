@@ -214,7 +214,7 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, readSha
 	if err != nil {
 		return err
 	}
-	return r.allocateFrom(i, shards[e.rec.SKU])
+	return r.settle(ctx, i, r.allocateFrom(i, shards[e.rec.SKU]))
 }
 
 // allocateFrom sets line i's allocation from freshly read shard items
@@ -254,7 +254,7 @@ func (r *reservation) rereadShards(ctx context.Context) error {
 	}
 	for i, lp := range r.lines {
 		if lp.rec.Shards > 1 {
-			if err := r.allocateFrom(i, shards[lp.rec.SKU]); err != nil {
+			if err := r.settle(ctx, i, r.allocateFrom(i, shards[lp.rec.SKU])); err != nil {
 				return err
 			}
 		}
@@ -301,8 +301,9 @@ func (r *reservation) order() *inventory.Order {
 
 // build assembles round's transaction for order: the order Put, the idempotency
 // record Put, then per line the purchase counter Update, the RESERVE of its units on
-// each shard used (conditioned on available >= q, on sale and the order's price) and
-// its RESERVE ledger entry.
+// each shard used (conditioned on available >= q, on sale, the order's price, the
+// sale having started by the order's time and the shard count the plan used) and its
+// RESERVE ledger entry.
 func (r *reservation) build(order *inventory.Order, round int) *txn {
 	t := r.s.newTxn("reserve order " + r.id)
 	// One token per round: the SDK's own retries of this exact input are idempotent
@@ -319,15 +320,31 @@ func (r *reservation) build(order *inventory.Order, round int) *txn {
 	}
 	ref := entryRef{key: r.id, ref: r.id, at: order.CreatedAt.UnixMilli()}
 	for i, it := range order.Items {
-		price := r.lines[i].rec.Price
-		if limit := r.lines[i].rec.LimitPerUser; limit > 0 {
+		rec := r.lines[i].rec
+		if limit := rec.LimitPerUser; limit > 0 {
 			t.counter(i, it.SKU, r.req.UserID, countUpdate(r.req.UserID, it.SKU, it.Qty), limitCondition(it.Qty, limit))
 		}
 		t.lineStock(i, it, ref, func(q int) expression.ConditionBuilder {
-			return availableOnSale(q).And(expression.Name("price").Equal(expression.Value(price)))
+			return availableOnSale(q).And(expression.Name("price").Equal(expression.Value(rec.Price))).
+				And(saleStarted(ref.at)).And(sameShardCount(rec.Shards))
 		}, inventory.OpReserve)
 	}
 	return t
+}
+
+// saleStarted holds on a shard whose SKU has no sale start, or one at or before at
+// (Unix milliseconds): the database, not the client, decides when a sale opens.
+func saleStarted(at int64) expression.ConditionBuilder {
+	starts := expression.Name("saleStartsAt")
+	return expression.AttributeNotExists(starts).Or(starts.LessThanEqual(expression.Value(at)))
+}
+
+// sameShardCount holds on a shard of a SKU still split into n shards: a plan made
+// before a reshard fails and is made again, instead of reading a shard that units
+// left as out of stock.
+func sameShardCount(n int) expression.ConditionBuilder {
+	count := expression.Name("shardCount")
+	return expression.AttributeNotExists(count).Or(count.Equal(expression.Value(n)))
 }
 
 // countUpdate counts qty units on the user's purchase counter for sku.
@@ -423,17 +440,20 @@ func (r *reservation) shardFailed(ctx context.Context, ro part, old map[string]t
 			return fmt.Errorf("decode shard %d of %s: %w", ro.shard, sku, err)
 		}
 	}
+	sameLayout := sh.ShardCount == 0 || sh.ShardCount == lp.rec.Shards
 	switch {
 	case len(old) > 0 && !sh.OnSale:
 		return &inventory.SKUError{Err: inventory.ErrOffSale, SKU: sku}
-	case len(old) > 0 && sh.Price == lp.rec.Price && sh.Available < lp.alloc[ro.shard]:
+	case len(old) > 0 && sh.SaleStartsAt > r.createdAt.UnixMilli():
+		return &inventory.SaleNotStartedError{SKU: sku, StartsAt: fromMilli(sh.SaleStartsAt)}
+	case len(old) > 0 && sh.Price == lp.rec.Price && sameLayout && sh.Available < lp.alloc[ro.shard]:
 		r.s.catalog.noteShard(sku, ro.shard, sh.Available)
 		if lp.rec.Shards == 1 {
 			return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
 		}
 		return r.rereadShards(ctx)
 	}
-	// Missing shard or a changed price: the cached SKU record is stale.
+	// Missing shard, a changed price or shard count: the cached SKU record is stale.
 	return r.refresh(ctx, ro.line)
 }
 

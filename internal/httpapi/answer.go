@@ -39,9 +39,10 @@ type itemJSON struct {
 }
 
 type errorJSON struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	SKU     string `json:"skuId,omitempty"`
+	Code         string `json:"code"`
+	Message      string `json:"message"`
+	SKU          string `json:"skuId,omitempty"`
+	SaleStartsAt string `json:"saleStartsAt,omitempty"` // SALE_NOT_STARTED only
 }
 
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -124,11 +125,17 @@ func Answer(err error) events.APIGatewayV2HTTPResponse {
 		sku = skuErr.SKU
 	}
 	var invalid *inventory.InvalidRequestError
+	var notStarted *inventory.SaleNotStartedError
 	var rateLimited *inventory.RateLimitedError
 	var failure *Failure
 	switch {
 	case errors.As(err, &failure):
 		return ErrorResponse(failure.Status, failure.Code, failure.Message, "")
+	case errors.As(err, &notStarted):
+		return JSON(http.StatusConflict, errorJSON{Code: "SALE_NOT_STARTED", Message: "the sale of this SKU has not started yet",
+			SKU: notStarted.SKU, SaleStartsAt: notStarted.StartsAt.UTC().Format(time.RFC3339Nano)})
+	case errors.Is(err, inventory.ErrSKUExists):
+		return ErrorResponse(http.StatusConflict, "SKU_EXISTS", "a different SKU with this id exists", sku)
 	case errors.Is(err, errUnauthorized):
 		return ErrorResponse(http.StatusUnauthorized, "UNAUTHORIZED", "sign in first: the request carries no valid caller identity", "")
 	case errors.As(err, &invalid):

@@ -40,6 +40,7 @@ type Route struct {
 	Path     string
 	Function string
 	Public   bool
+	IAM      bool // AWS_IAM authorization: gets the local operator's identity (see localIAMAuthorizer)
 }
 
 // routeKey returns the route key API Gateway reports, e.g. "POST /orders".
@@ -330,7 +331,10 @@ func (g *gateway) event(r *http.Request, rt Route, params []string, body []byte,
 			},
 		},
 	}
-	if !rt.Public {
+	switch {
+	case rt.IAM:
+		e.RequestContext.Authorizer = localIAMAuthorizer()
+	case !rt.Public:
 		e.RequestContext.Authorizer = localAuthorizer(r.Header.Get("X-User-Id"))
 	}
 	if len(body) > 0 {

@@ -36,7 +36,10 @@ func TestSeed_PeakOrdersPerSecondSizesTheShards(t *testing.T) {
 		}
 	}
 	err = stack.Seed(ctx, strings.NewReader(`[{"skuId":"bad","name":"bad","price":100,"stock":1,"peakOrdersPerSecond":-1}]`))
-	if !errors.Is(err, inventory.ErrInvalidRequest) {
-		t.Errorf("negative peak: %v, want ErrInvalidRequest", err)
+	if err == nil {
+		t.Error("a negative peak was seeded")
+	}
+	if _, err := stack.Store.SKU(ctx, "bad"); !errors.Is(err, inventory.ErrSKUNotFound) {
+		t.Errorf("after a refused seed entry, SKU bad: %v, want ErrSKUNotFound", err)
 	}
 }
