@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ConsoleHandler is a slog.Handler for a person watching `go run ./cmd/local` in a
@@ -82,8 +84,32 @@ func (h *ConsoleHandler) Handle(_ context.Context, r slog.Record) error {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	_, err := fmt.Fprintf(h.w, "%s %s\n", r.Time.Format("15:04:05"), text)
+	_, err := fmt.Fprintf(h.w, "%s %s\n", r.Time.Format("15:04:05"), printable(text))
 	return err
+}
+
+// maxConsoleLine bounds a console line, in bytes, before "…" (a caller's path or
+// header can be any length).
+const maxConsoleLine = 512
+
+// printable escapes the control characters of line (Go escapes, e.g. \n, \x00) and
+// cuts it at maxConsoleLine bytes, so that text a caller chose (a path, an id) can
+// neither forge another line nor flood the terminal.
+func printable(line string) string {
+	var b strings.Builder
+	for _, r := range line {
+		if b.Len() >= maxConsoleLine {
+			b.WriteString("…")
+			break
+		}
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // fields looks attributes up by key.

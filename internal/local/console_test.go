@@ -36,6 +36,12 @@ func TestConsoleHandler_WritesOneReadableLinePerEvent(t *testing.T) {
 		}, "paid order=o1 (PAID)"},
 		{"clean reconcile", func(l *slog.Logger) { l.Info("reconcile", "skusChecked", 2, "differences", []string{}) }, "reconcile clean: 2 SKUs checked"},
 		{"reconcile with differences", func(l *slog.Logger) { l.Warn("reconcile", "skusChecked", 2, "differences", []string{"cup"}) }, "WARN reconcile NOT clean: skusChecked=2 differences=[cup]"},
+		{"a path that tries to forge a line", func(l *slog.Logger) {
+			l.Info("request", "method", "GET", "path", "/orders/\x00\n22:24:01 paid order=x (PAID)", "routeKey", "", "status", 404, "durationMs", int64(0))
+		}, `GET /orders/\x00\n22:24:01 paid order=x (PAID) 404 0ms`},
+		{"a flood of a path", func(l *slog.Logger) {
+			l.Info("request", "method", "GET", "path", "/"+strings.Repeat("a", 5000), "routeKey", "", "status", 404, "durationMs", int64(0))
+		}, "GET /" + strings.Repeat("a", maxConsoleLine-len("GET /")) + "…"},
 		{"grouped attributes", func(l *slog.Logger) { l.WithGroup("g").Info("ready", "api", "http://x") }, "ready g.api=http://x"},
 	}
 	for _, tt := range tests {
