@@ -6,13 +6,20 @@
 //
 // Usage:
 //
-//	go run ./cmd/local [-seed FILE] [-payment-timeout 15m] [-addr 127.0.0.1:3000]
+//	go run ./cmd/local [-seed FILE] [-payment-timeout 15m] [-addr 127.0.0.1:3000] [-log-format text|json]
+//
+// It logs one readable line per request and per lifecycle event (released, paid,
+// reconcile) to standard output; -log-format json writes the functions' complete
+// JSON records instead, as they appear in CloudWatch Logs.
 //
 // Callers sign in with POST /auth/wechat (code test-<name> → openid o-<name>, at the
 // jscode2session stand-in on -wxlogin-addr) and send the token as Authorization: Bearer,
 // checked as the JWT authorizer checks it (issuer http://<addr>, whose discovery
 // document and JWK set the API serves). Local-only shortcut: the X-User-Id request
-// header, copied into the sub claim. Payments go to the WeChat Pay stand-in on
+// header, copied into the sub claim. The merchant API's /admin/ routes need no SigV4
+// signature locally: they get a fixed local operator principal (deployed, API
+// Gateway's AWS_IAM authorization verifies the signature); -seed sends each SKU of
+// the file through POST /admin/skus. Payments go to the WeChat Pay stand-in on
 // -wechatpay-addr; POST /_local/pay/{orderId} plays the buyer paying there. The template's event
 // sources run too: closeOrder polls the close-order queue and sweeps on its schedule;
 // POST /_local/invoke/closeOrder runs a sweep now and answers with its result.
@@ -43,8 +50,18 @@ func main() {
 	template := flag.String("template", "template.yaml", "AWS SAM template the stack is built from")
 	payAddr := flag.String("wechatpay-addr", "127.0.0.1:9401", "WeChat Pay stand-in (merchant API) listen address")
 	loginAddr := flag.String("wxlogin-addr", "127.0.0.1:9402", "jscode2session stand-in listen address")
+	logFormat := flag.String("log-format", "text", "log format: text (one readable line per event) or json (every record)")
 	flag.Parse()
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
+	var handler slog.Handler = local.NewConsoleHandler(os.Stdout)
+	switch *logFormat {
+	case "json":
+		handler = slog.NewJSONHandler(os.Stdout, nil)
+	case "text":
+	default:
+		fmt.Fprintf(os.Stderr, "-log-format must be text or json, got %q\n", *logFormat)
+		os.Exit(2)
+	}
+	log := slog.New(handler)
 	cfg := local.StackConfig{
 		Template: *template, DynamoDBAddr: *dynamoAddr, SQSAddr: *sqsAddr, PaymentTimeout: *timeout, Logger: log,
 		PayAddr: *payAddr, LoginAddr: *loginAddr,

@@ -8,46 +8,28 @@
 package main
 
 import (
-	"context"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/closeorder"
 	"github.com/stockguard/stockguard/internal/closeq"
+	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	fail := func(msg string, err error) { log.Error(msg, "error", err); os.Exit(1) }
-	cfg, err := closeorder.LoadConfig(os.Getenv)
+	log, cfg, awsCfg := coldstart.Load("closeOrder", os.Getenv, closeorder.LoadConfig)
+	payCfg, err := wechatpay.ClientConfigFromSecret(coldstart.Secret(log, awsCfg, cfg.SecretARN))
 	if err != nil {
-		fail("closeOrder cannot start", err)
-	}
-	ctx := context.Background()
-	awsCfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		fail("load AWS config", err)
-	}
-	secret, err := secretsmanager.NewFromConfig(awsCfg).GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(cfg.SecretARN)})
-	if err != nil {
-		fail("read the WeChat Pay secret", err)
-	}
-	payCfg, err := wechatpay.ClientConfigFromSecret([]byte(aws.ToString(secret.SecretString)))
-	if err != nil {
-		fail("parse the WeChat Pay secret", err)
+		coldstart.Exit(log, "parse the WeChat Pay secret", err)
 	}
 	client, err := wechatpay.NewClient(payCfg)
 	if err != nil {
-		fail("configure the WeChat Pay merchant client", err)
+		coldstart.Exit(log, "configure the WeChat Pay merchant client", err)
 	}
 	store := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
 	queue := closeq.New(sqs.NewFromConfig(awsCfg), cfg.CloseQueueURL, nil)

@@ -6,44 +6,33 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
+	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/idtoken"
 	"github.com/stockguard/stockguard/internal/login"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	fail := func(msg string, err error) { log.Error(msg, "error", err); os.Exit(1) }
-	cfg, err := login.LoadIssuerConfig(os.Getenv)
-	if err != nil {
-		fail("jwks cannot start", err)
-	}
-	ctx := context.Background()
-	awsCfg, err := config.LoadDefaultConfig(ctx)
-	if err != nil {
-		fail("load AWS config", err)
-	}
+	log, cfg, awsCfg := coldstart.Load("jwks", os.Getenv, login.LoadIssuerConfig)
 	signer, err := idtoken.NewKMSSigner(kms.NewFromConfig(awsCfg), cfg.KeyID)
 	if err != nil {
-		fail("configure the signing key", err)
+		coldstart.Exit(log, "configure the signing key", err)
 	}
-	pub, err := signer.PublicKey(ctx)
+	pub, err := signer.PublicKey(context.Background())
 	if err != nil {
-		fail("read the signing key's public key", err)
+		coldstart.Exit(log, "read the signing key's public key", err)
 	}
 	jwk, err := idtoken.NewJWK(cfg.KeyID, pub)
 	if err != nil {
-		fail("publish the signing key", err)
+		coldstart.Exit(log, "publish the signing key", err)
 	}
 	h, err := login.NewIssuerRoutes(cfg.Issuer, idtoken.JWKSet{Keys: []idtoken.JWK{jwk}}, log)
 	if err != nil {
-		fail("serve the issuer documents", err)
+		coldstart.Exit(log, "serve the issuer documents", err)
 	}
 	lambda.Start(h.Handle)
 }

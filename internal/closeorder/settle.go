@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
 	"github.com/stockguard/stockguard/internal/wechatpay"
@@ -57,7 +56,7 @@ func (c *Closer) settle(ctx context.Context, order *inventory.Order) (bool, erro
 
 // commit records a payment that a query found (payCallback's path: dynamo.Store.Pay).
 func (c *Closer) commit(ctx context.Context, tx *wechatpay.Transaction) error {
-	_, result, err := c.store.Pay(ctx, dynamo.Payment{
+	_, result, err := c.store.Pay(ctx, inventory.Payment{
 		OrderID: tx.OutTradeNo, TransactionID: tx.TransactionID,
 		Amount: tx.Amount.Total, Currency: tx.Amount.Currency, PaidAt: tx.SuccessTime,
 	})
@@ -69,7 +68,7 @@ func (c *Closer) commit(ctx context.Context, tx *wechatpay.Transaction) error {
 		return fmt.Errorf("record payment of %s found by query: %w", tx.OutTradeNo, err)
 	}
 	level := slog.LevelInfo
-	if result == dynamo.RefundDue {
+	if result == inventory.RefundDue {
 		level = slog.LevelError
 	}
 	c.log.LogAttrs(ctx, level, "payment found by query before release", slog.String("outTradeNo", tx.OutTradeNo),

@@ -68,6 +68,14 @@ type skuRecord struct {
 	OnSale       bool   `dynamodbav:"onSale"`
 	Shards       int    `dynamodbav:"shards"`
 	LimitPerUser int    `dynamodbav:"limitPerUser"`
+	SaleStartsAt int64  `dynamodbav:"saleStartsAt,omitempty"` // Unix milliseconds; 0: none
+	// Moves counts changes of where the SKU's units lie (shard count changes and MOVE
+	// transactions); a reader that sees it unchanged around its shard reads saw no
+	// unit in transit (see settledShards).
+	Moves      int    `dynamodbav:"moves"`
+	CreateHash string `dynamodbav:"createHash,omitempty"` // digest of the create request (EnsureSKU)
+	UpdatedBy  string `dynamodbav:"updatedBy,omitempty"`  // principal of the last change
+	UpdatedAt  int64  `dynamodbav:"updatedAt,omitempty"`  // Unix milliseconds of the last change
 }
 
 type shardRecord struct {
@@ -80,6 +88,10 @@ type shardRecord struct {
 	OnHand    int    `dynamodbav:"onHand"`
 	Price     int64  `dynamodbav:"price"`
 	OnSale    bool   `dynamodbav:"onSale"`
+	// Copies of the SKU record's sale start (Unix ms, 0: none) and shard count, so the
+	// reservation's condition reads them on the one item it updates.
+	SaleStartsAt int64 `dynamodbav:"saleStartsAt,omitempty"`
+	ShardCount   int   `dynamodbav:"shardCount,omitempty"`
 }
 
 type orderItemRecord struct {
@@ -131,6 +143,7 @@ type ledgerRecord struct {
 	Shards     map[string]int `dynamodbav:"shards"`
 	At         int64          `dynamodbav:"at"` // Unix milliseconds
 	Reason     string         `dynamodbav:"reason,omitempty"`
+	By         string         `dynamodbav:"by,omitempty"` // operator entries: the caller's IAM principal ARN
 	// Shard, on REPAIR entries only, is the one shard whose counters DAvailable and
 	// DOnHand (signed) apply to; other entries spread Qty over Shards.
 	Shard *int `dynamodbav:"shard,omitempty"`
@@ -140,6 +153,8 @@ type ledgerRecord struct {
 	FixOnHand    int `dynamodbav:"fixOnHand,omitempty"`
 	// Bucket is the LedgerByTime index's hash key (see ledgerBucket).
 	Bucket string `dynamodbav:"ledgerBucket"`
+	// SKUBucket is the LedgerBySku index's hash key (see skuLedgerBucket).
+	SKUBucket string `dynamodbav:"skuBucket"`
 }
 
 const timeLayout = time.RFC3339Nano

@@ -116,6 +116,7 @@ func (t *txn) shard(line int, sku string, n int, d inventory.Delta, cond express
 // ledger adds a ledger entry Put that fails if the entry exists.
 func (t *txn) ledger(line int, e ledgerRecord) {
 	e.Bucket = ledgerBucket(e.PK, time.UnixMilli(e.At))
+	e.SKUBucket = skuLedgerBucket(e.SKU, e.PK)
 	t.put(part{kind: partLedger, line: line, sku: e.SKU}, t.s.tables.StockLog, e, nil)
 }
 
@@ -123,7 +124,8 @@ func (t *txn) ledger(line int, e ledgerRecord) {
 // key (ref#op#skuId), ref the order or adjustment they belong to.
 type entryRef struct {
 	key, ref, reason string
-	at               int64 // Unix milliseconds
+	at               int64  // Unix milliseconds
+	by               string // operator entries: the caller's principal
 }
 
 // lineStock applies ops to one order line: each shard the line uses is updated once
@@ -149,7 +151,7 @@ func newEntry(ref entryRef, op inventory.Op, sku string, qty int, shards map[int
 	d, _ := op.Effect(qty)
 	return ledgerRecord{
 		PK: ledgerKey(ref.key, string(op), sku), Ref: ref.ref, Op: string(op), SKU: sku, Qty: qty,
-		DAvailable: d.Available, DOnHand: d.OnHand, Shards: shardsToRecord(shards), At: ref.at, Reason: ref.reason,
+		DAvailable: d.Available, DOnHand: d.OnHand, Shards: shardsToRecord(shards), At: ref.at, Reason: ref.reason, By: ref.by,
 	}
 }
 

@@ -15,9 +15,6 @@ var (
 	// fix (a 4xx other than "already paid/closed", or an answer that failed
 	// verification); nothing was changed. WeChat Pay's text stays in the log.
 	ErrPaymentRefused = errors.New("payment provider refused the request")
-	// ErrRateLimited: the caller sent requests faster than the configured rate; nothing
-	// was changed.
-	ErrRateLimited = errors.New("too many requests")
 )
 
 // PrepayLifetime is how long WeChat Pay keeps a prepay_id valid (WeChat Pay APIv3,

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -41,6 +42,7 @@ type Route struct {
 	Path     string
 	Function string
 	Public   bool
+	IAM      bool // AWS_IAM authorization: gets the local operator's identity (see localIAMAuthorizer)
 }
 
 // routeKey returns the route key API Gateway reports, e.g. "POST /orders".
@@ -62,7 +64,9 @@ type GatewayOptions struct {
 	Now func() time.Time
 	// Logger, when set, gets one Info record per request, message "request",
 	// with requestId, method, path, routeKey ("" when no route matched),
-	// status and durationMs. Give it a slog.JSONHandler for JSON lines.
+	// status, durationMs and orderId (the {orderId} path parameter or the
+	// orderId of the function's JSON answer; "" for none). Give it a
+	// slog.JSONHandler for JSON lines, a ConsoleHandler for a terminal.
 	Logger *slog.Logger
 	// Verifier, when set, plays the JWT authorizer: on a non-public route a request
 	// with an Authorization header must carry a token it accepts (else 401
@@ -197,6 +201,7 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.String("routeKey", rec.routeKey),
 			slog.Int("status", rec.status),
 			slog.Int64("durationMs", g.opts.Now().Sub(start).Milliseconds()),
+			slog.String("orderId", rec.orderID),
 		)
 	}
 }
@@ -209,6 +214,7 @@ type statusRecorder struct {
 	status    int
 	requestID string
 	routeKey  string
+	orderID   string // the order the request names or created; "" for none
 }
 
 // WriteHeader records the status and writes it.
@@ -263,6 +269,7 @@ func (g *gateway) invoker(rt Route, h lambda.Handler) http.Handler {
 			writeGatewayError(w, http.StatusInternalServerError)
 			return
 		}
+		rec.orderID = cmp.Or(r.PathValue("orderId"), orderIDIn(payload))
 		if err := writeFunctionResponse(w, payload); err != nil {
 			writeGatewayError(w, http.StatusInternalServerError)
 		}
@@ -350,7 +357,10 @@ func (g *gateway) event(r *http.Request, rt Route, params []string, body []byte,
 // identity is the authorizer part of the event for r on rt (see NewGateway), and
 // false when a token is present but refused.
 func (g *gateway) identity(r *http.Request, rt Route) (*events.APIGatewayV2HTTPRequestContextAuthorizerDescription, bool) {
-	if rt.Public {
+	switch {
+	case rt.IAM:
+		return localIAMAuthorizer(), true
+	case rt.Public:
 		return nil, true
 	}
 	token := r.Header.Get("Authorization")
@@ -508,6 +518,20 @@ func writeFunctionResponse(w http.ResponseWriter, payload []byte) error {
 		_, _ = w.Write(body) // an error here means the client went away
 	}
 	return nil
+}
+
+// orderIDIn returns the orderId of a function response's JSON body (POST /orders
+// answers the order it created), or "".
+func orderIDIn(payload []byte) string {
+	resp, err := decodeFunctionResponse(payload)
+	if err != nil || resp.IsBase64Encoded {
+		return ""
+	}
+	var body struct {
+		OrderID string `json:"orderId"`
+	}
+	_ = json.Unmarshal([]byte(resp.Body), &body) // not every body is an order
+	return body.OrderID
 }
 
 // decodeFunctionResponse reads a function's payload. A JSON object with a

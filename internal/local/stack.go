@@ -174,7 +174,7 @@ func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 	}
 	gwRoutes := make([]Route, len(routes))
 	for i, r := range routes {
-		gwRoutes[i] = Route{Method: r.Method, Path: r.Path, Function: r.Function, Public: r.Public}
+		gwRoutes[i] = Route{Method: r.Method, Path: r.Path, Function: r.Function, Public: r.Public, IAM: r.IAM}
 	}
 	verifier, err := s.verifier(cfg, LocalAppID)
 	if err != nil {
@@ -238,7 +238,7 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 			c.PaymentTimeout = cfg.PaymentTimeout
 		}
 		s.Tables = c.Tables
-		s.Store = dynamo.New(s.DB, c.Tables, dynamo.Options{PaymentTimeout: c.PaymentTimeout, Now: cfg.Now})
+		s.Store = dynamo.New(s.DB, c.Tables, dynamo.Options{PaymentTimeout: c.PaymentTimeout, Now: cfg.Now, Shaping: c.Shaping})
 		return newHandler(createorder.New(s.Store, s.closeQueue(c.CloseQueueURL), log).Handle), nil
 	case "CloseOrderFunction":
 		return s.wireCloseOrder(cfg, env, log)
@@ -266,14 +266,10 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 		if err != nil {
 			return nil, err
 		}
-		// Locally there is no SNS: alerts are the error-level log lines.
-		c.Reconcile.Topic, c.Reconcile.Now = "", cfg.Now
-		if cfg.Reconcile != nil {
-			cfg.Reconcile(&c.Reconcile)
-		}
-		store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
-		r := reconcile.New(store, nil, log, c.Reconcile)
+		_, r := s.reconciler(cfg, c, log)
 		return newHandler(lambdaevent.OnlyScheduled(reconcile.FunctionName, r.Run)), nil
+	case "AdminFunction":
+		return s.wireAdmin(cfg, env, log)
 	default:
 		return nil, fmt.Errorf("no local wiring in internal/local")
 	}
@@ -506,35 +502,6 @@ func writeLocalJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(body)
-}
-
-// SeedSKU is one entry of a seed file: a JSON array of these objects.
-type SeedSKU struct {
-	SKU          string `json:"skuId"`                  // SKU id
-	Name         string `json:"name"`                   // shown to buyers
-	Price        int64  `json:"price"`                  // fen
-	Stock        int    `json:"stock"`                  // initial on-hand units
-	LimitPerUser int    `json:"limitPerUser,omitempty"` // units per user, 0 = no limit
-	Shards       int    `json:"shards,omitempty"`       // stock shard items, default 1
-}
-
-// Seed creates the SKUs of a seed file (CONTRACT.md, "Seed file"), each with its
-// initial ADJUST ledger entry. Unknown fields are rejected.
-func (s *Stack) Seed(ctx context.Context, r io.Reader) error {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	var skus []SeedSKU
-	if err := dec.Decode(&skus); err != nil {
-		return fmt.Errorf("read seed: %w", err)
-	}
-	for _, k := range skus {
-		if err := s.Store.CreateSKU(ctx, dynamo.NewSKU{
-			ID: k.SKU, Name: k.Name, Price: k.Price, Stock: k.Stock, LimitPerUser: k.LimitPerUser, Shards: k.Shards,
-		}); err != nil {
-			return fmt.Errorf("seed: %w", err)
-		}
-	}
-	return nil
 }
 
 // Close stops the servers.

@@ -346,6 +346,18 @@ func TestWiring_RoutesAreTheContractRoutes(t *testing.T) {
 		{Method: "GET", Path: "/.well-known/jwks.json", Function: "JwksFunction", Public: true},
 		{Method: "GET", Path: "/.well-known/openid-configuration", Function: "JwksFunction", Public: true},
 		{Method: "POST", Path: "/auth/wechat", Function: "LoginFunction", Public: true},
+		// The merchant API: AWS_IAM (SigV4), one function.
+		{Method: "GET", Path: "/admin/orders", Function: "AdminFunction", IAM: true},
+		{Method: "GET", Path: "/admin/orders/{orderId}", Function: "AdminFunction", IAM: true},
+		{Method: "POST", Path: "/admin/reconcile", Function: "AdminFunction", IAM: true},
+		{Method: "GET", Path: "/admin/reconcile/latest", Function: "AdminFunction", IAM: true},
+		{Method: "GET", Path: "/admin/skus", Function: "AdminFunction", IAM: true},
+		{Method: "POST", Path: "/admin/skus", Function: "AdminFunction", IAM: true},
+		{Method: "GET", Path: "/admin/skus/{skuId}", Function: "AdminFunction", IAM: true},
+		{Method: "PATCH", Path: "/admin/skus/{skuId}", Function: "AdminFunction", IAM: true},
+		{Method: "POST", Path: "/admin/skus/{skuId}/adjustments", Function: "AdminFunction", IAM: true},
+		{Method: "GET", Path: "/admin/skus/{skuId}/ledger", Function: "AdminFunction", IAM: true},
+		{Method: "PUT", Path: "/admin/skus/{skuId}/shards", Function: "AdminFunction", IAM: true},
 		{Method: "POST", Path: "/orders", Function: "CreateOrderFunction"},
 		{Method: "GET", Path: "/orders/{orderId}", Function: "CreateOrderFunction"},
 		{Method: "POST", Path: "/orders/{orderId}/cancel", Function: "CloseOrderFunction"},
@@ -360,6 +372,31 @@ func TestWiring_RoutesAreTheContractRoutes(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("routes:\ngot  %+v\nwant %+v", got, want)
+	}
+}
+
+// The /admin/ routes choose AWS_IAM, which SAM only accepts on an API with
+// Auth.EnableIamAuthorizer; API Gateway then refuses unsigned or unauthorised callers
+// (403) before the function runs.
+func TestWiring_AdminRoutesUseIAMAuthorization(t *testing.T) {
+	tpl := loadRealTemplate(t)
+	apis, err := tpl.HTTPAPIs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, api := range apis {
+		if api.Name == "HttpApi" && !api.IAMAuthorizer {
+			t.Error("HttpApi: Auth.EnableIamAuthorizer is not true")
+		}
+	}
+	routes, err := tpl.Routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range routes {
+		if admin := strings.HasPrefix(r.Path, "/admin/"); admin != r.IAM || admin && r.Public {
+			t.Errorf("%s %s: IAM %v, public %v; want IAM exactly on /admin/ routes", r.Method, r.Path, r.IAM, r.Public)
+		}
 	}
 }
 

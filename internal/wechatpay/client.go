@@ -2,6 +2,7 @@ package wechatpay
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto"
 	"crypto/rand"
@@ -17,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stockguard/stockguard/internal/origin"
 )
 
 // DefaultBaseURL is the WeChat Pay APIv3 host ("请求域名", 主域名). The backup host
@@ -162,25 +165,16 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if cfg.MerchantSerial == "" || len(cfg.MerchantSerial) > maxSerialLen || !printable(cfg.MerchantSerial) {
 		return nil, fmt.Errorf("wechatpay: config: MerchantSerial must be 1..%d printable ASCII characters", maxSerialLen)
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return nil, fmt.Errorf("wechatpay: config: BaseURL %q must be an http(s) scheme and host only", base)
-	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: DefaultTimeout}
+	base, err := origin.Parse(cfg.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("wechatpay: config: BaseURL %w", err)
 	}
 	return &Client{
 		v:       v,
 		key:     cfg.MerchantKey,
 		serial:  cfg.MerchantSerial,
-		baseURL: u.Scheme + "://" + u.Host,
-		http:    hc,
+		baseURL: base,
+		http:    cmp.Or(cfg.HTTPClient, &http.Client{Timeout: DefaultTimeout}),
 	}, nil
 }
 

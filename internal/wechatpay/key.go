@@ -18,12 +18,9 @@ import (
 // than one, another block type, a parse failure, or a key that is not RSA. It does not
 // check key size (NewVerifier does) or certificate validity dates or chains.
 func ParsePublicKey(pemBytes []byte) (*rsa.PublicKey, error) {
-	block, rest := pem.Decode(pemBytes)
-	if block == nil {
-		return nil, errors.New("wechatpay: public key: no PEM block")
-	}
-	if len(bytes.TrimSpace(rest)) != 0 {
-		return nil, errors.New("wechatpay: public key: data after the PEM block (want exactly one)")
+	block, err := onePEMBlock(pemBytes, "public key")
+	if err != nil {
+		return nil, err
 	}
 	var pub any
 	switch block.Type {
@@ -145,12 +142,9 @@ func ClientConfigFromSecret(data []byte) (ClientConfig, error) {
 // one, another block type, a parse failure, a key that is not RSA, or a key under
 // MinRSABits bits ("签名生成": SHA256 with RSA 2048).
 func ParsePrivateKey(pemBytes []byte) (*rsa.PrivateKey, error) {
-	block, rest := pem.Decode(pemBytes)
-	if block == nil {
-		return nil, errors.New("wechatpay: private key: no PEM block")
-	}
-	if len(bytes.TrimSpace(rest)) != 0 {
-		return nil, errors.New("wechatpay: private key: data after the PEM block (want exactly one)")
+	block, err := onePEMBlock(pemBytes, "private key")
+	if err != nil {
+		return nil, err
 	}
 	var key *rsa.PrivateKey
 	switch block.Type {
@@ -177,4 +171,17 @@ func ParsePrivateKey(pemBytes []byte) (*rsa.PrivateKey, error) {
 		return nil, fmt.Errorf("wechatpay: private key: %w", err)
 	}
 	return key, nil
+}
+
+// onePEMBlock returns the one PEM block of pemBytes; what (e.g. "public key") names
+// it in the error for none, or for data after it.
+func onePEMBlock(pemBytes []byte, what string) (*pem.Block, error) {
+	block, rest := pem.Decode(pemBytes)
+	if block == nil {
+		return nil, fmt.Errorf("wechatpay: %s: no PEM block", what)
+	}
+	if len(bytes.TrimSpace(rest)) != 0 {
+		return nil, fmt.Errorf("wechatpay: %s: data after the PEM block (want exactly one)", what)
+	}
+	return block, nil
 }

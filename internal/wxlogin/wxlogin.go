@@ -9,6 +9,7 @@
 package wxlogin
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/stockguard/stockguard/internal/origin"
 )
 
 // DefaultBaseURL is the scheme and host of WeChat's server API.
@@ -110,20 +113,12 @@ func New(cfg Config) (*Client, error) {
 	if cfg.AppID == "" || cfg.AppSecret == "" {
 		return nil, errors.New("wxlogin: config: AppID and AppSecret are required")
 	}
-	base := cfg.BaseURL
-	if base == "" {
-		base = DefaultBaseURL
+	base, err := origin.Parse(cfg.BaseURL, DefaultBaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("wxlogin: config: BaseURL %w", err)
 	}
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return nil, fmt.Errorf("wxlogin: config: BaseURL %q must be an http(s) scheme and host only", base)
-	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Timeout: DefaultTimeout}
-	}
-	return &Client{appID: cfg.AppID, secret: cfg.AppSecret, endpoint: u.Scheme + "://" + u.Host + Path, http: hc}, nil
+	return &Client{appID: cfg.AppID, secret: cfg.AppSecret, endpoint: base + Path,
+		http: cmp.Or(cfg.HTTPClient, &http.Client{Timeout: DefaultTimeout})}, nil
 }
 
 // Session is who a login code belongs to.

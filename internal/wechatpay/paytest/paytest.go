@@ -63,13 +63,9 @@ func NewPlatform(mchID, appID string) (*Platform, error) {
 	if mchID == "" || appID == "" {
 		return nil, errors.New("paytest: mchID and appID are required")
 	}
-	key, err := rsa.GenerateKey(rand.Reader, KeyBits)
+	key, serial, err := newKey()
 	if err != nil {
-		return nil, fmt.Errorf("paytest: generate key: %w", err)
-	}
-	serial := make([]byte, 20)
-	if _, err := rand.Read(serial); err != nil {
-		return nil, fmt.Errorf("paytest: serial: %w", err)
+		return nil, err
 	}
 	apiV3Key, err := RandomString(wechatpay.APIv3KeySize)
 	if err != nil {
@@ -77,11 +73,25 @@ func NewPlatform(mchID, appID string) (*Platform, error) {
 	}
 	return &Platform{
 		Key:      key,
-		Serial:   strings.ToUpper(hex.EncodeToString(serial)),
+		Serial:   serial,
 		APIv3Key: []byte(apiV3Key),
 		MchID:    mchID,
 		AppID:    appID,
 	}, nil
+}
+
+// newKey generates a KeyBits RSA key and a random serial of 40 upper-case hex digits
+// (like a certificate serial), from crypto/rand.
+func newKey() (*rsa.PrivateKey, string, error) {
+	key, err := rsa.GenerateKey(rand.Reader, KeyBits)
+	if err != nil {
+		return nil, "", fmt.Errorf("paytest: generate key: %w", err)
+	}
+	serial := make([]byte, 20)
+	if _, err := rand.Read(serial); err != nil {
+		return nil, "", fmt.Errorf("paytest: serial: %w", err)
+	}
+	return key, strings.ToUpper(hex.EncodeToString(serial)), nil
 }
 
 // Config returns a verifier configuration that trusts this platform: its merchant, APIv3

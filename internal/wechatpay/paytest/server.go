@@ -6,19 +6,18 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
@@ -31,15 +30,11 @@ type Merchant struct {
 
 // NewMerchant generates a KeyBits RSA merchant key and a random 40-hex-digit serial.
 func NewMerchant() (*Merchant, error) {
-	key, err := rsa.GenerateKey(rand.Reader, KeyBits)
+	key, serial, err := newKey()
 	if err != nil {
-		return nil, fmt.Errorf("paytest: generate merchant key: %w", err)
+		return nil, err
 	}
-	serial := make([]byte, 20)
-	if _, err := rand.Read(serial); err != nil {
-		return nil, fmt.Errorf("paytest: serial: %w", err)
-	}
-	return &Merchant{Key: key, Serial: strings.ToUpper(hex.EncodeToString(serial))}, nil
+	return &Merchant{Key: key, Serial: serial}, nil
 }
 
 // ClientConfig returns the configuration of a wechatpay.Client that is merchant m, trusts
@@ -130,20 +125,18 @@ type Server struct {
 	wait  time.Duration
 	hc    *http.Client
 
-	mu          sync.Mutex
-	orders      map[string]*order
-	failAPI     bool
-	forge       bool
-	forger      *rsa.PrivateKey
-	drop        bool
-	delay       time.Duration
-	deliveries  []Delivery
-	background  sync.WaitGroup
-	ctx         context.Context
-	cancel      context.CancelFunc
-	httpServer  *http.Server
-	url         string
-	serveResult chan error
+	mu         sync.Mutex
+	orders     map[string]*order
+	failAPI    bool
+	forge      bool
+	forger     *rsa.PrivateKey
+	drop       bool
+	delay      time.Duration
+	deliveries []Delivery
+	background sync.WaitGroup
+	ctx        context.Context
+	cancel     context.CancelFunc
+	serving    testkit.Background
 }
 
 type order struct {
@@ -183,31 +176,20 @@ func NewServer(p *Platform, m *Merchant, opts ServerOptions) *Server {
 // Start listens on addr ("127.0.0.1:0" picks a free port) and serves in the background
 // until Close. URL then returns the base URL to configure the merchant's client with.
 func (s *Server) Start(addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("paytest: listen: %w", err)
+	if err := s.serving.Start(addr, s); err != nil {
+		return fmt.Errorf("paytest: %w", err)
 	}
-	s.httpServer = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	s.url = "http://" + ln.Addr().String()
-	s.serveResult = make(chan error, 1)
-	go func() { s.serveResult <- s.httpServer.Serve(ln) }()
 	return nil
 }
 
 // URL is the base URL ("http://127.0.0.1:port") after Start; empty before.
-func (s *Server) URL() string { return s.url }
+func (s *Server) URL() string { return s.serving.URL() }
 
 // Close stops serving, cancels notifications waiting for their delay or resend, and waits
 // for background deliveries to end.
 func (s *Server) Close() error {
 	s.cancel()
-	var err error
-	if s.httpServer != nil {
-		err = s.httpServer.Close()
-		if serr := <-s.serveResult; !errors.Is(serr, http.ErrServerClosed) {
-			err = errors.Join(err, serr)
-		}
-	}
+	err := s.serving.Close()
 	s.background.Wait()
 	return err
 }
@@ -324,20 +306,26 @@ func (s *Server) Pay(ctx context.Context, outTradeNo string, opts PayOptions) (D
 	return s.send(ctx, o.req.NotifyURL, tx, now)
 }
 
+// transaction is the order's transaction as WeChat Pay would report it now, with the
+// order (nil when there is none).
+func (s *Server) transaction(outTradeNo string) (wechatpay.Transaction, *order) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o := s.orders[outTradeNo]
+	if o == nil {
+		return wechatpay.Transaction{}, nil
+	}
+	return o.transaction(s.p), o
+}
+
 // Resend sends the notification of a paid order again, as WeChat Pay does until it gets a
 // 2xx answer (same transaction, fresh notification id, nonce and signature at now); the
 // switches apply as for Pay. Errors: ErrNoOrder; ErrNotPayable wrapped with "not paid" when
 // the order is not SUCCESS.
 func (s *Server) Resend(ctx context.Context, outTradeNo string) (Delivery, error) {
-	s.mu.Lock()
-	o, ok := s.orders[outTradeNo]
-	var tx wechatpay.Transaction
-	if ok {
-		tx = o.transaction(s.p)
-	}
-	s.mu.Unlock()
+	tx, o := s.transaction(outTradeNo)
 	switch {
-	case !ok:
+	case o == nil:
 		return Delivery{}, fmt.Errorf("%w: %s", ErrNoOrder, outTradeNo)
 	case tx.TradeState != wechatpay.TradeStateSuccess:
 		return Delivery{}, fmt.Errorf("%w: %s is %s, not paid", ErrNotPayable, outTradeNo, tx.TradeState)
@@ -577,14 +565,8 @@ func (s *Server) query(w http.ResponseWriter, id, mchID string) {
 		s.answerError(w, http.StatusBadRequest, wechatpay.CodeParamError, "mchid 与请求方不一致")
 		return
 	}
-	s.mu.Lock()
-	o, ok := s.orders[id]
-	var tx wechatpay.Transaction
-	if ok {
-		tx = o.transaction(s.p)
-	}
-	s.mu.Unlock()
-	if !ok {
+	tx, o := s.transaction(id)
+	if o == nil {
 		s.answerError(w, http.StatusNotFound, wechatpay.CodeOrderNotExist, "订单不存在")
 		return
 	}

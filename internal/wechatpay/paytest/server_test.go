@@ -138,6 +138,17 @@ func (h *harness) order(id string, total int64) wechatpay.JSAPIOrder {
 	}
 }
 
+// payAfterExpiry prepays order id with a time_expire one minute from now, lets the
+// minute and then late pass, and pays it; it returns the order and Pay's error.
+func (h *harness) payAfterExpiry(t *testing.T, id string, late time.Duration) (wechatpay.JSAPIOrder, error) {
+	o := h.order(id, 100)
+	o.TimeExpire = h.clock.Now().Add(time.Minute)
+	h.prepay(t, o)
+	h.clock.Advance(time.Minute + late)
+	_, err := h.srv.Pay(context.Background(), id, paytest.PayOptions{})
+	return o, err
+}
+
 func (h *harness) prepay(t *testing.T, o wechatpay.JSAPIOrder) string {
 	t.Helper()
 	id, err := h.client.PrepayJSAPI(context.Background(), o)
@@ -240,25 +251,18 @@ func TestServer_OrderRules(t *testing.T) {
 			wantCode(t, err, wechatpay.CodeOrderClosed)
 		}},
 		{"TimeExpireEnforced", func(t *testing.T, h *harness) {
-			o := h.order("ord-0004", 100)
-			o.TimeExpire = h.clock.Now().Add(time.Minute)
-			h.prepay(t, o)
-			h.clock.Advance(time.Minute + time.Second)
-			if _, err := h.srv.Pay(context.Background(), "ord-0004", paytest.PayOptions{}); !errors.Is(err, paytest.ErrNotPayable) {
+			o, err := h.payAfterExpiry(t, "ord-0004", time.Second)
+			if !errors.Is(err, paytest.ErrNotPayable) {
 				t.Errorf("Pay after time_expire: %v", err)
 			}
 			if s := h.state(t, "ord-0004"); s != wechatpay.TradeStateNotPay {
 				t.Errorf("expired order queries as %s", s)
 			}
-			_, err := h.client.PrepayJSAPI(context.Background(), o)
+			_, err = h.client.PrepayJSAPI(context.Background(), o)
 			wantCode(t, err, wechatpay.CodeInvalidRequest)
 		}},
 		{"PayAtTimeExpireIsAccepted", func(t *testing.T, h *harness) {
-			o := h.order("ord-0005", 100)
-			o.TimeExpire = h.clock.Now().Add(time.Minute)
-			h.prepay(t, o)
-			h.clock.Advance(time.Minute)
-			if _, err := h.srv.Pay(context.Background(), "ord-0005", paytest.PayOptions{}); err != nil {
+			if _, err := h.payAfterExpiry(t, "ord-0005", 0); err != nil {
 				t.Errorf("Pay at time_expire: %v", err)
 			}
 		}},

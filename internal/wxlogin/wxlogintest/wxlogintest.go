@@ -9,14 +9,12 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
-	"time"
 
+	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wxlogin"
 )
 
@@ -47,9 +45,7 @@ type Server struct {
 	failure Failure
 	calls   int
 
-	httpServer *http.Server
-	url        string
-	served     chan error
+	serving testkit.Background
 }
 
 // NewServer returns a stand-in that accepts only appID and secret (else errcode 40013 or
@@ -61,31 +57,17 @@ func NewServer(appID, secret string) *Server {
 // Start listens on addr ("127.0.0.1:0" picks a free port) and serves until Close; URL then
 // returns the base URL for wxlogin.Config.BaseURL.
 func (s *Server) Start(addr string) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("wxlogintest: listen: %w", err)
+	if err := s.serving.Start(addr, s); err != nil {
+		return fmt.Errorf("wxlogintest: %w", err)
 	}
-	s.httpServer = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	s.url = "http://" + ln.Addr().String()
-	s.served = make(chan error, 1)
-	go func() { s.served <- s.httpServer.Serve(ln) }()
 	return nil
 }
 
 // URL is the base URL after Start; empty before.
-func (s *Server) URL() string { return s.url }
+func (s *Server) URL() string { return s.serving.URL() }
 
 // Close stops serving.
-func (s *Server) Close() error {
-	if s.httpServer == nil {
-		return nil
-	}
-	err := s.httpServer.Close()
-	if serr := <-s.served; !errors.Is(serr, http.ErrServerClosed) {
-		err = errors.Join(err, serr)
-	}
-	return err
-}
+func (s *Server) Close() error { return s.serving.Close() }
 
 // SetFailure makes every following call fail as f says (FailNone: answer normally).
 func (s *Server) SetFailure(f Failure) { s.mu.Lock(); s.failure = f; s.mu.Unlock() }
