@@ -345,7 +345,6 @@ func TestWiring_RoutesAreTheContractRoutes(t *testing.T) {
 	want := []sam.Route{
 		{Method: "GET", Path: "/.well-known/jwks.json", Function: "JwksFunction", Public: true},
 		{Method: "GET", Path: "/.well-known/openid-configuration", Function: "JwksFunction", Public: true},
-		{Method: "POST", Path: "/auth/wechat", Function: "LoginFunction", Public: true},
 		// The merchant API: AWS_IAM (SigV4), one function.
 		{Method: "GET", Path: "/admin/orders", Function: "AdminFunction", IAM: true},
 		{Method: "GET", Path: "/admin/orders/{orderId}", Function: "AdminFunction", IAM: true},
@@ -358,6 +357,7 @@ func TestWiring_RoutesAreTheContractRoutes(t *testing.T) {
 		{Method: "POST", Path: "/admin/skus/{skuId}/adjustments", Function: "AdminFunction", IAM: true},
 		{Method: "GET", Path: "/admin/skus/{skuId}/ledger", Function: "AdminFunction", IAM: true},
 		{Method: "PUT", Path: "/admin/skus/{skuId}/shards", Function: "AdminFunction", IAM: true},
+		{Method: "POST", Path: "/auth/wechat", Function: "LoginFunction", Public: true},
 		{Method: "POST", Path: "/orders", Function: "CreateOrderFunction"},
 		{Method: "GET", Path: "/orders/{orderId}", Function: "CreateOrderFunction"},
 		{Method: "POST", Path: "/orders/{orderId}/cancel", Function: "CloseOrderFunction"},
