@@ -1,37 +1,38 @@
 // Command closeOrder is the closeOrder Lambda function: it releases the stock of
 // unpaid orders from close-order queue messages (SQS, partial batch responses), from
-// a scheduled sweep (EventBridge) and from POST /orders/{orderId}/cancel.
-// Configuration: see closeorder.LoadConfig; it refuses to start on a bad setting.
+// a scheduled sweep (EventBridge) and from POST /orders/{orderId}/cancel, asking WeChat
+// Pay first about orders that have a WeChat Pay order; and it starts payments (POST
+// /orders/{orderId}/pay). Configuration: see closeorder.LoadConfig; it refuses to start
+// on a bad setting. The merchant configuration and key come from the AWS Secrets
+// Manager secret it names (see wechatpay.Secret), read once at cold start.
 package main
 
 import (
-	"context"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/closeorder"
 	"github.com/stockguard/stockguard/internal/closeq"
+	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	cfg, err := closeorder.LoadConfig(os.Getenv)
+	log, cfg, awsCfg := coldstart.Load("closeOrder", os.Getenv, closeorder.LoadConfig)
+	payCfg, err := wechatpay.ClientConfigFromSecret(coldstart.Secret(log, awsCfg, cfg.SecretARN))
 	if err != nil {
-		log.Error("closeOrder cannot start", "error", err)
-		os.Exit(1)
+		coldstart.Exit(log, "parse the WeChat Pay secret", err)
 	}
-	aws, err := config.LoadDefaultConfig(context.Background())
+	client, err := wechatpay.NewClient(payCfg)
 	if err != nil {
-		log.Error("load AWS config", "error", err)
-		os.Exit(1)
+		coldstart.Exit(log, "configure the WeChat Pay merchant client", err)
 	}
-	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
-	queue := closeq.New(sqs.NewFromConfig(aws), cfg.CloseQueueURL, nil)
-	lambda.Start(closeorder.NewFunction(closeorder.New(store, queue, log, closeorder.Options{}), log).Invoke)
+	store := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
+	queue := closeq.New(sqs.NewFromConfig(awsCfg), cfg.CloseQueueURL, nil)
+	closer := closeorder.New(store, queue, log, closeorder.Options{WeChatPay: client, NotifyURL: cfg.NotifyURL, OpenIDClaim: cfg.OpenIDClaim})
+	lambda.Start(closeorder.NewFunction(closer, log).Invoke)
 }

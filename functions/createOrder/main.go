@@ -4,33 +4,21 @@
 package main
 
 import (
-	"context"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/closeq"
+	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/createorder"
 	"github.com/stockguard/stockguard/internal/dynamo"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	cfg, err := createorder.LoadConfig(os.Getenv)
-	if err != nil {
-		log.Error("createOrder cannot start", "error", err)
-		os.Exit(1)
-	}
-	aws, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		log.Error("load AWS config", "error", err)
-		os.Exit(1)
-	}
-	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{PaymentTimeout: cfg.PaymentTimeout})
+	log, cfg, aws := coldstart.Load("createOrder", os.Getenv, createorder.LoadConfig)
+	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{PaymentTimeout: cfg.PaymentTimeout, Shaping: cfg.Shaping})
 	queue := closeq.New(sqs.NewFromConfig(aws), cfg.CloseQueueURL, nil)
 	lambda.Start(createorder.New(store, queue, log).Handle)
 }

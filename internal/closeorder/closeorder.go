@@ -30,6 +30,7 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
+	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
 // FunctionName is the Function dimension of closeOrder's metrics.
@@ -45,6 +46,15 @@ type Options struct {
 	SweepReserve time.Duration
 	// Now is the clock; default time.Now. It must be the store's clock.
 	Now func() time.Time
+	// WeChatPay is the merchant API client: it starts payments (POST
+	// /orders/{orderId}/pay) and settles orders that have a WeChat Pay order before
+	// their release. Nil: the pay route answers 500 and such orders are not released.
+	WeChatPay *wechatpay.Client
+	// NotifyURL is the notify_url of JSAPI orders: the notify route's absolute URL.
+	NotifyURL string
+	// OpenIDClaim is the JWT claim holding the buyer's openid (the JSAPI payer);
+	// default "sub" (stockguard's own login tokens).
+	OpenIDClaim string
 }
 
 // Closer releases unpaid orders from queue messages and sweeps.
@@ -68,6 +78,9 @@ func New(store *dynamo.Store, queue *closeq.Queue, log *slog.Logger, opts Option
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.OpenIDClaim == "" {
+		opts.OpenIDClaim = "sub"
+	}
 	return &Closer{store: store, queue: queue, log: log, opts: opts}
 }
 
@@ -80,12 +93,35 @@ const (
 	notDue                  // still inside its payment window
 )
 
-// expire releases one order if it is due, returning the order as it stands.
+// expire releases one order if it is due, returning the order as it stands. An order
+// with a WeChat Pay order is settled first (see settle): found paid, it is committed
+// instead of released; when WeChat Pay cannot be asked, the order is released anyway
+// (its JSAPI order's time_expire already bars new payments; a payment made before it
+// takes the late-payment path) and the ReleasedUnsettled metric counts it.
 func (c *Closer) expire(ctx context.Context, id string) (*inventory.Order, outcome, error) {
-	order, rel, err := c.store.Expire(ctx, id)
+	order, err := c.store.Lookup(ctx, id)
 	switch {
 	case errors.Is(err, inventory.ErrOrderNotFound):
 		return nil, closed, nil
+	case err != nil:
+		return nil, 0, err
+	case !order.Expired(c.opts.Now()):
+		if order.Status == inventory.StatusPending {
+			return order, notDue, nil
+		}
+		return order, closed, nil
+	}
+	paid, err := c.settle(ctx, order)
+	switch {
+	case paid: // committed; a failed commit is retried, never released
+		return order, closed, err
+	case err != nil:
+		c.log.LogAttrs(ctx, slog.LevelWarn, "WeChat Pay not asked before release; releasing anyway",
+			slog.String("orderId", order.ID), slog.String("error", err.Error()))
+		metric.Emit(ctx, c.log, FunctionName, metric.Of("ReleasedUnsettled", metric.Count, 1))
+	}
+	order, rel, err := c.store.ExpireOrder(ctx, order)
+	switch {
 	case err != nil:
 		return nil, 0, err
 	case rel:

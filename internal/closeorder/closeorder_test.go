@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"slices"
@@ -18,16 +17,15 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	dbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/closeorder"
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/stacktest"
 	"github.com/stockguard/stockguard/internal/testkit"
 )
 
@@ -36,99 +34,8 @@ import (
 // closeOrder the ways Lambda would. goaws keeps global state, so they do not run in
 // parallel.
 
-var (
-	newClock = testkit.NewClock
-	parallel = testkit.Parallel
-)
-
-// logBuffer collects the stack's JSON log lines.
-type logBuffer struct{ testkit.Log }
-
-// lines returns the logged lines whose msg is msg, decoded.
-func (b *logBuffer) lines(t testing.TB, msg string) []map[string]any {
-	t.Helper()
-	all, err := b.Lines()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []map[string]any
-	for _, m := range all {
-		if m["msg"] == msg {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-type harness struct {
-	*local.Stack
-	log *logBuffer
-}
-
-// newHarness starts the stack with SQS (unless noSQS), seeded with a 4-shard "cup"
-// limited to 4 per user and a plain "saucer".
-func newHarness(t *testing.T, cfg local.StackConfig, noSQS bool) *harness {
-	t.Helper()
-	h := &harness{log: &logBuffer{}}
-	cfg.Template = "../../template.yaml"
-	if !noSQS {
-		cfg.SQSAddr = "127.0.0.1:0"
-	}
-	cfg.Logger = slog.New(slog.NewJSONHandler(h.log, nil))
-	stack, err := local.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stack.Close() })
-	h.Stack = stack
-	err = stack.Seed(context.Background(), strings.NewReader(`[
-		{"skuId":"cup","name":"cup","price":39900,"stock":200,"limitPerUser":4,"shards":4},
-		{"skuId":"saucer","name":"saucer","price":12900,"stock":200}]`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
-// call sends an HTTP request through the local API as user ("" = no identity).
-func (h *harness) call(t testing.TB, method, path, user, body string) (int, map[string]any) {
-	t.Helper()
-	return testkit.Call(h.API, method, path, user, nil, body)
-}
-
-func (h *harness) order(t testing.TB, user, body string) string {
-	t.Helper()
-	status, out := h.call(t, "POST", "/orders", user, body)
-	if status != http.StatusCreated {
-		t.Fatalf("create order: %d %v", status, out)
-	}
-	return out["orderId"].(string)
-}
-
-func (h *harness) available(t testing.TB, sku string) int {
-	t.Helper()
-	status, out := h.call(t, "GET", "/skus/"+sku, "", "")
-	if status != http.StatusOK {
-		t.Fatalf("GET /skus/%s: %d", sku, status)
-	}
-	return int(out["available"].(float64))
-}
-
-// invoke calls closeOrder as Lambda would, with event as JSON, and decodes its result.
-func (h *harness) invoke(t testing.TB, event any, result any) {
-	t.Helper()
-	payload, err := json.Marshal(event)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := h.Handlers["CloseOrderFunction"].Invoke(context.Background(), payload)
-	if err != nil {
-		t.Fatalf("closeOrder failed: %v", err)
-	}
-	if err := json.Unmarshal(out, result); err != nil {
-		t.Fatalf("closeOrder result %s: %v", out, err)
-	}
-}
+// closeOrder is the function's logical id in template.yaml.
+const closeOrder = "CloseOrderFunction"
 
 var messageSeq atomic.Int64
 
@@ -140,70 +47,72 @@ func record(body string) events.SQSMessage {
 	}
 }
 
-func closeMessage(t testing.TB, h *harness, id string) string {
+// closeMessage is the close-order queue message createOrder sends for order id.
+func closeMessage(t testing.TB, h *stacktest.Stack, id string) string {
 	t.Helper()
-	order, err := h.Store.Order(context.Background(), h.owner(t, id), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := json.Marshal(closeq.Message{OrderID: id, ExpiresAt: order.ExpiresAt})
+	body, _ := json.Marshal(closeq.Message{OrderID: id, ExpiresAt: h.Lookup(t, id).ExpiresAt})
 	return string(body)
 }
 
-// owner finds an order's user by scanning (tests only).
-func (h *harness) owner(t testing.TB, id string) string {
-	t.Helper()
-	for _, it := range h.scan(t, h.Tables.Orders) {
-		if it["pk"] == id {
-			return it["userId"].(string)
-		}
-	}
-	t.Fatalf("no order %s", id)
-	return ""
-}
-
-func (h *harness) handleSQS(t testing.TB, recs ...events.SQSMessage) events.SQSEventResponse {
+// handleSQS hands closeOrder a batch of records as the event source mapping does.
+func handleSQS(t testing.TB, h *stacktest.Stack, recs ...events.SQSMessage) events.SQSEventResponse {
 	t.Helper()
 	var resp events.SQSEventResponse
-	h.invoke(t, events.SQSEvent{Records: recs}, &resp)
+	h.Invoke(t, closeOrder, events.SQSEvent{Records: recs}, &resp)
 	return resp
 }
 
-func (h *harness) scan(t testing.TB, table string) []map[string]any {
+// releases counts the RELEASE ledger entries of each order.
+func releases(t testing.TB, h *stacktest.Stack, ids []string) []int {
 	t.Helper()
-	items, err := booktest.Scan(context.Background(), h.DB, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return items
-}
-
-// releases counts the RELEASE ledger entries per order.
-func (h *harness) releases(t testing.TB) map[string]int {
-	t.Helper()
-	out := map[string]int{}
-	for _, it := range h.scan(t, h.Tables.StockLog) {
-		if it["op"] == dynamo.OpRelease {
-			out[it["ref"].(string)]++
-		}
+	out := make([]int, len(ids))
+	for i, id := range ids {
+		out[i] = h.Ops(t, id)[dynamo.OpRelease]
 	}
 	return out
 }
 
-func (h *harness) status(t testing.TB, id string) (status, reason string) {
+// dueOrders places n orders of cupAndSaucer (buyer-0 …) on a stack with a one-minute
+// payment window and moves its clock to their expiry; it returns their ids and their
+// close-order records.
+func dueOrders(t testing.TB, h *stacktest.Stack, n int) ([]string, []events.SQSMessage) {
 	t.Helper()
-	for _, it := range h.scan(t, h.Tables.Orders) {
-		if it["pk"] == id {
-			reason, _ := it["cancelReason"].(string)
-			return it["status"].(string), reason
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = h.Order(t, fmt.Sprintf("buyer-%d", i), cupAndSaucer)
+	}
+	h.Clock.Advance(time.Minute)
+	recs := make([]events.SQSMessage, n)
+	for i, id := range ids {
+		recs[i] = record(closeMessage(t, h, id))
+	}
+	return ids, recs
+}
+
+// checkReleasedOnce fails t for each order without exactly one RELEASE entry per line
+// (cupAndSaucer has 2).
+func checkReleasedOnce(t testing.TB, h *stacktest.Stack, ids []string) {
+	t.Helper()
+	for i, n := range releases(t, h, ids) {
+		if n != 2 {
+			t.Errorf("order %s: %d RELEASE entries, want 2", ids[i], n)
 		}
 	}
-	t.Fatalf("no order %s", id)
-	return "", ""
+}
+
+// checkAllReleased fails t unless each order was released once, all the cups are
+// available again and the books balance.
+func checkAllReleased(t testing.TB, h *stacktest.Stack, ids []string) {
+	t.Helper()
+	checkReleasedOnce(t, h, ids)
+	if got := h.Available(t, "cup"); got != 100 {
+		t.Errorf("cup available %d, want 100", got)
+	}
+	h.Check(t)
 }
 
 // hiddenMessages is the close-order queue's count of delayed and in-flight messages.
-func (h *harness) hiddenMessages(t testing.TB) int {
+func hiddenMessages(t testing.TB, h *stacktest.Stack) int {
 	t.Helper()
 	out, err := local.NewSQSClient(h.SQS.URL()).GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
 		QueueUrl:       aws.String(h.Queues["CloseOrderQueue"]),
@@ -236,43 +145,38 @@ const cupAndSaucer = `{"items":[{"skuId":"cup","qty":2},{"skuId":"saucer","qty":
 // The whole path on the real clock: createOrder schedules the close message, the
 // local event source mapping delivers it when due, closeOrder releases the stock.
 func TestCloseOrder_UnpaidOrderIsReleasedThroughTheQueueOnceDue(t *testing.T) {
-	h := newHarness(t, local.StackConfig{PaymentTimeout: 2 * time.Second}, false)
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- h.Run(ctx) }()
-	defer func() { cancel(); <-ran }()
+	h := stacktest.New(t, stacktest.Options{SQS: true, RealTime: true, Stack: local.StackConfig{PaymentTimeout: 2 * time.Second}})
+	h.RunInBackground(t)
 
-	id := h.order(t, "buyer", cupAndSaucer)
-	if got := h.available(t, "cup"); got != 198 {
-		t.Fatalf("cup available %d after the order, want 198", got)
+	id := h.Order(t, "buyer", cupAndSaucer)
+	if got := h.Available(t, "cup"); got != 98 {
+		t.Fatalf("cup available %d after the order, want 98", got)
 	}
 	eventually(t, 20*time.Second, "order CANCELLED", func() bool {
-		status, _ := h.status(t, id)
-		return status == "CANCELLED"
+		return h.Lookup(t, id).Status == inventory.StatusCancelled
 	})
-	if _, reason := h.status(t, id); reason != "TIMEOUT" {
+	if reason := h.Lookup(t, id).CancelReason; reason != "TIMEOUT" {
 		t.Errorf("cancelReason %q, want TIMEOUT", reason)
 	}
-	if cup, saucer := h.available(t, "cup"), h.available(t, "saucer"); cup != 200 || saucer != 200 {
-		t.Errorf("available cup %d saucer %d, want 200 and 200", cup, saucer)
+	if cup, saucer := h.Available(t, "cup"), h.Available(t, "saucer"); cup != 100 || saucer != 100 {
+		t.Errorf("available cup %d saucer %d, want 100 and 100", cup, saucer)
 	}
-	status, out := h.call(t, "GET", "/orders/"+id, "buyer", "")
+	status, out := h.Call(t, "GET", "/orders/"+id, "buyer", nil, "")
 	if status != http.StatusOK || out["status"] != "CANCELLED" || out["cancelReason"] != "TIMEOUT" || out["cancelledAt"] == nil {
 		t.Errorf("GET order: %d %v", status, out)
 	}
-	if n := h.releases(t)[id]; n != 2 {
+	if n := h.Ops(t, id)[dynamo.OpRelease]; n != 2 {
 		t.Errorf("%d RELEASE entries, want 2 (one per line)", n)
 	}
-	booktest.Check(t, h.DB, h.Tables)
+	h.Check(t)
 }
 
 // A window longer than SQS's 900-second delay takes hops: each early delivery sends
 // the message again with the delay left, and the last one releases.
 func TestCloseOrder_LongWindowIsReenqueuedUntilDue(t *testing.T) {
-	c := newClock()
-	h := newHarness(t, local.StackConfig{PaymentTimeout: 35 * time.Minute, Now: c.Now}, false)
-	id := h.order(t, "buyer", cupAndSaucer)
-	if n := h.hiddenMessages(t); n != 1 {
+	h := stacktest.New(t, stacktest.Options{SQS: true, Stack: local.StackConfig{PaymentTimeout: 35 * time.Minute}})
+	id := h.Order(t, "buyer", cupAndSaucer)
+	if n := hiddenMessages(t, h); n != 1 {
 		t.Fatalf("%d delayed messages after the order, want 1", n)
 	}
 	body := closeMessage(t, h, id)
@@ -283,122 +187,91 @@ func TestCloseOrder_LongWindowIsReenqueuedUntilDue(t *testing.T) {
 		{15 * time.Minute, 900},
 		{15 * time.Minute, 300},
 	} {
-		c.Advance(hop.advance)
-		if resp := h.handleSQS(t, record(body)); len(resp.BatchItemFailures) != 0 {
+		h.Clock.Advance(hop.advance)
+		if resp := handleSQS(t, h, record(body)); len(resp.BatchItemFailures) != 0 {
 			t.Fatalf("failures %v", resp.BatchItemFailures)
 		}
-		if status, _ := h.status(t, id); status != "PENDING" {
+		if status := h.Lookup(t, id).Status; status != "PENDING" {
 			t.Fatalf("order %s before its expiry, want PENDING", status)
 		}
-		requeued := h.log.lines(t, "close message re-enqueued")
+		requeued := h.Logged(t, "msg", "close message re-enqueued")
 		if len(requeued) == 0 || requeued[len(requeued)-1]["delaySeconds"] != hop.delay {
 			t.Fatalf("re-enqueue log lines %v, want the last with delaySeconds %v", requeued, hop.delay)
 		}
 	}
-	if n := h.hiddenMessages(t); n != 3 {
+	if n := hiddenMessages(t, h); n != 3 {
 		t.Errorf("%d delayed messages, want 3 (the first and two re-enqueued)", n)
 	}
-	c.Advance(5 * time.Minute)
-	if resp := h.handleSQS(t, record(body)); len(resp.BatchItemFailures) != 0 {
+	h.Clock.Advance(5 * time.Minute)
+	if resp := handleSQS(t, h, record(body)); len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("failures %v", resp.BatchItemFailures)
 	}
-	if status, reason := h.status(t, id); status != "CANCELLED" || reason != "TIMEOUT" {
-		t.Errorf("order %s/%s at expiry, want CANCELLED/TIMEOUT", status, reason)
+	if o := h.Lookup(t, id); o.Status != "CANCELLED" || o.CancelReason != "TIMEOUT" {
+		t.Errorf("order %s/%s at expiry, want CANCELLED/TIMEOUT", o.Status, o.CancelReason)
 	}
-	booktest.Check(t, h.DB, h.Tables)
+	h.Check(t)
 }
 
 func TestCloseOrder_DuplicateDeliveriesReleaseOnce(t *testing.T) {
-	c := newClock()
-	h := newHarness(t, local.StackConfig{PaymentTimeout: time.Minute, Now: c.Now}, false)
-	id := h.order(t, "buyer", cupAndSaucer)
-	c.Advance(time.Minute)
+	h := stacktest.New(t, stacktest.Options{SQS: true, Stack: local.StackConfig{PaymentTimeout: time.Minute}})
+	id := h.Order(t, "buyer", cupAndSaucer)
+	h.Clock.Advance(time.Minute)
 	body := closeMessage(t, h, id)
-	parallel(10, func(int) {
-		if resp := h.handleSQS(t, record(body)); len(resp.BatchItemFailures) != 0 {
+	testkit.Parallel(10, func(int) {
+		if resp := handleSQS(t, h, record(body)); len(resp.BatchItemFailures) != 0 {
 			t.Errorf("failures %v", resp.BatchItemFailures)
 		}
 	})
-	if n := h.releases(t)[id]; n != 2 {
+	if n := h.Ops(t, id)[dynamo.OpRelease]; n != 2 {
 		t.Errorf("%d RELEASE entries, want 2 (one per line, once)", n)
 	}
-	if released := sumLogged(h.log.lines(t, "close messages"), "released"); released != 1 {
+	if released := sumLogged(h.Logged(t, "msg", "close messages"), "released"); released != 1 {
 		t.Errorf("invocations reported %d releases, want 1", released)
 	}
-	if got := h.available(t, "cup"); got != 200 {
-		t.Errorf("cup available %d, want 200", got)
+	if got := h.Available(t, "cup"); got != 100 {
+		t.Errorf("cup available %d, want 100", got)
 	}
-	booktest.Check(t, h.DB, h.Tables)
+	h.Check(t)
 }
 
 func TestCloseOrder_SweepAndQueueOnTheSameOrdersReleaseEachOnce(t *testing.T) {
-	c := newClock()
-	h := newHarness(t, local.StackConfig{PaymentTimeout: time.Minute, Now: c.Now}, false)
-	var ids []string
-	for i := range 20 {
-		ids = append(ids, h.order(t, fmt.Sprintf("buyer-%d", i), cupAndSaucer))
-	}
-	c.Advance(time.Minute)
-	var recs []events.SQSMessage
-	for _, id := range ids {
-		recs = append(recs, record(closeMessage(t, h, id)))
-	}
-	parallel(len(ids)+2, func(i int) {
+	h := stacktest.New(t, stacktest.Options{SQS: true, Stack: local.StackConfig{PaymentTimeout: time.Minute}})
+	ids, recs := dueOrders(t, h, 20)
+	testkit.Parallel(len(ids)+2, func(i int) {
 		if i >= len(ids) {
 			var res closeorder.SweepResult
-			h.invoke(t, scheduledEvent(), &res)
+			h.Invoke(t, closeOrder, scheduledEvent(), &res)
 			return
 		}
-		if resp := h.handleSQS(t, recs[i]); len(resp.BatchItemFailures) != 0 {
+		if resp := handleSQS(t, h, recs[i]); len(resp.BatchItemFailures) != 0 {
 			t.Errorf("failures %v", resp.BatchItemFailures)
 		}
 	})
-	rel := h.releases(t)
-	for _, id := range ids {
-		if rel[id] != 2 {
-			t.Errorf("order %s: %d RELEASE entries, want 2", id, rel[id])
-		}
-	}
-	if got := h.available(t, "cup"); got != 200 {
-		t.Errorf("cup available %d, want 200", got)
-	}
-	booktest.Check(t, h.DB, h.Tables)
+	checkAllReleased(t, h, ids)
 }
 
 func TestCloseOrder_UserCancelRacingTheTimeoutReleasesOnce(t *testing.T) {
-	c := newClock()
-	h := newHarness(t, local.StackConfig{PaymentTimeout: time.Minute, Now: c.Now}, false)
+	h := stacktest.New(t, stacktest.Options{SQS: true, Stack: local.StackConfig{PaymentTimeout: time.Minute}})
 	const orders = 20
-	ids := make([]string, orders)
-	for i := range ids {
-		ids[i] = h.order(t, fmt.Sprintf("buyer-%d", i), cupAndSaucer)
-	}
-	c.Advance(time.Minute)
-	recs := make([]events.SQSMessage, orders)
-	for i, id := range ids {
-		recs[i] = record(closeMessage(t, h, id))
-	}
+	ids, recs := dueOrders(t, h, orders)
 	reasons := map[string]int{}
 	var mu sync.Mutex
-	parallel(2*orders, func(i int) {
+	testkit.Parallel(2*orders, func(i int) {
 		o := i / 2
 		if i%2 == 0 {
-			status, out := h.call(t, "POST", "/orders/"+ids[o]+"/cancel", fmt.Sprintf("buyer-%d", o), "")
+			status, out := h.Call(t, "POST", "/orders/"+ids[o]+"/cancel", fmt.Sprintf("buyer-%d", o), nil, "")
 			if status != http.StatusOK || out["status"] != "CANCELLED" {
 				t.Errorf("cancel %s: %d %v", ids[o], status, out)
 			}
 			return
 		}
-		if resp := h.handleSQS(t, recs[o]); len(resp.BatchItemFailures) != 0 {
+		if resp := handleSQS(t, h, recs[o]); len(resp.BatchItemFailures) != 0 {
 			t.Errorf("failures %v", resp.BatchItemFailures)
 		}
 	})
-	rel := h.releases(t)
+	checkReleasedOnce(t, h, ids)
 	for _, id := range ids {
-		if rel[id] != 2 {
-			t.Errorf("order %s: %d RELEASE entries, want 2", id, rel[id])
-		}
-		_, reason := h.status(t, id)
+		reason := string(h.Lookup(t, id).CancelReason)
 		mu.Lock()
 		reasons[reason]++
 		mu.Unlock()
@@ -407,7 +280,7 @@ func TestCloseOrder_UserCancelRacingTheTimeoutReleasesOnce(t *testing.T) {
 		t.Errorf("cancel reasons %v, want %d USER or TIMEOUT", reasons, orders)
 	}
 	t.Logf("winners: %v", reasons)
-	booktest.Check(t, h.DB, h.Tables)
+	h.Check(t)
 }
 
 // failTransactionsOf makes DynamoDB fail every TransactWriteItems naming the order
@@ -422,14 +295,12 @@ func failTransactionsOf(target *atomic.Value) local.Middleware {
 // One record failing in a batch is reported alone; the others are released and,
 // when the failed record comes back, nothing is redone.
 func TestCloseOrder_FailedRecordIsRetriedWithoutRedoingTheOthers(t *testing.T) {
-	c := newClock()
 	var target atomic.Value
-	h := newHarness(t, local.StackConfig{PaymentTimeout: time.Minute, Now: c.Now, DynamoDBWrap: failTransactionsOf(&target)}, false)
-	ids := []string{h.order(t, "a", cupAndSaucer), h.order(t, "b", cupAndSaucer), h.order(t, "c", cupAndSaucer)}
-	c.Advance(time.Minute)
-	recs := []events.SQSMessage{record(closeMessage(t, h, ids[0])), record(closeMessage(t, h, ids[1])), record(closeMessage(t, h, ids[2])), record(`{"orderId":"x"}`)}
+	h := stacktest.New(t, stacktest.Options{SQS: true, Stack: local.StackConfig{PaymentTimeout: time.Minute, DynamoDBWrap: failTransactionsOf(&target)}})
+	ids, recs := dueOrders(t, h, 3)
+	recs = append(recs, record(`{"orderId":"x"}`))
 	target.Store(ids[1])
-	resp := h.handleSQS(t, recs...)
+	resp := handleSQS(t, h, recs...)
 	var failed []string
 	for _, f := range resp.BatchItemFailures {
 		failed = append(failed, f.ItemIdentifier)
@@ -437,70 +308,53 @@ func TestCloseOrder_FailedRecordIsRetriedWithoutRedoingTheOthers(t *testing.T) {
 	if want := []string{recs[1].MessageId, recs[3].MessageId}; fmt.Sprint(sorted(failed)) != fmt.Sprint(sorted(want)) {
 		t.Fatalf("batchItemFailures %v, want %v (the failing order and the malformed body)", failed, want)
 	}
-	if rel := h.releases(t); rel[ids[0]] != 2 || rel[ids[1]] != 0 || rel[ids[2]] != 2 {
+	if rel := releases(t, h, ids); rel[0] != 2 || rel[1] != 0 || rel[2] != 2 {
 		t.Fatalf("RELEASE entries %v, want 2, 0, 2", rel)
 	}
-	booktest.Check(t, h.DB, h.Tables)
+	h.Check(t)
 
 	target.Store("")
-	if resp := h.handleSQS(t, recs[1]); len(resp.BatchItemFailures) != 0 {
+	if resp := handleSQS(t, h, recs[1]); len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("redelivery failed: %v", resp.BatchItemFailures)
 	}
-	if rel := h.releases(t); rel[ids[0]] != 2 || rel[ids[1]] != 2 || rel[ids[2]] != 2 {
-		t.Errorf("RELEASE entries %v, want 2 each", rel)
-	}
-	if got := h.available(t, "cup"); got != 200 {
-		t.Errorf("cup available %d, want 200", got)
-	}
-	booktest.Check(t, h.DB, h.Tables)
+	checkAllReleased(t, h, ids)
 }
 
 // With no queue at all, the sweep finds every due order through the PendingByExpiry
 // index and releases it; a second sweep finds nothing left to release.
 func TestCloseOrder_SweepReleasesWhatTheQueueMissed(t *testing.T) {
-	c := newClock()
-	h := newHarness(t, local.StackConfig{PaymentTimeout: time.Minute, Now: c.Now}, true)
+	h := stacktest.New(t, stacktest.Options{Stack: local.StackConfig{PaymentTimeout: time.Minute}})
 	var ids []string
 	for i := range 30 {
-		ids = append(ids, h.order(t, fmt.Sprintf("buyer-%d", i), `{"items":[{"skuId":"cup","qty":1}]}`))
+		ids = append(ids, h.Order(t, fmt.Sprintf("buyer-%d", i), `{"items":[{"skuId":"cup","qty":1}]}`))
 	}
-	c.Advance(59 * time.Second)
-	notDue := h.order(t, "late", `{"items":[{"skuId":"cup","qty":1}]}`)
-	c.Advance(time.Second)
+	h.Clock.Advance(59 * time.Second)
+	notDue := h.Order(t, "late", `{"items":[{"skuId":"cup","qty":1}]}`)
+	h.Clock.Advance(time.Second)
 
-	status, out := h.call(t, "POST", "/_local/invoke/closeOrder", "", "")
+	status, out := h.Call(t, "POST", "/_local/invoke/closeOrder", "", nil, "")
 	if status != http.StatusOK || out["released"] != 30.0 || out["failed"] != 0.0 {
 		t.Fatalf("sweep: %d %v, want 30 released", status, out)
 	}
-	if s, _ := h.status(t, notDue); s != "PENDING" {
+	if s := h.Lookup(t, notDue).Status; s != "PENDING" {
 		t.Errorf("order not yet due is %s, want PENDING", s)
 	}
-	status, out = h.call(t, "POST", "/_local/invoke/closeOrder", "", "")
+	status, out = h.Call(t, "POST", "/_local/invoke/closeOrder", "", nil, "")
 	if status != http.StatusOK || out["released"] != 0.0 {
 		t.Errorf("second sweep: %d %v, want 0 released", status, out)
 	}
-	if got := h.available(t, "cup"); got != 199 {
-		t.Errorf("cup available %d, want 199 (one order still open)", got)
+	if got := h.Available(t, "cup"); got != 99 {
+		t.Errorf("cup available %d, want 99 (one order still open)", got)
 	}
-	booktest.Check(t, h.DB, h.Tables)
+	h.Check(t)
 }
 
 func TestCancel_FollowsTheContract(t *testing.T) {
-	h := newHarness(t, local.StackConfig{}, true)
-	id := h.order(t, "owner", cupAndSaucer)
-	paid := h.order(t, "owner", cupAndSaucer)
-	if _, err := h.DB.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
-		TableName: aws.String(h.Tables.Orders), Key: map[string]dbtypes.AttributeValue{"pk": &dbtypes.AttributeValueMemberS{Value: paid}},
-		UpdateExpression:          aws.String("SET #s = :p"),
-		ExpressionAttributeNames:  map[string]string{"#s": "status"},
-		ExpressionAttributeValues: map[string]dbtypes.AttributeValue{":p": &dbtypes.AttributeValueMemberS{Value: "PAID"}},
-	}); err != nil {
-		t.Fatal(err)
-	}
-	snapshot := func() string {
-		return fmt.Sprint(h.scan(t, h.Tables.SKUs), h.scan(t, h.Tables.Orders), h.scan(t, h.Tables.StockLog))
-	}
-	before := snapshot()
+	h := stacktest.New(t, stacktest.Options{})
+	id := h.Order(t, "owner", cupAndSaucer)
+	paid := h.Order(t, "owner", cupAndSaucer)
+	h.Set(t, h.Tables.Orders, paid, "status", "PAID")
+	before := h.Snapshot(t)
 	for _, tc := range []struct {
 		name, path, user string
 		status           int
@@ -513,18 +367,18 @@ func TestCancel_FollowsTheContract(t *testing.T) {
 		{"paid order", "/orders/" + paid + "/cancel", "owner", 409, "ORDER_NOT_CANCELLABLE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, out := h.call(t, "POST", tc.path, tc.user, "")
+			status, out := h.Call(t, "POST", tc.path, tc.user, nil, "")
 			if status != tc.status || out["code"] != tc.code {
 				t.Errorf("%d %v, want %d %s", status, out, tc.status, tc.code)
 			}
 		})
 	}
-	if snapshot() != before {
+	if h.Snapshot(t) != before {
 		t.Fatal("a rejected cancel changed the tables")
 	}
 	var first map[string]any
 	for i := range 3 {
-		status, out := h.call(t, "POST", "/orders/"+id+"/cancel", "owner", "")
+		status, out := h.Call(t, "POST", "/orders/"+id+"/cancel", "owner", nil, "")
 		if status != http.StatusOK || out["status"] != "CANCELLED" || out["cancelReason"] != "USER" {
 			t.Fatalf("cancel #%d: %d %v", i+1, status, out)
 		}
@@ -534,43 +388,42 @@ func TestCancel_FollowsTheContract(t *testing.T) {
 			t.Errorf("cancel #%d cancelledAt %v, first said %v", i+1, out["cancelledAt"], first["cancelledAt"])
 		}
 	}
-	if n := h.releases(t)[id]; n != 2 {
+	if n := h.Ops(t, id)[dynamo.OpRelease]; n != 2 {
 		t.Errorf("%d RELEASE entries after 3 cancels, want 2 (one per line)", n)
 	}
-	if got := h.available(t, "cup"); got != 198 {
-		t.Errorf("cup available %d, want 198 (the paid order keeps its 2)", got)
+	if got := h.Available(t, "cup"); got != 98 {
+		t.Errorf("cup available %d, want 98 (the paid order keeps its 2)", got)
 	}
 }
 
 // The function's three event shapes, as documented fixtures, reach the right code.
 func TestFunction_DispatchesEachEventShape(t *testing.T) {
-	c := newClock()
-	h := newHarness(t, local.StackConfig{PaymentTimeout: 15 * time.Minute, Now: c.Now}, false)
-	expiring := h.order(t, "7d3f2a9e-buyer-0001", cupAndSaucer)
-	cancelled := h.order(t, "7d3f2a9e-buyer-0001", cupAndSaucer)
-	swept := h.order(t, "someone-else", cupAndSaucer)
-	c.Advance(15 * time.Minute)
+	h := stacktest.New(t, stacktest.Options{SQS: true, Stack: local.StackConfig{PaymentTimeout: 15 * time.Minute}})
+	expiring := h.Order(t, "7d3f2a9e-buyer-0001", cupAndSaucer)
+	cancelled := h.Order(t, "7d3f2a9e-buyer-0001", cupAndSaucer)
+	swept := h.Order(t, "someone-else", cupAndSaucer)
+	h.Clock.Advance(15 * time.Minute)
 
 	sqsEvent := strings.ReplaceAll(fixture(t, "sqs-event.json"), "0193a1b2c3d4e5f60718293a4b5c6d7e", expiring)
 	var resp events.SQSEventResponse
-	h.invoke(t, json.RawMessage(sqsEvent), &resp)
+	h.Invoke(t, closeOrder, json.RawMessage(sqsEvent), &resp)
 	if len(resp.BatchItemFailures) != 0 {
 		t.Errorf("SQS: failures %v", resp.BatchItemFailures)
 	}
 	cancelEvent := strings.ReplaceAll(fixture(t, "cancel-order.json"), "0193a1b2c3d4e5f60718293a4b5c6d7e", cancelled)
 	var httpResp events.APIGatewayV2HTTPResponse
-	h.invoke(t, json.RawMessage(cancelEvent), &httpResp)
+	h.Invoke(t, closeOrder, json.RawMessage(cancelEvent), &httpResp)
 	if httpResp.StatusCode != http.StatusOK || !strings.Contains(httpResp.Body, `"cancelReason":"USER"`) {
 		t.Errorf("cancel: %d %s", httpResp.StatusCode, httpResp.Body)
 	}
 	var sweep closeorder.SweepResult
-	h.invoke(t, json.RawMessage(fixture(t, "scheduled-event.json")), &sweep)
+	h.Invoke(t, closeOrder, json.RawMessage(fixture(t, "scheduled-event.json")), &sweep)
 	if sweep.Released != 1 {
 		t.Errorf("sweep %+v, want 1 released", sweep)
 	}
 	for id, want := range map[string]string{expiring: "TIMEOUT", cancelled: "USER", swept: "TIMEOUT"} {
-		if status, reason := h.status(t, id); status != "CANCELLED" || reason != want {
-			t.Errorf("order %s: %s/%s, want CANCELLED/%s", id, status, reason, want)
+		if o := h.Lookup(t, id); o.Status != "CANCELLED" || string(o.CancelReason) != want {
+			t.Errorf("order %s: %s/%s, want CANCELLED/%s", id, o.Status, o.CancelReason, want)
 		}
 	}
 	for _, bad := range []string{`{}`, `{"Records":[{"eventSource":"aws:s3"}]}`, `[1,2]`, `not json`} {
@@ -578,7 +431,7 @@ func TestFunction_DispatchesEachEventShape(t *testing.T) {
 			t.Errorf("event %s: no error", bad)
 		}
 	}
-	booktest.Check(t, h.DB, h.Tables)
+	h.Check(t)
 }
 
 func fixture(t testing.TB, name string) string {

@@ -17,7 +17,6 @@ import (
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/inventory"
-	"github.com/stockguard/stockguard/internal/metric"
 )
 
 // Route keys served (API Gateway RouteKey values, see template.yaml).
@@ -29,10 +28,6 @@ const (
 
 // FunctionName is the Function dimension of createOrder's metrics.
 const FunctionName = "createOrder"
-
-// scheduleTimeout bounds the close-message send after a reservation: the order is
-// already committed, so a slow queue must not hold the buyer's answer for long.
-const scheduleTimeout = 2 * time.Second
 
 // MaxBodyBytes is the largest POST /orders body accepted (CONTRACT.md: 16 KiB).
 const MaxBodyBytes = 16 << 10
@@ -46,6 +41,9 @@ type Config struct {
 	Tables         dynamo.Tables // SKUS_TABLE, ORDERS_TABLE, STOCK_LOG_TABLE
 	PaymentTimeout time.Duration // PAYMENT_TIMEOUT_SECONDS: how long an order stays PENDING
 	CloseQueueURL  string        // CLOSE_QUEUE_URL: the close-order queue
+	// Shaping is ORDERS_PER_USER_SKU_PER_MINUTE: order requests one user may send for
+	// one SKU per minute window, 0 (off) to inventory.MaxShapingPerMinute.
+	Shaping inventory.Shaping
 }
 
 // LoadConfig reads createOrder's variables (template.yaml, CreateOrderFunction). It
@@ -62,6 +60,9 @@ func LoadConfig(get envvar.Lookup) (Config, error) {
 	if c.CloseQueueURL, err = envvar.Required(get, "CLOSE_QUEUE_URL", "the close-order queue URL"); err != nil {
 		return Config{}, err
 	}
+	if c.Shaping.PerMinute, err = envvar.Count(get, "ORDERS_PER_USER_SKU_PER_MINUTE", inventory.MaxShapingPerMinute); err != nil {
+		return Config{}, err
+	}
 	return c, nil
 }
 
@@ -72,9 +73,10 @@ type routes struct {
 }
 
 // New returns createOrder's handler over store, logging one JSON line per request to
-// log. Each new order gets a close message on queue, delayed to its expiry; a nil
-// queue sends none (the scheduled sweep still releases unpaid orders, up to a sweep
-// period late). Any other route is refused (httpapi.Handler.Handle).
+// log. Each order request sends its order's close message on queue, delayed to the
+// order's expiry, while the reservation runs (see scheduleClose); a nil queue sends
+// none (the scheduled sweep still releases unpaid orders, up to a sweep period
+// late). Any other route is refused (httpapi.Handler.Handle).
 func New(store *dynamo.Store, queue *closeq.Queue, log *slog.Logger) *httpapi.Handler {
 	r := &routes{store: store, queue: queue, log: log}
 	return httpapi.New(FunctionName, log, map[string]httpapi.Route{
@@ -101,15 +103,21 @@ func (r *routes) createOrder(ctx context.Context, req events.APIGatewayV2HTTPReq
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	order, replayed, err := r.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart, IdempotencyKey: key})
+	slot, err := r.store.NewSlot()
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	scheduled := r.scheduleClose(ctx, slot)
+	order, replayed, err := r.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart, IdempotencyKey: key, Slot: slot})
+	sendErr := scheduled()
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	status := http.StatusCreated
 	if replayed {
 		status = http.StatusOK
-	} else {
-		r.scheduleClose(ctx, order)
+	} else if sendErr != nil {
+		r.closeNotScheduled(ctx, order.ID, sendErr)
 	}
 	resp := httpapi.JSON(status, httpapi.Order(order))
 	resp.Headers["Location"] = "/orders/" + order.ID
@@ -117,22 +125,6 @@ func (r *routes) createOrder(ctx context.Context, req events.APIGatewayV2HTTPReq
 		resp.Headers["Idempotent-Replayed"] = "true"
 	}
 	return resp, nil
-}
-
-// scheduleClose sends the new order's close message. A failed send never fails the
-// order (the sweep releases it, up to a sweep period late): it is logged at warn level
-// and counted in the CloseScheduleFailed metric.
-func (r *routes) scheduleClose(ctx context.Context, order *inventory.Order) {
-	if r.queue == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, scheduleTimeout)
-	defer cancel()
-	if _, err := r.queue.Schedule(ctx, closeq.Message{OrderID: order.ID, ExpiresAt: order.ExpiresAt}); err != nil {
-		r.log.LogAttrs(ctx, slog.LevelWarn, "close message not sent; the sweep will release the order",
-			slog.String("orderId", order.ID), slog.String("error", err.Error()))
-		metric.Emit(ctx, r.log, FunctionName, metric.Of("CloseScheduleFailed", metric.Count, 1))
-	}
 }
 
 func (r *routes) getOrder(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
@@ -155,6 +147,8 @@ type skuJSON struct {
 	Currency  string `json:"currency"`
 	Status    string `json:"status"`
 	Available int    `json:"available"`
+	// SaleStartsAt is when orders open (RFC 3339 UTC), when the SKU has a start time.
+	SaleStartsAt string `json:"saleStartsAt,omitempty"`
 }
 
 func (r *routes) getSKU(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
@@ -166,10 +160,15 @@ func (r *routes) getSKU(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	return httpapi.JSON(http.StatusOK, skuJSON{
+	now := r.store.Now()
+	v := skuJSON{
 		SKU: sku.ID, Name: sku.Name, Price: sku.Price, Currency: sku.Currency,
-		Status: string(sku.Status()), Available: sku.Sellable(),
-	}), nil
+		Status: string(sku.Status(now)), Available: sku.Sellable(now),
+	}
+	if !sku.SaleStartsAt.IsZero() {
+		v.SaleStartsAt = sku.SaleStartsAt.UTC().Format(time.RFC3339Nano)
+	}
+	return httpapi.JSON(http.StatusOK, v), nil
 }
 
 // idempotencyKey reads the optional Idempotency-Key header: 1-64 printable ASCII.

@@ -8,21 +8,16 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"reflect"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	miniserver "github.com/truora/minidyn/server"
 
 	"github.com/stockguard/stockguard/internal/createorder"
 	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
-	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/stacktest"
 )
 
 // fixture returns a testdata event (API Gateway HTTP API payload format 2.0).
@@ -39,34 +34,25 @@ func fixture(t testing.TB, name string) events.APIGatewayV2HTTPRequest {
 	return req
 }
 
-type harness struct {
-	stack   *local.Stack
-	handler *httpapi.Handler
-}
-
-func newHarness(t testing.TB) *harness {
+// newHandler starts the local stack with a limited "cup-01", a 2-shard "saucer-02" and
+// an off-sale "retired", and returns it with a createOrder handler over its store (no
+// close-order queue).
+func newHandler(t testing.TB) (*stacktest.Stack, *httpapi.Handler) {
 	t.Helper()
-	stack, err := local.Start(context.Background(), local.StackConfig{Template: "../../template.yaml"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stack.Close() })
-	err = stack.Seed(context.Background(), strings.NewReader(`[
+	stack := stacktest.New(t, stacktest.Options{Seed: `[
 		{"skuId":"cup-01","name":"cup","price":39900,"stock":10,"limitPerUser":3},
 		{"skuId":"saucer-02","name":"saucer","price":12900,"stock":2,"shards":2},
-		{"skuId":"retired","name":"old","price":100,"stock":5}]`))
-	if err != nil {
-		t.Fatal(err)
-	}
+		{"skuId":"retired","name":"old","price":100,"stock":5}]`})
 	if err := stack.Store.SetOnSale(context.Background(), "retired", false); err != nil {
 		t.Fatal(err)
 	}
-	return &harness{stack: stack, handler: createorder.New(stack.Store, nil, slog.New(slog.DiscardHandler))}
+	return stack, createorder.New(stack.Store, nil, slog.New(slog.DiscardHandler))
 }
 
-func (h *harness) do(t testing.TB, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, map[string]any) {
+// do hands req to handler as API Gateway would and decodes the JSON body.
+func do(t testing.TB, handler *httpapi.Handler, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, map[string]any) {
 	t.Helper()
-	resp, err := h.handler.Handle(context.Background(), req)
+	resp, err := handler.Handle(context.Background(), req)
 	if err != nil {
 		t.Fatalf("Handle returned an error (API Gateway would answer 500): %v", err)
 	}
@@ -77,25 +63,6 @@ func (h *harness) do(t testing.TB, req events.APIGatewayV2HTTPRequest) (events.A
 		}
 	}
 	return resp, body
-}
-
-// snapshot is every item of the three tables, for before/after comparisons.
-func (h *harness) snapshot(t testing.TB) map[string][]map[string]any {
-	t.Helper()
-	out := map[string][]map[string]any{}
-	for _, table := range []string{h.stack.Tables.SKUs, h.stack.Tables.Orders, h.stack.Tables.StockLog} {
-		res, err := h.stack.DB.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var items []map[string]any
-		if err := attributevalue.UnmarshalListOfMaps(res.Items, &items); err != nil {
-			t.Fatal(err)
-		}
-		sort.Slice(items, func(i, j int) bool { return items[i]["pk"].(string) < items[j]["pk"].(string) })
-		out[table] = items
-	}
-	return out
 }
 
 func withBody(req events.APIGatewayV2HTTPRequest, body string) events.APIGatewayV2HTTPRequest {
@@ -112,12 +79,12 @@ func lines(n int) string {
 }
 
 func TestCreateOrder_RejectsBadRequestsAndChangesNothing(t *testing.T) {
-	h := newHarness(t)
+	stack, handler := newHandler(t)
 	base := fixture(t, "create-order.json")
 	// A key first used with one cart, so reusing it with another is a conflict.
 	keyed := base
 	keyed.Headers = map[string]string{"idempotency-key": "first-use"}
-	if resp, _ := h.do(t, keyed); resp.StatusCode != http.StatusCreated {
+	if resp, _ := do(t, handler, keyed); resp.StatusCode != http.StatusCreated {
 		t.Fatalf("setup order: %d", resp.StatusCode)
 	}
 	noIdentity := base
@@ -190,8 +157,8 @@ func TestCreateOrder_RejectsBadRequestsAndChangesNothing(t *testing.T) {
 		{"idempotency key reused with another cart", withBody(keyed, `{"items":[{"skuId":"cup-01","qty":1}]}`), 422, "IDEMPOTENCY_KEY_REUSED", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := h.snapshot(t)
-			resp, body := h.do(t, tc.req)
+			before := stack.Snapshot(t)
+			resp, body := do(t, handler, tc.req)
 			if resp.StatusCode != tc.status || body["code"] != tc.code {
 				t.Fatalf("got %d %v, want %d %s", resp.StatusCode, body, tc.status, tc.code)
 			}
@@ -201,7 +168,7 @@ func TestCreateOrder_RejectsBadRequestsAndChangesNothing(t *testing.T) {
 			if msg, _ := body["message"].(string); msg == "" {
 				t.Error("no message")
 			}
-			if after := h.snapshot(t); !reflect.DeepEqual(before, after) {
+			if after := stack.Snapshot(t); before != after {
 				t.Errorf("a rejected request changed the tables")
 			}
 		})
@@ -209,11 +176,11 @@ func TestCreateOrder_RejectsBadRequestsAndChangesNothing(t *testing.T) {
 }
 
 func TestCreateOrder_CreatesThenReplaysWithTheSameIdempotencyKey(t *testing.T) {
-	h := newHarness(t)
+	_, handler := newHandler(t)
 	req := fixture(t, "create-order.json")
 	req.Headers["idempotency-key"] = "tap-1"
 	req.Body = `{"items":[{"skuId":"cup-01","qty":1},{"skuId":"saucer-02","qty":1},{"skuId":"cup-01","qty":1}]}`
-	first, created := h.do(t, req)
+	first, created := do(t, handler, req)
 	if first.StatusCode != http.StatusCreated || first.Headers["Location"] != "/orders/"+created["orderId"].(string) {
 		t.Fatalf("first: %d %v %v", first.StatusCode, first.Headers, created)
 	}
@@ -222,15 +189,15 @@ func TestCreateOrder_CreatesThenReplaysWithTheSameIdempotencyKey(t *testing.T) {
 		t.Errorf("merged cart: %v", created)
 	}
 	req.Body = `{"items":[{"skuId":"saucer-02","qty":1},{"skuId":"cup-01","qty":2}]}` // same cart, other spelling
-	second, replayed := h.do(t, req)
+	second, replayed := do(t, handler, req)
 	if second.StatusCode != http.StatusOK || second.Headers["Idempotent-Replayed"] != "true" || replayed["orderId"] != created["orderId"] {
 		t.Errorf("replay: %d %v %v", second.StatusCode, second.Headers, replayed)
 	}
 }
 
 func TestGetOrder_OnlyTheOwnerSeesIt(t *testing.T) {
-	h := newHarness(t)
-	_, created := h.do(t, fixture(t, "create-order.json"))
+	_, handler := newHandler(t)
+	_, created := do(t, handler, fixture(t, "create-order.json"))
 	id := created["orderId"].(string)
 	get := func(sub, id string) (int, map[string]any) {
 		req := fixture(t, "get-order.json")
@@ -240,7 +207,7 @@ func TestGetOrder_OnlyTheOwnerSeesIt(t *testing.T) {
 		} else {
 			req.RequestContext.Authorizer.JWT.Claims["sub"] = sub
 		}
-		resp, body := h.do(t, req)
+		resp, body := do(t, handler, req)
 		return resp.StatusCode, body
 	}
 	owner := fixture(t, "create-order.json").RequestContext.Authorizer.JWT.Claims["sub"]
@@ -265,18 +232,18 @@ func TestGetOrder_OnlyTheOwnerSeesIt(t *testing.T) {
 }
 
 func TestGetSKU_ShowsSaleStatusAndConservativeAvailability(t *testing.T) {
-	h := newHarness(t)
+	_, handler := newHandler(t)
 	sku := func(id string) (int, map[string]any) {
 		req := fixture(t, "get-sku.json")
 		req.PathParameters["skuId"] = id
-		resp, body := h.do(t, req)
+		resp, body := do(t, handler, req)
 		return resp.StatusCode, body
 	}
 	buy := func(id string, qty int, user string) {
 		req := fixture(t, "create-order.json")
 		req.RequestContext.Authorizer.JWT.Claims["sub"] = user
 		req.Body = fmt.Sprintf(`{"items":[{"skuId":%q,"qty":%d}]}`, id, qty)
-		if resp, body := h.do(t, req); resp.StatusCode != 201 {
+		if resp, body := do(t, handler, req); resp.StatusCode != 201 {
 			t.Fatalf("buy: %d %v", resp.StatusCode, body)
 		}
 	}
@@ -304,11 +271,11 @@ func TestGetSKU_ShowsSaleStatusAndConservativeAvailability(t *testing.T) {
 }
 
 func TestHandle_StoreFailureAnswersBusyWithoutLeakingAWSText(t *testing.T) {
-	h := newHarness(t)
-	h.stack.DynamoDB.Minidyn().EmulateFailure(miniserver.FailureConditionInternalServerError)
-	defer h.stack.DynamoDB.Minidyn().EmulateFailure(miniserver.FailureConditionNone)
+	stack, handler := newHandler(t)
+	stack.DynamoDB.Minidyn().EmulateFailure(miniserver.FailureConditionInternalServerError)
+	defer stack.DynamoDB.Minidyn().EmulateFailure(miniserver.FailureConditionNone)
 	for _, name := range []string{"create-order.json", "get-order.json", "get-sku.json"} {
-		resp, body := h.do(t, fixture(t, name))
+		resp, body := do(t, handler, fixture(t, name))
 		if resp.StatusCode < 500 {
 			t.Errorf("%s: %d, want 5xx", name, resp.StatusCode)
 		}
@@ -321,7 +288,7 @@ func TestHandle_StoreFailureAnswersBusyWithoutLeakingAWSText(t *testing.T) {
 			t.Errorf("%s: 503 without BUSY and Retry-After: %v %v", name, resp.Headers, body)
 		}
 	}
-	if resp, _ := h.do(t, fixture(t, "create-order.json")); resp.StatusCode != http.StatusServiceUnavailable {
+	if resp, _ := do(t, handler, fixture(t, "create-order.json")); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("createOrder with the store down: %d, want 503 BUSY", resp.StatusCode)
 	}
 }
@@ -329,16 +296,16 @@ func TestHandle_StoreFailureAnswersBusyWithoutLeakingAWSText(t *testing.T) {
 // A route createOrder does not own (closeOrder's cancel, one that does not exist) is
 // refused with an error, and nothing changes.
 func TestHandle_RefusesRoutesOfOtherFunctions(t *testing.T) {
-	h := newHarness(t)
+	stack, handler := newHandler(t)
 	create := fixture(t, "create-order.json")
 	for _, route := range []string{"POST /orders/{orderId}/cancel", "DELETE /skus/{skuId}", ""} {
-		before := h.snapshot(t)
+		before := stack.Snapshot(t)
 		req := create
 		req.RouteKey = route
-		if _, err := h.handler.Handle(context.Background(), req); !errors.Is(err, lambdaevent.ErrNotServed) {
+		if _, err := handler.Handle(context.Background(), req); !errors.Is(err, lambdaevent.ErrNotServed) {
 			t.Errorf("route %q: %v, want ErrNotServed", route, err)
 		}
-		if after := h.snapshot(t); !reflect.DeepEqual(before, after) {
+		if after := stack.Snapshot(t); before != after {
 			t.Errorf("route %q changed the tables", route)
 		}
 	}

@@ -70,14 +70,14 @@ func (c *epochCache) note(key string, epoch int) {
 }
 
 // epochOf is the epoch t's current build conditions shard key on and stamps on the
-// entries that move it: 0 for a shard it creates, else the cached epoch, read once per
-// build so that the condition and the stamps agree.
+// entries that move it: the starting epoch of a shard it creates, else the cached
+// epoch, read once per build so that the condition and the stamps agree.
 func (t *txn) epochOf(key string) int {
 	if e, ok := t.epochs[key]; ok {
 		return e
 	}
-	e := 0
-	if !t.fresh[key] {
+	e, ok := t.fresh[key]
+	if !ok {
 		e = t.s.epochs.get(key)
 	}
 	if t.epochs == nil {
@@ -92,15 +92,21 @@ func (t *txn) epochOf(key string) int {
 func (t *txn) sequenced(sku string, n int, upd expression.UpdateBuilder, cond expression.ConditionBuilder) (expression.UpdateBuilder, expression.ConditionBuilder) {
 	e := t.epochOf(shardKey(sku, n))
 	upd = upd.Add(expression.Name("seq"), expression.Value(t.weight(sku, n)))
-	epoch := expression.Name("epoch")
-	same := epoch.Equal(expression.Value(e))
-	if e == 0 {
-		same = expression.AttributeNotExists(epoch).Or(same)
-	}
+	same := equalOrAbsent("epoch", e)
 	if cond.IsSet() {
 		return upd, cond.And(same)
 	}
 	return upd, same
+}
+
+// equalOrAbsent holds when the number attribute name equals v, or, for v = 0, is
+// absent (items written before it existed).
+func equalOrAbsent(name string, v int) expression.ConditionBuilder {
+	same := expression.Name(name).Equal(expression.Value(v))
+	if v == 0 {
+		return expression.AttributeNotExists(expression.Name(name)).Or(same)
+	}
+	return same
 }
 
 // weight counts t's ledger entries that move shard n of sku.

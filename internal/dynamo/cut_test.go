@@ -15,9 +15,8 @@ import (
 // exactly the ledger entries stamped with its epoch or an earlier one, and each
 // shard's seq counts its entries.
 func TestCut_CountersAtACutAreTheEntriesStampedUpToIt(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "jar", Stock: 200, Shards: 2})
-	cutter := dynamo.New(e.db, e.tables, dynamo.Options{}) // reconcile's own store
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "jar", Stock: 200, Shards: 2})
+	cutter := dynamo.New(e.DB, e.Tables, dynamo.Options{}) // reconcile's own store
 	var mu sync.Mutex
 	var cuts []struct {
 		shard int
@@ -63,7 +62,7 @@ func TestCut_CountersAtACutAreTheEntriesStampedUpToIt(t *testing.T) {
 			cut   dynamo.ShardCut
 		}{n, c})
 	}
-	entries := e.scan(t, e.tables.StockLog)
+	entries := e.Scan(t, e.Tables.StockLog)
 	for _, c := range cuts {
 		var avail, onHand, seen int
 		for _, en := range entries {

@@ -47,18 +47,9 @@ func (s *Store) Lookup(ctx context.Context, id string) (*inventory.Order, error)
 
 // order reads an order by id; nil without error when there is none.
 func (s *Store) order(ctx context.Context, id string) (*inventory.Order, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.tables.Orders), Key: pkOf(id), ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return nil, s.storeError("get order", err)
-	}
-	if len(out.Item) == 0 {
-		return nil, nil
-	}
 	var rec orderRecord
-	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
-		return nil, fmt.Errorf("decode order %s: %w", id, err)
+	if err := s.get(ctx, s.tables.Orders, id, "order "+id, &rec); err != nil {
+		return nil, err
 	}
 	if rec.Kind != kindOrder {
 		return nil, nil
@@ -68,4 +59,22 @@ func (s *Store) order(ctx context.Context, id string) (*inventory.Order, error) 
 		return nil, fmt.Errorf("decode order %s: %w", id, err)
 	}
 	return order, nil
+}
+
+// get reads the item pk of table strongly consistently into rec, which it leaves as
+// it is when there is no such item; what names the item in errors.
+func (s *Store) get(ctx context.Context, table, pk, what string, rec any) error {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(table), Key: pkOf(pk), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return s.storeError("get "+what, err)
+	}
+	if len(out.Item) == 0 {
+		return nil
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, rec); err != nil {
+		return fmt.Errorf("decode %s: %w", what, err)
+	}
+	return nil
 }

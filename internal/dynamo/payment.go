@@ -10,20 +10,6 @@ import (
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
-// Payment is inventory.Payment, the argument of Pay.
-type Payment = inventory.Payment
-
-// PayResult is inventory.PayResult, what Pay did.
-type PayResult = inventory.PayResult
-
-// Pay results (see inventory.PayResult).
-const (
-	PaidNow   = inventory.PaidNow
-	PaidLate  = inventory.PaidLate
-	RefundDue = inventory.RefundDue
-	Replayed  = inventory.Replayed
-)
-
 // Pay records a successful payment of p.OrderID exactly once (DESIGN.md, state
 // machine; "money and goods: goods first"); inventory.Order.PayStep picks the way:
 //   - PENDING → PAID in one TransactWriteItems: the order (conditioned on PENDING,
@@ -35,7 +21,7 @@ const (
 //     them on the purchase counters again, and writes RESERVE and COMMIT entries
 //     distinct from the order's first RESERVE (ref <orderId>.late);
 //   - CANCELLED → REFUND_PENDING otherwise, stock untouched;
-//   - a payment already recorded (same transaction id) is Replayed.
+//   - a payment already recorded (same transaction id) is inventory.Replayed.
 //
 // A payment racing a release on the same order either pays it (the release then does
 // nothing) or finds it CANCELLED and takes the late path: never both.
@@ -45,7 +31,7 @@ const (
 // paid by another transaction: nothing changed, the money must be refunded by hand);
 // inventory.ErrBusy (throttled, conflicted or unavailable: nothing changed, retry); or
 // another store error.
-func (s *Store) Pay(ctx context.Context, p Payment) (*inventory.Order, PayResult, error) {
+func (s *Store) Pay(ctx context.Context, p inventory.Payment) (*inventory.Order, inventory.PayResult, error) {
 	order, err := s.payable(ctx, &p)
 	if err != nil {
 		return order, 0, err
@@ -57,7 +43,7 @@ func (s *Store) Pay(ctx context.Context, p Payment) (*inventory.Order, PayResult
 			return order, 0, err
 		}
 		if step == inventory.PayReplayed {
-			return order, Replayed, nil
+			return order, inventory.Replayed, nil
 		}
 		t, result, err := s.payTx(ctx, order, p, step, overLimit)
 		if err != nil {
@@ -70,7 +56,7 @@ func (s *Store) Pay(ctx context.Context, p Payment) (*inventory.Order, PayResult
 		case res == applied:
 			order, err = s.mustOrder(ctx, order.ID)
 			return order, result, err
-		case res == refused && (step == inventory.PayCommit || result == RefundDue):
+		case res == refused && (step == inventory.PayCommit || result == inventory.RefundDue):
 			return nil, 0, booksOff(t.what, failed)
 		case res == refused && failed.has(partLimit):
 			overLimit = true
@@ -87,7 +73,7 @@ func (s *Store) Pay(ctx context.Context, p Payment) (*inventory.Order, PayResult
 }
 
 // payable fills p's PaidAt (now when zero, UTC) and reads the order it pays.
-func (s *Store) payable(ctx context.Context, p *Payment) (*inventory.Order, error) {
+func (s *Store) payable(ctx context.Context, p *inventory.Payment) (*inventory.Order, error) {
 	if p.PaidAt.IsZero() {
 		p.PaidAt = s.now()
 	}
@@ -106,10 +92,10 @@ func (s *Store) payable(ctx context.Context, p *Payment) (*inventory.Order, erro
 }
 
 // payTx builds the transaction of step and says what it will have done.
-func (s *Store) payTx(ctx context.Context, order *inventory.Order, p Payment, step inventory.PayStep, overLimit bool) (*txn, PayResult, error) {
+func (s *Store) payTx(ctx context.Context, order *inventory.Order, p inventory.Payment, step inventory.PayStep, overLimit bool) (*txn, inventory.PayResult, error) {
 	now := s.now()
 	if step == inventory.PayCommit {
-		return s.commitTx(order, p, now), PaidNow, nil
+		return s.commitTx(order, p, now), inventory.PaidNow, nil
 	}
 	var stock map[string]inventory.StockNow
 	var limits map[string]int
@@ -120,25 +106,25 @@ func (s *Store) payTx(ctx context.Context, order *inventory.Order, p Payment, st
 		}
 	}
 	items, result := order.LatePayment(stock, overLimit)
-	if result == RefundDue {
-		return s.refundDueTx(order, p), RefundDue, nil
+	if result == inventory.RefundDue {
+		return s.refundDueTx(order, p), inventory.RefundDue, nil
 	}
 	t := s.lateTx(order, items, limits, p, now)
-	if len(t.acts) > maxTransactItems {
-		return s.refundDueTx(order, p), RefundDue, nil // DynamoDB API Reference, TransactWriteItems: up to 100 actions
+	if len(t.acts) > inventory.MaxTransactionActions {
+		return s.refundDueTx(order, p), inventory.RefundDue, nil // DynamoDB API Reference, TransactWriteItems: up to 100 actions
 	}
-	return t, PaidLate, nil
+	return t, inventory.PaidLate, nil
 }
 
 // paidUpdate is the order update shared by the payment transitions.
-func paidUpdate(status inventory.Status, p Payment) expression.UpdateBuilder {
+func paidUpdate(status inventory.Status, p inventory.Payment) expression.UpdateBuilder {
 	return expression.Set(expression.Name("status"), expression.Value(string(status))).
 		Set(expression.Name("paidAt"), expression.Value(formatTime(p.PaidAt))).
 		Set(expression.Name("transactionId"), expression.Value(p.TransactionID))
 }
 
 // commitTx builds PENDING → PAID: the reserved units leave on-hand (COMMIT).
-func (s *Store) commitTx(order *inventory.Order, p Payment, now time.Time) *txn {
+func (s *Store) commitTx(order *inventory.Order, p inventory.Payment, now time.Time) *txn {
 	t := s.newTxn("commit order " + order.ID)
 	t.transition(order, inventory.StatusPending, paidUpdate(inventory.StatusPaid, p).
 		Remove(expression.Name("pendingBucket")).Remove(expression.Name("pendingExpiresAt")))
@@ -150,7 +136,7 @@ func (s *Store) commitTx(order *inventory.Order, p Payment, now time.Time) *txn 
 }
 
 // refundDueTx builds CANCELLED → REFUND_PENDING, stock untouched.
-func (s *Store) refundDueTx(order *inventory.Order, p Payment) *txn {
+func (s *Store) refundDueTx(order *inventory.Order, p inventory.Payment) *txn {
 	t := s.newTxn("refund-pending order " + order.ID)
 	t.transition(order, inventory.StatusCancelled, paidUpdate(inventory.StatusRefundPending, p))
 	return t
@@ -194,7 +180,7 @@ func (s *Store) stockNow(ctx context.Context, order *inventory.Order) (map[strin
 // again (items): per line the units taken from the shards that hold them now
 // (RESERVE and COMMIT in one update per shard, conditioned on available >= q and on
 // sale) and counted on the user's purchase limit again (conditioned on the limit).
-func (s *Store) lateTx(order *inventory.Order, items []inventory.OrderItem, limits map[string]int, p Payment, now time.Time) *txn {
+func (s *Store) lateTx(order *inventory.Order, items []inventory.OrderItem, limits map[string]int, p inventory.Payment, now time.Time) *txn {
 	rec := newOrderRecord(&inventory.Order{Status: order.Status, Items: items})
 	t := s.newTxn("pay late order " + order.ID)
 	// The order is PAID now: its cancellation is history (kept in the ledger).

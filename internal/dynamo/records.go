@@ -68,6 +68,18 @@ type skuRecord struct {
 	OnSale       bool   `dynamodbav:"onSale"`
 	Shards       int    `dynamodbav:"shards"`
 	LimitPerUser int    `dynamodbav:"limitPerUser"`
+	SaleStartsAt int64  `dynamodbav:"saleStartsAt,omitempty"` // Unix milliseconds; 0: none
+	// Moves counts changes of where the SKU's units lie (shard count changes and MOVE
+	// transactions); a reader that sees it unchanged around its shard reads saw no
+	// unit in transit (see settledShards).
+	Moves      int    `dynamodbav:"moves"`
+	CreateHash string `dynamodbav:"createHash,omitempty"` // digest of the create request (EnsureSKU)
+	// Retired keeps, per shard number a reshard deleted, the shard's seq and epoch at
+	// the deletion: reconcile's cut of the deleted shard, and where the shard carries
+	// on if it is grown again (see dropShards).
+	Retired   map[string]ShardMark `dynamodbav:"retired,omitempty"`
+	UpdatedBy string               `dynamodbav:"updatedBy,omitempty"` // principal of the last change
+	UpdatedAt int64                `dynamodbav:"updatedAt,omitempty"` // Unix milliseconds of the last change
 }
 
 type shardRecord struct {
@@ -80,6 +92,10 @@ type shardRecord struct {
 	OnHand    int    `dynamodbav:"onHand"`
 	Price     int64  `dynamodbav:"price"`
 	OnSale    bool   `dynamodbav:"onSale"`
+	// Copies of the SKU record's sale start (Unix ms, 0: none) and shard count, so the
+	// reservation's condition reads them on the one item it updates.
+	SaleStartsAt int64 `dynamodbav:"saleStartsAt,omitempty"`
+	ShardCount   int   `dynamodbav:"shardCount,omitempty"`
 	// Seq counts the ledger entries that ever moved the shard; Epoch is moved on only
 	// by reconcile's cuts (see cut.go).
 	Seq   int `dynamodbav:"seq"`
@@ -111,6 +127,8 @@ type orderRecord struct {
 	CartHash         string            `dynamodbav:"cartHash"`
 	PendingBucket    string            `dynamodbav:"pendingBucket,omitempty"`
 	PendingExpiresAt int64             `dynamodbav:"pendingExpiresAt,omitempty"`
+	PrepayID         string            `dynamodbav:"prepayId,omitempty"`
+	PrepayAt         string            `dynamodbav:"prepayAt,omitempty"`
 }
 
 type idemRecord struct {
@@ -133,6 +151,7 @@ type ledgerRecord struct {
 	Shards     map[string]int `dynamodbav:"shards"`
 	At         int64          `dynamodbav:"at"` // Unix milliseconds
 	Reason     string         `dynamodbav:"reason,omitempty"`
+	By         string         `dynamodbav:"by,omitempty"` // operator entries: the caller's IAM principal ARN
 	// Shard, on REPAIR entries only, is the one shard whose counters DAvailable and
 	// DOnHand (signed) apply to; other entries spread Qty over Shards.
 	Shard *int `dynamodbav:"shard,omitempty"`
@@ -142,6 +161,8 @@ type ledgerRecord struct {
 	FixOnHand    int `dynamodbav:"fixOnHand,omitempty"`
 	// Bucket is the LedgerByTime index's hash key (see ledgerBucket).
 	Bucket string `dynamodbav:"ledgerBucket"`
+	// SKUBucket is the LedgerBySku index's hash key (see skuLedgerBucket).
+	SKUBucket string `dynamodbav:"skuBucket"`
 	// Epochs are the epochs of the shards (number → epoch) the entry moved, as they
 	// were when it was written (see cut.go).
 	Epochs map[string]int `dynamodbav:"epochs,omitempty"`
@@ -201,7 +222,7 @@ func (r orderRecord) order() (*inventory.Order, error) {
 	o := &inventory.Order{
 		ID: r.PK, UserID: r.UserID, Status: inventory.Status(r.Status), Amount: r.Amount,
 		Currency: r.Currency, CancelReason: inventory.CancelReason(r.CancelReason),
-		TransactionID: r.TransactionID, CartHash: r.CartHash,
+		TransactionID: r.TransactionID, CartHash: r.CartHash, PrepayID: r.PrepayID,
 	}
 	var err error
 	if o.CreatedAt, err = parseTime(r.CreatedAt); err != nil {
@@ -214,6 +235,9 @@ func (r orderRecord) order() (*inventory.Order, error) {
 		return nil, err
 	}
 	if o.CancelledAt, err = optionalTime(r.CancelledAt); err != nil {
+		return nil, err
+	}
+	if o.PrepayAt, err = optionalTime(r.PrepayAt); err != nil {
 		return nil, err
 	}
 	for _, it := range r.Items {

@@ -25,6 +25,14 @@ func (s *Store) Cancel(ctx context.Context, userID, orderID string) (*inventory.
 	if err != nil {
 		return nil, false, err
 	}
+	return s.CancelOrder(ctx, order)
+}
+
+// CancelOrder is Cancel of an order the caller has read (with Order) and, when it has
+// a WeChat Pay order, settled with WeChat Pay. The release is conditioned on the order
+// still having the prepay_id it was read with: a payment started since makes it fail
+// with an error wrapping inventory.ErrBusy, nothing released (ask WeChat Pay again).
+func (s *Store) CancelOrder(ctx context.Context, order *inventory.Order) (*inventory.Order, bool, error) {
 	order, released, err := s.release(ctx, order, inventory.CancelUser)
 	if err != nil {
 		return nil, false, err
@@ -52,6 +60,13 @@ func (s *Store) Expire(ctx context.Context, orderID string) (*inventory.Order, b
 	if order == nil {
 		return nil, false, fmt.Errorf("expire order %s: %w", orderID, inventory.ErrOrderNotFound)
 	}
+	return s.ExpireOrder(ctx, order)
+}
+
+// ExpireOrder is Expire of an order the caller has read (with Lookup) and, when it has
+// a WeChat Pay order, settled with WeChat Pay; a payment started since the read makes
+// it fail as CancelOrder does.
+func (s *Store) ExpireOrder(ctx context.Context, order *inventory.Order) (*inventory.Order, bool, error) {
 	if !order.Expired(s.now()) {
 		return order, false, nil
 	}
@@ -66,6 +81,7 @@ func (s *Store) Expire(ctx context.Context, orderID string) (*inventory.Order, b
 // the status condition changes nothing; the order is then read again and returned.
 func (s *Store) release(ctx context.Context, order *inventory.Order, reason inventory.CancelReason) (*inventory.Order, bool, error) {
 	now := s.now()
+	seen := order.PrepayID
 	giveBack := map[string]bool{} // SKU → its counter is given back
 	for _, it := range order.Items {
 		giveBack[it.SKU] = it.Limited
@@ -90,6 +106,9 @@ func (s *Store) release(ctx context.Context, order *inventory.Order, reason inve
 			if order, err = s.mustOrder(ctx, order.ID); err != nil {
 				return nil, false, err
 			}
+			if order.Status == inventory.StatusPending && order.PrepayID != seen {
+				return nil, false, fmt.Errorf("release order %s: a WeChat Pay order was opened meanwhile: %w", order.ID, inventory.ErrBusy)
+			}
 			continue
 		}
 		// A purchase counter that holds less than the order counted on it (changed by
@@ -110,11 +129,12 @@ func (s *Store) release(ctx context.Context, order *inventory.Order, reason inve
 // given back on the user's purchase counter.
 func (s *Store) releaseTx(order *inventory.Order, reason inventory.CancelReason, now time.Time, giveBack map[string]bool) *txn {
 	t := s.newTxn("release order " + order.ID)
-	t.transition(order, inventory.StatusPending, expression.Set(expression.Name("status"), expression.Value(string(inventory.StatusCancelled))).
+	// The order's transition, conditioned on PENDING with the prepay_id as read.
+	t.update(part{kind: partOrder}, t.s.tables.Orders, order.ID, expression.Set(expression.Name("status"), expression.Value(string(inventory.StatusCancelled))).
 		Set(expression.Name("cancelReason"), expression.Value(string(reason))).
 		Set(expression.Name("cancelledAt"), expression.Value(formatTime(now))).
 		Remove(expression.Name("pendingBucket")).
-		Remove(expression.Name("pendingExpiresAt")))
+		Remove(expression.Name("pendingExpiresAt")), pendingAsSeen(order))
 	ref := entryRef{key: order.ID, ref: order.ID, reason: string(reason), at: now.UnixMilli()}
 	for i, line := range order.Items {
 		if giveBack[line.SKU] {

@@ -8,10 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stockguard/stockguard/internal/clock"
@@ -22,43 +20,90 @@ import (
 // (CONTRACT.md: 24 h), in seconds.
 const IdempotencyWindow = 24 * 60 * 60
 
-// maxTransactItems is DynamoDB's limit on actions in one TransactWriteItems
-// (DynamoDB API Reference, TransactWriteItems: "up to 100 action requests").
-const maxTransactItems = 100
-
 // ReserveRequest asks to reserve a cart for a user.
 type ReserveRequest struct {
 	UserID         string         // the caller's identity (JWT sub)
 	Cart           inventory.Cart // validated, merged lines
 	IdempotencyKey string         // optional; same user + key + cart within 24 h → same order
+	// Slot, when set (from NewSlot), is the id and times the new order gets, so that
+	// work needing only those (the close message) can start before the outcome is
+	// known; zero means a fresh slot.
+	Slot OrderSlot
+}
+
+// OrderSlot is the id and times of an order before it is reserved. Until a Reserve
+// with it opens the order, nothing names it: an order id that never opens is never
+// found, so anything sent ahead for it (a close message) releases nothing.
+type OrderSlot struct {
+	OrderID   string    // a fresh order id (inventory.NewOrderID)
+	CreatedAt time.Time // UTC, from the store's clock
+	ExpiresAt time.Time // CreatedAt + the store's payment timeout
+}
+
+// NewSlot returns a fresh order slot on the store's clock and payment timeout. Its
+// only error is the order id generator's.
+func (s *Store) NewSlot() (OrderSlot, error) {
+	id, err := inventory.NewOrderID()
+	if err != nil {
+		return OrderSlot{}, err
+	}
+	now := s.now()
+	return OrderSlot{OrderID: id, CreatedAt: now, ExpiresAt: now.Add(s.opts.PaymentTimeout)}, nil
 }
 
 // Reserve reserves every line of the cart and opens a PENDING order in one
 // TransactWriteItems, or reserves nothing. It returns the order and whether it is a
 // replay of an earlier request with the same idempotency key (nothing new reserved).
 //
+// With Options.Shaping on, the request is first admitted (Store.shape): a refusal is
+// a *inventory.RateLimitedError wrapping inventory.ErrRateLimited, nothing reserved.
+//
 // Errors (check with errors.Is; per-SKU ones come as *inventory.SKUError):
 // inventory.ErrSKUNotFound, ErrOffSale, ErrLimitExceeded, ErrStockOut (the SKU's shards
-// together cannot cover the line), ErrIdempotencyKeyReused, ErrBusy (throttled or
+// together cannot cover the line), ErrCartTooLarge (even over the fewest shards the
+// cart needs more than one transaction's actions), ErrIdempotencyKeyReused, ErrBusy (throttled or
 // conflicted after bounded retries; nothing reserved). Any other error is a store
 // failure and also leaves nothing reserved unless the write's outcome could not be
 // read back; such an order expires and is released like any unpaid order.
 func (s *Store) Reserve(ctx context.Context, req ReserveRequest) (*inventory.Order, bool, error) {
-	id, err := inventory.NewOrderID()
-	if err != nil {
-		return nil, false, err
+	slot := req.Slot
+	if slot.OrderID == "" {
+		var err error
+		if slot, err = s.NewSlot(); err != nil {
+			return nil, false, err
+		}
 	}
-	r := &reservation{s: s, req: req, id: id, hash: req.Cart.Hash(), createdAt: s.now()}
+	r := &reservation{s: s, req: req, id: slot.OrderID, hash: req.Cart.Hash(), createdAt: slot.CreatedAt, expiresAt: slot.ExpiresAt}
+	if s.opts.Shaping.On() {
+		if order, replayed, err := r.shape(ctx); order != nil || err != nil {
+			return order, replayed, err
+		}
+	}
 	order, replayed, err := r.run(ctx)
-	// A request refused for its stock, or for lost rounds, may be a copy of a keyed
+	// A request refused for its stock, its size or for lost rounds, may be a copy of a keyed
 	// request that already got its order (often the very order that sold the SKU
 	// out): that copy gets the order back.
-	if err != nil && req.IdempotencyKey != "" && (errors.As(err, new(*inventory.SKUError)) || errors.Is(err, inventory.ErrBusy)) {
+	if err != nil && req.IdempotencyKey != "" && (errors.As(err, new(*inventory.SKUError)) || errors.Is(err, inventory.ErrBusy) || errors.Is(err, inventory.ErrCartTooLarge)) {
 		if got, again, rerr := r.replay(ctx); rerr != nil || got != nil {
 			return got, again, rerr
 		}
 	}
 	return order, replayed, err
+}
+
+// shape admits the request under Options.Shaping (Store.shape). A keyed request
+// that is refused gets the order of its key instead when the key has one (an
+// idempotent replay is never refused by shaping). A nil order and nil error mean
+// admitted.
+func (r *reservation) shape(ctx context.Context) (*inventory.Order, bool, error) {
+	err := r.s.shape(ctx, r.req.UserID, r.req.IdempotencyKey, r.req.Cart)
+	if err == nil || r.req.IdempotencyKey == "" || !errors.Is(err, inventory.ErrRateLimited) {
+		return nil, false, err
+	}
+	if order, replayed, rerr := r.replay(ctx); rerr != nil || order != nil {
+		return order, replayed, rerr
+	}
+	return nil, false, err
 }
 
 // run plans the reservation and sends rounds of it until one is applied or refused.
@@ -104,6 +149,7 @@ type reservation struct {
 	id        string
 	hash      string
 	createdAt time.Time
+	expiresAt time.Time
 	lines     []linePlan
 }
 
@@ -159,7 +205,7 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, readSha
 		return nil
 	}
 	if !readShards {
-		if alloc, ok := e.hint.Allocate(lp.line.Qty, false); ok {
+		if alloc, ok := e.hint.Allocate(lp.line.Qty); ok {
 			lp.alloc = alloc
 			return nil
 		}
@@ -168,12 +214,12 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, readSha
 	if err != nil {
 		return err
 	}
-	return r.allocateFrom(i, shards[e.rec.SKU], false)
+	return r.settle(ctx, i, r.allocateFrom(i, shards[e.rec.SKU]))
 }
 
-// allocateFrom sets line i's allocation from freshly read shard items (see
-// inventory.ShardStock.Allocate for fewest).
-func (r *reservation) allocateFrom(i int, shards []shardRecord, fewest bool) error {
+// allocateFrom sets line i's allocation from freshly read shard items
+// (inventory.ShardStock.Allocate).
+func (r *reservation) allocateFrom(i int, shards []shardRecord) error {
 	lp := &r.lines[i]
 	avail := make(inventory.ShardStock, lp.rec.Shards)
 	for _, sh := range shards {
@@ -185,7 +231,7 @@ func (r *reservation) allocateFrom(i int, shards []shardRecord, fewest bool) err
 		}
 		avail[sh.Shard] = sh.Available
 	}
-	alloc, ok := avail.Allocate(lp.line.Qty, fewest)
+	alloc, ok := avail.Allocate(lp.line.Qty)
 	if !ok {
 		return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: lp.line.SKU}
 	}
@@ -195,7 +241,7 @@ func (r *reservation) allocateFrom(i int, shards []shardRecord, fewest bool) err
 
 // rereadShards reads the shards of every sharded line at once and plans them all
 // again: when one line's guess was wrong, the others' guesses were as blind.
-func (r *reservation) rereadShards(ctx context.Context, fewest bool) error {
+func (r *reservation) rereadShards(ctx context.Context) error {
 	counts := map[string]int{}
 	for _, lp := range r.lines {
 		if lp.rec.Shards > 1 {
@@ -208,7 +254,7 @@ func (r *reservation) rereadShards(ctx context.Context, fewest bool) error {
 	}
 	for i, lp := range r.lines {
 		if lp.rec.Shards > 1 {
-			if err := r.allocateFrom(i, shards[lp.rec.SKU], fewest); err != nil {
+			if err := r.settle(ctx, i, r.allocateFrom(i, shards[lp.rec.SKU])); err != nil {
 				return err
 			}
 		}
@@ -216,35 +262,23 @@ func (r *reservation) rereadShards(ctx context.Context, fewest bool) error {
 	return nil
 }
 
-// actions counts the TransactWriteItems actions the current plan needs.
-func (r *reservation) actions() int {
-	n := 1 // the order
-	if r.req.IdempotencyKey != "" {
-		n++
-	}
-	for _, lp := range r.lines {
-		n += 1 + len(lp.alloc) // ledger entry + shard updates
-		if lp.rec.LimitPerUser > 0 {
-			n++
-		}
-	}
-	return n
-}
-
-// fit makes the plan fit in one transaction (at most 100 actions): split lines are
-// planned again over the fullest shards. If they still do not fit (many lines, each
-// split thin over many shards), the cart is refused whole with ErrBusy. Units are
-// never moved between shards to make room: a concurrent read could then count them
-// twice or not at all. Fewer, fuller shards are the cure.
+// fit makes the plan fit in one transaction (inventory.MaxTransactionActions): when
+// the planned lines need too many actions, the sharded lines are planned again from a
+// strongly consistent read of their shards, each over the fewest shards that cover
+// it. If they still do not fit (many lines, each split thin over many shards), the
+// cart is refused whole with inventory.ErrCartTooLarge (inventory.CheckCartSize).
+// Units are never moved between shards to make room: a concurrent read could then
+// count them twice or not at all. Fewer, fuller shards are the cure.
 func (r *reservation) fit(ctx context.Context) error {
-	if r.actions() <= maxTransactItems {
+	keyed := r.req.IdempotencyKey != ""
+	if inventory.CheckCartSize(r.order().Items, keyed) == nil {
 		return nil
 	}
-	if err := r.rereadShards(ctx, true); err != nil {
+	if err := r.rereadShards(ctx); err != nil {
 		return err
 	}
-	if n := r.actions(); n > maxTransactItems {
-		return fmt.Errorf("reserve order %s: the cart needs %d transaction actions, more than DynamoDB's %d: %w", r.id, n, maxTransactItems, inventory.ErrBusy)
+	if err := inventory.CheckCartSize(r.order().Items, keyed); err != nil {
+		return fmt.Errorf("reserve order %s: %w", r.id, err)
 	}
 	return nil
 }
@@ -254,7 +288,7 @@ func (r *reservation) order() *inventory.Order {
 	order := &inventory.Order{
 		ID: r.id, UserID: r.req.UserID, Status: inventory.StatusPending,
 		Currency: inventory.Currency, CartHash: r.hash,
-		CreatedAt: r.createdAt, ExpiresAt: r.createdAt.Add(r.s.opts.PaymentTimeout),
+		CreatedAt: r.createdAt, ExpiresAt: r.expiresAt,
 	}
 	for _, lp := range r.lines {
 		order.Items = append(order.Items, inventory.OrderItem{
@@ -267,8 +301,9 @@ func (r *reservation) order() *inventory.Order {
 
 // build assembles round's transaction for order: the order Put, the idempotency
 // record Put, then per line the purchase counter Update, the RESERVE of its units on
-// each shard used (conditioned on available >= q, on sale and the order's price) and
-// its RESERVE ledger entry.
+// each shard used (conditioned on available >= q, on sale, the order's price, the
+// sale having started by the order's time and the shard count the plan used) and its
+// RESERVE ledger entry.
 func (r *reservation) build(order *inventory.Order, round int) *txn {
 	t := r.s.newTxn("reserve order " + r.id)
 	// One token per round: the SDK's own retries of this exact input are idempotent
@@ -285,15 +320,31 @@ func (r *reservation) build(order *inventory.Order, round int) *txn {
 	}
 	ref := entryRef{key: r.id, ref: r.id, at: order.CreatedAt.UnixMilli()}
 	for i, it := range order.Items {
-		price := r.lines[i].rec.Price
-		if limit := r.lines[i].rec.LimitPerUser; limit > 0 {
+		rec := r.lines[i].rec
+		if limit := rec.LimitPerUser; limit > 0 {
 			t.counter(i, it.SKU, r.req.UserID, countUpdate(r.req.UserID, it.SKU, it.Qty), limitCondition(it.Qty, limit))
 		}
 		t.lineStock(i, it, ref, func(q int) expression.ConditionBuilder {
-			return availableOnSale(q).And(expression.Name("price").Equal(expression.Value(price)))
+			return availableOnSale(q).And(expression.Name("price").Equal(expression.Value(rec.Price))).
+				And(saleStarted(ref.at)).And(sameShardCount(rec.Shards))
 		}, inventory.OpReserve)
 	}
 	return t
+}
+
+// saleStarted holds on a shard whose SKU has no sale start, or one at or before at
+// (Unix milliseconds): the database, not the client, decides when a sale opens.
+func saleStarted(at int64) expression.ConditionBuilder {
+	starts := expression.Name("saleStartsAt")
+	return expression.AttributeNotExists(starts).Or(starts.LessThanEqual(expression.Value(at)))
+}
+
+// sameShardCount holds on a shard of a SKU still split into n shards: a plan made
+// before a reshard fails and is made again, instead of reading a shard that units
+// left as out of stock.
+func sameShardCount(n int) expression.ConditionBuilder {
+	count := expression.Name("shardCount")
+	return expression.AttributeNotExists(count).Or(count.Equal(expression.Value(n)))
 }
 
 // countUpdate counts qty units on the user's purchase counter for sku.
@@ -389,17 +440,20 @@ func (r *reservation) shardFailed(ctx context.Context, ro part, old map[string]t
 			return fmt.Errorf("decode shard %d of %s: %w", ro.shard, sku, err)
 		}
 	}
+	sameLayout := sh.ShardCount == 0 || sh.ShardCount == lp.rec.Shards
 	switch {
 	case len(old) > 0 && !sh.OnSale:
 		return &inventory.SKUError{Err: inventory.ErrOffSale, SKU: sku}
-	case len(old) > 0 && sh.Price == lp.rec.Price && sh.Available < lp.alloc[ro.shard]:
+	case len(old) > 0 && sh.SaleStartsAt > r.createdAt.UnixMilli():
+		return &inventory.SaleNotStartedError{SKU: sku, StartsAt: fromMilli(sh.SaleStartsAt)}
+	case len(old) > 0 && sh.Price == lp.rec.Price && sameLayout && sh.Available < lp.alloc[ro.shard]:
 		r.s.catalog.noteShard(sku, ro.shard, sh.Available)
 		if lp.rec.Shards == 1 {
 			return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
 		}
-		return r.rereadShards(ctx, false)
+		return r.rereadShards(ctx)
 	}
-	// Missing shard or a changed price: the cached SKU record is stale.
+	// Missing shard, a changed price or shard count: the cached SKU record is stale.
 	return r.refresh(ctx, ro.line)
 }
 
@@ -436,16 +490,9 @@ func (r *reservation) own(ctx context.Context) (*inventory.Order, error) {
 // another cart gets ErrIdempotencyKeyReused. A nil order with nil error means the
 // record is gone or expired.
 func (r *reservation) replay(ctx context.Context) (*inventory.Order, bool, error) {
-	out, err := r.s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(r.s.tables.Orders), Key: pkOf(idemKey(r.req.UserID, r.req.IdempotencyKey)),
-		ConsistentRead: aws.Bool(true),
-	})
-	if err != nil {
-		return nil, false, r.s.storeError("read idempotency record", err)
-	}
 	var rec idemRecord
-	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
-		return nil, false, fmt.Errorf("decode idempotency record: %w", err)
+	if err := r.s.get(ctx, r.s.tables.Orders, idemKey(r.req.UserID, r.req.IdempotencyKey), "idempotency record", &rec); err != nil {
+		return nil, false, err
 	}
 	if rec.OrderID == "" || rec.TTL < r.createdAt.Unix() {
 		return nil, false, nil

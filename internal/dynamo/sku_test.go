@@ -11,15 +11,15 @@ import (
 
 func TestCreateSKU_RejectsBadFieldsAndWritesNothing(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	ok := dynamo.NewSKU{ID: "cup", Name: "cup", Price: 100, Stock: 5}
+	ok := inventory.NewSKU{ID: "cup", Name: "cup", Price: 100, Stock: 5}
 	for _, tc := range []struct {
 		name string
-		edit func(*dynamo.NewSKU)
+		edit func(*inventory.NewSKU)
 	}{
 		// Every bound is tested on inventory.NewSKU.Validate; these show the store
 		// applies them before writing.
-		{"bad id", func(s *dynamo.NewSKU) { s.ID = "cup#1" }},
-		{"too many shards", func(s *dynamo.NewSKU) { s.Shards = inventory.MaxShards + 1 }},
+		{"bad id", func(s *inventory.NewSKU) { s.ID = "cup#1" }},
+		{"too many shards", func(s *inventory.NewSKU) { s.Shards = inventory.MaxShards + 1 }},
 	} {
 		sku := ok
 		tc.edit(&sku)
@@ -27,7 +27,7 @@ func TestCreateSKU_RejectsBadFieldsAndWritesNothing(t *testing.T) {
 			t.Errorf("%s: %v, want ErrInvalidRequest", tc.name, err)
 		}
 	}
-	if n := len(e.scan(t, e.tables.SKUs)) + len(e.scan(t, e.tables.StockLog)); n != 0 {
+	if n := len(e.Scan(t, e.Tables.SKUs)) + len(e.Scan(t, e.Tables.StockLog)); n != 0 {
 		t.Errorf("rejected SKUs wrote %d items", n)
 	}
 	if err := e.store.CreateSKU(context.Background(), ok); err != nil {

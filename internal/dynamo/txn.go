@@ -32,7 +32,7 @@ type txn struct {
 	acts    []func() (types.TransactWriteItem, error)
 	parts   []part
 	entries []*ledgerRecord // the ledger entries, for the shards' seq
-	fresh   map[string]bool // shard items this txn creates (epoch 0)
+	fresh   map[string]int  // shard items this txn creates → the epoch they start at
 	epochs  map[string]int  // shard key → the epoch the last build conditioned on
 	err     error           // the first build error
 }
@@ -126,16 +126,17 @@ func (t *txn) shard(line int, sku string, n int, d inventory.Delta, cond express
 	})
 }
 
-// newShard adds the Put of a new shard item; its seq counts the txn's ledger
-// entries on it.
+// newShard adds the Put of a new shard item, starting at rec's epoch; its seq is
+// rec's plus the txn's ledger entries on it.
 func (t *txn) newShard(rec shardRecord) {
 	if t.fresh == nil {
-		t.fresh = map[string]bool{}
+		t.fresh = map[string]int{}
 	}
-	t.fresh[rec.PK] = true
+	t.fresh[rec.PK] = rec.Epoch
 	t.parts = append(t.parts, part{kind: partShard, sku: rec.SKU, shard: rec.Shard})
+	base := rec.Seq
 	t.acts = append(t.acts, func() (types.TransactWriteItem, error) {
-		rec.Seq = t.weight(rec.SKU, rec.Shard)
+		rec.Seq = base + t.weight(rec.SKU, rec.Shard)
 		return t.s.putNew(t.s.tables.SKUs, rec, nil)
 	})
 }
@@ -144,6 +145,7 @@ func (t *txn) newShard(rec shardRecord) {
 // entry is stamped with the epoch of each shard it moves (see stamp).
 func (t *txn) ledger(line int, e ledgerRecord) {
 	e.Bucket = ledgerBucket(e.PK, time.UnixMilli(e.At))
+	e.SKUBucket = skuLedgerBucket(e.SKU, e.PK)
 	rec := &e
 	t.entries = append(t.entries, rec)
 	t.parts = append(t.parts, part{kind: partLedger, line: line, sku: e.SKU})
@@ -156,7 +158,8 @@ func (t *txn) ledger(line int, e ledgerRecord) {
 // key (ref#op#skuId), ref the order or adjustment they belong to.
 type entryRef struct {
 	key, ref, reason string
-	at               int64 // Unix milliseconds
+	at               int64  // Unix milliseconds
+	by               string // operator entries: the caller's principal
 }
 
 // lineStock applies ops to one order line: each shard the line uses is updated once
@@ -182,7 +185,7 @@ func newEntry(ref entryRef, op inventory.Op, sku string, qty int, shards map[int
 	d, _ := op.Effect(qty)
 	return ledgerRecord{
 		PK: ledgerKey(ref.key, string(op), sku), Ref: ref.ref, Op: string(op), SKU: sku, Qty: qty,
-		DAvailable: d.Available, DOnHand: d.OnHand, Shards: shardsToRecord(shards), At: ref.at, Reason: ref.reason,
+		DAvailable: d.Available, DOnHand: d.OnHand, Shards: shardsToRecord(shards), At: ref.at, Reason: ref.reason, By: ref.by,
 	}
 }
 

@@ -80,3 +80,13 @@ func Tables(get Lookup) (dynamo.Tables, error) {
 	}
 	return t, nil
 }
+
+// Count reads name as a whole number from 0 to max.
+func Count(get Lookup, name string, max int) (int, error) {
+	v := get(name)
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > max {
+		return 0, &Error{Name: name, Value: v, Want: fmt.Sprintf("a whole number from 0 to %d", max)}
+	}
+	return n, nil
+}

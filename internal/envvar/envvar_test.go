@@ -35,3 +35,18 @@ func TestTables_NamesTheFirstMissingTable(t *testing.T) {
 		}
 	}
 }
+
+func TestCount_AcceptsWholeNumbersUpToMax(t *testing.T) {
+	for value, want := range map[string]int{"0": 0, "7": 7, "100": 100} {
+		if got, err := Count(Map(map[string]string{"C": value}), "C", 100); err != nil || got != want {
+			t.Errorf("%q: %v %v, want %v", value, got, err, want)
+		}
+	}
+	for _, value := range []string{"", "-1", "101", "1.5", "ten"} {
+		_, err := Count(Map(map[string]string{"C": value}), "C", 100)
+		var e *Error
+		if !errors.As(err, &e) || e.Name != "C" || e.Value != value {
+			t.Errorf("%q: %v, want an *Error naming C", value, err)
+		}
+	}
+}

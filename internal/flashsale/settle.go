@@ -126,21 +126,16 @@ func settle(ctx context.Context, a *api, cfg Config, hs []holder) *settlement {
 }
 
 // paidOrders counts orders read back PAID.
-func (st *settlement) paidOrders() int {
-	n := 0
-	for _, o := range st.orders {
-		if o.readErr == nil && o.status == statusPaid {
-			n++
-		}
-	}
-	return n
-}
+func (st *settlement) paidOrders() int { return st.ordersIn(statusPaid) }
 
 // cancelledOrders counts orders read back CANCELLED.
-func (st *settlement) cancelledOrders() int {
+func (st *settlement) cancelledOrders() int { return st.ordersIn(statusCancelled) }
+
+// ordersIn counts orders read back in status.
+func (st *settlement) ordersIn(status string) int {
 	n := 0
 	for _, o := range st.orders {
-		if o.readErr == nil && o.status == statusCancelled {
+		if o.readErr == nil && o.status == status {
 			n++
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/reconcile"
+	"github.com/stockguard/stockguard/internal/stacktest"
 	"github.com/stockguard/stockguard/internal/testkit"
 )
 
@@ -52,7 +53,7 @@ const (
 type history struct {
 	t      testing.TB
 	seed   uint64
-	stack  *local.Stack
+	stack  *stacktest.Stack
 	clock  *testkit.Clock
 	faults *faults
 	rec    *reconcile.Reconciler
@@ -79,23 +80,17 @@ func (p *publisher) Publish(context.Context, *sns.PublishInput, ...func(*sns.Opt
 
 func newHistory(t testing.TB, seed uint64, f *faults) *history {
 	t.Helper()
-	h := &history{t: t, seed: seed, clock: testkit.NewClock(), faults: f, alerts: &publisher{}, orders: map[string]string{}}
-	stack, err := local.Start(context.Background(), local.StackConfig{
-		Template: "../../template.yaml", Now: h.clock.Now, PaymentTimeout: 5 * time.Minute, DynamoDBWrap: f.wrap,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stack.Close() })
-	h.stack = stack
-	if err := stack.Seed(context.Background(), strings.NewReader(`[
+	h := &history{t: t, seed: seed, faults: f, alerts: &publisher{}, orders: map[string]string{}}
+	h.stack = stacktest.New(t, stacktest.Options{
+		Seed: `[
 		{"skuId":"cup","name":"cup","price":100,"stock":40,"limitPerUser":4},
 		{"skuId":"teapot","name":"teapot","price":900,"stock":60,"shards":4},
-		{"skuId":"saucer","name":"saucer","price":50,"stock":25}]`)); err != nil {
-		t.Fatal(err)
-	}
+		{"skuId":"saucer","name":"saucer","price":50,"stock":25}]`,
+		Stack: local.StackConfig{PaymentTimeout: 5 * time.Minute, DynamoDBWrap: f.wrap},
+	})
+	h.clock = h.stack.Clock
 	f.on.Store(true)
-	h.rec = reconcile.New(dynamo.New(stack.DB, stack.Tables, dynamo.Options{Now: h.clock.Now}), h.alerts, slog.New(slog.DiscardHandler),
+	h.rec = reconcile.New(dynamo.New(h.stack.DB, h.stack.Tables, dynamo.Options{Now: h.clock.Now}), h.alerts, slog.New(slog.DiscardHandler),
 		reconcile.Config{ConfirmDelay: 5 * time.Millisecond, Now: h.clock.Now, Topic: "arn:aws:sns:us-east-1:000000000000:alerts"})
 	return h
 }
@@ -169,7 +164,7 @@ func (h *history) step(rng *rand.Rand) {
 }
 
 func (h *history) call(method, path, user string, headers map[string]string, body string) (int, map[string]any) {
-	return testkit.Call(h.stack.API, method, path, user, headers, body)
+	return h.stack.Call(h.t, method, path, user, headers, body)
 }
 
 // pick is a random acknowledged order and its user ("" when none yet).

@@ -28,13 +28,35 @@ type Handler struct {
 	function string
 	log      *slog.Logger
 	routes   map[string]Route
+	answer   func(error) events.APIGatewayV2HTTPResponse
 }
 
 // New returns a Handler for the Lambda function named function (e.g. createOrder)
 // serving routes, keyed by API Gateway RouteKey ("POST /orders"; see template.yaml),
-// and logging one JSON line per request to log.
+// answering their errors with Answer and logging one JSON line per request to log.
 func New(function string, log *slog.Logger, routes map[string]Route) *Handler {
-	return &Handler{function: function, log: log, routes: routes}
+	return &Handler{function: function, log: log, routes: routes, answer: Answer}
+}
+
+// AnswerWith makes h answer route errors and recovered panics with answer instead of
+// Answer: for a route whose caller is not the contract's client, such as WeChat Pay
+// on the notify route, which wants {"code":"FAIL"} for every failure. It returns h.
+func (h *Handler) AnswerWith(answer func(error) events.APIGatewayV2HTTPResponse) *Handler {
+	h.answer = answer
+	return h
+}
+
+// annotations collects the attributes a route adds to its request's log line.
+type annotations struct{ attrs []slog.Attr }
+
+type annotationsKey struct{}
+
+// Annotate adds attrs (e.g. the out_trade_no a notification names) to the one log line
+// Handler writes for the request served with ctx; outside a Handler it does nothing.
+func Annotate(ctx context.Context, attrs ...slog.Attr) {
+	if a, ok := ctx.Value(annotationsKey{}).(*annotations); ok {
+		a.attrs = append(a.attrs, attrs...)
+	}
 }
 
 // Handle serves one API Gateway HTTP API request. A route key the function does not
@@ -51,26 +73,31 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	start := time.Now()
+	notes := &annotations{}
 	var err error
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("panic: %v", p)
-			resp = Answer(err)
+			resp = h.answer(err)
 		}
-		h.logRequest(ctx, req, resp, err, time.Since(start))
+		h.logRequest(ctx, req, resp, err, time.Since(start), notes.attrs)
 	}()
-	resp, err = route(ctx, req)
+	resp, err = route(context.WithValue(ctx, annotationsKey{}, notes), req)
 	if err != nil {
-		resp = Answer(err)
+		resp = h.answer(err)
 	}
 	return resp, nil
 }
 
-// logRequest writes one structured line per request: 5xx other than BUSY at error
-// level with the underlying error, BUSY at warn, the rest at info.
-func (h *Handler) logRequest(ctx context.Context, req events.APIGatewayV2HTTPRequest, resp events.APIGatewayV2HTTPResponse, err error, took time.Duration) {
+// logRequest writes one structured line per request, with the route's annotations: at
+// the level of a *Failure, else 5xx other than BUSY at error level with the underlying
+// error, BUSY at warn, the rest at info.
+func (h *Handler) logRequest(ctx context.Context, req events.APIGatewayV2HTTPRequest, resp events.APIGatewayV2HTTPResponse, err error, took time.Duration, notes []slog.Attr) {
 	level := slog.LevelInfo
+	var failure *Failure
 	switch {
+	case errors.As(err, &failure):
+		level = failure.Level
 	case resp.StatusCode == http.StatusServiceUnavailable:
 		level = slog.LevelWarn
 	case resp.StatusCode >= 500:
@@ -85,8 +112,10 @@ func (h *Handler) logRequest(ctx context.Context, req events.APIGatewayV2HTTPReq
 	if err != nil {
 		attrs = append(attrs, slog.String("error", err.Error()))
 	}
+	attrs = append(attrs, notes...)
 	h.log.LogAttrs(ctx, level, "request", attrs...)
 }
 
-// errUnauthorized: the request carries no usable identity.
-var errUnauthorized = errors.New("unauthorized")
+// ErrUnauthorized is answered 401 UNAUTHORIZED: the request carries no usable identity
+// (or, on POST /auth/wechat, a login code WeChat refused).
+var ErrUnauthorized = errors.New("unauthorized")

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,5 +73,39 @@ func TestHandle_PanicBecomesInternalError(t *testing.T) {
 	resp, err := h.Handle(context.Background(), events.APIGatewayV2HTTPRequest{RouteKey: "GET /skus/{skuId}"})
 	if err != nil || resp.StatusCode != http.StatusInternalServerError {
 		t.Errorf("%d %v, want 500 and no error", resp.StatusCode, err)
+	}
+}
+
+// A route's own *Failure is answered with its status and code, logged at its level
+// with the route's annotations; AnswerWith decides what a panic becomes.
+func TestHandle_FailureKeepsItsStatusCodeAndLevel(t *testing.T) {
+	var logged bytes.Buffer
+	h := New("payCallback", slog.New(slog.NewJSONHandler(&logged, nil)), map[string]Route{
+		"POST /notify": func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+			Annotate(ctx, slog.String("outTradeNo", "o1"))
+			if req.Body == "panic" {
+				panic("boom")
+			}
+			return events.APIGatewayV2HTTPResponse{}, &Failure{Status: http.StatusNotFound, Code: "FAIL", Message: "order not found", Level: slog.LevelError, Err: inventory.ErrOrderNotFound}
+		},
+	}).AnswerWith(func(err error) events.APIGatewayV2HTTPResponse {
+		if errors.As(err, new(*Failure)) {
+			return Answer(err)
+		}
+		return Answer(&Failure{Status: http.StatusInternalServerError, Code: "FAIL", Message: "internal error", Err: err})
+	})
+	for body, want := range map[string]string{
+		"":      `404 {"code":"FAIL","message":"order not found"} ERROR`,
+		"panic": `500 {"code":"FAIL","message":"internal error"} ERROR`,
+	} {
+		logged.Reset()
+		resp, err := h.Handle(context.Background(), events.APIGatewayV2HTTPRequest{RouteKey: "POST /notify", Body: body})
+		var line struct{ Level, OutTradeNo string }
+		if jerr := json.Unmarshal(logged.Bytes(), &line); jerr != nil || line.OutTradeNo != "o1" {
+			t.Errorf("log %s: %v, want one line naming o1", logged.String(), jerr)
+		}
+		if got := fmt.Sprintf("%d %s %s", resp.StatusCode, resp.Body, line.Level); err != nil || got != want {
+			t.Errorf("body %q: %s (%v), want %s", body, got, err, want)
+		}
 	}
 }

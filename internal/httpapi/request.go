@@ -26,17 +26,24 @@ const maxNameInMessage = 32
 // 1-255 bytes of valid UTF-8 without control characters. A request without one is
 // answered 401 UNAUTHORIZED by Answer.
 func UserID(req events.APIGatewayV2HTTPRequest) (string, error) {
+	return Claim(req, "sub")
+}
+
+// Claim reads the JWT authorizer's claim name with UserID's rules (e.g. the buyer's
+// openid when an outside issuer carries it in a claim of its own). A request without
+// it is answered 401 UNAUTHORIZED by Answer.
+func Claim(req events.APIGatewayV2HTTPRequest, name string) (string, error) {
 	auth := req.RequestContext.Authorizer
 	if auth == nil || auth.JWT == nil {
-		return "", errUnauthorized
+		return "", ErrUnauthorized
 	}
-	sub := auth.JWT.Claims["sub"]
+	sub := auth.JWT.Claims[name]
 	if sub == "" || len(sub) > maxUserIDBytes || !utf8.ValidString(sub) {
-		return "", errUnauthorized
+		return "", ErrUnauthorized
 	}
 	for _, r := range sub {
 		if unicode.IsControl(r) {
-			return "", errUnauthorized
+			return "", ErrUnauthorized
 		}
 	}
 	return sub, nil

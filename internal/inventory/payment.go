@@ -105,7 +105,7 @@ func (o *Order) LatePayment(stock map[string]StockNow, overLimit bool) ([]OrderI
 		if !ok || !now.OnSale || now.LimitPerUser > 0 && it.Qty > now.LimitPerUser {
 			return nil, RefundDue
 		}
-		alloc, ok := now.Shards.Allocate(it.Qty, true)
+		alloc, ok := now.Shards.Allocate(it.Qty)
 		if !ok || len(now.Shards) == 0 {
 			return nil, RefundDue
 		}

@@ -11,29 +11,28 @@ import (
 func TestShardStockAllocate(t *testing.T) {
 	const unknown = inventory.UnknownStock
 	for _, tc := range []struct {
-		name   string
-		stock  inventory.ShardStock
-		qty    int
-		fewest bool
-		ok     bool
+		name  string
+		stock inventory.ShardStock
+		qty   int
+		ok    bool
 		// whole: the shards one of which must take the whole line; nil when it is split.
 		whole []int
-		// split: the exact split expected (fewest, no ties); nil when not checked.
+		// split: the exact split expected (no ties); nil when not checked.
 		split map[int]int
 	}{
-		{"one shard covers the line", inventory.ShardStock{0, 5, 1}, 3, false, true, []int{1}, nil},
-		{"any shard that covers may be picked", inventory.ShardStock{4, 2, 9}, 3, false, true, []int{0, 2}, nil},
-		{"unknown counts as able", inventory.ShardStock{unknown, 0}, 7, false, true, []int{0}, nil},
-		{"split over the fullest first", inventory.ShardStock{1, 3, 2}, 5, true, true, nil, map[int]int{1: 3, 2: 2}},
-		{"split takes every unit when it must", inventory.ShardStock{1, 3, 2}, 6, true, true, nil, map[int]int{0: 1, 1: 3, 2: 2}},
-		{"split without fewest still covers", inventory.ShardStock{2, 2, 2}, 5, false, true, nil, nil},
-		{"too few units together", inventory.ShardStock{1, 1, 1}, 4, false, false, nil, nil},
-		{"too few units, fewest", inventory.ShardStock{2, 1}, 4, true, false, nil, nil},
-		{"no shards", inventory.ShardStock{}, 1, true, false, nil, nil},
+		{"one shard covers the line", inventory.ShardStock{0, 5, 1}, 3, true, []int{1}, nil},
+		{"any shard that covers may be picked", inventory.ShardStock{4, 2, 9}, 3, true, []int{0, 2}, nil},
+		{"unknown counts as able", inventory.ShardStock{unknown, 0}, 7, true, []int{0}, nil},
+		{"split over the fullest first", inventory.ShardStock{1, 3, 2}, 5, true, nil, map[int]int{1: 3, 2: 2}},
+		{"split takes every unit when it must", inventory.ShardStock{1, 3, 2}, 6, true, nil, map[int]int{0: 1, 1: 3, 2: 2}},
+		{"split over the fewest shards: 2 of 4, never 3", inventory.ShardStock{1, 4, 1, 2}, 6, true, nil, map[int]int{1: 4, 3: 2}},
+		{"too few units together", inventory.ShardStock{1, 1, 1}, 4, false, nil, nil},
+		{"too few units, two shards", inventory.ShardStock{2, 1}, 4, false, nil, nil},
+		{"no shards", inventory.ShardStock{}, 1, false, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for range 20 { // the pick is random: every draw must keep the rules
-				alloc, ok := tc.stock.Allocate(tc.qty, tc.fewest)
+				alloc, ok := tc.stock.Allocate(tc.qty)
 				if ok != tc.ok {
 					t.Fatalf("Allocate(%d) = %v, %v; want ok %v", tc.qty, alloc, ok, tc.ok)
 				}

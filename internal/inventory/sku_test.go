@@ -23,6 +23,7 @@ func TestNewSKUValidate(t *testing.T) {
 		{"price that could overflow an order", func(s *inventory.NewSKU) { s.Price = inventory.MaxPrice + 1 }},
 		{"negative stock", func(s *inventory.NewSKU) { s.Stock = -1 }},
 		{"negative limit", func(s *inventory.NewSKU) { s.LimitPerUser = -1 }},
+		{"negative peak", func(s *inventory.NewSKU) { s.PeakOrdersPerSecond = -1 }},
 		{"too many shards", func(s *inventory.NewSKU) { s.Shards = inventory.MaxShards + 1 }},
 		{"no shards", func(s *inventory.NewSKU) { s.Shards = -1 }},
 	} {
@@ -39,7 +40,10 @@ func TestNewSKUWithDefaults(t *testing.T) {
 	if got.Shards != 1 || got.Ref != "init" {
 		t.Errorf("defaults: shards %d, ref %q; want 1, init", got.Shards, got.Ref)
 	}
-	kept := inventory.NewSKU{Shards: 3, Ref: "adj-1"}.WithDefaults()
+	if sized := (inventory.NewSKU{PeakOrdersPerSecond: 10000}).WithDefaults(); sized.Shards != 40 {
+		t.Errorf("a peak of 10,000 orders/s: %d shards, want 40 (ShardsForPeak)", sized.Shards)
+	}
+	kept := inventory.NewSKU{Shards: 3, Ref: "adj-1", PeakOrdersPerSecond: 10000}.WithDefaults()
 	if kept.Shards != 3 || kept.Ref != "adj-1" {
 		t.Errorf("set fields changed: %+v", kept)
 	}

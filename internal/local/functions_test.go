@@ -11,9 +11,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/sam"
+	"github.com/stockguard/stockguard/internal/stacktest"
 )
 
 const template = "../../template.yaml"
@@ -37,14 +37,16 @@ func templateFunctions(t *testing.T) ([]sam.Function, []sam.Route) {
 
 // invalidValues are values of the template's variables that are set but wrong.
 var invalidValues = map[string][]string{
-	"PAYMENT_TIMEOUT_SECONDS": {"0", "-900", "15m", "1.5"},
-	"REPAIR_ENABLED":          {"yes"},
-	"REPAIR_WINDOW":           {"2-5", "02:00-02:00", "25:00-05:00"},
-	"REPAIR_TIMEZONE":         {"Mars/Olympus_Mons", "local"},
-	"ALERT_MIN_UNITS":         {"0", "five"},
-	"ALERT_PERCENT":           {"0", "-1", "NaN"},
-	"OVERDUE_GRACE_SECONDS":   {"0", "300s"},
-	"FULL_CHECK_DAYS":         {"0", "7d", "-1"},
+	"PAYMENT_TIMEOUT_SECONDS":        {"0", "-900", "15m", "1.5"},
+	"REPAIR_ENABLED":                 {"yes"},
+	"REPAIR_WINDOW":                  {"2-5", "02:00-02:00", "25:00-05:00"},
+	"REPAIR_TIMEZONE":                {"Mars/Olympus_Mons", "local"},
+	"ALERT_MIN_UNITS":                {"0", "five"},
+	"ALERT_PERCENT":                  {"0", "-1", "NaN"},
+	"OVERDUE_GRACE_SECONDS":          {"0", "300s"},
+	"FULL_CHECK_DAYS":                {"0", "7d", "-1"},
+	"ORDERS_PER_USER_SKU_PER_MINUTE": {"-1", "101", "5/min"},
+	"NOTIFY_URL":                     {"ftp://example.com/notify", "http://example.com/notify", "https://example.com/notify?x=1", "/notify"},
 }
 
 // Every function refuses to start when one of the variables template.yaml sets for it
@@ -138,32 +140,14 @@ func owns(f sam.Function, routes []sam.Route, kind string) bool {
 // changes nothing: no order, stock or ledger entry moves.
 func TestFunctions_RefuseEventsTheyDoNotOwn(t *testing.T) {
 	functions, routes := templateFunctions(t)
-	stack, err := local.Start(context.Background(), local.StackConfig{Template: template})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stack.Close()
-	if err := stack.Seed(context.Background(), strings.NewReader(`[{"skuId":"cup-01","name":"cup","price":100,"stock":10}]`)); err != nil {
-		t.Fatal(err)
-	}
+	stack := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup-01","name":"cup","price":100,"stock":10}]`})
 	// A PENDING order, which a cancel routed to the wrong function would release.
 	order := invokeHTTP(t, stack, "CreateOrderFunction", foreignEvents(t, routes, "")["route:POST /orders"])
 	id, _ := order["orderId"].(string)
 	if id == "" {
 		t.Fatalf("create order: %v", order)
 	}
-	snapshot := func() string {
-		var all []any
-		for _, table := range []string{stack.Tables.SKUs, stack.Tables.Orders, stack.Tables.StockLog} {
-			items, err := booktest.Scan(context.Background(), stack.DB, table)
-			if err != nil {
-				t.Fatal(err)
-			}
-			all = append(all, items)
-		}
-		return fmt.Sprint(all)
-	}
-	before := snapshot()
+	before := stack.Snapshot(t)
 	evs := foreignEvents(t, routes, id)
 	refused := 0
 	for _, f := range functions {
@@ -178,7 +162,7 @@ func TestFunctions_RefuseEventsTheyDoNotOwn(t *testing.T) {
 			refused++
 		}
 	}
-	if after := snapshot(); after != before {
+	if after := stack.Snapshot(t); after != before {
 		t.Errorf("refused events changed the tables:\nbefore %s\nafter  %s", before, after)
 	}
 	if refused < len(functions)*len(evs)/2 {
@@ -186,7 +170,7 @@ func TestFunctions_RefuseEventsTheyDoNotOwn(t *testing.T) {
 	}
 }
 
-func invokeHTTP(t *testing.T, stack *local.Stack, function string, event json.RawMessage) map[string]any {
+func invokeHTTP(t *testing.T, stack *stacktest.Stack, function string, event json.RawMessage) map[string]any {
 	t.Helper()
 	out, err := stack.Handlers[function].Invoke(context.Background(), event)
 	if err != nil {

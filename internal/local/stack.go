@@ -2,6 +2,7 @@ package local
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -21,11 +22,11 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/stockguard/stockguard/internal/closeorder"
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/createorder"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/idtoken"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/paycallback"
@@ -33,6 +34,7 @@ import (
 	"github.com/stockguard/stockguard/internal/sam"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
+	"github.com/stockguard/stockguard/internal/wxlogin/wxlogintest"
 )
 
 // StackConfig configures Start. Zero values take the defaults noted.
@@ -62,6 +64,13 @@ type StackConfig struct {
 	// Reconcile, when set, adjusts reconcile's configuration after it is read from
 	// the template (tests enable repair, set its window, shorten delays).
 	Reconcile func(*reconcile.Config)
+	// PayAddr and LoginAddr are where the WeChat Pay and jscode2session stand-ins
+	// listen; default "127.0.0.1:0" (a free port).
+	PayAddr, LoginAddr string
+	// Issuer is the iss of the local login tokens, which the gateway's JWT check
+	// requires; default DefaultIssuer. cmd/local sets its API's URL, where the
+	// discovery document and JWK set are served.
+	Issuer string
 	// Environment, when set, may change a function's environment variables (by
 	// logical id) after they are read from the template and before the function's
 	// configuration is parsed from them (tests check that bad settings are refused).
@@ -84,6 +93,16 @@ type Stack struct {
 	// Payments is the local stand-in for WeChat Pay: keys generated at Start, trusted by
 	// payCallback. POST /_local/pay/{orderId} sends notifications signed with it.
 	Payments *paytest.Platform
+	// PayServer is the stand-in WeChat Pay merchant API and buyer (paytest.Server) that
+	// closeOrder's merchant client calls; its notifications reach the notify route.
+	PayServer *paytest.Server
+	// LoginServer is the stand-in jscode2session: code test-<name> → openid o-<name>.
+	LoginServer *wxlogintest.Server
+	// Signer is the in-memory key the local login tokens are signed with.
+	Signer *idtoken.KeySigner
+
+	merchant *paytest.Merchant
+	keyID    string // the kid of the local tokens (the template's SIGNING_KEY_ID)
 
 	functions []sam.Function
 	cfg       StackConfig
@@ -100,8 +119,11 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	// Locally the merchant configuration is the local platform's, not a secret's.
-	tpl, err := sam.LoadWithParameters(cfg.Template, map[string]string{"WechatPaySecretArn": LocalSecretARN})
+	cfg.PayAddr, cfg.LoginAddr = cmp.Or(cfg.PayAddr, "127.0.0.1:0"), cmp.Or(cfg.LoginAddr, "127.0.0.1:0")
+	cfg.Issuer = cmp.Or(cfg.Issuer, DefaultIssuer)
+	// Locally the merchant configuration is the local platform's, not a secret's, and
+	// tokens are for the local app.
+	tpl, err := sam.LoadWithParameters(cfg.Template, map[string]string{"WechatPaySecretArn": LocalSecretARN, "JwtAudience": LocalAppID})
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +150,7 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		}
 	}
 	s.cfg = cfg
-	if s.Payments, err = paytest.NewPlatform(LocalMchID, LocalAppID); err != nil {
+	if err := s.startWeChat(cfg); err != nil {
 		return nil, err
 	}
 	if s.functions, err = tpl.Functions(); err != nil {
@@ -137,21 +159,34 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if s.Handlers, err = s.wire(cfg); err != nil {
 		return nil, err
 	}
+	if err := s.serve(tpl, cfg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// serve builds API: the gateway over the template's routes, checking tokens like the
+// JWT authorizer, and the /_local/ routes.
+func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 	routes, err := tpl.Routes()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	gwRoutes := make([]Route, len(routes))
 	for i, r := range routes {
-		gwRoutes[i] = Route{Method: r.Method, Path: r.Path, Function: r.Function, Public: r.Public}
+		gwRoutes[i] = Route{Method: r.Method, Path: r.Path, Function: r.Function, Public: r.Public, IAM: r.IAM}
+	}
+	verifier, err := s.verifier(cfg, LocalAppID)
+	if err != nil {
+		return err
 	}
 	mux := http.NewServeMux()
-	s.gateway = NewGateway(gwRoutes, s.Handlers, GatewayOptions{Logger: cfg.Logger})
+	s.gateway = NewGateway(gwRoutes, s.Handlers, GatewayOptions{Logger: cfg.Logger, Verifier: verifier})
 	mux.Handle("/", s.gateway)
 	mux.HandleFunc("POST /_local/invoke/{function}", s.serveInvoke)
 	mux.HandleFunc("POST /_local/pay/{orderId}", s.servePay)
 	s.API = mux
-	return s, nil
+	return nil
 }
 
 func (s *Stack) startSQS(ctx context.Context, addr string, tpl *sam.Template) error {
@@ -203,16 +238,14 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 			c.PaymentTimeout = cfg.PaymentTimeout
 		}
 		s.Tables = c.Tables
-		s.Store = dynamo.New(s.DB, c.Tables, dynamo.Options{PaymentTimeout: c.PaymentTimeout, Now: cfg.Now})
+		s.Store = dynamo.New(s.DB, c.Tables, dynamo.Options{PaymentTimeout: c.PaymentTimeout, Now: cfg.Now, Shaping: c.Shaping})
 		return newHandler(createorder.New(s.Store, s.closeQueue(c.CloseQueueURL), log).Handle), nil
 	case "CloseOrderFunction":
-		c, err := closeorder.LoadConfig(env)
-		if err != nil {
-			return nil, err
-		}
-		store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
-		closer := closeorder.New(store, s.closeQueue(c.CloseQueueURL), log, closeorder.Options{Now: cfg.Now})
-		return newHandler(closeorder.NewFunction(closer, log).Invoke), nil
+		return s.wireCloseOrder(cfg, env, log)
+	case "LoginFunction":
+		return s.wireLogin(cfg, env, log)
+	case "JwksFunction":
+		return s.wireJWKS(cfg, env, log)
 	case "PayCallbackFunction":
 		c, err := paycallback.LoadConfig(env)
 		if err != nil {
@@ -233,14 +266,10 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 		if err != nil {
 			return nil, err
 		}
-		// Locally there is no SNS: alerts are the error-level log lines.
-		c.Reconcile.Topic, c.Reconcile.Now = "", cfg.Now
-		if cfg.Reconcile != nil {
-			cfg.Reconcile(&c.Reconcile)
-		}
-		store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
-		r := reconcile.New(store, nil, log, c.Reconcile)
+		_, r := s.reconciler(cfg, c, log)
 		return newHandler(lambdaevent.OnlyScheduled(reconcile.FunctionName, r.Run)), nil
+	case "AdminFunction":
+		return s.wireAdmin(cfg, env, log)
 	default:
 		return nil, fmt.Errorf("no local wiring in internal/local")
 	}
@@ -400,11 +429,14 @@ const (
 // {"amount","state"} object.
 const maxPayBodyBytes = 4 << 10
 
-// servePay serves POST /_local/pay/{orderId} (CONTRACT.md, local-only routes): it builds
-// a real signed and encrypted WeChat Pay notification for the order with the local
-// platform's keys (amount defaulting to the order's, state to SUCCESS; body optional
-// {"amount": fen, "state": "SUCCESS"}), sends it through the notify route, and answers
-// with that route's status, headers and body.
+// servePay serves POST /_local/pay/{orderId} (CONTRACT.md, local-only routes): the
+// buyer pays (body optional {"amount": fen, "state": "SUCCESS"}). When the order has a
+// JSAPI order at the WeChat Pay stand-in (POST /orders/{orderId}/pay was called), the
+// stand-in's buyer Pay takes the payment, refusing it as WeChat Pay would (past
+// time_expire, closed, already paid: 409 ORDER_NOT_PAYABLE), and POSTs the signed,
+// encrypted notification to the notify route; the answer is that route's status and
+// body. An order never given to WeChat Pay gets the same notification built directly
+// with the local platform's keys, as for a payment taken before any check.
 func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Amount *int64  `json:"amount"`
@@ -414,6 +446,10 @@ func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) || dec.More() {
 		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen, \"state\": \"SUCCESS\"} or empty"}`))
+		return
+	}
+	if _, ok := s.PayServer.Order(r.PathValue("orderId")); ok {
+		s.payAtStandIn(w, r, in.Amount, in.State)
 		return
 	}
 	order, err := s.Store.Lookup(r.Context(), r.PathValue("orderId"))
@@ -468,38 +504,15 @@ func writeLocalJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Write(body)
 }
 
-// SeedSKU is one entry of a seed file: a JSON array of these objects.
-type SeedSKU struct {
-	SKU          string `json:"skuId"`                  // SKU id
-	Name         string `json:"name"`                   // shown to buyers
-	Price        int64  `json:"price"`                  // fen
-	Stock        int    `json:"stock"`                  // initial on-hand units
-	LimitPerUser int    `json:"limitPerUser,omitempty"` // units per user, 0 = no limit
-	Shards       int    `json:"shards,omitempty"`       // stock shard items, default 1
-}
-
-// Seed creates the SKUs of a seed file (CONTRACT.md, "Seed file"), each with its
-// initial ADJUST ledger entry. Unknown fields are rejected.
-func (s *Stack) Seed(ctx context.Context, r io.Reader) error {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	var skus []SeedSKU
-	if err := dec.Decode(&skus); err != nil {
-		return fmt.Errorf("read seed: %w", err)
-	}
-	for _, k := range skus {
-		if err := s.Store.CreateSKU(ctx, dynamo.NewSKU{
-			ID: k.SKU, Name: k.Name, Price: k.Price, Stock: k.Stock, LimitPerUser: k.LimitPerUser, Shards: k.Shards,
-		}); err != nil {
-			return fmt.Errorf("seed: %w", err)
-		}
-	}
-	return nil
-}
-
 // Close stops the servers.
 func (s *Stack) Close() error {
 	var errs []error
+	if s.PayServer != nil {
+		errs = append(errs, s.PayServer.Close())
+	}
+	if s.LoginServer != nil {
+		errs = append(errs, s.LoginServer.Close())
+	}
 	if s.SQS != nil {
 		errs = append(errs, s.SQS.Close())
 	}

@@ -13,12 +13,9 @@ package paycallback
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -26,7 +23,6 @@ import (
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/inventory"
-	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/metric"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
@@ -55,79 +51,92 @@ func LoadConfig(get envvar.Lookup) (c Config, err error) {
 	return c, err
 }
 
+// MaxBodyBytes bounds a notification's body; WeChat Pay's are about 1 KiB (APIv3,
+// 支付通知).
+const MaxBodyBytes = 64 << 10
+
 // Handler serves the notify route.
 type Handler struct {
 	verifier *wechatpay.Verifier
 	store    *dynamo.Store
 	log      *slog.Logger
+	api      *httpapi.Handler
 }
 
 // New returns a Handler that trusts what verifier accepts, records payments in store
 // and logs JSON lines (and EMF metrics) to log.
 func New(verifier *wechatpay.Verifier, store *dynamo.Store, log *slog.Logger) *Handler {
-	return &Handler{verifier: verifier, store: store, log: log}
+	h := &Handler{verifier: verifier, store: store, log: log}
+	h.api = httpapi.New(FunctionName, log, map[string]httpapi.Route{RouteNotify: h.notify}).AnswerWith(answer)
+	return h
 }
 
-// failure is a FAIL answer: the HTTP status, a message for WeChat Pay, and the log
-// level the event deserves.
-type failure struct {
-	status  int
-	message string
-	level   slog.Level
-	err     error
+// fail is a FAIL answer with status and a message for WeChat Pay, logged at level.
+func fail(status int, message string, level slog.Level, err error) *httpapi.Failure {
+	return &httpapi.Failure{Status: status, Code: "FAIL", Message: message, Level: level, Err: err}
 }
 
-func (f *failure) Error() string { return f.err.Error() }
+// answer maps a failure of the notify route (or a panic) to its FAIL answer: anything
+// not already a FAIL is 500, so that WeChat Pay resends later.
+func answer(err error) events.APIGatewayV2HTTPResponse {
+	var f *httpapi.Failure
+	if !errors.As(err, &f) {
+		f = fail(http.StatusInternalServerError, "internal error", slog.LevelError, err)
+	}
+	return httpapi.Answer(f)
+}
 
 // Handle serves one API Gateway HTTP API request (payload format 2.0) on the notify
-// route. Any other route (including the empty one of an SQS or scheduled event read as
-// a request) is refused with a *lambdaevent.NotServedError, and nothing is changed.
-// Otherwise it never returns an error and never panics to its caller.
-func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, _ error) {
-	if req.RouteKey != RouteNotify {
-		err := &lambdaevent.NotServedError{Function: FunctionName, Kind: lambdaevent.HTTP, Route: req.RouteKey}
-		h.log.LogAttrs(ctx, slog.LevelError, "event refused", slog.String("error", err.Error()))
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
-	start := time.Now()
+// route through httpapi.Handler: any other route (including the empty one of an SQS
+// or scheduled event read as a request) is refused with a *lambdaevent.NotServedError,
+// and nothing is changed. Otherwise it never returns an error and never panics to its
+// caller.
+func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	return h.api.Handle(ctx, req)
+}
+
+// notify serves the route: 204 when the notification is handled, else a *Failure. It
+// adds the out_trade_no and the payment's result to the request's log line and emits
+// the request's metrics, a panic counting as a failure.
+func (h *Handler) notify(ctx context.Context, req events.APIGatewayV2HTTPRequest) (_ events.APIGatewayV2HTTPResponse, err error) {
 	var (
-		result dynamo.PayResult
-		order  string
+		result inventory.PayResult
 		twice  bool // a second transaction paid an already paid order
-		err    error
+		status = http.StatusInternalServerError
 	)
-	defer func() {
-		if p := recover(); p != nil {
-			err = &failure{status: http.StatusInternalServerError, message: "internal error", level: slog.LevelError, err: fmt.Errorf("panic: %v", p)}
-		}
-		resp = h.answer(ctx, req, order, result, twice, err, time.Since(start))
-	}()
-	order, result, err = h.notify(ctx, req)
+	defer func() { h.count(ctx, result, twice, status) }()
+	order, result, err := h.record(ctx, req)
+	httpapi.Annotate(ctx, slog.String("outTradeNo", order))
+	if result != 0 {
+		httpapi.Annotate(ctx, slog.String("result", result.String()))
+	}
 	if errors.Is(err, inventory.ErrPaidTwice) {
 		// Answering FAIL would only make WeChat Pay resend for a day; the money needs a
 		// refund by hand, which the error-level log line and the RefundDue metric ask for.
 		h.log.LogAttrs(ctx, slog.LevelError, "second payment for a paid order: refund it", slog.String("outTradeNo", order), slog.String("error", err.Error()))
 		twice, err = true, nil
 	}
-	return
+	status = answer(err).StatusCode
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusNoContent}, nil
 }
 
-func (h *Handler) notify(ctx context.Context, req events.APIGatewayV2HTTPRequest) (string, dynamo.PayResult, error) {
-	body := []byte(req.Body)
-	if req.IsBase64Encoded {
-		var err error
-		if body, err = base64.StdEncoding.DecodeString(req.Body); err != nil {
-			return "", 0, &failure{http.StatusBadRequest, "body is not valid base64", slog.LevelWarn, err}
-		}
+func (h *Handler) record(ctx context.Context, req events.APIGatewayV2HTTPRequest) (string, inventory.PayResult, error) {
+	body, err := httpapi.Body(req, MaxBodyBytes)
+	var invalid *inventory.InvalidRequestError
+	if errors.As(err, &invalid) {
+		return "", 0, fail(http.StatusBadRequest, invalid.Reason, slog.LevelWarn, err)
 	}
 	n, err := h.verifier.Parse(wechatpay.HeadersFrom(req.Headers), body)
 	switch {
 	case errors.Is(err, wechatpay.ErrVerification):
-		return "", 0, &failure{http.StatusUnauthorized, "signature verification failed", slog.LevelWarn, err}
+		return "", 0, fail(http.StatusUnauthorized, "signature verification failed", slog.LevelWarn, err)
 	case errors.Is(err, wechatpay.ErrMerchantMismatch):
-		return "", 0, &failure{http.StatusBadRequest, "notification is for another merchant", slog.LevelError, err}
+		return "", 0, fail(http.StatusBadRequest, "notification is for another merchant", slog.LevelError, err)
 	case err != nil:
-		return "", 0, &failure{http.StatusBadRequest, "malformed notification", slog.LevelWarn, err}
+		return "", 0, fail(http.StatusBadRequest, "malformed notification", slog.LevelWarn, err)
 	}
 	tx := n.Transaction
 	if n.EventType != wechatpay.EventTransactionSuccess || tx.TradeState != wechatpay.TradeStateSuccess {
@@ -135,49 +144,30 @@ func (h *Handler) notify(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		h.log.LogAttrs(ctx, slog.LevelInfo, "notification ignored", slog.String("eventType", n.EventType), slog.String("outTradeNo", tx.OutTradeNo))
 		return tx.OutTradeNo, 0, nil
 	}
-	_, result, err := h.store.Pay(ctx, dynamo.Payment{
+	_, result, err := h.store.Pay(ctx, inventory.Payment{
 		OrderID: tx.OutTradeNo, TransactionID: tx.TransactionID,
 		Amount: tx.Amount.Total, Currency: tx.Amount.Currency, PaidAt: tx.SuccessTime,
 	})
 	switch {
 	case errors.Is(err, inventory.ErrOrderNotFound):
-		return tx.OutTradeNo, 0, &failure{http.StatusNotFound, "order not found", slog.LevelError, err}
+		return tx.OutTradeNo, 0, fail(http.StatusNotFound, "order not found", slog.LevelError, err)
 	case errors.Is(err, inventory.ErrPaymentMismatch):
-		return tx.OutTradeNo, 0, &failure{http.StatusBadRequest, "amount or currency does not match the order", slog.LevelError, err}
+		return tx.OutTradeNo, 0, fail(http.StatusBadRequest, "amount or currency does not match the order", slog.LevelError, err)
 	case errors.Is(err, inventory.ErrPaidTwice):
 		return tx.OutTradeNo, 0, err
 	case err != nil:
-		return tx.OutTradeNo, 0, &failure{http.StatusInternalServerError, "temporarily unable to record the payment", slog.LevelError, err}
+		return tx.OutTradeNo, 0, fail(http.StatusInternalServerError, "temporarily unable to record the payment", slog.LevelError, err)
 	}
-	if result == dynamo.RefundDue {
+	if result == inventory.RefundDue {
 		h.log.LogAttrs(ctx, slog.LevelError, "paid after cancellation with no stock left: refund due", slog.String("outTradeNo", tx.OutTradeNo),
 			slog.String("transactionId", tx.TransactionID), slog.Int64("amount", tx.Amount.Total))
 	}
 	return tx.OutTradeNo, result, nil
 }
 
-// answer builds the response and writes the request's log line and metrics.
-func (h *Handler) answer(ctx context.Context, req events.APIGatewayV2HTTPRequest, order string, result dynamo.PayResult, twice bool, err error, took time.Duration) events.APIGatewayV2HTTPResponse {
-	resp := events.APIGatewayV2HTTPResponse{StatusCode: http.StatusNoContent}
-	level := slog.LevelInfo
-	attrs := []slog.Attr{
-		slog.String("route", req.RouteKey), slog.String("requestId", req.RequestContext.RequestID),
-		slog.String("outTradeNo", order), slog.Float64("ms", float64(took.Microseconds())/1000),
-	}
-	if result != 0 {
-		attrs = append(attrs, slog.String("result", result.String()))
-	}
-	var f *failure
-	if err != nil {
-		if !errors.As(err, &f) {
-			f = &failure{http.StatusInternalServerError, "internal error", slog.LevelError, err}
-		}
-		resp = httpapi.ErrorResponse(f.status, "FAIL", f.message, "")
-		level = f.level
-		attrs = append(attrs, slog.String("error", f.err.Error()))
-	}
-	attrs = append(attrs, slog.Int("status", resp.StatusCode))
-	h.log.LogAttrs(ctx, level, "notification", attrs...)
+// count emits the request's metrics, one EMF line: the payment's result and whether
+// the answer (status) was a rejection (4xx) or a failure WeChat Pay retries (5xx).
+func (h *Handler) count(ctx context.Context, result inventory.PayResult, twice bool, status int) {
 	count := func(name string, ok bool) metric.Value {
 		v := 0.0
 		if ok {
@@ -186,9 +176,8 @@ func (h *Handler) answer(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return metric.Of(name, metric.Count, v)
 	}
 	metric.Emit(ctx, h.log, FunctionName,
-		count("Paid", result == dynamo.PaidNow), count("PaidLate", result == dynamo.PaidLate),
-		count("RefundDue", result == dynamo.RefundDue || twice), count("PaidTwice", twice),
-		count("NotificationRejected", f != nil && f.status < 500),
-		count("NotificationFailed", f != nil && f.status >= 500))
-	return resp
+		count("Paid", result == inventory.PaidNow), count("PaidLate", result == inventory.PaidLate),
+		count("RefundDue", result == inventory.RefundDue || twice), count("PaidTwice", twice),
+		count("NotificationRejected", status >= 400 && status < 500),
+		count("NotificationFailed", status >= 500))
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -15,10 +14,10 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/stacktest"
 	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
@@ -28,48 +27,20 @@ import (
 // functions wired as the template wires them) and send WeChat Pay notifications built
 // by the stack's own payment platform (or by a forger) through the notify route.
 
-type harness struct {
-	*local.Stack
-	clock *testkit.Clock
-	log   *testkit.Log
-}
-
-func newHarness(t *testing.T, cfg local.StackConfig) *harness {
+// newStack starts the standard stack with a one-minute payment window.
+func newStack(t *testing.T, cfg local.StackConfig) *stacktest.Stack {
 	t.Helper()
-	h := &harness{clock: testkit.NewClock(), log: &testkit.Log{}}
-	cfg.Template, cfg.Now = "../../template.yaml", h.clock.Now
 	if cfg.PaymentTimeout == 0 {
 		cfg.PaymentTimeout = time.Minute
 	}
-	cfg.Logger = slog.New(slog.NewJSONHandler(h.log, nil))
-	stack, err := local.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stack.Close() })
-	h.Stack = stack
-	if err := stack.Seed(context.Background(), strings.NewReader(`[
-		{"skuId":"cup","name":"cup","price":39900,"stock":100,"limitPerUser":4,"shards":4},
-		{"skuId":"saucer","name":"saucer","price":12900,"stock":100}]`)); err != nil {
-		t.Fatal(err)
-	}
-	return h
+	return stacktest.New(t, stacktest.Options{Stack: cfg})
 }
 
-func (h *harness) call(t testing.TB, method, path, user string, headers map[string]string, body []byte) (int, map[string]any) {
-	t.Helper()
-	return testkit.Call(h.API, method, path, user, headers, string(body))
-}
-
-// order places an order of 2 cups and a saucer (90,700 fen) for user.
-func (h *harness) order(t testing.TB, user string) (id string, amount int64) {
-	t.Helper()
-	status, out := h.call(t, "POST", "/orders", user, nil, []byte(`{"items":[{"skuId":"cup","qty":2},{"skuId":"saucer","qty":1}]}`))
-	if status != http.StatusCreated {
-		t.Fatalf("create order: %d %v", status, out)
-	}
-	return out["orderId"].(string), int64(out["amount"].(float64))
-}
+// cupsAndSaucer is an order of 2 cups and a saucer of the standard seed, for amount fen.
+const (
+	cupsAndSaucer = `{"items":[{"skuId":"cup","qty":2},{"skuId":"saucer","qty":1}]}`
+	amount        = 2*39900 + 12900
+)
 
 // success is the transaction WeChat Pay reports for a paid order.
 func success(id string, amount int64) wechatpay.Transaction {
@@ -80,100 +51,41 @@ func success(id string, amount int64) wechatpay.Transaction {
 	}
 }
 
-// notify sends a notification through the notify route (no identity: it is public).
-func (h *harness) notify(t testing.TB, headers map[string]string, body []byte) (int, map[string]any) {
-	t.Helper()
-	return h.call(t, "POST", "/payments/wechatpay/notify", "", headers, body)
-}
-
-func (h *harness) pay(t testing.TB, tx wechatpay.Transaction) (int, map[string]any) {
-	t.Helper()
-	headers, body, err := h.Payments.Notify(tx, h.clock.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h.notify(t, headers, body)
-}
-
-func (h *harness) scan(t testing.TB, table string) []map[string]any {
-	t.Helper()
-	items, err := booktest.Scan(context.Background(), h.DB, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return items
-}
-
-func (h *harness) snapshot(t testing.TB) string {
-	t.Helper()
-	return fmt.Sprint(h.scan(t, h.Tables.SKUs), h.scan(t, h.Tables.Orders), h.scan(t, h.Tables.StockLog))
-}
-
-// ops counts an order's ledger entries by op.
-func (h *harness) ops(t testing.TB, id string) map[string]int {
-	t.Helper()
-	out := map[string]int{}
-	for _, it := range h.scan(t, h.Tables.StockLog) {
-		if it["ref"] == id {
-			out[it["op"].(string)]++
-		}
-	}
-	return out
-}
-
-func (h *harness) status(t testing.TB, id string) string {
-	t.Helper()
-	order, err := h.Store.Lookup(context.Background(), id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(order.Status)
-}
-
-func (h *harness) onHand(t testing.TB, sku string) int {
-	t.Helper()
-	s, err := h.Store.SKU(context.Background(), sku)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s.OnHand
-}
-
 func TestNotify_PaysOnceHoweverOftenTheNotificationIsResent(t *testing.T) {
-	h := newHarness(t, local.StackConfig{})
-	id, amount := h.order(t, "buyer")
-	headers, body, err := h.Payments.Notify(success(id, amount), h.clock.Now())
+	h := newStack(t, local.StackConfig{})
+	id := h.Order(t, "buyer", cupsAndSaucer)
+	headers, body, err := h.Payments.Notify(success(id, amount), h.Clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	testkit.Parallel(20, func(int) {
-		if status, out := h.notify(t, headers, body); status != http.StatusNoContent {
+		if status, out := h.Notify(t, headers, body); status != http.StatusNoContent {
 			t.Errorf("notify: %d %v, want 204", status, out)
 		}
 	})
-	if ops := h.ops(t, id); ops[dynamo.OpCommit] != 2 || ops[dynamo.OpRelease] != 0 {
+	if ops := h.Ops(t, id); ops[dynamo.OpCommit] != 2 || ops[dynamo.OpRelease] != 0 {
 		t.Errorf("ledger %v, want one COMMIT per line (2) and no RELEASE", ops)
 	}
-	status, out := h.call(t, "GET", "/orders/"+id, "buyer", nil, nil)
+	status, out := h.Call(t, "GET", "/orders/"+id, "buyer", nil, "")
 	if status != http.StatusOK || out["status"] != "PAID" || out["transactionId"] != "4200"+id[:24] || out["paidAt"] != "2026-11-11T00:00:30Z" {
 		t.Errorf("order after payment: %d %v", status, out)
 	}
-	if cup := h.onHand(t, "cup"); cup != 98 {
+	if cup := h.OnHand(t, "cup"); cup != 98 {
 		t.Errorf("cup on-hand %d, want 98", cup)
 	}
-	booktest.Check(t, h.DB, h.Tables)
+	h.Check(t)
 }
 
 // Every rejection the contract lists leaves stock, orders and ledger as they were.
 func TestNotify_RejectsWhatCannotBeTrustedOrDoesNotMatch(t *testing.T) {
-	h := newHarness(t, local.StackConfig{})
-	id, amount := h.order(t, "buyer")
+	h := newStack(t, local.StackConfig{})
+	id := h.Order(t, "buyer", cupsAndSaucer)
 	forger, err := paytest.NewPlatform(local.LocalMchID, local.LocalAppID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	forger.Serial = h.Payments.Serial // claims to be the platform, signs with its own key
-	now := h.clock.Now()
+	now := h.Clock.Now()
 	genuine := func(tx wechatpay.Transaction, at time.Time) (map[string]string, []byte) {
 		headers, body, err := h.Payments.Notify(tx, at)
 		if err != nil {
@@ -256,62 +168,47 @@ func TestNotify_RejectsWhatCannotBeTrustedOrDoesNotMatch(t *testing.T) {
 		{"unknown order", func() (map[string]string, []byte) { return genuine(unknown, now) }, 404, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := h.snapshot(t)
-			errorsBefore := errorLines(t, h.log)
+			before := h.Snapshot(t)
+			errorsBefore := len(h.Logged(t, "level", "ERROR"))
 			headers, body := tc.build()
-			status, out := h.notify(t, headers, body)
+			status, out := h.Notify(t, headers, body)
 			if status != tc.status || out["code"] != "FAIL" || out["message"] == "" {
 				t.Errorf("%d %v, want %d FAIL", status, out, tc.status)
 			}
-			if got := errorLines(t, h.log) > errorsBefore; got != tc.errLine {
+			if got := len(h.Logged(t, "level", "ERROR")) > errorsBefore; got != tc.errLine {
 				t.Errorf("error-level log line: %v, want %v", got, tc.errLine)
 			}
-			if h.snapshot(t) != before {
+			if h.Snapshot(t) != before {
 				t.Error("a rejected notification changed the tables")
 			}
 		})
 	}
-	if s := h.status(t, id); s != "PENDING" {
+	if s := h.Lookup(t, id).Status; s != "PENDING" {
 		t.Errorf("order %s after only bad notifications, want PENDING", s)
 	}
 }
 
-func errorLines(t testing.TB, log *testkit.Log) int {
-	t.Helper()
-	lines, err := log.Lines()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, l := range lines {
-		if l["level"] == "ERROR" {
-			n++
-		}
-	}
-	return n
-}
-
 func TestNotify_LatePaymentReservesAgainOrIsRefundPending(t *testing.T) {
-	h := newHarness(t, local.StackConfig{})
-	kept, keptAmount := h.order(t, "early")
-	gone, goneAmount := h.order(t, "late")
+	h := newStack(t, local.StackConfig{})
+	kept := h.Order(t, "early", cupsAndSaucer)
+	gone := h.Order(t, "late", cupsAndSaucer)
 	for _, o := range []struct{ id, user string }{{kept, "early"}, {gone, "late"}} {
-		if status, out := h.call(t, "POST", "/orders/"+o.id+"/cancel", o.user, nil, nil); status != http.StatusOK {
+		if status, out := h.Call(t, "POST", "/orders/"+o.id+"/cancel", o.user, nil, ""); status != http.StatusOK {
 			t.Fatalf("cancel: %d %v", status, out)
 		}
 	}
-	if status, _ := h.pay(t, success(kept, keptAmount)); status != http.StatusNoContent {
+	if status, _ := h.Pay(t, success(kept, amount)); status != http.StatusNoContent {
 		t.Fatalf("late pay with stock: %d", status)
 	}
-	if s := h.status(t, kept); s != "PAID" {
+	if s := h.Lookup(t, kept).Status; s != "PAID" {
 		t.Errorf("late-paid order with stock left is %s, want PAID", s)
 	}
-	if _, out := h.call(t, "GET", "/orders/"+kept, "early", nil, nil); out["status"] != "PAID" || out["cancelReason"] != nil || out["cancelledAt"] != nil {
+	if _, out := h.Call(t, "GET", "/orders/"+kept, "early", nil, ""); out["status"] != "PAID" || out["cancelReason"] != nil || out["cancelledAt"] != nil {
 		t.Errorf("late-paid order reads %v, want PAID without its past cancellation", out)
 	}
 	// Sell out the saucers, so the second late payment finds none.
 	for i := 0; ; i++ {
-		status, out := h.call(t, "POST", "/orders", fmt.Sprintf("b%d", i), nil, []byte(`{"items":[{"skuId":"saucer","qty":1}]}`))
+		status, out := h.Call(t, "POST", "/orders", fmt.Sprintf("b%d", i), nil, `{"items":[{"skuId":"saucer","qty":1}]}`)
 		if out["code"] == "STOCK_OUT" {
 			break
 		}
@@ -319,21 +216,21 @@ func TestNotify_LatePaymentReservesAgainOrIsRefundPending(t *testing.T) {
 			t.Fatalf("sell out: %d %v", status, out)
 		}
 	}
-	skus := fmt.Sprint(h.scan(t, h.Tables.SKUs))
-	errorsBefore := errorLines(t, h.log)
-	if status, _ := h.pay(t, success(gone, goneAmount)); status != http.StatusNoContent {
+	skus := fmt.Sprint(h.Scan(t, h.Tables.SKUs))
+	errorsBefore := len(h.Logged(t, "level", "ERROR"))
+	if status, _ := h.Pay(t, success(gone, amount)); status != http.StatusNoContent {
 		t.Fatalf("late pay without stock: %d", status)
 	}
-	if s := h.status(t, gone); s != "REFUND_PENDING" {
+	if s := h.Lookup(t, gone).Status; s != "REFUND_PENDING" {
 		t.Errorf("late-paid order without stock is %s, want REFUND_PENDING", s)
 	}
-	if fmt.Sprint(h.scan(t, h.Tables.SKUs)) != skus {
+	if fmt.Sprint(h.Scan(t, h.Tables.SKUs)) != skus {
 		t.Error("REFUND_PENDING touched stock")
 	}
-	if errorLines(t, h.log) <= errorsBefore {
+	if len(h.Logged(t, "level", "ERROR")) <= errorsBefore {
 		t.Error("no error-level log line for a refund due")
 	}
-	booktest.Check(t, h.DB, h.Tables)
+	h.Check(t)
 }
 
 // Payment, timeout and user cancel fired at once on many orders: each ends PAID, either
@@ -341,47 +238,46 @@ func TestNotify_LatePaymentReservesAgainOrIsRefundPending(t *testing.T) {
 // reserved again by the late payment; never released and committed from one
 // reservation, and the books balance.
 func TestNotify_PaymentRacingTimeoutAndCancel(t *testing.T) {
-	h := newHarness(t, local.StackConfig{})
+	h := newStack(t, local.StackConfig{})
 	const orders = 15
 	ids := make([]string, orders)
 	notes := make([][2]any, orders)
 	for i := range ids {
-		var amount int64
-		ids[i], amount = h.order(t, fmt.Sprintf("u%d", i))
-		headers, body, err := h.Payments.Notify(success(ids[i], amount), h.clock.Now().Add(time.Minute))
+		ids[i] = h.Order(t, fmt.Sprintf("u%d", i), cupsAndSaucer)
+		headers, body, err := h.Payments.Notify(success(ids[i], amount), h.Clock.Now().Add(time.Minute))
 		if err != nil {
 			t.Fatal(err)
 		}
 		notes[i] = [2]any{headers, body}
 	}
-	h.clock.Advance(time.Minute)
+	h.Clock.Advance(time.Minute)
 	var direct, late atomic.Int32
 	testkit.Parallel(3*orders, func(i int) {
 		o := i / 3
 		switch i % 3 {
 		case 0:
-			if status, out := h.notify(t, notes[o][0].(map[string]string), notes[o][1].([]byte)); status != http.StatusNoContent {
+			if status, out := h.Notify(t, notes[o][0].(map[string]string), notes[o][1].([]byte)); status != http.StatusNoContent {
 				t.Errorf("notify %s: %d %v", ids[o], status, out)
 			}
 		case 1:
-			body, _ := json.Marshal(closeq.Message{OrderID: ids[o], ExpiresAt: h.clock.Now()})
+			body, _ := json.Marshal(closeq.Message{OrderID: ids[o], ExpiresAt: h.Clock.Now()})
 			event, _ := json.Marshal(events.SQSEvent{Records: []events.SQSMessage{{MessageId: "m" + ids[o], Body: string(body), EventSource: "aws:sqs"}}})
 			out, err := h.Handlers["CloseOrderFunction"].Invoke(context.Background(), event)
 			if err != nil || strings.Contains(string(out), "itemIdentifier") {
 				t.Errorf("close %s: %s %v", ids[o], out, err)
 			}
 		case 2:
-			status, out := h.call(t, "POST", "/orders/"+ids[o]+"/cancel", fmt.Sprintf("u%d", o), nil, nil)
+			status, out := h.Call(t, "POST", "/orders/"+ids[o]+"/cancel", fmt.Sprintf("u%d", o), nil, "")
 			if status != http.StatusOK && (status != http.StatusConflict || out["code"] != "ORDER_NOT_CANCELLABLE") {
 				t.Errorf("cancel %s: %d %v", ids[o], status, out)
 			}
 		}
 	})
 	for _, id := range ids {
-		if s := h.status(t, id); s != "PAID" {
+		if s := h.Lookup(t, id).Status; s != "PAID" {
 			t.Errorf("order %s is %s, want PAID (stock remained for a late payment)", id, s)
 		}
-		switch ops := h.ops(t, id); {
+		switch ops := h.Ops(t, id); {
 		case ops[dynamo.OpRelease] == 0 && ops[dynamo.OpCommit] == 2 && ops[dynamo.OpReserve] == 2:
 			direct.Add(1)
 		case ops[dynamo.OpRelease] == 2 && ops[dynamo.OpCommit] == 2 && ops[dynamo.OpReserve] == 4:
@@ -391,10 +287,10 @@ func TestNotify_PaymentRacingTimeoutAndCancel(t *testing.T) {
 		}
 	}
 	t.Logf("paid straight %d, released then paid late %d", direct.Load(), late.Load())
-	if cup := h.onHand(t, "cup"); cup != 100-2*orders {
+	if cup := h.OnHand(t, "cup"); cup != 100-2*orders {
 		t.Errorf("cup on-hand %d, want %d", cup, 100-2*orders)
 	}
-	booktest.Check(t, h.DB, h.Tables)
+	h.Check(t)
 }
 
 // failReadsOf fails every DynamoDB request naming the order id in *target with a 500.
@@ -407,33 +303,33 @@ func failReadsOf(target *atomic.Value) local.Middleware {
 
 func TestNotify_StoreFailureAnswers5xxSoWeChatPayResends(t *testing.T) {
 	var target atomic.Value
-	h := newHarness(t, local.StackConfig{DynamoDBWrap: failReadsOf(&target)})
-	id, amount := h.order(t, "buyer")
-	before := h.snapshot(t)
+	h := newStack(t, local.StackConfig{DynamoDBWrap: failReadsOf(&target)})
+	id := h.Order(t, "buyer", cupsAndSaucer)
+	before := h.Snapshot(t)
 	target.Store(id)
-	status, out := h.pay(t, success(id, amount))
+	status, out := h.Pay(t, success(id, amount))
 	target.Store("")
 	if status != http.StatusInternalServerError || out["code"] != "FAIL" || strings.Contains(fmt.Sprint(out), "injected") {
 		t.Errorf("%d %v, want 500 FAIL without the store's error text", status, out)
 	}
-	if h.snapshot(t) != before {
+	if h.Snapshot(t) != before {
 		t.Error("a failed notification changed the tables")
 	}
-	if status, _ := h.pay(t, success(id, amount)); status != http.StatusNoContent || h.status(t, id) != "PAID" {
-		t.Errorf("resend after the failure: %d, order %s", status, h.status(t, id))
+	if status, _ := h.Pay(t, success(id, amount)); status != http.StatusNoContent || h.Lookup(t, id).Status != "PAID" {
+		t.Errorf("resend after the failure: %d, order %s", status, h.Lookup(t, id).Status)
 	}
 }
 
 func TestNotify_AcknowledgesOtherEventsWithoutPaying(t *testing.T) {
-	h := newHarness(t, local.StackConfig{})
-	id, amount := h.order(t, "buyer")
+	h := newStack(t, local.StackConfig{})
+	id := h.Order(t, "buyer", cupsAndSaucer)
 	tx := success(id, amount)
 	tx.TradeState, tx.TransactionID = wechatpay.TradeStateNotPay, ""
-	before := h.snapshot(t)
-	if status, out := h.pay(t, tx); status != http.StatusNoContent {
+	before := h.Snapshot(t)
+	if status, out := h.Pay(t, tx); status != http.StatusNoContent {
 		t.Errorf("%d %v, want 204", status, out)
 	}
-	if h.snapshot(t) != before {
+	if h.Snapshot(t) != before {
 		t.Error("a NOTPAY event changed the tables")
 	}
 }
@@ -441,8 +337,8 @@ func TestNotify_AcknowledgesOtherEventsWithoutPaying(t *testing.T) {
 // POST /_local/pay/{orderId} builds a genuine notification and answers as the notify
 // route did.
 func TestLocalPay_SendsASignedNotificationThroughTheNotifyRoute(t *testing.T) {
-	h := newHarness(t, local.StackConfig{})
-	id, _ := h.order(t, "buyer")
+	h := newStack(t, local.StackConfig{})
+	id := h.Order(t, "buyer", cupsAndSaucer)
 	for _, tc := range []struct {
 		name, path, body string
 		status           int
@@ -456,14 +352,14 @@ func TestLocalPay_SendsASignedNotificationThroughTheNotifyRoute(t *testing.T) {
 		{"pay again", "/_local/pay/" + id, `{"state": "SUCCESS"}`, 204, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, out := h.call(t, "POST", tc.path, "", nil, []byte(tc.body))
+			status, out := h.Call(t, "POST", tc.path, "", nil, tc.body)
 			if status != tc.status || tc.code != "" && out["code"] != tc.code {
 				t.Errorf("%d %v, want %d %s", status, out, tc.status, tc.code)
 			}
 		})
 	}
-	if ops := h.ops(t, id); ops[dynamo.OpCommit] != 2 {
+	if ops := h.Ops(t, id); ops[dynamo.OpCommit] != 2 {
 		t.Errorf("ledger %v, want 2 COMMIT (once)", ops)
 	}
-	booktest.Check(t, h.DB, h.Tables)
+	h.Check(t)
 }

@@ -13,7 +13,9 @@ import (
 // since its checkpoint (and that is not being re-checked in full) is cut where the
 // strongly consistent Scan just read it — no entry was applied to it since the
 // checkpoint's cut, and one applied after the Scan carries a later epoch; any other is
-// cut by dynamo.Store.Cut, one UpdateItem that returns its counters at the cut.
+// cut by dynamo.Store.Cut, one UpdateItem that returns its counters at the cut. A
+// shard a reshard deleted (and not grown again) is cut where it was deleted: empty,
+// at its retired seq and epoch.
 func (r *Reconciler) cut(ctx context.Context, snap *snapshot, read func(int)) error {
 	for _, sku := range snap.skus {
 		cuts := map[int]dynamo.ShardCut{}
@@ -32,6 +34,11 @@ func (r *Reconciler) cut(ctx context.Context, snap *snapshot, read func(int)) er
 			}
 			read(1)
 			cuts[n] = c
+		}
+		for n, m := range sku.Retired {
+			if _, live := sku.Shards[n]; !live {
+				cuts[n] = dynamo.ShardCut{Epoch: m.Epoch, Seq: m.Seq}
+			}
 		}
 		snap.cuts[sku.SKU] = cuts
 	}

@@ -269,8 +269,9 @@ type snapshot struct {
 	now       time.Time
 }
 
-// Run reconciles once. It returns the report, or an error when the store could not be
-// read (nothing is concluded then). Failures to alert, repair or checkpoint are logged
+// Run reconciles once and keeps its report as the latest (Store.SaveReport). It
+// returns the report, or an error when the store could not be read (nothing is
+// concluded then). Failures to alert, repair, checkpoint or keep the report are logged
 // at error level and do not fail the run.
 func (r *Reconciler) Run(ctx context.Context) (*Report, error) {
 	start := time.Now()
@@ -308,7 +309,20 @@ func (r *Reconciler) Run(ctx context.Context) (*Report, error) {
 	r.fold(ctx, snap)
 	rep.DurationMs = time.Since(start).Milliseconds()
 	r.logReport(ctx, rep, snap)
+	r.keep(ctx, rep)
 	return rep, nil
+}
+
+// keep stores rep as the latest report (read by the merchant API); a failure is
+// logged at error level and does not fail the run.
+func (r *Reconciler) keep(ctx context.Context, rep *Report) {
+	data, err := json.Marshal(rep)
+	if err == nil {
+		err = r.store.SaveReport(ctx, data)
+	}
+	if err != nil {
+		r.log.LogAttrs(ctx, slog.LevelError, "reconcile report not kept", slog.String("error", err.Error()))
+	}
 }
 
 // pass reads the stock, cuts the shards, reads the open orders and the ledger since

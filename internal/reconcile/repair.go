@@ -3,12 +3,14 @@ package reconcile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // repair applies the repairs snap found and releases its overdue orders.
@@ -43,7 +45,7 @@ func (r *Reconciler) repair(ctx context.Context, snap *snapshot) []Repaired {
 		}
 	}
 	for _, o := range snap.overdue {
-		order, released, err := r.store.Expire(ctx, o.ID)
+		order, released, err := r.releaseOverdue(ctx, o.ID)
 		if err != nil {
 			r.log.LogAttrs(ctx, slog.LevelError, "overdue order not released", slog.String("orderId", o.ID), slog.String("error", err.Error()))
 			continue
@@ -55,4 +57,18 @@ func (r *Reconciler) repair(ctx context.Context, snap *snapshot) []Repaired {
 		}
 	}
 	return done
+}
+
+// releaseOverdue releases an overdue order through the store's timeout path, unless it
+// has a WeChat Pay order: that one is left to closeOrder, which asks WeChat Pay before
+// it releases (reconcile holds no merchant client), and reported as an error.
+func (r *Reconciler) releaseOverdue(ctx context.Context, id string) (*inventory.Order, bool, error) {
+	order, err := r.store.Lookup(ctx, id)
+	if err != nil {
+		return nil, false, err
+	}
+	if order.PrepayID != "" {
+		return nil, false, fmt.Errorf("order %s has a WeChat Pay order: closeOrder must ask WeChat Pay before releasing it", id)
+	}
+	return r.store.ExpireOrder(ctx, order)
 }

@@ -135,7 +135,8 @@ func TestWiring_FunctionsAreBuiltByTheMakefileForProvidedAL2023OnArm64(t *testin
 
 func TestWiring_MakefileBuildsEachFunctionFromAMainPackageWithoutLocalOnlyCode(t *testing.T) {
 	module := strings.TrimSpace(run(t, nil, "go", "list", "-m"))
-	forbidden := []string{"github.com/truora/minidyn", "github.com/Admiral-Piett/goaws", module + "/internal/local", module + "/cmd"}
+	forbidden := []string{"github.com/truora/minidyn", "github.com/Admiral-Piett/goaws", module + "/internal/local", module + "/cmd",
+		module + "/internal/wechatpay/paytest", module + "/internal/wxlogin/wxlogintest"} // stand-ins for outside services
 	for _, f := range realFunctions(t) {
 		t.Run(f.Name, func(t *testing.T) {
 			// The Makefile must build for the template's architecture; go list must
@@ -342,9 +343,25 @@ func TestWiring_RoutesAreTheContractRoutes(t *testing.T) {
 	}
 	// CONTRACT.md; event names are the template's business, so they are not compared.
 	want := []sam.Route{
+		{Method: "GET", Path: "/.well-known/jwks.json", Function: "JwksFunction", Public: true},
+		{Method: "GET", Path: "/.well-known/openid-configuration", Function: "JwksFunction", Public: true},
+		// The merchant API: AWS_IAM (SigV4), one function.
+		{Method: "GET", Path: "/admin/orders", Function: "AdminFunction", IAM: true},
+		{Method: "GET", Path: "/admin/orders/{orderId}", Function: "AdminFunction", IAM: true},
+		{Method: "POST", Path: "/admin/reconcile", Function: "AdminFunction", IAM: true},
+		{Method: "GET", Path: "/admin/reconcile/latest", Function: "AdminFunction", IAM: true},
+		{Method: "GET", Path: "/admin/skus", Function: "AdminFunction", IAM: true},
+		{Method: "POST", Path: "/admin/skus", Function: "AdminFunction", IAM: true},
+		{Method: "GET", Path: "/admin/skus/{skuId}", Function: "AdminFunction", IAM: true},
+		{Method: "PATCH", Path: "/admin/skus/{skuId}", Function: "AdminFunction", IAM: true},
+		{Method: "POST", Path: "/admin/skus/{skuId}/adjustments", Function: "AdminFunction", IAM: true},
+		{Method: "GET", Path: "/admin/skus/{skuId}/ledger", Function: "AdminFunction", IAM: true},
+		{Method: "PUT", Path: "/admin/skus/{skuId}/shards", Function: "AdminFunction", IAM: true},
+		{Method: "POST", Path: "/auth/wechat", Function: "LoginFunction", Public: true},
 		{Method: "POST", Path: "/orders", Function: "CreateOrderFunction"},
 		{Method: "GET", Path: "/orders/{orderId}", Function: "CreateOrderFunction"},
 		{Method: "POST", Path: "/orders/{orderId}/cancel", Function: "CloseOrderFunction"},
+		{Method: "POST", Path: "/orders/{orderId}/pay", Function: "CloseOrderFunction"},
 		{Method: "POST", Path: "/payments/wechatpay/notify", Function: "PayCallbackFunction", Public: true},
 		{Method: "GET", Path: "/skus/{skuId}", Function: "CreateOrderFunction", Public: true},
 	}
@@ -355,6 +372,31 @@ func TestWiring_RoutesAreTheContractRoutes(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("routes:\ngot  %+v\nwant %+v", got, want)
+	}
+}
+
+// The /admin/ routes choose AWS_IAM, which SAM only accepts on an API with
+// Auth.EnableIamAuthorizer; API Gateway then refuses unsigned or unauthorised callers
+// (403) before the function runs.
+func TestWiring_AdminRoutesUseIAMAuthorization(t *testing.T) {
+	tpl := loadRealTemplate(t)
+	apis, err := tpl.HTTPAPIs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, api := range apis {
+		if api.Name == "HttpApi" && !api.IAMAuthorizer {
+			t.Error("HttpApi: Auth.EnableIamAuthorizer is not true")
+		}
+	}
+	routes, err := tpl.Routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range routes {
+		if admin := strings.HasPrefix(r.Path, "/admin/"); admin != r.IAM || admin && r.Public {
+			t.Errorf("%s %s: IAM %v, public %v; want IAM exactly on /admin/ routes", r.Method, r.Path, r.IAM, r.Public)
+		}
 	}
 }
 
@@ -384,9 +426,49 @@ func TestWiring_HttpApiRequiresJWTFromIssuerAndAudienceParameters(t *testing.T) 
 	}
 	for _, f := range functions {
 		for _, ev := range f.Events.HTTPAPI {
+			if f.Name == "JwksFunction" && ev.API == "IssuerApi" {
+				continue // the token issuer's public documents, on an API of their own
+			}
 			if ev.API != api.Name {
 				t.Errorf("%s event %s is on API %q, want %s (the implicit API has no JWT authorizer)", f.Name, ev.Name, ev.API, api.Name)
 			}
+		}
+	}
+}
+
+// With JwtIssuer left empty the authorizer trusts stockguard's own issuer: the URL of
+// IssuerApi, which is the iss the login function stamps and the issuer the JWK set
+// function serves; the issuer API has no authorizer.
+func TestWiring_OwnIssuerIsTheIssuerApiTheLoginTokensName(t *testing.T) {
+	tpl := loadRealTemplate(t)
+	apis, err := tpl.HTTPAPIs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]sam.HTTPAPI{}
+	for _, a := range apis {
+		byName[a.Name] = a
+	}
+	main, issuerAPI := byName["HttpApi"], byName["IssuerApi"]
+	if issuerAPI.Name == "" || issuerAPI.DefaultAuthorizer != "" {
+		t.Fatalf("IssuerApi %+v: want an API without authorizer", issuerAPI)
+	}
+	functions, err := tpl.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	issuer := main.Authorizers[main.DefaultAuthorizer].Issuer
+	if !strings.Contains(issuer, "IssuerApi") {
+		t.Errorf("authorizer issuer %q does not name IssuerApi", issuer)
+	}
+	for _, f := range functions {
+		if f.Name == "LoginFunction" || f.Name == "JwksFunction" {
+			if got := f.Environment["TOKEN_ISSUER"]; got != issuer {
+				t.Errorf("%s TOKEN_ISSUER = %q, want the authorizer's issuer %q", f.Name, got, issuer)
+			}
+		}
+		if f.Name == "LoginFunction" && f.Environment["TOKEN_AUDIENCE"] != main.Authorizers[main.DefaultAuthorizer].Audience[0] {
+			t.Errorf("LoginFunction TOKEN_AUDIENCE = %q, want the authorizer's audience", f.Environment["TOKEN_AUDIENCE"])
 		}
 	}
 }
