@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
 )
 
 // access is one item a request touches.
