@@ -52,6 +52,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -133,8 +134,9 @@ func KeysOf(tables []*dynamodb.CreateTableInput) map[string][]string {
 // Model enforces Config on the requests of every client built with its
 // ClientOptions. It is safe for concurrent use; one Model is one DynamoDB.
 type Model struct {
-	cfg   Config
-	now   func() time.Time
+	cfg    Config
+	now    func() time.Time
+	bypass atomic.Bool
 	mu    sync.Mutex
 	items map[string]*itemState
 	stats map[string]Counts
@@ -161,6 +163,11 @@ func (m *Model) Stats() map[string]Counts {
 	defer m.mu.Unlock()
 	return maps.Clone(m.stats)
 }
+
+// Bypass switches the model off (on = true: requests pass straight through, with no
+// latency, limits or counts) or back on. Benchmarks bring their fleet up with it off,
+// as a fleet warmed before the measured traffic would be.
+func (m *Model) Bypass(on bool) { m.bypass.Store(on) }
 
 // real converts a model duration to real time.
 func (m *Model) real(d time.Duration) time.Duration {
@@ -264,6 +271,9 @@ const targetPrefix = "DynamoDB_20120810."
 func (t *transport) Do(req *http.Request) (*http.Response, error) {
 	m := t.m
 	ctx := req.Context()
+	if m.bypass.Load() {
+		return t.next.Do(req)
+	}
 	op, ok := strings.CutPrefix(req.Header.Get("X-Amz-Target"), targetPrefix)
 	if !ok {
 		return delayed{next: t.next, half: m.real(m.cfg.RoundTrip) / 2}.Do(req)
