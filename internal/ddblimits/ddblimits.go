@@ -137,9 +137,9 @@ type Model struct {
 	cfg    Config
 	now    func() time.Time
 	bypass atomic.Bool
-	mu    sync.Mutex
-	items map[string]*itemState
-	stats map[string]Counts
+	mu     sync.Mutex
+	items  map[string]*itemState
+	stats  map[string]Counts
 }
 
 // Counts are what the model did with one operation's requests.

@@ -140,11 +140,11 @@ type Point struct {
 // Result is what a point measured, rates and latencies at 1×.
 type Result struct {
 	Point
-	Arrivals  int     // buyers who arrived
-	Orders    int     // answered 201
-	StockOut  int     // answered 409 STOCK_OUT
-	Busy      int     // answered 503 BUSY
-	Failed    int     // any other answer
+	Arrivals int // buyers who arrived
+	Orders   int // answered 201
+	StockOut int // answered 409 STOCK_OUT
+	Busy     int // answered 503 BUSY
+	Failed   int // any other answer
 	// PerSecond is the orders per second answered 201 in the steady part of the run:
 	// those completed from a fifth of Duration after the first arrival to its end.
 	PerSecond float64
