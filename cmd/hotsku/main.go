@@ -49,6 +49,7 @@ func run() int {
 		noSQS      = flag.Bool("no-sqs", false, "send no close-order messages")
 		target     = flag.Float64("target", 10000, "orders/s one SKU must pass")
 		png        = flag.String("png", "hotsku.png", "where to write the plot (\"\" for none)")
+		maxLag     = flag.Duration("max-lag", 2*time.Millisecond, "run a point again (twice at most) when its arrivals ran later than this at 1×")
 	)
 	flag.Parse()
 	shards, err1 := ints(*shardsFlag)
@@ -70,17 +71,20 @@ func run() int {
 			offered := load * float64(n) * ddblimits.PartitionWriteUnits
 			window := max(*duration, time.Duration(float64(*minOrders)/offered*float64(time.Second)))
 			for _, s := range strings.Split(*strategies, ",") {
-				r, err := hotsku.Run(ctx, env, hotsku.Point{
-					Strategy: hotsku.Strategy(s), Shards: n, Offered: offered, Duration: window,
-					Model:        ddblimits.Config{RoundTrip: *rtt, TransactionHold: *hold, Slowdown: max(1, offered / *realRate)},
-					SQSRoundTrip: *sqsRTT, Seed: uint64(n),
-				})
-				if err != nil {
-					fmt.Fprintf(os.Stderr, "hotsku: %s, %d shards, %.0f/s: %v\n", s, n, offered, err)
-					return 2
+				var r hotsku.Result
+				for try := 0; try == 0 || r.Lag > *maxLag && try < 3; try++ {
+					r, err = hotsku.Run(ctx, env, hotsku.Point{
+						Strategy: hotsku.Strategy(s), Shards: n, Offered: offered, Duration: window,
+						Model:        ddblimits.Config{RoundTrip: *rtt, TransactionHold: *hold, Slowdown: max(1, offered / *realRate)},
+						SQSRoundTrip: *sqsRTT, Seed: uint64(n),
+					})
+					if err != nil {
+						fmt.Fprintf(os.Stderr, "hotsku: %s, %d shards, %.0f/s: %v\n", s, n, offered, err)
+						return 2
+					}
+					fmt.Fprintf(os.Stderr, "%s shards=%d offered=%.0f/s: %.0f orders/s, p50 %v, busy %d, failed %d, lag %v, DynamoDB %+v\n",
+						s, n, offered, r.PerSecond, r.P50, r.Busy, r.Failed, r.Lag, r.ByOperation)
 				}
-				fmt.Fprintf(os.Stderr, "%s shards=%d offered=%.0f/s: %.0f orders/s, p50 %v, busy %d, failed %d, lag %v, DynamoDB %+v\n",
-					s, n, offered, r.PerSecond, r.P50, r.Busy, r.Failed, r.Lag, r.ByOperation)
 				results = append(results, r)
 			}
 		}

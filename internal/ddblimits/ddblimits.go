@@ -4,20 +4,22 @@
 // would do to it on a hot key, before and after passing it on:
 //
 //   - Throughput per item. An item lives in one partition, and one partition serves at
-//     most 1,000 write units and 3,000 read units per second (Developer Guide, "Burst
-//     and adaptive capacity" / "Understanding DynamoDB warm throughput": "each
+//     most 1,000 write units and 3,000 read units per second (Developer Guide,
+//     "Understanding DynamoDB warm throughput in different scenarios": "each
 //     individual partition is limited to 1000 write units per second and 3000 read
-//     units per second"). A plain write costs 1 unit per KB of item, a transactional
-//     write 2 per KB per item, a strongly consistent read 1 per 4 KB, an eventually
-//     consistent read half that, a transactional read 2 per 4 KB (Developer Guide,
-//     "DynamoDB read and write capacity" and "Amazon DynamoDB Transactions: How it
-//     works", "Capacity management for transactions"). Each item has a token bucket
-//     per kind, refilled at that rate and Burst deep; a request that would overdraw a
-//     bucket is refused with ThrottlingException (reason
-//     TableWriteKeyRangeThroughputExceeded or TableReadKeyRangeThroughputExceeded, as
-//     DynamoDB API Reference, ThrottlingReason, describes a hot key), and a
-//     TransactWriteItems with a TransactionCanceledException whose reason for that
-//     item is ThrottlingError (API Reference, TransactWriteItems).
+//     units per second"; in on-demand mode too, per the "DynamoDB throttling
+//     resolution guide", key range throughput exceeded). A plain write costs 1 unit
+//     per KB of item, a transactional write 2 per KB per item, a strongly consistent
+//     read 1 per 4 KB, an eventually consistent read half that, a transactional read
+//     2 per 4 KB (Developer Guide, "DynamoDB read and write capacity" and "Amazon
+//     DynamoDB Transactions: How it works", "Capacity management for transactions").
+//     Each item has a token bucket per kind, refilled at that rate and Burst deep; a
+//     request that would overdraw a bucket is refused with ThrottlingException
+//     (reason TableWriteKeyRangeThroughputExceeded or
+//     TableReadKeyRangeThroughputExceeded, as DynamoDB API Reference,
+//     ThrottlingReason, describes a hot key), and a TransactWriteItems with a
+//     TransactionCanceledException whose reason for that item is ThrottlingError (API
+//     Reference, TransactWriteItems).
 //   - Transaction conflicts (Developer Guide, "Transaction conflict handling in
 //     DynamoDB"): an item inside a TransactWriteItems that another in-flight
 //     TransactWriteItems holds cancels the newcomer with TransactionConflict; a
@@ -39,8 +41,8 @@
 // partial BatchGetItem/BatchWriteItem answers (a batch with any item over budget is
 // throttled whole), and conflicts between TransactGetItems and plain writes. A
 // request refused by the model consumes nothing; one it admits consumes its units
-// whatever its conditions decide, as DynamoDB charges failed conditional writes
-// (Developer Guide, "DynamoDB read and write capacity", conditional writes).
+// whatever its conditions decide (the model's assumption: the item was read and
+// locked either way).
 package ddblimits
 
 import (
@@ -61,8 +63,8 @@ import (
 )
 
 // Documented per-partition ceilings (Developer Guide, "Understanding DynamoDB warm
-// throughput": "each individual partition is limited to 1000 write units per second
-// and 3000 read units per second").
+// throughput in different scenarios": "each individual partition is limited to 1000
+// write units per second and 3000 read units per second").
 const (
 	// PartitionWriteUnits is the most write units one partition serves per second.
 	PartitionWriteUnits = 1000

@@ -159,8 +159,8 @@ type Result struct {
 	Unbacked      int // 201 answers whose order or ledger entry is missing or wrong
 	Orphans       int // order items or RESERVE entries written for refused orders
 	Leaked        int // units reserved on shards that no order holds
-	// Lag is the worst real-time lateness of an arrival against its schedule: when it
-	// is not small against Model.RoundTrip × Slowdown, the machine could not keep up.
+	// Lag is the worst lateness of an arrival against its schedule, at 1×: when it is
+	// not small against Model.RoundTrip, the machine could not keep up with the point.
 	Lag time.Duration
 }
 
@@ -260,7 +260,7 @@ func Run(ctx context.Context, env *Env, p Point) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Point: p, Lag: lag}
+	r := Result{Point: p, Lag: time.Duration(float64(lag) / slow)}
 	r.summarise(outcomes, start, slow)
 	r.ByOperation = model.Stats()
 	for _, c := range r.ByOperation {

@@ -31,7 +31,7 @@ func WriteTable(w io.Writer, results []Result) error {
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
 		req := float64(max(r.Requests, 1))
-		if _, err := fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.0f | %.1f | %.1f | %.3f | %.3f | %d | %d | %d | %d | %d | %d | %d | %.0f |\n",
+		if _, err := fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.0f | %.1f | %.1f | %.3f | %.3f | %d | %d | %d | %d | %d | %d | %d | %.1f |\n",
 			r.Strategy, r.Shards, r.Offered, r.PerSecond, Ideal(r.Strategy, r.Shards, r.Model.WriteUnits),
 			ms(r.P50), ms(r.P99), float64(r.Conflicts)/req, float64(r.Throttles)/req,
 			r.Busy, r.StockOut, r.Oversold, r.FalseStockOut, r.Unbacked, r.Orphans, r.Leaked, ms(r.Lag)); err != nil {
