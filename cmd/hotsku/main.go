@@ -8,7 +8,8 @@
 //	go run ./cmd/hotsku -png hotsku.png
 //
 // Each point runs on a clock slowed down so that buyers arrive at about -real-rate per
-// real second, and runs for max(-min-orders / offered, -duration) of model time; all
+// real second (but at least -min-slowdown times slower than real DynamoDB), and runs
+// for max(-min-orders / offered, -duration) of model time; all
 // numbers are reported at 1×. The lag column says how late the machine was at worst
 // in starting a buyer (real time): large lags mean the point overloaded the machine,
 // not the model.
@@ -38,18 +39,19 @@ func run() int {
 	var (
 		template   = flag.String("template", "template.yaml", "the SAM template (tables, queue)")
 		shardsFlag = flag.String("shards", "1,2,4,8,16,32,64", "shard counts")
-		loadsFlag  = flag.String("loads", "1,2", "offered loads, as multiples of shards × 1,000 orders/s")
+		loadsFlag  = flag.String("loads", "1", "offered loads, as multiples of shards × 1,000 orders/s")
 		strategies = flag.String("strategies", "transaction,conditional", "strategies to compare")
 		duration   = flag.Duration("duration", 200*time.Millisecond, "shortest arrival window per point, at 1×")
-		minOrders  = flag.Int("min-orders", 1500, "fewest buyers per point (lengthens the window)")
-		realRate   = flag.Float64("real-rate", 150, "buyers per real second each point aims at (sets its slowdown)")
+		minOrders  = flag.Int("min-orders", 800, "fewest buyers per point (lengthens the window)")
+		realRate   = flag.Float64("real-rate", 100, "buyers per real second each point aims at (sets its slowdown)")
+		minSlow    = flag.Float64("min-slowdown", 20, "the least slowdown of any point: a busy machine's stalls shrink by it")
 		rtt        = flag.Duration("rtt", 5*time.Millisecond, "DynamoDB round trip at 1×")
 		hold       = flag.Duration("hold", 2*time.Millisecond, "how long a transaction holds its items at 1×")
 		sqsRTT     = flag.Duration("sqs-rtt", 8*time.Millisecond, "SQS round trip at 1×")
 		noSQS      = flag.Bool("no-sqs", false, "send no close-order messages")
 		target     = flag.Float64("target", 10000, "orders/s one SKU must pass")
 		png        = flag.String("png", "hotsku.png", "where to write the plot (\"\" for none)")
-		maxLag     = flag.Duration("max-lag", 2*time.Millisecond, "run a point again (twice at most) when its arrivals ran later than this at 1×")
+		maxLag     = flag.Duration("max-lag", 2*time.Millisecond, "run a point again (twice at most, keeping the run with the least lag) when its arrivals ran later than this at 1×")
 	)
 	flag.Parse()
 	shards, err1 := ints(*shardsFlag)
@@ -72,10 +74,10 @@ func run() int {
 			window := max(*duration, time.Duration(float64(*minOrders)/offered*float64(time.Second)))
 			for _, s := range strings.Split(*strategies, ",") {
 				var r hotsku.Result
-				for try := 0; try == 0 || r.Lag > *maxLag && try < 3; try++ {
-					r, err = hotsku.Run(ctx, env, hotsku.Point{
+				for try := range 3 {
+					got, err := hotsku.Run(ctx, env, hotsku.Point{
 						Strategy: hotsku.Strategy(s), Shards: n, Offered: offered, Duration: window,
-						Model:        ddblimits.Config{RoundTrip: *rtt, TransactionHold: *hold, Slowdown: max(1, offered / *realRate)},
+						Model:        ddblimits.Config{RoundTrip: *rtt, TransactionHold: *hold, Slowdown: max(*minSlow, offered / *realRate)},
 						SQSRoundTrip: *sqsRTT, Seed: uint64(n),
 					})
 					if err != nil {
@@ -83,7 +85,13 @@ func run() int {
 						return 2
 					}
 					fmt.Fprintf(os.Stderr, "%s shards=%d offered=%.0f/s: %.0f orders/s, p50 %v, busy %d, failed %d, lag %v, DynamoDB %+v\n",
-						s, n, offered, r.PerSecond, r.P50, r.Busy, r.Failed, r.Lag, r.ByOperation)
+						s, n, offered, got.PerSecond, got.P50, got.Busy, got.Failed, got.Lag, got.ByOperation)
+					if try == 0 || got.Lag < r.Lag {
+						r = got // keep the run the machine kept up with best
+					}
+					if r.Lag <= *maxLag {
+						break
+					}
 				}
 				results = append(results, r)
 			}
