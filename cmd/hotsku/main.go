@@ -94,6 +94,7 @@ func run() int {
 					}
 				}
 				results = append(results, r)
+				hotsku.WriteTable(os.Stderr, results[len(results)-1:]) // the row so far, in case the sweep is cut short
 			}
 		}
 	}
