@@ -7,6 +7,8 @@
 # "Deploy Go Lambda functions with .zip file archives").
 
 GO ?= go
+# GOARCH must match the functions' Architectures in template.yaml (arm64 -> arm64,
+# x86_64 -> amd64); internal/sam's wiring test fails when they disagree.
 LAMBDA_GOENV := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
 LAMBDA_GOFLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 
@@ -24,3 +26,6 @@ $(eval $(call lambda_function,CreateOrderFunction,createOrder))
 $(eval $(call lambda_function,CloseOrderFunction,closeOrder))
 $(eval $(call lambda_function,PayCallbackFunction,payCallback))
 $(eval $(call lambda_function,ReconcileFunction,reconcile))
+$(eval $(call lambda_function,LoginFunction,login))
+$(eval $(call lambda_function,JwksFunction,jwks))
+$(eval $(call lambda_function,AdminFunction,admin))

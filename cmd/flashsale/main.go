@@ -23,6 +23,11 @@
 // -cancel-unpaid=false leaves the unpaid orders to the payment timeout; -cancel-unpaid
 // with -pay-ratio 0 cancels every order.
 //
+// -report sale.html also writes the report as one self-contained HTML page: the
+// configuration, the figures, pictures of orders/s over time, the latency histogram and
+// available stock over time (read with GET /skus every 100 ms during the sale), and the
+// verification lines.
+//
 // Exit status: 0 when every check passes, 1 when a check fails, 2 on a usage or setup
 // error (bad flags, unknown SKU, unreachable server).
 package main
@@ -36,9 +41,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/stockguard/stockguard/internal/flashsale"
 )
+
+// stockSamplePeriod is how often the SKU is read during the sale for the HTML report.
+const stockSamplePeriod = 100 * time.Millisecond
 
 // Exit codes.
 const (
@@ -57,17 +66,37 @@ func main() {
 // run parses args, runs the sale, writes the report to stdout and problems to stderr,
 // and returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseFlags(args, stderr)
+	cfg, report, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitPass
 	}
 	if err == nil {
-		_, err = flashsale.Run(ctx, cfg, stdout)
+		var rep *flashsale.Report
+		rep, err = flashsale.Run(ctx, cfg, stdout)
+		if rep != nil && report != "" {
+			if werr := writeHTML(report, rep); werr != nil {
+				fmt.Fprintf(stderr, "flashsale: %v\n", werr)
+				return exitSetup
+			}
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "flashsale: %v\n", err)
 	}
 	return exitCode(err)
+}
+
+// writeHTML writes rep's HTML page to path.
+func writeHTML(path string, rep *flashsale.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	err = rep.WriteHTML(f)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("report: %w", cerr)
+	}
+	return err
 }
 
 // exitCode maps Run's error to the exit status.
@@ -81,8 +110,9 @@ func exitCode(err error) int {
 	return exitSetup
 }
 
-// parseFlags turns the command line into a Config; usage goes to stderr.
-func parseFlags(args []string, stderr io.Writer) (flashsale.Config, error) {
+// parseFlags turns the command line into a Config and the -report path ("" for none);
+// usage goes to stderr.
+func parseFlags(args []string, stderr io.Writer) (flashsale.Config, string, error) {
 	cfg := flashsale.DefaultConfig()
 	fs := flag.NewFlagSet("flashsale", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -109,6 +139,7 @@ func parseFlags(args []string, stderr io.Writer) (flashsale.Config, error) {
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "timeout per request")
 	fs.BoolVar(&cfg.Idempotency, "idempotency", false, fmt.Sprintf("send a unique Idempotency-Key per buyer and retry transport errors and 5xx up to %d times with it", flashsale.MaxRetries))
 	fs.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
+	report := fs.String("report", "", "also write the report as a self-contained HTML page with pictures to this file")
 	fs.Float64Var(&cfg.PayRatio, "pay-ratio", 0, "share of order holders (0-1) who pay after the sale via POST /_local/pay/{orderId}: the first round(ratio x orders) in buyer order")
 	cancelUnpaid := fs.Bool("cancel-unpaid", false, "holders of unpaid orders cancel them after the payments (default true when -pay-ratio > 0; with -pay-ratio 0 it cancels every order)")
 	fs.StringVar(&cfg.DynamoDBEndpoint, "dynamodb-endpoint", cfg.DynamoDBEndpoint, "DynamoDB API to read on-hand stock from when settling; empty skips the on-hand check")
@@ -116,10 +147,13 @@ func parseFlags(args []string, stderr io.Writer) (flashsale.Config, error) {
 	fs.StringVar(&cfg.Tables.Orders, "orders-table", cfg.Tables.Orders, "orders table name at -dynamodb-endpoint")
 	fs.StringVar(&cfg.Tables.StockLog, "stock-log-table", cfg.Tables.StockLog, "stock_log table name at -dynamodb-endpoint")
 	if err := fs.Parse(args); err != nil {
-		return cfg, err
+		return cfg, "", err
 	}
 	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
+		return cfg, "", fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if *report != "" {
+		cfg.SampleEvery = stockSamplePeriod
 	}
 	cfg.CancelUnpaid = cfg.PayRatio > 0
 	fs.Visit(func(f *flag.Flag) {
@@ -129,10 +163,10 @@ func parseFlags(args []string, stderr io.Writer) (flashsale.Config, error) {
 	})
 	tokens, err := readTokens(*token, *tokenFile)
 	if err != nil {
-		return cfg, err
+		return cfg, "", err
 	}
 	cfg.Tokens = tokens
-	return cfg, cfg.Validate()
+	return cfg, *report, cfg.Validate()
 }
 
 // readTokens returns the tokens of -token or -token-file (at most one may be set).

@@ -77,7 +77,7 @@ func TestParseFlags_ReadsTokenFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("tok-1\ntok-2\n\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := parseFlags([]string{"-token-file", path, "-buyers", "7", "-idempotency", "-json"}, &bytes.Buffer{})
+	cfg, _, err := parseFlags([]string{"-token-file", path, "-buyers", "7", "-idempotency", "-json"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatalf("parseFlags: %v", err)
 	}
@@ -109,7 +109,7 @@ func TestParseFlags_SettlementFlags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := parseFlags(tt.args, &bytes.Buffer{})
+			cfg, _, err := parseFlags(tt.args, &bytes.Buffer{})
 			if err != nil {
 				t.Fatalf("parseFlags(%q): %v", tt.args, err)
 			}
@@ -124,5 +124,18 @@ func TestParseFlags_SettlementFlags(t *testing.T) {
 	}
 	if defaultTables.SKUs != "SkusTable" || defaultTables.Orders != "OrdersTable" || defaultTables.StockLog != "StockLogTable" {
 		t.Errorf("default tables %+v, want template.yaml's logical ids", defaultTables)
+	}
+}
+
+func TestParseFlags_ReportSamplesStock(t *testing.T) {
+	for _, tt := range []struct {
+		args   []string
+		report string
+		every  bool
+	}{{nil, "", false}, {[]string{"-report", "sale.html"}, "sale.html", true}} {
+		cfg, report, err := parseFlags(tt.args, &bytes.Buffer{})
+		if err != nil || report != tt.report || (cfg.SampleEvery > 0) != tt.every {
+			t.Errorf("parseFlags(%q) = report %q, sample every %v, %v; want %q, sampling %v", tt.args, report, cfg.SampleEvery, err, tt.report, tt.every)
+		}
 	}
 }

@@ -6,10 +6,21 @@
 //
 // Usage:
 //
-//	go run ./cmd/local [-seed FILE] [-payment-timeout 15m] [-addr 127.0.0.1:3000]
+//	go run ./cmd/local [-seed FILE] [-payment-timeout 15m] [-addr 127.0.0.1:3000] [-log-format text|json]
 //
-// Locally the caller's identity is the X-User-Id request header, copied into the JWT
-// sub claim (deployed, API Gateway's JWT authorizer sets it). The template's event
+// It logs one readable line per request and per lifecycle event (released, paid,
+// reconcile) to standard output; -log-format json writes the functions' complete
+// JSON records instead, as they appear in CloudWatch Logs.
+//
+// Callers sign in with POST /auth/wechat (code test-<name> → openid o-<name>, at the
+// jscode2session stand-in on -wxlogin-addr) and send the token as Authorization: Bearer,
+// checked as the JWT authorizer checks it (issuer http://<addr>, whose discovery
+// document and JWK set the API serves). Local-only shortcut: the X-User-Id request
+// header, copied into the sub claim. The merchant API's /admin/ routes need no SigV4
+// signature locally: they get a fixed local operator principal (deployed, API
+// Gateway's AWS_IAM authorization verifies the signature); -seed sends each SKU of
+// the file through POST /admin/skus. Payments go to the WeChat Pay stand-in on
+// -wechatpay-addr; POST /_local/pay/{orderId} plays the buyer paying there. The template's event
 // sources run too: closeOrder polls the close-order queue and sweeps on its schedule;
 // POST /_local/invoke/closeOrder runs a sweep now and answers with its result.
 package main
@@ -20,6 +31,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -36,23 +48,43 @@ func main() {
 	dynamoAddr := flag.String("dynamodb-addr", "127.0.0.1:8000", "DynamoDB API listen address")
 	sqsAddr := flag.String("sqs-addr", "127.0.0.1:9324", "SQS API listen address")
 	template := flag.String("template", "template.yaml", "AWS SAM template the stack is built from")
+	payAddr := flag.String("wechatpay-addr", "127.0.0.1:9401", "WeChat Pay stand-in (merchant API) listen address")
+	loginAddr := flag.String("wxlogin-addr", "127.0.0.1:9402", "jscode2session stand-in listen address")
+	logFormat := flag.String("log-format", "text", "log format: text (one readable line per event) or json (every record)")
 	flag.Parse()
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	if err := run(log, *template, *seed, *addr, *dynamoAddr, *sqsAddr, *timeout); err != nil {
+	var handler slog.Handler = local.NewConsoleHandler(os.Stdout)
+	switch *logFormat {
+	case "json":
+		handler = slog.NewJSONHandler(os.Stdout, nil)
+	case "text":
+	default:
+		fmt.Fprintf(os.Stderr, "-log-format must be text or json, got %q\n", *logFormat)
+		os.Exit(2)
+	}
+	log := slog.New(handler)
+	cfg := local.StackConfig{
+		Template: *template, DynamoDBAddr: *dynamoAddr, SQSAddr: *sqsAddr, PaymentTimeout: *timeout, Logger: log,
+		PayAddr: *payAddr, LoginAddr: *loginAddr,
+	}
+	if err := run(log, cfg, *seed, *addr); err != nil {
 		log.Error("local stack stopped", "error", err)
 		os.Exit(1)
 	}
 }
 
-func run(log *slog.Logger, template, seed, addr, dynamoAddr, sqsAddr string, timeout time.Duration) error {
-	if timeout <= 0 {
-		return fmt.Errorf("-payment-timeout must be positive, got %v", timeout)
+func run(log *slog.Logger, cfg local.StackConfig, seed, addr string) error {
+	if cfg.PaymentTimeout <= 0 {
+		return fmt.Errorf("-payment-timeout must be positive, got %v", cfg.PaymentTimeout)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	stack, err := local.Start(ctx, local.StackConfig{
-		Template: template, DynamoDBAddr: dynamoAddr, SQSAddr: sqsAddr, PaymentTimeout: timeout, Logger: log,
-	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
+	cfg.Issuer = "http://" + ln.Addr().String() // the API serves the issuer's documents
+	stack, err := local.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -68,18 +100,15 @@ func run(log *slog.Logger, template, seed, addr, dynamoAddr, sqsAddr string, tim
 			return err
 		}
 	}
-	srv := &http.Server{Addr: addr, Handler: stack.API, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: stack.API, ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
-	go func() { served <- srv.ListenAndServe() }()
+	go func() { served <- srv.Serve(ln) }()
 	ran := make(chan error, 1)
 	go func() { ran <- stack.Run(ctx) }()
-	select {
-	case err := <-served:
-		return err
-	case <-time.After(100 * time.Millisecond):
-	}
-	log.Info("ready", "api", "http://"+addr, "dynamodb", stack.DynamoDB.URL(), "sqs", stack.SQS.URL(),
-		"paymentTimeout", timeout.String(), "seed", seed)
+	// The listener was bound before the stack started: connections queued meanwhile.
+	log.Info("ready", "api", "http://"+ln.Addr().String(), "dynamodb", stack.DynamoDB.URL(), "sqs", stack.SQS.URL(),
+		"wechatpay", stack.PayServer.URL(), "wxlogin", stack.LoginServer.URL(), "issuer", cfg.Issuer,
+		"paymentTimeout", cfg.PaymentTimeout.String(), "seed", seed)
 	select {
 	case err := <-served:
 		return err

@@ -1,39 +1,38 @@
 // Command closeOrder is the closeOrder Lambda function: it releases the stock of
 // unpaid orders from close-order queue messages (SQS, partial batch responses), from
-// a scheduled sweep (EventBridge) and from POST /orders/{orderId}/cancel.
-// Configuration (environment, set by template.yaml): SKUS_TABLE, ORDERS_TABLE,
-// STOCK_LOG_TABLE, CLOSE_QUEUE_URL.
+// a scheduled sweep (EventBridge) and from POST /orders/{orderId}/cancel, asking WeChat
+// Pay first about orders that have a WeChat Pay order; and it starts payments (POST
+// /orders/{orderId}/pay). Configuration: see closeorder.LoadConfig; it refuses to start
+// on a bad setting. The merchant configuration and key come from the AWS Secrets
+// Manager secret it names (see wechatpay.Secret), read once at cold start.
 package main
 
 import (
-	"context"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/stockguard/stockguard/internal/apigw"
+	"github.com/stockguard/stockguard/internal/closeorder"
 	"github.com/stockguard/stockguard/internal/closeq"
-	"github.com/stockguard/stockguard/internal/closing"
+	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	cfg, err := config.LoadDefaultConfig(context.Background())
+	log, cfg, awsCfg := coldstart.Load("closeOrder", os.Getenv, closeorder.LoadConfig)
+	payCfg, err := wechatpay.ClientConfigFromSecret(coldstart.Secret(log, awsCfg, cfg.SecretARN))
 	if err != nil {
-		log.Error("load AWS config", "error", err)
-		os.Exit(1)
+		coldstart.Exit(log, "parse the WeChat Pay secret", err)
 	}
-	tables := dynamo.Tables{SKUs: os.Getenv("SKUS_TABLE"), Orders: os.Getenv("ORDERS_TABLE"), StockLog: os.Getenv("STOCK_LOG_TABLE")}
-	store := dynamo.New(dynamodb.NewFromConfig(cfg, dynamo.ClientOptions), tables, dynamo.Options{})
-	queue := closeq.New(sqs.NewFromConfig(cfg), os.Getenv("CLOSE_QUEUE_URL"), nil)
-	fn := &closing.Function{
-		Closer: closing.New(store, queue, log, closing.Options{}),
-		API:    apigw.New(store, nil, log, closing.FunctionName),
+	client, err := wechatpay.NewClient(payCfg)
+	if err != nil {
+		coldstart.Exit(log, "configure the WeChat Pay merchant client", err)
 	}
-	lambda.Start(fn.Invoke)
+	store := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
+	queue := closeq.New(sqs.NewFromConfig(awsCfg), cfg.CloseQueueURL, nil)
+	closer := closeorder.New(store, queue, log, closeorder.Options{WeChatPay: client, NotifyURL: cfg.NotifyURL, OpenIDClaim: cfg.OpenIDClaim})
+	lambda.Start(closeorder.NewFunction(closer, log).Invoke)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // Check fails t with every rule the tables break; see Problems.
@@ -46,8 +47,8 @@ type item = map[string]any
 // Problems scans the three tables (strongly consistent) and returns one line per
 // broken rule, empty when the books balance:
 //   - per SKU and per shard: available = Σ ledger dAvailable and onHand = Σ ledger
-//     dOnHand, each entry's deltas matching its op (RESERVE −q/0, RELEASE +q/0, COMMIT
-//     0/−q, RETURN +q/+q);
+//     dOnHand, each entry's deltas matching its op (inventory.Op.Effect: RESERVE −q/0,
+//     RELEASE +q/0, COMMIT 0/−q, RETURN +q/+q, ADJUST and MOVE ±q/±q);
 //   - onHand − available = reserved = Σ qty of PENDING orders;
 //   - 0 ≤ available ≤ onHand; Σ COMMIT − Σ RETURN ≤ Σ ADJUST;
 //   - each order line has a RESERVE entry; a CANCELLED order a RELEASE entry and no
@@ -55,161 +56,196 @@ type item = map[string]any
 //   - each purchase counter equals the units of its user's PENDING and PAID orders
 //     counted on it.
 func Problems(ctx context.Context, db *dynamodb.Client, tables dynamo.Tables) ([]string, error) {
-	skus, err := Scan(ctx, db, tables.SKUs)
-	if err != nil {
-		return nil, err
-	}
-	orders, err := Scan(ctx, db, tables.Orders)
-	if err != nil {
-		return nil, err
-	}
-	ledger, err := Scan(ctx, db, tables.StockLog)
-	if err != nil {
-		return nil, err
-	}
-	var problems []string
-	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	bySKU := map[string]*counts{}
-	byShard := map[string]*counts{} // "sku#n"
-	at := func(m map[string]*counts, k string) *counts {
-		if m[k] == nil {
-			m[k] = &counts{}
+	var skus, orders, ledger []item
+	for _, read := range []struct {
+		table string
+		into  *[]item
+	}{{tables.SKUs, &skus}, {tables.Orders, &orders}, {tables.StockLog, &ledger}} {
+		items, err := Scan(ctx, db, read.table)
+		if err != nil {
+			return nil, err
 		}
-		return m[k]
+		*read.into = items
 	}
+	a := &audit{bySKU: map[string]*counts{}, byShard: map[string]*counts{}, entries: map[string]map[string]bool{}, bought: map[string]int{}}
+	a.counters(skus)
+	for _, e := range ledger {
+		a.entry(e)
+	}
+	for _, o := range orders {
+		if o["kind"] == "ORDER" {
+			a.order(o)
+		}
+	}
+	a.purchaseCounters(orders)
+	a.balance()
+	return a.problems, nil
+}
+
+// audit is one Problems run: what the tables add up to, and what is wrong.
+type audit struct {
+	bySKU    map[string]*counts
+	byShard  map[string]*counts         // "sku#n"
+	entries  map[string]map[string]bool // order id → "op#sku" present
+	bought   map[string]int             // limit#sku#user → units counted by orders
+	problems []string
+}
+
+func (a *audit) bad(format string, args ...any) {
+	a.problems = append(a.problems, fmt.Sprintf(format, args...))
+}
+
+func (a *audit) sku(sku string) *counts { return at(a.bySKU, sku) }
+
+func (a *audit) shard(sku, n string) *counts { return at(a.byShard, sku+"#"+n) }
+
+func at(m map[string]*counts, k string) *counts {
+	if m[k] == nil {
+		m[k] = &counts{}
+	}
+	return m[k]
+}
+
+// counters adds up the shard items' counters.
+func (a *audit) counters(skus []item) {
 	for _, it := range skus {
 		if it["kind"] != "SHARD" {
 			continue
 		}
-		sku, shard := str(it["skuId"]), num(it["shard"])
-		for _, c := range []*counts{at(bySKU, sku), at(byShard, sku+"#"+strconv.Itoa(shard))} {
+		sku, shard := str(it["skuId"]), strconv.Itoa(num(it["shard"]))
+		for _, c := range []*counts{a.sku(sku), a.shard(sku, shard)} {
 			c.available += num(it["available"])
 			c.onHand += num(it["onHand"])
 			c.reserved += num(it["reserved"])
 		}
 	}
-	entries := map[string]map[string]bool{} // order id → "op#sku" present
-	for _, e := range ledger {
-		sku, op, q := str(e["skuId"]), str(e["op"]), num(e["qty"])
-		da, dh := num(e["dAvailable"]), num(e["dOnHand"])
-		want, fixed := map[string][2]int{
-			dynamo.OpReserve: {-q, 0}, dynamo.OpRelease: {q, 0}, dynamo.OpCommit: {0, -q}, dynamo.OpReturn: {q, q},
-		}[op]
-		if fixed && (da != want[0] || dh != want[1]) {
-			bad("ledger %s: deltas (%d, %d), want (%d, %d) for %s of %d", e["pk"], da, dh, want[0], want[1], op, q)
-		}
-		c := at(bySKU, sku)
-		c.ledgerAvailable += da
-		c.ledgerOnHand += dh
-		switch op {
-		case dynamo.OpAdjust:
-			c.adjusted += dh
-		case dynamo.OpCommit:
-			c.committed += q
-		case dynamo.OpReturn:
-			c.returned += q
-		}
-		if n, ok := e["shard"].(float64); ok { // a REPAIR entry: signed deltas on one shard
-			sc := at(byShard, sku+"#"+strconv.Itoa(int(n)))
-			sc.ledgerAvailable += da
-			sc.ledgerOnHand += dh
-		}
-		shardSum := 0
-		for n, units := range shards(e["shards"]) {
-			shardSum += units
-			sc := at(byShard, sku+"#"+n)
-			sign := 1
-			if da < 0 || dh < 0 {
-				sign = -1
-			}
-			if da != 0 {
-				sc.ledgerAvailable += sign * units
-			}
-			if dh != 0 {
-				sc.ledgerOnHand += sign * units
-			}
-		}
-		if shardSum != abs(q) && op != dynamo.OpAdjust && op != dynamo.OpRepair {
-			bad("ledger %s: shards hold %d units, qty is %d", e["pk"], shardSum, q)
-		}
-		ref := str(e["ref"])
-		if entries[ref] == nil {
-			entries[ref] = map[string]bool{}
-		}
-		entries[ref][op+"#"+sku] = true
+}
+
+// entry checks one ledger entry's deltas against its op and adds them up.
+func (a *audit) entry(e item) {
+	sku, op, q := str(e["skuId"]), str(e["op"]), num(e["qty"])
+	da, dh := num(e["dAvailable"]), num(e["dOnHand"])
+	if want, fixed := inventory.Op(op).Effect(q); fixed && (da != want.Available || dh != want.OnHand) {
+		a.bad("ledger %s: deltas (%d, %d), want (%d, %d) for %s of %d", e["pk"], da, dh, want.Available, want.OnHand, op, q)
 	}
-	bought := map[string]int{} // limit#sku#user → units counted by orders
-	for _, o := range orders {
-		if o["kind"] != "ORDER" {
-			continue
+	c := a.sku(sku)
+	c.ledgerAvailable += da
+	c.ledgerOnHand += dh
+	switch op {
+	case dynamo.OpAdjust:
+		c.adjusted += dh
+	case dynamo.OpCommit:
+		c.committed += q
+	case dynamo.OpReturn:
+		c.returned += q
+	}
+	if n, ok := e["shard"].(float64); ok { // a REPAIR entry: signed deltas on one shard
+		sc := a.shard(sku, strconv.Itoa(int(n)))
+		sc.ledgerAvailable += da
+		sc.ledgerOnHand += dh
+	}
+	sign := 1
+	if da < 0 || dh < 0 {
+		sign = -1
+	}
+	shardSum := 0
+	for n, units := range shards(e["shards"]) {
+		shardSum += units
+		sc := a.shard(sku, n)
+		if da != 0 {
+			sc.ledgerAvailable += sign * units
 		}
-		id, status := str(o["pk"]), str(o["status"])
-		for _, raw := range list(o["items"]) {
-			line := raw.(item)
-			sku, q := str(line["skuId"]), num(line["qty"])
-			has := func(op string) bool { return entries[id][op+"#"+sku] }
-			if !has(dynamo.OpReserve) {
-				bad("order %s (%s): no RESERVE entry for %s", id, status, sku)
-			}
-			switch {
-			case status == "CANCELLED" && !has(dynamo.OpRelease):
-				bad("order %s (CANCELLED): no RELEASE entry for %s", id, sku)
-			case status == "PENDING" && (has(dynamo.OpRelease) || has(dynamo.OpCommit)):
-				bad("order %s (PENDING): has a RELEASE or COMMIT entry for %s", id, sku)
-			case status == "PAID" && !has(dynamo.OpCommit):
-				bad("order %s (PAID): no COMMIT entry for %s", id, sku)
-			case status == "CANCELLED" && has(dynamo.OpCommit):
-				bad("order %s (CANCELLED): has a COMMIT entry for %s", id, sku)
-			}
-			if status == "PENDING" {
-				at(bySKU, sku).pending += q
-				for n, units := range shards(line["shards"]) {
-					at(byShard, sku+"#"+n).pending += units
-				}
-			}
-			if line["limited"] == true && (status == "PENDING" || status == "PAID") {
-				bought["limit#"+sku+"#"+str(o["userId"])] += q
-			}
+		if dh != 0 {
+			sc.ledgerOnHand += sign * units
 		}
 	}
+	if shardSum != abs(q) && op != dynamo.OpAdjust && op != dynamo.OpRepair {
+		a.bad("ledger %s: shards hold %d units, qty is %d", e["pk"], shardSum, q)
+	}
+	ref := str(e["ref"])
+	if a.entries[ref] == nil {
+		a.entries[ref] = map[string]bool{}
+	}
+	a.entries[ref][op+"#"+sku] = true
+}
+
+// order checks an order's lines against its ledger entries and counts what it holds.
+func (a *audit) order(o item) {
+	id, status := str(o["pk"]), str(o["status"])
+	for _, raw := range list(o["items"]) {
+		line := raw.(item)
+		sku, q := str(line["skuId"]), num(line["qty"])
+		has := func(op string) bool { return a.entries[id][op+"#"+sku] }
+		if !has(dynamo.OpReserve) {
+			a.bad("order %s (%s): no RESERVE entry for %s", id, status, sku)
+		}
+		switch {
+		case status == "CANCELLED" && !has(dynamo.OpRelease):
+			a.bad("order %s (CANCELLED): no RELEASE entry for %s", id, sku)
+		case status == "PENDING" && (has(dynamo.OpRelease) || has(dynamo.OpCommit)):
+			a.bad("order %s (PENDING): has a RELEASE or COMMIT entry for %s", id, sku)
+		case status == "PAID" && !has(dynamo.OpCommit):
+			a.bad("order %s (PAID): no COMMIT entry for %s", id, sku)
+		case status == "CANCELLED" && has(dynamo.OpCommit):
+			a.bad("order %s (CANCELLED): has a COMMIT entry for %s", id, sku)
+		}
+		if status == "PENDING" {
+			a.sku(sku).pending += q
+			for n, units := range shards(line["shards"]) {
+				a.shard(sku, n).pending += units
+			}
+		}
+		if line["limited"] == true && (status == "PENDING" || status == "PAID") {
+			a.bought["limit#"+sku+"#"+str(o["userId"])] += q
+		}
+	}
+}
+
+// purchaseCounters checks every purchase counter against the orders counted on it.
+func (a *audit) purchaseCounters(orders []item) {
 	for _, o := range orders {
 		if o["kind"] == "LIMIT" {
 			k := str(o["pk"])
-			if got := num(o["bought"]); got != bought[k] {
-				bad("counter %s: bought %d, orders count %d", k, got, bought[k])
+			if got := num(o["bought"]); got != a.bought[k] {
+				a.bad("counter %s: bought %d, orders count %d", k, got, a.bought[k])
 			}
-			delete(bought, k)
+			delete(a.bought, k)
 		}
 	}
-	for k, n := range bought {
+	for k, n := range a.bought {
 		if n != 0 {
-			bad("counter %s: missing, orders count %d", k, n)
+			a.bad("counter %s: missing, orders count %d", k, n)
 		}
 	}
-	check := func(name string, c *counts, whole bool) {
-		if c.available != c.ledgerAvailable {
-			bad("%s: available %d, ledger says %d", name, c.available, c.ledgerAvailable)
-		}
-		if c.onHand != c.ledgerOnHand {
-			bad("%s: onHand %d, ledger says %d", name, c.onHand, c.ledgerOnHand)
-		}
-		if c.onHand-c.available != c.reserved || c.reserved != c.pending {
-			bad("%s: onHand − available = %d, reserved counter %d, PENDING orders hold %d", name, c.onHand-c.available, c.reserved, c.pending)
-		}
-		if c.available < 0 || c.available > c.onHand {
-			bad("%s: available %d outside 0..onHand %d", name, c.available, c.onHand)
-		}
-		if whole && c.committed-c.returned > c.adjusted {
-			bad("%s: committed %d − returned %d exceeds stocked %d", name, c.committed, c.returned, c.adjusted)
-		}
+}
+
+// balance checks the conservation rules for every SKU and every shard.
+func (a *audit) balance() {
+	for _, k := range slices.Sorted(maps.Keys(a.bySKU)) {
+		a.check("SKU "+k, a.bySKU[k], true)
 	}
-	for _, k := range slices.Sorted(maps.Keys(bySKU)) {
-		check("SKU "+k, bySKU[k], true)
+	for _, k := range slices.Sorted(maps.Keys(a.byShard)) {
+		a.check("shard "+k, a.byShard[k], false)
 	}
-	for _, k := range slices.Sorted(maps.Keys(byShard)) {
-		check("shard "+k, byShard[k], false)
+}
+
+// check applies the rules to one SKU (whole) or shard.
+func (a *audit) check(name string, c *counts, whole bool) {
+	if c.available != c.ledgerAvailable {
+		a.bad("%s: available %d, ledger says %d", name, c.available, c.ledgerAvailable)
 	}
-	return problems, nil
+	if c.onHand != c.ledgerOnHand {
+		a.bad("%s: onHand %d, ledger says %d", name, c.onHand, c.ledgerOnHand)
+	}
+	if c.onHand-c.available != c.reserved || c.reserved != c.pending {
+		a.bad("%s: onHand − available = %d, reserved counter %d, PENDING orders hold %d", name, c.onHand-c.available, c.reserved, c.pending)
+	}
+	if c.available < 0 || c.available > c.onHand {
+		a.bad("%s: available %d outside 0..onHand %d", name, c.available, c.onHand)
+	}
+	if whole && c.committed-c.returned > c.adjusted {
+		a.bad("%s: committed %d − returned %d exceeds stocked %d", name, c.committed, c.returned, c.adjusted)
+	}
 }
 
 // Scan reads every item of table, strongly consistent, page by page, decoded to

@@ -24,6 +24,10 @@ import (
 // API Reference, SendMessage, DelaySeconds).
 const MaxDelay = 900 * time.Second
 
+// maxIDInError bounds the order id a malformed message's error quotes, so that a
+// hostile message's log line stays short (order ids are at most 32 characters).
+const maxIDInError = 64
+
 // ErrMalformed is returned by Decode for a body that is not a close message.
 var ErrMalformed = errors.New("malformed close-order message")
 
@@ -44,8 +48,8 @@ func Decode(body string) (Message, error) {
 	}
 	if !inventory.ValidOrderID(m.OrderID) || m.ExpiresAt.IsZero() {
 		id := m.OrderID
-		if len(id) > 64 { // keep a hostile message's log line short
-			id = id[:64] + "…"
+		if len(id) > maxIDInError {
+			id = id[:maxIDInError] + "…"
 		}
 		return Message{}, fmt.Errorf("%w: order id %q, expiresAt %v", ErrMalformed, id, m.ExpiresAt)
 	}

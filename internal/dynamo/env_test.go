@@ -6,26 +6,21 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	miniserver "github.com/truora/minidyn/server"
 
-	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/stacktest"
 )
 
-// env is one embedded DynamoDB API server (minidyn) with stockguard's tables created
-// from template.yaml, driven through the real SDK client.
+// env is the local stack's DynamoDB API (minidyn, tables from template.yaml, no SKUs)
+// with a store configured by the test, driven through the real SDK client.
 type env struct {
-	db     *dynamodb.Client
-	server *miniserver.Server
-	tables dynamo.Tables
-	store  *dynamo.Store
-	mu     sync.Mutex
-	ops    map[string]int // requests sent per operation name
+	*stacktest.Stack
+	store *dynamo.Store
+	mu    sync.Mutex
+	ops   map[string]int // requests sent per operation name
 }
 
 // sent returns how many requests of operation op were sent so far.
@@ -36,28 +31,26 @@ func (e *env) sent(op string) int {
 }
 
 // newEnv starts the local stack's DynamoDB server behind wrap (nil: none), with the
-// tables of template.yaml.
-func newEnv(t testing.TB, opts dynamo.Options, wrap func(http.Handler) http.Handler) *env {
+// tables of template.yaml, and a store over it with opts that creates skus.
+func newEnv(t testing.TB, opts dynamo.Options, wrap func(http.Handler) http.Handler, skus ...inventory.NewSKU) *env {
 	t.Helper()
 	e := &env{ops: map[string]int{}}
-	stack, err := local.Start(context.Background(), local.StackConfig{
-		Template: "../../template.yaml", DynamoDBWrap: wrap,
+	e.Stack = stacktest.New(t, stacktest.Options{Seed: "[]", Stack: local.StackConfig{
+		DynamoDBWrap: wrap,
 		DynamoDBOptions: []func(*dynamodb.Options){local.CountRequests(func(op string) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
 			e.ops[op]++
 		})},
-	})
-	if err != nil {
-		t.Fatal(err)
+	}})
+	e.store = dynamo.New(e.DB, e.Tables, opts)
+	for _, sku := range skus {
+		e.createSKU(t, sku)
 	}
-	t.Cleanup(func() { stack.Close() })
-	e.db, e.server, e.tables = stack.DB, stack.DynamoDB.Minidyn(), stack.Tables
-	e.store = dynamo.New(e.db, e.tables, opts)
 	return e
 }
 
-func (e *env) createSKU(t testing.TB, sku dynamo.NewSKU) {
+func (e *env) createSKU(t testing.TB, sku inventory.NewSKU) {
 	t.Helper()
 	if sku.Name == "" {
 		sku.Name = "test " + sku.ID
@@ -68,49 +61,6 @@ func (e *env) createSKU(t testing.TB, sku dynamo.NewSKU) {
 	if err := e.store.CreateSKU(context.Background(), sku); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// setAttr sets one number attribute of the skus item pk, as an operator's edit would.
-func (e *env) setAttr(t testing.TB, pk, name string, value int) {
-	t.Helper()
-	e.setIn(t, e.tables.SKUs, pk, name, value)
-}
-
-// setOrderAttr sets one number attribute of the orders item pk.
-func (e *env) setOrderAttr(t testing.TB, pk, name string, value int) {
-	t.Helper()
-	e.setIn(t, e.tables.Orders, pk, name, value)
-}
-
-// setOrderStatus sets an order's status by hand, as another function would.
-func (e *env) setOrderStatus(t testing.TB, id, status string) {
-	t.Helper()
-	e.setIn(t, e.tables.Orders, id, "status", status)
-}
-
-// setIn sets one attribute of the item pk of table.
-func (e *env) setIn(t testing.TB, table, pk, name string, value any) {
-	t.Helper()
-	upd, err := expression.NewBuilder().WithUpdate(expression.Set(expression.Name(name), expression.Value(value))).Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.db.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
-		TableName: aws.String(table), Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: pk}},
-		UpdateExpression: upd.Update(), ExpressionAttributeNames: upd.Names(), ExpressionAttributeValues: upd.Values(),
-	}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// scan returns every item of a table, for before/after comparisons.
-func (e *env) scan(t testing.TB, table string) []map[string]any {
-	t.Helper()
-	items, err := booktest.Scan(context.Background(), e.db, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return items
 }
 
 // books sums what the tables say about one SKU.
@@ -127,7 +77,7 @@ type books struct {
 func (e *env) books(t testing.TB, sku string) books {
 	t.Helper()
 	var b books
-	for _, it := range e.scan(t, e.tables.SKUs) {
+	for _, it := range e.Scan(t, e.Tables.SKUs) {
 		if it["kind"] == "SHARD" && it["skuId"] == sku {
 			a, h := int(it["available"].(float64)), int(it["onHand"].(float64))
 			b.available += a
@@ -136,13 +86,13 @@ func (e *env) books(t testing.TB, sku string) books {
 			b.shardAvailableOnHand = b.shardAvailableOnHand || a > h
 		}
 	}
-	for _, it := range e.scan(t, e.tables.StockLog) {
+	for _, it := range e.Scan(t, e.Tables.StockLog) {
 		if it["op"] == dynamo.OpReserve && it["skuId"] == sku {
 			b.reserveEntries++
 			b.reservedInLedger += int(it["qty"].(float64))
 		}
 	}
-	for _, it := range e.scan(t, e.tables.Orders) {
+	for _, it := range e.Scan(t, e.Tables.Orders) {
 		if it["kind"] != "ORDER" || it["status"] != "PENDING" {
 			continue
 		}
@@ -155,6 +105,14 @@ func (e *env) books(t testing.TB, sku string) books {
 		}
 	}
 	return b
+}
+
+// checkAvailable fails t unless the SKU's shards hold want available units in all.
+func (e *env) checkAvailable(t testing.TB, sku string, want int) {
+	t.Helper()
+	if got := e.books(t, sku).available; got != want {
+		t.Errorf("%s available %d, want %d", sku, got, want)
+	}
 }
 
 // checkBalanced asserts the conservation rules for a SKU that has only seen

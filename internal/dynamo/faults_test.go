@@ -54,7 +54,7 @@ func TestReserve_LostResponseAfterAppliedWriteConvergesOnOneOrder(t *testing.T) 
 		t.Run("idempotency key "+key, func(t *testing.T) {
 			f := &faults{fault: applyThenDrop}
 			e := newEnv(t, dynamo.Options{}, f.wrap)
-			e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+			e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
 			f.left.Store(1)
 			order, replayed, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", IdempotencyKey: key, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})})
 			if err != nil || replayed {
@@ -74,8 +74,7 @@ func TestReserve_LostResponseAfterAppliedWriteConvergesOnOneOrder(t *testing.T) 
 
 func TestReserve_RetriesTransactionConflictsThenSucceeds(t *testing.T) {
 	f := &faults{fault: conflict}
-	e := newEnv(t, dynamo.Options{}, f.wrap)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
 	f.left.Store(dynamo.MaxAttempts - 1)
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatalf("after %d conflicts: %v, want the order", dynamo.MaxAttempts-1, err)
@@ -88,8 +87,7 @@ func TestReserve_RetriesTransactionConflictsThenSucceeds(t *testing.T) {
 
 func TestReserve_AnswersBusyAndReservesNothingWhenConflictsPersist(t *testing.T) {
 	f := &faults{fault: conflict}
-	e := newEnv(t, dynamo.Options{}, f.wrap)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
 	f.left.Store(1 << 30)
 	sent := e.sent("TransactWriteItems")
 	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
@@ -106,14 +104,13 @@ func TestReserve_AnswersBusyAndReservesNothingWhenConflictsPersist(t *testing.T)
 }
 
 func TestReserve_StoreFailureAnswersBusyAndReservesNothing(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "warm", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err)
 	}
-	e.server.EmulateFailure(miniserver.FailureConditionInternalServerError)
+	e.DynamoDB.Minidyn().EmulateFailure(miniserver.FailureConditionInternalServerError)
 	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
-	e.server.EmulateFailure(miniserver.FailureConditionNone)
+	e.DynamoDB.Minidyn().EmulateFailure(miniserver.FailureConditionNone)
 	if !errors.Is(err, inventory.ErrBusy) {
 		t.Fatalf("store down: %v, want BUSY", err)
 	}
@@ -125,14 +122,13 @@ func TestReserve_StoreFailureAnswersBusyAndReservesNothing(t *testing.T) {
 }
 
 func TestReserve_ChargesTheCurrentPriceWhenTheCachedOneIsStale(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5, Price: 100, Shards: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5, Price: 100, Shards: 2})
 	ctx := context.Background()
 	if _, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "a", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err) // caches the price 100
 	}
 	for _, pk := range []string{"cup", "cup#shard#0", "cup#shard#1"} { // an operator's price change
-		e.setAttr(t, pk, "price", 150)
+		e.Set(t, e.Tables.SKUs, pk, "price", 150)
 	}
 	order, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "b", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})})
 	if err != nil {
@@ -146,8 +142,7 @@ func TestReserve_ChargesTheCurrentPriceWhenTheCachedOneIsStale(t *testing.T) {
 
 func TestReserve_ReadsBackAnOrderWhoseEveryResponseWasLost(t *testing.T) {
 	f := &faults{fault: applyThenDrop}
-	e := newEnv(t, dynamo.Options{}, f.wrap)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
 	f.left.Store(dynamo.MaxAttempts) // the SDK gives up: the outcome is unknown to it
 	order, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
 	if err != nil {

@@ -8,32 +8,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
-func payment(o *inventory.Order, tx string) dynamo.Payment {
-	return dynamo.Payment{OrderID: o.ID, TransactionID: tx, Amount: o.Amount, Currency: o.Currency}
-}
-
-// ledgerOps counts an order's ledger entries by op.
-func (e *env) ledgerOps(t testing.TB, orderID string) map[string]int {
-	t.Helper()
-	out := map[string]int{}
-	for _, it := range e.scan(t, e.tables.StockLog) {
-		if it["ref"] == orderID {
-			out[it["op"].(string)]++
-		}
-	}
-	return out
+func payment(o *inventory.Order, tx string) inventory.Payment {
+	return inventory.Payment{OrderID: o.ID, TransactionID: tx, Amount: o.Amount, Currency: o.Currency}
 }
 
 func TestPay_CommitsTheReservedUnitsOnce(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10, Shards: 4, LimitPerUser: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, Shards: 4, LimitPerUser: 5})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3})
-	results := map[dynamo.PayResult]int{}
+	results := map[inventory.PayResult]int{}
 	var mu sync.Mutex
 	parallel(20, func(int) {
 		got, res, err := e.store.Pay(context.Background(), payment(order, "4200000001"))
@@ -44,10 +30,10 @@ func TestPay_CommitsTheReservedUnitsOnce(t *testing.T) {
 		results[res]++
 		mu.Unlock()
 	})
-	if results[dynamo.PaidNow] != 1 || results[dynamo.Replayed] != 19 {
+	if results[inventory.PaidNow] != 1 || results[inventory.Replayed] != 19 {
 		t.Errorf("results %v, want 1 PAID and 19 REPLAYED", results)
 	}
-	if ops := e.ledgerOps(t, order.ID); ops[dynamo.OpCommit] != 1 || ops[dynamo.OpRelease] != 0 {
+	if ops := e.Ops(t, order.ID); ops[dynamo.OpCommit] != 1 || ops[dynamo.OpRelease] != 0 {
 		t.Errorf("ledger ops %v, want one COMMIT", ops)
 	}
 	if b := e.books(t, "cup"); b.onHand != 7 || b.available != 7 {
@@ -57,31 +43,30 @@ func TestPay_CommitsTheReservedUnitsOnce(t *testing.T) {
 	if _, _, err := e.store.Cancel(context.Background(), "u1", order.ID); !errors.Is(err, inventory.ErrNotCancellable) {
 		t.Errorf("cancel after pay: %v, want ErrNotCancellable", err)
 	}
-	booktest.Check(t, e.db, e.tables)
+	e.Check(t)
 }
 
 func TestPay_RejectsWhatDoesNotMatchAndChangesNothing(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 	paid := e.reserve(t, "u2", inventory.Line{SKU: "cup", Qty: 1})
 	if _, _, err := e.store.Pay(context.Background(), payment(paid, "tx-paid")); err != nil {
 		t.Fatal(err)
 	}
 	snapshot := func() string {
-		return fmt.Sprint(e.scan(t, e.tables.SKUs), e.scan(t, e.tables.Orders), e.scan(t, e.tables.StockLog))
+		return fmt.Sprint(e.Scan(t, e.Tables.SKUs), e.Scan(t, e.Tables.Orders), e.Scan(t, e.Tables.StockLog))
 	}
 	before := snapshot()
 	for _, tc := range []struct {
 		name string
-		p    dynamo.Payment
+		p    inventory.Payment
 		want error
 	}{
-		{"amount too low", dynamo.Payment{OrderID: order.ID, TransactionID: "t1", Amount: order.Amount - 1, Currency: "CNY"}, inventory.ErrPaymentMismatch},
-		{"amount too high", dynamo.Payment{OrderID: order.ID, TransactionID: "t1", Amount: order.Amount + 1, Currency: "CNY"}, inventory.ErrPaymentMismatch},
-		{"currency", dynamo.Payment{OrderID: order.ID, TransactionID: "t1", Amount: order.Amount, Currency: "USD"}, inventory.ErrPaymentMismatch},
-		{"unknown order", dynamo.Payment{OrderID: "0123456789abcdef0123456789abcdef", TransactionID: "t1", Amount: 1, Currency: "CNY"}, inventory.ErrOrderNotFound},
-		{"a counter's key", dynamo.Payment{OrderID: "limit#cup#u1", TransactionID: "t1", Amount: 1, Currency: "CNY"}, inventory.ErrOrderNotFound},
+		{"amount too low", inventory.Payment{OrderID: order.ID, TransactionID: "t1", Amount: order.Amount - 1, Currency: "CNY"}, inventory.ErrPaymentMismatch},
+		{"amount too high", inventory.Payment{OrderID: order.ID, TransactionID: "t1", Amount: order.Amount + 1, Currency: "CNY"}, inventory.ErrPaymentMismatch},
+		{"currency", inventory.Payment{OrderID: order.ID, TransactionID: "t1", Amount: order.Amount, Currency: "USD"}, inventory.ErrPaymentMismatch},
+		{"unknown order", inventory.Payment{OrderID: "0123456789abcdef0123456789abcdef", TransactionID: "t1", Amount: 1, Currency: "CNY"}, inventory.ErrOrderNotFound},
+		{"a counter's key", inventory.Payment{OrderID: "limit#cup#u1", TransactionID: "t1", Amount: 1, Currency: "CNY"}, inventory.ErrOrderNotFound},
 		{"paid by another transaction", payment(paid, "tx-other"), inventory.ErrPaidTwice},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,21 +81,19 @@ func TestPay_RejectsWhatDoesNotMatchAndChangesNothing(t *testing.T) {
 }
 
 func TestPay_AfterCancelReservesAgainWhenStockRemains(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10, Shards: 2, LimitPerUser: 3})
-	e.createSKU(t, dynamo.NewSKU{ID: "saucer", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, Shards: 2, LimitPerUser: 3}, inventory.NewSKU{ID: "saucer", Stock: 5})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3}, inventory.Line{SKU: "saucer", Qty: 1})
 	if _, _, err := e.store.Cancel(context.Background(), "u1", order.ID); err != nil {
 		t.Fatal(err)
 	}
 	got, res, err := e.store.Pay(context.Background(), payment(order, "late-1"))
-	if err != nil || res != dynamo.PaidLate || got.Status != inventory.StatusPaid {
+	if err != nil || res != inventory.PaidLate || got.Status != inventory.StatusPaid {
 		t.Fatalf("late pay: %+v %v %v, want PAID_LATE", got, res, err)
 	}
-	if _, res, err := e.store.Pay(context.Background(), payment(order, "late-1")); err != nil || res != dynamo.Replayed {
+	if _, res, err := e.store.Pay(context.Background(), payment(order, "late-1")); err != nil || res != inventory.Replayed {
 		t.Errorf("replay: %v %v", res, err)
 	}
-	if ops := e.ledgerOps(t, order.ID); ops[dynamo.OpReserve] != 4 || ops[dynamo.OpRelease] != 2 || ops[dynamo.OpCommit] != 2 {
+	if ops := e.Ops(t, order.ID); ops[dynamo.OpReserve] != 4 || ops[dynamo.OpRelease] != 2 || ops[dynamo.OpCommit] != 2 {
 		t.Errorf("ledger ops %v, want RESERVE 4 (2 lines × 2), RELEASE 2, COMMIT 2", ops)
 	}
 	if b := e.books(t, "cup"); b.onHand != 7 || b.available != 7 {
@@ -120,29 +103,28 @@ func TestPay_AfterCancelReservesAgainWhenStockRemains(t *testing.T) {
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); !errors.Is(err, inventory.ErrLimitExceeded) {
 		t.Errorf("another cup for u1: %v, want LIMIT_EXCEEDED", err)
 	}
-	booktest.Check(t, e.db, e.tables)
+	e.Check(t)
 }
 
 func TestPay_AfterCancelWithStockGoneIsRefundPending(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 3})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 3})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 	if _, _, err := e.store.Cancel(context.Background(), "u1", order.ID); err != nil {
 		t.Fatal(err)
 	}
 	e.reserve(t, "u2", inventory.Line{SKU: "cup", Qty: 2}) // one unit left
-	skus := fmt.Sprint(e.scan(t, e.tables.SKUs))
+	skus := fmt.Sprint(e.Scan(t, e.Tables.SKUs))
 	got, res, err := e.store.Pay(context.Background(), payment(order, "late-2"))
-	if err != nil || res != dynamo.RefundDue || got.Status != inventory.StatusRefundPending || got.TransactionID != "late-2" {
+	if err != nil || res != inventory.RefundDue || got.Status != inventory.StatusRefundPending || got.TransactionID != "late-2" {
 		t.Fatalf("late pay: %+v %v %v, want REFUND_PENDING", got, res, err)
 	}
-	if fmt.Sprint(e.scan(t, e.tables.SKUs)) != skus {
+	if fmt.Sprint(e.Scan(t, e.Tables.SKUs)) != skus {
 		t.Error("REFUND_PENDING touched stock")
 	}
-	if _, res, err := e.store.Pay(context.Background(), payment(order, "late-2")); err != nil || res != dynamo.Replayed {
+	if _, res, err := e.store.Pay(context.Background(), payment(order, "late-2")); err != nil || res != inventory.Replayed {
 		t.Errorf("replay: %v %v", res, err)
 	}
-	booktest.Check(t, e.db, e.tables)
+	e.Check(t)
 }
 
 // A payment racing the timeout and the user's cancel, over many orders: each order is
@@ -150,16 +132,14 @@ func TestPay_AfterCancelWithStockGoneIsRefundPending(t *testing.T) {
 // released and committed from the same reservation, and the books balance.
 func TestPay_RacingTimeoutAndCancelResolvesEachOrderOneWay(t *testing.T) {
 	c := newClock()
-	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 200, Shards: 4, LimitPerUser: 4})
-	e.createSKU(t, dynamo.NewSKU{ID: "saucer", Stock: 200})
+	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil, inventory.NewSKU{ID: "cup", Stock: 200, Shards: 4, LimitPerUser: 4}, inventory.NewSKU{ID: "saucer", Stock: 200})
 	const orders = 30
 	list := make([]*inventory.Order, orders)
 	for i := range list {
 		list[i] = e.reserve(t, fmt.Sprintf("u%d", i), inventory.Line{SKU: "cup", Qty: 2}, inventory.Line{SKU: "saucer", Qty: 1})
 	}
 	c.Advance(time.Minute)
-	results := map[dynamo.PayResult]int{}
+	results := map[inventory.PayResult]int{}
 	var mu sync.Mutex
 	parallel(3*orders, func(i int) {
 		o := list[i/3]
@@ -188,19 +168,19 @@ func TestPay_RacingTimeoutAndCancelResolvesEachOrderOneWay(t *testing.T) {
 			t.Errorf("order %s: %+v %v, want PAID (now or late: stock remained)", o.ID, got, err)
 			continue
 		}
-		ops := e.ledgerOps(t, o.ID)
+		ops := e.Ops(t, o.ID)
 		if ops[dynamo.OpCommit] != 2 || ops[dynamo.OpRelease] != 0 && ops[dynamo.OpReserve] != 4 {
 			t.Errorf("order %s ledger %v: a released order must have been reserved again", o.ID, ops)
 		}
 	}
-	if results[dynamo.PaidNow]+results[dynamo.PaidLate] != orders {
+	if results[inventory.PaidNow]+results[inventory.PaidLate] != orders {
 		t.Errorf("results %v, want %d payments, each PAID now or late", results, orders)
 	}
 	t.Logf("results: %v", results)
 	if b := e.books(t, "cup"); b.onHand != 200-2*orders || b.available != 200-2*orders {
 		t.Errorf("cup onHand %d available %d, want %d each", b.onHand, b.available, 200-2*orders)
 	}
-	booktest.Check(t, e.db, e.tables)
+	e.Check(t)
 }
 
 // Scarce stock: released units are contested by new buyers while the late payments of
@@ -212,7 +192,7 @@ func TestPay_LatePaymentsAndNewBuyersNeverOversell(t *testing.T) {
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			c := newClock()
 			e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil)
-			e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10, Shards: 2})
+			e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10, Shards: 2})
 			var first []*inventory.Order
 			for i := range 5 {
 				first = append(first, e.reserve(t, fmt.Sprintf("first-%d", i), inventory.Line{SKU: "cup", Qty: 2}))
@@ -243,7 +223,7 @@ func TestPay_LatePaymentsAndNewBuyersNeverOversell(t *testing.T) {
 				}
 			})
 			held := 0
-			for _, it := range e.scan(t, e.tables.Orders) {
+			for _, it := range e.Scan(t, e.Tables.Orders) {
 				if it["kind"] == "ORDER" && (it["status"] == "PAID" || it["status"] == "PENDING") {
 					held += 2
 				}
@@ -255,7 +235,7 @@ func TestPay_LatePaymentsAndNewBuyersNeverOversell(t *testing.T) {
 				t.Errorf("payment results %v, want 5", results)
 			}
 			t.Logf("%v", results)
-			booktest.Check(t, e.db, e.tables)
+			e.Check(t)
 		})
 	}
 }
@@ -268,7 +248,7 @@ func TestPay_LateWhereANewOrderWouldBeRefusedIsRefundPending(t *testing.T) {
 		setup func(t *testing.T, e *env) *inventory.Order
 	}{
 		{"limit reached meanwhile", func(t *testing.T, e *env) *inventory.Order {
-			e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 2})
+			e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 2})
 			first := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 			if _, _, err := e.store.Cancel(context.Background(), "u1", first.ID); err != nil {
 				t.Fatal(err)
@@ -277,7 +257,7 @@ func TestPay_LateWhereANewOrderWouldBeRefusedIsRefundPending(t *testing.T) {
 			return first
 		}},
 		{"off sale meanwhile", func(t *testing.T, e *env) *inventory.Order {
-			e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10})
+			e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10})
 			first := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 			if _, _, err := e.store.Cancel(context.Background(), "u1", first.ID); err != nil {
 				t.Fatal(err)
@@ -291,7 +271,7 @@ func TestPay_LateWhereANewOrderWouldBeRefusedIsRefundPending(t *testing.T) {
 			var lines []inventory.Line
 			for i := range 20 {
 				id := fmt.Sprintf("sku-%02d", i)
-				e.createSKU(t, dynamo.NewSKU{ID: id, Stock: 15, Shards: 3})
+				e.createSKU(t, inventory.NewSKU{ID: id, Stock: 15, Shards: 3})
 				lines = append(lines, inventory.Line{SKU: id, Qty: 13}) // 3 shards a line
 			}
 			first := e.reserve(t, "u1", lines...) // 81 actions; paying late needs 101
@@ -304,15 +284,15 @@ func TestPay_LateWhereANewOrderWouldBeRefusedIsRefundPending(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, dynamo.Options{}, nil)
 			order := tc.setup(t, e)
-			skus := fmt.Sprint(e.scan(t, e.tables.SKUs))
+			skus := fmt.Sprint(e.Scan(t, e.Tables.SKUs))
 			got, res, err := e.store.Pay(context.Background(), payment(order, "late"))
-			if err != nil || res != dynamo.RefundDue || got.Status != inventory.StatusRefundPending {
+			if err != nil || res != inventory.RefundDue || got.Status != inventory.StatusRefundPending {
 				t.Fatalf("late pay: %+v %v %v, want REFUND_PENDING", got, res, err)
 			}
-			if fmt.Sprint(e.scan(t, e.tables.SKUs)) != skus {
+			if fmt.Sprint(e.Scan(t, e.Tables.SKUs)) != skus {
 				t.Error("REFUND_PENDING touched stock")
 			}
-			booktest.Check(t, e.db, e.tables)
+			e.Check(t)
 		})
 	}
 }

@@ -12,14 +12,16 @@ import (
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
-// Ledger operations (DESIGN.md, "The ledger: stock_log").
+// Ledger operations as stored in the "op" attribute of stock_log entries (see
+// inventory.Op for what each does to the counters).
 const (
-	OpReserve = "RESERVE"
-	OpRelease = "RELEASE"
-	OpCommit  = "COMMIT"
-	OpReturn  = "RETURN"
-	OpAdjust  = "ADJUST"
-	OpRepair  = "REPAIR"
+	OpReserve = string(inventory.OpReserve)
+	OpRelease = string(inventory.OpRelease)
+	OpCommit  = string(inventory.OpCommit)
+	OpReturn  = string(inventory.OpReturn)
+	OpAdjust  = string(inventory.OpAdjust)
+	OpMove    = string(inventory.OpMove)
+	OpRepair  = string(inventory.OpRepair)
 )
 
 // Item kinds, stored in the "kind" attribute so a scan can tell items apart.
@@ -46,12 +48,15 @@ func idemKey(user, key string) string {
 	return "idem#" + base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-// pendingBucket spreads PENDING orders over PendingBuckets GSI partitions.
-func pendingBucket(orderID string) string {
+// bucket spreads keys over n index partitions: FNV-1a of key, modulo n.
+func bucket(key string, n int) string {
 	h := fnv.New32a()
-	h.Write([]byte(orderID))
-	return "P" + strconv.Itoa(int(h.Sum32()%PendingBuckets))
+	h.Write([]byte(key))
+	return strconv.Itoa(int(h.Sum32() % uint32(n)))
 }
+
+// pendingBucket spreads PENDING orders over PendingBuckets GSI partitions.
+func pendingBucket(orderID string) string { return "P" + bucket(orderID, PendingBuckets) }
 
 type skuRecord struct {
 	PK           string `dynamodbav:"pk"`
@@ -63,6 +68,14 @@ type skuRecord struct {
 	OnSale       bool   `dynamodbav:"onSale"`
 	Shards       int    `dynamodbav:"shards"`
 	LimitPerUser int    `dynamodbav:"limitPerUser"`
+	SaleStartsAt int64  `dynamodbav:"saleStartsAt,omitempty"` // Unix milliseconds; 0: none
+	// Moves counts changes of where the SKU's units lie (shard count changes and MOVE
+	// transactions); a reader that sees it unchanged around its shard reads saw no
+	// unit in transit (see settledShards).
+	Moves      int    `dynamodbav:"moves"`
+	CreateHash string `dynamodbav:"createHash,omitempty"` // digest of the create request (EnsureSKU)
+	UpdatedBy  string `dynamodbav:"updatedBy,omitempty"`  // principal of the last change
+	UpdatedAt  int64  `dynamodbav:"updatedAt,omitempty"`  // Unix milliseconds of the last change
 }
 
 type shardRecord struct {
@@ -75,6 +88,10 @@ type shardRecord struct {
 	OnHand    int    `dynamodbav:"onHand"`
 	Price     int64  `dynamodbav:"price"`
 	OnSale    bool   `dynamodbav:"onSale"`
+	// Copies of the SKU record's sale start (Unix ms, 0: none) and shard count, so the
+	// reservation's condition reads them on the one item it updates.
+	SaleStartsAt int64 `dynamodbav:"saleStartsAt,omitempty"`
+	ShardCount   int   `dynamodbav:"shardCount,omitempty"`
 }
 
 type orderItemRecord struct {
@@ -102,6 +119,8 @@ type orderRecord struct {
 	CartHash         string            `dynamodbav:"cartHash"`
 	PendingBucket    string            `dynamodbav:"pendingBucket,omitempty"`
 	PendingExpiresAt int64             `dynamodbav:"pendingExpiresAt,omitempty"`
+	PrepayID         string            `dynamodbav:"prepayId,omitempty"`
+	PrepayAt         string            `dynamodbav:"prepayAt,omitempty"`
 }
 
 type idemRecord struct {
@@ -124,6 +143,7 @@ type ledgerRecord struct {
 	Shards     map[string]int `dynamodbav:"shards"`
 	At         int64          `dynamodbav:"at"` // Unix milliseconds
 	Reason     string         `dynamodbav:"reason,omitempty"`
+	By         string         `dynamodbav:"by,omitempty"` // operator entries: the caller's IAM principal ARN
 	// Shard, on REPAIR entries only, is the one shard whose counters DAvailable and
 	// DOnHand (signed) apply to; other entries spread Qty over Shards.
 	Shard *int `dynamodbav:"shard,omitempty"`
@@ -133,6 +153,8 @@ type ledgerRecord struct {
 	FixOnHand    int `dynamodbav:"fixOnHand,omitempty"`
 	// Bucket is the LedgerByTime index's hash key (see ledgerBucket).
 	Bucket string `dynamodbav:"ledgerBucket"`
+	// SKUBucket is the LedgerBySku index's hash key (see skuLedgerBucket).
+	SKUBucket string `dynamodbav:"skuBucket"`
 }
 
 const timeLayout = time.RFC3339Nano
@@ -189,7 +211,7 @@ func (r orderRecord) order() (*inventory.Order, error) {
 	o := &inventory.Order{
 		ID: r.PK, UserID: r.UserID, Status: inventory.Status(r.Status), Amount: r.Amount,
 		Currency: r.Currency, CancelReason: inventory.CancelReason(r.CancelReason),
-		TransactionID: r.TransactionID, CartHash: r.CartHash,
+		TransactionID: r.TransactionID, CartHash: r.CartHash, PrepayID: r.PrepayID,
 	}
 	var err error
 	if o.CreatedAt, err = parseTime(r.CreatedAt); err != nil {
@@ -202,6 +224,9 @@ func (r orderRecord) order() (*inventory.Order, error) {
 		return nil, err
 	}
 	if o.CancelledAt, err = optionalTime(r.CancelledAt); err != nil {
+		return nil, err
+	}
+	if o.PrepayAt, err = optionalTime(r.PrepayAt); err != nil {
 		return nil, err
 	}
 	for _, it := range r.Items {

@@ -3,17 +3,9 @@ package dynamo
 import (
 	"context"
 	"fmt"
-	"iter"
-	"maps"
-	"math/rand/v2"
-	"slices"
-	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -33,12 +25,20 @@ func (s *Store) Cancel(ctx context.Context, userID, orderID string) (*inventory.
 	if err != nil {
 		return nil, false, err
 	}
+	return s.CancelOrder(ctx, order)
+}
+
+// CancelOrder is Cancel of an order the caller has read (with Order) and, when it has
+// a WeChat Pay order, settled with WeChat Pay. The release is conditioned on the order
+// still having the prepay_id it was read with: a payment started since makes it fail
+// with an error wrapping inventory.ErrBusy, nothing released (ask WeChat Pay again).
+func (s *Store) CancelOrder(ctx context.Context, order *inventory.Order) (*inventory.Order, bool, error) {
 	order, released, err := s.release(ctx, order, inventory.CancelUser)
 	if err != nil {
 		return nil, false, err
 	}
-	if order.Status != inventory.StatusCancelled {
-		return nil, false, fmt.Errorf("cancel order %s (%s): %w", order.ID, order.Status, inventory.ErrNotCancellable)
+	if err := order.CheckCancelled(); err != nil {
+		return nil, false, err
 	}
 	return order, released, nil
 }
@@ -60,15 +60,18 @@ func (s *Store) Expire(ctx context.Context, orderID string) (*inventory.Order, b
 	if order == nil {
 		return nil, false, fmt.Errorf("expire order %s: %w", orderID, inventory.ErrOrderNotFound)
 	}
-	if order.Status != inventory.StatusPending || s.now().Before(order.ExpiresAt) {
+	return s.ExpireOrder(ctx, order)
+}
+
+// ExpireOrder is Expire of an order the caller has read (with Lookup) and, when it has
+// a WeChat Pay order, settled with WeChat Pay; a payment started since the read makes
+// it fail as CancelOrder does.
+func (s *Store) ExpireOrder(ctx context.Context, order *inventory.Order) (*inventory.Order, bool, error) {
+	if !order.Expired(s.now()) {
 		return order, false, nil
 	}
 	return s.release(ctx, order, inventory.CancelTimeout)
 }
-
-// maxTransitionRounds bounds the transactions one release or payment sends; rounds after the
-// first only run when the order changed meanwhile or a counter had drifted.
-const maxTransitionRounds = 4
 
 // release cancels order (read just before) with reason and gives its stock back, in
 // one TransactWriteItems: the order's status PENDING → CANCELLED (conditioned on
@@ -78,16 +81,17 @@ const maxTransitionRounds = 4
 // the status condition changes nothing; the order is then read again and returned.
 func (s *Store) release(ctx context.Context, order *inventory.Order, reason inventory.CancelReason) (*inventory.Order, bool, error) {
 	now := s.now()
+	seen := order.PrepayID
 	giveBack := map[string]bool{} // SKU → its counter is given back
 	for _, it := range order.Items {
 		giveBack[it.SKU] = it.Limited
 	}
 	for range maxTransitionRounds {
-		if order.Status != inventory.StatusPending {
-			return order, false, nil
+		if !order.Status.CanBecome(inventory.StatusCancelled) {
+			return order, false, nil // paid or released meanwhile
 		}
 		t := s.releaseTx(order, reason, now, giveBack)
-		res, failed, err := s.send(ctx, t, func(o *inventory.Order) bool {
+		res, failed, err := s.sendTransition(ctx, t, order.ID, func(o *inventory.Order) bool {
 			return o.Status == inventory.StatusCancelled && o.CancelledAt != nil && o.CancelledAt.Equal(now)
 		})
 		switch {
@@ -102,13 +106,16 @@ func (s *Store) release(ctx context.Context, order *inventory.Order, reason inve
 			if order, err = s.mustOrder(ctx, order.ID); err != nil {
 				return nil, false, err
 			}
+			if order.Status == inventory.StatusPending && order.PrepayID != seen {
+				return nil, false, fmt.Errorf("release order %s: a WeChat Pay order was opened meanwhile: %w", order.ID, inventory.ErrBusy)
+			}
 			continue
 		}
 		// A purchase counter that holds less than the order counted on it (changed by
 		// hand) is skipped in the next round; anything else means the books are off.
 		for _, a := range failed {
-			if a.kind != roleLimit {
-				return nil, false, booksOff("release", order.ID, failed)
+			if a.kind != partLimit {
+				return nil, false, booksOff(t.what, failed)
 			}
 			giveBack[a.sku] = false
 		}
@@ -116,92 +123,31 @@ func (s *Store) release(ctx context.Context, order *inventory.Order, reason inve
 	return nil, false, fmt.Errorf("release order %s: %d rounds without an answer: %w", order.ID, maxTransitionRounds, inventory.ErrBusy)
 }
 
-// releaseTx builds the release transaction of order.
-func (s *Store) releaseTx(order *inventory.Order, reason inventory.CancelReason, now time.Time, giveBack map[string]bool) *transition {
-	upd := expression.Set(expression.Name("status"), expression.Value(string(inventory.StatusCancelled))).
+// releaseTx builds the release transaction of order: the status change, then per
+// line the RELEASE of its units on the shards they came from (conditioned on reserved
+// >= q, so available never passes on-hand) and, when giveBack says so, the units
+// given back on the user's purchase counter.
+func (s *Store) releaseTx(order *inventory.Order, reason inventory.CancelReason, now time.Time, giveBack map[string]bool) *txn {
+	t := s.newTxn("release order " + order.ID)
+	// The order's transition, conditioned on PENDING with the prepay_id as read.
+	t.update(part{kind: partOrder}, t.s.tables.Orders, order.ID, expression.Set(expression.Name("status"), expression.Value(string(inventory.StatusCancelled))).
 		Set(expression.Name("cancelReason"), expression.Value(string(reason))).
 		Set(expression.Name("cancelledAt"), expression.Value(formatTime(now))).
 		Remove(expression.Name("pendingBucket")).
-		Remove(expression.Name("pendingExpiresAt"))
-	t := s.newTransition("release", order, inventory.StatusPending, upd)
-	avail, reserved := expression.Name("available"), expression.Name("reserved")
-	for _, line := range order.Items {
-		for _, n := range slices.Sorted(maps.Keys(line.Shards)) {
-			q := line.Shards[n]
-			t.shard(s, line.SKU, n, expression.Set(avail, avail.Plus(expression.Value(q))).Add(reserved, expression.Value(-q)),
-				reserved.GreaterThanEqual(expression.Value(q)))
-		}
+		Remove(expression.Name("pendingExpiresAt")), pendingAsSeen(order))
+	ref := entryRef{key: order.ID, ref: order.ID, reason: string(reason), at: now.UnixMilli()}
+	for i, line := range order.Items {
 		if giveBack[line.SKU] {
 			bought := expression.Name("bought")
-			t.counter(s, line.SKU, order.UserID, expression.Add(bought, expression.Value(-line.Qty)), bought.GreaterThanEqual(expression.Value(line.Qty)))
+			t.counter(i, line.SKU, order.UserID, expression.Add(bought, expression.Value(-line.Qty)), bought.GreaterThanEqual(expression.Value(line.Qty)))
 		}
-		t.ledger(s, ledgerRecord{
-			PK: ledgerKey(order.ID, OpRelease, line.SKU), Ref: order.ID, Op: OpRelease, SKU: line.SKU,
-			Qty: line.Qty, DAvailable: line.Qty, Shards: shardsToRecord(line.Shards), At: now.UnixMilli(), Reason: string(reason),
-		})
+		t.lineStock(i, line, ref, reservedAtLeast, inventory.OpRelease)
 	}
 	return t
 }
 
-// mustOrder reads an order that must exist.
-func (s *Store) mustOrder(ctx context.Context, id string) (*inventory.Order, error) {
-	order, err := s.order(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if order == nil {
-		return nil, fmt.Errorf("order %s vanished: %w", id, inventory.ErrOrderNotFound)
-	}
-	return order, nil
-}
-
-// DuePending lists the ids of orders that the PendingByExpiry index shows as PENDING
-// with pendingExpiresAt at or before `before`, bucket by bucket (starting at a random
-// bucket, so a sweep cut short by its deadline does not always favour the same
-// buckets), a page (up to 1 MB, DynamoDB API Reference, Query) at a time. The index is
-// eventually consistent and may still show an order that has just been paid or
-// cancelled: callers act through Expire, which reads the order first. Iteration stops
-// at the first error.
-func (s *Store) DuePending(ctx context.Context, before time.Time) iter.Seq2[string, error] {
-	return func(yield func(string, error) bool) {
-		first := rand.IntN(PendingBuckets)
-		for i := range PendingBuckets {
-			b := (first + i) % PendingBuckets
-			key := expression.Key("pendingBucket").Equal(expression.Value("P" + strconv.Itoa(b))).
-				And(expression.Key("pendingExpiresAt").LessThanEqual(expression.Value(before.UnixMilli())))
-			// The status filter drops what the index still shows after a release or a
-			// payment (index lag; see the package doc on sparse-index removal).
-			expr, err := expression.NewBuilder().WithKeyCondition(key).
-				WithFilter(expression.Name("status").Equal(expression.Value(string(inventory.StatusPending)))).
-				WithProjection(expression.NamesList(expression.Name("pk"))).Build()
-			if err != nil {
-				yield("", fmt.Errorf("build pending query: %w", err))
-				return
-			}
-			pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-				TableName: aws.String(s.tables.Orders), IndexName: aws.String(PendingIndex),
-				KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(), FilterExpression: expr.Filter(),
-				ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-			})
-			for pages.HasMorePages() {
-				page, err := pages.NextPage(ctx)
-				if err != nil {
-					yield("", s.storeError("query pending orders", err))
-					return
-				}
-				for _, item := range page.Items {
-					var rec struct {
-						PK string `dynamodbav:"pk"`
-					}
-					if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
-						yield("", fmt.Errorf("decode pending order key: %w", err))
-						return
-					}
-					if !yield(rec.PK, nil) {
-						return
-					}
-				}
-			}
-		}
-	}
+// reservedAtLeast is the condition of a shard update that takes q reserved units
+// (release, commit): reserved >= q.
+func reservedAtLeast(q int) expression.ConditionBuilder {
+	return expression.Name("reserved").GreaterThanEqual(expression.Value(q))
 }

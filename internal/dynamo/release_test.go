@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/testkit"
@@ -32,31 +31,18 @@ func (e *env) reserve(t testing.TB, user string, lines ...inventory.Line) *inven
 	return order
 }
 
-// releases counts the RELEASE ledger entries of an order.
-func (e *env) releases(t testing.TB, orderID string) int {
-	t.Helper()
-	n := 0
-	for _, it := range e.scan(t, e.tables.StockLog) {
-		if it["op"] == dynamo.OpRelease && it["ref"] == orderID {
-			n++
-		}
-	}
-	return n
-}
-
 func TestExpire_LeavesAnOrderAloneUntilItsWindowEnds(t *testing.T) {
 	c := newClock()
-	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: 15 * time.Minute}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: 15 * time.Minute}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
-	before := e.scan(t, e.tables.Orders)
+	before := e.Scan(t, e.Tables.Orders)
 
 	c.Advance(15*time.Minute - time.Millisecond)
 	got, released, err := e.store.Expire(context.Background(), order.ID)
 	if err != nil || released || got.Status != inventory.StatusPending {
 		t.Fatalf("before expiry: %+v released=%v err=%v; want PENDING, nothing released", got, released, err)
 	}
-	if after := e.scan(t, e.tables.Orders); !slices.EqualFunc(before, after, func(a, b map[string]any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
+	if after := e.Scan(t, e.Tables.Orders); !slices.EqualFunc(before, after, func(a, b map[string]any) bool { return fmt.Sprint(a) == fmt.Sprint(b) }) {
 		t.Error("Expire before the order was due changed the orders table")
 	}
 
@@ -65,14 +51,12 @@ func TestExpire_LeavesAnOrderAloneUntilItsWindowEnds(t *testing.T) {
 	if err != nil || !released || got.Status != inventory.StatusCancelled || got.CancelReason != inventory.CancelTimeout {
 		t.Fatalf("at expiry: %+v released=%v err=%v; want CANCELLED (TIMEOUT), released", got, released, err)
 	}
-	if b := e.books(t, "cup"); b.available != 5 {
-		t.Errorf("available %d after release, want 5", b.available)
-	}
+	e.checkAvailable(t, "cup", 5)
 	read, err := e.store.Order(context.Background(), "u1", order.ID)
 	if err != nil || read.Status != inventory.StatusCancelled || read.CancelledAt == nil || !read.CancelledAt.Equal(c.Now()) {
 		t.Errorf("stored order %+v (%v), want CANCELLED at %v", read, err, c.Now())
 	}
-	booktest.Check(t, e.db, e.tables)
+	e.Check(t)
 }
 
 func TestExpire_UnknownOrderIsNotFound(t *testing.T) {
@@ -86,9 +70,7 @@ func TestExpire_UnknownOrderIsNotFound(t *testing.T) {
 // order is released exactly once and the books balance.
 func TestRelease_ConcurrentExpiresAndCancelsReleaseEachOrderOnce(t *testing.T) {
 	c := newClock()
-	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 40, Shards: 4, LimitPerUser: 3})
-	e.createSKU(t, dynamo.NewSKU{ID: "saucer", Stock: 40})
+	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil, inventory.NewSKU{ID: "cup", Stock: 40, Shards: 4, LimitPerUser: 3}, inventory.NewSKU{ID: "saucer", Stock: 40})
 	var orders []*inventory.Order
 	for i := range 8 {
 		orders = append(orders, e.reserve(t, fmt.Sprintf("u%d", i), inventory.Line{SKU: "cup", Qty: 3}, inventory.Line{SKU: "saucer", Qty: 2}))
@@ -115,19 +97,16 @@ func TestRelease_ConcurrentExpiresAndCancelsReleaseEachOrderOnce(t *testing.T) {
 		t.Errorf("%d calls said they released, want exactly %d (one per order)", got, len(orders))
 	}
 	for _, o := range orders {
-		if n := e.releases(t, o.ID); n != 2 {
+		if n := e.Ops(t, o.ID)[dynamo.OpRelease]; n != 2 {
 			t.Errorf("order %s has %d RELEASE entries, want 2 (one per line)", o.ID, n)
 		}
 	}
-	if b := e.books(t, "cup"); b.available != 40 {
-		t.Errorf("cup available %d, want 40", b.available)
-	}
-	booktest.Check(t, e.db, e.tables)
+	e.checkAvailable(t, "cup", 40)
+	e.Check(t)
 }
 
 func TestCancel_AnswersPerOwnerAndStatus(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
 	order := e.reserve(t, "owner", inventory.Line{SKU: "cup", Qty: 1})
 	for _, tc := range []struct {
 		name, user, id string
@@ -152,29 +131,25 @@ func TestCancel_AnswersPerOwnerAndStatus(t *testing.T) {
 	if err != nil || released || !again.CancelledAt.Equal(*first.CancelledAt) {
 		t.Errorf("second cancel: %+v released=%v err=%v; want the same CANCELLED order, nothing released", again, released, err)
 	}
-	if b := e.books(t, "cup"); b.available != 5 {
-		t.Errorf("available %d, want 5", b.available)
-	}
-	booktest.Check(t, e.db, e.tables)
+	e.checkAvailable(t, "cup", 5)
+	e.Check(t)
 }
 
 func TestCancel_PaidOrderIsNotCancellable(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
 	order := e.reserve(t, "owner", inventory.Line{SKU: "cup", Qty: 1})
-	e.setOrderStatus(t, order.ID, "PAID")
-	before := e.scan(t, e.tables.SKUs)
+	e.Set(t, e.Tables.Orders, order.ID, "status", "PAID")
+	before := e.Scan(t, e.Tables.SKUs)
 	if _, _, err := e.store.Cancel(context.Background(), "owner", order.ID); !errors.Is(err, inventory.ErrNotCancellable) {
 		t.Errorf("err = %v, want ErrNotCancellable", err)
 	}
-	if after := e.scan(t, e.tables.SKUs); fmt.Sprint(before) != fmt.Sprint(after) {
+	if after := e.Scan(t, e.Tables.SKUs); fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Error("cancelling a PAID order changed stock")
 	}
 }
 
 func TestRelease_GivesThePurchaseLimitBack(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 2})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); !errors.Is(err, inventory.ErrLimitExceeded) {
 		t.Fatalf("third unit: err = %v, want LIMIT_EXCEEDED", err)
@@ -183,24 +158,21 @@ func TestRelease_GivesThePurchaseLimitBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
-	booktest.Check(t, e.db, e.tables)
+	e.Check(t)
 }
 
 // A purchase counter lowered by hand below what the order counted must not block the
 // release of its stock: the stock comes back, the counter is left alone.
 func TestRelease_ReleasesStockWhenThePurchaseCounterDrifted(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 5})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3})
-	e.setOrderAttr(t, "limit#cup#u1", "bought", 1)
+	e.Set(t, e.Tables.Orders, "limit#cup#u1", "bought", 1)
 	_, released, err := e.store.Cancel(context.Background(), "u1", order.ID)
 	if err != nil || !released {
 		t.Fatalf("released=%v err=%v, want released", released, err)
 	}
-	if b := e.books(t, "cup"); b.available != 10 {
-		t.Errorf("available %d, want 10", b.available)
-	}
-	for _, it := range e.scan(t, e.tables.Orders) {
+	e.checkAvailable(t, "cup", 10)
+	for _, it := range e.Scan(t, e.Tables.Orders) {
 		if it["pk"] == "limit#cup#u1" && it["bought"] != 1.0 {
 			t.Errorf("counter %v, want left at 1", it["bought"])
 		}
@@ -210,23 +182,21 @@ func TestRelease_ReleasesStockWhenThePurchaseCounterDrifted(t *testing.T) {
 // A shard whose reserved counter holds less than the order reserved means the books
 // are already off: the release refuses, changes nothing, and says so.
 func TestRelease_RefusesWhenAShardHoldsLessReservedThanTheOrder(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3})
-	e.setAttr(t, "cup#shard#0", "reserved", 2)
-	skus, orders, ledger := e.scan(t, e.tables.SKUs), e.scan(t, e.tables.Orders), e.scan(t, e.tables.StockLog)
+	e.Set(t, e.Tables.SKUs, "cup#shard#0", "reserved", 2)
+	skus, orders, ledger := e.Scan(t, e.Tables.SKUs), e.Scan(t, e.Tables.Orders), e.Scan(t, e.Tables.StockLog)
 	if _, _, err := e.store.Cancel(context.Background(), "u1", order.ID); err == nil {
 		t.Fatal("release succeeded over a drifted reserved counter")
 	}
-	if fmt.Sprint(skus, orders, ledger) != fmt.Sprint(e.scan(t, e.tables.SKUs), e.scan(t, e.tables.Orders), e.scan(t, e.tables.StockLog)) {
+	if fmt.Sprint(skus, orders, ledger) != fmt.Sprint(e.Scan(t, e.Tables.SKUs), e.Scan(t, e.Tables.Orders), e.Scan(t, e.Tables.StockLog)) {
 		t.Error("a refused release changed the tables")
 	}
 }
 
 func TestDuePending_ListsOnlyDuePendingOrdersAcrossBuckets(t *testing.T) {
 	c := newClock()
-	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 100})
+	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil, inventory.NewSKU{ID: "cup", Stock: 100})
 	due := map[string]bool{}
 	for i := range 40 {
 		due[e.reserve(t, fmt.Sprintf("u%d", i), inventory.Line{SKU: "cup", Qty: 1}).ID] = true
@@ -277,8 +247,7 @@ func TestLeavingPending_RemovesTheIndexKeys(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}
-	e := newEnv(t, dynamo.Options{}, capture)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10})
+	e := newEnv(t, dynamo.Options{}, capture, inventory.NewSKU{ID: "cup", Stock: 10})
 	for _, leave := range []func(o *inventory.Order) error{
 		func(o *inventory.Order) error {
 			_, _, err := e.store.Cancel(context.Background(), o.UserID, o.ID)

@@ -73,7 +73,7 @@ func TestReserve_ConcurrentBuyersNeverOversellNorFalselyReject(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%d buyers on %d units in %d shards", tc.buyers, tc.stock, tc.shards), func(t *testing.T) {
 			e := newEnv(t, dynamo.Options{}, nil)
-			e.createSKU(t, dynamo.NewSKU{ID: "cup-01", Stock: tc.stock, Shards: tc.shards})
+			e.createSKU(t, inventory.NewSKU{ID: "cup-01", Stock: tc.stock, Shards: tc.shards})
 			var got outcome
 			parallel(tc.buyers, func(i int) {
 				got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{
@@ -98,8 +98,7 @@ func TestReserve_ConcurrentBuyersNeverOversellNorFalselyReject(t *testing.T) {
 // With stock that only goes down, a STOCK_OUT for q units is false if, at the end,
 // q units are still available: they were available when it was answered too.
 func TestReserve_ShardedStockNeverAnswersStockOutWhileShardsCanServe(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "mug", Stock: 60, Shards: 4})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "mug", Stock: 60, Shards: 4})
 	const buyers = 120
 	qty := make([]int, buyers)
 	errs := make([]error, buyers)
@@ -133,7 +132,7 @@ func TestReserve_ShardedStockNeverAnswersStockOutWhileShardsCanServe(t *testing.
 
 func TestReserve_SplitsALineAcrossShardsWhenNoSingleShardSuffices(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "vase", Stock: 12, Shards: 4}) // 3 units per shard
+	e.createSKU(t, inventory.NewSKU{ID: "vase", Stock: 12, Shards: 4}) // 3 units per shard
 	order, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "vase", Qty: 12})})
 	if err != nil {
 		t.Fatalf("12 of 12 units over 4 shards: %v", err)
@@ -149,9 +148,7 @@ func TestReserve_SplitsALineAcrossShardsWhenNoSingleShardSuffices(t *testing.T) 
 }
 
 func TestReserve_MultiSKUCartIsAllOrNothing(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10})
-	e.createSKU(t, dynamo.NewSKU{ID: "saucer", Stock: 3, Shards: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10}, inventory.NewSKU{ID: "saucer", Stock: 3, Shards: 2})
 	ctx := context.Background()
 
 	_, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "u", Cart: cart(t,
@@ -182,8 +179,7 @@ func TestReserve_MultiSKUCartIsAllOrNothing(t *testing.T) {
 }
 
 func TestReserve_PerUserLimitHoldsUnderParallelRequests(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 100, LimitPerUser: 2, Shards: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 100, LimitPerUser: 2, Shards: 2})
 	var got outcome
 	parallel(20, func(int) {
 		got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "greedy", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}))
@@ -199,8 +195,7 @@ func TestReserve_PerUserLimitHoldsUnderParallelRequests(t *testing.T) {
 }
 
 func TestReserve_SameIdempotencyKeyInParallelReservesOnce(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 50})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 50})
 	var got outcome
 	parallel(20, func(int) {
 		got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{
@@ -216,14 +211,14 @@ func TestReserve_SameIdempotencyKeyInParallelReservesOnce(t *testing.T) {
 	}
 	b.checkBalanced(t, 50)
 
-	before := e.scan(t, e.tables.Orders)
+	before := e.Scan(t, e.Tables.Orders)
 	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{
 		UserID: "u", IdempotencyKey: "k-1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 3}),
 	})
 	if !errors.Is(err, inventory.ErrIdempotencyKeyReused) {
 		t.Errorf("same key, other cart: %v, want IDEMPOTENCY_KEY_REUSED", err)
 	}
-	if after := e.scan(t, e.tables.Orders); len(after) != len(before) {
+	if after := e.Scan(t, e.Tables.Orders); len(after) != len(before) {
 		t.Errorf("a reused key wrote orders: %d items before, %d after", len(before), len(after))
 	}
 	// Another user's identical key is a different key.
@@ -237,13 +232,12 @@ func TestReserve_SameIdempotencyKeyInParallelReservesOnce(t *testing.T) {
 // Two stores stand for two warm Lambda containers: one caches the SKU as on sale,
 // the other takes it off sale; the first must not sell from its stale cache.
 func TestReserve_OffSaleWinsOverAStaleCache(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5, Shards: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5, Shards: 2})
 	ctx := context.Background()
 	if _, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "a", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err)
 	}
-	operator := dynamo.New(e.db, e.tables, dynamo.Options{})
+	operator := dynamo.New(e.DB, e.Tables, dynamo.Options{})
 	if err := operator.SetOnSale(ctx, "cup", false); err != nil {
 		t.Fatal(err)
 	}
@@ -256,8 +250,7 @@ func TestReserve_OffSaleWinsOverAStaleCache(t *testing.T) {
 
 func TestReserve_IdempotencyKeyExpiresAfter24Hours(t *testing.T) {
 	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	e := newEnv(t, dynamo.Options{Now: func() time.Time { return now }}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{Now: func() time.Time { return now }}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
 	req := dynamo.ReserveRequest{UserID: "u", IdempotencyKey: "k", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}
 	first, _, err := e.store.Reserve(context.Background(), req)
 	if err != nil {
@@ -281,7 +274,7 @@ func TestReserve_ReplaysAKeyedOrderAfterItsSKUSoldOut(t *testing.T) {
 	for _, shards := range []int{1, 4} {
 		t.Run(fmt.Sprint(shards, " shards"), func(t *testing.T) {
 			e := newEnv(t, dynamo.Options{}, nil)
-			e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 4, Shards: shards})
+			e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 4, Shards: shards})
 			req := dynamo.ReserveRequest{UserID: "u", IdempotencyKey: "last-units", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 4})}
 			first, _, err := e.store.Reserve(context.Background(), req)
 			if err != nil {
@@ -305,8 +298,7 @@ func TestReserve_ReplaysAKeyedOrderAfterItsSKUSoldOut(t *testing.T) {
 
 // A raised per-user limit applies at once, even in a container that cached the old one.
 func TestReserve_RaisedLimitIsNotRefusedFromAStaleCache(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 1})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 1})
 	ctx := context.Background()
 	buy := func(user string, qty int) error {
 		_, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: qty})})
@@ -315,7 +307,7 @@ func TestReserve_RaisedLimitIsNotRefusedFromAStaleCache(t *testing.T) {
 	if err := buy("u", 1); err != nil { // caches limit 1
 		t.Fatal(err)
 	}
-	e.setAttr(t, "cup", "limitPerUser", 3) // an operator raises the limit
+	e.Set(t, e.Tables.SKUs, "cup", "limitPerUser", 3) // an operator raises the limit
 	if err := buy("u", 1); err != nil {
 		t.Errorf("second unit under the raised limit: %v", err)
 	}
@@ -335,11 +327,11 @@ func TestReserve_WideCartOfShardedSKUsSucceedsOnAColdCache(t *testing.T) {
 	var lines []inventory.Line
 	for i := range 20 {
 		id := fmt.Sprintf("t%02d", i)
-		e.createSKU(t, dynamo.NewSKU{ID: id, Stock: 64, Shards: 16, LimitPerUser: 100}) // 4 units per shard
+		e.createSKU(t, inventory.NewSKU{ID: id, Stock: 64, Shards: 16, LimitPerUser: 100}) // 4 units per shard
 		lines = append(lines, inventory.Line{SKU: id, Qty: 8})
 	}
 	for _, n := range []int{6, 20} {
-		fresh := dynamo.New(e.db, e.tables, dynamo.Options{}) // a cold container
+		fresh := dynamo.New(e.DB, e.Tables, dynamo.Options{}) // a cold container
 		if _, _, err := fresh.Reserve(context.Background(), dynamo.ReserveRequest{UserID: fmt.Sprint("u", n), Cart: cart(t, lines[:n]...)}); err != nil {
 			t.Errorf("%d lines of 8 units over 4-unit shards: %v", n, err)
 		}
@@ -350,18 +342,16 @@ func TestReserve_WideCartOfShardedSKUsSucceedsOnAColdCache(t *testing.T) {
 }
 
 // Two lines each spread thin over 64 one-unit shards cannot fit in one transaction:
-// the cart is refused whole (BUSY), and nothing moves.
+// the cart is refused whole (CART_TOO_LARGE), and nothing moves.
 func TestReserve_RefusesACartTooWideForOneTransactionAndChangesNothing(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, dynamo.NewSKU{ID: "p1", Stock: 64, Shards: 64})
-	e.createSKU(t, dynamo.NewSKU{ID: "p2", Stock: 64, Shards: 64})
-	before := e.scan(t, e.tables.SKUs)
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "p1", Stock: 64, Shards: 64}, inventory.NewSKU{ID: "p2", Stock: 64, Shards: 64})
+	before := e.Scan(t, e.Tables.SKUs)
 	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t,
 		inventory.Line{SKU: "p1", Qty: 64}, inventory.Line{SKU: "p2", Qty: 64})})
-	if !errors.Is(err, inventory.ErrBusy) {
-		t.Fatalf("131 actions: %v, want BUSY", err)
+	if !errors.Is(err, inventory.ErrCartTooLarge) {
+		t.Fatalf("131 actions: %v, want CART_TOO_LARGE", err)
 	}
-	if after := e.scan(t, e.tables.SKUs); !reflect.DeepEqual(before, after) {
+	if after := e.Scan(t, e.Tables.SKUs); !reflect.DeepEqual(before, after) {
 		t.Error("a refused cart changed shard items")
 	}
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "p1", Qty: 64})}); err != nil {
@@ -376,7 +366,7 @@ func TestReserve_ParallelCopiesOfAKeyedRequestAllGetTheOrderOnShardedStock(t *te
 	for _, shards := range []int{4, 64} {
 		t.Run(fmt.Sprint(shards, " shards"), func(t *testing.T) {
 			e := newEnv(t, dynamo.Options{}, nil)
-			e.createSKU(t, dynamo.NewSKU{ID: "k", Stock: 10 * shards / 4, Shards: shards})
+			e.createSKU(t, inventory.NewSKU{ID: "k", Stock: 10 * shards / 4, Shards: shards})
 			qty := 7 * shards / 4
 			var got outcome
 			parallel(20, func(int) {
@@ -398,7 +388,7 @@ func TestReserve_ConcurrentWideShardedCartsAreAllServedWhenStockSuffices(t *test
 	var lines []inventory.Line
 	for i := range 19 {
 		id := fmt.Sprintf("w%02d", i)
-		e.createSKU(t, dynamo.NewSKU{ID: id, Stock: 2000, Shards: 64})
+		e.createSKU(t, inventory.NewSKU{ID: id, Stock: 2000, Shards: 64})
 		lines = append(lines, inventory.Line{SKU: id, Qty: 100})
 	}
 	var got outcome
@@ -413,19 +403,19 @@ func TestReserve_ConcurrentWideShardedCartsAreAllServedWhenStockSuffices(t *test
 	}
 }
 
-// Split lines normally spread over random shards; when that would overflow one
-// transaction, they are planned again over the fullest shards.
-func TestReserve_PlansSplitLinesOverTheFullestShardsWhenRandomOnesDoNotFit(t *testing.T) {
+// Split lines planned from stale hints are planned again from a strongly consistent
+// read of the shards, over the fullest ones, when they would overflow one transaction.
+func TestReserve_PlansSplitLinesOverTheFullestShardsWhenStaleHintsDoNotFit(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
 	var lines []inventory.Line
 	for i := range 8 { // 8 lines over random shards would need ~260 updates
 		id := fmt.Sprint("s", i)
-		e.createSKU(t, dynamo.NewSKU{ID: id, Stock: 64, Shards: 64}) // one unit per shard
-		e.setAttr(t, id+"#shard#0", "available", 60)                 // then a restock lands on shard 0
-		e.setAttr(t, id+"#shard#0", "onHand", 60)
+		e.createSKU(t, inventory.NewSKU{ID: id, Stock: 64, Shards: 64}) // one unit per shard
+		e.Set(t, e.Tables.SKUs, id+"#shard#0", "available", 60)         // then a restock lands on shard 0
+		e.Set(t, e.Tables.SKUs, id+"#shard#0", "onHand", 60)
 		lines = append(lines, inventory.Line{SKU: id, Qty: 61}) // no shard covers a line alone
 	}
-	order, _, err := dynamo.New(e.db, e.tables, dynamo.Options{}).Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, lines...)})
+	order, _, err := dynamo.New(e.DB, e.Tables, dynamo.Options{}).Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, lines...)})
 	if err != nil {
 		t.Fatalf("8 lines of 61 over a 60-unit shard and 63 one-unit shards: %v", err)
 	}
@@ -436,11 +426,11 @@ func TestReserve_PlansSplitLinesOverTheFullestShardsWhenRandomOnesDoNotFit(t *te
 	}
 	// What is left (62 one-unit shards per SKU) could serve the cart again, but only
 	// with 8 × 61 shard updates: refused whole, nothing changed.
-	before := e.scan(t, e.tables.SKUs)
-	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "v", Cart: cart(t, lines...)}); !errors.Is(err, inventory.ErrBusy) {
-		t.Errorf("a cart needing 497 actions: %v, want BUSY", err)
+	before := e.Scan(t, e.Tables.SKUs)
+	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "v", Cart: cart(t, lines...)}); !errors.Is(err, inventory.ErrCartTooLarge) {
+		t.Errorf("a cart needing 497 actions: %v, want CART_TOO_LARGE", err)
 	}
-	if after := e.scan(t, e.tables.SKUs); !reflect.DeepEqual(before, after) {
+	if after := e.Scan(t, e.Tables.SKUs); !reflect.DeepEqual(before, after) {
 		t.Error("a refused cart changed shard items")
 	}
 }

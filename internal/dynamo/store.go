@@ -11,17 +11,19 @@
 // Every table has a string partition key "pk" and no sort key.
 //
 //   - skus: the SKU record (pk = skuId: name, price, currency, onSale, shards,
-//     limitPerUser) and its stock shard items (pk = skuId#shard#n, n = 0..shards-1:
-//     available, reserved, onHand, and copies of price and onSale so the reservation's
-//     condition reads one item). Every write keeps available + reserved = onHand on
+//     limitPerUser, saleStartsAt, moves, updatedBy/updatedAt) and its stock shard items
+//     (pk = skuId#shard#n, n = 0..shards-1: available, reserved, onHand, and copies of
+//     price, onSale, saleStartsAt and the shard count so the reservation's condition
+//     reads one item). The latest reconcile report is kept at pk reconcile#report. Every write keeps available + reserved = onHand on
 //     each shard: a reservation moves units from available to reserved, a release
 //     back (conditioned on reserved >= q, so available can never pass onHand). Each shard has its own partition key, so a hot SKU split into N
 //     shards spreads its writes over N partitions (DynamoDB serves about 1,000 write
 //     units per second per partition: Developer Guide, "Partitions and data distribution").
 //   - orders: orders (pk = orderId), per-user purchase counters (pk =
-//     limit#skuId#userId, attribute bought) and idempotency records (pk = idem#digest,
-//     expired through the table's TTL attribute "ttl"). Order ids cannot contain '#',
-//     so the three never collide. PENDING orders carry pendingBucket (P0..P15) and
+//     limit#skuId#userId, attribute bought), idempotency records (pk = idem#digest)
+//     and request-shaping window items (pk = shape#digest(user)#windowStart, one
+//     token set "r:skuId" per SKU), the last two expired through the table's TTL
+//     attribute "ttl". Order ids cannot contain '#', so they never collide. PENDING orders carry pendingBucket (P0..P15) and
 //     pendingExpiresAt (Unix milliseconds), the keys of the sparse GSI PendingByExpiry.
 //     The skus table also holds reconcile's per-SKU checkpoints (pk = skuId#checkpoint)
 //     and its watermark (pk = reconcile#watermark).
@@ -36,11 +38,16 @@
 // counts seen say can (unknown counts count as able). When none can, the line is
 // split over the fullest shards. A shard that turns out short makes every sharded line
 // of the cart re-read its shards (one BatchGetItem) and plan again; STOCK_OUT is only
-// answered from such a strongly consistent read. Units never move between shards: a
-// shard's available count only falls with reservations and rises with releases, which
-// is what makes a sum of per-shard reads a sound basis for STOCK_OUT. A cart whose
+// answered from such a strongly consistent read. Between reshards a shard's available
+// count only falls with reservations and rises with releases and restocks, which is
+// what makes a sum of per-shard reads a sound basis for STOCK_OUT. A reshard (see
+// Reshard) moves available units between shards in MOVE transactions that each bump
+// the SKU record's move counter, and STOCK_OUT is only answered from shard reads that
+// an unchanged counter brackets (settledShards), so units in transit are never counted
+// missing. Shard items carry the shard count (shardCount): a plan made on an old
+// count fails its condition and is made again. A cart whose
 // lines would need more than the 100 actions one transaction may hold (many lines,
-// each split thin over many shards) is refused with ErrBusy: keep shards few and full.
+// each split thin over many shards) is refused with inventory.ErrCartTooLarge: keep shards few and full.
 //
 // # Outcomes
 //
@@ -63,6 +70,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // PendingIndex is the sparse GSI of PENDING orders on the orders table, hash key
@@ -101,6 +110,10 @@ type Options struct {
 	MaxRounds int
 	// Now returns the current time; default time.Now.
 	Now func() time.Time
+	// Shaping refuses one user's order requests for one SKU beyond a rate before any
+	// stock is touched, at the cost of one conditional write per request (see
+	// inventory.Shaping); zero is off.
+	Shaping inventory.Shaping
 }
 
 // Store reads and writes stock, orders and the ledger. It is safe for concurrent use.
@@ -130,6 +143,10 @@ func New(db *dynamodb.Client, tables Tables, opts Options) *Store {
 
 func (s *Store) now() time.Time { return s.opts.Now().UTC() }
 
+// Now is the store's clock (Options.Now) in UTC: the time reservations are
+// conditioned on, so that a sale start is judged by one clock.
+func (s *Store) Now() time.Time { return s.now() }
+
 // MaxAttempts is how many times the SDK sends one DynamoDB request before giving up.
 const MaxAttempts = 5
 
@@ -151,23 +168,19 @@ func ClientOptions(o *dynamodb.Options) {
 	})
 }
 
-func jitterBackoff(attempt int, _ error) (time.Duration, error) {
-	ceiling := min(25*time.Millisecond<<min(attempt, 8), 400*time.Millisecond)
-	return rand.N(ceiling) + time.Millisecond, nil
+// Backoff bounds (see ClientOptions).
+const (
+	backoffBase = 25 * time.Millisecond
+	backoffCap  = 400 * time.Millisecond
+)
+
+// jitter is the full-jitter exponential backoff before attempt n: a random wait
+// below backoffBase × 2^n, capped at backoffCap, plus a millisecond.
+func jitter(n int) time.Duration {
+	return rand.N(min(backoffBase<<min(n, 8), backoffCap)) + time.Millisecond
 }
 
-// sleep waits jitterBackoff(attempt), or until ctx ends.
-func sleep(ctx context.Context, attempt int) error {
-	d, _ := jitterBackoff(attempt, nil)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+func jitterBackoff(attempt int, _ error) (time.Duration, error) { return jitter(attempt), nil }
 
 // retryableCancellation reports a cancelled transaction as retryable when no reason is
 // a failed condition or a validation error and at least one is a conflict or throttle.
@@ -199,11 +212,15 @@ func isTransient(err error) bool {
 	var rle *types.RequestLimitExceeded
 	var tce *types.TransactionConflictException
 	var tip *types.TransactionInProgressException
-	return errors.As(err, &pte) || errors.As(err, &rle) || errors.As(err, &tce) || errors.As(err, &tip)
+	var thr *types.ThrottlingException // DynamoDB API Reference, "Common Errors": ThrottlingException
+	return errors.As(err, &pte) || errors.As(err, &rle) || errors.As(err, &tce) || errors.As(err, &tip) || errors.As(err, &thr)
 }
+
+// convergeTimeout is how long the read-back after a write of unknown outcome may take.
+const convergeTimeout = 2 * time.Second
 
 // convergeContext gives a follow-up read its own short deadline even when the caller's
 // context is already done, so that an ambiguous write can still be checked.
 func convergeContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	return context.WithTimeout(context.WithoutCancel(ctx), convergeTimeout)
 }

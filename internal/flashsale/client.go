@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stockguard/stockguard/internal/clock"
 )
 
 // Error codes and statuses of the API contract that this tool branches on.
@@ -109,7 +111,7 @@ func (a *api) send(ctx context.Context, r request, retries int) []attempt {
 	attempts := []attempt{a.once(ctx, r)}
 	for n := 1; n <= retries; n++ {
 		last := attempts[len(attempts)-1]
-		if !last.retryable() || !sleep(ctx, backoff(last, n)) {
+		if !last.retryable() || clock.Sleep(ctx, backoff(last, n)) != nil {
 			break
 		}
 		attempts = append(attempts, a.once(ctx, r))
@@ -125,18 +127,6 @@ func backoff(last attempt, n int) time.Duration {
 		d = 100 * time.Millisecond << (n - 1)
 	}
 	return min(d, maxBackoff)
-}
-
-// sleep waits d or until ctx ends; it reports whether the full wait elapsed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // once makes one HTTP exchange bounded by a.timeout.
@@ -201,39 +191,34 @@ func (a *api) exchange(req *http.Request, at *attempt) error {
 
 // readSKU reads the SKU; GETs are safe, so transport errors and 5xx are retried.
 func (a *api) readSKU(ctx context.Context, sku string) (skuView, error) {
-	attempts := a.send(ctx, request{method: http.MethodGet, path: "/skus/" + url.PathEscape(sku)}, MaxRetries)
-	last := attempts[len(attempts)-1]
-	switch {
-	case last.err != nil:
-		return skuView{}, fmt.Errorf("read sku %s: %w", sku, last.err)
-	case last.status == http.StatusNotFound:
-		return skuView{}, fmt.Errorf("read sku %s: %w (404 %s)", sku, ErrSKUNotFound, last.code)
-	case last.status != http.StatusOK:
-		return skuView{}, fmt.Errorf("read sku %s: unexpected status %d %s", sku, last.status, last.code)
-	}
-	var v skuView
-	if err := json.Unmarshal(last.body, &v); err != nil {
-		return skuView{}, fmt.Errorf("read sku %s: decode body: %w", sku, err)
-	}
-	return v, nil
+	return get[skuView](ctx, a, request{method: http.MethodGet, path: "/skus/" + url.PathEscape(sku)}, "sku "+sku, ErrSKUNotFound)
 }
 
 // readOrder reads one order with its owner's identity. Any answer but a decodable 200
 // is an error naming the order.
 func (a *api) readOrder(ctx context.Context, who identity, orderID string) (orderView, error) {
-	attempts := a.send(ctx, request{method: http.MethodGet, path: "/orders/" + url.PathEscape(orderID), who: who}, MaxRetries)
+	return get[orderView](ctx, a, request{method: http.MethodGet, path: "/orders/" + url.PathEscape(orderID), who: who}, "order "+orderID, nil)
+}
+
+// get sends the GET r (retried, as GETs are safe) and decodes its 200 answer into a T.
+// Any other answer is an error naming what (e.g. "sku cup"); a 404 wraps notFound when
+// it is not nil.
+func get[T any](ctx context.Context, a *api, r request, what string, notFound error) (T, error) {
+	var v T
+	attempts := a.send(ctx, r, MaxRetries)
 	last := attempts[len(attempts)-1]
 	switch {
 	case last.err != nil:
-		return orderView{}, fmt.Errorf("read order %s: %w", orderID, last.err)
+		return v, fmt.Errorf("read %s: %w", what, last.err)
+	case last.status == http.StatusNotFound && notFound != nil:
+		return v, fmt.Errorf("read %s: %w (404 %s)", what, notFound, last.code)
 	case last.status != http.StatusOK:
-		return orderView{}, fmt.Errorf("read order %s: status %d %s", orderID, last.status, last.code)
+		return v, fmt.Errorf("read %s: unexpected status %d %s", what, last.status, last.code)
 	}
-	var o orderView
-	if err := json.Unmarshal(last.body, &o); err != nil {
-		return orderView{}, fmt.Errorf("read order %s: decode body: %w", orderID, err)
+	if err := json.Unmarshal(last.body, &v); err != nil {
+		return v, fmt.Errorf("read %s: decode body: %w", what, err)
 	}
-	return o, nil
+	return v, nil
 }
 
 // newClient returns an HTTP client whose connection pool keeps up to concurrency idle

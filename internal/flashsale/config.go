@@ -111,6 +111,10 @@ type Config struct {
 	DynamoDBEndpoint string
 	// Tables names the DynamoDB tables at DynamoDBEndpoint (only SKUs is read).
 	Tables dynamo.Tables
+	// SampleEvery, when positive, makes Run read the SKU (GET /skus/{skuId}) at this
+	// period during the sale, for the available-stock figure of the HTML report
+	// (Report.Timeline.Available). Reads do not change stock, so the checks still hold.
+	SampleEvery time.Duration
 	// Client, if set, sends every request; by default Run builds one whose connection
 	// pool fits Concurrency.
 	Client *http.Client

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/stockguard/stockguard/internal/flashsale"
-	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/stacktest"
 )
 
 // The sale the local stack must survive: 300 distinct buyers on 30 units, through the
@@ -22,14 +22,7 @@ func TestRun_AgainstTheLocalStackSellsExactlyTheStock(t *testing.T) {
 		{"four shards", `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30,"shards":4}]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			stack, err := local.Start(context.Background(), local.StackConfig{Template: "../../template.yaml"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stack.Close()
-			if err := stack.Seed(context.Background(), strings.NewReader(tc.seed)); err != nil {
-				t.Fatal(err)
-			}
+			stack := stacktest.New(t, stacktest.Options{Seed: tc.seed, RealTime: true})
 			api := httptest.NewServer(stack.API)
 			defer api.Close()
 			cfg := flashsale.DefaultConfig()
@@ -67,14 +60,7 @@ func TestRun_AgainstTheLocalStackSettlesPaymentsAndCancels(t *testing.T) {
 		{"nobody pays, everyone cancels", `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30,"shards":4}]`, 0, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			stack, err := local.Start(context.Background(), local.StackConfig{Template: "../../template.yaml"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer stack.Close()
-			if err := stack.Seed(context.Background(), strings.NewReader(tc.seed)); err != nil {
-				t.Fatal(err)
-			}
+			stack := stacktest.New(t, stacktest.Options{Seed: tc.seed, RealTime: true})
 			api := httptest.NewServer(stack.API)
 			defer api.Close()
 			cfg := flashsale.DefaultConfig()

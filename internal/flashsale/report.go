@@ -67,6 +67,10 @@ type Report struct {
 	Passed bool `json:"passed"`
 	// Notes are warnings and the assumptions behind the checks.
 	Notes []string `json:"notes"`
+
+	// Timeline holds the per-buyer and over-time figures the HTML report draws; it is
+	// left out of the JSON report.
+	Timeline *Timeline `json:"-"`
 }
 
 // Settlement reports the payments and cancels after the sale. Counts are orders unless

@@ -75,7 +75,10 @@ func run(ctx context.Context, cfg Config, out io.Writer, onHand onHandReader) (*
 		}
 		stock.read = true
 	}
+	began := time.Now()
+	stopSampling := sampleStock(ctx, a, cfg, began)
 	outcomes, wall := sell(ctx, a, cfg)
+	available := stopSampling()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("sale interrupted: %w", err)
 	}
@@ -94,6 +97,7 @@ func run(ctx context.Context, cfg Config, out io.Writer, onHand onHandReader) (*
 		}
 	}
 	rep := newReport(cfg, start, end, outcomes, orders, wall, st)
+	rep.Timeline = newTimeline(cfg, outcomes, began, wall, available)
 	if err := rep.write(out, cfg.JSON); err != nil {
 		return rep, fmt.Errorf("write report: %w", err)
 	}

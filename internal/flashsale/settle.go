@@ -7,18 +7,31 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/local"
 )
+
+// localRegion is the region the local stack's clients sign for (any region works
+// against the embedded DynamoDB API).
+const localRegion = "us-east-1"
 
 // onHandReader returns a SKU's on-hand units (physical stock, summed over its shards).
 type onHandReader func(ctx context.Context, sku string) (int, error)
 
 // dynamoOnHand reads on-hand from the DynamoDB API at endpoint with the project's own
 // store (dynamo.Store.SKU: one strongly consistent read of the SKU record and its
-// shards), each read bounded by timeout.
+// shards), each read bounded by timeout. The local stack's DynamoDB API checks no
+// signature, so the client signs with placeholder credentials.
 func dynamoOnHand(endpoint string, tables dynamo.Tables, timeout time.Duration) onHandReader {
-	store := dynamo.New(local.NewDynamoDBClient(endpoint, dynamo.ClientOptions), tables, dynamo.Options{})
+	client := dynamodb.New(dynamodb.Options{
+		Region:       localRegion,
+		BaseEndpoint: aws.String(endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+	}, dynamo.ClientOptions)
+	store := dynamo.New(client, tables, dynamo.Options{})
 	return func(ctx context.Context, sku string) (int, error) {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
@@ -113,21 +126,16 @@ func settle(ctx context.Context, a *api, cfg Config, hs []holder) *settlement {
 }
 
 // paidOrders counts orders read back PAID.
-func (st *settlement) paidOrders() int {
-	n := 0
-	for _, o := range st.orders {
-		if o.readErr == nil && o.status == statusPaid {
-			n++
-		}
-	}
-	return n
-}
+func (st *settlement) paidOrders() int { return st.ordersIn(statusPaid) }
 
 // cancelledOrders counts orders read back CANCELLED.
-func (st *settlement) cancelledOrders() int {
+func (st *settlement) cancelledOrders() int { return st.ordersIn(statusCancelled) }
+
+// ordersIn counts orders read back in status.
+func (st *settlement) ordersIn(status string) int {
 	n := 0
 	for _, o := range st.orders {
-		if o.readErr == nil && o.status == statusCancelled {
+		if o.readErr == nil && o.status == status {
 			n++
 		}
 	}

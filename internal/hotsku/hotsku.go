@@ -41,10 +41,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/stockguard/stockguard/internal/apigw"
 	"github.com/stockguard/stockguard/internal/closeq"
+	"github.com/stockguard/stockguard/internal/createorder"
 	"github.com/stockguard/stockguard/internal/ddblimits"
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/httpapi"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/sam"
 )
@@ -187,7 +189,7 @@ func Run(ctx context.Context, env *Env, p Point) (Result, error) {
 		return Result{}, err
 	}
 	defer stack.Close()
-	if err := dynamo.New(stack.DB, stack.Tables, dynamo.Options{}).CreateSKU(ctx, dynamo.NewSKU{
+	if err := dynamo.New(stack.DB, stack.Tables, dynamo.Options{}).CreateSKU(ctx, inventory.NewSKU{
 		ID: SKU, Name: "hot SKU", Price: Price, Stock: p.Stock, Shards: p.Shards,
 	}); err != nil {
 		return Result{}, err
@@ -367,16 +369,16 @@ func (b *buyers) newContainer() container {
 		return newConditional(b.db, b.tables, b.queue, ttl)
 	}
 	store := dynamo.New(b.db, b.tables, dynamo.Options{CatalogTTL: ttl})
-	return &handler{h: apigw.New(store, b.queue, slog.New(slog.DiscardHandler), "createOrder")}
+	return &handler{h: createorder.New(store, b.queue, slog.New(slog.DiscardHandler))}
 }
 
 // handler is a createOrder container: the real handler, fed API Gateway events.
-type handler struct{ h *apigw.Handler }
+type handler struct{ h *httpapi.Handler }
 
 func (c *handler) warm(ctx context.Context) error {
 	resp, _ := c.h.Handle(ctx, events.APIGatewayV2HTTPRequest{
-		Version: "2.0", RouteKey: apigw.RouteGetSKU, PathParameters: map[string]string{"skuId": SKU},
-		RequestContext: events.APIGatewayV2HTTPRequestContext{RouteKey: apigw.RouteGetSKU},
+		Version: "2.0", RouteKey: createorder.RouteGetSKU, PathParameters: map[string]string{"skuId": SKU},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{RouteKey: createorder.RouteGetSKU},
 	})
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("warm a container: GET /skus/%s answered %d %s", SKU, resp.StatusCode, resp.Body)
@@ -387,11 +389,11 @@ func (c *handler) warm(ctx context.Context) error {
 func (c *handler) order(ctx context.Context, user string) outcome {
 	o := outcome{start: time.Now()}
 	resp, _ := c.h.Handle(ctx, events.APIGatewayV2HTTPRequest{
-		Version: "2.0", RouteKey: apigw.RouteCreateOrder, RawPath: "/orders",
+		Version: "2.0", RouteKey: createorder.RouteCreateOrder, RawPath: "/orders",
 		Headers: map[string]string{"content-type": "application/json"},
 		Body:    `{"items":[{"skuId":"` + SKU + `","qty":1}]}`,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
-			RouteKey:   apigw.RouteCreateOrder,
+			RouteKey:   createorder.RouteCreateOrder,
 			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{"sub": user}}},
 			HTTP:       events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: http.MethodPost, Path: "/orders"},
 		},

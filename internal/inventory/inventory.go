@@ -1,6 +1,9 @@
 // Package inventory holds stockguard's domain rules: carts and their validation, orders
-// and their statuses, SKUs and how their sale status is shown, and the errors callers
-// branch on. It knows nothing of DynamoDB, Lambda or HTTP.
+// and their state machine (which status may follow which, what a payment or a cancel
+// does), SKUs with their bounds and how their sale status is shown, how a line is
+// spread over a SKU's shards, what each ledger operation does to the counters
+// (DESIGN.md's table, Op.Effect), and the errors callers branch on. It knows nothing
+// of DynamoDB, Lambda or HTTP: the store asks it and writes what it decides.
 //
 // Quantities are whole units; money is integer minor units (fen) in CNY.
 package inventory
@@ -60,7 +63,28 @@ var (
 	// ErrBusy: the store stayed throttled or conflicted after bounded retries; nothing
 	// was reserved.
 	ErrBusy = errors.New("store busy")
+	// ErrSaleNotStarted: the SKU's sale starts later (see *SaleNotStartedError).
+	ErrSaleNotStarted = errors.New("sale has not started")
+	// ErrSKUExists: a different SKU with that id exists (POST /admin/skus).
+	ErrSKUExists = errors.New("SKU already exists")
 )
+
+// SaleNotStartedError is a reservation refused because the SKU's sale starts at
+// StartsAt (UTC), after the order's time. It unwraps to a *SKUError around
+// ErrSaleNotStarted, so errors.Is(err, ErrSaleNotStarted) and errors.As(err,
+// new(*SKUError)) both hold.
+type SaleNotStartedError struct {
+	SKU      string    // the SKU id
+	StartsAt time.Time // when the sale starts
+}
+
+// Error reports the SKU and the start time.
+func (e *SaleNotStartedError) Error() string {
+	return fmt.Sprintf("%v: %s starts at %s", ErrSaleNotStarted, e.SKU, e.StartsAt.UTC().Format(time.RFC3339))
+}
+
+// Unwrap returns the *SKUError naming the SKU.
+func (e *SaleNotStartedError) Unwrap() error { return &SKUError{Err: ErrSaleNotStarted, SKU: e.SKU} }
 
 // SKUError ties one of the sentinel errors above to the SKU it is about.
 type SKUError struct {
@@ -74,10 +98,10 @@ func (e *SKUError) Error() string { return fmt.Sprintf("%v: %s", e.Err, e.SKU) }
 // Unwrap lets errors.Is see the sentinel.
 func (e *SKUError) Unwrap() error { return e.Err }
 
-// InvalidError returns an error wrapping ErrInvalidRequest with a message safe to show
-// to the client.
+// InvalidError returns an *InvalidRequestError (wrapping ErrInvalidRequest) whose
+// reason, the formatted text, is safe to show to the client.
 func InvalidError(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalidRequest, fmt.Sprintf(format, args...))
+	return &InvalidRequestError{Reason: fmt.Sprintf(format, args...)}
 }
 
 // Line is one cart line as the client sends it: a SKU id and a quantity in units.
@@ -155,6 +179,7 @@ const (
 	StatusPaid          Status = "PAID"
 	StatusCancelled     Status = "CANCELLED"
 	StatusRefundPending Status = "REFUND_PENDING"
+	StatusRefunding     Status = "REFUNDING"
 	StatusRefunded      Status = "REFUNDED"
 )
 
@@ -192,6 +217,8 @@ type Order struct {
 	CancelReason  CancelReason // USER or TIMEOUT once CANCELLED
 	TransactionID string       // WeChat Pay transaction_id once paid
 	CartHash      string       // Cart.Hash of the request that opened it
+	PrepayID      string       // WeChat Pay prepay_id of the JSAPI order for it, once a payment was started
+	PrepayAt      *time.Time   // when PrepayID was obtained (it is valid PrepayLifetime)
 }
 
 // SaleStatus is how a SKU's availability is shown to buyers.
@@ -199,6 +226,7 @@ type SaleStatus string
 
 // Sale statuses (CONTRACT.md, GET /skus/{skuId}).
 const (
+	SaleUpcoming SaleStatus = "UPCOMING"
 	SaleOnSale   SaleStatus = "ON_SALE"
 	SaleLowStock SaleStatus = "LOW_STOCK"
 	SaleSoldOut  SaleStatus = "SOLD_OUT"
@@ -216,15 +244,22 @@ type SKU struct {
 	LimitPerUser int    // most units one user may hold in open or paid orders; 0 = no limit
 	OnHand       int    // physical units
 	Available    int    // sellable units; reserved = OnHand − Available
+	// SaleStartsAt is when orders are first accepted (UTC); zero means no start time.
+	SaleStartsAt time.Time
 }
 
-// Status derives the shown sale status: OFF_SALE when not on sale, SOLD_OUT when
-// nothing is available, LOW_STOCK when at most max(5, OnHand/10) units are available,
-// ON_SALE otherwise.
-func (s SKU) Status() SaleStatus {
+// Upcoming reports whether the SKU's sale starts after now.
+func (s SKU) Upcoming(now time.Time) bool { return now.Before(s.SaleStartsAt) }
+
+// Status derives the sale status shown at now: OFF_SALE when not on sale, UPCOMING
+// before SaleStartsAt, SOLD_OUT when nothing is available, LOW_STOCK when at most
+// max(5, OnHand/10) units are available, ON_SALE otherwise.
+func (s SKU) Status(now time.Time) SaleStatus {
 	switch {
 	case !s.OnSale:
 		return SaleOffSale
+	case s.Upcoming(now):
+		return SaleUpcoming
 	case s.Available <= 0:
 		return SaleSoldOut
 	case s.Available <= max(5, s.OnHand/10):
@@ -234,10 +269,10 @@ func (s SKU) Status() SaleStatus {
 	}
 }
 
-// Sellable is the number of units a buyer could order right now: Available while on
-// sale, 0 when off sale.
-func (s SKU) Sellable() int {
-	if !s.OnSale || s.Available < 0 {
+// Sellable is the number of units a buyer could order at now: Available while on
+// sale, 0 when off sale or before SaleStartsAt.
+func (s SKU) Sellable(now time.Time) int {
+	if !s.OnSale || s.Available < 0 || s.Upcoming(now) {
 		return 0
 	}
 	return s.Available

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -92,6 +93,7 @@ func TestNewOrderID_IsAValidOutTradeNo(t *testing.T) {
 }
 
 func TestSKUStatus_FollowsAvailability(t *testing.T) {
+	now := time.Date(2026, 11, 11, 10, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		sku      inventory.SKU
 		status   inventory.SaleStatus
@@ -103,9 +105,12 @@ func TestSKUStatus_FollowsAvailability(t *testing.T) {
 		{inventory.SKU{OnSale: true, OnHand: 30, Available: 6}, inventory.SaleOnSale, 6},
 		{inventory.SKU{OnSale: true, OnHand: 30, Available: 0}, inventory.SaleSoldOut, 0},
 		{inventory.SKU{OnSale: false, OnHand: 30, Available: 30}, inventory.SaleOffSale, 0},
+		{inventory.SKU{OnSale: true, OnHand: 30, Available: 30, SaleStartsAt: now.Add(time.Second)}, inventory.SaleUpcoming, 0},
+		{inventory.SKU{OnSale: true, OnHand: 30, Available: 30, SaleStartsAt: now}, inventory.SaleOnSale, 30},
+		{inventory.SKU{OnSale: false, OnHand: 30, Available: 30, SaleStartsAt: now.Add(time.Hour)}, inventory.SaleOffSale, 0},
 	} {
-		if got := tc.sku.Status(); got != tc.status || tc.sku.Sellable() != tc.sellable {
-			t.Errorf("%+v: %s sellable %d, want %s and %d", tc.sku, got, tc.sku.Sellable(), tc.status, tc.sellable)
+		if got := tc.sku.Status(now); got != tc.status || tc.sku.Sellable(now) != tc.sellable {
+			t.Errorf("%+v: %s sellable %d, want %s and %d", tc.sku, got, tc.sku.Sellable(now), tc.status, tc.sellable)
 		}
 	}
 }

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,22 +20,42 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/stacktest"
+	"github.com/stockguard/stockguard/internal/testkit"
 )
 
-// benchStack starts the local stack with a SKU that cannot sell out during a benchmark
-// and counts the DynamoDB requests its client sends (retries included).
-func benchStack(b *testing.B) (*local.Stack, *atomic.Int64) {
+// bottomless is a SKU that cannot sell out during a benchmark.
+const bottomless = `[{"skuId":"cup-01","name":"cup","price":39900,"stock":100000000}]`
+
+// benchStack starts the local stack with the bottomless SKU and counts the DynamoDB
+// requests its client sends (retries included).
+func benchStack(b *testing.B) (*stacktest.Stack, *atomic.Int64) {
 	b.Helper()
 	var sent atomic.Int64
-	stack, err := local.Start(context.Background(), local.StackConfig{Template: "../../template.yaml", DynamoDBOptions: []func(*dynamodb.Options){local.CountRequests(func(string) { sent.Add(1) })}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { stack.Close() })
-	if err := stack.Seed(context.Background(), strings.NewReader(`[{"skuId":"cup-01","name":"cup","price":39900,"stock":100000000}]`)); err != nil {
-		b.Fatal(err)
-	}
+	stack := stacktest.New(b, stacktest.Options{Seed: bottomless, RealTime: true, Stack: local.StackConfig{
+		DynamoDBOptions: []func(*dynamodb.Options){local.CountRequests(func(string) { sent.Add(1) })},
+	}})
 	return stack, &sent
+}
+
+// postOrder returns a function that places a one-line order for cup-01 as user
+// through the HTTP API at url and fails b unless it is created.
+func postOrder(b *testing.B, client *http.Client, url string) func(user string) {
+	body := `{"items":[{"skuId":"cup-01","qty":1}]}`
+	return func(user string) {
+		req, _ := http.NewRequest(http.MethodPost, url+"/orders", strings.NewReader(body))
+		req.Header.Set("X-User-Id", user)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Error(err)
+			return
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			b.Errorf("status %d", resp.StatusCode)
+		}
+	}
 }
 
 // BenchmarkCreateOrder_LocalHTTP places one-line orders through the whole local path:
@@ -45,22 +65,8 @@ func BenchmarkCreateOrder_LocalHTTP(b *testing.B) {
 	stack, sent := benchStack(b)
 	api := httptest.NewServer(stack.API)
 	defer api.Close()
-	client := api.Client()
-	body := `{"items":[{"skuId":"cup-01","qty":1}]}`
+	post := postOrder(b, api.Client(), api.URL)
 	// One order to warm the SKU cache, as a warm Lambda container has.
-	post := func(user string) {
-		req, _ := http.NewRequest(http.MethodPost, api.URL+"/orders", strings.NewReader(body))
-		req.Header.Set("X-User-Id", user)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := client.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusCreated {
-			b.Fatalf("status %d", resp.StatusCode)
-		}
-	}
 	post("warm-up")
 	sent.Store(0)
 	b.ResetTimer()
@@ -68,6 +74,60 @@ func BenchmarkCreateOrder_LocalHTTP(b *testing.B) {
 		post("buyer-" + strconv.Itoa(i))
 	}
 	b.ReportMetric(float64(sent.Load())/float64(b.N), "ddb-requests/order")
+}
+
+// BenchmarkCreateOrder_Blocks places b.N one-line orders (run it with -benchtime
+// 20000x) through the local HTTP API from 32 buyers at once, and reports for the first
+// and the last block of 1,000 orders their throughput (orders/s of wall time) and their
+// cost (CPU ms per order of this process, which serves and sends them: on a shared
+// machine other processes move the wall time, not the CPU time), and the ratios last /
+// first. A store whose cost per order grows with the orders before it shows a
+// throughput ratio well under 1 and a cost ratio well over 1. Every block is logged (-v).
+func BenchmarkCreateOrder_Blocks(b *testing.B) {
+	const block, buyers = 1000, 32
+	stack, _ := benchStack(b)
+	api := httptest.NewServer(stack.API)
+	defer api.Close()
+	client := api.Client()
+	client.Transport.(*http.Transport).MaxIdleConnsPerHost = buyers
+	post := postOrder(b, client, api.URL)
+	post("warm-up")
+	type mark struct{ at, cpu time.Duration }
+	now := func() mark {
+		var ru syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return mark{time.Duration(time.Now().UnixNano()), time.Duration(ru.Utime.Nano() + ru.Stime.Nano())}
+	}
+	marks := make([]mark, b.N/block+1) // marks[k]: when the k-th block was done
+	var next, done atomic.Int64
+	b.ResetTimer()
+	marks[0] = now()
+	testkit.Parallel(buyers, func(int) {
+		for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+			post("buyer-" + strconv.FormatInt(i, 10))
+			if n := done.Add(1); n%block == 0 {
+				marks[n/block] = now()
+			}
+		}
+	})
+	b.StopTimer()
+	if b.N < block {
+		return
+	}
+	rate := func(k int) (float64, float64) { // orders/s and CPU ms/order of block k
+		d := marks[k].at - marks[k-1].at
+		return block / d.Seconds(), float64((marks[k].cpu - marks[k-1].cpu).Milliseconds()) / block
+	}
+	for k := 1; k < len(marks); k++ {
+		r, c := rate(k)
+		b.Logf("block %2d: %6.0f orders/s %6.2f CPU ms/order", k, r, c)
+	}
+	r1, c1 := rate(1)
+	rn, cn := rate(len(marks) - 1)
+	b.ReportMetric(r1, "first-block-orders/s")
+	b.ReportMetric(rn, "last-block-orders/s")
+	b.ReportMetric(rn/r1, "last/first-orders/s")
+	b.ReportMetric(cn/c1, "last/first-cpu/order")
 }
 
 // BenchmarkTransactWriteItems_Bare sends the same three writes a one-line order makes
@@ -108,22 +168,15 @@ func BenchmarkTransactWriteItems_Bare(b *testing.B) {
 func BenchmarkReleaseLag(b *testing.B) {
 	for _, path := range []struct {
 		name string
-		cfg  local.StackConfig
+		opts stacktest.Options
 	}{
-		{"queue", local.StackConfig{SQSAddr: "127.0.0.1:0"}},
-		{"sweep", local.StackConfig{SchedulePeriod: 2 * time.Second}},
+		{"queue", stacktest.Options{SQS: true}},
+		{"sweep", stacktest.Options{Stack: local.StackConfig{SchedulePeriod: 2 * time.Second}}},
 	} {
 		b.Run(path.name, func(b *testing.B) {
-			cfg := path.cfg
-			cfg.Template, cfg.PaymentTimeout = "../../template.yaml", time.Second
-			stack, err := local.Start(context.Background(), cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer stack.Close()
-			if err := stack.Seed(context.Background(), strings.NewReader(`[{"skuId":"cup-01","name":"cup","price":39900,"stock":100000000}]`)); err != nil {
-				b.Fatal(err)
-			}
+			opts := path.opts
+			opts.Seed, opts.RealTime, opts.Stack.PaymentTimeout = bottomless, true, time.Second
+			stack := stacktest.New(b, opts)
 			ctx, cancel := context.WithCancel(context.Background())
 			ran := make(chan error, 1)
 			go func() { ran <- stack.Run(ctx) }()
@@ -151,9 +204,7 @@ func BenchmarkReleaseLag(b *testing.B) {
 				var order *inventory.Order
 				for order == nil || order.Status == inventory.StatusPending {
 					time.Sleep(20 * time.Millisecond)
-					if order, err = stack.Store.Order(ctx, "u"+strconv.Itoa(slices.Index(ids, id)), id); err != nil {
-						b.Fatal(err)
-					}
+					order = stack.Lookup(b, id)
 				}
 				lag := order.CancelledAt.Sub(order.ExpiresAt)
 				total += lag

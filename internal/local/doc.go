@@ -5,8 +5,9 @@
 // aws-sdk-go-v2 clients, an HTTP gateway that turns plain HTTP requests
 // into API Gateway HTTP API (payload format 2.0) events for Lambda handlers,
 // an SQS poller that plays Lambda's SQS event source mapping (Poll), and
-// timers that play EventBridge rate schedules (Every). Start builds the whole
-// stack from template.yaml; Stack.Run plays its event sources.
+// timers that play EventBridge rate schedules (Every), and a slog handler that
+// prints one readable line per event for a terminal (ConsoleHandler). Start
+// builds the whole stack from template.yaml; Stack.Run plays its event sources.
 //
 // Everything here is local-only: no package under functions/ may import it,
 // so none of it is linked into a deployed Lambda binary.

@@ -3,7 +3,11 @@ package local
 import (
 	"context"
 	"fmt"
+	"hash/crc32"
+	"maps"
 	"net/http"
+	"net/http/httptest"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -28,20 +32,27 @@ type DynamoDBOptions struct {
 // TransactWriteItems and TransactGetItems. Any other operation (ListTables,
 // UpdateTimeToLive, TagResource, ...) answers 400 "unsupported operation".
 // Tables are ACTIVE as soon as CreateTable returns. Data lives in memory and
-// is lost on Close. In front of minidyn, the server enforces what DynamoDB
-// documents of TransactWriteItems and minidyn ignores (see transactions.go):
-// at most 100 actions; a ClientRequestToken of at most 36 characters; a repeat
-// with the same parameters within 10 minutes answered from the first success,
-// a repeat with others refused with IdempotentParameterMismatchException.
+// is lost on Close. Every answer carries X-Amz-Crc32, the CRC32 (IEEE) of its body
+// in decimal, as DynamoDB's do, so the SDK validates the body (DynamoDB Developer
+// Guide, "DynamoDB low-level API": the x-amz-crc32 response header).
+//
+// TransactWriteItems is run in front of minidyn (see transactions.go): its cost
+// follows the items it names, not the size of the tables, and it enforces what
+// DynamoDB documents and minidyn ignores: at most 100 actions; a ClientRequestToken
+// of at most 36 characters; a repeat with the same parameters within 10 minutes
+// answered from the first success, a repeat with others refused with
+// IdempotentParameterMismatchException; a CancellationReason for every action, with
+// the old item for each failed condition that asked for ALL_OLD.
 //
 // Known gaps of minidyn v0.8.2 that the code must not lean on:
 //   - REMOVE in an update expression is ignored (only SET/ADD results are
 //     written back), so an item never leaves a sparse GSI by losing its key
 //     attributes; readers of PendingByExpiry filter on status.
-//   - Only the first failed condition of a transaction is reported in
-//     CancellationReasons.
-//   - Each transaction copies the whole table, so writes slow down as
-//     tables grow.
+//   - Inserting a new item re-sorts the table's and each index's keys (a
+//     sort of an almost sorted slice: linear in the items, with a small
+//     factor), so writes of new items still slow down slowly as tables grow.
+//   - Failure injection (EmulateFailure) switched on while a transaction is
+//     running can stop its rollback; it then answers InternalServerError.
 type DynamoDBServer struct {
 	http *httpServer
 	mini *server.Server
@@ -57,8 +68,20 @@ func StartDynamoDB(ctx context.Context, addr string, opts DynamoDBOptions) (*Dyn
 		return nil, fmt.Errorf("start dynamodb: %w", err)
 	}
 	mini := server.NewServer()
-	var h http.Handler = transactRules(mini)
-	return &DynamoDBServer{http: serve(ln, h, opts.Wrap), mini: mini}, nil
+	return &DynamoDBServer{http: serve(ln, withCRC32(newTransactor(mini)), opts.Wrap), mini: mini}, nil
+}
+
+// withCRC32 sets the X-Amz-Crc32 header of every answer of next: the CRC32 (IEEE) of
+// the body, in decimal.
+func withCRC32(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		maps.Copy(w.Header(), rec.Header())
+		w.Header().Set("X-Amz-Crc32", strconv.FormatUint(uint64(crc32.ChecksumIEEE(rec.Body.Bytes())), 10))
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	})
 }
 
 // URL returns the endpoint, "http://host:port", to pass to NewDynamoDBClient

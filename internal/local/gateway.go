@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -20,6 +21,8 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/google/uuid"
+
+	"github.com/stockguard/stockguard/internal/idtoken"
 )
 
 // MaxRequestBody is the largest request body the gateway accepts, in bytes
@@ -39,6 +42,7 @@ type Route struct {
 	Path     string
 	Function string
 	Public   bool
+	IAM      bool // AWS_IAM authorization: gets the local operator's identity (see localIAMAuthorizer)
 }
 
 // routeKey returns the route key API Gateway reports, e.g. "POST /orders".
@@ -60,8 +64,15 @@ type GatewayOptions struct {
 	Now func() time.Time
 	// Logger, when set, gets one Info record per request, message "request",
 	// with requestId, method, path, routeKey ("" when no route matched),
-	// status and durationMs. Give it a slog.JSONHandler for JSON lines.
+	// status, durationMs and orderId (the {orderId} path parameter or the
+	// orderId of the function's JSON answer; "" for none). Give it a
+	// slog.JSONHandler for JSON lines, a ConsoleHandler for a terminal.
 	Logger *slog.Logger
+	// Verifier, when set, plays the JWT authorizer: on a non-public route a request
+	// with an Authorization header must carry a token it accepts (else 401
+	// {"message":"Unauthorized"}, the function not invoked), and the token's claims
+	// become requestContext.authorizer.jwt.claims.
+	Verifier *idtoken.Verifier
 }
 
 // gateway is the http.Handler NewGateway returns.
@@ -84,10 +95,12 @@ type gateway struct {
 //     "02/Jan/2006:15:04:05 -0700" form and timeEpoch in ms; a body whose
 //     Content-Type is not text (text/*, JSON, XML, JavaScript) is base64
 //     encoded with isBase64Encoded true;
-//   - local identity: on a non-public route, a non-empty X-User-Id header
-//     becomes requestContext.authorizer.jwt.claims.sub (without it the event
-//     has no authorizer and the function decides); public routes never get
-//     claims;
+//   - identity: on a non-public route, an Authorization header (a Bearer
+//     token) is checked by the Verifier as the JWT authorizer checks it, its
+//     claims passed on, a bad token answered 401; without one, a non-empty
+//     X-User-Id header becomes requestContext.authorizer.jwt.claims.sub (a
+//     local-only shortcut; without either the event has no authorizer and the
+//     function decides); public routes never get claims;
 //   - invokes the route's handler with the event's JSON and a
 //     lambdacontext.LambdaContext (AwsRequestID, InvokedFunctionArn);
 //   - writes the response: statusCode, headers, multiValueHeaders, cookies
@@ -188,6 +201,7 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.String("routeKey", rec.routeKey),
 			slog.Int("status", rec.status),
 			slog.Int64("durationMs", g.opts.Now().Sub(start).Milliseconds()),
+			slog.String("orderId", rec.orderID),
 		)
 	}
 }
@@ -200,6 +214,7 @@ type statusRecorder struct {
 	status    int
 	requestID string
 	routeKey  string
+	orderID   string // the order the request names or created; "" for none
 }
 
 // WriteHeader records the status and writes it.
@@ -233,12 +248,18 @@ func (g *gateway) invoker(rt Route, h lambda.Handler) http.Handler {
 			return
 		}
 		rec.routeKey = rt.routeKey()
+		auth, ok := g.identity(r, rt)
+		if !ok {
+			writeGatewayError(w, http.StatusUnauthorized)
+			return
+		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBody))
 		if err != nil {
 			writeGatewayError(w, readErrorStatus(err))
 			return
 		}
 		event := g.event(r, rt, params, body, rec.requestID)
+		event.RequestContext.Authorizer = auth
 		ctx := lambdacontext.NewContext(r.Context(), &lambdacontext.LambdaContext{
 			AwsRequestID:       uuid.NewString(),
 			InvokedFunctionArn: arn,
@@ -248,6 +269,7 @@ func (g *gateway) invoker(rt Route, h lambda.Handler) http.Handler {
 			writeGatewayError(w, http.StatusInternalServerError)
 			return
 		}
+		rec.orderID = cmp.Or(r.PathValue("orderId"), orderIDIn(payload))
 		if err := writeFunctionResponse(w, payload); err != nil {
 			writeGatewayError(w, http.StatusInternalServerError)
 		}
@@ -269,6 +291,8 @@ func writeGatewayError(w http.ResponseWriter, status int) {
 	switch status {
 	case http.StatusNotFound:
 		body = `{"message":"Not Found"}`
+	case http.StatusUnauthorized:
+		body = `{"message":"Unauthorized"}`
 	case http.StatusRequestEntityTooLarge:
 		body = `{"message":"Request Entity Too Large"}`
 	}
@@ -324,13 +348,32 @@ func (g *gateway) event(r *http.Request, rt Route, params []string, body []byte,
 			},
 		},
 	}
-	if !rt.Public {
-		e.RequestContext.Authorizer = localAuthorizer(r.Header.Get("X-User-Id"))
-	}
 	if len(body) > 0 {
 		e.Body, e.IsBase64Encoded = encodeBody(r.Header.Get("Content-Type"), body)
 	}
 	return e
+}
+
+// identity is the authorizer part of the event for r on rt (see NewGateway), and
+// false when a token is present but refused.
+func (g *gateway) identity(r *http.Request, rt Route) (*events.APIGatewayV2HTTPRequestContextAuthorizerDescription, bool) {
+	switch {
+	case rt.IAM:
+		return localIAMAuthorizer(), true
+	case rt.Public:
+		return nil, true
+	}
+	token := r.Header.Get("Authorization")
+	if token == "" || g.opts.Verifier == nil {
+		return localAuthorizer(r.Header.Get("X-User-Id")), true
+	}
+	claims, err := g.opts.Verifier.Verify(token)
+	if err != nil {
+		return nil, false
+	}
+	return &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+		JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: claims.All},
+	}, true
 }
 
 // localAuthorizer returns what a JWT authorizer would put in the event for
@@ -475,6 +518,20 @@ func writeFunctionResponse(w http.ResponseWriter, payload []byte) error {
 		_, _ = w.Write(body) // an error here means the client went away
 	}
 	return nil
+}
+
+// orderIDIn returns the orderId of a function response's JSON body (POST /orders
+// answers the order it created), or "".
+func orderIDIn(payload []byte) string {
+	resp, err := decodeFunctionResponse(payload)
+	if err != nil || resp.IsBase64Encoded {
+		return ""
+	}
+	var body struct {
+		OrderID string `json:"orderId"`
+	}
+	_ = json.Unmarshal([]byte(resp.Body), &body) // not every body is an order
+	return body.OrderID
 }
 
 // decodeFunctionResponse reads a function's payload. A JSON object with a

@@ -17,6 +17,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/google/uuid"
+
+	"github.com/stockguard/stockguard/internal/clock"
 )
 
 const (
@@ -115,7 +117,7 @@ func Poll(ctx context.Context, cfg PollerConfig) error {
 			}
 			p.log.LogAttrs(ctx, slog.LevelWarn, "sqs receive failed",
 				slog.String("queueUrl", p.cfg.QueueURL), slog.Duration("retryIn", retry), slog.String("error", err.Error()))
-			waitOrDone(ctx, retry)
+			clock.Sleep(ctx, retry)
 			retry = min(2*retry, pollRetryMax)
 			continue
 		}
@@ -305,14 +307,4 @@ func (p *poller) delete(ctx context.Context, msgs []types.Message) int {
 			slog.String("code", aws.ToString(f.Code)), slog.String("error", aws.ToString(f.Message)))
 	}
 	return len(out.Successful)
-}
-
-// waitOrDone waits for d or until ctx is done.
-func waitOrDone(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

@@ -152,6 +152,13 @@ func (b *syncBuffer) records(t *testing.T) []map[string]any {
 
 func TestPoll_DeletesOnlyWhatLambdaWouldDelete(t *testing.T) {
 	sent := []string{"a", "b", "c"}
+	reply := func(body string) func(events.SQSEvent) ([]byte, error) {
+		return func(events.SQSEvent) ([]byte, error) { return []byte(body), nil }
+	}
+	// replyNamingFirst answers format with the batch's first message id for its %q.
+	replyNamingFirst := func(format string) func(events.SQSEvent) ([]byte, error) {
+		return func(e events.SQSEvent) ([]byte, error) { return fmt.Appendf(nil, format, e.Records[0].MessageId), nil }
+	}
 	tests := []struct {
 		name   string
 		report bool // ReportBatchItemFailures
@@ -159,8 +166,7 @@ func TestPoll_DeletesOnlyWhatLambdaWouldDelete(t *testing.T) {
 		respond func(e events.SQSEvent) ([]byte, error)
 		remain  []string // bodies left in the queue, sorted
 	}{
-		{"success deletes the batch", false,
-			func(events.SQSEvent) ([]byte, error) { return []byte("null"), nil }, nil},
+		{"success deletes the batch", false, reply("null"), nil},
 		{"success without ReportBatchItemFailures ignores listed failures", false,
 			func(e events.SQSEvent) ([]byte, error) { return failures(e, "b"), nil }, nil},
 		{"error deletes nothing", false,
@@ -173,32 +179,15 @@ func TestPoll_DeletesOnlyWhatLambdaWouldDelete(t *testing.T) {
 			func(e events.SQSEvent) ([]byte, error) { return failures(e, "b"), nil }, []string{"b"}},
 		{"every record reported keeps all", true,
 			func(e events.SQSEvent) ([]byte, error) { return failures(e, sent...), nil }, sent},
-		{"empty failure list deletes the batch", true,
-			func(events.SQSEvent) ([]byte, error) { return []byte(`{"batchItemFailures":[]}`), nil }, nil},
-		{"null response deletes the batch", true,
-			func(events.SQSEvent) ([]byte, error) { return []byte("null"), nil }, nil},
-		{"empty object response deletes the batch", true,
-			func(events.SQSEvent) ([]byte, error) { return []byte("{}"), nil }, nil},
-		{"unknown itemIdentifier fails the whole batch", true,
-			func(events.SQSEvent) ([]byte, error) {
-				return []byte(`{"batchItemFailures":[{"itemIdentifier":"no-such-message"}]}`), nil
-			}, sent},
-		{"unknown itemIdentifier beside a known one fails the whole batch", true,
-			func(e events.SQSEvent) ([]byte, error) {
-				return fmt.Appendf(nil, `{"batchItemFailures":[{"itemIdentifier":%q},{"itemIdentifier":"no-such-message"}]}`, e.Records[0].MessageId), nil
-			}, sent},
-		{"empty itemIdentifier fails the whole batch", true,
-			func(events.SQSEvent) ([]byte, error) {
-				return []byte(`{"batchItemFailures":[{"itemIdentifier":""}]}`), nil
-			}, sent},
-		{"misspelt itemIdentifier key fails the whole batch", true,
-			func(e events.SQSEvent) ([]byte, error) {
-				return fmt.Appendf(nil, `{"batchItemFailures":[{"itemId":%q}]}`, e.Records[0].MessageId), nil
-			}, sent},
-		{"response not JSON fails the whole batch", true,
-			func(events.SQSEvent) ([]byte, error) { return []byte("ok"), nil }, sent},
-		{"response of another shape fails the whole batch", true,
-			func(events.SQSEvent) ([]byte, error) { return []byte(`"ok"`), nil }, sent},
+		{"empty failure list deletes the batch", true, reply(`{"batchItemFailures":[]}`), nil},
+		{"null response deletes the batch", true, reply("null"), nil},
+		{"empty object response deletes the batch", true, reply("{}"), nil},
+		{"unknown itemIdentifier fails the whole batch", true, reply(`{"batchItemFailures":[{"itemIdentifier":"no-such-message"}]}`), sent},
+		{"unknown itemIdentifier beside a known one fails the whole batch", true, replyNamingFirst(`{"batchItemFailures":[{"itemIdentifier":%q},{"itemIdentifier":"no-such-message"}]}`), sent},
+		{"empty itemIdentifier fails the whole batch", true, reply(`{"batchItemFailures":[{"itemIdentifier":""}]}`), sent},
+		{"misspelt itemIdentifier key fails the whole batch", true, replyNamingFirst(`{"batchItemFailures":[{"itemId":%q}]}`), sent},
+		{"response not JSON fails the whole batch", true, reply("ok"), sent},
+		{"response of another shape fails the whole batch", true, reply(`"ok"`), sent},
 	}
 	_, client := startSQS(t)
 	for i, tt := range tests {
@@ -442,11 +431,7 @@ func TestPoll_KeepsPollingAfterReceiveErrors(t *testing.T) {
 	if err != nil {
 		t.Fatalf("StartSQS: %v", err)
 	}
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	closeAtEnd(t, srv)
 	client := NewSQSClient(srv.URL(), func(o *sqs.Options) { o.RetryMaxAttempts = 1 })
 	queueURL := createQueues(t, client, Queue{Name: "flaky"})["flaky"]
 	sendBodies(t, client, queueURL, "x")

@@ -13,6 +13,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/google/uuid"
+
+	"github.com/stockguard/stockguard/internal/clock"
 )
 
 // ErrUnsupportedSchedule is returned, wrapped, by ParseRate for a valid
@@ -96,13 +98,13 @@ func ScheduledEvent(now time.Time, ruleARN string) events.CloudWatchEvent {
 // should return soon after ctx is done. Every panics if period is not
 // positive, like time.NewTicker.
 func Every(ctx context.Context, period time.Duration, fn func(context.Context)) {
-	every(ctx, period, fn, time.Now, waitOrDone)
+	every(ctx, period, fn, time.Now, clock.Sleep)
 }
 
 // every is Every with its clock: now reads it, and wait blocks for a
 // duration or until ctx is done.
 func every(ctx context.Context, period time.Duration, fn func(context.Context),
-	now func() time.Time, wait func(context.Context, time.Duration)) {
+	now func() time.Time, wait func(context.Context, time.Duration) error) {
 	if period <= 0 {
 		panic("local: non-positive period for Every")
 	}

@@ -118,12 +118,13 @@ type fakeClock struct {
 
 func (c *fakeClock) Now() time.Time { return time.Unix(0, 0).Add(c.now) }
 
-func (c *fakeClock) wait(ctx context.Context, d time.Duration) {
+func (c *fakeClock) wait(ctx context.Context, d time.Duration) error {
 	if ctx.Err() != nil {
-		return
+		return ctx.Err()
 	}
 	c.waits = append(c.waits, d)
 	c.now += max(d, 0)
+	return nil
 }
 
 func TestEvery_CallsOnAFixedGridSkippingTicksACallOverran(t *testing.T) {

@@ -65,8 +65,9 @@ type SQSOptions struct {
 //     FIFO queues are not dependable.
 //
 // goaws logs through logrus's standard logger; StartSQS sets it to JSON on
-// stderr at warn level, so each empty ReceiveMessage still logs a warning
-// ("No messages in Queue").
+// stderr at error level: its warnings ("No messages in Queue" for each empty
+// ReceiveMessage, an unknown receipt handle or queue) also reach the caller as
+// the answer, and would print one line per poll.
 type SQSServer struct {
 	http  *httpServer
 	close func() error // stops everything, run once
@@ -126,7 +127,7 @@ func configureGoaws(host, port string) error {
 	}
 	logrus.SetFormatter(&logrus.JSONFormatter{})
 	logrus.SetOutput(os.Stderr)
-	logrus.SetLevel(logrus.WarnLevel)
+	logrus.SetLevel(logrus.ErrorLevel)
 	models.CurrentEnvironment = models.Environment{
 		Host:      host,
 		Port:      port,

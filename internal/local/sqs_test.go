@@ -24,11 +24,7 @@ func startSQS(t *testing.T) (*SQSServer, *sqs.Client) {
 	if err != nil {
 		t.Fatalf("StartSQS: %v", err)
 	}
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	closeAtEnd(t, srv)
 	return srv, NewSQSClient(srv.URL(), func(o *sqs.Options) { o.RetryMaxAttempts = 1 })
 }
 

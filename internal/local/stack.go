@@ -2,6 +2,7 @@ package local
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -10,10 +11,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,16 +22,19 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/stockguard/stockguard/internal/apigw"
 	"github.com/stockguard/stockguard/internal/closeq"
-	"github.com/stockguard/stockguard/internal/closing"
+	"github.com/stockguard/stockguard/internal/createorder"
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/idtoken"
 	"github.com/stockguard/stockguard/internal/inventory"
-	"github.com/stockguard/stockguard/internal/payment"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
+	"github.com/stockguard/stockguard/internal/paycallback"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/sam"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
+	"github.com/stockguard/stockguard/internal/wxlogin/wxlogintest"
 )
 
 // StackConfig configures Start. Zero values take the defaults noted.
@@ -60,6 +64,17 @@ type StackConfig struct {
 	// Reconcile, when set, adjusts reconcile's configuration after it is read from
 	// the template (tests enable repair, set its window, shorten delays).
 	Reconcile func(*reconcile.Config)
+	// PayAddr and LoginAddr are where the WeChat Pay and jscode2session stand-ins
+	// listen; default "127.0.0.1:0" (a free port).
+	PayAddr, LoginAddr string
+	// Issuer is the iss of the local login tokens, which the gateway's JWT check
+	// requires; default DefaultIssuer. cmd/local sets its API's URL, where the
+	// discovery document and JWK set are served.
+	Issuer string
+	// Environment, when set, may change a function's environment variables (by
+	// logical id) after they are read from the template and before the function's
+	// configuration is parsed from them (tests check that bad settings are refused).
+	Environment func(function string, env map[string]string)
 }
 
 // Stack is the whole of stockguard in one process: the embedded servers with the
@@ -78,6 +93,16 @@ type Stack struct {
 	// Payments is the local stand-in for WeChat Pay: keys generated at Start, trusted by
 	// payCallback. POST /_local/pay/{orderId} sends notifications signed with it.
 	Payments *paytest.Platform
+	// PayServer is the stand-in WeChat Pay merchant API and buyer (paytest.Server) that
+	// closeOrder's merchant client calls; its notifications reach the notify route.
+	PayServer *paytest.Server
+	// LoginServer is the stand-in jscode2session: code test-<name> → openid o-<name>.
+	LoginServer *wxlogintest.Server
+	// Signer is the in-memory key the local login tokens are signed with.
+	Signer *idtoken.KeySigner
+
+	merchant *paytest.Merchant
+	keyID    string // the kid of the local tokens (the template's SIGNING_KEY_ID)
 
 	functions []sam.Function
 	cfg       StackConfig
@@ -94,7 +119,11 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	tpl, err := sam.Load(cfg.Template)
+	cfg.PayAddr, cfg.LoginAddr = cmp.Or(cfg.PayAddr, "127.0.0.1:0"), cmp.Or(cfg.LoginAddr, "127.0.0.1:0")
+	cfg.Issuer = cmp.Or(cfg.Issuer, DefaultIssuer)
+	// Locally the merchant configuration is the local platform's, not a secret's, and
+	// tokens are for the local app.
+	tpl, err := sam.LoadWithParameters(cfg.Template, map[string]string{"WechatPaySecretArn": LocalSecretARN, "JwtAudience": LocalAppID})
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +150,7 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		}
 	}
 	s.cfg = cfg
-	if s.Payments, err = paytest.NewPlatform(LocalMchID, LocalAppID); err != nil {
+	if err := s.startWeChat(cfg); err != nil {
 		return nil, err
 	}
 	if s.functions, err = tpl.Functions(); err != nil {
@@ -130,21 +159,34 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if s.Handlers, err = s.wire(cfg); err != nil {
 		return nil, err
 	}
+	if err := s.serve(tpl, cfg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// serve builds API: the gateway over the template's routes, checking tokens like the
+// JWT authorizer, and the /_local/ routes.
+func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 	routes, err := tpl.Routes()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	gwRoutes := make([]Route, len(routes))
 	for i, r := range routes {
-		gwRoutes[i] = Route{Method: r.Method, Path: r.Path, Function: r.Function, Public: r.Public}
+		gwRoutes[i] = Route{Method: r.Method, Path: r.Path, Function: r.Function, Public: r.Public, IAM: r.IAM}
+	}
+	verifier, err := s.verifier(cfg, LocalAppID)
+	if err != nil {
+		return err
 	}
 	mux := http.NewServeMux()
-	s.gateway = NewGateway(gwRoutes, s.Handlers, GatewayOptions{Logger: cfg.Logger})
+	s.gateway = NewGateway(gwRoutes, s.Handlers, GatewayOptions{Logger: cfg.Logger, Verifier: verifier})
 	mux.Handle("/", s.gateway)
 	mux.HandleFunc("POST /_local/invoke/{function}", s.serveInvoke)
 	mux.HandleFunc("POST /_local/pay/{orderId}", s.servePay)
 	s.API = mux
-	return s, nil
+	return nil
 }
 
 func (s *Stack) startSQS(ctx context.Context, addr string, tpl *sam.Template) error {
@@ -165,66 +207,72 @@ func (s *Stack) startSQS(ctx context.Context, addr string, tpl *sam.Template) er
 }
 
 // wire builds each template function's handler from its template environment, the way
-// its functions/<name>/main.go does from the deployed environment.
+// its functions/<name>/main.go does from the deployed environment: the same
+// configuration parsing (so a bad setting fails Start, naming the variable), the same
+// handlers.
 func (s *Stack) wire(cfg StackConfig) (map[string]lambda.Handler, error) {
 	handlers := map[string]lambda.Handler{}
 	for _, f := range s.functions {
-		env := f.Environment
-		log := cfg.Logger.With("function", f.Name)
-		tables := dynamo.Tables{SKUs: env["SKUS_TABLE"], Orders: env["ORDERS_TABLE"], StockLog: env["STOCK_LOG_TABLE"]}
-		switch f.Name {
-		case "CreateOrderFunction":
-			timeout := cfg.PaymentTimeout
-			if timeout <= 0 {
-				secs, err := strconv.Atoi(env["PAYMENT_TIMEOUT_SECONDS"])
-				if err != nil || secs < 1 {
-					return nil, fmt.Errorf("%s: PAYMENT_TIMEOUT_SECONDS %q is not a positive number of seconds", f.Name, env["PAYMENT_TIMEOUT_SECONDS"])
-				}
-				timeout = time.Duration(secs) * time.Second
-			}
-			s.Tables = tables
-			s.Store = dynamo.New(s.DB, tables, dynamo.Options{PaymentTimeout: timeout, Now: cfg.Now})
-			handlers[f.Name] = newHandler(apigw.New(s.Store, s.closeQueue(env), log, functionName(f.Name)).Handle)
-		case "CloseOrderFunction":
-			store := dynamo.New(s.DB, tables, dynamo.Options{Now: cfg.Now})
-			fn := &closing.Function{
-				Closer: closing.New(store, s.closeQueue(env), log, closing.Options{Now: cfg.Now}),
-				API:    apigw.New(store, nil, log, functionName(f.Name)),
-			}
-			handlers[f.Name] = newHandler(fn.Invoke)
-		case "PayCallbackFunction":
-			// Deployed, the merchant configuration comes from the Secrets Manager secret
-			// WECHATPAY_SECRET_ARN names; locally it is the local platform's.
-			payCfg := s.Payments.Config()
-			payCfg.Now = cfg.Now
-			verifier, err := wechatpay.NewVerifier(payCfg)
-			if err != nil {
-				return nil, err
-			}
-			store := dynamo.New(s.DB, tables, dynamo.Options{Now: cfg.Now})
-			handlers[f.Name] = newHandler(payment.New(verifier, store, log).Handle)
-		case "ReconcileFunction":
-			rcfg, err := reconcile.Settings{
-				RepairEnabled: env["REPAIR_ENABLED"], RepairWindow: env["REPAIR_WINDOW"], RepairTimezone: env["REPAIR_TIMEZONE"],
-				AlertMinUnits: env["ALERT_MIN_UNITS"], AlertPercent: env["ALERT_PERCENT"],
-				OverdueGraceSeconds: env["OVERDUE_GRACE_SECONDS"], AlertsTopicARN: env["ALERTS_TOPIC_ARN"],
-			}.Config()
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f.Name, err)
-			}
-			// Locally there is no SNS: alerts are the error-level log lines.
-			rcfg.Topic, rcfg.Now = "", cfg.Now
-			if cfg.Reconcile != nil {
-				cfg.Reconcile(&rcfg)
-			}
-			store := dynamo.New(s.DB, tables, dynamo.Options{Now: cfg.Now})
-			handlers[f.Name] = newHandler(reconcile.New(store, nil, log, rcfg).Handle)
-		default:
-			return nil, fmt.Errorf("function %s has no local wiring in internal/local", f.Name)
+		env := maps.Clone(f.Environment)
+		if cfg.Environment != nil {
+			cfg.Environment(f.Name, env)
 		}
-		handlers[f.Name] = deadline{handlers[f.Name], time.Duration(f.Timeout) * time.Second}
+		h, err := s.wireFunction(cfg, f.Name, envvar.Map(env), cfg.Logger.With("function", f.Name))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		handlers[f.Name] = deadline{h, time.Duration(f.Timeout) * time.Second}
 	}
 	return handlers, nil
+}
+
+// wireFunction builds one function's handler from its environment env.
+func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, log *slog.Logger) (lambda.Handler, error) {
+	switch name {
+	case "CreateOrderFunction":
+		c, err := createorder.LoadConfig(env)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.PaymentTimeout > 0 {
+			c.PaymentTimeout = cfg.PaymentTimeout
+		}
+		s.Tables = c.Tables
+		s.Store = dynamo.New(s.DB, c.Tables, dynamo.Options{PaymentTimeout: c.PaymentTimeout, Now: cfg.Now, Shaping: c.Shaping})
+		return newHandler(createorder.New(s.Store, s.closeQueue(c.CloseQueueURL), log).Handle), nil
+	case "CloseOrderFunction":
+		return s.wireCloseOrder(cfg, env, log)
+	case "LoginFunction":
+		return s.wireLogin(cfg, env, log)
+	case "JwksFunction":
+		return s.wireJWKS(cfg, env, log)
+	case "PayCallbackFunction":
+		c, err := paycallback.LoadConfig(env)
+		if err != nil {
+			return nil, err
+		}
+		// Deployed, the merchant configuration comes from the Secrets Manager secret
+		// WECHATPAY_SECRET_ARN names; locally it is the local platform's.
+		payCfg := s.Payments.Config()
+		payCfg.Now = cfg.Now
+		verifier, err := wechatpay.NewVerifier(payCfg)
+		if err != nil {
+			return nil, err
+		}
+		store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
+		return newHandler(paycallback.New(verifier, store, log).Handle), nil
+	case "ReconcileFunction":
+		c, err := reconcile.LoadFunctionConfig(env)
+		if err != nil {
+			return nil, err
+		}
+		_, r := s.reconciler(cfg, c, log)
+		return newHandler(lambdaevent.OnlyScheduled(reconcile.FunctionName, r.Run)), nil
+	case "AdminFunction":
+		return s.wireAdmin(cfg, env, log)
+	default:
+		return nil, fmt.Errorf("no local wiring in internal/local")
+	}
 }
 
 // handler is a function's lambda.Handler that may be invoked concurrently, as the local
@@ -267,8 +315,8 @@ func (d deadline) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 
 // closeQueue is the close-order queue named by a function's CLOSE_QUEUE_URL (locally
 // the queue's logical id); nil when the stack runs no SQS server.
-func (s *Stack) closeQueue(env map[string]string) *closeq.Queue {
-	url, ok := s.Queues[env["CLOSE_QUEUE_URL"]]
+func (s *Stack) closeQueue(name string) *closeq.Queue {
+	url, ok := s.Queues[name]
 	if s.SQS == nil || !ok {
 		return nil
 	}
@@ -368,25 +416,40 @@ func (s *Stack) serveInvoke(w http.ResponseWriter, r *http.Request) {
 }
 
 // LocalMchID and LocalAppID are the merchant the local stack's WeChat Pay stand-in pays.
+// LocalSecretARN is the template's WechatPaySecretArn locally: payCallback's
+// configuration names it, but the local stack verifies with its own platform's keys
+// and reads no secret.
 const (
-	LocalMchID = "1900000001"
-	LocalAppID = "wx0000000000000001"
+	LocalMchID     = "1900000001"
+	LocalAppID     = "wx0000000000000001"
+	LocalSecretARN = "arn:aws:secretsmanager:" + Region + ":" + AccountID + ":secret:stockguard-local-wechatpay"
 )
 
-// servePay serves POST /_local/pay/{orderId} (CONTRACT.md, local-only routes): it builds
-// a real signed and encrypted WeChat Pay notification for the order with the local
-// platform's keys (amount defaulting to the order's, state to SUCCESS; body optional
-// {"amount": fen, "state": "SUCCESS"}), sends it through the notify route, and answers
-// with that route's status, headers and body.
+// maxPayBodyBytes bounds the optional body of POST /_local/pay/{orderId}, a small
+// {"amount","state"} object.
+const maxPayBodyBytes = 4 << 10
+
+// servePay serves POST /_local/pay/{orderId} (CONTRACT.md, local-only routes): the
+// buyer pays (body optional {"amount": fen, "state": "SUCCESS"}). When the order has a
+// JSAPI order at the WeChat Pay stand-in (POST /orders/{orderId}/pay was called), the
+// stand-in's buyer Pay takes the payment, refusing it as WeChat Pay would (past
+// time_expire, closed, already paid: 409 ORDER_NOT_PAYABLE), and POSTs the signed,
+// encrypted notification to the notify route; the answer is that route's status and
+// body. An order never given to WeChat Pay gets the same notification built directly
+// with the local platform's keys, as for a payment taken before any check.
 func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Amount *int64  `json:"amount"`
 		State  *string `json:"state"`
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxPayBodyBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) || dec.More() {
 		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen, \"state\": \"SUCCESS\"} or empty"}`))
+		return
+	}
+	if _, ok := s.PayServer.Order(r.PathValue("orderId")); ok {
+		s.payAtStandIn(w, r, in.Amount, in.State)
 		return
 	}
 	order, err := s.Store.Lookup(r.Context(), r.PathValue("orderId"))
@@ -441,38 +504,15 @@ func writeLocalJSON(w http.ResponseWriter, status int, body []byte) {
 	w.Write(body)
 }
 
-// SeedSKU is one entry of a seed file: a JSON array of these objects.
-type SeedSKU struct {
-	SKU          string `json:"skuId"`                  // SKU id
-	Name         string `json:"name"`                   // shown to buyers
-	Price        int64  `json:"price"`                  // fen
-	Stock        int    `json:"stock"`                  // initial on-hand units
-	LimitPerUser int    `json:"limitPerUser,omitempty"` // units per user, 0 = no limit
-	Shards       int    `json:"shards,omitempty"`       // stock shard items, default 1
-}
-
-// Seed creates the SKUs of a seed file (CONTRACT.md, "Seed file"), each with its
-// initial ADJUST ledger entry. Unknown fields are rejected.
-func (s *Stack) Seed(ctx context.Context, r io.Reader) error {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
-	var skus []SeedSKU
-	if err := dec.Decode(&skus); err != nil {
-		return fmt.Errorf("read seed: %w", err)
-	}
-	for _, k := range skus {
-		if err := s.Store.CreateSKU(ctx, dynamo.NewSKU{
-			ID: k.SKU, Name: k.Name, Price: k.Price, Stock: k.Stock, LimitPerUser: k.LimitPerUser, Shards: k.Shards,
-		}); err != nil {
-			return fmt.Errorf("seed: %w", err)
-		}
-	}
-	return nil
-}
-
 // Close stops the servers.
 func (s *Stack) Close() error {
 	var errs []error
+	if s.PayServer != nil {
+		errs = append(errs, s.PayServer.Close())
+	}
+	if s.LoginServer != nil {
+		errs = append(errs, s.LoginServer.Close())
+	}
 	if s.SQS != nil {
 		errs = append(errs, s.SQS.Close())
 	}

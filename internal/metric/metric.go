@@ -20,9 +20,13 @@ const (
 	Milliseconds = "Milliseconds"
 )
 
+// MaxValues is the most observations EMF takes for one metric in one line (Amazon
+// CloudWatch User Guide, "Specification: Embedded metric format": a values array
+// holds at most 100).
+const MaxValues = 100
+
 // Value is one metric's data for one line. Values holds the observations; each
-// becomes a sample of the metric. EMF takes at most 100 per metric per line: Emit
-// drops the rest.
+// becomes a sample of the metric. Emit keeps the first MaxValues and drops the rest.
 type Value struct {
 	Name   string    // metric name, e.g. "Released"
 	Unit   string    // Count, Milliseconds, ...
@@ -72,8 +76,8 @@ func EmitFor(ctx context.Context, log *slog.Logger, function, name, value string
 		if len(v.Values) == 0 {
 			continue
 		}
-		if len(v.Values) > 100 {
-			v.Values = v.Values[:100]
+		if len(v.Values) > MaxValues {
+			v.Values = v.Values[:MaxValues]
 		}
 		directive.Metrics = append(directive.Metrics, emfMetric{Name: v.Name, Unit: v.Unit})
 		if len(v.Values) == 1 {

@@ -15,9 +15,8 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
-	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/reconcile"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/stacktest"
 )
 
 // BenchmarkReconcile measures a reconciliation of 1,000 SKUs over a 100,000-entry
@@ -41,19 +40,12 @@ func BenchmarkReconcile(b *testing.B) {
 		b.Logf("%s: %v", what, time.Since(phase).Round(time.Millisecond))
 		phase = time.Now()
 	}
-	clock := testkit.NewClock()
-	stack, err := local.Start(ctx, local.StackConfig{Template: "../../template.yaml", Now: clock.Now})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer stack.Close()
 	var seed []string
 	for i := range skus {
 		seed = append(seed, fmt.Sprintf(`{"skuId":"sku-%04d","name":"n","price":100,"stock":1000}`, i))
 	}
-	if err := stack.Seed(ctx, strings.NewReader("["+strings.Join(seed, ",")+"]")); err != nil {
-		b.Fatal(err)
-	}
+	stack := stacktest.New(b, stacktest.Options{Seed: "[" + strings.Join(seed, ",") + "]"})
+	clock := stack.Clock
 	lap("seed SKUs")
 	writeHistory(b, stack, skus, history-skus, clock.Now().Add(-30*24*time.Hour))
 	lap("write history")
@@ -101,7 +93,7 @@ var (
 
 // writeHistory writes n ledger entries, RESERVE/RELEASE pairs spread over the SKUs,
 // at old times, in the stock_log item shape the store writes.
-func writeHistory(b *testing.B, stack *local.Stack, skus, n int, at time.Time) {
+func writeHistory(b *testing.B, stack *stacktest.Stack, skus, n int, at time.Time) {
 	b.Helper()
 	var batch []types.WriteRequest
 	flush := func() {

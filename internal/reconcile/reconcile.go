@@ -64,20 +64,18 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 	_ "time/tzdata" // REPAIR_TIMEZONE must resolve where no zoneinfo is installed (provided.al2023)
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
+	"github.com/stockguard/stockguard/internal/clock"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/metric"
 )
@@ -164,7 +162,7 @@ func (w Window) Contains(t time.Time) bool {
 // hold (Actual), in units.
 type Difference struct {
 	SKU      string `json:"skuId"`
-	Rule     string `json:"rule"`
+	Rule     Rule   `json:"rule"`
 	Expected int    `json:"expected"`
 	Actual   int    `json:"actual"`
 }
@@ -226,19 +224,13 @@ func New(store *dynamo.Store, alert Publisher, log *slog.Logger, cfg Config) *Re
 	return &Reconciler{store: store, alert: alert, log: log, cfg: cfg}
 }
 
-// books is one SKU's (or shard's) ledger sums.
-type books struct {
-	available, onHand             int
-	adjusted, committed, returned int
-}
-
 // snapshot is what one pass read and concluded.
 type snapshot struct {
 	skus      []dynamo.SKUState
 	watermark time.Time
 	entries   []dynamo.LedgerEntry            // read this pass: after the watermark (all, the first time)
 	bySKU     map[string][]dynamo.LedgerEntry // the same, by SKU
-	ledger    map[string]map[int]books        // SKU → shard → sums (checkpoint + newer entries)
+	ledger    map[string]ledgerSums           // SKU → sums (checkpoint + newer entries)
 	pending   map[string]map[int]int          // SKU → shard → reserved units of open orders
 	overdue   []dynamo.OpenOrder              // PENDING past expiresAt + grace
 	diffs     map[string][]Difference         // SKU → broken rules
@@ -247,8 +239,9 @@ type snapshot struct {
 	now       time.Time
 }
 
-// Run reconciles once. It returns the report, or an error when the store could not be
-// read (nothing is concluded then). Failures to alert, repair or checkpoint are logged
+// Run reconciles once and keeps its report as the latest (Store.SaveReport). It
+// returns the report, or an error when the store could not be read (nothing is
+// concluded then). Failures to alert, repair, checkpoint or keep the report are logged
 // at error level and do not fail the run.
 func (r *Reconciler) Run(ctx context.Context) (*Report, error) {
 	start := time.Now()
@@ -260,7 +253,7 @@ func (r *Reconciler) Run(ctx context.Context) (*Report, error) {
 	}
 	if len(snap.diffs) > 0 {
 		// Confirm: keep only what a second pass finds the same.
-		if err := sleep(ctx, r.cfg.ConfirmDelay); err != nil {
+		if err := clock.Sleep(ctx, r.cfg.ConfirmDelay); err != nil {
 			return nil, err
 		}
 		again, err := r.pass(ctx, read)
@@ -271,8 +264,7 @@ func (r *Reconciler) Run(ctx context.Context) (*Report, error) {
 		// bound (0 ≤ available ≤ onHand, committed ≤ stocked) need only still be broken.
 		for sku, diffs := range again.diffs {
 			if !slices.EqualFunc(diffs, snap.diffs[sku], func(a, b Difference) bool {
-				bound := strings.Contains(a.Rule, "<=") || strings.Contains(a.Rule, ">=")
-				return a.Rule == b.Rule && (bound || a.Actual-a.Expected == b.Actual-b.Expected)
+				return a.Rule == b.Rule && (a.Rule.Check.Bound() || a.Actual-a.Expected == b.Actual-b.Expected)
 			}) {
 				delete(again.diffs, sku)
 				delete(again.fixes, sku)
@@ -297,13 +289,26 @@ func (r *Reconciler) Run(ctx context.Context) (*Report, error) {
 	r.fold(ctx, snap)
 	rep.DurationMs = time.Since(start).Milliseconds()
 	r.logReport(ctx, rep, snap)
+	r.keep(ctx, rep)
 	return rep, nil
+}
+
+// keep stores rep as the latest report (read by the merchant API); a failure is
+// logged at error level and does not fail the run.
+func (r *Reconciler) keep(ctx context.Context, rep *Report) {
+	data, err := json.Marshal(rep)
+	if err == nil {
+		err = r.store.SaveReport(ctx, data)
+	}
+	if err != nil {
+		r.log.LogAttrs(ctx, slog.LevelError, "reconcile report not kept", slog.String("error", err.Error()))
+	}
 }
 
 // pass reads the stock, the ledger since the watermark and the open orders, and
 // concludes differences, overdue orders and possible repairs.
 func (r *Reconciler) pass(ctx context.Context, read func(int)) (*snapshot, error) {
-	snap := &snapshot{now: r.cfg.Now().UTC(), ledger: map[string]map[int]books{}, pending: map[string]map[int]int{}, bySKU: map[string][]dynamo.LedgerEntry{},
+	snap := &snapshot{now: r.cfg.Now().UTC(), ledger: map[string]ledgerSums{}, pending: map[string]map[int]int{}, bySKU: map[string][]dynamo.LedgerEntry{},
 		diffs: map[string][]Difference{}, fixes: map[string][]dynamo.ShardFix{}}
 	var err error
 	if snap.skus, snap.watermark, err = r.store.Stock(ctx, read); err != nil {
@@ -313,8 +318,7 @@ func (r *Reconciler) pass(ctx context.Context, read func(int)) (*snapshot, error
 	// more queries than reading the ledger: scan it (the checkpoints still apply).
 	entries := r.store.LedgerAll(ctx, read)
 	if !snap.watermark.IsZero() && snap.now.Sub(snap.watermark) <= maxCatchUp {
-		// A minute past now covers writers whose clocks run a little ahead.
-		entries = r.store.LedgerSince(ctx, snap.watermark, snap.now.Add(time.Minute), read)
+		entries = r.store.LedgerSince(ctx, snap.watermark, snap.now.Add(clockAhead), read)
 	}
 	for e, err := range entries {
 		if err != nil {
@@ -346,273 +350,6 @@ func (r *Reconciler) pass(ctx context.Context, read func(int)) (*snapshot, error
 	return snap, nil
 }
 
-// sums adds to sku's checkpoint its entries written after it (and, when until is not
-// zero, at or before until), per shard; shard -1 holds the SKU's totals.
-func (r *Reconciler) sums(sku dynamo.SKUState, watermark time.Time, entries []dynamo.LedgerEntry, until time.Time) map[int]books {
-	out := map[int]books{}
-	through := watermark
-	if cp := sku.Checkpoint; cp != nil {
-		through = cp.Through
-		for n, s := range cp.Shards {
-			out[n] = books{available: s.Available, onHand: s.OnHand}
-		}
-		out[-1] = books{adjusted: cp.Adjusted, committed: cp.Committed, returned: cp.Returned}
-	}
-	for _, e := range entries {
-		if e.SKU != sku.SKU || !e.At.After(through) || !until.IsZero() && e.At.After(until) {
-			continue
-		}
-		for n, d := range e.ShardDeltas() {
-			b := out[n]
-			b.available += d[0]
-			b.onHand += d[1]
-			out[n] = b
-		}
-		t := out[-1]
-		switch e.Op {
-		case dynamo.OpAdjust:
-			t.adjusted += e.DOnHand
-		case dynamo.OpCommit:
-			t.committed += e.Qty
-		case dynamo.OpReturn:
-			t.returned += e.Qty
-		}
-		out[-1] = t
-	}
-	total := out[-1]
-	total.available, total.onHand = 0, 0
-	for n, b := range out {
-		if n >= 0 {
-			total.available += b.available
-			total.onHand += b.onHand
-		}
-	}
-	out[-1] = total
-	return out
-}
-
-// check compares one SKU's counters with its ledger sums and open orders.
-func (r *Reconciler) check(snap *snapshot, sku dynamo.SKUState) {
-	ledger, pending := snap.ledger[sku.SKU], snap.pending[sku.SKU]
-	var diffs []Difference
-	add := func(rule string, expected, actual int) {
-		if expected != actual {
-			diffs = append(diffs, Difference{SKU: sku.SKU, Rule: rule, Expected: expected, Actual: actual})
-		}
-	}
-	var c dynamo.ShardCounters
-	reservedUnits := 0
-	for _, sc := range sku.Shards {
-		c.Available += sc.Available
-		c.OnHand += sc.OnHand
-		c.Reserved += sc.Reserved
-	}
-	for _, u := range pending {
-		reservedUnits += u
-	}
-	total := ledger[-1]
-	add("shards", sku.ShardCount, len(sku.Shards))
-	add("available", total.available, c.Available)
-	add("onHand", total.onHand, c.OnHand)
-	add("reserved", reservedUnits, c.OnHand-c.Available)
-	if sold := total.committed - total.returned; sold > total.adjusted {
-		add("committed <= stocked", total.adjusted, sold)
-	}
-	var fixes []dynamo.ShardFix
-	fixable := true
-	shards := shardNumbers(sku, ledger)
-	for _, n := range shards {
-		sc, l, p := sku.Shards[n], ledger[n], pending[n]
-		if sc.Available == l.available && sc.OnHand == l.onHand && sc.OnHand-sc.Available == p && sc.Reserved == p &&
-			sc.Available >= 0 && sc.Available <= sc.OnHand {
-			continue
-		}
-		prefix := "shard " + strconv.Itoa(n) + " "
-		if len(shards) > 1 { // with one shard, the SKU's rules above say it already
-			add(prefix+"available", l.available, sc.Available)
-			add(prefix+"onHand", l.onHand, sc.OnHand)
-			add(prefix+"reserved", p, sc.OnHand-sc.Available)
-		}
-		add(prefix+"reserved counter", p, sc.Reserved)
-		if sc.Available < 0 {
-			add(prefix+"available >= 0", 0, sc.Available)
-		}
-		if sc.Available > sc.OnHand {
-			add(prefix+"available <= onHand", sc.OnHand, sc.Available)
-		}
-		ledgerFits := l.onHand-l.available == p && l.available >= 0 && l.available <= l.onHand
-		countersFit := sc.OnHand-sc.Available == p && sc.Available >= 0 && sc.Available <= sc.OnHand
-		switch {
-		case ledgerFits && !countersFit:
-			// The ledger agrees with the open orders: the counters drifted.
-			fixes = append(fixes, dynamo.ShardFix{Shard: n, Seen: sc, Available: l.available, OnHand: l.onHand})
-		case countersFit && !ledgerFits:
-			// The counters agree with the open orders: the ledger lost or gained entries.
-			fixes = append(fixes, dynamo.ShardFix{Shard: n, Seen: sc, Available: sc.Available, OnHand: sc.OnHand,
-				LedgerAvailable: sc.Available - l.available, LedgerOnHand: sc.OnHand - l.onHand})
-		case countersFit && ledgerFits && sc.Reserved != p && sc.Available == l.available && sc.OnHand == l.onHand:
-			// Only the reserved counter drifted.
-			fixes = append(fixes, dynamo.ShardFix{Shard: n, Seen: sc, Available: sc.Available, OnHand: sc.OnHand})
-		default:
-			// Neither side, or both, agree with the orders (e.g. available and on-hand off
-			// by the same amount: a lost or doubled ADJUST, or a counter edit): which is
-			// right is a fact about the warehouse, for a person to establish.
-			fixable = false
-		}
-	}
-	if len(diffs) == 0 {
-		return
-	}
-	snap.diffs[sku.SKU] = diffs
-	// Never write an oversell into the books as a repair: it is reported, not explained.
-	oversold := total.committed-total.returned > total.adjusted || total.available < 0 || c.Available < 0
-	if fixable && !oversold && len(fixes) > 0 && len(sku.Shards) == sku.ShardCount {
-		snap.fixes[sku.SKU] = fixes
-	} else {
-		snap.unfixable = append(snap.unfixable, sku.SKU)
-	}
-}
-
-// shardNumbers lists the shards the counters or the ledger know of, in order.
-func shardNumbers(sku dynamo.SKUState, ledger map[int]books) []int {
-	seen := map[int]bool{}
-	for n := range sku.Shards {
-		seen[n] = true
-	}
-	for n := range ledger {
-		if n >= 0 {
-			seen[n] = true
-		}
-	}
-	return slices.Sorted(maps.Keys(seen))
-}
-
-// alertOn logs every difference (error level past the alert threshold, warn below) and
-// publishes one SNS message listing the alerts.
-func (r *Reconciler) alertOn(ctx context.Context, snap *snapshot) {
-	var alerts []Difference
-	for _, sku := range slices.Sorted(maps.Keys(snap.diffs)) {
-		onHand := snap.ledger[sku][-1].onHand
-		threshold := max(float64(r.cfg.AlertUnits), r.cfg.AlertPercent/100*float64(onHand))
-		worst := 0
-		for _, d := range snap.diffs[sku] {
-			worst = max(worst, abs(d.Expected-d.Actual))
-		}
-		level := slog.LevelWarn
-		if float64(worst) > threshold || slices.ContainsFunc(snap.diffs[sku], oversell) {
-			level = slog.LevelError
-			alerts = append(alerts, snap.diffs[sku]...)
-		}
-		r.log.LogAttrs(ctx, level, "books differ", slog.String("skuId", sku), slog.Int("units", worst),
-			slog.Float64("alertThreshold", threshold), slog.Any("differences", snap.diffs[sku]))
-		metric.EmitFor(ctx, r.log, FunctionName, "SkuId", sku, metric.Of("Difference", metric.Count, float64(worst)))
-	}
-	if len(alerts) == 0 || r.alert == nil || r.cfg.Topic == "" {
-		return
-	}
-	listed := alerts[:min(len(alerts), maxAlertLines)] // SNS messages stop at 256 KB
-	body, _ := json.MarshalIndent(map[string]any{"differences": listed, "total": len(alerts), "at": snap.now}, "", "  ")
-	skus := map[string]bool{}
-	for _, d := range alerts {
-		skus[d.SKU] = true
-	}
-	if _, err := r.alert.Publish(ctx, &sns.PublishInput{
-		TopicArn: aws.String(r.cfg.Topic),
-		Subject:  aws.String(fmt.Sprintf("stockguard: books differ for %d SKU(s)", len(skus))),
-		Message:  aws.String(string(body)),
-	}); err != nil {
-		r.log.LogAttrs(ctx, slog.LevelError, "alert not published", slog.String("error", err.Error()))
-	}
-}
-
-// repair applies the repairs snap found and releases its overdue orders.
-func (r *Reconciler) repair(ctx context.Context, snap *snapshot) []Repaired {
-	// Runs that read the same watermark and state repair under the same key, so
-	// overlapping runs cannot both write a REPAIR entry for one shard.
-	run := "repair-" + strconv.FormatInt(snap.watermark.UnixMilli(), 10)
-	var done []Repaired
-	for _, sku := range slices.Sorted(maps.Keys(snap.fixes)) {
-		fixes := snap.fixes[sku]
-		if err := r.store.Repair(ctx, run, sku, "reconcile", fixes); err != nil {
-			level := slog.LevelError
-			if errors.Is(err, dynamo.ErrMoved) {
-				level = slog.LevelWarn // live traffic moved the counters: next run
-			}
-			r.log.LogAttrs(ctx, level, "repair not applied", slog.String("skuId", sku), slog.String("error", err.Error()))
-			continue
-		}
-		for _, f := range fixes {
-			for _, c := range []struct {
-				rule  string
-				delta int
-			}{
-				{"available", f.Available - f.Seen.Available}, {"onHand", f.OnHand - f.Seen.OnHand},
-				{"reserved counter", f.OnHand - f.Available - f.Seen.Reserved},
-				{"ledger available", f.LedgerAvailable}, {"ledger onHand", f.LedgerOnHand},
-			} {
-				if c.delta != 0 {
-					done = append(done, Repaired{SKU: sku, Rule: c.rule, Delta: c.delta})
-				}
-			}
-		}
-	}
-	for _, o := range snap.overdue {
-		order, released, err := r.store.Expire(ctx, o.ID)
-		if err != nil {
-			r.log.LogAttrs(ctx, slog.LevelError, "overdue order not released", slog.String("orderId", o.ID), slog.String("error", err.Error()))
-			continue
-		}
-		if released {
-			for _, it := range order.Items {
-				done = append(done, Repaired{SKU: it.SKU, Rule: "overdue " + o.ID, Delta: it.Qty})
-			}
-		}
-	}
-	return done
-}
-
-// fold moves the checkpoints of the SKUs with entries older than now − Lag, then the
-// watermark, each conditioned on what was read.
-func (r *Reconciler) fold(ctx context.Context, snap *snapshot) {
-	cutoff := snap.now.Add(-r.cfg.Lag).Truncate(time.Minute)
-	if !cutoff.After(snap.watermark) {
-		return
-	}
-	touched := map[string]bool{}
-	for _, e := range snap.entries {
-		if !e.At.After(cutoff) {
-			touched[e.SKU] = true
-		}
-	}
-	for _, sku := range snap.skus {
-		if !touched[sku.SKU] && (sku.Checkpoint != nil || !snap.watermark.IsZero()) {
-			continue // nothing new: its checkpoint stays valid up to the new watermark
-		}
-		sums := r.sums(sku, snap.watermark, snap.bySKU[sku.SKU], cutoff)
-		cp := dynamo.Checkpoint{SKU: sku.SKU, Through: cutoff, Shards: map[int]dynamo.Sums{},
-			Adjusted: sums[-1].adjusted, Committed: sums[-1].committed, Returned: sums[-1].returned}
-		for n, b := range sums {
-			if n >= 0 {
-				cp.Shards[n] = dynamo.Sums{Available: b.available, OnHand: b.onHand}
-			}
-		}
-		var prev time.Time
-		if sku.Checkpoint != nil {
-			prev = sku.Checkpoint.Through
-			if !prev.Before(cutoff) {
-				continue // already folded this far (a run with a clock ahead): never move back
-			}
-		}
-		if err := r.store.SaveCheckpoint(ctx, cp, prev); err != nil {
-			r.log.LogAttrs(ctx, slog.LevelWarn, "checkpoint not saved; the watermark stays", slog.String("skuId", sku.SKU), slog.String("error", err.Error()))
-			return
-		}
-	}
-	if err := r.store.SaveWatermark(ctx, cutoff, snap.watermark); err != nil {
-		r.log.LogAttrs(ctx, slog.LevelWarn, "watermark not saved", slog.String("error", err.Error()))
-	}
-}
-
 func (r *Reconciler) logReport(ctx context.Context, rep *Report, snap *snapshot) {
 	level := slog.LevelInfo
 	if len(rep.Differences) > 0 || len(rep.OverdueOrders) > 0 {
@@ -631,32 +368,13 @@ func (r *Reconciler) logReport(ctx context.Context, rep *Report, snap *snapshot)
 		metric.Of("Duration", metric.Milliseconds, float64(rep.DurationMs)))
 }
 
-func abs(n int) int { return int(math.Abs(float64(n))) }
-
 // maxCatchUp is how far behind the watermark may be for a run to read the ledger
 // through the LedgerByTime index (16 queries an hour); further behind, it scans.
 const maxCatchUp = 6 * time.Hour
 
-// maxAlertLines bounds the differences listed in one SNS message.
-const maxAlertLines = 200
-
-// oversell reports a difference that shows stock sold that does not exist: always an
-// alert, whatever its size.
-func oversell(d Difference) bool {
-	return d.Rule == "committed <= stocked" || strings.HasSuffix(d.Rule, "available >= 0") ||
-		d.Rule == "available" && d.Actual < 0
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+// clockAhead is how far past now a run reads the ledger index, for writers whose
+// clocks run a little ahead of its own.
+const clockAhead = time.Minute
 
 // Handle is the Lambda handler: any event (the EventBridge schedule's, or an operator's
 // empty invoke) runs one reconciliation and returns its Report.

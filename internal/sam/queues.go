@@ -59,18 +59,18 @@ func newQueue(id string, q *sqs.Queue) (Queue, error) {
 	if q.FifoQueue != nil && *q.FifoQueue {
 		queue.Name += ".fifo"
 	}
-	setInt(queue.Attributes, "DelaySeconds", q.DelaySeconds)
-	setInt(queue.Attributes, "MaximumMessageSize", q.MaximumMessageSize)
-	setInt(queue.Attributes, "MessageRetentionPeriod", q.MessageRetentionPeriod)
-	setInt(queue.Attributes, "ReceiveMessageWaitTimeSeconds", q.ReceiveMessageWaitTimeSeconds)
-	setInt(queue.Attributes, "VisibilityTimeout", q.VisibilityTimeout)
-	setInt(queue.Attributes, "KmsDataKeyReusePeriodSeconds", q.KmsDataKeyReusePeriodSeconds)
-	setBool(queue.Attributes, "FifoQueue", q.FifoQueue)
-	setBool(queue.Attributes, "ContentBasedDeduplication", q.ContentBasedDeduplication)
-	setBool(queue.Attributes, "SqsManagedSseEnabled", q.SqsManagedSseEnabled)
-	setString(queue.Attributes, "DeduplicationScope", q.DeduplicationScope)
-	setString(queue.Attributes, "FifoThroughputLimit", q.FifoThroughputLimit)
-	setString(queue.Attributes, "KmsMasterKeyId", q.KmsMasterKeyId)
+	set(queue.Attributes, "DelaySeconds", q.DelaySeconds)
+	set(queue.Attributes, "MaximumMessageSize", q.MaximumMessageSize)
+	set(queue.Attributes, "MessageRetentionPeriod", q.MessageRetentionPeriod)
+	set(queue.Attributes, "ReceiveMessageWaitTimeSeconds", q.ReceiveMessageWaitTimeSeconds)
+	set(queue.Attributes, "VisibilityTimeout", q.VisibilityTimeout)
+	set(queue.Attributes, "KmsDataKeyReusePeriodSeconds", q.KmsDataKeyReusePeriodSeconds)
+	set(queue.Attributes, "FifoQueue", q.FifoQueue)
+	set(queue.Attributes, "ContentBasedDeduplication", q.ContentBasedDeduplication)
+	set(queue.Attributes, "SqsManagedSseEnabled", q.SqsManagedSseEnabled)
+	set(queue.Attributes, "DeduplicationScope", q.DeduplicationScope)
+	set(queue.Attributes, "FifoThroughputLimit", q.FifoThroughputLimit)
+	set(queue.Attributes, "KmsMasterKeyId", q.KmsMasterKeyId)
 	if q.RedriveAllowPolicy != nil {
 		policy, err := jsonAttribute(q.RedriveAllowPolicy)
 		if err != nil {
@@ -181,20 +181,10 @@ func unplaced(names []string, placed map[string]bool) []string {
 	return out
 }
 
-func setInt(attributes map[string]string, name string, value *int) {
+// set puts the CreateQueue attribute name (its value as the SQS API writes it: 30,
+// true, text) into attributes when value is set.
+func set[T int | bool | string](attributes map[string]string, name string, value *T) {
 	if value != nil {
-		attributes[name] = strconv.Itoa(*value)
-	}
-}
-
-func setBool(attributes map[string]string, name string, value *bool) {
-	if value != nil {
-		attributes[name] = strconv.FormatBool(*value)
-	}
-}
-
-func setString(attributes map[string]string, name string, value *string) {
-	if value != nil {
-		attributes[name] = *value
+		attributes[name] = fmt.Sprint(*value)
 	}
 }

@@ -1,7 +1,6 @@
 package sam
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -63,25 +62,6 @@ func TestQueues_MapsPropertiesToCreateQueueAttributes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			equalJSON(t, "queue", byName[tt.want.Name], tt.want)
-		})
-	}
-}
-
-func TestQueues_RejectsUnusableRedrivePolicies(t *testing.T) {
-	tests := []struct {
-		fixture string
-		want    string
-	}{
-		{"redrive_cycle.yaml", "cycle: [FirstQueue SecondQueue]"},
-		{"redrive_external.yaml", "queue WorkQueue: RedrivePolicy: deadLetterTargetArn \"arn:aws:sqs:eu-west-1:123456789012:elsewhere\" is not the ARN of a queue in this template"},
-		{"redrive_no_count.yaml", "maxReceiveCount"},
-	}
-	for _, tt := range tests {
-		t.Run(strings.TrimSuffix(tt.fixture, ".yaml"), func(t *testing.T) {
-			_, err := load(t, filepath.Join("invalid", tt.fixture)).Queues()
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err = %v, want it to contain %q", err, tt.want)
-			}
 		})
 	}
 }

@@ -185,6 +185,8 @@ func localAttribute(id string, resource map[string]any, attribute string) (strin
 		return "https://sqs." + Region + ".amazonaws.com/" + AccountID + "/" + name, true
 	case "AWS::Serverless::Function Arn", "AWS::Lambda::Function Arn":
 		return "arn:aws:lambda:" + regionAccount + "function:" + name, true
+	case "AWS::KMS::Key Arn":
+		return "arn:aws:kms:" + regionAccount + "key/" + name, true
 	case "AWS::IAM::Role Arn":
 		return "arn:aws:iam::" + AccountID + ":role/" + name, true
 	case "AWS::SNS::Topic TopicArn":

@@ -24,6 +24,9 @@ type Route struct {
 	// Public reports that the route has no authorizer: its event sets
 	// Auth.Authorizer NONE, or sets none and its API has no DefaultAuthorizer.
 	Public bool
+	// IAM reports that the route uses AWS_IAM authorization (SigV4): its event sets
+	// Auth.Authorizer AWS_IAM.
+	IAM bool
 }
 
 // Routes returns the routes of every HttpApi event of every AWS::Serverless::Function,
@@ -59,6 +62,7 @@ func (t *Template) Routes() ([]Route, error) {
 				Function: f.Name,
 				Event:    ev.Name,
 				Public:   authorizer == "" || authorizer == "NONE",
+				IAM:      authorizer == "AWS_IAM",
 			})
 		}
 	}
@@ -99,6 +103,8 @@ type HTTPAPI struct {
 	DefaultAuthorizer string
 	// Authorizers maps each authorizer name to its configuration.
 	Authorizers map[string]Authorizer
+	// IAMAuthorizer is Auth.EnableIamAuthorizer: routes may choose AWS_IAM.
+	IAMAuthorizer bool
 }
 
 // Authorizer is one entry of an HTTP API's Auth.Authorizers (SAM HttpApiAuthorizer).
@@ -125,6 +131,15 @@ func (t *Template) HTTPAPIs() ([]HTTPAPI, error) {
 		if err != nil {
 			return nil, fmt.Errorf("HTTP API %s: %w", id, err)
 		}
+		var raw struct {
+			Auth struct{ EnableIamAuthorizer bool }
+		}
+		if props := t.resources[id].Properties; len(props) > 0 {
+			if err := json.Unmarshal(props, &raw); err != nil {
+				return nil, fmt.Errorf("HTTP API %s: Auth.EnableIamAuthorizer: %w", id, err)
+			}
+		}
+		api.IAMAuthorizer = raw.Auth.EnableIamAuthorizer
 		apis = append(apis, api)
 	}
 	return apis, nil

@@ -3,7 +3,6 @@ package sam
 import (
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -24,24 +23,6 @@ func TestRoutes_ListsHttpApiEventsByPathThenMethod(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("routes:\ngot  %+v\nwant %+v", got, want)
-	}
-}
-
-func TestRoutes_RejectsRoutesAPIGatewayWouldRefuse(t *testing.T) {
-	tests := []struct {
-		fixture string
-		want    string
-	}{
-		{"route_duplicate.yaml", "route GET /orders declared twice: FirstFunction.Get and SecondFunction.Get"},
-		{"route_unknown_api.yaml", "function OnlyFunction event Get: ApiId OtherFunction is not an AWS::Serverless::HttpApi"},
-	}
-	for _, tt := range tests {
-		t.Run(strings.TrimSuffix(tt.fixture, ".yaml"), func(t *testing.T) {
-			_, err := load(t, filepath.Join("invalid", tt.fixture)).Routes()
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err = %v, want it to contain %q", err, tt.want)
-			}
-		})
 	}
 }
 

@@ -134,26 +134,25 @@ func provisionedThroughput(mode types.BillingMode, p *cfndynamodb.Table_Provisio
 	}, nil
 }
 
-func keySchema(keys []cfndynamodb.Table_KeySchema) []types.KeySchemaElement {
-	elements := make([]types.KeySchemaElement, 0, len(keys))
-	for _, k := range keys {
-		elements = append(elements, types.KeySchemaElement{
-			AttributeName: aws.String(k.AttributeName),
-			KeyType:       types.KeyType(k.KeyType),
-		})
+// convert returns f of each element of in, in order.
+func convert[T, U any](in []T, f func(T) U) []U {
+	out := make([]U, 0, len(in))
+	for _, v := range in {
+		out = append(out, f(v))
 	}
-	return elements
+	return out
+}
+
+func keySchema(keys []cfndynamodb.Table_KeySchema) []types.KeySchemaElement {
+	return convert(keys, func(k cfndynamodb.Table_KeySchema) types.KeySchemaElement {
+		return types.KeySchemaElement{AttributeName: aws.String(k.AttributeName), KeyType: types.KeyType(k.KeyType)}
+	})
 }
 
 func attributeDefinitions(defs []cfndynamodb.Table_AttributeDefinition) []types.AttributeDefinition {
-	out := make([]types.AttributeDefinition, 0, len(defs))
-	for _, d := range defs {
-		out = append(out, types.AttributeDefinition{
-			AttributeName: aws.String(d.AttributeName),
-			AttributeType: types.ScalarAttributeType(d.AttributeType),
-		})
-	}
-	return out
+	return convert(defs, func(d cfndynamodb.Table_AttributeDefinition) types.AttributeDefinition {
+		return types.AttributeDefinition{AttributeName: aws.String(d.AttributeName), AttributeType: types.ScalarAttributeType(d.AttributeType)}
+	})
 }
 
 func projection(p *cfndynamodb.Table_Projection) *types.Projection {

@@ -148,6 +148,13 @@ func parse(source []byte, values map[string]string, sourceIsJSON bool) (*Templat
 	if err != nil {
 		return nil, fmt.Errorf("encode resolved template: %w", err)
 	}
+	var sections struct{ Resources map[string]rawResource }
+	if err := json.Unmarshal(normalised, &sections); err != nil {
+		return nil, fmt.Errorf("decode resources: %w", err)
+	}
+	if normalised, err = withoutUnmodelled(doc); err != nil {
+		return nil, err
+	}
 	cf, err := goformation.ParseJSONWithOptions(normalised, &intrinsics.ProcessorOptions{NoProcess: true})
 	if err != nil {
 		return nil, fmt.Errorf("decode template with goformation: %w", err)
@@ -155,18 +162,31 @@ func parse(source []byte, values map[string]string, sourceIsJSON bool) (*Templat
 	if err := checkParameterNames(cf, values); err != nil {
 		return nil, err
 	}
-	var sections struct{ Resources map[string]rawResource }
-	if err := json.Unmarshal(normalised, &sections); err != nil {
-		return nil, fmt.Errorf("decode resources: %w", err)
-	}
 	return &Template{cf: cf, resources: sections.Resources}, nil
+}
+
+// withoutUnmodelled encodes doc without the SAM properties goformation v7.14.9's
+// schema lacks and would reject: an AWS::Serverless::HttpApi's Auth.EnableIamAuthorizer
+// (SAM HttpApiAuth). They stay in the raw resources (see HTTPAPIs).
+func withoutUnmodelled(doc map[string]any) ([]byte, error) {
+	for _, r := range asMap(doc["Resources"]) {
+		res := asMap(r)
+		if res["Type"] == "AWS::Serverless::HttpApi" {
+			delete(asMap(asMap(res["Properties"])["Auth"]), "EnableIamAuthorizer")
+		}
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("encode resolved template: %w", err)
+	}
+	return out, nil
 }
 
 // resolveIntrinsics runs goformation's intrinsic processor with this package's Ref,
 // Fn::GetAtt and Fn::Sub handlers and returns the resolved template as JSON.
 func resolveIntrinsics(source []byte, values map[string]string, sourceIsJSON bool) ([]byte, error) {
 	r := &resolver{values: values}
-	options := &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: r.handlers()}
+	options := &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: r.handlers(), EvaluateConditions: true}
 	var (
 		resolved []byte
 		err      error
@@ -247,4 +267,10 @@ func isFunctionType(resourceType any) bool {
 func asMap(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
+}
+
+// Parameters returns the template's parameters by name, with their constraints
+// (AllowedPattern, AllowedValues, MinLength, MinValue, …) as written.
+func (t *Template) Parameters() map[string]cloudformation.Parameter {
+	return t.cf.Parameters
 }

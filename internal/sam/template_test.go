@@ -126,27 +126,40 @@ func TestLoadWithParameters_RejectsUnknownParameter(t *testing.T) {
 	}
 }
 
-func TestLoad_RejectsTemplatesItCannotResolve(t *testing.T) {
+// Each fixture under testdata/invalid is refused with an error saying why: by Load
+// itself (naming the file), or by the reader that needs the broken part.
+func TestTemplate_RejectsInvalidFixtures(t *testing.T) {
+	queues := func(tpl *Template) error { _, err := tpl.Queues(); return err }
+	routes := func(tpl *Template) error { _, err := tpl.Routes(); return err }
 	tests := []struct {
 		fixture string
 		want    string
+		read    func(*Template) error // nil: Load refuses the file
 	}{
-		{"ref_unknown.yaml", "Ref MissingTable: no parameter or resource"},
-		{"getatt_unknown_attribute.yaml", "Fn::GetAtt SkusTable.LatestStreamLabel: no local value"},
-		{"getatt_unknown_resource.yaml", "Fn::GetAtt MissingTable.Arn: no resource MissingTable"},
-		{"sub_unknown_resource.yaml", "Fn::GetAtt MissingTable.Arn: no resource MissingTable"},
+		{"ref_unknown.yaml", "Ref MissingTable: no parameter or resource", nil},
+		{"getatt_unknown_attribute.yaml", "Fn::GetAtt SkusTable.LatestStreamLabel: no local value", nil},
+		{"getatt_unknown_resource.yaml", "Fn::GetAtt MissingTable.Arn: no resource MissingTable", nil},
+		{"sub_unknown_resource.yaml", "Fn::GetAtt MissingTable.Arn: no resource MissingTable", nil},
 		// goformation decodes resources with DisallowUnknownFields.
-		{"property_unknown_to_goformation.yaml", "LoggingConfig"},
+		{"property_unknown_to_goformation.yaml", "LoggingConfig", nil},
+		{"redrive_cycle.yaml", "cycle: [FirstQueue SecondQueue]", queues},
+		{"redrive_external.yaml", "queue WorkQueue: RedrivePolicy: deadLetterTargetArn \"arn:aws:sqs:eu-west-1:123456789012:elsewhere\" is not the ARN of a queue in this template", queues},
+		{"redrive_no_count.yaml", "maxReceiveCount", queues},
+		{"route_duplicate.yaml", "route GET /orders declared twice: FirstFunction.Get and SecondFunction.Get", routes},
+		{"route_unknown_api.yaml", "function OnlyFunction event Get: ApiId OtherFunction is not an AWS::Serverless::HttpApi", routes},
 	}
 	for _, tt := range tests {
 		t.Run(strings.TrimSuffix(tt.fixture, ".yaml"), func(t *testing.T) {
 			path := filepath.Join("testdata", "invalid", tt.fixture)
-			_, err := Load(path)
-			if err == nil {
-				t.Fatal("Load succeeded, want an error")
+			tpl, err := Load(path)
+			if tt.read != nil {
+				if err != nil {
+					t.Fatalf("Load: %v", err)
+				}
+				err, path = tt.read(tpl), ""
 			}
-			if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
-				t.Errorf("err = %v, want it to name %s and contain %q", err, path, tt.want)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
+				t.Errorf("err = %v, want it to name %q and contain %q", err, path, tt.want)
 			}
 		})
 	}

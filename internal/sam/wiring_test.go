@@ -1,6 +1,7 @@
 package sam_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -133,14 +135,17 @@ func TestWiring_FunctionsAreBuiltByTheMakefileForProvidedAL2023OnArm64(t *testin
 
 func TestWiring_MakefileBuildsEachFunctionFromAMainPackageWithoutLocalOnlyCode(t *testing.T) {
 	module := strings.TrimSpace(run(t, nil, "go", "list", "-m"))
-	forbidden := []string{"github.com/truora/minidyn", "github.com/Admiral-Piett/goaws", module + "/internal/local", module + "/cmd"}
-	// The Makefile's target platform: go list must select the files the build does.
-	lambdaGoEnv := []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}
+	forbidden := []string{"github.com/truora/minidyn", "github.com/Admiral-Piett/goaws", module + "/internal/local", module + "/cmd",
+		module + "/internal/wechatpay/paytest", module + "/internal/wxlogin/wxlogintest"} // stand-ins for outside services
 	for _, f := range realFunctions(t) {
 		t.Run(f.Name, func(t *testing.T) {
+			// The Makefile must build for the template's architecture; go list must
+			// select the files the build does.
+			goarch := lambdaGOARCH(t, f.Architectures)
+			lambdaGoEnv := []string{"GOOS=linux", "GOARCH=" + goarch, "CGO_ENABLED=0"}
 			artifacts := t.TempDir()
 			command := buildCommand(t, f.Name, artifacts)
-			for _, part := range []string{"GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0", "-tags lambda.norpc", "-trimpath", "-o " + filepath.Join(artifacts, "bootstrap")} {
+			for _, part := range []string{"GOOS=linux", "GOARCH=" + goarch, "CGO_ENABLED=0", "-tags lambda.norpc", "-trimpath", "-o " + filepath.Join(artifacts, "bootstrap")} {
 				if !strings.Contains(command, part) {
 					t.Errorf("build command lacks %q: %s", part, command)
 				}
@@ -161,6 +166,23 @@ func TestWiring_MakefileBuildsEachFunctionFromAMainPackageWithoutLocalOnlyCode(t
 	}
 }
 
+// lambdaGOARCH is the GOARCH for a function's Architectures (Lambda developer guide,
+// "Selecting and configuring an instruction set architecture": arm64 or x86_64, one).
+func lambdaGOARCH(t *testing.T, architectures []string) string {
+	t.Helper()
+	if len(architectures) != 1 {
+		t.Fatalf("Architectures %v: Lambda takes exactly one", architectures)
+	}
+	switch architectures[0] {
+	case "arm64":
+		return "arm64"
+	case "x86_64":
+		return "amd64"
+	}
+	t.Fatalf("unknown Lambda architecture %q", architectures[0])
+	return ""
+}
+
 func TestWiring_EveryFunctionDirectoryHasATemplateFunction(t *testing.T) {
 	entries, err := os.ReadDir(filepath.Join(repoRoot(t), "functions"))
 	if err != nil {
@@ -177,38 +199,29 @@ func TestWiring_EveryFunctionDirectoryHasATemplateFunction(t *testing.T) {
 	}
 }
 
-func TestWiring_TemplateSetsExactlyTheEnvironmentEachFunctionReads(t *testing.T) {
-	functions := realFunctions(t)
-	dirs := functionDirs(t, functions)
-	for _, f := range functions {
-		t.Run(f.Name, func(t *testing.T) {
-			read := envReads(t, filepath.Join(repoRoot(t), "functions", dirs[f.Name]))
-			for _, name := range slices.Sorted(maps.Keys(read)) {
-				if _, set := f.Environment[name]; !set && !isLambdaRuntimeVariable(name) {
-					t.Errorf("functions/%s reads %s, which template.yaml does not set", dirs[f.Name], name)
-				}
-			}
-			for _, name := range slices.Sorted(maps.Keys(f.Environment)) {
-				if !read[name] {
-					t.Errorf("template.yaml sets %s, which functions/%s never reads", name, dirs[f.Name])
-				}
-			}
-		})
+// Configuration is read from the environment in the function mains only, which pass
+// os.Getenv to their package's configuration parser; nothing under internal/ reads it.
+// (internal/local's TestFunctions_RefuseToStartOnAMissingOrInvalidSetting checks that
+// those parsers read exactly the variables template.yaml sets.)
+func TestWiring_NothingBelowTheMainsReadsTheEnvironment(t *testing.T) {
+	root := filepath.Join(repoRoot(t), "internal")
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		for name := range envReads(t, path) {
+			t.Errorf("%s reads %s from the environment", path, name)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-// isLambdaRuntimeVariable reports the variables Lambda itself sets (Lambda developer
-// guide, "Defined runtime environment variables"), which a template cannot set.
-func isLambdaRuntimeVariable(name string) bool {
-	switch name {
-	case "LAMBDA_TASK_ROOT", "LAMBDA_RUNTIME_DIR", "TZ", "LANG", "PATH", "LD_LIBRARY_PATH":
-		return true
-	}
-	return strings.HasPrefix(name, "AWS_") || strings.HasPrefix(name, "_")
 }
 
 // envReads returns the names a package's non-test files pass to os.Getenv and
-// os.LookupEnv, as string literals or as package constants holding one.
+// os.LookupEnv, as string literals or as package constants holding one ("*" for
+// os.Environ).
 func envReads(t *testing.T, dir string) map[string]bool {
 	t.Helper()
 	files := parsePackage(t, dir)
@@ -221,6 +234,9 @@ func envReads(t *testing.T, dir string) map[string]bool {
 		}
 		ast.Inspect(file, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
+			if ok && isCallTo(call, osName, "Environ") {
+				read["*"] = true
+			}
 			if !ok || !isCallTo(call, osName, "Getenv", "LookupEnv") || len(call.Args) != 1 {
 				return true
 			}
@@ -327,9 +343,25 @@ func TestWiring_RoutesAreTheContractRoutes(t *testing.T) {
 	}
 	// CONTRACT.md; event names are the template's business, so they are not compared.
 	want := []sam.Route{
+		{Method: "GET", Path: "/.well-known/jwks.json", Function: "JwksFunction", Public: true},
+		{Method: "GET", Path: "/.well-known/openid-configuration", Function: "JwksFunction", Public: true},
+		// The merchant API: AWS_IAM (SigV4), one function.
+		{Method: "GET", Path: "/admin/orders", Function: "AdminFunction", IAM: true},
+		{Method: "GET", Path: "/admin/orders/{orderId}", Function: "AdminFunction", IAM: true},
+		{Method: "POST", Path: "/admin/reconcile", Function: "AdminFunction", IAM: true},
+		{Method: "GET", Path: "/admin/reconcile/latest", Function: "AdminFunction", IAM: true},
+		{Method: "GET", Path: "/admin/skus", Function: "AdminFunction", IAM: true},
+		{Method: "POST", Path: "/admin/skus", Function: "AdminFunction", IAM: true},
+		{Method: "GET", Path: "/admin/skus/{skuId}", Function: "AdminFunction", IAM: true},
+		{Method: "PATCH", Path: "/admin/skus/{skuId}", Function: "AdminFunction", IAM: true},
+		{Method: "POST", Path: "/admin/skus/{skuId}/adjustments", Function: "AdminFunction", IAM: true},
+		{Method: "GET", Path: "/admin/skus/{skuId}/ledger", Function: "AdminFunction", IAM: true},
+		{Method: "PUT", Path: "/admin/skus/{skuId}/shards", Function: "AdminFunction", IAM: true},
+		{Method: "POST", Path: "/auth/wechat", Function: "LoginFunction", Public: true},
 		{Method: "POST", Path: "/orders", Function: "CreateOrderFunction"},
 		{Method: "GET", Path: "/orders/{orderId}", Function: "CreateOrderFunction"},
 		{Method: "POST", Path: "/orders/{orderId}/cancel", Function: "CloseOrderFunction"},
+		{Method: "POST", Path: "/orders/{orderId}/pay", Function: "CloseOrderFunction"},
 		{Method: "POST", Path: "/payments/wechatpay/notify", Function: "PayCallbackFunction", Public: true},
 		{Method: "GET", Path: "/skus/{skuId}", Function: "CreateOrderFunction", Public: true},
 	}
@@ -340,6 +372,31 @@ func TestWiring_RoutesAreTheContractRoutes(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("routes:\ngot  %+v\nwant %+v", got, want)
+	}
+}
+
+// The /admin/ routes choose AWS_IAM, which SAM only accepts on an API with
+// Auth.EnableIamAuthorizer; API Gateway then refuses unsigned or unauthorised callers
+// (403) before the function runs.
+func TestWiring_AdminRoutesUseIAMAuthorization(t *testing.T) {
+	tpl := loadRealTemplate(t)
+	apis, err := tpl.HTTPAPIs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, api := range apis {
+		if api.Name == "HttpApi" && !api.IAMAuthorizer {
+			t.Error("HttpApi: Auth.EnableIamAuthorizer is not true")
+		}
+	}
+	routes, err := tpl.Routes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range routes {
+		if admin := strings.HasPrefix(r.Path, "/admin/"); admin != r.IAM || admin && r.Public {
+			t.Errorf("%s %s: IAM %v, public %v; want IAM exactly on /admin/ routes", r.Method, r.Path, r.IAM, r.Public)
+		}
 	}
 }
 
@@ -369,9 +426,49 @@ func TestWiring_HttpApiRequiresJWTFromIssuerAndAudienceParameters(t *testing.T) 
 	}
 	for _, f := range functions {
 		for _, ev := range f.Events.HTTPAPI {
+			if f.Name == "JwksFunction" && ev.API == "IssuerApi" {
+				continue // the token issuer's public documents, on an API of their own
+			}
 			if ev.API != api.Name {
 				t.Errorf("%s event %s is on API %q, want %s (the implicit API has no JWT authorizer)", f.Name, ev.Name, ev.API, api.Name)
 			}
+		}
+	}
+}
+
+// With JwtIssuer left empty the authorizer trusts stockguard's own issuer: the URL of
+// IssuerApi, which is the iss the login function stamps and the issuer the JWK set
+// function serves; the issuer API has no authorizer.
+func TestWiring_OwnIssuerIsTheIssuerApiTheLoginTokensName(t *testing.T) {
+	tpl := loadRealTemplate(t)
+	apis, err := tpl.HTTPAPIs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]sam.HTTPAPI{}
+	for _, a := range apis {
+		byName[a.Name] = a
+	}
+	main, issuerAPI := byName["HttpApi"], byName["IssuerApi"]
+	if issuerAPI.Name == "" || issuerAPI.DefaultAuthorizer != "" {
+		t.Fatalf("IssuerApi %+v: want an API without authorizer", issuerAPI)
+	}
+	functions, err := tpl.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	issuer := main.Authorizers[main.DefaultAuthorizer].Issuer
+	if !strings.Contains(issuer, "IssuerApi") {
+		t.Errorf("authorizer issuer %q does not name IssuerApi", issuer)
+	}
+	for _, f := range functions {
+		if f.Name == "LoginFunction" || f.Name == "JwksFunction" {
+			if got := f.Environment["TOKEN_ISSUER"]; got != issuer {
+				t.Errorf("%s TOKEN_ISSUER = %q, want the authorizer's issuer %q", f.Name, got, issuer)
+			}
+		}
+		if f.Name == "LoginFunction" && f.Environment["TOKEN_AUDIENCE"] != main.Authorizers[main.DefaultAuthorizer].Audience[0] {
+			t.Errorf("LoginFunction TOKEN_AUDIENCE = %q, want the authorizer's audience", f.Environment["TOKEN_AUDIENCE"])
 		}
 	}
 }
@@ -498,6 +595,35 @@ func TestWiring_InlinePoliciesGrantNoWildcard(t *testing.T) {
 			if len(s.NotAction) > 0 || len(s.NotResource) > 0 {
 				t.Errorf("%s: NotAction/NotResource grant everything else", where)
 			}
+		}
+	}
+}
+
+// Every template parameter is constrained (AllowedPattern, AllowedValues, MinLength or
+// MinValue), so CloudFormation refuses a bad value before a function refuses to start
+// on it; and every default satisfies its own constraints.
+func TestWiring_ParametersAreConstrainedAndTheirDefaultsPass(t *testing.T) {
+	parameters := loadRealTemplate(t).Parameters()
+	if len(parameters) == 0 {
+		t.Fatal("no parameters")
+	}
+	for _, name := range slices.Sorted(maps.Keys(parameters)) {
+		p := parameters[name]
+		if p.AllowedPattern == nil && len(p.AllowedValues) == 0 && p.MinLength == nil && p.MinValue == nil {
+			t.Errorf("parameter %s has no AllowedPattern, AllowedValues, MinLength or MinValue", name)
+		}
+		if p.Default == nil {
+			continue
+		}
+		def := fmt.Sprint(p.Default)
+		if p.AllowedPattern != nil && !regexp.MustCompile(*p.AllowedPattern).MatchString(def) {
+			t.Errorf("parameter %s default %q does not match %s", name, def, *p.AllowedPattern)
+		}
+		if len(p.AllowedValues) > 0 && !slices.ContainsFunc(p.AllowedValues, func(v any) bool { return fmt.Sprint(v) == def }) {
+			t.Errorf("parameter %s default %q is not among %v", name, def, p.AllowedValues)
+		}
+		if n, err := strconv.ParseFloat(def, 64); p.MinValue != nil && (err != nil || n < *p.MinValue) {
+			t.Errorf("parameter %s default %q is below MinValue %v", name, def, *p.MinValue)
 		}
 	}
 }

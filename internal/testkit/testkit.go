@@ -1,6 +1,6 @@
-// Package testkit holds what stockguard's integration tests share besides the local
-// stack: a settable clock, a way to start many calls at the same instant, a log sink
-// the test can read back, an HTTP call helper and DynamoDB fault injection.
+// Package testkit holds what stockguard's tests share that needs no local stack (see
+// internal/stacktest for the stack): a settable clock, a way to start many calls at
+// the same instant, a log sink the test can read back and DynamoDB fault injection.
 package testkit
 
 import (
@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"time"
@@ -82,24 +81,6 @@ func (l *Log) Lines() ([]map[string]any, error) {
 		out = append(out, m)
 	}
 	return out, nil
-}
-
-// Call sends one request to h (the local HTTP API) as user (X-User-Id; "" sends none)
-// with headers and body, and returns the status and the JSON body decoded (nil when it
-// is not a JSON object).
-func Call(h http.Handler, method, path, user string, headers map[string]string, body string) (int, map[string]any) {
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	if user != "" {
-		req.Header.Set("X-User-Id", user)
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	var out map[string]any
-	json.Unmarshal(rec.Body.Bytes(), &out)
-	return rec.Code, out
 }
 
 // FailDynamoDB returns a DynamoDB server middleware (for local.StackConfig.DynamoDBWrap)

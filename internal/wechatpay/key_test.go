@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"math/big"
 	"strings"
@@ -106,5 +107,101 @@ func TestParsePublicKey_KeyVerifiesNotifications(t *testing.T) {
 	h, body := f.genuine(t)
 	if _, err := mustVerifier(t, cfg).Parse(h, body); err != nil {
 		t.Fatalf("Parse: %v", err)
+	}
+}
+
+func TestParsePrivateKey(t *testing.T) {
+	m := testMerchants(t)[0]
+	pkcs8, err := x509.MarshalPKCS8PrivateKey(m.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ecPKCS8, err := x509.MarshalPKCS8PrivateKey(ecKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		pem  []byte
+		msg  string // error fragment; "" when the key must parse
+	}{
+		{"PKCS8", pemBlock("PRIVATE KEY", pkcs8), ""},
+		{"PKCS1", pemBlock("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(m.Key)), ""},
+		{"ECKey", pemBlock("PRIVATE KEY", ecPKCS8), "not RSA"},
+		{"PublicKeyBlock", pemBlock("PUBLIC KEY", pkcs8), "PEM block type"},
+		{"Corrupt", pemBlock("PRIVATE KEY", pkcs8[:40]), "PKCS #8"},
+		{"TwoBlocks", append(pemBlock("PRIVATE KEY", pkcs8), pemBlock("PRIVATE KEY", pkcs8)...), "exactly one"},
+		{"NotPEM", []byte("MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"), "no PEM block"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			key, err := wechatpay.ParsePrivateKey(tt.pem)
+			if tt.msg == "" {
+				if err != nil || !key.Equal(m.Key) {
+					t.Fatalf("ParsePrivateKey = %v, %v", key != nil, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("err %v, want %q", err, tt.msg)
+			}
+			if strings.Contains(err.Error(), "MII") {
+				t.Errorf("error quotes key material: %v", err)
+			}
+		})
+	}
+}
+
+func TestClientConfigFromSecret_NamesTheFieldAtFault(t *testing.T) {
+	f := newFixture(t)
+	m := testMerchants(t)[0]
+	secret, err := f.p.MerchantSecret(m, "app-secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(change func(s map[string]any)) []byte {
+		var s map[string]any
+		if err := json.Unmarshal(secret, &s); err != nil {
+			t.Fatal(err)
+		}
+		change(s)
+		b, _ := json.Marshal(s)
+		return b
+	}
+	tests := []struct {
+		name string
+		data []byte
+		msg  string
+	}{
+		{"NoMerchantKey", edit(func(s map[string]any) { delete(s, "merchantPrivateKey") }), "merchantPrivateKey is required"},
+		{"BadMerchantKey", edit(func(s map[string]any) {
+			s["merchantPrivateKey"] = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"
+		}), "merchantPrivateKey"},
+		{"NoSerial", edit(func(s map[string]any) { delete(s, "merchantSerial") }), "merchantSerial"},
+		{"SerialWithNewline", edit(func(s map[string]any) { s["merchantSerial"] = "AB\nCD" }), "merchantSerial"},
+		{"MisspeltField", edit(func(s map[string]any) { s["merchantSerialNo"] = "AB" }), "not a JSON object"},
+		{"BadPlatformKey", edit(func(s map[string]any) { s["platformPublicKeys"] = map[string]string{"S": "x"} }), "platformPublicKeys"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := wechatpay.ClientConfigFromSecret(tt.data)
+			if err == nil || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("err %v, want %q", err, tt.msg)
+			}
+		})
+	}
+	cfg, err := wechatpay.ClientConfigFromSecret(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cfg.MerchantKey.Equal(m.Key) || cfg.MerchantSerial != m.Serial || cfg.MchID != testMchID || cfg.AppID != testAppID {
+		t.Errorf("config %+v", cfg)
+	}
+	if _, err := wechatpay.NewClient(cfg); err != nil {
+		t.Errorf("NewClient: %v", err)
 	}
 }

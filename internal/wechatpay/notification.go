@@ -177,15 +177,8 @@ func decodeTransaction(plaintext []byte) (*Transaction, error) {
 		BankType:       w.BankType,
 		Attach:         w.Attach,
 	}
-	switch {
-	case tx.AppID == "":
-		return nil, fmt.Errorf("%w: transaction: missing appid", ErrMalformed)
-	case tx.MchID == "":
-		return nil, fmt.Errorf("%w: transaction: missing mchid", ErrMalformed)
-	case tx.OutTradeNo == "":
-		return nil, fmt.Errorf("%w: transaction: missing out_trade_no", ErrMalformed)
-	case !tx.TradeState.known():
-		return nil, fmt.Errorf("%w: transaction: unknown trade_state %q", ErrMalformed, truncate(w.TradeState))
+	if err := checkIdentity(tx, w.TradeState); err != nil {
+		return nil, err
 	}
 	if w.SuccessTime != "" {
 		t, err := time.Parse(time.RFC3339, w.SuccessTime)
@@ -197,32 +190,57 @@ func decodeTransaction(plaintext []byte) (*Transaction, error) {
 	if w.Payer != nil {
 		tx.Payer.OpenID = w.Payer.OpenID
 	}
-	hasTotal := false
+	hasTotal := w.Amount != nil && w.Amount.Total != nil
 	if a := w.Amount; a != nil {
-		if a.Total != nil {
-			hasTotal = true
-			tx.Amount.Total = *a.Total
-		}
-		if a.PayerTotal != nil {
-			tx.Amount.PayerTotal = *a.PayerTotal
-		}
-		tx.Amount.Currency = a.Currency
-		tx.Amount.PayerCurrency = a.PayerCurrency
+		tx.Amount = Amount{Total: deref(a.Total), PayerTotal: deref(a.PayerTotal), Currency: a.Currency, PayerCurrency: a.PayerCurrency}
 	}
 	if tx.Amount.Total < 0 || tx.Amount.PayerTotal < 0 {
 		return nil, fmt.Errorf("%w: transaction: negative amount", ErrMalformed)
 	}
-	if tx.TradeState == TradeStateSuccess {
-		switch {
-		case tx.TransactionID == "":
-			return nil, fmt.Errorf("%w: transaction: SUCCESS without transaction_id", ErrMalformed)
-		case tx.TradeType == "":
-			return nil, fmt.Errorf("%w: transaction: SUCCESS without trade_type", ErrMalformed)
-		case tx.SuccessTime.IsZero():
-			return nil, fmt.Errorf("%w: transaction: SUCCESS without success_time", ErrMalformed)
-		case !hasTotal || tx.Amount.Total == 0:
-			return nil, fmt.Errorf("%w: transaction: SUCCESS without a positive amount.total", ErrMalformed)
-		}
+	if err := checkSuccess(tx, hasTotal); err != nil {
+		return nil, err
 	}
 	return tx, nil
+}
+
+func deref(n *int64) int64 {
+	if n == nil {
+		return 0
+	}
+	return *n
+}
+
+// checkIdentity requires what names a transaction: appid, mchid, out_trade_no and a
+// known trade_state (rawState as sent, for the message).
+func checkIdentity(tx *Transaction, rawState string) error {
+	switch {
+	case tx.AppID == "":
+		return fmt.Errorf("%w: transaction: missing appid", ErrMalformed)
+	case tx.MchID == "":
+		return fmt.Errorf("%w: transaction: missing mchid", ErrMalformed)
+	case tx.OutTradeNo == "":
+		return fmt.Errorf("%w: transaction: missing out_trade_no", ErrMalformed)
+	case !tx.TradeState.known():
+		return fmt.Errorf("%w: transaction: unknown trade_state %q", ErrMalformed, truncate(rawState))
+	}
+	return nil
+}
+
+// checkSuccess requires what a SUCCESS transaction must carry: transaction_id,
+// trade_type, success_time and a positive amount.total (hasTotal: it was sent).
+func checkSuccess(tx *Transaction, hasTotal bool) error {
+	if tx.TradeState != TradeStateSuccess {
+		return nil
+	}
+	switch {
+	case tx.TransactionID == "":
+		return fmt.Errorf("%w: transaction: SUCCESS without transaction_id", ErrMalformed)
+	case tx.TradeType == "":
+		return fmt.Errorf("%w: transaction: SUCCESS without trade_type", ErrMalformed)
+	case tx.SuccessTime.IsZero():
+		return fmt.Errorf("%w: transaction: SUCCESS without success_time", ErrMalformed)
+	case !hasTotal || tx.Amount.Total == 0:
+		return fmt.Errorf("%w: transaction: SUCCESS without a positive amount.total", ErrMalformed)
+	}
+	return nil
 }

@@ -7,6 +7,11 @@
 // "支付成功回调通知" (the envelope and the transaction resource). Parse verifies before it
 // parses any JSON, and every failure wraps exactly one of ErrVerification, ErrMalformed or
 // ErrMerchantMismatch.
+//
+// Client is the merchant's side of the APIv3 merchant API ("JSAPI下单", "查询订单",
+// "关闭订单", "JSAPI调起支付"): requests signed with the merchant key ("签名生成"), answers
+// verified with the platform keys by the same code as notifications ("签名验证") before
+// their bodies are read.
 package wechatpay
 
 import (
@@ -14,7 +19,6 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rsa"
-	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -324,14 +328,7 @@ func (v *Verifier) verify(h Headers, body []byte) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s is not base64: %w", ErrVerification, HeaderSignature, err)
 	}
-	digest := sha256.New()
-	digest.Write([]byte(h.Timestamp))
-	digest.Write([]byte{'\n'})
-	digest.Write([]byte(h.Nonce))
-	digest.Write([]byte{'\n'})
-	digest.Write(body)
-	digest.Write([]byte{'\n'})
-	if err := rsa.VerifyPKCS1v15(key, crypto.SHA256, digest.Sum(nil), sig); err != nil {
+	if err := rsa.VerifyPKCS1v15(key, crypto.SHA256, digest(h.Timestamp, h.Nonce, string(body)), sig); err != nil {
 		return fmt.Errorf("%w: signature does not verify under %s %q", ErrVerification, HeaderSerial, h.Serial)
 	}
 	return nil

@@ -219,6 +219,38 @@ func TestParse_Rejects(t *testing.T) {
 		h, body := f.genuine(t)
 		return input{f.config(), h, body}
 	}
+	// resource is the input of a notification whose resource was changed, then signed.
+	resource := func(change func(t *testing.T, r *paytest.Resource)) func(t *testing.T) input {
+		return func(t *testing.T) input {
+			h, body := f.withResource(t, func(r *paytest.Resource) { change(t, r) })
+			return input{f.config(), h, body}
+		}
+	}
+	// plaintextReplaced is the input of a notification whose decrypted transaction is
+	// testdata/transaction_success.json with old replaced by new.
+	plaintextReplaced := func(old, new string) func(t *testing.T) input {
+		return func(t *testing.T) input {
+			h, body := f.withPlaintext(t, strings.Replace(string(readFixture(t, "transaction_success.json")), old, new, 1))
+			return input{f.config(), h, body}
+		}
+	}
+	// bodyResigned is a genuine input with old replaced by new in its body, signed again.
+	bodyResigned := func(old, new string) func(t *testing.T) input {
+		return func(t *testing.T) input {
+			in := genuine(t)
+			in.body = bytes.Replace(in.body, []byte(old), []byte(new), 1)
+			in.h = signed(t, f.p, in.body, testNow)
+			return in
+		}
+	}
+	// changed is a genuine input after change.
+	changed := func(change func(t *testing.T, in *input)) func(t *testing.T) input {
+		return func(t *testing.T) input {
+			in := genuine(t)
+			change(t, &in)
+			return in
+		}
+	}
 	tests := []struct {
 		name  string
 		build func(t *testing.T) input
@@ -232,11 +264,7 @@ func TestParse_Rejects(t *testing.T) {
 			in.h.Signature = base64.StdEncoding.EncodeToString(junk)
 			return in
 		}, wechatpay.ErrVerification, "signature does not verify"},
-		{"SignatureWithOneBitFlipped", func(t *testing.T) input {
-			in := genuine(t)
-			in.h.Signature = flipBit(t, in.h.Signature, 100)
-			return in
-		}, wechatpay.ErrVerification, "signature does not verify"},
+		{"SignatureWithOneBitFlipped", changed(func(t *testing.T, in *input) { in.h.Signature = flipBit(t, in.h.Signature, 100) }), wechatpay.ErrVerification, "signature does not verify"},
 		{"SignatureByAnotherKeyUnderTrustedSerial", func(t *testing.T) input {
 			in := genuine(t)
 			impostor := *f.other
@@ -244,42 +272,24 @@ func TestParse_Rejects(t *testing.T) {
 			in.h = signed(t, &impostor, in.body, testNow)
 			return in
 		}, wechatpay.ErrVerification, "signature does not verify"},
-		{"BodyChangedAfterSigning", func(t *testing.T) input {
-			in := genuine(t)
+		{"BodyChangedAfterSigning", changed(func(t *testing.T, in *input) {
 			in.body = bytes.Replace(in.body, []byte("EV-2018022511223320873"), []byte("EV-2018022511223320874"), 1)
-			return in
-		}, wechatpay.ErrVerification, "signature does not verify"},
-		{"NonceChangedAfterSigning", func(t *testing.T) input {
-			in := genuine(t)
-			in.h.Nonce += "x"
-			return in
-		}, wechatpay.ErrVerification, "signature does not verify"},
+		}), wechatpay.ErrVerification, "signature does not verify"},
+		{"NonceChangedAfterSigning", changed(func(t *testing.T, in *input) { in.h.Nonce += "x" }), wechatpay.ErrVerification, "signature does not verify"},
 		{"TimestampChangedAfterSigning", func(t *testing.T) input {
 			in := genuine(t)
 			in.h = signed(t, f.p, in.body, testNow.Add(-time.Second))
 			in.h.Timestamp = strconv.FormatInt(testNow.Unix(), 10)
 			return in
 		}, wechatpay.ErrVerification, "signature does not verify"},
-		{"UnknownSerial", func(t *testing.T) input {
-			in := genuine(t)
-			in.h = signed(t, f.other, in.body, testNow)
-			return in
-		}, wechatpay.ErrVerification, "unknown Wechatpay-Serial"},
-		{"StaleTimestamp", func(t *testing.T) input {
-			in := genuine(t)
+		{"UnknownSerial", changed(func(t *testing.T, in *input) { in.h = signed(t, f.other, in.body, testNow) }), wechatpay.ErrVerification, "unknown Wechatpay-Serial"},
+		{"StaleTimestamp", changed(func(t *testing.T, in *input) {
 			in.h = signed(t, f.p, in.body, testNow.Add(-wechatpay.DefaultMaxSkew-time.Second))
-			return in
-		}, wechatpay.ErrVerification, "from now"},
-		{"FutureTimestamp", func(t *testing.T) input {
-			in := genuine(t)
+		}), wechatpay.ErrVerification, "from now"},
+		{"FutureTimestamp", changed(func(t *testing.T, in *input) {
 			in.h = signed(t, f.p, in.body, testNow.Add(wechatpay.DefaultMaxSkew+time.Second))
-			return in
-		}, wechatpay.ErrVerification, "from now"},
-		{"SignTestProbe", func(t *testing.T) input {
-			in := genuine(t)
-			in.h.Signature = wechatpay.SignTestPrefix + in.h.Signature
-			return in
-		}, wechatpay.ErrVerification, "sign-test probe"},
+		}), wechatpay.ErrVerification, "from now"},
+		{"SignTestProbe", changed(func(t *testing.T, in *input) { in.h.Signature = wechatpay.SignTestPrefix + in.h.Signature }), wechatpay.ErrVerification, "sign-test probe"},
 		{"SignTestProbeCheckedBeforeClockAndKeys", func(t *testing.T) input {
 			in := genuine(t)
 			in.h.Signature = wechatpay.SignTestPrefix + "c2lnbmF0dXJl"
@@ -287,105 +297,29 @@ func TestParse_Rejects(t *testing.T) {
 			in.h.Serial = "PUB_KEY_ID_0000000000000000000000000000"
 			return in
 		}, wechatpay.ErrVerification, "sign-test probe"},
-		{"TamperedCiphertextResigned", func(t *testing.T) input {
-			h, body := f.withResource(t, func(r *paytest.Resource) { r.Ciphertext = flipBit(t, r.Ciphertext, 0) })
-			return input{f.config(), h, body}
-		}, wechatpay.ErrVerification, "AES-GCM tag mismatch"},
-		{"TamperedTagResigned", func(t *testing.T) input {
-			h, body := f.withResource(t, func(r *paytest.Resource) { r.Ciphertext = flipBit(t, r.Ciphertext, -1) })
-			return input{f.config(), h, body}
-		}, wechatpay.ErrVerification, "AES-GCM tag mismatch"},
-		{"TamperedAssociatedDataResigned", func(t *testing.T) input {
-			h, body := f.withResource(t, func(r *paytest.Resource) { r.AssociatedData = "certificate" })
-			return input{f.config(), h, body}
-		}, wechatpay.ErrVerification, "AES-GCM tag mismatch"},
-		{"TamperedResourceNonceResigned", func(t *testing.T) input {
-			h, body := f.withResource(t, func(r *paytest.Resource) { r.Nonce = string(r.Nonce[0]^1) + r.Nonce[1:] })
-			return input{f.config(), h, body}
-		}, wechatpay.ErrVerification, "AES-GCM tag mismatch"},
-		{"WrongAPIv3Key", func(t *testing.T) input {
-			in := genuine(t)
-			in.cfg.APIv3Key = f.other.APIv3Key
-			return in
-		}, wechatpay.ErrVerification, "AES-GCM tag mismatch"},
-		{"WrongAlgorithm", func(t *testing.T) input {
-			h, body := f.withResource(t, func(r *paytest.Resource) { r.Algorithm = "AEAD_AES_128_GCM" })
-			return input{f.config(), h, body}
-		}, wechatpay.ErrMalformed, "resource.algorithm"},
-		{"WrongOriginalType", func(t *testing.T) input {
-			in := genuine(t)
-			in.body = bytes.Replace(in.body, []byte(`"original_type": "transaction"`), []byte(`"original_type": "refund"`), 1)
-			in.h = signed(t, f.p, in.body, testNow)
-			return in
-		}, wechatpay.ErrMalformed, "resource.original_type"},
-		{"WrongResourceType", func(t *testing.T) input {
-			in := genuine(t)
-			in.body = bytes.Replace(in.body, []byte(`"encrypt-resource"`), []byte(`"plain-resource"`), 1)
-			in.h = signed(t, f.p, in.body, testNow)
-			return in
-		}, wechatpay.ErrMalformed, "resource_type"},
-		{"CiphertextNotBase64", func(t *testing.T) input {
-			h, body := f.withResource(t, func(r *paytest.Resource) { r.Ciphertext = "***" + r.Ciphertext })
-			return input{f.config(), h, body}
-		}, wechatpay.ErrMalformed, "resource.ciphertext is not base64"},
-		{"CiphertextShorterThanTag", func(t *testing.T) input {
-			h, body := f.withResource(t, func(r *paytest.Resource) { r.Ciphertext = "AAAA" })
-			return input{f.config(), h, body}
-		}, wechatpay.ErrMalformed, "shorter than the 16-byte tag"},
-		{"ResourceNonceNot12Bytes", func(t *testing.T) input {
-			h, body := f.withResource(t, func(r *paytest.Resource) { r.Nonce = r.Nonce[:11] })
-			return input{f.config(), h, body}
-		}, wechatpay.ErrMalformed, "resource.nonce is 11 bytes"},
-		{"MissingTimestamp", func(t *testing.T) input {
-			in := genuine(t)
-			in.h.Timestamp = ""
-			return in
-		}, wechatpay.ErrVerification, "missing Wechatpay-Timestamp"},
-		{"MissingNonce", func(t *testing.T) input {
-			in := genuine(t)
-			in.h.Nonce = ""
-			return in
-		}, wechatpay.ErrVerification, "missing Wechatpay-Nonce"},
-		{"MissingSignature", func(t *testing.T) input {
-			in := genuine(t)
-			in.h.Signature = ""
-			return in
-		}, wechatpay.ErrVerification, "missing Wechatpay-Signature"},
-		{"MissingSerial", func(t *testing.T) input {
-			in := genuine(t)
-			in.h.Serial = ""
-			return in
-		}, wechatpay.ErrVerification, "missing Wechatpay-Serial"},
-		{"NoHeadersAtAll", func(t *testing.T) input {
-			in := genuine(t)
+		{"TamperedCiphertextResigned", resource(func(t *testing.T, r *paytest.Resource) { r.Ciphertext = flipBit(t, r.Ciphertext, 0) }), wechatpay.ErrVerification, "AES-GCM tag mismatch"},
+		{"TamperedTagResigned", resource(func(t *testing.T, r *paytest.Resource) { r.Ciphertext = flipBit(t, r.Ciphertext, -1) }), wechatpay.ErrVerification, "AES-GCM tag mismatch"},
+		{"TamperedAssociatedDataResigned", resource(func(t *testing.T, r *paytest.Resource) { r.AssociatedData = "certificate" }), wechatpay.ErrVerification, "AES-GCM tag mismatch"},
+		{"TamperedResourceNonceResigned", resource(func(t *testing.T, r *paytest.Resource) { r.Nonce = string(r.Nonce[0]^1) + r.Nonce[1:] }), wechatpay.ErrVerification, "AES-GCM tag mismatch"},
+		{"WrongAPIv3Key", changed(func(t *testing.T, in *input) { in.cfg.APIv3Key = f.other.APIv3Key }), wechatpay.ErrVerification, "AES-GCM tag mismatch"},
+		{"WrongAlgorithm", resource(func(t *testing.T, r *paytest.Resource) { r.Algorithm = "AEAD_AES_128_GCM" }), wechatpay.ErrMalformed, "resource.algorithm"},
+		{"WrongOriginalType", bodyResigned(`"original_type": "transaction"`, `"original_type": "refund"`), wechatpay.ErrMalformed, "resource.original_type"},
+		{"WrongResourceType", bodyResigned(`"encrypt-resource"`, `"plain-resource"`), wechatpay.ErrMalformed, "resource_type"},
+		{"CiphertextNotBase64", resource(func(t *testing.T, r *paytest.Resource) { r.Ciphertext = "***" + r.Ciphertext }), wechatpay.ErrMalformed, "resource.ciphertext is not base64"},
+		{"CiphertextShorterThanTag", resource(func(t *testing.T, r *paytest.Resource) { r.Ciphertext = "AAAA" }), wechatpay.ErrMalformed, "shorter than the 16-byte tag"},
+		{"ResourceNonceNot12Bytes", resource(func(t *testing.T, r *paytest.Resource) { r.Nonce = r.Nonce[:11] }), wechatpay.ErrMalformed, "resource.nonce is 11 bytes"},
+		{"MissingTimestamp", changed(func(t *testing.T, in *input) { in.h.Timestamp = "" }), wechatpay.ErrVerification, "missing Wechatpay-Timestamp"},
+		{"MissingNonce", changed(func(t *testing.T, in *input) { in.h.Nonce = "" }), wechatpay.ErrVerification, "missing Wechatpay-Nonce"},
+		{"MissingSignature", changed(func(t *testing.T, in *input) { in.h.Signature = "" }), wechatpay.ErrVerification, "missing Wechatpay-Signature"},
+		{"MissingSerial", changed(func(t *testing.T, in *input) { in.h.Serial = "" }), wechatpay.ErrVerification, "missing Wechatpay-Serial"},
+		{"NoHeadersAtAll", changed(func(t *testing.T, in *input) {
 			in.h = wechatpay.HeadersFrom(map[string]string{"content-type": "application/json"})
-			return in
-		}, wechatpay.ErrVerification, "missing Wechatpay-Timestamp"},
-		{"SignatureNotBase64", func(t *testing.T) input {
-			in := genuine(t)
-			in.h.Signature = "%%%" + in.h.Signature[3:]
-			return in
-		}, wechatpay.ErrVerification, "is not base64"},
-		{"TimestampNotDecimal", func(t *testing.T) input {
-			in := genuine(t)
-			in.h.Timestamp = "1.7172093e9"
-			return in
-		}, wechatpay.ErrVerification, "not decimal Unix seconds"},
-		{"TimestampSigned", func(t *testing.T) input {
-			in := genuine(t)
-			in.h.Timestamp = "+1717209300"
-			return in
-		}, wechatpay.ErrVerification, "not decimal Unix seconds"},
-		{"TimestampOverflowsInt64", func(t *testing.T) input {
-			in := genuine(t)
-			in.h.Timestamp = "9999999999999999999"
-			return in
-		}, wechatpay.ErrVerification, "not decimal Unix seconds"},
-		{"NonceWithNewline", func(t *testing.T) input {
-			in := genuine(t)
-			in.h.Nonce = "abc\ndef"
-			return in
-		}, wechatpay.ErrVerification, "Wechatpay-Nonce must be"},
+		}), wechatpay.ErrVerification, "missing Wechatpay-Timestamp"},
+		{"SignatureNotBase64", changed(func(t *testing.T, in *input) { in.h.Signature = "%%%" + in.h.Signature[3:] }), wechatpay.ErrVerification, "is not base64"},
+		{"TimestampNotDecimal", changed(func(t *testing.T, in *input) { in.h.Timestamp = "1.7172093e9" }), wechatpay.ErrVerification, "not decimal Unix seconds"},
+		{"TimestampSigned", changed(func(t *testing.T, in *input) { in.h.Timestamp = "+1717209300" }), wechatpay.ErrVerification, "not decimal Unix seconds"},
+		{"TimestampOverflowsInt64", changed(func(t *testing.T, in *input) { in.h.Timestamp = "9999999999999999999" }), wechatpay.ErrVerification, "not decimal Unix seconds"},
+		{"NonceWithNewline", changed(func(t *testing.T, in *input) { in.h.Nonce = "abc\ndef" }), wechatpay.ErrVerification, "Wechatpay-Nonce must be"},
 		{"MalformedJSONResigned", func(t *testing.T) input {
 			body := []byte(`{"id":"EV-1","resource":`)
 			return input{f.config(), signed(t, f.p, body, testNow), body}
@@ -405,66 +339,23 @@ func TestParse_Rejects(t *testing.T) {
 			body := []byte(`{"id":"EV-1","create_time":"2024-06-01T10:35:00+08:00","resource_type":"encrypt-resource","event_type":"TRANSACTION.SUCCESS"}`)
 			return input{f.config(), signed(t, f.p, body, testNow), body}
 		}, wechatpay.ErrMalformed, "missing resource"},
-		{"CreateTimeNotRFC3339Resigned", func(t *testing.T) input {
-			in := genuine(t)
-			in.body = bytes.Replace(in.body, []byte("2024-06-01T10:35:00+08:00"), []byte("2024-06-01 10:35:00"), 1)
-			in.h = signed(t, f.p, in.body, testNow)
-			return in
-		}, wechatpay.ErrMalformed, "create_time"},
+		{"CreateTimeNotRFC3339Resigned", bodyResigned("2024-06-01T10:35:00+08:00", "2024-06-01 10:35:00"), wechatpay.ErrMalformed, "create_time"},
 		{"PlaintextNotJSON", func(t *testing.T) input {
 			h, body := f.withPlaintext(t, "SUCCESS")
 			return input{f.config(), h, body}
 		}, wechatpay.ErrMalformed, "not transaction JSON"},
-		{"PlaintextMissingOutTradeNo", func(t *testing.T) input {
-			h, body := f.withPlaintext(t, strings.Replace(string(readFixture(t, "transaction_success.json")), `"out_trade_no"`, `"out_trade_number"`, 1))
-			return input{f.config(), h, body}
-		}, wechatpay.ErrMalformed, "missing out_trade_no"},
-		{"PlaintextUnknownTradeState", func(t *testing.T) input {
-			h, body := f.withPlaintext(t, strings.Replace(string(readFixture(t, "transaction_success.json")), `"trade_state": "SUCCESS"`, `"trade_state": "PAID"`, 1))
-			return input{f.config(), h, body}
-		}, wechatpay.ErrMalformed, "unknown trade_state"},
-		{"PlaintextFractionalFen", func(t *testing.T) input {
-			h, body := f.withPlaintext(t, strings.Replace(string(readFixture(t, "transaction_success.json")), `"total": 9900`, `"total": 99.5`, 1))
-			return input{f.config(), h, body}
-		}, wechatpay.ErrMalformed, "not transaction JSON"},
-		{"PlaintextNegativeFen", func(t *testing.T) input {
-			h, body := f.withPlaintext(t, strings.Replace(string(readFixture(t, "transaction_success.json")), `"payer_total": 9900`, `"payer_total": -1`, 1))
-			return input{f.config(), h, body}
-		}, wechatpay.ErrMalformed, "negative amount"},
-		{"PlaintextSuccessWithoutTotal", func(t *testing.T) input {
-			h, body := f.withPlaintext(t, strings.Replace(string(readFixture(t, "transaction_success.json")), `"total": 9900`, `"totals": 9900`, 1))
-			return input{f.config(), h, body}
-		}, wechatpay.ErrMalformed, "positive amount.total"},
-		{"PlaintextSuccessWithoutTransactionID", func(t *testing.T) input {
-			h, body := f.withPlaintext(t, strings.Replace(string(readFixture(t, "transaction_success.json")), `"transaction_id"`, `"transactionid"`, 1))
-			return input{f.config(), h, body}
-		}, wechatpay.ErrMalformed, "SUCCESS without transaction_id"},
-		{"PlaintextSuccessWithoutSuccessTime", func(t *testing.T) input {
-			h, body := f.withPlaintext(t, strings.Replace(string(readFixture(t, "transaction_success.json")), `"success_time"`, `"successtime"`, 1))
-			return input{f.config(), h, body}
-		}, wechatpay.ErrMalformed, "SUCCESS without success_time"},
-		{"PlaintextMissingMchID", func(t *testing.T) input {
-			h, body := f.withPlaintext(t, strings.Replace(string(readFixture(t, "transaction_success.json")), `"mchid"`, `"mch_id"`, 1))
-			return input{f.config(), h, body}
-		}, wechatpay.ErrMalformed, "missing mchid"},
-		{"PlaintextSuccessTimeNotRFC3339", func(t *testing.T) input {
-			h, body := f.withPlaintext(t, strings.Replace(string(readFixture(t, "transaction_success.json")), `2024-06-01T10:34:56+08:00`, `20240601103456`, 1))
-			return input{f.config(), h, body}
-		}, wechatpay.ErrMalformed, "success_time"},
-		{"SuccessEventWithNotPaidState", func(t *testing.T) input {
-			h, body := f.withPlaintext(t, strings.Replace(string(readFixture(t, "transaction_success.json")), `"trade_state": "SUCCESS"`, `"trade_state": "NOTPAY"`, 1))
-			return input{f.config(), h, body}
-		}, wechatpay.ErrMalformed, "TRANSACTION.SUCCESS with trade_state NOTPAY"},
-		{"MchIDMismatch", func(t *testing.T) input {
-			in := genuine(t)
-			in.cfg.MchID = "1900000109"
-			return in
-		}, wechatpay.ErrMerchantMismatch, `mchid "1230000109", configured "1900000109"`},
-		{"AppIDMismatch", func(t *testing.T) input {
-			in := genuine(t)
-			in.cfg.AppID = "wx0000000000000000"
-			return in
-		}, wechatpay.ErrMerchantMismatch, `appid "wxd678efh567hg6787", configured "wx0000000000000000"`},
+		{"PlaintextMissingOutTradeNo", plaintextReplaced(`"out_trade_no"`, `"out_trade_number"`), wechatpay.ErrMalformed, "missing out_trade_no"},
+		{"PlaintextUnknownTradeState", plaintextReplaced(`"trade_state": "SUCCESS"`, `"trade_state": "PAID"`), wechatpay.ErrMalformed, "unknown trade_state"},
+		{"PlaintextFractionalFen", plaintextReplaced(`"total": 9900`, `"total": 99.5`), wechatpay.ErrMalformed, "not transaction JSON"},
+		{"PlaintextNegativeFen", plaintextReplaced(`"payer_total": 9900`, `"payer_total": -1`), wechatpay.ErrMalformed, "negative amount"},
+		{"PlaintextSuccessWithoutTotal", plaintextReplaced(`"total": 9900`, `"totals": 9900`), wechatpay.ErrMalformed, "positive amount.total"},
+		{"PlaintextSuccessWithoutTransactionID", plaintextReplaced(`"transaction_id"`, `"transactionid"`), wechatpay.ErrMalformed, "SUCCESS without transaction_id"},
+		{"PlaintextSuccessWithoutSuccessTime", plaintextReplaced(`"success_time"`, `"successtime"`), wechatpay.ErrMalformed, "SUCCESS without success_time"},
+		{"PlaintextMissingMchID", plaintextReplaced(`"mchid"`, `"mch_id"`), wechatpay.ErrMalformed, "missing mchid"},
+		{"PlaintextSuccessTimeNotRFC3339", plaintextReplaced(`2024-06-01T10:34:56+08:00`, `20240601103456`), wechatpay.ErrMalformed, "success_time"},
+		{"SuccessEventWithNotPaidState", plaintextReplaced(`"trade_state": "SUCCESS"`, `"trade_state": "NOTPAY"`), wechatpay.ErrMalformed, "TRANSACTION.SUCCESS with trade_state NOTPAY"},
+		{"MchIDMismatch", changed(func(t *testing.T, in *input) { in.cfg.MchID = "1900000109" }), wechatpay.ErrMerchantMismatch, `mchid "1230000109", configured "1900000109"`},
+		{"AppIDMismatch", changed(func(t *testing.T, in *input) { in.cfg.AppID = "wx0000000000000000" }), wechatpay.ErrMerchantMismatch, `appid "wxd678efh567hg6787", configured "wx0000000000000000"`},
 		{"OversizeBodyGenuinelySigned", func(t *testing.T) input {
 			_, body := f.genuine(t)
 			body = append(body, bytes.Repeat([]byte(" "), wechatpay.MaxBodyBytes+1-len(body))...)

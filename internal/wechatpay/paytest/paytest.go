@@ -1,8 +1,11 @@
-// Package paytest is the payment platform's side of WeChat Pay APIv3 notifications, for
+// Package paytest is WeChat Pay's side of the APIv3 merchant API and its notifications, for
 // tests and the local stack only; it is never linked into a function binary. A Platform
 // holds what WeChat Pay holds — the platform private key and the merchant's APIv3 key — and
 // builds notifications exactly as WeChat Pay sends them ("支付成功回调通知", "签名验证",
 // "证书和回调报文解密"), so that wechatpay.Verifier can be tested against the real format.
+// A Server is a stand-in WeChat Pay on its own port that wechatpay.Client talks to:
+// JSAPI ordering, query and close with real signatures both ways, and a buyer paying,
+// followed by the notification POSTed to the merchant's notify_url.
 package paytest
 
 import (
@@ -60,13 +63,9 @@ func NewPlatform(mchID, appID string) (*Platform, error) {
 	if mchID == "" || appID == "" {
 		return nil, errors.New("paytest: mchID and appID are required")
 	}
-	key, err := rsa.GenerateKey(rand.Reader, KeyBits)
+	key, serial, err := newKey()
 	if err != nil {
-		return nil, fmt.Errorf("paytest: generate key: %w", err)
-	}
-	serial := make([]byte, 20)
-	if _, err := rand.Read(serial); err != nil {
-		return nil, fmt.Errorf("paytest: serial: %w", err)
+		return nil, err
 	}
 	apiV3Key, err := RandomString(wechatpay.APIv3KeySize)
 	if err != nil {
@@ -74,11 +73,25 @@ func NewPlatform(mchID, appID string) (*Platform, error) {
 	}
 	return &Platform{
 		Key:      key,
-		Serial:   strings.ToUpper(hex.EncodeToString(serial)),
+		Serial:   serial,
 		APIv3Key: []byte(apiV3Key),
 		MchID:    mchID,
 		AppID:    appID,
 	}, nil
+}
+
+// newKey generates a KeyBits RSA key and a random serial of 40 upper-case hex digits
+// (like a certificate serial), from crypto/rand.
+func newKey() (*rsa.PrivateKey, string, error) {
+	key, err := rsa.GenerateKey(rand.Reader, KeyBits)
+	if err != nil {
+		return nil, "", fmt.Errorf("paytest: generate key: %w", err)
+	}
+	serial := make([]byte, 20)
+	if _, err := rand.Read(serial); err != nil {
+		return nil, "", fmt.Errorf("paytest: serial: %w", err)
+	}
+	return key, strings.ToUpper(hex.EncodeToString(serial)), nil
 }
 
 // Config returns a verifier configuration that trusts this platform: its merchant, APIv3

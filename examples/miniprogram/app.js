@@ -1,0 +1,8 @@
+const { createApi } = require('./api.js');
+const { baseURL } = require('./config.js');
+
+App({
+  onLaunch() {
+    this.api = createApi({ baseURL, wx });
+  },
+});

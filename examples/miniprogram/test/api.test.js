@@ -1,0 +1,128 @@
+// Tests api.js against the local stack (go run ./cmd/local, built and started here on
+// free ports, stopped at the end) through a small wx shim: wx.request over fetch,
+// wx.login answering the jscode2session stand-in's test codes, and wx.requestPayment
+// paying at the WeChat Pay stand-in (POST /_local/pay/{orderId}, which sends the real
+// signed notification). Run from the repository root: node --test examples/miniprogram/test/
+'use strict';
+const { test, before, after } = require('node:test');
+const assert = require('node:assert/strict');
+const { execFileSync, spawn } = require('node:child_process');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const readline = require('node:readline');
+const { createApi, ApiError, secondsLeft } = require('../api.js');
+
+const root = path.resolve(__dirname, '..', '..', '..');
+const paymentTimeoutSeconds = 4;
+let stack;
+let baseURL;
+let dir;
+
+before(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stockguard-miniprogram-'));
+  const bin = path.join(dir, 'local');
+  execFileSync('go', ['build', '-o', bin, './cmd/local'], { cwd: root, stdio: 'inherit' });
+  stack = spawn(bin, [
+    '-seed', 'examples/seed.json', '-payment-timeout', `${paymentTimeoutSeconds}s`,
+    '-addr', '127.0.0.1:0', '-dynamodb-addr', '127.0.0.1:0', '-sqs-addr', '127.0.0.1:0',
+    '-wechatpay-addr', '127.0.0.1:0', '-wxlogin-addr', '127.0.0.1:0',
+  ], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  baseURL = await new Promise((resolve, reject) => {
+    stack.on('exit', (code) => reject(new Error(`local stack exited with ${code}`)));
+    readline.createInterface({ input: stack.stdout }).on('line', (line) => {
+      try {
+        const rec = JSON.parse(line);
+        if (rec.msg === 'ready') resolve(rec.api);
+      } catch { /* not a JSON line */ }
+    });
+  });
+});
+
+after(async () => {
+  if (stack && stack.exitCode === null) {
+    const exited = new Promise((r) => stack.once('exit', r));
+    stack.kill('SIGTERM');
+    await exited;
+  }
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+// shim is the part of wx the API module uses, for the buyer name.
+function shim(name) {
+  const prepaid = new Map(); // package → order id, as WeChat knows an order by its prepay_id
+  async function request({ url, method = 'GET', data, header = {}, success, fail }) {
+    try {
+      const res = await fetch(url, { method, headers: header, body: data === undefined ? undefined : JSON.stringify(data) });
+      const text = await res.text();
+      let body = text;
+      try { body = JSON.parse(text); } catch { /* not JSON */ }
+      const m = /\/orders\/([^/]+)\/pay$/.exec(new URL(url).pathname);
+      if (m && res.status === 200) prepaid.set(body.package, decodeURIComponent(m[1]));
+      success({ statusCode: res.status, data: body, header: Object.fromEntries(res.headers) });
+    } catch (err) {
+      fail({ errMsg: `request:fail ${err.message}` });
+    }
+  }
+  return {
+    request,
+    login({ success }) {
+      success({ code: `test-${name}`, errMsg: 'login:ok' });
+    },
+    async requestPayment({ package: pkg, paySign, success, fail }) {
+      const orderId = prepaid.get(pkg);
+      if (!orderId || !paySign) return fail({ errMsg: 'requestPayment:fail unknown prepay_id' });
+      const res = await fetch(`${baseURL}/_local/pay/${encodeURIComponent(orderId)}`, { method: 'POST' });
+      if (res.status === 204) return success({ errMsg: 'requestPayment:ok' });
+      fail({ errMsg: `requestPayment:fail ${res.status}` });
+    },
+  };
+}
+
+test('login → order → pay → PAID', async () => {
+  const api = createApi({ baseURL, wx: shim('alice') });
+  const { token, expiresIn } = await api.login();
+  assert.ok(token.split('.').length === 3);
+  assert.equal(expiresIn, 7200);
+  const sku = await api.getSku('cup-01');
+  assert.ok(sku.available > 0, 'the seed has cups');
+  const order = await api.createOrder([{ skuId: 'cup-01', qty: 1 }], 'tap-1');
+  assert.equal(order.status, 'PENDING');
+  assert.ok(secondsLeft(order, Date.now()) <= paymentTimeoutSeconds);
+  const params = await api.pay(order.orderId);
+  assert.match(params.package, /^prepay_id=/);
+  assert.equal(params.signType, 'RSA');
+  const paid = await api.waitForStatus(order.orderId, ['PAID']);
+  assert.equal(paid.status, 'PAID');
+  assert.ok(paid.transactionId);
+  const after = await api.getSku('cup-01');
+  assert.equal(after.available, sku.available - 1);
+});
+
+test('order → let it expire → the pay call is refused', async () => {
+  const api = createApi({ baseURL, wx: shim('bob') });
+  await api.login();
+  const order = await api.createOrder([{ skuId: 'cup-01', qty: 1 }]);
+  await new Promise((r) => setTimeout(r, (secondsLeft(order, Date.now()) + 1) * 1000));
+  await assert.rejects(api.pay(order.orderId), (err) => {
+    assert.ok(err instanceof ApiError);
+    assert.equal(err.statusCode, 409);
+    assert.equal(err.code, 'ORDER_NOT_PAYABLE');
+    return true;
+  });
+});
+
+test('cancel closes the order, then paying is refused', async () => {
+  const api = createApi({ baseURL, wx: shim('carol') });
+  await api.login();
+  const fresh = await api.createOrder([{ skuId: 'cup-01', qty: 1 }]);
+  const cancelled = await api.cancel(fresh.orderId);
+  assert.equal(cancelled.status, 'CANCELLED');
+  assert.equal(cancelled.cancelReason, 'USER');
+  await assert.rejects(api.pay(fresh.orderId), { code: 'ORDER_NOT_PAYABLE' });
+});
+
+test('no token, no order', async () => {
+  const api = createApi({ baseURL, wx: shim('dave') });
+  await assert.rejects(api.createOrder([{ skuId: 'cup-01', qty: 1 }]), { statusCode: 401 });
+});

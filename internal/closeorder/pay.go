@@ -1,0 +1,98 @@
+package closeorder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/stockguard/stockguard/internal/httpapi"
+	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/wechatpay"
+)
+
+// RoutePayOrder is the route key of starting a payment (API Gateway RouteKey, see
+// template.yaml). closeOrder serves it because it already holds the merchant API
+// client (to query and close before releases): createOrder, on the hot path, never
+// sees the merchant secret.
+const RoutePayOrder = "POST /orders/{orderId}/pay"
+
+// payOrder serves POST /orders/{orderId}/pay (CONTRACT.md): for the caller's PENDING
+// order inside its payment window it reuses the stored prepay_id while it is valid
+// (inventory.Order.ReusablePrepay) or places the JSAPI order ("JSAPI下单": out_trade_no
+// = order id, amount in fen, payer.openid from the OpenIDClaim claim, notify_url,
+// time_expire = expiresAt) and stores its prepay_id on the order (dynamo.Store.SetPrepay),
+// then answers 200 with the signed wx.requestPayment parameters.
+func (c *Closer) payOrder(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	user, err := httpapi.UserID(req)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	openID, err := httpapi.Claim(req, c.opts.OpenIDClaim)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	if c.opts.WeChatPay == nil {
+		return events.APIGatewayV2HTTPResponse{}, errNoWeChatPay
+	}
+	order, err := c.store.Order(ctx, user, req.PathParameters["orderId"])
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	now := c.opts.Now()
+	if err := order.CheckPayable(now); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	prepayID, ok := order.ReusablePrepay(now)
+	if !ok {
+		if prepayID, err = c.prepay(ctx, order, openID); err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
+	}
+	params, err := c.opts.WeChatPay.PaymentParams(prepayID, now)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return httpapi.JSON(http.StatusOK, params), nil
+}
+
+// prepay places order's JSAPI order and stores its prepay_id. When the order left
+// PENDING meanwhile (cancelled or released), the fresh WeChat Pay order is closed again
+// (best effort: its time_expire bars payment anyway) and the answer is ErrNotPayable.
+func (c *Closer) prepay(ctx context.Context, order *inventory.Order, openID string) (string, error) {
+	prepayID, err := c.opts.WeChatPay.PrepayJSAPI(ctx, wechatpay.JSAPIOrder{
+		Description: "Order " + order.ID, OutTradeNo: order.ID, TimeExpire: order.ExpiresAt,
+		NotifyURL: c.opts.NotifyURL, Total: order.Amount, Currency: order.Currency, PayerOpenID: openID,
+	})
+	if err != nil {
+		return "", payError(order.ID, err)
+	}
+	err = c.store.SetPrepay(ctx, order, prepayID, c.opts.Now())
+	if errors.Is(err, inventory.ErrNotPayable) {
+		if cerr := c.opts.WeChatPay.CloseOrder(ctx, order.ID); cerr != nil {
+			c.log.LogAttrs(ctx, slog.LevelWarn, "could not close the WeChat Pay order of an order that left PENDING",
+				slog.String("orderId", order.ID), slog.String("error", cerr.Error()))
+		}
+	}
+	return prepayID, err
+}
+
+// payError turns a merchant API failure into the contract's answer: unreachable, 5xx
+// and 429 → inventory.ErrBusy (503 BUSY, retry); the order paid or closed at WeChat Pay
+// → inventory.ErrNotPayable (409); any other refusal, and answers that fail
+// verification → inventory.ErrPaymentRefused (502). WeChat Pay's text stays in the
+// wrapped error, which only the log shows.
+func payError(orderID string, err error) error {
+	var apiErr *wechatpay.APIError
+	switch {
+	case errors.Is(err, wechatpay.ErrUnavailable):
+		return fmt.Errorf("prepay order %s: %w (%w)", orderID, inventory.ErrBusy, err)
+	case errors.As(err, &apiErr) && (apiErr.Code == wechatpay.CodeOrderPaid || apiErr.Code == wechatpay.CodeOrderClosed):
+		return fmt.Errorf("prepay order %s: %w (%w)", orderID, inventory.ErrNotPayable, err)
+	default:
+		return fmt.Errorf("prepay order %s: %w (%w)", orderID, inventory.ErrPaymentRefused, err)
+	}
+}

@@ -1,0 +1,40 @@
+package dynamo
+
+import (
+	"errors"
+	"fmt"
+
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/smithy-go"
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// definiteFailure returns the error to answer when a failed write certainly changed
+// nothing: ErrBusy for throttling and conflicts, the cause itself for other client
+// faults (bugs), whether the SDK models the error (smithy.FaultClient) or only saw a
+// 4xx status (an unmodeled error such as ValidationException). It returns nil when the
+// write may have been applied (timeouts, 5xx after the SDK's retries, a cancelled
+// context): the caller must read back.
+func definiteFailure(what string, cause error) error {
+	if isTransient(cause) {
+		return fmt.Errorf("%s: %w (%w)", what, inventory.ErrBusy, cause)
+	}
+	var ae smithy.APIError
+	var re *awshttp.ResponseError
+	if errors.As(cause, &ae) && ae.ErrorFault() == smithy.FaultClient ||
+		errors.As(cause, &re) && re.HTTPStatusCode() >= 400 && re.HTTPStatusCode() < 500 {
+		return fmt.Errorf("%s: %w", what, cause)
+	}
+	return nil
+}
+
+// storeError wraps a failed read with context, marking it inventory.ErrBusy when
+// DynamoDB was throttled, conflicted or unavailable (a server fault or no answer at
+// all after the SDK's retries): nothing was written, so the caller may answer "busy,
+// retry". Client faults stay plain errors: they are bugs.
+func (s *Store) storeError(op string, err error) error {
+	if ferr := definiteFailure(op, err); ferr != nil {
+		return ferr // busy when throttled or conflicted; a plain error for other 4xx
+	}
+	return fmt.Errorf("%s: %w (%w)", op, inventory.ErrBusy, err)
+}

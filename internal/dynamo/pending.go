@@ -1,0 +1,132 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// PENDING orders through the sparse PendingByExpiry index (PendingIndex): the sweep
+// lists the due ones, reconcile reads them all.
+
+// DuePending lists the ids of orders that the PendingByExpiry index shows as PENDING
+// with pendingExpiresAt at or before `before`, bucket by bucket (starting at a random
+// bucket, so a sweep cut short by its deadline does not always favour the same
+// buckets), a page (up to 1 MB, DynamoDB API Reference, Query) at a time. The index is
+// eventually consistent and may still show an order that has just been paid or
+// cancelled: callers act through Expire, which reads the order first. Iteration stops
+// at the first error.
+func (s *Store) DuePending(ctx context.Context, before time.Time) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		first := rand.IntN(PendingBuckets)
+		for i := range PendingBuckets {
+			key := pendingKey((first + i) % PendingBuckets).And(expression.Key("pendingExpiresAt").LessThanEqual(expression.Value(before.UnixMilli())))
+			ids := expression.NamesList(expression.Name("pk"))
+			more, err := s.eachPending(ctx, key, "pending order", &ids, nil, func(rec orderRecord) bool {
+				return yield(rec.PK, nil)
+			})
+			if err != nil {
+				yield("", err)
+			}
+			if !more {
+				return
+			}
+		}
+	}
+}
+
+// OpenOrder is a PENDING order as the PendingByExpiry index shows it.
+type OpenOrder struct {
+	ID        string                // order id
+	UserID    string                // owner
+	ExpiresAt time.Time             // end of its payment window
+	Items     []inventory.OrderItem // SKU, Qty and Shards (no prices)
+}
+
+// OpenOrders yields every order the PendingByExpiry index shows as PENDING, bucket by
+// bucket, a page at a time: their number follows open orders, not history. The index
+// is eventually consistent: an order paid or released a moment ago may still show.
+// read, when not nil, is told what each page paid for (the items read before the
+// status filter).
+func (s *Store) OpenOrders(ctx context.Context, read func(items int)) iter.Seq2[OpenOrder, error] {
+	return func(yield func(OpenOrder, error) bool) {
+		for b := range PendingBuckets {
+			more, err := s.eachPending(ctx, pendingKey(b), "open order", nil, read, func(rec orderRecord) bool {
+				o := OpenOrder{ID: rec.PK, UserID: rec.UserID, ExpiresAt: time.UnixMilli(rec.PendingExpiresAt).UTC()}
+				for _, it := range rec.Items {
+					shards, err := shardsFromRecord(it.Shards)
+					if err != nil {
+						yield(OpenOrder{}, fmt.Errorf("decode open order %s: %w", rec.PK, err))
+						return false
+					}
+					o.Items = append(o.Items, inventory.OrderItem{SKU: it.SKU, Qty: it.Qty, Shards: shards, Limited: it.Limited})
+				}
+				return yield(o, nil)
+			})
+			if err != nil {
+				yield(OpenOrder{}, err)
+			}
+			if !more {
+				return
+			}
+		}
+	}
+}
+
+// pendingKey selects one bucket (0 … PendingBuckets−1) of the PendingByExpiry index.
+func pendingKey(bucket int) expression.KeyConditionBuilder {
+	return expression.Key("pendingBucket").Equal(expression.Value("P" + strconv.Itoa(bucket)))
+}
+
+// eachPending queries the PendingByExpiry index with key, keeping only what is still
+// PENDING (the index lags a release or a payment; see the package doc on sparse-index
+// removal) and projecting proj (nil: whole items), and calls each for every order a
+// page at a time; read, when not nil, is told the items each page read. It reports
+// whether to go on: false once each returned false or on an error, which it returns
+// (what names the items in it).
+func (s *Store) eachPending(ctx context.Context, key expression.KeyConditionBuilder, what string, proj *expression.ProjectionBuilder,
+	read func(items int), each func(orderRecord) bool) (bool, error) {
+	b := expression.NewBuilder().WithKeyCondition(key).
+		WithFilter(expression.Name("status").Equal(expression.Value(string(inventory.StatusPending))))
+	if proj != nil {
+		b = b.WithProjection(*proj)
+	}
+	expr, err := b.Build()
+	if err != nil {
+		return false, fmt.Errorf("build %s query: %w", what, err)
+	}
+	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName: aws.String(s.tables.Orders), IndexName: aws.String(PendingIndex),
+		KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(), FilterExpression: expr.Filter(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return false, s.storeError("query "+what+"s", err)
+		}
+		if read != nil { // what a Query pays for: the items read before the filter
+			read(max(int(page.ScannedCount), len(page.Items)))
+		}
+		for _, item := range page.Items {
+			var rec orderRecord
+			if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
+				return false, fmt.Errorf("decode %s: %w", what, err)
+			}
+			if !each(rec) {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}

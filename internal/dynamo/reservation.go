@@ -1,0 +1,515 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/stockguard/stockguard/internal/clock"
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// IdempotencyWindow is how long an idempotency key keeps answering with its order
+// (CONTRACT.md: 24 h), in seconds.
+const IdempotencyWindow = 24 * 60 * 60
+
+// ReserveRequest asks to reserve a cart for a user.
+type ReserveRequest struct {
+	UserID         string         // the caller's identity (JWT sub)
+	Cart           inventory.Cart // validated, merged lines
+	IdempotencyKey string         // optional; same user + key + cart within 24 h → same order
+	// Slot, when set (from NewSlot), is the id and times the new order gets, so that
+	// work needing only those (the close message) can start before the outcome is
+	// known; zero means a fresh slot.
+	Slot OrderSlot
+}
+
+// OrderSlot is the id and times of an order before it is reserved. Until a Reserve
+// with it opens the order, nothing names it: an order id that never opens is never
+// found, so anything sent ahead for it (a close message) releases nothing.
+type OrderSlot struct {
+	OrderID   string    // a fresh order id (inventory.NewOrderID)
+	CreatedAt time.Time // UTC, from the store's clock
+	ExpiresAt time.Time // CreatedAt + the store's payment timeout
+}
+
+// NewSlot returns a fresh order slot on the store's clock and payment timeout. Its
+// only error is the order id generator's.
+func (s *Store) NewSlot() (OrderSlot, error) {
+	id, err := inventory.NewOrderID()
+	if err != nil {
+		return OrderSlot{}, err
+	}
+	now := s.now()
+	return OrderSlot{OrderID: id, CreatedAt: now, ExpiresAt: now.Add(s.opts.PaymentTimeout)}, nil
+}
+
+// Reserve reserves every line of the cart and opens a PENDING order in one
+// TransactWriteItems, or reserves nothing. It returns the order and whether it is a
+// replay of an earlier request with the same idempotency key (nothing new reserved).
+//
+// With Options.Shaping on, the request is first admitted (Store.shape): a refusal is
+// a *inventory.RateLimitedError wrapping inventory.ErrRateLimited, nothing reserved.
+//
+// Errors (check with errors.Is; per-SKU ones come as *inventory.SKUError):
+// inventory.ErrSKUNotFound, ErrOffSale, ErrLimitExceeded, ErrStockOut (the SKU's shards
+// together cannot cover the line), ErrCartTooLarge (even over the fewest shards the
+// cart needs more than one transaction's actions), ErrIdempotencyKeyReused, ErrBusy (throttled or
+// conflicted after bounded retries; nothing reserved). Any other error is a store
+// failure and also leaves nothing reserved unless the write's outcome could not be
+// read back; such an order expires and is released like any unpaid order.
+func (s *Store) Reserve(ctx context.Context, req ReserveRequest) (*inventory.Order, bool, error) {
+	slot := req.Slot
+	if slot.OrderID == "" {
+		var err error
+		if slot, err = s.NewSlot(); err != nil {
+			return nil, false, err
+		}
+	}
+	r := &reservation{s: s, req: req, id: slot.OrderID, hash: req.Cart.Hash(), createdAt: slot.CreatedAt, expiresAt: slot.ExpiresAt}
+	if s.opts.Shaping.On() {
+		if order, replayed, err := r.shape(ctx); order != nil || err != nil {
+			return order, replayed, err
+		}
+	}
+	order, replayed, err := r.run(ctx)
+	// A request refused for its stock, its size or for lost rounds, may be a copy of a keyed
+	// request that already got its order (often the very order that sold the SKU
+	// out): that copy gets the order back.
+	if err != nil && req.IdempotencyKey != "" && (errors.As(err, new(*inventory.SKUError)) || errors.Is(err, inventory.ErrBusy) || errors.Is(err, inventory.ErrCartTooLarge)) {
+		if got, again, rerr := r.replay(ctx); rerr != nil || got != nil {
+			return got, again, rerr
+		}
+	}
+	return order, replayed, err
+}
+
+// shape admits the request under Options.Shaping (Store.shape). A keyed request
+// that is refused gets the order of its key instead when the key has one (an
+// idempotent replay is never refused by shaping). A nil order and nil error mean
+// admitted.
+func (r *reservation) shape(ctx context.Context) (*inventory.Order, bool, error) {
+	err := r.s.shape(ctx, r.req.UserID, r.req.IdempotencyKey, r.req.Cart)
+	if err == nil || r.req.IdempotencyKey == "" || !errors.Is(err, inventory.ErrRateLimited) {
+		return nil, false, err
+	}
+	if order, replayed, rerr := r.replay(ctx); rerr != nil || order != nil {
+		return order, replayed, rerr
+	}
+	return nil, false, err
+}
+
+// run plans the reservation and sends rounds of it until one is applied or refused.
+func (r *reservation) run(ctx context.Context) (*inventory.Order, bool, error) {
+	if err := r.plan(ctx); err != nil {
+		return nil, false, err
+	}
+	for round := range r.s.opts.MaxRounds {
+		if err := r.fit(ctx); err != nil {
+			return nil, false, err
+		}
+		order := r.order()
+		out, err := r.s.send(ctx, r.build(order, round))
+		switch {
+		case err != nil:
+			return nil, false, err
+		case out.applied:
+			return order, false, nil
+		case out.unknown != nil:
+			got, err := r.readBack(ctx, out.unknown)
+			return got, false, err
+		}
+		ans, err := r.explain(ctx, out)
+		if err != nil {
+			return nil, false, err
+		}
+		if ans != nil {
+			return ans.order, ans.replayed, nil
+		}
+		// Another buyer took the units this round counted on; wait a random moment so
+		// that buyers who collided do not collide again in lockstep.
+		if err := clock.Sleep(ctx, jitter(round+1)); err != nil {
+			return nil, false, fmt.Errorf("reserve order %s: %w (%w)", r.id, inventory.ErrBusy, err)
+		}
+	}
+	return nil, false, fmt.Errorf("reserve order %s: %d rounds lost to concurrent buyers: %w", r.id, r.s.opts.MaxRounds, inventory.ErrBusy)
+}
+
+// reservation is one order's way through Reserve.
+type reservation struct {
+	s         *Store
+	req       ReserveRequest
+	id        string
+	hash      string
+	createdAt time.Time
+	expiresAt time.Time
+	lines     []linePlan
+}
+
+type linePlan struct {
+	line  inventory.Line
+	rec   skuRecord
+	alloc map[int]int // shard → units
+}
+
+// plan reads the SKU records (cache first) and picks the shards each line starts on.
+func (r *reservation) plan(ctx context.Context) error {
+	ids := make([]string, len(r.req.Cart))
+	for i, l := range r.req.Cart {
+		ids[i] = l.SKU
+	}
+	entries, err := r.s.skuRecords(ctx, ids, false)
+	if err != nil {
+		return err
+	}
+	r.lines = make([]linePlan, len(r.req.Cart))
+	for i, l := range r.req.Cart {
+		e, ok := entries[l.SKU]
+		if !ok {
+			return &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: l.SKU}
+		}
+		r.lines[i] = linePlan{line: l}
+		err := r.replan(ctx, i, e, false)
+		if errors.Is(err, inventory.ErrLimitExceeded) && e.fetched.Before(r.createdAt) {
+			err = r.refresh(ctx, i) // the limit came from the cache: check it afresh
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// replan sets line i's SKU record and shard allocation (inventory.ShardStock.Allocate). With readShards false it
+// uses the shard hints and reads the shards only when the hints say they are short;
+// with true it reads them first. Only a strongly consistent read of every shard can
+// answer ErrStockOut for a sharded SKU.
+func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, readShards bool) error {
+	lp := &r.lines[i]
+	lp.rec = e.rec
+	if e.rec.Currency != inventory.Currency {
+		return fmt.Errorf("SKU %s is priced in %q, not %s", e.rec.SKU, e.rec.Currency, inventory.Currency)
+	}
+	if e.rec.LimitPerUser > 0 && lp.line.Qty > e.rec.LimitPerUser {
+		return &inventory.SKUError{Err: inventory.ErrLimitExceeded, SKU: lp.line.SKU}
+	}
+	if e.rec.Shards == 1 {
+		lp.alloc = map[int]int{0: lp.line.Qty}
+		return nil
+	}
+	if !readShards {
+		if alloc, ok := e.hint.Allocate(lp.line.Qty); ok {
+			lp.alloc = alloc
+			return nil
+		}
+	}
+	shards, err := r.s.shardRecords(ctx, map[string]int{e.rec.SKU: e.rec.Shards})
+	if err != nil {
+		return err
+	}
+	return r.settle(ctx, i, r.allocateFrom(i, shards[e.rec.SKU]))
+}
+
+// allocateFrom sets line i's allocation from freshly read shard items
+// (inventory.ShardStock.Allocate).
+func (r *reservation) allocateFrom(i int, shards []shardRecord) error {
+	lp := &r.lines[i]
+	avail := make(inventory.ShardStock, lp.rec.Shards)
+	for _, sh := range shards {
+		if sh.Shard < 0 || sh.Shard >= len(avail) {
+			continue
+		}
+		if !sh.OnSale {
+			return &inventory.SKUError{Err: inventory.ErrOffSale, SKU: lp.line.SKU}
+		}
+		avail[sh.Shard] = sh.Available
+	}
+	alloc, ok := avail.Allocate(lp.line.Qty)
+	if !ok {
+		return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: lp.line.SKU}
+	}
+	lp.alloc = alloc
+	return nil
+}
+
+// rereadShards reads the shards of every sharded line at once and plans them all
+// again: when one line's guess was wrong, the others' guesses were as blind.
+func (r *reservation) rereadShards(ctx context.Context) error {
+	counts := map[string]int{}
+	for _, lp := range r.lines {
+		if lp.rec.Shards > 1 {
+			counts[lp.rec.SKU] = lp.rec.Shards
+		}
+	}
+	shards, err := r.s.shardRecords(ctx, counts)
+	if err != nil {
+		return err
+	}
+	for i, lp := range r.lines {
+		if lp.rec.Shards > 1 {
+			if err := r.settle(ctx, i, r.allocateFrom(i, shards[lp.rec.SKU])); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// fit makes the plan fit in one transaction (inventory.MaxTransactionActions): when
+// the planned lines need too many actions, the sharded lines are planned again from a
+// strongly consistent read of their shards, each over the fewest shards that cover
+// it. If they still do not fit (many lines, each split thin over many shards), the
+// cart is refused whole with inventory.ErrCartTooLarge (inventory.CheckCartSize).
+// Units are never moved between shards to make room: a concurrent read could then
+// count them twice or not at all. Fewer, fuller shards are the cure.
+func (r *reservation) fit(ctx context.Context) error {
+	keyed := r.req.IdempotencyKey != ""
+	if inventory.CheckCartSize(r.order().Items, keyed) == nil {
+		return nil
+	}
+	if err := r.rereadShards(ctx); err != nil {
+		return err
+	}
+	if err := inventory.CheckCartSize(r.order().Items, keyed); err != nil {
+		return fmt.Errorf("reserve order %s: %w", r.id, err)
+	}
+	return nil
+}
+
+// order is the order a round would open: the plan's lines at their SKU's price.
+func (r *reservation) order() *inventory.Order {
+	order := &inventory.Order{
+		ID: r.id, UserID: r.req.UserID, Status: inventory.StatusPending,
+		Currency: inventory.Currency, CartHash: r.hash,
+		CreatedAt: r.createdAt, ExpiresAt: r.expiresAt,
+	}
+	for _, lp := range r.lines {
+		order.Items = append(order.Items, inventory.OrderItem{
+			SKU: lp.line.SKU, Qty: lp.line.Qty, UnitPrice: lp.rec.Price, Shards: maps.Clone(lp.alloc), Limited: lp.rec.LimitPerUser > 0,
+		})
+		order.Amount += int64(lp.line.Qty) * lp.rec.Price
+	}
+	return order
+}
+
+// build assembles round's transaction for order: the order Put, the idempotency
+// record Put, then per line the purchase counter Update, the RESERVE of its units on
+// each shard used (conditioned on available >= q, on sale, the order's price, the
+// sale having started by the order's time and the shard count the plan used) and its
+// RESERVE ledger entry.
+func (r *reservation) build(order *inventory.Order, round int) *txn {
+	t := r.s.newTxn("reserve order " + r.id)
+	// One token per round: the SDK's own retries of this exact input are idempotent
+	// for 10 minutes (DynamoDB API Reference, ClientRequestToken).
+	t.token = r.id + "-" + strconv.Itoa(round)
+	t.put(part{kind: partOrder}, r.s.tables.Orders, newOrderRecord(order), nil)
+	if r.req.IdempotencyKey != "" {
+		rec := idemRecord{
+			PK: idemKey(r.req.UserID, r.req.IdempotencyKey), Kind: kindIdem, UserID: r.req.UserID,
+			OrderID: r.id, CartHash: r.hash, TTL: order.CreatedAt.Unix() + IdempotencyWindow,
+		}
+		expired := expression.Name("ttl").LessThan(expression.Value(order.CreatedAt.Unix()))
+		t.put(part{kind: partIdem}, r.s.tables.Orders, rec, &expired)
+	}
+	ref := entryRef{key: r.id, ref: r.id, at: order.CreatedAt.UnixMilli()}
+	for i, it := range order.Items {
+		rec := r.lines[i].rec
+		if limit := rec.LimitPerUser; limit > 0 {
+			t.counter(i, it.SKU, r.req.UserID, countUpdate(r.req.UserID, it.SKU, it.Qty), limitCondition(it.Qty, limit))
+		}
+		t.lineStock(i, it, ref, func(q int) expression.ConditionBuilder {
+			return availableOnSale(q).And(expression.Name("price").Equal(expression.Value(rec.Price))).
+				And(saleStarted(ref.at)).And(sameShardCount(rec.Shards))
+		}, inventory.OpReserve)
+	}
+	return t
+}
+
+// saleStarted holds on a shard whose SKU has no sale start, or one at or before at
+// (Unix milliseconds): the database, not the client, decides when a sale opens.
+func saleStarted(at int64) expression.ConditionBuilder {
+	starts := expression.Name("saleStartsAt")
+	return expression.AttributeNotExists(starts).Or(starts.LessThanEqual(expression.Value(at)))
+}
+
+// sameShardCount holds on a shard of a SKU still split into n shards: a plan made
+// before a reshard fails and is made again, instead of reading a shard that units
+// left as out of stock.
+func sameShardCount(n int) expression.ConditionBuilder {
+	count := expression.Name("shardCount")
+	return expression.AttributeNotExists(count).Or(count.Equal(expression.Value(n)))
+}
+
+// countUpdate counts qty units on the user's purchase counter for sku.
+func countUpdate(user, sku string, qty int) expression.UpdateBuilder {
+	return expression.Add(expression.Name("bought"), expression.Value(qty)).
+		Set(expression.Name("kind"), expression.Value(kindLimit)).
+		Set(expression.Name("skuId"), expression.Value(sku)).
+		Set(expression.Name("userId"), expression.Value(user))
+}
+
+// limitCondition keeps a counter within limit after qty more units; with limit 0 (no
+// limit, or one lifted since the units were first counted) there is no condition.
+func limitCondition(qty, limit int) expression.ConditionBuilder {
+	if limit <= 0 {
+		return expression.ConditionBuilder{}
+	}
+	bought := expression.Name("bought")
+	return expression.AttributeNotExists(bought).Or(bought.LessThanEqual(expression.Value(limit - qty)))
+}
+
+// answer is a reservation's final result.
+type answer struct {
+	order    *inventory.Order
+	replayed bool
+}
+
+// explain reads the failed conditions of a refused round: the final answer, or nil
+// (and no error) when another round may run with the plan adjusted.
+func (r *reservation) explain(ctx context.Context, out outcome) (*answer, error) {
+	// The order's own items first: if they exist, an earlier send of this very
+	// transaction was applied and its response lost.
+	if out.has(partOrder) || out.has(partLedger) {
+		order, err := r.own(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &answer{order: order}, nil
+	}
+	if out.has(partIdem) {
+		order, replayed, err := r.replay(ctx)
+		if err != nil || order == nil {
+			return nil, err // nil, nil: the record expired meanwhile, try again
+		}
+		return &answer{order: order, replayed: replayed}, nil
+	}
+	f := out.failed[0]
+	if f.kind == partLimit {
+		return r.limitFailed(ctx, f.line)
+	}
+	if err := r.shardFailed(ctx, f.part, f.old); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// limitFailed answers a refused purchase counter: ErrLimitExceeded, unless the limit
+// changed since it was cached (then another round runs).
+func (r *reservation) limitFailed(ctx context.Context, line int) (*answer, error) {
+	lp := r.lines[line]
+	if err := r.refresh(ctx, line); err != nil {
+		return nil, err
+	}
+	if r.lines[line].rec.LimitPerUser == lp.rec.LimitPerUser {
+		return nil, &inventory.SKUError{Err: inventory.ErrLimitExceeded, SKU: lp.line.SKU}
+	}
+	return nil, nil
+}
+
+// readBack answers a round whose outcome is unknown: this reservation's order if it
+// is there, else ErrBusy.
+func (r *reservation) readBack(ctx context.Context, cause error) (*inventory.Order, error) {
+	order, mine, err := r.s.readBack(ctx, "reserve order "+r.id, r.id, cause, func(o *inventory.Order) bool {
+		return o.UserID == r.req.UserID && o.CartHash == r.hash
+	})
+	if err == nil && !mine {
+		err = fmt.Errorf("reserve order %s: outcome unknown after %v: %w", r.id, cause, inventory.ErrBusy)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return order, nil
+}
+
+// shardFailed explains a failed shard condition from the shard's old image and adjusts
+// the plan, or returns the answer: off sale, or out of stock when a strongly consistent
+// read of every shard cannot cover the line.
+func (r *reservation) shardFailed(ctx context.Context, ro part, old map[string]types.AttributeValue) error {
+	lp := &r.lines[ro.line]
+	sku := lp.line.SKU
+	var sh shardRecord
+	if len(old) > 0 {
+		if err := attributevalue.UnmarshalMap(old, &sh); err != nil {
+			return fmt.Errorf("decode shard %d of %s: %w", ro.shard, sku, err)
+		}
+	}
+	sameLayout := sh.ShardCount == 0 || sh.ShardCount == lp.rec.Shards
+	switch {
+	case len(old) > 0 && !sh.OnSale:
+		return &inventory.SKUError{Err: inventory.ErrOffSale, SKU: sku}
+	case len(old) > 0 && sh.SaleStartsAt > r.createdAt.UnixMilli():
+		return &inventory.SaleNotStartedError{SKU: sku, StartsAt: fromMilli(sh.SaleStartsAt)}
+	case len(old) > 0 && sh.Price == lp.rec.Price && sameLayout && sh.Available < lp.alloc[ro.shard]:
+		r.s.catalog.noteShard(sku, ro.shard, sh.Available)
+		if lp.rec.Shards == 1 {
+			return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
+		}
+		return r.rereadShards(ctx)
+	}
+	// Missing shard, a changed price or shard count: the cached SKU record is stale.
+	return r.refresh(ctx, ro.line)
+}
+
+// refresh re-reads line i's SKU record and shards (strongly consistent) and plans the
+// line again from them.
+func (r *reservation) refresh(ctx context.Context, i int) error {
+	sku := r.lines[i].line.SKU
+	r.s.catalog.forget(sku)
+	entries, err := r.s.skuRecords(ctx, []string{sku}, true)
+	if err != nil {
+		return err
+	}
+	e, ok := entries[sku]
+	if !ok {
+		return &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku}
+	}
+	return r.replan(ctx, i, e, true)
+}
+
+// own reads back this reservation's order after its write turned out to exist already.
+func (r *reservation) own(ctx context.Context) (*inventory.Order, error) {
+	order, err := r.s.order(ctx, r.id)
+	if err != nil {
+		return nil, fmt.Errorf("read back order %s: %w", r.id, err)
+	}
+	if order == nil || order.UserID != r.req.UserID || order.CartHash != r.hash {
+		return nil, fmt.Errorf("order id %s already taken by another order", r.id)
+	}
+	return order, nil
+}
+
+// replay answers a request whose idempotency key already has a live record: the same
+// cart gets the recorded order (replayed unless it is this reservation's own write),
+// another cart gets ErrIdempotencyKeyReused. A nil order with nil error means the
+// record is gone or expired.
+func (r *reservation) replay(ctx context.Context) (*inventory.Order, bool, error) {
+	var rec idemRecord
+	if err := r.s.get(ctx, r.s.tables.Orders, idemKey(r.req.UserID, r.req.IdempotencyKey), "idempotency record", &rec); err != nil {
+		return nil, false, err
+	}
+	if rec.OrderID == "" || rec.TTL < r.createdAt.Unix() {
+		return nil, false, nil
+	}
+	if rec.UserID != r.req.UserID || rec.CartHash != r.hash {
+		return nil, false, inventory.ErrIdempotencyKeyReused
+	}
+	if rec.OrderID == r.id {
+		order, err := r.own(ctx)
+		return order, false, err
+	}
+	order, err := r.s.order(ctx, rec.OrderID)
+	if err != nil {
+		return nil, false, fmt.Errorf("read replayed order %s: %w", rec.OrderID, err)
+	}
+	if order == nil {
+		return nil, false, fmt.Errorf("idempotency record names missing order %s", rec.OrderID)
+	}
+	return order, true, nil
+}

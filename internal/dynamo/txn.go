@@ -1,0 +1,304 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// txn is one TransactWriteItems under construction: its actions and, for each, the
+// part it plays, so that a cancellation reason at index i reads back as the order,
+// the idempotency record, a purchase counter, a stock shard or a ledger entry. Every
+// write of stock goes through txn.lineStock or txn.shard, which take the change to
+// the counters from inventory.Op.Effect.
+type txn struct {
+	s     *Store
+	what  string // "reserve order …", "release order …" for errors
+	token string // ClientRequestToken; "" lets the SDK make one
+	items []types.TransactWriteItem
+	parts []part
+	err   error // the first build error
+}
+
+type partKind int
+
+const (
+	partOrder partKind = iota
+	partIdem
+	partLimit
+	partShard
+	partLedger
+	partSKU
+)
+
+// part says what one action of a txn is.
+type part struct {
+	kind  partKind
+	line  int // the order line (reservations), else 0
+	sku   string
+	shard int
+}
+
+func (p part) String() string {
+	switch p.kind {
+	case partShard:
+		return fmt.Sprintf("shard %d of %s", p.shard, p.sku)
+	case partLedger:
+		return "the ledger entry of " + p.sku + " (already written)"
+	case partLimit:
+		return "the purchase counter of " + p.sku
+	case partIdem:
+		return "the idempotency record"
+	case partSKU:
+		return "the SKU record of " + p.sku
+	default:
+		return "the order"
+	}
+}
+
+func (s *Store) newTxn(what string) *txn { return &txn{s: s, what: what} }
+
+// add appends a built action playing p, keeping the first build error.
+func (t *txn) add(p part, it types.TransactWriteItem, err error) {
+	if t.err == nil && err != nil {
+		t.err = err
+	}
+	t.items = append(t.items, it)
+	t.parts = append(t.parts, p)
+}
+
+// put adds a Put of rec into table that fails when the item exists, unless
+// orReplace holds (see putNew).
+func (t *txn) put(p part, table string, rec any, orReplace *expression.ConditionBuilder) {
+	it, err := t.s.putNew(table, rec, orReplace)
+	t.add(p, it, err)
+}
+
+// update adds an Update of the item pk of table (see update).
+func (t *txn) update(p part, table, pk string, upd expression.UpdateBuilder, cond expression.ConditionBuilder) {
+	it, err := update(table, pk, upd, cond)
+	t.add(p, it, err)
+}
+
+// transition adds the order's status change from → (upd), conditioned on the order
+// still being in from (DESIGN.md: "Every transition is one conditional write on the
+// current status, in the same TransactWriteItems as its stock update and ledger
+// entry"). Whoever loses that condition changes nothing.
+func (t *txn) transition(order *inventory.Order, from inventory.Status, upd expression.UpdateBuilder) {
+	t.update(part{kind: partOrder}, t.s.tables.Orders, order.ID, upd, expression.Name("status").Equal(expression.Value(string(from))))
+}
+
+// counter adds an update of the user's purchase counter for line's SKU.
+func (t *txn) counter(line int, sku, user string, upd expression.UpdateBuilder, cond expression.ConditionBuilder) {
+	t.update(part{kind: partLimit, line: line, sku: sku}, t.s.tables.Orders, limitKey(sku, user), upd, cond)
+}
+
+// shard adds the update of one stock shard item by d, under cond.
+func (t *txn) shard(line int, sku string, n int, d inventory.Delta, cond expression.ConditionBuilder) {
+	avail, onHand, reserved := expression.Name("available"), expression.Name("onHand"), expression.Name("reserved")
+	upd := expression.Add(avail, expression.Value(d.Available)).
+		Add(onHand, expression.Value(d.OnHand)).
+		Add(reserved, expression.Value(d.Reserved))
+	t.update(part{kind: partShard, line: line, sku: sku, shard: n}, t.s.tables.SKUs, shardKey(sku, n), upd, cond)
+}
+
+// ledger adds a ledger entry Put that fails if the entry exists.
+func (t *txn) ledger(line int, e ledgerRecord) {
+	e.Bucket = ledgerBucket(e.PK, time.UnixMilli(e.At))
+	e.SKUBucket = skuLedgerBucket(e.SKU, e.PK)
+	t.put(part{kind: partLedger, line: line, sku: e.SKU}, t.s.tables.StockLog, e, nil)
+}
+
+// entryRef names the ledger entries a line writes: key is the first part of their
+// key (ref#op#skuId), ref the order or adjustment they belong to.
+type entryRef struct {
+	key, ref, reason string
+	at               int64  // Unix milliseconds
+	by               string // operator entries: the caller's principal
+}
+
+// lineStock applies ops to one order line: each shard the line uses is updated once
+// by the ops' summed effect on its units, under cond(units), and each op writes its
+// ledger entry, whose deltas are the op's effect on the line's units.
+func (t *txn) lineStock(line int, it inventory.OrderItem, ref entryRef, cond func(q int) expression.ConditionBuilder, ops ...inventory.Op) {
+	for _, n := range slices.Sorted(maps.Keys(it.Shards)) {
+		q := it.Shards[n]
+		var d inventory.Delta
+		for _, op := range ops {
+			e, _ := op.Effect(q)
+			d = d.Plus(e)
+		}
+		t.shard(line, it.SKU, n, d, cond(q))
+	}
+	for _, op := range ops {
+		t.ledger(line, newEntry(ref, op, it.SKU, it.Qty, it.Shards))
+	}
+}
+
+// newEntry is the ledger entry of op moving qty units of sku spread over shards.
+func newEntry(ref entryRef, op inventory.Op, sku string, qty int, shards map[int]int) ledgerRecord {
+	d, _ := op.Effect(qty)
+	return ledgerRecord{
+		PK: ledgerKey(ref.key, string(op), sku), Ref: ref.ref, Op: string(op), SKU: sku, Qty: qty,
+		DAvailable: d.Available, DOnHand: d.OnHand, Shards: shardsToRecord(shards), At: ref.at, Reason: ref.reason, By: ref.by,
+	}
+}
+
+// outcome is what sending a txn came to when it was not refused outright.
+type outcome struct {
+	applied bool
+	// unknown, when set, is the failure after which the write may or may not have
+	// applied (a timeout, a 5xx after the SDK's retries): read back to know.
+	unknown error
+	failed  []failure // the conditions that failed: nothing was applied
+}
+
+// failure is one failed condition: the part and the item as it was (ALL_OLD).
+type failure struct {
+	part
+	old map[string]types.AttributeValue
+}
+
+// parts lists the parts of the failures.
+func (o outcome) parts() parts {
+	out := make(parts, len(o.failed))
+	for i, f := range o.failed {
+		out[i] = f.part
+	}
+	return out
+}
+
+// has reports whether a condition of a part of kind k failed.
+func (o outcome) has(k partKind) bool { return o.parts().has(k) }
+
+// parts are the parts of failed conditions.
+type parts []part
+
+// has reports whether one of ps is of kind k.
+func (ps parts) has(k partKind) bool {
+	return slices.ContainsFunc(ps, func(p part) bool { return p.kind == k })
+}
+
+// send sends t. Cancellations are read from their CancellationReasons (DynamoDB API
+// Reference, TransactWriteItems: "TransactionCanceledException"), never from error
+// text. It returns an error wrapping inventory.ErrBusy when DynamoDB was throttled or
+// conflicted, a plain error for other refusals that are bugs (validation), and else
+// the outcome.
+func (s *Store) send(ctx context.Context, t *txn) (outcome, error) {
+	if t.err != nil {
+		return outcome{}, t.err
+	}
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: t.items}
+	if t.token != "" {
+		in.ClientRequestToken = aws.String(t.token)
+	}
+	_, err := s.db.TransactWriteItems(ctx, in)
+	if err == nil {
+		return outcome{applied: true}, nil
+	}
+	var tce *types.TransactionCanceledException
+	if !errors.As(err, &tce) {
+		if ferr := definiteFailure(t.what, err); ferr != nil {
+			return outcome{}, ferr
+		}
+		return outcome{unknown: err}, nil
+	}
+	var out outcome
+	for i, r := range tce.CancellationReasons {
+		if i < len(t.parts) && aws.ToString(r.Code) == "ConditionalCheckFailed" {
+			out.failed = append(out.failed, failure{part: t.parts[i], old: r.Item})
+		}
+	}
+	switch {
+	case len(out.failed) == 0 && isTransient(err):
+		return outcome{}, fmt.Errorf("%s: %w (%w)", t.what, inventory.ErrBusy, err)
+	case len(out.failed) == 0:
+		return outcome{}, fmt.Errorf("%s: %w", t.what, err)
+	}
+	return out, nil
+}
+
+// apply sends t, a write that has no order to read back. A failed condition gives
+// an error wrapping refused; other errors wrap inventory.ErrBusy when DynamoDB was
+// throttled or conflicted or the outcome is unknown.
+func (s *Store) apply(ctx context.Context, t *txn, refused error) error {
+	out, err := s.send(ctx, t)
+	switch {
+	case err != nil:
+		return err
+	case out.unknown != nil:
+		return fmt.Errorf("%s: %w (%w)", t.what, inventory.ErrBusy, out.unknown)
+	case len(out.failed) > 0:
+		return fmt.Errorf("%s: %v failed its condition: %w", t.what, out.parts(), refused)
+	}
+	return nil
+}
+
+// readBack reads order id after a write whose outcome is unknown (cause), on a short
+// deadline of its own; mine reports whether the order shows the write applied. It
+// returns an error wrapping inventory.ErrBusy when the order cannot be read.
+func (s *Store) readBack(ctx context.Context, what, id string, cause error, mine func(*inventory.Order) bool) (*inventory.Order, bool, error) {
+	cctx, cancel := convergeContext(ctx)
+	defer cancel()
+	order, err := s.order(cctx, id)
+	if err != nil || order == nil {
+		return nil, false, fmt.Errorf("%s: outcome unknown after %v: %w", what, cause, inventory.ErrBusy)
+	}
+	return order, mine(order), nil
+}
+
+// putNew is a transactional Put of rec that fails when an item with its pk exists,
+// unless orReplace (a condition on the existing item) holds.
+func (s *Store) putNew(table string, rec any, orReplace *expression.ConditionBuilder) (types.TransactWriteItem, error) {
+	item, err := attributevalue.MarshalMap(rec)
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("encode item for %s: %w", table, err)
+	}
+	cond := expression.AttributeNotExists(expression.Name("pk"))
+	if orReplace != nil {
+		cond = cond.Or(*orReplace)
+	}
+	expr, err := expression.NewBuilder().WithCondition(cond).Build()
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("build put condition: %w", err)
+	}
+	return types.TransactWriteItem{Put: &types.Put{
+		TableName: aws.String(table), Item: item,
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}}, nil
+}
+
+// update is a transactional Update of the item with key pk, returning the old item when
+// its condition fails; a zero cond means no condition.
+func update(table, pk string, upd expression.UpdateBuilder, cond expression.ConditionBuilder) (types.TransactWriteItem, error) {
+	b := expression.NewBuilder().WithUpdate(upd)
+	if cond.IsSet() {
+		b = b.WithCondition(cond)
+	}
+	expr, err := b.Build()
+	if err != nil {
+		return types.TransactWriteItem{}, fmt.Errorf("build update of %s: %w", pk, err)
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		TableName: aws.String(table), Key: pkOf(pk),
+		UpdateExpression:                    expr.Update(),
+		ConditionExpression:                 expr.Condition(),
+		ExpressionAttributeNames:            expr.Names(),
+		ExpressionAttributeValues:           expr.Values(),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	}}, nil
+}

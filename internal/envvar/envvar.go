@@ -1,0 +1,92 @@
+// Package envvar parses and validates the environment variables template.yaml sets
+// for the functions, once, at start. It never reads the environment itself: a
+// function's main passes os.Getenv, and the local stack and tests pass the template's
+// variables as a Lookup, so every setting is checked by the same code wherever it
+// comes from. Every error is an *Error naming the variable.
+package envvar
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/dynamo"
+)
+
+// Lookup returns the value of the variable name, "" when it is not set: os.Getenv,
+// or Map's lookup.
+type Lookup func(name string) string
+
+// Map is a Lookup over vars.
+func Map(vars map[string]string) Lookup {
+	return func(name string) string { return vars[name] }
+}
+
+// Variables every function reads: the three table names (template.yaml, !Ref of each
+// AWS::DynamoDB::Table).
+const (
+	SKUsTable     = "SKUS_TABLE"
+	OrdersTable   = "ORDERS_TABLE"
+	StockLogTable = "STOCK_LOG_TABLE"
+)
+
+// Error is a missing or invalid variable: its name, its value as found, and what it
+// should hold.
+type Error struct {
+	Name  string // e.g. PAYMENT_TIMEOUT_SECONDS
+	Value string // as found; "" when missing
+	Want  string // e.g. "a positive whole number of seconds"
+}
+
+// Error names the variable, the value found and what was wanted.
+func (e *Error) Error() string {
+	if e.Value == "" {
+		return fmt.Sprintf("environment variable %s is missing or empty: want %s", e.Name, e.Want)
+	}
+	return fmt.Sprintf("environment variable %s=%q: want %s", e.Name, e.Value, e.Want)
+}
+
+// Required returns the value of name, or an *Error when it is empty. want says what
+// the value is, for the message.
+func Required(get Lookup, name, want string) (string, error) {
+	v := get(name)
+	if v == "" {
+		return "", &Error{Name: name, Want: want}
+	}
+	return v, nil
+}
+
+// Seconds reads name as a positive whole number of seconds.
+func Seconds(get Lookup, name string) (time.Duration, error) {
+	v := get(name)
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, &Error{Name: name, Value: v, Want: "a positive whole number of seconds"}
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+// Tables reads the three table names; each must be set.
+func Tables(get Lookup) (dynamo.Tables, error) {
+	var t dynamo.Tables
+	for _, v := range []struct {
+		name string
+		dst  *string
+	}{{SKUsTable, &t.SKUs}, {OrdersTable, &t.Orders}, {StockLogTable, &t.StockLog}} {
+		var err error
+		if *v.dst, err = Required(get, v.name, "a DynamoDB table name"); err != nil {
+			return dynamo.Tables{}, err
+		}
+	}
+	return t, nil
+}
+
+// Count reads name as a whole number from 0 to max.
+func Count(get Lookup, name string, max int) (int, error) {
+	v := get(name)
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > max {
+		return 0, &Error{Name: name, Value: v, Want: fmt.Sprintf("a whole number from 0 to %d", max)}
+	}
+	return n, nil
+}

@@ -1,0 +1,183 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// BusyRetryAfterSeconds is the Retry-After, in seconds, sent with 503 BUSY.
+const BusyRetryAfterSeconds = 1
+
+// RateLimitedRetryAfterSeconds is the Retry-After, in seconds, sent with 429 RATE_LIMITED.
+const RateLimitedRetryAfterSeconds = 60
+
+// OrderJSON is the contract's order representation (CONTRACT.md, POST /orders and
+// GET /orders/{orderId}); times are RFC 3339 UTC, money fen. Build it with Order.
+type OrderJSON struct {
+	OrderID       string     `json:"orderId"`
+	Status        string     `json:"status"`
+	Items         []itemJSON `json:"items"`
+	Amount        int64      `json:"amount"`
+	Currency      string     `json:"currency"`
+	CreatedAt     string     `json:"createdAt"`
+	ExpiresAt     string     `json:"expiresAt"`
+	PaidAt        string     `json:"paidAt,omitempty"`
+	CancelledAt   string     `json:"cancelledAt,omitempty"`
+	CancelReason  string     `json:"cancelReason,omitempty"`
+	TransactionID string     `json:"transactionId,omitempty"`
+}
+
+type itemJSON struct {
+	SKU       string `json:"skuId"`
+	Qty       int    `json:"qty"`
+	UnitPrice int64  `json:"unitPrice"`
+}
+
+type errorJSON struct {
+	Code         string `json:"code"`
+	Message      string `json:"message"`
+	SKU          string `json:"skuId,omitempty"`
+	SaleStartsAt string `json:"saleStartsAt,omitempty"` // SALE_NOT_STARTED only
+}
+
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func optional(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return rfc3339(*t)
+}
+
+// Order is the contract's view of an order. A PAID order shows no cancellation: one
+// paid after its release was cancelled once, which the ledger keeps.
+func Order(o *inventory.Order) OrderJSON {
+	if o.Status == inventory.StatusPaid {
+		paid := *o
+		paid.CancelledAt, paid.CancelReason = nil, ""
+		o = &paid
+	}
+	v := OrderJSON{
+		OrderID: o.ID, Status: string(o.Status), Amount: o.Amount, Currency: o.Currency,
+		CreatedAt: rfc3339(o.CreatedAt), ExpiresAt: rfc3339(o.ExpiresAt),
+		PaidAt: optional(o.PaidAt), CancelledAt: optional(o.CancelledAt),
+		CancelReason: string(o.CancelReason), TransactionID: o.TransactionID,
+		Items: make([]itemJSON, len(o.Items)),
+	}
+	for i, it := range o.Items {
+		v.Items[i] = itemJSON{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice}
+	}
+	return v
+}
+
+// JSON is a response with status and v marshalled as its JSON body. v must be one of
+// this project's plain structs; if it cannot be marshalled the answer is 500 INTERNAL.
+func JSON(status int, v any) events.APIGatewayV2HTTPResponse {
+	body, err := json.Marshal(v)
+	if err != nil { // only our own plain structs are marshalled
+		status, body = http.StatusInternalServerError, []byte(`{"code":"INTERNAL","message":"internal error"}`)
+	}
+	return events.APIGatewayV2HTTPResponse{
+		StatusCode: status,
+		Headers:    map[string]string{"Content-Type": "application/json"},
+		Body:       string(body),
+	}
+}
+
+// ErrorResponse is a contract error answer: status with the body
+// {"code","message","skuId"?} (skuId left out when sku is ""). message is shown to
+// the caller, so it must be text written by this project.
+func ErrorResponse(status int, code, message, sku string) events.APIGatewayV2HTTPResponse {
+	return JSON(status, errorJSON{Code: code, Message: message, SKU: sku})
+}
+
+// Failure is an error answer a route chooses itself, for callers with their own error
+// codes (WeChat Pay's {"code":"FAIL"} on the notify route): Answer makes it Status with
+// the body {"code":Code,"message":Message}, and Handler logs the request at Level
+// (zero is info). Message is shown to the caller, so it must be text written by this
+// project; Err, the cause, goes only to the log.
+type Failure struct {
+	Status  int // HTTP status, 4xx or 5xx
+	Code    string
+	Message string
+	Level   slog.Level
+	Err     error
+}
+
+func (f *Failure) Error() string { return f.Err.Error() }
+
+// Unwrap returns the cause.
+func (f *Failure) Unwrap() error { return f.Err }
+
+// Answer maps an error to its contract response (CONTRACT.md, the error tables of each
+// route). Only messages written by this project reach the client: a *Failure's
+// Message, an *inventory.InvalidRequestError's Reason, or the fixed text of each code;
+// anything unknown becomes 500 INTERNAL.
+func Answer(err error) events.APIGatewayV2HTTPResponse {
+	var skuErr *inventory.SKUError
+	sku := ""
+	if errors.As(err, &skuErr) {
+		sku = skuErr.SKU
+	}
+	var invalid *inventory.InvalidRequestError
+	var notStarted *inventory.SaleNotStartedError
+	var rateLimited *inventory.RateLimitedError
+	var failure *Failure
+	switch {
+	case errors.As(err, &failure):
+		return ErrorResponse(failure.Status, failure.Code, failure.Message, "")
+	case errors.As(err, &notStarted):
+		return JSON(http.StatusConflict, errorJSON{Code: "SALE_NOT_STARTED", Message: "the sale of this SKU has not started yet",
+			SKU: notStarted.SKU, SaleStartsAt: notStarted.StartsAt.UTC().Format(time.RFC3339Nano)})
+	case errors.Is(err, inventory.ErrSKUExists):
+		return ErrorResponse(http.StatusConflict, "SKU_EXISTS", "a different SKU with this id exists", sku)
+	case errors.Is(err, ErrUnauthorized):
+		return ErrorResponse(http.StatusUnauthorized, "UNAUTHORIZED", "sign in first: the request carries no valid caller identity", "")
+	case errors.As(err, &invalid):
+		return ErrorResponse(http.StatusBadRequest, "INVALID_REQUEST", invalid.Reason, "")
+	case errors.Is(err, inventory.ErrInvalidRequest):
+		return ErrorResponse(http.StatusBadRequest, "INVALID_REQUEST", "invalid request", "")
+	case errors.Is(err, inventory.ErrSKUNotFound):
+		return ErrorResponse(http.StatusNotFound, "SKU_NOT_FOUND", "no such SKU", sku)
+	case errors.Is(err, inventory.ErrStockOut):
+		return ErrorResponse(http.StatusConflict, "STOCK_OUT", "not enough stock available", sku)
+	case errors.Is(err, inventory.ErrOffSale):
+		return ErrorResponse(http.StatusConflict, "SKU_OFF_SALE", "this SKU is not on sale", sku)
+	case errors.Is(err, inventory.ErrLimitExceeded):
+		return ErrorResponse(http.StatusConflict, "LIMIT_EXCEEDED", "per-user purchase limit reached for this SKU", sku)
+	case errors.Is(err, inventory.ErrCartTooLarge):
+		return ErrorResponse(http.StatusConflict, "CART_TOO_LARGE", "this cart needs more stock shards than one order can reserve at once; order fewer items per cart", "")
+	case errors.As(err, &rateLimited):
+		resp := ErrorResponse(http.StatusTooManyRequests, "RATE_LIMITED", "too many orders for this SKU in a short time; nothing was reserved, retry later", rateLimited.SKU)
+		resp.Headers["Retry-After"] = strconv.Itoa(int((rateLimited.RetryAfter + time.Second - 1) / time.Second))
+		return resp
+	case errors.Is(err, inventory.ErrIdempotencyKeyReused):
+		return ErrorResponse(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request", "")
+	case errors.Is(err, inventory.ErrNotCancellable):
+		return ErrorResponse(http.StatusConflict, "ORDER_NOT_CANCELLABLE", "this order is paid and can no longer be cancelled", "")
+	case errors.Is(err, inventory.ErrNotPayable):
+		return ErrorResponse(http.StatusConflict, "ORDER_NOT_PAYABLE", "this order is no longer waiting for payment", "")
+	case errors.Is(err, inventory.ErrPaymentRefused):
+		return ErrorResponse(http.StatusBadGateway, "PAYMENT_REFUSED", "WeChat Pay refused to start this payment; nothing was changed", "")
+	case errors.Is(err, inventory.ErrRateLimited):
+		resp := ErrorResponse(http.StatusTooManyRequests, "RATE_LIMITED", "too many requests; please retry later", "")
+		resp.Headers["Retry-After"] = strconv.Itoa(RateLimitedRetryAfterSeconds)
+		return resp
+	case errors.Is(err, inventory.ErrOrderNotFound):
+		return ErrorResponse(http.StatusNotFound, "ORDER_NOT_FOUND", "no such order", "")
+	case errors.Is(err, inventory.ErrBusy):
+		resp := ErrorResponse(http.StatusServiceUnavailable, "BUSY", "the store is busy; nothing was changed, please retry", "")
+		resp.Headers["Retry-After"] = strconv.Itoa(BusyRetryAfterSeconds)
+		return resp
+	default:
+		return ErrorResponse(http.StatusInternalServerError, "INTERNAL", "internal error", "")
+	}
+}

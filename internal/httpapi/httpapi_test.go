@@ -1,0 +1,111 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
+)
+
+func TestNoDuplicateKeys_SeesEveryObject(t *testing.T) {
+	for body, dup := range map[string]bool{
+		`{"a":1,"b":{"a":1},"c":[{"a":1},{"a":1}]}`: false,
+		`{"a":1,"a":2}`:             true,
+		`[{"x":[1,{"y":1,"y":2}]}]`: true,
+		`{"a":"a","b":"a"}`:         false,
+		`{"a":{"b":1},"a":{"b":1}}`: true,
+	} {
+		if err := NoDuplicateKeys([]byte(body)); (err != nil) != dup {
+			t.Errorf("%s: %v, want duplicate=%v", body, err, dup)
+		}
+	}
+}
+
+// The client sees the reason of an InvalidRequestError however deeply it is wrapped,
+// and never the text of what wraps it.
+func TestAnswer_InvalidRequestShowsOnlyTheReason(t *testing.T) {
+	err := fmt.Errorf("reserve for user-1 in table orders-prod: %w", inventory.InvalidError("items[%d].qty must be positive", 3))
+	resp := Answer(err)
+	var body map[string]string
+	if jerr := json.Unmarshal([]byte(resp.Body), &body); jerr != nil {
+		t.Fatal(jerr)
+	}
+	if resp.StatusCode != http.StatusBadRequest || body["code"] != "INVALID_REQUEST" || body["message"] != "items[3].qty must be positive" {
+		t.Errorf("%d %v", resp.StatusCode, body)
+	}
+}
+
+func TestHandle_RefusesRoutesItDoesNotServe(t *testing.T) {
+	called := 0
+	h := New("createOrder", slog.New(slog.DiscardHandler), map[string]Route{
+		"GET /skus/{skuId}": func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+			called++
+			return JSON(http.StatusOK, struct{}{}), nil
+		},
+	})
+	for _, route := range []string{"", "POST /orders/{orderId}/cancel", "DELETE /skus/{skuId}"} {
+		_, err := h.Handle(context.Background(), events.APIGatewayV2HTTPRequest{RouteKey: route})
+		var refused *lambdaevent.NotServedError
+		if !errors.As(err, &refused) || refused.Route != route || !errors.Is(err, lambdaevent.ErrNotServed) {
+			t.Errorf("route %q: %v, want a NotServedError", route, err)
+		}
+	}
+	if called != 0 {
+		t.Errorf("the served route ran %d times for foreign routes", called)
+	}
+}
+
+func TestHandle_PanicBecomesInternalError(t *testing.T) {
+	h := New("createOrder", slog.New(slog.DiscardHandler), map[string]Route{
+		"GET /skus/{skuId}": func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+			panic("boom")
+		},
+	})
+	resp, err := h.Handle(context.Background(), events.APIGatewayV2HTTPRequest{RouteKey: "GET /skus/{skuId}"})
+	if err != nil || resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("%d %v, want 500 and no error", resp.StatusCode, err)
+	}
+}
+
+// A route's own *Failure is answered with its status and code, logged at its level
+// with the route's annotations; AnswerWith decides what a panic becomes.
+func TestHandle_FailureKeepsItsStatusCodeAndLevel(t *testing.T) {
+	var logged bytes.Buffer
+	h := New("payCallback", slog.New(slog.NewJSONHandler(&logged, nil)), map[string]Route{
+		"POST /notify": func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+			Annotate(ctx, slog.String("outTradeNo", "o1"))
+			if req.Body == "panic" {
+				panic("boom")
+			}
+			return events.APIGatewayV2HTTPResponse{}, &Failure{Status: http.StatusNotFound, Code: "FAIL", Message: "order not found", Level: slog.LevelError, Err: inventory.ErrOrderNotFound}
+		},
+	}).AnswerWith(func(err error) events.APIGatewayV2HTTPResponse {
+		if errors.As(err, new(*Failure)) {
+			return Answer(err)
+		}
+		return Answer(&Failure{Status: http.StatusInternalServerError, Code: "FAIL", Message: "internal error", Err: err})
+	})
+	for body, want := range map[string]string{
+		"":      `404 {"code":"FAIL","message":"order not found"} ERROR`,
+		"panic": `500 {"code":"FAIL","message":"internal error"} ERROR`,
+	} {
+		logged.Reset()
+		resp, err := h.Handle(context.Background(), events.APIGatewayV2HTTPRequest{RouteKey: "POST /notify", Body: body})
+		var line struct{ Level, OutTradeNo string }
+		if jerr := json.Unmarshal(logged.Bytes(), &line); jerr != nil || line.OutTradeNo != "o1" {
+			t.Errorf("log %s: %v, want one line naming o1", logged.String(), jerr)
+		}
+		if got := fmt.Sprintf("%d %s %s", resp.StatusCode, resp.Body, line.Level); err != nil || got != want {
+			t.Errorf("body %q: %s (%v), want %s", body, got, err, want)
+		}
+	}
+}

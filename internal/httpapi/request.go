@@ -1,0 +1,160 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// maxUserIDBytes bounds the sub claim stored in keys: OpenID Connect Core 1.0 §2 says
+// sub "MUST NOT exceed 255 ASCII characters in length".
+const maxUserIDBytes = 255
+
+// maxNameInMessage bounds a field name quoted back to the client in an error message.
+const maxNameInMessage = 32
+
+// UserID reads the caller from the JWT authorizer's sub claim (CONTRACT.md, Identity):
+// 1-255 bytes of valid UTF-8 without control characters. A request without one is
+// answered 401 UNAUTHORIZED by Answer.
+func UserID(req events.APIGatewayV2HTTPRequest) (string, error) {
+	return Claim(req, "sub")
+}
+
+// Claim reads the JWT authorizer's claim name with UserID's rules (e.g. the buyer's
+// openid when an outside issuer carries it in a claim of its own). A request without
+// it is answered 401 UNAUTHORIZED by Answer.
+func Claim(req events.APIGatewayV2HTTPRequest, name string) (string, error) {
+	auth := req.RequestContext.Authorizer
+	if auth == nil || auth.JWT == nil {
+		return "", ErrUnauthorized
+	}
+	sub := auth.JWT.Claims[name]
+	if sub == "" || len(sub) > maxUserIDBytes || !utf8.ValidString(sub) {
+		return "", ErrUnauthorized
+	}
+	for _, r := range sub {
+		if unicode.IsControl(r) {
+			return "", ErrUnauthorized
+		}
+	}
+	return sub, nil
+}
+
+// Body returns the raw request body, decoding API Gateway's base64 form, and refuses
+// (with an *inventory.InvalidRequestError) one longer than maxBytes once decoded.
+func Body(req events.APIGatewayV2HTTPRequest, maxBytes int) ([]byte, error) {
+	if len(req.Body) > base64.StdEncoding.EncodedLen(maxBytes) {
+		return nil, inventory.InvalidError("body must not exceed %d bytes", maxBytes)
+	}
+	body := []byte(req.Body)
+	if req.IsBase64Encoded {
+		var err error
+		if body, err = base64.StdEncoding.DecodeString(req.Body); err != nil {
+			return nil, inventory.InvalidError("body is not valid base64")
+		}
+	}
+	if len(body) > maxBytes {
+		return nil, inventory.InvalidError("body must not exceed %d bytes", maxBytes)
+	}
+	return body, nil
+}
+
+// OnlyFields requires fields to hold exactly the names given, all of them; it returns
+// an *inventory.InvalidRequestError naming the first unknown or missing field.
+func OnlyFields(fields map[string]json.RawMessage, names ...string) error {
+	for name := range fields {
+		if !slices.Contains(names, name) {
+			return inventory.InvalidError("unknown field %q", truncate(name, maxNameInMessage))
+		}
+	}
+	for _, name := range names {
+		if _, ok := fields[name]; !ok {
+			return inventory.InvalidError("missing field %q", name)
+		}
+	}
+	return nil
+}
+
+// DecodeStrict decodes exactly one JSON value (no trailing data) into v; JSON null is
+// rejected so that a missing value cannot pass as a zero. Its errors are for the log
+// only; callers answer with their own *inventory.InvalidRequestError.
+func DecodeStrict(data []byte, v any) error {
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return errors.New("null")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("trailing data")
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// NoDuplicateKeys rejects, with an *inventory.InvalidRequestError, a JSON document in
+// which an object names a key twice: encoding/json would silently keep the last
+// value, while a proxy or log reader may keep the first, so the request would mean two
+// things. Invalid JSON is refused too.
+func NoDuplicateKeys(data []byte) error {
+	type frame struct {
+		keys      map[string]bool // nil for an array
+		expectKey bool
+	}
+	var stack []*frame
+	valueDone := func() {
+		if n := len(stack); n > 0 && stack[n-1].keys != nil {
+			stack[n-1].expectKey = true
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return inventory.InvalidError("body is not valid JSON")
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, &frame{keys: map[string]bool{}, expectKey: true})
+			case '[':
+				stack = append(stack, &frame{})
+			default:
+				stack = stack[:len(stack)-1]
+				valueDone()
+			}
+		case string:
+			if n := len(stack); n > 0 && stack[n-1].keys != nil && stack[n-1].expectKey {
+				if stack[n-1].keys[t] {
+					return inventory.InvalidError("field %q appears twice", truncate(t, maxNameInMessage))
+				}
+				stack[n-1].keys[t] = true
+				stack[n-1].expectKey = false
+				continue
+			}
+			valueDone()
+		default:
+			valueDone()
+		}
+	}
+}

@@ -1,0 +1,153 @@
+// Package idtoken issues and verifies the JWTs that POST /auth/wechat answers (CONTRACT.md):
+// ES256 (RFC 7518 §3.4: ECDSA P-256 with SHA-256, signature r||s), sub = the buyer's openid,
+// aud = the mini-program app id, iss = the issuer URL, iat, exp = iat + 7200 s, kid naming
+// the key. The private key never sits in the function: a Signer signs a digest, with AWS KMS
+// (KMSSigner: kms:Sign on an ECC_NIST_P256 key) when deployed or an in-memory key
+// (KeySigner) locally.
+//
+// An issuer URL must serve OpenID discovery (OpenID Connect Discovery 1.0 §4: Issuer +
+// "/.well-known/openid-configuration", whose jwks_uri lists the public key as a JWK,
+// RFC 7517) for API Gateway's JWT authorizer to accept the tokens; Discovery, JWKSet and
+// Handler provide those documents. Verifier checks a token the way the authorizer does, for
+// the local gateway.
+//
+// Caution, to check before deploying: the HTTP API JWT authorizer guide ("Control access
+// to HTTP APIs with JWT authorizers", step 3) has said that only RSA-based algorithms are
+// supported, while the newer JWT authorizer configuration lists ES256. If the HTTP API
+// refuses ES256, the KMS key must be RSA_2048 and the tokens RS256.
+package idtoken
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Algorithm is the JWS alg of every token (RFC 7518 §3.4, ES256).
+const Algorithm = "ES256"
+
+// DefaultTTL is a token's lifetime when IssuerConfig.TTL is zero: 7200 seconds
+// (CONTRACT.md: "expiresIn": 7200).
+const DefaultTTL = 7200 * time.Second
+
+// signatureSize is the length of an ES256 JWS signature: r and s, 32 bytes each, big-endian.
+const signatureSize = 64
+
+// Signer signs a SHA-256 digest (32 bytes) with a P-256 private key and returns the JWS
+// signature r||s (64 bytes, RFC 7518 §3.4). KMSSigner and KeySigner implement it.
+type Signer interface {
+	Sign(ctx context.Context, digest []byte) ([]byte, error)
+}
+
+// IssuerConfig is what an Issuer stamps on every token.
+type IssuerConfig struct {
+	// Issuer is the iss claim: an https URL (http only for 127.0.0.1/localhost) without
+	// query or fragment, the same string API Gateway's authorizer is configured with.
+	Issuer string
+	// Audience is the aud claim: the mini-program app id.
+	Audience string
+	// KeyID is the kid header: the kid of the key in the issuer's JWK set.
+	KeyID string
+	// TTL is exp − iat; zero means DefaultTTL. Whole seconds.
+	TTL time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Issuer mints tokens. It is immutable and safe for concurrent use.
+type Issuer struct {
+	cfg    IssuerConfig
+	signer Signer
+}
+
+// NewIssuer validates cfg (Issuer a URL as described, Audience and KeyID non-empty, TTL
+// non-negative whole seconds) and returns an Issuer signing with signer.
+func NewIssuer(cfg IssuerConfig, signer Signer) (*Issuer, error) {
+	if err := checkIssuerURL(cfg.Issuer); err != nil {
+		return nil, err
+	}
+	switch {
+	case cfg.Audience == "":
+		return nil, errors.New("idtoken: config: Audience is required")
+	case cfg.KeyID == "":
+		return nil, errors.New("idtoken: config: KeyID is required")
+	case cfg.TTL < 0 || cfg.TTL%time.Second != 0:
+		return nil, fmt.Errorf("idtoken: config: TTL %v must be non-negative whole seconds", cfg.TTL)
+	case signer == nil:
+		return nil, errors.New("idtoken: config: a Signer is required")
+	}
+	if cfg.TTL == 0 {
+		cfg.TTL = DefaultTTL
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Issuer{cfg: cfg, signer: signer}, nil
+}
+
+func checkIssuerURL(issuer string) error {
+	u, err := url.Parse(issuer)
+	local := u != nil && (u.Hostname() == "127.0.0.1" || u.Hostname() == "localhost")
+	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil ||
+		!(u.Scheme == "https" || u.Scheme == "http" && local) {
+		return fmt.Errorf("idtoken: config: issuer %q must be an https URL without query or fragment (http only on 127.0.0.1)", issuer)
+	}
+	return nil
+}
+
+// Token is a minted token and its lifetime, the body of POST /auth/wechat's answer.
+type Token struct {
+	Token     string `json:"token"`     // compact JWS
+	ExpiresIn int64  `json:"expiresIn"` // seconds until exp
+}
+
+// Issue mints a token for subject (the buyer's openid; 1..128 bytes). Errors: a bad
+// subject; the Signer's error, wrapped; a signature that is not 64 bytes.
+func (i *Issuer) Issue(ctx context.Context, subject string) (Token, error) {
+	if subject == "" || len(subject) > 128 {
+		return Token{}, errors.New("idtoken: subject must be 1..128 bytes")
+	}
+	now := i.cfg.Now().Truncate(time.Second)
+	// aud is a single string (RFC 7519 §4.1.3 allows it), as the claim API Gateway passes on.
+	claims := jwt.MapClaims{
+		"iss": i.cfg.Issuer,
+		"sub": subject,
+		"aud": i.cfg.Audience,
+		"iat": now.Unix(),
+		"exp": now.Add(i.cfg.TTL).Unix(),
+	}
+	t := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
+	t.Header["kid"] = i.cfg.KeyID
+	signingInput, err := t.SigningString()
+	if err != nil {
+		return Token{}, fmt.Errorf("idtoken: encode: %w", err)
+	}
+	digest := sha256.Sum256([]byte(signingInput))
+	sig, err := i.signer.Sign(ctx, digest[:])
+	if err != nil {
+		return Token{}, fmt.Errorf("idtoken: sign: %w", err)
+	}
+	if len(sig) != signatureSize {
+		return Token{}, fmt.Errorf("idtoken: signer returned %d bytes, want %d (r||s)", len(sig), signatureSize)
+	}
+	return Token{
+		Token:     signingInput + "." + base64.RawURLEncoding.EncodeToString(sig),
+		ExpiresIn: int64(i.cfg.TTL / time.Second),
+	}, nil
+}
+
+// checkP256 returns an error unless pub is a P-256 public key.
+func checkP256(pub *ecdsa.PublicKey) error {
+	if pub == nil || pub.Curve != elliptic.P256() {
+		return errors.New("idtoken: key is not ECDSA P-256")
+	}
+	return nil
+}

@@ -1,0 +1,58 @@
+package inventory_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+func TestCheckPayable_OnlyPendingInsideItsWindow(t *testing.T) {
+	expires := time.Date(2026, 11, 11, 0, 15, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		status inventory.Status
+		now    time.Time
+		ok     bool
+	}{
+		{inventory.StatusPending, expires.Add(-time.Second), true},
+		{inventory.StatusPending, expires, false},
+		{inventory.StatusPending, expires.Add(time.Hour), false},
+		{inventory.StatusPaid, expires.Add(-time.Minute), false},
+		{inventory.StatusCancelled, expires.Add(-time.Minute), false},
+		{inventory.StatusRefundPending, expires.Add(-time.Minute), false},
+	} {
+		o := &inventory.Order{ID: "o-123456", Status: tc.status, ExpiresAt: expires}
+		err := o.CheckPayable(tc.now)
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, inventory.ErrNotPayable)) {
+			t.Errorf("%s at %v: %v, want payable %v", tc.status, tc.now, err, tc.ok)
+		}
+	}
+}
+
+func TestReusablePrepay_WhilePendingWithLifeLeft(t *testing.T) {
+	at := time.Date(2026, 11, 11, 0, 0, 0, 0, time.UTC)
+	last := at.Add(inventory.PrepayLifetime - inventory.PrepayMargin)
+	for _, tc := range []struct {
+		name   string
+		status inventory.Status
+		id     string
+		at     *time.Time
+		now    time.Time
+		ok     bool
+	}{
+		{"fresh", inventory.StatusPending, "wx1", &at, at.Add(time.Minute), true},
+		{"last moment", inventory.StatusPending, "wx1", &at, last, true},
+		{"too little life left", inventory.StatusPending, "wx1", &at, last.Add(time.Second), false},
+		{"from the future", inventory.StatusPending, "wx1", &at, at.Add(-time.Second), false},
+		{"none stored", inventory.StatusPending, "", nil, at, false},
+		{"no time stored", inventory.StatusPending, "wx1", nil, at, false},
+		{"not pending", inventory.StatusCancelled, "wx1", &at, at.Add(time.Minute), false},
+	} {
+		o := &inventory.Order{Status: tc.status, PrepayID: tc.id, PrepayAt: tc.at}
+		id, ok := o.ReusablePrepay(tc.now)
+		if ok != tc.ok || (ok && id != tc.id) {
+			t.Errorf("%s: %q %v, want %v", tc.name, id, ok, tc.ok)
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package inventory
+
+import (
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// SKU bounds.
+const (
+	// MaxShards is the most stock shard items one SKU may be split into, so that one
+	// order line's shards plus the order fit in one transaction.
+	MaxShards = 64
+	// MaxPrice is the highest unit price, in fen (¥10,000,000), so that no order amount
+	// (at most MaxLines lines × MaxQty units) can overflow.
+	MaxPrice = 1_000_000_000
+)
+
+// NewSKU describes a SKU to put on sale.
+type NewSKU struct {
+	ID           string // 1-64 of [0-9A-Za-z_.:-]
+	Name         string // shown to buyers
+	Price        int64  // fen, 1..MaxPrice
+	Stock        int    // initial on-hand units, ≥ 0
+	LimitPerUser int    // most units per user over all their orders, 0 = no limit
+	Shards       int    // stock shard items, 1..MaxShards; 0 means ShardsForPeak(PeakOrdersPerSecond)
+	Ref          string // adjustment id naming the initial ADJUST ledger entry; "" means "init"
+	OffSale      bool   // create it off sale (the zero value puts it on sale)
+	By           string // who creates it (the caller's IAM principal ARN), recorded on the ledger
+	// SaleStartsAt, when not zero, is the first instant orders are accepted (UTC).
+	SaleStartsAt time.Time
+	// PeakOrdersPerSecond is the operator's expected peak of orders per second for
+	// the SKU's sale, ≥ 0; it sizes Shards when Shards is 0 (0: no expectation, 1 shard).
+	PeakOrdersPerSecond int
+}
+
+// WithDefaults fills the zero fields that have defaults: Shards
+// ShardsForPeak(PeakOrdersPerSecond) (1 without a peak), Ref "init".
+func (n NewSKU) WithDefaults() NewSKU {
+	if n.Shards == 0 {
+		n.Shards = ShardsForPeak(n.PeakOrdersPerSecond)
+	}
+	if n.Ref == "" {
+		n.Ref = "init"
+	}
+	return n
+}
+
+// Validate checks n (defaults filled) against the SKU bounds. It returns an error
+// wrapping ErrInvalidRequest, with a message safe to show, for a bad id, a name that
+// is empty, too long or not text, a price outside 1..MaxPrice fen, a stock or limit
+// outside 0..MaxStock, a negative peak, or a shard count outside 1..MaxShards.
+func (n NewSKU) Validate() error {
+	switch {
+	case !ValidSKUID(n.ID):
+		return InvalidError("skuId %q must be 1-64 characters of [0-9A-Za-z_.:-]", n.ID)
+	case !validText(n.Name, MaxNameLength):
+		return InvalidError("SKU %s name must be 1 to %d characters of text", n.ID, MaxNameLength)
+	case n.Price < 1 || n.Price > MaxPrice:
+		return InvalidError("SKU %s price must be 1 to %d fen", n.ID, int64(MaxPrice))
+	case n.Stock < 0 || n.LimitPerUser < 0 || n.Stock > MaxStock || n.LimitPerUser > MaxStock:
+		return InvalidError("SKU %s stock and limitPerUser must be 0 to %d", n.ID, MaxStock)
+	case n.PeakOrdersPerSecond < 0:
+		return InvalidError("SKU %s peakOrdersPerSecond must not be negative", n.ID)
+	case n.Shards < 1 || n.Shards > MaxShards:
+		return InvalidError("SKU %s shards must be 1 to %d", n.ID, MaxShards)
+	}
+	return nil
+}
+
+// Split spreads the initial stock over the shards (shard → units): evenly, the
+// remainder one unit each on the lowest shards.
+func (n NewSKU) Split() map[int]int {
+	out := make(map[int]int, n.Shards)
+	for i := range n.Shards {
+		out[i] = n.Stock / n.Shards
+		if i < n.Stock%n.Shards {
+			out[i]++
+		}
+	}
+	return out
+}
+
+// More SKU bounds, for the merchant API (CONTRACT.md, Merchant API).
+const (
+	// MaxStock bounds a SKU's initial stock, a per-user limit and one adjustment's
+	// units, so that no counter sum can overflow.
+	MaxStock = 100_000_000
+	// MaxNameLength bounds a SKU name, in characters.
+	MaxNameLength = 200
+	// MaxReasonLength bounds an adjustment's reason, in characters.
+	MaxReasonLength = 200
+)
+
+// SKUPatch changes some fields of a SKU (PATCH /admin/skus/{skuId}); nil fields stay
+// as they are. Prices apply to orders placed after the change only.
+type SKUPatch struct {
+	Name         *string    // shown to buyers
+	Price        *int64     // fen, 1..MaxPrice
+	LimitPerUser *int       // units per user, 0..MaxStock, 0 = no limit
+	OnSale       *bool      // false: orders answer SKU_OFF_SALE
+	SaleStartsAt *time.Time // UTC; orders before it answer SALE_NOT_STARTED; zero clears it
+}
+
+// Validate checks p against the SKU bounds: at least one field, and each set field
+// within them. It returns an *InvalidRequestError otherwise.
+func (p SKUPatch) Validate() error {
+	switch {
+	case p.Name == nil && p.Price == nil && p.LimitPerUser == nil && p.OnSale == nil && p.SaleStartsAt == nil:
+		return InvalidError("nothing to change: give name, price, limitPerUser, onSale or saleStartsAt")
+	case p.Name != nil && !validText(*p.Name, MaxNameLength):
+		return InvalidError("name must be 1 to %d characters of text", MaxNameLength)
+	case p.Price != nil && (*p.Price < 1 || *p.Price > MaxPrice):
+		return InvalidError("price must be 1 to %d fen", int64(MaxPrice))
+	case p.LimitPerUser != nil && (*p.LimitPerUser < 0 || *p.LimitPerUser > MaxStock):
+		return InvalidError("limitPerUser must be 0 to %d", MaxStock)
+	}
+	return nil
+}
+
+// Adjustment is an operator's restock (Delta > 0) or write-off (Delta < 0) of a SKU,
+// recorded as one ADJUST ledger entry keyed by ID, so it applies once.
+type Adjustment struct {
+	ID     string // adjustment id: 1-64 of [0-9A-Za-z_.:-], the idempotency key
+	Delta  int    // units, non-zero, |Delta| ≤ MaxStock
+	Reason string // why, 1..MaxReasonLength characters
+	By     string // who asks (the caller's IAM principal ARN), recorded on the entry
+}
+
+// Validate checks a against the contract's bounds; it returns an
+// *InvalidRequestError otherwise.
+func (a Adjustment) Validate() error {
+	switch {
+	case !skuIDPattern.MatchString(a.ID):
+		return InvalidError("adjustmentId must be 1-64 characters of [0-9A-Za-z_.:-]")
+	case a.Delta == 0 || a.Delta > MaxStock || a.Delta < -MaxStock:
+		return InvalidError("delta must be a non-zero integer from %d to %d", -MaxStock, MaxStock)
+	case !validText(a.Reason, MaxReasonLength):
+		return InvalidError("reason must be 1 to %d characters of text", MaxReasonLength)
+	}
+	return nil
+}
+
+// validText reports whether s is 1..n characters of valid UTF-8 without control
+// characters.
+func validText(s string, n int) bool {
+	if strings.TrimSpace(s) == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > n {
+		return false
+	}
+	return !strings.ContainsFunc(s, unicode.IsControl)
+}

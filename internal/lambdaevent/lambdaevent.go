@@ -1,0 +1,93 @@
+// Package lambdaevent tells apart the events a stockguard function can be invoked
+// with — SQS batches, API Gateway HTTP API requests (payload format 2.0) and
+// EventBridge scheduled events — so that each function serves only its own and
+// refuses the others with an error, changing nothing.
+//
+// The shapes are the ones Lambda documents for each event source (AWS Lambda
+// Developer Guide: "Using Lambda with Amazon SQS", "Using Lambda with Amazon API
+// Gateway", "Using Lambda with EventBridge Scheduler / scheduled rules").
+package lambdaevent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Kind is the shape of one invocation event.
+type Kind string
+
+// Event kinds.
+const (
+	// SQS is a batch from an SQS event source mapping: {"Records":[{"eventSource":"aws:sqs",…}]}.
+	SQS Kind = "SQS batch"
+	// HTTP is an API Gateway HTTP API request, payload format 2.0: {"version":"2.0","routeKey":…}.
+	HTTP Kind = "HTTP API request"
+	// Scheduled is an EventBridge scheduled event: {"source":"aws.events","detail-type":"Scheduled Event",…}.
+	Scheduled Kind = "scheduled event"
+	// Unknown is anything else, including JSON that is not an object.
+	Unknown Kind = "unrecognised event"
+)
+
+// KindOf tells which kind event is. It never fails: what it cannot read is Unknown.
+func KindOf(event []byte) Kind {
+	var probe struct {
+		Records []struct {
+			EventSource string `json:"eventSource"`
+		} `json:"Records"`
+		Version    string `json:"version"`
+		RouteKey   string `json:"routeKey"`
+		Source     string `json:"source"`
+		DetailType string `json:"detail-type"`
+	}
+	if json.Unmarshal(event, &probe) != nil {
+		return Unknown
+	}
+	switch {
+	case len(probe.Records) > 0 && probe.Records[0].EventSource == "aws:sqs":
+		return SQS
+	case probe.Version == "2.0" && probe.RouteKey != "":
+		return HTTP
+	case probe.Source == "aws.events" && probe.DetailType == "Scheduled Event":
+		return Scheduled
+	default:
+		return Unknown
+	}
+}
+
+// ErrNotServed is wrapped by every NotServedError: the function was invoked with an
+// event or route it does not own, and did nothing.
+var ErrNotServed = errors.New("event not served by this function")
+
+// NotServedError says which function refused which event. Route is the HTTP API
+// route key when Kind is HTTP.
+type NotServedError struct {
+	Function string // short function name, e.g. closeOrder
+	Kind     Kind
+	Route    string
+}
+
+// Error names the function and the event it refused.
+func (e *NotServedError) Error() string {
+	what := string(e.Kind)
+	if e.Route != "" {
+		what = fmt.Sprintf("route %q", e.Route)
+	}
+	return fmt.Sprintf("%s: %s: %v", e.Function, what, ErrNotServed)
+}
+
+// Unwrap lets errors.Is see ErrNotServed.
+func (e *NotServedError) Unwrap() error { return ErrNotServed }
+
+// OnlyScheduled returns a Lambda handler that passes EventBridge scheduled events to
+// fn and refuses every other event with a *NotServedError, without calling fn.
+func OnlyScheduled[T any](function string, fn func(context.Context) (T, error)) func(context.Context, json.RawMessage) (T, error) {
+	return func(ctx context.Context, event json.RawMessage) (T, error) {
+		if kind := KindOf(event); kind != Scheduled {
+			var zero T
+			return zero, &NotServedError{Function: function, Kind: kind}
+		}
+		return fn(ctx)
+	}
+}

@@ -1,0 +1,187 @@
+package stockctl
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/url"
+)
+
+// commands maps each command to its run.
+var commands = map[string]func(ctx context.Context, c *call, args []string) error{
+	"create":    create,
+	"adjust":    adjust,
+	"reshard":   reshard,
+	"on-sale":   onSale,
+	"off-sale":  offSale,
+	"list":      list,
+	"get":       get,
+	"ledger":    ledger,
+	"orders":    orders,
+	"reconcile": runReconcile,
+	"seed":      seed,
+}
+
+// createBody is POST /admin/skus's body; unset fields take the API's defaults.
+type createBody struct {
+	SKU          string  `json:"skuId"`
+	Name         string  `json:"name"`
+	Price        int64   `json:"price"`
+	Stock        *int    `json:"stock,omitempty"`
+	LimitPerUser *int    `json:"limitPerUser,omitempty"`
+	Shards       *int    `json:"shards,omitempty"`
+	OnSale       *bool   `json:"onSale,omitempty"`
+	SaleStartsAt *string `json:"saleStartsAt,omitempty"`
+}
+
+func create(ctx context.Context, c *call, args []string) error {
+	fs := flag.NewFlagSet("create", flag.ContinueOnError)
+	var b createBody
+	fs.StringVar(&b.SKU, "sku", "", "SKU id")
+	fs.StringVar(&b.Name, "name", "", "name shown to buyers")
+	fs.Int64Var(&b.Price, "price", 0, "unit price in fen")
+	stock, limit, shards := fs.Int("stock", 0, "initial units"), fs.Int("limit", 0, "units per user, 0 = none"), fs.Int("shards", 1, "stock shards")
+	offSale, at := fs.Bool("off-sale", false, "create it off sale"), fs.String("at", "", "sale start, RFC 3339 UTC")
+	if _, err := parse(fs, args, ""); err != nil {
+		return err
+	}
+	if b.SKU == "" || b.Name == "" || b.Price == 0 {
+		return usageError("create needs --sku, --name and --price")
+	}
+	b.Stock, b.LimitPerUser, b.Shards = stock, limit, shards
+	if *offSale {
+		b.OnSale = new(bool)
+	}
+	if *at != "" {
+		b.SaleStartsAt = at
+	}
+	return c.send(ctx, "POST", "/admin/skus", b, printSKU)
+}
+
+func adjust(ctx context.Context, c *call, args []string) error {
+	fs := flag.NewFlagSet("adjust", flag.ContinueOnError)
+	id, delta, reason := fs.String("id", "", "adjustment id (the idempotency key)"), fs.Int("delta", 0, "units: > 0 restock, < 0 write-off"), fs.String("reason", "", "why")
+	sku, err := parse(fs, args, "a SKU id")
+	if err != nil {
+		return err
+	}
+	if *id == "" || *delta == 0 || *reason == "" {
+		return usageError("adjust needs --id, a non-zero --delta and --reason")
+	}
+	body := map[string]any{"adjustmentId": *id, "delta": *delta, "reason": *reason}
+	return c.send(ctx, "POST", "/admin/skus/"+url.PathEscape(sku)+"/adjustments", body, printAdjustment)
+}
+
+func reshard(ctx context.Context, c *call, args []string) error {
+	fs := flag.NewFlagSet("reshard", flag.ContinueOnError)
+	n := fs.Int("shards", 0, "shard count, 1-64")
+	sku, err := parse(fs, args, "a SKU id")
+	if err != nil {
+		return err
+	}
+	return c.send(ctx, "PUT", "/admin/skus/"+url.PathEscape(sku)+"/shards", map[string]int{"shards": *n}, printReshard)
+}
+
+func onSale(ctx context.Context, c *call, args []string) error {
+	fs := flag.NewFlagSet("on-sale", flag.ContinueOnError)
+	at := fs.String("at", "", "sale start, RFC 3339 UTC (default: now)")
+	sku, err := parse(fs, args, "a SKU id")
+	if err != nil {
+		return err
+	}
+	body := map[string]any{"onSale": true, "saleStartsAt": nil}
+	if *at != "" {
+		body["saleStartsAt"] = *at
+	}
+	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), body, printSKU)
+}
+
+func offSale(ctx context.Context, c *call, args []string) error {
+	sku, err := parse(flag.NewFlagSet("off-sale", flag.ContinueOnError), args, "a SKU id")
+	if err != nil {
+		return err
+	}
+	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), map[string]bool{"onSale": false}, printSKU)
+}
+
+func list(ctx context.Context, c *call, args []string) error {
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	after := fs.String("after", "", "cursor of the next page")
+	if _, err := parse(fs, args, ""); err != nil {
+		return err
+	}
+	return c.send(ctx, "GET", "/admin/skus?after="+url.QueryEscape(*after), nil, printSKUs)
+}
+
+func get(ctx context.Context, c *call, args []string) error {
+	sku, err := parse(flag.NewFlagSet("get", flag.ContinueOnError), args, "a SKU id")
+	if err != nil {
+		return err
+	}
+	return c.send(ctx, "GET", "/admin/skus/"+url.PathEscape(sku), nil, printSKU)
+}
+
+func ledger(ctx context.Context, c *call, args []string) error {
+	fs := flag.NewFlagSet("ledger", flag.ContinueOnError)
+	after := fs.String("after", "", "cursor of the next page")
+	sku, err := parse(fs, args, "a SKU id")
+	if err != nil {
+		return err
+	}
+	return c.send(ctx, "GET", "/admin/skus/"+url.PathEscape(sku)+"/ledger?after="+url.QueryEscape(*after), nil, printLedger)
+}
+
+func orders(ctx context.Context, c *call, args []string) error {
+	fs := flag.NewFlagSet("orders", flag.ContinueOnError)
+	status, after := fs.String("status", "", "PENDING_OVERDUE, REFUND_PENDING or REFUNDING"), fs.String("after", "", "cursor")
+	id := ""
+	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+		id = args[0]
+	}
+	if _, err := parse(fs, args, map[bool]string{true: "an order id", false: ""}[id != ""]); err != nil {
+		return err
+	}
+	switch {
+	case id != "" && *status == "":
+		return c.send(ctx, "GET", "/admin/orders/"+url.PathEscape(id), nil, printOrder)
+	case id == "" && *status != "":
+		return c.send(ctx, "GET", "/admin/orders?status="+url.QueryEscape(*status)+"&after="+url.QueryEscape(*after), nil, printOrders)
+	}
+	return usageError("orders needs an order id or --status")
+}
+
+func runReconcile(ctx context.Context, c *call, args []string) error {
+	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
+	latest := fs.Bool("latest", false, "show the last report instead of running now")
+	if _, err := parse(fs, args, ""); err != nil {
+		return err
+	}
+	if *latest {
+		return c.send(ctx, "GET", "/admin/reconcile/latest", nil, printReport)
+	}
+	return c.send(ctx, "POST", "/admin/reconcile", nil, printReport)
+}
+
+// seed sends each entry of a seed file to POST /admin/skus, in order, stopping at the
+// first refusal; entries created before by the same body are left as they are.
+func seed(ctx context.Context, c *call, args []string) error {
+	file, err := parse(flag.NewFlagSet("seed", flag.ContinueOnError), args, "a seed file")
+	if err != nil {
+		return err
+	}
+	data, err := readFile(file)
+	if err != nil {
+		return err
+	}
+	var entries []json.RawMessage
+	if err := json.Unmarshal(data, &entries); err != nil {
+		return fmt.Errorf("seed %s: not a JSON array of SKUs: %w", file, err)
+	}
+	for i, e := range entries {
+		if err := c.send(ctx, "POST", "/admin/skus", e, printSKULine); err != nil {
+			return fmt.Errorf("seed %s entry %d: %w", file, i, err)
+		}
+	}
+	return nil
+}

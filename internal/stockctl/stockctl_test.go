@@ -1,0 +1,195 @@
+package stockctl_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+
+	"github.com/stockguard/stockguard/internal/booktest"
+	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/stockctl"
+)
+
+const (
+	accessKey = "AKIDSTOCKCTLTEST"
+	secretKey = "stockctl-test-secret"
+	region    = "ap-east-1"
+)
+
+// verifySigV4 checks r's SigV4 signature as API Gateway would: it signs a copy of the
+// request carrying only the headers r says it signed, with the SDK's signer, the
+// known secret and r's own X-Amz-Date, and compares the Authorization headers.
+func verifySigV4(r *http.Request, body []byte) bool {
+	auth := r.Header.Get("Authorization")
+	at, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
+	_, signed, ok := strings.Cut(auth, "SignedHeaders=")
+	if err != nil || !ok || !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential="+accessKey+"/") {
+		return false
+	}
+	signed, _, _ = strings.Cut(signed, ",")
+	check, err := http.NewRequest(r.Method, "http://"+r.Host+r.URL.RequestURI(), bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	for _, h := range strings.Split(signed, ";") {
+		if h != "host" {
+			check.Header[http.CanonicalHeaderKey(h)] = r.Header.Values(h)
+		}
+	}
+	sum := sha256.Sum256(body)
+	creds := aws.Credentials{AccessKeyID: accessKey, SecretAccessKey: secretKey}
+	if err := v4.NewSigner().SignHTTP(context.Background(), creds, check, hex.EncodeToString(sum[:]), "execute-api", region, at); err != nil {
+		return false
+	}
+	return check.Header.Get("Authorization") == auth
+}
+
+// harness is the local stack behind a server that refuses requests without a valid
+// SigV4 signature (403, as API Gateway's AWS_IAM authorization does).
+type harness struct {
+	stack    *local.Stack
+	url      string
+	verified atomic.Int64
+}
+
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	stack, err := local.Start(context.Background(), local.StackConfig{Template: "../../template.yaml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stack.Close() })
+	h := &harness{stack: stack}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if !verifySigV4(r, body) {
+			w.WriteHeader(http.StatusForbidden)
+			io.WriteString(w, `{"message":"Forbidden"}`)
+			return
+		}
+		h.verified.Add(1)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		stack.API.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	h.url = srv.URL
+	return h
+}
+
+// run runs stockctl with the given secret and returns its exit status and output.
+func (h *harness) run(secret string, args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	env := stockctl.Env{
+		Stdout: &out, Stderr: &errOut, HTTP: http.DefaultClient,
+		Getenv: func(string) string { return "" },
+		LoadConfig: func(context.Context, string, bool) (aws.Config, error) {
+			return aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(accessKey, secret, "")}, nil
+		},
+	}
+	code := stockctl.Run(context.Background(), append([]string{"--endpoint", h.url}, args...), env)
+	return code, out.String(), errOut.String()
+}
+
+func TestStockctl_SignsEveryRequestWithSigV4(t *testing.T) {
+	h := newHarness(t)
+	steps := []struct {
+		args []string
+		want string // in the table output
+	}{
+		{[]string{"create", "--sku", "cup-01", "--name", "Cup", "--price", "39900", "--stock", "10", "--off-sale"}, "OFF_SALE"},
+		{[]string{"adjust", "cup-01", "--id", "restock-1", "--delta", "5", "--reason", "delivery"}, "on-hand 15"},
+		{[]string{"adjust", "cup-01", "--id", "restock-1", "--delta", "5", "--reason", "delivery"}, "already applied"},
+		{[]string{"on-sale", "cup-01", "--at", "2030-01-01T00:00:00Z"}, "UPCOMING"},
+		{[]string{"reshard", "cup-01", "--shards", "4"}, "4 shards"},
+		{[]string{"get", "cup-01"}, "available 15"},
+		{[]string{"list"}, "cup-01"},
+		{[]string{"ledger", "cup-01"}, "restock-1"},
+		{[]string{"orders", "--status", "PENDING_OVERDUE"}, "ORDER"},
+		{[]string{"reconcile"}, "the books balance"},
+		{[]string{"reconcile", "--latest"}, "1 SKUs checked"},
+	}
+	for _, s := range steps {
+		code, out, errOut := h.run(secretKey, s.args...)
+		if code != stockctl.ExitOK || !strings.Contains(out, s.want) {
+			t.Errorf("stockctl %s: exit %d\n%s%s\nwant %q", strings.Join(s.args, " "), code, out, errOut, s.want)
+		}
+	}
+	if got := h.verified.Load(); got != int64(len(steps)) {
+		t.Errorf("%d requests verified, want %d", got, len(steps))
+	}
+	code, out, _ := h.run(secretKey, "-o", "json", "get", "cup-01")
+	var sku struct {
+		OnHand    int    `json:"onHand"`
+		UpdatedBy string `json:"updatedBy"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &sku) != nil || sku.OnHand != 15 || sku.UpdatedBy != local.LocalOperatorARN {
+		t.Errorf("-o json get: exit %d %q", code, out)
+	}
+	// An id is one path segment however it is spelled: "nope/../cup-01" names no SKU
+	// and must not reach cup-01.
+	// (Straight to the local API, which needs no signature, as cmd/local serves it.)
+	unsigned := httptest.NewServer(h.stack.API)
+	defer unsigned.Close()
+	signed := h.url
+	h.url = unsigned.URL
+	code, out, errOut := h.run(secretKey, "adjust", "nope/../cup-01", "--id", "climb-1", "--delta", "1", "--reason", "x")
+	h.url = signed
+	if code == stockctl.ExitOK {
+		t.Errorf("adjust of SKU nope/../cup-01: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, out, _ := h.run(secretKey, "get", "cup-01"); !strings.Contains(out, "on-hand 15") {
+		t.Errorf("cup-01 after an adjustment of another id:\n%s", out)
+	}
+	booktest.Check(t, h.stack.DB, h.stack.Tables)
+}
+
+func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
+	h := newHarness(t)
+	if code, _, errOut := h.run(secretKey, "create", "--sku", "cup", "--name", "Cup", "--price", "100"); code != 0 {
+		t.Fatalf("create: %d %s", code, errOut)
+	}
+	before := booktest.Snapshot(t, h.stack.DB, h.stack.Tables)
+	seedFile := filepath.Join(t.TempDir(), "seed.json")
+	os.WriteFile(seedFile, []byte(`[{"skuId":"ok","name":"ok","price":1,"stock":1,"colour":"red"}]`), 0o600)
+	for _, tc := range []struct {
+		args   []string
+		secret string
+		exit   int
+		want   string
+	}{
+		{[]string{"get", "cup"}, "not-the-secret", stockctl.ExitError, "403"},
+		{[]string{"create", "--sku", "cup", "--name", "Cup", "--price", "200"}, secretKey, stockctl.ExitError, "409 SKU_EXISTS"},
+		{[]string{"adjust", "cup", "--id", "loss", "--delta", "-1", "--reason", "broken"}, secretKey, stockctl.ExitError, "409 STOCK_OUT"},
+		{[]string{"reshard", "cup", "--shards", "65"}, secretKey, stockctl.ExitError, "400 INVALID_REQUEST"},
+		{[]string{"on-sale", "cup", "--at", "tomorrow"}, secretKey, stockctl.ExitError, "saleStartsAt must be"},
+		{[]string{"get", "nope"}, secretKey, stockctl.ExitError, "404 SKU_NOT_FOUND"},
+		{[]string{"seed", seedFile}, secretKey, stockctl.ExitError, `unknown field "colour"`},
+		{[]string{"seed", "/no/such/file.json"}, secretKey, stockctl.ExitError, "no such file"},
+		{[]string{"frobnicate"}, secretKey, stockctl.ExitUsage, "unknown command"},
+		{[]string{"adjust", "cup", "--delta", "1"}, secretKey, stockctl.ExitUsage, "needs --id"},
+		{[]string{"-o", "yaml", "list"}, secretKey, stockctl.ExitUsage, "-o must be"},
+	} {
+		code, out, errOut := h.run(tc.secret, tc.args...)
+		if code != tc.exit || !strings.HasPrefix(errOut, "stockctl: ") || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("stockctl %s: exit %d, stdout %q, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), code, out, errOut, tc.exit, tc.want)
+		}
+	}
+	if after := booktest.Snapshot(t, h.stack.DB, h.stack.Tables); after != before {
+		t.Error("refused commands changed the tables")
+	}
+}
