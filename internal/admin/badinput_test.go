@@ -49,6 +49,8 @@ func TestAdmin_RejectsBadInputAndChangesNothing(t *testing.T) {
 		{"65-char id", "POST", "/admin/skus", `{"skuId":"` + long + `","name":"New","price":100}`, 400, "INVALID_REQUEST"},
 		{"non-ASCII id", "POST", "/admin/skus", `{"skuId":"杯","name":"New","price":100}`, 400, "INVALID_REQUEST"},
 		{"empty name", "POST", "/admin/skus", `{"skuId":"new","name":"","price":100}`, 400, "INVALID_REQUEST"},
+		{"blank name", "POST", "/admin/skus", `{"skuId":"new","name":"   ","price":100}`, 400, "INVALID_REQUEST"},
+		{"saleStartsAt before 2000", "POST", "/admin/skus", `{"skuId":"new","name":"n","price":100,"saleStartsAt":"1999-12-31T23:59:59Z"}`, 400, "INVALID_REQUEST"},
 		{"201-char name", "POST", "/admin/skus", `{"skuId":"new","name":"` + strings.Repeat("n", 201) + `","price":100}`, 400, "INVALID_REQUEST"},
 		{"start unparseable", "POST", "/admin/skus", sku(`"saleStartsAt":"tomorrow"`), 400, "INVALID_REQUEST"},
 		{"start with offset", "POST", "/admin/skus", sku(`"saleStartsAt":"2026-11-11T10:00:00+08:00"`), 400, "INVALID_REQUEST"},

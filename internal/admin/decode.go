@@ -62,7 +62,11 @@ func truncate(s string) string {
 func parseStart(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil || !strings.HasSuffix(s, "Z") || t.Before(earliestStart) || t.After(latestStart) {
-		return time.Time{}, inventory.InvalidError("saleStartsAt must be an RFC 3339 time in UTC, e.g. 2026-11-11T10:00:00Z")
+		return time.Time{}, inventory.InvalidError("saleStartsAt must be an RFC 3339 time in UTC (ending in Z) between the years 2000 and 9999, e.g. 2026-11-11T10:00:00Z")
+	}
+	// Starts are kept in whole milliseconds: a finer one rounds up, never opening early.
+	if ms := t.Truncate(time.Millisecond); !ms.Equal(t) {
+		t = ms.Add(time.Millisecond)
 	}
 	return t.UTC(), nil
 }

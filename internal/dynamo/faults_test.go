@@ -85,6 +85,27 @@ func TestReserve_RetriesTransactionConflictsThenSucceeds(t *testing.T) {
 	}
 }
 
+// throttled answers like DynamoDB over a partition's throughput: nothing applied.
+func throttled(_ http.Handler, w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.WriteHeader(http.StatusBadRequest)
+	io.WriteString(w, `{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"Throughput exceeds the current capacity for one or more partitions"}`)
+}
+
+// A store that stays throttled is BUSY (503 with Retry-After), never an internal error.
+func TestReserve_AnswersBusyAndReservesNothingWhenThrottlingPersists(t *testing.T) {
+	f := &faults{fault: throttled}
+	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
+	f.left.Store(1 << 30)
+	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+	if !errors.Is(err, inventory.ErrBusy) {
+		t.Fatalf("persistent throttling: %v, want BUSY", err)
+	}
+	if b := e.books(t, "cup"); b.available != 5 || b.reserveEntries != 0 || b.pendingOrders != 0 {
+		t.Errorf("BUSY left traces: %+v", b)
+	}
+}
+
 func TestReserve_AnswersBusyAndReservesNothingWhenConflictsPersist(t *testing.T) {
 	f := &faults{fault: conflict}
 	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})

@@ -215,7 +215,8 @@ func isTransient(err error) bool {
 	var rle *types.RequestLimitExceeded
 	var tce *types.TransactionConflictException
 	var tip *types.TransactionInProgressException
-	return errors.As(err, &pte) || errors.As(err, &rle) || errors.As(err, &tce) || errors.As(err, &tip)
+	var thr *types.ThrottlingException // DynamoDB API Reference, "Common Errors": ThrottlingException
+	return errors.As(err, &pte) || errors.As(err, &rle) || errors.As(err, &tce) || errors.As(err, &tip) || errors.As(err, &thr)
 }
 
 // convergeTimeout is how long the read-back after a write of unknown outcome may take.

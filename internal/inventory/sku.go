@@ -145,7 +145,7 @@ func (a Adjustment) Validate() error {
 // validText reports whether s is 1..n characters of valid UTF-8 without control
 // characters.
 func validText(s string, n int) bool {
-	if s == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > n {
+	if strings.TrimSpace(s) == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > n {
 		return false
 	}
 	return !strings.ContainsFunc(s, unicode.IsControl)

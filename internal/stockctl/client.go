@@ -65,7 +65,10 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]by
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
+	// Keep the escaped form: an id's "/" or ".." (escaped by the caller) must stay
+	// inside its path segment, never become one.
 	u.Path, u.RawQuery = strings.TrimSuffix(u.Path, "/")+rel.Path, rel.RawQuery
+	u.RawPath = strings.TrimSuffix(c.Endpoint.EscapedPath(), "/") + rel.EscapedPath()
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, err

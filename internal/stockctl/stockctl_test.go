@@ -140,6 +140,21 @@ func TestStockctl_SignsEveryRequestWithSigV4(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &sku) != nil || sku.OnHand != 15 || sku.UpdatedBy != local.LocalOperatorARN {
 		t.Errorf("-o json get: exit %d %q", code, out)
 	}
+	// An id is one path segment however it is spelled: "nope/../cup-01" names no SKU
+	// and must not reach cup-01.
+	// (Straight to the local API, which needs no signature, as cmd/local serves it.)
+	unsigned := httptest.NewServer(h.stack.API)
+	defer unsigned.Close()
+	signed := h.url
+	h.url = unsigned.URL
+	code, out, errOut := h.run(secretKey, "adjust", "nope/../cup-01", "--id", "climb-1", "--delta", "1", "--reason", "x")
+	h.url = signed
+	if code == stockctl.ExitOK {
+		t.Errorf("adjust of SKU nope/../cup-01: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, out, _ := h.run(secretKey, "get", "cup-01"); !strings.Contains(out, "on-hand 15") {
+		t.Errorf("cup-01 after an adjustment of another id:\n%s", out)
+	}
 	booktest.Check(t, h.stack.DB, h.stack.Tables)
 }
 

@@ -190,37 +190,51 @@ func printOrders(w io.Writer, data []byte) error {
 	return flushWithNext(tw, w, page.Next)
 }
 
-type difference struct {
-	SKU              string `json:"skuId"`
-	Rule             string
-	Expected, Actual int
+// report is reconcile's report (CONTRACT.md, POST /_local/invoke/reconcile).
+type report struct {
+	SKUsChecked int `json:"skusChecked"`
+	Differences []struct {
+		SKU              string `json:"skuId"`
+		Rule             string `json:"rule"`
+		Expected, Actual int
+	} `json:"differences"`
+	OverdueOrders []string `json:"overdueOrders"`
+	Repaired      []struct {
+		SKU   string `json:"skuId"`
+		Rule  string `json:"rule"`
+		Delta int    `json:"delta"`
+	} `json:"repaired"`
 }
 
+// printReport prints a reconcile report: a summary line, then each difference, each
+// repair and each overdue order.
 func printReport(w io.Writer, data []byte) error {
-	r, err := decode[struct {
-		SKUsChecked int
-		Differences []struct {
-			SKU, Rule        string
-			Expected, Actual int
-		}
-		OverdueOrders []string
-		Repaired      []struct {
-			SKU, Rule string
-			Delta     int
-		}
-	}](data)
+	r, err := decode[report](data)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%d SKUs checked, %d differences, %d overdue orders, %d repairs\n", r.SKUsChecked, len(r.Differences), len(r.OverdueOrders), len(r.Repaired))
 	if len(r.Differences) == 0 {
 		fmt.Fprintln(w, "the books balance")
-		return nil
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "\nSKU\tRULE\tEXPECTED\tACTUAL\n")
-	for _, d := range r.Differences {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", d.SKU, d.Rule, d.Expected, d.Actual)
+	if len(r.Differences) > 0 {
+		fmt.Fprintf(tw, "\nSKU\tRULE\tEXPECTED\tACTUAL\n")
+		for _, d := range r.Differences {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", d.SKU, d.Rule, d.Expected, d.Actual)
+		}
+	}
+	if len(r.Repaired) > 0 {
+		fmt.Fprintf(tw, "\nREPAIRED SKU\tRULE\tDELTA\n")
+		for _, d := range r.Repaired {
+			fmt.Fprintf(tw, "%s\t%s\t%d\n", d.SKU, d.Rule, d.Delta)
+		}
+	}
+	if len(r.OverdueOrders) > 0 {
+		fmt.Fprintf(tw, "\nOVERDUE ORDER\n")
+		for _, id := range r.OverdueOrders {
+			fmt.Fprintf(tw, "%s\n", id)
+		}
 	}
 	return tw.Flush()
 }

@@ -26,7 +26,7 @@ before(async () => {
   stack = spawn(bin, [
     '-seed', 'examples/seed.json', '-payment-timeout', `${paymentTimeoutSeconds}s`,
     '-addr', '127.0.0.1:0', '-dynamodb-addr', '127.0.0.1:0', '-sqs-addr', '127.0.0.1:0',
-    '-wechatpay-addr', '127.0.0.1:0', '-wxlogin-addr', '127.0.0.1:0',
+    '-wechatpay-addr', '127.0.0.1:0', '-wxlogin-addr', '127.0.0.1:0', '-log-format', 'json',
   ], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   baseURL = await new Promise((resolve, reject) => {
     stack.on('exit', (code) => reject(new Error(`local stack exited with ${code}`)));
@@ -37,7 +37,7 @@ before(async () => {
       } catch { /* not a JSON line */ }
     });
   });
-});
+}, { timeout: 180_000 }); // a stack that never says ready fails the run instead of hanging it
 
 after(async () => {
   if (stack && stack.exitCode === null) {

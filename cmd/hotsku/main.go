@@ -1,0 +1,152 @@
+// Command hotsku runs the hot-SKU sweep: one SKU split over 1 to 64 shards, buyers
+// arriving at several offered loads, each point run with both ways of reserving
+// (today's one transaction per order, and a conditional update followed by the order
+// writes) through the real createOrder code and the ddblimits model of DynamoDB's
+// per-item limits. It prints a Markdown table of the points, the shard count at which
+// each strategy first passes -target orders/s, and writes a PNG plot.
+//
+//	go run ./cmd/hotsku -png hotsku.png
+//
+// Each point runs on a clock slowed down so that buyers arrive at about -real-rate per
+// real second (but at least -min-slowdown times slower than real DynamoDB), and runs
+// for max(-min-orders / offered, -duration) of model time; all
+// numbers are reported at 1×. The lag column says how late the machine was at worst
+// in starting a buyer (real time): large lags mean the point overloaded the machine,
+// not the model.
+//
+// Exit status: 0 when every point passed its checks (oversold, false STOCK_OUT,
+// unbacked, orphans all 0), 1 when one did not, 2 on a usage or setup error.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/ddblimits"
+	"github.com/stockguard/stockguard/internal/hotsku"
+)
+
+func main() {
+	os.Exit(run())
+}
+
+func run() int {
+	var (
+		template   = flag.String("template", "template.yaml", "the SAM template (tables, queue)")
+		shardsFlag = flag.String("shards", "1,2,4,8,16,32,64", "shard counts")
+		loadsFlag  = flag.String("loads", "1", "offered loads, as multiples of shards × 1,000 orders/s")
+		strategies = flag.String("strategies", "transaction,conditional", "strategies to compare")
+		duration   = flag.Duration("duration", 200*time.Millisecond, "shortest arrival window per point, at 1×")
+		minOrders  = flag.Int("min-orders", 800, "fewest buyers per point (lengthens the window)")
+		realRate   = flag.Float64("real-rate", 100, "buyers per real second each point aims at (sets its slowdown)")
+		minSlow    = flag.Float64("min-slowdown", 20, "the least slowdown of any point: a busy machine's stalls shrink by it")
+		rtt        = flag.Duration("rtt", 5*time.Millisecond, "DynamoDB round trip at 1×")
+		hold       = flag.Duration("hold", 2*time.Millisecond, "how long a transaction holds its items at 1×")
+		sqsRTT     = flag.Duration("sqs-rtt", 8*time.Millisecond, "SQS round trip at 1×")
+		noSQS      = flag.Bool("no-sqs", false, "send no close-order messages")
+		target     = flag.Float64("target", 10000, "orders/s one SKU must pass")
+		png        = flag.String("png", "hotsku.png", "where to write the plot (\"\" for none)")
+		maxLag     = flag.Duration("max-lag", 2*time.Millisecond, "run a point again (twice at most, keeping the run with the least lag) when its arrivals ran later than this at 1×")
+	)
+	flag.Parse()
+	shards, err1 := ints(*shardsFlag)
+	loads, err2 := floats(*loadsFlag)
+	if err1 != nil || err2 != nil || *realRate <= 0 || *minOrders < 1 {
+		fmt.Fprintln(os.Stderr, "hotsku: bad -shards, -loads, -real-rate or -min-orders")
+		return 2
+	}
+	ctx := context.Background()
+	env, err := hotsku.NewEnv(ctx, *template, !*noSQS)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hotsku:", err)
+		return 2
+	}
+	defer env.Close()
+	var results []hotsku.Result
+	for _, n := range shards {
+		for _, load := range loads {
+			offered := load * float64(n) * ddblimits.PartitionWriteUnits
+			window := max(*duration, time.Duration(float64(*minOrders)/offered*float64(time.Second)))
+			for _, s := range strings.Split(*strategies, ",") {
+				var r hotsku.Result
+				for try := range 3 {
+					got, err := hotsku.Run(ctx, env, hotsku.Point{
+						Strategy: hotsku.Strategy(s), Shards: n, Offered: offered, Duration: window,
+						Model:        ddblimits.Config{RoundTrip: *rtt, TransactionHold: *hold, Slowdown: max(*minSlow, offered / *realRate)},
+						SQSRoundTrip: *sqsRTT, Seed: uint64(n),
+					})
+					if err != nil {
+						fmt.Fprintf(os.Stderr, "hotsku: %s, %d shards, %.0f/s: %v\n", s, n, offered, err)
+						return 2
+					}
+					fmt.Fprintf(os.Stderr, "%s shards=%d offered=%.0f/s: %.0f orders/s, p50 %v, busy %d, failed %d, lag %v, DynamoDB %+v\n",
+						s, n, offered, got.PerSecond, got.P50, got.Busy, got.Failed, got.Lag, got.ByOperation)
+					if try == 0 || got.Lag < r.Lag {
+						r = got // keep the run the machine kept up with best
+					}
+					if r.Lag <= *maxLag {
+						break
+					}
+				}
+				results = append(results, r)
+				hotsku.WriteTable(os.Stderr, results[len(results)-1:]) // the row so far, in case the sweep is cut short
+			}
+		}
+	}
+	hotsku.WriteTable(os.Stdout, results)
+	fmt.Println()
+	passed := map[hotsku.Strategy]int{}
+	for _, r := range results {
+		if r.PerSecond >= *target && (passed[r.Strategy] == 0 || r.Shards < passed[r.Strategy]) {
+			passed[r.Strategy] = r.Shards
+		}
+	}
+	for _, s := range strings.Split(*strategies, ",") {
+		if n := passed[hotsku.Strategy(s)]; n > 0 {
+			fmt.Printf("%s: passes %.0f orders/s from %d shards\n", s, *target, n)
+		} else {
+			fmt.Printf("%s: never passes %.0f orders/s\n", s, *target)
+		}
+	}
+	if *png != "" {
+		if err := hotsku.Plot(results, *target, *png); err != nil {
+			fmt.Fprintln(os.Stderr, "hotsku:", err)
+			return 2
+		}
+	}
+	for _, r := range results {
+		if r.Oversold+r.FalseStockOut+r.Unbacked+r.Orphans > 0 {
+			return 1
+		}
+	}
+	return 0
+}
+
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("bad number %q", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func floats(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range strings.Split(s, ",") {
+		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || x <= 0 {
+			return nil, fmt.Errorf("bad number %q", f)
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}

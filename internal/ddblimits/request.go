@@ -1,0 +1,249 @@
+package ddblimits
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// access is one item a request touches.
+type access struct {
+	table      string
+	item       string  // "table|key"
+	write      bool    // write units (else read units)
+	factor     float64 // units per KB (write) or per 4 KB (read): 2 transactional, 1 plain, 0.5 eventually consistent
+	checksHold bool    // refused while a transaction holds the item
+	putSize    int     // bytes of the item a Put writes (its JSON form, an over-estimate)
+}
+
+// request is a parsed DynamoDB request: the items it touches, in the order of the
+// request (a transaction's cancellation reasons follow that order).
+type request struct {
+	accesses []access
+}
+
+// wire shapes of the DynamoDB JSON protocol (DynamoDB API Reference, each operation's
+// request syntax) that the model reads.
+type (
+	rawItem = map[string]json.RawMessage
+	keyed   struct {
+		TableName      string
+		Key            rawItem
+		Item           rawItem
+		ConsistentRead bool
+	}
+	transactItem struct {
+		Put, Update, Delete, ConditionCheck, Get *keyed
+	}
+	batchGet struct {
+		Keys           []rawItem
+		ConsistentRead bool
+	}
+	batchWrite struct {
+		PutRequest    *struct{ Item rawItem }
+		DeleteRequest *struct{ Key rawItem }
+	}
+	body struct {
+		keyed
+		TransactItems []transactItem
+		RequestItems  json.RawMessage
+	}
+)
+
+// parseRequest lists what op touches. Operations the model does not meter (Query,
+// Scan, table operations) touch nothing.
+func parseRequest(op string, raw []byte, keys map[string][]string) (request, error) {
+	var b body
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return request{}, fmt.Errorf("parse %s: %w", op, err)
+	}
+	var r request
+	add := func(k keyed, write bool, factor float64, checksHold bool) {
+		key, size := k.Key, 0
+		if k.Item != nil {
+			key, size = project(k.Item, keys[k.TableName]), itemSize(k.Item)
+			if key == nil {
+				return // table of unknown keys: unmetered
+			}
+		}
+		r.accesses = append(r.accesses, access{
+			table: k.TableName, item: k.TableName + "|" + canonical(key),
+			write: write, factor: factor, checksHold: checksHold, putSize: size,
+		})
+	}
+	readFactor := func(consistent bool) float64 {
+		if consistent {
+			return 1
+		}
+		return 0.5
+	}
+	switch op {
+	case "PutItem", "UpdateItem", "DeleteItem":
+		add(b.keyed, true, 1, true)
+	case "GetItem":
+		add(b.keyed, false, readFactor(b.ConsistentRead), false)
+	case "TransactWriteItems":
+		for _, it := range b.TransactItems {
+			for _, k := range []*keyed{it.Put, it.Update, it.Delete, it.ConditionCheck} {
+				if k != nil {
+					add(*k, true, 2, true)
+				}
+			}
+		}
+	case "TransactGetItems":
+		for _, it := range b.TransactItems {
+			if it.Get != nil {
+				add(*it.Get, false, 2, true)
+			}
+		}
+	case "BatchGetItem":
+		var req map[string]batchGet
+		if err := json.Unmarshal(b.RequestItems, &req); err != nil {
+			return request{}, fmt.Errorf("parse %s: %w", op, err)
+		}
+		for _, table := range sortedKeys(req) {
+			for _, k := range req[table].Keys {
+				add(keyed{TableName: table, Key: k}, false, readFactor(req[table].ConsistentRead), false)
+			}
+		}
+	case "BatchWriteItem":
+		var req map[string][]batchWrite
+		if err := json.Unmarshal(b.RequestItems, &req); err != nil {
+			return request{}, fmt.Errorf("parse %s: %w", op, err)
+		}
+		for _, table := range sortedKeys(req) {
+			for _, w := range req[table] {
+				switch {
+				case w.PutRequest != nil:
+					add(keyed{TableName: table, Item: w.PutRequest.Item}, true, 1, true)
+				case w.DeleteRequest != nil:
+					add(keyed{TableName: table, Key: w.DeleteRequest.Key}, true, 1, true)
+				}
+			}
+		}
+	}
+	return r, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// project keeps the key attributes of an item; nil when the table's keys are unknown
+// or the item lacks one.
+func project(item rawItem, names []string) rawItem {
+	if len(names) == 0 {
+		return nil
+	}
+	key := make(rawItem, len(names))
+	for _, n := range names {
+		v, ok := item[n]
+		if !ok {
+			return nil
+		}
+		key[n] = v
+	}
+	return key
+}
+
+// canonical is a key's identity: its attributes' JSON in name order.
+func canonical(key rawItem) string {
+	var sb strings.Builder
+	for _, n := range sortedKeys(key) {
+		sb.WriteString(n)
+		sb.WriteByte('=')
+		var compact bytes.Buffer
+		if json.Compact(&compact, key[n]) == nil {
+			sb.Write(compact.Bytes())
+		} else {
+			sb.Write(key[n])
+		}
+		sb.WriteByte(';')
+	}
+	return sb.String()
+}
+
+// itemSize estimates an item's size as the length of its JSON form: never below
+// DynamoDB's count (attribute names plus values, Developer Guide, "Item sizes and
+// formats"), so units are never under-charged.
+func itemSize(item rawItem) int {
+	n := 0
+	for k, v := range item {
+		n += len(k) + len(v)
+	}
+	return n
+}
+
+// Error shapes of the DynamoDB JSON protocol: HTTP 400 with a body naming the type in
+// "__type" (DynamoDB Developer Guide, "Error handling with DynamoDB", "Error
+// components").
+const (
+	typeCanceled  = "com.amazonaws.dynamodb.v20120810#TransactionCanceledException"
+	typeConflict  = "com.amazonaws.dynamodb.v20120810#TransactionConflictException"
+	typeThrottled = "com.amazonaws.dynamodb.v20120810#ThrottlingException"
+)
+
+// response builds the error DynamoDB answers a refused request with.
+func (v verdict) response(op string, r request) *http.Response {
+	var body any
+	if op == "TransactWriteItems" || op == "TransactGetItems" {
+		// CancellationReason members (DynamoDB API Reference, CancellationReason):
+		// Code, Message, and Item only for failed conditions.
+		reasons := make([]map[string]string, len(r.accesses))
+		codes := make([]string, len(r.accesses))
+		for i := range reasons {
+			reasons[i], codes[i] = map[string]string{"Code": "None"}, "None"
+		}
+		for _, i := range v.conflict {
+			reasons[i] = map[string]string{"Code": "TransactionConflict", "Message": "Transaction is ongoing for the item"}
+			codes[i] = "TransactionConflict"
+		}
+		for _, i := range v.throttle {
+			reasons[i] = map[string]string{"Code": "ThrottlingError", "Message": "Throughput exceeds the current capacity for one or more items of the transaction"}
+			codes[i] = "ThrottlingError"
+		}
+		body = map[string]any{
+			"__type":              typeCanceled,
+			"Message":             "Transaction cancelled, please refer cancellation reasons for specific reasons [" + strings.Join(codes, ", ") + "]",
+			"CancellationReasons": reasons,
+		}
+	} else if len(v.conflict) > 0 {
+		body = map[string]any{"__type": typeConflict, "message": "Transaction is ongoing for the item"}
+	} else {
+		a := r.accesses[v.throttle[0]]
+		reason := "TableReadKeyRangeThroughputExceeded"
+		if a.write {
+			reason = "TableWriteKeyRangeThroughputExceeded"
+		}
+		// ThrottlingException's members are "message" and "throttlingReasons" (DynamoDB
+		// API Reference, ThrottlingException and ThrottlingReason).
+		body = map[string]any{
+			"__type":  typeThrottled,
+			"message": "Throughput exceeds the current capacity of a partition of the table",
+			"throttlingReasons": []map[string]string{{
+				"reason": reason, "resource": "arn:aws:dynamodb:us-east-1:000000000000:table/" + a.table,
+			}},
+		}
+	}
+	raw, _ := json.Marshal(body)
+	return &http.Response{
+		Status: strconv.Itoa(http.StatusBadRequest) + " " + http.StatusText(http.StatusBadRequest), StatusCode: http.StatusBadRequest,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: http.Header{
+			"Content-Type":     {"application/x-amz-json-1.0"},
+			"X-Amzn-Requestid": {"ddblimits"},
+			"Content-Length":   {strconv.Itoa(len(raw))},
+		},
+		Body: io.NopCloser(bytes.NewReader(raw)), ContentLength: int64(len(raw)),
+	}
+}
