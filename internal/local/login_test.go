@@ -59,6 +59,9 @@ func TestLogin_RefusesBadCodesAndAnswersBusyWhenWeChatFails(t *testing.T) {
 			if status != tc.status || body["code"] != tc.code {
 				t.Errorf("%d %v, want %d %s", status, body, tc.status, tc.code)
 			}
+			if msg, _ := body["message"].(string); tc.status == 401 && !strings.Contains(msg, "wx.login") {
+				t.Errorf("a refused code answers %q; it should tell the buyer to call wx.login again", msg)
+			}
 		})
 	}
 	signIn(t, stack, "used")

@@ -121,7 +121,9 @@ func (r *routes) login(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 	session, err := r.wechat.Exchange(ctx, code)
 	switch {
 	case errors.Is(err, wxlogin.ErrUnauthorized):
-		return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("login: %w (%w)", httpapi.ErrUnauthorized, err)
+		return events.APIGatewayV2HTTPResponse{}, &httpapi.Failure{Status: http.StatusUnauthorized, Code: "UNAUTHORIZED",
+			Message: "this wx.login code is invalid, expired or already used: call wx.login again",
+			Level:   slog.LevelInfo, Err: fmt.Errorf("login: %w (%w)", httpapi.ErrUnauthorized, err)}
 	case errors.Is(err, wxlogin.ErrBusy):
 		return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("login: %w (%w)", inventory.ErrBusy, err)
 	case err != nil:
