@@ -60,6 +60,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stockguard/stockguard/internal/clock"
 )
 
 // Documented per-partition ceilings (Developer Guide, "Understanding DynamoDB warm
@@ -207,14 +208,14 @@ type delayed struct {
 }
 
 func (d delayed) Do(req *http.Request) (*http.Response, error) {
-	if err := sleep(req.Context(), d.half); err != nil {
+	if err := clock.Sleep(req.Context(), d.half); err != nil {
 		return nil, err
 	}
 	resp, err := d.next.Do(req)
 	if err != nil {
 		return nil, err
 	}
-	if err := sleep(req.Context(), d.half); err != nil {
+	if err := clock.Sleep(req.Context(), d.half); err != nil {
 		resp.Body.Close()
 		return nil, err
 	}
@@ -244,20 +245,6 @@ type v1Retryer struct{ aws.Retryer }
 
 func (r v1Retryer) GetAttemptToken(context.Context) (func(error) error, error) {
 	return r.Retryer.GetInitialToken(), nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // transport is the model in front of one DynamoDB API endpoint.
@@ -290,7 +277,7 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 		req.Body = io.NopCloser(bytes.NewReader(body))
 	}
 	half := m.real(m.cfg.RoundTrip) / 2
-	if err := sleep(ctx, half); err != nil {
+	if err := clock.Sleep(ctx, half); err != nil {
 		return nil, err
 	}
 	r, perr := parseRequest(op, body, m.cfg.Keys)
@@ -310,13 +297,13 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		if op == "TransactWriteItems" {
-			if err := sleep(ctx, time.Until(arrived.Add(m.real(m.cfg.TransactionHold)))); err != nil {
+			if err := clock.Sleep(ctx, time.Until(arrived.Add(m.real(m.cfg.TransactionHold)))); err != nil {
 				resp.Body.Close()
 				return nil, err
 			}
 		}
 	}
-	if err := sleep(ctx, half); err != nil {
+	if err := clock.Sleep(ctx, half); err != nil {
 		resp.Body.Close()
 		return nil, err
 	}
