@@ -177,26 +177,67 @@ type outcome struct {
 // Run plays p and checks its outcome. The error is for a run that could not be set
 // up or checked, not for a failed check (those are counted in Result).
 func Run(ctx context.Context, env *Env, p Point) (Result, error) {
-	if p.SQSRoundTrip <= 0 {
-		p.SQSRoundTrip = 8 * time.Millisecond
-	}
-	p.Model = ddblimits.New(p.Model).Config() // defaults filled in, for the report
-	if p.Stock <= 0 {
-		p.Stock = int(math.Ceil(2*p.Offered*p.Duration.Seconds())) + p.Shards
-	}
+	p = p.withDefaults()
 	stack, err := local.Start(ctx, local.StackConfig{Template: env.template})
 	if err != nil {
 		return Result{}, err
 	}
 	defer stack.Close()
+	model, buyer, err := prepare(ctx, env, p, stack)
+	if err != nil {
+		return Result{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	clean := newJanitor(stack.DB, stack.Tables)
+	go clean.run(ctx)
+	outcomes, start, lag := offer(ctx, p, buyer, clean)
+	checked, err := clean.finish(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	slow := p.Model.Slowdown
+	r := Result{Point: p, Lag: time.Duration(float64(lag) / slow)}
+	r.summarise(outcomes, start, slow)
+	r.ByOperation = model.Stats()
+	for _, c := range r.ByOperation {
+		r.Requests += c.Requests
+		r.Conflicts += c.Conflicts
+		r.Throttles += c.Throttles
+	}
+	if err := r.check(ctx, stack.DB, stack.Tables, checked, outcomes); err != nil {
+		return Result{}, err
+	}
+	return r, nil
+}
+
+// withDefaults fills the zero fields of p: an 8 ms SQS round trip, the model's
+// defaults (for the report), and twice the stock the offered load could buy.
+func (p Point) withDefaults() Point {
+	if p.SQSRoundTrip <= 0 {
+		p.SQSRoundTrip = 8 * time.Millisecond
+	}
+	p.Model = ddblimits.New(p.Model).Config()
+	if p.Stock <= 0 {
+		p.Stock = int(math.Ceil(2*p.Offered*p.Duration.Seconds())) + p.Shards
+	}
+	return p
+}
+
+// prepare creates the hot SKU on stack and returns the limits model in front of it
+// and the buyers that order through the model, with a warm fleet: Offered × 100 ms
+// of containers (at 1×, what the fleet needs when orders take 100 ms) have read the
+// SKU record before the first buyer, with the model off; the fleet grows cold beyond
+// that.
+func prepare(ctx context.Context, env *Env, p Point, stack *local.Stack) (*ddblimits.Model, *buyers, error) {
 	if err := dynamo.New(stack.DB, stack.Tables, dynamo.Options{}).CreateSKU(ctx, inventory.NewSKU{
 		ID: SKU, Name: "hot SKU", Price: Price, Stock: p.Stock, Shards: p.Shards,
 	}); err != nil {
-		return Result{}, err
+		return nil, nil, err
 	}
 	tables, err := env.tpl.Tables()
 	if err != nil {
-		return Result{}, err
+		return nil, nil, err
 	}
 	cfg := p.Model
 	cfg.Keys = ddblimits.KeysOf(tables)
@@ -210,21 +251,16 @@ func Run(ctx context.Context, env *Env, p Point) (Result, error) {
 		queue = closeq.New(client, env.queueURL, nil)
 	}
 	buyer := newBuyers(p, db, stack.Tables, queue)
-	// A warm fleet: Offered × 100 ms of containers (at 1×, what the fleet needs when
-	// orders take 100 ms) have read the SKU record before the first buyer, with the
-	// model off; the fleet grows cold beyond that.
 	model.Bypass(true)
 	err = buyer.warm(ctx, int(math.Ceil(p.Offered*0.1)))
 	model.Bypass(false)
-	if err != nil {
-		return Result{}, err
-	}
+	return model, buyer, err
+}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	clean := newJanitor(stack.DB, stack.Tables)
-	go clean.run(ctx)
-
+// offer sends buyers at random (Poisson) times at p.Offered per second (slowed by the
+// model's clock) for p.Duration, each placing one order, and returns their outcomes,
+// when the first could start, and how far behind schedule a buyer started at worst.
+func offer(ctx context.Context, p Point, buyer *buyers, clean *janitor) ([]outcome, time.Time, time.Duration) {
 	var (
 		mu       sync.Mutex
 		outcomes []outcome
@@ -232,9 +268,8 @@ func Run(ctx context.Context, env *Env, p Point) (Result, error) {
 		lag      time.Duration
 	)
 	rng := rand.New(rand.NewPCG(p.Seed, 0x5eed))
-	slow := cfg.Slowdown
-	realRate := p.Offered / slow
-	end := time.Duration(float64(p.Duration) * slow)
+	realRate := p.Offered / p.Model.Slowdown
+	end := time.Duration(float64(p.Duration) * p.Model.Slowdown)
 	start := time.Now()
 	next := time.Duration(0)
 	for i := 0; ; i++ {
@@ -258,22 +293,7 @@ func Run(ctx context.Context, env *Env, p Point) (Result, error) {
 		})
 	}
 	wg.Wait()
-	checked, err := clean.finish(ctx)
-	if err != nil {
-		return Result{}, err
-	}
-	r := Result{Point: p, Lag: time.Duration(float64(lag) / slow)}
-	r.summarise(outcomes, start, slow)
-	r.ByOperation = model.Stats()
-	for _, c := range r.ByOperation {
-		r.Requests += c.Requests
-		r.Conflicts += c.Conflicts
-		r.Throttles += c.Throttles
-	}
-	if err := r.check(ctx, stack.DB, stack.Tables, checked, outcomes); err != nil {
-		return Result{}, err
-	}
-	return r, nil
+	return outcomes, start, lag
 }
 
 // summarise counts the answers and measures rate and latency (at 1×).
