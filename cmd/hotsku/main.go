@@ -73,25 +73,14 @@ func run() int {
 			offered := load * float64(n) * ddblimits.PartitionWriteUnits
 			window := max(*duration, time.Duration(float64(*minOrders)/offered*float64(time.Second)))
 			for _, s := range strings.Split(*strategies, ",") {
-				var r hotsku.Result
-				for try := range 3 {
-					got, err := hotsku.Run(ctx, env, hotsku.Point{
-						Strategy: hotsku.Strategy(s), Shards: n, Offered: offered, Duration: window,
-						Model:        ddblimits.Config{RoundTrip: *rtt, TransactionHold: *hold, Slowdown: max(*minSlow, offered / *realRate)},
-						SQSRoundTrip: *sqsRTT, Seed: uint64(n),
-					})
-					if err != nil {
-						fmt.Fprintf(os.Stderr, "hotsku: %s, %d shards, %.0f/s: %v\n", s, n, offered, err)
-						return 2
-					}
-					fmt.Fprintf(os.Stderr, "%s shards=%d offered=%.0f/s: %.0f orders/s, p50 %v, busy %d, failed %d, lag %v, DynamoDB %+v\n",
-						s, n, offered, got.PerSecond, got.P50, got.Busy, got.Failed, got.Lag, got.ByOperation)
-					if try == 0 || got.Lag < r.Lag {
-						r = got // keep the run the machine kept up with best
-					}
-					if r.Lag <= *maxLag {
-						break
-					}
+				r, err := runPoint(ctx, env, hotsku.Point{
+					Strategy: hotsku.Strategy(s), Shards: n, Offered: offered, Duration: window,
+					Model:        ddblimits.Config{RoundTrip: *rtt, TransactionHold: *hold, Slowdown: max(*minSlow, offered / *realRate)},
+					SQSRoundTrip: *sqsRTT, Seed: uint64(n),
+				}, *maxLag)
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "hotsku: %s, %d shards, %.0f/s: %v\n", s, n, offered, err)
+					return 2
 				}
 				results = append(results, r)
 				hotsku.WriteTable(os.Stderr, results[len(results)-1:]) // the row so far, in case the sweep is cut short
@@ -100,21 +89,16 @@ func run() int {
 	}
 	hotsku.WriteTable(os.Stdout, results)
 	fmt.Println()
-	passed := map[hotsku.Strategy]int{}
-	for _, r := range results {
-		if r.PerSecond >= *target && (passed[r.Strategy] == 0 || r.Shards < passed[r.Strategy]) {
-			passed[r.Strategy] = r.Shards
-		}
-	}
-	for _, s := range strings.Split(*strategies, ",") {
-		if n := passed[hotsku.Strategy(s)]; n > 0 {
-			fmt.Printf("%s: passes %.0f orders/s from %d shards\n", s, *target, n)
-		} else {
-			fmt.Printf("%s: never passes %.0f orders/s\n", s, *target)
-		}
-	}
-	if *png != "" {
-		if err := hotsku.Plot(results, *target, *png); err != nil {
+	printPasses(results, strings.Split(*strategies, ","), *target)
+	return finish(results, *target, *png)
+}
+
+// finish plots results to png ("" for none) and returns the exit status: 2 when the
+// plot cannot be written, 1 when any point oversold, answered a false STOCK_OUT or
+// left an unbacked answer or orphan write, else 0.
+func finish(results []hotsku.Result, target float64, png string) int {
+	if png != "" {
+		if err := hotsku.Plot(results, target, png); err != nil {
 			fmt.Fprintln(os.Stderr, "hotsku:", err)
 			return 2
 		}
@@ -125,6 +109,45 @@ func run() int {
 		}
 	}
 	return 0
+}
+
+// runPoint runs p up to three times while its arrivals lag more than maxLag (at 1×)
+// and keeps the run the machine kept up with best, logging each run to stderr.
+func runPoint(ctx context.Context, env *hotsku.Env, p hotsku.Point, maxLag time.Duration) (hotsku.Result, error) {
+	var r hotsku.Result
+	for try := range 3 {
+		got, err := hotsku.Run(ctx, env, p)
+		if err != nil {
+			return hotsku.Result{}, err
+		}
+		fmt.Fprintf(os.Stderr, "%s shards=%d offered=%.0f/s: %.0f orders/s, p50 %v, busy %d, failed %d, lag %v, DynamoDB %+v\n",
+			p.Strategy, p.Shards, p.Offered, got.PerSecond, got.P50, got.Busy, got.Failed, got.Lag, got.ByOperation)
+		if try == 0 || got.Lag < r.Lag {
+			r = got
+		}
+		if r.Lag <= maxLag {
+			break
+		}
+	}
+	return r, nil
+}
+
+// printPasses prints, per strategy, the fewest shards at which it passed target
+// orders/s.
+func printPasses(results []hotsku.Result, strategies []string, target float64) {
+	passed := map[hotsku.Strategy]int{}
+	for _, r := range results {
+		if r.PerSecond >= target && (passed[r.Strategy] == 0 || r.Shards < passed[r.Strategy]) {
+			passed[r.Strategy] = r.Shards
+		}
+	}
+	for _, s := range strategies {
+		if n := passed[hotsku.Strategy(s)]; n > 0 {
+			fmt.Printf("%s: passes %.0f orders/s from %d shards\n", s, target, n)
+		} else {
+			fmt.Printf("%s: never passes %.0f orders/s\n", s, target)
+		}
+	}
 }
 
 func ints(s string) ([]int, error) {

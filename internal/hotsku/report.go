@@ -65,26 +65,10 @@ func Plot(results []Result, target float64, path string) error {
 	colors := map[Strategy]color.Color{Transaction: color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, Conditional: color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}}
 	var allShards []int
 	for _, s := range slices.Sorted(maps.Keys(best)) {
-		shards := slices.Sorted(maps.Keys(best[s]))
-		allShards = shards
-		measured, ideal := make(plotter.XYs, len(shards)), make(plotter.XYs, len(shards))
-		for i, n := range shards {
-			measured[i] = plotter.XY{X: float64(n), Y: max(best[s][n], 1)}
-			ideal[i] = plotter.XY{X: float64(n), Y: Ideal(s, n, writeUnits)}
-		}
-		line, points, err := plotter.NewLinePoints(measured)
-		if err != nil {
+		allShards = slices.Sorted(maps.Keys(best[s]))
+		if err := addStrategy(p, s, best[s], writeUnits, colors[s]); err != nil {
 			return err
 		}
-		line.Color, points.Color, points.Shape = colors[s], colors[s], draw.CircleGlyph{}
-		dashed, err := plotter.NewLine(ideal)
-		if err != nil {
-			return err
-		}
-		dashed.Color, dashed.Dashes = colors[s], []vg.Length{vg.Points(5), vg.Points(3)}
-		p.Add(line, points, dashed)
-		p.Legend.Add(string(s)+": measured", line, points)
-		p.Legend.Add(fmt.Sprintf("%s: ideal, shards × %.0f", s, Ideal(s, 1, writeUnits)), dashed)
 	}
 	for _, n := range allShards {
 		shardTicks = append(shardTicks, plot.Tick{Value: float64(n), Label: fmt.Sprint(n)})
@@ -108,6 +92,31 @@ func Plot(results []Result, target float64, path string) error {
 		p.Y.Min = 1
 	}
 	return p.Save(9*vg.Inch, 6*vg.Inch, path)
+}
+
+// addStrategy draws strategy s on p: its best orders/s per shard count (a solid line
+// with points) and its ideal, shards × the per-shard ceiling (dashed), in c.
+func addStrategy(p *plot.Plot, s Strategy, perShards map[int]float64, writeUnits float64, c color.Color) error {
+	shards := slices.Sorted(maps.Keys(perShards))
+	measured, ideal := make(plotter.XYs, len(shards)), make(plotter.XYs, len(shards))
+	for i, n := range shards {
+		measured[i] = plotter.XY{X: float64(n), Y: max(perShards[n], 1)}
+		ideal[i] = plotter.XY{X: float64(n), Y: Ideal(s, n, writeUnits)}
+	}
+	line, points, err := plotter.NewLinePoints(measured)
+	if err != nil {
+		return err
+	}
+	line.Color, points.Color, points.Shape = c, c, draw.CircleGlyph{}
+	dashed, err := plotter.NewLine(ideal)
+	if err != nil {
+		return err
+	}
+	dashed.Color, dashed.Dashes = c, []vg.Length{vg.Points(5), vg.Points(3)}
+	p.Add(line, points, dashed)
+	p.Legend.Add(string(s)+": measured", line, points)
+	p.Legend.Add(fmt.Sprintf("%s: ideal, shards × %.0f", s, Ideal(s, 1, writeUnits)), dashed)
+	return nil
 }
 
 // ms is d in milliseconds.
