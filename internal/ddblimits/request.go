@@ -62,72 +62,101 @@ func parseRequest(op string, raw []byte, keys map[string][]string) (request, err
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return request{}, fmt.Errorf("parse %s: %w", op, err)
 	}
-	var r request
-	add := func(k keyed, write bool, factor float64, checksHold bool) {
-		key, size := k.Key, 0
-		if k.Item != nil {
-			key, size = project(k.Item, keys[k.TableName]), itemSize(k.Item)
-			if key == nil {
-				return // table of unknown keys: unmetered
-			}
-		}
-		r.accesses = append(r.accesses, access{
-			table: k.TableName, item: k.TableName + "|" + canonical(key),
-			write: write, factor: factor, checksHold: checksHold, putSize: size,
-		})
-	}
-	readFactor := func(consistent bool) float64 {
-		if consistent {
-			return 1
-		}
-		return 0.5
-	}
+	a := &accesses{keys: keys}
+	var err error
 	switch op {
 	case "PutItem", "UpdateItem", "DeleteItem":
-		add(b.keyed, true, 1, true)
+		a.add(b.keyed, true, 1, true)
 	case "GetItem":
-		add(b.keyed, false, readFactor(b.ConsistentRead), false)
+		a.add(b.keyed, false, readFactor(b.ConsistentRead), false)
 	case "TransactWriteItems":
 		for _, it := range b.TransactItems {
 			for _, k := range []*keyed{it.Put, it.Update, it.Delete, it.ConditionCheck} {
 				if k != nil {
-					add(*k, true, 2, true)
+					a.add(*k, true, 2, true)
 				}
 			}
 		}
 	case "TransactGetItems":
 		for _, it := range b.TransactItems {
 			if it.Get != nil {
-				add(*it.Get, false, 2, true)
+				a.add(*it.Get, false, 2, true)
 			}
 		}
 	case "BatchGetItem":
-		var req map[string]batchGet
-		if err := json.Unmarshal(b.RequestItems, &req); err != nil {
-			return request{}, fmt.Errorf("parse %s: %w", op, err)
-		}
-		for _, table := range sortedKeys(req) {
-			for _, k := range req[table].Keys {
-				add(keyed{TableName: table, Key: k}, false, readFactor(req[table].ConsistentRead), false)
-			}
-		}
+		err = a.batchGet(b.RequestItems)
 	case "BatchWriteItem":
-		var req map[string][]batchWrite
-		if err := json.Unmarshal(b.RequestItems, &req); err != nil {
-			return request{}, fmt.Errorf("parse %s: %w", op, err)
+		err = a.batchWrite(b.RequestItems)
+	}
+	if err != nil {
+		return request{}, fmt.Errorf("parse %s: %w", op, err)
+	}
+	return a.r, nil
+}
+
+// accesses collects the item accesses of one request; keys names each table's key
+// attributes.
+type accesses struct {
+	r    request
+	keys map[string][]string
+}
+
+// add records an access of the item k names (by its key, or by the key attributes
+// of its whole item): a write or a read, its unit cost factor, and whether it checks
+// another transaction's hold. An item of a table whose keys are unknown is unmetered.
+func (a *accesses) add(k keyed, write bool, factor float64, checksHold bool) {
+	key, size := k.Key, 0
+	if k.Item != nil {
+		key, size = project(k.Item, a.keys[k.TableName]), itemSize(k.Item)
+		if key == nil {
+			return
 		}
-		for _, table := range sortedKeys(req) {
-			for _, w := range req[table] {
-				switch {
-				case w.PutRequest != nil:
-					add(keyed{TableName: table, Item: w.PutRequest.Item}, true, 1, true)
-				case w.DeleteRequest != nil:
-					add(keyed{TableName: table, Key: w.DeleteRequest.Key}, true, 1, true)
-				}
+	}
+	a.r.accesses = append(a.r.accesses, access{
+		table: k.TableName, item: k.TableName + "|" + canonical(key),
+		write: write, factor: factor, checksHold: checksHold, putSize: size,
+	})
+}
+
+// readFactor is a read's unit cost factor: 1 strongly consistent, 0.5 eventually.
+func readFactor(consistent bool) float64 {
+	if consistent {
+		return 1
+	}
+	return 0.5
+}
+
+// batchGet adds the reads of a BatchGetItem's RequestItems, table by table in order.
+func (a *accesses) batchGet(raw json.RawMessage) error {
+	var req map[string]batchGet
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return err
+	}
+	for _, table := range sortedKeys(req) {
+		for _, k := range req[table].Keys {
+			a.add(keyed{TableName: table, Key: k}, false, readFactor(req[table].ConsistentRead), false)
+		}
+	}
+	return nil
+}
+
+// batchWrite adds the writes of a BatchWriteItem's RequestItems, table by table in order.
+func (a *accesses) batchWrite(raw json.RawMessage) error {
+	var req map[string][]batchWrite
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return err
+	}
+	for _, table := range sortedKeys(req) {
+		for _, w := range req[table] {
+			switch {
+			case w.PutRequest != nil:
+				a.add(keyed{TableName: table, Item: w.PutRequest.Item}, true, 1, true)
+			case w.DeleteRequest != nil:
+				a.add(keyed{TableName: table, Key: w.DeleteRequest.Key}, true, 1, true)
 			}
 		}
 	}
-	return r, nil
+	return nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {
