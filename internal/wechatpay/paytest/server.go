@@ -372,17 +372,16 @@ func (s *Server) dispatch(ctx context.Context, d Delivery, notifyURL string, hea
 		return d
 	case delay > 0:
 		s.background.Add(1)
-		go func() {
+		go func(d Delivery) {
 			defer s.background.Done()
 			select {
 			case <-time.After(delay):
 				s.record(s.deliver(s.ctx, d, notifyURL, headers, body))
 			case <-s.ctx.Done():
-				late := d
-				late.Err = s.ctx.Err()
-				s.record(late)
+				d.Err = s.ctx.Err()
+				s.record(d)
 			}
-		}()
+		}(d)
 		d.Delayed = true
 		return d
 	}
