@@ -8,8 +8,12 @@
 
 GO ?= go
 # GOARCH must match the functions' Architectures in template.yaml (arm64 -> arm64,
-# x86_64 -> amd64); internal/sam's wiring test fails when they disagree.
-LAMBDA_GOENV := GOOS=linux GOARCH=arm64 CGO_ENABLED=0
+# x86_64 -> amd64); internal/sam's wiring test fails when they disagree. Only the make
+# command line overrides it (an exported GOARCH in the environment does not): the
+# bootstrap smoke test builds `make build-<LogicalId> GOARCH=amd64` to run the same
+# build under the Lambda Runtime Interface Emulator on an x86_64 machine.
+GOARCH = arm64
+LAMBDA_GOENV = GOOS=linux GOARCH=$(GOARCH) CGO_ENABLED=0
 LAMBDA_GOFLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 
 # lambda_function(LogicalId,dir) defines build-<LogicalId>, which compiles

@@ -5,32 +5,20 @@
 package main
 
 import (
-	"context"
-	"log/slog"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/stockguard/stockguard/internal/admin"
+	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/reconcile"
 )
 
 func main() {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	cfg, err := admin.LoadConfig(os.Getenv)
-	if err != nil {
-		log.Error("admin cannot start", "error", err)
-		os.Exit(1)
-	}
-	aws, err := config.LoadDefaultConfig(context.Background())
-	if err != nil {
-		log.Error("load AWS config", "error", err)
-		os.Exit(1)
-	}
+	log, cfg, aws := coldstart.Load("admin", os.Getenv, admin.LoadConfig)
 	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
 	recon := reconcile.New(store, sns.NewFromConfig(aws), log, cfg.Reconcile)
 	lambda.Start(admin.New(store, recon, log).Handle)

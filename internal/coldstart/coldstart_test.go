@@ -2,9 +2,12 @@ package coldstart_test
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stockguard/stockguard/internal/coldstart"
@@ -20,6 +23,9 @@ func parseTable(get envvar.Lookup) (string, error) {
 }
 
 func TestLoad_ReturnsTheParsedConfiguration(t *testing.T) {
+	t.Setenv("AWS_REGION", "cn-north-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDROLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
 	log, cfg, _ := coldstart.Load("test", envvar.Map(map[string]string{"TABLE": "Orders"}), parseTable)
 	if cfg != "Orders" || log == nil {
 		t.Errorf("config %q, logger %v; want Orders and a logger", cfg, log)
@@ -42,5 +48,47 @@ func TestLoad_ExitsOnABadSettingNamingIt(t *testing.T) {
 	}
 	if line := string(out); !strings.Contains(line, `"level":"ERROR"`) || !strings.Contains(line, "orderTaker cannot start") || !strings.Contains(line, "TABLE is empty") {
 		t.Errorf("log %q does not name the function and the setting", line)
+	}
+}
+
+// The Lambda environment's region, role credentials and the SDK's per-service
+// endpoint override reach a client built from AWSConfig.
+func TestAWSConfig_ReadsTheLambdaEnvironment(t *testing.T) {
+	var auth atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth.Store(r.Header.Get("Authorization"))
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+		w.Write([]byte(`{"SecretString":"s"}`))
+	}))
+	defer srv.Close()
+	t.Setenv("AWS_REGION", "cn-north-1")
+	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDROLE")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+	t.Setenv("AWS_SESSION_TOKEN", "token")
+	t.Setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", srv.URL)
+	cfg, err := coldstart.AWSConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(coldstart.Secret(nil, cfg, "arn:aws:secretsmanager:cn-north-1:111122223333:secret:x")); got != "s" {
+		t.Errorf("secret %q, want s", got)
+	}
+	if a, _ := auth.Load().(string); !strings.Contains(a, "Credential=AKIDROLE/") || !strings.Contains(a, "/cn-north-1/secretsmanager/") {
+		t.Errorf("Authorization %q: not signed with the role's key for cn-north-1", a)
+	}
+}
+
+func TestAWSConfig_RefusesAnEnvironmentWithoutRegionOrCredentials(t *testing.T) {
+	for _, unset := range []string{"AWS_REGION", "AWS_ACCESS_KEY_ID"} {
+		t.Run(unset, func(t *testing.T) {
+			t.Setenv("AWS_REGION", "cn-north-1")
+			t.Setenv("AWS_DEFAULT_REGION", "")
+			t.Setenv("AWS_ACCESS_KEY_ID", "AKIDROLE")
+			t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
+			t.Setenv(unset, "")
+			if _, err := coldstart.AWSConfig(); err == nil || !strings.Contains(err.Error(), unset) {
+				t.Errorf("AWSConfig without %s = %v, want an error naming it", unset, err)
+			}
+		})
 	}
 }

@@ -116,11 +116,12 @@ func (h *Handler) notify(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		h.log.LogAttrs(ctx, slog.LevelError, "second payment for a paid order: refund it", slog.String("outTradeNo", order), slog.String("error", err.Error()))
 		twice, err = true, nil
 	}
-	status = answer(err).StatusCode
 	if err != nil {
+		status = answer(err).StatusCode
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusNoContent}, nil
+	status = http.StatusNoContent
+	return events.APIGatewayV2HTTPResponse{StatusCode: status}, nil
 }
 
 func (h *Handler) record(ctx context.Context, req events.APIGatewayV2HTTPRequest) (string, inventory.PayResult, error) {

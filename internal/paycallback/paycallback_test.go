@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -362,4 +363,28 @@ func TestLocalPay_SendsASignedNotificationThroughTheNotifyRoute(t *testing.T) {
 		t.Errorf("ledger %v, want 2 COMMIT (once)", ops)
 	}
 	h.Check(t)
+}
+
+// Each notification emits one metrics line that counts its answer: a payment as Paid
+// and nothing failed, a refused one as NotificationRejected, a store failure as
+// NotificationFailed (the alarms on these must not fire on every payment).
+func TestNotify_MetricsCountTheAnswer(t *testing.T) {
+	var target atomic.Value
+	h := newStack(t, local.StackConfig{DynamoDBWrap: failReadsOf(&target)})
+	id := h.Order(t, "buyer", cupsAndSaucer)
+	target.Store(id)
+	h.Pay(t, success(id, amount))
+	target.Store("")
+	h.Pay(t, success(id, amount+1))
+	h.Pay(t, success(id, amount))
+	var got []string
+	for _, line := range h.Logged(t, "msg", "metrics") {
+		if line["Function"] == "payCallback" {
+			got = append(got, fmt.Sprintf("paid=%v rejected=%v failed=%v", line["Paid"], line["NotificationRejected"], line["NotificationFailed"]))
+		}
+	}
+	want := []string{"paid=0 rejected=0 failed=1", "paid=0 rejected=1 failed=0", "paid=1 rejected=0 failed=0"}
+	if !slices.Equal(got, want) {
+		t.Errorf("metrics %q, want %q", got, want)
+	}
 }

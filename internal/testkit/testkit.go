@@ -67,6 +67,13 @@ func (l *Log) Write(p []byte) (int, error) {
 	return l.buf.Write(p)
 }
 
+// String returns everything written so far.
+func (l *Log) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
 // Lines decodes the lines written so far; the error names the first that is not a
 // JSON object.
 func (l *Log) Lines() ([]map[string]any, error) {
