@@ -118,7 +118,7 @@ func (c *Closer) expire(ctx context.Context, id string) (*inventory.Order, outco
 	case err != nil:
 		c.log.LogAttrs(ctx, slog.LevelWarn, "WeChat Pay not asked before release; releasing anyway",
 			slog.String("orderId", order.ID), slog.String("error", err.Error()))
-		metric.Emit(ctx, c.log, FunctionName, metric.Of("ReleasedUnsettled", metric.Count, 1))
+		metric.Emit(ctx, c.log, FunctionName, metric.ReleasedUnsettled.Of(1))
 	}
 	order, rel, err := c.store.ExpireOrder(ctx, order)
 	switch {
@@ -161,9 +161,9 @@ func (t *tally) add(order *inventory.Order, o outcome, err error) {
 
 func (t *tally) emit(ctx context.Context, log *slog.Logger, extra ...metric.Value) {
 	metric.Emit(ctx, log, FunctionName, append([]metric.Value{
-		metric.Of("Released", metric.Count, float64(t.released)),
-		metric.Of("ReleaseFailed", metric.Count, float64(t.fail)),
-		{Name: "ReleaseLag", Unit: metric.Milliseconds, Values: t.lagMs},
+		metric.Released.Of(float64(t.released)),
+		metric.ReleaseFailed.Of(float64(t.fail)),
+		metric.ReleaseLag.Of(t.lagMs...),
 	}, extra...)...)
 }
 
@@ -275,7 +275,7 @@ func (c *Closer) Sweep(ctx context.Context) (SweepResult, error) {
 	c.log.LogAttrs(ctx, level, "sweep", slog.Int("due", res.Due), slog.Int("released", res.Released),
 		slog.Int("closed", res.Closed), slog.Int("failed", res.Failed), slog.Bool("truncated", res.Truncated),
 		slog.Int64("durationMs", res.DurationMs))
-	t.emit(ctx, c.log, metric.Of("SweepDue", metric.Count, float64(res.Due)))
+	t.emit(ctx, c.log, metric.SweepDue.Of(float64(res.Due)))
 	if qerr != nil {
 		return res, fmt.Errorf("sweep: %w", qerr)
 	}

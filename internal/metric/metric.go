@@ -25,17 +25,12 @@ const (
 // holds at most 100).
 const MaxValues = 100
 
-// Value is one metric's data for one line. Values holds the observations; each
-// becomes a sample of the metric. Emit keeps the first MaxValues and drops the rest.
+// Value is one metric's data for one line (see Name.Of). Values holds the
+// observations; each becomes a sample of the metric. Emit keeps the first MaxValues
+// and drops the rest.
 type Value struct {
-	Name   string    // metric name, e.g. "Released"
-	Unit   string    // Count, Milliseconds, ...
-	Values []float64 // observations; a line with none is not written
-}
-
-// Of is a Value with a single observation.
-func Of(name, unit string, v float64) Value {
-	return Value{Name: name, Unit: unit, Values: []float64{v}}
+	Metric Name      // a Name declared in names.go, e.g. Released
+	Values []float64 // observations; a metric with none is left out of the line
 }
 
 type emfDirective struct {
@@ -79,11 +74,12 @@ func EmitFor(ctx context.Context, log *slog.Logger, function, name, value string
 		if len(v.Values) > MaxValues {
 			v.Values = v.Values[:MaxValues]
 		}
-		directive.Metrics = append(directive.Metrics, emfMetric{Name: v.Name, Unit: v.Unit})
+		name := v.Metric.name
+		directive.Metrics = append(directive.Metrics, emfMetric{Name: name, Unit: v.Metric.unit})
 		if len(v.Values) == 1 {
-			attrs = append(attrs, slog.Float64(v.Name, v.Values[0]))
+			attrs = append(attrs, slog.Float64(name, v.Values[0]))
 		} else {
-			attrs = append(attrs, slog.Any(v.Name, v.Values))
+			attrs = append(attrs, slog.Any(name, v.Values))
 		}
 	}
 	if len(directive.Metrics) == 0 {

@@ -166,18 +166,19 @@ func (h *Handler) record(ctx context.Context, req events.APIGatewayV2HTTPRequest
 }
 
 // count emits the request's metrics, one EMF line: the payment's result and whether
-// the answer (status) was a rejection (4xx) or a failure WeChat Pay retries (5xx).
+// the answer (status) was a rejection (4xx), a failed verification (401) or a failure
+// WeChat Pay retries (5xx).
 func (h *Handler) count(ctx context.Context, result inventory.PayResult, twice bool, status int) {
-	count := func(name string, ok bool) metric.Value {
-		v := 0.0
+	count := func(name metric.Name, ok bool) metric.Value {
 		if ok {
-			v = 1
+			return name.Of(1)
 		}
-		return metric.Of(name, metric.Count, v)
+		return name.Of(0)
 	}
 	metric.Emit(ctx, h.log, FunctionName,
-		count("Paid", result == inventory.PaidNow), count("PaidLate", result == inventory.PaidLate),
-		count("RefundDue", result == inventory.RefundDue || twice), count("PaidTwice", twice),
-		count("NotificationRejected", status >= 400 && status < 500),
-		count("NotificationFailed", status >= 500))
+		count(metric.Paid, result == inventory.PaidNow), count(metric.PaidLate, result == inventory.PaidLate),
+		count(metric.RefundDue, result == inventory.RefundDue || twice), count(metric.PaidTwice, twice),
+		count(metric.NotificationRejected, status >= 400 && status < 500),
+		count(metric.NotificationUnverified, status == http.StatusUnauthorized),
+		count(metric.NotificationFailed, status >= 500))
 }
