@@ -49,7 +49,7 @@ type Options struct {
 	// WeChatPay is the merchant API client: it starts payments (POST
 	// /orders/{orderId}/pay) and settles orders that have a WeChat Pay order before
 	// their release. Nil: the pay route answers 500 and such orders are not released.
-	WeChatPay *wechatpay.Client
+	WeChatPay *wechatpay.RotatingClient
 	// NotifyURL is the notify_url of JSAPI orders: the notify route's absolute URL.
 	NotifyURL string
 	// OpenIDClaim is the JWT claim holding the buyer's openid (the JSAPI payer);
@@ -280,4 +280,11 @@ func (c *Closer) Sweep(ctx context.Context) (SweepResult, error) {
 		return res, fmt.Errorf("sweep: %w", qerr)
 	}
 	return res, nil
+}
+
+// SecretReloads reports closeOrder's re-reads of the merchant secret
+// (wechatpay.RotateOptions.OnReload): a SecretReloaded or SecretReloadFailed count,
+// and a failure at error level (the old keys stay in use).
+func SecretReloads(log *slog.Logger) func(context.Context, error) {
+	return metric.Outcomes(log, FunctionName, metric.SecretReloaded, metric.SecretReloadFailed, "merchant secret not re-read; the old keys stay in use")
 }

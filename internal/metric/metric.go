@@ -89,3 +89,17 @@ func EmitFor(ctx context.Context, log *slog.Logger, function, name, value string
 	attrs = append(attrs, slog.Any("_aws", meta))
 	log.LogAttrs(ctx, slog.LevelInfo, "metrics", attrs...)
 }
+
+// Outcomes returns a function that counts each call on log under Function=function:
+// ok.Of(1) when its error is nil, else failed.Of(1) after an error-level line msg
+// with the error (e.g. for wechatpay.RotateOptions.OnReload).
+func Outcomes(log *slog.Logger, function string, ok, failed Name, msg string) func(context.Context, error) {
+	return func(ctx context.Context, err error) {
+		if err != nil {
+			log.LogAttrs(ctx, slog.LevelError, msg, slog.String("error", err.Error()))
+			Emit(ctx, log, function, failed.Of(1))
+			return
+		}
+		Emit(ctx, log, function, ok.Of(1))
+	}
+}

@@ -57,7 +57,7 @@ const MaxBodyBytes = 64 << 10
 
 // Handler serves the notify route.
 type Handler struct {
-	verifier *wechatpay.Verifier
+	verifier *wechatpay.RotatingVerifier
 	store    *dynamo.Store
 	log      *slog.Logger
 	api      *httpapi.Handler
@@ -65,7 +65,7 @@ type Handler struct {
 
 // New returns a Handler that trusts what verifier accepts, records payments in store
 // and logs JSON lines (and EMF metrics) to log.
-func New(verifier *wechatpay.Verifier, store *dynamo.Store, log *slog.Logger) *Handler {
+func New(verifier *wechatpay.RotatingVerifier, store *dynamo.Store, log *slog.Logger) *Handler {
 	h := &Handler{verifier: verifier, store: store, log: log}
 	h.api = httpapi.New(FunctionName, log, map[string]httpapi.Route{RouteNotify: h.notify}).AnswerWith(answer)
 	return h
@@ -129,7 +129,7 @@ func (h *Handler) record(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if errors.As(err, &invalid) {
 		return "", 0, fail(http.StatusBadRequest, invalid.Reason, slog.LevelWarn, err)
 	}
-	n, err := h.verifier.Parse(wechatpay.HeadersFrom(req.Headers), body)
+	n, err := h.verifier.Parse(ctx, wechatpay.HeadersFrom(req.Headers), body)
 	switch {
 	case errors.Is(err, wechatpay.ErrVerification):
 		return "", 0, fail(http.StatusUnauthorized, "signature verification failed", slog.LevelWarn, err)
@@ -181,4 +181,11 @@ func (h *Handler) count(ctx context.Context, result inventory.PayResult, twice b
 		count(metric.NotificationRejected, status >= 400 && status < 500),
 		count(metric.NotificationUnverified, status == http.StatusUnauthorized),
 		count(metric.NotificationFailed, status >= 500))
+}
+
+// SecretReloads reports payCallback's re-reads of the merchant secret
+// (wechatpay.RotateOptions.OnReload): a SecretReloaded or SecretReloadFailed count,
+// and a failure at error level (the old keys stay in use).
+func SecretReloads(log *slog.Logger) func(context.Context, error) {
+	return metric.Outcomes(log, FunctionName, metric.SecretReloaded, metric.SecretReloadFailed, "merchant secret not re-read; the old keys stay in use")
 }
