@@ -200,6 +200,15 @@ func accessLogGroups(t *testing.T, tpl *sam.Template) []string {
 	return groups
 }
 
+// sources reads what the metric checks need: the repository root, the template, the
+// metrics the code emits by function, and the access log groups.
+func sources(t *testing.T) (string, *sam.Template, map[string][]string, []string) {
+	t.Helper()
+	root := repoRoot(t)
+	tpl := loadRealTemplate(t)
+	return root, tpl, emitted(t, root), accessLogGroups(t, tpl)
+}
+
 // runbook returns RUNBOOK.md's sections by their "## " heading.
 func runbook(t *testing.T, root string) map[string]string {
 	t.Helper()
@@ -225,10 +234,7 @@ var runbookParts = []string{"**Means:**", "**Look:**", "**Do:**", "**Escalate:**
 // means, how to look, what to do and when to escalate; and every alarm entry of
 // RUNBOOK.md names an alarm of the template.
 func TestAlarms_WatchEmittedMetricsNotifyTheTopicAndHaveARunbookEntry(t *testing.T) {
-	root := repoRoot(t)
-	tpl := loadRealTemplate(t)
-	code := emitted(t, root)
-	groups := accessLogGroups(t, tpl)
+	root, tpl, code, groups := sources(t)
 	entries := runbook(t, root)
 	alarms, err := tpl.Alarms()
 	if err != nil {
@@ -270,10 +276,7 @@ func TestAlarms_WatchEmittedMetricsNotifyTheTopicAndHaveARunbookEntry(t *testing
 // name under a function that does not emit it, another AWS namespace, and a metric of
 // a namespace no filter writes.
 func TestAlarms_MetricSourceRefusesWhatNobodyEmits(t *testing.T) {
-	root := repoRoot(t)
-	tpl := loadRealTemplate(t)
-	code := emitted(t, root)
-	groups := accessLogGroups(t, tpl)
+	_, tpl, code, groups := sources(t)
 	fn := func(name string) map[string]string { return map[string]string{"Function": name} }
 	for _, m := range []sam.MetricRef{
 		{Namespace: metric.Namespace, Name: "ReleasesStuck", Dimensions: fn("closeOrder")},
@@ -294,10 +297,7 @@ func TestAlarms_MetricSourceRefusesWhatNobodyEmits(t *testing.T) {
 
 // The dashboard is valid JSON and every metric it draws is one something emits.
 func TestDashboard_DrawsOnlyEmittedMetrics(t *testing.T) {
-	root := repoRoot(t)
-	tpl := loadRealTemplate(t)
-	code := emitted(t, root)
-	groups := accessLogGroups(t, tpl)
+	_, tpl, code, groups := sources(t)
 	dashboards := tpl.Dashboards()
 	if len(dashboards) == 0 {
 		t.Fatal("no dashboard")
