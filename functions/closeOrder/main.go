@@ -4,10 +4,12 @@
 // Pay first about orders that have a WeChat Pay order; and it starts payments (POST
 // /orders/{orderId}/pay). Configuration: see closeorder.LoadConfig; it refuses to start
 // on a bad setting. The merchant configuration and key come from the AWS Secrets
-// Manager secret it names (see wechatpay.Secret), read once at cold start.
+// Manager secret it names (see wechatpay.Secret), read at cold start and again when an
+// answer names an unknown Wechatpay-Serial or after a TTL (wechatpay.RotatingClient).
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -23,13 +25,10 @@ import (
 
 func main() {
 	log, cfg, awsCfg := coldstart.Load("closeOrder", os.Getenv, closeorder.LoadConfig)
-	payCfg, err := wechatpay.ClientConfigFromSecret(coldstart.Secret(log, awsCfg, cfg.SecretARN))
+	client, err := wechatpay.NewRotatingClient(context.Background(), coldstart.SecretReader(awsCfg, cfg.SecretARN),
+		wechatpay.RotateOptions{OnReload: closeorder.SecretReloads(log)})
 	if err != nil {
-		coldstart.Exit(log, "parse the WeChat Pay secret", err)
-	}
-	client, err := wechatpay.NewClient(payCfg)
-	if err != nil {
-		coldstart.Exit(log, "configure the WeChat Pay merchant client", err)
+		coldstart.Exit(log, "configure the WeChat Pay merchant client from the secret", err)
 	}
 	store := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
 	queue := closeq.New(sqs.NewFromConfig(awsCfg), cfg.CloseQueueURL, nil)

@@ -3,10 +3,13 @@
 // them, and records each payment exactly once. Configuration: see
 // paycallback.LoadConfig; it refuses to start on a bad setting. The merchant id, app
 // id, APIv3 key and platform public keys come from the AWS Secrets Manager secret it
-// names (see wechatpay.Secret), read once at cold start.
+// names (see wechatpay.Secret), read at cold start and again when a notification names
+// an unknown Wechatpay-Serial or the configuration is older than its TTL (see
+// wechatpay.RotatingVerifier).
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -20,13 +23,10 @@ import (
 
 func main() {
 	log, cfg, awsCfg := coldstart.Load("payCallback", os.Getenv, paycallback.LoadConfig)
-	payCfg, err := wechatpay.ConfigFromSecret(coldstart.Secret(log, awsCfg, cfg.SecretARN))
+	verifier, err := wechatpay.NewRotatingVerifier(context.Background(), coldstart.SecretReader(awsCfg, cfg.SecretARN),
+		wechatpay.RotateOptions{OnReload: paycallback.SecretReloads(log)})
 	if err != nil {
-		coldstart.Exit(log, "parse the WeChat Pay secret", err)
-	}
-	verifier, err := wechatpay.NewVerifier(payCfg)
-	if err != nil {
-		coldstart.Exit(log, "configure WeChat Pay verification", err)
+		coldstart.Exit(log, "configure WeChat Pay verification from the secret", err)
 	}
 	store := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
 	lambda.Start(paycallback.New(verifier, store, log).Handle)

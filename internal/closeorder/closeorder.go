@@ -49,7 +49,7 @@ type Options struct {
 	// WeChatPay is the merchant API client: it starts payments (POST
 	// /orders/{orderId}/pay) and settles orders that have a WeChat Pay order before
 	// their release. Nil: the pay route answers 500 and such orders are not released.
-	WeChatPay *wechatpay.Client
+	WeChatPay *wechatpay.RotatingClient
 	// NotifyURL is the notify_url of JSAPI orders: the notify route's absolute URL.
 	NotifyURL string
 	// OpenIDClaim is the JWT claim holding the buyer's openid (the JSAPI payer);
@@ -118,7 +118,7 @@ func (c *Closer) expire(ctx context.Context, id string) (*inventory.Order, outco
 	case err != nil:
 		c.log.LogAttrs(ctx, slog.LevelWarn, "WeChat Pay not asked before release; releasing anyway",
 			slog.String("orderId", order.ID), slog.String("error", err.Error()))
-		metric.Emit(ctx, c.log, FunctionName, metric.Of("ReleasedUnsettled", metric.Count, 1))
+		metric.Emit(ctx, c.log, FunctionName, metric.ReleasedUnsettled.Of(1))
 	}
 	order, rel, err := c.store.ExpireOrder(ctx, order)
 	switch {
@@ -161,9 +161,9 @@ func (t *tally) add(order *inventory.Order, o outcome, err error) {
 
 func (t *tally) emit(ctx context.Context, log *slog.Logger, extra ...metric.Value) {
 	metric.Emit(ctx, log, FunctionName, append([]metric.Value{
-		metric.Of("Released", metric.Count, float64(t.released)),
-		metric.Of("ReleaseFailed", metric.Count, float64(t.fail)),
-		{Name: "ReleaseLag", Unit: metric.Milliseconds, Values: t.lagMs},
+		metric.Released.Of(float64(t.released)),
+		metric.ReleaseFailed.Of(float64(t.fail)),
+		metric.ReleaseLag.Of(t.lagMs...),
 	}, extra...)...)
 }
 
@@ -275,9 +275,16 @@ func (c *Closer) Sweep(ctx context.Context) (SweepResult, error) {
 	c.log.LogAttrs(ctx, level, "sweep", slog.Int("due", res.Due), slog.Int("released", res.Released),
 		slog.Int("closed", res.Closed), slog.Int("failed", res.Failed), slog.Bool("truncated", res.Truncated),
 		slog.Int64("durationMs", res.DurationMs))
-	t.emit(ctx, c.log, metric.Of("SweepDue", metric.Count, float64(res.Due)))
+	t.emit(ctx, c.log, metric.SweepDue.Of(float64(res.Due)))
 	if qerr != nil {
 		return res, fmt.Errorf("sweep: %w", qerr)
 	}
 	return res, nil
+}
+
+// SecretReloads reports closeOrder's re-reads of the merchant secret
+// (wechatpay.RotateOptions.OnReload): a SecretReloaded or SecretReloadFailed count,
+// and a failure at error level (the old keys stay in use).
+func SecretReloads(log *slog.Logger) func(context.Context, error) {
+	return metric.Outcomes(log, FunctionName, metric.SecretReloaded, metric.SecretReloadFailed, "merchant secret not re-read; the old keys stay in use")
 }

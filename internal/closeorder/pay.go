@@ -52,7 +52,7 @@ func (c *Closer) payOrder(ctx context.Context, req events.APIGatewayV2HTTPReques
 			return events.APIGatewayV2HTTPResponse{}, err
 		}
 	}
-	params, err := c.opts.WeChatPay.PaymentParams(prepayID, now)
+	params, err := c.opts.WeChatPay.PaymentParams(ctx, prepayID, now)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}

@@ -73,6 +73,6 @@ func (c *Closer) commit(ctx context.Context, tx *wechatpay.Transaction) error {
 	}
 	c.log.LogAttrs(ctx, level, "payment found by query before release", slog.String("outTradeNo", tx.OutTradeNo),
 		slog.String("transactionId", tx.TransactionID), slog.String("result", result.String()))
-	metric.Emit(ctx, c.log, FunctionName, metric.Of("PaidByQuery", metric.Count, 1))
+	metric.Emit(ctx, c.log, FunctionName, metric.PaidByQuery.Of(1))
 	return nil
 }

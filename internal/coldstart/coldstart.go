@@ -85,9 +85,24 @@ func Exit(log *slog.Logger, msg string, err error) {
 // configuration, see wechatpay.Secret), read once at cold start; on error it calls
 // Exit. The function's policy must allow secretsmanager:GetSecretValue on arn.
 func Secret(log *slog.Logger, awsCfg aws.Config, arn string) []byte {
-	out, err := secretsmanager.NewFromConfig(awsCfg).GetSecretValue(context.Background(), &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
+	data, err := SecretReader(awsCfg, arn)(context.Background())
 	if err != nil {
 		Exit(log, "read the WeChat Pay secret", err)
 	}
-	return []byte(aws.ToString(out.SecretString))
+	return data
+}
+
+// SecretReader returns a function that reads the current SecretString of the AWS
+// Secrets Manager secret arn on each call (for wechatpay.RotatingVerifier and
+// RotatingClient, which call it at cold start and again when the merchant's keys
+// rotate). The function's policy must allow secretsmanager:GetSecretValue on arn.
+func SecretReader(awsCfg aws.Config, arn string) func(context.Context) ([]byte, error) {
+	client := secretsmanager.NewFromConfig(awsCfg)
+	return func(ctx context.Context) ([]byte, error) {
+		out, err := client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
+		if err != nil {
+			return nil, err
+		}
+		return []byte(aws.ToString(out.SecretString)), nil
+	}
 }

@@ -48,5 +48,5 @@ func (r *routes) scheduleClose(ctx context.Context, slot dynamo.OrderSlot) func(
 func (r *routes) closeNotScheduled(ctx context.Context, orderID string, err error) {
 	r.log.LogAttrs(ctx, slog.LevelWarn, "close message not sent; the sweep will release the order",
 		slog.String("orderId", orderID), slog.String("error", err.Error()))
-	metric.Emit(ctx, r.log, FunctionName, metric.Of("CloseScheduleFailed", metric.Count, 1))
+	metric.Emit(ctx, r.log, FunctionName, metric.CloseScheduleFailed.Of(1))
 }

@@ -3,9 +3,11 @@ package createorder_test
 import (
 	"log/slog"
 	"net/http"
+	"slices"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	miniserver "github.com/truora/minidyn/server"
 
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/createorder"
@@ -48,5 +50,41 @@ func TestCreateOrder_FailedCloseMessageIsWarnedOnlyForCreatedOrders(t *testing.T
 	}
 	if len(warned) != 1 || warned[0] != order["orderId"] || metrics != 1 {
 		t.Errorf("warned for %v with %d metrics; want order %v once", warned, metrics, order["orderId"])
+	}
+}
+
+// Every order request that reaches the reservation writes one Busy sample: 0 when the
+// store decided (here: a created order and a refused cart), 1 when it answered 503
+// BUSY, so the metric's Average is the BUSY rate. Reads write none.
+func TestCreateOrder_EmitsBusySamplePerOrderRequest(t *testing.T) {
+	stack, _ := newHandler(t)
+	var log testkit.Log
+	h := &harness{stack: stack, handler: createorder.New(stack.Store, nil, slog.New(slog.NewJSONHandler(&log, nil)))}
+	req := fixture(t, "create-order.json")
+	if resp, body := h.do(t, req); resp.StatusCode != http.StatusCreated {
+		t.Fatalf("order: %d %v", resp.StatusCode, body)
+	}
+	if resp, body := h.do(t, withBody(req, `{"items":[{"skuId":"cup-01","qty":9}]}`)); resp.StatusCode != http.StatusConflict {
+		t.Fatalf("refused cart: %d %v", resp.StatusCode, body)
+	}
+	h.do(t, fixture(t, "get-sku.json"))
+	stack.DynamoDB.Minidyn().EmulateFailure(miniserver.FailureConditionInternalServerError)
+	resp, _ := h.do(t, withBody(req, `{"items":[{"skuId":"cup-01","qty":1}]}`))
+	stack.DynamoDB.Minidyn().EmulateFailure(miniserver.FailureConditionNone)
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("store down: %d, want 503", resp.StatusCode)
+	}
+	lines, err := log.Lines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var samples []float64
+	for _, l := range lines {
+		if v, ok := l["Busy"].(float64); ok {
+			samples = append(samples, v)
+		}
+	}
+	if !slices.Equal(samples, []float64{0, 0, 1}) {
+		t.Errorf("Busy samples %v, want [0 0 1]", samples)
 	}
 }

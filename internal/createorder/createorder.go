@@ -6,6 +6,7 @@ package createorder
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/metric"
 )
 
 // Route keys served (API Gateway RouteKey values, see template.yaml).
@@ -110,6 +112,11 @@ func (r *routes) createOrder(ctx context.Context, req events.APIGatewayV2HTTPReq
 	scheduled := r.scheduleClose(ctx, slot)
 	order, replayed, err := r.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart, IdempotencyKey: key, Slot: slot})
 	sendErr := scheduled()
+	busy := 0.0
+	if errors.Is(err, inventory.ErrBusy) {
+		busy = 1
+	}
+	metric.Emit(ctx, r.log, FunctionName, metric.Busy.Of(busy))
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}

@@ -253,9 +253,8 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 		}
 		// Deployed, the merchant configuration comes from the Secrets Manager secret
 		// WECHATPAY_SECRET_ARN names; locally it is the local platform's.
-		payCfg := s.Payments.Config()
-		payCfg.Now = cfg.Now
-		verifier, err := wechatpay.NewVerifier(payCfg)
+		read := func(context.Context) ([]byte, error) { return s.Payments.Secret() }
+		verifier, err := wechatpay.NewRotatingVerifier(context.Background(), read, wechatpay.RotateOptions{Now: cfg.Now})
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -72,10 +73,11 @@ func (s *Stack) keys(kid string) (idtoken.JWKSet, error) {
 }
 
 // payClient is the merchant API client of the local merchant, calling the stand-in.
-func (s *Stack) payClient(now func() time.Time) (*wechatpay.Client, error) {
-	c := s.Payments.ClientConfig(s.merchant, s.PayServer.URL())
-	c.Now = now
-	return wechatpay.NewClient(c)
+// Deployed, the configuration is the Secrets Manager secret's; locally it is the local
+// platform's secret, read the same way.
+func (s *Stack) payClient(now func() time.Time) (*wechatpay.RotatingClient, error) {
+	read := func(context.Context) ([]byte, error) { return s.Payments.MerchantSecret(s.merchant, "") }
+	return wechatpay.NewRotatingClient(context.Background(), read, wechatpay.RotateOptions{Now: now, BaseURL: s.PayServer.URL()})
 }
 
 // wireCloseOrder builds closeOrder with the local merchant client.

@@ -25,17 +25,12 @@ const (
 // holds at most 100).
 const MaxValues = 100
 
-// Value is one metric's data for one line. Values holds the observations; each
-// becomes a sample of the metric. Emit keeps the first MaxValues and drops the rest.
+// Value is one metric's data for one line (see Name.Of). Values holds the
+// observations; each becomes a sample of the metric. Emit keeps the first MaxValues
+// and drops the rest.
 type Value struct {
-	Name   string    // metric name, e.g. "Released"
-	Unit   string    // Count, Milliseconds, ...
-	Values []float64 // observations; a line with none is not written
-}
-
-// Of is a Value with a single observation.
-func Of(name, unit string, v float64) Value {
-	return Value{Name: name, Unit: unit, Values: []float64{v}}
+	Metric Name      // a Name declared in names.go, e.g. Released
+	Values []float64 // observations; a metric with none is left out of the line
 }
 
 type emfDirective struct {
@@ -79,11 +74,12 @@ func EmitFor(ctx context.Context, log *slog.Logger, function, name, value string
 		if len(v.Values) > MaxValues {
 			v.Values = v.Values[:MaxValues]
 		}
-		directive.Metrics = append(directive.Metrics, emfMetric{Name: v.Name, Unit: v.Unit})
+		name := v.Metric.name
+		directive.Metrics = append(directive.Metrics, emfMetric{Name: name, Unit: v.Metric.unit})
 		if len(v.Values) == 1 {
-			attrs = append(attrs, slog.Float64(v.Name, v.Values[0]))
+			attrs = append(attrs, slog.Float64(name, v.Values[0]))
 		} else {
-			attrs = append(attrs, slog.Any(v.Name, v.Values))
+			attrs = append(attrs, slog.Any(name, v.Values))
 		}
 	}
 	if len(directive.Metrics) == 0 {
@@ -92,4 +88,18 @@ func EmitFor(ctx context.Context, log *slog.Logger, function, name, value string
 	meta := emfMetadata{Timestamp: time.Now().UnixMilli(), CloudWatchMetrics: []emfDirective{directive}}
 	attrs = append(attrs, slog.Any("_aws", meta))
 	log.LogAttrs(ctx, slog.LevelInfo, "metrics", attrs...)
+}
+
+// Outcomes returns a function that counts each call on log under Function=function:
+// ok.Of(1) when its error is nil, else failed.Of(1) after an error-level line msg
+// with the error (e.g. for wechatpay.RotateOptions.OnReload).
+func Outcomes(log *slog.Logger, function string, ok, failed Name, msg string) func(context.Context, error) {
+	return func(ctx context.Context, err error) {
+		if err != nil {
+			log.LogAttrs(ctx, slog.LevelError, msg, slog.String("error", err.Error()))
+			Emit(ctx, log, function, failed.Of(1))
+			return
+		}
+		Emit(ctx, log, function, ok.Of(1))
+	}
 }

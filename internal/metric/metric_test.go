@@ -15,14 +15,14 @@ func TestEmit_WritesEmbeddedMetricFormat(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, nil))
 	metric.Emit(context.Background(), log, "closeOrder",
-		metric.Of("Released", metric.Count, 3),
-		metric.Value{Name: "ReleaseLag", Unit: metric.Milliseconds, Values: []float64{12, 40}},
-		metric.Value{Name: "Empty", Unit: metric.Count})
+		metric.Released.Of(3),
+		metric.ReleaseLag.Of(12, 40),
+		metric.SweepDue.Of())
 	var line struct {
 		Function   string
 		Released   float64
 		ReleaseLag []float64
-		Empty      any
+		SweepDue   any
 		AWS        struct {
 			Timestamp         int64
 			CloudWatchMetrics []struct {
@@ -35,7 +35,7 @@ func TestEmit_WritesEmbeddedMetricFormat(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
 		t.Fatalf("%s: %v", buf.Bytes(), err)
 	}
-	if line.Function != "closeOrder" || line.Released != 3 || !reflect.DeepEqual(line.ReleaseLag, []float64{12, 40}) || line.Empty != nil {
+	if line.Function != "closeOrder" || line.Released != 3 || !reflect.DeepEqual(line.ReleaseLag, []float64{12, 40}) || line.SweepDue != nil {
 		t.Errorf("values: %s", buf.Bytes())
 	}
 	d := line.AWS.CloudWatchMetrics
@@ -50,7 +50,7 @@ func TestEmit_WritesEmbeddedMetricFormat(t *testing.T) {
 
 func TestEmit_WritesNothingWithoutObservations(t *testing.T) {
 	var buf bytes.Buffer
-	metric.Emit(context.Background(), slog.New(slog.NewJSONHandler(&buf, nil)), "x", metric.Value{Name: "Empty", Unit: metric.Count})
+	metric.Emit(context.Background(), slog.New(slog.NewJSONHandler(&buf, nil)), "x", metric.Released.Of())
 	if buf.Len() != 0 {
 		t.Errorf("wrote %s", buf.Bytes())
 	}

@@ -57,7 +57,7 @@ const MaxBodyBytes = 64 << 10
 
 // Handler serves the notify route.
 type Handler struct {
-	verifier *wechatpay.Verifier
+	verifier *wechatpay.RotatingVerifier
 	store    *dynamo.Store
 	log      *slog.Logger
 	api      *httpapi.Handler
@@ -65,7 +65,7 @@ type Handler struct {
 
 // New returns a Handler that trusts what verifier accepts, records payments in store
 // and logs JSON lines (and EMF metrics) to log.
-func New(verifier *wechatpay.Verifier, store *dynamo.Store, log *slog.Logger) *Handler {
+func New(verifier *wechatpay.RotatingVerifier, store *dynamo.Store, log *slog.Logger) *Handler {
 	h := &Handler{verifier: verifier, store: store, log: log}
 	h.api = httpapi.New(FunctionName, log, map[string]httpapi.Route{RouteNotify: h.notify}).AnswerWith(answer)
 	return h
@@ -130,7 +130,7 @@ func (h *Handler) record(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if errors.As(err, &invalid) {
 		return "", 0, fail(http.StatusBadRequest, invalid.Reason, slog.LevelWarn, err)
 	}
-	n, err := h.verifier.Parse(wechatpay.HeadersFrom(req.Headers), body)
+	n, err := h.verifier.Parse(ctx, wechatpay.HeadersFrom(req.Headers), body)
 	switch {
 	case errors.Is(err, wechatpay.ErrVerification):
 		return "", 0, fail(http.StatusUnauthorized, "signature verification failed", slog.LevelWarn, err)
@@ -167,18 +167,26 @@ func (h *Handler) record(ctx context.Context, req events.APIGatewayV2HTTPRequest
 }
 
 // count emits the request's metrics, one EMF line: the payment's result and whether
-// the answer (status) was a rejection (4xx) or a failure WeChat Pay retries (5xx).
+// the answer (status) was a rejection (4xx), a failed verification (401) or a failure
+// WeChat Pay retries (5xx).
 func (h *Handler) count(ctx context.Context, result inventory.PayResult, twice bool, status int) {
-	count := func(name string, ok bool) metric.Value {
-		v := 0.0
+	count := func(name metric.Name, ok bool) metric.Value {
 		if ok {
-			v = 1
+			return name.Of(1)
 		}
-		return metric.Of(name, metric.Count, v)
+		return name.Of(0)
 	}
 	metric.Emit(ctx, h.log, FunctionName,
-		count("Paid", result == inventory.PaidNow), count("PaidLate", result == inventory.PaidLate),
-		count("RefundDue", result == inventory.RefundDue || twice), count("PaidTwice", twice),
-		count("NotificationRejected", status >= 400 && status < 500),
-		count("NotificationFailed", status >= 500))
+		count(metric.Paid, result == inventory.PaidNow), count(metric.PaidLate, result == inventory.PaidLate),
+		count(metric.RefundDue, result == inventory.RefundDue || twice), count(metric.PaidTwice, twice),
+		count(metric.NotificationRejected, status >= 400 && status < 500),
+		count(metric.NotificationUnverified, status == http.StatusUnauthorized),
+		count(metric.NotificationFailed, status >= 500))
+}
+
+// SecretReloads reports payCallback's re-reads of the merchant secret
+// (wechatpay.RotateOptions.OnReload): a SecretReloaded or SecretReloadFailed count,
+// and a failure at error level (the old keys stay in use).
+func SecretReloads(log *slog.Logger) func(context.Context, error) {
+	return metric.Outcomes(log, FunctionName, metric.SecretReloaded, metric.SecretReloadFailed, "merchant secret not re-read; the old keys stay in use")
 }

@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -13,9 +14,16 @@ import (
 	"github.com/stockguard/stockguard/internal/metric"
 )
 
+// ErrAlertNotPublished is returned by Handle when a run found differences past the
+// alert threshold but could not publish them to the alerts topic: the invocation fails,
+// so the Lambda Errors alarm fires and the scheduled invocation is retried (which
+// publishes again). The run itself completed (repairs, checkpoints, report).
+var ErrAlertNotPublished = errors.New("reconcile: alert not published to the alerts topic")
+
 // alertOn logs every difference (error level past the alert threshold, warn below) and
-// publishes one SNS message listing the alerts.
-func (r *Reconciler) alertOn(ctx context.Context, snap *snapshot) {
+// publishes one SNS message listing the alerts. It reports whether a publish failed;
+// the failure is logged at error level and counted in the AlertNotPublished metric.
+func (r *Reconciler) alertOn(ctx context.Context, snap *snapshot) (failed bool) {
 	var alerts []Difference
 	for _, sku := range slices.Sorted(maps.Keys(snap.diffs)) {
 		onHand := snap.ledger[sku].total.onHand
@@ -31,10 +39,10 @@ func (r *Reconciler) alertOn(ctx context.Context, snap *snapshot) {
 		}
 		r.log.LogAttrs(ctx, level, "books differ", slog.String("skuId", sku), slog.Int("units", worst),
 			slog.Float64("alertThreshold", threshold), slog.Any("differences", snap.diffs[sku]))
-		metric.EmitFor(ctx, r.log, FunctionName, "SkuId", sku, metric.Of("Difference", metric.Count, float64(worst)))
+		metric.EmitFor(ctx, r.log, FunctionName, "SkuId", sku, metric.Difference.Of(float64(worst)))
 	}
 	if len(alerts) == 0 || r.alert == nil || r.cfg.Topic == "" {
-		return
+		return false
 	}
 	listed := alerts[:min(len(alerts), maxAlertLines)] // SNS messages stop at 256 KB
 	body, _ := json.MarshalIndent(map[string]any{"differences": listed, "total": len(alerts), "at": snap.now}, "", "  ")
@@ -47,8 +55,11 @@ func (r *Reconciler) alertOn(ctx context.Context, snap *snapshot) {
 		Subject:  aws.String(fmt.Sprintf("stockguard: books differ for %d SKU(s)", len(skus))),
 		Message:  aws.String(string(body)),
 	}); err != nil {
-		r.log.LogAttrs(ctx, slog.LevelError, "alert not published", slog.String("error", err.Error()))
+		r.log.LogAttrs(ctx, slog.LevelError, "alert not published", slog.Int("alerts", len(alerts)), slog.String("error", err.Error()))
+		metric.Emit(ctx, r.log, FunctionName, metric.AlertNotPublished.Of(1))
+		return true
 	}
+	return false
 }
 
 // maxAlertLines bounds the differences listed in one SNS message.

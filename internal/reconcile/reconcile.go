@@ -216,6 +216,9 @@ type Report struct {
 	LedgerEntriesRead int `json:"-"`
 	// Unrepaired lists SKUs whose differences no automatic repair can explain.
 	Unrepaired []string `json:"-"`
+	// AlertNotPublished is true when the run's alert could not be published (see
+	// ErrAlertNotPublished).
+	AlertNotPublished bool `json:"-"`
 }
 
 // Reconciler runs reconciliations.
@@ -272,7 +275,8 @@ type snapshot struct {
 // Run reconciles once and keeps its report as the latest (Store.SaveReport). It
 // returns the report, or an error when the store could not be read (nothing is
 // concluded then). Failures to alert, repair, checkpoint or keep the report are logged
-// at error level and do not fail the run.
+// at error level and do not fail the run; a failed alert is also marked in
+// Report.AlertNotPublished, which fails the Lambda invocation (Handle).
 func (r *Reconciler) Run(ctx context.Context) (*Report, error) {
 	start := time.Now()
 	rep := &Report{Differences: []Difference{}, OverdueOrders: []string{}, Repaired: []Repaired{}}
@@ -302,7 +306,7 @@ func (r *Reconciler) Run(ctx context.Context) (*Report, error) {
 		rep.OverdueOrders = append(rep.OverdueOrders, o.ID)
 	}
 	rep.Unrepaired = snap.unfixable
-	r.alertOn(ctx, snap)
+	rep.AlertNotPublished = r.alertOn(ctx, snap)
 	if r.cfg.Repair && r.cfg.Window.Contains(snap.now) {
 		rep.Repaired = r.repair(ctx, snap)
 	}
@@ -392,12 +396,12 @@ func (r *Reconciler) logReport(ctx context.Context, rep *Report, snap *snapshot)
 		slog.Int("itemsRead", rep.ItemsRead), slog.Int("ledgerEntriesRead", len(snap.entries)),
 		slog.Time("watermark", snap.mark.Through), slog.Bool("fullCheck", snap.full), slog.Int64("durationMs", rep.DurationMs))
 	metric.Emit(ctx, r.log, FunctionName,
-		metric.Of("SKUsChecked", metric.Count, float64(rep.SKUsChecked)),
-		metric.Of("Differences", metric.Count, float64(len(rep.Differences))),
-		metric.Of("OverduePending", metric.Count, float64(len(rep.OverdueOrders))),
-		metric.Of("Repairs", metric.Count, float64(len(rep.Repaired))),
-		metric.Of("ItemsRead", metric.Count, float64(rep.ItemsRead)),
-		metric.Of("Duration", metric.Milliseconds, float64(rep.DurationMs)))
+		metric.SKUsChecked.Of(float64(rep.SKUsChecked)),
+		metric.Differences.Of(float64(len(rep.Differences))),
+		metric.OverduePending.Of(float64(len(rep.OverdueOrders))),
+		metric.Repairs.Of(float64(len(rep.Repaired))),
+		metric.ItemsRead.Of(float64(rep.ItemsRead)),
+		metric.Duration.Of(float64(rep.DurationMs)))
 }
 
 // maxCatchUp is how far behind the watermark may be for a run to read the ledger
@@ -409,9 +413,15 @@ const maxCatchUp = 6 * time.Hour
 const clockAhead = time.Minute
 
 // Handle is the Lambda handler: any event (the EventBridge schedule's, or an operator's
-// empty invoke) runs one reconciliation and returns its Report.
+// empty invoke) runs one reconciliation and returns its Report. It returns
+// ErrAlertNotPublished (with the report) when the run's alert could not be published,
+// so that the invocation counts as an error and is retried.
 func (r *Reconciler) Handle(ctx context.Context, _ json.RawMessage) (*Report, error) {
-	return r.Run(ctx)
+	rep, err := r.Run(ctx)
+	if err == nil && rep.AlertNotPublished {
+		return rep, ErrAlertNotPublished
+	}
+	return rep, err
 }
 
 // Settings are reconcile's environment variables as template.yaml sets them, still

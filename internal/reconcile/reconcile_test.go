@@ -3,6 +3,7 @@ package reconcile_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -287,6 +288,17 @@ func TestReconcile_OverdueOrderIsReportedAndReleasedThroughCloseOrdersPath(t *te
 	if want := []reconcile.Repaired{{SKU: "teapot", Rule: "overdue " + id, Delta: 3}}; !slices.Equal(rep.Repaired, want) {
 		t.Errorf("repaired %+v, want %+v", rep.Repaired, want)
 	}
+	// Released 16 minutes after ordering, 6 minutes after its expiry.
+	lines, _ := h.Log.Lines()
+	var lags []any
+	for _, l := range lines {
+		if v, ok := l["ReleaseLag"]; ok && l["Function"] == reconcile.FunctionName {
+			lags = append(lags, v)
+		}
+	}
+	if len(lags) != 1 || lags[0] != float64(6*time.Minute/time.Millisecond) {
+		t.Errorf("ReleaseLag samples %v, want one of %d ms", lags, 6*time.Minute/time.Millisecond)
+	}
 	_, out := h.Call(t, "GET", "/orders/"+id, "late", nil, "")
 	if out["status"] != "CANCELLED" || out["cancelReason"] != "TIMEOUT" {
 		t.Errorf("overdue order after repair: %v, want CANCELLED (TIMEOUT)", out)
@@ -340,17 +352,52 @@ func TestReconcile_AlertsOnlyBeyondTheThreshold(t *testing.T) {
 	}
 }
 
-// publisher records what would go to SNS.
+// publisher records what would go to SNS; with err set, every Publish fails with it.
 type publisher struct {
 	mu       sync.Mutex
 	messages []string
+	err      error
 }
 
 func (p *publisher) Publish(_ context.Context, in *sns.PublishInput, _ ...func(*sns.Options)) (*sns.PublishOutput, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.err != nil {
+		return nil, p.err
+	}
 	p.messages = append(p.messages, aws.ToString(in.Message))
 	return &sns.PublishOutput{}, nil
+}
+
+// An alert that cannot be published is not only a log line: the run completes and
+// keeps its report, counts one AlertNotPublished, and the Lambda handler fails with
+// ErrAlertNotPublished so that the invocation is an error (and is retried). A run with
+// differences below the threshold publishes nothing and does not fail.
+func TestReconcile_UnpublishedAlertFailsTheInvocation(t *testing.T) {
+	for _, tc := range []struct {
+		units int
+		fail  bool
+	}{{3, false}, {9, true}} {
+		h := newStack(t, nil)
+		h.Add(t, h.Tables.SKUs, "cup#shard#0", "available", -tc.units)
+		sent := &publisher{err: errors.New("AuthorizationError: not allowed to publish")}
+		r := reconcile.New(dynamo.New(h.DB, h.Tables, dynamo.Options{Now: h.Clock.Now}), sent, slog.New(slog.NewJSONHandler(h.Log, nil)),
+			reconcile.Config{Topic: "arn:aws:sns:us-east-1:000000000000:AlertsTopic", ConfirmDelay: time.Millisecond, Now: h.Clock.Now})
+		rep, err := r.Handle(context.Background(), nil)
+		if got := errors.Is(err, reconcile.ErrAlertNotPublished); got != tc.fail || rep == nil || len(rep.Differences) == 0 {
+			t.Fatalf("%d units: report %+v, error %v; want differences and ErrAlertNotPublished %v", tc.units, rep, err, tc.fail)
+		}
+		lines, _ := h.Log.Lines()
+		counted := 0
+		for _, l := range lines {
+			if l["AlertNotPublished"] == float64(1) {
+				counted++
+			}
+		}
+		if want := map[bool]int{true: 1}[tc.fail]; counted != want || rep.AlertNotPublished != tc.fail {
+			t.Errorf("%d units: AlertNotPublished counted %d, report %v; want %d", tc.units, counted, rep.AlertNotPublished, want)
+		}
+	}
 }
 
 func TestParseWindow(t *testing.T) {

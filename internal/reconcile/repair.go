@@ -11,6 +11,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/metric"
 )
 
 // repair applies the repairs snap found and releases its overdue orders.
@@ -44,18 +45,33 @@ func (r *Reconciler) repair(ctx context.Context, snap *snapshot) []Repaired {
 			}
 		}
 	}
+	return append(done, r.releaseAllOverdue(ctx, snap)...)
+}
+
+// releaseAllOverdue releases the snapshot's overdue orders (see releaseOverdue) and
+// emits each release's lag (cancelledAt − expiresAt, ms) in the ReleaseLag metric.
+func (r *Reconciler) releaseAllOverdue(ctx context.Context, snap *snapshot) []Repaired {
+	var (
+		done  []Repaired
+		lagMs []float64
+	)
 	for _, o := range snap.overdue {
 		order, released, err := r.releaseOverdue(ctx, o.ID)
 		if err != nil {
 			r.log.LogAttrs(ctx, slog.LevelError, "overdue order not released", slog.String("orderId", o.ID), slog.String("error", err.Error()))
 			continue
 		}
-		if released {
-			for _, it := range order.Items {
-				done = append(done, Repaired{SKU: it.SKU, Rule: "overdue " + o.ID, Delta: it.Qty})
-			}
+		if !released {
+			continue
+		}
+		for _, it := range order.Items {
+			done = append(done, Repaired{SKU: it.SKU, Rule: "overdue " + o.ID, Delta: it.Qty})
+		}
+		if order.CancelledAt != nil {
+			lagMs = append(lagMs, float64(order.CancelledAt.Sub(order.ExpiresAt).Milliseconds()))
 		}
 	}
+	metric.Emit(ctx, r.log, FunctionName, metric.ReleaseLag.Of(lagMs...))
 	return done
 }
 

@@ -195,6 +195,8 @@ func localAttribute(id string, resource map[string]any, attribute string) (strin
 		return "arn:aws:events:" + regionAccount + "rule/" + name, true
 	case "AWS::Scheduler::Schedule Arn":
 		return "arn:aws:scheduler:" + regionAccount + "schedule/default/" + name, true
+	case "AWS::Logs::LogGroup Arn":
+		return "arn:aws:logs:" + regionAccount + "log-group:" + name + ":*", true
 	}
 	return "", false
 }

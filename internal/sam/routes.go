@@ -105,6 +105,17 @@ type HTTPAPI struct {
 	Authorizers map[string]Authorizer
 	// IAMAuthorizer is Auth.EnableIamAuthorizer: routes may choose AWS_IAM.
 	IAMAuthorizer bool
+	// AccessLogs is AccessLogSettings (SAM HttpApi: the stage's access logs); nil when
+	// the API writes none.
+	AccessLogs *AccessLogs
+}
+
+// AccessLogs is an HTTP API stage's AccessLogSettings (API Gateway V2
+// Stage.AccessLogSettings): where the lines go and their format, a template of
+// $context variables.
+type AccessLogs struct {
+	DestinationArn string
+	Format         string
 }
 
 // Authorizer is one entry of an HTTP API's Auth.Authorizers (SAM HttpApiAuthorizer).
@@ -132,14 +143,15 @@ func (t *Template) HTTPAPIs() ([]HTTPAPI, error) {
 			return nil, fmt.Errorf("HTTP API %s: %w", id, err)
 		}
 		var raw struct {
-			Auth struct{ EnableIamAuthorizer bool }
+			Auth              struct{ EnableIamAuthorizer bool }
+			AccessLogSettings *AccessLogs
 		}
 		if props := t.resources[id].Properties; len(props) > 0 {
 			if err := json.Unmarshal(props, &raw); err != nil {
-				return nil, fmt.Errorf("HTTP API %s: Auth.EnableIamAuthorizer: %w", id, err)
+				return nil, fmt.Errorf("HTTP API %s: Auth.EnableIamAuthorizer or AccessLogSettings: %w", id, err)
 			}
 		}
-		api.IAMAuthorizer = raw.Auth.EnableIamAuthorizer
+		api.IAMAuthorizer, api.AccessLogs = raw.Auth.EnableIamAuthorizer, raw.AccessLogSettings
 		apis = append(apis, api)
 	}
 	return apis, nil

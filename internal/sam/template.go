@@ -74,6 +74,7 @@ const (
 //	AWS::SNS::Topic                       TopicArn   arn:aws:sns:<Region>:<AccountID>:<LogicalId>
 //	AWS::Events::Rule                     Arn        arn:aws:events:<Region>:<AccountID>:rule/<LogicalId>
 //	AWS::Scheduler::Schedule              Arn        arn:aws:scheduler:<Region>:<AccountID>:schedule/default/<LogicalId>
+//	AWS::Logs::LogGroup                   Arn        arn:aws:logs:<Region>:<AccountID>:log-group:<LogicalId>:*
 //
 // The QueueUrl host is a placeholder: only its last path segment, the queue name, means
 // anything locally. A Template is read-only after Load and safe for concurrent use.
@@ -167,12 +168,14 @@ func parse(source []byte, values map[string]string, sourceIsJSON bool) (*Templat
 
 // withoutUnmodelled encodes doc without the SAM properties goformation v7.14.9's
 // schema lacks and would reject: an AWS::Serverless::HttpApi's Auth.EnableIamAuthorizer
-// (SAM HttpApiAuth). They stay in the raw resources (see HTTPAPIs).
+// (SAM HttpApiAuth) and AccessLogSettings (which goformation spells AccessLogSetting).
+// They stay in the raw resources (see HTTPAPIs).
 func withoutUnmodelled(doc map[string]any) ([]byte, error) {
 	for _, r := range asMap(doc["Resources"]) {
 		res := asMap(r)
 		if res["Type"] == "AWS::Serverless::HttpApi" {
 			delete(asMap(asMap(res["Properties"])["Auth"]), "EnableIamAuthorizer")
+			delete(asMap(res["Properties"]), "AccessLogSettings")
 		}
 	}
 	out, err := json.Marshal(doc)

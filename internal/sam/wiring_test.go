@@ -627,3 +627,59 @@ func TestWiring_ParametersAreConstrainedAndTheirDefaultsPass(t *testing.T) {
 		}
 	}
 }
+
+// iamMatch reports whether an IAM resource pattern (* any run of characters, ? one
+// character; IAM User Guide, "IAM JSON policy elements: Resource") matches arn.
+func iamMatch(pattern, arn string) bool {
+	expr := "^" + strings.NewReplacer(`\*`, ".*", `\?`, ".").Replace(regexp.QuoteMeta(pattern)) + "$"
+	return regexp.MustCompile(expr).MatchString(arn)
+}
+
+// WechatPaySecretArn may be a complete ARN or a partial one (without the six random
+// characters Secrets Manager appends to the name). Whichever the parameter holds, and
+// whatever its pattern accepts, every function that reads the secret is allowed
+// secretsmanager:GetSecretValue on the secret's complete ARN — and on no other secret
+// of another name.
+func TestWiring_SecretPoliciesAcceptTheARNFormsTheParameterAllows(t *testing.T) {
+	const full = "arn:aws:secretsmanager:us-east-1:123456789012:secret:stockguard/wechatpay-AbC123"
+	pattern := regexp.MustCompile(*loadRealTemplate(t).Parameters()["WechatPaySecretArn"].AllowedPattern)
+	for _, given := range []string{full, strings.TrimSuffix(full, "-AbC123")} {
+		if !pattern.MatchString(given) {
+			t.Fatalf("the parameter refuses %s", given)
+		}
+		tpl, err := sam.LoadWithParameters(filepath.Join(repoRoot(t), "template.yaml"), map[string]string{
+			"WechatPaySecretArn": given, "JwtAudience": "wx-app"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		functions, err := tpl.Functions()
+		if err != nil {
+			t.Fatal(err)
+		}
+		readers := 0
+		for _, f := range functions {
+			if f.Environment["WECHATPAY_SECRET_ARN"] == "" {
+				continue
+			}
+			readers++
+			allowed := func(arn string) bool {
+				for _, s := range f.Policies.Statements {
+					if s.Effect == "Allow" && slices.Contains(s.Action, "secretsmanager:GetSecretValue") &&
+						slices.ContainsFunc(s.Resource, func(r string) bool { return iamMatch(r, arn) }) {
+						return true
+					}
+				}
+				return false
+			}
+			if !allowed(full) {
+				t.Errorf("%s with WechatPaySecretArn=%s: GetSecretValue on %s not allowed", f.Name, given, full)
+			}
+			if other := strings.Replace(full, "wechatpay", "other", 1); allowed(other) {
+				t.Errorf("%s with WechatPaySecretArn=%s: GetSecretValue allowed on %s", f.Name, given, other)
+			}
+		}
+		if readers != 3 {
+			t.Errorf("%d functions read the secret, want 3 (closeOrder, payCallback, login)", readers)
+		}
+	}
+}

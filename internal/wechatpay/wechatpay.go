@@ -90,6 +90,11 @@ var (
 	// ErrMerchantMismatch: a genuine notification whose transaction mchid or appid is not the
 	// configured merchant's. CONTRACT.md: 400.
 	ErrMerchantMismatch = errors.New("wechatpay: notification is for another merchant")
+
+	// ErrUnknownSerial: the Wechatpay-Serial of a notification or answer names no
+	// configured platform key (WeChat Pay may have rotated its key: see Rotating). It
+	// wraps ErrVerification.
+	ErrUnknownSerial = fmt.Errorf("%w: unknown %s", ErrVerification, HeaderSerial)
 )
 
 // Config is what a Verifier trusts. APIv3Key is a secret; NewVerifier copies it and the
@@ -337,7 +342,7 @@ func (v *Verifier) verify(h Headers, body []byte) error {
 	}
 	key, ok := v.keys[h.Serial]
 	if !ok {
-		return fmt.Errorf("%w: unknown %s %q", ErrVerification, HeaderSerial, h.Serial)
+		return fmt.Errorf("%w %q", ErrUnknownSerial, h.Serial)
 	}
 	if len(h.Signature) > maxSignatureLen {
 		return fmt.Errorf("%w: %s longer than %d characters", ErrVerification, HeaderSignature, maxSignatureLen)
