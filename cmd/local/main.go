@@ -22,7 +22,8 @@
 // the file through POST /admin/skus. Payments go to the WeChat Pay stand-in on
 // -wechatpay-addr; POST /_local/pay/{orderId} plays the buyer paying there. The template's event
 // sources run too: closeOrder polls the close-order queue and sweeps on its schedule;
-// POST /_local/invoke/closeOrder runs a sweep now and answers with its result.
+// POST /_local/invoke/closeOrder runs a sweep now and answers with its result. GET
+// /openapi.yaml serves the contract as an OpenAPI 3.1 document.
 package main
 
 import (

@@ -14,6 +14,7 @@ import (
 	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/openapi/openapitest"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
@@ -32,7 +33,7 @@ func payStackWith(t *testing.T, stock int) (*local.Stack, *testkit.Clock, *testk
 	clock, logs := testkit.NewClock(), &testkit.Log{}
 	stack, err := local.Start(context.Background(), local.StackConfig{
 		Template: template, Now: clock.Now, PaymentTimeout: 15 * time.Minute,
-		Logger: slogJSON(logs),
+		Logger: slogJSON(logs), APIWrap: openapitest.New(t).Wrap,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +48,13 @@ func payStackWith(t *testing.T, stock int) (*local.Stack, *testkit.Clock, *testk
 // api sends one request to the stack's HTTP API with the Bearer token (none when "")
 // and returns the status, the decoded JSON object (nil when not one) and the headers.
 func api(stack *local.Stack, method, path, token, body string) (int, map[string]any, http.Header) {
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	return apiWith(context.Background(), stack, method, path, token, body)
+}
+
+// apiWith is api with the request's context (openapitest.OutsideContract marks a
+// request the contract forbids).
+func apiWith(ctx context.Context, stack *local.Stack, method, path, token, body string) (int, map[string]any, http.Header) {
+	req := httptest.NewRequestWithContext(ctx, method, path, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
@@ -363,7 +370,7 @@ func TestPayment_ReleaseReadBeforeThePaymentStartedLoses(t *testing.T) {
 func TestPayment_ReconcileLeavesOrdersWithAWeChatPayOrderToCloseOrder(t *testing.T) {
 	clock := testkit.NewClock()
 	stack, err := local.Start(context.Background(), local.StackConfig{
-		Template: template, Now: clock.Now, PaymentTimeout: 15 * time.Minute,
+		Template: template, Now: clock.Now, PaymentTimeout: 15 * time.Minute, APIWrap: openapitest.New(t).Wrap,
 		Reconcile: func(c *reconcile.Config) {
 			c.Repair, c.Window = true, reconcile.Window{Start: 0, End: 23 * time.Hour, Loc: time.UTC}
 		},

@@ -8,13 +8,14 @@ import (
 
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/openapi/openapitest"
 )
 
 // A seed entry's peakOrdersPerSecond sizes its shards when it gives none
 // (inventory.ShardsForPeak); explicit shards win; a negative peak is refused.
 func TestSeed_PeakOrdersPerSecondSizesTheShards(t *testing.T) {
 	ctx := context.Background()
-	stack, err := local.Start(ctx, local.StackConfig{Template: "../../template.yaml"})
+	stack, err := local.Start(ctx, local.StackConfig{Template: "../../template.yaml", APIWrap: openapitest.New(t).Wrap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestSeed_PeakOrdersPerSecondSizesTheShards(t *testing.T) {
 			t.Errorf("%s: %d shards, %d available; want %d shards, 400", id, sku.Shards, sku.Available, want)
 		}
 	}
-	err = stack.Seed(ctx, strings.NewReader(`[{"skuId":"bad","name":"bad","price":100,"stock":1,"peakOrdersPerSecond":-1}]`))
+	err = stack.Seed(openapitest.OutsideContract(ctx, "a negative peak"), strings.NewReader(`[{"skuId":"bad","name":"bad","price":100,"stock":1,"peakOrdersPerSecond":-1}]`))
 	if err == nil {
 		t.Error("a negative peak was seeded")
 	}

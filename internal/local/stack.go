@@ -29,6 +29,7 @@ import (
 	"github.com/stockguard/stockguard/internal/idtoken"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
+	"github.com/stockguard/stockguard/internal/openapi"
 	"github.com/stockguard/stockguard/internal/paycallback"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/sam"
@@ -53,6 +54,11 @@ type StackConfig struct {
 	Logger *slog.Logger
 	// DynamoDBWrap wraps the DynamoDB server's handler (tests inject faults with it).
 	DynamoDBWrap Middleware
+	// APIWrap, when set, wraps every handler of API that answers a request: the
+	// gateway (so also the requests the stack sends it itself: the seed's POST
+	// /admin/skus, the stand-in's notifications) and each local-only route. Tests check
+	// the traffic against the OpenAPI document with it (openapitest.Checker.Wrap).
+	APIWrap Middleware
 	// DynamoDBOptions are applied to the stack's DynamoDB client after
 	// dynamo.ClientOptions (tests count requests with them).
 	DynamoDBOptions []func(*dynamodb.Options)
@@ -87,7 +93,7 @@ type Stack struct {
 	Queues   map[string]string // queue logical id → queue URL
 	Tables   dynamo.Tables     // table names, from createOrder's environment
 	Store    *dynamo.Store     // the store createOrder uses
-	API      http.Handler      // the HTTP API (routes of template.yaml) and the /_local/ routes
+	API      http.Handler      // the HTTP API (routes of template.yaml), the /_local/ routes and GET /openapi.yaml
 	// Handlers are the functions by logical id, invoked as Lambda invokes them.
 	Handlers map[string]lambda.Handler
 	// Payments is the local stand-in for WeChat Pay: keys generated at Start, trusted by
@@ -166,7 +172,7 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 }
 
 // serve builds API: the gateway over the template's routes, checking tokens like the
-// JWT authorizer, and the /_local/ routes.
+// JWT authorizer, the /_local/ routes and the OpenAPI document (GET /openapi.yaml).
 func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 	routes, err := tpl.Routes()
 	if err != nil {
@@ -180,11 +186,16 @@ func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 	if err != nil {
 		return err
 	}
+	wrap := cfg.APIWrap
+	if wrap == nil {
+		wrap = func(h http.Handler) http.Handler { return h }
+	}
 	mux := http.NewServeMux()
-	s.gateway = NewGateway(gwRoutes, s.Handlers, GatewayOptions{Logger: cfg.Logger, Verifier: verifier})
+	s.gateway = wrap(NewGateway(gwRoutes, s.Handlers, GatewayOptions{Logger: cfg.Logger, Verifier: verifier}))
 	mux.Handle("/", s.gateway)
-	mux.HandleFunc("POST /_local/invoke/{function}", s.serveInvoke)
-	mux.HandleFunc("POST /_local/pay/{orderId}", s.servePay)
+	mux.Handle("POST /_local/invoke/{function}", wrap(http.HandlerFunc(s.serveInvoke)))
+	mux.Handle("POST /_local/pay/{orderId}", wrap(http.HandlerFunc(s.servePay)))
+	mux.Handle("GET "+openapi.Path, wrap(openapi.Handler()))
 	s.API = mux
 	return nil
 }

@@ -1,12 +1,14 @@
 package local_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/stockguard/stockguard/internal/openapi"
 	"github.com/stockguard/stockguard/internal/stacktest"
 	"github.com/stockguard/stockguard/internal/testkit"
 )
@@ -32,4 +34,17 @@ func TestStack_ConcurrentInvocationsGetTheirOwnAnswers(t *testing.T) {
 			t.Errorf("GET /skus/%s answered %d %s", sku, rec.Code, rec.Body.String())
 		}
 	})
+}
+
+// The stack serves its contract as the OpenAPI document, through the same checked API.
+func TestStack_ServesTheOpenAPIDocument(t *testing.T) {
+	stack := stacktest.New(t, stacktest.Options{Seed: "[]"})
+	rec := httptest.NewRecorder()
+	stack.API.ServeHTTP(rec, httptest.NewRequest("GET", openapi.Path, nil))
+	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/yaml" || !bytes.Equal(rec.Body.Bytes(), openapi.YAML()) {
+		t.Errorf("GET %s: %d %q, %d bytes; want the document", openapi.Path, rec.Code, rec.Header().Get("Content-Type"), rec.Body.Len())
+	}
+	if reqs, resps := stack.Contract.Checked(); reqs != 1 || resps != 1 {
+		t.Errorf("checked %d requests and %d answers, want 1 and 1", reqs, resps)
+	}
 }

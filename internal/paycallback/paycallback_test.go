@@ -172,7 +172,11 @@ func TestNotify_RejectsWhatCannotBeTrustedOrDoesNotMatch(t *testing.T) {
 			before := h.Snapshot(t)
 			errorsBefore := len(h.Logged(t, "level", "ERROR"))
 			headers, body := tc.build()
-			status, out := h.Notify(t, headers, body)
+			api := h
+			if tc.name == "no headers" || tc.name == "signed junk" { // not a WeChat Pay notification at all
+				api = h.OutsideContract(tc.name)
+			}
+			status, out := api.Notify(t, headers, body)
 			if status != tc.status || out["code"] != "FAIL" || out["message"] == "" {
 				t.Errorf("%d %v, want %d FAIL", status, out, tc.status)
 			}
@@ -353,7 +357,11 @@ func TestLocalPay_SendsASignedNotificationThroughTheNotifyRoute(t *testing.T) {
 		{"pay again", "/_local/pay/" + id, `{"state": "SUCCESS"}`, 204, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			status, out := h.Call(t, "POST", tc.path, "", nil, tc.body)
+			api := h
+			if tc.code == "INVALID_REQUEST" { // a body the route does not take
+				api = h.OutsideContract(tc.name)
+			}
+			status, out := api.Call(t, "POST", tc.path, "", nil, tc.body)
 			if status != tc.status || tc.code != "" && out["code"] != tc.code {
 				t.Errorf("%d %v, want %d %s", status, out, tc.status, tc.code)
 			}

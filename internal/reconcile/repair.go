@@ -19,7 +19,7 @@ func (r *Reconciler) repair(ctx context.Context, snap *snapshot) []Repaired {
 	// Runs that read the same watermark and state repair under the same key, so
 	// overlapping runs cannot both write a REPAIR entry for one shard.
 	run := "repair-" + strconv.FormatInt(snap.mark.Through.UnixMilli(), 10)
-	var done []Repaired
+	done := []Repaired{} // the report's "repaired" is a list, [] when nothing was repaired
 	for _, sku := range slices.Sorted(maps.Keys(snap.fixes)) {
 		fixes := snap.fixes[sku]
 		if err := r.store.Repair(ctx, run, sku, "reconcile", fixes); err != nil {

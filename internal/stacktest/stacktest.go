@@ -7,6 +7,11 @@
 // tables, Lambda invocations, payments through the stand-in WeChat Pay platform and
 // the conservation check of internal/booktest.
 //
+// Every request a test sends through the stack's HTTP API, and every answer, is
+// checked against the OpenAPI document (openapitest): a mismatch fails the test.
+// Requests the test means to be outside the contract go through
+// OutsideContract. Benchmarks run without the check: they measure the stack.
+//
 // goaws keeps global state, so only one stack with SQS may run per process: tests
 // that set Options.SQS do not run in parallel.
 package stacktest
@@ -33,6 +38,7 @@ import (
 	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/openapi/openapitest"
 	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
@@ -69,6 +75,11 @@ type Stack struct {
 	Clock *testkit.Clock
 	// Log holds the JSON log lines of the functions and the gateway.
 	Log *testkit.Log
+	// Contract checks the HTTP API's traffic against the OpenAPI document; nil in
+	// benchmarks.
+	Contract *openapitest.Checker
+
+	ctx context.Context // of the requests; set by OutsideContract
 }
 
 // New starts a stack configured by opts and registers its Close on t. It fails t when
@@ -85,6 +96,10 @@ func New(t testing.TB, opts Options) *Stack {
 	}
 	if opts.SQS {
 		cfg.SQSAddr = "127.0.0.1:0"
+	}
+	if _, bench := t.(*testing.B); !bench {
+		s.Contract = openapitest.New(t)
+		cfg.APIWrap = s.Contract.Wrap
 	}
 	stack, err := local.Start(context.Background(), cfg)
 	if err != nil {
@@ -134,7 +149,7 @@ func (s *Stack) now() time.Time {
 // when it is not a JSON object).
 func (s *Stack) Call(t testing.TB, method, path, user string, headers map[string]string, body string) (int, map[string]any) {
 	t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req := httptest.NewRequestWithContext(s.context(), method, path, strings.NewReader(body))
 	if user != "" {
 		req.Header.Set("X-User-Id", user)
 	}
@@ -146,6 +161,23 @@ func (s *Stack) Call(t testing.TB, method, path, user string, headers map[string
 	var out map[string]any
 	json.Unmarshal(rec.Body.Bytes(), &out)
 	return rec.Code, out
+}
+
+// OutsideContract returns s for requests that the contract forbids, on purpose (why
+// says how: "qty 0", "malformed order id"): the OpenAPI check skips the requests sent
+// through the Stack it returns (Call, Notify, Pay) and still checks their answers.
+func (s *Stack) OutsideContract(why string) *Stack {
+	out := *s
+	out.ctx = openapitest.OutsideContract(s.context(), why)
+	return &out
+}
+
+// context is the context of s's requests.
+func (s *Stack) context() context.Context {
+	if s.ctx == nil {
+		return context.Background()
+	}
+	return s.ctx
 }
 
 // Order places the order body (POST /orders) for user and returns its id; it fails t
@@ -305,7 +337,7 @@ func (s *Stack) RunInBackground(t testing.TB) {
 func (s *Stack) RunScheduled(t testing.TB, function string, result any) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	s.API.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/_local/invoke/"+function, nil))
+	s.API.ServeHTTP(rec, httptest.NewRequestWithContext(s.context(), http.MethodPost, "/_local/invoke/"+function, nil))
 	if rec.Code != http.StatusOK {
 		t.Fatalf("%s: %d %s", function, rec.Code, rec.Body.String())
 	}

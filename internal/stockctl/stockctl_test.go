@@ -22,6 +22,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/openapi/openapitest"
 	"github.com/stockguard/stockguard/internal/stockctl"
 )
 
@@ -65,17 +66,21 @@ type harness struct {
 	stack    *local.Stack
 	url      string
 	verified atomic.Int64
+	outside  atomic.Pointer[string] // why the requests sent now are outside the contract
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	stack, err := local.Start(context.Background(), local.StackConfig{Template: "../../template.yaml"})
+	stack, err := local.Start(context.Background(), local.StackConfig{Template: "../../template.yaml", APIWrap: openapitest.New(t).Wrap})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { stack.Close() })
 	h := &harness{stack: stack}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if why := h.outside.Load(); why != nil {
+			r = r.WithContext(openapitest.OutsideContract(r.Context(), *why))
+		}
 		body, _ := io.ReadAll(r.Body)
 		if !verifySigV4(r, body) {
 			w.WriteHeader(http.StatusForbidden)
@@ -143,7 +148,9 @@ func TestStockctl_SignsEveryRequestWithSigV4(t *testing.T) {
 	// An id is one path segment however it is spelled: "nope/../cup-01" names no SKU
 	// and must not reach cup-01.
 	// (Straight to the local API, which needs no signature, as cmd/local serves it.)
-	unsigned := httptest.NewServer(h.stack.API)
+	unsigned := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.stack.API.ServeHTTP(w, r.WithContext(openapitest.OutsideContract(r.Context(), "a SKU id outside the pattern")))
+	}))
 	defer unsigned.Close()
 	signed := h.url
 	h.url = unsigned.URL
@@ -167,24 +174,30 @@ func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
 	seedFile := filepath.Join(t.TempDir(), "seed.json")
 	os.WriteFile(seedFile, []byte(`[{"skuId":"ok","name":"ok","price":1,"stock":1,"colour":"red"}]`), 0o600)
 	for _, tc := range []struct {
-		args   []string
-		secret string
-		exit   int
-		want   string
+		args    []string
+		secret  string
+		exit    int
+		want    string
+		outside bool // the request breaks the contract, on purpose
 	}{
-		{[]string{"get", "cup"}, "not-the-secret", stockctl.ExitError, "403"},
-		{[]string{"create", "--sku", "cup", "--name", "Cup", "--price", "200"}, secretKey, stockctl.ExitError, "409 SKU_EXISTS"},
-		{[]string{"adjust", "cup", "--id", "loss", "--delta", "-1", "--reason", "broken"}, secretKey, stockctl.ExitError, "409 STOCK_OUT"},
-		{[]string{"reshard", "cup", "--shards", "65"}, secretKey, stockctl.ExitError, "400 INVALID_REQUEST"},
-		{[]string{"on-sale", "cup", "--at", "tomorrow"}, secretKey, stockctl.ExitError, "saleStartsAt must be"},
-		{[]string{"get", "nope"}, secretKey, stockctl.ExitError, "404 SKU_NOT_FOUND"},
-		{[]string{"seed", seedFile}, secretKey, stockctl.ExitError, `unknown field "colour"`},
-		{[]string{"seed", "/no/such/file.json"}, secretKey, stockctl.ExitError, "no such file"},
-		{[]string{"frobnicate"}, secretKey, stockctl.ExitUsage, "unknown command"},
-		{[]string{"adjust", "cup", "--delta", "1"}, secretKey, stockctl.ExitUsage, "needs --id"},
-		{[]string{"-o", "yaml", "list"}, secretKey, stockctl.ExitUsage, "-o must be"},
+		{[]string{"get", "cup"}, "not-the-secret", stockctl.ExitError, "403", false},
+		{[]string{"create", "--sku", "cup", "--name", "Cup", "--price", "200"}, secretKey, stockctl.ExitError, "409 SKU_EXISTS", false},
+		{[]string{"adjust", "cup", "--id", "loss", "--delta", "-1", "--reason", "broken"}, secretKey, stockctl.ExitError, "409 STOCK_OUT", false},
+		{[]string{"reshard", "cup", "--shards", "65"}, secretKey, stockctl.ExitError, "400 INVALID_REQUEST", true},
+		{[]string{"on-sale", "cup", "--at", "tomorrow"}, secretKey, stockctl.ExitError, "saleStartsAt must be", true},
+		{[]string{"get", "nope"}, secretKey, stockctl.ExitError, "404 SKU_NOT_FOUND", false},
+		{[]string{"seed", seedFile}, secretKey, stockctl.ExitError, `unknown field "colour"`, true},
+		{[]string{"seed", "/no/such/file.json"}, secretKey, stockctl.ExitError, "no such file", false},
+		{[]string{"frobnicate"}, secretKey, stockctl.ExitUsage, "unknown command", false},
+		{[]string{"adjust", "cup", "--delta", "1"}, secretKey, stockctl.ExitUsage, "needs --id", false},
+		{[]string{"-o", "yaml", "list"}, secretKey, stockctl.ExitUsage, "-o must be", false},
 	} {
+		if tc.outside {
+			why := strings.Join(tc.args, " ")
+			h.outside.Store(&why)
+		}
 		code, out, errOut := h.run(tc.secret, tc.args...)
+		h.outside.Store(nil)
 		if code != tc.exit || !strings.HasPrefix(errOut, "stockctl: ") || !strings.Contains(errOut, tc.want) || out != "" {
 			t.Errorf("stockctl %s: exit %d, stdout %q, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), code, out, errOut, tc.exit, tc.want)
 		}
