@@ -3,9 +3,14 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"iter"
+	"strings"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -278,4 +283,48 @@ func refundPK(refund *inventory.Refund) string {
 		return refund.OrderID
 	}
 	return extraKey(refund.OutRefundNo)
+}
+
+// RefundingBefore lists the out_refund_no of every refund (orders and second
+// payments) that the RefundingBySince index shows REFUNDING since before `before`,
+// oldest first, a page at a time. The index is eventually consistent: a refund just
+// marked REFUNDED may still show; callers act through MarkRefunded, which reads it
+// first. Iteration stops at the first error.
+func (s *Store) RefundingBefore(ctx context.Context, before time.Time) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		key := expression.Key("refundBucket").Equal(expression.Value(refundBucketValue)).
+			And(expression.Key("refundingSince").LessThan(expression.Value(before.UnixMilli())))
+		expr, err := expression.NewBuilder().WithKeyCondition(key).Build()
+		if err != nil {
+			yield("", fmt.Errorf("build refunding query: %w", err))
+			return
+		}
+		pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+			TableName: aws.String(s.tables.Orders), IndexName: aws.String(RefundingIndex),
+			KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		})
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				yield("", s.storeError("query refunding", err))
+				return
+			}
+			for _, item := range page.Items {
+				var rec struct {
+					PK string `dynamodbav:"pk"`
+				}
+				if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
+					yield("", fmt.Errorf("decode refunding item: %w", err))
+					return
+				}
+				no, ok := strings.CutPrefix(rec.PK, extraKey(""))
+				if !ok {
+					no = inventory.OutRefundNo(rec.PK)
+				}
+				if !yield(no, nil) {
+					return
+				}
+			}
+		}
+	}
 }

@@ -33,6 +33,8 @@ type OrderJSON struct {
 	CancelledAt   string     `json:"cancelledAt,omitempty"`
 	CancelReason  string     `json:"cancelReason,omitempty"`
 	TransactionID string     `json:"transactionId,omitempty"`
+	RefundedAt    string     `json:"refundedAt,omitempty"`
+	RefundAmount  int64      `json:"refundAmount,omitempty"` // fen
 }
 
 type itemJSON struct {
@@ -70,6 +72,7 @@ func Order(o *inventory.Order) OrderJSON {
 		CreatedAt: rfc3339(o.CreatedAt), ExpiresAt: rfc3339(o.ExpiresAt),
 		PaidAt: optional(o.PaidAt), CancelledAt: optional(o.CancelledAt),
 		CancelReason: string(o.CancelReason), TransactionID: o.TransactionID,
+		RefundedAt: optional(o.RefundedAt), RefundAmount: o.RefundAmount,
 		Items: make([]itemJSON, len(o.Items)),
 	}
 	for i, it := range o.Items {
@@ -163,6 +166,8 @@ func Answer(err error) events.APIGatewayV2HTTPResponse {
 		return ErrorResponse(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request", "")
 	case errors.Is(err, inventory.ErrNotCancellable):
 		return ErrorResponse(http.StatusConflict, "ORDER_NOT_CANCELLABLE", "this order is paid and can no longer be cancelled", "")
+	case errors.Is(err, inventory.ErrRefundNotAllowed):
+		return ErrorResponse(http.StatusConflict, "REFUND_NOT_ALLOWED", "this order cannot be refunded by you now", "")
 	case errors.Is(err, inventory.ErrNotPayable):
 		return ErrorResponse(http.StatusConflict, "ORDER_NOT_PAYABLE", "this order is no longer waiting for payment", "")
 	case errors.Is(err, inventory.ErrPaymentRefused):

@@ -1,0 +1,173 @@
+// Package refund is the money step of refunds (DESIGN.md, "Refunds: goods before
+// money"). Once an order's goods step has committed (dynamo.Store.StartRefund: the
+// order REFUNDING, its units back on the ledger) or a second payment was recorded as
+// owed (dynamo.Store.SecondPayment), a Starter puts the refund's out_refund_no on the
+// refund queue. The refund function's Refunder takes the queue's batches (partial
+// batch responses), asks WeChat Pay's domestic refund API for the whole payment back
+// under that out_refund_no, checks the answer names the same refund and amount before
+// trusting it, and records what it says (Apply). A transient failure (WeChat Pay
+// unreachable, 5xx, 429) fails the record, which SQS delivers again after the
+// visibility timeout; WeChat Pay deduplicates on out_refund_no, so repeats refund
+// once. A scheduled pass (Refunder.Stuck) asks WeChat Pay about refunds REFUNDING
+// longer than a bound: SUCCESS turns them REFUNDED (a lost notification), never
+// requested sends them again (a lost message), and the RefundingStuck metric counts
+// those still waiting.
+package refund
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/metric"
+)
+
+// FunctionName is the Function dimension of the refund function's metrics.
+const FunctionName = "refund"
+
+// ErrNotRequested is what Payments.QueryRefund answers when WeChat Pay has no refund
+// with that out_refund_no (查询单笔退款: 404 RESOURCE_NOT_EXISTS).
+var ErrNotRequested = errors.New("refund: WeChat Pay has no refund with that out_refund_no")
+
+// Request is one refund asked of WeChat Pay (WeChat Pay APIv3 docs, 退款申请: POST
+// /v3/refund/domestic/refunds).
+type Request struct {
+	OutTradeNo  string // out_trade_no of the payment refunded
+	OutRefundNo string // out_refund_no: the same for every retry of one refund
+	Amount      int64  // fen: amount.refund = amount.total (always the whole payment)
+	Currency    string // amount.currency, CNY
+	Reason      string // reason, shown to the buyer
+	NotifyURL   string // notify_url: the refund-notify route
+}
+
+// Payments is the part of WeChat Pay's merchant API that refunds use. Refund asks for
+// a refund; QueryRefund asks about one (查询单笔退款: GET
+// /v3/refund/domestic/refunds/{out_refund_no}), answering ErrNotRequested when WeChat
+// Pay has none. Both answer what WeChat Pay says of the refund, verified; errors
+// wrapping wechatpay.ErrUnavailable are worth retrying.
+type Payments interface {
+	Refund(ctx context.Context, r Request) (inventory.RefundResult, error)
+	QueryRefund(ctx context.Context, outRefundNo string) (inventory.RefundResult, error)
+}
+
+// Options tune a Refunder.
+type Options struct {
+	// NotifyURL is the refund-notify route's absolute URL, the refunds' notify_url.
+	NotifyURL string
+	// StuckAfter is how long a refund may stay REFUNDING before the stuck pass asks
+	// WeChat Pay about it; default 30 minutes.
+	StuckAfter time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Refunder asks WeChat Pay for the refunds the queue names and finds stuck ones.
+type Refunder struct {
+	store *dynamo.Store
+	pay   Payments
+	queue *Queue
+	log   *slog.Logger
+	opts  Options
+}
+
+// NewRefunder returns a Refunder over store asking pay, sending refunds found never
+// requested to queue, logging JSON lines (and EMF metrics) to log.
+func NewRefunder(store *dynamo.Store, pay Payments, queue *Queue, log *slog.Logger, opts Options) *Refunder {
+	if opts.StuckAfter <= 0 {
+		opts.StuckAfter = 30 * time.Minute
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Refunder{store: store, pay: pay, queue: queue, log: log, opts: opts}
+}
+
+// HandleSQS handles a batch of refund messages concurrently: each refund still owed is
+// asked of WeChat Pay and the answer recorded; a refund already REFUNDED or unknown is
+// dropped. A record that cannot be handled (malformed, WeChat Pay unavailable, an
+// answer about another refund, a store failure) is listed in BatchItemFailures so
+// that only it is delivered again after the visibility timeout (the queue's redrive
+// policy moves it to the dead-letter queue after repeated failures; the stuck pass
+// requests it again later). The error result is always nil.
+func (r *Refunder) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+	var (
+		mu       sync.Mutex
+		resp     = events.SQSEventResponse{BatchItemFailures: []events.SQSBatchItemFailure{}}
+		wg       sync.WaitGroup
+		refunded int
+	)
+	for _, rec := range ev.Records {
+		wg.Go(func() {
+			done, err := r.handleRecord(ctx, rec)
+			mu.Lock()
+			defer mu.Unlock()
+			if done {
+				refunded++
+			}
+			if err != nil {
+				r.log.LogAttrs(ctx, slog.LevelWarn, "refund request failed; it will be retried",
+					slog.String("messageId", rec.MessageId), slog.String("error", err.Error()))
+				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
+			}
+		})
+	}
+	wg.Wait()
+	metric.Emit(ctx, r.log, FunctionName, metric.Of("RefundRequested", metric.Count, float64(len(ev.Records)-len(resp.BatchItemFailures))),
+		metric.Of("RefundRequestFailed", metric.Count, float64(len(resp.BatchItemFailures))),
+		metric.Of("RefundedAtOnce", metric.Count, float64(refunded)))
+	return resp, nil
+}
+
+// handleRecord requests the refund one message names; it reports whether WeChat Pay
+// answered it done.
+func (r *Refunder) handleRecord(ctx context.Context, rec events.SQSMessage) (bool, error) {
+	m, err := Decode(rec.Body)
+	if err != nil {
+		return false, err
+	}
+	refund, err := r.store.RefundByNo(ctx, m.OutRefundNo)
+	switch {
+	case errors.Is(err, inventory.ErrRefundNotFound):
+		r.log.LogAttrs(ctx, slog.LevelWarn, "refund message for no refund owed; dropped", slog.String("outRefundNo", m.OutRefundNo))
+		return false, nil
+	case err != nil:
+		return false, err
+	case refund.Status != inventory.StatusRefunding:
+		return false, nil // REFUNDED already: a duplicate message
+	}
+	res, err := r.pay.Refund(ctx, Request{
+		OutTradeNo: refund.OrderID, OutRefundNo: refund.OutRefundNo, Amount: refund.Amount,
+		Currency: refund.Currency, Reason: "stockguard refund", NotifyURL: r.opts.NotifyURL,
+	})
+	if err != nil {
+		return false, fmt.Errorf("refund %s: %w", refund.OutRefundNo, err)
+	}
+	got, _, err := Apply(ctx, r.store, r.log, FunctionName, res)
+	return err == nil && got.Status == inventory.StatusRefunded, err
+}
+
+// Apply records res, what WeChat Pay said of a refund (its refund API's answer, a
+// query, a notification), with store.MarkRefunded, which checks it names the refund
+// and amount owed. A result that newly marks a refund CLOSED or ABNORMAL is logged at
+// error level and counted in the RefundAbnormal metric (Function dimension function):
+// the money must be returned by hand. Errors are MarkRefunded's.
+func Apply(ctx context.Context, store *dynamo.Store, log *slog.Logger, function string, res inventory.RefundResult) (*inventory.Refund, bool, error) {
+	refund, changed, err := store.MarkRefunded(ctx, res)
+	if err != nil {
+		return refund, false, err
+	}
+	if changed && refund.Status == inventory.StatusRefunding && refund.Error != "" {
+		log.LogAttrs(ctx, slog.LevelError, "WeChat Pay did not refund: return the money by hand",
+			slog.String("outRefundNo", refund.OutRefundNo), slog.String("outTradeNo", refund.OrderID),
+			slog.Int64("amount", refund.Amount), slog.String("refundStatus", res.State))
+		metric.Emit(ctx, log, function, metric.Of("RefundAbnormal", metric.Count, 1))
+	}
+	return refund, changed, nil
+}
