@@ -84,7 +84,7 @@ var (
 // code is SYSTEM_ERROR or FREQUENCY_LIMITED. Message is WeChat Pay's text, for logs only:
 // never show it to a buyer.
 type APIError struct {
-	Op         string // "JSAPI下单", "查询订单" or "关闭订单"
+	Op         string // "JSAPI下单", "查询订单", "关闭订单", "申请退款" or "查询单笔退款"
 	StatusCode int    // HTTP status
 	Code       string // e.g. CodeOrderPaid; empty when the body was not parsed
 	Message    string // WeChat Pay's message
@@ -106,10 +106,14 @@ func (e *APIError) Retryable() bool {
 }
 
 // Unwrap returns ErrUnavailable when Retryable, so errors.Is(err, ErrUnavailable) selects
-// every answer worth retrying.
+// every answer worth retrying, and ErrNotFound for an HTTP 404 with code ORDER_NOT_EXIST or
+// RESOURCE_NOT_EXISTS.
 func (e *APIError) Unwrap() error {
-	if e.Retryable() {
+	switch {
+	case e.Retryable():
 		return ErrUnavailable
+	case e.StatusCode == http.StatusNotFound && (e.Code == CodeOrderNotExist || e.Code == CodeResourceNotExists):
+		return ErrNotFound
 	}
 	return nil
 }
@@ -232,8 +236,7 @@ func (o JSAPIOrder) wire(appID, mchID string) (*JSAPIRequest, error) {
 	case len(o.Attach) > maxAttachLen:
 		return nil, bad("attach is longer than %d bytes", maxAttachLen)
 	}
-	if u, err := url.Parse(o.NotifyURL); err != nil || len(o.NotifyURL) > maxNotifyURLLen ||
-		(u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+	if !validNotifyURL(o.NotifyURL, maxNotifyURLLen) {
 		return nil, bad("notify_url must be an absolute http(s) URL of at most %d bytes without query", maxNotifyURLLen)
 	}
 	w := &JSAPIRequest{
@@ -249,6 +252,14 @@ func (o JSAPIOrder) wire(appID, mchID string) (*JSAPIRequest, error) {
 	w.Amount.Currency = CurrencyCNY
 	w.Payer.OpenID = o.PayerOpenID
 	return w, nil
+}
+
+// validNotifyURL reports whether s is an absolute http(s) URL of at most limit bytes
+// without query or fragment, as notify_url must be ("JSAPI下单", "申请退款").
+func validNotifyURL(s string, limit int) bool {
+	u, err := url.Parse(s)
+	return err == nil && len(s) <= limit && (u.Scheme == "https" || u.Scheme == "http") &&
+		u.Host != "" && u.RawQuery == "" && u.Fragment == ""
 }
 
 // beijing is the +08:00 offset WeChat Pay writes and expects times in.

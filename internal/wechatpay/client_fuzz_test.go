@@ -146,7 +146,7 @@ func (ch *clientFuzzHarness) run(t *testing.T, mode uint8, status int, h wechatp
 	if tx == nil || tx.OutTradeNo != fuzzOutTradeNo || tx.MchID != testMchID || tx.AppID != testAppID {
 		t.Fatalf("accepted transaction %+v", tx)
 	}
-	checkAccepted(t, &wechatpay.Notification{ID: "q", EventType: "QUERY", CreateTime: ch.now, ResourceType: wechatpay.ResourceTypeEncrypted, Transaction: tx})
+	checkAccepted(t, &wechatpay.Notification{Envelope: wechatpay.Envelope{ID: "q", EventType: "QUERY", CreateTime: ch.now, ResourceType: wechatpay.ResourceTypeEncrypted}, Transaction: tx})
 	if tx.TradeState == wechatpay.TradeStateSuccess && (tx.TransactionID == "" || tx.SuccessTime.IsZero() || tx.Amount.Total <= 0) {
 		t.Errorf("accepted SUCCESS without payment details: %+v", tx)
 	}

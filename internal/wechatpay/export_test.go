@@ -6,3 +6,9 @@ package wechatpay
 func (v *Verifier) DecodeVerified(body []byte) (*Notification, error) {
 	return v.decode(body)
 }
+
+// DecodeVerifiedRefund is DecodeVerified for refund notifications (ParseRefund after
+// signature verification), for FuzzParse's refund modes.
+func (v *Verifier) DecodeVerifiedRefund(body []byte) (*RefundNotification, error) {
+	return v.decodeRefundNotification(body)
+}

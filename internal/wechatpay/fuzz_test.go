@@ -24,7 +24,8 @@ const (
 	fuzzUnix     = 1717209300 // 2024-06-01T10:35:00+08:00
 )
 
-// Fuzz modes (mode % 3):
+// Fuzz modes (mode % 3), for payment notifications when (mode/3) % 2 is 0 and refund
+// notifications (ParseRefund, testdata/refund_envelope.json) when it is 1:
 //
 //	0: the input goes to Parse unchanged; it must fail unless this process's platform
 //	   produced exactly these headers and body;
@@ -40,6 +41,8 @@ const (
 	modeRaw = iota
 	modeVerifiedBody
 	modeVerifiedPlaintext
+
+	refundMode = 3 // added to a mode: the same stage for refund notifications
 )
 
 // fuzzHarness is the platform, verifier and genuine deliveries FuzzParse runs against.
@@ -49,6 +52,7 @@ type fuzzHarness struct {
 	v        *wechatpay.Verifier
 	gcm      cipher.AEAD
 	template string                // testdata/notification_envelope.json
+	refunds  string                // testdata/refund_envelope.json
 	genuine  map[fuzzDelivery]bool // what p produced in this process; read-only once fuzzing starts
 }
 
@@ -70,6 +74,7 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 		p:        *ps[0],
 		now:      time.Unix(fuzzUnix, 0),
 		template: string(readFixture(tb, "notification_envelope.json")),
+		refunds:  string(readFixture(tb, "refund_envelope.json")),
 		genuine:  map[fuzzDelivery]bool{},
 	}
 	fh.p.Serial = fuzzSerial
@@ -89,16 +94,21 @@ func newFuzzHarness(tb testing.TB) *fuzzHarness {
 	return fh
 }
 
-// seal wraps plaintext as WeChat Pay would, with the fixed mode-2 nonce.
-func (fh *fuzzHarness) seal(plaintext []byte) []byte {
-	sealed := fh.gcm.Seal(nil, []byte(fuzzResourceNonce), plaintext, []byte(paytest.AssociatedData))
+// seal wraps plaintext as WeChat Pay would, with the fixed mode-2 nonce: as a payment
+// notification, or as a REFUND.SUCCESS notification when refund.
+func (fh *fuzzHarness) seal(plaintext []byte, refund bool) []byte {
+	template, ad := fh.template, paytest.AssociatedData
+	if refund {
+		template, ad = strings.Replace(fh.refunds, "{{EVENT_TYPE}}", wechatpay.EventRefundSuccess, 1), wechatpay.OriginalTypeRefund
+	}
+	sealed := fh.gcm.Seal(nil, []byte(fuzzResourceNonce), plaintext, []byte(ad))
 	return []byte(strings.NewReplacer(
 		"{{CREATE_TIME}}", "2024-06-01T10:35:00+08:00",
 		"{{ALGORITHM}}", wechatpay.AlgorithmAEADAES256GCM,
 		"{{CIPHERTEXT}}", base64.StdEncoding.EncodeToString(sealed),
-		"{{ASSOCIATED_DATA}}", paytest.AssociatedData,
+		"{{ASSOCIATED_DATA}}", ad,
 		"{{NONCE}}", fuzzResourceNonce,
-	).Replace(fh.template))
+	).Replace(template))
 }
 
 // seed is one seed input and whether Parse must accept it.
@@ -120,6 +130,12 @@ func (fh *fuzzHarness) seeds(tb testing.TB) []fuzzSeed {
 	forged.Signature = strings.Repeat("A", 342) + "=="
 	probe := h
 	probe.Signature = wechatpay.SignTestPrefix + h.Signature
+	refundPlaintext := readFixture(tb, "refund_success.json")
+	refundBody := refundEnvelope(tb, refundResource(tb, &fh.p, refundPlaintext), wechatpay.EventRefundSuccess)
+	rh := signed(tb, &fh.p, refundBody, fh.now)
+	fh.genuine[fuzzDelivery{rh, string(refundBody)}] = true
+	rprobe := rh
+	rprobe.Signature = wechatpay.SignTestPrefix + rh.Signature
 	return []fuzzSeed{
 		{"RawGenuine", modeRaw, h, body, true},
 		{"RawForged", modeRaw, forged, body, false},
@@ -130,50 +146,99 @@ func (fh *fuzzHarness) seeds(tb testing.TB) []fuzzSeed {
 		{"SealedFixture", modeVerifiedPlaintext, wechatpay.Headers{}, plaintext, true},
 		{"SealedNotPaidUnderSuccessEvent", modeVerifiedPlaintext, wechatpay.Headers{}, []byte(`{"appid":"wxd678efh567hg6787","mchid":"1230000109","out_trade_no":"o","trade_state":"NOTPAY"}`), false},
 		{"SealedOtherMerchant", modeVerifiedPlaintext, wechatpay.Headers{}, []byte(`{"appid":"wxd678efh567hg6787","mchid":"1900000109","out_trade_no":"o","trade_state":"CLOSED","amount":{"total":1}}`), false},
+		{"RefundRawGenuine", refundMode + modeRaw, rh, refundBody, true},
+		{"RefundRawSignTest", refundMode + modeRaw, rprobe, refundBody, false},
+		{"RefundVerifiedGenuineBody", refundMode + modeVerifiedBody, wechatpay.Headers{}, refundBody, true},
+		{"RefundVerifiedPaymentBody", refundMode + modeVerifiedBody, wechatpay.Headers{}, body, false},
+		{"RefundSealedFixture", refundMode + modeVerifiedPlaintext, wechatpay.Headers{}, refundPlaintext, true},
+		{"RefundSealedOtherMerchant", refundMode + modeVerifiedPlaintext, wechatpay.Headers{}, []byte(strings.Replace(string(refundPlaintext), testMchID, "1900000109", 1)), false},
+		{"RefundSealedOverTotal", refundMode + modeVerifiedPlaintext, wechatpay.Headers{}, []byte(strings.Replace(string(refundPlaintext), `"refund": 9900`, `"refund": 9901`, 1)), false},
 	}
 }
 
-// run parses the input as its mode says and checks the outcome's invariants.
+// run parses the input as its mode says and checks the outcome's invariants; refund
+// notifications are checked by checkRefund and return a nil *Notification.
 func (fh *fuzzHarness) run(t *testing.T, mode uint8, h wechatpay.Headers, body []byte) (*wechatpay.Notification, error) {
 	t.Helper()
+	refund := (mode/3)%2 == 1
 	var (
 		n   *wechatpay.Notification
+		rn  *wechatpay.RefundNotification
 		err error
 	)
-	switch mode % 3 {
-	case modeRaw:
+	stage := mode % 3
+	if stage == modeVerifiedPlaintext {
+		body = fh.seal(body, refund)
+	}
+	switch {
+	case stage == modeRaw && refund:
+		rn, err = fh.v.ParseRefund(h, body)
+	case stage == modeRaw:
 		n, err = fh.v.Parse(h, body)
-		if err == nil && !fh.genuine[fuzzDelivery{h, string(body)}] {
-			t.Fatalf("Parse accepted input the platform did not produce: %+v", h)
-		}
-	case modeVerifiedBody:
+	case refund:
+		rn, err = fh.v.DecodeVerifiedRefund(body)
+	default:
 		n, err = fh.v.DecodeVerified(body)
-	case modeVerifiedPlaintext:
-		n, err = fh.v.DecodeVerified(fh.seal(body))
+	}
+	if mode%3 == modeRaw && err == nil && !fh.genuine[fuzzDelivery{h, string(body)}] {
+		t.Fatalf("accepted input the platform did not produce: %+v", h)
 	}
 	if err != nil {
-		if n != nil {
-			t.Errorf("Parse returned a notification along with %v", err)
-		}
-		matched := 0
-		for _, s := range []error{wechatpay.ErrVerification, wechatpay.ErrMalformed, wechatpay.ErrMerchantMismatch} {
-			if errors.Is(err, s) {
-				matched++
-			}
-		}
-		if matched != 1 {
-			t.Errorf("error %q wraps %d sentinels, want exactly 1", err, matched)
-		}
-		if strings.Contains(err.Error(), fuzzAPIv3Key) {
-			t.Errorf("error %q contains the APIv3 key", err)
-		}
+		checkRefused(t, err, n != nil || rn != nil)
 		return nil, err
 	}
 	if mode%3 == modeRaw {
 		checkHeaders(t, h, body)
 	}
+	if refund {
+		checkRefund(t, rn)
+		return nil, nil
+	}
 	checkAccepted(t, n)
 	return n, nil
+}
+
+// checkRefused holds for every refusal: exactly one sentinel, no result, no key in the text.
+func checkRefused(t *testing.T, err error, returned bool) {
+	t.Helper()
+	if returned {
+		t.Errorf("returned a notification along with %v", err)
+	}
+	matched := 0
+	for _, s := range []error{wechatpay.ErrVerification, wechatpay.ErrMalformed, wechatpay.ErrMerchantMismatch} {
+		if errors.Is(err, s) {
+			matched++
+		}
+	}
+	if matched != 1 {
+		t.Errorf("error %q wraps %d sentinels, want exactly 1", err, matched)
+	}
+	if strings.Contains(err.Error(), fuzzAPIv3Key) {
+		t.Errorf("error %q contains the APIv3 key", err)
+	}
+}
+
+// checkRefund holds for every refund notification ParseRefund accepts.
+func checkRefund(t *testing.T, n *wechatpay.RefundNotification) {
+	t.Helper()
+	if n == nil || n.Refund == nil {
+		t.Fatalf("ParseRefund returned %+v with a nil error", n)
+	}
+	r := n.Refund
+	switch {
+	case n.ID == "" || n.CreateTime.IsZero() || n.ResourceType != wechatpay.ResourceTypeEncrypted:
+		t.Errorf("accepted envelope %+v", n.Envelope)
+	case r.MchID != testMchID:
+		t.Errorf("accepted mchid %q", r.MchID)
+	case r.OutRefundNo == "" || r.RefundID == "" || r.OutTradeNo == "" || r.TransactionID == "":
+		t.Errorf("accepted a refund without its ids: %+v", r)
+	case r.Amount.Refund <= 0 || r.Amount.Refund > r.Amount.Total || r.Amount.PayerRefund < 0 || r.Amount.PayerTotal < 0:
+		t.Errorf("accepted amounts %+v", r.Amount)
+	case n.EventType != "REFUND."+string(r.Status) || r.Status == wechatpay.RefundProcessing:
+		t.Errorf("accepted event_type %q with status %q", n.EventType, r.Status)
+	case r.Status == wechatpay.RefundSuccess && r.SuccessTime.IsZero():
+		t.Errorf("accepted SUCCESS without success_time")
+	}
 }
 
 func FuzzParse(f *testing.F) {

@@ -48,15 +48,21 @@ func (s TradeState) known() bool {
 	return false
 }
 
+// Envelope is the verified envelope of a notification of any kind, the fields of the body
+// around the encrypted resource ("支付成功回调通知", "退款结果通知": 通知参数).
+type Envelope struct {
+	ID           string    // id: unique notification id; replays of one notification share it
+	CreateTime   time.Time // create_time: when WeChat Pay created the notification (RFC 3339, +08:00)
+	EventType    string    // event_type, e.g. EventTransactionSuccess or EventRefundSuccess
+	ResourceType string    // resource_type: always ResourceTypeEncrypted
+	Summary      string    // summary: human-readable, e.g. "支付成功", "退款成功"
+}
+
 // Notification is a verified payment notification: the envelope fields of the body and the
 // decrypted resource ("支付成功回调通知").
 type Notification struct {
-	ID           string    // id: unique notification id; replays of one notification share it
-	CreateTime   time.Time // create_time: when WeChat Pay created the notification (RFC 3339, +08:00)
-	EventType    string    // event_type, e.g. EventTransactionSuccess
-	ResourceType string    // resource_type: always ResourceTypeEncrypted
-	Summary      string    // summary: human-readable, e.g. "支付成功"
-	Transaction  *Transaction
+	Envelope
+	Transaction *Transaction
 }
 
 // Transaction is the decrypted resource of a payment notification (original_type
@@ -134,6 +140,12 @@ type wireTransaction struct {
 		PayerCurrency string `json:"payer_currency"`
 	} `json:"amount"`
 }
+
+func (e *wireEnvelope) envelope() Envelope {
+	return Envelope{ID: e.ID, CreateTime: e.createTime, EventType: e.EventType, ResourceType: e.ResourceType, Summary: e.Summary}
+}
+
+func (tx *Transaction) merchant() string { return tx.MchID }
 
 // decodeEnvelope parses a verified body; every error wraps ErrMalformed.
 func decodeEnvelope(body []byte) (*wireEnvelope, error) {

@@ -251,46 +251,64 @@ func HeadersFrom(h map[string]string) Headers {
 // a genuine notification replayed within MaxSkew parses again, so the caller's state
 // change must be idempotent (WeChat Pay itself resends until it gets a success answer).
 func (v *Verifier) Parse(h Headers, body []byte) (*Notification, error) {
-	if len(body) > MaxBodyBytes {
-		return nil, fmt.Errorf("%w: body is %d bytes, limit %d", ErrMalformed, len(body), MaxBodyBytes)
-	}
-	if err := v.verify(h, body); err != nil {
+	if err := v.check(h, body); err != nil {
 		return nil, err
 	}
 	return v.decode(body)
 }
 
-// decode parses, decrypts and checks a body whose signature has been verified.
-func (v *Verifier) decode(body []byte) (*Notification, error) {
+// check is what every notification kind goes through before any JSON is read: the size
+// bound, then the header and signature checks ("签名验证").
+func (v *Verifier) check(h Headers, body []byte) error {
+	if len(body) > MaxBodyBytes {
+		return fmt.Errorf("%w: body is %d bytes, limit %d", ErrMalformed, len(body), MaxBodyBytes)
+	}
+	return v.verify(h, body)
+}
+
+// resource is the decrypted resource of a notification kind: *Transaction or *Refund.
+type resource interface {
+	merchant() string // mchid
+}
+
+// open is what every notification kind goes through after check: it parses the envelope
+// of a verified body, decrypts its resource (which must be of originalType; "证书和回调报文解密"),
+// parses the plaintext with decode and checks its mchid against the configured merchant
+// (ErrMerchantMismatch).
+func open[R resource](v *Verifier, body []byte, originalType string, decode func([]byte) (R, error)) (*wireEnvelope, R, error) {
+	var zero R
 	env, err := decodeEnvelope(body)
 	if err != nil {
-		return nil, err
+		return nil, zero, err
 	}
-	plaintext, err := v.decrypt(env.Resource)
+	plaintext, err := v.decrypt(env.Resource, originalType)
 	if err != nil {
-		return nil, err
+		return nil, zero, err
 	}
-	tx, err := decodeTransaction(plaintext)
+	r, err := decode(plaintext)
+	if err != nil {
+		return nil, zero, err
+	}
+	if r.merchant() != v.mchID {
+		return nil, zero, fmt.Errorf("%w: mchid %q, configured %q", ErrMerchantMismatch, truncate(r.merchant()), v.mchID)
+	}
+	return env, r, nil
+}
+
+// decode opens a payment notification whose signature has been verified and checks what
+// is particular to payments: the event's trade_state and the appid.
+func (v *Verifier) decode(body []byte) (*Notification, error) {
+	env, tx, err := open(v, body, OriginalTypeTransaction, decodeTransaction)
 	if err != nil {
 		return nil, err
 	}
 	if env.EventType == EventTransactionSuccess && tx.TradeState != TradeStateSuccess {
 		return nil, fmt.Errorf("%w: event_type %s with trade_state %s", ErrMalformed, env.EventType, tx.TradeState)
 	}
-	if tx.MchID != v.mchID {
-		return nil, fmt.Errorf("%w: mchid %q, configured %q", ErrMerchantMismatch, tx.MchID, v.mchID)
-	}
 	if tx.AppID != v.appID {
 		return nil, fmt.Errorf("%w: appid %q, configured %q", ErrMerchantMismatch, tx.AppID, v.appID)
 	}
-	return &Notification{
-		ID:           env.ID,
-		CreateTime:   env.createTime,
-		EventType:    env.EventType,
-		ResourceType: env.ResourceType,
-		Summary:      env.Summary,
-		Transaction:  tx,
-	}, nil
+	return &Notification{Envelope: env.envelope(), Transaction: tx}, nil
 }
 
 // verify runs every header check and the RSA signature check ("签名验证").
@@ -352,12 +370,12 @@ func (v *Verifier) checkTimestamp(ts string) error {
 }
 
 // decrypt opens an AEAD_AES_256_GCM resource ("证书和回调报文解密").
-func (v *Verifier) decrypt(r *wireResource) ([]byte, error) {
+func (v *Verifier) decrypt(r *wireResource, originalType string) ([]byte, error) {
 	if r.Algorithm != AlgorithmAEADAES256GCM {
 		return nil, fmt.Errorf("%w: resource.algorithm %q, want %s", ErrMalformed, truncate(r.Algorithm), AlgorithmAEADAES256GCM)
 	}
-	if r.OriginalType != OriginalTypeTransaction {
-		return nil, fmt.Errorf("%w: resource.original_type %q, want %s", ErrMalformed, truncate(r.OriginalType), OriginalTypeTransaction)
+	if r.OriginalType != originalType {
+		return nil, fmt.Errorf("%w: resource.original_type %q, want %s", ErrMalformed, truncate(r.OriginalType), originalType)
 	}
 	block, err := aes.NewCipher(v.apiV3Key)
 	if err != nil { // unreachable: NewVerifier checked the key length

@@ -194,12 +194,12 @@ func TestParse_ValidNotificationHasEveryField(t *testing.T) {
 	}
 	got := *n
 	got.CreateTime, got.Transaction = time.Time{}, nil
-	want := wechatpay.Notification{
+	want := wechatpay.Notification{Envelope: wechatpay.Envelope{
 		ID:           "EV-2018022511223320873",
 		EventType:    wechatpay.EventTransactionSuccess,
 		ResourceType: wechatpay.ResourceTypeEncrypted,
 		Summary:      "支付成功",
-	}
+	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Notification =\n%+v\nwant\n%+v", got, want)
 	}

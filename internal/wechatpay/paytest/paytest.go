@@ -156,7 +156,28 @@ func (p *Platform) Notify(tx wechatpay.Transaction, now time.Time) (headers map[
 // encrypt-resource, the given event_type, summary "支付成功" for TRANSACTION.SUCCESS, and
 // the resource from Encrypt with associated_data "transaction".
 func (p *Platform) Seal(plaintext []byte, eventType string, now time.Time) ([]byte, error) {
-	res, err := p.Encrypt(plaintext, AssociatedData)
+	return p.seal(wechatpay.OriginalTypeTransaction, plaintext, eventType, now)
+}
+
+// SealRefund is Seal for a refund notification ("退款结果通知"): plaintext is refund JSON
+// (see MarshalRefundNotice), original_type and associated_data are "refund", and the
+// summary is "退款成功", "退款关闭" or "退款异常" by event_type.
+func (p *Platform) SealRefund(plaintext []byte, eventType string, now time.Time) ([]byte, error) {
+	return p.seal(wechatpay.OriginalTypeRefund, plaintext, eventType, now)
+}
+
+// summaries are the envelope summaries of the documented event types.
+var summaries = map[string]string{
+	wechatpay.EventTransactionSuccess: "支付成功",
+	wechatpay.EventRefundSuccess:      "退款成功",
+	wechatpay.EventRefundClosed:       "退款关闭",
+	wechatpay.EventRefundAbnormal:     "退款异常",
+}
+
+// seal encrypts plaintext as a resource of originalType (also its associated_data) and
+// wraps it in an envelope of eventType; undocumented event types get themselves as summary.
+func (p *Platform) seal(originalType string, plaintext []byte, eventType string, now time.Time) ([]byte, error) {
+	res, err := p.encrypt(originalType, plaintext, originalType)
 	if err != nil {
 		return nil, err
 	}
@@ -164,8 +185,8 @@ func (p *Platform) Seal(plaintext []byte, eventType string, now time.Time) ([]by
 	if err != nil {
 		return nil, err
 	}
-	summary := "支付成功"
-	if eventType != wechatpay.EventTransactionSuccess {
+	summary, ok := summaries[eventType]
+	if !ok {
 		summary = eventType
 	}
 	return marshal(Envelope{
@@ -190,7 +211,7 @@ type Envelope struct {
 
 // Resource is an encrypted notification resource ("证书和回调报文解密").
 type Resource struct {
-	OriginalType   string `json:"original_type"`   // "transaction"
+	OriginalType   string `json:"original_type"`   // "transaction" or "refund"
 	Algorithm      string `json:"algorithm"`       // "AEAD_AES_256_GCM"
 	Ciphertext     string `json:"ciphertext"`      // base64(ciphertext || 16-byte tag)
 	AssociatedData string `json:"associated_data"` // GCM additional data
@@ -200,6 +221,11 @@ type Resource struct {
 // Encrypt seals plaintext with AES-256-GCM under APIv3Key, a fresh random 12-character
 // alphanumeric nonce and associatedData, returning the resource object WeChat Pay sends.
 func (p *Platform) Encrypt(plaintext []byte, associatedData string) (Resource, error) {
+	return p.encrypt(wechatpay.OriginalTypeTransaction, plaintext, associatedData)
+}
+
+// encrypt is Encrypt with the resource's original_type.
+func (p *Platform) encrypt(originalType string, plaintext []byte, associatedData string) (Resource, error) {
 	block, err := aes.NewCipher(p.APIv3Key)
 	if err != nil {
 		return Resource{}, fmt.Errorf("paytest: APIv3 key: %w", err)
@@ -214,7 +240,7 @@ func (p *Platform) Encrypt(plaintext []byte, associatedData string) (Resource, e
 	}
 	sealed := gcm.Seal(nil, []byte(nonce), plaintext, []byte(associatedData))
 	return Resource{
-		OriginalType:   wechatpay.OriginalTypeTransaction,
+		OriginalType:   originalType,
 		Algorithm:      wechatpay.AlgorithmAEADAES256GCM,
 		Ciphertext:     base64.StdEncoding.EncodeToString(sealed),
 		AssociatedData: associatedData,
@@ -305,10 +331,87 @@ func MarshalTransaction(tx wechatpay.Transaction) ([]byte, error) {
 			PayerCurrency: tx.Amount.PayerCurrency,
 		},
 	}
-	if !tx.SuccessTime.IsZero() {
-		w.SuccessTime = tx.SuccessTime.In(beijing).Format(time.RFC3339)
-	}
+	w.SuccessTime = formatTime(tx.SuccessTime)
 	return marshal(w)
+}
+
+// NotifyRefund builds the refund notification WeChat Pay would POST for r at now
+// ("退款结果通知"): the refund JSON of MarshalRefundNotice (empty MchID replaced by the
+// Platform's) sealed by SealRefund with event_type "REFUND." + r.Status, and headers from
+// Headers (lower-case names). WeChat Pay sends REFUND.SUCCESS, REFUND.CLOSED and
+// REFUND.ABNORMAL only; other statuses make notifications for negative tests.
+func (p *Platform) NotifyRefund(r wechatpay.Refund, now time.Time) (headers map[string]string, body []byte, err error) {
+	if r.MchID == "" {
+		r.MchID = p.MchID
+	}
+	plaintext, err := MarshalRefundNotice(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if body, err = p.SealRefund(plaintext, "REFUND."+string(r.Status), now); err != nil {
+		return nil, nil, err
+	}
+	if headers, err = p.Headers(body, now); err != nil {
+		return nil, nil, err
+	}
+	return headers, body, nil
+}
+
+// MarshalRefundNotice renders r as the documented resource of a refund notification
+// ("退款结果通知"): mchid, out_trade_no, transaction_id, out_refund_no, refund_id,
+// refund_status, success_time (RFC 3339 at +08:00, omitted when zero),
+// user_received_account and amount{total, refund, payer_total, payer_refund} in fen.
+func MarshalRefundNotice(r wechatpay.Refund) ([]byte, error) {
+	type amount struct {
+		Total       int64 `json:"total"`
+		Refund      int64 `json:"refund"`
+		PayerTotal  int64 `json:"payer_total"`
+		PayerRefund int64 `json:"payer_refund"`
+	}
+	return marshal(struct {
+		MchID               string `json:"mchid"`
+		OutTradeNo          string `json:"out_trade_no"`
+		TransactionID       string `json:"transaction_id"`
+		OutRefundNo         string `json:"out_refund_no"`
+		RefundID            string `json:"refund_id"`
+		RefundStatus        string `json:"refund_status"`
+		SuccessTime         string `json:"success_time,omitempty"`
+		UserReceivedAccount string `json:"user_received_account"`
+		Amount              amount `json:"amount"`
+	}{
+		r.MchID, r.OutTradeNo, r.TransactionID, r.OutRefundNo, r.RefundID, string(r.Status), formatTime(r.SuccessTime),
+		r.UserReceivedAccount, amount{r.Amount.Total, r.Amount.Refund, r.Amount.PayerTotal, r.Amount.PayerRefund},
+	})
+}
+
+// MarshalRefund renders r as the documented answer of "申请退款" and "查询单笔退款":
+// refund_id, out_refund_no, transaction_id, out_trade_no, channel, user_received_account,
+// success_time and create_time (RFC 3339 at +08:00, omitted when zero), status and
+// amount{refund, total, payer_total, payer_refund, currency} in fen.
+func MarshalRefund(r wechatpay.Refund) ([]byte, error) {
+	return marshal(struct {
+		RefundID            string                 `json:"refund_id"`
+		OutRefundNo         string                 `json:"out_refund_no"`
+		TransactionID       string                 `json:"transaction_id"`
+		OutTradeNo          string                 `json:"out_trade_no"`
+		Channel             string                 `json:"channel"`
+		UserReceivedAccount string                 `json:"user_received_account"`
+		SuccessTime         string                 `json:"success_time,omitempty"`
+		CreateTime          string                 `json:"create_time,omitempty"`
+		Status              string                 `json:"status"`
+		Amount              wechatpay.RefundAmount `json:"amount"`
+	}{
+		r.RefundID, r.OutRefundNo, r.TransactionID, r.OutTradeNo, r.Channel, r.UserReceivedAccount,
+		formatTime(r.SuccessTime), formatTime(r.CreateTime), string(r.Status), r.Amount,
+	})
+}
+
+// formatTime renders t as WeChat Pay writes times (RFC 3339 at +08:00), "" when zero.
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.In(beijing).Format(time.RFC3339)
 }
 
 // marshal encodes v as compact JSON without HTML escaping (WeChat Pay sends "&", "<" and

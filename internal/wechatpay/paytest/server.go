@@ -127,7 +127,11 @@ type Server struct {
 
 	mu         sync.Mutex
 	orders     map[string]*order
+	payments   map[string]*payment // by transaction_id
+	refunds    map[string]*refund  // by out_refund_no
+	outcome    wechatpay.RefundStatus
 	failAPI    bool
+	failNext   int
 	forge      bool
 	forger     *rsa.PrivateKey
 	drop       bool
@@ -155,7 +159,7 @@ func NewServer(p *Platform, m *Merchant, opts ServerOptions) *Server {
 	s := &Server{
 		p: p, m: &m.Key.PublicKey, mSer: m.Serial,
 		now: opts.Now, tries: opts.NotifyAttempts, wait: opts.RetryInterval, hc: opts.HTTPClient,
-		orders: map[string]*order{},
+		orders: map[string]*order{}, payments: map[string]*payment{}, refunds: map[string]*refund{},
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -251,24 +255,32 @@ type PayOptions struct {
 	// value leaves the order unpaid and sends a "TRANSACTION.<State>" notification, which
 	// WeChat Pay never sends: it tests the notify route's refusal of other events.
 	State wechatpay.TradeState
+
+	// Again pays an order that is already SUCCESS a second time, with a fresh
+	// transaction_id, and notifies that second transaction: the double payment the
+	// merchant must refund by transaction_id. Without it, paying a paid order is
+	// ErrNotPayable.
+	Again bool
 }
 
-// Delivery is what became of one notification.
+// Delivery is what became of one notification, of a payment or of a refund.
 type Delivery struct {
-	OutTradeNo string
-	Attempts   int    // POSTs made
-	StatusCode int    // status of the last answer; 0 when none came
-	Body       []byte // body of the last answer
-	Err        error  // transport error of the last attempt, or context cancellation
-	Dropped    bool   // SetDropNotifications was on: nothing sent
-	Delayed    bool   // returned by Pay before delivery; the outcome is in Deliveries
+	OutTradeNo  string
+	OutRefundNo string // refund notifications only
+	Attempts    int    // POSTs made
+	StatusCode  int    // status of the last answer; 0 when none came
+	Body        []byte // body of the last answer
+	Err         error  // transport error of the last attempt, or context cancellation
+	Dropped     bool   // SetDropNotifications was on: nothing sent
+	Delayed     bool   // returned by Pay before delivery; the outcome is in Deliveries
 }
 
 // Pay plays the buyer paying order outTradeNo in WeChat: the order becomes SUCCESS with a
 // fresh transaction_id and success_time = now, then the TRANSACTION.SUCCESS notification is
 // POSTed to its notify_url (up to NotifyAttempts times until an answer is 2xx), unless a
-// switch drops or delays it. Errors: ErrNoOrder; ErrNotPayable when the order is already
-// SUCCESS or CLOSED or now is after its time_expire (nothing changes); an error building
+// switch drops or delays it. With opts.Again a SUCCESS order is paid a second time (see
+// PayOptions). Errors: ErrNoOrder; ErrNotPayable when the order is already SUCCESS
+// (without Again) or CLOSED or now is after its time_expire (nothing changes); an error building
 // the notification. Transport failures and non-2xx answers are not errors: see Delivery.
 func (s *Server) Pay(ctx context.Context, outTradeNo string, opts PayOptions) (Delivery, error) {
 	now := s.now()
@@ -278,7 +290,8 @@ func (s *Server) Pay(ctx context.Context, outTradeNo string, opts PayOptions) (D
 		s.mu.Unlock()
 		return Delivery{}, fmt.Errorf("%w: %s", ErrNoOrder, outTradeNo)
 	}
-	if o.state != wechatpay.TradeStateNotPay {
+	again := opts.Again && o.state == wechatpay.TradeStateSuccess
+	if o.state != wechatpay.TradeStateNotPay && !again {
 		s.mu.Unlock()
 		return Delivery{}, fmt.Errorf("%w: %s is %s", ErrNotPayable, outTradeNo, o.state)
 	}
@@ -293,8 +306,12 @@ func (s *Server) Pay(ctx context.Context, outTradeNo string, opts PayOptions) (D
 			s.mu.Unlock()
 			return Delivery{}, err
 		}
-		o.state, o.transactionID, o.successTime, o.payerTotal = wechatpay.TradeStateSuccess, "42"+txID, now, o.req.Amount.Total
+		s.payments["42"+txID] = &payment{outTradeNo: outTradeNo, total: o.req.Amount.Total}
+		if !again {
+			o.state, o.transactionID, o.successTime, o.payerTotal = wechatpay.TradeStateSuccess, "42"+txID, now, o.req.Amount.Total
+		}
 		tx = o.transaction(s.p)
+		tx.TransactionID, tx.SuccessTime = "42"+txID, now
 	} else {
 		tx = o.transaction(s.p)
 		tx.TradeState, tx.TradeStateDesc = opts.State, string(opts.State)
@@ -333,37 +350,44 @@ func (s *Server) Resend(ctx context.Context, outTradeNo string) (Delivery, error
 	return s.send(ctx, o.req.NotifyURL, tx, s.now())
 }
 
-// send builds the notification of tx and delivers it as the switches say.
+// send builds the payment notification of tx and delivers it as the switches say.
 func (s *Server) send(ctx context.Context, notifyURL string, tx wechatpay.Transaction, now time.Time) (Delivery, error) {
 	headers, body, err := s.p.Notify(tx, now)
 	if err != nil {
 		return Delivery{}, err
 	}
+	return s.dispatch(ctx, Delivery{OutTradeNo: tx.OutTradeNo}, notifyURL, headers, body), nil
+}
+
+// dispatch delivers a built notification of any kind as the switches say: dropped,
+// delayed in the background, or now. d names what the notification is about.
+func (s *Server) dispatch(ctx context.Context, d Delivery, notifyURL string, headers map[string]string, body []byte) Delivery {
 	s.mu.Lock()
 	drop, delay := s.drop, s.delay
 	s.mu.Unlock()
-	id := tx.OutTradeNo
 	switch {
 	case drop:
-		d := Delivery{OutTradeNo: id, Dropped: true}
+		d.Dropped = true
 		s.record(d)
-		return d, nil
+		return d
 	case delay > 0:
 		s.background.Add(1)
-		go func() {
+		go func(d Delivery) {
 			defer s.background.Done()
 			select {
 			case <-time.After(delay):
-				s.record(s.deliver(s.ctx, id, notifyURL, headers, body))
+				s.record(s.deliver(s.ctx, d, notifyURL, headers, body))
 			case <-s.ctx.Done():
-				s.record(Delivery{OutTradeNo: id, Err: s.ctx.Err()})
+				d.Err = s.ctx.Err()
+				s.record(d)
 			}
-		}()
-		return Delivery{OutTradeNo: id, Delayed: true}, nil
+		}(d)
+		d.Delayed = true
+		return d
 	}
-	d := s.deliver(ctx, id, notifyURL, headers, body)
+	d = s.deliver(ctx, d, notifyURL, headers, body)
 	s.record(d)
-	return d, nil
+	return d
 }
 
 // Deliveries returns every notification outcome so far, in completion order (dropped ones
@@ -384,8 +408,7 @@ func (s *Server) record(d Delivery) {
 }
 
 // deliver POSTs a notification until a 2xx answer or s.tries attempts.
-func (s *Server) deliver(ctx context.Context, outTradeNo, notifyURL string, headers map[string]string, body []byte) Delivery {
-	d := Delivery{OutTradeNo: outTradeNo}
+func (s *Server) deliver(ctx context.Context, d Delivery, notifyURL string, headers map[string]string, body []byte) Delivery {
 	for d.Attempts < s.tries {
 		if d.Attempts > 0 {
 			select {
@@ -444,7 +467,8 @@ var stateDesc = map[wechatpay.TradeState]string{
 
 // ServeHTTP serves the merchant API: POST /v3/pay/transactions/jsapi, GET
 // /v3/pay/transactions/out-trade-no/{out_trade_no}?mchid=, POST
-// /v3/pay/transactions/out-trade-no/{out_trade_no}/close. Every request must carry a valid
+// /v3/pay/transactions/out-trade-no/{out_trade_no}/close, POST /v3/refund/domestic/refunds
+// and GET /v3/refund/domestic/refunds/{out_refund_no}. Every request must carry a valid
 // Authorization for the merchant (else 401 SIGN_ERROR); every answer is signed.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
@@ -452,10 +476,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.answerError(w, http.StatusBadRequest, wechatpay.CodeParamError, "request body unreadable or too large")
 		return
 	}
-	s.mu.Lock()
-	fail := s.failAPI
-	s.mu.Unlock()
-	if fail {
+	if s.failing() {
 		s.answerError(w, http.StatusInternalServerError, wechatpay.CodeSystemError, "系统错误")
 		return
 	}
@@ -467,6 +488,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case path == wechatpay.PathJSAPI && r.Method == http.MethodPost:
 		s.jsapi(w, body)
+	case path == wechatpay.PathRefunds && r.Method == http.MethodPost:
+		s.refund(w, body)
+	case strings.HasPrefix(path, wechatpay.PathRefunds+"/") && r.Method == http.MethodGet:
+		s.queryRefund(w, strings.TrimPrefix(path, wechatpay.PathRefunds+"/"))
 	case strings.HasPrefix(path, wechatpay.PathOutTradeNo):
 		id, closing := strings.CutSuffix(strings.TrimPrefix(path, wechatpay.PathOutTradeNo), "/close")
 		switch {

@@ -57,6 +57,7 @@ type notifyRoute struct {
 	mu       sync.Mutex
 	statuses []int
 	got      []*wechatpay.Notification
+	refunds  []*wechatpay.RefundNotification // POSTs to refundNotifyPath
 	posts    atomic.Int64
 }
 
@@ -67,14 +68,25 @@ func (n *notifyRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for k := range r.Header {
 		h[k] = r.Header.Get(k)
 	}
-	note, err := n.v.Parse(wechatpay.HeadersFrom(h), body)
+	var err error
+	var note *wechatpay.Notification
+	var refund *wechatpay.RefundNotification
+	if r.URL.Path == refundNotifyPath {
+		refund, err = n.v.ParseRefund(wechatpay.HeadersFrom(h), body)
+	} else {
+		note, err = n.v.Parse(wechatpay.HeadersFrom(h), body)
+	}
 	if err != nil {
 		n.t.Errorf("notification does not verify: %v", err)
 		w.WriteHeader(401)
 		return
 	}
 	n.mu.Lock()
-	n.got = append(n.got, note)
+	if refund != nil {
+		n.refunds = append(n.refunds, refund)
+	} else {
+		n.got = append(n.got, note)
+	}
 	status := 204
 	if i < len(n.statuses) {
 		status = n.statuses[i]
