@@ -2,7 +2,7 @@
 // unpaid orders from close-order queue messages (SQS, partial batch responses), from
 // a scheduled sweep (EventBridge) and from POST /orders/{orderId}/cancel, asking WeChat
 // Pay first about orders that have a WeChat Pay order; and it starts payments (POST
-// /orders/{orderId}/pay). Configuration: see closeorder.LoadConfig; it refuses to start
+// /orders/{orderId}/pay) and buyers' refunds (POST /orders/{orderId}/refund). Configuration: see closeorder.LoadConfig; it refuses to start
 // on a bad setting. The merchant configuration and key come from the AWS Secrets
 // Manager secret it names (see wechatpay.Secret), read once at cold start.
 package main
@@ -18,6 +18,7 @@ import (
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/refund"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
@@ -32,7 +33,10 @@ func main() {
 		coldstart.Exit(log, "configure the WeChat Pay merchant client", err)
 	}
 	store := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
-	queue := closeq.New(sqs.NewFromConfig(awsCfg), cfg.CloseQueueURL, nil)
-	closer := closeorder.New(store, queue, log, closeorder.Options{WeChatPay: client, NotifyURL: cfg.NotifyURL, OpenIDClaim: cfg.OpenIDClaim})
+	sqsClient := sqs.NewFromConfig(awsCfg)
+	refunds := refund.NewStarter(store, refund.NewQueue(sqsClient, cfg.RefundQueueURL), log)
+	closer := closeorder.New(store, closeq.New(sqsClient, cfg.CloseQueueURL, nil), log, closeorder.Options{
+		WeChatPay: client, NotifyURL: cfg.NotifyURL, OpenIDClaim: cfg.OpenIDClaim, Refunds: refunds, UserRefundWindow: cfg.UserRefundWindow,
+	})
 	lambda.Start(closeorder.NewFunction(closer, log).Invoke)
 }

@@ -161,11 +161,13 @@ func deref(t *time.Time) time.Time {
 // RefundResult is what WeChat Pay says of a refund (a refund notification, the refund
 // API's answer or a refund query), in the fields stockguard checks.
 type RefundResult struct {
-	OutRefundNo string    // out_refund_no
-	OutTradeNo  string    // out_trade_no
-	Amount      int64     // amount.refund, fen
-	State       string    // SUCCESS, CLOSED, ABNORMAL or PROCESSING (refund_status / status)
-	At          time.Time // success_time; zero means now
+	OutRefundNo string // out_refund_no
+	OutTradeNo  string // out_trade_no
+	// TransactionID is the transaction_id of the payment refunded; "" when not said.
+	TransactionID string
+	Amount        int64     // amount.refund, fen
+	State         string    // SUCCESS, CLOSED, ABNORMAL or PROCESSING (refund_status / status)
+	At            time.Time // success_time; zero means now
 }
 
 // Refund result states (WeChat Pay APIv3 docs, 退款结果通知, refund_status).
@@ -176,12 +178,22 @@ const (
 	RefundStateProcessing = "PROCESSING"
 )
 
-// Check reports whether res is about r: the same out_refund_no, out_trade_no and
-// amount. The error wraps ErrRefundMismatch.
+// Check reports whether res is about r: the same out_refund_no, out_trade_no, amount
+// and (when res names one) transaction. The error wraps ErrRefundMismatch.
 func (r *Refund) Check(res RefundResult) error {
-	if res.OutRefundNo != r.OutRefundNo || res.OutTradeNo != r.OrderID || res.Amount != r.Amount {
+	if res.OutRefundNo != r.OutRefundNo || res.OutTradeNo != r.OrderID || res.Amount != r.Amount ||
+		res.TransactionID != "" && res.TransactionID != r.TransactionID {
 		return fmt.Errorf("refund %s of %s for %d fen: result says %s of %s for %d fen: %w",
 			r.OutRefundNo, r.OrderID, r.Amount, res.OutRefundNo, res.OutTradeNo, res.Amount, ErrRefundMismatch)
+	}
+	return nil
+}
+
+// ValidateReason checks the reason an operator gives for a refund: 1 to
+// MaxReasonLength characters of text. The error wraps ErrInvalidRequest.
+func (r RefundRequest) ValidateReason() error {
+	if !validText(r.Reason, MaxReasonLength) {
+		return InvalidError("reason must be 1 to %d characters of text", MaxReasonLength)
 	}
 	return nil
 }

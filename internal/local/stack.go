@@ -31,6 +31,7 @@ import (
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/paycallback"
 	"github.com/stockguard/stockguard/internal/reconcile"
+	"github.com/stockguard/stockguard/internal/refund"
 	"github.com/stockguard/stockguard/internal/sam"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
@@ -100,6 +101,8 @@ type Stack struct {
 	LoginServer *wxlogintest.Server
 	// Signer is the in-memory key the local login tokens are signed with.
 	Signer *idtoken.KeySigner
+	// Refunder is the refund function's refunder (tests run its stuck pass directly).
+	Refunder *refund.Refunder
 
 	merchant *paytest.Merchant
 	keyID    string // the kid of the local tokens (the template's SIGNING_KEY_ID)
@@ -260,7 +263,7 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 			return nil, err
 		}
 		store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
-		return newHandler(paycallback.New(verifier, store, log).Handle), nil
+		return newHandler(paycallback.New(verifier, store, refund.NewStarter(store, s.refundQueue(c.RefundQueueURL), log), log).Handle), nil
 	case "ReconcileFunction":
 		c, err := reconcile.LoadFunctionConfig(env)
 		if err != nil {
@@ -270,6 +273,8 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 		return newHandler(lambdaevent.OnlyScheduled(reconcile.FunctionName, r.Run)), nil
 	case "AdminFunction":
 		return s.wireAdmin(cfg, env, log)
+	case "RefundFunction":
+		return s.wireRefund(cfg, env, log)
 	default:
 		return nil, fmt.Errorf("no local wiring in internal/local")
 	}
@@ -321,6 +326,17 @@ func (s *Stack) closeQueue(name string) *closeq.Queue {
 		return nil
 	}
 	return closeq.New(NewSQSClient(s.SQS.URL()), url, s.cfg.Now)
+}
+
+// refundQueue is the refund queue named by a function's REFUND_QUEUE_URL (locally the
+// queue's logical id); nil when the stack runs no SQS server (the stuck pass then
+// requests every refund).
+func (s *Stack) refundQueue(name string) *refund.Queue {
+	url, ok := s.Queues[name]
+	if s.SQS == nil || !ok {
+		return nil
+	}
+	return refund.NewQueue(NewSQSClient(s.SQS.URL()), url)
 }
 
 // functionName is the short name of a function (its directory under functions/):

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -53,6 +56,48 @@ func (q *Queue) Send(ctx context.Context, outRefundNo string) error {
 	}
 	if _, err := q.client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(q.url), MessageBody: aws.String(string(body))}); err != nil {
 		return fmt.Errorf("enqueue refund %s: %w", outRefundNo, err)
+	}
+	return nil
+}
+
+// Backoff bounds: a failed refund message is next delivered after BackoffBase ×
+// 2^(receives−1), at most MaxBackoff (Amazon SQS API Reference,
+// ChangeMessageVisibility: at most 12 hours).
+const (
+	BackoffBase = 30 * time.Second
+	MaxBackoff  = 12 * time.Hour
+)
+
+// BackoffAfter is how long a message received receives times (≥ 1) stays hidden after
+// a failure: BackoffBase doubling per receive, at most MaxBackoff.
+func BackoffAfter(receives int) time.Duration {
+	d := BackoffBase
+	for i := 1; i < receives && d < MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, MaxBackoff)
+}
+
+// Receives is how often an SQS message was received, from its ApproximateReceiveCount
+// attribute; 1 when absent or unreadable.
+func Receives(m events.SQSMessage) int {
+	n, err := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}
+
+// Backoff hides the message with receiptHandle for BackoffAfter(receives), so that a
+// refund WeChat Pay keeps refusing is tried less and less often. Errors are the SQS
+// client's (the message then comes back after the queue's visibility timeout).
+func (q *Queue) Backoff(ctx context.Context, receiptHandle string, receives int) error {
+	_, err := q.client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
+		QueueUrl: aws.String(q.url), ReceiptHandle: aws.String(receiptHandle),
+		VisibilityTimeout: int32(BackoffAfter(receives) / time.Second),
+	})
+	if err != nil {
+		return fmt.Errorf("back off refund message: %w", err)
 	}
 	return nil
 }

@@ -27,35 +27,32 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
+	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
 // FunctionName is the Function dimension of the refund function's metrics.
 const FunctionName = "refund"
 
-// ErrNotRequested is what Payments.QueryRefund answers when WeChat Pay has no refund
-// with that out_refund_no (查询单笔退款: 404 RESOURCE_NOT_EXISTS).
-var ErrNotRequested = errors.New("refund: WeChat Pay has no refund with that out_refund_no")
-
-// Request is one refund asked of WeChat Pay (WeChat Pay APIv3 docs, 退款申请: POST
-// /v3/refund/domestic/refunds).
-type Request struct {
-	OutTradeNo  string // out_trade_no of the payment refunded
-	OutRefundNo string // out_refund_no: the same for every retry of one refund
-	Amount      int64  // fen: amount.refund = amount.total (always the whole payment)
-	Currency    string // amount.currency, CNY
-	Reason      string // reason, shown to the buyer
-	NotifyURL   string // notify_url: the refund-notify route
-}
-
-// Payments is the part of WeChat Pay's merchant API that refunds use. Refund asks for
-// a refund; QueryRefund asks about one (查询单笔退款: GET
-// /v3/refund/domestic/refunds/{out_refund_no}), answering ErrNotRequested when WeChat
-// Pay has none. Both answer what WeChat Pay says of the refund, verified; errors
+// Payments is the part of WeChat Pay's merchant API that refunds use
+// (wechatpay.Client): Refund asks for a refund (申请退款), QueryRefund asks about one
+// (查询单笔退款), answering wechatpay.ErrNotFound when WeChat Pay has none. Errors
 // wrapping wechatpay.ErrUnavailable are worth retrying.
 type Payments interface {
-	Refund(ctx context.Context, r Request) (inventory.RefundResult, error)
-	QueryRefund(ctx context.Context, outRefundNo string) (inventory.RefundResult, error)
+	Refund(ctx context.Context, req wechatpay.RefundRequest) (wechatpay.Refund, error)
+	QueryRefund(ctx context.Context, outRefundNo string) (wechatpay.Refund, error)
 }
+
+// Result is what WeChat Pay says of a refund, in the fields stockguard checks and
+// records.
+func Result(r wechatpay.Refund) inventory.RefundResult {
+	return inventory.RefundResult{
+		OutRefundNo: r.OutRefundNo, OutTradeNo: r.OutTradeNo, TransactionID: r.TransactionID,
+		Amount: r.Amount.Refund, State: string(r.Status), At: r.SuccessTime,
+	}
+}
+
+// reason is the refund reason shown to the buyer (at most 80 characters).
+const reason = "stockguard refund"
 
 // Options tune a Refunder.
 type Options struct {
@@ -106,14 +103,17 @@ func (r *Refunder) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQ
 	for _, rec := range ev.Records {
 		wg.Go(func() {
 			done, err := r.handleRecord(ctx, rec)
+			if err != nil {
+				r.log.LogAttrs(ctx, slog.LevelWarn, "refund request failed; it will be retried",
+					slog.String("messageId", rec.MessageId), slog.Duration("after", BackoffAfter(Receives(rec))), slog.String("error", err.Error()))
+				r.backoff(ctx, rec)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if done {
 				refunded++
 			}
 			if err != nil {
-				r.log.LogAttrs(ctx, slog.LevelWarn, "refund request failed; it will be retried",
-					slog.String("messageId", rec.MessageId), slog.String("error", err.Error()))
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
 			}
 		})
@@ -123,6 +123,17 @@ func (r *Refunder) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQ
 		metric.Of("RefundRequestFailed", metric.Count, float64(len(resp.BatchItemFailures))),
 		metric.Of("RefundedAtOnce", metric.Count, float64(refunded)))
 	return resp, nil
+}
+
+// backoff lengthens a failed record's wait before its next delivery (Queue.Backoff);
+// without a queue, or when that fails, the queue's visibility timeout applies.
+func (r *Refunder) backoff(ctx context.Context, rec events.SQSMessage) {
+	if r.queue == nil || rec.ReceiptHandle == "" {
+		return
+	}
+	if err := r.queue.Backoff(ctx, rec.ReceiptHandle, Receives(rec)); err != nil {
+		r.log.LogAttrs(ctx, slog.LevelWarn, "refund message kept its visibility timeout", slog.String("error", err.Error()))
+	}
 }
 
 // handleRecord requests the refund one message names; it reports whether WeChat Pay
@@ -142,13 +153,14 @@ func (r *Refunder) handleRecord(ctx context.Context, rec events.SQSMessage) (boo
 	case refund.Status != inventory.StatusRefunding:
 		return false, nil // REFUNDED already: a duplicate message
 	}
-	res, err := r.pay.Refund(ctx, Request{
-		OutTradeNo: refund.OrderID, OutRefundNo: refund.OutRefundNo, Amount: refund.Amount,
-		Currency: refund.Currency, Reason: "stockguard refund", NotifyURL: r.opts.NotifyURL,
+	answer, err := r.pay.Refund(ctx, wechatpay.RefundRequest{
+		OutTradeNo: refund.OrderID, TransactionID: refund.TransactionID, OutRefundNo: refund.OutRefundNo,
+		Reason: reason, NotifyURL: r.opts.NotifyURL, Refund: refund.Amount, Total: refund.Amount,
 	})
 	if err != nil {
 		return false, fmt.Errorf("refund %s: %w", refund.OutRefundNo, err)
 	}
+	res := Result(answer)
 	got, _, err := Apply(ctx, r.store, r.log, FunctionName, res)
 	return err == nil && got.Status == inventory.StatusRefunded, err
 }

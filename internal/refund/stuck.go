@@ -9,6 +9,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
+	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
 // StuckResult is a stuck pass's JSON result.
@@ -67,9 +68,9 @@ func (r *Refunder) Stuck(ctx context.Context) (StuckResult, error) {
 // unstick asks WeChat Pay about one refund: done when it is REFUNDED now, requeued
 // when WeChat Pay never received it and it went back on the queue.
 func (r *Refunder) unstick(ctx context.Context, no string) (done, requeued bool, err error) {
-	res, err := r.pay.QueryRefund(ctx, no)
+	answer, err := r.pay.QueryRefund(ctx, no)
 	switch {
-	case errors.Is(err, ErrNotRequested):
+	case errors.Is(err, wechatpay.ErrNotFound):
 		if r.queue == nil {
 			return false, false, fmt.Errorf("refund %s was never requested and there is no queue", no)
 		}
@@ -77,7 +78,7 @@ func (r *Refunder) unstick(ctx context.Context, no string) (done, requeued bool,
 	case err != nil:
 		return false, false, err
 	}
-	refund, _, err := Apply(ctx, r.store, r.log, FunctionName, res)
+	refund, _, err := Apply(ctx, r.store, r.log, FunctionName, Result(answer))
 	if errors.Is(err, inventory.ErrRefundNotFound) {
 		return false, false, nil // REFUNDED meanwhile, or the index lags
 	}

@@ -1,0 +1,36 @@
+// Command refund is the refund Lambda function, the money step of refunds: it takes
+// refund messages (SQS, partial batch responses) and asks WeChat Pay's domestic refund
+// API for each refund owed, and on its schedule asks WeChat Pay about refunds
+// REFUNDING too long. Configuration: see refund.LoadConfig; it refuses to start on a
+// bad setting. The merchant configuration and key come from the AWS Secrets Manager
+// secret it names (see wechatpay.Secret), read once at cold start.
+package main
+
+import (
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/stockguard/stockguard/internal/coldstart"
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/refund"
+	"github.com/stockguard/stockguard/internal/wechatpay"
+)
+
+func main() {
+	log, cfg, awsCfg := coldstart.Load(refund.FunctionName, os.Getenv, refund.LoadConfig)
+	payCfg, err := wechatpay.ClientConfigFromSecret(coldstart.Secret(log, awsCfg, cfg.SecretARN))
+	if err != nil {
+		coldstart.Exit(log, "parse the WeChat Pay secret", err)
+	}
+	client, err := wechatpay.NewClient(payCfg)
+	if err != nil {
+		coldstart.Exit(log, "configure the WeChat Pay merchant client", err)
+	}
+	store := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
+	queue := refund.NewQueue(sqs.NewFromConfig(awsCfg), cfg.RefundQueueURL)
+	refunder := refund.NewRefunder(store, client, queue, log, refund.Options{NotifyURL: cfg.NotifyURL, StuckAfter: cfg.StuckAfter})
+	lambda.Start(refunder.Invoke)
+}
