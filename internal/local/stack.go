@@ -65,6 +65,9 @@ type StackConfig struct {
 	// Reconcile, when set, adjusts reconcile's configuration after it is read from
 	// the template (tests enable repair, set its window, shorten delays).
 	Reconcile func(*reconcile.Config)
+	// Refund, when set, adjusts the refund function's options after they are read
+	// from the template (tests shorten the retry backoff).
+	Refund func(*refund.Options)
 	// PayAddr and LoginAddr are where the WeChat Pay and jscode2session stand-ins
 	// listen; default "127.0.0.1:0" (a free port).
 	PayAddr, LoginAddr string

@@ -109,7 +109,11 @@ func (s *Stack) wireRefund(cfg StackConfig, env envvar.Lookup, log *slog.Logger)
 		return nil, err
 	}
 	store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
-	s.Refunder = refund.NewRefunder(store, client, s.refundQueue(c.RefundQueueURL), log, refund.Options{NotifyURL: c.NotifyURL, StuckAfter: c.StuckAfter, Now: cfg.Now})
+	opts := refund.Options{NotifyURL: c.NotifyURL, StuckAfter: c.StuckAfter, Now: cfg.Now}
+	if cfg.Refund != nil {
+		cfg.Refund(&opts)
+	}
+	s.Refunder = refund.NewRefunder(store, client, s.refundQueue(c.RefundQueueURL), log, opts)
 	return newHandler(s.Refunder.Invoke), nil
 }
 

@@ -60,8 +60,8 @@ func (q *Queue) Send(ctx context.Context, outRefundNo string) error {
 	return nil
 }
 
-// Backoff bounds: a failed refund message is next delivered after BackoffBase ×
-// 2^(receives−1), at most MaxBackoff (Amazon SQS API Reference,
+// Backoff bounds: by default a failed refund message is next delivered after
+// BackoffBase × 2^(receives−1), at most MaxBackoff (Amazon SQS API Reference,
 // ChangeMessageVisibility: at most 12 hours).
 const (
 	BackoffBase = 30 * time.Second
@@ -69,9 +69,9 @@ const (
 )
 
 // BackoffAfter is how long a message received receives times (≥ 1) stays hidden after
-// a failure: BackoffBase doubling per receive, at most MaxBackoff.
-func BackoffAfter(receives int) time.Duration {
-	d := BackoffBase
+// a failure: base doubling per receive, at least a second, at most MaxBackoff.
+func BackoffAfter(base time.Duration, receives int) time.Duration {
+	d := max(base, time.Second)
 	for i := 1; i < receives && d < MaxBackoff; i++ {
 		d *= 2
 	}
@@ -88,13 +88,13 @@ func Receives(m events.SQSMessage) int {
 	return n
 }
 
-// Backoff hides the message with receiptHandle for BackoffAfter(receives), so that a
-// refund WeChat Pay keeps refusing is tried less and less often. Errors are the SQS
+// Hide makes the message with receiptHandle invisible for d (whole seconds), so that
+// a refund WeChat Pay keeps refusing is tried less and less often. Errors are the SQS
 // client's (the message then comes back after the queue's visibility timeout).
-func (q *Queue) Backoff(ctx context.Context, receiptHandle string, receives int) error {
+func (q *Queue) Hide(ctx context.Context, receiptHandle string, d time.Duration) error {
 	_, err := q.client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
 		QueueUrl: aws.String(q.url), ReceiptHandle: aws.String(receiptHandle),
-		VisibilityTimeout: int32(BackoffAfter(receives) / time.Second),
+		VisibilityTimeout: int32(d / time.Second),
 	})
 	if err != nil {
 		return fmt.Errorf("back off refund message: %w", err)

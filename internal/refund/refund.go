@@ -61,6 +61,9 @@ type Options struct {
 	// StuckAfter is how long a refund may stay REFUNDING before the stuck pass asks
 	// WeChat Pay about it; default 30 minutes.
 	StuckAfter time.Duration
+	// Backoff is how long a failed refund message waits before its second delivery,
+	// doubling with every further receive (see BackoffAfter); default BackoffBase.
+	Backoff time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -82,6 +85,9 @@ func NewRefunder(store *dynamo.Store, pay Payments, queue *Queue, log *slog.Logg
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Backoff <= 0 {
+		opts.Backoff = BackoffBase
 	}
 	return &Refunder{store: store, pay: pay, queue: queue, log: log, opts: opts}
 }
@@ -105,7 +111,7 @@ func (r *Refunder) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQ
 			done, err := r.handleRecord(ctx, rec)
 			if err != nil {
 				r.log.LogAttrs(ctx, slog.LevelWarn, "refund request failed; it will be retried",
-					slog.String("messageId", rec.MessageId), slog.Duration("after", BackoffAfter(Receives(rec))), slog.String("error", err.Error()))
+					slog.String("messageId", rec.MessageId), slog.Duration("after", BackoffAfter(r.opts.Backoff, Receives(rec))), slog.String("error", err.Error()))
 				r.backoff(ctx, rec)
 			}
 			mu.Lock()
@@ -131,7 +137,7 @@ func (r *Refunder) backoff(ctx context.Context, rec events.SQSMessage) {
 	if r.queue == nil || rec.ReceiptHandle == "" {
 		return
 	}
-	if err := r.queue.Backoff(ctx, rec.ReceiptHandle, Receives(rec)); err != nil {
+	if err := r.queue.Hide(ctx, rec.ReceiptHandle, BackoffAfter(r.opts.Backoff, Receives(rec))); err != nil {
 		r.log.LogAttrs(ctx, slog.LevelWarn, "refund message kept its visibility timeout", slog.String("error", err.Error()))
 	}
 }

@@ -1,0 +1,282 @@
+package refund_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/refund"
+	"github.com/stockguard/stockguard/internal/stacktest"
+	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/wechatpay"
+	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
+)
+
+// These tests run the whole local stack: tables and queues from template.yaml, the
+// functions wired as the template wires them, the stand-in WeChat Pay taking payments
+// and refunds and sending signed, encrypted notifications through the notify routes.
+
+const (
+	cupsAndSaucer = `{"items":[{"skuId":"cup","qty":2},{"skuId":"saucer","qty":1}]}`
+	amount        = 2*39900 + 12900
+	saucer        = `{"items":[{"skuId":"saucer","qty":1}]}`
+	waitLimit     = 30 * time.Second
+)
+
+var eventually = testkit.Eventually
+
+// options is a stack with buyers' refunds open for window ("0": off), the SQS queues
+// when sqs, and failed refund messages retried after a second (doubling).
+func options(window string, sqs bool) stacktest.Options {
+	return stacktest.Options{SQS: sqs, Stack: local.StackConfig{
+		PaymentTimeout: time.Minute,
+		Environment: func(function string, env map[string]string) {
+			if function == "CloseOrderFunction" {
+				env["USER_REFUND_WINDOW"] = window
+			}
+		},
+		Refund: func(o *refund.Options) { o.Backoff = time.Second },
+	}}
+}
+
+// paid places the order body for user and pays it at the stand-in WeChat Pay (its
+// JSAPI order started with POST /orders/{orderId}/pay); it returns the order id and
+// the payment's transaction id.
+func paid(t *testing.T, h *stacktest.Stack, user, body string) (string, string) {
+	t.Helper()
+	id := h.Order(t, user, body)
+	if status, out := h.Call(t, http.MethodPost, "/orders/"+id+"/pay", user, nil, ""); status != http.StatusOK {
+		t.Fatalf("pay: %d %v", status, out)
+	}
+	d, err := h.PayServer.Pay(context.Background(), id, paytest.PayOptions{})
+	if err != nil || d.StatusCode != http.StatusNoContent {
+		t.Fatalf("pay at WeChat Pay: %+v %v", d, err)
+	}
+	order := h.Lookup(t, id)
+	if order.Status != inventory.StatusPaid {
+		t.Fatalf("order %s after payment, want PAID", order.Status)
+	}
+	return id, order.TransactionID
+}
+
+// status is the order's status as stored.
+func status(t *testing.T, h *stacktest.Stack, id string) inventory.Status { return h.Lookup(t, id).Status }
+
+func TestBuyerRefund_GoodsBackOnceThenMoneyOnce(t *testing.T) {
+	h := stacktest.New(t, options("1h", true))
+	h.RunInBackground(t)
+	id, tx := paid(t, h, "buyer", cupsAndSaucer)
+	if status, _ := h.Call(t, http.MethodPost, "/orders/"+id+"/refund", "somebody-else", nil, ""); status != http.StatusNotFound {
+		t.Errorf("someone else's refund: %d, want 404", status)
+	}
+	var wg sync.WaitGroup
+	answers := make([]int, 20)
+	for i := range answers {
+		wg.Go(func() { answers[i], _ = h.Call(t, http.MethodPost, "/orders/"+id+"/refund", "buyer", nil, "") })
+	}
+	wg.Wait()
+	for _, a := range answers {
+		if a != http.StatusAccepted && a != http.StatusOK {
+			t.Errorf("answers %v, want 202 (or 200 once REFUNDED)", answers)
+			break
+		}
+	}
+	if ops := h.Ops(t, id); ops[dynamo.OpReturn] != 2 || ops[dynamo.OpCommit] != 2 {
+		t.Errorf("ledger %v, want one RETURN per line (2)", ops)
+	}
+	if cup, saucer := h.OnHand(t, "cup"), h.Available(t, "saucer"); cup != 100 || saucer != 100 {
+		t.Errorf("cup on-hand %d, saucer available %d, want 100 and 100", cup, saucer)
+	}
+	eventually(t, waitLimit, "order REFUNDED", func() bool { return status(t, h, id) == inventory.StatusRefunded })
+	rec, ok := h.PayServer.Refund(inventory.OutRefundNo(id))
+	if refunded, _ := h.PayServer.Refunded(tx); !ok || rec.Requests != 1 || refunded != amount || rec.Amount.Refund != amount {
+		t.Errorf("WeChat Pay: refund %+v (%v), %d fen refunded; want one request for %d fen", rec, ok, refunded, amount)
+	}
+	code, out := h.Call(t, http.MethodPost, "/orders/"+id+"/refund", "buyer", nil, "")
+	if code != http.StatusOK || out["status"] != "REFUNDED" || out["refundAmount"] != float64(amount) || out["refundedAt"] == nil {
+		t.Errorf("refund of a REFUNDED order: %d %v", code, out)
+	}
+	h.Check(t)
+}
+
+func TestBuyerRefund_RefusesWhatTheContractRefuses(t *testing.T) {
+	h := stacktest.New(t, options("1h", false))
+	id, _ := paid(t, h, "buyer", cupsAndSaucer)
+	pending := h.Order(t, "buyer", saucer)
+	cancelled := h.Order(t, "buyer", saucer)
+	if code, out := h.Call(t, http.MethodPost, "/orders/"+cancelled+"/cancel", "buyer", nil, ""); code != http.StatusOK {
+		t.Fatalf("cancel: %d %v", code, out)
+	}
+	before := h.Snapshot(t)
+	for _, tc := range []struct {
+		name, id, user string
+		advance        time.Duration
+		want           int
+		code           string
+	}{
+		{"PENDING", pending, "buyer", 0, http.StatusConflict, "REFUND_NOT_ALLOWED"},
+		{"CANCELLED", cancelled, "buyer", 0, http.StatusConflict, "REFUND_NOT_ALLOWED"},
+		{"someone else's", id, "other", 0, http.StatusNotFound, "ORDER_NOT_FOUND"},
+		{"unknown", "0123456789abcdef", "buyer", 0, http.StatusNotFound, "ORDER_NOT_FOUND"},
+		{"no identity", id, "", 0, http.StatusUnauthorized, "UNAUTHORIZED"},
+		{"past the window", id, "buyer", time.Hour, http.StatusConflict, "REFUND_NOT_ALLOWED"},
+	} {
+		h.Clock.Advance(tc.advance)
+		if code, out := h.Call(t, http.MethodPost, "/orders/"+tc.id+"/refund", tc.user, nil, ""); code != tc.want || out["code"] != tc.code {
+			t.Errorf("%s: %d %v, want %d %s", tc.name, code, out, tc.want, tc.code)
+		}
+	}
+	if h.Snapshot(t) != before {
+		t.Error("a refused refund changed the tables")
+	}
+	h.Check(t)
+}
+
+func TestBuyerRefund_OffByDefault(t *testing.T) {
+	h := stacktest.New(t, options("0", false))
+	id, _ := paid(t, h, "buyer", cupsAndSaucer)
+	if code, out := h.Call(t, http.MethodPost, "/orders/"+id+"/refund", "buyer", nil, ""); code != http.StatusConflict || out["code"] != "REFUND_NOT_ALLOWED" {
+		t.Errorf("refund with the window 0: %d %v", code, out)
+	}
+}
+
+// adminRefund refunds id through the merchant API and returns the answer.
+func adminRefund(t *testing.T, h *stacktest.Stack, id, body string) (int, map[string]any) {
+	t.Helper()
+	return h.Call(t, http.MethodPost, "/admin/orders/"+id+"/refund", "", nil, body)
+}
+
+// WeChat Pay answering 5xx for a while: the message is retried with backoff until
+// WeChat Pay takes the refund, which it then does once.
+func TestRefund_RetriedThroughWeChatPayOutagesUntilTaken(t *testing.T) {
+	h := stacktest.New(t, options("0", true))
+	id, tx := paid(t, h, "buyer", cupsAndSaucer)
+	h.PayServer.FailNextAPI(3)
+	h.RunInBackground(t)
+	if code, out := adminRefund(t, h, id, `{"restock":false,"reason":"shipped, lost by the carrier"}`); code != http.StatusAccepted || out["status"] != "REFUNDING" {
+		t.Fatalf("admin refund: %d %v", code, out)
+	}
+	eventually(t, waitLimit, "order REFUNDED", func() bool { return status(t, h, id) == inventory.StatusRefunded })
+	if failed := h.Logged(t, "msg", "refund request failed; it will be retried"); len(failed) != 3 {
+		t.Errorf("%d failed requests logged, want 3", len(failed))
+	}
+	if rec, _ := h.PayServer.Refund(inventory.OutRefundNo(id)); rec.Requests != 1 {
+		t.Errorf("%d refund requests taken, want 1", rec.Requests)
+	}
+	if refunded, _ := h.PayServer.Refunded(tx); refunded != amount {
+		t.Errorf("%d fen refunded, want %d", refunded, amount)
+	}
+	if ops := h.Ops(t, id); ops[dynamo.OpReturn] != 0 || h.OnHand(t, "cup") != 98 {
+		t.Errorf("a refund without restock: ledger %v, cup on-hand %d, want no RETURN and 98", ops, h.OnHand(t, "cup"))
+	}
+	if order := h.Lookup(t, id); order.RefundBy != local.LocalOperatorARN || order.RefundReason != "shipped, lost by the carrier" {
+		t.Errorf("recorded by %q for %q", order.RefundBy, order.RefundReason)
+	}
+	h.Check(t)
+}
+
+// successNotice is WeChat Pay's REFUND.SUCCESS for the refund of order id.
+func successNotice(h *stacktest.Stack, id, tx string, fen int64, now time.Time) wechatpay.Refund {
+	return wechatpay.Refund{
+		MchID: local.LocalMchID, OutTradeNo: id, TransactionID: tx, OutRefundNo: inventory.OutRefundNo(id),
+		RefundID: "50000000000000000000000000001", Status: wechatpay.RefundSuccess, UserReceivedAccount: "支付用户零钱",
+		SuccessTime: now, Amount: wechatpay.RefundAmount{Refund: fen, Total: amount, PayerTotal: amount, PayerRefund: fen},
+	}
+}
+
+// refundNotify sends a refund notification built by platform for r through the route.
+func refundNotify(t *testing.T, h *stacktest.Stack, platform *paytest.Platform, r wechatpay.Refund) (int, map[string]any) {
+	t.Helper()
+	headers, body, err := platform.NotifyRefund(r, h.Clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.Call(t, http.MethodPost, "/payments/wechatpay/refund-notify", "", headers, string(body))
+}
+
+func TestRefundNotify_RejectsWhatIsNotTheRefundAndTakesTheRightOneOnce(t *testing.T) {
+	h := stacktest.New(t, options("0", false))
+	id, tx := paid(t, h, "buyer", cupsAndSaucer)
+	other, otherTx := paid(t, h, "other", cupsAndSaucer)
+	if code, out := adminRefund(t, h, id, `{"restock":true,"reason":"returned"}`); code != http.StatusAccepted {
+		t.Fatalf("admin refund: %d %v", code, out)
+	}
+	forger, err := paytest.NewPlatform(local.LocalMchID, local.LocalAppID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forger.Serial = h.Payments.Serial
+	now := h.Clock.Now()
+	genuine := successNotice(h, id, tx, amount, now)
+	otherAmount, otherOrder, notRefunding, unknown := genuine, genuine, successNotice(h, other, otherTx, amount, now), genuine
+	otherAmount.Amount.Refund, otherAmount.Amount.PayerRefund = amount-1, amount-1
+	otherOrder.OutTradeNo = other
+	unknown.OutRefundNo = "0123456789abcdef_R"
+	before := h.Snapshot(t)
+	for _, tc := range []struct {
+		name     string
+		platform *paytest.Platform
+		r        wechatpay.Refund
+		want     int
+	}{
+		{"forged", forger, genuine, http.StatusUnauthorized},
+		{"another amount", h.Payments, otherAmount, http.StatusBadRequest},
+		{"another order", h.Payments, otherOrder, http.StatusBadRequest},
+		{"an order not being refunded", h.Payments, notRefunding, http.StatusNotFound},
+		{"unknown out_refund_no", h.Payments, unknown, http.StatusNotFound},
+	} {
+		if code, out := refundNotify(t, h, tc.platform, tc.r); code != tc.want || out["code"] != "FAIL" {
+			t.Errorf("%s: %d %v, want %d FAIL", tc.name, code, out, tc.want)
+		}
+	}
+	if h.Snapshot(t) != before {
+		t.Fatal("a rejected refund notification changed the tables")
+	}
+	var refundedAt string
+	for i := range 3 { // the notification, then WeChat Pay's resends of it
+		if code, out := refundNotify(t, h, h.Payments, genuine); code != http.StatusNoContent {
+			t.Fatalf("genuine notification %d: %d %v", i, code, out)
+		}
+		order := h.Lookup(t, id)
+		if order.Status != inventory.StatusRefunded || order.RefundedAt == nil || order.RefundAmount != amount {
+			t.Fatalf("after notification %d: %+v", i, order)
+		}
+		if at := order.RefundedAt.String(); refundedAt != "" && at != refundedAt {
+			t.Errorf("refundedAt moved from %s to %s on a replay", refundedAt, at)
+		} else {
+			refundedAt = at
+		}
+	}
+	abnormal := genuine
+	abnormal.Status = wechatpay.RefundAbnormal
+	if code, _ := refundNotify(t, h, h.Payments, abnormal); code != http.StatusNoContent || status(t, h, id) != inventory.StatusRefunded {
+		t.Errorf("ABNORMAL after SUCCESS: %d, order %s", code, status(t, h, id))
+	}
+	h.Check(t)
+}
+
+func TestRefundNotify_ClosedOrAbnormalKeepsRefundingAndRaisesTheAlarm(t *testing.T) {
+	h := stacktest.New(t, options("0", true))
+	h.PayServer.SetRefundOutcome(wechatpay.RefundAbnormal)
+	h.RunInBackground(t)
+	id, _ := paid(t, h, "buyer", cupsAndSaucer)
+	if code, out := adminRefund(t, h, id, `{"restock":true,"reason":"returned"}`); code != http.StatusAccepted {
+		t.Fatalf("admin refund: %d %v", code, out)
+	}
+	eventually(t, waitLimit, "refundError set", func() bool { return h.Lookup(t, id).RefundError != "" })
+	if order := h.Lookup(t, id); order.Status != inventory.StatusRefunding || order.RefundError != "ABNORMAL" {
+		t.Errorf("order %s with refundError %q, want REFUNDING with ABNORMAL", order.Status, order.RefundError)
+	}
+	if alarms := h.Logged(t, "RefundAbnormal", 1.0); len(alarms) != 1 {
+		t.Errorf("%d RefundAbnormal metrics, want 1", len(alarms))
+	}
+	if errs := h.Logged(t, "msg", "WeChat Pay did not refund: return the money by hand"); len(errs) != 1 || errs[0]["level"] != "ERROR" {
+		t.Errorf("error log lines %v, want one", errs)
+	}
+	h.Check(t)
+}
