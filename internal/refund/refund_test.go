@@ -65,7 +65,9 @@ func paid(t *testing.T, h *stacktest.Stack, user, body string) (string, string) 
 }
 
 // status is the order's status as stored.
-func status(t *testing.T, h *stacktest.Stack, id string) inventory.Status { return h.Lookup(t, id).Status }
+func status(t *testing.T, h *stacktest.Stack, id string) inventory.Status {
+	return h.Lookup(t, id).Status
+}
 
 func TestBuyerRefund_GoodsBackOnceThenMoneyOnce(t *testing.T) {
 	h := stacktest.New(t, options("1h", true))
