@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
@@ -279,6 +282,128 @@ func TestRefundNotify_ClosedOrAbnormalKeepsRefundingAndRaisesTheAlarm(t *testing
 	}
 	if errs := h.Logged(t, "msg", "WeChat Pay did not refund: return the money by hand"); len(errs) != 1 || errs[0]["level"] != "ERROR" {
 		t.Errorf("error log lines %v, want one", errs)
+	}
+	h.Check(t)
+}
+
+// The money owed back with no person involved: a payment that reached a released
+// order after its units were sold (REFUND_PENDING), and a second payment of a paid
+// order, refunded by its own transaction, never the first.
+func TestAutomaticRefunds_LatePaymentWithoutStockAndSecondPayment(t *testing.T) {
+	h := stacktest.New(t, options("0", true))
+	h.RunInBackground(t)
+	twice, first := paid(t, h, "twice", cupsAndSaucer)
+	if d, err := h.PayServer.Pay(context.Background(), twice, paytest.PayOptions{Again: true}); err != nil || d.StatusCode != http.StatusNoContent {
+		t.Fatalf("second payment: %+v %v", d, err)
+	}
+	// late pays at WeChat Pay, but the notification is lost and WeChat Pay cannot be
+	// asked when its window ends: its units are released and sold to others.
+	late := h.Order(t, "late", `{"items":[{"skuId":"saucer","qty":1}]}`)
+	if code, out := h.Call(t, http.MethodPost, "/orders/"+late+"/pay", "late", nil, ""); code != http.StatusOK {
+		t.Fatalf("pay: %d %v", code, out)
+	}
+	h.PayServer.SetDropNotifications(true)
+	if _, err := h.PayServer.Pay(context.Background(), late, paytest.PayOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.PayServer.SetDropNotifications(false)
+	h.PayServer.SetFailAPI(true)
+	h.Clock.Advance(2 * time.Minute)
+	var sweep map[string]any
+	h.RunScheduled(t, "closeOrder", &sweep)
+	h.PayServer.SetFailAPI(false)
+	for i := 0; status(t, h, late) == inventory.StatusCancelled && h.Available(t, "saucer") > 0; i++ {
+		h.Order(t, "buyer-"+string(rune('a'+i%26))+string(rune('a'+i/26)), `{"items":[{"skuId":"saucer","qty":1}]}`)
+	}
+	if d, err := h.PayServer.Resend(context.Background(), late); err != nil || d.StatusCode != http.StatusNoContent {
+		t.Fatalf("resent payment notification: %+v %v", d, err)
+	}
+	eventually(t, waitLimit, "late order REFUNDED", func() bool { return status(t, h, late) == inventory.StatusRefunded })
+	var extra inventory.Refund
+	eventually(t, waitLimit, "second payment REFUNDED", func() bool {
+		for _, it := range h.Scan(t, h.Tables.Orders) {
+			if it["kind"] == "EXTRA_PAYMENT" && it["orderId"] == twice && it["status"] == "REFUNDED" {
+				extra = inventory.Refund{OutRefundNo: it["outRefundNo"].(string), TransactionID: it["transactionId"].(string)}
+				return true
+			}
+		}
+		return false
+	})
+	if o := h.Lookup(t, twice); o.Status != inventory.StatusPaid || o.TransactionID != first {
+		t.Errorf("the twice-paid order: %s by %s, want PAID by %s", o.Status, o.TransactionID, first)
+	}
+	if got, _ := h.PayServer.Refunded(first); got != 0 {
+		t.Errorf("%d fen of the first payment refunded, want 0", got)
+	}
+	if got, _ := h.PayServer.Refunded(extra.TransactionID); got != amount || extra.OutRefundNo != inventory.ExtraOutRefundNo(twice, extra.TransactionID) {
+		t.Errorf("second payment %+v: %d fen refunded, want %d", extra, got, amount)
+	}
+	lateTx := h.Lookup(t, late).TransactionID
+	if got, _ := h.PayServer.Refunded(lateTx); got != 12900 || h.Ops(t, late)[dynamo.OpReturn] != 0 {
+		t.Errorf("late payment: %d fen refunded, ledger %v; want 12900 and no RETURN", got, h.Ops(t, late))
+	}
+	h.Check(t)
+}
+
+// purge takes every message off the refund queue, as if they had been lost.
+func purge(t *testing.T, h *stacktest.Stack) int {
+	t.Helper()
+	client := local.NewSQSClient(h.SQS.URL())
+	n := 0
+	for {
+		out, err := client.ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{QueueUrl: aws.String(h.Queues["RefundQueue"]), MaxNumberOfMessages: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Messages) == 0 {
+			return n
+		}
+		for _, m := range out.Messages {
+			if _, err := client.DeleteMessage(context.Background(), &sqs.DeleteMessageInput{QueueUrl: aws.String(h.Queues["RefundQueue"]), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		}
+	}
+}
+
+// A lost refund message and a lost refund notification: the stuck pass asks WeChat
+// Pay about refunds REFUNDING past the bound, requests the one it never received and
+// records the one it finished.
+func TestStuckPass_RequestsLostRefundsAndSettlesLostNotifications(t *testing.T) {
+	h := stacktest.New(t, options("0", true))
+	id, _ := paid(t, h, "buyer", cupsAndSaucer)
+	if code, out := adminRefund(t, h, id, `{"restock":true,"reason":"returned"}`); code != http.StatusAccepted {
+		t.Fatalf("admin refund: %d %v", code, out)
+	}
+	if n := purge(t, h); n != 1 {
+		t.Fatalf("%d refund messages, want 1", n)
+	}
+	var res refund.StuckResult
+	h.RunScheduled(t, "refund", &res)
+	if res != (refund.StuckResult{DurationMs: res.DurationMs}) {
+		t.Errorf("stuck pass inside the bound: %+v, want nothing found", res)
+	}
+	h.Clock.Advance(31 * time.Minute)
+	h.RunScheduled(t, "refund", &res)
+	if res.Found != 1 || res.Requeued != 1 || res.Stuck != 1 || res.Refunded != 0 {
+		t.Errorf("stuck pass: %+v, want 1 found, requeued, still stuck", res)
+	}
+	if m := h.Logged(t, "RefundingStuck", 1.0); len(m) != 1 {
+		t.Errorf("RefundingStuck metrics %v, want one of 1", m)
+	}
+	h.PayServer.SetDropNotifications(true)
+	h.RunInBackground(t)
+	eventually(t, waitLimit, "refund SUCCESS at WeChat Pay", func() bool {
+		rec, ok := h.PayServer.Refund(inventory.OutRefundNo(id))
+		return ok && rec.Status == wechatpay.RefundSuccess
+	})
+	if got := status(t, h, id); got != inventory.StatusRefunding {
+		t.Fatalf("order %s with its notification dropped, want REFUNDING", got)
+	}
+	h.RunScheduled(t, "refund", &res)
+	if res.Found != 1 || res.Refunded != 1 || res.Stuck != 0 || status(t, h, id) != inventory.StatusRefunded {
+		t.Errorf("stuck pass: %+v, order %s; want it REFUNDED", res, status(t, h, id))
 	}
 	h.Check(t)
 }
