@@ -2,11 +2,13 @@ package refund_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -404,6 +406,67 @@ func TestStuckPass_RequestsLostRefundsAndSettlesLostNotifications(t *testing.T) 
 	h.RunScheduled(t, "refund", &res)
 	if res.Found != 1 || res.Refunded != 1 || res.Stuck != 0 || status(t, h, id) != inventory.StatusRefunded {
 		t.Errorf("stuck pass: %+v, order %s; want it REFUNDED", res, status(t, h, id))
+	}
+	h.Check(t)
+}
+
+// refundMessages is an SQS batch of n copies of the refund message for outRefundNo.
+func refundMessages(outRefundNo string, n int) events.SQSEvent {
+	var ev events.SQSEvent
+	for i := range n {
+		ev.Records = append(ev.Records, events.SQSMessage{
+			MessageId: fmt.Sprint("m-", i), Body: `{"outRefundNo":"` + outRefundNo + `"}`, EventSource: "aws:sqs",
+			EventSourceARN: "arn:aws:sqs:" + local.Region + ":" + local.AccountID + ":RefundQueue",
+		})
+	}
+	return ev
+}
+
+// The refund notification racing the refund API's answer, and duplicate messages
+// before and after it: WeChat Pay refunds once, the order turns REFUNDED once.
+func TestRefund_NotificationBeforeTheAnswerAndDuplicateMessages(t *testing.T) {
+	h := stacktest.New(t, options("0", false))
+	id, tx := paid(t, h, "buyer", cupsAndSaucer)
+	h.PayServer.SetRefundOutcome(wechatpay.RefundProcessing) // hold it: the answer is PROCESSING
+	if code, out := adminRefund(t, h, id, `{"restock":true,"reason":"returned"}`); code != http.StatusAccepted {
+		t.Fatalf("admin refund: %d %v", code, out)
+	}
+	no := inventory.OutRefundNo(id)
+	var resp events.SQSEventResponse
+	h.Invoke(t, "RefundFunction", refundMessages(no, 10), &resp)
+	if len(resp.BatchItemFailures) != 0 || status(t, h, id) != inventory.StatusRefunding {
+		t.Fatalf("duplicates while WeChat Pay holds the refund: %v, order %s", resp.BatchItemFailures, status(t, h, id))
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if d, err := h.PayServer.SettleRefund(context.Background(), no, wechatpay.RefundSuccess); err != nil || d.StatusCode != http.StatusNoContent {
+			t.Errorf("notification: %+v %v", d, err)
+		}
+	})
+	wg.Go(func() {
+		var resp events.SQSEventResponse
+		h.Invoke(t, "RefundFunction", refundMessages(no, 5), &resp)
+		if len(resp.BatchItemFailures) != 0 {
+			t.Errorf("duplicates racing the notification: %v", resp.BatchItemFailures)
+		}
+	})
+	wg.Wait()
+	order := h.Lookup(t, id)
+	if order.Status != inventory.StatusRefunded || order.RefundAmount != amount {
+		t.Fatalf("order %+v, want REFUNDED", order)
+	}
+	h.Invoke(t, "RefundFunction", refundMessages(no, 3), &resp) // late duplicates: dropped
+	if d, err := h.PayServer.ResendRefund(context.Background(), no); err != nil || d.StatusCode != http.StatusNoContent {
+		t.Errorf("resent notification: %+v %v", d, err)
+	}
+	if again := h.Lookup(t, id); !again.RefundedAt.Equal(*order.RefundedAt) {
+		t.Errorf("refundedAt moved from %v to %v", order.RefundedAt, again.RefundedAt)
+	}
+	if got, _ := h.PayServer.Refunded(tx); got != amount {
+		t.Errorf("%d fen refunded, want %d once", got, amount)
+	}
+	if ops := h.Ops(t, id); ops[dynamo.OpReturn] != 2 {
+		t.Errorf("ledger %v, want one RETURN per line", ops)
 	}
 	h.Check(t)
 }
