@@ -32,6 +32,7 @@ const (
 	kindIdem  = "IDEMPOTENCY"
 	kindLimit = "LIMIT"
 	kindExtra = "EXTRA_PAYMENT" // a second payment of a paid order, refunded (see SecondPayment)
+	kindMark  = "REFUNDING"     // a refund under way (see refundingRecord)
 )
 
 func skuKey(sku string) string             { return sku }
@@ -134,19 +135,27 @@ type orderRecord struct {
 }
 
 // refundFields are the refund attributes shared by orders and second-payment records
-// (see refund.go). RefundBucket and RefundingSince, the keys of the sparse
-// RefundingBySince index, are set only while REFUNDING.
+// (see refund.go).
 type refundFields struct {
-	OutRefundNo    string `dynamodbav:"outRefundNo,omitempty"`
-	RefundingAt    string `dynamodbav:"refundingAt,omitempty"`
-	RefundBucket   string `dynamodbav:"refundBucket,omitempty"`
-	RefundingSince int64  `dynamodbav:"refundingSince,omitempty"` // Unix milliseconds
-	Restocked      bool   `dynamodbav:"restocked,omitempty"`
-	RefundBy       string `dynamodbav:"refundBy,omitempty"`
-	RefundReason   string `dynamodbav:"refundReason,omitempty"`
-	RefundedAt     string `dynamodbav:"refundedAt,omitempty"`
-	RefundAmount   int64  `dynamodbav:"refundAmount,omitempty"`
-	RefundError    string `dynamodbav:"refundError,omitempty"`
+	OutRefundNo  string `dynamodbav:"outRefundNo,omitempty"`
+	RefundingAt  string `dynamodbav:"refundingAt,omitempty"`
+	Restocked    bool   `dynamodbav:"restocked,omitempty"`
+	RefundBy     string `dynamodbav:"refundBy,omitempty"`
+	RefundReason string `dynamodbav:"refundReason,omitempty"`
+	RefundedAt   string `dynamodbav:"refundedAt,omitempty"`
+	RefundAmount int64  `dynamodbav:"refundAmount,omitempty"`
+	RefundError  string `dynamodbav:"refundError,omitempty"`
+}
+
+// refundingRecord marks a refund REFUNDING (pk = refunding#<out_refund_no>): put in
+// the transaction that starts the refund, deleted in the one that ends it, so the
+// sparse RefundingBySince index lists exactly the refunds under way. (A marker of its
+// own rather than attributes on the order: an item enters and leaves the index whole.)
+type refundingRecord struct {
+	PK             string `dynamodbav:"pk"`
+	Kind           string `dynamodbav:"kind"`
+	RefundBucket   string `dynamodbav:"refundBucket"`
+	RefundingSince int64  `dynamodbav:"refundingSince"` // Unix milliseconds
 }
 
 // extraRecord is a second successful payment of an order already paid (pk =

@@ -20,15 +20,24 @@ import (
 // WeChat Pay's, and its result (MarkRefunded) moves the refund to REFUNDED once.
 
 // RefundingIndex is the sparse GSI of refunds in REFUNDING (orders and second
-// payments) on the orders table: hash key refundBucket (always refundBucketValue),
-// range key refundingSince (Unix milliseconds).
+// payments) on the orders table, over their markers (refundingRecord): hash key
+// refundBucket (always refundBucketValue), range key refundingSince (Unix
+// milliseconds).
 const RefundingIndex = "RefundingBySince"
 
 // refundBucketValue is the one refundBucket value: refunds are few next to orders.
 const refundBucketValue = "R"
 
-// extraKey is the key of a second payment's record.
+// extraKey is the key of a second payment's record; markKey of a refund's marker.
 func extraKey(outRefundNo string) string { return "refund#" + outRefundNo }
+func markKey(outRefundNo string) string  { return "refunding#" + outRefundNo }
+
+// mark adds the Put of the marker that lists refund outRefundNo as REFUNDING since now.
+func (t *txn) mark(outRefundNo string, now time.Time) {
+	t.put(part{kind: partOrder}, t.s.tables.Orders, refundingRecord{
+		PK: markKey(outRefundNo), Kind: kindMark, RefundBucket: refundBucketValue, RefundingSince: now.UnixMilli(),
+	}, nil)
+}
 
 // StartRefund is the goods step of refunding order (read just before): as
 // inventory.Order.RefundStep decides for r (window: the buyers' refund window), in
@@ -87,7 +96,10 @@ func (s *Store) StartRefund(ctx context.Context, order *inventory.Order, r inven
 func (s *Store) refundTx(order *inventory.Order, step inventory.RefundStep, r inventory.RefundRequest, now time.Time, giveBack map[string]bool) *txn {
 	t := s.newTxn("refund order " + order.ID)
 	restock := step == inventory.RefundReturn
-	upd := refundingUpdate(inventory.OutRefundNo(order.ID), now).
+	no := inventory.OutRefundNo(order.ID)
+	upd := expression.Set(expression.Name("status"), expression.Value(string(inventory.StatusRefunding))).
+		Set(expression.Name("outRefundNo"), expression.Value(no)).
+		Set(expression.Name("refundingAt"), expression.Value(formatTime(now))).
 		Set(expression.Name("refundBy"), expression.Value(r.By))
 	if r.Reason != "" {
 		upd = upd.Set(expression.Name("refundReason"), expression.Value(r.Reason))
@@ -96,6 +108,7 @@ func (s *Store) refundTx(order *inventory.Order, step inventory.RefundStep, r in
 		upd = upd.Set(expression.Name("restocked"), expression.Value(true))
 	}
 	t.transition(order, order.Status, upd)
+	t.mark(no, now)
 	if order.Status != inventory.StatusPaid {
 		return t // REFUND_PENDING: neither stock nor counters were held
 	}
@@ -110,16 +123,6 @@ func (s *Store) refundTx(order *inventory.Order, step inventory.RefundStep, r in
 		}
 	}
 	return t
-}
-
-// refundingUpdate is the update that makes a record REFUNDING under outRefundNo at now,
-// listed by the RefundingBySince index.
-func refundingUpdate(outRefundNo string, now time.Time) expression.UpdateBuilder {
-	return expression.Set(expression.Name("status"), expression.Value(string(inventory.StatusRefunding))).
-		Set(expression.Name("outRefundNo"), expression.Value(outRefundNo)).
-		Set(expression.Name("refundingAt"), expression.Value(formatTime(now))).
-		Set(expression.Name("refundBucket"), expression.Value(refundBucketValue)).
-		Set(expression.Name("refundingSince"), expression.Value(now.UnixMilli()))
 }
 
 // shardExists is the condition of a shard update that gives units back: the shard
@@ -140,11 +143,11 @@ func (s *Store) SecondPayment(ctx context.Context, p inventory.Payment) (*invent
 	rec := extraRecord{
 		PK: extraKey(no), Kind: kindExtra, OrderID: p.OrderID, TransactionID: p.TransactionID,
 		Amount: p.Amount, Currency: p.Currency, PaidAt: formatTime(p.PaidAt), Status: string(inventory.StatusRefunding),
-		refundFields: refundFields{OutRefundNo: no, RefundingAt: formatTime(now), RefundBucket: refundBucketValue,
-			RefundingSince: now.UnixMilli(), RefundBy: "stockguard", RefundReason: "second payment of a paid order"},
+		refundFields: refundFields{OutRefundNo: no, RefundingAt: formatTime(now), RefundBy: "stockguard", RefundReason: "second payment of a paid order"},
 	}
 	t := s.newTxn("record second payment " + p.TransactionID + " of order " + p.OrderID)
 	t.put(part{kind: partOrder}, s.tables.Orders, rec, nil)
+	t.mark(no, now)
 	out, err := s.send(ctx, t)
 	if err != nil {
 		return nil, false, err
@@ -240,6 +243,9 @@ func (s *Store) MarkRefunded(ctx context.Context, res inventory.RefundResult) (*
 		t.update(part{kind: partOrder}, s.tables.Orders, refundPK(refund), upd,
 			expression.Name("status").Equal(expression.Value(string(inventory.StatusRefunding))).
 				And(expression.Name("outRefundNo").Equal(expression.Value(refund.OutRefundNo))))
+		if res.State == inventory.RefundStateSuccess {
+			t.remove(part{kind: partOrder}, s.tables.Orders, markKey(refund.OutRefundNo))
+		}
 		out, err := s.send(ctx, t)
 		switch {
 		case err != nil:
@@ -266,8 +272,7 @@ func resultUpdate(refund *inventory.Refund, res inventory.RefundResult, now time
 		}
 		return expression.Set(expression.Name("status"), expression.Value(string(inventory.StatusRefunded))).
 			Set(expression.Name("refundedAt"), expression.Value(formatTime(at))).
-			Set(expression.Name("refundAmount"), expression.Value(res.Amount)).
-			Remove(expression.Name("refundBucket")).Remove(expression.Name("refundingSince")), true
+			Set(expression.Name("refundAmount"), expression.Value(res.Amount)), true
 	case inventory.RefundStateClosed, inventory.RefundStateAbnormal:
 		if refund.Error == res.State {
 			return expression.UpdateBuilder{}, false
@@ -287,9 +292,9 @@ func refundPK(refund *inventory.Refund) string {
 
 // RefundingBefore lists the out_refund_no of every refund (orders and second
 // payments) that the RefundingBySince index shows REFUNDING since before `before`,
-// oldest first, a page at a time. The index is eventually consistent: a refund just
-// marked REFUNDED may still show; callers act through MarkRefunded, which reads it
-// first. Iteration stops at the first error.
+// oldest first, a page at a time (their markers: see refundingRecord). The index is eventually consistent: a refund just marked REFUNDED may still show;
+// callers act through MarkRefunded, which reads it first. Iteration stops at the
+// first error.
 func (s *Store) RefundingBefore(ctx context.Context, before time.Time) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		key := expression.Key("refundBucket").Equal(expression.Value(refundBucketValue)).
@@ -317,14 +322,27 @@ func (s *Store) RefundingBefore(ctx context.Context, before time.Time) iter.Seq2
 					yield("", fmt.Errorf("decode refunding item: %w", err))
 					return
 				}
-				no, ok := strings.CutPrefix(rec.PK, extraKey(""))
-				if !ok {
-					no = inventory.OutRefundNo(rec.PK)
-				}
-				if !yield(no, nil) {
+				if no, ok := strings.CutPrefix(rec.PK, markKey("")); ok && !yield(no, nil) {
 					return
 				}
 			}
 		}
 	}
+}
+
+// Returned reads order's RETURN ledger entries, one key per line (strongly
+// consistent), and returns their units by SKU (absent: none).
+func (s *Store) Returned(ctx context.Context, order *inventory.Order) (map[string]int, error) {
+	out := map[string]int{}
+	for _, it := range order.Items {
+		var e ledgerRecord
+		key := ledgerKey(order.ID, OpReturn, it.SKU)
+		if err := s.get(ctx, s.tables.StockLog, key, "ledger entry "+key, &e); err != nil {
+			return nil, err
+		}
+		if e.Op == OpReturn {
+			out[it.SKU] += e.Qty
+		}
+	}
+	return out, nil
 }

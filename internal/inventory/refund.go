@@ -197,3 +197,26 @@ func (r RefundRequest) ValidateReason() error {
 	}
 	return nil
 }
+
+// RefundProblems checks o's money side against returned, the units of its RETURN
+// ledger entries by SKU (DESIGN.md, "Refunds: goods before money"; reconcile): a
+// refund that restocked has a RETURN entry of each line's units, one that did not (or
+// an order not being refunded) has none, and no order is refunded more than it was
+// paid. It returns one line per broken rule, none when the order is in order.
+func (o *Order) RefundProblems(returned map[string]int) []string {
+	var out []string
+	refund := o.Status == StatusRefunding || o.Status == StatusRefunded
+	for _, it := range o.Items {
+		want := 0
+		if refund && o.Restocked {
+			want = it.Qty
+		}
+		if got := returned[it.SKU]; got != want {
+			out = append(out, fmt.Sprintf("%s (%s, restocked %v): RETURN of %d units of %s, want %d", o.ID, o.Status, o.Restocked, got, it.SKU, want))
+		}
+	}
+	if o.RefundAmount > o.Amount {
+		out = append(out, fmt.Sprintf("%s: refunded %d fen of %d paid", o.ID, o.RefundAmount, o.Amount))
+	}
+	return out
+}

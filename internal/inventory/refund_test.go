@@ -86,3 +86,28 @@ func TestRefundCheck_RefusesAnotherRefund(t *testing.T) {
 		}
 	}
 }
+
+func TestRefundProblems_GoodsBackExactlyWhenRestockedAndNeverMoreMoneyThanPaid(t *testing.T) {
+	items := []inventory.OrderItem{{SKU: "cup", Qty: 2}, {SKU: "saucer", Qty: 1}}
+	all := map[string]int{"cup": 2, "saucer": 1}
+	for _, tc := range []struct {
+		name     string
+		order    inventory.Order
+		returned map[string]int
+		problems int
+	}{
+		{"refunded, restocked, both returns", inventory.Order{Status: inventory.StatusRefunded, Restocked: true, Amount: 9, RefundAmount: 9}, all, 0},
+		{"refunding, restocked, one return missing", inventory.Order{Status: inventory.StatusRefunding, Restocked: true}, map[string]int{"cup": 2}, 1},
+		{"refunded, restocked, no returns", inventory.Order{Status: inventory.StatusRefunded, Restocked: true}, nil, 2},
+		{"refunded without restock", inventory.Order{Status: inventory.StatusRefunded}, nil, 0},
+		{"a return without restock", inventory.Order{Status: inventory.StatusRefunded}, map[string]int{"saucer": 1}, 1},
+		{"a return on a PAID order", inventory.Order{Status: inventory.StatusPaid}, all, 2},
+		{"a return of other units", inventory.Order{Status: inventory.StatusRefunded, Restocked: true}, map[string]int{"cup": 3, "saucer": 1}, 1},
+		{"refunded more than paid", inventory.Order{Status: inventory.StatusRefunded, Amount: 9, RefundAmount: 10}, nil, 1},
+	} {
+		tc.order.ID, tc.order.Items = "order-1", items
+		if got := tc.order.RefundProblems(tc.returned); len(got) != tc.problems {
+			t.Errorf("%s: %q, want %d problems", tc.name, got, tc.problems)
+		}
+	}
+}
