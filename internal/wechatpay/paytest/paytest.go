@@ -4,8 +4,9 @@
 // builds notifications exactly as WeChat Pay sends them ("支付成功回调通知", "签名验证",
 // "证书和回调报文解密"), so that wechatpay.Verifier can be tested against the real format.
 // A Server is a stand-in WeChat Pay on its own port that wechatpay.Client talks to:
-// JSAPI ordering, query and close with real signatures both ways, and a buyer paying,
-// followed by the notification POSTed to the merchant's notify_url.
+// JSAPI ordering, query and close, refunds and refund queries, with real signatures both
+// ways; a buyer paying, followed by the notification POSTed to the merchant's notify_url;
+// and refunds settling, followed by the refund notification ("退款结果通知").
 package paytest
 
 import (

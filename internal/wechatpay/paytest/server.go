@@ -107,7 +107,10 @@ var (
 // key and signs every answer with the platform key ("签名生成", "签名验证"), keeps each
 // order's trade_state (NOTPAY → SUCCESS or CLOSED), and through Pay plays a buyer paying,
 // followed by the signed, encrypted TRANSACTION.SUCCESS notification POSTed to the order's
-// notify_url ("支付成功回调通知"), resent on any non-2xx answer.
+// notify_url ("支付成功回调通知"), resent on any non-2xx answer. It takes refunds ("申请退款":
+// deduplicated on out_refund_no, at most the paid total per transaction) and answers
+// refund queries; SetRefundOutcome, SettleRefund and FailNextAPI shape what happens to
+// them, and each settled refund is notified like a payment ("退款结果通知").
 //
 // Differences from WeChat Pay, kept on purpose: orders and prepay_ids never expire (a
 // re-order with the same parameters returns the same prepay_id); an unpaid order past its
