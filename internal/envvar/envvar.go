@@ -93,12 +93,9 @@ func Count(get Lookup, name string, max int) (int, error) {
 }
 
 // Duration reads name as a span of time of at least 0: a whole number of seconds
-// ("3600") or a Go duration ("1h", "90m"); empty means 0.
+// ("3600", "0") or a Go duration ("1h", "90m"). Empty is an *Error.
 func Duration(get Lookup, name string) (time.Duration, error) {
 	v := get(name)
-	if v == "" {
-		return 0, nil
-	}
 	d, err := time.ParseDuration(v)
 	if n, aerr := strconv.Atoi(v); aerr == nil {
 		d, err = time.Duration(n)*time.Second, nil
