@@ -75,6 +75,10 @@ type StackConfig struct {
 	// requires; default DefaultIssuer. cmd/local sets its API's URL, where the
 	// discovery document and JWK set are served.
 	Issuer string
+	// Parameters override template parameters by name (cmd/local's
+	// -user-refund-window sets UserRefundWindow); the merchant secret and the JWT
+	// audience are always the local ones.
+	Parameters map[string]string
 	// Environment, when set, may change a function's environment variables (by
 	// logical id) after they are read from the template and before the function's
 	// configuration is parsed from them (tests check that bad settings are refused).
@@ -129,7 +133,12 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	cfg.Issuer = cmp.Or(cfg.Issuer, DefaultIssuer)
 	// Locally the merchant configuration is the local platform's, not a secret's, and
 	// tokens are for the local app.
-	tpl, err := sam.LoadWithParameters(cfg.Template, map[string]string{"WechatPaySecretArn": LocalSecretARN, "JwtAudience": LocalAppID})
+	params := maps.Clone(cfg.Parameters)
+	if params == nil {
+		params = map[string]string{}
+	}
+	params["WechatPaySecretArn"], params["JwtAudience"] = LocalSecretARN, LocalAppID
+	tpl, err := sam.LoadWithParameters(cfg.Template, params)
 	if err != nil {
 		return nil, err
 	}
