@@ -19,19 +19,11 @@ import (
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/refund"
-	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
 func main() {
 	log, cfg, awsCfg := coldstart.Load("closeOrder", os.Getenv, closeorder.LoadConfig)
-	payCfg, err := wechatpay.ClientConfigFromSecret(coldstart.Secret(log, awsCfg, cfg.SecretARN))
-	if err != nil {
-		coldstart.Exit(log, "parse the WeChat Pay secret", err)
-	}
-	client, err := wechatpay.NewClient(payCfg)
-	if err != nil {
-		coldstart.Exit(log, "configure the WeChat Pay merchant client", err)
-	}
+	client := coldstart.WeChatPayClient(log, awsCfg, cfg.SecretARN)
 	store := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
 	sqsClient := sqs.NewFromConfig(awsCfg)
 	refunds := refund.NewStarter(store, refund.NewQueue(sqsClient, cfg.RefundQueueURL), log)

@@ -91,11 +91,7 @@ func NewFunction(closer *Closer, log *slog.Logger) *Function {
 // reachable: 503 BUSY, nothing released), then cancelled and its stock released once;
 // the order is answered as it stands.
 func (c *Closer) cancelOrder(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	user, err := httpapi.UserID(req)
-	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
-	order, err := c.store.Order(ctx, user, req.PathParameters["orderId"])
+	order, err := c.ownOrder(ctx, req)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}

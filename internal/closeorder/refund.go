@@ -27,18 +27,14 @@ var errNoRefunds = errors.New("closeOrder: no refund starter configured")
 // refunded automatically (REFUND_PENDING): 409 REFUND_NOT_ALLOWED. Not the owner or
 // unknown: 404 ORDER_NOT_FOUND.
 func (c *Closer) refundOrder(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	user, err := httpapi.UserID(req)
-	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
-	order, err := c.store.Order(ctx, user, req.PathParameters["orderId"])
+	order, err := c.ownOrder(ctx, req)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	if c.opts.Refunds == nil {
 		return events.APIGatewayV2HTTPResponse{}, errNoRefunds
 	}
-	order, err = c.opts.Refunds.Order(ctx, order, inventory.RefundRequest{Restock: true, By: user, Reason: "buyer's request"}, c.opts.UserRefundWindow)
+	order, err = c.opts.Refunds.Order(ctx, order, inventory.RefundRequest{Restock: true, By: order.UserID, Reason: "buyer's request"}, c.opts.UserRefundWindow)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
@@ -47,4 +43,15 @@ func (c *Closer) refundOrder(ctx context.Context, req events.APIGatewayV2HTTPReq
 		status = http.StatusOK
 	}
 	return httpapi.JSON(status, httpapi.Order(order)), nil
+}
+
+// ownOrder reads the order the request's path names, as its owner (the caller's
+// identity): httpapi.ErrUnauthorized without one, inventory.ErrOrderNotFound for
+// anyone else's or an unknown order.
+func (c *Closer) ownOrder(ctx context.Context, req events.APIGatewayV2HTTPRequest) (*inventory.Order, error) {
+	user, err := httpapi.UserID(req)
+	if err != nil {
+		return nil, err
+	}
+	return c.store.Order(ctx, user, req.PathParameters["orderId"])
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
 // Load returns the JSON logger on standard output that the function logs to
@@ -50,4 +51,19 @@ func Secret(log *slog.Logger, awsCfg aws.Config, arn string) []byte {
 		Exit(log, "read the WeChat Pay secret", err)
 	}
 	return []byte(aws.ToString(out.SecretString))
+}
+
+// WeChatPayClient returns the WeChat Pay merchant API client configured by the
+// merchant secret arn (see Secret and wechatpay.ClientConfigFromSecret); on error it
+// calls Exit.
+func WeChatPayClient(log *slog.Logger, awsCfg aws.Config, arn string) *wechatpay.Client {
+	payCfg, err := wechatpay.ClientConfigFromSecret(Secret(log, awsCfg, arn))
+	if err != nil {
+		Exit(log, "parse the WeChat Pay secret", err)
+	}
+	client, err := wechatpay.NewClient(payCfg)
+	if err != nil {
+		Exit(log, "configure the WeChat Pay merchant client", err)
+	}
+	return client
 }
