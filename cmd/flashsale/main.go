@@ -23,6 +23,12 @@
 // -cancel-unpaid=false leaves the unpaid orders to the payment timeout; -cancel-unpaid
 // with -pay-ratio 0 cancels every order.
 //
+// -refund-ratio 0.2 then has an operator refund the first round(0.2 × paid) paid orders
+// through the local stack's merchant API (POST /admin/orders/{orderId}/refund, restock),
+// and checks that available and on-hand came back by exactly those units and that each
+// refunded order reads REFUNDED within -refund-wait (the money step goes through the
+// WeChat Pay stand-in).
+//
 // -report sale.html also writes the report as one self-contained HTML page: the
 // configuration, the figures, pictures of orders/s over time, the latency histogram and
 // available stock over time (read with GET /skus every 100 ms during the sale), and the
@@ -141,6 +147,8 @@ func parseFlags(args []string, stderr io.Writer) (flashsale.Config, string, erro
 	fs.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
 	report := fs.String("report", "", "also write the report as a self-contained HTML page with pictures to this file")
 	fs.Float64Var(&cfg.PayRatio, "pay-ratio", 0, "share of order holders (0-1) who pay after the sale via POST /_local/pay/{orderId}: the first round(ratio x orders) in buyer order")
+	fs.Float64Var(&cfg.RefundRatio, "refund-ratio", 0, "share of the paid orders (0-1) an operator refunds after settling via POST /admin/orders/{orderId}/refund (restock; local stack only): the first round(ratio x paid); on-hand and available must come back by exactly those units")
+	fs.DurationVar(&cfg.RefundWait, "refund-wait", flashsale.DefaultRefundWait, "how long refunded orders may take to read REFUNDED")
 	cancelUnpaid := fs.Bool("cancel-unpaid", false, "holders of unpaid orders cancel them after the payments (default true when -pay-ratio > 0; with -pay-ratio 0 it cancels every order)")
 	fs.StringVar(&cfg.DynamoDBEndpoint, "dynamodb-endpoint", cfg.DynamoDBEndpoint, "DynamoDB API to read on-hand stock from when settling; empty skips the on-hand check")
 	fs.StringVar(&cfg.Tables.SKUs, "skus-table", cfg.Tables.SKUs, "skus table name at -dynamodb-endpoint")

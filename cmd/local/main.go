@@ -51,6 +51,7 @@ func main() {
 	template := flag.String("template", "template.yaml", "AWS SAM template the stack is built from")
 	payAddr := flag.String("wechatpay-addr", "127.0.0.1:9401", "WeChat Pay stand-in (merchant API) listen address")
 	loginAddr := flag.String("wxlogin-addr", "127.0.0.1:9402", "jscode2session stand-in listen address")
+	refundWindow := flag.String("user-refund-window", "0", "how long after payment a buyer may refund (template parameter UserRefundWindow: seconds or e.g. 24h; 0 = off)")
 	logFormat := flag.String("log-format", "text", "log format: text (one readable line per event) or json (every record)")
 	flag.Parse()
 	var handler slog.Handler = local.NewConsoleHandler(os.Stdout)
@@ -65,7 +66,7 @@ func main() {
 	log := slog.New(handler)
 	cfg := local.StackConfig{
 		Template: *template, DynamoDBAddr: *dynamoAddr, SQSAddr: *sqsAddr, PaymentTimeout: *timeout, Logger: log,
-		PayAddr: *payAddr, LoginAddr: *loginAddr,
+		PayAddr: *payAddr, LoginAddr: *loginAddr, Parameters: map[string]string{"UserRefundWindow": *refundWindow},
 	}
 	if err := run(log, cfg, *seed, *addr); err != nil {
 		log.Error("local stack stopped", "error", err)

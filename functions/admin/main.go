@@ -1,5 +1,5 @@
 // Command admin is the admin Lambda function: the merchant API under /admin/ (SKUs,
-// adjustments, reshards, ledgers, orders, reconcile), behind the HTTP API's AWS_IAM
+// adjustments, reshards, ledgers, orders, refunds, reconcile), behind the HTTP API's AWS_IAM
 // authorization. Configuration: see admin.LoadConfig; it refuses to start on a bad
 // setting.
 package main
@@ -10,16 +10,19 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/admin"
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/reconcile"
+	"github.com/stockguard/stockguard/internal/refund"
 )
 
 func main() {
 	log, cfg, aws := coldstart.Load("admin", os.Getenv, admin.LoadConfig)
 	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
 	recon := reconcile.New(store, sns.NewFromConfig(aws), log, cfg.Reconcile)
-	lambda.Start(admin.New(store, recon, log).Handle)
+	refunds := refund.NewStarter(store, refund.NewQueue(sqs.NewFromConfig(aws), cfg.RefundQueueURL), log)
+	lambda.Start(admin.New(store, recon, refunds, log).Handle)
 }

@@ -2,14 +2,13 @@
 // unpaid orders from close-order queue messages (SQS, partial batch responses), from
 // a scheduled sweep (EventBridge) and from POST /orders/{orderId}/cancel, asking WeChat
 // Pay first about orders that have a WeChat Pay order; and it starts payments (POST
-// /orders/{orderId}/pay). Configuration: see closeorder.LoadConfig; it refuses to start
+// /orders/{orderId}/pay) and buyers' refunds (POST /orders/{orderId}/refund). Configuration: see closeorder.LoadConfig; it refuses to start
 // on a bad setting. The merchant configuration and key come from the AWS Secrets
 // Manager secret it names (see wechatpay.Secret), read at cold start and again when an
 // answer names an unknown Wechatpay-Serial or after a TTL (wechatpay.RotatingClient).
 package main
 
 import (
-	"context"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -20,18 +19,17 @@ import (
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/wechatpay"
+	"github.com/stockguard/stockguard/internal/refund"
 )
 
 func main() {
 	log, cfg, awsCfg := coldstart.Load("closeOrder", os.Getenv, closeorder.LoadConfig)
-	client, err := wechatpay.NewRotatingClient(context.Background(), coldstart.SecretReader(awsCfg, cfg.SecretARN),
-		wechatpay.RotateOptions{OnReload: closeorder.SecretReloads(log)})
-	if err != nil {
-		coldstart.Exit(log, "configure the WeChat Pay merchant client from the secret", err)
-	}
+	client := coldstart.WeChatPayClient(log, awsCfg, cfg.SecretARN, closeorder.SecretReloads(log))
 	store := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
-	queue := closeq.New(sqs.NewFromConfig(awsCfg), cfg.CloseQueueURL, nil)
-	closer := closeorder.New(store, queue, log, closeorder.Options{WeChatPay: client, NotifyURL: cfg.NotifyURL, OpenIDClaim: cfg.OpenIDClaim})
+	sqsClient := sqs.NewFromConfig(awsCfg)
+	refunds := refund.NewStarter(store, refund.NewQueue(sqsClient, cfg.RefundQueueURL), log)
+	closer := closeorder.New(store, closeq.New(sqsClient, cfg.CloseQueueURL, nil), log, closeorder.Options{
+		WeChatPay: client, NotifyURL: cfg.NotifyURL, OpenIDClaim: cfg.OpenIDClaim, Refunds: refunds, UserRefundWindow: cfg.UserRefundWindow,
+	})
 	lambda.Start(closeorder.NewFunction(closer, log).Invoke)
 }

@@ -14,10 +14,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/paycallback"
+	"github.com/stockguard/stockguard/internal/refund"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
@@ -29,5 +31,6 @@ func main() {
 		coldstart.Exit(log, "configure WeChat Pay verification from the secret", err)
 	}
 	store := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
-	lambda.Start(paycallback.New(verifier, store, log).Handle)
+	refunds := refund.NewStarter(store, refund.NewQueue(sqs.NewFromConfig(awsCfg), cfg.RefundQueueURL), log)
+	lambda.Start(paycallback.New(verifier, store, refunds, log).Handle)
 }

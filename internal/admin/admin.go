@@ -1,6 +1,6 @@
 // Package admin is the admin function's HTTP API routes, the merchant API under
 // /admin/ (CONTRACT.md, "Merchant API"): create, change and list SKUs, restock and
-// write off stock, reshard, read ledgers and orders, run reconcile. The routes use
+// write off stock, reshard, read ledgers and orders, refund orders, run reconcile. The routes use
 // AWS_IAM authorization; the caller's IAM principal ARN is recorded with every change
 // (the ledger entry's "by", the SKU record's updatedBy). Every write is idempotent.
 // Identity, logging and error answers are package httpapi's.
@@ -19,6 +19,7 @@ import (
 	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/reconcile"
+	"github.com/stockguard/stockguard/internal/refund"
 )
 
 // FunctionName is the admin function's short name, in logs and refusals.
@@ -35,6 +36,7 @@ const (
 	RouteLedger          = "GET /admin/skus/{skuId}/ledger"
 	RouteListOrders      = "GET /admin/orders"
 	RouteGetOrder        = "GET /admin/orders/{orderId}"
+	RouteRefundOrder     = "POST /admin/orders/{orderId}/refund"
 	RouteReconcile       = "POST /admin/reconcile"
 	RouteLatestReconcile = "GET /admin/reconcile/latest"
 )
@@ -43,13 +45,26 @@ const (
 const MaxBodyBytes = 16 << 10
 
 // Config is the admin function's configuration: the tables and reconcile's settings
-// (POST /admin/reconcile runs the same reconciliation as the reconcile function).
-type Config = reconcile.FunctionConfig
+// (POST /admin/reconcile runs the same reconciliation as the reconcile function), and
+// the refund queue.
+type Config struct {
+	reconcile.FunctionConfig
+	// RefundQueueURL is REFUND_QUEUE_URL: where operators' refunds are sent for the
+	// money step.
+	RefundQueueURL string
+}
 
 // LoadConfig reads the admin function's variables (template.yaml, AdminFunction):
-// the same as reconcile's (reconcile.LoadFunctionConfig), naming the first one
-// missing or invalid.
-func LoadConfig(get envvar.Lookup) (Config, error) { return reconcile.LoadFunctionConfig(get) }
+// reconcile's (reconcile.LoadFunctionConfig) and REFUND_QUEUE_URL, naming the first
+// one missing or invalid.
+func LoadConfig(get envvar.Lookup) (Config, error) {
+	rc, err := reconcile.LoadFunctionConfig(get)
+	if err != nil {
+		return Config{}, err
+	}
+	url, err := envvar.Required(get, "REFUND_QUEUE_URL", "the refund queue URL")
+	return Config{FunctionConfig: rc, RefundQueueURL: url}, err
+}
 
 // Reconciler runs one reconciliation (reconcile.Reconciler).
 type Reconciler interface {
@@ -57,15 +72,16 @@ type Reconciler interface {
 }
 
 type routes struct {
-	store *dynamo.Store
-	recon Reconciler
+	store   *dynamo.Store
+	recon   Reconciler
+	refunds *refund.Starter
 }
 
 // New returns the admin function's handler over store, running reconciliations with
-// recon and logging one JSON line per request to log. Any other route is refused
-// (httpapi.Handler.Handle).
-func New(store *dynamo.Store, recon Reconciler, log *slog.Logger) *httpapi.Handler {
-	r := &routes{store: store, recon: recon}
+// recon, beginning refunds with refunds and logging one JSON line per request to log.
+// Any other route is refused (httpapi.Handler.Handle).
+func New(store *dynamo.Store, recon Reconciler, refunds *refund.Starter, log *slog.Logger) *httpapi.Handler {
+	r := &routes{store: store, recon: recon, refunds: refunds}
 	return httpapi.New(FunctionName, log, map[string]httpapi.Route{
 		RouteCreateSKU:       r.withPrincipal(r.createSKU),
 		RouteListSKUs:        r.withPrincipal(r.listSKUs),
@@ -76,6 +92,7 @@ func New(store *dynamo.Store, recon Reconciler, log *slog.Logger) *httpapi.Handl
 		RouteLedger:          r.withPrincipal(r.ledger),
 		RouteListOrders:      r.withPrincipal(r.listOrders),
 		RouteGetOrder:        r.withPrincipal(r.getOrder),
+		RouteRefundOrder:     r.withPrincipal(r.refundOrder),
 		RouteReconcile:       r.withPrincipal(r.runReconcile),
 		RouteLatestReconcile: r.withPrincipal(r.latestReconcile),
 	})
@@ -263,6 +280,31 @@ func (r *routes) getOrder(ctx context.Context, c call) (events.APIGatewayV2HTTPR
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	return httpapi.JSON(http.StatusOK, orderView(o)), nil
+}
+
+// refundOrder serves POST /admin/orders/{orderId}/refund (CONTRACT.md): any PAID or
+// REFUND_PENDING order goes REFUNDING — with RETURN entries when restock is true and
+// the order held stock — recorded with the caller's principal and reason, and its
+// refund is put on the refund queue: 202 with the order. Already REFUNDING: 202,
+// nothing twice; REFUNDED: 200. PENDING or CANCELLED: 409 REFUND_NOT_ALLOWED.
+func (r *routes) refundOrder(ctx context.Context, c call) (events.APIGatewayV2HTTPResponse, error) {
+	o, err := r.store.Lookup(ctx, c.PathParameters["orderId"])
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	req, err := decodeRefund(c.APIGatewayV2HTTPRequest)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	req.By = c.by
+	if o, err = r.refunds.Order(ctx, o, req, 0); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	status := http.StatusAccepted
+	if o.Status == inventory.StatusRefunded {
+		status = http.StatusOK
+	}
+	return httpapi.JSON(status, orderView(o)), nil
 }
 
 func (r *routes) runReconcile(ctx context.Context, _ call) (events.APIGatewayV2HTTPResponse, error) {

@@ -277,9 +277,14 @@ func TestOrdersAndReconcile_ShowWhatNeedsAttention(t *testing.T) {
 	if code, _ := e.stack.Call(t, "POST", "/_local/pay/"+late["orderId"].(string), "", nil, ""); code != http.StatusNoContent {
 		t.Fatalf("late payment: %d", code)
 	}
-	list := e.must(t, http.StatusOK, "GET", "/admin/orders?status=REFUND_PENDING", "")["orders"].([]any)
+	// Money owed back is refunded with no person involved: REFUND_PENDING becomes
+	// REFUNDING at once.
+	list := e.must(t, http.StatusOK, "GET", "/admin/orders?status=REFUNDING", "")["orders"].([]any)
 	if len(list) != 1 || list[0].(map[string]any)["orderId"] != late["orderId"] {
-		t.Errorf("REFUND_PENDING: %v, want alice's order", list)
+		t.Errorf("REFUNDING: %v, want alice's order", list)
+	}
+	if list := e.must(t, http.StatusOK, "GET", "/admin/orders?status=REFUND_PENDING", "")["orders"].([]any); len(list) != 0 {
+		t.Errorf("REFUND_PENDING: %v, want none", list)
 	}
 	if list := e.must(t, http.StatusOK, "GET", "/admin/orders?status=PENDING_OVERDUE", "")["orders"].([]any); len(list) != 0 {
 		t.Errorf("overdue before expiry: %v", list)
@@ -288,9 +293,6 @@ func TestOrdersAndReconcile_ShowWhatNeedsAttention(t *testing.T) {
 	list = e.must(t, http.StatusOK, "GET", "/admin/orders?status=PENDING_OVERDUE", "")["orders"].([]any)
 	if len(list) != 2 || !strings.Contains(fmt.Sprint(list), due["orderId"].(string)) {
 		t.Errorf("overdue after expiry: %v, want bob's and carol's", list)
-	}
-	if list := e.must(t, http.StatusOK, "GET", "/admin/orders?status=REFUNDING", "")["orders"].([]any); len(list) != 0 {
-		t.Errorf("REFUNDING: %v", list)
 	}
 	e.clean(t)
 	latest := e.must(t, http.StatusOK, "GET", "/admin/reconcile/latest", "")
@@ -318,4 +320,52 @@ func TestAdmin_RefusesRequestsWithoutAnIAMPrincipal(t *testing.T) {
 	if after := booktest.Snapshot(t, e.stack.DB, e.stack.Tables); after != before {
 		t.Error("a refused request changed the tables")
 	}
+}
+
+func TestRefundOrder_RestocksOnlyWhenAskedAndRefusesBadInput(t *testing.T) {
+	e := newEnv(t)
+	e.must(t, http.StatusCreated, "POST", "/admin/skus", `{"skuId":"cup","name":"Cup","price":1000,"stock":5}`)
+	_, kept := e.buy("alice", "cup", 2)
+	_, back := e.buy("bob", "cup", 1)
+	_, open := e.buy("carol", "cup", 1)
+	for _, o := range []map[string]any{kept, back} {
+		if code, _ := e.stack.Call(t, "POST", "/_local/pay/"+o["orderId"].(string), "", nil, ""); code != http.StatusNoContent {
+			t.Fatalf("pay: %d", code)
+		}
+	}
+	path := func(o map[string]any) string { return "/admin/orders/" + o["orderId"].(string) + "/refund" }
+	before := e.stack.Snapshot(t)
+	for _, tc := range []struct {
+		name, path, body string
+		want             int
+		code             string
+	}{
+		{"no body", path(kept), ``, http.StatusBadRequest, "INVALID_REQUEST"},
+		{"no reason", path(kept), `{"restock":true}`, http.StatusBadRequest, "INVALID_REQUEST"},
+		{"no restock", path(kept), `{"reason":"x"}`, http.StatusBadRequest, "INVALID_REQUEST"},
+		{"blank reason", path(kept), `{"restock":true,"reason":"  "}`, http.StatusBadRequest, "INVALID_REQUEST"},
+		{"unknown field", path(kept), `{"restock":true,"reason":"x","amount":1}`, http.StatusBadRequest, "INVALID_REQUEST"},
+		{"restock a string", path(kept), `{"restock":"yes","reason":"x"}`, http.StatusBadRequest, "INVALID_REQUEST"},
+		{"PENDING order", path(open), `{"restock":true,"reason":"x"}`, http.StatusConflict, "REFUND_NOT_ALLOWED"},
+		{"unknown order", "/admin/orders/0123456789abcdef/refund", `{"restock":true,"reason":"x"}`, http.StatusNotFound, "ORDER_NOT_FOUND"},
+	} {
+		if code, out := e.call("POST", tc.path, tc.body); code != tc.want || out["code"] != tc.code {
+			t.Errorf("%s: %d %v, want %d %s", tc.name, code, out, tc.want, tc.code)
+		}
+	}
+	if e.stack.Snapshot(t) != before {
+		t.Fatal("a refused refund changed the tables")
+	}
+	if out := e.must(t, http.StatusAccepted, "POST", path(kept), `{"restock":false,"reason":"shipped"}`); out["status"] != "REFUNDING" || out["userId"] != "alice" {
+		t.Errorf("refund without restock: %v", out)
+	}
+	e.must(t, http.StatusAccepted, "POST", path(back), `{"restock":true,"reason":"returned unopened"}`)
+	e.must(t, http.StatusAccepted, "POST", path(back), `{"restock":true,"reason":"returned unopened"}`) // again: nothing twice
+	if available, reserved, onHand := e.stock(t, "cup"); available != 2 || reserved != 1 || onHand != 3 {
+		t.Errorf("cup available %d reserved %d on-hand %d, want 2, 1 and 3 (bob's unit back, alice's not)", available, reserved, onHand)
+	}
+	if o := e.stack.Lookup(t, back["orderId"].(string)); o.RefundBy != local.LocalOperatorARN || o.RefundReason != "returned unopened" || !o.Restocked {
+		t.Errorf("bob's refund recorded as %q %q restocked=%v", o.RefundBy, o.RefundReason, o.Restocked)
+	}
+	e.clean(t)
 }

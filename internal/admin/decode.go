@@ -197,3 +197,22 @@ func decodeShards(req events.APIGatewayV2HTTPRequest) (int, error) {
 	}
 	return *b.Shards, nil
 }
+
+const refundExample = `{"restock":true,"reason":"damaged in transit"}`
+
+// decodeRefund parses a POST /admin/orders/{orderId}/refund body: {"restock": bool,
+// "reason": 1..MaxReasonLength characters}, both required.
+func decodeRefund(req events.APIGatewayV2HTTPRequest) (inventory.RefundRequest, error) {
+	var b struct {
+		Restock *bool   `json:"restock"`
+		Reason  *string `json:"reason"`
+	}
+	if _, err := decodeBody(req, &b, refundExample, "restock", "reason"); err != nil {
+		return inventory.RefundRequest{}, err
+	}
+	if b.Restock == nil || b.Reason == nil {
+		return inventory.RefundRequest{}, inventory.InvalidError("restock and reason are required; example: %s", refundExample)
+	}
+	r := inventory.RefundRequest{Merchant: true, Restock: *b.Restock, Reason: *b.Reason}
+	return r, r.ValidateReason()
+}

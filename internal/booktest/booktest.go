@@ -52,7 +52,8 @@ type item = map[string]any
 //   - onHand − available = reserved = Σ qty of PENDING orders;
 //   - 0 ≤ available ≤ onHand; Σ COMMIT − Σ RETURN ≤ Σ ADJUST;
 //   - each order line has a RESERVE entry; a CANCELLED order a RELEASE entry and no
-//     COMMIT; a PAID order a COMMIT entry; a PENDING order neither;
+//     COMMIT; a PAID order a COMMIT entry; a PENDING order neither; a RETURN entry
+//     exactly when a refund (REFUNDING, REFUNDED) restocked goods the order committed;
 //   - each purchase counter equals the units of its user's PENDING and PAID orders
 //     counted on it.
 func Problems(ctx context.Context, db *dynamodb.Client, tables dynamo.Tables) ([]string, error) {
@@ -189,6 +190,7 @@ func (a *audit) order(o item) {
 		case status == "CANCELLED" && has(dynamo.OpCommit):
 			a.bad("order %s (CANCELLED): has a COMMIT entry for %s", id, sku)
 		}
+		a.returned(o, sku, has)
 		if status == "PENDING" {
 			a.sku(sku).pending += q
 			for n, units := range shards(line["shards"]) {
@@ -198,6 +200,21 @@ func (a *audit) order(o item) {
 		if line["limited"] == true && (status == "PENDING" || status == "PAID") {
 			a.bought["limit#"+sku+"#"+str(o["userId"])] += q
 		}
+	}
+}
+
+// returned checks an order line's RETURN entry (has tells the entries of the order):
+// only a refund (REFUNDING, REFUNDED) of goods committed and restocked has one.
+func (a *audit) returned(o item, sku string, has func(op string) bool) {
+	id, status := str(o["pk"]), str(o["status"])
+	refund := status == "REFUNDING" || status == "REFUNDED"
+	switch want := refund && o["restocked"] == true; {
+	case want && !has(dynamo.OpReturn):
+		a.bad("order %s (%s, restocked): no RETURN entry for %s", id, status, sku)
+	case !want && has(dynamo.OpReturn):
+		a.bad("order %s (%s): a RETURN entry for %s it was not restocked by", id, status, sku)
+	case has(dynamo.OpReturn) && !has(dynamo.OpCommit):
+		a.bad("order %s (%s): a RETURN entry for %s it never committed", id, status, sku)
 	}
 }
 

@@ -11,6 +11,9 @@
 //     PENDING orders past their expiry, releasing them with bounded concurrency.
 //   - The user's POST /orders/{orderId}/cancel (CONTRACT.md), through package httpapi.
 //
+// It also serves the buyer's other order routes: starting a payment (POST
+// /orders/{orderId}/pay) and asking for a refund (POST /orders/{orderId}/refund).
+//
 // All three go through dynamo.Store's release: one transaction conditioned on the
 // order still being PENDING, so duplicates, a sweep racing a message, and a cancel
 // racing the timeout release the stock once.
@@ -30,6 +33,7 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
+	"github.com/stockguard/stockguard/internal/refund"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
@@ -55,6 +59,12 @@ type Options struct {
 	// OpenIDClaim is the JWT claim holding the buyer's openid (the JSAPI payer);
 	// default "sub" (stockguard's own login tokens).
 	OpenIDClaim string
+	// Refunds begins buyers' refunds (POST /orders/{orderId}/refund). Nil: the route
+	// answers 500.
+	Refunds *refund.Starter
+	// UserRefundWindow is how long after paidAt a buyer may refund a PAID order; 0:
+	// never (CONTRACT.md, 409 REFUND_NOT_ALLOWED).
+	UserRefundWindow time.Duration
 }
 
 // Closer releases unpaid orders from queue messages and sweeps.

@@ -128,17 +128,7 @@ func hiddenMessages(t testing.TB, h *stacktest.Stack) int {
 	return n
 }
 
-// eventually polls cond every 50 ms until it holds or limit passes.
-func eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+var eventually = testkit.Eventually
 
 const cupAndSaucer = `{"items":[{"skuId":"cup","qty":2},{"skuId":"saucer","qty":1}]}`
 

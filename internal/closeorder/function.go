@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -33,6 +33,12 @@ type Config struct {
 	NotifyURL string
 	// OpenIDClaim is OPENID_CLAIM: the JWT claim holding the buyer's openid.
 	OpenIDClaim string
+	// RefundQueueURL is REFUND_QUEUE_URL: where buyers' refunds are sent for the
+	// money step.
+	RefundQueueURL string
+	// UserRefundWindow is USER_REFUND_WINDOW: how long after paidAt a buyer may refund
+	// (seconds or a duration such as "24h"; 0, the default, turns buyers' refunds off).
+	UserRefundWindow time.Duration
 }
 
 // LoadConfig reads closeOrder's variables (template.yaml, CloseOrderFunction). It
@@ -48,15 +54,16 @@ func LoadConfig(get envvar.Lookup) (c Config, err error) {
 	if c.SecretARN, err = envvar.Required(get, "WECHATPAY_SECRET_ARN", "the ARN of the WeChat Pay merchant secret"); err != nil {
 		return c, err
 	}
-	const wantURL = "the notify route's absolute https URL"
-	if c.NotifyURL, err = envvar.Required(get, "NOTIFY_URL", wantURL); err != nil {
+	if c.NotifyURL, err = envvar.CallbackURL(get, "NOTIFY_URL", "the notify route's absolute https URL"); err != nil {
 		return c, err
 	}
-	if u, perr := url.Parse(c.NotifyURL); perr != nil || u.Host == "" || u.RawQuery != "" ||
-		(u.Scheme != "https" && !(u.Scheme == "http" && u.Hostname() == "127.0.0.1")) {
-		return c, &envvar.Error{Name: "NOTIFY_URL", Value: c.NotifyURL, Want: wantURL}
+	if c.OpenIDClaim, err = envvar.Required(get, "OPENID_CLAIM", "the JWT claim holding the buyer's openid, e.g. sub"); err != nil {
+		return c, err
 	}
-	c.OpenIDClaim, err = envvar.Required(get, "OPENID_CLAIM", "the JWT claim holding the buyer's openid, e.g. sub")
+	if c.RefundQueueURL, err = envvar.Required(get, "REFUND_QUEUE_URL", "the refund queue URL"); err != nil {
+		return c, err
+	}
+	c.UserRefundWindow, err = envvar.Duration(get, "USER_REFUND_WINDOW")
 	return c, err
 }
 
@@ -74,6 +81,7 @@ func NewFunction(closer *Closer, log *slog.Logger) *Function {
 	return &Function{closer: closer, api: httpapi.New(FunctionName, log, map[string]httpapi.Route{
 		RouteCancelOrder: closer.cancelOrder,
 		RoutePayOrder:    closer.payOrder,
+		RouteRefundOrder: closer.refundOrder,
 	})}
 }
 
@@ -83,11 +91,7 @@ func NewFunction(closer *Closer, log *slog.Logger) *Function {
 // reachable: 503 BUSY, nothing released), then cancelled and its stock released once;
 // the order is answered as it stands.
 func (c *Closer) cancelOrder(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	user, err := httpapi.UserID(req)
-	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
-	order, err := c.store.Order(ctx, user, req.PathParameters["orderId"])
+	order, err := c.ownOrder(ctx, req)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}

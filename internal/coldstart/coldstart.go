@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
 // Load returns the JSON logger on standard output that the function logs to
@@ -105,4 +106,17 @@ func SecretReader(awsCfg aws.Config, arn string) func(context.Context) ([]byte, 
 		}
 		return []byte(aws.ToString(out.SecretString)), nil
 	}
+}
+
+// WeChatPayClient returns the WeChat Pay merchant API client configured by the
+// merchant secret arn (see Secret and wechatpay.ClientConfigFromSecret), read again on
+// an answer signed with an unknown Wechatpay-Serial or after a TTL
+// (wechatpay.RotatingClient); onReload (may be nil) hears of each re-read. On error it
+// calls Exit.
+func WeChatPayClient(log *slog.Logger, awsCfg aws.Config, arn string, onReload func(context.Context, error)) *wechatpay.RotatingClient {
+	client, err := wechatpay.NewRotatingClient(context.Background(), SecretReader(awsCfg, arn), wechatpay.RotateOptions{OnReload: onReload})
+	if err != nil {
+		Exit(log, "configure the WeChat Pay merchant client from the secret", err)
+	}
+	return client
 }

@@ -31,6 +31,8 @@ const (
 	kindOrder = "ORDER"
 	kindIdem  = "IDEMPOTENCY"
 	kindLimit = "LIMIT"
+	kindExtra = "EXTRA_PAYMENT" // a second payment of a paid order, refunded (see SecondPayment)
+	kindMark  = "REFUNDING"     // a refund under way (see refundingRecord)
 )
 
 func skuKey(sku string) string             { return sku }
@@ -129,6 +131,46 @@ type orderRecord struct {
 	PendingExpiresAt int64             `dynamodbav:"pendingExpiresAt,omitempty"`
 	PrepayID         string            `dynamodbav:"prepayId,omitempty"`
 	PrepayAt         string            `dynamodbav:"prepayAt,omitempty"`
+	refundFields
+}
+
+// refundFields are the refund attributes shared by orders and second-payment records
+// (see refund.go).
+type refundFields struct {
+	OutRefundNo  string `dynamodbav:"outRefundNo,omitempty"`
+	RefundingAt  string `dynamodbav:"refundingAt,omitempty"`
+	Restocked    bool   `dynamodbav:"restocked,omitempty"`
+	RefundBy     string `dynamodbav:"refundBy,omitempty"`
+	RefundReason string `dynamodbav:"refundReason,omitempty"`
+	RefundedAt   string `dynamodbav:"refundedAt,omitempty"`
+	RefundAmount int64  `dynamodbav:"refundAmount,omitempty"`
+	RefundError  string `dynamodbav:"refundError,omitempty"`
+}
+
+// refundingRecord marks a refund REFUNDING (pk = refunding#<out_refund_no>): put in
+// the transaction that starts the refund, deleted in the one that ends it, so the
+// sparse RefundingBySince index lists exactly the refunds under way. (A marker of its
+// own rather than attributes on the order: an item enters and leaves the index whole.)
+type refundingRecord struct {
+	PK             string `dynamodbav:"pk"`
+	Kind           string `dynamodbav:"kind"`
+	RefundBucket   string `dynamodbav:"refundBucket"`
+	RefundingSince int64  `dynamodbav:"refundingSince"` // Unix milliseconds
+}
+
+// extraRecord is a second successful payment of an order already paid (pk =
+// refund#<out_refund_no>, the number derived from its transaction id): owed back
+// whole, refunded without touching the order.
+type extraRecord struct {
+	PK            string `dynamodbav:"pk"`
+	Kind          string `dynamodbav:"kind"`
+	OrderID       string `dynamodbav:"orderId"`
+	TransactionID string `dynamodbav:"transactionId"`
+	Amount        int64  `dynamodbav:"amount"`
+	Currency      string `dynamodbav:"currency"`
+	PaidAt        string `dynamodbav:"paidAt"`
+	Status        string `dynamodbav:"status"`
+	refundFields
 }
 
 type idemRecord struct {
@@ -223,8 +265,16 @@ func (r orderRecord) order() (*inventory.Order, error) {
 		ID: r.PK, UserID: r.UserID, Status: inventory.Status(r.Status), Amount: r.Amount,
 		Currency: r.Currency, CancelReason: inventory.CancelReason(r.CancelReason),
 		TransactionID: r.TransactionID, CartHash: r.CartHash, PrepayID: r.PrepayID,
+		OutRefundNo: r.OutRefundNo, Restocked: r.Restocked, RefundBy: r.RefundBy, RefundReason: r.RefundReason,
+		RefundAmount: r.RefundAmount, RefundError: r.RefundError,
 	}
 	var err error
+	if o.RefundingAt, err = optionalTime(r.RefundingAt); err != nil {
+		return nil, err
+	}
+	if o.RefundedAt, err = optionalTime(r.RefundedAt); err != nil {
+		return nil, err
+	}
 	if o.CreatedAt, err = parseTime(r.CreatedAt); err != nil {
 		return nil, err
 	}

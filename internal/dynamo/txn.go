@@ -97,6 +97,12 @@ func (t *txn) update(p part, table, pk string, upd expression.UpdateBuilder, con
 	t.add(p, it, err)
 }
 
+// remove adds a Delete of the item pk of table, unconditioned (deleting what is
+// already gone changes nothing).
+func (t *txn) remove(p part, table, pk string) {
+	t.add(p, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(table), Key: pkOf(pk)}}, nil)
+}
+
 // transition adds the order's status change from → (upd), conditioned on the order
 // still being in from (DESIGN.md: "Every transition is one conditional write on the
 // current status, in the same TransactWriteItems as its stock update and ledger

@@ -7,6 +7,7 @@ package envvar
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -89,4 +90,33 @@ func Count(get Lookup, name string, max int) (int, error) {
 		return 0, &Error{Name: name, Value: v, Want: fmt.Sprintf("a whole number from 0 to %d", max)}
 	}
 	return n, nil
+}
+
+// Duration reads name as a span of time of at least 0: a whole number of seconds
+// ("3600", "0") or a Go duration ("1h", "90m"). Empty is an *Error.
+func Duration(get Lookup, name string) (time.Duration, error) {
+	v := get(name)
+	d, err := time.ParseDuration(v)
+	if n, aerr := strconv.Atoi(v); aerr == nil {
+		d, err = time.Duration(n)*time.Second, nil
+	}
+	if err != nil || d < 0 {
+		return 0, &Error{Name: name, Value: v, Want: `a whole number of seconds or a duration such as "24h", at least 0`}
+	}
+	return d, nil
+}
+
+// CallbackURL reads name as the absolute URL WeChat Pay calls back (a notify_url):
+// https, or http only for 127.0.0.1 (the local stack), with a host and no query.
+// want says what it is, for the message.
+func CallbackURL(get Lookup, name, want string) (string, error) {
+	v, err := Required(get, name, want)
+	if err != nil {
+		return "", err
+	}
+	if u, perr := url.Parse(v); perr != nil || u.Host == "" || u.RawQuery != "" ||
+		(u.Scheme != "https" && !(u.Scheme == "http" && u.Hostname() == "127.0.0.1")) {
+		return "", &Error{Name: name, Value: v, Want: want}
+	}
+	return v, nil
 }

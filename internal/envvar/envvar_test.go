@@ -50,3 +50,18 @@ func TestCount_AcceptsWholeNumbersUpToMax(t *testing.T) {
 		}
 	}
 }
+
+func TestDuration_AcceptsSecondsOrADurationNotNegative(t *testing.T) {
+	for value, want := range map[string]time.Duration{"0": 0, "3600": time.Hour, "24h": 24 * time.Hour, "90m": 90 * time.Minute} {
+		if got, err := Duration(Map(map[string]string{"W": value}), "W"); err != nil || got != want {
+			t.Errorf("%q: %v %v, want %v", value, got, err, want)
+		}
+	}
+	for _, value := range []string{"", "-1", "-1h", "1.5", "a day", "1 h"} {
+		_, err := Duration(Map(map[string]string{"W": value}), "W")
+		var e *Error
+		if !errors.As(err, &e) || e.Name != "W" || e.Value != value {
+			t.Errorf("%q: %v, want an *Error naming W", value, err)
+		}
+	}
+}

@@ -36,6 +36,7 @@ const (
 	DefaultQty         = 1
 	DefaultUserPrefix  = "buyer-"
 	DefaultTimeout     = 10 * time.Second
+	DefaultRefundWait  = 30 * time.Second
 	// DefaultDynamoDBEndpoint is where cmd/local serves the DynamoDB API.
 	DefaultDynamoDBEndpoint = "http://127.0.0.1:8000"
 	// DefaultSKUsTable, DefaultOrdersTable and DefaultStockLogTable are the tables'
@@ -105,6 +106,17 @@ type Config struct {
 	// at once rather than at the payment timeout. The flashsale command turns it on
 	// whenever PayRatio > 0 unless told otherwise; with PayRatio 0 it cancels every order.
 	CancelUnpaid bool
+	// RefundRatio is the share, 0..1, of the orders read back PAID that an operator
+	// then refunds through the local stack's unsigned merchant API (POST
+	// /admin/orders/{orderId}/refund, restock true): the first round(RefundRatio ×
+	// paid) in buyer order. The available and on-hand checks then expect exactly those
+	// units back, and each refunded order must read REFUNDED within RefundWait. With
+	// RefundRatio > 0 payers start the payment (POST /orders/{orderId}/pay) before
+	// paying, so that the WeChat Pay stand-in holds the payment it refunds. Needs
+	// PayRatio > 0.
+	RefundRatio float64
+	// RefundWait bounds how long refunded orders are read until REFUNDED.
+	RefundWait time.Duration
 	// DynamoDBEndpoint is the DynamoDB API that the on-hand check reads the SKU from,
 	// e.g. DefaultDynamoDBEndpoint; it is read only when orders are settled (PayRatio > 0
 	// or CancelUnpaid). Empty skips the on-hand check (reported as SKIP).
@@ -130,6 +142,7 @@ func DefaultConfig() Config {
 		Qty:         DefaultQty,
 		UserPrefix:  DefaultUserPrefix,
 		Timeout:     DefaultTimeout,
+		RefundWait:  DefaultRefundWait,
 
 		DynamoDBEndpoint: DefaultDynamoDBEndpoint,
 		Tables:           dynamo.Tables{SKUs: DefaultSKUsTable, Orders: DefaultOrdersTable, StockLog: DefaultStockLogTable},
@@ -164,6 +177,10 @@ func (c Config) Validate() error {
 		return invalid("user prefix is empty and no tokens are given")
 	case !(c.PayRatio >= 0 && c.PayRatio <= 1): // also refuses NaN
 		return invalid("pay ratio %v: want 0..1", c.PayRatio)
+	case !(c.RefundRatio >= 0 && c.RefundRatio <= 1) || c.RefundRatio > 0 && c.PayRatio == 0:
+		return invalid("refund ratio %v: want 0..1, and a pay ratio above 0 to refund anything", c.RefundRatio)
+	case c.RefundRatio > 0 && c.RefundWait <= 0:
+		return invalid("refund wait %s: want > 0", c.RefundWait)
 	}
 	if err := c.validateDynamoDB(); err != nil {
 		return err

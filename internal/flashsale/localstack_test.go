@@ -89,3 +89,27 @@ func TestRun_AgainstTheLocalStackSettlesPaymentsAndCancels(t *testing.T) {
 		})
 	}
 }
+
+// Refunds after settling through the real stack (SQS, refund function, WeChat Pay
+// stand-in): a share of the paid orders is refunded; on-hand and available come back by
+// exactly those units and every refunded order reads REFUNDED.
+func TestRun_AgainstTheLocalStackRefundsAShareOfThePaidOrders(t *testing.T) {
+	stack := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30,"shards":4}]`, SQS: true, RealTime: true})
+	stack.RunInBackground(t)
+	api := httptest.NewServer(stack.API)
+	defer api.Close()
+	cfg := flashsale.DefaultConfig()
+	cfg.BaseURL, cfg.Buyers, cfg.Concurrency = api.URL, 60, 1
+	cfg.PayRatio, cfg.CancelUnpaid, cfg.RefundRatio = 0.5, true, 0.4
+	cfg.DynamoDBEndpoint, cfg.Tables = stack.DynamoDB.URL(), stack.Tables
+	var out strings.Builder
+	report, err := flashsale.Run(context.Background(), cfg, &out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	s := report.Settlement
+	if s.PaidOrders != 15 || s.Refunds != 6 || s.RefundedUnits != 6 || s.RefundedOrders != 6 || s.Available != 21 || *s.OnHand != 21 {
+		t.Errorf("settlement %+v, want 15 paid, 6 refunded, 21 available and on hand\n%s", s, out.String())
+	}
+	stack.Check(t)
+}

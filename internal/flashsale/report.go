@@ -107,6 +107,13 @@ type Settlement struct {
 	// Available and Status are the SKU read after settling.
 	Available int    `json:"available"`
 	Status    string `json:"status"`
+	// RefundRatio echoes the configuration; Refunds counts the paid orders refunded
+	// (round(RefundRatio × PaidOrders)), RefundedUnits the units the API took back,
+	// RefundedOrders those read back REFUNDED.
+	RefundRatio    float64 `json:"refundRatio,omitempty"`
+	Refunds        int     `json:"refunds,omitempty"`
+	RefundedUnits  int     `json:"refundedUnits,omitempty"`
+	RefundedOrders int     `json:"refundedOrders,omitempty"`
 	// StartOnHand and OnHand are the SKU's on-hand units read from DynamoDB before the
 	// sale and after settling; absent when not read (no endpoint, or the read failed).
 	StartOnHand *int `json:"startOnHand,omitempty"`
@@ -129,6 +136,12 @@ func newSettlement(cfg Config, st *settlement) *Settlement {
 		Available: st.sku.Available, Status: st.sku.Status,
 	}
 	s.PaidUnits, s.ReleasedUnits = s.PaidOrders*cfg.Qty, s.CancelledOrders*cfg.Qty
+	s.RefundRatio, s.Refunds, s.RefundedUnits = cfg.RefundRatio, len(st.refunds), st.refundedUnits(cfg.Qty)
+	for _, r := range st.refunds {
+		if r.readErr == nil && r.status == statusRefunded {
+			s.RefundedOrders++
+		}
+	}
 	if st.onHand.read {
 		start := st.onHand.start
 		s.StartOnHand = &start
@@ -289,6 +302,10 @@ func (s *Settlement) writeText(p func(format string, args ...any)) {
 	}
 	p("paid %d orders = %d units, cancelled %d orders = %d units released; available after %d (%s)",
 		s.PaidOrders, s.PaidUnits, s.CancelledOrders, s.ReleasedUnits, s.Available, s.Status)
+	if s.RefundRatio > 0 {
+		p("refunds: ratio %g of %d paid = %d refunded (restock), %d units back, %d read back REFUNDED",
+			s.RefundRatio, s.PaidOrders, s.Refunds, s.RefundedUnits, s.RefundedOrders)
+	}
 	switch {
 	case s.StartOnHand == nil:
 		p("on-hand: not read")

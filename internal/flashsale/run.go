@@ -112,6 +112,9 @@ func run(ctx context.Context, cfg Config, out io.Writer, onHand onHandReader) (*
 // error.
 func settleAndRead(ctx context.Context, a *api, cfg Config, outcomes []outcome, onHand onHandReader, stock onHandFacts) (*settlement, error) {
 	st := settle(ctx, a, cfg, holders(outcomes))
+	if cfg.RefundRatio > 0 {
+		st.refunds = refund(ctx, a, cfg, st)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("settling interrupted: %w", err)
 	}

@@ -80,8 +80,9 @@ type settlement struct {
 	payers     int            // orders[:payers] were paid
 	payWall    time.Duration  // duration of the payments, first sent to last answered
 	cancelWall time.Duration  // duration of the cancels; 0 when none ran
-	sku        skuView        // GET /skus/{skuId} after settling
+	sku        skuView        // GET /skus/{skuId} after settling (and refunding)
 	onHand     onHandFacts
+	refunds    []refundedOrder // paid orders refunded after settling (RefundRatio)
 }
 
 // onHandFacts are the on-hand reads: before the sale and after settling.
@@ -105,6 +106,9 @@ func settle(ctx context.Context, a *api, cfg Config, hs []holder) *settlement {
 	}
 	began := time.Now()
 	forEach(ctx, k, cfg.Concurrency, func(i int) {
+		if cfg.RefundRatio > 0 { // start the payment: the stand-in then knows what it refunds
+			a.once(ctx, request{method: http.MethodPost, path: "/orders/" + url.PathEscape(hs[i].id) + "/pay", who: hs[i].who})
+		}
 		at := a.once(ctx, request{method: http.MethodPost, path: "/_local/pay/" + url.PathEscape(hs[i].id)})
 		st.orders[i].answer = &at
 	})

@@ -137,6 +137,9 @@ func (f facts) checks() []Check {
 			f.checkSettledOnHand(),
 		)
 	}
+	if f.settle != nil && f.cfg.RefundRatio > 0 {
+		cs = append(cs, f.checkRefunds())
+	}
 	return cs
 }
 
@@ -335,18 +338,19 @@ func settleProblem(o settledOrder, what string, wantAnswer int, wantStatus strin
 	return ""
 }
 
-// checkSettledAvailable: after settling, available = start available − paid units −
+// checkSettledAvailable: after settling, available = start available − paid units +
+// refunded units −
 // units of orders that may still hold a reservation (none once every unpaid order was
 // cancelled), read from GET /skus/{skuId}; and available 0 reads SOLD_OUT.
 func (f facts) checkSettledAvailable() Check {
 	c := Check{Name: "available after settling"}
 	st, qty := f.settle, f.cfg.Qty
-	paid := st.paidOrders() * qty
+	paid, back := st.paidOrders()*qty, st.refundedUnits(qty)
 	invalid := f.audit.created - f.audit.checked // orders without a usable id cannot be settled
 	held := (st.reservedOrders() + invalid) * qty
-	want := f.start.Available - paid - held
+	want := f.start.Available - paid + back - held
 	got := st.sku
-	detail := fmt.Sprintf("available %d, want start %d - paid %d - still reserved %d = %d", got.Available, f.start.Available, paid, held, want)
+	detail := fmt.Sprintf("available %d, want start %d - paid %d + refunded %d - still reserved %d = %d", got.Available, f.start.Available, paid, back, held, want)
 	switch {
 	case got.Available == 0 && got.Status != skuSoldOut:
 		return c.fail("available 0 but status %s, want SOLD_OUT", got.Status)
@@ -362,22 +366,22 @@ func (f facts) checkSettledAvailable() Check {
 	return c.fail("%s", detail)
 }
 
-// checkSettledOnHand: only payments commit stock, so after settling on-hand = on-hand
-// before the sale − paid units, both read from DynamoDB (GET /skus does not show
-// on-hand).
+// checkSettledOnHand: only payments take stock from on-hand and only refunds give it
+// back, so after settling on-hand = on-hand before the sale − paid units + refunded
+// units, both read from DynamoDB (GET /skus does not show on-hand).
 func (f facts) checkSettledOnHand() Check {
 	c := Check{Name: "on-hand after settling"}
 	oh := f.settle.onHand
-	paid := f.settle.paidOrders() * f.cfg.Qty
+	paid, back := f.settle.paidOrders()*f.cfg.Qty, f.settle.refundedUnits(f.cfg.Qty)
 	switch {
 	case !oh.read:
 		return c.skip("no DynamoDB endpoint: on-hand, which GET /skus does not show, was not read")
 	case oh.err != nil:
 		return c.fail("%v", oh.err)
-	case oh.end == oh.start-paid:
-		return c.pass("on-hand %d == before the sale %d - paid %d units (DynamoDB, summed over shards)", oh.end, oh.start, paid)
+	case oh.end == oh.start-paid+back:
+		return c.pass("on-hand %d == before the sale %d - paid %d + refunded %d units (DynamoDB, summed over shards)", oh.end, oh.start, paid, back)
 	}
-	return c.fail("on-hand %d, want before the sale %d - paid %d = %d (DynamoDB, summed over shards)", oh.end, oh.start, paid, oh.start-paid)
+	return c.fail("on-hand %d, want before the sale %d - paid %d + refunded %d = %d (DynamoDB, summed over shards)", oh.end, oh.start, paid, back, oh.start-paid+back)
 }
 
 // shortList joins the first few problems and says how many more there are.

@@ -33,6 +33,8 @@ type OrderJSON struct {
 	CancelledAt   string     `json:"cancelledAt,omitempty"`
 	CancelReason  string     `json:"cancelReason,omitempty"`
 	TransactionID string     `json:"transactionId,omitempty"`
+	RefundedAt    string     `json:"refundedAt,omitempty"`
+	RefundAmount  int64      `json:"refundAmount,omitempty"` // fen
 }
 
 type itemJSON struct {
@@ -70,6 +72,7 @@ func Order(o *inventory.Order) OrderJSON {
 		CreatedAt: rfc3339(o.CreatedAt), ExpiresAt: rfc3339(o.ExpiresAt),
 		PaidAt: optional(o.PaidAt), CancelledAt: optional(o.CancelledAt),
 		CancelReason: string(o.CancelReason), TransactionID: o.TransactionID,
+		RefundedAt: optional(o.RefundedAt), RefundAmount: o.RefundAmount,
 		Items: make([]itemJSON, len(o.Items)),
 	}
 	for i, it := range o.Items {
@@ -117,6 +120,29 @@ func (f *Failure) Error() string { return f.Err.Error() }
 // Unwrap returns the cause.
 func (f *Failure) Unwrap() error { return f.Err }
 
+// conflict is a 409 answer about an order's status.
+type conflict struct {
+	err           error
+	code, message string
+}
+
+// orderConflicts are the 409 answers of the order routes (CONTRACT.md).
+var orderConflicts = []conflict{
+	{inventory.ErrNotCancellable, "ORDER_NOT_CANCELLABLE", "this order is paid and can no longer be cancelled"},
+	{inventory.ErrNotPayable, "ORDER_NOT_PAYABLE", "this order is no longer waiting for payment"},
+	{inventory.ErrRefundNotAllowed, "REFUND_NOT_ALLOWED", "this order cannot be refunded by you now"},
+}
+
+// orderConflict is the 409 answer err calls for, nil when none.
+func orderConflict(err error) *conflict {
+	for i, c := range orderConflicts {
+		if errors.Is(err, c.err) {
+			return &orderConflicts[i]
+		}
+	}
+	return nil
+}
+
 // Answer maps an error to its contract response (CONTRACT.md, the error tables of each
 // route). Only messages written by this project reach the client: a *Failure's
 // Message, an *inventory.InvalidRequestError's Reason, or the fixed text of each code;
@@ -161,10 +187,9 @@ func Answer(err error) events.APIGatewayV2HTTPResponse {
 		return resp
 	case errors.Is(err, inventory.ErrIdempotencyKeyReused):
 		return ErrorResponse(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request", "")
-	case errors.Is(err, inventory.ErrNotCancellable):
-		return ErrorResponse(http.StatusConflict, "ORDER_NOT_CANCELLABLE", "this order is paid and can no longer be cancelled", "")
-	case errors.Is(err, inventory.ErrNotPayable):
-		return ErrorResponse(http.StatusConflict, "ORDER_NOT_PAYABLE", "this order is no longer waiting for payment", "")
+	case orderConflict(err) != nil:
+		c := orderConflict(err)
+		return ErrorResponse(http.StatusConflict, c.code, c.message, "")
 	case errors.Is(err, inventory.ErrPaymentRefused):
 		return ErrorResponse(http.StatusBadGateway, "PAYMENT_REFUSED", "WeChat Pay refused to start this payment; nothing was changed", "")
 	case errors.Is(err, inventory.ErrRateLimited):

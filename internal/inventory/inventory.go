@@ -219,6 +219,15 @@ type Order struct {
 	CartHash      string       // Cart.Hash of the request that opened it
 	PrepayID      string       // WeChat Pay prepay_id of the JSAPI order for it, once a payment was started
 	PrepayAt      *time.Time   // when PrepayID was obtained (it is valid PrepayLifetime)
+	// Refund, once REFUNDING: see RefundStep and OwnRefund.
+	OutRefundNo  string     // out_refund_no of the order's refund (OutRefundNo(ID))
+	RefundingAt  *time.Time // when the order became REFUNDING
+	Restocked    bool       // its units went back to stock (RETURN entries)
+	RefundBy     string     // who asked: principal ARN, user id or "stockguard"
+	RefundReason string     // why, as the caller said
+	RefundedAt   *time.Time // when WeChat Pay reported the refund done
+	RefundAmount int64      // fen refunded, once REFUNDED
+	RefundError  string     // set when WeChat Pay closed the refund or marked it abnormal
 }
 
 // SaleStatus is how a SKU's availability is shown to buyers.

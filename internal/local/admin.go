@@ -17,6 +17,7 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/reconcile"
+	"github.com/stockguard/stockguard/internal/refund"
 )
 
 // LocalOperatorARN is the IAM principal every /admin/ request carries locally: the
@@ -40,8 +41,8 @@ func (s *Stack) wireAdmin(cfg StackConfig, env envvar.Lookup, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	store, recon := s.reconciler(cfg, c, log)
-	return newHandler(admin.New(store, recon, log).Handle), nil
+	store, recon := s.reconciler(cfg, c.FunctionConfig, log)
+	return newHandler(admin.New(store, recon, refund.NewStarter(store, s.refundQueue(c.RefundQueueURL), log), log).Handle), nil
 }
 
 // reconciler builds a store and reconcile as the mains of the reconcile and admin

@@ -139,6 +139,10 @@ func consoleText(msg string, level slog.Level, f fields) (string, bool) {
 		return requestLine(f), true
 	case quiet && msg == "request" && f.str("result") != "":
 		return fmt.Sprintf("paid order=%s (%s)", f.str("outTradeNo"), f.str("result")), true
+	case quiet && msg == "request" && f.str("refundStatus") != "":
+		return fmt.Sprintf("refund %s (%s)", f.str("outRefundNo"), f.str("refundStatus")), true
+	case quiet && msg == "stuck refunds" && f.num("found") == 0:
+		return "", false
 	case quiet && (msg == "metrics" || msg == "request" || msg == "sqs batch"):
 		return "", false // the gateway's line says it; an empty poll says nothing
 	case quiet && (msg == "sweep" || msg == "close messages"):

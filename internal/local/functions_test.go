@@ -47,6 +47,9 @@ var invalidValues = map[string][]string{
 	"FULL_CHECK_DAYS":                {"0", "7d", "-1"},
 	"ORDERS_PER_USER_SKU_PER_MINUTE": {"-1", "101", "5/min"},
 	"NOTIFY_URL":                     {"ftp://example.com/notify", "http://example.com/notify", "https://example.com/notify?x=1", "/notify"},
+	"REFUND_NOTIFY_URL":              {"http://example.com/refund-notify", "/refund-notify"},
+	"USER_REFUND_WINDOW":             {"-1", "a day", "1.5"},
+	"REFUND_STUCK_SECONDS":           {"0", "30m"},
 }
 
 // Every function refuses to start when one of the variables template.yaml sets for it

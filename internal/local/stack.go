@@ -32,6 +32,7 @@ import (
 	"github.com/stockguard/stockguard/internal/openapi"
 	"github.com/stockguard/stockguard/internal/paycallback"
 	"github.com/stockguard/stockguard/internal/reconcile"
+	"github.com/stockguard/stockguard/internal/refund"
 	"github.com/stockguard/stockguard/internal/sam"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
@@ -70,6 +71,9 @@ type StackConfig struct {
 	// Reconcile, when set, adjusts reconcile's configuration after it is read from
 	// the template (tests enable repair, set its window, shorten delays).
 	Reconcile func(*reconcile.Config)
+	// Refund, when set, adjusts the refund function's options after they are read
+	// from the template (tests shorten the retry backoff).
+	Refund func(*refund.Options)
 	// PayAddr and LoginAddr are where the WeChat Pay and jscode2session stand-ins
 	// listen; default "127.0.0.1:0" (a free port).
 	PayAddr, LoginAddr string
@@ -77,6 +81,10 @@ type StackConfig struct {
 	// requires; default DefaultIssuer. cmd/local sets its API's URL, where the
 	// discovery document and JWK set are served.
 	Issuer string
+	// Parameters override template parameters by name (cmd/local's
+	// -user-refund-window sets UserRefundWindow); the merchant secret and the JWT
+	// audience are always the local ones.
+	Parameters map[string]string
 	// Environment, when set, may change a function's environment variables (by
 	// logical id) after they are read from the template and before the function's
 	// configuration is parsed from them (tests check that bad settings are refused).
@@ -106,6 +114,8 @@ type Stack struct {
 	LoginServer *wxlogintest.Server
 	// Signer is the in-memory key the local login tokens are signed with.
 	Signer *idtoken.KeySigner
+	// Refunder is the refund function's refunder (tests run its stuck pass directly).
+	Refunder *refund.Refunder
 
 	merchant *paytest.Merchant
 	keyID    string // the kid of the local tokens (the template's SIGNING_KEY_ID)
@@ -129,7 +139,12 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	cfg.Issuer = cmp.Or(cfg.Issuer, DefaultIssuer)
 	// Locally the merchant configuration is the local platform's, not a secret's, and
 	// tokens are for the local app.
-	tpl, err := sam.LoadWithParameters(cfg.Template, map[string]string{"WechatPaySecretArn": LocalSecretARN, "JwtAudience": LocalAppID})
+	params := maps.Clone(cfg.Parameters)
+	if params == nil {
+		params = map[string]string{}
+	}
+	params["WechatPaySecretArn"], params["JwtAudience"] = LocalSecretARN, LocalAppID
+	tpl, err := sam.LoadWithParameters(cfg.Template, params)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +285,7 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 			return nil, err
 		}
 		store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
-		return newHandler(paycallback.New(verifier, store, log).Handle), nil
+		return newHandler(paycallback.New(verifier, store, refund.NewStarter(store, s.refundQueue(c.RefundQueueURL), log), log).Handle), nil
 	case "ReconcileFunction":
 		c, err := reconcile.LoadFunctionConfig(env)
 		if err != nil {
@@ -280,6 +295,8 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 		return newHandler(lambdaevent.OnlyScheduled(reconcile.FunctionName, r.Run)), nil
 	case "AdminFunction":
 		return s.wireAdmin(cfg, env, log)
+	case "RefundFunction":
+		return s.wireRefund(cfg, env, log)
 	default:
 		return nil, fmt.Errorf("no local wiring in internal/local")
 	}
@@ -331,6 +348,17 @@ func (s *Stack) closeQueue(name string) *closeq.Queue {
 		return nil
 	}
 	return closeq.New(NewSQSClient(s.SQS.URL()), url, s.cfg.Now)
+}
+
+// refundQueue is the refund queue named by a function's REFUND_QUEUE_URL (locally the
+// queue's logical id); nil when the stack runs no SQS server (the stuck pass then
+// requests every refund).
+func (s *Stack) refundQueue(name string) *refund.Queue {
+	url, ok := s.Queues[name]
+	if s.SQS == nil || !ok {
+		return nil
+	}
+	return refund.NewQueue(NewSQSClient(s.SQS.URL()), url)
 }
 
 // functionName is the short name of a function (its directory under functions/):

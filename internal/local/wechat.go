@@ -16,6 +16,7 @@ import (
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/idtoken"
 	"github.com/stockguard/stockguard/internal/login"
+	"github.com/stockguard/stockguard/internal/refund"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
 	"github.com/stockguard/stockguard/internal/wxlogin"
@@ -93,8 +94,29 @@ func (s *Stack) wireCloseOrder(cfg StackConfig, env envvar.Lookup, log *slog.Log
 	store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
 	closer := closeorder.New(store, s.closeQueue(c.CloseQueueURL), log, closeorder.Options{
 		Now: cfg.Now, WeChatPay: client, NotifyURL: c.NotifyURL, OpenIDClaim: c.OpenIDClaim,
+		Refunds: refund.NewStarter(store, s.refundQueue(c.RefundQueueURL), log), UserRefundWindow: c.UserRefundWindow,
 	})
 	return newHandler(closeorder.NewFunction(closer, log).Invoke), nil
+}
+
+// wireRefund builds the refund function with the local merchant client, as
+// functions/refund does with the deployed one.
+func (s *Stack) wireRefund(cfg StackConfig, env envvar.Lookup, log *slog.Logger) (lambda.Handler, error) {
+	c, err := refund.LoadConfig(env)
+	if err != nil {
+		return nil, err
+	}
+	client, err := s.payClient(cfg.Now)
+	if err != nil {
+		return nil, err
+	}
+	store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
+	opts := refund.Options{NotifyURL: c.NotifyURL, StuckAfter: c.StuckAfter, Now: cfg.Now}
+	if cfg.Refund != nil {
+		cfg.Refund(&opts)
+	}
+	s.Refunder = refund.NewRefunder(store, client, s.refundQueue(c.RefundQueueURL), log, opts)
+	return newHandler(s.Refunder.Invoke), nil
 }
 
 // wireLogin builds the login function over the jscode2session stand-in and the

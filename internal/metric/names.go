@@ -86,4 +86,26 @@ var (
 	// AlertNotPublished counts alerts that could not be published to the alerts topic;
 	// the run that failed to publish also fails.
 	AlertNotPublished = Name{"AlertNotPublished", Count}
+
+	// RefundProblems (reconcile) counts orders whose refund breaks the money rules
+	// (refunded above paid, RETURN entries missing or unexpected); RefundsOverdue
+	// counts refunds REFUNDING past the bound at reconcile time.
+	RefundProblems = Name{"RefundProblems", Count}
+	RefundsOverdue = Name{"RefundsOverdue", Count}
+)
+
+// The refund function's and the refund-notify route's metrics.
+var (
+	// RefundRequested counts refund requests WeChat Pay accepted in a batch;
+	// RefundRequestFailed those left for SQS to retry; RefundedAtOnce those WeChat
+	// Pay answered SUCCESS at once.
+	RefundRequested     = Name{"RefundRequested", Count}
+	RefundRequestFailed = Name{"RefundRequestFailed", Count}
+	RefundedAtOnce      = Name{"RefundedAtOnce", Count}
+	// RefundAbnormal counts refunds WeChat Pay closed or marked abnormal: the money
+	// must be returned by hand.
+	RefundAbnormal = Name{"RefundAbnormal", Count}
+	// RefundingStuck is the number of refunds still REFUNDING past the bound after
+	// the refund function's scheduled pass.
+	RefundingStuck = Name{"RefundingStuck", Count}
 )

@@ -2,7 +2,12 @@
 // notifications on POST /payments/wechatpay/notify (CONTRACT.md), verifies and
 // decrypts them (package wechatpay) and records the payment exactly once
 // (dynamo.Store.Pay): a PENDING order becomes PAID and its units leave on-hand; a
-// payment after the order was released takes the late-payment rule.
+// payment after the order was released takes the late-payment rule. Money owed back
+// is refunded with no person involved (package refund): a late payment that found no
+// stock (REFUND_PENDING → REFUNDING) and a second payment of a paid order (recorded
+// under its own out_refund_no). Refund notifications on POST
+// /payments/wechatpay/refund-notify go through the same verification and decryption
+// and turn a refund REFUNDED once (or record why WeChat Pay could not refund).
 //
 // Answers follow CONTRACT.md and the WeChat Pay APIv3 notification rules (回调通知应答):
 // 204 with no body when the notification was handled, so WeChat Pay stops resending it;
@@ -24,11 +29,15 @@ import (
 	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
+	"github.com/stockguard/stockguard/internal/refund"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
-// RouteNotify is the API Gateway route key of the notify route (no JWT authorizer).
-const RouteNotify = "POST /payments/wechatpay/notify"
+// Route keys of the notify routes (API Gateway RouteKey; no JWT authorizer).
+const (
+	RouteNotify       = "POST /payments/wechatpay/notify"
+	RouteRefundNotify = "POST /payments/wechatpay/refund-notify"
+)
 
 // FunctionName is the Function dimension of payCallback's metrics.
 const FunctionName = "payCallback"
@@ -39,15 +48,21 @@ type Config struct {
 	// SecretARN is WECHATPAY_SECRET_ARN: the AWS Secrets Manager secret holding the
 	// merchant configuration (see wechatpay.ConfigFromSecret).
 	SecretARN string
+	// RefundQueueURL is REFUND_QUEUE_URL: where refunds owed are sent for the money step.
+	RefundQueueURL string
 }
 
 // LoadConfig reads payCallback's variables (template.yaml, PayCallbackFunction). It
 // returns an *envvar.Error naming the first one missing or invalid (and a Config not
 // to be used).
 func LoadConfig(get envvar.Lookup) (c Config, err error) {
-	if c.Tables, err = envvar.Tables(get); err == nil {
-		c.SecretARN, err = envvar.Required(get, "WECHATPAY_SECRET_ARN", "the ARN of the WeChat Pay merchant secret")
+	if c.Tables, err = envvar.Tables(get); err != nil {
+		return c, err
 	}
+	if c.SecretARN, err = envvar.Required(get, "WECHATPAY_SECRET_ARN", "the ARN of the WeChat Pay merchant secret"); err != nil {
+		return c, err
+	}
+	c.RefundQueueURL, err = envvar.Required(get, "REFUND_QUEUE_URL", "the refund queue URL")
 	return c, err
 }
 
@@ -55,19 +70,23 @@ func LoadConfig(get envvar.Lookup) (c Config, err error) {
 // 支付通知).
 const MaxBodyBytes = 64 << 10
 
-// Handler serves the notify route.
+// Handler serves the notify routes.
 type Handler struct {
 	verifier *wechatpay.RotatingVerifier
 	store    *dynamo.Store
+	refunds  *refund.Starter
 	log      *slog.Logger
 	api      *httpapi.Handler
 }
 
-// New returns a Handler that trusts what verifier accepts, records payments in store
-// and logs JSON lines (and EMF metrics) to log.
-func New(verifier *wechatpay.RotatingVerifier, store *dynamo.Store, log *slog.Logger) *Handler {
-	h := &Handler{verifier: verifier, store: store, log: log}
-	h.api = httpapi.New(FunctionName, log, map[string]httpapi.Route{RouteNotify: h.notify}).AnswerWith(answer)
+// New returns a Handler that trusts what verifier accepts, records payments and
+// refunds in store, begins the refunds owed with refunds, and logs JSON lines (and EMF
+// metrics) to log.
+func New(verifier *wechatpay.RotatingVerifier, store *dynamo.Store, refunds *refund.Starter, log *slog.Logger) *Handler {
+	h := &Handler{verifier: verifier, store: store, refunds: refunds, log: log}
+	h.api = httpapi.New(FunctionName, log, map[string]httpapi.Route{
+		RouteNotify: h.notify, RouteRefundNotify: h.refundNotify,
+	}).AnswerWith(answer)
 	return h
 }
 
@@ -111,10 +130,9 @@ func (h *Handler) notify(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		httpapi.Annotate(ctx, slog.String("result", result.String()))
 	}
 	if errors.Is(err, inventory.ErrPaidTwice) {
-		// Answering FAIL would only make WeChat Pay resend for a day; the money needs a
-		// refund by hand, which the error-level log line and the RefundDue metric ask for.
-		h.log.LogAttrs(ctx, slog.LevelError, "second payment for a paid order: refund it", slog.String("outTradeNo", order), slog.String("error", err.Error()))
-		twice, err = true, nil
+		// The second transaction is refunded on its own out_refund_no, never the first.
+		twice = true
+		err = h.refundSecond(ctx, order, err)
 	}
 	if err != nil {
 		status = answer(err).StatusCode
@@ -124,20 +142,32 @@ func (h *Handler) notify(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	return events.APIGatewayV2HTTPResponse{StatusCode: status}, nil
 }
 
-func (h *Handler) record(ctx context.Context, req events.APIGatewayV2HTTPRequest) (string, inventory.PayResult, error) {
+// verified verifies and parses a notification with parse (wechatpay.Verifier.Parse or
+// ParseRefund, one verification path), mapping its refusals to FAIL answers: 401 not
+// verified, 400 malformed or another merchant's.
+func verified[N any](ctx context.Context, req events.APIGatewayV2HTTPRequest, parse func(context.Context, wechatpay.Headers, []byte) (N, error)) (N, error) {
+	var zero N
 	body, err := httpapi.Body(req, MaxBodyBytes)
 	var invalid *inventory.InvalidRequestError
 	if errors.As(err, &invalid) {
-		return "", 0, fail(http.StatusBadRequest, invalid.Reason, slog.LevelWarn, err)
+		return zero, fail(http.StatusBadRequest, invalid.Reason, slog.LevelWarn, err)
 	}
-	n, err := h.verifier.Parse(ctx, wechatpay.HeadersFrom(req.Headers), body)
+	n, err := parse(ctx, wechatpay.HeadersFrom(req.Headers), body)
 	switch {
 	case errors.Is(err, wechatpay.ErrVerification):
-		return "", 0, fail(http.StatusUnauthorized, "signature verification failed", slog.LevelWarn, err)
+		return zero, fail(http.StatusUnauthorized, "signature verification failed", slog.LevelWarn, err)
 	case errors.Is(err, wechatpay.ErrMerchantMismatch):
-		return "", 0, fail(http.StatusBadRequest, "notification is for another merchant", slog.LevelError, err)
+		return zero, fail(http.StatusBadRequest, "notification is for another merchant", slog.LevelError, err)
 	case err != nil:
-		return "", 0, fail(http.StatusBadRequest, "malformed notification", slog.LevelWarn, err)
+		return zero, fail(http.StatusBadRequest, "malformed notification", slog.LevelWarn, err)
+	}
+	return n, nil
+}
+
+func (h *Handler) record(ctx context.Context, req events.APIGatewayV2HTTPRequest) (string, inventory.PayResult, error) {
+	n, err := verified(ctx, req, h.verifier.Parse)
+	if err != nil {
+		return "", 0, err
 	}
 	tx := n.Transaction
 	if n.EventType != wechatpay.EventTransactionSuccess || tx.TradeState != wechatpay.TradeStateSuccess {
@@ -145,7 +175,7 @@ func (h *Handler) record(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		h.log.LogAttrs(ctx, slog.LevelInfo, "notification ignored", slog.String("eventType", n.EventType), slog.String("outTradeNo", tx.OutTradeNo))
 		return tx.OutTradeNo, 0, nil
 	}
-	_, result, err := h.store.Pay(ctx, inventory.Payment{
+	order, result, err := h.store.Pay(ctx, inventory.Payment{
 		OrderID: tx.OutTradeNo, TransactionID: tx.TransactionID,
 		Amount: tx.Amount.Total, Currency: tx.Amount.Currency, PaidAt: tx.SuccessTime,
 	})
@@ -155,15 +185,53 @@ func (h *Handler) record(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	case errors.Is(err, inventory.ErrPaymentMismatch):
 		return tx.OutTradeNo, 0, fail(http.StatusBadRequest, "amount or currency does not match the order", slog.LevelError, err)
 	case errors.Is(err, inventory.ErrPaidTwice):
-		return tx.OutTradeNo, 0, err
+		return tx.OutTradeNo, 0, &paidTwiceError{err: err, payment: inventory.Payment{
+			OrderID: tx.OutTradeNo, TransactionID: tx.TransactionID, Amount: tx.Amount.Total, Currency: tx.Amount.Currency, PaidAt: tx.SuccessTime,
+		}}
 	case err != nil:
 		return tx.OutTradeNo, 0, fail(http.StatusInternalServerError, "temporarily unable to record the payment", slog.LevelError, err)
 	}
 	if result == inventory.RefundDue {
-		h.log.LogAttrs(ctx, slog.LevelError, "paid after cancellation with no stock left: refund due", slog.String("outTradeNo", tx.OutTradeNo),
+		h.log.LogAttrs(ctx, slog.LevelError, "paid after cancellation with no stock left: refunding", slog.String("outTradeNo", tx.OutTradeNo),
 			slog.String("transactionId", tx.TransactionID), slog.Int64("amount", tx.Amount.Total))
 	}
+	if order.Status == inventory.StatusRefundPending { // now, or on a resend after a failed step
+		if _, err := h.refunds.Order(ctx, order, automatic("paid after cancellation, no stock left"), 0); err != nil {
+			return tx.OutTradeNo, result, fail(http.StatusInternalServerError, "temporarily unable to start the refund", slog.LevelError, err)
+		}
+	}
 	return tx.OutTradeNo, result, nil
+}
+
+// automatic is the request of a refund stockguard owes, made with no person involved.
+func automatic(reason string) inventory.RefundRequest {
+	return inventory.RefundRequest{Merchant: true, By: "stockguard", Reason: reason}
+}
+
+// paidTwiceError is inventory.ErrPaidTwice with the second payment it refused.
+type paidTwiceError struct {
+	err     error
+	payment inventory.Payment
+}
+
+func (e *paidTwiceError) Error() string { return e.err.Error() }
+func (e *paidTwiceError) Unwrap() error { return e.err }
+
+// refundSecond records a second payment of a paid order (err, a *paidTwiceError) as a
+// refund owed and sends it for the money step; the answer is then 204. A failure to
+// record it answers 500, so that WeChat Pay resends and recording is tried again.
+func (h *Handler) refundSecond(ctx context.Context, orderID string, err error) error {
+	var twice *paidTwiceError
+	if !errors.As(err, &twice) {
+		return err
+	}
+	r, rerr := h.refunds.SecondPayment(ctx, twice.payment)
+	if rerr != nil {
+		return fail(http.StatusInternalServerError, "temporarily unable to record the second payment", slog.LevelError, rerr)
+	}
+	h.log.LogAttrs(ctx, slog.LevelError, "second payment for a paid order: refunding it", slog.String("outTradeNo", orderID),
+		slog.String("transactionId", twice.payment.TransactionID), slog.String("outRefundNo", r.OutRefundNo))
+	return nil
 }
 
 // count emits the request's metrics, one EMF line: the payment's result and whether
@@ -189,4 +257,31 @@ func (h *Handler) count(ctx context.Context, result inventory.PayResult, twice b
 // and a failure at error level (the old keys stay in use).
 func SecretReloads(log *slog.Logger) func(context.Context, error) {
 	return metric.Outcomes(log, FunctionName, metric.SecretReloaded, metric.SecretReloadFailed, "merchant secret not re-read; the old keys stay in use")
+}
+
+// refundNotify serves the refund-notify route (CONTRACT.md): a refund notification is
+// verified and decrypted exactly as payment notifications are (verified), then what
+// it says is recorded by refund.Apply: REFUND.SUCCESS for the out_refund_no, payment
+// and amount owed turns the refund REFUNDED once; REFUND.CLOSED and REFUND.ABNORMAL keep
+// it REFUNDING with refundError set (RefundAbnormal metric, error log). A replay is
+// answered the same and changes nothing. 204 when handled; 404 for an out_refund_no
+// stockguard does not owe, 400 for another payment or amount, 500 on a store failure
+// (WeChat Pay resends).
+func (h *Handler) refundNotify(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	n, err := verified(ctx, req, h.verifier.ParseRefund)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	res := refund.Result(*n.Refund)
+	httpapi.Annotate(ctx, slog.String("outRefundNo", res.OutRefundNo), slog.String("refundStatus", res.State))
+	_, _, err = refund.Apply(ctx, h.store, h.log, res)
+	switch {
+	case errors.Is(err, inventory.ErrRefundNotFound):
+		return events.APIGatewayV2HTTPResponse{}, fail(http.StatusNotFound, "refund not found", slog.LevelError, err)
+	case errors.Is(err, inventory.ErrRefundMismatch):
+		return events.APIGatewayV2HTTPResponse{}, fail(http.StatusBadRequest, "refund does not match the refund requested", slog.LevelError, err)
+	case err != nil:
+		return events.APIGatewayV2HTTPResponse{}, fail(http.StatusInternalServerError, "temporarily unable to record the refund", slog.LevelError, err)
+	}
+	return events.APIGatewayV2HTTPResponse{StatusCode: http.StatusNoContent}, nil
 }

@@ -226,10 +226,12 @@ func TestNotify_LatePaymentReservesAgainOrIsRefundPending(t *testing.T) {
 	if status, _ := h.Pay(t, success(gone, amount)); status != http.StatusNoContent {
 		t.Fatalf("late pay without stock: %d", status)
 	}
-	if s := h.Lookup(t, gone).Status; s != "REFUND_PENDING" {
-		t.Errorf("late-paid order without stock is %s, want REFUND_PENDING", s)
+	// REFUND_PENDING, then at once REFUNDING with no goods moved: the refund is asked
+	// for with no person involved.
+	if o := h.Lookup(t, gone); o.Status != "REFUNDING" || o.Restocked || o.RefundBy != "stockguard" || o.OutRefundNo != gone+"_R" {
+		t.Errorf("late-paid order without stock: %+v, want REFUNDING by stockguard without restock", o)
 	}
-	if fmt.Sprint(h.Scan(t, h.Tables.SKUs)) != skus {
+	if fmt.Sprint(h.Scan(t, h.Tables.SKUs)) != skus || h.Ops(t, gone)["RETURN"] != 0 {
 		t.Error("REFUND_PENDING touched stock")
 	}
 	if len(h.Logged(t, "level", "ERROR")) <= errorsBefore {

@@ -34,6 +34,7 @@ func LoadFunctionConfig(get envvar.Lookup) (FunctionConfig, error) {
 		{"OVERDUE_GRACE_SECONDS", "a positive number of seconds", &s.OverdueGraceSeconds},
 		{"FULL_CHECK_DAYS", "a positive number of days", &s.FullCheckDays},
 		{"ALERTS_TOPIC_ARN", "the ARN of the alerts SNS topic", &s.AlertsTopicARN},
+		{"REFUND_STUCK_SECONDS", "a positive number of seconds", &s.RefundStuckSeconds},
 	} {
 		if *v.dst, err = envvar.Required(get, v.name, v.want); err != nil {
 			return FunctionConfig{}, err

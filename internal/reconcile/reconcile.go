@@ -11,7 +11,8 @@
 //     COMMIT: the per-order balances), and the shard's reserved counter agrees;
 //   - 0 ≤ available ≤ onHand;
 //   - Σ COMMIT − Σ RETURN ≤ Σ ADJUST (never sold more than ever stocked);
-//   - and, apart from the SKUs, PENDING orders past expiresAt plus a grace period.
+//   - and, apart from the SKUs, PENDING orders past expiresAt plus a grace period,
+//     and the money side of refunds (money.go).
 //
 // # A consistent cut
 //
@@ -132,6 +133,9 @@ type Config struct {
 	// ignoring the checkpoints (catching an entry deleted or back-dated after it was
 	// folded); zero: never.
 	FullCheckEvery time.Duration
+	// RefundStuck is how long a refund may stay REFUNDING before it is reported;
+	// default 30 minutes.
+	RefundStuck time.Duration
 	// Topic is the SNS topic ARN alerts go to; "" sends none.
 	Topic string
 	// Now is the clock; default time.Now.
@@ -219,6 +223,10 @@ type Report struct {
 	// AlertNotPublished is true when the run's alert could not be published (see
 	// ErrAlertNotPublished).
 	AlertNotPublished bool `json:"-"`
+	// RefundProblems lists orders whose refund breaks the money rules (see money.go);
+	// StuckRefunds the out_refund_no of refunds REFUNDING longer than RefundStuck.
+	RefundProblems []string `json:"refundProblems"`
+	StuckRefunds   []string `json:"stuckRefunds"`
 }
 
 // Reconciler runs reconciliations.
@@ -250,6 +258,9 @@ func New(store *dynamo.Store, alert Publisher, log *slog.Logger, cfg Config) *Re
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.RefundStuck <= 0 {
+		cfg.RefundStuck = 30 * time.Minute
+	}
 	return &Reconciler{store: store, alert: alert, log: log, cfg: cfg}
 }
 
@@ -279,7 +290,7 @@ type snapshot struct {
 // Report.AlertNotPublished, which fails the Lambda invocation (Handle).
 func (r *Reconciler) Run(ctx context.Context) (*Report, error) {
 	start := time.Now()
-	rep := &Report{Differences: []Difference{}, OverdueOrders: []string{}, Repaired: []Repaired{}}
+	rep := &Report{Differences: []Difference{}, OverdueOrders: []string{}, Repaired: []Repaired{}, RefundProblems: []string{}, StuckRefunds: []string{}}
 	read := func(n int) { rep.ItemsRead += n }
 	snap, err := r.pass(ctx, read)
 	if err != nil {
@@ -306,7 +317,12 @@ func (r *Reconciler) Run(ctx context.Context) (*Report, error) {
 		rep.OverdueOrders = append(rep.OverdueOrders, o.ID)
 	}
 	rep.Unrepaired = snap.unfixable
-	rep.AlertNotPublished = r.alertOn(ctx, snap)
+	if err := r.money(ctx, snap, rep); err != nil {
+		return nil, err
+	}
+	booksFailed := r.alertOn(ctx, snap)
+	moneyFailed := r.alertOnMoney(ctx, rep)
+	rep.AlertNotPublished = booksFailed || moneyFailed
 	if r.cfg.Repair && r.cfg.Window.Contains(snap.now) {
 		rep.Repaired = r.repair(ctx, snap)
 	}
@@ -435,6 +451,7 @@ type Settings struct {
 	OverdueGraceSeconds string // OVERDUE_GRACE_SECONDS: seconds
 	AlertsTopicARN      string // ALERTS_TOPIC_ARN: SNS topic; "" sends no alerts
 	FullCheckDays       string // FULL_CHECK_DAYS: days between full re-checks of the ledger
+	RefundStuckSeconds  string // REFUND_STUCK_SECONDS: seconds a refund may stay REFUNDING
 }
 
 // Config parses the settings. Errors name the bad variable.
@@ -467,6 +484,11 @@ func (s Settings) Config() (Config, error) {
 		return cfg, fmt.Errorf("FULL_CHECK_DAYS %q: want a positive number of days", s.FullCheckDays)
 	}
 	cfg.FullCheckEvery = time.Duration(days) * 24 * time.Hour
+	stuck, err := strconv.Atoi(s.RefundStuckSeconds)
+	if err != nil || stuck < 1 {
+		return cfg, fmt.Errorf("REFUND_STUCK_SECONDS %q: want a positive number of seconds", s.RefundStuckSeconds)
+	}
+	cfg.RefundStuck = time.Duration(stuck) * time.Second
 	cfg.Topic = s.AlertsTopicARN
 	return cfg, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/stacktest"
@@ -442,10 +443,10 @@ func TestParseWindow(t *testing.T) {
 
 func TestSettings_RejectsBadValuesByName(t *testing.T) {
 	good := reconcile.Settings{RepairEnabled: "false", RepairWindow: "02:00-05:00", RepairTimezone: "Asia/Shanghai",
-		AlertMinUnits: "5", AlertPercent: "1", OverdueGraceSeconds: "300", AlertsTopicARN: "arn:aws:sns:us-east-1:1:t", FullCheckDays: "7"}
+		AlertMinUnits: "5", AlertPercent: "1", OverdueGraceSeconds: "300", AlertsTopicARN: "arn:aws:sns:us-east-1:1:t", FullCheckDays: "7", RefundStuckSeconds: "1800"}
 	cfg, err := good.Config()
 	if err != nil || cfg.Repair || cfg.AlertUnits != 5 || cfg.AlertPercent != 1 || cfg.Grace != 5*time.Minute || cfg.Window.Loc.String() != "Asia/Shanghai" ||
-		cfg.FullCheckEvery != 7*24*time.Hour {
+		cfg.FullCheckEvery != 7*24*time.Hour || cfg.RefundStuck != 30*time.Minute {
 		t.Fatalf("good settings: %+v %v", cfg, err)
 	}
 	for name, bad := range map[string]func(*reconcile.Settings){
@@ -456,6 +457,7 @@ func TestSettings_RejectsBadValuesByName(t *testing.T) {
 		"ALERT_PERCENT":         func(s *reconcile.Settings) { s.AlertPercent = "NaN" },
 		"OVERDUE_GRACE_SECONDS": func(s *reconcile.Settings) { s.OverdueGraceSeconds = "-1" },
 		"FULL_CHECK_DAYS":       func(s *reconcile.Settings) { s.FullCheckDays = "0" },
+		"REFUND_STUCK_SECONDS":  func(s *reconcile.Settings) { s.RefundStuckSeconds = "soon" },
 	} {
 		s := good
 		bad(&s)
@@ -530,4 +532,83 @@ func TestReconcile_CleanThroughReshardsAndAdjustments(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The money side: refunds with their RETURN entries are clean; one left REFUNDING past
+// the bound is reported; a RETURN entry gone missing is a refund problem.
+func TestReconcile_MoneySideOfRefunds(t *testing.T) {
+	h := newStack(t, nil)
+	orders := make([]string, 3)
+	for i := range orders {
+		orders[i] = h.Order(t, fmt.Sprint("buyer-", i), `{"items":[{"skuId":"cup","qty":1},{"skuId":"teapot","qty":2}]}`)
+		if code, out := h.Call(t, "POST", "/_local/pay/"+orders[i], "", nil, ""); code != http.StatusNoContent {
+			t.Fatalf("pay: %d %v", code, out)
+		}
+	}
+	refund := func(id string, restock bool) {
+		t.Helper()
+		if code, out := h.Call(t, "POST", "/admin/orders/"+id+"/refund", "", nil, fmt.Sprintf(`{"restock":%v,"reason":"test"}`, restock)); code != http.StatusAccepted {
+			t.Fatalf("refund: %d %v", code, out)
+		}
+	}
+	refund(orders[0], true)
+	refund(orders[1], false)
+	o := h.Lookup(t, orders[0])
+	if _, _, err := h.Store.MarkRefunded(t.Context(), inventory.RefundResult{OutRefundNo: o.OutRefundNo, OutTradeNo: o.ID, Amount: o.Amount, State: "SUCCESS"}); err != nil {
+		t.Fatal(err)
+	}
+	if rep := runReconcile(t, h); len(rep.Differences)+len(rep.RefundProblems)+len(rep.StuckRefunds) != 0 {
+		t.Fatalf("after refunds: %+v", rep)
+	}
+	h.Clock.Advance(31 * time.Minute)
+	if rep := runReconcile(t, h); len(rep.StuckRefunds) != 1 || rep.StuckRefunds[0] != inventory.OutRefundNo(orders[1]) || len(rep.RefundProblems) != 0 {
+		t.Errorf("31 minutes on: stuck %v, problems %v; want the REFUNDING one stuck", rep.StuckRefunds, rep.RefundProblems)
+	}
+	refund(orders[2], true)
+	h.Delete(t, h.Tables.StockLog, orders[2]+"#RETURN#teapot")
+	rep := runReconcile(t, h)
+	if len(rep.RefundProblems) != 1 || !strings.Contains(rep.RefundProblems[0], orders[2]) || !strings.Contains(rep.RefundProblems[0], "teapot") {
+		t.Errorf("a RETURN entry deleted: problems %v", rep.RefundProblems)
+	}
+	if len(h.Logged(t, "msg", "refunds need a look")) == 0 {
+		t.Error("no error log line for refunds needing a look")
+	}
+}
+
+// Refunds racing a reconcile that repairs: the refunds' shard updates are conditioned
+// on the epoch a run's cut moves on, so they are sent again; the books stay balanced.
+func TestReconcile_RefundsRacingARepairingRun(t *testing.T) {
+	h := newStack(t, allDay)
+	var ids []string
+	for i := range 12 {
+		id := h.Order(t, fmt.Sprint("buyer-", i), `{"items":[{"skuId":"teapot","qty":3}]}`)
+		if code, _ := h.Call(t, "POST", "/_local/pay/"+id, "", nil, ""); code != http.StatusNoContent {
+			t.Fatal("pay")
+		}
+		ids = append(ids, id)
+	}
+	h.Add(t, h.Tables.SKUs, "teapot#shard#1", "available", -1) // a drifted counter for the run to repair
+	h.Add(t, h.Tables.SKUs, "teapot#shard#1", "reserved", 1)
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() {
+			if code, out := h.Call(t, "POST", "/admin/orders/"+id+"/refund", "", nil, `{"restock":true,"reason":"race"}`); code != http.StatusAccepted {
+				t.Errorf("refund: %d %v", code, out)
+			}
+		})
+	}
+	wg.Go(func() { runReconcile(t, h) })
+	wg.Wait()
+	for range 3 { // whatever the first run saw, later runs settle clean
+		if rep := runReconcile(t, h); len(rep.Differences) == 0 && len(rep.RefundProblems) == 0 {
+			break
+		}
+	}
+	if rep := runReconcile(t, h); len(rep.Differences) != 0 || len(rep.RefundProblems) != 0 {
+		t.Errorf("after the race: %+v", rep)
+	}
+	if got := h.OnHand(t, "teapot"); got != 80 {
+		t.Errorf("teapot on-hand %d, want 80 (every unit returned)", got)
+	}
+	h.Check(t)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/sam"
 )
 
@@ -348,6 +349,7 @@ func TestWiring_RoutesAreTheContractRoutes(t *testing.T) {
 		// The merchant API: AWS_IAM (SigV4), one function.
 		{Method: "GET", Path: "/admin/orders", Function: "AdminFunction", IAM: true},
 		{Method: "GET", Path: "/admin/orders/{orderId}", Function: "AdminFunction", IAM: true},
+		{Method: "POST", Path: "/admin/orders/{orderId}/refund", Function: "AdminFunction", IAM: true},
 		{Method: "POST", Path: "/admin/reconcile", Function: "AdminFunction", IAM: true},
 		{Method: "GET", Path: "/admin/reconcile/latest", Function: "AdminFunction", IAM: true},
 		{Method: "GET", Path: "/admin/skus", Function: "AdminFunction", IAM: true},
@@ -362,7 +364,9 @@ func TestWiring_RoutesAreTheContractRoutes(t *testing.T) {
 		{Method: "GET", Path: "/orders/{orderId}", Function: "CreateOrderFunction"},
 		{Method: "POST", Path: "/orders/{orderId}/cancel", Function: "CloseOrderFunction"},
 		{Method: "POST", Path: "/orders/{orderId}/pay", Function: "CloseOrderFunction"},
+		{Method: "POST", Path: "/orders/{orderId}/refund", Function: "CloseOrderFunction"},
 		{Method: "POST", Path: "/payments/wechatpay/notify", Function: "PayCallbackFunction", Public: true},
+		{Method: "POST", Path: "/payments/wechatpay/refund-notify", Function: "PayCallbackFunction", Public: true},
 		{Method: "GET", Path: "/skus/{skuId}", Function: "CreateOrderFunction", Public: true},
 	}
 	got := make([]sam.Route, 0, len(routes))
@@ -540,7 +544,7 @@ func TestWiring_QueuesCanBeCreatedInDependencyOrder(t *testing.T) {
 	}
 }
 
-func TestWiring_OrdersTableHasPendingByExpiryIndexAndTTL(t *testing.T) {
+func TestWiring_OrdersTableHasPendingAndRefundingIndexesAndTTL(t *testing.T) {
 	tpl := loadRealTemplate(t)
 	tables, err := tpl.Tables()
 	if err != nil {
@@ -555,17 +559,18 @@ func TestWiring_OrdersTableHasPendingByExpiryIndexAndTTL(t *testing.T) {
 	for _, a := range orders.AttributeDefinitions {
 		attributeTypes[*a.AttributeName] = string(a.AttributeType)
 	}
-	var got []string
+	got := map[string][]string{}
 	for _, gsi := range orders.GlobalSecondaryIndexes {
-		if *gsi.IndexName != "PendingByExpiry" {
-			continue
-		}
 		for _, k := range gsi.KeySchema {
-			got = append(got, string(k.KeyType)+" "+*k.AttributeName+" "+attributeTypes[*k.AttributeName])
+			got[*gsi.IndexName] = append(got[*gsi.IndexName], string(k.KeyType)+" "+*k.AttributeName+" "+attributeTypes[*k.AttributeName])
 		}
 	}
-	if want := []string{"HASH pendingBucket S", "RANGE pendingExpiresAt N"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("PendingByExpiry keys = %v, want %v", got, want)
+	want := map[string][]string{
+		dynamo.PendingIndex:   {"HASH pendingBucket S", "RANGE pendingExpiresAt N"},
+		dynamo.RefundingIndex: {"HASH refundBucket S", "RANGE refundingSince N"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("OrdersTable index keys = %v, want %v", got, want)
 	}
 	settings, err := tpl.TableSettings()
 	if err != nil {
@@ -678,8 +683,8 @@ func TestWiring_SecretPoliciesAcceptTheARNFormsTheParameterAllows(t *testing.T) 
 				t.Errorf("%s with WechatPaySecretArn=%s: GetSecretValue allowed on %s", f.Name, given, other)
 			}
 		}
-		if readers != 3 {
-			t.Errorf("%d functions read the secret, want 3 (closeOrder, payCallback, login)", readers)
+		if readers != 4 {
+			t.Errorf("%d functions read the secret, want 4 (closeOrder, payCallback, refund, login)", readers)
 		}
 	}
 }

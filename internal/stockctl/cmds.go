@@ -19,6 +19,7 @@ var commands = map[string]func(ctx context.Context, c *call, args []string) erro
 	"get":       get,
 	"ledger":    ledger,
 	"orders":    orders,
+	"refund":    refundOrder,
 	"reconcile": runReconcile,
 	"seed":      seed,
 }
@@ -161,6 +162,22 @@ func runReconcile(ctx context.Context, c *call, args []string) error {
 		return c.send(ctx, "GET", "/admin/reconcile/latest", nil, printReport)
 	}
 	return c.send(ctx, "POST", "/admin/reconcile", nil, printReport)
+}
+
+// refundOrder refunds an order through POST /admin/orders/{orderId}/refund: its goods
+// back in stock unless --no-restock, then the money through WeChat Pay.
+func refundOrder(ctx context.Context, c *call, args []string) error {
+	fs := flag.NewFlagSet("refund", flag.ContinueOnError)
+	noRestock, reason := fs.Bool("no-restock", false, "keep the goods out of stock (they are gone)"), fs.String("reason", "", "why")
+	id, err := parse(fs, args, "an order id")
+	if err != nil {
+		return err
+	}
+	if *reason == "" {
+		return usageError("refund needs --reason")
+	}
+	body := map[string]any{"restock": !*noRestock, "reason": *reason}
+	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(id)+"/refund", body, printOrder)
 }
 
 // seed sends each entry of a seed file to POST /admin/skus, in order, stopping at the

@@ -46,6 +46,7 @@ const usage = `usage: stockctl [--endpoint URL] [--region REGION] [-o table|json
   ledger SKU [--after CURSOR]
   orders --status PENDING_OVERDUE|REFUND_PENDING|REFUNDING [--after CURSOR]
   orders ORDER_ID
+  refund ORDER_ID --reason TEXT [--no-restock]   (PAID or REFUND_PENDING orders)
   reconcile [--latest]
   seed FILE                    (a JSON array of create bodies, e.g. examples/seed.json)
 

@@ -190,6 +190,8 @@ func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
 		{[]string{"seed", "/no/such/file.json"}, secretKey, stockctl.ExitError, "no such file", false},
 		{[]string{"frobnicate"}, secretKey, stockctl.ExitUsage, "unknown command", false},
 		{[]string{"adjust", "cup", "--delta", "1"}, secretKey, stockctl.ExitUsage, "needs --id", false},
+		{[]string{"refund", "0123456789abcdef", "--reason", "damaged"}, secretKey, stockctl.ExitError, "404 ORDER_NOT_FOUND", false},
+		{[]string{"refund", "0123456789abcdef"}, secretKey, stockctl.ExitUsage, "needs --reason", false},
 		{[]string{"-o", "yaml", "list"}, secretKey, stockctl.ExitUsage, "-o must be", false},
 	} {
 		if tc.outside {
@@ -205,4 +207,30 @@ func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
 	if after := booktest.Snapshot(t, h.stack.DB, h.stack.Tables); after != before {
 		t.Error("refused commands changed the tables")
 	}
+}
+
+func TestStockctl_RefundsAPaidOrder(t *testing.T) {
+	h := newHarness(t)
+	if code, _, errOut := h.run(secretKey, "create", "--sku", "cup", "--name", "Cup", "--price", "100", "--stock", "3"); code != 0 {
+		t.Fatalf("create: %d %s", code, errOut)
+	}
+	req := httptest.NewRequest("POST", "/orders", strings.NewReader(`{"items":[{"skuId":"cup","qty":2}]}`))
+	req.Header.Set("X-User-Id", "buyer")
+	rec := httptest.NewRecorder()
+	h.stack.API.ServeHTTP(rec, req)
+	var order struct{ OrderID string }
+	json.Unmarshal(rec.Body.Bytes(), &order)
+	rec = httptest.NewRecorder()
+	h.stack.API.ServeHTTP(rec, httptest.NewRequest("POST", "/_local/pay/"+order.OrderID, nil))
+	if rec.Code != http.StatusNoContent {
+		t.Fatalf("pay: %d %s", rec.Code, rec.Body)
+	}
+	code, out, errOut := h.run(secretKey, "-o", "json", "refund", order.OrderID, "--reason", "returned")
+	if code != 0 || !strings.Contains(out, `"status":"REFUNDING"`) {
+		t.Fatalf("refund: %d %s %s", code, out, errOut)
+	}
+	if got, _ := h.stack.Store.SKU(context.Background(), "cup"); got.OnHand != 3 || got.Available != 3 {
+		t.Errorf("cup on-hand %d available %d after the refund, want 3 and 3", got.OnHand, got.Available)
+	}
+	booktest.Check(t, h.stack.DB, h.stack.Tables)
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -107,5 +108,19 @@ func FailDynamoDB(fail func(target string, body []byte) bool) func(http.Handler)
 			}
 			next.ServeHTTP(w, r)
 		})
+	}
+}
+
+// Eventually polls cond every 50 ms until it holds, failing t when limit passes first
+// (for tests that wait on background work: queue pollers, resent notifications). what
+// names the condition in the failure.
+func Eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

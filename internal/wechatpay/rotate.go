@@ -168,6 +168,12 @@ func (v *RotatingVerifier) Parse(ctx context.Context, h Headers, body []byte) (*
 	return call(ctx, v.r, func(x *Verifier) (*Notification, error) { return x.Parse(h, body) })
 }
 
+// ParseRefund is Verifier.ParseRefund with the current configuration, re-reading the
+// secret on an unknown Wechatpay-Serial as Parse does.
+func (v *RotatingVerifier) ParseRefund(ctx context.Context, h Headers, body []byte) (*RefundNotification, error) {
+	return call(ctx, v.r, func(x *Verifier) (*RefundNotification, error) { return x.ParseRefund(h, body) })
+}
+
 // RotatingClient is a Client whose configuration is the merchant secret's, read again
 // like RotatingVerifier's (an answer signed with an unknown Wechatpay-Serial is
 // re-sent once after a re-read: the calls are idempotent). Safe for concurrent use.
@@ -199,6 +205,16 @@ func (c *RotatingClient) PrepayJSAPI(ctx context.Context, o JSAPIOrder) (string,
 // QueryOrder is Client.QueryOrder with the current configuration.
 func (c *RotatingClient) QueryOrder(ctx context.Context, outTradeNo string) (*Transaction, error) {
 	return call(ctx, c.r, func(x *Client) (*Transaction, error) { return x.QueryOrder(ctx, outTradeNo) })
+}
+
+// Refund is Client.Refund with the current configuration.
+func (c *RotatingClient) Refund(ctx context.Context, req RefundRequest) (Refund, error) {
+	return call(ctx, c.r, func(x *Client) (Refund, error) { return x.Refund(ctx, req) })
+}
+
+// QueryRefund is Client.QueryRefund with the current configuration.
+func (c *RotatingClient) QueryRefund(ctx context.Context, outRefundNo string) (Refund, error) {
+	return call(ctx, c.r, func(x *Client) (Refund, error) { return x.QueryRefund(ctx, outRefundNo) })
 }
 
 // CloseOrder is Client.CloseOrder with the current configuration.

@@ -1,0 +1,348 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// Refunds: goods before money (DESIGN.md). The goods step (StartRefund) moves an order
+// to REFUNDING in one TransactWriteItems with its RETURN entries; the money step is
+// WeChat Pay's, and its result (MarkRefunded) moves the refund to REFUNDED once.
+
+// RefundingIndex is the sparse GSI of refunds in REFUNDING (orders and second
+// payments) on the orders table, over their markers (refundingRecord): hash key
+// refundBucket (always refundBucketValue), range key refundingSince (Unix
+// milliseconds).
+const RefundingIndex = "RefundingBySince"
+
+// refundBucketValue is the one refundBucket value: refunds are few next to orders.
+const refundBucketValue = "R"
+
+// extraKey is the key of a second payment's record; markKey of a refund's marker.
+func extraKey(outRefundNo string) string { return "refund#" + outRefundNo }
+func markKey(outRefundNo string) string  { return "refunding#" + outRefundNo }
+
+// mark adds the Put of the marker that lists refund outRefundNo as REFUNDING since now.
+func (t *txn) mark(outRefundNo string, now time.Time) {
+	t.put(part{kind: partOrder}, t.s.tables.Orders, refundingRecord{
+		PK: markKey(outRefundNo), Kind: kindMark, RefundBucket: refundBucketValue, RefundingSince: now.UnixMilli(),
+	}, nil)
+}
+
+// StartRefund is the goods step of refunding order (read just before): as
+// inventory.Order.RefundStep decides for r (window: the buyers' refund window), in
+// one TransactWriteItems conditioned on the order's status,
+//   - PAID → REFUNDING with, when restocking, per line on exactly the shards the
+//     order committed available +q and on-hand +q and one RETURN ledger entry;
+//   - REFUND_PENDING → REFUNDING, or PAID → REFUNDING without restock: no goods move;
+//
+// and, from PAID, the order's units given back on the purchase counters. The order
+// records out_refund_no (inventory.OutRefundNo), who asked and why. It returns the
+// order as it stands and whether this call made the step; an order already
+// REFUNDING or REFUNDED is returned unchanged. Any number of concurrent calls make the
+// step once.
+//
+// Errors: inventory.ErrRefundNotAllowed (RefundStep refused), inventory.ErrBusy
+// (throttled, conflicted or unavailable: nothing changed), or another store error
+// (a shard the order committed on is gone, or the books disagree with the order).
+func (s *Store) StartRefund(ctx context.Context, order *inventory.Order, r inventory.RefundRequest, window time.Duration) (*inventory.Order, bool, error) {
+	now := s.now()
+	giveBack := map[string]bool{}
+	for _, it := range order.Items {
+		giveBack[it.SKU] = it.Limited
+	}
+	for range maxTransitionRounds {
+		step, err := order.RefundStep(r, window, now)
+		if err != nil || step == inventory.RefundUnderway || step == inventory.RefundDone {
+			return order, false, err
+		}
+		t := s.refundTx(order, step, r, now, giveBack)
+		res, failed, err := s.sendTransition(ctx, t, order.ID, func(o *inventory.Order) bool {
+			return o.RefundingAt != nil && o.RefundingAt.Equal(now) && o.RefundBy == r.By
+		})
+		switch {
+		case err != nil:
+			return nil, false, err
+		case res == applied:
+			order, err = s.mustOrder(ctx, order.ID)
+			return order, err == nil, err
+		case res == refused:
+			for _, a := range failed {
+				if a.kind != partLimit {
+					return nil, false, booksOff(t.what, failed)
+				}
+				giveBack[a.sku] = false // a counter changed by hand: skip it
+			}
+			continue
+		}
+		if order, err = s.mustOrder(ctx, order.ID); err != nil {
+			return nil, false, err
+		}
+	}
+	return nil, false, fmt.Errorf("refund order %s: %d rounds without an answer: %w", order.ID, maxTransitionRounds, inventory.ErrBusy)
+}
+
+// refundTx builds the goods step of step for order.
+func (s *Store) refundTx(order *inventory.Order, step inventory.RefundStep, r inventory.RefundRequest, now time.Time, giveBack map[string]bool) *txn {
+	t := s.newTxn("refund order " + order.ID)
+	restock := step == inventory.RefundReturn
+	no := inventory.OutRefundNo(order.ID)
+	upd := expression.Set(expression.Name("status"), expression.Value(string(inventory.StatusRefunding))).
+		Set(expression.Name("outRefundNo"), expression.Value(no)).
+		Set(expression.Name("refundingAt"), expression.Value(formatTime(now))).
+		Set(expression.Name("refundBy"), expression.Value(r.By))
+	if r.Reason != "" {
+		upd = upd.Set(expression.Name("refundReason"), expression.Value(r.Reason))
+	}
+	if restock {
+		upd = upd.Set(expression.Name("restocked"), expression.Value(true))
+	}
+	t.transition(order, order.Status, upd)
+	t.mark(no, now)
+	if order.Status != inventory.StatusPaid {
+		return t // REFUND_PENDING: neither stock nor counters were held
+	}
+	ref := entryRef{key: order.ID, ref: order.ID, reason: "refund: " + r.Reason, at: now.UnixMilli(), by: r.By}
+	for i, line := range order.Items {
+		if giveBack[line.SKU] {
+			bought := expression.Name("bought")
+			t.counter(i, line.SKU, order.UserID, expression.Add(bought, expression.Value(-line.Qty)), bought.GreaterThanEqual(expression.Value(line.Qty)))
+		}
+		if restock {
+			t.lineStock(i, line, ref, shardExists, inventory.OpReturn)
+		}
+	}
+	return t
+}
+
+// shardExists is the condition of a shard update that gives units back: the shard
+// item is still there (a reshard may have deleted an emptied shard).
+func shardExists(int) expression.ConditionBuilder {
+	return expression.AttributeExists(expression.Name("pk"))
+}
+
+// SecondPayment records p, a successful payment of an order already paid by another
+// transaction (inventory.ErrPaidTwice from Pay), as a refund owed: a record keyed by
+// inventory.ExtraOutRefundNo(order, transaction), REFUNDING at once (it held no
+// goods). Recording the same payment again returns the record as it is. It returns the
+// refund and whether this call created it. Errors: inventory.ErrBusy, or another
+// store error.
+func (s *Store) SecondPayment(ctx context.Context, p inventory.Payment) (*inventory.Refund, bool, error) {
+	no := inventory.ExtraOutRefundNo(p.OrderID, p.TransactionID)
+	now := s.now()
+	rec := extraRecord{
+		PK: extraKey(no), Kind: kindExtra, OrderID: p.OrderID, TransactionID: p.TransactionID,
+		Amount: p.Amount, Currency: p.Currency, PaidAt: formatTime(p.PaidAt), Status: string(inventory.StatusRefunding),
+		refundFields: refundFields{OutRefundNo: no, RefundingAt: formatTime(now), RefundBy: "stockguard", RefundReason: "second payment of a paid order"},
+	}
+	t := s.newTxn("record second payment " + p.TransactionID + " of order " + p.OrderID)
+	t.put(part{kind: partOrder}, s.tables.Orders, rec, nil)
+	t.mark(no, now)
+	out, err := s.send(ctx, t)
+	if err != nil {
+		return nil, false, err
+	}
+	created := out.applied // else it exists (a resent notification) or the outcome is unknown: read it
+	refund, err := s.RefundByNo(ctx, no)
+	if err == nil && refund.TransactionID != p.TransactionID {
+		err = fmt.Errorf("second payment %s: out_refund_no %s taken by %s", p.TransactionID, no, refund.TransactionID)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return refund, created, nil
+}
+
+// RefundByNo reads the refund named by outRefundNo: an order's own (REFUNDING or
+// REFUNDED) or a second payment's. Errors: inventory.ErrRefundNotFound (no such
+// refund: malformed, unknown, or an order not being refunded under that number), or a
+// store error.
+func (s *Store) RefundByNo(ctx context.Context, outRefundNo string) (*inventory.Refund, error) {
+	orderID, own, ok := inventory.RefundOf(outRefundNo)
+	if !ok {
+		return nil, fmt.Errorf("refund %q: %w", outRefundNo, inventory.ErrRefundNotFound)
+	}
+	if own {
+		order, err := s.order(ctx, orderID)
+		if err != nil {
+			return nil, err
+		}
+		if r := ownRefund(order); r != nil && r.OutRefundNo == outRefundNo {
+			return r, nil
+		}
+		return nil, fmt.Errorf("refund %s: %w", outRefundNo, inventory.ErrRefundNotFound)
+	}
+	var rec extraRecord
+	if err := s.get(ctx, s.tables.Orders, extraKey(outRefundNo), "refund "+outRefundNo, &rec); err != nil {
+		return nil, err
+	}
+	if rec.Kind != kindExtra {
+		return nil, fmt.Errorf("refund %s: %w", outRefundNo, inventory.ErrRefundNotFound)
+	}
+	return rec.refund()
+}
+
+func ownRefund(o *inventory.Order) *inventory.Refund {
+	if o == nil {
+		return nil
+	}
+	return o.OwnRefund()
+}
+
+// refund is the refund a second payment's record stands for.
+func (r extraRecord) refund() (*inventory.Refund, error) {
+	out := &inventory.Refund{
+		OutRefundNo: r.OutRefundNo, OrderID: r.OrderID, TransactionID: r.TransactionID, Amount: r.Amount,
+		Currency: r.Currency, Status: inventory.Status(r.Status), Error: r.RefundError,
+	}
+	since, err := parseTime(r.RefundingAt)
+	if err != nil {
+		return nil, fmt.Errorf("decode refund %s: %w", r.PK, err)
+	}
+	out.Since = since
+	if out.RefundedAt, err = optionalTime(r.RefundedAt); err != nil {
+		return nil, fmt.Errorf("decode refund %s: %w", r.PK, err)
+	}
+	return out, nil
+}
+
+// MarkRefunded records what WeChat Pay says of a refund (a notification, the refund
+// API's answer or a query): SUCCESS turns it REFUNDING → REFUNDED once (refundedAt and
+// refundAmount set, conditioned on the status and the out_refund_no); CLOSED and
+// ABNORMAL keep it REFUNDING with refundError set (the money must be returned by hand);
+// PROCESSING changes nothing. It returns the refund as it stands and whether this call
+// changed it; a result already recorded (a replay) changes nothing.
+//
+// Errors: inventory.ErrRefundNotFound (no refund has that out_refund_no),
+// inventory.ErrRefundMismatch (out_trade_no or amount are not the refund's: nothing
+// changed), inventory.ErrBusy, or another store error.
+func (s *Store) MarkRefunded(ctx context.Context, res inventory.RefundResult) (*inventory.Refund, bool, error) {
+	for range maxTransitionRounds {
+		refund, err := s.RefundByNo(ctx, res.OutRefundNo)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := refund.Check(res); err != nil {
+			return refund, false, err
+		}
+		upd, ok := resultUpdate(refund, res, s.now())
+		if !ok {
+			return refund, false, nil
+		}
+		t := s.newTxn("mark refund " + refund.OutRefundNo + " " + res.State)
+		t.update(part{kind: partOrder}, s.tables.Orders, refundPK(refund), upd,
+			expression.Name("status").Equal(expression.Value(string(inventory.StatusRefunding))).
+				And(expression.Name("outRefundNo").Equal(expression.Value(refund.OutRefundNo))))
+		if res.State == inventory.RefundStateSuccess {
+			t.remove(part{kind: partOrder}, s.tables.Orders, markKey(refund.OutRefundNo))
+		}
+		out, err := s.send(ctx, t)
+		switch {
+		case err != nil:
+			return nil, false, err
+		case out.applied:
+			refund, err = s.RefundByNo(ctx, res.OutRefundNo)
+			return refund, err == nil, err
+		}
+		// Changed meanwhile (another notification won) or unknown: read it again.
+	}
+	return nil, false, fmt.Errorf("mark refund %s: %d rounds without an answer: %w", res.OutRefundNo, maxTransitionRounds, inventory.ErrBusy)
+}
+
+// resultUpdate is the update res makes to refund, false when it makes none.
+func resultUpdate(refund *inventory.Refund, res inventory.RefundResult, now time.Time) (expression.UpdateBuilder, bool) {
+	if refund.Status != inventory.StatusRefunding {
+		return expression.UpdateBuilder{}, false // REFUNDED already: a replay
+	}
+	switch res.State {
+	case inventory.RefundStateSuccess:
+		at := res.At
+		if at.IsZero() {
+			at = now
+		}
+		return expression.Set(expression.Name("status"), expression.Value(string(inventory.StatusRefunded))).
+			Set(expression.Name("refundedAt"), expression.Value(formatTime(at))).
+			Set(expression.Name("refundAmount"), expression.Value(res.Amount)), true
+	case inventory.RefundStateClosed, inventory.RefundStateAbnormal:
+		if refund.Error == res.State {
+			return expression.UpdateBuilder{}, false
+		}
+		return expression.Set(expression.Name("refundError"), expression.Value(res.State)), true
+	}
+	return expression.UpdateBuilder{}, false
+}
+
+// refundPK is the key of the record that holds refund.
+func refundPK(refund *inventory.Refund) string {
+	if _, own, _ := inventory.RefundOf(refund.OutRefundNo); own {
+		return refund.OrderID
+	}
+	return extraKey(refund.OutRefundNo)
+}
+
+// RefundingBefore lists the out_refund_no of every refund (orders and second
+// payments) that the RefundingBySince index shows REFUNDING since before `before`,
+// oldest first, a page at a time (their markers: see refundingRecord). The index is eventually consistent: a refund just marked REFUNDED may still show;
+// callers act through MarkRefunded, which reads it first. Iteration stops at the
+// first error.
+func (s *Store) RefundingBefore(ctx context.Context, before time.Time) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		key := expression.Key("refundBucket").Equal(expression.Value(refundBucketValue)).
+			And(expression.Key("refundingSince").LessThan(expression.Value(before.UnixMilli())))
+		expr, err := expression.NewBuilder().WithKeyCondition(key).Build()
+		if err != nil {
+			yield("", fmt.Errorf("build refunding query: %w", err))
+			return
+		}
+		pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+			TableName: aws.String(s.tables.Orders), IndexName: aws.String(RefundingIndex),
+			KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		})
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				yield("", s.storeError("query refunding", err))
+				return
+			}
+			for _, item := range page.Items {
+				var rec struct {
+					PK string `dynamodbav:"pk"`
+				}
+				if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
+					yield("", fmt.Errorf("decode refunding item: %w", err))
+					return
+				}
+				if no, ok := strings.CutPrefix(rec.PK, markKey("")); ok && !yield(no, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Returned reads order's RETURN ledger entries, one key per line (strongly
+// consistent), and returns their units by SKU (absent: none).
+func (s *Store) Returned(ctx context.Context, order *inventory.Order) (map[string]int, error) {
+	out := map[string]int{}
+	for _, it := range order.Items {
+		var e ledgerRecord
+		key := ledgerKey(order.ID, OpReturn, it.SKU)
+		if err := s.get(ctx, s.tables.StockLog, key, "ledger entry "+key, &e); err != nil {
+			return nil, err
+		}
+		if e.Op == OpReturn {
+			out[it.SKU] += e.Qty
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,113 @@
+package inventory_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+func TestOrderRefundStep_WhoMayRefundWhat(t *testing.T) {
+	paidAt := time.Date(2026, 11, 11, 0, 0, 0, 0, time.UTC)
+	buyer := inventory.RefundRequest{Restock: true, By: "alice"}
+	merchant := inventory.RefundRequest{Merchant: true, Restock: true, By: "arn:aws:iam::1:user/op"}
+	keep := inventory.RefundRequest{Merchant: true, By: "arn:aws:iam::1:user/op"}
+	for _, tc := range []struct {
+		name   string
+		status inventory.Status
+		r      inventory.RefundRequest
+		window time.Duration
+		now    time.Time
+		want   inventory.RefundStep
+	}{
+		{"buyer inside the window", inventory.StatusPaid, buyer, time.Hour, paidAt.Add(59 * time.Minute), inventory.RefundReturn},
+		{"buyer at the window's end", inventory.StatusPaid, buyer, time.Hour, paidAt.Add(time.Hour), 0},
+		{"buyer with refunds off", inventory.StatusPaid, buyer, 0, paidAt, 0},
+		{"buyer of a REFUND_PENDING order", inventory.StatusRefundPending, buyer, time.Hour, paidAt, 0},
+		{"buyer of a PENDING order", inventory.StatusPending, buyer, time.Hour, paidAt, 0},
+		{"buyer of a CANCELLED order", inventory.StatusCancelled, buyer, time.Hour, paidAt, 0},
+		{"buyer of a REFUNDING order", inventory.StatusRefunding, buyer, 0, paidAt, inventory.RefundUnderway},
+		{"buyer of a REFUNDED order", inventory.StatusRefunded, buyer, 0, paidAt, inventory.RefundDone},
+		{"merchant, long after", inventory.StatusPaid, merchant, 0, paidAt.AddDate(1, 0, 0), inventory.RefundReturn},
+		{"merchant without restock", inventory.StatusPaid, keep, 0, paidAt, inventory.RefundKeep},
+		{"merchant of a REFUND_PENDING order", inventory.StatusRefundPending, merchant, 0, paidAt, inventory.RefundKeep},
+		{"merchant of a CANCELLED order", inventory.StatusCancelled, merchant, 0, paidAt, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &inventory.Order{ID: "order-1", Status: tc.status, PaidAt: &paidAt}
+			got, err := o.RefundStep(tc.r, tc.window, tc.now)
+			if got != tc.want || (tc.want == 0) != errors.Is(err, inventory.ErrRefundNotAllowed) {
+				t.Errorf("RefundStep = %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOutRefundNo_ValidDistinctAndReadBack(t *testing.T) {
+	long := strings.Repeat("a", 32)
+	for _, id := range []string{"abc123", long, "0190f0e1-x_y"} {
+		own, extra := inventory.OutRefundNo(id), inventory.ExtraOutRefundNo(id, "4200000000000000000000000001")
+		other := inventory.ExtraOutRefundNo(id, "4200000000000000000000000002")
+		if !inventory.ValidOutRefundNo(own) || !inventory.ValidOutRefundNo(extra) || own == extra || extra == other {
+			t.Errorf("%s: own %q, extra %q, other %q", id, own, extra, other)
+		}
+		if got, isOwn, ok := inventory.RefundOf(own); got != id || !isOwn || !ok {
+			t.Errorf("RefundOf(%q) = %q %v %v", own, got, isOwn, ok)
+		}
+		if got, isOwn, ok := inventory.RefundOf(extra); got != id || isOwn || !ok {
+			t.Errorf("RefundOf(%q) = %q %v %v", extra, got, isOwn, ok)
+		}
+	}
+	for _, bad := range []string{"", "_R", "abc_R", "x#y_R", strings.Repeat("z", 65)} {
+		if _, _, ok := inventory.RefundOf(bad); ok {
+			t.Errorf("RefundOf(%q) accepted", bad)
+		}
+	}
+	if inventory.ValidOutRefundNo(strings.Repeat("a", 65)) || inventory.ValidOutRefundNo("a b") || !inventory.ValidOutRefundNo("a|*@-_") {
+		t.Error("ValidOutRefundNo does not follow WeChat Pay's pattern")
+	}
+}
+
+func TestRefundCheck_RefusesAnotherRefund(t *testing.T) {
+	r := &inventory.Refund{OutRefundNo: "order-1_R", OrderID: "order-1", Amount: 900}
+	ok := inventory.RefundResult{OutRefundNo: "order-1_R", OutTradeNo: "order-1", Amount: 900}
+	if err := r.Check(ok); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []inventory.RefundResult{
+		{OutRefundNo: "order-2_R", OutTradeNo: "order-1", Amount: 900},
+		{OutRefundNo: "order-1_R", OutTradeNo: "order-2", Amount: 900},
+		{OutRefundNo: "order-1_R", OutTradeNo: "order-1", Amount: 899},
+	} {
+		if err := r.Check(bad); !errors.Is(err, inventory.ErrRefundMismatch) {
+			t.Errorf("Check(%+v) = %v", bad, err)
+		}
+	}
+}
+
+func TestRefundProblems_GoodsBackExactlyWhenRestockedAndNeverMoreMoneyThanPaid(t *testing.T) {
+	items := []inventory.OrderItem{{SKU: "cup", Qty: 2}, {SKU: "saucer", Qty: 1}}
+	all := map[string]int{"cup": 2, "saucer": 1}
+	for _, tc := range []struct {
+		name     string
+		order    inventory.Order
+		returned map[string]int
+		problems int
+	}{
+		{"refunded, restocked, both returns", inventory.Order{Status: inventory.StatusRefunded, Restocked: true, Amount: 9, RefundAmount: 9}, all, 0},
+		{"refunding, restocked, one return missing", inventory.Order{Status: inventory.StatusRefunding, Restocked: true}, map[string]int{"cup": 2}, 1},
+		{"refunded, restocked, no returns", inventory.Order{Status: inventory.StatusRefunded, Restocked: true}, nil, 2},
+		{"refunded without restock", inventory.Order{Status: inventory.StatusRefunded}, nil, 0},
+		{"a return without restock", inventory.Order{Status: inventory.StatusRefunded}, map[string]int{"saucer": 1}, 1},
+		{"a return on a PAID order", inventory.Order{Status: inventory.StatusPaid}, all, 2},
+		{"a return of other units", inventory.Order{Status: inventory.StatusRefunded, Restocked: true}, map[string]int{"cup": 3, "saucer": 1}, 1},
+		{"refunded more than paid", inventory.Order{Status: inventory.StatusRefunded, Amount: 9, RefundAmount: 10}, nil, 1},
+	} {
+		tc.order.ID, tc.order.Items = "order-1", items
+		if got := tc.order.RefundProblems(tc.returned); len(got) != tc.problems {
+			t.Errorf("%s: %q, want %d problems", tc.name, got, tc.problems)
+		}
+	}
+}
