@@ -404,11 +404,11 @@ func (r *Reconciler) conclude(ctx context.Context, snap *snapshot, read func(int
 
 func (r *Reconciler) logReport(ctx context.Context, rep *Report, snap *snapshot) {
 	level := slog.LevelInfo
-	if len(rep.Differences) > 0 || len(rep.OverdueOrders) > 0 {
+	if len(rep.Differences) > 0 || len(rep.OverdueOrders) > 0 || len(rep.RefundProblems) > 0 || len(rep.StuckRefunds) > 0 {
 		level = slog.LevelWarn
 	}
 	r.log.LogAttrs(ctx, level, "reconcile", slog.Int("skusChecked", rep.SKUsChecked), slog.Any("differences", rep.Differences),
-		slog.Any("overdueOrders", rep.OverdueOrders), slog.Any("repaired", rep.Repaired), slog.Any("unrepairable", rep.Unrepaired),
+		slog.Any("overdueOrders", rep.OverdueOrders), slog.Any("refundProblems", rep.RefundProblems), slog.Any("stuckRefunds", rep.StuckRefunds), slog.Any("repaired", rep.Repaired), slog.Any("unrepairable", rep.Unrepaired),
 		slog.Int("itemsRead", rep.ItemsRead), slog.Int("ledgerEntriesRead", len(snap.entries)),
 		slog.Time("watermark", snap.mark.Through), slog.Bool("fullCheck", snap.full), slog.Int64("durationMs", rep.DurationMs))
 	metric.Emit(ctx, r.log, FunctionName,

@@ -190,3 +190,10 @@ func Apply(ctx context.Context, store *dynamo.Store, log *slog.Logger, res inven
 	}
 	return refund, changed, nil
 }
+
+// SecretReloads reports the refund function's re-reads of the merchant secret
+// (wechatpay.RotateOptions.OnReload): a SecretReloaded or SecretReloadFailed count,
+// and a failure at error level (the old keys stay in use).
+func SecretReloads(log *slog.Logger) func(context.Context, error) {
+	return metric.Outcomes(log, FunctionName, metric.SecretReloaded, metric.SecretReloadFailed, "merchant secret not re-read; the old keys stay in use")
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -204,6 +205,8 @@ type report struct {
 		Rule  string `json:"rule"`
 		Delta int    `json:"delta"`
 	} `json:"repaired"`
+	RefundProblems []string `json:"refundProblems"`
+	StuckRefunds   []string `json:"stuckRefunds"`
 }
 
 // printReport prints a reconcile report: a summary line, then each difference, each
@@ -213,8 +216,9 @@ func printReport(w io.Writer, data []byte) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%d SKUs checked, %d differences, %d overdue orders, %d repairs\n", r.SKUsChecked, len(r.Differences), len(r.OverdueOrders), len(r.Repaired))
-	if len(r.Differences) == 0 {
+	fmt.Fprintf(w, "%d SKUs checked, %d differences, %d overdue orders, %d repairs, %d refund problems, %d stuck refunds\n",
+		r.SKUsChecked, len(r.Differences), len(r.OverdueOrders), len(r.Repaired), len(r.RefundProblems), len(r.StuckRefunds))
+	if len(r.Differences) == 0 && len(r.RefundProblems) == 0 {
 		fmt.Fprintln(w, "the books balance")
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -234,6 +238,14 @@ func printReport(w io.Writer, data []byte) error {
 		fmt.Fprintf(tw, "\nOVERDUE ORDER\n")
 		for _, id := range r.OverdueOrders {
 			fmt.Fprintf(tw, "%s\n", id)
+		}
+	}
+	for _, list := range []struct {
+		head  string
+		lines []string
+	}{{"REFUND PROBLEM", r.RefundProblems}, {"STUCK REFUND (out_refund_no)", r.StuckRefunds}} {
+		if len(list.lines) > 0 {
+			fmt.Fprintf(tw, "\n%s\n%s\n", list.head, strings.Join(list.lines, "\n"))
 		}
 	}
 	return tw.Flush()
