@@ -276,6 +276,8 @@ func TestRefundNotify_ClosedOrAbnormalKeepsRefundingAndRaisesTheAlarm(t *testing
 		t.Fatalf("admin refund: %d %v", code, out)
 	}
 	eventually(t, waitLimit, "refundError set", func() bool { return h.Lookup(t, id).RefundError != "" })
+	// The metric and the log line follow the write that sets refundError.
+	eventually(t, waitLimit, "RefundAbnormal counted", func() bool { return len(h.Logged(t, "RefundAbnormal", 1.0)) > 0 })
 	if order := h.Lookup(t, id); order.Status != inventory.StatusRefunding || order.RefundError != "ABNORMAL" {
 		t.Errorf("order %s with refundError %q, want REFUNDING with ABNORMAL", order.Status, order.RefundError)
 	}
