@@ -48,6 +48,7 @@ func run() int {
 		rtt        = flag.Duration("rtt", 5*time.Millisecond, "DynamoDB round trip at 1×")
 		hold       = flag.Duration("hold", 2*time.Millisecond, "how long a transaction holds its items at 1×")
 		sqsRTT     = flag.Duration("sqs-rtt", 8*time.Millisecond, "SQS round trip at 1×")
+		loseEvery  = flag.Int("lose-every", 0, "lose the answer of every nth applied DynamoDB write (HTTP 500 after the write; 0 = none)")
 		noSQS      = flag.Bool("no-sqs", false, "send no close-order messages")
 		target     = flag.Float64("target", 10000, "orders/s one SKU must pass")
 		png        = flag.String("png", "hotsku.png", "where to write the plot (\"\" for none)")
@@ -75,7 +76,7 @@ func run() int {
 			for _, s := range strings.Split(*strategies, ",") {
 				r, err := runPoint(ctx, env, hotsku.Point{
 					Strategy: hotsku.Strategy(s), Shards: n, Offered: offered, Duration: window,
-					Model:        ddblimits.Config{RoundTrip: *rtt, TransactionHold: *hold, Slowdown: max(*minSlow, offered / *realRate)},
+					Model:        ddblimits.Config{RoundTrip: *rtt, TransactionHold: *hold, Slowdown: max(*minSlow, offered / *realRate), LoseAnswerEvery: *loseEvery},
 					SQSRoundTrip: *sqsRTT, Seed: uint64(n),
 				}, *maxLag)
 				if err != nil {

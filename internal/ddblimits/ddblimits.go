@@ -94,6 +94,12 @@ type Config struct {
 	// Slowdown is the clock scale s ≥ 1: durations last s times longer, rates are s
 	// times lower; default 1.
 	Slowdown float64
+	// LoseAnswerEvery n > 0 drops the answer of every nth write call (PutItem,
+	// UpdateItem, DeleteItem, TransactWriteItems) that the server applied, answering
+	// it with HTTP 500 InternalServerError instead: the ambiguous outcome of a write
+	// whose answer is lost (API Reference, Common Errors), which the SDK retries.
+	// 0 loses nothing.
+	LoseAnswerEvery int
 	// Keys names each table's key attributes (table name → attribute names), which a
 	// PutItem's item is identified by; Update, Delete and Get name their key outright.
 	// A Put into a table not listed here passes unmetered. See KeysOf.
@@ -143,6 +149,7 @@ type Model struct {
 	mu     sync.Mutex
 	items  map[string]*itemState
 	stats  map[string]Counts
+	writes atomic.Int64 // applied write calls, for LoseAnswerEvery
 }
 
 // Counts are what the model did with one operation's requests.
@@ -150,6 +157,7 @@ type Counts struct {
 	Requests  int // requests seen (each SDK attempt is one)
 	Conflicts int // refused for a transaction conflict
 	Throttles int // refused for throughput
+	Lost      int // applied, but answered InternalServerError (Config.LoseAnswerEvery)
 }
 
 // New returns a model enforcing cfg (defaults filled in).
@@ -302,12 +310,32 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 				return nil, err
 			}
 		}
+		resp = m.maybeLose(op, resp)
 	}
 	if err := clock.Sleep(ctx, half); err != nil {
 		resp.Body.Close()
 		return nil, err
 	}
 	return resp, nil
+}
+
+// writeOps are the write calls LoseAnswerEvery counts.
+var writeOps = map[string]bool{"PutItem": true, "UpdateItem": true, "DeleteItem": true, "TransactWriteItems": true}
+
+// maybeLose returns resp, or, when it answers the nth applied write call of
+// Config.LoseAnswerEvery, an InternalServerError in its place (counted as Lost).
+func (m *Model) maybeLose(op string, resp *http.Response) *http.Response {
+	every := int64(m.cfg.LoseAnswerEvery)
+	if every <= 0 || !writeOps[op] || resp.StatusCode != http.StatusOK || m.writes.Add(1)%every != 0 {
+		return resp
+	}
+	resp.Body.Close()
+	m.mu.Lock()
+	c := m.stats[op]
+	c.Lost++
+	m.stats[op] = c
+	m.mu.Unlock()
+	return lostAnswer()
 }
 
 // itemState is one item's buckets and transaction hold, in real time.

@@ -264,9 +264,27 @@ func (v verdict) response(op string, r request) *http.Response {
 			}},
 		}
 	}
+	return errorResponse(http.StatusBadRequest, body)
+}
+
+// typeInternal is the error DynamoDB answers with HTTP 500 when "the request
+// processing has failed because of an unknown error, exception or failure" (API
+// Reference, Common Errors: InternalServerError); a write so answered may or may not
+// have been applied.
+const typeInternal = "com.amazonaws.dynamodb.v20120810#InternalServerError"
+
+// lostAnswer is the answer to a write whose real answer the model dropped after the
+// server applied it: an InternalServerError, which the SDK's retryer retries.
+func lostAnswer() *http.Response {
+	return errorResponse(http.StatusInternalServerError, map[string]string{"__type": typeInternal, "message": "Internal server error"})
+}
+
+// errorResponse is an error answer of the DynamoDB JSON protocol with the HTTP status
+// and body given.
+func errorResponse(status int, body any) *http.Response {
 	raw, _ := json.Marshal(body)
 	return &http.Response{
-		Status: strconv.Itoa(http.StatusBadRequest) + " " + http.StatusText(http.StatusBadRequest), StatusCode: http.StatusBadRequest,
+		Status: strconv.Itoa(status) + " " + http.StatusText(status), StatusCode: status,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: http.Header{
 			"Content-Type":     {"application/x-amz-json-1.0"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -261,4 +262,61 @@ func BenchmarkModel_SingleItemWrites(b *testing.B) {
 			b.ReportMetric(float64(st.Conflicts)/float64(max(st.Requests, 1)), "conflicted/req")
 		})
 	}
+}
+
+// TestModel_SDKLostAnswers loses every third applied write: the caller sees an
+// InternalServerError, the write stands, reads are never lost, and an SDK that retries
+// the lost answer applies a plain UpdateItem twice.
+func TestModel_SDKLostAnswers(t *testing.T) {
+	ctx := context.Background()
+	db, m := newClient(t, ddblimits.Config{RoundTrip: time.Millisecond, LoseAnswerEvery: 3})
+	var lost int
+	for i := range 9 {
+		var ise *types.InternalServerError
+		switch err := update(ctx, db, "a"); {
+		case errors.As(err, &ise):
+			lost++
+			if i%3 != 2 {
+				t.Errorf("write %d lost, want only every third", i+1)
+			}
+		case err != nil:
+			t.Fatalf("write %d: %v", i+1, err)
+		}
+		if _, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key("a"), ConsistentRead: aws.Bool(true)}); err != nil {
+			t.Fatalf("read %d: %v", i+1, err)
+		}
+	}
+	if got := counter(t, db, "a"); lost != 3 || got != 9 || m.Stats()["UpdateItem"].Lost != 3 || m.Stats()["GetItem"].Lost != 0 {
+		t.Errorf("lost %d answers (stats %+v), item counts %d writes; want 3 lost, 9 applied", lost, m.Stats(), got)
+	}
+
+	// With the SDK's retries the lost write is sent again and applied again.
+	srvDB, m := newClient(t, ddblimits.Config{RoundTrip: time.Millisecond, LoseAnswerEvery: 2})
+	retrying := dynamodb.New(srvDB.Options(), func(o *dynamodb.Options) { o.RetryMaxAttempts = 3 })
+	for i := range 2 {
+		if err := update(ctx, retrying, "b"); err != nil {
+			t.Fatalf("write %d with retries: %v", i+1, err)
+		}
+	}
+	if got := counter(t, retrying, "b"); got != 3 || m.Stats()["UpdateItem"].Lost != 1 {
+		t.Errorf("2 calls with one lost answer retried: item counts %d writes (stats %+v), want 3", got, m.Stats())
+	}
+}
+
+// counter reads item k's n.
+func counter(t *testing.T, db *dynamodb.Client, k string) int {
+	t.Helper()
+	out, err := db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), Key: key(k), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ok := out.Item["n"].(*types.AttributeValueMemberN)
+	if !ok {
+		t.Fatalf("item %s has no n: %v", k, out.Item)
+	}
+	v, err := strconv.Atoi(n.Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -75,21 +75,36 @@ func (c *conditional) place(ctx context.Context, user string) (int, string, stri
 	if err != nil {
 		return answer(err)
 	}
+	created := time.Now().UTC()
+	sent := c.schedule(ctx, id, created)
+	defer func() { <-sent }()
 	shard, err := c.take(ctx, 1)
 	if err != nil {
 		return answer(err)
 	}
-	created := time.Now().UTC()
 	if err := c.record(ctx, id, user, shard, 1, created); err != nil {
 		c.giveBack(ctx, shard, 1) // a failure here strands the unit: the check counts it
 		return answer(err)
 	}
-	if c.queue != nil {
-		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		c.queue.Schedule(sctx, closeq.Message{OrderID: id, ExpiresAt: created.Add(15 * time.Minute)})
-		cancel()
-	}
 	return http.StatusCreated, "", id
+}
+
+// schedule sends the order's close message while the reservation runs, as createOrder
+// does, so that both strategies pay the SQS round trip the same way; the returned
+// channel is closed once the send is over.
+func (c *conditional) schedule(ctx context.Context, id string, created time.Time) <-chan struct{} {
+	done := make(chan struct{})
+	if c.queue == nil {
+		close(done)
+		return done
+	}
+	go func() {
+		defer close(done)
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		c.queue.Schedule(sctx, closeq.Message{OrderID: id, ExpiresAt: created.Add(15 * time.Minute)})
+	}()
+	return done
 }
 
 func (c *conditional) warm(ctx context.Context) error { return c.readSKU(ctx) }
@@ -241,7 +256,19 @@ func (c *conditional) record(ctx context.Context, id, user string, shard, q int,
 		}})
 	}
 	_, err = c.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: items, ClientRequestToken: aws.String(id)})
+	if ownRetry(err) {
+		return nil // an earlier attempt whose answer was lost wrote both
+	}
 	return err
+}
+
+// ownRetry reports a cancellation of record's transaction because its order item
+// exists already: the order id is new, so only an earlier attempt of this same call
+// (an SDK retry after a lost answer) can have written it, with its ledger entry.
+func ownRetry(err error) bool {
+	var tce *types.TransactionCanceledException
+	return errors.As(err, &tce) && len(tce.CancellationReasons) > 0 &&
+		aws.ToString(tce.CancellationReasons[0].Code) == "ConditionalCheckFailed"
 }
 
 // giveBack returns q units to a shard (reserved >= q).

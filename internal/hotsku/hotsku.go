@@ -151,8 +151,9 @@ type Result struct {
 	// those completed from a fifth of Duration after the first arrival to its end.
 	PerSecond float64
 	P50, P99  time.Duration
-	// DynamoDB requests seen by the model (retries included) and how many it refused.
-	Requests, Conflicts, Throttles int
+	// DynamoDB requests seen by the model (retries included), how many it refused, and
+	// how many writes it applied but answered InternalServerError (LoseAnswerEvery).
+	Requests, Conflicts, Throttles, Lost int
 	// ByOperation breaks the requests down by DynamoDB operation.
 	ByOperation map[string]ddblimits.Counts
 	// Checks; each must be 0.
@@ -204,6 +205,7 @@ func Run(ctx context.Context, env *Env, p Point) (Result, error) {
 		r.Requests += c.Requests
 		r.Conflicts += c.Conflicts
 		r.Throttles += c.Throttles
+		r.Lost += c.Lost
 	}
 	if err := r.check(ctx, stack.DB, stack.Tables, checked, outcomes); err != nil {
 		return Result{}, err

@@ -47,3 +47,37 @@ func TestRun_SellsOutExactly(t *testing.T) {
 		})
 	}
 }
+
+// TestRun_LostAnswers loses the answer of every 7th DynamoDB write after the server
+// applied it, and the SDK retries. createOrder's one transaction still sells every
+// unit exactly once: its retry finds its own order and answers it, so nothing is
+// reserved twice. The conditional update has no such key: a retried UpdateItem takes
+// a second unit that no order holds, which the run counts as leaked.
+func TestRun_LostAnswers(t *testing.T) {
+	env, err := hotsku.NewEnv(context.Background(), "../../template.yaml", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	run := func(s hotsku.Strategy) hotsku.Result {
+		r, err := hotsku.Run(context.Background(), env, hotsku.Point{
+			Strategy: s, Shards: 2, Offered: 400, Duration: 250 * time.Millisecond,
+			Model: ddblimits.Config{Slowdown: 5, LoseAnswerEvery: 7}, Seed: 3,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d orders of %d buyers, %d lost answers, %d busy, %d failed, leaked %d", s, r.Orders, r.Arrivals, r.Lost, r.Busy, r.Failed, r.Leaked)
+		if r.Lost == 0 {
+			t.Fatalf("%s: no answer was lost", s)
+		}
+		return r
+	}
+	if r := run(hotsku.Transaction); r.Oversold+r.FalseStockOut+r.Unbacked+r.Orphans+r.Leaked+r.Failed != 0 {
+		t.Errorf("transaction: oversold %d, false STOCK_OUT %d, unbacked %d, orphans %d, leaked %d, failed %d; want all 0",
+			r.Oversold, r.FalseStockOut, r.Unbacked, r.Orphans, r.Leaked, r.Failed)
+	}
+	if r := run(hotsku.Conditional); r.Leaked == 0 {
+		t.Errorf("conditional update: no unit leaked over %d lost answers", r.Lost)
+	}
+}

@@ -27,14 +27,14 @@ func Ideal(s Strategy, shards int, writeUnits float64) float64 {
 
 // WriteTable writes results as a Markdown table, one row per point.
 func WriteTable(w io.Writer, results []Result) error {
-	fmt.Fprintln(w, "| strategy | shards | offered/s | orders/s | ideal/s | p50 ms | p99 ms | conflicts/req | throttles/req | BUSY | STOCK_OUT | oversold | false STOCK_OUT | unbacked | orphans | leaked | lag ms |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| strategy | shards | offered/s | orders/s | ideal/s | p50 ms | p99 ms | conflicts/req | throttles/req | lost answers | BUSY | STOCK_OUT | oversold | false STOCK_OUT | unbacked | orphans | leaked | lag ms |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
 		req := float64(max(r.Requests, 1))
-		if _, err := fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.0f | %.1f | %.1f | %.3f | %.3f | %d | %d | %d | %d | %d | %d | %d | %.1f |\n",
+		if _, err := fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.0f | %.1f | %.1f | %.3f | %.3f | %d | %d | %d | %d | %d | %d | %d | %d | %.1f |\n",
 			r.Strategy, r.Shards, r.Offered, r.PerSecond, Ideal(r.Strategy, r.Shards, r.Model.WriteUnits),
 			ms(r.P50), ms(r.P99), float64(r.Conflicts)/req, float64(r.Throttles)/req,
-			r.Busy, r.StockOut, r.Oversold, r.FalseStockOut, r.Unbacked, r.Orphans, r.Leaked, ms(r.Lag)); err != nil {
+			r.Lost, r.Busy, r.StockOut, r.Oversold, r.FalseStockOut, r.Unbacked, r.Orphans, r.Leaked, ms(r.Lag)); err != nil {
 			return err
 		}
 	}
