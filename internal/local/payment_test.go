@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,8 +13,8 @@ import (
 	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
-	"github.com/stockguard/stockguard/internal/openapi/openapitest"
 	"github.com/stockguard/stockguard/internal/reconcile"
+	"github.com/stockguard/stockguard/internal/stacktest"
 	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
@@ -30,23 +29,12 @@ func payStack(t *testing.T) (*local.Stack, *testkit.Clock, *testkit.Log) {
 // payStackWith is payStack with stock cups; each option changes the stack's config.
 func payStackWith(t *testing.T, stock int, options ...func(*local.StackConfig)) (*local.Stack, *testkit.Clock, *testkit.Log) {
 	t.Helper()
-	clock, logs := testkit.NewClock(), &testkit.Log{}
-	cfg := local.StackConfig{
-		Template: template, Now: clock.Now, PaymentTimeout: 15 * time.Minute,
-		Logger: slogJSON(logs), APIWrap: openapitest.New(t).Wrap,
-	}
+	cfg := local.StackConfig{PaymentTimeout: 15 * time.Minute}
 	for _, o := range options {
 		o(&cfg)
 	}
-	stack, err := local.Start(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stack.Close() })
-	if err := stack.Seed(context.Background(), strings.NewReader(`[{"skuId":"cup-01","name":"cup","price":100,"stock":`+itoa(stock)+`}]`)); err != nil {
-		t.Fatal(err)
-	}
-	return stack, clock, logs
+	s := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup-01","name":"cup","price":100,"stock":` + itoa(stock) + `}]`, Stack: cfg})
+	return s.Stack, s.Clock, s.Log
 }
 
 // paying is one buyer's order on its own payStack, with its payment started.
@@ -320,8 +308,6 @@ func TestPayment_PayIsForTheOwnerOnly(t *testing.T) {
 		t.Error("a WeChat Pay order was placed for refused requests")
 	}
 }
-
-func slogJSON(l *testkit.Log) *slog.Logger { return slog.New(slog.NewJSONHandler(l, nil)) }
 
 // metricSum adds up the single-value observations of metric name in the EMF lines.
 func metricSum(t *testing.T, logs *testkit.Log, name string) float64 {
