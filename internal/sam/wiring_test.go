@@ -20,27 +20,15 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/sam"
+	"github.com/stockguard/stockguard/internal/testkit"
 )
 
 // These tests check the real template.yaml against the code and the Makefile at the
 // repository root, two directories above this package.
 
-// repoRoot returns the module root, where template.yaml, the Makefile and go.mod live.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("module root %s: %v", root, err)
-	}
-	return root
-}
-
 func loadRealTemplate(t *testing.T) *sam.Template {
 	t.Helper()
-	tpl, err := sam.Load(filepath.Join(repoRoot(t), "template.yaml"))
+	tpl, err := sam.Load(filepath.Join(testkit.ModuleRoot(t), "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +51,7 @@ func realFunctions(t *testing.T) []sam.Function {
 func run(t *testing.T, env []string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = testkit.ModuleRoot(t)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.Output()
 	if err != nil {
@@ -185,7 +173,7 @@ func lambdaGOARCH(t *testing.T, architectures []string) string {
 }
 
 func TestWiring_EveryFunctionDirectoryHasATemplateFunction(t *testing.T) {
-	entries, err := os.ReadDir(filepath.Join(repoRoot(t), "functions"))
+	entries, err := os.ReadDir(filepath.Join(testkit.ModuleRoot(t), "functions"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +193,7 @@ func TestWiring_EveryFunctionDirectoryHasATemplateFunction(t *testing.T) {
 // (internal/local's TestFunctions_RefuseToStartOnAMissingOrInvalidSetting checks that
 // those parsers read exactly the variables template.yaml sets.)
 func TestWiring_NothingBelowTheMainsReadsTheEnvironment(t *testing.T) {
-	root := filepath.Join(repoRoot(t), "internal")
+	root := filepath.Join(testkit.ModuleRoot(t), "internal")
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return err
@@ -406,7 +394,7 @@ func TestWiring_AdminRoutesUseIAMAuthorization(t *testing.T) {
 
 func TestWiring_HttpApiRequiresJWTFromIssuerAndAudienceParameters(t *testing.T) {
 	const issuer, audience = "https://issuer.wiring.invalid", "wiring-audience"
-	tpl, err := sam.LoadWithParameters(filepath.Join(repoRoot(t), "template.yaml"),
+	tpl, err := sam.LoadWithParameters(filepath.Join(testkit.ModuleRoot(t), "template.yaml"),
 		map[string]string{"JwtIssuer": issuer, "JwtAudience": audience})
 	if err != nil {
 		t.Fatal(err)
@@ -652,7 +640,7 @@ func TestWiring_SecretPoliciesAcceptTheARNFormsTheParameterAllows(t *testing.T) 
 		if !pattern.MatchString(given) {
 			t.Fatalf("the parameter refuses %s", given)
 		}
-		tpl, err := sam.LoadWithParameters(filepath.Join(repoRoot(t), "template.yaml"), map[string]string{
+		tpl, err := sam.LoadWithParameters(filepath.Join(testkit.ModuleRoot(t), "template.yaml"), map[string]string{
 			"WechatPaySecretArn": given, "JwtAudience": "wx-app"})
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -122,5 +124,26 @@ func Eventually(t testing.TB, limit time.Duration, what string, cond func() bool
 			t.Fatalf("%s: not within %v", what, limit)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// ModuleRoot returns the directory of the go.mod at or above the test's working
+// directory (its package's folder): the repository root, where template.yaml and the
+// Makefile live. It fails t when there is none.
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
 	}
 }
