@@ -147,3 +147,14 @@ func ModuleRoot(t testing.TB) string {
 		dir = parent
 	}
 }
+
+// Must returns what build makes of arg, failing t when build returns an error: for the
+// constructors a test sets up with, such as wechatpay.NewClient or wxlogin.New.
+func Must[A, V any](t testing.TB, build func(A) (V, error), arg A) V {
+	t.Helper()
+	v, err := build(arg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
