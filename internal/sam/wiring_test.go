@@ -35,6 +35,21 @@ func loadRealTemplate(t *testing.T) *sam.Template {
 	return tpl
 }
 
+// realByName reads one kind of resource of the real template with read and indexes
+// what it read by name.
+func realByName[T any](t *testing.T, read func(*sam.Template) ([]T, error), name func(T) string) map[string]T {
+	t.Helper()
+	items, err := read(loadRealTemplate(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := make(map[string]T, len(items))
+	for _, item := range items {
+		byName[name(item)] = item
+	}
+	return byName
+}
+
 func realFunctions(t *testing.T) []sam.Function {
 	t.Helper()
 	functions, err := loadRealTemplate(t).Functions()
@@ -371,17 +386,11 @@ func TestWiring_RoutesAreTheContractRoutes(t *testing.T) {
 // Auth.EnableIamAuthorizer; API Gateway then refuses unsigned or unauthorised callers
 // (403) before the function runs.
 func TestWiring_AdminRoutesUseIAMAuthorization(t *testing.T) {
-	tpl := loadRealTemplate(t)
-	apis, err := tpl.HTTPAPIs()
-	if err != nil {
-		t.Fatal(err)
+	apis := realByName(t, (*sam.Template).HTTPAPIs, func(a sam.HTTPAPI) string { return a.Name })
+	if !apis["HttpApi"].IAMAuthorizer {
+		t.Error("HttpApi: Auth.EnableIamAuthorizer is not true")
 	}
-	for _, api := range apis {
-		if api.Name == "HttpApi" && !api.IAMAuthorizer {
-			t.Error("HttpApi: Auth.EnableIamAuthorizer is not true")
-		}
-	}
-	routes, err := tpl.Routes()
+	routes, err := loadRealTemplate(t).Routes()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,23 +441,12 @@ func TestWiring_HttpApiRequiresJWTFromIssuerAndAudienceParameters(t *testing.T) 
 // IssuerApi, which is the iss the login function stamps and the issuer the JWK set
 // function serves; the issuer API has no authorizer.
 func TestWiring_OwnIssuerIsTheIssuerApiTheLoginTokensName(t *testing.T) {
-	tpl := loadRealTemplate(t)
-	apis, err := tpl.HTTPAPIs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]sam.HTTPAPI{}
-	for _, a := range apis {
-		byName[a.Name] = a
-	}
-	main, issuerAPI := byName["HttpApi"], byName["IssuerApi"]
+	apis := realByName(t, (*sam.Template).HTTPAPIs, func(a sam.HTTPAPI) string { return a.Name })
+	main, issuerAPI := apis["HttpApi"], apis["IssuerApi"]
 	if issuerAPI.Name == "" || issuerAPI.DefaultAuthorizer != "" {
 		t.Fatalf("IssuerApi %+v: want an API without authorizer", issuerAPI)
 	}
-	functions, err := tpl.Functions()
-	if err != nil {
-		t.Fatal(err)
-	}
+	functions := realFunctions(t)
 	issuer := main.Authorizers[main.DefaultAuthorizer].Issuer
 	if !strings.Contains(issuer, "IssuerApi") {
 		t.Errorf("authorizer issuer %q does not name IssuerApi", issuer)
@@ -491,15 +489,7 @@ func TestWiring_TablesAreOnDemandWithPointInTimeRecovery(t *testing.T) {
 // function timeout, partial batch responses, and a dead-letter queue behind every
 // consumed queue.
 func TestWiring_ConsumedQueuesOutlastTheirFunctionAndRedrive(t *testing.T) {
-	tpl := loadRealTemplate(t)
-	queues, err := tpl.Queues()
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]sam.Queue{}
-	for _, q := range queues {
-		byName[q.Name] = q
-	}
+	byName := realByName(t, (*sam.Template).Queues, func(q sam.Queue) string { return q.Name })
 	consumed := 0
 	for _, f := range realFunctions(t) {
 		for _, ev := range f.Events.SQS {
