@@ -14,30 +14,24 @@ import (
 // Each drift an operator, a bug or a lost write could cause is named; untouched
 // books have no problem.
 func TestProblems_NamesEveryInjectedDrift(t *testing.T) {
+	skus := func(t dynamo.Tables) string { return t.SKUs }
+	orders := func(t dynamo.Tables) string { return t.Orders }
+	stockLog := func(t dynamo.Tables) string { return t.StockLog }
 	for _, tc := range []struct {
 		name  string
-		drift func(t *testing.T, h *stacktest.Stack, order string)
+		table func(dynamo.Tables) string // of the drifted item; nil: no drift
+		key   string                     // the item's pk; {order} stands for the order's id
+		attr  string                     // set to value; "" deletes the item
+		value any
 		want  string // a problem line containing this
 	}{
-		{"none", nil, ""},
-		{"available bumped", func(t *testing.T, h *stacktest.Stack, _ string) {
-			h.Set(t, h.Tables.SKUs, "cup#shard#1", "available", 99)
-		}, "shard cup#1: available"},
-		{"on-hand lowered", func(t *testing.T, h *stacktest.Stack, _ string) {
-			h.Set(t, h.Tables.SKUs, "cup#shard#0", "onHand", 1)
-		}, "SKU cup: onHand"},
-		{"ledger entry deleted", func(t *testing.T, h *stacktest.Stack, order string) {
-			h.Delete(t, h.Tables.StockLog, order+"#RESERVE#cup")
-		}, "no RESERVE entry for cup"},
-		{"order cancelled without release", func(t *testing.T, h *stacktest.Stack, order string) {
-			h.Set(t, h.Tables.Orders, order, "status", "CANCELLED")
-		}, "no RELEASE entry for cup"},
-		{"purchase counter changed", func(t *testing.T, h *stacktest.Stack, _ string) {
-			h.Set(t, h.Tables.Orders, "limit#cup#u1", "bought", 0)
-		}, "counter limit#cup#u1: bought 0, orders count 2"},
-		{"reserved counter changed", func(t *testing.T, h *stacktest.Stack, _ string) {
-			h.Set(t, h.Tables.SKUs, "cup#shard#0", "reserved", 7)
-		}, "reserved counter"},
+		{"none", nil, "", "", nil, ""},
+		{"available bumped", skus, "cup#shard#1", "available", 99, "shard cup#1: available"},
+		{"on-hand lowered", skus, "cup#shard#0", "onHand", 1, "SKU cup: onHand"},
+		{"ledger entry deleted", stockLog, "{order}#RESERVE#cup", "", nil, "no RESERVE entry for cup"},
+		{"order cancelled without release", orders, "{order}", "status", "CANCELLED", "no RELEASE entry for cup"},
+		{"purchase counter changed", orders, "limit#cup#u1", "bought", 0, "counter limit#cup#u1: bought 0, orders count 2"},
+		{"reserved counter changed", skus, "cup#shard#0", "reserved", 7, "reserved counter"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -47,8 +41,13 @@ func TestProblems_NamesEveryInjectedDrift(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.drift != nil {
-				tc.drift(t, h, order.ID)
+			if tc.table != nil {
+				table, key := tc.table(h.Tables), strings.ReplaceAll(tc.key, "{order}", order.ID)
+				if tc.attr == "" {
+					h.Delete(t, table, key)
+				} else {
+					h.Set(t, table, key, tc.attr, tc.value)
+				}
 			}
 			problems, err := booktest.Problems(ctx, h.DB, h.Tables)
 			if err != nil {

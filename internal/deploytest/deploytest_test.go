@@ -38,6 +38,7 @@ import (
 	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/sam"
 	"github.com/stockguard/stockguard/internal/stacktest"
+	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
 	"github.com/stockguard/stockguard/internal/wxlogin"
@@ -92,7 +93,7 @@ func TestBootstraps_AnswerEveryRouteAndSourceUnderTheLambdaRuntime(t *testing.T)
 // newWorld starts the stack, the stand-ins and every bootstrap under the emulator.
 func newWorld(t *testing.T, rie string) *world {
 	t.Helper()
-	root := moduleRoot(t)
+	root := testkit.ModuleRoot(t)
 	tpl, err := sam.LoadWithParameters(filepath.Join(root, "template.yaml"), map[string]string{"WechatPaySecretArn": local.LocalSecretARN, "JwtAudience": local.LocalAppID})
 	if err != nil {
 		t.Fatal(err)
@@ -209,23 +210,6 @@ func (p inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
 	rec := httptest.NewRecorder()
 	p.w.stack.API.ServeHTTP(rec, r)
 	return rec.Result(), nil
-}
-
-// moduleRoot is the directory of go.mod above the test.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("no go.mod above the test")
-		}
-	}
 }
 
 func bootstrapSize(t *testing.T, path string) int64 {

@@ -1,6 +1,7 @@
 package dynamo_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -73,8 +74,8 @@ func TestCut_CountersAtACutAreTheEntriesStampedUpToIt(t *testing.T) {
 			}
 			seen++
 			u := int(units.(float64))
-			avail += u * sign(en["dAvailable"].(float64))
-			onHand += u * sign(en["dOnHand"].(float64))
+			avail += u * cmp.Compare(en["dAvailable"].(float64), 0)
+			onHand += u * cmp.Compare(en["dOnHand"].(float64), 0)
 		}
 		if got := c.cut.Counters; got.Available != avail || got.OnHand != onHand || c.cut.Seq != seen {
 			t.Errorf("cut of shard %d at epoch %d: counters %+v seq %d, entries up to it sum to available %d, on-hand %d over %d entries",
@@ -84,14 +85,4 @@ func TestCut_CountersAtACutAreTheEntriesStampedUpToIt(t *testing.T) {
 	if len(cuts) != 34 {
 		t.Errorf("%d cuts, want 34", len(cuts))
 	}
-}
-
-func sign(f float64) int {
-	switch {
-	case f > 0:
-		return 1
-	case f < 0:
-		return -1
-	}
-	return 0
 }

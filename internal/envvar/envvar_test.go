@@ -6,19 +6,27 @@ import (
 	"time"
 )
 
-func TestSeconds_AcceptsOnlyPositiveWholeSeconds(t *testing.T) {
-	for value, want := range map[string]time.Duration{"1": time.Second, "900": 15 * time.Minute} {
-		if got, err := Seconds(Map(map[string]string{"T": value}), "T"); err != nil || got != want {
+// checkReader reads each value of the variable V with read: an accepted value must give
+// its want, a refused one an *Error naming V and the value.
+func checkReader[T comparable](t *testing.T, read func(Lookup, string) (T, error), accepted map[string]T, refused []string) {
+	t.Helper()
+	for value, want := range accepted {
+		if got, err := read(Map(map[string]string{"V": value}), "V"); err != nil || got != want {
 			t.Errorf("%q: %v %v, want %v", value, got, err, want)
 		}
 	}
-	for _, value := range []string{"", "0", "-1", "1.5", "15m", " 9"} {
-		_, err := Seconds(Map(map[string]string{"T": value}), "T")
+	for _, value := range refused {
+		_, err := read(Map(map[string]string{"V": value}), "V")
 		var e *Error
-		if !errors.As(err, &e) || e.Name != "T" || e.Value != value {
-			t.Errorf("%q: %v, want an *Error naming T", value, err)
+		if !errors.As(err, &e) || e.Name != "V" || e.Value != value {
+			t.Errorf("%q: %v, want an *Error naming V", value, err)
 		}
 	}
+}
+
+func TestSeconds_AcceptsOnlyPositiveWholeSeconds(t *testing.T) {
+	checkReader(t, Seconds, map[string]time.Duration{"1": time.Second, "900": 15 * time.Minute},
+		[]string{"", "0", "-1", "1.5", "15m", " 9"})
 }
 
 func TestTables_NamesTheFirstMissingTable(t *testing.T) {
@@ -37,31 +45,11 @@ func TestTables_NamesTheFirstMissingTable(t *testing.T) {
 }
 
 func TestCount_AcceptsWholeNumbersUpToMax(t *testing.T) {
-	for value, want := range map[string]int{"0": 0, "7": 7, "100": 100} {
-		if got, err := Count(Map(map[string]string{"C": value}), "C", 100); err != nil || got != want {
-			t.Errorf("%q: %v %v, want %v", value, got, err, want)
-		}
-	}
-	for _, value := range []string{"", "-1", "101", "1.5", "ten"} {
-		_, err := Count(Map(map[string]string{"C": value}), "C", 100)
-		var e *Error
-		if !errors.As(err, &e) || e.Name != "C" || e.Value != value {
-			t.Errorf("%q: %v, want an *Error naming C", value, err)
-		}
-	}
+	upTo100 := func(get Lookup, name string) (int, error) { return Count(get, name, 100) }
+	checkReader(t, upTo100, map[string]int{"0": 0, "7": 7, "100": 100}, []string{"", "-1", "101", "1.5", "ten"})
 }
 
 func TestDuration_AcceptsSecondsOrADurationNotNegative(t *testing.T) {
-	for value, want := range map[string]time.Duration{"0": 0, "3600": time.Hour, "24h": 24 * time.Hour, "90m": 90 * time.Minute} {
-		if got, err := Duration(Map(map[string]string{"W": value}), "W"); err != nil || got != want {
-			t.Errorf("%q: %v %v, want %v", value, got, err, want)
-		}
-	}
-	for _, value := range []string{"", "-1", "-1h", "1.5", "a day", "1 h"} {
-		_, err := Duration(Map(map[string]string{"W": value}), "W")
-		var e *Error
-		if !errors.As(err, &e) || e.Name != "W" || e.Value != value {
-			t.Errorf("%q: %v, want an *Error naming W", value, err)
-		}
-	}
+	checkReader(t, Duration, map[string]time.Duration{"0": 0, "3600": time.Hour, "24h": 24 * time.Hour, "90m": 90 * time.Minute},
+		[]string{"", "-1", "-1h", "1.5", "a day", "1 h"})
 }

@@ -11,6 +11,24 @@ import (
 	"github.com/stockguard/stockguard/internal/stacktest"
 )
 
+// The seeds of the sales: 30 cups at 39,900 fen, on one shard or on four.
+const (
+	oneShard   = `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30}]`
+	fourShards = `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30,"shards":4}]`
+)
+
+// localSale starts a local stack configured by opts, serves its HTTP API, and returns
+// the stack and the default configuration aimed at that API.
+func localSale(t *testing.T, opts stacktest.Options) (*stacktest.Stack, flashsale.Config) {
+	t.Helper()
+	stack := stacktest.New(t, opts)
+	api := httptest.NewServer(stack.API)
+	t.Cleanup(api.Close)
+	cfg := flashsale.DefaultConfig()
+	cfg.BaseURL = api.URL
+	return stack, cfg
+}
+
 // The sale the local stack must survive: 300 distinct buyers on 30 units, through the
 // real HTTP path (gateway → createOrder handler → embedded DynamoDB).
 func TestRun_AgainstTheLocalStackSellsExactlyTheStock(t *testing.T) {
@@ -18,15 +36,12 @@ func TestRun_AgainstTheLocalStackSellsExactlyTheStock(t *testing.T) {
 		name string
 		seed string
 	}{
-		{"one shard", `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30}]`},
-		{"four shards", `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30,"shards":4}]`},
+		{"one shard", oneShard},
+		{"four shards", fourShards},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			stack := stacktest.New(t, stacktest.Options{Seed: tc.seed, RealTime: true})
-			api := httptest.NewServer(stack.API)
-			defer api.Close()
-			cfg := flashsale.DefaultConfig()
-			cfg.BaseURL, cfg.Buyers, cfg.Concurrency = api.URL, 300, 50
+			_, cfg := localSale(t, stacktest.Options{Seed: tc.seed, RealTime: true})
+			cfg.Buyers, cfg.Concurrency = 300, 50
 			report, err := flashsale.Run(context.Background(), cfg, io.Discard)
 			if err != nil {
 				t.Fatal(err)
@@ -48,27 +63,23 @@ func TestRun_AgainstTheLocalStackSellsExactlyTheStock(t *testing.T) {
 // run in a hundred, most often on the pay route). The concurrent sale is covered above.
 func TestRun_AgainstTheLocalStackSettlesPaymentsAndCancels(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		seed   string
-		ratio  float64
-		cancel bool
-		paid   int
+		name  string
+		seed  string
+		ratio float64 // share of the orders paid; the rest cancel
+		paid  int
 	}{
-		{"half pay, one shard", `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30}]`, 0.5, true, 15},
-		{"a third pay, four shards", `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30,"shards":4}]`, 1.0 / 3, true, 10},
-		{"everyone pays", `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30}]`, 1, true, 30},
-		{"nobody pays, everyone cancels", `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30,"shards":4}]`, 0, true, 0},
+		{"half pay, one shard", oneShard, 0.5, 15},
+		{"a third pay, four shards", fourShards, 1.0 / 3, 10},
+		{"everyone pays", oneShard, 1, 30},
+		{"nobody pays, everyone cancels", fourShards, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			stack := stacktest.New(t, stacktest.Options{Seed: tc.seed, RealTime: true})
-			api := httptest.NewServer(stack.API)
-			defer api.Close()
-			cfg := flashsale.DefaultConfig()
+			stack, cfg := localSale(t, stacktest.Options{Seed: tc.seed, RealTime: true})
 			if stack.Tables != cfg.Tables {
 				t.Fatalf("the local stack names its tables %+v, the default flags %+v", stack.Tables, cfg.Tables)
 			}
-			cfg.BaseURL, cfg.Buyers, cfg.Concurrency = api.URL, 100, 1
-			cfg.PayRatio, cfg.CancelUnpaid, cfg.DynamoDBEndpoint = tc.ratio, tc.cancel, stack.DynamoDB.URL()
+			cfg.Buyers, cfg.Concurrency = 100, 1
+			cfg.PayRatio, cfg.CancelUnpaid, cfg.DynamoDBEndpoint = tc.ratio, true, stack.DynamoDB.URL()
 			var out strings.Builder
 			report, err := flashsale.Run(context.Background(), cfg, &out)
 			if err != nil {
@@ -94,12 +105,9 @@ func TestRun_AgainstTheLocalStackSettlesPaymentsAndCancels(t *testing.T) {
 // stand-in): a share of the paid orders is refunded; on-hand and available come back by
 // exactly those units and every refunded order reads REFUNDED.
 func TestRun_AgainstTheLocalStackRefundsAShareOfThePaidOrders(t *testing.T) {
-	stack := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30,"shards":4}]`, SQS: true, RealTime: true})
+	stack, cfg := localSale(t, stacktest.Options{Seed: fourShards, SQS: true, RealTime: true})
 	stack.RunInBackground(t)
-	api := httptest.NewServer(stack.API)
-	defer api.Close()
-	cfg := flashsale.DefaultConfig()
-	cfg.BaseURL, cfg.Buyers, cfg.Concurrency = api.URL, 60, 1
+	cfg.Buyers, cfg.Concurrency = 60, 1
 	cfg.PayRatio, cfg.CancelUnpaid, cfg.RefundRatio = 0.5, true, 0.4
 	cfg.DynamoDBEndpoint, cfg.Tables = stack.DynamoDB.URL(), stack.Tables
 	var out strings.Builder

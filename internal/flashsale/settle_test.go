@@ -20,20 +20,26 @@ type settled struct {
 	onHand                           int // on-hand after settling
 }
 
+// The settlement checks, by name.
+const (
+	checkPayments  = "payments"
+	checkCancels   = "cancels"
+	checkAvailable = "available after settling"
+	checkOnHand    = "on-hand after settling"
+)
+
 func TestRun_SettlesAgainstStandIn(t *testing.T) {
-	allPass := verdicts{"payments": ResultPass, "cancels": ResultPass, "available after settling": ResultPass, "on-hand after settling": ResultPass}
+	allPass := verdicts{checkPayments: ResultPass, checkCancels: ResultPass, checkAvailable: ResultPass, checkOnHand: ResultPass}
+	halfPaid := settled{payers: 20, paid: 20, cancels: 20, cancelled: 20, available: 20, onHand: 20}
 	tests := []struct {
 		name     string
 		fault    fault
-		cfg      func(*Config)
-		noOnHand bool // run without an on-hand reader (no DynamoDB endpoint)
+		cfg      func(*Config) // nil: settleWith(0.5, true), half pay and the rest cancel
+		noOnHand bool          // run without an on-hand reader (no DynamoDB endpoint)
 		want     verdicts
 		settled  settled
 	}{
-		{
-			name: "half pay, the rest cancel", cfg: settleWith(0.5, true), want: allPass,
-			settled: settled{payers: 20, paid: 20, cancels: 20, cancelled: 20, available: 20, onHand: 20},
-		},
+		{name: "half pay, the rest cancel", want: allPass, settled: halfPaid},
 		{
 			name: "ratio 1: everyone pays, nothing to cancel", cfg: settleWith(1, true), want: allPass,
 			settled: settled{payers: 40, paid: 40, available: 0, onHand: 0},
@@ -44,7 +50,7 @@ func TestRun_SettlesAgainstStandIn(t *testing.T) {
 		},
 		{
 			name: "cancel unpaid off: the unpaid keep their stock", cfg: settleWith(0.25, false),
-			want:    verdicts{"payments": ResultPass, "cancels": ResultSkip, "available after settling": ResultPass, "on-hand after settling": ResultPass},
+			want:    verdicts{checkPayments: ResultPass, checkCancels: ResultSkip, checkAvailable: ResultPass, checkOnHand: ResultPass},
 			settled: settled{payers: 10, paid: 10, available: 0, onHand: 30},
 		},
 		{
@@ -52,63 +58,55 @@ func TestRun_SettlesAgainstStandIn(t *testing.T) {
 				settleWith(0.5, true)(c)
 				c.Tokens = []string{"t1", "t2", "t3"}
 			},
-			want:    allPass,
-			settled: settled{payers: 20, paid: 20, cancels: 20, cancelled: 20, available: 20, onHand: 20},
+			want: allPass, settled: halfPaid,
 		},
 		{
-			name: "every pay answered 401 fails the payments check", cfg: settleWith(0.5, true),
-			fault: fault{payFailEvery: 1, payFailStatus: 401},
-			want: verdicts{"payments": ResultFail, "cancels": ResultPass,
-				"available after settling": ResultPass, "on-hand after settling": ResultPass},
+			name: "every pay answered 401 fails the payments check", fault: fault{payFailEvery: 1, payFailStatus: 401},
+			want:    verdicts{checkPayments: ResultFail, checkCancels: ResultPass, checkAvailable: ResultPass, checkOnHand: ResultPass},
 			settled: settled{payers: 20, paid: 0, cancels: 20, cancelled: 20, available: 20, onHand: 40},
 		},
 		{
-			name: "every 4th pay answered 500 fails the payments check", cfg: settleWith(0.5, true),
-			fault:   fault{payFailEvery: 4, payFailStatus: 500},
-			want:    verdicts{"payments": ResultFail, "available after settling": ResultPass, "on-hand after settling": ResultPass},
+			name: "every 4th pay answered 500 fails the payments check", fault: fault{payFailEvery: 4, payFailStatus: 500},
+			want:    verdicts{checkPayments: ResultFail, checkAvailable: ResultPass, checkOnHand: ResultPass},
 			settled: settled{payers: 20, paid: 15, cancels: 20, cancelled: 20, available: 20, onHand: 25},
 		},
 		{
-			name: "a 204 that leaves the order PENDING is caught", cfg: settleWith(0.5, true),
-			fault:   fault{payIgnored: true},
-			want:    verdicts{"payments": ResultFail, "on-hand after settling": ResultPass},
+			name: "a 204 that leaves the order PENDING is caught", fault: fault{payIgnored: true},
+			want:    verdicts{checkPayments: ResultFail, checkOnHand: ResultPass},
 			settled: settled{payers: 20, paid: 0, cancels: 20, cancelled: 20, available: 20, onHand: 40},
 		},
 		{
-			name: "a pay that does not commit on-hand is caught", cfg: settleWith(0.5, true),
-			fault:   fault{payKeepsOnHand: true},
-			want:    verdicts{"payments": ResultPass, "available after settling": ResultPass, "on-hand after settling": ResultFail},
+			name: "a pay that does not commit on-hand is caught", fault: fault{payKeepsOnHand: true},
+			want:    verdicts{checkPayments: ResultPass, checkAvailable: ResultPass, checkOnHand: ResultFail},
 			settled: settled{payers: 20, paid: 20, cancels: 20, cancelled: 20, available: 20, onHand: 40},
 		},
 		{
-			name: "a pay that gives the units back to available is caught", cfg: settleWith(0.5, true),
-			fault:   fault{payReleases: true},
-			want:    verdicts{"payments": ResultPass, "available after settling": ResultFail, "on-hand after settling": ResultPass},
+			name: "a pay that gives the units back to available is caught", fault: fault{payReleases: true},
+			want:    verdicts{checkPayments: ResultPass, checkAvailable: ResultFail, checkOnHand: ResultPass},
 			settled: settled{payers: 20, paid: 20, cancels: 20, cancelled: 20, available: 40, onHand: 20},
 		},
 		{
-			name: "a cancel that keeps the stock is caught", cfg: settleWith(0.5, true),
-			fault:   fault{cancelKeepsStock: true},
-			want:    verdicts{"cancels": ResultPass, "available after settling": ResultFail, "on-hand after settling": ResultPass},
+			name: "a cancel that keeps the stock is caught", fault: fault{cancelKeepsStock: true},
+			want:    verdicts{checkCancels: ResultPass, checkAvailable: ResultFail, checkOnHand: ResultPass},
 			settled: settled{payers: 20, paid: 20, cancels: 20, cancelled: 20, available: 0, onHand: 20},
 		},
 		{
-			name: "every cancel answered 500 fails the cancels check", cfg: settleWith(0.5, true),
-			fault:   fault{cancelFailEvery: 1, cancelFailStatus: 500},
-			want:    verdicts{"payments": ResultPass, "cancels": ResultFail, "available after settling": ResultPass},
+			name: "every cancel answered 500 fails the cancels check", fault: fault{cancelFailEvery: 1, cancelFailStatus: 500},
+			want:    verdicts{checkPayments: ResultPass, checkCancels: ResultFail, checkAvailable: ResultPass},
 			settled: settled{payers: 20, paid: 20, cancels: 20, cancelled: 0, available: 0, onHand: 20},
 		},
 		{
-			name: "no on-hand reader skips the on-hand check", cfg: settleWith(0.5, true), noOnHand: true,
-			want:    verdicts{"payments": ResultPass, "available after settling": ResultPass, "on-hand after settling": ResultSkip},
+			name: "no on-hand reader skips the on-hand check", noOnHand: true,
+			want:    verdicts{checkPayments: ResultPass, checkAvailable: ResultPass, checkOnHand: ResultSkip},
 			settled: settled{payers: 20, paid: 20, cancels: 20, cancelled: 20, available: 20, onHand: -1},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, srv := newStandIn(t, "cup-01", 40, 0, tt.fault)
-			cfg := testConfig(srv)
-			tt.cfg(&cfg)
+			if tt.cfg == nil {
+				tt.cfg = settleWith(0.5, true)
+			}
+			s, cfg := settleStandIn(t, tt.fault, tt.cfg)
 			var onHand onHandReader
 			if !tt.noOnHand {
 				onHand = s.readOnHand
@@ -137,6 +135,28 @@ func TestRun_SettlesAgainstStandIn(t *testing.T) {
 // settleWith sets the settlement configuration.
 func settleWith(ratio float64, cancelUnpaid bool) func(*Config) {
 	return func(c *Config) { c.PayRatio, c.CancelUnpaid = ratio, cancelUnpaid }
+}
+
+// settleStandIn is a stand-in server with 40 cups and fault f, and the test
+// configuration against it changed by settle.
+func settleStandIn(t *testing.T, f fault, settle func(*Config)) (*standIn, Config) {
+	t.Helper()
+	s, srv := newStandIn(t, "cup-01", 40, 0, f)
+	cfg := testConfig(srv)
+	settle(&cfg)
+	return s, cfg
+}
+
+// wantSetupError fails t unless a run ended in a setup error naming what (err), with no
+// report and no order posted to s.
+func wantSetupError(t *testing.T, s *standIn, rep *Report, err error, what string) {
+	t.Helper()
+	if err == nil || rep != nil || errors.Is(err, ErrVerificationFailed) || !strings.Contains(err.Error(), what) {
+		t.Errorf("run = %v, %v; want a setup error naming %s, no report", rep, err, what)
+	}
+	if posts, _, _ := s.requests(); posts != 0 {
+		t.Errorf("%d orders posted, want none", posts)
+	}
 }
 
 func assertSettled(t *testing.T, s *Settlement, want settled) {
@@ -221,9 +241,7 @@ func TestConfigPayers_RoundsHalfAwayFromZeroWithinTheOrders(t *testing.T) {
 }
 
 func TestRun_ReportsSettlement(t *testing.T) {
-	s, srv := newStandIn(t, "cup-01", 40, 0, fault{})
-	cfg := testConfig(srv)
-	cfg.PayRatio, cfg.CancelUnpaid = 0.25, true
+	s, cfg := settleStandIn(t, fault{}, settleWith(0.25, true))
 	var text bytes.Buffer
 	rep, err := run(context.Background(), cfg, &text, s.readOnHand)
 	if err != nil {
@@ -252,9 +270,8 @@ func TestRun_ReportsSettlement(t *testing.T) {
 		}
 	}
 
-	s2, srv2 := newStandIn(t, "cup-01", 40, 0, fault{payFailEvery: 2, payFailStatus: 401})
-	cfg = testConfig(srv2)
-	cfg.PayRatio, cfg.CancelUnpaid, cfg.JSON = 0.25, true, true
+	s2, cfg := settleStandIn(t, fault{payFailEvery: 2, payFailStatus: 401}, settleWith(0.25, true))
+	cfg.JSON = true
 	var js bytes.Buffer
 	if _, err := run(context.Background(), cfg, &js, s2.readOnHand); !errors.Is(err, ErrVerificationFailed) {
 		t.Fatalf("run error = %v, want ErrVerificationFailed", err)
@@ -291,22 +308,13 @@ func TestRun_OnHandReads(t *testing.T) {
 	gone := httptest.NewServer(nil)
 	gone.Close()
 	t.Run("unreadable before the sale is a setup error, nothing sold", func(t *testing.T) {
-		s, srv := newStandIn(t, "cup-01", 40, 0, fault{})
-		cfg := testConfig(srv)
-		cfg.PayRatio, cfg.CancelUnpaid = 0.5, true
+		s, cfg := settleStandIn(t, fault{}, settleWith(0.5, true))
 		down := func(context.Context, string) (int, error) { return 0, errors.New("connection refused") }
 		rep, err := run(context.Background(), cfg, &bytes.Buffer{}, down)
-		if err == nil || rep != nil || errors.Is(err, ErrVerificationFailed) || !strings.Contains(err.Error(), "on-hand") {
-			t.Errorf("run = %v, %v; want a setup error naming the on-hand check, no report", rep, err)
-		}
-		if posts, _, _ := s.requests(); posts != 0 {
-			t.Errorf("%d orders posted, want none", posts)
-		}
+		wantSetupError(t, s, rep, err, "on-hand")
 	})
 	t.Run("unreadable after settling fails the on-hand check", func(t *testing.T) {
-		s, srv := newStandIn(t, "cup-01", 40, 0, fault{})
-		cfg := testConfig(srv)
-		cfg.PayRatio, cfg.CancelUnpaid = 0.5, true
+		s, cfg := settleStandIn(t, fault{}, settleWith(0.5, true))
 		reads := 0
 		flaky := func(ctx context.Context, sku string) (int, error) {
 			if reads++; reads > 1 {
@@ -318,31 +326,24 @@ func TestRun_OnHandReads(t *testing.T) {
 		if !errors.Is(err, ErrVerificationFailed) {
 			t.Fatalf("run error = %v, want ErrVerificationFailed", err)
 		}
-		assertVerdicts(t, rep, verdicts{"payments": ResultPass, "on-hand after settling": ResultFail})
+		assertVerdicts(t, rep, verdicts{checkPayments: ResultPass, checkOnHand: ResultFail})
 		if rep.Settlement.StartOnHand == nil || rep.Settlement.OnHand != nil {
 			t.Errorf("on-hand %v → %v, want start read, end absent", rep.Settlement.StartOnHand, rep.Settlement.OnHand)
 		}
 	})
 	t.Run("Run with an unreachable DynamoDB endpoint is a setup error", func(t *testing.T) {
-		s, srv := newStandIn(t, "cup-01", 40, 0, fault{})
-		cfg := testConfig(srv)
-		cfg.PayRatio, cfg.CancelUnpaid, cfg.DynamoDBEndpoint = 0.5, true, gone.URL
+		s, cfg := settleStandIn(t, fault{}, settleWith(0.5, true))
+		cfg.DynamoDBEndpoint = gone.URL
 		rep, err := Run(context.Background(), cfg, &bytes.Buffer{})
-		if err == nil || rep != nil || !strings.Contains(err.Error(), "DynamoDB at "+gone.URL) {
-			t.Errorf("Run = %v, %v; want a setup error naming the endpoint, no report", rep, err)
-		}
-		if posts, _, _ := s.requests(); posts != 0 {
-			t.Errorf("%d orders posted, want none", posts)
-		}
+		wantSetupError(t, s, rep, err, "DynamoDB at "+gone.URL)
 	})
 	t.Run("Run with no DynamoDB endpoint skips the on-hand check", func(t *testing.T) {
-		_, srv := newStandIn(t, "cup-01", 40, 0, fault{})
-		cfg := testConfig(srv)
-		cfg.PayRatio, cfg.CancelUnpaid, cfg.DynamoDBEndpoint = 0.5, true, ""
+		_, cfg := settleStandIn(t, fault{}, settleWith(0.5, true))
+		cfg.DynamoDBEndpoint = ""
 		rep, err := Run(context.Background(), cfg, &bytes.Buffer{})
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		assertVerdicts(t, rep, verdicts{"payments": ResultPass, "on-hand after settling": ResultSkip})
+		assertVerdicts(t, rep, verdicts{checkPayments: ResultPass, checkOnHand: ResultSkip})
 	})
 }

@@ -29,22 +29,32 @@ func TestStatusCanBecome_FollowsTheStateMachine(t *testing.T) {
 	}
 }
 
-func TestOrderExpired(t *testing.T) {
+// A PENDING order is payable until it expires, and expired from then on; an order in
+// any other status is neither.
+func TestOrder_PendingIsPayableUntilItExpires(t *testing.T) {
 	end := time.Date(2026, 11, 11, 0, 15, 0, 0, time.UTC)
 	for _, tc := range []struct {
-		status inventory.Status
-		now    time.Time
-		want   bool
+		status           inventory.Status
+		now              time.Time
+		expired, payable bool
 	}{
-		{inventory.StatusPending, end.Add(-time.Millisecond), false},
-		{inventory.StatusPending, end, true},
-		{inventory.StatusPending, end.Add(time.Hour), true},
-		{inventory.StatusPaid, end.Add(time.Hour), false},
-		{inventory.StatusCancelled, end.Add(time.Hour), false},
+		{inventory.StatusPending, end.Add(-time.Second), false, true},
+		{inventory.StatusPending, end.Add(-time.Millisecond), false, true},
+		{inventory.StatusPending, end, true, false},
+		{inventory.StatusPending, end.Add(time.Hour), true, false},
+		{inventory.StatusPaid, end.Add(-time.Minute), false, false},
+		{inventory.StatusPaid, end.Add(time.Hour), false, false},
+		{inventory.StatusCancelled, end.Add(-time.Minute), false, false},
+		{inventory.StatusCancelled, end.Add(time.Hour), false, false},
+		{inventory.StatusRefundPending, end.Add(-time.Minute), false, false},
 	} {
-		o := &inventory.Order{Status: tc.status, ExpiresAt: end}
-		if got := o.Expired(tc.now); got != tc.want {
-			t.Errorf("%s at %v: expired %v, want %v", tc.status, tc.now.Sub(end), got, tc.want)
+		o := &inventory.Order{ID: "o-123456", Status: tc.status, ExpiresAt: end}
+		if got := o.Expired(tc.now); got != tc.expired {
+			t.Errorf("%s at %v: expired %v, want %v", tc.status, tc.now.Sub(end), got, tc.expired)
+		}
+		err := o.CheckPayable(tc.now)
+		if (err == nil) != tc.payable || (err != nil && !errors.Is(err, inventory.ErrNotPayable)) {
+			t.Errorf("%s at %v: %v, want payable %v", tc.status, tc.now.Sub(end), err, tc.payable)
 		}
 	}
 }

@@ -1,34 +1,11 @@
 package inventory_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/stockguard/stockguard/internal/inventory"
 )
-
-func TestCheckPayable_OnlyPendingInsideItsWindow(t *testing.T) {
-	expires := time.Date(2026, 11, 11, 0, 15, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		status inventory.Status
-		now    time.Time
-		ok     bool
-	}{
-		{inventory.StatusPending, expires.Add(-time.Second), true},
-		{inventory.StatusPending, expires, false},
-		{inventory.StatusPending, expires.Add(time.Hour), false},
-		{inventory.StatusPaid, expires.Add(-time.Minute), false},
-		{inventory.StatusCancelled, expires.Add(-time.Minute), false},
-		{inventory.StatusRefundPending, expires.Add(-time.Minute), false},
-	} {
-		o := &inventory.Order{ID: "o-123456", Status: tc.status, ExpiresAt: expires}
-		err := o.CheckPayable(tc.now)
-		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, inventory.ErrNotPayable)) {
-			t.Errorf("%s at %v: %v, want payable %v", tc.status, tc.now, err, tc.ok)
-		}
-	}
-}
 
 func TestReusablePrepay_WhilePendingWithLifeLeft(t *testing.T) {
 	at := time.Date(2026, 11, 11, 0, 0, 0, 0, time.UTC)

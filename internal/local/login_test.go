@@ -127,9 +127,7 @@ func TestLogin_GatewayChecksTokensLikeTheJWTAuthorizer(t *testing.T) {
 	if status, _, _ := api(stack, "POST", "/orders", token, body); status != http.StatusUnauthorized {
 		t.Errorf("an expired token: %d, want 401", status)
 	}
-	if got := available(t, stack); got != 10 {
-		t.Errorf("available %v after refused requests, want 10", got)
-	}
+	wantAvailable(t, stack, 10) // after refused requests
 }
 
 func TestLogin_IssuerServesDiscoveryAndKeys(t *testing.T) {

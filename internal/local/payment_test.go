@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,8 +13,8 @@ import (
 	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
-	"github.com/stockguard/stockguard/internal/openapi/openapitest"
 	"github.com/stockguard/stockguard/internal/reconcile"
+	"github.com/stockguard/stockguard/internal/stacktest"
 	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
@@ -27,22 +26,57 @@ func payStack(t *testing.T) (*local.Stack, *testkit.Clock, *testkit.Log) {
 	return payStackWith(t, 10)
 }
 
-// payStackWith is payStack with stock cups.
-func payStackWith(t *testing.T, stock int) (*local.Stack, *testkit.Clock, *testkit.Log) {
+// payStackWith is payStack with stock cups; each option changes the stack's config.
+func payStackWith(t *testing.T, stock int, options ...func(*local.StackConfig)) (*local.Stack, *testkit.Clock, *testkit.Log) {
 	t.Helper()
-	clock, logs := testkit.NewClock(), &testkit.Log{}
-	stack, err := local.Start(context.Background(), local.StackConfig{
-		Template: template, Now: clock.Now, PaymentTimeout: 15 * time.Minute,
-		Logger: slogJSON(logs), APIWrap: openapitest.New(t).Wrap,
-	})
-	if err != nil {
-		t.Fatal(err)
+	cfg := local.StackConfig{PaymentTimeout: 15 * time.Minute}
+	for _, o := range options {
+		o(&cfg)
 	}
-	t.Cleanup(func() { stack.Close() })
-	if err := stack.Seed(context.Background(), strings.NewReader(`[{"skuId":"cup-01","name":"cup","price":100,"stock":`+itoa(stock)+`}]`)); err != nil {
-		t.Fatal(err)
+	s := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup-01","name":"cup","price":100,"stock":` + itoa(stock) + `}]`, Stack: cfg})
+	return s.Stack, s.Clock, s.Log
+}
+
+// paying is one buyer's order on its own payStack, with its payment started.
+type paying struct {
+	stack     *local.Stack
+	clock     *testkit.Clock
+	logs      *testkit.Log
+	token, id string
+	prepay    map[string]any // the answer to POST /orders/{id}/pay
+}
+
+// startPaying signs buyer in on a new payStack, orders qty cups and starts paying.
+func startPaying(t *testing.T, buyer string, qty int) paying {
+	t.Helper()
+	p := paying{}
+	p.stack, p.clock, p.logs = payStack(t)
+	p.token = signIn(t, p.stack, buyer)
+	p.id = placeOrder(t, p.stack, p.token, qty)
+	p.prepay = startPayment(t, p.stack, p.token, p.id)
+	return p
+}
+
+// buyerPays has the buyer pay the order at the WeChat Pay stand-in and returns its answer.
+func buyerPays(stack *local.Stack, id string) (int, map[string]any) {
+	status, body, _ := api(stack, "POST", "/_local/pay/"+id, "", "")
+	return status, body
+}
+
+// wantStatus fails t unless the buyer's order id has status want.
+func wantStatus(t *testing.T, stack *local.Stack, token, id, want string) {
+	t.Helper()
+	if got := orderStatus(t, stack, token, id); got != want {
+		t.Errorf("order %s: status %s, want %s", id, got, want)
 	}
-	return stack, clock, logs
+}
+
+// wantAvailable fails t unless want cups are available.
+func wantAvailable(t *testing.T, stack *local.Stack, want float64) {
+	t.Helper()
+	if got := available(t, stack); got != want {
+		t.Errorf("available %v, want %v", got, want)
+	}
 }
 
 // api sends one request to the stack's HTTP API with the Bearer token (none when "")
@@ -129,124 +163,92 @@ func sweep(t *testing.T, stack *local.Stack) map[string]any {
 }
 
 func TestPayment_LoginOrderPrepayPayIsPaid(t *testing.T) {
-	stack, _, _ := payStack(t)
-	token := signIn(t, stack, "alice")
-	id := placeOrder(t, stack, token, 2)
-	startPayment(t, stack, token, id)
-	wx, ok := stack.PayServer.Order(id)
+	p := startPaying(t, "alice", 2)
+	wx, ok := p.stack.PayServer.Order(p.id)
 	if !ok || wx.PayerOpenID != "o-alice" || wx.Total != 200 || wx.TradeState != wechatpay.TradeStateNotPay {
 		t.Fatalf("WeChat Pay order %+v", wx)
 	}
-	_, order, _ := api(stack, "GET", "/orders/"+id, token, "")
+	_, order, _ := api(p.stack, "GET", "/orders/"+p.id, p.token, "")
 	if want, _ := time.Parse(time.RFC3339Nano, order["expiresAt"].(string)); !wx.TimeExpire.Equal(want.Truncate(time.Second)) {
 		t.Errorf("time_expire %v, want the order's expiresAt %v", wx.TimeExpire, want)
 	}
-	if status, body, _ := api(stack, "POST", "/_local/pay/"+id, "", ""); status != http.StatusNoContent {
+	if status, body := buyerPays(p.stack, p.id); status != http.StatusNoContent {
 		t.Fatalf("buyer pays: %d %v", status, body)
 	}
-	if got := orderStatus(t, stack, token, id); got != "PAID" {
-		t.Errorf("status %s, want PAID", got)
-	}
-	if got := available(t, stack); got != 8 {
-		t.Errorf("available %v, want 8", got)
-	}
-	booktest.Check(t, stack.DB, stack.Tables)
+	wantStatus(t, p.stack, p.token, p.id, "PAID")
+	wantAvailable(t, p.stack, 8)
+	booktest.Check(t, p.stack.DB, p.stack.Tables)
 }
 
 func TestPayment_PrepayTwiceMakesOneWeChatOrder(t *testing.T) {
-	stack, clock, _ := payStack(t)
-	token := signIn(t, stack, "bob")
-	id := placeOrder(t, stack, token, 1)
-	first := startPayment(t, stack, token, id)
-	clock.Advance(time.Minute)
-	second := startPayment(t, stack, token, id)
-	if first["package"] != second["package"] {
-		t.Errorf("package %v then %v, want the same prepay_id", first["package"], second["package"])
+	p := startPaying(t, "bob", 1)
+	p.clock.Advance(time.Minute)
+	second := startPayment(t, p.stack, p.token, p.id)
+	if p.prepay["package"] != second["package"] {
+		t.Errorf("package %v then %v, want the same prepay_id", p.prepay["package"], second["package"])
 	}
-	if wx, _ := stack.PayServer.Order(id); wx.PrepayCalls != 1 {
+	if wx, _ := p.stack.PayServer.Order(p.id); wx.PrepayCalls != 1 {
 		t.Errorf("JSAPI ordering calls %d, want 1", wx.PrepayCalls)
 	}
-	booktest.Check(t, stack.DB, stack.Tables)
+	booktest.Check(t, p.stack.DB, p.stack.Tables)
 }
 
 func TestPayment_AfterExpiryIsRefused(t *testing.T) {
-	stack, clock, _ := payStack(t)
-	token := signIn(t, stack, "carol")
-	id := placeOrder(t, stack, token, 1)
-	startPayment(t, stack, token, id)
-	clock.Advance(15*time.Minute + time.Second)
-	if status, body, _ := api(stack, "POST", "/orders/"+id+"/pay", token, ""); status != http.StatusConflict || body["code"] != "ORDER_NOT_PAYABLE" {
+	p := startPaying(t, "carol", 1)
+	p.clock.Advance(15*time.Minute + time.Second)
+	if status, body, _ := api(p.stack, "POST", "/orders/"+p.id+"/pay", p.token, ""); status != http.StatusConflict || body["code"] != "ORDER_NOT_PAYABLE" {
 		t.Errorf("pay after expiry: %d %v, want 409 ORDER_NOT_PAYABLE", status, body)
 	}
-	if status, body, _ := api(stack, "POST", "/_local/pay/"+id, "", ""); status != http.StatusConflict {
+	if status, body := buyerPays(p.stack, p.id); status != http.StatusConflict {
 		t.Errorf("buyer pays after time_expire: %d %v, want the stand-in's refusal (409)", status, body)
 	}
-	if got := orderStatus(t, stack, token, id); got != "PENDING" {
-		t.Errorf("status %s, want PENDING until released", got)
-	}
-	booktest.Check(t, stack.DB, stack.Tables)
+	wantStatus(t, p.stack, p.token, p.id, "PENDING") // until released
+	booktest.Check(t, p.stack.DB, p.stack.Tables)
 }
 
 func TestPayment_LostNotificationAndTimeoutCommitsByQuery(t *testing.T) {
-	stack, clock, logs := payStack(t)
-	token := signIn(t, stack, "dave")
-	id := placeOrder(t, stack, token, 3)
-	startPayment(t, stack, token, id)
-	stack.PayServer.SetDropNotifications(true)
-	if status, _, _ := api(stack, "POST", "/_local/pay/"+id, "", ""); status != http.StatusAccepted {
+	p := startPaying(t, "dave", 3)
+	p.stack.PayServer.SetDropNotifications(true)
+	if status, _ := buyerPays(p.stack, p.id); status != http.StatusAccepted {
 		t.Fatalf("buyer pays with the notification lost: %d", status)
 	}
-	clock.Advance(16 * time.Minute)
-	res := sweep(t, stack)
+	p.clock.Advance(16 * time.Minute)
+	res := sweep(t, p.stack)
 	if res["released"] != 0.0 || res["due"] != 1.0 {
 		t.Errorf("sweep %v: want 1 due, 0 released", res)
 	}
-	if got := orderStatus(t, stack, token, id); got != "PAID" {
-		t.Errorf("status %s, want PAID (committed by the query)", got)
-	}
-	if got := available(t, stack); got != 7 {
-		t.Errorf("available %v, want 7: nothing released", got)
-	}
-	if n := metricSum(t, logs, "PaidByQuery"); n != 1 {
+	wantStatus(t, p.stack, p.token, p.id, "PAID") // committed by the query
+	wantAvailable(t, p.stack, 7)                  // nothing released
+	if n := metricSum(t, p.logs, "PaidByQuery"); n != 1 {
 		t.Errorf("PaidByQuery %v, want 1", n)
 	}
-	booktest.Check(t, stack.DB, stack.Tables)
+	booktest.Check(t, p.stack.DB, p.stack.Tables)
 }
 
 func TestPayment_CancelClosesTheWeChatOrder(t *testing.T) {
-	stack, _, _ := payStack(t)
-	token := signIn(t, stack, "erin")
-	id := placeOrder(t, stack, token, 2)
-	startPayment(t, stack, token, id)
-	if status, body, _ := api(stack, "POST", "/orders/"+id+"/cancel", token, ""); status != http.StatusOK || body["status"] != "CANCELLED" {
+	p := startPaying(t, "erin", 2)
+	if status, body, _ := api(p.stack, "POST", "/orders/"+p.id+"/cancel", p.token, ""); status != http.StatusOK || body["status"] != "CANCELLED" {
 		t.Fatalf("cancel: %d %v", status, body)
 	}
-	if wx, _ := stack.PayServer.Order(id); wx.TradeState != wechatpay.TradeStateClosed {
+	if wx, _ := p.stack.PayServer.Order(p.id); wx.TradeState != wechatpay.TradeStateClosed {
 		t.Errorf("WeChat Pay order %s, want CLOSED", wx.TradeState)
 	}
-	if status, _, _ := api(stack, "POST", "/_local/pay/"+id, "", ""); status != http.StatusConflict {
+	if status, _ := buyerPays(p.stack, p.id); status != http.StatusConflict {
 		t.Errorf("buyer pays a cancelled order: %d, want 409", status)
 	}
-	if got := available(t, stack); got != 10 {
-		t.Errorf("available %v, want 10", got)
-	}
-	booktest.Check(t, stack.DB, stack.Tables)
+	wantAvailable(t, p.stack, 10)
+	booktest.Check(t, p.stack.DB, p.stack.Tables)
 }
 
 func TestPayment_CancelOfAnOrderPaidAtWeChatCommitsIt(t *testing.T) {
-	stack, _, _ := payStack(t)
-	token := signIn(t, stack, "fay")
-	id := placeOrder(t, stack, token, 1)
-	startPayment(t, stack, token, id)
-	stack.PayServer.SetDropNotifications(true)
-	api(stack, "POST", "/_local/pay/"+id, "", "")
-	if status, body, _ := api(stack, "POST", "/orders/"+id+"/cancel", token, ""); status != http.StatusConflict || body["code"] != "ORDER_NOT_CANCELLABLE" {
+	p := startPaying(t, "fay", 1)
+	p.stack.PayServer.SetDropNotifications(true)
+	buyerPays(p.stack, p.id)
+	if status, body, _ := api(p.stack, "POST", "/orders/"+p.id+"/cancel", p.token, ""); status != http.StatusConflict || body["code"] != "ORDER_NOT_CANCELLABLE" {
 		t.Errorf("cancel: %d %v, want 409 ORDER_NOT_CANCELLABLE", status, body)
 	}
-	if got := orderStatus(t, stack, token, id); got != "PAID" {
-		t.Errorf("status %s, want PAID", got)
-	}
-	booktest.Check(t, stack.DB, stack.Tables)
+	wantStatus(t, p.stack, p.token, p.id, "PAID")
+	booktest.Check(t, p.stack.DB, p.stack.Tables)
 }
 
 func TestPayment_WeChatFailuresChangeNothing(t *testing.T) {
@@ -307,8 +309,6 @@ func TestPayment_PayIsForTheOwnerOnly(t *testing.T) {
 	}
 }
 
-func slogJSON(l *testkit.Log) *slog.Logger { return slog.New(slog.NewJSONHandler(l, nil)) }
-
 // metricSum adds up the single-value observations of metric name in the EMF lines.
 func metricSum(t *testing.T, logs *testkit.Log, name string) float64 {
 	t.Helper()
@@ -347,9 +347,7 @@ func TestPayment_ReleaseReadBeforeThePaymentStartedLoses(t *testing.T) {
 	if _, _, err := stack.Store.ExpireOrder(ctx, stale); !errors.Is(err, inventory.ErrBusy) {
 		t.Errorf("expire of the stale read: %v, want ErrBusy", err)
 	}
-	if got := available(t, stack); got != 9 {
-		t.Errorf("available %v, want 9: nothing released", got)
-	}
+	wantAvailable(t, stack, 9) // nothing released
 	if err := stack.Store.SetPrepay(ctx, stale, "wx-other", clock.Now()); err != nil {
 		t.Fatalf("prepay of a PENDING order: %v", err)
 	}
@@ -368,20 +366,11 @@ func TestPayment_ReleaseReadBeforeThePaymentStartedLoses(t *testing.T) {
 // reconcile releases overdue orders when repairs are on, but never one with a WeChat
 // Pay order: it cannot ask WeChat Pay, so it leaves that one to closeOrder.
 func TestPayment_ReconcileLeavesOrdersWithAWeChatPayOrderToCloseOrder(t *testing.T) {
-	clock := testkit.NewClock()
-	stack, err := local.Start(context.Background(), local.StackConfig{
-		Template: template, Now: clock.Now, PaymentTimeout: 15 * time.Minute, APIWrap: openapitest.New(t).Wrap,
-		Reconcile: func(c *reconcile.Config) {
+	stack, clock, _ := payStackWith(t, 10, func(cfg *local.StackConfig) {
+		cfg.Reconcile = func(c *reconcile.Config) {
 			c.Repair, c.Window = true, reconcile.Window{Start: 0, End: 23 * time.Hour, Loc: time.UTC}
-		},
+		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stack.Close()
-	if err := stack.Seed(context.Background(), strings.NewReader(`[{"skuId":"cup-01","name":"cup","price":100,"stock":10}]`)); err != nil {
-		t.Fatal(err)
-	}
 	token := signIn(t, stack, "ivy")
 	started, plain := placeOrder(t, stack, token, 1), placeOrder(t, stack, token, 2)
 	startPayment(t, stack, token, started)
@@ -389,12 +378,8 @@ func TestPayment_ReconcileLeavesOrdersWithAWeChatPayOrderToCloseOrder(t *testing
 	if status, body, _ := api(stack, "POST", "/_local/invoke/reconcile", "", ""); status != http.StatusOK {
 		t.Fatalf("reconcile: %d %v", status, body)
 	}
-	if got := orderStatus(t, stack, token, plain); got != "CANCELLED" {
-		t.Errorf("order without a WeChat Pay order: %s, want CANCELLED by reconcile", got)
-	}
-	if got := orderStatus(t, stack, token, started); got != "PENDING" {
-		t.Errorf("order with a WeChat Pay order: %s, want PENDING (left to closeOrder)", got)
-	}
+	wantStatus(t, stack, token, plain, "CANCELLED") // no WeChat Pay order: reconcile releases it
+	wantStatus(t, stack, token, started, "PENDING") // a WeChat Pay order: left to closeOrder
 	sweep(t, stack)
 	if wx, _ := stack.PayServer.Order(started); orderStatus(t, stack, token, started) != "CANCELLED" || wx.TradeState != wechatpay.TradeStateClosed {
 		t.Errorf("after the sweep: WeChat Pay %s, want CLOSED and the order CANCELLED", wx.TradeState)

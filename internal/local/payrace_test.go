@@ -62,6 +62,32 @@ func sqsEvent(id string) []byte {
 	return []byte(fmt.Sprintf(`{"Records":[{"messageId":"m-%s","eventSource":"aws:sqs","body":"{\"orderId\":\"%s\",\"expiresAt\":\"2020-01-01T00:00:00Z\"}"}]}`, id, id))
 }
 
+// raceAtExpiry runs four racers on each of the buyers' orders ids at once: payment(k)
+// for order k, the closeOrder sweep, closeOrder's queue message for the order and the
+// buyer's cancel. It returns the status each cancel answered, by order.
+func raceAtExpiry(t *testing.T, stack *local.Stack, tokens, ids []string, payment func(k int)) []int {
+	t.Helper()
+	n := len(ids)
+	closeOrder := stack.Handlers["CloseOrderFunction"]
+	cancels := make([]int, n)
+	testkit.Parallel(4*n, func(i int) {
+		k := i % n
+		switch i / n {
+		case 0:
+			payment(k)
+		case 1:
+			api(stack, "POST", "/_local/invoke/closeOrder", "", "")
+		case 2:
+			if _, err := closeOrder.Invoke(context.Background(), sqsEvent(ids[k])); err != nil {
+				t.Errorf("queue message %s: %v", ids[k], err)
+			}
+		case 3:
+			cancels[k], _, _ = api(stack, "POST", "/orders/"+ids[k]+"/cancel", tokens[k], "")
+		}
+	})
+	return cancels
+}
+
 // Orders paid at WeChat Pay whose notification was lost, at expiry, ×20 at once: the
 // notification resent, the sweep, the queue message and the buyer's cancel all race on
 // each order. Every order ends PAID with exactly one COMMIT per line and no RELEASE.
@@ -71,29 +97,15 @@ func TestPaymentRace_PaidOrdersAtExpiryCommitOnce(t *testing.T) {
 	tokens, ids := startedOrders(t, stack, n)
 	stack.PayServer.SetDropNotifications(true)
 	for _, id := range ids {
-		if status, _, _ := api(stack, "POST", "/_local/pay/"+id, "", ""); status != http.StatusAccepted {
+		if status, _ := buyerPays(stack, id); status != http.StatusAccepted {
 			t.Fatalf("pay %s: %d", id, status)
 		}
 	}
 	stack.PayServer.SetDropNotifications(false)
 	clock.Advance(16 * time.Minute)
-	closeOrder := stack.Handlers["CloseOrderFunction"]
-	cancels := make([]int, n)
-	testkit.Parallel(4*n, func(i int) {
-		k := i % n
-		switch i / n {
-		case 0:
-			if _, err := stack.PayServer.Resend(context.Background(), ids[k]); err != nil {
-				t.Errorf("resend %s: %v", ids[k], err)
-			}
-		case 1:
-			api(stack, "POST", "/_local/invoke/closeOrder", "", "")
-		case 2:
-			if _, err := closeOrder.Invoke(context.Background(), sqsEvent(ids[k])); err != nil {
-				t.Errorf("queue message %s: %v", ids[k], err)
-			}
-		case 3:
-			cancels[k], _, _ = api(stack, "POST", "/orders/"+ids[k]+"/cancel", tokens[k], "")
+	cancels := raceAtExpiry(t, stack, tokens, ids, func(k int) {
+		if _, err := stack.PayServer.Resend(context.Background(), ids[k]); err != nil {
+			t.Errorf("resend %s: %v", ids[k], err)
 		}
 	})
 	b := readBooks(t, stack)
@@ -105,9 +117,7 @@ func TestPaymentRace_PaidOrdersAtExpiryCommitOnce(t *testing.T) {
 			t.Errorf("cancel of paid order %s: %d, want 409 (or 503 while WeChat Pay was busy)", id, cancels[k])
 		}
 	}
-	if got := available(t, stack); got != 100-n {
-		t.Errorf("available %v, want %d", got, 100-n)
-	}
+	wantAvailable(t, stack, 100-n)
 	booktest.Check(t, stack.DB, stack.Tables)
 }
 
@@ -127,7 +137,7 @@ func TestPaymentRace_CancelAgainstPaymentAgrees(t *testing.T) {
 					api(stack, "GET", "/orders/"+ids[k], tokens[k], "")
 				}
 			}
-			api(stack, "POST", "/_local/pay/"+ids[k], "", "")
+			buyerPays(stack, ids[k])
 		} else {
 			api(stack, "POST", "/orders/"+ids[k]+"/cancel", tokens[k], "")
 		}
@@ -149,9 +159,7 @@ func TestPaymentRace_CancelAgainstPaymentAgrees(t *testing.T) {
 	if paid+cancelled != n {
 		t.Errorf("%d paid + %d cancelled, want %d", paid, cancelled, n)
 	}
-	if got := available(t, stack); got != float64(100-paid) {
-		t.Errorf("available %v, want %d", got, 100-paid)
-	}
+	wantAvailable(t, stack, float64(100-paid))
 	booktest.Check(t, stack.DB, stack.Tables)
 }
 
@@ -177,7 +185,7 @@ func latePayments(t *testing.T, seed uint64, askWeChat bool) (refundPending, pai
 	var late []string
 	for _, id := range ids {
 		if rng.IntN(2) == 0 {
-			if status, _, _ := api(stack, "POST", "/_local/pay/"+id, "", ""); status != http.StatusAccepted {
+			if status, _ := buyerPays(stack, id); status != http.StatusAccepted {
 				t.Fatalf("pay %s: %d", id, status)
 			}
 			late = append(late, id)
@@ -231,22 +239,7 @@ func TestPaymentRace_UnpaidOrdersAtExpiryReleaseOnce(t *testing.T) {
 	stack, clock, logs := payStackWith(t, 100)
 	tokens, ids := startedOrders(t, stack, n)
 	clock.Advance(15*time.Minute + time.Second) // past time_expire: the stand-in refuses money
-	closeOrder := stack.Handlers["CloseOrderFunction"]
-	testkit.Parallel(4*n, func(i int) {
-		k := i % n
-		switch i / n {
-		case 0:
-			api(stack, "POST", "/_local/pay/"+ids[k], "", "")
-		case 1:
-			api(stack, "POST", "/_local/invoke/closeOrder", "", "")
-		case 2:
-			if _, err := closeOrder.Invoke(context.Background(), sqsEvent(ids[k])); err != nil {
-				t.Errorf("queue message %s: %v", ids[k], err)
-			}
-		case 3:
-			api(stack, "POST", "/orders/"+ids[k]+"/cancel", tokens[k], "")
-		}
-	})
+	raceAtExpiry(t, stack, tokens, ids, func(k int) { buyerPays(stack, ids[k]) })
 	b := readBooks(t, stack)
 	for _, id := range ids {
 		wx, _ := stack.PayServer.Order(id)
@@ -254,9 +247,7 @@ func TestPaymentRace_UnpaidOrdersAtExpiryReleaseOnce(t *testing.T) {
 			t.Errorf("order %s: %s, ledger %v, WeChat Pay %s; want CANCELLED, one RELEASE, CLOSED", id, b.status[id], b.ops[id], wx.TradeState)
 		}
 	}
-	if got := available(t, stack); got != 100 {
-		t.Errorf("available %v, want 100", got)
-	}
+	wantAvailable(t, stack, 100)
 	if n := metricSum(t, logs, "ReleasedUnsettled"); n != 0 {
 		t.Errorf("ReleasedUnsettled %v, want 0: every release asked WeChat Pay", n)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/metric"
 	"github.com/stockguard/stockguard/internal/sam"
+	"github.com/stockguard/stockguard/internal/testkit"
 )
 
 // awsNamespaces are the AWS metric namespaces an alarm may watch.
@@ -204,7 +205,7 @@ func accessLogGroups(t *testing.T, tpl *sam.Template) []string {
 // metrics the code emits by function, and the access log groups.
 func sources(t *testing.T) (string, *sam.Template, map[string][]string, []string) {
 	t.Helper()
-	root := repoRoot(t)
+	root := testkit.ModuleRoot(t)
 	tpl := loadRealTemplate(t)
 	return root, tpl, emitted(t, root), accessLogGroups(t, tpl)
 }

@@ -20,31 +20,34 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/sam"
+	"github.com/stockguard/stockguard/internal/testkit"
 )
 
 // These tests check the real template.yaml against the code and the Makefile at the
 // repository root, two directories above this package.
 
-// repoRoot returns the module root, where template.yaml, the Makefile and go.mod live.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("module root %s: %v", root, err)
-	}
-	return root
-}
-
 func loadRealTemplate(t *testing.T) *sam.Template {
 	t.Helper()
-	tpl, err := sam.Load(filepath.Join(repoRoot(t), "template.yaml"))
+	tpl, err := sam.Load(filepath.Join(testkit.ModuleRoot(t), "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return tpl
+}
+
+// realByName reads one kind of resource of the real template with read and indexes
+// what it read by name.
+func realByName[T any](t *testing.T, read func(*sam.Template) ([]T, error), name func(T) string) map[string]T {
+	t.Helper()
+	items, err := read(loadRealTemplate(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := make(map[string]T, len(items))
+	for _, item := range items {
+		byName[name(item)] = item
+	}
+	return byName
 }
 
 func realFunctions(t *testing.T) []sam.Function {
@@ -63,7 +66,7 @@ func realFunctions(t *testing.T) []sam.Function {
 func run(t *testing.T, env []string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = testkit.ModuleRoot(t)
 	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.Output()
 	if err != nil {
@@ -185,7 +188,7 @@ func lambdaGOARCH(t *testing.T, architectures []string) string {
 }
 
 func TestWiring_EveryFunctionDirectoryHasATemplateFunction(t *testing.T) {
-	entries, err := os.ReadDir(filepath.Join(repoRoot(t), "functions"))
+	entries, err := os.ReadDir(filepath.Join(testkit.ModuleRoot(t), "functions"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +208,7 @@ func TestWiring_EveryFunctionDirectoryHasATemplateFunction(t *testing.T) {
 // (internal/local's TestFunctions_RefuseToStartOnAMissingOrInvalidSetting checks that
 // those parsers read exactly the variables template.yaml sets.)
 func TestWiring_NothingBelowTheMainsReadsTheEnvironment(t *testing.T) {
-	root := filepath.Join(repoRoot(t), "internal")
+	root := filepath.Join(testkit.ModuleRoot(t), "internal")
 	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return err
@@ -383,17 +386,11 @@ func TestWiring_RoutesAreTheContractRoutes(t *testing.T) {
 // Auth.EnableIamAuthorizer; API Gateway then refuses unsigned or unauthorised callers
 // (403) before the function runs.
 func TestWiring_AdminRoutesUseIAMAuthorization(t *testing.T) {
-	tpl := loadRealTemplate(t)
-	apis, err := tpl.HTTPAPIs()
-	if err != nil {
-		t.Fatal(err)
+	apis := realByName(t, (*sam.Template).HTTPAPIs, func(a sam.HTTPAPI) string { return a.Name })
+	if !apis["HttpApi"].IAMAuthorizer {
+		t.Error("HttpApi: Auth.EnableIamAuthorizer is not true")
 	}
-	for _, api := range apis {
-		if api.Name == "HttpApi" && !api.IAMAuthorizer {
-			t.Error("HttpApi: Auth.EnableIamAuthorizer is not true")
-		}
-	}
-	routes, err := tpl.Routes()
+	routes, err := loadRealTemplate(t).Routes()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +403,7 @@ func TestWiring_AdminRoutesUseIAMAuthorization(t *testing.T) {
 
 func TestWiring_HttpApiRequiresJWTFromIssuerAndAudienceParameters(t *testing.T) {
 	const issuer, audience = "https://issuer.wiring.invalid", "wiring-audience"
-	tpl, err := sam.LoadWithParameters(filepath.Join(repoRoot(t), "template.yaml"),
+	tpl, err := sam.LoadWithParameters(filepath.Join(testkit.ModuleRoot(t), "template.yaml"),
 		map[string]string{"JwtIssuer": issuer, "JwtAudience": audience})
 	if err != nil {
 		t.Fatal(err)
@@ -444,23 +441,12 @@ func TestWiring_HttpApiRequiresJWTFromIssuerAndAudienceParameters(t *testing.T) 
 // IssuerApi, which is the iss the login function stamps and the issuer the JWK set
 // function serves; the issuer API has no authorizer.
 func TestWiring_OwnIssuerIsTheIssuerApiTheLoginTokensName(t *testing.T) {
-	tpl := loadRealTemplate(t)
-	apis, err := tpl.HTTPAPIs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]sam.HTTPAPI{}
-	for _, a := range apis {
-		byName[a.Name] = a
-	}
-	main, issuerAPI := byName["HttpApi"], byName["IssuerApi"]
+	apis := realByName(t, (*sam.Template).HTTPAPIs, func(a sam.HTTPAPI) string { return a.Name })
+	main, issuerAPI := apis["HttpApi"], apis["IssuerApi"]
 	if issuerAPI.Name == "" || issuerAPI.DefaultAuthorizer != "" {
 		t.Fatalf("IssuerApi %+v: want an API without authorizer", issuerAPI)
 	}
-	functions, err := tpl.Functions()
-	if err != nil {
-		t.Fatal(err)
-	}
+	functions := realFunctions(t)
 	issuer := main.Authorizers[main.DefaultAuthorizer].Issuer
 	if !strings.Contains(issuer, "IssuerApi") {
 		t.Errorf("authorizer issuer %q does not name IssuerApi", issuer)
@@ -503,15 +489,7 @@ func TestWiring_TablesAreOnDemandWithPointInTimeRecovery(t *testing.T) {
 // function timeout, partial batch responses, and a dead-letter queue behind every
 // consumed queue.
 func TestWiring_ConsumedQueuesOutlastTheirFunctionAndRedrive(t *testing.T) {
-	tpl := loadRealTemplate(t)
-	queues, err := tpl.Queues()
-	if err != nil {
-		t.Fatal(err)
-	}
-	byName := map[string]sam.Queue{}
-	for _, q := range queues {
-		byName[q.Name] = q
-	}
+	byName := realByName(t, (*sam.Template).Queues, func(q sam.Queue) string { return q.Name })
 	consumed := 0
 	for _, f := range realFunctions(t) {
 		for _, ev := range f.Events.SQS {
@@ -652,7 +630,7 @@ func TestWiring_SecretPoliciesAcceptTheARNFormsTheParameterAllows(t *testing.T) 
 		if !pattern.MatchString(given) {
 			t.Fatalf("the parameter refuses %s", given)
 		}
-		tpl, err := sam.LoadWithParameters(filepath.Join(repoRoot(t), "template.yaml"), map[string]string{
+		tpl, err := sam.LoadWithParameters(filepath.Join(testkit.ModuleRoot(t), "template.yaml"), map[string]string{
 			"WechatPaySecretArn": given, "JwtAudience": "wx-app"})
 		if err != nil {
 			t.Fatal(err)

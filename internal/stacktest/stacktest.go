@@ -23,7 +23,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -88,7 +87,7 @@ func New(t testing.TB, opts Options) *Stack {
 	t.Helper()
 	s := &Stack{Log: &testkit.Log{}}
 	cfg := opts.Stack
-	cfg.Template = templatePath(t)
+	cfg.Template = filepath.Join(testkit.ModuleRoot(t), "template.yaml")
 	cfg.Logger = slog.New(slog.NewJSONHandler(s.Log, nil))
 	if !opts.RealTime {
 		s.Clock = testkit.NewClock()
@@ -115,25 +114,6 @@ func New(t testing.TB, opts Options) *Stack {
 		t.Fatal(err)
 	}
 	return s
-}
-
-// templatePath finds template.yaml at the root of the module the test runs in.
-func templatePath(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "template.yaml")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
-		}
-		dir = parent
-	}
 }
 
 // now is the stack's time.

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -123,4 +125,36 @@ func Eventually(t testing.TB, limit time.Duration, what string, cond func() bool
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// ModuleRoot returns the directory of the go.mod at or above the test's working
+// directory (its package's folder): the repository root, where template.yaml and the
+// Makefile live. It fails t when there is none.
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// Must returns what build makes of arg, failing t when build returns an error: for the
+// constructors a test sets up with, such as wechatpay.NewClient or wxlogin.New.
+func Must[A, V any](t testing.TB, build func(A) (V, error), arg A) V {
+	t.Helper()
+	v, err := build(arg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
@@ -41,7 +42,7 @@ func newClientFuzzHarness(tb testing.TB) *clientFuzzHarness {
 	fh := newFuzzHarness(tb)
 	cfg := fh.p.ClientConfig(testMerchants(tb)[0], "")
 	cfg.Now = func() time.Time { return fh.now }
-	return &clientFuzzHarness{fuzzHarness: fh, c: mustClient(tb, cfg), genuine: map[fuzzAnswer]bool{}}
+	return &clientFuzzHarness{fuzzHarness: fh, c: testkit.Must(tb, wechatpay.NewClient, cfg), genuine: map[fuzzAnswer]bool{}}
 }
 
 type clientFuzzSeed struct {

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
 )
@@ -47,15 +48,6 @@ func testMerchants(t testing.TB) [2]*paytest.Merchant {
 	return ms
 }
 
-func mustClient(t testing.TB, cfg wechatpay.ClientConfig) *wechatpay.Client {
-	t.Helper()
-	c, err := wechatpay.NewClient(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
 // answering starts a server whose answers handler writes, and a client of f.p's merchant
 // for it; requests counts what reached the server.
 func answering(t *testing.T, f fixture, handler http.HandlerFunc) (c *wechatpay.Client, requests *atomic.Int64) {
@@ -66,7 +58,7 @@ func answering(t *testing.T, f fixture, handler http.HandlerFunc) (c *wechatpay.
 		handler(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	return mustClient(t, f.p.ClientConfig(testMerchants(t)[0], srv.URL)), requests
+	return testkit.Must(t, wechatpay.NewClient, f.p.ClientConfig(testMerchants(t)[0], srv.URL)), requests
 }
 
 // write signs body with p at `at` (as WeChat Pay signs answers) and writes it.
@@ -166,7 +158,7 @@ func TestClient_SignsRequestsAsDocumented(t *testing.T) {
 func TestClient_PaymentParams_SignedForRequestPayment(t *testing.T) {
 	f := newFixture(t)
 	m := testMerchants(t)[0]
-	c := mustClient(t, f.p.ClientConfig(m, ""))
+	c := testkit.Must(t, wechatpay.NewClient, f.p.ClientConfig(m, ""))
 	now := time.Unix(1700000000, 0)
 	p, err := c.PaymentParams("wx201410272009395522657a690389285100", now)
 	if err != nil {
@@ -316,7 +308,7 @@ func TestClient_ErrorsCallersBranchOn(t *testing.T) {
 	t.Run("Unreachable", func(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		srv.Close()
-		c := mustClient(t, f.p.ClientConfig(testMerchants(t)[0], srv.URL))
+		c := testkit.Must(t, wechatpay.NewClient, f.p.ClientConfig(testMerchants(t)[0], srv.URL))
 		if err := c.CloseOrder(context.Background(), id); !errors.Is(err, wechatpay.ErrUnavailable) {
 			t.Errorf("CloseOrder = %v, want ErrUnavailable", err)
 		}

@@ -224,10 +224,9 @@ func checkRefund(t *testing.T, n *wechatpay.RefundNotification) {
 	if n == nil || n.Refund == nil {
 		t.Fatalf("ParseRefund returned %+v with a nil error", n)
 	}
+	checkEnvelope(t, n.Envelope)
 	r := n.Refund
 	switch {
-	case n.ID == "" || n.CreateTime.IsZero() || n.ResourceType != wechatpay.ResourceTypeEncrypted:
-		t.Errorf("accepted envelope %+v", n.Envelope)
 	case r.MchID != testMchID:
 		t.Errorf("accepted mchid %q", r.MchID)
 	case r.OutRefundNo == "" || r.RefundID == "" || r.OutTradeNo == "" || r.TransactionID == "":
@@ -284,18 +283,26 @@ func checkHeaders(t *testing.T, h wechatpay.Headers, body []byte) {
 	}
 }
 
+// checkEnvelope holds for the envelope of every notification Parse or ParseRefund accepts.
+func checkEnvelope(t *testing.T, e wechatpay.Envelope) {
+	t.Helper()
+	switch {
+	case e.ID == "" || e.EventType == "" || e.CreateTime.IsZero():
+		t.Errorf("accepted an envelope without id, event_type or create_time: %+v", e)
+	case e.ResourceType != wechatpay.ResourceTypeEncrypted:
+		t.Errorf("accepted resource_type %q", e.ResourceType)
+	}
+}
+
 // checkAccepted holds for every notification Parse accepts.
 func checkAccepted(t *testing.T, n *wechatpay.Notification) {
 	t.Helper()
 	if n == nil || n.Transaction == nil {
 		t.Fatalf("Parse returned %+v with a nil error", n)
 	}
+	checkEnvelope(t, n.Envelope)
 	tx := n.Transaction
 	switch {
-	case n.ID == "" || n.EventType == "" || n.CreateTime.IsZero():
-		t.Errorf("accepted an envelope without id, event_type or create_time: %+v", n)
-	case n.ResourceType != wechatpay.ResourceTypeEncrypted:
-		t.Errorf("accepted resource_type %q", n.ResourceType)
 	case tx.MchID != testMchID || tx.AppID != testAppID:
 		t.Errorf("accepted another merchant: mchid %q appid %q", tx.MchID, tx.AppID)
 	case tx.OutTradeNo == "":

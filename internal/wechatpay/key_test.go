@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
@@ -105,7 +106,7 @@ func TestParsePublicKey_KeyVerifiesNotifications(t *testing.T) {
 	cfg := f.config()
 	cfg.PublicKeys[f.p.Serial] = key
 	h, body := f.genuine(t)
-	if _, err := mustVerifier(t, cfg).Parse(h, body); err != nil {
+	if _, err := testkit.Must(t, wechatpay.NewVerifier, cfg).Parse(h, body); err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
 )
@@ -44,7 +45,7 @@ func (f fixture) refundNotice(t testing.TB, signer *paytest.Platform, plaintext,
 
 func TestParseRefund_ValidNotificationHasEveryField(t *testing.T) {
 	f := newFixture(t)
-	v := mustVerifier(t, f.config())
+	v := testkit.Must(t, wechatpay.NewVerifier, f.config())
 	h, body := f.refundNotice(t, f.p, string(readFixture(t, "refund_success.json")), wechatpay.EventRefundSuccess, testNow)
 	n, err := v.ParseRefund(h, body)
 	if err != nil {
@@ -115,7 +116,7 @@ func TestParseRefund_Rejects(t *testing.T) {
 		{"NoOutRefundNo", notice(edit(`"out_refund_no": "RSG20240601103400ab12"`, `"out_refund_no": ""`), wechatpay.EventRefundSuccess, f.p, testNow), wechatpay.ErrMalformed, "out_refund_no"},
 		{"SuccessWithoutTime", notice(edit(`"success_time": "2024-06-01T10:34:56+08:00"`, `"success_time": ""`), wechatpay.EventRefundSuccess, f.p, testNow), wechatpay.ErrMalformed, "success_time"},
 	}
-	v := mustVerifier(t, f.config())
+	v := testkit.Must(t, wechatpay.NewVerifier, f.config())
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			n, err := v.ParseRefund(tc.in.h, tc.in.body)
@@ -134,7 +135,7 @@ func TestParseRefund_Rejects(t *testing.T) {
 // outcome parses back to the same refund.
 func TestPlatformNotifyRefund_ParsesBack(t *testing.T) {
 	f := newFixture(t)
-	v := mustVerifier(t, f.config())
+	v := testkit.Must(t, wechatpay.NewVerifier, f.config())
 	for _, status := range []wechatpay.RefundStatus{wechatpay.RefundSuccess, wechatpay.RefundClosed, wechatpay.RefundAbnormal} {
 		r := wechatpay.Refund{
 			OutTradeNo: "ord-0001", TransactionID: "42000", OutRefundNo: "Rord-0001", RefundID: "50000", Status: status,

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
 )
@@ -144,19 +145,10 @@ func flipBit(t testing.TB, b64 string, i int) string {
 	return base64.StdEncoding.EncodeToString(raw)
 }
 
-func mustVerifier(t testing.TB, cfg wechatpay.Config) *wechatpay.Verifier {
-	t.Helper()
-	v, err := wechatpay.NewVerifier(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
 func TestParse_ValidNotificationHasEveryField(t *testing.T) {
 	f := newFixture(t)
 	h, body := f.genuine(t)
-	n, err := mustVerifier(t, f.config()).Parse(h, body)
+	n, err := testkit.Must(t, wechatpay.NewVerifier, f.config()).Parse(h, body)
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
@@ -366,7 +358,7 @@ func TestParse_Rejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := tt.build(t)
-			n, err := mustVerifier(t, in.cfg).Parse(in.h, in.body)
+			n, err := testkit.Must(t, wechatpay.NewVerifier, in.cfg).Parse(in.h, in.body)
 			if err == nil {
 				t.Fatalf("Parse succeeded: %+v", n)
 			}
@@ -397,7 +389,7 @@ func TestParse_AcceptsBodyOfExactlyMaxBodyBytes(t *testing.T) {
 	if len(body) != wechatpay.MaxBodyBytes {
 		t.Fatalf("body is %d bytes", len(body))
 	}
-	if _, err := mustVerifier(t, f.config()).Parse(signed(t, f.p, body, testNow), body); err != nil {
+	if _, err := testkit.Must(t, wechatpay.NewVerifier, f.config()).Parse(signed(t, f.p, body, testNow), body); err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
 }
@@ -428,7 +420,7 @@ func TestParse_TimestampSkewBound(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := f.config()
 			cfg.MaxSkew = tt.maxSkew
-			_, err := mustVerifier(t, cfg).Parse(signed(t, f.p, body, testNow.Add(tt.offset)), body)
+			_, err := testkit.Must(t, wechatpay.NewVerifier, cfg).Parse(signed(t, f.p, body, testNow.Add(tt.offset)), body)
 			if tt.ok && err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
@@ -452,7 +444,7 @@ func TestParse_SeveralKeysConfigured(t *testing.T) {
 		f.p.Serial:     &f.p.Key.PublicKey,
 		rotated.Serial: &rotated.Key.PublicKey,
 	}
-	v := mustVerifier(t, cfg)
+	v := testkit.Must(t, wechatpay.NewVerifier, cfg)
 	body := envelope(t, resource(t, &rotated, readFixture(t, "transaction_success.json")))
 
 	if _, err := v.Parse(signed(t, &rotated, body, testNow), body); err != nil {
@@ -493,7 +485,7 @@ func TestPlatformNotify_ParsesBack(t *testing.T) {
 			t.Errorf("header %s missing from %v", name, h)
 		}
 	}
-	n, err := mustVerifier(t, f.config()).Parse(wechatpay.HeadersFrom(h), body)
+	n, err := testkit.Must(t, wechatpay.NewVerifier, f.config()).Parse(wechatpay.HeadersFrom(h), body)
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
@@ -515,7 +507,7 @@ func TestPlatformNotify_ParsesBack(t *testing.T) {
 // TestParse_ConcurrentUse: one Verifier serves many goroutines (run with -race).
 func TestParse_ConcurrentUse(t *testing.T) {
 	f := newFixture(t)
-	v := mustVerifier(t, f.config())
+	v := testkit.Must(t, wechatpay.NewVerifier, f.config())
 	h, body := f.genuine(t)
 	bad := h
 	bad.Signature = flipBit(t, bad.Signature, 7)
@@ -543,7 +535,7 @@ func TestParse_ConcurrentUse(t *testing.T) {
 func TestNewVerifier_CopiesConfig(t *testing.T) {
 	f := newFixture(t)
 	cfg := f.config()
-	v := mustVerifier(t, cfg)
+	v := testkit.Must(t, wechatpay.NewVerifier, cfg)
 	cfg.APIv3Key[0] ^= 1
 	for serial := range cfg.PublicKeys {
 		delete(cfg.PublicKeys, serial)

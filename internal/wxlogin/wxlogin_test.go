@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wxlogin"
 	"github.com/stockguard/stockguard/internal/wxlogin/wxlogintest"
 )
@@ -29,16 +30,18 @@ func standIn(t *testing.T) (*wxlogintest.Server, *wxlogin.Client) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return s, mustClient(t, wxlogin.Config{AppID: appID, AppSecret: secret, BaseURL: s.URL()})
+	return s, client(t, s.URL())
 }
 
-func mustClient(t *testing.T, cfg wxlogin.Config) *wxlogin.Client {
+// config is the test app's configuration against WeChat at baseURL.
+func config(baseURL string) wxlogin.Config {
+	return wxlogin.Config{AppID: appID, AppSecret: secret, BaseURL: baseURL}
+}
+
+// client is a client of the test app against WeChat at baseURL.
+func client(t *testing.T, baseURL string) *wxlogin.Client {
 	t.Helper()
-	c, err := wxlogin.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return testkit.Must(t, wxlogin.New, config(baseURL))
 }
 
 func TestExchange_TestCodeLogsInOnce(t *testing.T) {
@@ -103,11 +106,11 @@ func TestExchange_ErrorsCallersBranchOn(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv, _ := standIn(t)
 			srv.SetFailure(tt.failure)
-			cfg := wxlogin.Config{AppID: appID, AppSecret: secret, BaseURL: srv.URL()}
+			cfg := config(srv.URL())
 			if tt.cfg != nil {
 				tt.cfg(&cfg)
 			}
-			s, err := mustClient(t, cfg).Exchange(context.Background(), tt.code)
+			s, err := testkit.Must(t, wxlogin.New, cfg).Exchange(context.Background(), tt.code)
 			if err == nil {
 				t.Fatalf("Exchange = %+v, want an error", s)
 			}
@@ -146,7 +149,7 @@ func TestExchange_NeverLeaksSecrets(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, body) }))
 			defer srv.Close()
-			s, err := mustClient(t, wxlogin.Config{AppID: appID, AppSecret: secret, BaseURL: srv.URL}).Exchange(context.Background(), "test-dave")
+			s, err := client(t, srv.URL).Exchange(context.Background(), "test-dave")
 			var logged bytes.Buffer
 			slog.New(slog.NewJSONHandler(&logged, nil)).Info("login", "session", s, "err", err)
 			if strings.Contains(logged.String(), sessionKey) || strings.Contains(logged.String(), secret) {
@@ -160,7 +163,7 @@ func TestExchange_NeverLeaksSecrets(t *testing.T) {
 	t.Run("Unreachable", func(t *testing.T) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		srv.Close()
-		_, err := mustClient(t, wxlogin.Config{AppID: appID, AppSecret: secret, BaseURL: srv.URL}).Exchange(context.Background(), "test-dave")
+		_, err := client(t, srv.URL).Exchange(context.Background(), "test-dave")
 		if !errors.Is(err, wxlogin.ErrBusy) {
 			t.Fatalf("err %v, want ErrBusy", err)
 		}
@@ -177,7 +180,7 @@ func TestExchange_SendsTheDocumentedRequest(t *testing.T) {
 		fmt.Fprint(w, `{"openid":"o-erin","unionid":"u-erin","session_key":"x"}`)
 	}))
 	defer srv.Close()
-	s, err := mustClient(t, wxlogin.Config{AppID: appID, AppSecret: secret, BaseURL: srv.URL}).Exchange(context.Background(), "0a3Xyz+/=")
+	s, err := client(t, srv.URL).Exchange(context.Background(), "0a3Xyz+/=")
 	if err != nil || s != (wxlogin.Session{OpenID: "o-erin", UnionID: "u-erin"}) {
 		t.Fatalf("Exchange = %+v, %v", s, err)
 	}
