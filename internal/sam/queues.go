@@ -43,13 +43,12 @@ type redrivePolicy struct {
 // ordered by Name. It returns an error when a RedrivePolicy is malformed, names a queue
 // that is not in the template, or the redrive targets form a cycle.
 func (t *Template) Queues() ([]Queue, error) {
-	resources := t.cf.GetAllSQSQueueResources()
-	byName := make(map[string]Queue, len(resources))
-	for _, id := range slices.Sorted(maps.Keys(resources)) {
-		q, err := newQueue(id, resources[id])
-		if err != nil {
-			return nil, fmt.Errorf("queue %s: %w", id, err)
-		}
+	queues, err := inIDOrder("queue", t.cf.GetAllSQSQueueResources(), newQueue)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]Queue, len(queues))
+	for _, q := range queues {
 		byName[q.Name] = q
 	}
 	return dependencyOrder(byName)
