@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
@@ -21,7 +20,7 @@ import (
 
 func main() {
 	log, cfg, aws := coldstart.Load("admin", os.Getenv, admin.LoadConfig)
-	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
+	store := coldstart.Store(aws, cfg.Tables, dynamo.Options{})
 	recon := reconcile.New(store, sns.NewFromConfig(aws), log, cfg.Reconcile)
 	refunds := refund.NewStarter(store, refund.NewQueue(sqs.NewFromConfig(aws), cfg.RefundQueueURL), log)
 	lambda.Start(admin.New(store, recon, refunds, log).Handle)

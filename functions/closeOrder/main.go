@@ -12,7 +12,6 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/closeorder"
@@ -25,7 +24,7 @@ import (
 func main() {
 	log, cfg, awsCfg := coldstart.Load("closeOrder", os.Getenv, closeorder.LoadConfig)
 	client := coldstart.WeChatPayClient(log, awsCfg, cfg.SecretARN, closeorder.SecretReloads(log))
-	store := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
+	store := coldstart.Store(awsCfg, cfg.Tables, dynamo.Options{})
 	sqsClient := sqs.NewFromConfig(awsCfg)
 	refunds := refund.NewStarter(store, refund.NewQueue(sqsClient, cfg.RefundQueueURL), log)
 	closer := closeorder.New(store, closeq.New(sqsClient, cfg.CloseQueueURL, nil), log, closeorder.Options{

@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/closeq"
@@ -18,7 +17,7 @@ import (
 
 func main() {
 	log, cfg, aws := coldstart.Load("createOrder", os.Getenv, createorder.LoadConfig)
-	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{PaymentTimeout: cfg.PaymentTimeout, Shaping: cfg.Shaping})
+	store := coldstart.Store(aws, cfg.Tables, dynamo.Options{PaymentTimeout: cfg.PaymentTimeout, Shaping: cfg.Shaping})
 	queue := closeq.New(sqs.NewFromConfig(aws), cfg.CloseQueueURL, nil)
 	lambda.Start(createorder.New(store, queue, log).Handle)
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/stockguard/stockguard/internal/coldstart"
@@ -42,6 +41,6 @@ func main() {
 	if err != nil {
 		coldstart.Exit(log, "configure the token issuer", err)
 	}
-	store := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions), dynamo.Tables{Orders: cfg.OrdersTable}, dynamo.Options{})
+	store := coldstart.Store(awsCfg, dynamo.Tables{Orders: cfg.OrdersTable}, dynamo.Options{})
 	lambda.Start(login.New(wechat, tokens, store, log, login.Options{}).Handle)
 }

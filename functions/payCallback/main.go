@@ -9,28 +9,21 @@
 package main
 
 import (
-	"context"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/paycallback"
 	"github.com/stockguard/stockguard/internal/refund"
-	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
 func main() {
 	log, cfg, awsCfg := coldstart.Load("payCallback", os.Getenv, paycallback.LoadConfig)
-	verifier, err := wechatpay.NewRotatingVerifier(context.Background(), coldstart.SecretReader(awsCfg, cfg.SecretARN),
-		wechatpay.RotateOptions{OnReload: paycallback.SecretReloads(log)})
-	if err != nil {
-		coldstart.Exit(log, "configure WeChat Pay verification from the secret", err)
-	}
-	store := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
+	verifier := coldstart.WeChatPayVerifier(log, awsCfg, cfg.SecretARN, paycallback.SecretReloads(log))
+	store := coldstart.Store(awsCfg, cfg.Tables, dynamo.Options{})
 	refunds := refund.NewStarter(store, refund.NewQueue(sqs.NewFromConfig(awsCfg), cfg.RefundQueueURL), log)
 	lambda.Start(paycallback.New(verifier, store, refunds, log).Handle)
 }

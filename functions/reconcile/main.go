@@ -9,7 +9,6 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/stockguard/stockguard/internal/coldstart"
@@ -20,7 +19,7 @@ import (
 
 func main() {
 	log, cfg, aws := coldstart.Load("reconcile", os.Getenv, reconcile.LoadFunctionConfig)
-	store := dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
+	store := coldstart.Store(aws, cfg.Tables, dynamo.Options{})
 	r := reconcile.New(store, sns.NewFromConfig(aws), log, cfg.Reconcile)
 	lambda.Start(lambdaevent.OnlyScheduled(reconcile.FunctionName, r.Run))
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/coldstart"
@@ -22,7 +21,7 @@ import (
 func main() {
 	log, cfg, awsCfg := coldstart.Load(refund.FunctionName, os.Getenv, refund.LoadConfig)
 	client := coldstart.WeChatPayClient(log, awsCfg, cfg.SecretARN, refund.SecretReloads(log))
-	store := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions), cfg.Tables, dynamo.Options{})
+	store := coldstart.Store(awsCfg, cfg.Tables, dynamo.Options{})
 	queue := refund.NewQueue(sqs.NewFromConfig(awsCfg), cfg.RefundQueueURL)
 	refunder := refund.NewRefunder(store, client, queue, log, refund.Options{NotifyURL: cfg.NotifyURL, StuckAfter: cfg.StuckAfter})
 	lambda.Start(refunder.Invoke)

@@ -85,11 +85,11 @@ func New(store *dynamo.Store, recon Reconciler, refunds *refund.Starter, log *sl
 	return httpapi.New(FunctionName, log, map[string]httpapi.Route{
 		RouteCreateSKU:       r.withPrincipal(r.createSKU),
 		RouteListSKUs:        r.withPrincipal(r.listSKUs),
-		RouteGetSKU:          r.withPrincipal(r.getSKU),
-		RoutePatchSKU:        r.withPrincipal(r.patchSKU),
-		RouteAdjust:          r.withPrincipal(r.adjust),
-		RouteReshard:         r.withPrincipal(r.reshard),
-		RouteLedger:          r.withPrincipal(r.ledger),
+		RouteGetSKU:          r.withPrincipal(withSKU(r.getSKU)),
+		RoutePatchSKU:        r.withPrincipal(withSKU(r.patchSKU)),
+		RouteAdjust:          r.withPrincipal(withSKU(r.adjust)),
+		RouteReshard:         r.withPrincipal(withSKU(r.reshard)),
+		RouteLedger:          r.withPrincipal(withSKU(r.ledger)),
 		RouteListOrders:      r.withPrincipal(r.listOrders),
 		RouteGetOrder:        r.withPrincipal(r.getOrder),
 		RouteRefundOrder:     r.withPrincipal(r.refundOrder),
@@ -118,14 +118,16 @@ func (r *routes) withPrincipal(fn adminRoute) httpapi.Route {
 	}
 }
 
-// skuID reads the {skuId} path parameter; one outside the contract's pattern names no
-// SKU (404 SKU_NOT_FOUND).
-func (c call) skuID() (string, error) {
-	id := c.PathParameters["skuId"]
-	if !inventory.ValidSKUID(id) {
-		return "", &inventory.SKUError{Err: inventory.ErrSKUNotFound}
+// withSKU passes fn the {skuId} path parameter of a SKU's route; one outside the
+// contract's pattern names no SKU (404 SKU_NOT_FOUND).
+func withSKU(fn func(ctx context.Context, c call, id string) (events.APIGatewayV2HTTPResponse, error)) adminRoute {
+	return func(ctx context.Context, c call) (events.APIGatewayV2HTTPResponse, error) {
+		id := c.PathParameters["skuId"]
+		if !inventory.ValidSKUID(id) {
+			return events.APIGatewayV2HTTPResponse{}, &inventory.SKUError{Err: inventory.ErrSKUNotFound}
+		}
+		return fn(ctx, c, id)
 	}
-	return id, nil
 }
 
 func (r *routes) createSKU(ctx context.Context, c call) (events.APIGatewayV2HTTPResponse, error) {
@@ -150,11 +152,7 @@ func (r *routes) skuAnswer(ctx context.Context, id string, status int) (events.A
 	return httpapi.JSON(status, skuView(d, r.store.Now())), nil
 }
 
-func (r *routes) getSKU(ctx context.Context, c call) (events.APIGatewayV2HTTPResponse, error) {
-	id, err := c.skuID()
-	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
+func (r *routes) getSKU(ctx context.Context, _ call, id string) (events.APIGatewayV2HTTPResponse, error) {
 	return r.skuAnswer(ctx, id, http.StatusOK)
 }
 
@@ -171,11 +169,7 @@ func (r *routes) listSKUs(ctx context.Context, c call) (events.APIGatewayV2HTTPR
 	return httpapi.JSON(http.StatusOK, out), nil
 }
 
-func (r *routes) patchSKU(ctx context.Context, c call) (events.APIGatewayV2HTTPResponse, error) {
-	id, err := c.skuID()
-	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
+func (r *routes) patchSKU(ctx context.Context, c call, id string) (events.APIGatewayV2HTTPResponse, error) {
 	p, err := decodePatch(c.APIGatewayV2HTTPRequest)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
@@ -186,11 +180,7 @@ func (r *routes) patchSKU(ctx context.Context, c call) (events.APIGatewayV2HTTPR
 	return r.skuAnswer(ctx, id, http.StatusOK)
 }
 
-func (r *routes) adjust(ctx context.Context, c call) (events.APIGatewayV2HTTPResponse, error) {
-	id, err := c.skuID()
-	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
+func (r *routes) adjust(ctx context.Context, c call, id string) (events.APIGatewayV2HTTPResponse, error) {
 	a, err := decodeAdjustment(c.APIGatewayV2HTTPRequest)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
@@ -210,11 +200,7 @@ func (r *routes) adjust(ctx context.Context, c call) (events.APIGatewayV2HTTPRes
 	}), nil
 }
 
-func (r *routes) reshard(ctx context.Context, c call) (events.APIGatewayV2HTTPResponse, error) {
-	id, err := c.skuID()
-	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
+func (r *routes) reshard(ctx context.Context, c call, id string) (events.APIGatewayV2HTTPResponse, error) {
 	n, err := decodeShards(c.APIGatewayV2HTTPRequest)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
@@ -226,11 +212,7 @@ func (r *routes) reshard(ctx context.Context, c call) (events.APIGatewayV2HTTPRe
 	return httpapi.JSON(http.StatusOK, res), nil
 }
 
-func (r *routes) ledger(ctx context.Context, c call) (events.APIGatewayV2HTTPResponse, error) {
-	id, err := c.skuID()
-	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
+func (r *routes) ledger(ctx context.Context, c call, id string) (events.APIGatewayV2HTTPResponse, error) {
 	if _, err := r.store.SKU(ctx, id); err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}

@@ -44,7 +44,10 @@ func decodeBody(req events.APIGatewayV2HTTPRequest, v any, example string, allow
 	if err := json.NewDecoder(bytes.NewReader(body)).Decode(v); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			return nil, inventory.InvalidError("field %q has a value of the wrong type or size; example: %s", truncate(typeErr.Field), example)
+			// The bodies are flat objects, so the key is the path's last element (an
+			// embedded struct, such as newSKUBody's patchBody, adds its Go name before it).
+			key := typeErr.Field[strings.LastIndex(typeErr.Field, ".")+1:]
+			return nil, inventory.InvalidError("field %q has a value of the wrong type or size; example: %s", truncate(key), example)
 		}
 		return nil, inventory.InvalidError("body must be a JSON object like %s", example)
 	}
@@ -71,16 +74,14 @@ func parseStart(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
+// newSKUBody is a POST /admin/skus body: the fields a PATCH may change and those
+// fixed at creation.
 type newSKUBody struct {
-	SKU          *string `json:"skuId"`
-	Name         *string `json:"name"`
-	Price        *int64  `json:"price"`
-	Currency     *string `json:"currency"`
-	Stock        *int    `json:"stock"`
-	LimitPerUser *int    `json:"limitPerUser"`
-	Shards       *int    `json:"shards"`
-	OnSale       *bool   `json:"onSale"`
-	SaleStartsAt *string `json:"saleStartsAt"`
+	patchBody
+	SKU      *string `json:"skuId"`
+	Currency *string `json:"currency"`
+	Stock    *int    `json:"stock"`
+	Shards   *int    `json:"shards"`
 	// PeakOrdersPerSecond is the expected peak of orders per second; without shards
 	// it sizes them (inventory.ShardsForPeak).
 	PeakOrdersPerSecond *int `json:"peakOrdersPerSecond"`
@@ -114,23 +115,30 @@ func decodeNewSKU(req events.APIGatewayV2HTTPRequest) (inventory.NewSKU, error) 
 			*f.dst = *f.src
 		}
 	}
-	if b.SaleStartsAt != nil {
-		t, err := parseStart(*b.SaleStartsAt)
-		if err != nil {
-			return inventory.NewSKU{}, err
-		}
-		in.SaleStartsAt = t
+	start, err := b.start()
+	if err != nil {
+		return inventory.NewSKU{}, err
 	}
+	in.SaleStartsAt = start
 	in = in.WithDefaults()
 	return in, in.Validate()
 }
 
+// patchBody is a PATCH /admin/skus/{skuId} body.
 type patchBody struct {
 	Name         *string `json:"name"`
 	Price        *int64  `json:"price"`
 	LimitPerUser *int    `json:"limitPerUser"`
 	OnSale       *bool   `json:"onSale"`
 	SaleStartsAt *string `json:"saleStartsAt"`
+}
+
+// start is SaleStartsAt parsed (see parseStart), the zero time when not given or null.
+func (b patchBody) start() (time.Time, error) {
+	if b.SaleStartsAt == nil {
+		return time.Time{}, nil
+	}
+	return parseStart(*b.SaleStartsAt)
 }
 
 const patchExample = `{"price":29900,"onSale":true,"saleStartsAt":"2026-11-11T10:00:00Z"}`
@@ -151,11 +159,9 @@ func decodePatch(req events.APIGatewayV2HTTPRequest) (inventory.SKUPatch, error)
 	}
 	p := inventory.SKUPatch{Name: b.Name, Price: b.Price, LimitPerUser: b.LimitPerUser, OnSale: b.OnSale}
 	if _, ok := fields["saleStartsAt"]; ok {
-		var t time.Time
-		if b.SaleStartsAt != nil {
-			if t, err = parseStart(*b.SaleStartsAt); err != nil {
-				return inventory.SKUPatch{}, err
-			}
+		t, err := b.start()
+		if err != nil {
+			return inventory.SKUPatch{}, err
 		}
 		p.SaleStartsAt = &t
 	}

@@ -118,17 +118,9 @@ func (c *Closer) cancelOrder(ctx context.Context, req events.APIGatewayV2HTTPReq
 func (f *Function) Invoke(ctx context.Context, event json.RawMessage) (any, error) {
 	switch kind := lambdaevent.KindOf(event); kind {
 	case lambdaevent.SQS:
-		var ev events.SQSEvent
-		if err := json.Unmarshal(event, &ev); err != nil {
-			return nil, fmt.Errorf("%s: bad SQS event: %w", FunctionName, err)
-		}
-		return f.closer.HandleSQS(ctx, ev)
+		return lambdaevent.Serve(ctx, FunctionName, kind, event, f.closer.HandleSQS)
 	case lambdaevent.HTTP:
-		var req events.APIGatewayV2HTTPRequest
-		if err := json.Unmarshal(event, &req); err != nil {
-			return nil, fmt.Errorf("%s: bad HTTP API event: %w", FunctionName, err)
-		}
-		return f.api.Handle(ctx, req)
+		return lambdaevent.Serve(ctx, FunctionName, kind, event, f.api.Handle)
 	case lambdaevent.Scheduled:
 		return f.closer.Sweep(ctx)
 	default:

@@ -14,8 +14,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
@@ -76,6 +78,12 @@ func AWSConfig() (aws.Config, error) {
 	return cfg, nil
 }
 
+// Store returns the store on tables with opts, through a DynamoDB client built from
+// awsCfg with dynamo.ClientOptions, as every function that keeps stock or orders uses.
+func Store(awsCfg aws.Config, tables dynamo.Tables, opts dynamo.Options) *dynamo.Store {
+	return dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions), tables, opts)
+}
+
 // Exit logs msg with err at error level and ends the process with status 1.
 func Exit(log *slog.Logger, msg string, err error) {
 	log.Error(msg, "error", err)
@@ -119,4 +127,17 @@ func WeChatPayClient(log *slog.Logger, awsCfg aws.Config, arn string, onReload f
 		Exit(log, "configure the WeChat Pay merchant client from the secret", err)
 	}
 	return client
+}
+
+// WeChatPayVerifier returns the verifier of WeChat Pay notifications configured by
+// the merchant secret arn (see Secret and wechatpay.Secret), read again when a
+// notification names an unknown Wechatpay-Serial or after a TTL
+// (wechatpay.RotatingVerifier); onReload (may be nil) hears of each re-read. On error
+// it calls Exit.
+func WeChatPayVerifier(log *slog.Logger, awsCfg aws.Config, arn string, onReload func(context.Context, error)) *wechatpay.RotatingVerifier {
+	verifier, err := wechatpay.NewRotatingVerifier(context.Background(), SecretReader(awsCfg, arn), wechatpay.RotateOptions{OnReload: onReload})
+	if err != nil {
+		Exit(log, "configure WeChat Pay verification from the secret", err)
+	}
+	return verifier
 }

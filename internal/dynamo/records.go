@@ -269,26 +269,19 @@ func (r orderRecord) order() (*inventory.Order, error) {
 		RefundAmount: r.RefundAmount, RefundError: r.RefundError,
 	}
 	var err error
-	if o.RefundingAt, err = optionalTime(r.RefundingAt); err != nil {
-		return nil, err
-	}
-	if o.RefundedAt, err = optionalTime(r.RefundedAt); err != nil {
-		return nil, err
-	}
 	if o.CreatedAt, err = parseTime(r.CreatedAt); err != nil {
 		return nil, err
 	}
 	if o.ExpiresAt, err = parseTime(r.ExpiresAt); err != nil {
 		return nil, err
 	}
-	if o.PaidAt, err = optionalTime(r.PaidAt); err != nil {
-		return nil, err
-	}
-	if o.CancelledAt, err = optionalTime(r.CancelledAt); err != nil {
-		return nil, err
-	}
-	if o.PrepayAt, err = optionalTime(r.PrepayAt); err != nil {
-		return nil, err
+	for _, t := range []struct {
+		dst **time.Time
+		src string
+	}{{&o.PaidAt, r.PaidAt}, {&o.CancelledAt, r.CancelledAt}, {&o.PrepayAt, r.PrepayAt}, {&o.RefundingAt, r.RefundingAt}, {&o.RefundedAt, r.RefundedAt}} {
+		if *t.dst, err = optionalTime(t.src); err != nil {
+			return nil, err
+		}
 	}
 	for _, it := range r.Items {
 		shards, err := shardsFromRecord(it.Shards)

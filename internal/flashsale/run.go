@@ -9,12 +9,13 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // Errors returned (wrapped) by Run. Setup errors (ErrInvalidConfig, ErrSKUNotFound,
@@ -28,9 +29,6 @@ var (
 	// ErrSKUNotOnSale means the SKU's status was OFF_SALE before the run.
 	ErrSKUNotOnSale = errors.New("sku not on sale")
 )
-
-// orderIDPattern is the contract's order id syntax (a WeChat Pay out_trade_no).
-var orderIDPattern = regexp.MustCompile(`^[0-9A-Za-z_-]{6,32}$`)
 
 // Run reads cfg.SKU, lets cfg.Buyers buyers order it with at most cfg.Concurrency in
 // flight, reads the SKU and every created order back, settles the orders when
@@ -257,7 +255,7 @@ func orderOwners(outcomes []outcome) (owners map[string]identity, invalid int, p
 		_, seen := owners[o.orderID]
 		switch {
 		case !o.gotOrder():
-		case !orderIDPattern.MatchString(o.orderID):
+		case !inventory.ValidOrderID(o.orderID):
 			invalid++
 			problems = append(problems, fmt.Sprintf("buyer %d: status %d with order id %q, want 6-32 of [0-9A-Za-z_-]", i, o.final().status, o.orderID))
 		case seen:

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // localRegion is the region the local stack's clients sign for (any region works
@@ -56,7 +57,7 @@ func holders(outcomes []outcome) []holder {
 	var hs []holder
 	seen := make(map[string]bool)
 	for i, o := range outcomes {
-		if !o.gotOrder() || !orderIDPattern.MatchString(o.orderID) || seen[o.orderID] {
+		if !o.gotOrder() || !inventory.ValidOrderID(o.orderID) || seen[o.orderID] {
 			continue
 		}
 		seen[o.orderID] = true

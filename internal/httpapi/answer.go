@@ -120,27 +120,40 @@ func (f *Failure) Error() string { return f.Err.Error() }
 // Unwrap returns the cause.
 func (f *Failure) Unwrap() error { return f.Err }
 
-// conflict is a 409 answer about an order's status.
-type conflict struct {
+// sentinelAnswer is the contract answer to an error that wraps err.
+type sentinelAnswer struct {
 	err           error
+	status        int
 	code, message string
+	namesSKU      bool // the body's skuId is the SKU of the error's *inventory.SKUError
+	retryAfter    int  // the Retry-After header, in seconds; 0 for none
 }
 
-// orderConflicts are the 409 answers of the order routes (CONTRACT.md).
-var orderConflicts = []conflict{
-	{inventory.ErrNotCancellable, "ORDER_NOT_CANCELLABLE", "this order is paid and can no longer be cancelled"},
-	{inventory.ErrNotPayable, "ORDER_NOT_PAYABLE", "this order is no longer waiting for payment"},
-	{inventory.ErrRefundNotAllowed, "REFUND_NOT_ALLOWED", "this order cannot be refunded by you now"},
+// sentinelAnswers are the answers to the sentinel errors (CONTRACT.md, the error
+// tables of each route); the first whose err the error wraps is given.
+var sentinelAnswers = []sentinelAnswer{
+	{inventory.ErrSKUExists, http.StatusConflict, "SKU_EXISTS", "a different SKU with this id exists", true, 0},
+	{ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED", "sign in first: the request carries no valid caller identity", false, 0},
+	{inventory.ErrInvalidRequest, http.StatusBadRequest, "INVALID_REQUEST", "invalid request", false, 0},
+	{inventory.ErrSKUNotFound, http.StatusNotFound, "SKU_NOT_FOUND", "no such SKU", true, 0},
+	{inventory.ErrStockOut, http.StatusConflict, "STOCK_OUT", "not enough stock available", true, 0},
+	{inventory.ErrOffSale, http.StatusConflict, "SKU_OFF_SALE", "this SKU is not on sale", true, 0},
+	{inventory.ErrLimitExceeded, http.StatusConflict, "LIMIT_EXCEEDED", "per-user purchase limit reached for this SKU", true, 0},
+	{inventory.ErrCartTooLarge, http.StatusConflict, "CART_TOO_LARGE", "this cart needs more stock shards than one order can reserve at once; order fewer items per cart", false, 0},
+	{inventory.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request", false, 0},
+	{inventory.ErrNotCancellable, http.StatusConflict, "ORDER_NOT_CANCELLABLE", "this order is paid and can no longer be cancelled", false, 0},
+	{inventory.ErrNotPayable, http.StatusConflict, "ORDER_NOT_PAYABLE", "this order is no longer waiting for payment", false, 0},
+	{inventory.ErrRefundNotAllowed, http.StatusConflict, "REFUND_NOT_ALLOWED", "this order cannot be refunded by you now", false, 0},
+	{inventory.ErrPaymentRefused, http.StatusBadGateway, "PAYMENT_REFUSED", "WeChat Pay refused to start this payment; nothing was changed", false, 0},
+	{inventory.ErrRateLimited, http.StatusTooManyRequests, "RATE_LIMITED", "too many requests; please retry later", false, RateLimitedRetryAfterSeconds},
+	{inventory.ErrOrderNotFound, http.StatusNotFound, "ORDER_NOT_FOUND", "no such order", false, 0},
+	{inventory.ErrBusy, http.StatusServiceUnavailable, "BUSY", "the store is busy; nothing was changed, please retry", false, BusyRetryAfterSeconds},
 }
 
-// orderConflict is the 409 answer err calls for, nil when none.
-func orderConflict(err error) *conflict {
-	for i, c := range orderConflicts {
-		if errors.Is(err, c.err) {
-			return &orderConflicts[i]
-		}
-	}
-	return nil
+// withRetryAfter is resp with a Retry-After header of seconds.
+func withRetryAfter(resp events.APIGatewayV2HTTPResponse, seconds int) events.APIGatewayV2HTTPResponse {
+	resp.Headers["Retry-After"] = strconv.Itoa(seconds)
+	return resp
 }
 
 // Answer maps an error to its contract response (CONTRACT.md, the error tables of each
@@ -148,11 +161,6 @@ func orderConflict(err error) *conflict {
 // Message, an *inventory.InvalidRequestError's Reason, or the fixed text of each code;
 // anything unknown becomes 500 INTERNAL.
 func Answer(err error) events.APIGatewayV2HTTPResponse {
-	var skuErr *inventory.SKUError
-	sku := ""
-	if errors.As(err, &skuErr) {
-		sku = skuErr.SKU
-	}
 	var invalid *inventory.InvalidRequestError
 	var notStarted *inventory.SaleNotStartedError
 	var rateLimited *inventory.RateLimitedError
@@ -163,46 +171,26 @@ func Answer(err error) events.APIGatewayV2HTTPResponse {
 	case errors.As(err, &notStarted):
 		return JSON(http.StatusConflict, errorJSON{Code: "SALE_NOT_STARTED", Message: "the sale of this SKU has not started yet",
 			SKU: notStarted.SKU, SaleStartsAt: notStarted.StartsAt.UTC().Format(time.RFC3339Nano)})
-	case errors.Is(err, inventory.ErrSKUExists):
-		return ErrorResponse(http.StatusConflict, "SKU_EXISTS", "a different SKU with this id exists", sku)
-	case errors.Is(err, ErrUnauthorized):
-		return ErrorResponse(http.StatusUnauthorized, "UNAUTHORIZED", "sign in first: the request carries no valid caller identity", "")
 	case errors.As(err, &invalid):
 		return ErrorResponse(http.StatusBadRequest, "INVALID_REQUEST", invalid.Reason, "")
-	case errors.Is(err, inventory.ErrInvalidRequest):
-		return ErrorResponse(http.StatusBadRequest, "INVALID_REQUEST", "invalid request", "")
-	case errors.Is(err, inventory.ErrSKUNotFound):
-		return ErrorResponse(http.StatusNotFound, "SKU_NOT_FOUND", "no such SKU", sku)
-	case errors.Is(err, inventory.ErrStockOut):
-		return ErrorResponse(http.StatusConflict, "STOCK_OUT", "not enough stock available", sku)
-	case errors.Is(err, inventory.ErrOffSale):
-		return ErrorResponse(http.StatusConflict, "SKU_OFF_SALE", "this SKU is not on sale", sku)
-	case errors.Is(err, inventory.ErrLimitExceeded):
-		return ErrorResponse(http.StatusConflict, "LIMIT_EXCEEDED", "per-user purchase limit reached for this SKU", sku)
-	case errors.Is(err, inventory.ErrCartTooLarge):
-		return ErrorResponse(http.StatusConflict, "CART_TOO_LARGE", "this cart needs more stock shards than one order can reserve at once; order fewer items per cart", "")
 	case errors.As(err, &rateLimited):
-		resp := ErrorResponse(http.StatusTooManyRequests, "RATE_LIMITED", "too many orders for this SKU in a short time; nothing was reserved, retry later", rateLimited.SKU)
-		resp.Headers["Retry-After"] = strconv.Itoa(int((rateLimited.RetryAfter + time.Second - 1) / time.Second))
-		return resp
-	case errors.Is(err, inventory.ErrIdempotencyKeyReused):
-		return ErrorResponse(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request", "")
-	case orderConflict(err) != nil:
-		c := orderConflict(err)
-		return ErrorResponse(http.StatusConflict, c.code, c.message, "")
-	case errors.Is(err, inventory.ErrPaymentRefused):
-		return ErrorResponse(http.StatusBadGateway, "PAYMENT_REFUSED", "WeChat Pay refused to start this payment; nothing was changed", "")
-	case errors.Is(err, inventory.ErrRateLimited):
-		resp := ErrorResponse(http.StatusTooManyRequests, "RATE_LIMITED", "too many requests; please retry later", "")
-		resp.Headers["Retry-After"] = strconv.Itoa(RateLimitedRetryAfterSeconds)
-		return resp
-	case errors.Is(err, inventory.ErrOrderNotFound):
-		return ErrorResponse(http.StatusNotFound, "ORDER_NOT_FOUND", "no such order", "")
-	case errors.Is(err, inventory.ErrBusy):
-		resp := ErrorResponse(http.StatusServiceUnavailable, "BUSY", "the store is busy; nothing was changed, please retry", "")
-		resp.Headers["Retry-After"] = strconv.Itoa(BusyRetryAfterSeconds)
-		return resp
-	default:
-		return ErrorResponse(http.StatusInternalServerError, "INTERNAL", "internal error", "")
+		return withRetryAfter(ErrorResponse(http.StatusTooManyRequests, "RATE_LIMITED", "too many orders for this SKU in a short time; nothing was reserved, retry later", rateLimited.SKU),
+			int((rateLimited.RetryAfter+time.Second-1)/time.Second))
 	}
+	for _, a := range sentinelAnswers {
+		if !errors.Is(err, a.err) {
+			continue
+		}
+		sku := ""
+		var skuErr *inventory.SKUError
+		if a.namesSKU && errors.As(err, &skuErr) {
+			sku = skuErr.SKU
+		}
+		resp := ErrorResponse(a.status, a.code, a.message, sku)
+		if a.retryAfter > 0 {
+			resp = withRetryAfter(resp, a.retryAfter)
+		}
+		return resp
+	}
+	return ErrorResponse(http.StatusInternalServerError, "INTERNAL", "internal error", "")
 }

@@ -80,6 +80,17 @@ func (e *NotServedError) Error() string {
 // Unwrap lets errors.Is see ErrNotServed.
 func (e *NotServedError) Unwrap() error { return ErrNotServed }
 
+// Serve decodes event, an event of kind, as an E (an events type of aws-lambda-go)
+// and returns fn's answer to it. An event that does not decode as an E is an error
+// naming function and kind, and fn is not called.
+func Serve[E, R any](ctx context.Context, function string, kind Kind, event json.RawMessage, fn func(context.Context, E) (R, error)) (any, error) {
+	var ev E
+	if err := json.Unmarshal(event, &ev); err != nil {
+		return nil, fmt.Errorf("%s: bad %s: %w", function, kind, err)
+	}
+	return fn(ctx, ev)
+}
+
 // OnlyScheduled returns a Lambda handler that passes EventBridge scheduled events to
 // fn and refuses every other event with a *NotServedError, without calling fn.
 func OnlyScheduled[T any](function string, fn func(context.Context) (T, error)) func(context.Context, json.RawMessage) (T, error) {

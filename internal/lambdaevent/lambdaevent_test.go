@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -46,5 +47,26 @@ func TestOnlyScheduled_RefusesOtherEventsWithoutRunning(t *testing.T) {
 	got, err := h(context.Background(), json.RawMessage(`{"source":"aws.events","detail-type":"Scheduled Event"}`))
 	if err != nil || got != 7 || runs != 1 {
 		t.Errorf("scheduled event: %d %v after %d runs", got, err, runs)
+	}
+}
+
+func TestServe_DecodesTheEventOrRefusesItWithoutRunning(t *testing.T) {
+	type batch struct {
+		Records []struct{ Body string }
+	}
+	var got []string
+	fn := func(_ context.Context, b batch) (int, error) {
+		for _, r := range b.Records {
+			got = append(got, r.Body)
+		}
+		return len(b.Records), nil
+	}
+	out, err := Serve(context.Background(), "closeOrder", SQS, json.RawMessage(`{"Records":[{"Body":"a"},{"Body":"b"}]}`), fn)
+	if n, _ := out.(int); err != nil || n != 2 || len(got) != 2 || got[0] != "a" || got[1] != "b" {
+		t.Fatalf("Serve = %v, %v after %q; want 2, nil after [a b]", out, err, got)
+	}
+	out, err = Serve(context.Background(), "closeOrder", SQS, json.RawMessage(`{"Records":"no"}`), fn)
+	if out != nil || err == nil || !strings.HasPrefix(err.Error(), "closeOrder: bad SQS batch: ") || len(got) != 2 {
+		t.Errorf("a malformed batch: %v, %v (fn saw %q); want an error naming closeOrder and the SQS batch, fn not run", out, err, got)
 	}
 }

@@ -102,17 +102,19 @@ func (s *DynamoDBServer) Close() error { return s.http.close() }
 // Region, with the SDK's default retryer. It reads no environment variables
 // or shared config files. optFns adjust the options last (e.g. RetryMaxAttempts).
 func NewDynamoDBClient(endpointURL string, optFns ...func(*dynamodb.Options)) *dynamodb.Client {
-	return dynamodb.New(dynamodb.Options{
-		Region:       Region,
-		BaseEndpoint: aws.String(endpointURL),
-		Credentials:  localCredentials(),
-	}, optFns...)
+	return dynamodb.NewFromConfig(localConfig(endpointURL), optFns...)
 }
 
-// localCredentials are the dummy credentials every local client signs with;
-// the embedded servers do not check signatures.
-func localCredentials() aws.CredentialsProvider {
-	return credentials.NewStaticCredentialsProvider("local", "local", "")
+// localConfig is the SDK configuration of every local client: Region, the endpoint at
+// endpointURL and dummy credentials (the embedded servers do not check signatures).
+// It is built here, not loaded, so no environment variable or shared config file
+// reaches it.
+func localConfig(endpointURL string) aws.Config {
+	return aws.Config{
+		Region:       Region,
+		BaseEndpoint: aws.String(endpointURL),
+		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
+	}
 }
 
 // CreateTables creates each table in order with client.CreateTable. It stops

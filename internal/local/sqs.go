@@ -159,11 +159,7 @@ func resetGoaws() {
 // SQSServer.URL()), signing with static dummy credentials for Region. It
 // reads no environment variables or shared config files.
 func NewSQSClient(endpointURL string, optFns ...func(*sqs.Options)) *sqs.Client {
-	return sqs.New(sqs.Options{
-		Region:       Region,
-		BaseEndpoint: aws.String(endpointURL),
-		Credentials:  localCredentials(),
-	}, optFns...)
+	return sqs.NewFromConfig(localConfig(endpointURL), optFns...)
 }
 
 // Queue describes one SQS queue to create: its name and its CreateQueue

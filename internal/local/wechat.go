@@ -73,12 +73,17 @@ func (s *Stack) keys(kid string) (idtoken.JWKSet, error) {
 	return idtoken.JWKSet{Keys: []idtoken.JWK{jwk}}, err
 }
 
-// payClient is the merchant API client of the local merchant, calling the stand-in.
-// Deployed, the configuration is the Secrets Manager secret's; locally it is the local
+// merchantWiring is what closeOrder and refund both start from: a store on tables and
+// the merchant API client of the local merchant, calling the stand-in. Deployed, the
+// client's configuration is the Secrets Manager secret's; locally it is the local
 // platform's secret, read the same way.
-func (s *Stack) payClient(now func() time.Time) (*wechatpay.RotatingClient, error) {
+func (s *Stack) merchantWiring(cfg StackConfig, tables dynamo.Tables) (*dynamo.Store, *wechatpay.RotatingClient, error) {
 	read := func(context.Context) ([]byte, error) { return s.Payments.MerchantSecret(s.merchant, "") }
-	return wechatpay.NewRotatingClient(context.Background(), read, wechatpay.RotateOptions{Now: now, BaseURL: s.PayServer.URL()})
+	client, err := wechatpay.NewRotatingClient(context.Background(), read, wechatpay.RotateOptions{Now: cfg.Now, BaseURL: s.PayServer.URL()})
+	if err != nil {
+		return nil, nil, err
+	}
+	return dynamo.New(s.DB, tables, dynamo.Options{Now: cfg.Now}), client, nil
 }
 
 // wireCloseOrder builds closeOrder with the local merchant client.
@@ -87,11 +92,10 @@ func (s *Stack) wireCloseOrder(cfg StackConfig, env envvar.Lookup, log *slog.Log
 	if err != nil {
 		return nil, err
 	}
-	client, err := s.payClient(cfg.Now)
+	store, client, err := s.merchantWiring(cfg, c.Tables)
 	if err != nil {
 		return nil, err
 	}
-	store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
 	closer := closeorder.New(store, s.closeQueue(c.CloseQueueURL), log, closeorder.Options{
 		Now: cfg.Now, WeChatPay: client, NotifyURL: c.NotifyURL, OpenIDClaim: c.OpenIDClaim,
 		Refunds: refund.NewStarter(store, s.refundQueue(c.RefundQueueURL), log), UserRefundWindow: c.UserRefundWindow,
@@ -106,11 +110,10 @@ func (s *Stack) wireRefund(cfg StackConfig, env envvar.Lookup, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	client, err := s.payClient(cfg.Now)
+	store, client, err := s.merchantWiring(cfg, c.Tables)
 	if err != nil {
 		return nil, err
 	}
-	store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
 	opts := refund.Options{NotifyURL: c.NotifyURL, StuckAfter: c.StuckAfter, Now: cfg.Now}
 	if cfg.Refund != nil {
 		cfg.Refund(&opts)

@@ -3,10 +3,7 @@ package refund
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
@@ -56,11 +53,7 @@ func LoadConfig(get envvar.Lookup) (c Config, err error) {
 func (r *Refunder) Invoke(ctx context.Context, event json.RawMessage) (any, error) {
 	switch kind := lambdaevent.KindOf(event); kind {
 	case lambdaevent.SQS:
-		var ev events.SQSEvent
-		if err := json.Unmarshal(event, &ev); err != nil {
-			return nil, fmt.Errorf("%s: bad SQS event: %w", FunctionName, err)
-		}
-		return r.HandleSQS(ctx, ev)
+		return lambdaevent.Serve(ctx, FunctionName, kind, event, r.HandleSQS)
 	case lambdaevent.Scheduled:
 		return r.Stuck(ctx)
 	default:

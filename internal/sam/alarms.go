@@ -1,6 +1,7 @@
 package sam
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -40,10 +41,7 @@ func (m MetricRef) String() string {
 // Alarms returns every AWS::CloudWatch::Alarm of the template, sorted by Name. It
 // returns an error naming an alarm that reads no metric.
 func (t *Template) Alarms() ([]Alarm, error) {
-	resources := t.cf.GetAllCloudWatchAlarmResources()
-	alarms := make([]Alarm, 0, len(resources))
-	for _, id := range slices.Sorted(maps.Keys(resources)) {
-		a := resources[id]
+	return inIDOrder("alarm", t.cf.GetAllCloudWatchAlarmResources(), func(id string, a *cloudwatch.Alarm) (Alarm, error) {
 		alarm := Alarm{Name: id, Actions: a.AlarmActions}
 		if a.MetricName != nil {
 			alarm.Metrics = append(alarm.Metrics, metricRef(aws.ToString(a.Namespace), *a.MetricName, a.Dimensions))
@@ -60,11 +58,10 @@ func (t *Template) Alarms() ([]Alarm, error) {
 			alarm.Metrics = append(alarm.Metrics, metricRef(aws.ToString(m.Namespace), aws.ToString(m.MetricName), dims))
 		}
 		if len(alarm.Metrics) == 0 {
-			return nil, fmt.Errorf("alarm %s reads no metric", id)
+			return Alarm{}, errors.New("reads no metric")
 		}
-		alarms = append(alarms, alarm)
-	}
-	return alarms, nil
+		return alarm, nil
+	})
 }
 
 func metricRef(namespace, name string, dims []cloudwatch.Alarm_Dimension) MetricRef {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/awslabs/goformation/v7/cloudformation/global"
@@ -62,16 +61,9 @@ func (t *Template) Functions() ([]Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	resources := t.cf.GetAllServerlessFunctionResources()
-	functions := make([]Function, 0, len(resources))
-	for _, id := range slices.Sorted(maps.Keys(resources)) {
-		f, err := t.function(id, resources[id], globals)
-		if err != nil {
-			return nil, fmt.Errorf("function %s: %w", id, err)
-		}
-		functions = append(functions, f)
-	}
-	return functions, nil
+	return inIDOrder("function", t.cf.GetAllServerlessFunctionResources(), func(id string, f *serverless.Function) (Function, error) {
+		return t.function(id, f, globals)
+	})
 }
 
 // globalFunction returns Globals.Function, empty when the template has none.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 
@@ -42,13 +43,12 @@ type redrivePolicy struct {
 // ordered by Name. It returns an error when a RedrivePolicy is malformed, names a queue
 // that is not in the template, or the redrive targets form a cycle.
 func (t *Template) Queues() ([]Queue, error) {
-	resources := t.cf.GetAllSQSQueueResources()
-	byName := make(map[string]Queue, len(resources))
-	for _, id := range slices.Sorted(maps.Keys(resources)) {
-		q, err := newQueue(id, resources[id])
-		if err != nil {
-			return nil, fmt.Errorf("queue %s: %w", id, err)
-		}
+	queues, err := inIDOrder("queue", t.cf.GetAllSQSQueueResources(), newQueue)
+	if err != nil {
+		return nil, err
+	}
+	byName := make(map[string]Queue, len(queues))
+	for _, q := range queues {
 		byName[q.Name] = q
 	}
 	return dependencyOrder(byName)
@@ -59,18 +59,12 @@ func newQueue(id string, q *sqs.Queue) (Queue, error) {
 	if q.FifoQueue != nil && *q.FifoQueue {
 		queue.Name += ".fifo"
 	}
-	set(queue.Attributes, "DelaySeconds", q.DelaySeconds)
-	set(queue.Attributes, "MaximumMessageSize", q.MaximumMessageSize)
-	set(queue.Attributes, "MessageRetentionPeriod", q.MessageRetentionPeriod)
-	set(queue.Attributes, "ReceiveMessageWaitTimeSeconds", q.ReceiveMessageWaitTimeSeconds)
-	set(queue.Attributes, "VisibilityTimeout", q.VisibilityTimeout)
-	set(queue.Attributes, "KmsDataKeyReusePeriodSeconds", q.KmsDataKeyReusePeriodSeconds)
-	set(queue.Attributes, "FifoQueue", q.FifoQueue)
-	set(queue.Attributes, "ContentBasedDeduplication", q.ContentBasedDeduplication)
-	set(queue.Attributes, "SqsManagedSseEnabled", q.SqsManagedSseEnabled)
-	set(queue.Attributes, "DeduplicationScope", q.DeduplicationScope)
-	set(queue.Attributes, "FifoThroughputLimit", q.FifoThroughputLimit)
-	set(queue.Attributes, "KmsMasterKeyId", q.KmsMasterKeyId)
+	props := reflect.ValueOf(q).Elem()
+	for _, name := range plainAttributes {
+		if v := props.FieldByName(name); !v.IsNil() {
+			queue.Attributes[name] = fmt.Sprint(v.Elem()) // as the SQS API writes it: 30, true, text
+		}
+	}
 	if q.RedriveAllowPolicy != nil {
 		policy, err := jsonAttribute(q.RedriveAllowPolicy)
 		if err != nil {
@@ -181,10 +175,12 @@ func unplaced(names []string, placed map[string]bool) []string {
 	return out
 }
 
-// set puts the CreateQueue attribute name (its value as the SQS API writes it: 30,
-// true, text) into attributes when value is set.
-func set[T int | bool | string](attributes map[string]string, name string, value *T) {
-	if value != nil {
-		attributes[name] = fmt.Sprint(*value)
-	}
+// plainAttributes are the AWS::SQS::Queue properties that are SQS CreateQueue
+// attributes of the same name with a plain value (a number, true/false or text):
+// goformation's sqs.Queue names its fields after the properties, as pointers, nil when
+// the template leaves them out.
+var plainAttributes = []string{
+	"DelaySeconds", "MaximumMessageSize", "MessageRetentionPeriod", "ReceiveMessageWaitTimeSeconds",
+	"VisibilityTimeout", "KmsDataKeyReusePeriodSeconds", "FifoQueue", "ContentBasedDeduplication",
+	"SqsManagedSseEnabled", "DeduplicationScope", "FifoThroughputLimit", "KmsMasterKeyId",
 }

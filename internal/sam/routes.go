@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -135,12 +134,10 @@ type Authorizer struct {
 // shows which settings come from which parameter. It returns an error naming the API
 // when Auth.Authorizers is not a map of authorizer objects.
 func (t *Template) HTTPAPIs() ([]HTTPAPI, error) {
-	resources := t.cf.GetAllServerlessHttpApiResources()
-	apis := make([]HTTPAPI, 0, len(resources))
-	for _, id := range slices.Sorted(maps.Keys(resources)) {
-		api, err := newHTTPAPI(id, resources[id].Auth)
+	return inIDOrder("HTTP API", t.cf.GetAllServerlessHttpApiResources(), func(id string, r *serverless.HttpApi) (HTTPAPI, error) {
+		api, err := newHTTPAPI(id, r.Auth)
 		if err != nil {
-			return nil, fmt.Errorf("HTTP API %s: %w", id, err)
+			return HTTPAPI{}, err
 		}
 		var raw struct {
 			Auth              struct{ EnableIamAuthorizer bool }
@@ -148,13 +145,12 @@ func (t *Template) HTTPAPIs() ([]HTTPAPI, error) {
 		}
 		if props := t.resources[id].Properties; len(props) > 0 {
 			if err := json.Unmarshal(props, &raw); err != nil {
-				return nil, fmt.Errorf("HTTP API %s: Auth.EnableIamAuthorizer or AccessLogSettings: %w", id, err)
+				return HTTPAPI{}, fmt.Errorf("Auth.EnableIamAuthorizer or AccessLogSettings: %w", err)
 			}
 		}
 		api.IAMAuthorizer, api.AccessLogs = raw.Auth.EnableIamAuthorizer, raw.AccessLogSettings
-		apis = append(apis, api)
-	}
-	return apis, nil
+		return api, nil
+	})
 }
 
 func newHTTPAPI(id string, auth *serverless.HttpApi_HttpApiAuth) (HTTPAPI, error) {

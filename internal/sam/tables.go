@@ -2,8 +2,6 @@ package sam
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -26,16 +24,7 @@ import (
 // CreateTable in the DynamoDB API reference. It returns an error naming the table when
 // a PROVISIONED table or index lacks ProvisionedThroughput.
 func (t *Template) Tables() ([]*dynamodb.CreateTableInput, error) {
-	tables := t.cf.GetAllDynamoDBTableResources()
-	inputs := make([]*dynamodb.CreateTableInput, 0, len(tables))
-	for _, id := range slices.Sorted(maps.Keys(tables)) {
-		input, err := createTableInput(id, tables[id])
-		if err != nil {
-			return nil, fmt.Errorf("table %s: %w", id, err)
-		}
-		inputs = append(inputs, input)
-	}
-	return inputs, nil
+	return inIDOrder("table", t.cf.GetAllDynamoDBTableResources(), createTableInput)
 }
 
 // TableSettings are the settings of a table that CreateTable cannot carry.
@@ -56,10 +45,7 @@ type TableSettings struct {
 // AWS::DynamoDB::Table, sorted by Name (the logical id). It never fails today; the
 // error is there so that it can grow checks without changing callers.
 func (t *Template) TableSettings() ([]TableSettings, error) {
-	tables := t.cf.GetAllDynamoDBTableResources()
-	settings := make([]TableSettings, 0, len(tables))
-	for _, id := range slices.Sorted(maps.Keys(tables)) {
-		table := tables[id]
+	return inIDOrder("table", t.cf.GetAllDynamoDBTableResources(), func(id string, table *cfndynamodb.Table) (TableSettings, error) {
 		s := TableSettings{Name: id, DeletionPolicy: string(table.AWSCloudFormationDeletionPolicy)}
 		if ttl := table.TimeToLiveSpecification; ttl != nil && ttl.Enabled {
 			s.TimeToLiveAttribute = aws.ToString(ttl.AttributeName)
@@ -67,9 +53,8 @@ func (t *Template) TableSettings() ([]TableSettings, error) {
 		if pitr := table.PointInTimeRecoverySpecification; pitr != nil {
 			s.PointInTimeRecovery = aws.ToBool(pitr.PointInTimeRecoveryEnabled)
 		}
-		settings = append(settings, s)
-	}
-	return settings, nil
+		return s, nil
+	})
 }
 
 func createTableInput(id string, table *cfndynamodb.Table) (*dynamodb.CreateTableInput, error) {

@@ -38,6 +38,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -276,4 +277,19 @@ func asMap(v any) map[string]any {
 // (AllowedPattern, AllowedValues, MinLength, MinValue, …) as written.
 func (t *Template) Parameters() map[string]cloudformation.Parameter {
 	return t.cf.Parameters
+}
+
+// inIDOrder returns build's value for each of resources (a template's resources of
+// one type, by logical id) in the order of their logical ids. The first error stops
+// it, wrapped with kind and the id, e.g. "table Orders: …".
+func inIDOrder[R, T any](kind string, resources map[string]R, build func(id string, r R) (T, error)) ([]T, error) {
+	out := make([]T, 0, len(resources))
+	for _, id := range slices.Sorted(maps.Keys(resources)) {
+		v, err := build(id, resources[id])
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", kind, id, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }

@@ -68,33 +68,58 @@ func printSKULine(w io.Writer, data []byte) error {
 	return err
 }
 
-func printSKUs(w io.Writer, data []byte) error {
-	page, err := decode[struct {
-		SKUs []skuView
-		Next string
-	}](data)
-	if err != nil {
+// printPage returns the printer of one page of a list route's answer (CONTRACT.md,
+// Merchant API: the items under key, and next, the after= of the next page, absent on
+// the last): a table of header and a row of each item, then the next page's cursor.
+func printPage[T any](key, header string, row func(T) string) func(io.Writer, []byte) error {
+	return func(w io.Writer, data []byte) error {
+		fields, err := decode[map[string]json.RawMessage](data)
+		if err != nil {
+			return err
+		}
+		page, err := decode[struct{ Next string }](data)
+		if err != nil {
+			return err
+		}
+		var items []T
+		if raw, ok := fields[key]; ok {
+			if items, err = decode[[]T](raw); err != nil {
+				return err
+			}
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprint(tw, header)
+		for _, it := range items {
+			fmt.Fprint(tw, row(it))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if page.Next != "" {
+			_, err = fmt.Fprintf(w, "\nmore: --after %s\n", page.Next)
+		}
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "SKU\tNAME\tPRICE\tSTATUS\tAVAILABLE\tRESERVED\tON-HAND\tSHARDS\n")
-	for _, s := range page.SKUs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", s.SKU, s.Name, fen(s.Price), s.Status, s.Available, s.Reserved, s.OnHand, s.Shards)
-	}
-	return flushWithNext(tw, w, page.Next)
 }
 
-// flushWithNext flushes tw and names the next page's cursor, if any.
-func flushWithNext(tw *tabwriter.Writer, w io.Writer, next string) error {
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if next != "" {
-		_, err := fmt.Fprintf(w, "\nmore: --after %s\n", next)
-		return err
-	}
-	return nil
+// ledgerEntry is one entry of GET /admin/skus/{skuId}/ledger.
+type ledgerEntry struct {
+	At, Op, Ref, Reason, By  string
+	Qty, DAvailable, DOnHand int
 }
+
+// The printers of the list routes' pages.
+var (
+	printSKUs = printPage("skus", "SKU\tNAME\tPRICE\tSTATUS\tAVAILABLE\tRESERVED\tON-HAND\tSHARDS\n", func(s skuView) string {
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", s.SKU, s.Name, fen(s.Price), s.Status, s.Available, s.Reserved, s.OnHand, s.Shards)
+	})
+	printLedger = printPage("entries", "AT\tOP\tREF\tQTY\tΔAVAILABLE\tΔON-HAND\tBY\tREASON\n", func(e ledgerEntry) string {
+		return fmt.Sprintf("%s\t%s\t%s\t%d\t%+d\t%+d\t%s\t%s\n", e.At, e.Op, e.Ref, e.Qty, e.DAvailable, e.DOnHand, e.By, e.Reason)
+	})
+	printOrders = printPage("orders", "ORDER\tSTATUS\tUSER\tAMOUNT\tEXPIRES\n", func(o orderView) string {
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\n", o.OrderID, o.Status, o.UserID, fen(o.Amount), o.ExpiresAt)
+	})
+)
 
 func printAdjustment(w io.Writer, data []byte) error {
 	a, err := decode[struct {
@@ -132,25 +157,6 @@ func printReshard(w io.Writer, data []byte) error {
 	return nil
 }
 
-func printLedger(w io.Writer, data []byte) error {
-	page, err := decode[struct {
-		Entries []struct {
-			At, Op, Ref, Reason, By  string
-			Qty, DAvailable, DOnHand int
-		}
-		Next string
-	}](data)
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "AT\tOP\tREF\tQTY\tΔAVAILABLE\tΔON-HAND\tBY\tREASON\n")
-	for _, e := range page.Entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%+d\t%+d\t%s\t%s\n", e.At, e.Op, e.Ref, e.Qty, e.DAvailable, e.DOnHand, e.By, e.Reason)
-	}
-	return flushWithNext(tw, w, page.Next)
-}
-
 type orderView struct {
 	OrderID, Status, UserID, CreatedAt, ExpiresAt string
 	Amount                                        int64
@@ -173,22 +179,6 @@ func printOrder(w io.Writer, data []byte) error {
 		fmt.Fprintf(tw, "%s\t%d\t%s\n", it.SKU, it.Qty, fen(it.UnitPrice))
 	}
 	return tw.Flush()
-}
-
-func printOrders(w io.Writer, data []byte) error {
-	page, err := decode[struct {
-		Orders []orderView
-		Next   string
-	}](data)
-	if err != nil {
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "ORDER\tSTATUS\tUSER\tAMOUNT\tEXPIRES\n")
-	for _, o := range page.Orders {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", o.OrderID, o.Status, o.UserID, fen(o.Amount), o.ExpiresAt)
-	}
-	return flushWithNext(tw, w, page.Next)
 }
 
 // report is reconcile's report (CONTRACT.md, POST /_local/invoke/reconcile).

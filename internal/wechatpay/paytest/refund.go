@@ -169,13 +169,7 @@ func (s *Server) refund(w http.ResponseWriter, body []byte) {
 		s.answerError(w, status, code, message)
 		return
 	}
-	b, err := MarshalRefund(r)
-	if err != nil {
-		s.answerError(w, http.StatusInternalServerError, wechatpay.CodeSystemError, "系统错误")
-		return
-	}
-	s.answer(w, http.StatusOK, b)
-	if outcome == "" {
+	if b, err := MarshalRefund(r); !s.answerOK(w, b, err) || outcome == "" {
 		return
 	}
 	s.background.Add(1)
@@ -242,9 +236,5 @@ func (s *Server) queryRefund(w http.ResponseWriter, outRefundNo string) {
 		return
 	}
 	b, err := MarshalRefund(rf.Refund)
-	if err != nil {
-		s.answerError(w, http.StatusInternalServerError, wechatpay.CodeSystemError, "系统错误")
-		return
-	}
-	s.answer(w, http.StatusOK, b)
+	s.answerOK(w, b, err)
 }

@@ -599,11 +599,7 @@ func (s *Server) query(w http.ResponseWriter, id, mchID string) {
 		return
 	}
 	b, err := MarshalTransaction(tx)
-	if err != nil {
-		s.answerError(w, http.StatusInternalServerError, wechatpay.CodeSystemError, "系统错误")
-		return
-	}
-	s.answer(w, http.StatusOK, b)
+	s.answerOK(w, b, err)
 }
 
 func (s *Server) close(w http.ResponseWriter, id string, body []byte) {
@@ -632,6 +628,17 @@ func (s *Server) close(w http.ResponseWriter, id string, body []byte) {
 	default:
 		s.answer(w, http.StatusNoContent, nil)
 	}
+}
+
+// answerOK answers 200 with body, made by one of the Marshal functions, or 500
+// SYSTEM_ERROR when making it failed (err); it reports whether it answered 200.
+func (s *Server) answerOK(w http.ResponseWriter, body []byte, err error) bool {
+	if err != nil {
+		s.answerError(w, http.StatusInternalServerError, wechatpay.CodeSystemError, "系统错误")
+		return false
+	}
+	s.answer(w, http.StatusOK, body)
+	return true
 }
 
 func (s *Server) answerError(w http.ResponseWriter, status int, code, message string) {
