@@ -7,24 +7,26 @@ package inventory
 // and one shard item lives in one partition. A reservation writes its shard item
 // inside TransactWriteItems, and a transactional write costs 2 WCU per KB of item
 // (Developer Guide, "Capacity unit consumption for transactional operations"); a
-// shard item is well under 1 KB, so one reservation costs its shard 2 WCU, and one
-// shard can take at most 1,000 / 2 = 500 orders per second.
+// shard item is well under 1 KB, so the documented bound is 1,000 / 2 = 500 orders
+// per second per shard. Reservations racing for one shard item also cancel each
+// other (TransactionConflict), so the figure used is the one measured: the hot-SKU
+// sweep (cmd/hotsku: createOrder through internal/ddblimits, a model of those
+// limits) served 400 to 430 orders/s per shard at twice that load, on 1 to 64 shards.
 const (
-	// ShardCeilingOrdersPerSecond is the most orders per second one shard item takes,
-	// from DynamoDB's documented per-partition limit as worked out above. It is the
-	// documented ceiling, not a measured one: replace it with the figure a sweep under
-	// DynamoDB's limits measures (transaction conflicts on one item cost more).
-	ShardCeilingOrdersPerSecond = 500
+	// ShardCeilingOrdersPerSecond is the most orders per second one shard item took
+	// in the hot-SKU sweep, rounded down (the documented bound is 500; conflicts cost
+	// the rest).
+	ShardCeilingOrdersPerSecond = 400
 	// ShardHeadroom is how far below the ceiling shards are planned to run at the
-	// peak: 2 means each shard expects at most half its ceiling, leaving room for the
-	// peak to be underestimated, for uneven spreading over the shards and for retried
-	// conflicts.
+	// peak: 2 means each shard expects at most half its ceiling (200 orders/s), where
+	// the sweep saw almost no BUSY answers (at most 1.8 % at 250 orders/s per shard, on
+	// one shard), leaving room for an underestimated peak and uneven spreading.
 	ShardHeadroom = 2
 )
 
 // ShardsForPeak is the shard count for a SKU expected to take peak orders per second
 // at most: ceil(peak × ShardHeadroom / ShardCeilingOrdersPerSecond), at least 1 and at
-// most MaxShards (64, so 64 × 500 / 2 = 16,000 orders/s at the planned load). A peak
+// most MaxShards (64, so 64 × 400 / 2 = 12,800 orders/s at the planned load). A peak
 // of 0 or less means no expectation: 1 shard.
 func ShardsForPeak(peak int) int {
 	if peak <= 0 {

@@ -13,12 +13,12 @@ func TestShardsForPeak(t *testing.T) {
 		{-5, 1},
 		{0, 1},
 		{1, 1},
-		{250, 1},  // 250 × 2 = 500: exactly one shard's ceiling
-		{251, 2},  // one order/s more needs a second shard
-		{1000, 4}, // 2,000 / 500
-		{10000, 40},
-		{16000, 64},
-		{16001, 64}, // capped at MaxShards
+		{200, 1},  // 200 × 2 = 400: exactly one shard's ceiling
+		{201, 2},  // one order/s more needs a second shard
+		{1000, 5}, // 2,000 / 400
+		{10000, 50},
+		{12800, 64},
+		{12801, 64}, // capped at MaxShards
 		{1000000, 64},
 	} {
 		if got := inventory.ShardsForPeak(tc.peak); got != tc.shards {

@@ -40,8 +40,8 @@ func TestNewSKUWithDefaults(t *testing.T) {
 	if got.Shards != 1 || got.Ref != "init" {
 		t.Errorf("defaults: shards %d, ref %q; want 1, init", got.Shards, got.Ref)
 	}
-	if sized := (inventory.NewSKU{PeakOrdersPerSecond: 10000}).WithDefaults(); sized.Shards != 40 {
-		t.Errorf("a peak of 10,000 orders/s: %d shards, want 40 (ShardsForPeak)", sized.Shards)
+	if sized := (inventory.NewSKU{PeakOrdersPerSecond: 10000}).WithDefaults(); sized.Shards != 50 {
+		t.Errorf("a peak of 10,000 orders/s: %d shards, want 50 (ShardsForPeak)", sized.Shards)
 	}
 	kept := inventory.NewSKU{Shards: 3, Ref: "adj-1", PeakOrdersPerSecond: 10000}.WithDefaults()
 	if kept.Shards != 3 || kept.Ref != "adj-1" {

@@ -27,7 +27,7 @@ func TestSeed_PeakOrdersPerSecondSizesTheShards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for id, want := range map[string]int{"hot": 40, "set": 3, "calm": 1} {
+	for id, want := range map[string]int{"hot": 50, "set": 3, "calm": 1} {
 		sku, err := stack.Store.SKU(ctx, id)
 		if err != nil {
 			t.Fatal(err)
