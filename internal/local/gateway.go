@@ -13,6 +13,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -110,8 +111,9 @@ type gateway struct {
 //     A handler error or panic, or a response that cannot be decoded,
 //     answers 500 {"message":"Internal Server Error"}.
 //
-// Paths that are not clean ("//", "/./", "/../") are redirected as
-// http.ServeMux does.
+// A path that is not clean (an empty, "." or ".." segment, as in "/orders//cancel")
+// matches no route and answers 404 like any unmatched path, as API Gateway does,
+// rather than http.ServeMux's redirect to the cleaned path.
 //
 // NewGateway panics, like http.ServeMux.Handle, on a configuration error: a
 // route whose Function has no handler, an unknown Method, a Path not
@@ -192,7 +194,11 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := g.opts.Now()
 	rec := &statusRecorder{ResponseWriter: w, requestID: g.opts.NewRequestID()}
 	rec.Header().Set("Apigw-Requestid", rec.requestID)
-	g.mux.ServeHTTP(rec, r)
+	if cleanPath(r.URL.EscapedPath()) {
+		g.mux.ServeHTTP(rec, r)
+	} else {
+		writeGatewayError(rec, http.StatusNotFound)
+	}
 	if g.opts.Logger != nil {
 		g.opts.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("requestId", rec.requestID),
@@ -204,6 +210,16 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.String("orderId", rec.orderID),
 		)
 	}
+}
+
+// cleanPath reports whether p has no empty, "." or ".." segment (a final "/" aside):
+// the paths http.ServeMux serves without redirecting.
+func cleanPath(p string) bool {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 // statusRecorder is the ResponseWriter route handlers get: it carries the

@@ -143,6 +143,10 @@ func TestGateway_MatchesRoutesLikeHTTPAPI(t *testing.T) {
 		{"method not routed", "DELETE", "/orders/ord-1", "", nil, ""},
 		{"HEAD is not GET", "HEAD", "/orders/ord-1", "", nil, ""},
 		{"empty parameter", "GET", "/skus/", "", nil, ""},
+		{"empty segment", "POST", "/orders//cancel", "", nil, ""},
+		{"empty first segment", "GET", "//orders/ord-1", "", nil, ""},
+		{"dot segment", "GET", "/orders/./ord-1", "", nil, ""},
+		{"dot-dot segment", "GET", "/orders/x/../ord-1", "", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
