@@ -95,7 +95,8 @@ type gateway struct {
 //     requestContext with a unique requestId, stage "$default", time in
 //     "02/Jan/2006:15:04:05 -0700" form and timeEpoch in ms; a body whose
 //     Content-Type is not text (text/*, JSON, XML, JavaScript) is base64
-//     encoded with isBase64Encoded true;
+//     encoded with isBase64Encoded true, and so is a text body that is not
+//     valid UTF-8;
 //   - identity: on a non-public route, an Authorization header (a Bearer
 //     token) is checked by the Verifier as the JWT authorizer checks it, its
 //     claims passed on, a bad token answered 401; without one, a non-empty
@@ -480,9 +481,11 @@ func pathParams(r *http.Request, names []string) map[string]string {
 }
 
 // encodeBody returns the body as the event carries it: as is for text
-// content types, base64 for anything else (binary, forms, no type).
+// content types, base64 for anything else (binary, forms, no type) and for a
+// text body that is not valid UTF-8, which a JSON event string cannot carry
+// unchanged (encoding/json would turn its bytes into U+FFFD).
 func encodeBody(contentType string, body []byte) (string, bool) {
-	if isTextMediaType(contentType) {
+	if isTextMediaType(contentType) && utf8.Valid(body) {
 		return string(body), false
 	}
 	return base64.StdEncoding.EncodeToString(body), true

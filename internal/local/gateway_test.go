@@ -220,6 +220,7 @@ func TestGateway_EncodesNonTextRequestBodiesInBase64(t *testing.T) {
 		{"text with charset", "text/plain; charset=utf-8", []byte("hi"), "hi", false},
 		{"json suffix", "application/vnd.api+json", []byte(`{}`), `{}`, false},
 		{"binary", "image/png", binary, base64.StdEncoding.EncodeToString(binary), true},
+		{"json, not UTF-8", "application/json", []byte("{\"a\":\"\xff\"}"), base64.StdEncoding.EncodeToString([]byte("{\"a\":\"\xff\"}")), true},
 		{"form", "application/x-www-form-urlencoded", []byte("a=1"), "YT0x", true},
 		{"no content type", "", []byte("raw"), "cmF3", true},
 		{"empty body", "application/octet-stream", nil, "", false},
