@@ -9,6 +9,8 @@ package admin
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -187,6 +189,11 @@ func (r *routes) adjust(ctx context.Context, c call, id string) (events.APIGatew
 	}
 	a.By = c.by
 	applied, err := r.store.Adjust(ctx, id, a)
+	if errors.Is(err, inventory.ErrIdempotencyKeyReused) {
+		// The route has no Idempotency-Key header: the answer names the adjustmentId.
+		return events.APIGatewayV2HTTPResponse{}, &httpapi.Failure{Status: http.StatusUnprocessableEntity, Code: "IDEMPOTENCY_KEY_REUSED",
+			Message: fmt.Sprintf("adjustment id %s was used with a different request", a.ID), Err: err}
+	}
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}

@@ -151,7 +151,8 @@ func TestAdjust_AppliesOnceAndNeverWritesOffReservedUnits(t *testing.T) {
 	if a, r, h := e.stock(t, "cup"); a != 17 || r != 0 || h != 17 {
 		t.Errorf("after the restock ×11: available %d, reserved %d, on-hand %d; want 17, 0, 17", a, r, h)
 	}
-	if code, out := e.call("POST", "/admin/skus/cup/adjustments", `{"adjustmentId":"restock-1","delta":8,"reason":"delivery"}`); code != http.StatusUnprocessableEntity || out["code"] != "IDEMPOTENCY_KEY_REUSED" {
+	if code, out := e.call("POST", "/admin/skus/cup/adjustments", `{"adjustmentId":"restock-1","delta":8,"reason":"delivery"}`); code != http.StatusUnprocessableEntity || out["code"] != "IDEMPOTENCY_KEY_REUSED" ||
+		out["message"] != "adjustment id restock-1 was used with a different request" {
 		t.Errorf("same id, other body: %d %v", code, out)
 	}
 	if code, _ := e.buy("alice", "cup", 5); code != http.StatusCreated {

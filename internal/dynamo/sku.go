@@ -32,12 +32,13 @@ func (s *Store) CreateSKU(ctx context.Context, in inventory.NewSKU) error {
 
 // EnsureSKU writes the SKU record, its shard items (stock split by inventory.NewSKU.Split) and
 // the initial ADJUST ledger entry (recording in.By) in one transaction, and reports
-// true. When the SKU was already created by the same request (same fields), nothing
-// is written and it reports false: that is what makes POST /admin/skus idempotent. It
+// true. When the SKU was already created by the same request (same fields; any shard
+// count when in gives none, see madeBy), nothing is written and it reports false: that is what makes POST /admin/skus idempotent. It
 // returns an error wrapping inventory.ErrInvalidRequest for fields outside the SKU
 // bounds (inventory.NewSKU.Validate), ErrSKUExists when a different SKU has the id, and
 // inventory.ErrBusy when DynamoDB stayed throttled or the outcome cannot be read back.
 func (s *Store) EnsureSKU(ctx context.Context, in inventory.NewSKU) (bool, error) {
+	sized := in.Shards == 0
 	in = in.WithDefaults()
 	if err := in.Validate(); err != nil {
 		return false, err
@@ -68,15 +69,35 @@ func (s *Store) EnsureSKU(ctx context.Context, in inventory.NewSKU) (bool, error
 		return true, nil
 	case out.unknown != nil:
 		rec, err := s.skuRecordOf(ctx, in.ID)
-		if err != nil || rec == nil || rec.CreateHash != hash {
+		if err != nil || !madeBy(rec, in, sized) {
 			return false, fmt.Errorf("create SKU %s: outcome unknown after %v: %w", in.ID, out.unknown, inventory.ErrBusy)
 		}
 		return true, nil // ours, or an identical request's: the SKU is as asked
 	}
-	if rec, err := s.skuRecordOf(ctx, in.ID); err == nil && rec.CreateHash == hash {
+	if rec, err := s.skuRecordOf(ctx, in.ID); err == nil && madeBy(rec, in, sized) {
 		return false, nil // created before by the same request
 	}
 	return false, fmt.Errorf("create SKU %s: %v failed its condition: %w", in.ID, out.parts(), ErrSKUExists)
+}
+
+// madeBy reports whether rec was created by a request identical to in (defaults
+// filled). When in was sized from its peak (sized: no shard count given), the shard
+// count is left out of the comparison, since the sizing rule may have given another
+// count when the SKU was created (or it was resharded since): the digest is one-way,
+// so each count from 1 to inventory.MaxShards is tried.
+func madeBy(rec *skuRecord, in inventory.NewSKU, sized bool) bool {
+	switch {
+	case rec == nil:
+		return false
+	case !sized:
+		return rec.CreateHash == createHash(in)
+	}
+	for in.Shards = 1; in.Shards <= inventory.MaxShards; in.Shards++ {
+		if rec.CreateHash == createHash(in) {
+			return true
+		}
+	}
+	return false
 }
 
 // createHash digests the fields of a create request (defaults filled) that make a

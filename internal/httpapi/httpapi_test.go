@@ -3,11 +3,13 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -106,6 +108,27 @@ func TestHandle_FailureKeepsItsStatusCodeAndLevel(t *testing.T) {
 		}
 		if got := fmt.Sprintf("%d %s %s", resp.StatusCode, resp.Body, line.Level); err != nil || got != want {
 			t.Errorf("body %q: %s (%v), want %s", body, got, err, want)
+		}
+	}
+}
+
+func TestBody_RefusesBytesThatAreNotUTF8(t *testing.T) {
+	notUTF8 := "{\"name\":\"Cup \xff\"}"
+	for _, tc := range []struct {
+		name string
+		req  events.APIGatewayV2HTTPRequest
+		ok   bool
+	}{
+		{"UTF-8 text", events.APIGatewayV2HTTPRequest{Body: `{"name":"杯"}`}, true},
+		{"UTF-8 in base64", events.APIGatewayV2HTTPRequest{Body: base64.StdEncoding.EncodeToString([]byte(`{"name":"杯"}`)), IsBase64Encoded: true}, true},
+		{"invalid byte", events.APIGatewayV2HTTPRequest{Body: notUTF8}, false},
+		{"invalid byte in base64", events.APIGatewayV2HTTPRequest{Body: base64.StdEncoding.EncodeToString([]byte(notUTF8)), IsBase64Encoded: true}, false},
+		{"truncated sequence", events.APIGatewayV2HTTPRequest{Body: "{\"name\":\"\xe6\x9d\"}"}, false},
+	} {
+		_, err := Body(tc.req, 1024)
+		var invalid *inventory.InvalidRequestError
+		if tc.ok != (err == nil) || (err != nil && (!errors.As(err, &invalid) || !strings.Contains(invalid.Reason, "UTF-8"))) {
+			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
 }

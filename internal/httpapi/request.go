@@ -50,7 +50,9 @@ func Claim(req events.APIGatewayV2HTTPRequest, name string) (string, error) {
 }
 
 // Body returns the raw request body, decoding API Gateway's base64 form, and refuses
-// (with an *inventory.InvalidRequestError) one longer than maxBytes once decoded.
+// (with an *inventory.InvalidRequestError) one longer than maxBytes once decoded, or
+// one that is not valid UTF-8: every body read here is JSON, which is UTF-8 (RFC 8259
+// §8.1), and encoding/json would silently turn invalid bytes into U+FFFD.
 func Body(req events.APIGatewayV2HTTPRequest, maxBytes int) ([]byte, error) {
 	if len(req.Body) > base64.StdEncoding.EncodedLen(maxBytes) {
 		return nil, inventory.InvalidError("body must not exceed %d bytes", maxBytes)
@@ -64,6 +66,9 @@ func Body(req events.APIGatewayV2HTTPRequest, maxBytes int) ([]byte, error) {
 	}
 	if len(body) > maxBytes {
 		return nil, inventory.InvalidError("body must not exceed %d bytes", maxBytes)
+	}
+	if !utf8.Valid(body) {
+		return nil, inventory.InvalidError("body must be UTF-8 text: it holds bytes that are not valid UTF-8")
 	}
 	return body, nil
 }

@@ -27,11 +27,17 @@ const (
 // ShardsForPeak is the shard count for a SKU expected to take peak orders per second
 // at most: ceil(peak × ShardHeadroom / ShardCeilingOrdersPerSecond), at least 1 and at
 // most MaxShards (64, so 64 × 400 / 2 = 12,800 orders/s at the planned load). A peak
-// of 0 or less means no expectation: 1 shard.
+// of 0 or less means no expectation: 1 shard. Any peak up to math.MaxInt is sized
+// without overflow.
 func ShardsForPeak(peak int) int {
 	if peak <= 0 {
 		return 1
 	}
+	// A peak at or above what MaxShards plan for gets MaxShards before the product
+	// below can overflow int.
+	if peak >= MaxShards*ShardCeilingOrdersPerSecond/ShardHeadroom {
+		return MaxShards
+	}
 	n := (peak*ShardHeadroom + ShardCeilingOrdersPerSecond - 1) / ShardCeilingOrdersPerSecond
-	return min(max(n, 1), MaxShards)
+	return max(n, 1)
 }

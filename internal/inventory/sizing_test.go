@@ -1,6 +1,7 @@
 package inventory_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stockguard/stockguard/internal/inventory"
@@ -20,6 +21,8 @@ func TestShardsForPeak(t *testing.T) {
 		{12800, 64},
 		{12801, 64}, // capped at MaxShards
 		{1000000, 64},
+		{4611686018427387705, 64}, // peak × 2 overflows int
+		{math.MaxInt, 64},
 	} {
 		if got := inventory.ShardsForPeak(tc.peak); got != tc.shards {
 			t.Errorf("ShardsForPeak(%d) = %d, want %d", tc.peak, got, tc.shards)

@@ -13,6 +13,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -94,7 +95,8 @@ type gateway struct {
 //     requestContext with a unique requestId, stage "$default", time in
 //     "02/Jan/2006:15:04:05 -0700" form and timeEpoch in ms; a body whose
 //     Content-Type is not text (text/*, JSON, XML, JavaScript) is base64
-//     encoded with isBase64Encoded true;
+//     encoded with isBase64Encoded true, and so is a text body that is not
+//     valid UTF-8;
 //   - identity: on a non-public route, an Authorization header (a Bearer
 //     token) is checked by the Verifier as the JWT authorizer checks it, its
 //     claims passed on, a bad token answered 401; without one, a non-empty
@@ -110,8 +112,9 @@ type gateway struct {
 //     A handler error or panic, or a response that cannot be decoded,
 //     answers 500 {"message":"Internal Server Error"}.
 //
-// Paths that are not clean ("//", "/./", "/../") are redirected as
-// http.ServeMux does.
+// A path that is not clean (an empty, "." or ".." segment, as in "/orders//cancel")
+// matches no route and answers 404 like any unmatched path, as API Gateway does,
+// rather than http.ServeMux's redirect to the cleaned path.
 //
 // NewGateway panics, like http.ServeMux.Handle, on a configuration error: a
 // route whose Function has no handler, an unknown Method, a Path not
@@ -192,7 +195,11 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := g.opts.Now()
 	rec := &statusRecorder{ResponseWriter: w, requestID: g.opts.NewRequestID()}
 	rec.Header().Set("Apigw-Requestid", rec.requestID)
-	g.mux.ServeHTTP(rec, r)
+	if cleanPath(r.URL.EscapedPath()) {
+		g.mux.ServeHTTP(rec, r)
+	} else {
+		writeGatewayError(rec, http.StatusNotFound)
+	}
 	if g.opts.Logger != nil {
 		g.opts.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("requestId", rec.requestID),
@@ -204,6 +211,16 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.String("orderId", rec.orderID),
 		)
 	}
+}
+
+// cleanPath reports whether p has no empty, "." or ".." segment (a final "/" aside):
+// the paths http.ServeMux serves without redirecting.
+func cleanPath(p string) bool {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 // statusRecorder is the ResponseWriter route handlers get: it carries the
@@ -464,9 +481,11 @@ func pathParams(r *http.Request, names []string) map[string]string {
 }
 
 // encodeBody returns the body as the event carries it: as is for text
-// content types, base64 for anything else (binary, forms, no type).
+// content types, base64 for anything else (binary, forms, no type) and for a
+// text body that is not valid UTF-8, which a JSON event string cannot carry
+// unchanged (encoding/json would turn its bytes into U+FFFD).
 func encodeBody(contentType string, body []byte) (string, bool) {
-	if isTextMediaType(contentType) {
+	if isTextMediaType(contentType) && utf8.Valid(body) {
 		return string(body), false
 	}
 	return base64.StdEncoding.EncodeToString(body), true

@@ -143,6 +143,10 @@ func TestGateway_MatchesRoutesLikeHTTPAPI(t *testing.T) {
 		{"method not routed", "DELETE", "/orders/ord-1", "", nil, ""},
 		{"HEAD is not GET", "HEAD", "/orders/ord-1", "", nil, ""},
 		{"empty parameter", "GET", "/skus/", "", nil, ""},
+		{"empty segment", "POST", "/orders//cancel", "", nil, ""},
+		{"empty first segment", "GET", "//orders/ord-1", "", nil, ""},
+		{"dot segment", "GET", "/orders/./ord-1", "", nil, ""},
+		{"dot-dot segment", "GET", "/orders/x/../ord-1", "", nil, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -216,6 +220,7 @@ func TestGateway_EncodesNonTextRequestBodiesInBase64(t *testing.T) {
 		{"text with charset", "text/plain; charset=utf-8", []byte("hi"), "hi", false},
 		{"json suffix", "application/vnd.api+json", []byte(`{}`), `{}`, false},
 		{"binary", "image/png", binary, base64.StdEncoding.EncodeToString(binary), true},
+		{"json, not UTF-8", "application/json", []byte("{\"a\":\"\xff\"}"), base64.StdEncoding.EncodeToString([]byte("{\"a\":\"\xff\"}")), true},
 		{"form", "application/x-www-form-urlencoded", []byte("a=1"), "YT0x", true},
 		{"no content type", "", []byte("raw"), "cmF3", true},
 		{"empty body", "application/octet-stream", nil, "", false},

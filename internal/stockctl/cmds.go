@@ -3,6 +3,7 @@ package stockctl
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net/url"
@@ -181,7 +182,8 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 }
 
 // seed sends each entry of a seed file to POST /admin/skus, in order, stopping at the
-// first refusal; entries created before by the same body are left as they are.
+// first refusal; entries created before by the same body are left as they are. Every
+// entry's JSON shape is checked before any is sent.
 func seed(ctx context.Context, c *call, args []string) error {
 	file, err := parse(flag.NewFlagSet("seed", flag.ContinueOnError), args, "a seed file")
 	if err != nil {
@@ -191,9 +193,9 @@ func seed(ctx context.Context, c *call, args []string) error {
 	if err != nil {
 		return err
 	}
-	var entries []json.RawMessage
-	if err := json.Unmarshal(data, &entries); err != nil {
-		return fmt.Errorf("seed %s: not a JSON array of SKUs: %w", file, err)
+	entries, err := seedEntries(data)
+	if err != nil {
+		return fmt.Errorf("seed %s: %w", file, err)
 	}
 	for i, e := range entries {
 		if err := c.send(ctx, "POST", "/admin/skus", e, printSKULine); err != nil {
@@ -201,4 +203,31 @@ func seed(ctx context.Context, c *call, args []string) error {
 		}
 	}
 	return nil
+}
+
+const seedExample = `[{"skuId":"cup-01","name":"Cup","price":39900,"stock":100}]`
+
+// seedEntries splits a seed file into its entries: it must be a JSON array of objects
+// whose create fields (createBody's) have JSON values of their types. The API checks
+// the rest.
+func seedEntries(data []byte) ([]json.RawMessage, error) {
+	var entries []json.RawMessage
+	if err := json.Unmarshal(data, &entries); err != nil {
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			return nil, fmt.Errorf("not valid JSON (%v); the seed file must be a JSON array of SKUs like %s", err, seedExample)
+		}
+		return nil, fmt.Errorf("the seed file must be a JSON array of SKUs like %s", seedExample)
+	}
+	for i, e := range entries {
+		var b createBody
+		var typeErr *json.UnmarshalTypeError
+		switch err := json.Unmarshal(e, &b); {
+		case errors.As(err, &typeErr) && typeErr.Field != "":
+			return nil, fmt.Errorf("entry %d: field %q has a value of the wrong type; entries are SKUs like %s", i, typeErr.Field, seedExample)
+		case err != nil || string(e) == "null":
+			return nil, fmt.Errorf("entry %d is not a JSON object; entries are SKUs like %s", i, seedExample)
+		}
+	}
+	return entries, nil
 }

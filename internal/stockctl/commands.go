@@ -64,7 +64,9 @@ func usageError(format string, args ...any) error {
 }
 
 // Run runs the command line args (without the program name) and returns the exit
-// status; errors go to env.Stderr as one line starting "stockctl: ".
+// status; errors, usage errors included, go to env.Stderr as one line starting
+// "stockctl: ", and -h or --help (before or after the command) prints the usage on
+// env.Stdout.
 func Run(ctx context.Context, args []string, env Env) int {
 	err := run(ctx, args, env)
 	switch {
@@ -74,7 +76,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 		fmt.Fprint(env.Stdout, usage)
 		return ExitOK
 	case errors.Is(err, errUsage):
-		fmt.Fprintf(env.Stderr, "stockctl: %v\n\n%s", err, usage)
+		fmt.Fprintf(env.Stderr, "stockctl: %v (stockctl -h shows the usage)\n", err)
 		return ExitUsage
 	}
 	fmt.Fprintf(env.Stderr, "stockctl: %v\n", err)
@@ -184,6 +186,9 @@ func parse(fs *flag.FlagSet, args []string, want string) (string, error) {
 		pos, args = args[0], args[1:]
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return "", err
+		}
 		return "", usageError("%s: %v", fs.Name(), err)
 	}
 	if fs.NArg() > 0 {

@@ -173,6 +173,10 @@ func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
 	before := booktest.Snapshot(t, h.stack.DB, h.stack.Tables)
 	seedFile := filepath.Join(t.TempDir(), "seed.json")
 	os.WriteFile(seedFile, []byte(`[{"skuId":"ok","name":"ok","price":1,"stock":1,"colour":"red"}]`), 0o600)
+	objectFile := filepath.Join(t.TempDir(), "object.json")
+	os.WriteFile(objectFile, []byte(`{"skuId":"ok","name":"ok","price":1,"stock":1}`), 0o600)
+	badEntryFile := filepath.Join(t.TempDir(), "bad-entry.json")
+	os.WriteFile(badEntryFile, []byte(`[{"skuId":"first","name":"First","price":1,"stock":1},{"skuId":"second","name":"Second","price":"1"}]`), 0o600)
 	for _, tc := range []struct {
 		args    []string
 		secret  string
@@ -188,6 +192,10 @@ func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
 		{[]string{"get", "nope"}, secretKey, stockctl.ExitError, "404 SKU_NOT_FOUND", false},
 		{[]string{"seed", seedFile}, secretKey, stockctl.ExitError, `unknown field "colour"`, true},
 		{[]string{"seed", "/no/such/file.json"}, secretKey, stockctl.ExitError, "no such file", false},
+		{[]string{"seed", objectFile}, secretKey, stockctl.ExitError, "the seed file must be a JSON array of SKUs", false},
+		{[]string{"seed", badEntryFile}, secretKey, stockctl.ExitError, `entry 1: field "price" has a value of the wrong type`, false},
+		{[]string{"create", "--sku", "x9", "--name", "X", "--price", "abc"}, secretKey, stockctl.ExitUsage, `invalid value "abc" for flag -price`, false},
+		{[]string{"--frobnicate", "list"}, secretKey, stockctl.ExitUsage, "flag provided but not defined", false},
 		{[]string{"frobnicate"}, secretKey, stockctl.ExitUsage, "unknown command", false},
 		{[]string{"adjust", "cup", "--delta", "1"}, secretKey, stockctl.ExitUsage, "needs --id", false},
 		{[]string{"refund", "0123456789abcdef", "--reason", "damaged"}, secretKey, stockctl.ExitError, "404 ORDER_NOT_FOUND", false},
@@ -200,12 +208,17 @@ func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
 		}
 		code, out, errOut := h.run(tc.secret, tc.args...)
 		h.outside.Store(nil)
-		if code != tc.exit || !strings.HasPrefix(errOut, "stockctl: ") || !strings.Contains(errOut, tc.want) || out != "" {
+		if code != tc.exit || !strings.HasPrefix(errOut, "stockctl: ") || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) || out != "" {
 			t.Errorf("stockctl %s: exit %d, stdout %q, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), code, out, errOut, tc.exit, tc.want)
 		}
 	}
 	if after := booktest.Snapshot(t, h.stack.DB, h.stack.Tables); after != before {
 		t.Error("refused commands changed the tables")
+	}
+	for _, args := range [][]string{{"-h"}, {"create", "--help"}} {
+		if code, out, errOut := h.run(secretKey, args...); code != stockctl.ExitOK || !strings.HasPrefix(out, "usage: stockctl") || errOut != "" {
+			t.Errorf("stockctl %s: exit %d, stdout %q, stderr %q; want the usage on stdout", strings.Join(args, " "), code, out, errOut)
+		}
 	}
 }
 
