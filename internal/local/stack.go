@@ -211,7 +211,15 @@ func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 	mux.Handle("POST /_local/invoke/{function}", wrap(http.HandlerFunc(s.serveInvoke)))
 	mux.Handle("POST /_local/pay/{orderId}", wrap(http.HandlerFunc(s.servePay)))
 	mux.Handle("GET "+openapi.Path, wrap(openapi.Handler()))
-	s.API = mux
+	// ServeMux would redirect an unclean path (an empty, . or .. segment) before any
+	// route saw it; the gateway answers it 404, as API Gateway does.
+	s.API = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !cleanPath(r.URL.EscapedPath()) {
+			s.gateway.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stockguard/stockguard/internal/openapi"
+	"github.com/stockguard/stockguard/internal/openapi/openapitest"
 	"github.com/stockguard/stockguard/internal/stacktest"
 	"github.com/stockguard/stockguard/internal/testkit"
 )
@@ -46,5 +47,24 @@ func TestStack_ServesTheOpenAPIDocument(t *testing.T) {
 	}
 	if reqs, resps := stack.Contract.Checked(); reqs != 1 || resps != 1 {
 		t.Errorf("checked %d requests and %d answers, want 1 and 1", reqs, resps)
+	}
+}
+
+// A path with an empty, . or .. segment gets the gateway's 404 JSON through the whole
+// stack, as from API Gateway: never a redirect (which a client following it would
+// turn into the cleaned route) and never an HTML body.
+func TestStack_UncleanPathsAreNotFound(t *testing.T) {
+	stack := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup","name":"n","price":100,"stock":1}]`})
+	for _, tc := range []struct{ method, path string }{
+		{"GET", "//skus/cup"}, {"GET", "/./skus/cup"}, {"GET", "/skus/../skus/cup"}, {"GET", "/skus/cup/."},
+		{"POST", "//orders"}, {"POST", "/x/../orders"}, {"POST", "//_local/invoke/reconcile"},
+		{"POST", "/admin/skus/cup/./adjustments"}, {"GET", "//openapi.yaml"},
+	} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(tc.method, "http://stack.test"+tc.path, strings.NewReader(`{}`))
+		stack.API.ServeHTTP(rec, req.WithContext(openapitest.OutsideContract(req.Context(), "an unclean path")))
+		if rec.Code != 404 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") || rec.Header().Get("Location") != "" {
+			t.Errorf("%s %s: %d %q Location %q: %s; want 404 JSON", tc.method, tc.path, rec.Code, rec.Header().Get("Content-Type"), rec.Header().Get("Location"), rec.Body.String())
+		}
 	}
 }
