@@ -80,6 +80,13 @@ func (s *Store) Reserve(ctx context.Context, req ReserveRequest) (*inventory.Ord
 		}
 	}
 	order, replayed, err := r.run(ctx)
+	if errors.Is(err, inventory.ErrBusy) {
+		// The SDK's last attempt may say "conflicted" or "throttled" after an earlier
+		// attempt of the same call applied and lost its answer: only the order can tell.
+		if got, mine, rerr := r.s.readBack(ctx, "reserve order "+r.id, r.id, err, r.mine); rerr == nil && mine {
+			return got, false, nil
+		}
+	}
 	// A request refused for its stock, its size or for lost rounds, may be a copy of a keyed
 	// request that already got its order (often the very order that sold the SKU
 	// out): that copy gets the order back.
@@ -416,9 +423,7 @@ func (r *reservation) limitFailed(ctx context.Context, line int) (*answer, error
 // readBack answers a round whose outcome is unknown: this reservation's order if it
 // is there, else ErrBusy.
 func (r *reservation) readBack(ctx context.Context, cause error) (*inventory.Order, error) {
-	order, mine, err := r.s.readBack(ctx, "reserve order "+r.id, r.id, cause, func(o *inventory.Order) bool {
-		return o.UserID == r.req.UserID && o.CartHash == r.hash
-	})
+	order, mine, err := r.s.readBack(ctx, "reserve order "+r.id, r.id, cause, r.mine)
 	if err == nil && !mine {
 		err = fmt.Errorf("reserve order %s: outcome unknown after %v: %w", r.id, cause, inventory.ErrBusy)
 	}
@@ -426,6 +431,11 @@ func (r *reservation) readBack(ctx context.Context, cause error) (*inventory.Ord
 		return nil, err
 	}
 	return order, nil
+}
+
+// mine reports whether o is the order this reservation writes.
+func (r *reservation) mine(o *inventory.Order) bool {
+	return o.UserID == r.req.UserID && o.CartHash == r.hash
 }
 
 // shardFailed explains a failed shard condition from the shard's old image and adjusts
