@@ -29,6 +29,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/ddblimits"
 	"github.com/stockguard/stockguard/internal/hotsku"
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 func main() {
@@ -55,10 +56,19 @@ func run() int {
 		maxLag     = flag.Duration("max-lag", 2*time.Millisecond, "run a point again (twice at most, keeping the run with the least lag) when its arrivals ran later than this at 1×")
 	)
 	flag.Parse()
-	shards, err1 := ints(*shardsFlag)
-	loads, err2 := floats(*loadsFlag)
-	if err1 != nil || err2 != nil || *realRate <= 0 || *minOrders < 1 {
-		fmt.Fprintln(os.Stderr, "hotsku: bad -shards, -loads, -real-rate or -min-orders")
+	shards, err := ints(*shardsFlag)
+	var loads []float64
+	if err == nil {
+		loads, err = floats(*loadsFlag)
+	}
+	if err == nil {
+		err = check(shards, strings.Split(*strategies, ","), *realRate, *minOrders, *loseEvery, *rtt, *hold, *sqsRTT)
+	}
+	if err == nil && flag.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q (flags only; -h lists them)", flag.Arg(0))
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hotsku:", err)
 		return 2
 	}
 	ctx := context.Background()
@@ -151,12 +161,42 @@ func printPasses(results []hotsku.Result, strategies []string, target float64) {
 	}
 }
 
+// check refuses the settings a sweep cannot run with, naming the flag: shard counts
+// outside 1..inventory.MaxShards, unknown strategies, a non-positive -real-rate or
+// -min-orders, and negative -lose-every or round trips.
+func check(shards []int, strategies []string, realRate float64, minOrders, loseEvery int, durations ...time.Duration) error {
+	for _, n := range shards {
+		if n > inventory.MaxShards {
+			return fmt.Errorf("-shards: %d is more than %d", n, inventory.MaxShards)
+		}
+	}
+	for _, s := range strategies {
+		if hotsku.Strategy(s) != hotsku.Transaction && hotsku.Strategy(s) != hotsku.Conditional {
+			return fmt.Errorf("-strategies: unknown %q (transaction, conditional)", s)
+		}
+	}
+	switch {
+	case realRate <= 0:
+		return fmt.Errorf("-real-rate must be more than 0")
+	case minOrders < 1:
+		return fmt.Errorf("-min-orders must be at least 1")
+	case loseEvery < 0:
+		return fmt.Errorf("-lose-every must be 0 (none) or more")
+	}
+	for _, d := range durations {
+		if d < 0 {
+			return fmt.Errorf("-rtt, -hold and -sqs-rtt must not be negative")
+		}
+	}
+	return nil
+}
+
 func ints(s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("bad number %q", f)
+			return nil, fmt.Errorf("-shards: %q is not a whole number of at least 1", f)
 		}
 		out = append(out, n)
 	}
@@ -168,7 +208,7 @@ func floats(s string) ([]float64, error) {
 	for _, f := range strings.Split(s, ",") {
 		x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 		if err != nil || x <= 0 {
-			return nil, fmt.Errorf("bad number %q", f)
+			return nil, fmt.Errorf("-loads: %q is not a number above 0", f)
 		}
 		out = append(out, x)
 	}
