@@ -36,25 +36,28 @@ func main() {
 	os.Exit(run())
 }
 
+// The flags; see the package comment.
+var (
+	template   = flag.String("template", "template.yaml", "the SAM template (tables, queue)")
+	shardsFlag = flag.String("shards", "1,2,4,8,16,32,64", "shard counts")
+	loadsFlag  = flag.String("loads", "1", "offered loads, as multiples of shards × 1,000 orders/s")
+	strategies = flag.String("strategies", "transaction,conditional", "strategies to compare")
+	duration   = flag.Duration("duration", 200*time.Millisecond, "shortest arrival window per point, at 1×")
+	minOrders  = flag.Int("min-orders", 800, "fewest buyers per point (lengthens the window)")
+	realRate   = flag.Float64("real-rate", 100, "buyers per real second each point aims at (sets its slowdown)")
+	minSlow    = flag.Float64("min-slowdown", 20, "the least slowdown of any point: a busy machine's stalls shrink by it")
+	rtt        = flag.Duration("rtt", 5*time.Millisecond, "DynamoDB round trip at 1×")
+	hold       = flag.Duration("hold", 2*time.Millisecond, "how long a transaction holds its items at 1×")
+	sqsRTT     = flag.Duration("sqs-rtt", 8*time.Millisecond, "SQS round trip at 1×")
+	loseEvery  = flag.Int("lose-every", 0, "lose the answer of every nth applied DynamoDB write (HTTP 500 after the write; 0 = none)")
+	noSQS      = flag.Bool("no-sqs", false, "send no close-order messages")
+	target     = flag.Float64("target", 10000, "orders/s one SKU must pass")
+	png        = flag.String("png", "hotsku.png", "where to write the plot (\"\" for none)")
+	maxLag     = flag.Duration("max-lag", 2*time.Millisecond, "run a point again (twice at most, keeping the run with the least lag) when its arrivals ran later than this at 1×")
+)
+
+// run runs the sweep and returns the exit status (see the package comment).
 func run() int {
-	var (
-		template   = flag.String("template", "template.yaml", "the SAM template (tables, queue)")
-		shardsFlag = flag.String("shards", "1,2,4,8,16,32,64", "shard counts")
-		loadsFlag  = flag.String("loads", "1", "offered loads, as multiples of shards × 1,000 orders/s")
-		strategies = flag.String("strategies", "transaction,conditional", "strategies to compare")
-		duration   = flag.Duration("duration", 200*time.Millisecond, "shortest arrival window per point, at 1×")
-		minOrders  = flag.Int("min-orders", 800, "fewest buyers per point (lengthens the window)")
-		realRate   = flag.Float64("real-rate", 100, "buyers per real second each point aims at (sets its slowdown)")
-		minSlow    = flag.Float64("min-slowdown", 20, "the least slowdown of any point: a busy machine's stalls shrink by it")
-		rtt        = flag.Duration("rtt", 5*time.Millisecond, "DynamoDB round trip at 1×")
-		hold       = flag.Duration("hold", 2*time.Millisecond, "how long a transaction holds its items at 1×")
-		sqsRTT     = flag.Duration("sqs-rtt", 8*time.Millisecond, "SQS round trip at 1×")
-		loseEvery  = flag.Int("lose-every", 0, "lose the answer of every nth applied DynamoDB write (HTTP 500 after the write; 0 = none)")
-		noSQS      = flag.Bool("no-sqs", false, "send no close-order messages")
-		target     = flag.Float64("target", 10000, "orders/s one SKU must pass")
-		png        = flag.String("png", "hotsku.png", "where to write the plot (\"\" for none)")
-		maxLag     = flag.Duration("max-lag", 2*time.Millisecond, "run a point again (twice at most, keeping the run with the least lag) when its arrivals ran later than this at 1×")
-	)
 	flag.Parse()
 	shards, err := ints(*shardsFlag)
 	var loads []float64
