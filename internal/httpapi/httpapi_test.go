@@ -112,7 +112,7 @@ func TestHandle_FailureKeepsItsStatusCodeAndLevel(t *testing.T) {
 	}
 }
 
-func TestBody_RefusesBytesThatAreNotUTF8(t *testing.T) {
+func TestBody_RefusesTextThatIsNotUTF8(t *testing.T) {
 	notUTF8 := "{\"name\":\"Cup \xff\"}"
 	for _, tc := range []struct {
 		name string
@@ -124,6 +124,13 @@ func TestBody_RefusesBytesThatAreNotUTF8(t *testing.T) {
 		{"invalid byte", events.APIGatewayV2HTTPRequest{Body: notUTF8}, false},
 		{"invalid byte in base64", events.APIGatewayV2HTTPRequest{Body: base64.StdEncoding.EncodeToString([]byte(notUTF8)), IsBase64Encoded: true}, false},
 		{"truncated sequence", events.APIGatewayV2HTTPRequest{Body: "{\"name\":\"\xe6\x9d\"}"}, false},
+		{"escaped surrogate pair", events.APIGatewayV2HTTPRequest{Body: `{"name":"\ud834\udd1e \u676f"}`}, true},
+		{"escaped backslash before u", events.APIGatewayV2HTTPRequest{Body: `{"name":"\\ud800"}`}, true},
+		{"lone high surrogate", events.APIGatewayV2HTTPRequest{Body: `{"name":"cup\ud800"}`}, false},
+		{"lone high surrogate at the end", events.APIGatewayV2HTTPRequest{Body: `"\uDBFF`}, false},
+		{"high surrogate then a non-surrogate", events.APIGatewayV2HTTPRequest{Body: `{"name":"\ud800\u0041"}`}, false},
+		{"lone low surrogate", events.APIGatewayV2HTTPRequest{Body: `{"name":"\udc00x"}`}, false},
+		{"reversed pair", events.APIGatewayV2HTTPRequest{Body: `{"name":"\udd1e\ud834"}`}, false},
 	} {
 		_, err := Body(tc.req, 1024)
 		var invalid *inventory.InvalidRequestError

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"strconv"
 	"unicode"
 	"unicode/utf8"
 
@@ -70,7 +71,45 @@ func Body(req events.APIGatewayV2HTTPRequest, maxBytes int) ([]byte, error) {
 	if !utf8.Valid(body) {
 		return nil, inventory.InvalidError("body must be UTF-8 text: it holds bytes that are not valid UTF-8")
 	}
+	if loneSurrogate(body) {
+		return nil, inventory.InvalidError(`body must be UTF-8 text: it holds a \u escape of half a UTF-16 surrogate pair`)
+	}
 	return body, nil
+}
+
+// loneSurrogate reports whether JSON text body escapes half a UTF-16 surrogate pair
+// (\uD800–\uDFFF not in a high-low pair), which names no character (RFC 8259 §8.2)
+// and which encoding/json would silently turn into U+FFFD. A backslash appears only
+// inside strings in valid JSON, and invalid JSON is the decoder's to refuse.
+func loneSurrogate(body []byte) bool {
+	code := func(i int) rune { // the \u escape at body[i:], or -1
+		if i+6 > len(body) || body[i] != '\\' || body[i+1] != 'u' {
+			return -1
+		}
+		n, err := strconv.ParseUint(string(body[i+2:i+6]), 16, 16)
+		if err != nil {
+			return -1
+		}
+		return rune(n)
+	}
+	for i := 0; i < len(body); i++ {
+		if body[i] != '\\' {
+			continue
+		}
+		r := code(i)
+		switch {
+		case r >= 0xD800 && r <= 0xDBFF:
+			if low := code(i + 6); low < 0xDC00 || low > 0xDFFF {
+				return true
+			}
+			i += 11
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return true
+		default:
+			i++ // the escaped character, so that \\u is not read as an escape
+		}
+	}
+	return false
 }
 
 // OnlyFields requires fields to hold exactly the names given, all of them; it returns
