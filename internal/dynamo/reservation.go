@@ -80,13 +80,6 @@ func (s *Store) Reserve(ctx context.Context, req ReserveRequest) (*inventory.Ord
 		}
 	}
 	order, replayed, err := r.run(ctx)
-	if errors.Is(err, inventory.ErrBusy) {
-		// The SDK's last attempt may say "conflicted" or "throttled" after an earlier
-		// attempt of the same call applied and lost its answer: only the order can tell.
-		if got, mine, rerr := r.s.readBack(ctx, "reserve order "+r.id, r.id, err, r.mine); rerr == nil && mine {
-			return got, false, nil
-		}
-	}
 	// A request refused for its stock, its size or for lost rounds, may be a copy of a keyed
 	// request that already got its order (often the very order that sold the SKU
 	// out): that copy gets the order back.
@@ -125,6 +118,14 @@ func (r *reservation) run(ctx context.Context) (*inventory.Order, bool, error) {
 		order := r.order()
 		out, err := r.s.send(ctx, r.build(order, round))
 		switch {
+		case errors.Is(err, inventory.ErrBusy):
+			// The SDK's last attempt may be refused as conflicted or throttled after an
+			// earlier attempt of the same call applied and lost its answer: only the
+			// order can tell.
+			if got, mine, rerr := r.s.readBack(ctx, "reserve order "+r.id, r.id, err, r.mine); rerr == nil && mine {
+				return got, false, nil
+			}
+			return nil, false, err
 		case err != nil:
 			return nil, false, err
 		case out.applied:
