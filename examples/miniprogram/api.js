@@ -81,14 +81,15 @@
  * @property {() => number} [random] in [0, 1) (default Math.random)
  * @property {(ms: number) => Promise<void>} [sleep]
  *
+ * @typedef {'GET' | 'POST'} Method
  * @typedef {{ data?: WechatMiniprogram.IAnyObject, header?: Record<string, string>,
  *   token?: string }} SendOptions
  */
 
 /** A token is treated as expired this long before its expiresIn runs out (ms). */
-const EXPIRY_MARGIN_MS = 60_000;
+const EXPIRY_MARGIN_MS = 60000;
 /** A device clock this far from the API's is corrected for (ms); see now(). */
-const CLOCK_TOLERANCE_MS = 2_000;
+const CLOCK_TOLERANCE_MS = 2000;
 
 /** ApiError is the API's refusal: its HTTP status and error body. */
 class ApiError extends Error {
@@ -209,7 +210,7 @@ function createApi({
 
   /**
    * One wx.request, as a Promise of its answer.
-   * @param {string} method
+   * @param {Method} method
    * @param {string} path
    * @param {SendOptions} options
    * @returns {Promise<WechatMiniprogram.RequestSuccessCallbackResult>}
@@ -221,7 +222,7 @@ function createApi({
     return new Promise((resolve, reject) => {
       wx.request({
         url: baseURL + path,
-        method: /** @type {'GET' | 'POST'} */ (method),
+        method,
         data,
         header: h,
         success: resolve,
@@ -233,7 +234,7 @@ function createApi({
   /**
    * send makes the call, waiting out 429/503 as the module comment says.
    * @template T
-   * @param {string} method
+   * @param {Method} method
    * @param {string} path
    * @param {SendOptions} [options]
    * @returns {Promise<T>}
@@ -296,7 +297,7 @@ function createApi({
    * asBuyer sends a call that needs the buyer's token: at most one sign-in and one more
    * send per call (module comment).
    * @template T
-   * @param {string} method
+   * @param {Method} method
    * @param {string} path
    * @param {SendOptions} [options]
    * @returns {Promise<T>}

@@ -20,6 +20,8 @@ Page({
   orderId: '',
   /** setInterval handle of the countdown; 0 when none runs */
   timer: 0,
+  /** the buyer has paid; the API has not heard from WeChat Pay yet: no second payment */
+  confirming: false,
 
   /** @param {Record<string, string | undefined>} query */
   onLoad(query) {
@@ -52,7 +54,7 @@ Page({
     const wait = order.status === 'PENDING' ? msUntil(order.expiresAt, app.api.now()) : 0;
     this.setData({
       order, amount: yuan(order.amount), status: statusText(order.status),
-      left: countdown(wait), canPay: canPay(order, app.api.now()),
+      left: countdown(wait), canPay: !this.confirming && canPay(order, app.api.now()),
     });
     this.stopTimer();
     if (wait > 0) this.timer = setInterval(() => this.tick(), 1000);
@@ -63,7 +65,7 @@ Page({
     const order = this.data.order;
     if (!order) return;
     const wait = msUntil(order.expiresAt, app.api.now());
-    this.setData({ left: countdown(wait), canPay: wait > 0 && !this.data.busy });
+    this.setData({ left: countdown(wait), canPay: wait > 0 && !this.data.busy && !this.confirming });
     if (wait === 0) {
       this.stopTimer();
       this.load(); // released at expiry: the API shows it CANCELLED
@@ -80,6 +82,7 @@ Page({
     this.setData({ busy: true, error: '', note: '' });
     try {
       await app.api.pay(this.orderId);
+      this.confirming = true;
       const order = await app.api.waitForStatus(this.orderId, ['PAID', 'REFUND_PENDING', 'REFUNDING', 'REFUNDED', 'CANCELLED']);
       if (order.status === 'PENDING') {
         this.setData({ note: 'Payment made; the shop is confirming it.' });

@@ -83,3 +83,26 @@ test('the order can no longer be paid: the API\'s 409 in plain words', async (t)
   assert.equal(wx.payments.length, 0);
   page.instance.onUnload();
 });
+
+test('paid, but the API has not heard from WeChat Pay yet: "confirming", and no second payment', async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval', 'Date'], now: Date.parse('2026-03-01T12:00:00Z') });
+  const wx = fakeWx({
+    'GET /orders/o123456': json(200, order()),
+    'POST /orders/o123456/pay': json(200, params),
+  }, { storage: signedIn() });
+  const { page, waits } = openPage('pay', { wx, query: { orderId: 'o123456' } });
+  await settle(wx);
+  await tap(page, '#pay');
+  await settle(wx);
+  assert.equal(waits.length, 19); // 20 reads of the order, 500 ms apart
+  assert.ok(waits.every((ms) => ms === 500));
+  assert.equal(text(page, '#note'), 'Payment made; the shop is confirming it.');
+  assert.equal(attr(page, '#pay', 'disabled'), true);
+  t.mock.timers.tick(1000);
+  assert.equal(attr(page, '#pay', 'disabled'), true);
+  await tap(page, '#pay');
+  await settle(wx);
+  assert.equal(wx.payments.length, 1);
+  assert.deepEqual(wx.navigations, []);
+  page.instance.onUnload();
+});
