@@ -8,7 +8,8 @@ module.exports = {
   /**
    * Against the local stack only: its jscode2session stand-in accepts no code of
    * wx.login, only "test-<name>" (once per stack run; buyer openid "o-<name>"), so the
-   * app signs in with "test-" + localBuyer. '' for a deployed API: wx.login's code.
+   * app signs in with "test-" + localBuyer; the token it keeps then lasts its 2 hours.
+   * '' for a deployed API: wx.login's code.
    */
   localBuyer: 'alice',
   /**
