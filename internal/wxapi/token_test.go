@@ -23,6 +23,7 @@ const (
 
 // harness is a stand-in WeChat and a client of the test app sharing one settable clock.
 type harness struct {
+	t     *testing.T
 	srv   *wxapitest.Server
 	clock *testkit.Clock
 	c     *wxapi.Client
@@ -30,7 +31,7 @@ type harness struct {
 
 func newHarness(t *testing.T, opts wxapitest.Options) *harness {
 	t.Helper()
-	h := &harness{clock: testkit.NewClock()}
+	h := &harness{t: t, clock: testkit.NewClock()}
 	if opts.Now == nil {
 		opts.Now = h.clock.Now
 	}
