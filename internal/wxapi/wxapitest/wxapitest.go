@@ -22,10 +22,12 @@
 //
 // Differences from WeChat, kept on purpose: payments are only those given to AddPayment;
 // a template accepts exactly the keywords given to AddTemplate; unknown JSON fields are
-// refused (WeChat may ignore them); the order of checks, and errcode 10060014 for an
-// upload_time not later than the previous upload's, for a parcel to SF without a contact
-// or with an unmasked one, and for a split delivery without parcels, are a best reading of
-// the docs; force_refresh's 20-calls-a-day limit is not enforced.
+// refused (WeChat may ignore them); a data value must be a JSON string. The order of
+// checks, errcode 10060014 (参数错误) for an upload_time not later than the previous
+// upload's, a parcel to SF without a contact or with an unmasked one, a split delivery
+// without parcels and a missing payer, 10060002 for continuing a split delivery after it
+// completed, and 268546002 for declaring an order already shipped are a best reading of
+// the docs. force_refresh's 20-calls-a-day limit is not enforced.
 package wxapitest
 
 import (
@@ -288,12 +290,7 @@ func (s *Server) issue(force bool) (string, time.Duration) {
 	case valid && exp.Sub(now) > TokenHandover:
 		return s.current, exp.Sub(now)
 	}
-	for t, e := range s.tokens { // forget expired tokens; unexpired old ones stay valid
-		if !now.Before(e) {
-			delete(s.tokens, t)
-		}
-	}
-	s.issued++
+	s.issued++ // the old token stays valid until it expires, then answers 42001
 	s.current = strconv.Itoa(s.issued) + "_" + random(48)
 	s.tokens[s.current] = now.Add(TokenTTL)
 	return s.current, TokenTTL
