@@ -41,17 +41,26 @@ const (
 
 // Limits of "发货信息录入" (请求参数 and 注意事项 5: "一笔支付单最多分拆成 15 个包裹").
 const (
-	MaxPackages           = 15   // shipping_list entries per payment (多重性 [1, 15])
-	MaxItemDescChars      = 120  // item_desc, characters ("限120个字以内")
-	MaxTrackingNoBytes    = 128  // tracking_no (字符字节限制 [1, 128])
-	MaxExpressCompany     = 128  // express_company, bytes
-	MaxContactBytes       = 1024 // consignor_contact / receiver_contact
-	MaxOpenIDBytes        = 128  // payer.openid (字符字节限制 [1, 128]); also touser
-	MaxTransactionIDLen   = 32   // transaction_id (WeChat Pay "JSAPI下单": string(32))
-	ExpressCompanySF      = "SF" // 顺丰: the express company whose parcels need a contact
-	UploadTimeLayout      = "2006-01-02T15:04:05.000Z07:00"
-	DetailPathPlaceholder = "${商品订单号}" // replaced by the out_trade_no ("小程序购物订单" 3.1)
+	MaxPackages            = 15   // shipping_list entries per payment (多重性 [1, 15])
+	MaxItemDescChars       = 120  // item_desc, characters ("限120个字以内")
+	MaxTrackingNoBytes     = 128  // tracking_no (字符字节限制 [1, 128])
+	MaxExpressCompanyBytes = 128  // express_company (字符字节限制 [1, 128])
+	MaxContactBytes        = 1024 // consignor_contact / receiver_contact (值限制 0..1024)
+	MaxOpenIDBytes         = 128  // payer.openid (字符字节限制 [1, 128]); also touser
+	MaxTransactionIDLen    = 32   // transaction_id (WeChat Pay "查询订单": string(32))
 )
+
+// ExpressCompanySF is the delivery id of 顺丰, whose parcels need a contact ("发货信息录入":
+// contact "当发货的物流公司为顺丰时，联系方式为必填").
+const ExpressCompanySF = "SF"
+
+// UploadTimeLayout formats upload_time: RFC 3339 with milliseconds, like the documented
+// example 2022-12-15T13:29:35.120+08:00.
+const UploadTimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// DetailPathPlaceholder must appear in the order detail path; WeChat replaces it with the
+// order's out_trade_no ("小程序购物订单" 3.1: "path必须包含字符串“${商品订单号}”").
+const DetailPathPlaceholder = "${商品订单号}"
 
 // beijing is the +08:00 offset of the documented upload_time example.
 var beijing = time.FixedZone("CST", 8*60*60)
@@ -62,7 +71,7 @@ var beijing = time.FixedZone("CST", 8*60*60)
 type OrderKey struct {
 	Type          OrderNumberType
 	TransactionID string // WeChat Pay's transaction_id: 1..32 ASCII letters and digits
-	MchID         string // the merchant id the payment was made to: 1..32 digits
+	MchID         string // the merchant id the payment was made to (WeChat Pay mchid): 1..32 digits
 	OutTradeNo    string // the order's out_trade_no (see wechatpay.CheckOutTradeNo)
 }
 
@@ -72,7 +81,7 @@ type Package struct {
 	// LogisticsExpress, optional (and then within the same limit) otherwise.
 	TrackingNo string
 	// ExpressCompany is express_company, the delivery id of the express company from
-	// get_delivery_list (e.g. "SF", "YTO"), 1..MaxExpressCompany bytes; required for
+	// get_delivery_list (e.g. "SF", "YTO"), 1..MaxExpressCompanyBytes bytes; required for
 	// LogisticsExpress.
 	ExpressCompany string
 	// ItemDesc is item_desc, what the parcel holds (e.g. "微信红包抱枕*1个"): 1..120 characters
@@ -223,8 +232,8 @@ func (p Package) wire(lt LogisticsType) (packageWire, error) {
 		return w, fmt.Errorf("express shipments need tracking_no and express_company")
 	case len(p.TrackingNo) > MaxTrackingNoBytes || (p.TrackingNo != "" && !printable(p.TrackingNo)):
 		return w, fmt.Errorf("tracking_no must be at most %d printable ASCII characters", MaxTrackingNoBytes)
-	case len(p.ExpressCompany) > MaxExpressCompany || (p.ExpressCompany != "" && !printable(p.ExpressCompany)):
-		return w, fmt.Errorf("express_company must be at most %d printable ASCII characters", MaxExpressCompany)
+	case len(p.ExpressCompany) > MaxExpressCompanyBytes || (p.ExpressCompany != "" && !printable(p.ExpressCompany)):
+		return w, fmt.Errorf("express_company must be at most %d printable ASCII characters", MaxExpressCompanyBytes)
 	case p.ExpressCompany == ExpressCompanySF && p.ConsignorContact == "" && p.ReceiverContact == "":
 		return w, fmt.Errorf("SF (顺丰) parcels need consignor_contact or receiver_contact")
 	}

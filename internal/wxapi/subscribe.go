@@ -106,9 +106,9 @@ func (m SubscribeMessage) wire() (*subscribeWire, error) {
 // keywordName is a template keyword: its kind and its number in the template.
 var keywordName = regexp.MustCompile(`^([a-z_]+?)([0-9]+)$`)
 
-// KeywordKind returns the kind of a template keyword ("thing" for "thing12"), or "" when
+// keywordKind returns the kind of a template keyword ("thing" for "thing12"), or "" when
 // key is not a kind followed by a number.
-func KeywordKind(key string) string {
+func keywordKind(key string) string {
 	m := keywordName.FindStringSubmatch(key)
 	if m == nil {
 		return ""
@@ -155,7 +155,7 @@ var keywordRules = map[string]func(v string) bool{
 //
 // The stand-in (wxapitest) answers errcode 47003 for a value this refuses.
 func CheckKeyword(key, value string) error {
-	kind := KeywordKind(key)
+	kind := keywordKind(key)
 	rule, ok := keywordRules[kind]
 	switch {
 	case !ok:

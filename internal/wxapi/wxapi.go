@@ -44,7 +44,12 @@
 //   - "小程序购物订单" (3.1 配置订单详情路径): platform-capabilities/business-capabilities/order_center/order_center.html
 //   - "发送订阅消息" (subscribeMessage.send): OpenApiDoc/mp-message-management/subscribe-message/sendMessage.html
 //   - "订阅消息" (订阅消息参数值内容限制说明): framework/open-ability/subscribe-message.html
+//   - "获取接口调用凭据" (getAccessToken): OpenApiDoc/mp-access-token/getAccessToken.html
 //   - "通用错误码" (global errcodes), linked from each API page's 错误码 section.
+//
+// Two rules come from WeChat's staff in its developer community, not from a doc page:
+// retrying 10060001 a minute later (https://developers.weixin.qq.com/community/develop/doc/000228a29bcd50501001954d06b000)
+// and errcode 10060035 for a refused detail path (https://developers.weixin.qq.com/community/develop/doc/0002c868e7c1a090bb439734b61000).
 package wxapi
 
 import (

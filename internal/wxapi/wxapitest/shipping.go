@@ -246,7 +246,7 @@ func checkPackage(p Package, lt int) (int, string) {
 		return wxapi.CodeExpressCompanyMissing, "物流公司编码不能为空"
 	case len(p.TrackingNo) > wxapi.MaxTrackingNoBytes:
 		return wxapi.CodeTrackingNoTooLong, "物流单号太长"
-	case len(p.ExpressCompany) > wxapi.MaxExpressCompany:
+	case len(p.ExpressCompany) > wxapi.MaxExpressCompanyBytes:
 		return wxapi.CodeExpressCompanyTooLong, "物流公司编码太长"
 	}
 	var c Contact
