@@ -106,6 +106,11 @@ func (r *Receiver) Start(addr string) error {
 // Close stops serving.
 func (r *Receiver) Close() error { return r.serving.Close() }
 
+// URL is the base URL after Start ("http://127.0.0.1:<port>"); Webhook's URL is it
+// followed by the webhook path. A test that reaches the stand-in through a proxy at the
+// service's own host uses the path alone.
+func (r *Receiver) URL() string { return r.serving.URL() }
+
 // Webhook is the bot as a sender configures it: kind, the webhook URL (after Start)
 // and the signing secret.
 func (r *Receiver) Webhook() teamchat.Webhook {
