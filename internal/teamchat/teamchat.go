@@ -15,8 +15,9 @@
 //     clock) and sign = urlEncode(Base64(HmacSHA256(key = secret, timestamp + "\n" +
 //     secret))). At most 20 messages a minute per robot, after which it is throttled for
 //     10 minutes; the answer is {"errcode":0,"errmsg":"ok"}, errcode 310000 when a
-//     security setting refuses the message (sign, keyword, IP), 130101 or 410100 when
-//     sending too fast (DingTalk open platform, 自定义机器人发送群消息,
+//     security setting refuses the message (sign, keyword, IP), 130101 "send too fast,
+//     exceed 20 times per minute" over the rate (the answer as seen in
+//     github.com/ccfos/nightingale issue 369) (DingTalk open platform, 自定义机器人发送群消息,
 //     https://open.dingtalk.com/document/orgapp/custom-bot-send-message-type, and
 //     自定义机器人安全设置,
 //     https://open.dingtalk.com/document/orgapp/customize-robot-security-settings).

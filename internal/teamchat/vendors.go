@@ -33,14 +33,13 @@ const (
 const (
 	weComRateLimited    = 45009
 	dingTalkTooFast     = 130101
-	dingTalkThrottled   = 410100
 	feishuRateLimited   = 11232
 	systemBusy          = -1 // WeCom and DingTalk: 系统繁忙
 	maxErrorMessageSize = 200
 )
 
 // ErrRateLimited is matched (errors.Is) by an *Error whose service said the bot sends
-// too often: WeCom 45009, DingTalk 130101 or 410100, Feishu 11232, Slack HTTP 429.
+// too often: WeCom 45009, DingTalk 130101, Feishu 11232, Slack HTTP 429.
 var ErrRateLimited = errors.New("teamchat: the chat service is rate-limiting this bot")
 
 // ErrRefused is matched (errors.Is) by an *Error whose service refused the message for
@@ -368,7 +367,7 @@ func answer(kind Kind, status int, header http.Header, body []byte) error {
 	switch {
 	case e.Code == 0 && status == http.StatusOK:
 		return nil
-	case e.Code == weComRateLimited && kind == WeCom, (e.Code == dingTalkTooFast || e.Code == dingTalkThrottled) && kind == DingTalk,
+	case e.Code == weComRateLimited && kind == WeCom, e.Code == dingTalkTooFast && kind == DingTalk,
 		e.Code == feishuRateLimited && kind == Feishu, status == http.StatusTooManyRequests:
 		e.class = rateLimited
 	case e.Code == systemBusy || status >= 500:
