@@ -24,6 +24,12 @@
 // sources run too: closeOrder polls the close-order queue and sweeps on its schedule;
 // POST /_local/invoke/closeOrder runs a sweep now and answers with its result. GET
 // /openapi.yaml serves the contract as an OpenAPI 3.1 document.
+//
+// Alerts: reconcile publishes its alerts to the alerts topic of the embedded SNS API
+// (goaws, on the SQS port), and the alert function posts them to the chat bots given
+// with -alert-webhook KIND=URL (repeatable; KIND wecom, dingtalk, feishu or slack;
+// KIND=URL#SECRET for a DingTalk or Feishu bot that signs), at most once per
+// -alert-quiet-period per alert and bot.
 package main
 
 import (
@@ -36,10 +42,12 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/teamchat"
 )
 
 func main() {
@@ -53,6 +61,13 @@ func main() {
 	loginAddr := flag.String("wxlogin-addr", "127.0.0.1:9402", "jscode2session stand-in listen address")
 	refundWindow := flag.String("user-refund-window", "0", "how long after payment a buyer may refund (template parameter UserRefundWindow: seconds or e.g. 24h; 0 = off)")
 	logFormat := flag.String("log-format", "text", "log format: text (one readable line per event) or json (every record)")
+	var webhooks []teamchat.Webhook
+	flag.Func("alert-webhook", "post alerts to this chat bot: `KIND=URL` or KIND=URL#SECRET (KIND: wecom, dingtalk, feishu, slack; SECRET: a signing DingTalk or Feishu bot's); repeatable", func(v string) error {
+		w, err := teamchat.ParseFlag(v)
+		webhooks = append(webhooks, w)
+		return err
+	})
+	quiet := flag.Duration("alert-quiet-period", time.Hour, "post the same alert to a chat bot at most once per this long (template parameter AlertQuietPeriodSeconds)")
 	flag.Parse()
 	var handler slog.Handler = local.NewConsoleHandler(os.Stdout)
 	switch *logFormat {
@@ -64,9 +79,14 @@ func main() {
 		os.Exit(2)
 	}
 	log := slog.New(handler)
+	if *quiet < time.Second || *quiet%time.Second != 0 {
+		fmt.Fprintf(os.Stderr, "-alert-quiet-period must be whole seconds, at least 1s, got %v\n", *quiet)
+		os.Exit(2)
+	}
 	cfg := local.StackConfig{
 		Template: *template, DynamoDBAddr: *dynamoAddr, SQSAddr: *sqsAddr, PaymentTimeout: *timeout, Logger: log,
-		PayAddr: *payAddr, LoginAddr: *loginAddr, Parameters: map[string]string{"UserRefundWindow": *refundWindow},
+		PayAddr: *payAddr, LoginAddr: *loginAddr, AlertWebhooks: webhooks, Parameters: map[string]string{
+			"UserRefundWindow": *refundWindow, "AlertQuietPeriodSeconds": strconv.Itoa(int(*quiet / time.Second))},
 	}
 	if err := run(log, cfg, *seed, *addr); err != nil {
 		log.Error("local stack stopped", "error", err)
@@ -107,6 +127,9 @@ func run(log *slog.Logger, cfg local.StackConfig, seed, addr string) error {
 	go func() { served <- srv.Serve(ln) }()
 	ran := make(chan error, 1)
 	go func() { ran <- stack.Run(ctx) }()
+	for _, w := range cfg.AlertWebhooks {
+		log.Info("alerts go to chat", "webhook", w.ID(), "quietPeriod", cfg.Parameters["AlertQuietPeriodSeconds"]+"s")
+	}
 	// The listener was bound before the stack started: connections queued meanwhile.
 	log.Info("ready", "api", "http://"+ln.Addr().String(), "dynamodb", stack.DynamoDB.URL(), "sqs", stack.SQS.URL(),
 		"wechatpay", stack.PayServer.URL(), "wxlogin", stack.LoginServer.URL(), "issuer", cfg.Issuer,

@@ -47,14 +47,21 @@ func (s *Stack) wireAdmin(cfg StackConfig, env envvar.Lookup, log *slog.Logger) 
 
 // reconciler builds a store and reconcile as the mains of the reconcile and admin
 // functions do, on the local clients and the stack's clock, with cfg.Reconcile's
-// overrides. Locally there is no SNS: alerts are the error-level log lines.
+// overrides. Alerts go to the alerts topic of the embedded SNS API when the stack runs
+// an SQS server (which serves it); without one, the error-level log lines are all.
 func (s *Stack) reconciler(cfg StackConfig, c reconcile.FunctionConfig, log *slog.Logger) (*dynamo.Store, *reconcile.Reconciler) {
-	c.Reconcile.Topic, c.Reconcile.Now = "", cfg.Now
+	c.Reconcile.Now = cfg.Now
+	var alerts reconcile.Publisher
+	if s.alerts != nil {
+		alerts = s.alerts
+	} else {
+		c.Reconcile.Topic = ""
+	}
 	if cfg.Reconcile != nil {
 		cfg.Reconcile(&c.Reconcile)
 	}
 	store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
-	return store, reconcile.New(store, nil, log, c.Reconcile)
+	return store, reconcile.New(store, alerts, log, c.Reconcile)
 }
 
 // Seed creates the SKUs of a seed file (CONTRACT.md, "Seed file": a JSON array of

@@ -23,6 +23,8 @@ type Events struct {
 	// Schedule are the Schedule (EventBridge rule) and ScheduleV2 (EventBridge
 	// Scheduler) events.
 	Schedule []ScheduleEvent
+	// SNS are the SNS events: subscriptions to a topic.
+	SNS []SNSEvent
 	// Other maps the name of every event of another type to its Type.
 	Other map[string]string
 }
@@ -81,6 +83,16 @@ type ScheduleEvent struct {
 	Enabled bool
 }
 
+// SNSEvent is an SNS event (SAM SNS event source type): the function subscribed to a
+// topic, invoked asynchronously with one notification per event.
+type SNSEvent struct {
+	// Name is the event's key under Events.
+	Name string
+	// Topic is the local name (logical id) of the topic its Topic property (a Ref,
+	// which deployed is the topic's ARN) names.
+	Topic string
+}
+
 // defaultSQSBatchSize is SAM's default SQS BatchSize.
 const defaultSQSBatchSize = 10
 
@@ -114,6 +126,16 @@ func (e *Events) add(name string, raw rawEvent) error {
 		ev, err := scheduleEvent(name, raw.Type, raw.Properties)
 		e.Schedule = append(e.Schedule, ev)
 		return err
+	case "SNS":
+		var p struct{ Topic string }
+		if err := decodeProperties(raw.Properties, &p); err != nil {
+			return err
+		}
+		if p.Topic == "" {
+			return fmt.Errorf("no Topic")
+		}
+		e.SNS = append(e.SNS, SNSEvent{Name: name, Topic: p.Topic[strings.LastIndex(p.Topic, ":")+1:]})
+		return nil
 	}
 	if e.Other == nil {
 		e.Other = map[string]string{}
@@ -207,4 +229,10 @@ func decodeProperties(properties json.RawMessage, into any) error {
 		return fmt.Errorf("decode properties: %w", err)
 	}
 	return nil
+}
+
+// Topics returns the local names (logical ids) of the template's AWS::SNS::Topic
+// resources, sorted.
+func (t *Template) Topics() []string {
+	return slices.Sorted(maps.Keys(t.cf.GetAllSNSTopicResources()))
 }
