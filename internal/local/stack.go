@@ -79,7 +79,9 @@ type StackConfig struct {
 	PayAddr, LoginAddr string
 	// Issuer is the iss of the local login tokens, which the gateway's JWT check
 	// requires; default DefaultIssuer. cmd/local sets its API's URL, where the
-	// discovery document and JWK set are served.
+	// discovery document and JWK set are served. It is also the base of closeOrder's
+	// notify_url unless the template sets NOTIFY_BASE_URL (the local API is its
+	// issuer: one URL for both).
 	Issuer string
 	// Parameters override template parameters by name (cmd/local's
 	// -user-refund-window sets UserRefundWindow); the merchant secret and the JWT
