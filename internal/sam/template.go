@@ -84,6 +84,9 @@ type Template struct {
 	// resources holds each resource's resolved JSON for the parts goformation models
 	// lossily (function events and policies), keyed by logical id.
 	resources map[string]rawResource
+	// source is the template as written, intrinsic functions unresolved (short forms
+	// turned into long ones), for Dependencies.
+	source map[string]any
 }
 
 // rawResource is one entry of the resolved template's Resources section.
@@ -135,6 +138,14 @@ func isJSON(path string) bool {
 // parse resolves the intrinsic functions of a template's source, normalises what
 // CloudFormation would coerce, and decodes the result with goformation.
 func parse(source []byte, values map[string]string, sourceIsJSON bool) (*Template, error) {
+	unresolved, err := processIntrinsics(source, &intrinsics.ProcessorOptions{NoProcess: true}, sourceIsJSON)
+	if err != nil {
+		return nil, fmt.Errorf("read template: %w", err)
+	}
+	var written map[string]any
+	if err := json.Unmarshal(unresolved, &written); err != nil {
+		return nil, fmt.Errorf("decode template: %w", err)
+	}
 	resolved, err := resolveIntrinsics(source, values, sourceIsJSON)
 	if err != nil {
 		return nil, err
@@ -164,7 +175,7 @@ func parse(source []byte, values map[string]string, sourceIsJSON bool) (*Templat
 	if err := checkParameterNames(cf, values); err != nil {
 		return nil, err
 	}
-	return &Template{cf: cf, resources: sections.Resources}, nil
+	return &Template{cf: cf, resources: sections.Resources, source: written}, nil
 }
 
 // withoutUnmodelled encodes doc without the SAM properties goformation v7.14.9's
@@ -191,17 +202,7 @@ func withoutUnmodelled(doc map[string]any) ([]byte, error) {
 func resolveIntrinsics(source []byte, values map[string]string, sourceIsJSON bool) ([]byte, error) {
 	r := &resolver{values: values}
 	options := &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: r.handlers(), EvaluateConditions: true}
-	var (
-		resolved []byte
-		err      error
-	)
-	if sourceIsJSON {
-		resolved, err = intrinsics.ProcessJSON(source, options)
-	} else {
-		goformationYAML.Lock()
-		resolved, err = intrinsics.ProcessYAML(source, options)
-		goformationYAML.Unlock()
-	}
+	resolved, err := processIntrinsics(source, options, sourceIsJSON)
 	if err != nil {
 		return nil, fmt.Errorf("resolve intrinsic functions: %w", err)
 	}
@@ -209,6 +210,17 @@ func resolveIntrinsics(source []byte, values map[string]string, sourceIsJSON boo
 		return nil, fmt.Errorf("resolve intrinsic functions: %w", errors.Join(r.errs...))
 	}
 	return resolved, nil
+}
+
+// processIntrinsics runs goformation's intrinsic processor over a YAML or JSON
+// template and returns it as JSON.
+func processIntrinsics(source []byte, options *intrinsics.ProcessorOptions, sourceIsJSON bool) ([]byte, error) {
+	if sourceIsJSON {
+		return intrinsics.ProcessJSON(source, options)
+	}
+	goformationYAML.Lock()
+	defer goformationYAML.Unlock()
+	return intrinsics.ProcessYAML(source, options)
 }
 
 func checkParameterNames(cf *cloudformation.Template, values map[string]string) error {
