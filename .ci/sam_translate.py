@@ -18,6 +18,7 @@ must be added here.
 """
 
 import json
+import logging
 import os
 import sys
 from collections import Counter
@@ -59,6 +60,9 @@ def main(argv):
     # The translator asks boto3 for the region of the pseudo parameters (ARNs,
     # partition); any region does, nothing is sent.
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    # Without a feature toggle configuration (none is needed: every feature takes
+    # its default) the translator warns once per feature it asks about.
+    logging.getLogger("samtranslator.feature_toggle").setLevel(logging.ERROR)
     with open(argv[1], encoding="utf-8") as f:
         template = yaml_parse(f.read())
     try:
