@@ -19,12 +19,7 @@ func curlCommands(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	text := regexp.MustCompile(`\\\n\s*`).ReplaceAllString(string(data), " ")
-	var out []string
-	for line := range strings.Lines(text) {
-		for _, m := range regexp.MustCompile("curl [^`\n]*").FindAllString(line, -1) {
-			out = append(out, m)
-		}
-	}
+	out := regexp.MustCompile("curl [^`\n]*").FindAllString(text, -1)
 	if len(out) < 10 {
 		t.Fatalf("found %d curl commands in the README, want its walkthroughs", len(out))
 	}
