@@ -492,8 +492,9 @@ func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxPayBodyBytes))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) || dec.More() {
-		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen, \"state\": \"SUCCESS\"} or empty"}`))
+	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) || dec.More() ||
+		in.Amount != nil && *in.Amount < 0 || in.State != nil && !wechatpay.TradeState(*in.State).Known() {
+		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen (0 or more), \"state\": a WeChat Pay trade_state such as \"SUCCESS\"} or empty"}`))
 		return
 	}
 	if _, ok := s.PayServer.Order(r.PathValue("orderId")); ok {
