@@ -249,9 +249,9 @@ func TestProduction_EveryScheduleHasARetryPolicyAndADeadLetterQueue(t *testing.T
 
 // State a stack update must not replace nor a stack deletion delete is retained: the
 // tables, the token-signing key (a new one logs every buyer out), every log group and
-// every dead-letter queue. Retained as well would be nothing else: the work queues
-// are refilled by the sweep and the stuck-refund pass, and the alerts key encrypts
-// only messages in transit.
+// every dead-letter queue. Nothing else is: the work queues' losses are made good by
+// the sweep and the stuck-refund pass, and the alerts key encrypts only messages in
+// transit; they say Delete.
 func TestProduction_StateIsRetained(t *testing.T) {
 	tpl := loadRealTemplate(t)
 	queues, err := tpl.Queues()
@@ -273,6 +273,12 @@ func TestProduction_StateIsRetained(t *testing.T) {
 	for _, r := range tpl.Resources() {
 		if r.Retained() {
 			retained = append(retained, r.Name)
+		}
+		// Every resource that holds state says what happens to it, Retain or Delete
+		// (cfn-lint's I3011 asks the same).
+		stateful := slices.Contains([]string{"AWS::DynamoDB::Table", "AWS::SQS::Queue", "AWS::KMS::Key", "AWS::Logs::LogGroup"}, r.Type)
+		if stateful && (r.DeletionPolicy == "" || r.UpdateReplacePolicy == "") {
+			t.Errorf("%s (%s): DeletionPolicy %q, UpdateReplacePolicy %q; want both stated", r.Name, r.Type, r.DeletionPolicy, r.UpdateReplacePolicy)
 		}
 		switch {
 		case r.Type == "AWS::DynamoDB::Table", r.Type == "AWS::Logs::LogGroup", r.Name == "SigningKey",
