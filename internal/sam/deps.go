@@ -30,8 +30,8 @@ const (
 
 // pollerEvents are the event types for which SAM adds to the function's own role an
 // inline policy naming the event's source (broker, cluster, secret), so the function
-// depends on what the event references. So aws-sam-translator 1.110 translates
-// them; for SQS, Kinesis, DynamoDB and MSK events it attaches an AWS managed policy
+// depends on what the event references. That is how aws-sam-translator 1.110
+// translates them; for SQS, Kinesis, DynamoDB and MSK events it attaches an AWS managed policy
 // (AWSLambdaSQSQueueExecutionRole, …) that names no resource of the template.
 var pollerEvents = []string{"MQ", "DocumentDB", "SelfManagedKafka"}
 
@@ -217,8 +217,9 @@ func (g *graph) function(id string, props, globals map[string]any) {
 				api = names[0]
 			}
 			g.add(api, target, why+": the API's route integrates the function")
-			delete(evProps, key)
-			g.walk(api, "Events."+name+".Properties of "+id, evProps)
+			rest := maps.Clone(evProps) // the Template stays as loaded
+			delete(rest, key)
+			g.walk(api, "Events."+name+".Properties of "+id, rest)
 		default:
 			node := id + name
 			g.add(node, target, why+": SAM's "+node+" invokes the function")

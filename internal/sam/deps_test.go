@@ -41,9 +41,11 @@ func TestCheckDependencies_NamesEachCycle(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(strings.TrimSuffix(tt.fixture, ".yaml"), func(t *testing.T) {
 			tpl := load(t, filepath.Join("invalid", tt.fixture))
-			err := tpl.CheckDependencies()
-			if err == nil || err.Error() != tt.want {
-				t.Errorf("CheckDependencies:\n got %v\nwant %s", err, tt.want)
+			for range 2 { // the same answer every time: the Template is read-only
+				err := tpl.CheckDependencies()
+				if err == nil || err.Error() != tt.want {
+					t.Errorf("CheckDependencies:\n got %v\nwant %s", err, tt.want)
+				}
 			}
 		})
 	}
