@@ -201,6 +201,26 @@ func (w *world) environment(t *testing.T) func(sam.Function) []string {
 	}
 }
 
+// get sends GET url to the gateway, with url's host as the Host the request reached
+// (the event's requestContext.domainName), and returns the answer.
+func (w *world) get(t *testing.T, url string) (int, []byte) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, url, nil)
+	rec := httptest.NewRecorder()
+	w.stack.API.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.Bytes()
+}
+
+// templateEnv is the template environment of the function named id.
+func (w *world) templateEnv(t *testing.T, id string) map[string]string {
+	t.Helper()
+	i := slices.IndexFunc(w.functions, func(f sam.Function) bool { return f.Name == id })
+	if i < 0 {
+		t.Fatalf("no function %s in the template", id)
+	}
+	return w.functions[i].Environment
+}
+
 // serve serves h on a free loopback port until the test ends and returns its URL.
 func serve(t *testing.T, h http.Handler) string {
 	t.Helper()
@@ -245,20 +265,22 @@ func want(t *testing.T, what string, status, code int, out map[string]any) {
 	}
 }
 
-// checkIssuerAndLogin: jwks serves the discovery document and the KMS key's JWK set;
-// login exchanges a wx.login code at the jscode2session stand-in for a token signed
-// through KMS, which then passes the JWT check built from that JWK set. From then on
-// the gateway verifies Bearer tokens as the JWT authorizer does.
+// checkIssuerAndLogin: jwks serves the discovery document and the KMS key's JWK set,
+// fetched as the JWT authorizer fetches them, at the issuer URL the login function
+// stamps (TOKEN_ISSUER, IssuerApi's URL), and the document names that same issuer
+// though jwks is not told it; login exchanges a wx.login code at the jscode2session
+// stand-in for a token signed through KMS, which then passes the JWT check built from
+// that JWK set. From then on the gateway verifies Bearer tokens as the JWT authorizer
+// does.
 func (w *world) checkIssuerAndLogin(t *testing.T) {
-	status, disc := w.stack.Call(t, http.MethodGet, "/.well-known/openid-configuration", "", nil, "")
-	want(t, "GET /.well-known/openid-configuration", status, http.StatusOK, disc)
-	issuer, _ := disc["issuer"].(string)
-	req := httptest.NewRequest(http.MethodGet, "/.well-known/jwks.json", nil)
-	rec := httptest.NewRecorder()
-	w.stack.API.ServeHTTP(rec, req)
+	var disc idtoken.Discovery
+	issuer := w.templateEnv(t, "LoginFunction")["TOKEN_ISSUER"]
+	if code, body := w.get(t, issuer+idtoken.DiscoveryPath); code != http.StatusOK || json.Unmarshal(body, &disc) != nil || disc.Issuer != issuer {
+		t.Fatalf("GET %s%s: %d %s, want the discovery document of issuer %s", issuer, idtoken.DiscoveryPath, code, body, issuer)
+	}
 	var keys idtoken.JWKSet
-	if err := json.Unmarshal(rec.Body.Bytes(), &keys); rec.Code != http.StatusOK || err != nil || len(keys.Keys) != 1 {
-		t.Fatalf("GET /.well-known/jwks.json: %d %s", rec.Code, rec.Body)
+	if code, body := w.get(t, disc.JWKSURI); code != http.StatusOK || json.Unmarshal(body, &keys) != nil || len(keys.Keys) != 1 {
+		t.Fatalf("GET %s: %d %s", disc.JWKSURI, code, body)
 	}
 	verifier, err := idtoken.NewVerifier(idtoken.VerifierConfig{Issuer: issuer, Audiences: []string{local.LocalAppID}, Keys: keys})
 	if err != nil {
@@ -354,6 +376,11 @@ func (w *world) checkOrderAndPayment(t *testing.T, sku string) string {
 	want(t, "POST /orders/{orderId}/pay", status, http.StatusOK, out)
 	if pkg, _ := out["package"].(string); !strings.HasPrefix(pkg, "prepay_id=") || out["signType"] != "RSA" || out["paySign"] == "" {
 		t.Errorf("pay answer %v: not wx.requestPayment parameters", out)
+	}
+	// Without NotifyBaseUrl, notify_url is the host the pay request reached (here
+	// httptest's example.com) plus the notify route.
+	if o, ok := w.payServer.Order(id); !ok || o.NotifyURL != "https://example.com"+closeorder.NotifyPath {
+		t.Errorf("JSAPI order %+v, want notify_url https://example.com%s", o, closeorder.NotifyPath)
 	}
 	d, err := w.payServer.Pay(context.Background(), id, paytest.PayOptions{})
 	if err != nil || d.StatusCode != http.StatusNoContent {

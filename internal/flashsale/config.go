@@ -252,12 +252,18 @@ func ReadTokens(r io.Reader) ([]string, error) {
 }
 
 // identity is who a request claims to be: at most one of userID (X-User-Id, local
-// runner) and token (Authorization: Bearer, deployed) is set; neither for anonymous
-// requests (GET /skus, POST /_local/pay).
+// runner), token (Authorization: Bearer, deployed) and operator (X-Operator-Id, the
+// local runner's merchant routes) is set; none for anonymous requests (GET /skus,
+// POST /_local/pay).
 type identity struct {
-	userID string
-	token  string
+	userID   string
+	token    string
+	operator string
 }
+
+// localOperator is the operator the merchant requests name locally: the local stack
+// records arn:aws:iam::000000000000:user/local-operator (local.LocalOperator).
+var localOperator = identity{operator: "local-operator"}
 
 func (id identity) apply(h http.Header) {
 	switch {
@@ -265,6 +271,8 @@ func (id identity) apply(h http.Header) {
 		h.Set("Authorization", "Bearer "+id.token)
 	case id.userID != "":
 		h.Set("X-User-Id", id.userID)
+	case id.operator != "":
+		h.Set("X-Operator-Id", id.operator)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stockguard/stockguard/internal/flashsale"
+	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/stacktest"
 )
 
@@ -118,6 +119,16 @@ func TestRun_AgainstTheLocalStackRefundsAShareOfThePaidOrders(t *testing.T) {
 	s := report.Settlement
 	if s.PaidOrders != 15 || s.Refunds != 6 || s.RefundedUnits != 6 || s.RefundedOrders != 6 || s.Available != 21 || *s.OnHand != 21 {
 		t.Errorf("settlement %+v, want 15 paid, 6 refunded, 21 available and on hand\n%s", s, out.String())
+	}
+	// The refunds went through the merchant routes as the local operator (X-Operator-Id).
+	refundedBy := map[any]int{}
+	for _, o := range stack.Scan(t, stack.Tables.Orders) {
+		if o["status"] == "REFUNDED" {
+			refundedBy[o["refundBy"]]++
+		}
+	}
+	if refundedBy[local.LocalOperatorARN] != 6 || len(refundedBy) != 1 {
+		t.Errorf("refunded orders by principal %v, want 6 by %s", refundedBy, local.LocalOperatorARN)
 	}
 	stack.Check(t)
 }

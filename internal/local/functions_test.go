@@ -46,7 +46,6 @@ var invalidValues = map[string][]string{
 	"OVERDUE_GRACE_SECONDS":          {"0", "300s"},
 	"FULL_CHECK_DAYS":                {"0", "7d", "-1"},
 	"ORDERS_PER_USER_SKU_PER_MINUTE": {"-1", "101", "5/min"},
-	"NOTIFY_URL":                     {"ftp://example.com/notify", "http://example.com/notify", "https://example.com/notify?x=1", "/notify"},
 	"REFUND_NOTIFY_URL":              {"http://example.com/refund-notify", "/refund-notify"},
 	"USER_REFUND_WINDOW":             {"-1", "a day", "1.5"},
 	"REFUND_STUCK_SECONDS":           {"0", "30m"},

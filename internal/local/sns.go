@@ -63,7 +63,8 @@ func (s *Stack) startSNS(ctx context.Context, tpl *sam.Template, functions []sam
 	client := NewSNSClient(s.SQS.URL())
 	s.alerts = client
 	topics := map[string]string{} // local name → ARN
-	for _, name := range tpl.Topics() {
+	for _, topic := range tpl.Topics() {
+		name := topic.Name
 		out, err := client.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(name)})
 		if err != nil {
 			return fmt.Errorf("create topic %s: %w", name, err)

@@ -81,7 +81,9 @@ type StackConfig struct {
 	PayAddr, LoginAddr string
 	// Issuer is the iss of the local login tokens, which the gateway's JWT check
 	// requires; default DefaultIssuer. cmd/local sets its API's URL, where the
-	// discovery document and JWK set are served.
+	// discovery document and JWK set are served. It is also the base of closeOrder's
+	// notify_url unless the template sets NOTIFY_BASE_URL (the local API is its
+	// issuer: one URL for both).
 	Issuer string
 	// Parameters override template parameters by name (cmd/local's
 	// -user-refund-window sets UserRefundWindow); the merchant secret and the JWT
@@ -514,8 +516,9 @@ func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxPayBodyBytes))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) || dec.More() {
-		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen, \"state\": \"SUCCESS\"} or empty"}`))
+	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) || dec.More() ||
+		in.Amount != nil && *in.Amount < 0 || in.State != nil && !wechatpay.TradeState(*in.State).Known() {
+		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen (0 or more), \"state\": a WeChat Pay trade_state such as \"SUCCESS\"} or empty"}`))
 		return
 	}
 	if _, ok := s.PayServer.Order(r.PathValue("orderId")); ok {

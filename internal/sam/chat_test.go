@@ -35,7 +35,7 @@ func TestWiring_AlertChatReadsTheTopicAndOnlyItsSecret(t *testing.T) {
 			t.Fatal("no AlertChatFunction")
 		}
 		f := functions[i]
-		if len(f.Events.SNS) != 1 || f.Events.SNS[0].Topic != "AlertsTopic" || !slices.Contains(tpl.Topics(), "AlertsTopic") {
+		if len(f.Events.SNS) != 1 || f.Events.SNS[0].Topic != "AlertsTopic" || !slices.ContainsFunc(tpl.Topics(), func(tp sam.Topic) bool { return tp.Name == "AlertsTopic" }) {
 			t.Errorf("SNS events %+v, topics %v; want one, on AlertsTopic", f.Events.SNS, tpl.Topics())
 		}
 		if f.Environment["CHAT_SECRET_ARN"] != given {

@@ -81,6 +81,22 @@ type ScheduleEvent struct {
 	Input string
 	// Enabled is false when Enabled is false (Schedule) or State is DISABLED.
 	Enabled bool
+	// DeadLetterQueue is the local name of the queue whose ARN DeadLetterConfig.Arn
+	// holds (EventBridge sends it the events it could not deliver); "" when unset.
+	DeadLetterQueue string
+	// RetryPolicy is how long and how often EventBridge retries delivering an event;
+	// nil when unset (EventBridge's default: 24 hours, 185 attempts).
+	RetryPolicy *RetryPolicy
+}
+
+// RetryPolicy is a schedule target's retry policy (Amazon EventBridge User Guide,
+// "Event retry policy and using dead-letter queues").
+type RetryPolicy struct {
+	// MaximumEventAgeInSeconds is the oldest, in seconds, an event is still retried
+	// (60 to 86,400).
+	MaximumEventAgeInSeconds int
+	// MaximumRetryAttempts is the most retries (0 to 185).
+	MaximumRetryAttempts int
 }
 
 // SNSEvent is an SNS event (SAM SNS event source type): the function subscribed to a
@@ -198,9 +214,18 @@ func scheduleEvent(name, typ string, properties json.RawMessage) (ScheduleEvent,
 		Input                      string
 		Enabled                    *bool
 		State                      string
+		DeadLetterConfig           struct{ Arn string }
+		RetryPolicy                *RetryPolicy
 	}
 	if err := decodeProperties(properties, &p); err != nil {
 		return ScheduleEvent{}, err
+	}
+	var dlq string
+	if arn := p.DeadLetterConfig.Arn; arn != "" {
+		var ok bool
+		if dlq, ok = queueFromARN(arn); !ok {
+			return ScheduleEvent{}, fmt.Errorf("DeadLetterConfig.Arn %q is not the ARN of a queue in this template", arn)
+		}
 	}
 	expression := p.Schedule
 	if typ == "ScheduleV2" {
@@ -210,12 +235,14 @@ func scheduleEvent(name, typ string, properties json.RawMessage) (ScheduleEvent,
 		return ScheduleEvent{}, fmt.Errorf("no schedule expression")
 	}
 	return ScheduleEvent{
-		Name:       name,
-		Type:       typ,
-		Expression: expression,
-		Timezone:   p.ScheduleExpressionTimezone,
-		Input:      p.Input,
-		Enabled:    (p.Enabled == nil || *p.Enabled) && p.State != "DISABLED",
+		Name:            name,
+		Type:            typ,
+		Expression:      expression,
+		Timezone:        p.ScheduleExpressionTimezone,
+		Input:           p.Input,
+		Enabled:         (p.Enabled == nil || *p.Enabled) && p.State != "DISABLED",
+		DeadLetterQueue: dlq,
+		RetryPolicy:     p.RetryPolicy,
 	}, nil
 }
 
@@ -229,10 +256,4 @@ func decodeProperties(properties json.RawMessage, into any) error {
 		return fmt.Errorf("decode properties: %w", err)
 	}
 	return nil
-}
-
-// Topics returns the local names (logical ids) of the template's AWS::SNS::Topic
-// resources, sorted.
-func (t *Template) Topics() []string {
-	return slices.Sorted(maps.Keys(t.cf.GetAllSNSTopicResources()))
 }

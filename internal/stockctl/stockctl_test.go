@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -246,4 +247,51 @@ func TestStockctl_RefundsAPaidOrder(t *testing.T) {
 		t.Errorf("cup on-hand %d available %d after the refund, want 3 and 3", got.OnHand, got.Available)
 	}
 	booktest.Check(t, h.stack.DB, h.stack.Tables)
+}
+
+// Without credentials (the local stack) stockctl sends no signature and names the
+// local operator in X-Operator-Id (the OpenAPI document's localOperator scheme), whom
+// the local stack records as the principal of each change.
+func TestStockctl_WithoutCredentialsNamesTheLocalOperator(t *testing.T) {
+	if stockctl.LocalOperator != local.LocalOperator {
+		t.Fatalf("stockctl names %q, the local stack's operator is %q", stockctl.LocalOperator, local.LocalOperator)
+	}
+	h := newHarness(t)
+	var operators []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		operators = append(operators, r.Header.Get(local.OperatorHeader)+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		h.stack.API.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	var out, errOut bytes.Buffer
+	env := stockctl.Env{
+		Stdout: &out, Stderr: &errOut, HTTP: http.DefaultClient,
+		Getenv: func(string) string { return "" },
+		LoadConfig: func(context.Context, string, bool) (aws.Config, error) {
+			return aws.Config{Region: region}, nil // no credentials in the chain
+		},
+	}
+	for _, args := range [][]string{
+		{"create", "--sku", "mug-9", "--name", "Mug", "--price", "100", "--stock", "3"},
+		{"-o", "json", "get", "mug-9"},
+	} {
+		out.Reset()
+		if code := stockctl.Run(context.Background(), append([]string{"--endpoint", srv.URL}, args...), env); code != stockctl.ExitOK {
+			t.Fatalf("stockctl %v: exit %d %s", args, code, errOut.String())
+		}
+	}
+	var sku struct {
+		UpdatedBy string `json:"updatedBy"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &sku); err != nil || sku.UpdatedBy != local.LocalOperatorARN {
+		t.Errorf("get: %v %q, want updatedBy %s", err, out.String(), local.LocalOperatorARN)
+	}
+	for _, o := range operators {
+		if o != local.LocalOperator+" " {
+			t.Errorf("request sent with X-Operator-Id and Authorization %q, want %q and no signature", o, local.LocalOperator)
+		}
+	}
 }
