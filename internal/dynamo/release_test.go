@@ -290,5 +290,10 @@ func TestLeavingPending_RemovesTheIndexKeys(t *testing.T) {
 		if upd.Key["pk"]["S"] != order.ID || !removed["pendingBucket"] || !removed["pendingExpiresAt"] {
 			t.Errorf("order update %q (names %v) does not remove pendingBucket and pendingExpiresAt", upd.UpdateExpression, upd.ExpressionAttributeNames)
 		}
+		for _, it := range e.Scan(t, e.Tables.Orders) {
+			if it["pk"] == order.ID && (it["pendingBucket"] != nil || it["pendingExpiresAt"] != nil) {
+				t.Errorf("order %s left PENDING (%v) and kept its index keys", order.ID, it["status"])
+			}
+		}
 	}
 }
