@@ -133,7 +133,7 @@ func (c *Closer) expire(ctx context.Context, id string) (*inventory.Order, outco
 			slog.String("orderId", order.ID), slog.String("error", err.Error()))
 		metric.Emit(ctx, c.log, FunctionName, metric.ReleasedUnsettled.Of(1))
 	}
-	order, rel, err := c.store.ExpireOrder(ctx, order)
+	order, rel, err := c.store.Release(ctx, order, inventory.CancelTimeout)
 	switch {
 	case err != nil:
 		return nil, 0, err

@@ -106,8 +106,10 @@ func (c *Closer) cancelOrder(ctx context.Context, req events.APIGatewayV2HTTPReq
 			return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("cancel order %s: %w (%w)", order.ID, inventory.ErrBusy, err)
 		}
 	}
-	order, _, err = c.store.CancelOrder(ctx, order)
-	if err != nil {
+	if order, _, err = c.store.Release(ctx, order, inventory.CancelUser); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	if err := order.CheckCancelled(); err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	return httpapi.JSON(http.StatusOK, httpapi.Order(order)), nil

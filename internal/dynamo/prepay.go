@@ -45,14 +45,3 @@ func (s *Store) SetPrepay(ctx context.Context, order *inventory.Order, prepayID 
 	}
 	return nil
 }
-
-// pendingAsSeen is the condition of a release on the order: still PENDING, with the
-// prepay_id it had when read (none, or the same). A payment started after the read
-// makes the release lose, so that the WeChat Pay order is asked about first.
-func pendingAsSeen(order *inventory.Order) expression.ConditionBuilder {
-	pending := expression.Name("status").Equal(expression.Value(string(inventory.StatusPending)))
-	if order.PrepayID == "" {
-		return pending.And(expression.AttributeNotExists(expression.Name("prepayId")))
-	}
-	return pending.And(expression.Name("prepayId").Equal(expression.Value(order.PrepayID)))
-}

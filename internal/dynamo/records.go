@@ -216,6 +216,14 @@ func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
 
 func parseTime(s string) (time.Time, error) { return time.Parse(timeLayout, s) }
 
+// formatOptional is formatTime of *t, "" for nil.
+func formatOptional(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return formatTime(*t)
+}
+
 func optionalTime(s string) (*time.Time, error) {
 	if s == "" {
 		return nil, nil
@@ -244,11 +252,20 @@ func shardsFromRecord(m map[string]int) (map[int]int, error) {
 	return out, nil
 }
 
+// newOrderRecord is the item that holds o, every field of it: what a reservation
+// puts, and what a change's update is the difference of (transition.go).
 func newOrderRecord(o *inventory.Order) orderRecord {
 	rec := orderRecord{
 		PK: o.ID, Kind: kindOrder, UserID: o.UserID, Status: string(o.Status),
 		Amount: o.Amount, Currency: o.Currency, CartHash: o.CartHash,
 		CreatedAt: formatTime(o.CreatedAt), ExpiresAt: formatTime(o.ExpiresAt),
+		PaidAt: formatOptional(o.PaidAt), CancelledAt: formatOptional(o.CancelledAt), CancelReason: string(o.CancelReason),
+		TransactionID: o.TransactionID, PrepayID: o.PrepayID, PrepayAt: formatOptional(o.PrepayAt),
+		refundFields: refundFields{
+			OutRefundNo: o.OutRefundNo, RefundingAt: formatOptional(o.RefundingAt), Restocked: o.Restocked,
+			RefundBy: o.RefundBy, RefundReason: o.RefundReason, RefundedAt: formatOptional(o.RefundedAt),
+			RefundAmount: o.RefundAmount, RefundError: o.RefundError,
+		},
 	}
 	if o.Status == inventory.StatusPending {
 		rec.PendingBucket = pendingBucket(o.ID)
@@ -258,6 +275,24 @@ func newOrderRecord(o *inventory.Order) orderRecord {
 		rec.Items = append(rec.Items, orderItemRecord{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice, Shards: shardsToRecord(it.Shards), Limited: it.Limited})
 	}
 	return rec
+}
+
+// refundState is the part of the record holding a refund (its order, or a second
+// payment's record) that the refund's result changes, under the same attribute names
+// on both.
+type refundState struct {
+	Status       string `dynamodbav:"status"`
+	OutRefundNo  string `dynamodbav:"outRefundNo,omitempty"`
+	RefundedAt   string `dynamodbav:"refundedAt,omitempty"`
+	RefundAmount int64  `dynamodbav:"refundAmount,omitempty"`
+	RefundError  string `dynamodbav:"refundError,omitempty"`
+}
+
+func newRefundState(r *inventory.Refund) refundState {
+	return refundState{
+		Status: string(r.Status), OutRefundNo: r.OutRefundNo, RefundedAt: formatOptional(r.RefundedAt),
+		RefundAmount: r.RefundAmount, RefundError: r.Error,
+	}
 }
 
 func (r orderRecord) order() (*inventory.Order, error) {

@@ -57,78 +57,13 @@ func (t *txn) mark(outRefundNo string, now time.Time) {
 // (a shard the order committed on is gone, or the books disagree with the order).
 func (s *Store) StartRefund(ctx context.Context, order *inventory.Order, r inventory.RefundRequest, window time.Duration) (*inventory.Order, bool, error) {
 	now := s.now()
-	giveBack := map[string]bool{}
-	for _, it := range order.Items {
-		giveBack[it.SKU] = it.Limited
+	o, c, err := transact(ctx, s, s.orderSubject(order.ID), order, func(_ context.Context, o *inventory.Order, retry inventory.Retry) (inventory.Change, error) {
+		return o.StartRefund(r, window, now, retry)
+	})
+	if err != nil {
+		return o, false, err
 	}
-	for range maxTransitionRounds {
-		step, err := order.RefundStep(r, window, now)
-		if err != nil || step == inventory.RefundUnderway || step == inventory.RefundDone {
-			return order, false, err
-		}
-		t := s.refundTx(order, step, r, now, giveBack)
-		res, failed, err := s.sendTransition(ctx, t, order.ID, func(o *inventory.Order) bool {
-			return o.RefundingAt != nil && o.RefundingAt.Equal(now) && o.RefundBy == r.By
-		})
-		switch {
-		case err != nil:
-			return nil, false, err
-		case res == applied:
-			order, err = s.mustOrder(ctx, order.ID)
-			return order, err == nil, err
-		case res == refused:
-			for _, a := range failed {
-				if a.kind != partLimit {
-					return nil, false, booksOff(t.what, failed)
-				}
-				giveBack[a.sku] = false // a counter changed by hand: skip it
-			}
-			continue
-		}
-		if order, err = s.mustOrder(ctx, order.ID); err != nil {
-			return nil, false, err
-		}
-	}
-	return nil, false, fmt.Errorf("refund order %s: %d rounds without an answer: %w", order.ID, maxTransitionRounds, inventory.ErrBusy)
-}
-
-// refundTx builds the goods step of step for order.
-func (s *Store) refundTx(order *inventory.Order, step inventory.RefundStep, r inventory.RefundRequest, now time.Time, giveBack map[string]bool) *txn {
-	t := s.newTxn("refund order " + order.ID)
-	restock := step == inventory.RefundReturn
-	no := inventory.OutRefundNo(order.ID)
-	upd := expression.Set(expression.Name("status"), expression.Value(string(inventory.StatusRefunding))).
-		Set(expression.Name("outRefundNo"), expression.Value(no)).
-		Set(expression.Name("refundingAt"), expression.Value(formatTime(now))).
-		Set(expression.Name("refundBy"), expression.Value(r.By))
-	if r.Reason != "" {
-		upd = upd.Set(expression.Name("refundReason"), expression.Value(r.Reason))
-	}
-	if restock {
-		upd = upd.Set(expression.Name("restocked"), expression.Value(true))
-	}
-	t.transition(order, order.Status, upd)
-	t.mark(no, now)
-	if order.Status != inventory.StatusPaid {
-		return t // REFUND_PENDING: neither stock nor counters were held
-	}
-	ref := entryRef{key: order.ID, ref: order.ID, reason: "refund: " + r.Reason, at: now.UnixMilli(), by: r.By}
-	for i, line := range order.Items {
-		if giveBack[line.SKU] {
-			bought := expression.Name("bought")
-			t.counter(i, line.SKU, order.UserID, expression.Add(bought, expression.Value(-line.Qty)), bought.GreaterThanEqual(expression.Value(line.Qty)))
-		}
-		if restock {
-			t.lineStock(i, line, ref, shardExists, inventory.OpReturn)
-		}
-	}
-	return t
-}
-
-// shardExists is the condition of a shard update that gives units back: the shard
-// item is still there (a reshard may have deleted an emptied shard).
-func shardExists(int) expression.ConditionBuilder {
-	return expression.AttributeExists(expression.Name("pk"))
+	return o, !c.None(), nil
 }
 
 // SecondPayment records p, a successful payment of an order already paid by another
@@ -203,7 +138,7 @@ func ownRefund(o *inventory.Order) *inventory.Refund {
 func (r extraRecord) refund() (*inventory.Refund, error) {
 	out := &inventory.Refund{
 		OutRefundNo: r.OutRefundNo, OrderID: r.OrderID, TransactionID: r.TransactionID, Amount: r.Amount,
-		Currency: r.Currency, Status: inventory.Status(r.Status), Error: r.RefundError,
+		Currency: r.Currency, Status: inventory.Status(r.Status), RefundAmount: r.RefundAmount, Error: r.RefundError,
 	}
 	since, err := parseTime(r.RefundingAt)
 	if err != nil {
@@ -227,59 +162,18 @@ func (r extraRecord) refund() (*inventory.Refund, error) {
 // inventory.ErrRefundMismatch (out_trade_no or amount are not the refund's: nothing
 // changed), inventory.ErrBusy, or another store error.
 func (s *Store) MarkRefunded(ctx context.Context, res inventory.RefundResult) (*inventory.Refund, bool, error) {
-	for range maxTransitionRounds {
-		refund, err := s.RefundByNo(ctx, res.OutRefundNo)
-		if err != nil {
-			return nil, false, err
-		}
-		if err := refund.Check(res); err != nil {
-			return refund, false, err
-		}
-		upd, ok := resultUpdate(refund, res, s.now())
-		if !ok {
-			return refund, false, nil
-		}
-		t := s.newTxn("mark refund " + refund.OutRefundNo + " " + res.State)
-		t.update(part{kind: partOrder}, s.tables.Orders, refundPK(refund), upd,
-			expression.Name("status").Equal(expression.Value(string(inventory.StatusRefunding))).
-				And(expression.Name("outRefundNo").Equal(expression.Value(refund.OutRefundNo))))
-		if res.State == inventory.RefundStateSuccess {
-			t.remove(part{kind: partOrder}, s.tables.Orders, markKey(refund.OutRefundNo))
-		}
-		out, err := s.send(ctx, t)
-		switch {
-		case err != nil:
-			return nil, false, err
-		case out.applied:
-			refund, err = s.RefundByNo(ctx, res.OutRefundNo)
-			return refund, err == nil, err
-		}
-		// Changed meanwhile (another notification won) or unknown: read it again.
+	refund, err := s.RefundByNo(ctx, res.OutRefundNo)
+	if err != nil {
+		return nil, false, err
 	}
-	return nil, false, fmt.Errorf("mark refund %s: %d rounds without an answer: %w", res.OutRefundNo, maxTransitionRounds, inventory.ErrBusy)
-}
-
-// resultUpdate is the update res makes to refund, false when it makes none.
-func resultUpdate(refund *inventory.Refund, res inventory.RefundResult, now time.Time) (expression.UpdateBuilder, bool) {
-	if refund.Status != inventory.StatusRefunding {
-		return expression.UpdateBuilder{}, false // REFUNDED already: a replay
+	now := s.now()
+	r, c, err := transact(ctx, s, s.refundSubject(res.OutRefundNo), refund, func(_ context.Context, r *inventory.Refund, _ inventory.Retry) (inventory.Change, error) {
+		return r.Settle(res, now)
+	})
+	if err != nil {
+		return r, false, err
 	}
-	switch res.State {
-	case inventory.RefundStateSuccess:
-		at := res.At
-		if at.IsZero() {
-			at = now
-		}
-		return expression.Set(expression.Name("status"), expression.Value(string(inventory.StatusRefunded))).
-			Set(expression.Name("refundedAt"), expression.Value(formatTime(at))).
-			Set(expression.Name("refundAmount"), expression.Value(res.Amount)), true
-	case inventory.RefundStateClosed, inventory.RefundStateAbnormal:
-		if refund.Error == res.State {
-			return expression.UpdateBuilder{}, false
-		}
-		return expression.Set(expression.Name("refundError"), expression.Value(res.State)), true
-	}
-	return expression.UpdateBuilder{}, false
+	return r, !c.None(), nil
 }
 
 // refundPK is the key of the record that holds refund.

@@ -136,6 +136,7 @@ type Refund struct {
 	Status        Status     // REFUNDING or REFUNDED
 	Since         time.Time  // when it became REFUNDING
 	RefundedAt    *time.Time // when WeChat Pay reported it done
+	RefundAmount  int64      // fen WeChat Pay reported refunded, once REFUNDED
 	Error         string     // refundError: why WeChat Pay closed it or marked it abnormal
 }
 
@@ -147,7 +148,8 @@ func (o *Order) OwnRefund() *Refund {
 	}
 	return &Refund{
 		OutRefundNo: o.OutRefundNo, OrderID: o.ID, TransactionID: o.TransactionID, Amount: o.Amount,
-		Currency: o.Currency, Status: o.Status, Since: deref(o.RefundingAt), RefundedAt: o.RefundedAt, Error: o.RefundError,
+		Currency: o.Currency, Status: o.Status, Since: deref(o.RefundingAt), RefundedAt: o.RefundedAt,
+		RefundAmount: o.RefundAmount, Error: o.RefundError,
 	}
 }
 

@@ -340,11 +340,11 @@ func TestPayment_ReleaseReadBeforeThePaymentStartedLoses(t *testing.T) {
 		t.Fatal(err)
 	}
 	startPayment(t, stack, token, id)
-	if _, _, err := stack.Store.CancelOrder(ctx, stale); !errors.Is(err, inventory.ErrBusy) {
+	if _, _, err := stack.Store.Release(ctx, stale, inventory.CancelUser); !errors.Is(err, inventory.ErrBusy) {
 		t.Errorf("cancel of the stale read: %v, want ErrBusy", err)
 	}
 	clock.Advance(16 * time.Minute)
-	if _, _, err := stack.Store.ExpireOrder(ctx, stale); !errors.Is(err, inventory.ErrBusy) {
+	if _, _, err := stack.Store.Release(ctx, stale, inventory.CancelTimeout); !errors.Is(err, inventory.ErrBusy) {
 		t.Errorf("expire of the stale read: %v, want ErrBusy", err)
 	}
 	wantAvailable(t, stack, 9) // nothing released

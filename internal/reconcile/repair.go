@@ -86,5 +86,5 @@ func (r *Reconciler) releaseOverdue(ctx context.Context, id string) (*inventory.
 	if order.PrepayID != "" {
 		return nil, false, fmt.Errorf("order %s has a WeChat Pay order: closeOrder must ask WeChat Pay before releasing it", id)
 	}
-	return r.store.ExpireOrder(ctx, order)
+	return r.store.Release(ctx, order, inventory.CancelTimeout)
 }
