@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
@@ -106,32 +105,6 @@ func (s *Store) skuRecords(ctx context.Context, ids []string, fresh bool) (map[s
 		s.catalog.put(rec, now)
 		e, _ := s.catalog.get(rec.SKU, now)
 		out[rec.SKU] = e
-	}
-	return out, nil
-}
-
-// shardRecords reads every shard item of the SKUs in counts (SKU id → shard count)
-// with strongly consistent reads, refreshes the shard hints, and groups the items by SKU.
-func (s *Store) shardRecords(ctx context.Context, counts map[string]int) (map[string][]shardRecord, error) {
-	var keys []string
-	for sku, n := range counts {
-		for i := range n {
-			keys = append(keys, shardKey(sku, i))
-		}
-	}
-	items, err := s.batchGet(ctx, s.tables.SKUs, keys)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string][]shardRecord, len(counts))
-	for _, item := range items {
-		var rec shardRecord
-		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
-			return nil, fmt.Errorf("decode shard item: %w", err)
-		}
-		s.catalog.noteShard(rec.SKU, rec.Shard, rec.Available)
-		s.epochs.note(rec.PK, rec.Epoch)
-		out[rec.SKU] = append(out[rec.SKU], rec)
 	}
 	return out, nil
 }

@@ -11,10 +11,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/stockguard/stockguard/internal/clock"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
+
+type idemRecord struct {
+	PK       string `dynamodbav:"pk"`
+	Kind     string `dynamodbav:"kind"`
+	UserID   string `dynamodbav:"userId"`
+	OrderID  string `dynamodbav:"orderId"`
+	CartHash string `dynamodbav:"cartHash"`
+	TTL      int64  `dynamodbav:"ttl"` // Unix seconds; DynamoDB TTL deletes the record after it
+}
 
 // IdempotencyWindow is how long an idempotency key keeps answering with its order
 // (CONTRACT.md: 24 h), in seconds.
@@ -523,4 +531,34 @@ func (r *reservation) replay(ctx context.Context) (*inventory.Order, bool, error
 		return nil, false, fmt.Errorf("idempotency record names missing order %s", rec.OrderID)
 	}
 	return order, true, nil
+}
+
+// settleRounds bounds how often a STOCK_OUT answer is re-checked while units are on
+// the move between shards.
+const settleRounds = 6
+
+// settle confirms a STOCK_OUT that line i's allocation answered from shard reads
+// taken one after the other. While a reshard moves units between shards, such reads
+// can miss units in transit (read on their new shard before they arrive, on their old
+// one after they left), so STOCK_OUT is only answered from reads of every shard that
+// the SKU record's move counter brackets unchanged: no unit moved meanwhile, and the
+// sum is the stock. Other errors, and nil, pass through.
+func (r *reservation) settle(ctx context.Context, i int, err error) error {
+	if !errors.Is(err, inventory.ErrStockOut) {
+		return err
+	}
+	sku := r.lines[i].line.SKU
+	for range settleRounds {
+		shards, rec, err := r.s.settledShards(ctx, sku)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			continue // units moved while the shards were read
+		}
+		r.s.catalog.put(*rec, r.s.now())
+		r.lines[i].rec = *rec
+		return r.allocateFrom(i, shards)
+	}
+	return fmt.Errorf("reserve order %s: the shards of %s kept moving: %w", r.id, sku, inventory.ErrBusy)
 }

@@ -72,18 +72,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/stockguard/stockguard/internal/inventory"
 )
-
-// PendingIndex is the sparse GSI of PENDING orders on the orders table, hash key
-// pendingBucket, range key pendingExpiresAt (Unix milliseconds).
-const PendingIndex = "PendingByExpiry"
-
-// PendingBuckets is how many pendingBucket values (P0..P15) PENDING orders are spread
-// over, so a flash sale's order writes do not all land on one GSI partition. A sweep
-// queries every bucket.
-const PendingBuckets = 16
 
 // Tables names the three DynamoDB tables.
 type Tables struct {

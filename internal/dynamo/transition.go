@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
-
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
@@ -338,16 +337,4 @@ func (s *Store) sendTransition(ctx context.Context, t *txn, shown func(context.C
 // the counters or the ledger disagree with the order.
 func booksOff(what string, failed parts) error {
 	return fmt.Errorf("%s: %v failed its condition: the books need reconciling", what, failed)
-}
-
-// mustOrder reads an order that must exist.
-func (s *Store) mustOrder(ctx context.Context, id string) (*inventory.Order, error) {
-	order, err := s.order(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if order == nil {
-		return nil, fmt.Errorf("order %s vanished: %w", id, inventory.ErrOrderNotFound)
-	}
-	return order, nil
 }

@@ -11,9 +11,64 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/stockguard/stockguard/internal/inventory"
 )
+
+// refundFields are the refund attributes shared by orders and second-payment records.
+type refundFields struct {
+	OutRefundNo  string `dynamodbav:"outRefundNo,omitempty"`
+	RefundingAt  string `dynamodbav:"refundingAt,omitempty"`
+	Restocked    bool   `dynamodbav:"restocked,omitempty"`
+	RefundBy     string `dynamodbav:"refundBy,omitempty"`
+	RefundReason string `dynamodbav:"refundReason,omitempty"`
+	RefundedAt   string `dynamodbav:"refundedAt,omitempty"`
+	RefundAmount int64  `dynamodbav:"refundAmount,omitempty"`
+	RefundError  string `dynamodbav:"refundError,omitempty"`
+}
+
+// refundingRecord marks a refund REFUNDING (pk = refunding#<out_refund_no>): put in
+// the transaction that starts the refund, deleted in the one that ends it, so the
+// sparse RefundingBySince index lists exactly the refunds under way. (A marker of its
+// own rather than attributes on the order: an item enters and leaves the index whole.)
+type refundingRecord struct {
+	PK             string `dynamodbav:"pk"`
+	Kind           string `dynamodbav:"kind"`
+	RefundBucket   string `dynamodbav:"refundBucket"`
+	RefundingSince int64  `dynamodbav:"refundingSince"` // Unix milliseconds
+}
+
+// extraRecord is a second successful payment of an order already paid (pk =
+// refund#<out_refund_no>, the number derived from its transaction id): owed back
+// whole, refunded without touching the order.
+type extraRecord struct {
+	PK            string `dynamodbav:"pk"`
+	Kind          string `dynamodbav:"kind"`
+	OrderID       string `dynamodbav:"orderId"`
+	TransactionID string `dynamodbav:"transactionId"`
+	Amount        int64  `dynamodbav:"amount"`
+	Currency      string `dynamodbav:"currency"`
+	PaidAt        string `dynamodbav:"paidAt"`
+	Status        string `dynamodbav:"status"`
+	refundFields
+}
+
+// refundState is the part of the record holding a refund (its order, or a second
+// payment's record) that the refund's result changes, under the same attribute names
+// on both.
+type refundState struct {
+	Status       string `dynamodbav:"status"`
+	OutRefundNo  string `dynamodbav:"outRefundNo,omitempty"`
+	RefundedAt   string `dynamodbav:"refundedAt,omitempty"`
+	RefundAmount int64  `dynamodbav:"refundAmount,omitempty"`
+	RefundError  string `dynamodbav:"refundError,omitempty"`
+}
+
+func newRefundState(r *inventory.Refund) refundState {
+	return refundState{
+		Status: string(r.Status), OutRefundNo: r.OutRefundNo, RefundedAt: formatOptional(r.RefundedAt),
+		RefundAmount: r.RefundAmount, RefundError: r.Error,
+	}
+}
 
 // Refunds: goods before money (DESIGN.md). The goods step (StartRefund) moves an order
 // to REFUNDING in one TransactWriteItems with its RETURN entries; the money step is
@@ -30,7 +85,8 @@ const refundBucketValue = "R"
 
 // extraKey is the key of a second payment's record; markKey of a refund's marker.
 func extraKey(outRefundNo string) string { return "refund#" + outRefundNo }
-func markKey(outRefundNo string) string  { return "refunding#" + outRefundNo }
+
+func markKey(outRefundNo string) string { return "refunding#" + outRefundNo }
 
 // mark adds the Put of the marker that lists refund outRefundNo as REFUNDING since now.
 func (t *txn) mark(outRefundNo string, now time.Time) {
@@ -222,21 +278,4 @@ func (s *Store) RefundingBefore(ctx context.Context, before time.Time) iter.Seq2
 			}
 		}
 	}
-}
-
-// Returned reads order's RETURN ledger entries, one key per line (strongly
-// consistent), and returns their units by SKU (absent: none).
-func (s *Store) Returned(ctx context.Context, order *inventory.Order) (map[string]int, error) {
-	out := map[string]int{}
-	for _, it := range order.Items {
-		var e ledgerRecord
-		key := ledgerKey(order.ID, OpReturn, it.SKU)
-		if err := s.get(ctx, s.tables.StockLog, key, "ledger entry "+key, &e); err != nil {
-			return nil, err
-		}
-		if e.Op == OpReturn {
-			out[it.SKU] += e.Qty
-		}
-	}
-	return out, nil
 }
