@@ -15,13 +15,13 @@ import (
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/reconcile"
-	"github.com/stockguard/stockguard/internal/refund"
+	"github.com/stockguard/stockguard/internal/refunds"
 )
 
 func main() {
 	log, cfg, aws := coldstart.Load("admin", os.Getenv, admin.LoadConfig)
 	store := coldstart.Store(aws, cfg.Tables, dynamo.Options{})
 	recon := reconcile.New(store, sns.NewFromConfig(aws), log, cfg.Reconcile)
-	refunds := refund.NewStarter(store, refund.NewQueue(sqs.NewFromConfig(aws), cfg.RefundQueueURL), log)
+	refunds := refunds.NewStarter(store, refunds.NewQueue(sqs.NewFromConfig(aws), cfg.RefundQueueURL), log)
 	lambda.Start(admin.New(store, recon, refunds, log).Handle)
 }

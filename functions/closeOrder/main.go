@@ -18,7 +18,7 @@ import (
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/refund"
+	"github.com/stockguard/stockguard/internal/refunds"
 )
 
 func main() {
@@ -26,7 +26,7 @@ func main() {
 	client := coldstart.WeChatPayClient(log, awsCfg, cfg.SecretARN, closeorder.SecretReloads(log))
 	store := coldstart.Store(awsCfg, cfg.Tables, dynamo.Options{})
 	sqsClient := sqs.NewFromConfig(awsCfg)
-	refunds := refund.NewStarter(store, refund.NewQueue(sqsClient, cfg.RefundQueueURL), log)
+	refunds := refunds.NewStarter(store, refunds.NewQueue(sqsClient, cfg.RefundQueueURL), log)
 	closer := closeorder.New(store, closeq.New(sqsClient, cfg.CloseQueueURL, nil), log, closeorder.Options{
 		WeChatPay: client, NotifyBaseURL: cfg.NotifyBaseURL, OpenIDClaim: cfg.OpenIDClaim, Refunds: refunds, UserRefundWindow: cfg.UserRefundWindow,
 	})

@@ -17,13 +17,13 @@ import (
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/paycallback"
-	"github.com/stockguard/stockguard/internal/refund"
+	"github.com/stockguard/stockguard/internal/refunds"
 )
 
 func main() {
 	log, cfg, awsCfg := coldstart.Load("payCallback", os.Getenv, paycallback.LoadConfig)
 	verifier := coldstart.WeChatPayVerifier(log, awsCfg, cfg.SecretARN, paycallback.SecretReloads(log))
 	store := coldstart.Store(awsCfg, cfg.Tables, dynamo.Options{})
-	refunds := refund.NewStarter(store, refund.NewQueue(sqs.NewFromConfig(awsCfg), cfg.RefundQueueURL), log)
+	refunds := refunds.NewStarter(store, refunds.NewQueue(sqs.NewFromConfig(awsCfg), cfg.RefundQueueURL), log)
 	lambda.Start(paycallback.New(verifier, store, refunds, log).Handle)
 }

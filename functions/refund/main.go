@@ -1,7 +1,7 @@
 // Command refund is the refund Lambda function, the money step of refunds: it takes
 // refund messages (SQS, partial batch responses) and asks WeChat Pay's domestic refund
 // API for each refund owed, and on its schedule asks WeChat Pay about refunds
-// REFUNDING too long. Configuration: see refund.LoadConfig; it refuses to start on a
+// REFUNDING too long. Configuration: see refunds.LoadConfig; it refuses to start on a
 // bad setting. The merchant configuration and key come from the AWS Secrets Manager
 // secret it names (see wechatpay.Secret), read at cold start and again when an
 // answer names an unknown Wechatpay-Serial or after a TTL (wechatpay.RotatingClient).
@@ -15,14 +15,14 @@ import (
 
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/refund"
+	"github.com/stockguard/stockguard/internal/refunds"
 )
 
 func main() {
-	log, cfg, awsCfg := coldstart.Load(refund.FunctionName, os.Getenv, refund.LoadConfig)
-	client := coldstart.WeChatPayClient(log, awsCfg, cfg.SecretARN, refund.SecretReloads(log))
+	log, cfg, awsCfg := coldstart.Load(refunds.FunctionName, os.Getenv, refunds.LoadConfig)
+	client := coldstart.WeChatPayClient(log, awsCfg, cfg.SecretARN, refunds.SecretReloads(log))
 	store := coldstart.Store(awsCfg, cfg.Tables, dynamo.Options{})
-	queue := refund.NewQueue(sqs.NewFromConfig(awsCfg), cfg.RefundQueueURL)
-	refunder := refund.NewRefunder(store, client, queue, log, refund.Options{NotifyURL: cfg.NotifyURL, StuckAfter: cfg.StuckAfter})
+	queue := refunds.NewQueue(sqs.NewFromConfig(awsCfg), cfg.RefundQueueURL)
+	refunder := refunds.NewRefunder(store, client, queue, log, refunds.Options{NotifyURL: cfg.NotifyURL, StuckAfter: cfg.StuckAfter})
 	lambda.Start(refunder.Invoke)
 }

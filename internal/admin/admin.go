@@ -21,7 +21,7 @@ import (
 	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/reconcile"
-	"github.com/stockguard/stockguard/internal/refund"
+	"github.com/stockguard/stockguard/internal/refunds"
 )
 
 // FunctionName is the admin function's short name, in logs and refusals.
@@ -76,13 +76,13 @@ type Reconciler interface {
 type routes struct {
 	store   *dynamo.Store
 	recon   Reconciler
-	refunds *refund.Starter
+	refunds *refunds.Starter
 }
 
 // New returns the admin function's handler over store, running reconciliations with
 // recon, beginning refunds with refunds and logging one JSON line per request to log.
 // Any other route is refused (httpapi.Handler.Handle).
-func New(store *dynamo.Store, recon Reconciler, refunds *refund.Starter, log *slog.Logger) *httpapi.Handler {
+func New(store *dynamo.Store, recon Reconciler, refunds *refunds.Starter, log *slog.Logger) *httpapi.Handler {
 	r := &routes{store: store, recon: recon, refunds: refunds}
 	return httpapi.New(FunctionName, log, map[string]httpapi.Route{
 		RouteCreateSKU:       r.withPrincipal(r.createSKU),

@@ -33,7 +33,7 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
-	"github.com/stockguard/stockguard/internal/refund"
+	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
@@ -64,7 +64,7 @@ type Options struct {
 	OpenIDClaim string
 	// Refunds begins buyers' refunds (POST /orders/{orderId}/refund). Nil: the route
 	// answers 500.
-	Refunds *refund.Starter
+	Refunds *refunds.Starter
 	// UserRefundWindow is how long after paidAt a buyer may refund a PAID order; 0:
 	// never (CONTRACT.md, 409 REFUND_NOT_ALLOWED).
 	UserRefundWindow time.Duration

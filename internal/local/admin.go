@@ -19,7 +19,7 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/reconcile"
-	"github.com/stockguard/stockguard/internal/refund"
+	"github.com/stockguard/stockguard/internal/refunds"
 )
 
 // OperatorHeader is the local-only request header that names the operator of an
@@ -65,7 +65,7 @@ func (s *Stack) wireAdmin(cfg StackConfig, env envvar.Lookup, log *slog.Logger) 
 		return nil, err
 	}
 	store, recon := s.reconciler(cfg, c.FunctionConfig, log)
-	return newHandler(admin.New(store, recon, refund.NewStarter(store, s.refundQueue(c.RefundQueueURL), log), log).Handle), nil
+	return newHandler(admin.New(store, recon, refunds.NewStarter(store, s.refundQueue(c.RefundQueueURL), log), log).Handle), nil
 }
 
 // reconciler builds a store and reconcile as the mains of the reconcile and admin

@@ -33,7 +33,7 @@ import (
 	"github.com/stockguard/stockguard/internal/openapi"
 	"github.com/stockguard/stockguard/internal/paycallback"
 	"github.com/stockguard/stockguard/internal/reconcile"
-	"github.com/stockguard/stockguard/internal/refund"
+	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/sam"
 	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/internal/wechatpay"
@@ -75,7 +75,7 @@ type StackConfig struct {
 	Reconcile func(*reconcile.Config)
 	// Refund, when set, adjusts the refund function's options after they are read
 	// from the template (tests shorten the retry backoff).
-	Refund func(*refund.Options)
+	Refund func(*refunds.Options)
 	// PayAddr and LoginAddr are where the WeChat Pay and jscode2session stand-ins
 	// listen; default "127.0.0.1:0" (a free port).
 	PayAddr, LoginAddr string
@@ -123,7 +123,7 @@ type Stack struct {
 	// Signer is the in-memory key the local login tokens are signed with.
 	Signer *idtoken.KeySigner
 	// Refunder is the refund function's refunder (tests run its stuck pass directly).
-	Refunder *refund.Refunder
+	Refunder *refunds.Refunder
 
 	merchant *paytest.Merchant
 	keyID    string // the kid of the local tokens (the template's SIGNING_KEY_ID)
@@ -310,7 +310,7 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 			return nil, err
 		}
 		store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
-		return newHandler(paycallback.New(verifier, store, refund.NewStarter(store, s.refundQueue(c.RefundQueueURL), log), log).Handle), nil
+		return newHandler(paycallback.New(verifier, store, refunds.NewStarter(store, s.refundQueue(c.RefundQueueURL), log), log).Handle), nil
 	case "ReconcileFunction":
 		c, err := reconcile.LoadFunctionConfig(env)
 		if err != nil {
@@ -380,12 +380,12 @@ func (s *Stack) closeQueue(name string) *closeq.Queue {
 // refundQueue is the refund queue named by a function's REFUND_QUEUE_URL (locally the
 // queue's logical id); nil when the stack runs no SQS server (the stuck pass then
 // requests every refund).
-func (s *Stack) refundQueue(name string) *refund.Queue {
+func (s *Stack) refundQueue(name string) *refunds.Queue {
 	url, ok := s.Queues[name]
 	if s.SQS == nil || !ok {
 		return nil
 	}
-	return refund.NewQueue(NewSQSClient(s.SQS.URL()), url)
+	return refunds.NewQueue(NewSQSClient(s.SQS.URL()), url)
 }
 
 // functionName is the short name of a function (its directory under functions/):

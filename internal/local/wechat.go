@@ -17,7 +17,7 @@ import (
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/idtoken"
 	"github.com/stockguard/stockguard/internal/login"
-	"github.com/stockguard/stockguard/internal/refund"
+	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
 	"github.com/stockguard/stockguard/internal/wxlogin"
@@ -103,7 +103,7 @@ func (s *Stack) wireCloseOrder(cfg StackConfig, env envvar.Lookup, log *slog.Log
 	}
 	closer := closeorder.New(store, s.closeQueue(c.CloseQueueURL), log, closeorder.Options{
 		Now: cfg.Now, WeChatPay: client, NotifyBaseURL: c.NotifyBaseURL, OpenIDClaim: c.OpenIDClaim,
-		Refunds: refund.NewStarter(store, s.refundQueue(c.RefundQueueURL), log), UserRefundWindow: c.UserRefundWindow,
+		Refunds: refunds.NewStarter(store, s.refundQueue(c.RefundQueueURL), log), UserRefundWindow: c.UserRefundWindow,
 	})
 	return newHandler(closeorder.NewFunction(closer, log).Invoke), nil
 }
@@ -111,7 +111,7 @@ func (s *Stack) wireCloseOrder(cfg StackConfig, env envvar.Lookup, log *slog.Log
 // wireRefund builds the refund function with the local merchant client, as
 // functions/refund does with the deployed one.
 func (s *Stack) wireRefund(cfg StackConfig, env envvar.Lookup, log *slog.Logger) (lambda.Handler, error) {
-	c, err := refund.LoadConfig(env)
+	c, err := refunds.LoadConfig(env)
 	if err != nil {
 		return nil, err
 	}
@@ -119,11 +119,11 @@ func (s *Stack) wireRefund(cfg StackConfig, env envvar.Lookup, log *slog.Logger)
 	if err != nil {
 		return nil, err
 	}
-	opts := refund.Options{NotifyURL: c.NotifyURL, StuckAfter: c.StuckAfter, Now: cfg.Now}
+	opts := refunds.Options{NotifyURL: c.NotifyURL, StuckAfter: c.StuckAfter, Now: cfg.Now}
 	if cfg.Refund != nil {
 		cfg.Refund(&opts)
 	}
-	s.Refunder = refund.NewRefunder(store, client, s.refundQueue(c.RefundQueueURL), log, opts)
+	s.Refunder = refunds.NewRefunder(store, client, s.refundQueue(c.RefundQueueURL), log, opts)
 	return newHandler(s.Refunder.Invoke), nil
 }
 

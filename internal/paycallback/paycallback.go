@@ -3,7 +3,7 @@
 // decrypts them (package wechatpay) and records the payment exactly once
 // (dynamo.Store.Pay): a PENDING order becomes PAID and its units leave on-hand; a
 // payment after the order was released takes the late-payment rule. Money owed back
-// is refunded with no person involved (package refund): a late payment that found no
+// is refunded with no person involved (package refunds): a late payment that found no
 // stock (REFUND_PENDING → REFUNDING) and a second payment of a paid order (recorded
 // under its own out_refund_no). Refund notifications on POST
 // /payments/wechatpay/refund-notify go through the same verification and decryption
@@ -29,7 +29,7 @@ import (
 	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
-	"github.com/stockguard/stockguard/internal/refund"
+	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
@@ -74,7 +74,7 @@ const MaxBodyBytes = 64 << 10
 type Handler struct {
 	verifier *wechatpay.RotatingVerifier
 	store    *dynamo.Store
-	refunds  *refund.Starter
+	refunds  *refunds.Starter
 	log      *slog.Logger
 	api      *httpapi.Handler
 }
@@ -82,7 +82,7 @@ type Handler struct {
 // New returns a Handler that trusts what verifier accepts, records payments and
 // refunds in store, begins the refunds owed with refunds, and logs JSON lines (and EMF
 // metrics) to log.
-func New(verifier *wechatpay.RotatingVerifier, store *dynamo.Store, refunds *refund.Starter, log *slog.Logger) *Handler {
+func New(verifier *wechatpay.RotatingVerifier, store *dynamo.Store, refunds *refunds.Starter, log *slog.Logger) *Handler {
 	h := &Handler{verifier: verifier, store: store, refunds: refunds, log: log}
 	h.api = httpapi.New(FunctionName, log, map[string]httpapi.Route{
 		RouteNotify: h.notify, RouteRefundNotify: h.refundNotify,
@@ -261,7 +261,7 @@ func SecretReloads(log *slog.Logger) func(context.Context, error) {
 
 // refundNotify serves the refund-notify route (CONTRACT.md): a refund notification is
 // verified and decrypted exactly as payment notifications are (verified), then what
-// it says is recorded by refund.Apply: REFUND.SUCCESS for the out_refund_no, payment
+// it says is recorded by refunds.Apply: REFUND.SUCCESS for the out_refund_no, payment
 // and amount owed turns the refund REFUNDED once; REFUND.CLOSED and REFUND.ABNORMAL keep
 // it REFUNDING with refundError set (RefundAbnormal metric, error log). A replay is
 // answered the same and changes nothing. 204 when handled; 404 for an out_refund_no
@@ -272,9 +272,9 @@ func (h *Handler) refundNotify(ctx context.Context, req events.APIGatewayV2HTTPR
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	res := refund.Result(*n.Refund)
+	res := refunds.Result(*n.Refund)
 	httpapi.Annotate(ctx, slog.String("outRefundNo", res.OutRefundNo), slog.String("refundStatus", res.State))
-	_, _, err = refund.Apply(ctx, h.store, h.log, res)
+	_, _, err = refunds.Apply(ctx, h.store, h.log, res)
 	switch {
 	case errors.Is(err, inventory.ErrRefundNotFound):
 		return events.APIGatewayV2HTTPResponse{}, fail(http.StatusNotFound, "refund not found", slog.LevelError, err)

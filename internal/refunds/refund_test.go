@@ -1,4 +1,4 @@
-package refund_test
+package refunds_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
-	"github.com/stockguard/stockguard/internal/refund"
+	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/stacktest"
 	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
@@ -45,7 +45,7 @@ func options(window string, sqs bool) stacktest.Options {
 				env["USER_REFUND_WINDOW"] = window
 			}
 		},
-		Refund: func(o *refund.Options) { o.Backoff = time.Second },
+		Refund: func(o *refunds.Options) { o.Backoff = time.Second },
 	}}
 }
 
@@ -387,9 +387,9 @@ func TestStuckPass_RequestsLostRefundsAndSettlesLostNotifications(t *testing.T) 
 	if n := purge(t, h); n != 1 {
 		t.Fatalf("%d refund messages, want 1", n)
 	}
-	var res refund.StuckResult
+	var res refunds.StuckResult
 	h.RunScheduled(t, "refund", &res)
-	if res != (refund.StuckResult{DurationMs: res.DurationMs}) {
+	if res != (refunds.StuckResult{DurationMs: res.DurationMs}) {
 		t.Errorf("stuck pass inside the bound: %+v, want nothing found", res)
 	}
 	h.Clock.Advance(31 * time.Minute)

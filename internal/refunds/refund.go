@@ -12,7 +12,7 @@
 // longer than a bound: SUCCESS turns them REFUNDED (a lost notification), never
 // requested sends them again (a lost message), and the RefundingStuck metric counts
 // those still waiting.
-package refund
+package refunds
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package refund
+package refunds
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package refund_test
+package refunds_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
-	"github.com/stockguard/stockguard/internal/refund"
+	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/stacktest"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
 )
@@ -43,7 +43,7 @@ func TestRandomizedSale_EveryRefundOwedEndsRefunded(t *testing.T) {
 			if f == "CloseOrderFunction" {
 				env["USER_REFUND_WINDOW"] = "24h"
 			}
-		}, Refund: func(o *refund.Options) { o.Backoff = time.Second }}})
+		}, Refund: func(o *refunds.Options) { o.Backoff = time.Second }}})
 	h.RunInBackground(t)
 	acts, ids := map[string]int{}, []string{}
 	for i := range *saleBuyers {
