@@ -31,11 +31,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/stockguard/stockguard/internal/closeorder"
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/idtoken"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/orders"
+	"github.com/stockguard/stockguard/internal/payments"
 	"github.com/stockguard/stockguard/internal/sam"
 	"github.com/stockguard/stockguard/internal/stacktest"
 	"github.com/stockguard/stockguard/internal/teamchat"
@@ -379,8 +380,8 @@ func (w *world) checkOrderAndPayment(t *testing.T, sku string) string {
 	}
 	// Without NotifyBaseUrl, notify_url is the host the pay request reached (here
 	// httptest's example.com) plus the notify route.
-	if o, ok := w.payServer.Order(id); !ok || o.NotifyURL != "https://example.com"+closeorder.NotifyPath {
-		t.Errorf("JSAPI order %+v, want notify_url https://example.com%s", o, closeorder.NotifyPath)
+	if o, ok := w.payServer.Order(id); !ok || o.NotifyURL != "https://example.com"+payments.NotifyPath {
+		t.Errorf("JSAPI order %+v, want notify_url https://example.com%s", o, payments.NotifyPath)
 	}
 	d, err := w.payServer.Pay(context.Background(), id, paytest.PayOptions{})
 	if err != nil || d.StatusCode != http.StatusNoContent {
@@ -438,7 +439,7 @@ func (w *world) checkQueueAndSweep(t *testing.T, sku string) {
 	}
 	id := w.order(t, sku, 1)["orderId"].(string)
 	w.expire(t, id)
-	var sweep closeorder.SweepResult
+	var sweep orders.SweepResult
 	w.stack.Invoke(t, "CloseOrderFunction", local.ScheduledEvent(time.Now(), "arn:aws:events:"+sam.Region+":"+sam.AccountID+":rule/CloseOrderSweep"), &sweep)
 	if sweep.Released != 1 || sweep.Failed != 0 {
 		t.Errorf("sweep %+v, want 1 released, none failed", sweep)

@@ -102,14 +102,6 @@ func (t *txn) remove(p part, table, pk string) {
 	t.add(p, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(table), Key: pkOf(pk)}}, nil)
 }
 
-// transition adds the order's status change from → (upd), conditioned on the order
-// still being in from (DESIGN.md: "Every transition is one conditional write on the
-// current status, in the same TransactWriteItems as its stock update and ledger
-// entry"). Whoever loses that condition changes nothing.
-func (t *txn) transition(order *inventory.Order, from inventory.Status, upd expression.UpdateBuilder) {
-	t.update(part{kind: partOrder}, t.s.tables.Orders, order.ID, upd, expression.Name("status").Equal(expression.Value(string(from))))
-}
-
 // counter adds an update of the user's purchase counter for line's SKU.
 func (t *txn) counter(line int, sku, user string, upd expression.UpdateBuilder, cond expression.ConditionBuilder) {
 	t.update(part{kind: partLimit, line: line, sku: sku}, t.s.tables.Orders, limitKey(sku, user), upd, cond)

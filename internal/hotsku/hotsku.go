@@ -42,13 +42,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/closeq"
-	"github.com/stockguard/stockguard/internal/createorder"
 	"github.com/stockguard/stockguard/internal/ddblimits"
 	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/orders"
 	"github.com/stockguard/stockguard/internal/sam"
+	"github.com/stockguard/stockguard/internal/stock"
+	"github.com/stockguard/stockguard/internal/wiring"
 )
 
 // Strategy is a way of reserving stock for an order.
@@ -390,17 +391,29 @@ func (b *buyers) newContainer() container {
 	if b.p.Strategy == Conditional {
 		return newConditional(b.db, b.tables, b.queue, ttl)
 	}
-	store := dynamo.New(b.db, b.tables, dynamo.Options{CatalogTTL: ttl})
-	return &handler{h: createorder.New(store, b.queue, slog.New(slog.DiscardHandler))}
+	fn, err := wiring.CreateOrder.Build(wiring.Config{Tables: b.tables}, wiring.Clients{
+		Log: slog.New(slog.DiscardHandler), DynamoDB: b.db, CloseQueue: b.queue,
+		NewStore: func(t dynamo.Tables, o dynamo.Options) *dynamo.Store {
+			o.CatalogTTL = ttl
+			return dynamo.New(b.db, t, o)
+		},
+	})
+	if err != nil {
+		panic(err) // createOrder needs nothing the buyers lack
+	}
+	return &handler{h: fn.HTTP}
 }
 
-// handler is a createOrder container: the real handler, fed API Gateway events.
-type handler struct{ h *httpapi.Handler }
+// handler is a createOrder container: the real handler (as package wiring builds it),
+// fed API Gateway events.
+type handler struct {
+	h func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+}
 
 func (c *handler) warm(ctx context.Context) error {
-	resp, _ := c.h.Handle(ctx, events.APIGatewayV2HTTPRequest{
-		Version: "2.0", RouteKey: createorder.RouteGetSKU, PathParameters: map[string]string{"skuId": SKU},
-		RequestContext: events.APIGatewayV2HTTPRequestContext{RouteKey: createorder.RouteGetSKU},
+	resp, _ := c.h(ctx, events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: stock.RouteShow, PathParameters: map[string]string{"skuId": SKU},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{RouteKey: stock.RouteShow},
 	})
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("warm a container: GET /skus/%s answered %d %s", SKU, resp.StatusCode, resp.Body)
@@ -410,12 +423,12 @@ func (c *handler) warm(ctx context.Context) error {
 
 func (c *handler) order(ctx context.Context, user string) outcome {
 	o := outcome{start: time.Now()}
-	resp, _ := c.h.Handle(ctx, events.APIGatewayV2HTTPRequest{
-		Version: "2.0", RouteKey: createorder.RouteCreateOrder, RawPath: "/orders",
+	resp, _ := c.h(ctx, events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: orders.RoutePlace, RawPath: "/orders",
 		Headers: map[string]string{"content-type": "application/json"},
 		Body:    `{"items":[{"skuId":"` + SKU + `","qty":1}]}`,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
-			RouteKey:   createorder.RouteCreateOrder,
+			RouteKey:   orders.RoutePlace,
 			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{"sub": user}}},
 			HTTP:       events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: http.MethodPost, Path: "/orders"},
 		},

@@ -81,6 +81,18 @@ func Order(o *inventory.Order) OrderJSON {
 	return v
 }
 
+// MerchantOrderJSON is the contract's order with its owner, for the merchant API.
+type MerchantOrderJSON struct {
+	OrderJSON
+	UserID string `json:"userId"`
+}
+
+// MerchantOrder is the merchant API's view of an order (docs/contract.md, "Merchant
+// API"): Order and the owner's user id.
+func MerchantOrder(o *inventory.Order) MerchantOrderJSON {
+	return MerchantOrderJSON{OrderJSON: Order(o), UserID: o.UserID}
+}
+
 // JSON is a response with status and v marshalled as its JSON body. v must be one of
 // this project's plain structs; if it cannot be marshalled the answer is 500 INTERNAL.
 func JSON(status int, v any) events.APIGatewayV2HTTPResponse {

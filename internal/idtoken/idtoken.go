@@ -144,8 +144,8 @@ func (i *Issuer) Issue(ctx context.Context, subject string) (Token, error) {
 	}, nil
 }
 
-// checkP256 returns an error unless pub is a P-256 public key.
-func checkP256(pub *ecdsa.PublicKey) error {
+// CheckP256 returns an error unless pub is a P-256 public key.
+func CheckP256(pub *ecdsa.PublicKey) error {
 	if pub == nil || pub.Curve != elliptic.P256() {
 		return errors.New("idtoken: key is not ECDSA P-256")
 	}

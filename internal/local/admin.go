@@ -7,19 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/stockguard/stockguard/internal/admin"
-	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/envvar"
-	"github.com/stockguard/stockguard/internal/reconcile"
-	"github.com/stockguard/stockguard/internal/refunds"
 )
 
 // OperatorHeader is the local-only request header that names the operator of an
@@ -56,35 +48,6 @@ func localIAMAuthorizer(operator string) (*events.APIGatewayV2HTTPRequestContext
 			AccountID: AccountID, UserARN: "arn:aws:iam::" + AccountID + ":user/" + operator, UserID: "AIDALOCALOPERATOR",
 		},
 	}, true
-}
-
-// wireAdmin builds the admin function as its main does, on the local clients.
-func (s *Stack) wireAdmin(cfg StackConfig, env envvar.Lookup, log *slog.Logger) (lambda.Handler, error) {
-	c, err := admin.LoadConfig(env)
-	if err != nil {
-		return nil, err
-	}
-	store, recon := s.reconciler(cfg, c.FunctionConfig, log)
-	return newHandler(admin.New(store, recon, refunds.NewStarter(store, s.refundQueue(c.RefundQueueURL), log), log).Handle), nil
-}
-
-// reconciler builds a store and reconcile as the mains of the reconcile and admin
-// functions do, on the local clients and the stack's clock, with cfg.Reconcile's
-// overrides. Alerts go to the alerts topic of the embedded SNS API when the stack runs
-// an SQS server (which serves it); without one, the error-level log lines are all.
-func (s *Stack) reconciler(cfg StackConfig, c reconcile.FunctionConfig, log *slog.Logger) (*dynamo.Store, *reconcile.Reconciler) {
-	c.Reconcile.Now = cfg.Now
-	var alerts reconcile.Publisher
-	if s.alerts != nil {
-		alerts = s.alerts
-	} else {
-		c.Reconcile.Topic = ""
-	}
-	if cfg.Reconcile != nil {
-		cfg.Reconcile(&c.Reconcile)
-	}
-	store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
-	return store, reconcile.New(store, alerts, log, c.Reconcile)
 }
 
 // Seed creates the SKUs of a seed file (CONTRACT.md, "Seed file": a JSON array of

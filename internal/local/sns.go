@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -13,11 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
-	"github.com/stockguard/stockguard/internal/alertchat"
-	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/sam"
-	"github.com/stockguard/stockguard/internal/teamchat"
 )
 
 // NewSNSClient returns an SNS client for the endpoint at endpointURL (the embedded
@@ -130,25 +124,4 @@ func (d snsDelivery) invoke(ctx context.Context, h lambda.Handler, envelope stri
 	ev := events.SNSEvent{Records: []events.SNSEventRecord{{EventVersion: "1.0", EventSource: "aws:sns", EventSubscriptionArn: d.subscription, SNS: n}}}
 	_, err := invoke(ctx, h, ev)
 	return err
-}
-
-// wireAlertChat builds the alert function as its main does, on the local DynamoDB and
-// the stack's clock, posting to cfg.AlertWebhooks instead of the secret's webhooks.
-func (s *Stack) wireAlertChat(cfg StackConfig, env envvar.Lookup, log *slog.Logger) (lambda.Handler, error) {
-	c, err := alertchat.LoadConfig(env)
-	if err != nil {
-		return nil, err
-	}
-	hooks := slices.Clone(cfg.AlertWebhooks)
-	for _, w := range hooks {
-		if err := w.Validate(); err != nil {
-			return nil, err
-		}
-	}
-	n := alertchat.New(log, alertchat.Options{
-		Webhooks:    func(context.Context) ([]teamchat.Webhook, error) { return hooks, nil },
-		Quiet:       dynamo.New(s.DB, dynamo.Tables{Orders: c.OrdersTable}, dynamo.Options{Now: cfg.Now}),
-		QuietPeriod: c.QuietPeriod, Runbook: c.Runbook, Now: cfg.Now,
-	})
-	return newHandler(n.Handle), nil
 }

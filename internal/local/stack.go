@@ -23,15 +23,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
-	"github.com/stockguard/stockguard/internal/closeq"
-	"github.com/stockguard/stockguard/internal/createorder"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/idtoken"
 	"github.com/stockguard/stockguard/internal/inventory"
-	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/openapi"
-	"github.com/stockguard/stockguard/internal/paycallback"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/sam"
@@ -122,8 +118,6 @@ type Stack struct {
 	LoginServer *wxlogintest.Server
 	// Signer is the in-memory key the local login tokens are signed with.
 	Signer *idtoken.KeySigner
-	// Refunder is the refund function's refunder (tests run its stuck pass directly).
-	Refunder *refunds.Refunder
 
 	merchant *paytest.Merchant
 	keyID    string // the kid of the local tokens (the template's SIGNING_KEY_ID)
@@ -136,9 +130,9 @@ type Stack struct {
 	gateway   http.Handler
 }
 
-// Start brings the stack up. Every AWS::Serverless::Function of the template must have
-// local wiring here; an unknown one is an error, so a new function cannot be silently
-// missing locally. Call Close to stop it.
+// Start brings the stack up. Every AWS::Serverless::Function of the template is built
+// by package wiring, as its main builds it; one wiring does not know is an error, so a
+// new function cannot be silently missing locally. Call Close to stop it.
 func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if cfg.DynamoDBAddr == "" {
 		cfg.DynamoDBAddr = "127.0.0.1:0"
@@ -277,58 +271,6 @@ func (s *Stack) wire(cfg StackConfig) (map[string]lambda.Handler, error) {
 	return handlers, nil
 }
 
-// wireFunction builds one function's handler from its environment env.
-func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, log *slog.Logger) (lambda.Handler, error) {
-	switch name {
-	case "CreateOrderFunction":
-		c, err := createorder.LoadConfig(env)
-		if err != nil {
-			return nil, err
-		}
-		if cfg.PaymentTimeout > 0 {
-			c.PaymentTimeout = cfg.PaymentTimeout
-		}
-		s.Tables = c.Tables
-		s.Store = dynamo.New(s.DB, c.Tables, dynamo.Options{PaymentTimeout: c.PaymentTimeout, Now: cfg.Now, Shaping: c.Shaping})
-		return newHandler(createorder.New(s.Store, s.closeQueue(c.CloseQueueURL), log).Handle), nil
-	case "CloseOrderFunction":
-		return s.wireCloseOrder(cfg, env, log)
-	case "LoginFunction":
-		return s.wireLogin(cfg, env, log)
-	case "JwksFunction":
-		return s.wireJWKS(cfg, env, log)
-	case "PayCallbackFunction":
-		c, err := paycallback.LoadConfig(env)
-		if err != nil {
-			return nil, err
-		}
-		// Deployed, the merchant configuration comes from the Secrets Manager secret
-		// WECHATPAY_SECRET_ARN names; locally it is the local platform's.
-		read := func(context.Context) ([]byte, error) { return s.Payments.Secret() }
-		verifier, err := wechatpay.NewRotatingVerifier(context.Background(), read, wechatpay.RotateOptions{Now: cfg.Now})
-		if err != nil {
-			return nil, err
-		}
-		store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
-		return newHandler(paycallback.New(verifier, store, refunds.NewStarter(store, s.refundQueue(c.RefundQueueURL), log), log).Handle), nil
-	case "ReconcileFunction":
-		c, err := reconcile.LoadFunctionConfig(env)
-		if err != nil {
-			return nil, err
-		}
-		_, r := s.reconciler(cfg, c, log)
-		return newHandler(lambdaevent.OnlyScheduled(reconcile.FunctionName, r.Run)), nil
-	case "AdminFunction":
-		return s.wireAdmin(cfg, env, log)
-	case "RefundFunction":
-		return s.wireRefund(cfg, env, log)
-	case "AlertChatFunction":
-		return s.wireAlertChat(cfg, env, log)
-	default:
-		return nil, fmt.Errorf("no local wiring in internal/local")
-	}
-}
-
 // handler is a function's lambda.Handler that may be invoked concurrently, as the local
 // gateway and pollers do. aws-lambda-go's handler returns the bytes of a pooled buffer
 // that it has already released to its pool (lambda/handler.go, handlerFunc.Invoke):
@@ -365,27 +307,6 @@ func (d deadline) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
 	return d.Handler.Invoke(ctx, payload)
-}
-
-// closeQueue is the close-order queue named by a function's CLOSE_QUEUE_URL (locally
-// the queue's logical id); nil when the stack runs no SQS server.
-func (s *Stack) closeQueue(name string) *closeq.Queue {
-	url, ok := s.Queues[name]
-	if s.SQS == nil || !ok {
-		return nil
-	}
-	return closeq.New(NewSQSClient(s.SQS.URL()), url, s.cfg.Now)
-}
-
-// refundQueue is the refund queue named by a function's REFUND_QUEUE_URL (locally the
-// queue's logical id); nil when the stack runs no SQS server (the stuck pass then
-// requests every refund).
-func (s *Stack) refundQueue(name string) *refunds.Queue {
-	url, ok := s.Queues[name]
-	if s.SQS == nil || !ok {
-		return nil
-	}
-	return refunds.NewQueue(NewSQSClient(s.SQS.URL()), url)
 }
 
 // functionName is the short name of a function (its directory under functions/):

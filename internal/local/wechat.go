@@ -1,26 +1,15 @@
 package local
 
 import (
-	"cmp"
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
-
-	"github.com/stockguard/stockguard/internal/closeorder"
-	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/idtoken"
-	"github.com/stockguard/stockguard/internal/login"
-	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
-	"github.com/stockguard/stockguard/internal/wxlogin"
 	"github.com/stockguard/stockguard/internal/wxlogin/wxlogintest"
 )
 
@@ -66,103 +55,6 @@ func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
 	rec := httptest.NewRecorder()
 	t.s.API.ServeHTTP(rec, r)
 	return rec.Result(), nil
-}
-
-// keys is the local issuer's JWK set: the in-memory signing key named kid.
-func (s *Stack) keys(kid string) (idtoken.JWKSet, error) {
-	jwk, err := idtoken.NewJWK(kid, s.Signer.PublicKey())
-	return idtoken.JWKSet{Keys: []idtoken.JWK{jwk}}, err
-}
-
-// merchantWiring is what closeOrder and refund both start from: a store on tables and
-// the merchant API client of the local merchant, calling the stand-in. Deployed, the
-// client's configuration is the Secrets Manager secret's; locally it is the local
-// platform's secret, read the same way.
-func (s *Stack) merchantWiring(cfg StackConfig, tables dynamo.Tables) (*dynamo.Store, *wechatpay.RotatingClient, error) {
-	read := func(context.Context) ([]byte, error) { return s.Payments.MerchantSecret(s.merchant, "") }
-	client, err := wechatpay.NewRotatingClient(context.Background(), read, wechatpay.RotateOptions{Now: cfg.Now, BaseURL: s.PayServer.URL()})
-	if err != nil {
-		return nil, nil, err
-	}
-	return dynamo.New(s.DB, tables, dynamo.Options{Now: cfg.Now}), client, nil
-}
-
-// wireCloseOrder builds closeOrder with the local merchant client. Its notify_url base
-// is the template's NOTIFY_BASE_URL when set, else StackConfig.Issuer, the local API's
-// own URL (deployed, closeOrder builds it from the pay request's https domain, which
-// the local API does not serve).
-func (s *Stack) wireCloseOrder(cfg StackConfig, env envvar.Lookup, log *slog.Logger) (lambda.Handler, error) {
-	c, err := closeorder.LoadConfig(env)
-	if err != nil {
-		return nil, err
-	}
-	c.NotifyBaseURL = cmp.Or(c.NotifyBaseURL, cfg.Issuer)
-	store, client, err := s.merchantWiring(cfg, c.Tables)
-	if err != nil {
-		return nil, err
-	}
-	closer := closeorder.New(store, s.closeQueue(c.CloseQueueURL), log, closeorder.Options{
-		Now: cfg.Now, WeChatPay: client, NotifyBaseURL: c.NotifyBaseURL, OpenIDClaim: c.OpenIDClaim,
-		Refunds: refunds.NewStarter(store, s.refundQueue(c.RefundQueueURL), log), UserRefundWindow: c.UserRefundWindow,
-	})
-	return newHandler(closeorder.NewFunction(closer, log).Invoke), nil
-}
-
-// wireRefund builds the refund function with the local merchant client, as
-// functions/refund does with the deployed one.
-func (s *Stack) wireRefund(cfg StackConfig, env envvar.Lookup, log *slog.Logger) (lambda.Handler, error) {
-	c, err := refunds.LoadConfig(env)
-	if err != nil {
-		return nil, err
-	}
-	store, client, err := s.merchantWiring(cfg, c.Tables)
-	if err != nil {
-		return nil, err
-	}
-	opts := refunds.Options{NotifyURL: c.NotifyURL, StuckAfter: c.StuckAfter, Now: cfg.Now}
-	if cfg.Refund != nil {
-		cfg.Refund(&opts)
-	}
-	s.Refunder = refunds.NewRefunder(store, client, s.refundQueue(c.RefundQueueURL), log, opts)
-	return newHandler(s.Refunder.Invoke), nil
-}
-
-// wireLogin builds the login function over the jscode2session stand-in and the
-// in-memory key. Deployed, the app secret comes from the secret and tokens are signed
-// by KMS with TOKEN_ISSUER as iss; locally the issuer is StackConfig.Issuer.
-func (s *Stack) wireLogin(cfg StackConfig, env envvar.Lookup, log *slog.Logger) (lambda.Handler, error) {
-	c, err := login.LoadConfig(env)
-	if err != nil {
-		return nil, err
-	}
-	wechat, err := wxlogin.New(wxlogin.Config{AppID: LocalAppID, AppSecret: LocalAppSecret, BaseURL: s.LoginServer.URL()})
-	if err != nil {
-		return nil, err
-	}
-	s.keyID = c.KeyID
-	tokens, err := idtoken.NewIssuer(idtoken.IssuerConfig{Issuer: cfg.Issuer, Audience: c.Audience, KeyID: c.KeyID, Now: cfg.Now}, s.Signer)
-	if err != nil {
-		return nil, err
-	}
-	store := dynamo.New(s.DB, dynamo.Tables{Orders: c.OrdersTable}, dynamo.Options{Now: cfg.Now})
-	return newHandler(login.New(wechat, tokens, store, log, login.Options{Now: cfg.Now}).Handle), nil
-}
-
-// wireJWKS builds the issuer's documents function over the in-memory key.
-func (s *Stack) wireJWKS(cfg StackConfig, env envvar.Lookup, log *slog.Logger) (lambda.Handler, error) {
-	c, err := login.LoadIssuerConfig(env)
-	if err != nil {
-		return nil, err
-	}
-	keys, err := s.keys(c.KeyID)
-	if err != nil {
-		return nil, err
-	}
-	h, err := login.NewIssuerRoutes(cfg.Issuer, keys, log)
-	if err != nil {
-		return nil, err
-	}
-	return newHandler(h.Handle), nil
 }
 
 // verifier checks Bearer tokens as the HTTP API's JWT authorizer does: the local

@@ -62,7 +62,7 @@ func (r *Reconciler) money(ctx context.Context, snap *snapshot, rep *Report) err
 // alertOnMoney logs refund problems and stuck refunds at error level, counts them in
 // the RefundProblems and RefundsOverdue metrics and publishes one SNS message.
 func (r *Reconciler) alertOnMoney(ctx context.Context, rep *Report) (failed bool) {
-	metric.Emit(ctx, r.log, FunctionName, metric.RefundProblems.Of(float64(len(rep.RefundProblems))),
+	metric.Emit(ctx, r.log, MetricFunction, metric.RefundProblems.Of(float64(len(rep.RefundProblems))),
 		metric.RefundsOverdue.Of(float64(len(rep.StuckRefunds))))
 	if len(rep.RefundProblems) == 0 && len(rep.StuckRefunds) == 0 {
 		return false
@@ -82,7 +82,7 @@ func (r *Reconciler) alertOnMoney(ctx context.Context, rep *Report) (failed bool
 		Message:  aws.String(string(body)),
 	}); err != nil {
 		r.log.LogAttrs(ctx, slog.LevelError, "alert not published", slog.String("error", err.Error()))
-		metric.Emit(ctx, r.log, FunctionName, metric.AlertNotPublished.Of(1))
+		metric.Emit(ctx, r.log, MetricFunction, metric.AlertNotPublished.Of(1))
 		return true
 	}
 	return false

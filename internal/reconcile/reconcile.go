@@ -86,6 +86,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"log/slog"
 	"maps"
 	"slices"
@@ -98,15 +99,38 @@ import (
 
 	"github.com/stockguard/stockguard/internal/clock"
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
 )
 
-// FunctionName is the Function dimension of reconcile's metrics.
-const FunctionName = "reconcile"
+// MetricFunction is the Function dimension of reconcile's metrics, whichever function runs
+// it (the schedule's, or the merchant API's POST /admin/reconcile): one metric per alarm.
+const MetricFunction = "reconcile"
 
 // Publisher sends alert messages; *sns.Client is one (Amazon SNS API Reference, Publish).
 type Publisher interface {
 	Publish(ctx context.Context, in *sns.PublishInput, optFns ...func(*sns.Options)) (*sns.PublishOutput, error)
+}
+
+// Books is what reconcile reads and writes in the store (dynamo.Store): the counters
+// and checkpoints of every SKU, each active shard's cut, the ledger since the
+// watermark (or whole), the open orders, the refunds under way and their RETURN
+// entries, and what a run writes back (checkpoints, watermark, repairs, releases of
+// overdue orders, its report).
+type Books interface {
+	Stock(ctx context.Context, read func(items int)) ([]dynamo.SKUState, dynamo.Watermark, error)
+	Cut(ctx context.Context, sku string, n int) (dynamo.ShardCut, error)
+	LedgerSince(ctx context.Context, after, until time.Time, read func(items int)) iter.Seq2[dynamo.LedgerEntry, error]
+	LedgerAll(ctx context.Context, read func(items int)) iter.Seq2[dynamo.LedgerEntry, error]
+	OpenOrders(ctx context.Context, read func(items int)) iter.Seq2[dynamo.OpenOrder, error]
+	RefundingBefore(ctx context.Context, before time.Time) iter.Seq2[string, error]
+	Lookup(ctx context.Context, id string) (*inventory.Order, error)
+	Returned(ctx context.Context, order *inventory.Order) (map[string]int, error)
+	Release(ctx context.Context, order *inventory.Order, reason inventory.CancelReason) (*inventory.Order, bool, error)
+	SaveCheckpoint(ctx context.Context, cp dynamo.Checkpoint, prev int) error
+	SaveWatermark(ctx context.Context, w dynamo.Watermark, prev time.Time) error
+	Repair(ctx context.Context, run, sku, reason string, fixes []dynamo.ShardFix) error
+	SaveReport(ctx context.Context, report []byte) error
 }
 
 // Config tunes a Reconciler. Zero values take the defaults.
@@ -231,7 +255,7 @@ type Report struct {
 
 // Reconciler runs reconciliations.
 type Reconciler struct {
-	store *dynamo.Store
+	store Books
 	alert Publisher
 	log   *slog.Logger
 	cfg   Config
@@ -239,7 +263,7 @@ type Reconciler struct {
 
 // New returns a Reconciler over store that publishes alerts with alert (nil: none)
 // and logs JSON lines (and EMF metrics) to log.
-func New(store *dynamo.Store, alert Publisher, log *slog.Logger, cfg Config) *Reconciler {
+func New(store Books, alert Publisher, log *slog.Logger, cfg Config) *Reconciler {
 	if cfg.AlertUnits <= 0 {
 		cfg.AlertUnits = 5
 	}
@@ -411,7 +435,7 @@ func (r *Reconciler) logReport(ctx context.Context, rep *Report, snap *snapshot)
 		slog.Any("overdueOrders", rep.OverdueOrders), slog.Any("refundProblems", rep.RefundProblems), slog.Any("stuckRefunds", rep.StuckRefunds), slog.Any("repaired", rep.Repaired), slog.Any("unrepairable", rep.Unrepaired),
 		slog.Int("itemsRead", rep.ItemsRead), slog.Int("ledgerEntriesRead", len(snap.entries)),
 		slog.Time("watermark", snap.mark.Through), slog.Bool("fullCheck", snap.full), slog.Int64("durationMs", rep.DurationMs))
-	metric.Emit(ctx, r.log, FunctionName,
+	metric.Emit(ctx, r.log, MetricFunction,
 		metric.SKUsChecked.Of(float64(rep.SKUsChecked)),
 		metric.Differences.Of(float64(len(rep.Differences))),
 		metric.OverduePending.Of(float64(len(rep.OverdueOrders))),

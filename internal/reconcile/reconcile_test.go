@@ -293,7 +293,7 @@ func TestReconcile_OverdueOrderIsReportedAndReleasedThroughCloseOrdersPath(t *te
 	lines, _ := h.Log.Lines()
 	var lags []any
 	for _, l := range lines {
-		if v, ok := l["ReleaseLag"]; ok && l["Function"] == reconcile.FunctionName {
+		if v, ok := l["ReleaseLag"]; ok && l["Function"] == reconcile.MetricFunction {
 			lags = append(lags, v)
 		}
 	}

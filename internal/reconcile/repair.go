@@ -71,7 +71,7 @@ func (r *Reconciler) releaseAllOverdue(ctx context.Context, snap *snapshot) []Re
 			lagMs = append(lagMs, float64(order.CancelledAt.Sub(order.ExpiresAt).Milliseconds()))
 		}
 	}
-	metric.Emit(ctx, r.log, FunctionName, metric.ReleaseLag.Of(lagMs...))
+	metric.Emit(ctx, r.log, MetricFunction, metric.ReleaseLag.Of(lagMs...))
 	return done
 }
 

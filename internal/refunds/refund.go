@@ -1,37 +1,65 @@
-// Package refund is the money step of refunds (DESIGN.md, "Refunds: goods before
-// money"). Once an order's goods step has committed (dynamo.Store.StartRefund: the
-// order REFUNDING, its units back on the ledger) or a second payment was recorded as
-// owed (dynamo.Store.SecondPayment), a Starter puts the refund's out_refund_no on the
-// refund queue. The refund function's Refunder takes the queue's batches (partial
-// batch responses), asks WeChat Pay's domestic refund API for the whole payment back
-// under that out_refund_no, checks the answer names the same refund and amount before
-// trusting it, and records what it says (Apply). A transient failure (WeChat Pay
-// unreachable, 5xx, 429) fails the record, which SQS delivers again after the
-// visibility timeout; WeChat Pay deduplicates on out_refund_no, so repeats refund
-// once. A scheduled pass (Refunder.Stuck) asks WeChat Pay about refunds REFUNDING
-// longer than a bound: SUCCESS turns them REFUNDED (a lost notification), never
-// requested sends them again (a lost message), and the RefundingStuck metric counts
-// those still waiting.
+// Package refunds is money going back (docs/design.md, "Refunds: goods before
+// money"): starting refunds, the goods step first (Starter: the buyer's and the
+// merchant's refund routes, and the refunds a payment owes with no person involved),
+// then the money step (Refunder), and what WeChat Pay says of each refund (Apply).
+//
+// Once an order's goods step has committed (the store's StartRefund: the order
+// REFUNDING, its units back on the ledger) or a second payment was recorded as owed
+// (SecondPayment), the Starter puts the refund's out_refund_no on the refund queue.
+// The Refunder takes the queue's batches (partial batch responses), asks WeChat Pay's
+// domestic refund API for the whole payment back under that out_refund_no, checks the
+// answer names the same refund and amount before trusting it, and records what it says
+// (Apply). A transient failure (WeChat Pay unreachable, 5xx, 429) fails the record,
+// which SQS delivers again after the visibility timeout; WeChat Pay deduplicates on
+// out_refund_no, so repeats refund once. A scheduled pass (Refunder.Stuck) asks WeChat
+// Pay about refunds REFUNDING longer than a bound: SUCCESS turns them REFUNDED (a lost
+// notification), never requested sends them again (a lost message), and the
+// RefundingStuck metric counts those still waiting.
+//
+// Its adapters: Routes.Buyer and Routes.Merchant (HTTP routes), Notify (the
+// refund-notify route), Refunder.HandleSQS (the refund queue) and Refunder.Stuck (a
+// schedule). What it needs of the store and of WeChat Pay is declared here, small.
 package refunds
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 
-// FunctionName is the Function dimension of the refund function's metrics.
-const FunctionName = "refund"
+// MetricFunction is the Function dimension of refunds' metrics, whichever function
+// records them: one metric for each alarm to watch.
+const MetricFunction = "refund"
+
+// Starting is what starting refunds needs of the store (dynamo.Store): the goods step
+// of an order's refund, and a second payment recorded as a refund owed.
+type Starting interface {
+	StartRefund(ctx context.Context, order *inventory.Order, r inventory.RefundRequest, window time.Duration) (*inventory.Order, bool, error)
+	SecondPayment(ctx context.Context, p inventory.Payment) (*inventory.Refund, bool, error)
+}
+
+// Results is where what WeChat Pay says of a refund is recorded (dynamo.Store).
+type Results interface {
+	MarkRefunded(ctx context.Context, res inventory.RefundResult) (*inventory.Refund, bool, error)
+}
+
+// Settling is what the money step needs of the store (dynamo.Store): a refund by its
+// out_refund_no, its result recorded, and the refunds REFUNDING since a time.
+type Settling interface {
+	Results
+	RefundByNo(ctx context.Context, outRefundNo string) (*inventory.Refund, error)
+	RefundingBefore(ctx context.Context, before time.Time) iter.Seq2[string, error]
+}
 
 // Payments is the part of WeChat Pay's merchant API that refunds use
 // (wechatpay.Client): Refund asks for a refund (申请退款), QueryRefund asks about one
@@ -70,7 +98,7 @@ type Options struct {
 
 // Refunder asks WeChat Pay for the refunds the queue names and finds stuck ones.
 type Refunder struct {
-	store *dynamo.Store
+	store Settling
 	pay   Payments
 	queue *Queue
 	log   *slog.Logger
@@ -79,7 +107,7 @@ type Refunder struct {
 
 // NewRefunder returns a Refunder over store asking pay, sending refunds found never
 // requested to queue, logging JSON lines (and EMF metrics) to log.
-func NewRefunder(store *dynamo.Store, pay Payments, queue *Queue, log *slog.Logger, opts Options) *Refunder {
+func NewRefunder(store Settling, pay Payments, queue *Queue, log *slog.Logger, opts Options) *Refunder {
 	if opts.StuckAfter <= 0 {
 		opts.StuckAfter = 30 * time.Minute
 	}
@@ -125,7 +153,7 @@ func (r *Refunder) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQ
 		})
 	}
 	wg.Wait()
-	metric.Emit(ctx, r.log, FunctionName, metric.RefundRequested.Of(float64(len(ev.Records)-len(resp.BatchItemFailures))),
+	metric.Emit(ctx, r.log, MetricFunction, metric.RefundRequested.Of(float64(len(ev.Records)-len(resp.BatchItemFailures))),
 		metric.RefundRequestFailed.Of(float64(len(resp.BatchItemFailures))),
 		metric.RefundedAtOnce.Of(float64(refunded)))
 	return resp, nil
@@ -177,7 +205,7 @@ func (r *Refunder) handleRecord(ctx context.Context, rec events.SQSMessage) (boo
 // error level and counted in the RefundAbnormal metric (Function dimension "refund",
 // whichever function records it: one metric for the alarm to watch):
 // the money must be returned by hand. Errors are MarkRefunded's.
-func Apply(ctx context.Context, store *dynamo.Store, log *slog.Logger, res inventory.RefundResult) (*inventory.Refund, bool, error) {
+func Apply(ctx context.Context, store Results, log *slog.Logger, res inventory.RefundResult) (*inventory.Refund, bool, error) {
 	refund, changed, err := store.MarkRefunded(ctx, res)
 	if err != nil {
 		return refund, false, err
@@ -186,14 +214,7 @@ func Apply(ctx context.Context, store *dynamo.Store, log *slog.Logger, res inven
 		log.LogAttrs(ctx, slog.LevelError, "WeChat Pay did not refund: return the money by hand",
 			slog.String("outRefundNo", refund.OutRefundNo), slog.String("outTradeNo", refund.OrderID),
 			slog.Int64("amount", refund.Amount), slog.String("refundStatus", res.State))
-		metric.Emit(ctx, log, FunctionName, metric.RefundAbnormal.Of(1))
+		metric.Emit(ctx, log, MetricFunction, metric.RefundAbnormal.Of(1))
 	}
 	return refund, changed, nil
-}
-
-// SecretReloads reports the refund function's re-reads of the merchant secret
-// (wechatpay.RotateOptions.OnReload): a SecretReloaded or SecretReloadFailed count,
-// and a failure at error level (the old keys stay in use).
-func SecretReloads(log *slog.Logger) func(context.Context, error) {
-	return metric.Outcomes(log, FunctionName, metric.SecretReloaded, metric.SecretReloadFailed, "merchant secret not re-read; the old keys stay in use")
 }

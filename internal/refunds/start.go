@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
@@ -16,19 +15,19 @@ import (
 // the refund stays REFUNDING and the stuck pass (Refunder.Stuck) requests it later, so
 // nothing is lost silently.
 type Starter struct {
-	store *dynamo.Store
+	store Starting
 	queue *Queue
 	log   *slog.Logger
 }
 
 // NewStarter returns a Starter over store that sends refund messages to queue (nil:
 // none are sent; the stuck pass requests every refund) and logs to log.
-func NewStarter(store *dynamo.Store, queue *Queue, log *slog.Logger) *Starter {
+func NewStarter(store Starting, queue *Queue, log *slog.Logger) *Starter {
 	return &Starter{store: store, queue: queue, log: log}
 }
 
 // Order refunds order (read just before) as r asks, buyers within window of its
-// payment (see dynamo.Store.StartRefund), and asks for the money back when this call
+// payment (the store's StartRefund), and asks for the money back when this call
 // made the goods step. It returns the order as it stands. Errors are
 // StartRefund's: nothing was changed.
 func (s *Starter) Order(ctx context.Context, order *inventory.Order, r inventory.RefundRequest, window time.Duration) (*inventory.Order, error) {
@@ -43,7 +42,7 @@ func (s *Starter) Order(ctx context.Context, order *inventory.Order, r inventory
 }
 
 // SecondPayment records p, a second successful payment of an order already paid, as
-// a refund owed (dynamo.Store.SecondPayment) and asks for it when this call recorded
+// a refund owed (the store's SecondPayment) and asks for it when this call recorded
 // it. Errors are SecondPayment's.
 func (s *Starter) SecondPayment(ctx context.Context, p inventory.Payment) (*inventory.Refund, error) {
 	refund, created, err := s.store.SecondPayment(ctx, p)

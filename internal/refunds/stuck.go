@@ -23,7 +23,7 @@ type StuckResult struct {
 }
 
 // Stuck asks WeChat Pay about every refund REFUNDING for longer than
-// Options.StuckAfter (dynamo.Store.RefundingBefore), one at a time: SUCCESS (or
+// Options.StuckAfter (the store's RefundingBefore), one at a time: SUCCESS (or
 // CLOSED/ABNORMAL) is recorded with Apply; a refund WeChat Pay never received is sent
 // to the refund queue again. It emits the RefundingStuck metric: how many are still
 // REFUNDING past the bound after the pass (the alarm's input). The error result is
@@ -58,7 +58,7 @@ func (r *Refunder) Stuck(ctx context.Context) (StuckResult, error) {
 	}
 	r.log.LogAttrs(ctx, level, "stuck refunds", slog.Int("found", res.Found), slog.Int("refunded", res.Refunded),
 		slog.Int("requeued", res.Requeued), slog.Int("stuck", res.Stuck), slog.Int("failed", res.Failed))
-	metric.Emit(ctx, r.log, FunctionName, metric.RefundingStuck.Of(float64(res.Stuck)))
+	metric.Emit(ctx, r.log, MetricFunction, metric.RefundingStuck.Of(float64(res.Stuck)))
 	if qerr != nil {
 		return res, fmt.Errorf("stuck refunds: %w", qerr)
 	}

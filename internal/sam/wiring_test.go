@@ -19,8 +19,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/sam"
 	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/wiring"
 )
 
 // These tests check the real template.yaml against the code and the Makefile at the
@@ -140,7 +142,9 @@ func TestWiring_FunctionsAreBuiltByTheMakefileForProvidedAL2023OnArm64(t *testin
 func TestWiring_MakefileBuildsEachFunctionFromAMainPackageWithoutLocalOnlyCode(t *testing.T) {
 	module := strings.TrimSpace(run(t, nil, "go", "list", "-m"))
 	forbidden := []string{"github.com/truora/minidyn", "github.com/Admiral-Piett/goaws", module + "/internal/local", module + "/cmd",
-		module + "/internal/wechatpay/paytest", module + "/internal/wxlogin/wxlogintest"} // stand-ins for outside services
+		// stand-ins for outside services
+		module + "/internal/wechatpay/paytest", module + "/internal/wxlogin/wxlogintest", module + "/internal/wxapi/wxapitest",
+		module + "/internal/teamchat/chattest"}
 	for _, f := range realFunctions(t) {
 		t.Run(f.Name, func(t *testing.T) {
 			// The Makefile must build for the template's architecture; go list must
@@ -340,38 +344,33 @@ func stringValue(expr ast.Expr, constants map[string]string) (string, bool) {
 	return "", false
 }
 
-func TestWiring_RoutesAreTheContractRoutes(t *testing.T) {
+// publicRoutes are the routes the contract serves without a login token (docs/contract.md):
+// the issuer's documents, login, WeChat Pay's notifications and the public SKU read.
+var publicRoutes = []string{
+	"GET /.well-known/jwks.json", "GET /.well-known/openid-configuration", "POST /auth/wechat",
+	"POST /payments/wechatpay/notify", "POST /payments/wechatpay/refund-notify", "GET /skus/{skuId}",
+}
+
+// Which function serves which route is package wiring's table; the template must
+// route exactly those, each to its function, public exactly where the contract says
+// and AWS_IAM exactly on /admin/.
+func TestWiring_RoutesAreTheWiringTablesRoutes(t *testing.T) {
 	routes, err := loadRealTemplate(t).Routes()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// CONTRACT.md; event names are the template's business, so they are not compared.
-	want := []sam.Route{
-		{Method: "GET", Path: "/.well-known/jwks.json", Function: "JwksFunction", Public: true},
-		{Method: "GET", Path: "/.well-known/openid-configuration", Function: "JwksFunction", Public: true},
-		// The merchant API: AWS_IAM (SigV4), one function.
-		{Method: "GET", Path: "/admin/orders", Function: "AdminFunction", IAM: true},
-		{Method: "GET", Path: "/admin/orders/{orderId}", Function: "AdminFunction", IAM: true},
-		{Method: "POST", Path: "/admin/orders/{orderId}/refund", Function: "AdminFunction", IAM: true},
-		{Method: "POST", Path: "/admin/reconcile", Function: "AdminFunction", IAM: true},
-		{Method: "GET", Path: "/admin/reconcile/latest", Function: "AdminFunction", IAM: true},
-		{Method: "GET", Path: "/admin/skus", Function: "AdminFunction", IAM: true},
-		{Method: "POST", Path: "/admin/skus", Function: "AdminFunction", IAM: true},
-		{Method: "GET", Path: "/admin/skus/{skuId}", Function: "AdminFunction", IAM: true},
-		{Method: "PATCH", Path: "/admin/skus/{skuId}", Function: "AdminFunction", IAM: true},
-		{Method: "POST", Path: "/admin/skus/{skuId}/adjustments", Function: "AdminFunction", IAM: true},
-		{Method: "GET", Path: "/admin/skus/{skuId}/ledger", Function: "AdminFunction", IAM: true},
-		{Method: "PUT", Path: "/admin/skus/{skuId}/shards", Function: "AdminFunction", IAM: true},
-		{Method: "POST", Path: "/auth/wechat", Function: "LoginFunction", Public: true},
-		{Method: "POST", Path: "/orders", Function: "CreateOrderFunction"},
-		{Method: "GET", Path: "/orders/{orderId}", Function: "CreateOrderFunction"},
-		{Method: "POST", Path: "/orders/{orderId}/cancel", Function: "CloseOrderFunction"},
-		{Method: "POST", Path: "/orders/{orderId}/pay", Function: "CloseOrderFunction"},
-		{Method: "POST", Path: "/orders/{orderId}/refund", Function: "CloseOrderFunction"},
-		{Method: "POST", Path: "/payments/wechatpay/notify", Function: "PayCallbackFunction", Public: true},
-		{Method: "POST", Path: "/payments/wechatpay/refund-notify", Function: "PayCallbackFunction", Public: true},
-		{Method: "GET", Path: "/skus/{skuId}", Function: "CreateOrderFunction", Public: true},
+	var want []sam.Route
+	for _, fn := range wiring.All() {
+		for _, tr := range fn.Triggers() {
+			if tr.Kind != lambdaevent.HTTP {
+				continue
+			}
+			method, path, _ := strings.Cut(tr.Route, " ")
+			want = append(want, sam.Route{Method: method, Path: path, Function: fn.Name,
+				Public: slices.Contains(publicRoutes, tr.Route), IAM: strings.HasPrefix(path, "/admin/")})
+		}
 	}
+	slices.SortFunc(want, func(a, b sam.Route) int { return strings.Compare(a.Path+" "+a.Method, b.Path+" "+b.Method) })
 	got := make([]sam.Route, 0, len(routes))
 	for _, r := range routes {
 		r.Event = ""
@@ -379,6 +378,47 @@ func TestWiring_RoutesAreTheContractRoutes(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("routes:\ngot  %+v\nwant %+v", got, want)
+	}
+}
+
+// The template's queue, schedule and topic events are package wiring's table too:
+// each function polls the queues, runs on a schedule and subscribes to the topics its
+// table rows name, and no others.
+func TestWiring_EventSourcesAreTheWiringTablesTriggers(t *testing.T) {
+	type source struct{ kind, name string }
+	want := map[string][]source{}
+	for _, fn := range wiring.All() {
+		for _, tr := range fn.Triggers() {
+			switch tr.Kind {
+			case lambdaevent.SQS:
+				want[fn.Name] = append(want[fn.Name], source{"SQS", tr.Queue})
+			case lambdaevent.SNS:
+				want[fn.Name] = append(want[fn.Name], source{"SNS", tr.Topic})
+			case lambdaevent.Scheduled:
+				want[fn.Name] = append(want[fn.Name], source{"schedule", ""})
+			}
+		}
+	}
+	for _, f := range realFunctions(t) {
+		var got []source
+		for _, ev := range f.Events.SQS {
+			got = append(got, source{"SQS", ev.Queue})
+		}
+		for _, ev := range f.Events.SNS {
+			got = append(got, source{"SNS", ev.Topic})
+		}
+		if len(f.Events.Schedule) > 0 {
+			got = append(got, source{"schedule", ""})
+		}
+		less := func(a, b source) int { return strings.Compare(a.kind+a.name, b.kind+b.name) }
+		slices.SortFunc(got, less)
+		slices.SortFunc(want[f.Name], less)
+		if !slices.Equal(got, want[f.Name]) {
+			t.Errorf("%s: template event sources %v, wiring table %v", f.Name, got, want[f.Name])
+		}
+		if len(f.Events.Other) > 0 {
+			t.Errorf("%s: events of types the wiring table has no trigger for: %v", f.Name, f.Events.Other)
+		}
 	}
 }
 
