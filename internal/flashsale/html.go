@@ -219,7 +219,7 @@ img { max-width: 100%; }
 <tr><th>paid orders</th><td class="n">{{.PaidOrders}}</td><th>paid units</th><td class="n">{{.PaidUnits}}</td></tr>
 <tr><th>cancelled orders</th><td class="n">{{.CancelledOrders}}</td><th>released units</th><td class="n">{{.ReleasedUnits}}</td></tr>
 <tr><th>available after</th><td class="n">{{.Available}}</td><th>status</th><td>{{.Status}}</td></tr>
-<tr><th>on-hand before</th><td class="n">{{with .StartOnHand}}{{.}}{{else}}not read{{end}}</td><th>on-hand after</th><td class="n">{{with .OnHand}}{{.}}{{else}}not read{{end}}</td></tr>
+<tr><th>on-hand before</th><td class="n">{{.StartOnHand}}</td><th>on-hand after</th><td class="n">{{with .OnHand}}{{.}}{{else}}unreadable{{end}}</td></tr>
 </table>
 <table>
 <tr><th>pay answer</th><th>orders</th></tr>

@@ -114,9 +114,10 @@ type Settlement struct {
 	Refunds        int     `json:"refunds,omitempty"`
 	RefundedUnits  int     `json:"refundedUnits,omitempty"`
 	RefundedOrders int     `json:"refundedOrders,omitempty"`
-	// StartOnHand and OnHand are the SKU's on-hand units read from DynamoDB before the
-	// sale and after settling; absent when not read (no endpoint, or the read failed).
-	StartOnHand *int `json:"startOnHand,omitempty"`
+	// StartOnHand and OnHand are the SKU's on-hand units before the sale and after
+	// settling, read through GET /admin/skus/{skuId}; OnHand is absent when its read
+	// failed.
+	StartOnHand int  `json:"startOnHand"`
 	OnHand      *int `json:"onHand,omitempty"`
 }
 
@@ -142,13 +143,10 @@ func newSettlement(cfg Config, st *settlement) *Settlement {
 			s.RefundedOrders++
 		}
 	}
-	if st.onHand.read {
-		start := st.onHand.start
-		s.StartOnHand = &start
-		if st.onHand.err == nil {
-			end := st.onHand.end
-			s.OnHand = &end
-		}
+	s.StartOnHand = st.onHand.start
+	if st.onHand.err == nil {
+		end := st.onHand.end
+		s.OnHand = &end
 	}
 	return s
 }
@@ -306,13 +304,10 @@ func (s *Settlement) writeText(p func(format string, args ...any)) {
 		p("refunds: ratio %g of %d paid = %d refunded (restock), %d units back, %d read back REFUNDED",
 			s.RefundRatio, s.PaidOrders, s.Refunds, s.RefundedUnits, s.RefundedOrders)
 	}
-	switch {
-	case s.StartOnHand == nil:
-		p("on-hand: not read")
-	case s.OnHand == nil:
-		p("on-hand: %d before the sale, unreadable after settling", *s.StartOnHand)
-	default:
-		p("on-hand: %d before the sale, %d after settling", *s.StartOnHand, *s.OnHand)
+	if s.OnHand == nil {
+		p("on-hand: %d before the sale, unreadable after settling", s.StartOnHand)
+	} else {
+		p("on-hand: %d before the sale, %d after settling", s.StartOnHand, *s.OnHand)
 	}
 }
 
