@@ -9,9 +9,10 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/stockguard/stockguard/internal/testkit"
 )
 
 // -h explains the command: exit status 0, the help on stdout, every flag named with an
@@ -86,10 +87,10 @@ func TestRun_RefusesAnAddressOtherMachinesReachWithoutExpose(t *testing.T) {
 // network address gets only what the deployed API serves, one sent to 127.0.0.1 keeps
 // the local conveniences, and the terminal says what is exposed.
 func TestRun_ExposeServesOtherMachinesOnlyTheDeployedAPI(t *testing.T) {
-	lan := networkAddress(t)
+	lan := testkit.NetworkAddress(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := &syncBuffer{}
+	out := &testkit.Log{}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"-expose", "-addr", "0.0.0.0:0", "-template", "../../template.yaml", "-seed", "../../examples/seed.json",
@@ -138,7 +139,7 @@ func TestRun_ExposeServesOtherMachinesOnlyTheDeployedAPI(t *testing.T) {
 }
 
 // readyPort waits for the ready line and returns the API's port.
-func readyPort(t *testing.T, out *syncBuffer, done chan int) string {
+func readyPort(t *testing.T, out *testkit.Log, done chan int) string {
 	t.Helper()
 	ready := regexp.MustCompile(`ready api=http://[^ ]*:(\d+) `)
 	deadline := time.After(60 * time.Second)
@@ -154,39 +155,4 @@ func readyPort(t *testing.T, out *syncBuffer, done chan int) string {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-// networkAddress returns an IPv4 address of this machine that is not a loopback one;
-// the test is skipped on a machine with none.
-func networkAddress(t *testing.T) net.IP {
-	t.Helper()
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
-			return n.IP
-		}
-	}
-	t.Skip("no IPv4 address besides loopback on this machine")
-	return nil
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and one reader at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/stockguard/stockguard/internal/openapi"
 	"github.com/stockguard/stockguard/internal/openapi/openapitest"
 	"github.com/stockguard/stockguard/internal/stacktest"
+	"github.com/stockguard/stockguard/internal/testkit"
 )
 
 // Where a request arrived: a network interface's address (another machine sent it)
@@ -195,7 +196,7 @@ func TestExposedAPI_LoopbackKeepsTheLocalConveniences(t *testing.T) {
 // 0.0.0.0:3000 opens, serves the local-only routes to a connection made to 127.0.0.1
 // and API Gateway's 404 to one made to this machine's network address.
 func TestExposedAPI_DecidesByTheAddressAConnectionArrivedAt(t *testing.T) {
-	lan := networkAddress(t)
+	lan := testkit.NetworkAddress(t)
 	stack := stacktest.New(t, stacktest.Options{})
 	ln, err := net.Listen("tcp", ":0")
 	if err != nil {
@@ -219,23 +220,6 @@ func TestExposedAPI_DecidesByTheAddressAConnectionArrivedAt(t *testing.T) {
 			t.Errorf("GET /openapi.yaml at %s: %d %.80s, want %d", tc.host, resp.StatusCode, body, tc.want)
 		}
 	}
-}
-
-// networkAddress returns an address of this machine that is not a loopback one; the
-// test is skipped on a machine with none (only a loopback interface).
-func networkAddress(t *testing.T) net.IP {
-	t.Helper()
-	addrs, err := net.InterfaceAddrs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
-			return n.IP
-		}
-	}
-	t.Skip("no IPv4 address besides loopback on this machine")
-	return nil
 }
 
 func TestLoopbackAddr(t *testing.T) {
