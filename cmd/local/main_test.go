@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +99,13 @@ func TestRun_ExposeServesOtherMachinesOnlyTheDeployedAPI(t *testing.T) {
 			"-dynamodb-addr", "127.0.0.1:0", "-sqs-addr", "127.0.0.1:0", "-wechatpay-addr", "127.0.0.1:0", "-wxlogin-addr", "127.0.0.1:0"}, out, io.Discard)
 	}()
 	port := readyPort(t, out, done)
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := readyKeys(out.String()), readyKeys(string(readme)); !slices.Equal(got, want) {
+		t.Errorf("the ready line has the fields %v, the README's sample %v", got, want)
+	}
 	if log := out.String(); !strings.Contains(log, "WARN exposed to other machines (-expose): the HTTP API at 0.0.0.0:0 (-addr)") ||
 		strings.Contains(log, "exposed to other machines (-expose): the DynamoDB API") {
 		t.Errorf("the log does not say (only) that the HTTP API is exposed:\n%s", log)
@@ -136,6 +145,19 @@ func TestRun_ExposeServesOtherMachinesOnlyTheDeployedAPI(t *testing.T) {
 	if code := <-done; code != exitOK {
 		t.Errorf("stopped with exit status %d, want 0", code)
 	}
+}
+
+// readyKeys returns the field names of the first ready line in text, in order.
+func readyKeys(text string) []string {
+	line := regexp.MustCompile(`(?m) ready (.*)$`).FindStringSubmatch(text)
+	if line == nil {
+		return nil
+	}
+	var keys []string
+	for _, m := range regexp.MustCompile(`(\w+)=`).FindAllStringSubmatch(line[1], -1) {
+		keys = append(keys, m[1])
+	}
+	return keys
 }
 
 // readyPort waits for the ready line and returns the API's port.
