@@ -30,10 +30,13 @@
 // refunded order reads REFUNDED within -refund-wait (the money step goes through the
 // WeChat Pay stand-in).
 //
-// -report sale.html also writes the report as one self-contained HTML page: the
-// configuration, the figures, pictures of orders/s over time, the latency histogram and
-// available stock over time (read with GET /skus every 100 ms during the sale), and the
-// verification lines.
+// -report sale.html also writes the report as one self-contained HTML page for the
+// shop's owner: one sentence first (sold N of M in T, the money taken and refunded,
+// nothing oversold or the first thing that went wrong), the run's date, build and
+// settings, the sale's and the settlement's figures with the refunds, pictures of
+// orders/s over time, the latency histogram and available stock over time (read with
+// GET /skus every 100 ms during the sale), and the verification lines. The text report
+// opens with the same sentence.
 //
 // Exit status: 0 when every check passes (and for -h, which explains the run, every
 // flag and examples), 1 when a check fails, 2 on a usage or setup error (bad flags,
@@ -143,8 +146,10 @@ remained:
      /admin/orders/{orderId}/refund, restock); their units come back, each order reads
      REFUNDED within -refund-wait.
 
-It prints the answers by status and code, latency percentiles (p50/p90/p99), orders/s
-and every check (-json: as JSON); -report also writes a self-contained HTML page.
+It prints one sentence (sold N of M in T, the money taken and refunded, nothing oversold
+or the first thing that went wrong), the answers by status and code, latency
+percentiles (p50/p90/p99), orders/s and every check (-json: as JSON); -report also
+writes it all as a self-contained HTML page with pictures.
 
 Buyers: locally buyer i sends X-User-Id: <-user-prefix><i>. A deployed API (or a local
 stack reached from another machine) knows buyers only by their token's sub claim, so
@@ -188,7 +193,7 @@ func parseFlags(args []string, stdout io.Writer) (flashsale.Config, string, erro
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "timeout per request")
 	fs.BoolVar(&cfg.Idempotency, "idempotency", false, fmt.Sprintf("send a unique Idempotency-Key per buyer and retry transport errors and 5xx up to %d times with it", flashsale.MaxRetries))
 	fs.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
-	report := fs.String("report", "", "also write the report as a self-contained HTML page with pictures to this file")
+	report := fs.String("report", "", "also write the report to this file as a self-contained HTML page: the summary sentence, the date, build and settings, the figures with refunds, three pictures")
 	fs.Float64Var(&cfg.PayRatio, "pay-ratio", 0, "share of order holders (0-1) who pay after the sale via POST /_local/pay/{orderId}: the first round(ratio x orders) in buyer order")
 	fs.Float64Var(&cfg.RefundRatio, "refund-ratio", 0, "share of the paid orders (0-1) an operator refunds after settling via POST /admin/orders/{orderId}/refund (restock; local stack only): the first round(ratio x paid); on-hand and available must come back by exactly those units")
 	fs.DurationVar(&cfg.RefundWait, "refund-wait", flashsale.DefaultRefundWait, "how long refunded orders may take to read REFUNDED")

@@ -93,7 +93,7 @@ func run(ctx context.Context, cfg Config, out io.Writer, onHand onHandReader) (*
 			return nil, err
 		}
 	}
-	rep := newReport(cfg, start, end, outcomes, orders, wall, st)
+	rep := newReport(cfg, start, end, outcomes, orders, began, wall, st)
 	rep.Timeline = newTimeline(cfg, outcomes, began, wall, available)
 	if err := rep.write(out, cfg.JSON); err != nil {
 		return rep, fmt.Errorf("write report: %w", err)

@@ -252,7 +252,7 @@ func TestRun_ReportsSettlement(t *testing.T) {
 		t.Errorf("%d checks, want 7 + 4", len(rep.Checks))
 	}
 	for _, want := range []string{"pay ratio 0.25 of 40 orders = 10 pay, 30 cancel", "pay answers", "  204", "cancel answers", "  200",
-		"pay latency ms", "paid 10 orders = 10 units, cancelled 30 orders = 30 units released; available after 30",
+		"pay latency ms", "paid 10 orders = 10 units = ¥3,990.00 taken, cancelled 30 orders = 30 units released; available after 30",
 		"on-hand: 40 before the sale, 30 after settling", "PASS  payments", "PASS  on-hand after settling", "/_local/pay", "result: PASS"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())

@@ -168,10 +168,14 @@ func (f facts) checkCreated() Check {
 	return c.fail("%s", detail)
 }
 
+// checkOversoldName names the check that nothing was oversold (the report's summary
+// looks for it).
+const checkOversoldName = "nothing oversold"
+
 // checkOversold: orders never claim more than the starting stock, and the SKU's books
 // agree with the orders read back.
 func (f facts) checkOversold() Check {
-	c := Check{Name: "nothing oversold"}
+	c := Check{Name: checkOversoldName}
 	reserved := f.audit.created * f.cfg.Qty
 	want := f.start.Available - f.audit.held
 	switch {
