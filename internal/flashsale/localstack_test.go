@@ -56,7 +56,7 @@ func TestRun_AgainstTheLocalStackSellsExactlyTheStock(t *testing.T) {
 
 // Settling through the real stack: the first round(ratio × 30) orders pay through
 // POST /_local/pay (a signed notification through payCallback), the rest cancel through
-// closeOrder, and on-hand is read from the embedded DynamoDB with the project's store.
+// closeOrder, and on-hand is read through the merchant route GET /admin/skus/{skuId}.
 //
 // Concurrency is 1: the local gateway invokes one lambda.Handler concurrently, and
 // aws-lambda-go's Invoke returns bytes of a pooled buffer that it has already put back
@@ -76,11 +76,8 @@ func TestRun_AgainstTheLocalStackSettlesPaymentsAndCancels(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stack, cfg := localSale(t, stacktest.Options{Seed: tc.seed, RealTime: true})
-			if stack.Tables != cfg.Tables {
-				t.Fatalf("the local stack names its tables %+v, the default flags %+v", stack.Tables, cfg.Tables)
-			}
 			cfg.Buyers, cfg.Concurrency = 100, 1
-			cfg.PayRatio, cfg.CancelUnpaid, cfg.DynamoDBEndpoint = tc.ratio, true, stack.DynamoDB.URL()
+			cfg.PayRatio, cfg.CancelUnpaid = tc.ratio, true
 			var out strings.Builder
 			report, err := flashsale.Run(context.Background(), cfg, &out)
 			if err != nil {
@@ -90,7 +87,7 @@ func TestRun_AgainstTheLocalStackSettlesPaymentsAndCancels(t *testing.T) {
 			if report.Created != 30 || st == nil || st.Payers != tc.paid || st.PaidOrders != tc.paid || st.CancelledOrders != 30-tc.paid {
 				t.Fatalf("created %d, settlement %+v; want 30 orders, %d paid, %d cancelled\n%s", report.Created, st, tc.paid, 30-tc.paid, out.String())
 			}
-			if st.Available != 30-tc.paid || st.StartOnHand == nil || *st.StartOnHand != 30 || st.OnHand == nil || *st.OnHand != 30-tc.paid {
+			if st.Available != 30-tc.paid || st.StartOnHand != 30 || st.OnHand == nil || *st.OnHand != 30-tc.paid || stack.OnHand(t, "cup-01") != 30-tc.paid {
 				t.Errorf("after settling available %d, on-hand %v → %v; want %d, 30 → %d\n%s", st.Available, st.StartOnHand, st.OnHand, 30-tc.paid, 30-tc.paid, out.String())
 			}
 			for _, c := range report.Checks {
@@ -110,7 +107,6 @@ func TestRun_AgainstTheLocalStackRefundsAShareOfThePaidOrders(t *testing.T) {
 	stack.RunInBackground(t)
 	cfg.Buyers, cfg.Concurrency = 60, 1
 	cfg.PayRatio, cfg.CancelUnpaid, cfg.RefundRatio = 0.5, true, 0.4
-	cfg.DynamoDBEndpoint, cfg.Tables = stack.DynamoDB.URL(), stack.Tables
 	var out strings.Builder
 	report, err := flashsale.Run(context.Background(), cfg, &out)
 	if err != nil {

@@ -8,7 +8,10 @@
 // an SQS poller that plays Lambda's SQS event source mapping (Poll), and
 // timers that play EventBridge rate schedules (Every), and a slog handler that
 // prints one readable line per event for a terminal (ConsoleHandler). Start
-// builds the whole stack from template.yaml; Stack.Run plays its event sources.
+// builds the whole stack from template.yaml; Stack.Run plays its event sources;
+// Stack.ExposedAPI is what cmd/local serves on its listener: the local-only
+// conveniences to requests sent from this machine, the deployed API's surface to
+// any other.
 //
 // Everything here is local-only: no package under functions/ may import it,
 // so none of it is linked into a deployed Lambda binary.

@@ -104,7 +104,8 @@ type gateway struct {
 //     local-only shortcut; without either the event has no authorizer and the
 //     function decides); public routes never get claims; an AWS_IAM route gets
 //     the IAM identity of the operator its X-Operator-Id header names (see
-//     OperatorHeader; a value that is not an IAM user name is answered 403);
+//     OperatorHeader; a value that is not an IAM user name is answered 403); a
+//     request from another machine gets neither shortcut (see Stack.ExposedAPI);
 //   - invokes the route's handler with the event's JSON and a
 //     lambdacontext.LambdaContext (AwsRequestID, InvokedFunctionArn);
 //   - writes the response: statusCode, headers, multiValueHeaders, cookies
@@ -377,9 +378,14 @@ func (g *gateway) event(r *http.Request, rt Route, params []string, body []byte,
 
 // identity is the authorizer part of the event for r on rt (see NewGateway), and the
 // status of the gateway's refusal, 0 for none: 401 when a token is present but
-// refused, 403 when an AWS_IAM route's X-Operator-Id is not an IAM user name.
+// refused, 403 when an AWS_IAM route's X-Operator-Id is not an IAM user name. A
+// request from another machine (see Stack.ExposedAPI) gets no local shortcut: its
+// X-User-Id is not read, and an AWS_IAM route is refused 403.
 func (g *gateway) identity(r *http.Request, rt Route) (*events.APIGatewayV2HTTPRequestContextAuthorizerDescription, int) {
+	network := fromNetwork(r.Context())
 	switch {
+	case rt.IAM && network:
+		return nil, http.StatusForbidden // no IAM here to verify a SigV4 signature with
 	case rt.IAM:
 		if auth, ok := localIAMAuthorizer(r.Header.Get(OperatorHeader)); ok {
 			return auth, 0
@@ -389,8 +395,13 @@ func (g *gateway) identity(r *http.Request, rt Route) (*events.APIGatewayV2HTTPR
 		return nil, 0
 	}
 	token := r.Header.Get("Authorization")
-	if token == "" || g.opts.Verifier == nil {
+	switch {
+	case !network && (token == "" || g.opts.Verifier == nil):
 		return localAuthorizer(r.Header.Get("X-User-Id")), 0
+	case token == "":
+		return nil, 0 // no identity: the function refuses
+	case g.opts.Verifier == nil:
+		return nil, http.StatusUnauthorized // nothing here can check the token
 	}
 	claims, err := g.opts.Verifier.Verify(token)
 	if err != nil {
