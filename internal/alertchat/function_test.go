@@ -15,7 +15,7 @@ import (
 	"github.com/stockguard/stockguard/internal/alertchat"
 	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/internal/teamchat/chattest"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // claims is an in-test Quiet: the rule of dynamo.Store.ClaimQuiet (one claim of a key

@@ -10,7 +10,7 @@ package inventory
 // shard item is well under 1 KB, so the documented bound is 1,000 / 2 = 500 orders
 // per second per shard. Reservations racing for one shard item also cancel each
 // other (TransactionConflict), so the figure used is the one measured: the hot-SKU
-// sweep (cmd/hotsku: createOrder through internal/ddblimits, a model of those
+// sweep (cmd/hotsku: createOrder through internal/dev/ddblimits, a model of those
 // limits) served 400 to 430 orders/s per shard at twice that load, on 1 to 64 shards.
 const (
 	// ShardCeilingOrdersPerSecond is the most orders per second one shard item took

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stockguard/stockguard/internal/dev/local"
 	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/local"
-	"github.com/stockguard/stockguard/internal/stacktest"
+	"github.com/stockguard/stockguard/internal/testing/stacktest"
 )
 
 // createOrder sends each request's close message while its reservation runs, before

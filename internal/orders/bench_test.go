@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/closeq"
-	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/dev/local"
 )
 
 // Network round trips injected by BenchmarkCreateOrder_InjectedRoundTrips: the

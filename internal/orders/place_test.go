@@ -18,7 +18,7 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
-	"github.com/stockguard/stockguard/internal/stacktest"
+	"github.com/stockguard/stockguard/internal/testing/stacktest"
 	"github.com/stockguard/stockguard/internal/wiring"
 )
 

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/booktest"
 	"github.com/stockguard/stockguard/internal/inventory"
-	"github.com/stockguard/stockguard/internal/stacktest"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/booktest"
+	"github.com/stockguard/stockguard/internal/testing/stacktest"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // reconcileClean runs reconcile through the local stack and fails t unless its report

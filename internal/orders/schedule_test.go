@@ -10,8 +10,8 @@ import (
 	miniserver "github.com/truora/minidyn/server"
 
 	"github.com/stockguard/stockguard/internal/closeq"
-	"github.com/stockguard/stockguard/internal/local"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/dev/local"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // A close message that cannot be sent never fails the order: the new order is

@@ -13,9 +13,9 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/stockguard/stockguard/internal/local"
-	"github.com/stockguard/stockguard/internal/stacktest"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/dev/local"
+	"github.com/stockguard/stockguard/internal/testing/stacktest"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // harness is a stack with a createOrder handler over its store (no close-order queue).

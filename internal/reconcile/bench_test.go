@@ -17,7 +17,7 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/reconcile"
-	"github.com/stockguard/stockguard/internal/stacktest"
+	"github.com/stockguard/stockguard/internal/testing/stacktest"
 )
 
 // BenchmarkReconcile measures a reconciliation of 1,000 SKUs over a 100,000-entry

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stockguard/stockguard/internal/dev/local"
 	"github.com/stockguard/stockguard/internal/inventory"
-	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/refunds"
-	"github.com/stockguard/stockguard/internal/stacktest"
+	"github.com/stockguard/stockguard/internal/testing/stacktest"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stockguard/stockguard/internal/booktest"
+	"github.com/stockguard/stockguard/internal/testing/booktest"
 )
 
 // Every request outside the contract gets its 4xx with the contract's code, and a

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/booktest"
-	"github.com/stockguard/stockguard/internal/local"
-	"github.com/stockguard/stockguard/internal/stacktest"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/dev/local"
+	"github.com/stockguard/stockguard/internal/testing/booktest"
+	"github.com/stockguard/stockguard/internal/testing/stacktest"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // env is the local stack (embedded DynamoDB and the real SDK) with no SKUs, on a

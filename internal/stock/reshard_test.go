@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // Buyers keep buying while the SKU is resharded 1 → 16 → 4 (and on, 16 ↔ 4, until

@@ -1,6 +1,6 @@
 // Package wiring is the one wiring of every Lambda function: which function serves
 // which trigger, with which adapter of which capability package (the table below,
-// checked against template.yaml by internal/sam's wiring tests), how each function's
+// checked against template.yaml by internal/dev/sam's wiring tests), how each function's
 // configuration is read from its environment (Load), and how its handler is built
 // from that configuration and the clients it is given (Build). A function's main
 // (functions/<name>/main.go) reads its configuration, builds the deployed clients and

@@ -27,7 +27,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/idtoken"
 	"github.com/stockguard/stockguard/internal/idtoken/kmssign"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // The issuer, audience and clock of the tokens signed here.

@@ -31,7 +31,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stockguard/stockguard/internal/teamchat"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // Failure is a way a Receiver fails on purpose (see FailNext).
