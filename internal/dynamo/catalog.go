@@ -70,14 +70,23 @@ func (c *catalog) noteShard(sku string, shard, available int) {
 	c.entries[sku] = e
 }
 
-// skuRecords returns the SKU records for ids, from the cache when fresh and otherwise
-// read with one strongly consistent BatchGetItem. Missing ids are absent from the map.
-func (s *Store) skuRecords(ctx context.Context, ids []string, fresh bool) (map[string]catalogEntry, error) {
+// source says where SKU records may come from.
+type source int
+
+const (
+	cacheFirst source = iota // the catalog cache while its entries last
+	tableOnly                // a strongly consistent read, the cache refreshed
+)
+
+// skuRecords returns the SKU records for ids, from the cache when from allows and it
+// holds them, otherwise read with one strongly consistent BatchGetItem. Missing ids
+// are absent from the map.
+func (s *Store) skuRecords(ctx context.Context, ids []string, from source) (map[string]catalogEntry, error) {
 	now := s.now()
 	out := make(map[string]catalogEntry, len(ids))
 	var missing []string
 	for _, id := range ids {
-		if e, ok := s.catalog.get(id, now); ok && !fresh {
+		if e, ok := s.catalog.get(id, now); ok && from == cacheFirst {
 			out[id] = e
 			continue
 		}

@@ -318,7 +318,7 @@ func (s *Store) Repair(ctx context.Context, run, sku, reason string, fixes []Sha
 		t.shard(0, sku, f.Shard, fix, seen)
 		shard := f.Shard
 		t.ledger(0, ledgerRecord{
-			PK: ledgerKey(run, string(inventory.OpRepair), sku+"#"+strconv.Itoa(f.Shard)), Ref: run, Op: string(inventory.OpRepair), SKU: sku,
+			PK: ledgerKey(run, inventory.OpRepair, sku+"#"+strconv.Itoa(f.Shard)), Ref: run, Op: inventory.OpRepair, SKU: sku,
 			DAvailable: f.LedgerAvailable, DOnHand: f.LedgerOnHand, Shard: &shard,
 			FixAvailable: fix.Available, FixOnHand: fix.OnHand, At: at, Reason: reason,
 		})

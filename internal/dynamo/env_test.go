@@ -87,7 +87,7 @@ func (e *env) books(t testing.TB, sku string) books {
 		}
 	}
 	for _, it := range e.Scan(t, e.Tables.StockLog) {
-		if it["op"] == dynamo.OpReserve && it["skuId"] == sku {
+		if it["op"] == string(inventory.OpReserve) && it["skuId"] == sku {
 			b.reserveEntries++
 			b.reservedInLedger += int(it["qty"].(float64))
 		}

@@ -36,3 +36,19 @@ func (s *Store) Expire(ctx context.Context, orderID string) (*inventory.Order, b
 	}
 	return s.Release(ctx, order, inventory.CancelTimeout)
 }
+
+// CreateSKU is EnsureSKU that also refuses an identical SKU already there: it
+// returns an error wrapping ErrSKUExists whenever the id is taken.
+func (s *Store) CreateSKU(ctx context.Context, in inventory.NewSKU) error {
+	created, err := s.EnsureSKU(ctx, in)
+	if err == nil && !created {
+		err = fmt.Errorf("create SKU %s: %w", in.ID, ErrSKUExists)
+	}
+	return err
+}
+
+// SetOnSale puts a SKU on sale or takes it off sale (PatchSKU with OnSale only).
+func (s *Store) SetOnSale(ctx context.Context, sku string, onSale bool) error {
+	_, err := s.PatchSKU(ctx, sku, inventory.SKUPatch{OnSale: &onSale}, "")
+	return err
+}

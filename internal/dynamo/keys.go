@@ -13,18 +13,6 @@ import (
 
 // Keys, item kinds and the encodings every entity's records share.
 
-// Ledger operations as stored in the "op" attribute of stock_log entries (see
-// inventory.Op for what each does to the counters).
-const (
-	OpReserve = string(inventory.OpReserve)
-	OpRelease = string(inventory.OpRelease)
-	OpCommit  = string(inventory.OpCommit)
-	OpReturn  = string(inventory.OpReturn)
-	OpAdjust  = string(inventory.OpAdjust)
-	OpMove    = string(inventory.OpMove)
-	OpRepair  = string(inventory.OpRepair)
-)
-
 // Item kinds, stored in the "kind" attribute so a scan can tell items apart.
 const (
 	kindSKU   = "SKU"
@@ -32,8 +20,8 @@ const (
 	kindOrder = "ORDER"
 	kindIdem  = "IDEMPOTENCY"
 	kindLimit = "LIMIT"
-	kindExtra = "EXTRA_PAYMENT" // a second payment of a paid order, refunded (see SecondPayment)
-	kindMark  = "REFUNDING"     // a refund under way (see refundingRecord)
+	kindExtra = "EXTRA_PAYMENT"                   // a second payment of a paid order, refunded (see SecondPayment)
+	kindMark  = string(inventory.StatusRefunding) // a refund under way (see refundingRecord)
 )
 
 func skuKey(sku string) string { return sku }
@@ -42,7 +30,9 @@ func shardKey(sku string, n int) string { return sku + "#shard#" + strconv.Itoa(
 
 func limitKey(sku, user string) string { return "limit#" + sku + "#" + user }
 
-func ledgerKey(ref, op, sku string) string { return ref + "#" + op + "#" + sku }
+func ledgerKey(ref string, op inventory.Op, sku string) string {
+	return ref + "#" + string(op) + "#" + sku
+}
 
 func pkOf(key string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: key}}

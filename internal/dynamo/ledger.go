@@ -138,18 +138,18 @@ func ledgerBucket(pk string, at time.Time) string {
 
 // LedgerEntry is one stock_log entry as reconcile reads it. Quantities are units.
 type LedgerEntry struct {
-	Key        string      // the entry's key: ref#op#skuId (REPAIR: ref#REPAIR#skuId#shard)
-	Ref        string      // order id, adjustment id or repair run id
-	Op         string      // OpReserve, OpRelease, OpCommit, OpReturn, OpAdjust, OpRepair
-	SKU        string      // SKU id
-	Qty        int         // units of the line (REPAIR: 0)
-	DAvailable int         // change to the SKU's available units
-	DOnHand    int         // change to the SKU's on-hand units
-	Shards     map[int]int // shard → units of Qty on it (REPAIR: nil, see Shard)
-	Shard      int         // REPAIR only: the one shard DAvailable and DOnHand apply to
-	At         time.Time   // when the entry was written (writer's clock, ms)
-	Reason     string      // ADJUST, MOVE and REPAIR entries: why
-	By         string      // operator entries: the caller's IAM principal ARN
+	Key        string       // the entry's key: ref#op#skuId (REPAIR: ref#REPAIR#skuId#shard)
+	Ref        string       // order id, adjustment id or repair run id
+	Op         inventory.Op // the ledger operation (inventory.Op: its effect on the counters)
+	SKU        string       // SKU id
+	Qty        int          // units of the line (REPAIR: 0)
+	DAvailable int          // change to the SKU's available units
+	DOnHand    int          // change to the SKU's on-hand units
+	Shards     map[int]int  // shard → units of Qty on it (REPAIR: nil, see Shard)
+	Shard      int          // REPAIR only: the one shard DAvailable and DOnHand apply to
+	At         time.Time    // when the entry was written (writer's clock, ms)
+	Reason     string       // ADJUST, MOVE and REPAIR entries: why
+	By         string       // operator entries: the caller's IAM principal ARN
 	// Epochs are the epochs of the shards the entry moved when it was written
 	// (shard → epoch; see Cut). An entry without one counts as epoch 0.
 	Epochs map[int]int
@@ -159,7 +159,7 @@ type LedgerEntry struct {
 // units: a REPAIR entry's signed deltas on its one shard, any other entry's units on
 // each of its shards in the direction of its deltas.
 func (e LedgerEntry) ShardDeltas() map[int]Sums {
-	if e.Op == OpRepair {
+	if e.Op == inventory.OpRepair {
 		return map[int]Sums{e.Shard: {Available: e.DAvailable, OnHand: e.DOnHand}}
 	}
 	out := make(map[int]Sums, len(e.Shards))
@@ -250,7 +250,7 @@ func (s *Store) LedgerAll(ctx context.Context, read func(items int)) iter.Seq2[L
 type ledgerRecord struct {
 	PK         string         `dynamodbav:"pk"`
 	Ref        string         `dynamodbav:"ref"`
-	Op         string         `dynamodbav:"op"`
+	Op         inventory.Op   `dynamodbav:"op"`
 	SKU        string         `dynamodbav:"skuId"`
 	Qty        int            `dynamodbav:"qty"`
 	DAvailable int            `dynamodbav:"dAvailable"`
@@ -281,11 +281,11 @@ func (s *Store) Returned(ctx context.Context, order *inventory.Order) (map[strin
 	out := map[string]int{}
 	for _, it := range order.Items {
 		var e ledgerRecord
-		key := ledgerKey(order.ID, OpReturn, it.SKU)
+		key := ledgerKey(order.ID, inventory.OpReturn, it.SKU)
 		if err := s.get(ctx, s.tables.StockLog, key, "ledger entry "+key, &e); err != nil {
 			return nil, err
 		}
-		if e.Op == OpReturn {
+		if e.Op == inventory.OpReturn {
 			out[it.SKU] += e.Qty
 		}
 	}

@@ -134,7 +134,7 @@ func (s *Store) stockNow(ctx context.Context, order *inventory.Order) (map[strin
 	for i, it := range order.Items {
 		ids[i] = it.SKU
 	}
-	recs, err := s.skuRecords(ctx, ids, true)
+	recs, err := s.skuRecords(ctx, ids, tableOnly)
 	if err != nil {
 		return nil, err
 	}

@@ -224,7 +224,7 @@ func (s *Store) MarkRefunded(ctx context.Context, res inventory.RefundResult) (*
 	}
 	now := s.now()
 	r, c, err := transact(ctx, s, s.refundSubject(res.OutRefundNo), refund, func(_ context.Context, r *inventory.Refund, _ inventory.Retry) (inventory.Change, error) {
-		return r.Settle(res, now)
+		return r.Record(res, now)
 	})
 	if err != nil {
 		return r, false, err

@@ -97,7 +97,7 @@ func TestRelease_ConcurrentExpiresAndCancelsReleaseEachOrderOnce(t *testing.T) {
 		t.Errorf("%d calls said they released, want exactly %d (one per order)", got, len(orders))
 	}
 	for _, o := range orders {
-		if n := e.Ops(t, o.ID)[dynamo.OpRelease]; n != 2 {
+		if n := e.Ops(t, o.ID)[string(inventory.OpRelease)]; n != 2 {
 			t.Errorf("order %s has %d RELEASE entries, want 2 (one per line)", o.ID, n)
 		}
 	}

@@ -3,8 +3,6 @@ package dynamo
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 )
@@ -55,11 +53,11 @@ type shardRecord struct {
 	Epoch int `dynamodbav:"epoch"`
 }
 
-// settledShards reads sku's record, then every one of its shards, then the record
+// steadyShards reads sku's record, then every one of its shards, then the record
 // again (all strongly consistent). When the record's move counter and shard count are
 // the same both times it returns the shards and the record; otherwise a nil record
 // (read again).
-func (s *Store) settledShards(ctx context.Context, sku string) ([]shardRecord, *skuRecord, error) {
+func (s *Store) steadyShards(ctx context.Context, sku string) ([]shardRecord, *skuRecord, error) {
 	before, err := s.skuRecordOf(ctx, sku)
 	if err != nil {
 		return nil, nil, err
@@ -86,6 +84,3 @@ func shardCounts(shards []shardRecord) map[int]shardRecord {
 	}
 	return out
 }
-
-// sortedShards lists the shard numbers of m in order.
-func sortedShards(m map[int]shardRecord) []int { return slices.Sorted(maps.Keys(m)) }

@@ -33,11 +33,11 @@ type SKUDetail struct {
 	UpdatedAt time.Time     // when (zero when unknown)
 }
 
-// SKUDetail reads sku's record and every shard (settled: no unit in transit, see
-// settledShards). Errors wrap inventory.ErrSKUNotFound or ErrBusy.
+// SKUDetail reads sku's record and every shard (steady: no unit in transit, see
+// steadyShards). Errors wrap inventory.ErrSKUNotFound or ErrBusy.
 func (s *Store) SKUDetail(ctx context.Context, sku string) (*SKUDetail, error) {
-	for range settleRounds {
-		shards, rec, err := s.settledShards(ctx, sku)
+	for range steadyRounds {
+		shards, rec, err := s.steadyShards(ctx, sku)
 		if err != nil {
 			return nil, err
 		}
@@ -48,8 +48,8 @@ func (s *Store) SKUDetail(ctx context.Context, sku string) (*SKUDetail, error) {
 	return nil, fmt.Errorf("read SKU %s: shards kept moving: %w", sku, inventory.ErrBusy)
 }
 
-// settledSKU is SKU read through SKUDetail.
-func (s *Store) settledSKU(ctx context.Context, id string) (*inventory.SKU, error) {
+// steadySKU is SKU read through SKUDetail.
+func (s *Store) steadySKU(ctx context.Context, id string) (*inventory.SKU, error) {
 	d, err := s.SKUDetail(ctx, id)
 	if err != nil {
 		return nil, err
@@ -203,7 +203,7 @@ type skuRecord struct {
 	SaleStartsAt int64  `dynamodbav:"saleStartsAt,omitempty"` // Unix milliseconds; 0: none
 	// Moves counts changes of where the SKU's units lie (shard count changes and MOVE
 	// transactions); a reader that sees it unchanged around its shard reads saw no
-	// unit in transit (see settledShards).
+	// unit in transit (see steadyShards).
 	Moves      int    `dynamodbav:"moves"`
 	CreateHash string `dynamodbav:"createHash,omitempty"` // digest of the create request (EnsureSKU)
 	// Retired keeps, per shard number a reshard deleted, the shard's seq and epoch at
@@ -221,16 +221,6 @@ var ErrSKUExists = inventory.ErrSKUExists
 // errGone: an item a write was conditioned on no longer exists.
 var errGone = errors.New("item gone")
 
-// CreateSKU is EnsureSKU that also refuses an identical SKU already there: it
-// returns an error wrapping ErrSKUExists whenever the id is taken.
-func (s *Store) CreateSKU(ctx context.Context, in inventory.NewSKU) error {
-	created, err := s.EnsureSKU(ctx, in)
-	if err == nil && !created {
-		err = fmt.Errorf("create SKU %s: %w", in.ID, ErrSKUExists)
-	}
-	return err
-}
-
 // EnsureSKU writes the SKU record, its shard items (stock split by inventory.NewSKU.Split) and
 // the initial ADJUST ledger entry (recording in.By) in one transaction, and reports
 // true. When the SKU was already created by the same request (same fields; any shard
@@ -239,7 +229,7 @@ func (s *Store) CreateSKU(ctx context.Context, in inventory.NewSKU) error {
 // bounds (inventory.NewSKU.Validate), ErrSKUExists when a different SKU has the id, and
 // inventory.ErrBusy when DynamoDB stayed throttled or the outcome cannot be read back.
 func (s *Store) EnsureSKU(ctx context.Context, in inventory.NewSKU) (bool, error) {
-	sized := in.Shards == 0
+	count := shardCountOf(in)
 	in = in.WithDefaults()
 	if err := in.Validate(); err != nil {
 		return false, err
@@ -270,27 +260,43 @@ func (s *Store) EnsureSKU(ctx context.Context, in inventory.NewSKU) (bool, error
 		return true, nil
 	case out.unknown != nil:
 		rec, err := s.skuRecordOf(ctx, in.ID)
-		if err != nil || !madeBy(rec, in, sized) {
+		if err != nil || !madeBy(rec, in, count) {
 			return false, fmt.Errorf("create SKU %s: outcome unknown after %v: %w", in.ID, out.unknown, inventory.ErrBusy)
 		}
 		return true, nil // ours, or an identical request's: the SKU is as asked
 	}
-	if rec, err := s.skuRecordOf(ctx, in.ID); err == nil && madeBy(rec, in, sized) {
+	if rec, err := s.skuRecordOf(ctx, in.ID); err == nil && madeBy(rec, in, count) {
 		return false, nil // created before by the same request
 	}
 	return false, fmt.Errorf("create SKU %s: %v failed its condition: %w", in.ID, out.parts(), ErrSKUExists)
 }
 
+// shardCount says where a new SKU's shard count comes from.
+type shardCount int
+
+const (
+	countGiven shardCount = iota // the request gives it
+	countSized                   // sized from the peak (inventory.NewSKU.WithDefaults)
+)
+
+// shardCountOf is where in's shard count comes from, before defaults are filled.
+func shardCountOf(in inventory.NewSKU) shardCount {
+	if in.Shards == 0 {
+		return countSized
+	}
+	return countGiven
+}
+
 // madeBy reports whether rec was created by a request identical to in (defaults
-// filled). When in was sized from its peak (sized: no shard count given), the shard
-// count is left out of the comparison, since the sizing rule may have given another
-// count when the SKU was created (or it was resharded since): the digest is one-way,
-// so each count from 1 to inventory.MaxShards is tried.
-func madeBy(rec *skuRecord, in inventory.NewSKU, sized bool) bool {
+// filled). When in was sized from its peak (countSized: no shard count given), the
+// shard count is left out of the comparison, since the sizing rule may have given
+// another count when the SKU was created (or it was resharded since): the digest is
+// one-way, so each count from 1 to inventory.MaxShards is tried.
+func madeBy(rec *skuRecord, in inventory.NewSKU, count shardCount) bool {
 	switch {
 	case rec == nil:
 		return false
-	case !sized:
+	case count == countGiven:
 		return rec.CreateHash == createHash(in)
 	}
 	for in.Shards = 1; in.Shards <= inventory.MaxShards; in.Shards++ {
@@ -307,13 +313,6 @@ func createHash(in inventory.NewSKU) string {
 	sum := sha256.Sum256(fmt.Appendf(nil, "%q|%q|%d|%d|%d|%d|%t|%d|%q",
 		in.ID, in.Name, in.Price, in.Stock, in.LimitPerUser, in.Shards, in.OffSale, unixMilli(in.SaleStartsAt), in.Ref))
 	return hex.EncodeToString(sum[:])
-}
-
-// SetOnSale puts a SKU on sale or takes it off sale (PatchSKU with OnSale only). It
-// returns an error wrapping inventory.ErrSKUNotFound for an unknown SKU.
-func (s *Store) SetOnSale(ctx context.Context, sku string, onSale bool) error {
-	_, err := s.PatchSKU(ctx, sku, inventory.SKUPatch{OnSale: &onSale}, "")
-	return err
 }
 
 func recordSKU(rec skuRecord, shards []shardRecord) *inventory.SKU {
@@ -384,7 +383,7 @@ func (s *Store) SKU(ctx context.Context, id string) (*inventory.SKU, error) {
 		}
 		s.catalog.put(rec, s.now())
 		if rec.Moves > 0 {
-			return s.settledSKU(ctx, id) // resharded: units may be in transit between shards
+			return s.steadySKU(ctx, id) // resharded: units may be in transit between shards
 		}
 		if rec.Shards != shards {
 			continue // the shard count changed since it was cached: read again

@@ -45,7 +45,7 @@
 // what makes a sum of per-shard reads a sound basis for STOCK_OUT. A reshard (see
 // Reshard) moves available units between shards in MOVE transactions that each bump
 // the SKU record's move counter, and STOCK_OUT is only answered from shard reads that
-// an unchanged counter brackets (settledShards), so units in transit are never counted
+// an unchanged counter brackets (steadyShards), so units in transit are never counted
 // missing. Shard items carry the shard count (shardCount): a plan made on an old
 // count fails its condition and is made again. A cart whose
 // lines would need more than the 100 actions one transaction may hold (many lines,

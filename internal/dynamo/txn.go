@@ -181,7 +181,7 @@ func (t *txn) lineStock(line int, it inventory.OrderItem, ref entryRef, cond fun
 func newEntry(ref entryRef, op inventory.Op, sku string, qty int, shards map[int]int) ledgerRecord {
 	d, _ := op.Effect(qty)
 	return ledgerRecord{
-		PK: ledgerKey(ref.key, string(op), sku), Ref: ref.ref, Op: string(op), SKU: sku, Qty: qty,
+		PK: ledgerKey(ref.key, op, sku), Ref: ref.ref, Op: op, SKU: sku, Qty: qty,
 		DAvailable: d.Available, DOnHand: d.OnHand, Shards: shardsToRecord(shards), At: ref.at, Reason: ref.reason, By: ref.by,
 	}
 }

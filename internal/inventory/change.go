@@ -6,7 +6,7 @@ import (
 )
 
 // A Change is one decided transition of an order, or of a refund of one: the value a
-// domain method (Order.Release, Order.Pay, Order.StartRefund, Refund.Settle) returns
+// domain method (Order.Release, Order.Pay, Order.StartRefund, Refund.Record) returns
 // and the store writes whole, in one conditional TransactWriteItems, then hands back
 // to its caller as the same value (docs/design.md, "One path for every change"). It
 // says everything the transaction does:
@@ -301,7 +301,7 @@ func (o *Order) Pay(p Payment, stock map[string]StockNow, now time.Time, r Retry
 	due := next
 	due.Status = StatusRefundPending
 	refundDue := Change{Kind: ChangeRefundDue, From: o.Status, Order: &due}
-	items, result := o.LatePayment(stock, r.OverLimit)
+	items, result := o.LatePayment(stock, r)
 	if result == RefundDue {
 		return refundDue, nil
 	}
@@ -349,14 +349,14 @@ func (o *Order) StartRefund(req RefundRequest, window time.Duration, now time.Ti
 	return c, nil
 }
 
-// Settle decides what res, WeChat Pay's word on r (a notification, the refund API's
+// Record decides what res, WeChat Pay's word on r (a notification, the refund API's
 // answer or a query), does to r at now: SUCCESS turns it REFUNDING → REFUNDED
 // (refundedAt = res.At or now, refundAmount = res.Amount) and takes it off the
 // REFUNDING list; CLOSED and ABNORMAL keep it REFUNDING with refundError set (the
 // money must be returned by hand); PROCESSING, a result already recorded and a refund
 // already REFUNDED are NoChange. The change is conditioned on the out_refund_no as
 // read. Errors: Check's (ErrRefundMismatch).
-func (r *Refund) Settle(res RefundResult, now time.Time) (Change, error) {
+func (r *Refund) Record(res RefundResult, now time.Time) (Change, error) {
 	if err := r.Check(res); err != nil {
 		return Change{}, err
 	}

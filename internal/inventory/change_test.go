@@ -203,7 +203,7 @@ func TestStartRefund_Decisions(t *testing.T) {
 		o.Status, o.PaidAt, o.TransactionID = status, &at, "tx1"
 		return o
 	}
-	merchant := inventory.RefundRequest{Merchant: true, Restock: true, By: "arn:aws:iam::1:user/op", Reason: "damaged"}
+	merchant := inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "arn:aws:iam::1:user/op", Reason: "damaged"}
 	now := t0.Add(time.Hour)
 
 	c, err := paid(inventory.StatusPaid).StartRefund(merchant, 0, now, inventory.Retry{})
@@ -224,7 +224,7 @@ func TestStartRefund_Decisions(t *testing.T) {
 	}
 
 	keep := merchant
-	keep.Restock = false
+	keep.Goods = inventory.KeepGoods
 	if c, _ := paid(inventory.StatusPaid).StartRefund(keep, 0, now, inventory.Retry{}); len(c.Stock) != 0 || len(c.Limits) != 1 || c.Order.Restocked {
 		t.Errorf("without restock: %+v", c)
 	}
@@ -241,7 +241,7 @@ func TestStartRefund_Decisions(t *testing.T) {
 	}
 }
 
-func TestSettle_Decisions(t *testing.T) {
+func TestRecordRefundResult_Decisions(t *testing.T) {
 	refunding := func(errText string) *inventory.Refund {
 		return &inventory.Refund{OutRefundNo: "order-1_R", OrderID: "order-1", TransactionID: "tx1", Amount: 350, Currency: "CNY",
 			Status: inventory.StatusRefunding, Since: t0, Error: errText}
@@ -251,7 +251,7 @@ func TestSettle_Decisions(t *testing.T) {
 	}
 	now := t0.Add(time.Hour)
 
-	c, err := refunding("").Settle(res(inventory.RefundStateSuccess, time.Time{}), now)
+	c, err := refunding("").Record(res(inventory.RefundStateSuccess, time.Time{}), now)
 	if err != nil || c.Kind != inventory.ChangeRefundResult || c.Guards != inventory.GuardRefundNo {
 		t.Fatalf("Settle = %v, %v", c.Kind, err)
 	}
@@ -261,7 +261,7 @@ func TestSettle_Decisions(t *testing.T) {
 	if c.Marker == nil || !c.Marker.Remove {
 		t.Errorf("marker %+v, want the refund off the REFUNDING list", c.Marker)
 	}
-	if c, _ := refunding("").Settle(res(inventory.RefundStateClosed, t0), now); c.Refund.Error != "CLOSED" || c.Refund.Status != inventory.StatusRefunding || c.Marker != nil {
+	if c, _ := refunding("").Record(res(inventory.RefundStateClosed, t0), now); c.Refund.Error != "CLOSED" || c.Refund.Status != inventory.StatusRefunding || c.Marker != nil {
 		t.Errorf("closed: %+v", c)
 	}
 	for name, tc := range map[string]struct {
@@ -272,13 +272,13 @@ func TestSettle_Decisions(t *testing.T) {
 		"abnormal again":     {refunding("ABNORMAL"), res(inventory.RefundStateAbnormal, t0)},
 		"refunded, replayed": {&inventory.Refund{OutRefundNo: "order-1_R", OrderID: "order-1", Amount: 350, Status: inventory.StatusRefunded}, res(inventory.RefundStateSuccess, t0)},
 	} {
-		if c, err := tc.r.Settle(tc.res, now); err != nil || !c.None() {
+		if c, err := tc.r.Record(tc.res, now); err != nil || !c.None() {
 			t.Errorf("%s: %v, %v; want no change", name, c.Kind, err)
 		}
 	}
 	other := res(inventory.RefundStateSuccess, t0)
 	other.Amount = 1
-	if _, err := refunding("").Settle(other, now); !errors.Is(err, inventory.ErrRefundMismatch) {
+	if _, err := refunding("").Record(other, now); !errors.Is(err, inventory.ErrRefundMismatch) {
 		t.Errorf("another amount: %v, want ErrRefundMismatch", err)
 	}
 }

@@ -37,11 +37,11 @@ const (
 func (r PayResult) String() string {
 	switch r {
 	case PaidNow:
-		return "PAID"
+		return string(StatusPaid)
 	case PaidLate:
 		return "PAID_LATE"
 	case RefundDue:
-		return "REFUND_PENDING"
+		return string(StatusRefundPending)
 	case Replayed:
 		return "REPLAYED"
 	}
@@ -93,10 +93,10 @@ type StockNow struct {
 // does: PaidLate with the order's items placed again on the shards that hold the
 // units now (fullest first, so the transaction stays small), or RefundDue when that
 // cannot be: a SKU gone from stock (absent) or off sale, a line above the SKU's
-// per-user limit, a line the shards cannot cover, or overLimit (the user's purchase
+// per-user limit, a line the shards cannot cover, or r.OverLimit (the user's purchase
 // counter refused the units on an earlier try).
-func (o *Order) LatePayment(stock map[string]StockNow, overLimit bool) ([]OrderItem, PayResult) {
-	if overLimit {
+func (o *Order) LatePayment(stock map[string]StockNow, r Retry) ([]OrderItem, PayResult) {
+	if r.OverLimit {
 		return nil, RefundDue
 	}
 	items := make([]OrderItem, len(o.Items))

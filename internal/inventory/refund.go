@@ -66,14 +66,42 @@ func RefundOf(outRefundNo string) (orderID string, own bool, ok bool) {
 	return orderID, own, ValidOrderID(orderID)
 }
 
-// RefundRequest is a request to refund an order: who asks, whether the goods come back
-// to stock, and why.
+// Requester says who asks for a change: the order's buyer, a merchant's operator
+// (the merchant API), or stockguard itself with no person involved. The zero value is
+// no one the rules trust: it is refused what a buyer would be.
+type Requester int
+
+// Requesters.
+const (
+	Buyer    Requester = iota + 1 // the order's owner (a JWT sub)
+	Merchant                      // an operator, by IAM principal
+	System                        // stockguard, e.g. a refund a payment owes
+)
+
+// trusted reports whether r may do what only the shop may: refund any paid order,
+// keep the goods.
+func (r Requester) trusted() bool { return r == Merchant || r == System }
+
+// Goods says what a refund does with the order's goods.
+type Goods int
+
+// What happens to the goods.
+const (
+	// KeepGoods: the goods stay with the buyer (shipped): no stock moves.
+	KeepGoods Goods = iota
+	// ReturnGoods: the order's units go back to on-hand and available (RETURN entries).
+	ReturnGoods
+)
+
+// RefundRequest is a request to refund an order: who asks, what becomes of the goods,
+// and why.
 type RefundRequest struct {
-	// Merchant is true for an operator (the admin route), false for the buyer.
-	Merchant bool
-	// Restock: the order's units go back to on-hand and available (RETURN entries).
-	// A buyer's refund always restocks (nothing was shipped); an operator chooses.
-	Restock bool
+	// Requester is who asks: a buyer (always within the refund window, goods back:
+	// nothing was shipped), a merchant or stockguard (any PAID or REFUND_PENDING
+	// order, goods as Goods says).
+	Requester Requester
+	// Goods says whether the units come back to stock; a buyer's always do.
+	Goods Goods
 	// By is who asked: the operator's IAM principal ARN, the buyer's user id, or
 	// "stockguard" for automatic refunds.
 	By string
@@ -109,15 +137,15 @@ func (o *Order) RefundStep(r RefundRequest, window time.Duration, now time.Time)
 	case StatusRefunded:
 		return RefundDone, nil
 	case StatusRefundPending:
-		if r.Merchant {
+		if r.Requester.trusted() {
 			return RefundKeep, nil
 		}
 		return 0, fmt.Errorf("refund order %s: REFUND_PENDING orders are refunded automatically: %w", o.ID, ErrRefundNotAllowed)
 	case StatusPaid:
-		if r.Merchant && !r.Restock {
+		if r.Requester.trusted() && r.Goods == KeepGoods {
 			return RefundKeep, nil
 		}
-		if r.Merchant || o.PaidAt != nil && window > 0 && now.Before(o.PaidAt.Add(window)) {
+		if r.Requester.trusted() || o.PaidAt != nil && window > 0 && now.Before(o.PaidAt.Add(window)) {
 			return RefundReturn, nil
 		}
 		return 0, fmt.Errorf("refund order %s: outside the buyer's refund window (%v): %w", o.ID, window, ErrRefundNotAllowed)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/stockguard/stockguard/internal/dev/local"
-	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/testing/stacktest"
 )
 
@@ -49,7 +49,7 @@ func TestCloseOrder_MessagesSentAheadOfTheOutcomeReleaseOnlyOrdersThatExist(t *t
 	if records, released, closed, failed := handled(); records != 3 || released != 1 || closed != 2 || failed != 0 {
 		t.Errorf("close messages: %v records, %v released, %v closed, %v failed; want 3, 1, 2, 0", records, released, closed, failed)
 	}
-	if o := h.Lookup(t, id); o.Status != "CANCELLED" || o.CancelReason != "TIMEOUT" {
+	if o := h.Lookup(t, id); o.Status != inventory.StatusCancelled || o.CancelReason != inventory.CancelTimeout {
 		t.Errorf("order %s %s, want CANCELLED TIMEOUT", o.Status, o.CancelReason)
 	}
 	if cup, saucer := h.Available(t, "cup"), h.Available(t, "saucer"); cup != 100 || saucer != 100 {
@@ -57,11 +57,11 @@ func TestCloseOrder_MessagesSentAheadOfTheOutcomeReleaseOnlyOrdersThatExist(t *t
 	}
 	released := 0
 	for _, e := range h.Scan(t, h.Tables.StockLog) {
-		if e["op"] == dynamo.OpRelease {
+		if e["op"] == string(inventory.OpRelease) {
 			released++
 		}
 	}
-	if n := h.Ops(t, id)[dynamo.OpRelease]; n != 2 || released != 2 {
+	if n := h.Ops(t, id)[string(inventory.OpRelease)]; n != 2 || released != 2 {
 		t.Errorf("RELEASE entries: %d for %s, %d in all; want 2 and 2", n, id, released)
 	}
 	lines, err := h.Log.Lines()

@@ -22,7 +22,6 @@ import (
 
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dev/local"
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/orders"
 	"github.com/stockguard/stockguard/internal/testing/stacktest"
@@ -67,7 +66,7 @@ func releases(t testing.TB, h *stacktest.Stack, ids []string) []int {
 	t.Helper()
 	out := make([]int, len(ids))
 	for i, id := range ids {
-		out[i] = h.Ops(t, id)[dynamo.OpRelease]
+		out[i] = h.Ops(t, id)[string(inventory.OpRelease)]
 	}
 	return out
 }
@@ -155,7 +154,7 @@ func TestCloseOrder_UnpaidOrderIsReleasedThroughTheQueueOnceDue(t *testing.T) {
 	if status != http.StatusOK || out["status"] != "CANCELLED" || out["cancelReason"] != "TIMEOUT" || out["cancelledAt"] == nil {
 		t.Errorf("GET order: %d %v", status, out)
 	}
-	if n := h.Ops(t, id)[dynamo.OpRelease]; n != 2 {
+	if n := h.Ops(t, id)[string(inventory.OpRelease)]; n != 2 {
 		t.Errorf("%d RELEASE entries, want 2 (one per line)", n)
 	}
 	h.Check(t)
@@ -196,7 +195,7 @@ func TestCloseOrder_LongWindowIsReenqueuedUntilDue(t *testing.T) {
 	if resp := handleSQS(t, h, record(body)); len(resp.BatchItemFailures) != 0 {
 		t.Fatalf("failures %v", resp.BatchItemFailures)
 	}
-	if o := h.Lookup(t, id); o.Status != "CANCELLED" || o.CancelReason != "TIMEOUT" {
+	if o := h.Lookup(t, id); o.Status != inventory.StatusCancelled || o.CancelReason != inventory.CancelTimeout {
 		t.Errorf("order %s/%s at expiry, want CANCELLED/TIMEOUT", o.Status, o.CancelReason)
 	}
 	h.Check(t)
@@ -212,7 +211,7 @@ func TestCloseOrder_DuplicateDeliveriesReleaseOnce(t *testing.T) {
 			t.Errorf("failures %v", resp.BatchItemFailures)
 		}
 	})
-	if n := h.Ops(t, id)[dynamo.OpRelease]; n != 2 {
+	if n := h.Ops(t, id)[string(inventory.OpRelease)]; n != 2 {
 		t.Errorf("%d RELEASE entries, want 2 (one per line, once)", n)
 	}
 	if released := sumLogged(h.Logged(t, "msg", "close messages"), "released"); released != 1 {
@@ -326,8 +325,13 @@ func TestCloseOrder_SweepReleasesWhatTheQueueMissed(t *testing.T) {
 	if status != http.StatusOK || out["released"] != 30.0 || out["failed"] != 0.0 {
 		t.Fatalf("sweep: %d %v, want 30 released", status, out)
 	}
-	if s := h.Lookup(t, notDue).Status; s != "PENDING" {
+	if s := h.Lookup(t, notDue).Status; s != inventory.StatusPending {
 		t.Errorf("order not yet due is %s, want PENDING", s)
+	}
+	for i, n := range releases(t, h, ids) {
+		if n != 1 {
+			t.Errorf("order %s: %d RELEASE entries, want 1", ids[i], n)
+		}
 	}
 	status, out = h.Call(t, "POST", "/_local/invoke/closeOrder", "", nil, "")
 	if status != http.StatusOK || out["released"] != 0.0 {
@@ -382,7 +386,7 @@ func TestCancel_FollowsTheContract(t *testing.T) {
 			t.Errorf("cancel #%d cancelledAt %v, first said %v", i+1, out["cancelledAt"], first["cancelledAt"])
 		}
 	}
-	if n := h.Ops(t, id)[dynamo.OpRelease]; n != 2 {
+	if n := h.Ops(t, id)[string(inventory.OpRelease)]; n != 2 {
 		t.Errorf("%d RELEASE entries after 3 cancels, want 2 (one per line)", n)
 	}
 	if got := h.Available(t, "cup"); got != 98 {
@@ -416,7 +420,7 @@ func TestFunction_DispatchesEachEventShape(t *testing.T) {
 		t.Errorf("sweep %+v, want 1 released", sweep)
 	}
 	for id, want := range map[string]string{expiring: "TIMEOUT", cancelled: "USER", swept: "TIMEOUT"} {
-		if o := h.Lookup(t, id); o.Status != "CANCELLED" || string(o.CancelReason) != want {
+		if o := h.Lookup(t, id); o.Status != inventory.StatusCancelled || string(o.CancelReason) != want {
 			t.Errorf("order %s: %s/%s, want CANCELLED/%s", id, o.Status, o.CancelReason, want)
 		}
 	}

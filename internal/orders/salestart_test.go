@@ -36,10 +36,10 @@ func TestSaleStart_NobodyBuysBeforeItAndEveryoneAfter(t *testing.T) {
 	stack := stacktest.New(t, stacktest.Options{Seed: "[]"})
 	clock := stack.Clock
 	start := clock.Now().Add(time.Minute)
-	if err := stack.Store.CreateSKU(context.Background(), inventory.NewSKU{
+	if created, err := stack.Store.EnsureSKU(context.Background(), inventory.NewSKU{
 		ID: "flash", Name: "flash", Price: 100, Stock: stock, Shards: 4, SaleStartsAt: start,
-	}); err != nil {
-		t.Fatal(err)
+	}); err != nil || !created {
+		t.Fatalf("create flash: %v (created %v)", err, created)
 	}
 	order := func(i int) (int, map[string]any) {
 		return stack.Call(t, "POST", "/orders", "buyer-"+string(rune('A'+i%26))+string(rune('a'+i/26)), nil, `{"items":[{"skuId":"flash","qty":1}]}`)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dev/local"
-	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/testing/stacktest"
 	"github.com/stockguard/stockguard/internal/testing/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
@@ -64,7 +64,7 @@ func TestNotify_PaysOnceHoweverOftenTheNotificationIsResent(t *testing.T) {
 			t.Errorf("notify: %d %v, want 204", status, out)
 		}
 	})
-	if ops := h.Ops(t, id); ops[dynamo.OpCommit] != 2 || ops[dynamo.OpRelease] != 0 {
+	if ops := h.Ops(t, id); ops[string(inventory.OpCommit)] != 2 || ops[string(inventory.OpRelease)] != 0 {
 		t.Errorf("ledger %v, want one COMMIT per line (2) and no RELEASE", ops)
 	}
 	status, out := h.Call(t, "GET", "/orders/"+id, "buyer", nil, "")
@@ -228,7 +228,7 @@ func TestNotify_LatePaymentReservesAgainOrIsRefundPending(t *testing.T) {
 	}
 	// REFUND_PENDING, then at once REFUNDING with no goods moved: the refund is asked
 	// for with no person involved.
-	if o := h.Lookup(t, gone); o.Status != "REFUNDING" || o.Restocked || o.RefundBy != "stockguard" || o.OutRefundNo != gone+"_R" {
+	if o := h.Lookup(t, gone); o.Status != inventory.StatusRefunding || o.Restocked || o.RefundBy != "stockguard" || o.OutRefundNo != gone+"_R" {
 		t.Errorf("late-paid order without stock: %+v, want REFUNDING by stockguard without restock", o)
 	}
 	if fmt.Sprint(h.Scan(t, h.Tables.SKUs)) != skus || h.Ops(t, gone)["RETURN"] != 0 {
@@ -285,9 +285,9 @@ func TestNotify_PaymentRacingTimeoutAndCancel(t *testing.T) {
 			t.Errorf("order %s is %s, want PAID (stock remained for a late payment)", id, s)
 		}
 		switch ops := h.Ops(t, id); {
-		case ops[dynamo.OpRelease] == 0 && ops[dynamo.OpCommit] == 2 && ops[dynamo.OpReserve] == 2:
+		case ops[string(inventory.OpRelease)] == 0 && ops[string(inventory.OpCommit)] == 2 && ops[string(inventory.OpReserve)] == 2:
 			direct.Add(1)
-		case ops[dynamo.OpRelease] == 2 && ops[dynamo.OpCommit] == 2 && ops[dynamo.OpReserve] == 4:
+		case ops[string(inventory.OpRelease)] == 2 && ops[string(inventory.OpCommit)] == 2 && ops[string(inventory.OpReserve)] == 4:
 			late.Add(1)
 		default:
 			t.Errorf("order %s ledger %v: neither paid straight nor released then paid late", id, ops)
@@ -322,7 +322,7 @@ func TestNotify_StoreFailureAnswers5xxSoWeChatPayResends(t *testing.T) {
 	if h.Snapshot(t) != before {
 		t.Error("a failed notification changed the tables")
 	}
-	if status, _ := h.Pay(t, success(id, amount)); status != http.StatusNoContent || h.Lookup(t, id).Status != "PAID" {
+	if status, _ := h.Pay(t, success(id, amount)); status != http.StatusNoContent || h.Lookup(t, id).Status != inventory.StatusPaid {
 		t.Errorf("resend after the failure: %d, order %s", status, h.Lookup(t, id).Status)
 	}
 }
@@ -371,7 +371,7 @@ func TestLocalPay_SendsASignedNotificationThroughTheNotifyRoute(t *testing.T) {
 			}
 		})
 	}
-	if ops := h.Ops(t, id); ops[dynamo.OpCommit] != 2 {
+	if ops := h.Ops(t, id); ops[string(inventory.OpCommit)] != 2 {
 		t.Errorf("ledger %v, want 2 COMMIT (once)", ops)
 	}
 	h.Check(t)

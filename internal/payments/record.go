@@ -80,5 +80,5 @@ func (r *Recorder) Record(ctx context.Context, p inventory.Payment) (Recorded, e
 
 // automatic is the request of a refund stockguard owes, made with no person involved.
 func automatic(reason string) inventory.RefundRequest {
-	return inventory.RefundRequest{Merchant: true, By: "stockguard", Reason: reason}
+	return inventory.RefundRequest{Requester: inventory.System, Goods: inventory.KeepGoods, By: "stockguard", Reason: reason}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/payments"
 	"github.com/stockguard/stockguard/internal/testing/stacktest"
@@ -129,7 +130,7 @@ func TestPay_NotifyURLIsTheHostThePayRequestReachedUnlessABaseIsSet(t *testing.T
 		if d, err := server.Pay(context.Background(), id, paytest.PayOptions{}); err != nil || d.StatusCode != http.StatusNoContent {
 			t.Errorf("paying %s: notification answered %d %s (%v), want 204", id, d.StatusCode, d.Body, err)
 		}
-		if got := h.Lookup(t, id).Status; got != "PAID" {
+		if got := h.Lookup(t, id).Status; got != inventory.StatusPaid {
 			t.Errorf("order %s %s after payment, want PAID", id, got)
 		}
 	}
@@ -155,7 +156,7 @@ func TestPay_WithoutAUsableRequestHostChangesNothing(t *testing.T) {
 	if o, ok := server.Order(id); ok {
 		t.Errorf("a JSAPI order was placed: %+v", o)
 	}
-	if o := h.Lookup(t, id); o.Status != "PENDING" || o.PrepayID != "" {
+	if o := h.Lookup(t, id); o.Status != inventory.StatusPending || o.PrepayID != "" {
 		t.Errorf("order %s: %s with prepay_id %q, want PENDING without one", id, o.Status, o.PrepayID)
 	}
 	h.Check(t)

@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
 )
@@ -26,7 +25,7 @@ import (
 func (r *Reconciler) money(ctx context.Context, snap *snapshot, rep *Report) error {
 	ids := map[string]bool{}
 	for _, e := range snap.entries {
-		if e.Op == dynamo.OpReturn {
+		if e.Op == inventory.OpReturn {
 			ids[e.Ref] = true
 		}
 	}

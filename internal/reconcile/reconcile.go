@@ -292,7 +292,7 @@ func New(store Books, alert Publisher, log *slog.Logger, cfg Config) *Reconciler
 type snapshot struct {
 	skus      []dynamo.SKUState
 	mark      dynamo.Watermark
-	full      bool                               // a full re-check: checkpoints ignored, the whole ledger read
+	check     check                              // a full re-check or from the checkpoints
 	cuts      map[string]map[int]dynamo.ShardCut // SKU → shard → the shard at its cut
 	entries   []dynamo.LedgerEntry               // read this pass: after the watermark (all, the first time)
 	bySKU     map[string][]dynamo.LedgerEntry    // the same, by SKU
@@ -377,7 +377,7 @@ func (r *Reconciler) pass(ctx context.Context, read func(int)) (*snapshot, error
 	if snap.skus, snap.mark, err = r.store.Stock(ctx, read); err != nil {
 		return nil, err
 	}
-	snap.full = r.fullDue(snap)
+	snap.check = r.checkDue(snap)
 	if err := r.cut(ctx, snap, read); err != nil {
 		return nil, err
 	}
@@ -407,7 +407,7 @@ func (r *Reconciler) conclude(ctx context.Context, snap *snapshot, read func(int
 	snap.entries, snap.bySKU, snap.ledger = nil, map[string][]dynamo.LedgerEntry{}, map[string]ledgerSums{}
 	snap.diffs, snap.fixes, snap.unfixable, snap.short = map[string][]Difference{}, map[string][]dynamo.ShardFix{}, nil, false
 	entries := r.store.LedgerAll(ctx, read)
-	if w := snap.mark.Through; !snap.full && !snap.scan && !w.IsZero() && snap.now.Sub(w) <= maxCatchUp {
+	if w := snap.mark.Through; snap.check == sinceCheckpoints && !snap.scan && !w.IsZero() && snap.now.Sub(w) <= maxCatchUp {
 		entries = r.store.LedgerSince(ctx, w, snap.now.Add(clockAhead), read)
 	}
 	for e, err := range entries {
@@ -418,7 +418,7 @@ func (r *Reconciler) conclude(ctx context.Context, snap *snapshot, read func(int
 		snap.bySKU[e.SKU] = append(snap.bySKU[e.SKU], e)
 	}
 	for _, sku := range snap.skus {
-		l := sums(sku, snap.cuts[sku.SKU], snap.bySKU[sku.SKU], snap.full)
+		l := sums(sku, snap.cuts[sku.SKU], snap.bySKU[sku.SKU], snap.check)
 		snap.ledger[sku.SKU] = l
 		snap.short = snap.short || len(l.short) > 0
 		r.check(snap, sku)
@@ -434,7 +434,7 @@ func (r *Reconciler) logReport(ctx context.Context, rep *Report, snap *snapshot)
 	r.log.LogAttrs(ctx, level, "reconcile", slog.Int("skusChecked", rep.SKUsChecked), slog.Any("differences", rep.Differences),
 		slog.Any("overdueOrders", rep.OverdueOrders), slog.Any("refundProblems", rep.RefundProblems), slog.Any("stuckRefunds", rep.StuckRefunds), slog.Any("repaired", rep.Repaired), slog.Any("unrepairable", rep.Unrepaired),
 		slog.Int("itemsRead", rep.ItemsRead), slog.Int("ledgerEntriesRead", len(snap.entries)),
-		slog.Time("watermark", snap.mark.Through), slog.Bool("fullCheck", snap.full), slog.Int64("durationMs", rep.DurationMs))
+		slog.Time("watermark", snap.mark.Through), slog.Bool("fullCheck", snap.check == fullCheck), slog.Int64("durationMs", rep.DurationMs))
 	metric.Emit(ctx, r.log, MetricFunction,
 		metric.SKUsChecked.Of(float64(rep.SKUsChecked)),
 		metric.Differences.Of(float64(len(rep.Differences))),

@@ -166,7 +166,7 @@ func TestReconcile_ReportsEachInjectedDriftAndRepairsItOnce(t *testing.T) {
 		{"ledger entry deleted", func(t *testing.T, h *stacktest.Stack) {
 			var key string
 			for _, it := range h.Scan(t, h.Tables.StockLog) {
-				if it["op"] == dynamo.OpReserve && it["skuId"] == "teapot" {
+				if it["op"] == string(inventory.OpReserve) && it["skuId"] == "teapot" {
 					key = it["pk"].(string)
 				}
 			}
@@ -209,7 +209,7 @@ func TestReconcile_ReportsEachInjectedDriftAndRepairsItOnce(t *testing.T) {
 			}
 			repairs := 0
 			for _, it := range h.Scan(t, h.Tables.StockLog) {
-				if it["op"] == dynamo.OpRepair {
+				if it["op"] == string(inventory.OpRepair) {
 					repairs++
 				}
 			}

@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/dev/local"
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/testing/stacktest"
@@ -93,7 +92,7 @@ func TestBuyerRefund_GoodsBackOnceThenMoneyOnce(t *testing.T) {
 			break
 		}
 	}
-	if ops := h.Ops(t, id); ops[dynamo.OpReturn] != 2 || ops[dynamo.OpCommit] != 2 {
+	if ops := h.Ops(t, id); ops[string(inventory.OpReturn)] != 2 || ops[string(inventory.OpCommit)] != 2 {
 		t.Errorf("ledger %v, want one RETURN per line (2)", ops)
 	}
 	if cup, saucer := h.OnHand(t, "cup"), h.Available(t, "saucer"); cup != 100 || saucer != 100 {
@@ -182,7 +181,7 @@ func TestRefund_RetriedThroughWeChatPayOutagesUntilTaken(t *testing.T) {
 	if refunded, _ := h.PayServer.Refunded(tx); refunded != amount {
 		t.Errorf("%d fen refunded, want %d", refunded, amount)
 	}
-	if ops := h.Ops(t, id); ops[dynamo.OpReturn] != 0 || h.OnHand(t, "cup") != 98 {
+	if ops := h.Ops(t, id); ops[string(inventory.OpReturn)] != 0 || h.OnHand(t, "cup") != 98 {
 		t.Errorf("a refund without restock: ledger %v, cup on-hand %d, want no RETURN and 98", ops, h.OnHand(t, "cup"))
 	}
 	if order := h.Lookup(t, id); order.RefundBy != local.LocalOperatorARN || order.RefundReason != "shipped, lost by the carrier" {
@@ -347,7 +346,7 @@ func TestAutomaticRefunds_LatePaymentWithoutStockAndSecondPayment(t *testing.T) 
 		t.Errorf("second payment %+v: %d fen refunded, want %d", extra, got, amount)
 	}
 	lateTx := h.Lookup(t, late).TransactionID
-	if got, _ := h.PayServer.Refunded(lateTx); got != 12900 || h.Ops(t, late)[dynamo.OpReturn] != 0 {
+	if got, _ := h.PayServer.Refunded(lateTx); got != 12900 || h.Ops(t, late)[string(inventory.OpReturn)] != 0 {
 		t.Errorf("late payment: %d fen refunded, ledger %v; want 12900 and no RETURN", got, h.Ops(t, late))
 	}
 	h.Check(t)
@@ -471,7 +470,7 @@ func TestRefund_NotificationBeforeTheAnswerAndDuplicateMessages(t *testing.T) {
 	if got, _ := h.PayServer.Refunded(tx); got != amount {
 		t.Errorf("%d fen refunded, want %d once", got, amount)
 	}
-	if ops := h.Ops(t, id); ops[dynamo.OpReturn] != 2 {
+	if ops := h.Ops(t, id); ops[string(inventory.OpReturn)] != 2 {
 		t.Errorf("ledger %v, want one RETURN per line", ops)
 	}
 	h.Check(t)

@@ -60,7 +60,7 @@ func (r *Routes) Buyer(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	order, err = r.starter.Order(ctx, order, inventory.RefundRequest{Restock: true, By: order.UserID, Reason: "buyer's request"}, r.window)
+	order, err = r.starter.Order(ctx, order, inventory.RefundRequest{Requester: inventory.Buyer, Goods: inventory.ReturnGoods, By: order.UserID, Reason: "buyer's request"}, r.window)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
@@ -112,6 +112,9 @@ func decodeRefund(req events.APIGatewayV2HTTPRequest) (inventory.RefundRequest, 
 	if b.Restock == nil || b.Reason == nil {
 		return inventory.RefundRequest{}, inventory.InvalidError("restock and reason are required; example: %s", refundExample)
 	}
-	r := inventory.RefundRequest{Merchant: true, Restock: *b.Restock, Reason: *b.Reason}
+	r := inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.KeepGoods, Reason: *b.Reason}
+	if *b.Restock {
+		r.Goods = inventory.ReturnGoods
+	}
 	return r, r.ValidateReason()
 }

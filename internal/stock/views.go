@@ -75,7 +75,7 @@ type entryJSON struct {
 }
 
 func entryView(e dynamo.LedgerEntry) entryJSON {
-	v := entryJSON{Key: e.Key, Ref: e.Ref, Op: e.Op, SKU: e.SKU, Qty: e.Qty, DAvailable: e.DAvailable, DOnHand: e.DOnHand,
+	v := entryJSON{Key: e.Key, Ref: e.Ref, Op: string(e.Op), SKU: e.SKU, Qty: e.Qty, DAvailable: e.DAvailable, DOnHand: e.DOnHand,
 		At: rfc3339(e.At), Reason: e.Reason, By: e.By}
 	if len(e.Shards) > 0 {
 		v.Shards = map[string]int{}

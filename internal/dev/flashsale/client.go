@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stockguard/stockguard/internal/clock"
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // Error codes and statuses of the API contract that this tool branches on.
@@ -23,9 +24,9 @@ const (
 	codeLimitExceeded = "LIMIT_EXCEEDED"
 	skuSoldOut        = "SOLD_OUT"
 	skuOffSale        = "OFF_SALE"
-	statusPending     = "PENDING"
-	statusPaid        = "PAID"
-	statusCancelled   = "CANCELLED"
+	statusPending     = string(inventory.StatusPending)
+	statusPaid        = string(inventory.StatusPaid)
+	statusCancelled   = string(inventory.StatusCancelled)
 )
 
 // maxBody caps how much of a response body is read (bytes).

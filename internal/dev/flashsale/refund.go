@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"github.com/stockguard/stockguard/internal/clock"
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // statusRefunded is the contract's status of an order whose money is back.
-const statusRefunded = "REFUNDED"
+const statusRefunded = string(inventory.StatusRefunded)
 
 // refundBody is the operator's refund of a flash-sale order: the goods back in stock.
 var refundBody = []byte(`{"restock":true,"reason":"flashsale refund"}`)

@@ -218,10 +218,10 @@ type orderAudit struct {
 // stock (CANCELLED released them; REFUND_PENDING and REFUNDED may have), and whether
 // status is a contract status at all. Every contract status is "PENDING or later".
 func givesBack(status string) (gaveBack, known bool) {
-	switch status {
-	case "PENDING", "PAID":
+	switch inventory.Status(status) {
+	case inventory.StatusPending, inventory.StatusPaid:
 		return false, true
-	case "CANCELLED", "REFUND_PENDING", "REFUNDED":
+	case inventory.StatusCancelled, inventory.StatusRefundPending, inventory.StatusRefunded:
 		return true, true
 	}
 	return false, false

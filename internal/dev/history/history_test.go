@@ -22,6 +22,7 @@ import (
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dev/local"
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/testing/booktest"
 	"github.com/stockguard/stockguard/internal/testing/stacktest"
@@ -330,7 +331,7 @@ func (h *history) check() []string {
 		keys[e["pk"].(string)] = true
 	}
 	for _, e := range ledger {
-		if pk := e["pk"].(string); e["op"] == dynamo.OpCommit && keys[strings.Replace(pk, "#COMMIT#", "#RELEASE#", 1)] {
+		if pk := e["pk"].(string); e["op"] == string(inventory.OpCommit) && keys[strings.Replace(pk, "#COMMIT#", "#RELEASE#", 1)] {
 			problems = append(problems, "order both paid and released: "+pk)
 		}
 	}

@@ -228,14 +228,14 @@ func (c *conditional) readShards(ctx context.Context) (int, error) {
 func (c *conditional) record(ctx context.Context, id, user string, shard, q int, created time.Time) error {
 	shards := map[string]int{strconv.Itoa(shard): q}
 	order := map[string]any{
-		"pk": id, "kind": "ORDER", "userId": user, "status": "PENDING", "currency": inventory.Currency,
+		"pk": id, "kind": "ORDER", "userId": user, "status": string(inventory.StatusPending), "currency": inventory.Currency,
 		"items":     []map[string]any{{"skuId": SKU, "qty": q, "unitPrice": c.price, "shards": shards}},
 		"amount":    int64(q) * c.price,
 		"createdAt": created.Format(time.RFC3339Nano), "expiresAt": created.Add(15 * time.Minute).Format(time.RFC3339Nano),
 		"pendingBucket": "P" + strconv.Itoa(rand.IntN(dynamo.PendingBuckets)), "pendingExpiresAt": created.Add(15 * time.Minute).UnixMilli(),
 	}
 	entry := map[string]any{
-		"pk": ledgerPK(id), "ref": id, "op": dynamo.OpReserve, "skuId": SKU, "qty": q, "dAvailable": -q, "dOnHand": 0,
+		"pk": ledgerPK(id), "ref": id, "op": string(inventory.OpReserve), "skuId": SKU, "qty": q, "dAvailable": -q, "dOnHand": 0,
 		"shards": shards, "at": created.UnixMilli(), "ledgerBucket": created.Format("2006010215") + "#0",
 	}
 	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("pk"))).Build()

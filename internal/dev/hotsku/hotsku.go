@@ -233,7 +233,7 @@ func (p Point) withDefaults() Point {
 // SKU record before the first buyer, with the model off; the fleet grows cold beyond
 // that.
 func prepare(ctx context.Context, env *Env, p Point, stack *local.Stack) (*ddblimits.Model, *buyers, error) {
-	if err := dynamo.New(stack.DB, stack.Tables, dynamo.Options{}).CreateSKU(ctx, inventory.NewSKU{
+	if _, err := dynamo.New(stack.DB, stack.Tables, dynamo.Options{}).EnsureSKU(ctx, inventory.NewSKU{
 		ID: SKU, Name: "hot SKU", Price: Price, Stock: p.Stock, Shards: p.Shards,
 	}); err != nil {
 		return nil, nil, err

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/testing/booktest"
 )
 
@@ -103,7 +104,7 @@ type ledgerRecord struct {
 	Shards     map[string]int `dynamodbav:"shards"`
 }
 
-func ledgerPK(orderID string) string { return orderID + "#" + dynamo.OpReserve + "#" + SKU }
+func ledgerPK(orderID string) string { return orderID + "#" + string(inventory.OpReserve) + "#" + SKU }
 
 func pk(v string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: v}}
@@ -141,8 +142,8 @@ func (j *janitor) check(ctx context.Context, ids []string) error {
 		var l ledgerRecord
 		oi, li := found[id], found[ledgerPK(id)]
 		if oi == nil || li == nil || attributevalue.UnmarshalMap(oi, &o) != nil || attributevalue.UnmarshalMap(li, &l) != nil ||
-			o.Status != "PENDING" || len(o.Items) != 1 || o.Items[0].SKU != SKU || o.Items[0].Qty != 1 ||
-			l.Op != dynamo.OpReserve || l.Qty != 1 || l.DAvailable != -1 || sum(l.Shards) != 1 {
+			o.Status != string(inventory.StatusPending) || len(o.Items) != 1 || o.Items[0].SKU != SKU || o.Items[0].Qty != 1 ||
+			l.Op != string(inventory.OpReserve) || l.Qty != 1 || l.DAvailable != -1 || sum(l.Shards) != 1 {
 			j.got.unbacked++
 		} else {
 			j.got.orders++
@@ -191,7 +192,7 @@ func (r *Result) check(ctx context.Context, db *dynamodb.Client, tables dynamo.T
 		return err
 	}
 	for _, it := range ledger {
-		if it["op"] == dynamo.OpReserve {
+		if it["op"] == string(inventory.OpReserve) {
 			r.Orphans++
 		}
 	}

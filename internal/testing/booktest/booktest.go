@@ -124,20 +124,20 @@ func (a *audit) counters(skus []item) {
 
 // entry checks one ledger entry's deltas against its op and adds them up.
 func (a *audit) entry(e item) {
-	sku, op, q := str(e["skuId"]), str(e["op"]), num(e["qty"])
+	sku, op, q := str(e["skuId"]), inventory.Op(str(e["op"])), num(e["qty"])
 	da, dh := num(e["dAvailable"]), num(e["dOnHand"])
-	if want, fixed := inventory.Op(op).Effect(q); fixed && (da != want.Available || dh != want.OnHand) {
+	if want, fixed := op.Effect(q); fixed && (da != want.Available || dh != want.OnHand) {
 		a.bad("ledger %s: deltas (%d, %d), want (%d, %d) for %s of %d", e["pk"], da, dh, want.Available, want.OnHand, op, q)
 	}
 	c := a.sku(sku)
 	c.ledgerAvailable += da
 	c.ledgerOnHand += dh
 	switch op {
-	case dynamo.OpAdjust:
+	case inventory.OpAdjust:
 		c.adjusted += dh
-	case dynamo.OpCommit:
+	case inventory.OpCommit:
 		c.committed += q
-	case dynamo.OpReturn:
+	case inventory.OpReturn:
 		c.returned += q
 	}
 	if n, ok := e["shard"].(float64); ok { // a REPAIR entry: signed deltas on one shard
@@ -160,44 +160,44 @@ func (a *audit) entry(e item) {
 			sc.ledgerOnHand += sign * units
 		}
 	}
-	if shardSum != abs(q) && op != dynamo.OpAdjust && op != dynamo.OpRepair {
+	if shardSum != abs(q) && op != inventory.OpAdjust && op != inventory.OpRepair {
 		a.bad("ledger %s: shards hold %d units, qty is %d", e["pk"], shardSum, q)
 	}
 	ref := str(e["ref"])
 	if a.entries[ref] == nil {
 		a.entries[ref] = map[string]bool{}
 	}
-	a.entries[ref][op+"#"+sku] = true
+	a.entries[ref][string(op)+"#"+sku] = true
 }
 
 // order checks an order's lines against its ledger entries and counts what it holds.
 func (a *audit) order(o item) {
-	id, status := str(o["pk"]), str(o["status"])
+	id, status := str(o["pk"]), inventory.Status(str(o["status"]))
 	for _, raw := range list(o["items"]) {
 		line := raw.(item)
 		sku, q := str(line["skuId"]), num(line["qty"])
-		has := func(op string) bool { return a.entries[id][op+"#"+sku] }
-		if !has(dynamo.OpReserve) {
+		has := func(op inventory.Op) bool { return a.entries[id][string(op)+"#"+sku] }
+		if !has(inventory.OpReserve) {
 			a.bad("order %s (%s): no RESERVE entry for %s", id, status, sku)
 		}
 		switch {
-		case status == "CANCELLED" && !has(dynamo.OpRelease):
+		case status == inventory.StatusCancelled && !has(inventory.OpRelease):
 			a.bad("order %s (CANCELLED): no RELEASE entry for %s", id, sku)
-		case status == "PENDING" && (has(dynamo.OpRelease) || has(dynamo.OpCommit)):
+		case status == inventory.StatusPending && (has(inventory.OpRelease) || has(inventory.OpCommit)):
 			a.bad("order %s (PENDING): has a RELEASE or COMMIT entry for %s", id, sku)
-		case status == "PAID" && !has(dynamo.OpCommit):
+		case status == inventory.StatusPaid && !has(inventory.OpCommit):
 			a.bad("order %s (PAID): no COMMIT entry for %s", id, sku)
-		case status == "CANCELLED" && has(dynamo.OpCommit):
+		case status == inventory.StatusCancelled && has(inventory.OpCommit):
 			a.bad("order %s (CANCELLED): has a COMMIT entry for %s", id, sku)
 		}
 		a.returned(o, sku, has)
-		if status == "PENDING" {
+		if status == inventory.StatusPending {
 			a.sku(sku).pending += q
 			for n, units := range shards(line["shards"]) {
 				a.shard(sku, n).pending += units
 			}
 		}
-		if line["limited"] == true && (status == "PENDING" || status == "PAID") {
+		if line["limited"] == true && (status == inventory.StatusPending || status == inventory.StatusPaid) {
 			a.bought["limit#"+sku+"#"+str(o["userId"])] += q
 		}
 	}
@@ -205,15 +205,15 @@ func (a *audit) order(o item) {
 
 // returned checks an order line's RETURN entry (has tells the entries of the order):
 // only a refund (REFUNDING, REFUNDED) of goods committed and restocked has one.
-func (a *audit) returned(o item, sku string, has func(op string) bool) {
-	id, status := str(o["pk"]), str(o["status"])
-	refund := status == "REFUNDING" || status == "REFUNDED"
+func (a *audit) returned(o item, sku string, has func(op inventory.Op) bool) {
+	id, status := str(o["pk"]), inventory.Status(str(o["status"]))
+	refund := status == inventory.StatusRefunding || status == inventory.StatusRefunded
 	switch want := refund && o["restocked"] == true; {
-	case want && !has(dynamo.OpReturn):
+	case want && !has(inventory.OpReturn):
 		a.bad("order %s (%s, restocked): no RETURN entry for %s", id, status, sku)
-	case !want && has(dynamo.OpReturn):
+	case !want && has(inventory.OpReturn):
 		a.bad("order %s (%s): a RETURN entry for %s it was not restocked by", id, status, sku)
-	case has(dynamo.OpReturn) && !has(dynamo.OpCommit):
+	case has(inventory.OpReturn) && !has(inventory.OpCommit):
 		a.bad("order %s (%s): a RETURN entry for %s it never committed", id, status, sku)
 	}
 }
