@@ -134,23 +134,7 @@ type Stack struct {
 // by package wiring, as its main builds it; one wiring does not know is an error, so a
 // new function cannot be silently missing locally. Call Close to stop it.
 func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
-	if cfg.DynamoDBAddr == "" {
-		cfg.DynamoDBAddr = "127.0.0.1:0"
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	cfg.PayAddr, cfg.LoginAddr = cmp.Or(cfg.PayAddr, "127.0.0.1:0"), cmp.Or(cfg.LoginAddr, "127.0.0.1:0")
-	cfg.Issuer = cmp.Or(cfg.Issuer, DefaultIssuer)
-	// Locally the merchant configuration is the local platform's, not a secret's, and
-	// tokens are for the local app.
-	params := maps.Clone(cfg.Parameters)
-	if params == nil {
-		params = map[string]string{}
-	}
-	params["WechatPaySecretArn"], params["JwtAudience"] = LocalSecretARN, LocalAppID
-	params["ChatWebhooksSecretArn"] = LocalChatSecretARN
-	tpl, err := sam.LoadWithParameters(cfg.Template, params)
+	cfg, tpl, err := prepare(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -195,6 +179,28 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// prepare fills cfg's defaults and loads its template with the local parameters:
+// locally the merchant configuration is the local platform's, not a secret's, and
+// tokens are for the local app.
+func prepare(cfg StackConfig) (StackConfig, *sam.Template, error) {
+	if cfg.DynamoDBAddr == "" {
+		cfg.DynamoDBAddr = "127.0.0.1:0"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	cfg.PayAddr, cfg.LoginAddr = cmp.Or(cfg.PayAddr, "127.0.0.1:0"), cmp.Or(cfg.LoginAddr, "127.0.0.1:0")
+	cfg.Issuer = cmp.Or(cfg.Issuer, DefaultIssuer)
+	params := maps.Clone(cfg.Parameters)
+	if params == nil {
+		params = map[string]string{}
+	}
+	params["WechatPaySecretArn"], params["JwtAudience"] = LocalSecretARN, LocalAppID
+	params["ChatWebhooksSecretArn"] = LocalChatSecretARN
+	tpl, err := sam.LoadWithParameters(cfg.Template, params)
+	return cfg, tpl, err
 }
 
 // serve builds API: the gateway over the template's routes, checking tokens like the
