@@ -66,8 +66,8 @@ func (s *Store) order(ctx context.Context, id string) (*inventory.Order, error) 
 	return order, nil
 }
 
-// Pay records a successful payment of p.OrderID exactly once (DESIGN.md, state
-// machine; "money and goods: goods first"); inventory.Order.PayStep picks the way:
+// Pay records a successful payment of p.OrderID exactly once (docs/design.md,
+// "Payment"), decided by inventory.Order.Pay and written by transact:
 //   - PENDING → PAID in one TransactWriteItems: the order (conditioned on PENDING,
 //     paidAt and transactionId set), on-hand −q and reserved −q on exactly the shards
 //     the order reserved (conditioned on reserved >= q), one COMMIT ledger entry per line;

@@ -70,7 +70,7 @@ func newRefundState(r *inventory.Refund) refundState {
 	}
 }
 
-// Refunds: goods before money (DESIGN.md). The goods step (StartRefund) moves an order
+// Refunds: goods before money (docs/design.md). The goods step (StartRefund) moves an order
 // to REFUNDING in one TransactWriteItems with its RETURN entries; the money step is
 // WeChat Pay's, and its result (MarkRefunded) moves the refund to REFUNDED once.
 

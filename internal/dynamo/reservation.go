@@ -25,7 +25,7 @@ type idemRecord struct {
 }
 
 // IdempotencyWindow is how long an idempotency key keeps answering with its order
-// (CONTRACT.md: 24 h), in seconds.
+// (docs/contract.md, "POST /orders": 24 h), in seconds.
 const IdempotencyWindow = 24 * 60 * 60
 
 // ReserveRequest asks to reserve a cart for a user.

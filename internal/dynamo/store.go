@@ -1,10 +1,16 @@
-// Package dynamo keeps stockguard's stock, orders and stock_log ledger in DynamoDB and
-// implements the reservation and its release. A reservation is one TransactWriteItems
-// per order that reserves every cart line with a conditional update (available >= qty),
-// writes the order and writes one RESERVE ledger entry per line, so all lines are
-// reserved or none is. A release is one TransactWriteItems conditioned on the order
-// still being PENDING that cancels it, gives its units back to exactly the shards they
-// came from and writes one RELEASE entry per line, so it happens at most once.
+// Package dynamo keeps stockguard's stock, orders and stock_log ledger in DynamoDB. Its
+// files are by entity: orders (orders.go), pending orders (pending.go), refunds
+// (refunds.go), SKUs (skus.go), stock shards (shards.go), the ledger (ledger.go),
+// reconcile's checkpoints (checkpoints.go). Every transaction is built by one builder
+// and its outcome read by one reader (txn.go).
+//
+// A reservation is one TransactWriteItems per order that reserves every cart line with
+// a conditional update (available >= qty), writes the order and writes one RESERVE
+// ledger entry per line, so all lines are reserved or none is (reservation.go). Every
+// later change of an order or a refund — release, payment, refund start, refund result
+// — is decided by package inventory as one value (inventory.Change) and written by one
+// function, transact (transition.go; docs/design.md, "One path for every change"):
+// conditioned on the status as read, so it happens at most once.
 //
 // # Tables and keys
 //

@@ -10,8 +10,8 @@ import (
 const MaxTransactionActions = 100
 
 // ErrCartTooLarge: reserving the cart would take more than MaxTransactionActions
-// actions with the stock spread over the shards as it is now (CONTRACT.md, POST
-// /orders, 409 CART_TOO_LARGE). Retrying the same cart does not help; a smaller cart,
+// actions with the stock spread over the shards as it is now (docs/contract.md,
+// "POST /orders", 409 CART_TOO_LARGE). Retrying the same cart does not help; a smaller cart,
 // or fewer and fuller shards, does.
 var ErrCartTooLarge = errors.New("cart needs more actions than one transaction holds")
 

@@ -65,7 +65,7 @@ const (
 	PayReplayed
 )
 
-// PayStep decides what paying o with p does (DESIGN.md, state machine). Errors:
+// PayStep decides what paying o with p does (docs/design.md, "State machine"). Errors:
 // ErrPaymentMismatch when p's amount (fen) or currency differ from the order's;
 // ErrPaidTwice when the order is already PAID (or further on) by another transaction.
 func (o *Order) PayStep(p Payment) (PayStep, error) {

@@ -13,7 +13,7 @@ import (
 var (
 	// ErrRefundNotAllowed: the order cannot be refunded by this caller now: a buyer
 	// outside the refund window (or with buyers' refunds off), or an order that was
-	// never paid (PENDING, CANCELLED). CONTRACT.md: 409 REFUND_NOT_ALLOWED.
+	// never paid (PENDING, CANCELLED). docs/contract.md: 409 REFUND_NOT_ALLOWED.
 	ErrRefundNotAllowed = errors.New("refund not allowed")
 	// ErrRefundMismatch: a refund result names an out_refund_no, amount or order that
 	// is not the refund stockguard asked for.
@@ -125,8 +125,8 @@ const (
 	RefundDone
 )
 
-// RefundStep decides what r does to o at now (DESIGN.md, "Refunds: goods before
-// money"). A buyer may refund their PAID order within window after PaidAt (window 0:
+// RefundStep decides what r does to o at now (docs/design.md, "Refunds: goods
+// before money"). A buyer may refund their PAID order within window after PaidAt (window 0:
 // never); an operator any PAID or REFUND_PENDING order. An order already REFUNDING or
 // REFUNDED answers RefundUnderway or RefundDone to anyone. Errors wrap
 // ErrRefundNotAllowed.
@@ -229,7 +229,7 @@ func (r RefundRequest) ValidateReason() error {
 }
 
 // RefundProblems checks o's money side against returned, the units of its RETURN
-// ledger entries by SKU (DESIGN.md, "Refunds: goods before money"; reconcile): a
+// ledger entries by SKU (docs/design.md, "Refunds: goods before money", "Reconcile"): a
 // refund that restocked has a RETURN entry of each line's units, one that did not (or
 // an order not being refunded) has none, and no order is refunded more than it was
 // paid. It returns one line per broken rule, none when the order is in order.

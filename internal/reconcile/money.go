@@ -15,7 +15,7 @@ import (
 	"github.com/stockguard/stockguard/internal/metric"
 )
 
-// The money side (DESIGN.md, "Refunds: goods before money"): per order refunded ≤
+// The money side (docs/design.md, "Refunds: goods before money"): per order refunded ≤
 // paid, RETURN entries exactly when a refund restocked, and no refund left REFUNDING
 // past RefundStuck. Its cost follows refunds, not history: the orders checked are
 // those with a RETURN entry read this run (since the watermark) and those the

@@ -1,5 +1,5 @@
 // Package reconcile is the reconcile function: it proves, on a schedule, that the
-// books balance (DESIGN.md, "Conservation, checked by reconcile"), alerts when they do
+// books balance (docs/design.md, "Conservation", "Reconcile"), alerts when they do
 // not, and repairs only when told to.
 //
 // # What is checked, per SKU and per shard
@@ -231,7 +231,7 @@ type Repaired struct {
 }
 
 // Report is a run's result, logged as one structured line and returned as JSON
-// (CONTRACT.md, POST /_local/invoke/reconcile).
+// (docs/contract.md, "Merchant API").
 type Report struct {
 	SKUsChecked   int          `json:"skusChecked"`
 	Differences   []Difference `json:"differences"`   // empty when the books balance

@@ -213,7 +213,7 @@ func (s *standIn) getOrder(w http.ResponseWriter, r *http.Request) {
 // pay serves POST /_local/pay/{orderId} with the notify route's answers: 204 and the
 // order PAID (on-hand committed) on success, a 4xx/5xx {"code":"FAIL"} otherwise. A pay
 // for a CANCELLED order re-reserves the units if they are available, else the order
-// becomes REFUND_PENDING (CONTRACT.md, payCallback).
+// becomes REFUND_PENDING (docs/contract.md, "POST /payments/wechatpay/notify").
 func (s *standIn) pay(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	rep := s.decidePay(r.PathValue("orderId"))

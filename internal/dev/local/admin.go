@@ -50,7 +50,7 @@ func localIAMAuthorizer(operator string) (*events.APIGatewayV2HTTPRequestContext
 	}, true
 }
 
-// Seed creates the SKUs of a seed file (CONTRACT.md, "Seed file": a JSON array of
+// Seed creates the SKUs of a seed file (docs/contract.md, "Seed file": a JSON array of
 // POST /admin/skus bodies) by sending each through the HTTP API's POST /admin/skus
 // route as LocalOperator, so the local stack and the merchant API create SKUs with the
 // same code. A

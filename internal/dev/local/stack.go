@@ -389,7 +389,7 @@ func (s *Stack) invokeScheduled(ctx context.Context, function string, ev sam.Sch
 	return invoke(ctx, s.Handlers[function], ScheduledEvent(time.Now(), "arn:aws:events:"+Region+":"+AccountID+":rule/"+function+"-"+ev.Name))
 }
 
-// serveInvoke serves POST /_local/invoke/{function} (CONTRACT.md, local-only routes):
+// serveInvoke serves POST /_local/invoke/{function} (docs/contract.md, "Local-only routes"):
 // it invokes the function named by its short name (closeOrder) as its first schedule
 // event does and answers 200 with the function's JSON result, 404 for an unknown or
 // unschedulable function, 500 when the invocation fails.
@@ -428,7 +428,7 @@ const (
 // {"amount","state"} object.
 const maxPayBodyBytes = 4 << 10
 
-// servePay serves POST /_local/pay/{orderId} (CONTRACT.md, local-only routes): the
+// servePay serves POST /_local/pay/{orderId} (docs/contract.md, "Local-only routes"): the
 // buyer pays (body optional {"amount": fen, "state": "SUCCESS"}). When the order has a
 // JSAPI order at the WeChat Pay stand-in (POST /orders/{orderId}/pay was called), the
 // stand-in's buyer Pay takes the payment, refusing it as WeChat Pay would (past

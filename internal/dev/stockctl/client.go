@@ -1,5 +1,5 @@
-// Package stockctl is the merchant API's command-line client (CONTRACT.md, "Merchant
-// API"; CLI: stockctl): it sends each command to its /admin/ route signed with AWS
+// Package stockctl is the merchant API's command-line client (docs/contract.md,
+// "Merchant API"): it sends each command to its /admin/ route signed with AWS
 // Signature Version 4 for the service execute-api, with credentials from the default
 // AWS credential chain (aws-sdk-go-v2's signer; IAM User Guide, "Signing AWS API
 // requests"), and prints the answer as tables for people or, with -o json, the

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 )
 
-// The table views decode the routes' JSON (CONTRACT.md, Merchant API) into these.
+// The table views decode the routes' JSON (docs/contract.md, "Merchant API") into these.
 
 type shardView struct {
 	Shard, Available, Reserved, OnHand int
@@ -68,8 +68,8 @@ func printSKULine(w io.Writer, data []byte) error {
 	return err
 }
 
-// printPage returns the printer of one page of a list route's answer (CONTRACT.md,
-// Merchant API: the items under key, and next, the after= of the next page, absent on
+// printPage returns the printer of one page of a list route's answer (docs/contract.md,
+// "Merchant API": the items under key, and next, the after= of the next page, absent on
 // the last): a table of header and a row of each item, then the next page's cursor.
 func printPage[T any](key, header string, row func(T) string) func(io.Writer, []byte) error {
 	return func(w io.Writer, data []byte) error {
@@ -181,7 +181,7 @@ func printOrder(w io.Writer, data []byte) error {
 	return tw.Flush()
 }
 
-// report is reconcile's report (CONTRACT.md, POST /_local/invoke/reconcile).
+// report is reconcile's report (docs/contract.md, "Merchant API").
 type report struct {
 	SKUsChecked int `json:"skusChecked"`
 	Differences []struct {

@@ -1,5 +1,5 @@
 // Package booktest checks, for tests, that stockguard's books balance: it scans the
-// skus, orders and stock_log tables whole and checks DESIGN.md's conservation rules
+// skus, orders and stock_log tables whole and checks the conservation rules (docs/design.md, "Conservation")
 // for every SKU and every shard, each order's ledger entries against its status, and
 // every purchase counter against the orders that count on it. It is the brute-force
 // oracle that tests hold the store (and the reconcile function) against; it reads

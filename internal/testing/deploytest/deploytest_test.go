@@ -6,7 +6,7 @@
 // WeChat Pay, jscode2session and WeCom group robot stand-ins reached at the services'
 // real host names through an HTTPS proxy. It drives one real event per route and
 // event source through the emulator's invoke endpoint and checks the answers against
-// CONTRACT.md and the tables.
+// docs/contract.md and the tables.
 //
 // Without the emulator the test skips, naming the install command (EmulatorInstall);
 // with AWS_LAMBDA_RIE set (as CI sets it) a missing emulator fails it.

@@ -364,8 +364,8 @@ func (s *Stack) Logged(t testing.TB, key string, value any) []map[string]any {
 	return out
 }
 
-// Check fails t for every conservation rule of DESIGN.md the tables break
-// (booktest.Check).
+// Check fails t for every conservation rule the tables break (docs/design.md,
+// "Conservation"; booktest.Check).
 func (s *Stack) Check(t testing.TB) {
 	t.Helper()
 	booktest.Check(t, s.DB, s.Tables)
