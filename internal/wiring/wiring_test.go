@@ -33,7 +33,7 @@ func TestLoad_AlertChatReadsItsVariables(t *testing.T) {
 	}
 	for name, values := range map[string][]string{
 		"ORDERS_TABLE": {""}, "CHAT_SECRET_ARN": {""}, "QUIET_PERIOD_SECONDS": {"", "0", "1h", "-60"},
-		"RUNBOOK_URL": {"", "http://git.example.com/RUNBOOK.md", "docs/RUNBOOK.md", "https://x.example/R.md#a", "https:///RUNBOOK.md"},
+		"RUNBOOK_URL": {"", "http://git.example.com/RUNBOOK.md", "docs/RUNBOOK.md", "https://x.example/RUNBOOK.md#a", "https:///RUNBOOK.md"},
 	} {
 		for _, v := range values {
 			bad := maps.Clone(env)
