@@ -50,6 +50,11 @@ type Function struct {
 	Events Events
 	// Policies are the function's Policies property.
 	Policies Policies
+	// ReservedConcurrency is ReservedConcurrentExecutions: the concurrency set aside
+	// for the function, which is also its ceiling (Lambda Developer Guide,
+	// "Configuring reserved concurrency for a function"); nil when unset (the function
+	// draws on the account's unreserved concurrency).
+	ReservedConcurrency *int
 }
 
 // Functions returns every AWS::Serverless::Function of the template with Globals
@@ -80,14 +85,15 @@ func (t *Template) globalFunction() (*global.Function, error) {
 
 func (t *Template) function(id string, f *serverless.Function, g *global.Function) (Function, error) {
 	fn := Function{
-		Name:          id,
-		Runtime:       first(f.Runtime, g.Runtime),
-		Handler:       first(f.Handler, g.Handler),
-		CodeURI:       codeURI(f.CodeUri, g.CodeUri),
-		Timeout:       firstInt(defaultTimeoutSeconds, f.Timeout, g.Timeout),
-		MemorySize:    firstInt(defaultMemoryMB, f.MemorySize, g.MemorySize),
-		Architectures: architectures(f.Architectures, g.Architectures),
-		Environment:   environment(f.Environment, g.Environment),
+		Name:                id,
+		Runtime:             first(f.Runtime, g.Runtime),
+		Handler:             first(f.Handler, g.Handler),
+		CodeURI:             codeURI(f.CodeUri, g.CodeUri),
+		Timeout:             firstInt(defaultTimeoutSeconds, f.Timeout, g.Timeout),
+		MemorySize:          firstInt(defaultMemoryMB, f.MemorySize, g.MemorySize),
+		Architectures:       architectures(f.Architectures, g.Architectures),
+		Environment:         environment(f.Environment, g.Environment),
+		ReservedConcurrency: f.ReservedConcurrentExecutions,
 	}
 	fn.BuildMethod, _ = f.AWSCloudFormationMetadata["BuildMethod"].(string)
 	var raw struct {
