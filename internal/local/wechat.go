@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -44,7 +43,7 @@ func (s *Stack) startWeChat(cfg StackConfig) error {
 	}
 	s.PayServer = paytest.NewServer(s.Payments, s.merchant, paytest.ServerOptions{
 		Now: cfg.Now, RetryInterval: 100 * time.Millisecond,
-		HTTPClient: &http.Client{Transport: inProcess{s}},
+		HTTPClient: &http.Client{Transport: inProcess{func(w http.ResponseWriter, r *http.Request) { s.API.ServeHTTP(w, r) }}},
 	})
 	if err := s.PayServer.Start(cfg.PayAddr); err != nil {
 		return err
@@ -55,16 +54,6 @@ func (s *Stack) startWeChat(cfg StackConfig) error {
 	}
 	s.Signer, err = idtoken.GenerateKeySigner()
 	return err
-}
-
-// inProcess is an http.RoundTripper that serves every request with the stack's API.
-type inProcess struct{ s *Stack }
-
-// RoundTrip serves r in-process and returns the recorded response.
-func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	t.s.API.ServeHTTP(rec, r)
-	return rec.Result(), nil
 }
 
 // keys is the local issuer's JWK set: the in-memory signing key named kid.
