@@ -73,6 +73,11 @@ type StackConfig struct {
 	// wrapper's error is the invocation's error (the gateway answers 500, a poller
 	// leaves the batch on the queue).
 	WrapFunction func(function string, h lambda.Handler) lambda.Handler
+	// Slowdown s > 1 runs the functions on a clock s times slower, as a load tool's
+	// model of AWS does (internal/ddblimits): each invocation's deadline (the
+	// template's Timeout) and the stores' catalog cache TTL last s times longer. The
+	// payment timeout is PaymentTimeout's business.
+	Slowdown float64
 	// InProcess has the stack's DynamoDB and SQS clients call the embedded servers'
 	// handlers in this process instead of over loopback TCP (the same requests and
 	// answers, byte for byte): load tools that would otherwise spend much of their
@@ -274,7 +279,7 @@ func (s *Stack) wire(cfg StackConfig) (map[string]lambda.Handler, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
-		handlers[f.Name] = deadline{h, time.Duration(f.Timeout) * time.Second}
+		handlers[f.Name] = deadline{h, s.scaled(time.Duration(f.Timeout) * time.Second)}
 		if cfg.WrapFunction != nil {
 			handlers[f.Name] = cfg.WrapFunction(f.Name, handlers[f.Name])
 		}
@@ -294,7 +299,7 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 			c.PaymentTimeout = cfg.PaymentTimeout
 		}
 		s.Tables = c.Tables
-		s.Store = dynamo.New(s.DB, c.Tables, dynamo.Options{PaymentTimeout: c.PaymentTimeout, Now: cfg.Now, Shaping: c.Shaping})
+		s.Store = dynamo.New(s.DB, c.Tables, s.storeOptions(dynamo.Options{PaymentTimeout: c.PaymentTimeout, Shaping: c.Shaping}))
 		return newHandler(createorder.New(s.Store, s.closeQueue(c.CloseQueueURL), log).Handle), nil
 	case "CloseOrderFunction":
 		return s.wireCloseOrder(cfg, env, log)
@@ -314,7 +319,7 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 		if err != nil {
 			return nil, err
 		}
-		store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
+		store := dynamo.New(s.DB, c.Tables, s.storeOptions(dynamo.Options{}))
 		return newHandler(paycallback.New(verifier, store, refund.NewStarter(store, s.refundQueue(c.RefundQueueURL), log), log).Handle), nil
 	case "ReconcileFunction":
 		c, err := reconcile.LoadFunctionConfig(env)
@@ -368,6 +373,21 @@ func (d deadline) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
 	return d.Handler.Invoke(ctx, payload)
+}
+
+// scaled is d on the stack's clock (StackConfig.Slowdown).
+func (s *Stack) scaled(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * max(s.cfg.Slowdown, 1))
+}
+
+// storeOptions completes a store's options with the stack's clock (StackConfig.Now)
+// and, on a slowed clock, a catalog TTL to match.
+func (s *Stack) storeOptions(o dynamo.Options) dynamo.Options {
+	o.Now = s.cfg.Now
+	if s.cfg.Slowdown > 1 {
+		o.CatalogTTL = s.scaled(dynamo.DefaultCatalogTTL)
+	}
+	return o
 }
 
 // SQSClient returns a client of the embedded SQS server (nil when the stack runs

@@ -72,7 +72,7 @@ func (s *Stack) merchantWiring(cfg StackConfig, tables dynamo.Tables) (*dynamo.S
 	if err != nil {
 		return nil, nil, err
 	}
-	return dynamo.New(s.DB, tables, dynamo.Options{Now: cfg.Now}), client, nil
+	return dynamo.New(s.DB, tables, s.storeOptions(dynamo.Options{})), client, nil
 }
 
 // wireCloseOrder builds closeOrder with the local merchant client.
@@ -128,7 +128,7 @@ func (s *Stack) wireLogin(cfg StackConfig, env envvar.Lookup, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	store := dynamo.New(s.DB, dynamo.Tables{Orders: c.OrdersTable}, dynamo.Options{Now: cfg.Now})
+	store := dynamo.New(s.DB, dynamo.Tables{Orders: c.OrdersTable}, s.storeOptions(dynamo.Options{}))
 	return newHandler(login.New(wechat, tokens, store, log, login.Options{Now: cfg.Now}).Handle), nil
 }
 
