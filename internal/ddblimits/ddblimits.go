@@ -206,8 +206,9 @@ type Model struct {
 	limits    map[string]*bucket // index partitions and tables, by limit name
 	stats     map[string]Counts
 	throttled map[string]int
-	keyAttrs  map[string][]string // table → the attributes that key its indexes
-	writes    atomic.Int64        // applied write calls, for LoseAnswerEvery
+	first     map[string]time.Time // when each limit first refused a request
+	keyAttrs  map[string][]string  // table → the attributes that key its indexes
+	writes    atomic.Int64         // applied write calls, for LoseAnswerEvery
 }
 
 // Counts are what the model did with one operation's requests.
@@ -225,7 +226,7 @@ type Counts struct {
 func New(cfg Config) *Model {
 	m := &Model{
 		cfg: cfg.withDefaults(), now: time.Now, items: map[string]*itemState{}, limits: map[string]*bucket{},
-		stats: map[string]Counts{}, throttled: map[string]int{}, keyAttrs: map[string][]string{},
+		stats: map[string]Counts{}, throttled: map[string]int{}, first: map[string]time.Time{}, keyAttrs: map[string][]string{},
 	}
 	for table, indexes := range m.cfg.Indexes {
 		for _, ix := range indexes {
@@ -257,6 +258,14 @@ func (m *Model) Throttled() map[string]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return maps.Clone(m.throttled)
+}
+
+// FirstThrottled returns when each limit of Throttled first refused a request (real
+// time).
+func (m *Model) FirstThrottled() map[string]time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.first)
 }
 
 // Bypass switches the model off (on = true: requests pass straight through, with no
@@ -603,7 +612,11 @@ func (m *Model) admit(now time.Time, op string, r request) verdict {
 		write, read = 0, 0
 	}
 	if len(v.throttle) > 0 {
-		m.throttled[v.limits[v.throttle[0]].name]++
+		name := v.limits[v.throttle[0]].name
+		m.throttled[name]++
+		if _, ok := m.first[name]; !ok {
+			m.first[name] = now
+		}
 	}
 	m.countLocked(op, v)
 	m.addUnitsLocked(op, write, 0, read)

@@ -118,6 +118,7 @@ type Gateway struct {
 	account   bucket
 	perRoute  map[string]*bucket
 	throttled map[string]int
+	first     map[string]time.Time
 	requests  map[string]int
 }
 
@@ -135,7 +136,7 @@ func NewGateway(routes []sam.Route, cfg GatewayConfig) *Gateway {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	g := &Gateway{cfg: cfg, mux: http.NewServeMux(), routes: map[string]*sam.Throttle{}, perRoute: map[string]*bucket{}, throttled: map[string]int{}, requests: map[string]int{}}
+	g := &Gateway{cfg: cfg, mux: http.NewServeMux(), routes: map[string]*sam.Throttle{}, perRoute: map[string]*bucket{}, throttled: map[string]int{}, first: map[string]time.Time{}, requests: map[string]int{}}
 	for _, r := range routes {
 		key := r.Method + " " + r.Path
 		if _, dup := g.routes[key]; dup {
@@ -181,6 +182,9 @@ func (g *Gateway) Admit(route string) string {
 	}
 	if refused != "" {
 		g.throttled[refused]++
+		if _, ok := g.first[refused]; !ok {
+			g.first[refused] = now
+		}
 	}
 	return refused
 }
@@ -206,6 +210,13 @@ func (g *Gateway) Throttled() map[string]int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return maps.Clone(g.throttled)
+}
+
+// FirstThrottled returns when each limit of Throttled first refused a request.
+func (g *Gateway) FirstThrottled() map[string]time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return maps.Clone(g.first)
 }
 
 // Requests returns the requests each route received (refused ones included).
@@ -266,7 +277,8 @@ type Lambda struct {
 	unreserved int            // the account's concurrency less all reservations
 	shared     int            // running invocations of unreserved functions
 	fns        map[string]*function
-	throttled  map[string]int // "Lambda <function> <reason>" → refusals
+	throttled  map[string]int       // "Lambda <function> <reason>" → refusals
+	first      map[string]time.Time // when each of those first refused
 }
 
 type function struct {
@@ -294,7 +306,7 @@ func NewLambda(functions []sam.Function, cfg LambdaConfig) (*Lambda, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	l := &Lambda{cfg: cfg, reserved: map[string]int{}, fns: map[string]*function{}, unreserved: cfg.AccountConcurrency, throttled: map[string]int{}}
+	l := &Lambda{cfg: cfg, reserved: map[string]int{}, fns: map[string]*function{}, unreserved: cfg.AccountConcurrency, throttled: map[string]int{}, first: map[string]time.Time{}}
 	for _, f := range functions {
 		l.fns[f.Name] = &function{stats: FunctionStats{MemoryMB: f.MemorySize}}
 		if f.ReservedConcurrency != nil {
@@ -324,7 +336,11 @@ func (l *Lambda) acquire(name string) (cold bool, err error) {
 	}
 	refuse := func(reason string) (bool, error) {
 		f.stats.Throttles++
-		l.throttled["Lambda "+name+" "+reason]++
+		key := "Lambda " + name + " " + reason
+		l.throttled[key]++
+		if _, ok := l.first[key]; !ok {
+			l.first[key] = l.cfg.Now()
+		}
 		return false, &TooManyRequests{Function: name, Reason: reason}
 	}
 	if r, ok := l.reserved[name]; ok {
@@ -411,6 +427,13 @@ func (l *Lambda) Stats() map[string]FunctionStats {
 		out[name] = f.stats
 	}
 	return out
+}
+
+// FirstThrottled returns when each limit of Throttled first refused an invocation.
+func (l *Lambda) FirstThrottled() map[string]time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.first)
 }
 
 // Throttled returns the refused invocations by limit name: "Lambda <function>

@@ -1,0 +1,157 @@
+package rehearse
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/booktest"
+	"github.com/stockguard/stockguard/internal/ddblimits"
+)
+
+// recorder keeps what the buyers saw. Safe for concurrent use.
+type recorder struct {
+	mu        sync.Mutex
+	answers   map[string]int // by HTTP status
+	byRequest map[string]int // by "step status code"
+	// per model second
+	ordersPerSec, pagesPerSec, throttledPerSec, failedPerSec []int
+	orderLatency, pageLatency                                []float32 // ms at 1×
+	orders                                                   []createdOrder
+	stockOuts                                                [][]booktest.Window // per SKU
+	soldOutAt                                                []time.Duration     // per SKU; -1 never
+	left                                                     map[string]int
+	refusedBuyers                                            int
+	refusedWU                                                float64
+	units                                                    map[string]*units // by what the requests were for
+}
+
+// createdOrder is one 201.
+type createdOrder struct {
+	id         string
+	sku        int32
+	start, end time.Time
+}
+
+// units are the DynamoDB units and requests of one kind of request.
+type units struct {
+	requests            int
+	write, read         float64
+	dynamoDB, throttled int64
+}
+
+func newRecorder(skus int) *recorder {
+	r := &recorder{
+		answers: map[string]int{}, byRequest: map[string]int{}, left: map[string]int{}, units: map[string]*units{},
+		stockOuts: make([][]booktest.Window, skus), soldOutAt: make([]time.Duration, skus),
+	}
+	for i := range r.soldOutAt {
+		r.soldOutAt[i] = -1
+	}
+	return r
+}
+
+var stepNames = map[step]string{
+	stepView: "GET /skus/{skuId}", stepOrder: "POST /orders", stepPrepay: "POST /orders/{orderId}/pay",
+	stepPay: "pay at WeChat Pay", stepCancel: "POST /orders/{orderId}/cancel", stepLatePay: "late payment notified",
+}
+
+// grow makes s long enough to hold index i.
+func grow(s []int, i int) []int {
+	for len(s) <= i {
+		s = append(s, 0)
+	}
+	return s
+}
+
+// answer records one answer to a buyer's request, its latency d (real), at model
+// time now.
+func (r *recorder) answer(st step, status int, code string, d time.Duration, slow float64, now time.Duration, sku int32) {
+	sec := max(int(now/time.Second), 0)
+	ms := float32(float64(d) / slow / float64(time.Millisecond))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st != stepPay && st != stepLatePay {
+		r.answers[strconv.Itoa(status)]++
+	}
+	key := stepNames[st] + " " + strconv.Itoa(status)
+	if code != "" {
+		key += " " + code
+	}
+	r.byRequest[key]++
+	switch {
+	case status == http.StatusTooManyRequests:
+		r.throttledPerSec = grow(r.throttledPerSec, sec)
+		r.throttledPerSec[sec]++
+	case status >= 500:
+		r.failedPerSec = grow(r.failedPerSec, sec)
+		r.failedPerSec[sec]++
+	}
+	switch {
+	case st == stepView && status == http.StatusOK:
+		r.pagesPerSec = grow(r.pagesPerSec, sec)
+		r.pagesPerSec[sec]++
+		r.pageLatency = append(r.pageLatency, ms)
+	case st == stepOrder && (status == http.StatusCreated || status == http.StatusOK):
+		r.ordersPerSec = grow(r.ordersPerSec, sec)
+		r.ordersPerSec[sec]++
+		r.orderLatency = append(r.orderLatency, ms)
+	}
+}
+
+// add counts the units of one request on the kind it was for.
+func (r *recorder) add(kind string, m *ddblimits.Meter) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	u := r.units[kind]
+	if u == nil {
+		u = &units{}
+		r.units[kind] = u
+	}
+	u.requests++
+	u.write += m.WriteUnits()
+	u.read += m.ReadUnits()
+	u.dynamoDB += m.Requests()
+	u.throttled += m.Throttles()
+}
+
+func (r *recorder) created(id string, sku int32, start, end time.Time, now time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.orders = append(r.orders, createdOrder{id, sku, start, end})
+}
+
+func (r *recorder) stockOut(sku int32, start, end time.Time, now time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stockOuts[sku] = append(r.stockOuts[sku], booktest.Window{Start: start, End: end})
+	r.soldOutLocked(sku, now)
+}
+
+func (r *recorder) soldOut(sku int32, now time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.soldOutLocked(sku, now)
+}
+
+func (r *recorder) soldOutLocked(sku int32, now time.Duration) {
+	if r.soldOutAt[sku] < 0 || now < r.soldOutAt[sku] {
+		r.soldOutAt[sku] = now
+	}
+}
+
+func (r *recorder) leave(why string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.left[why]++
+}
+
+// refused records a buyer whose order requests all failed, and their write units.
+func (r *recorder) refused(writeUnits float64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refusedBuyers++
+	r.refusedWU += writeUnits
+	r.left["refused an order"]++
+}
