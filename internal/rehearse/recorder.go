@@ -38,6 +38,7 @@ type createdOrder struct {
 type units struct {
 	requests            int
 	write, read         float64
+	minWrite            float64 // the cheapest request's write units
 	dynamoDB, throttled int64
 }
 
@@ -108,6 +109,9 @@ func (r *recorder) add(kind string, m *ddblimits.Meter) {
 	if u == nil {
 		u = &units{}
 		r.units[kind] = u
+	}
+	if u.requests == 0 || m.WriteUnits() < u.minWrite {
+		u.minWrite = m.WriteUnits()
 	}
 	u.requests++
 	u.write += m.WriteUnits()

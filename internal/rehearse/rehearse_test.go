@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stockguard/stockguard/internal/ddblimits"
+	"github.com/stockguard/stockguard/internal/plan"
 	"github.com/stockguard/stockguard/internal/quotas"
 	"github.com/stockguard/stockguard/internal/rehearse"
 	"github.com/stockguard/stockguard/internal/testkit"
@@ -91,6 +92,17 @@ func TestRehearsal_IndexKeysThrottleOnlyPastTheirCeiling(t *testing.T) {
 			for _, status := range []string{"PAID", "CANCELLED"} {
 				if r.Orders.ByStatus[status] == 0 {
 					t.Errorf("no order ended %s: %v", status, r.Orders.ByStatus)
+				}
+			}
+			if !tc.past {
+				// What the planner counts per operation is what an operation consumed
+				// when nothing made it send twice (the first write on a shard after a
+				// reconcile cut is refused and resent: the average is higher).
+				x := plan.Today()
+				for kind, want := range map[string]float64{"orders created": x.CreateWrites, "prepay": x.PrepayWrites, "payment": x.PaymentWrites, "cancel": x.ReleaseWrites} {
+					if got := r.Units[kind].MinWriteUnits; got != want {
+						t.Errorf("%s: %.2f write units at least (%.2f on average), the planner counts %.0f", kind, got, r.Units[kind].WriteUnits, want)
+					}
 				}
 			}
 			got := indexThrottles(r)

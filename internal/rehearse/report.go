@@ -123,6 +123,7 @@ type PagesSummary struct {
 type UnitsSummary struct {
 	Requests          int     `json:"requests"`
 	WriteUnits        float64 `json:"writeUnits"`
+	MinWriteUnits     float64 `json:"minWriteUnits"` // the cheapest request's
 	ReadUnits         float64 `json:"readUnits"`
 	DynamoDBRequests  float64 `json:"dynamoDBRequests"`
 	DynamoDBThrottles float64 `json:"dynamoDBThrottles"`
@@ -346,11 +347,11 @@ func (s *sale) summarise(r *Report, e *engine, end time.Time) {
 	r.Units = map[string]UnitsSummary{}
 	for kind, u := range rec.units {
 		n := float64(max(u.requests, 1))
-		r.Units[kind] = UnitsSummary{Requests: u.requests, WriteUnits: u.write / n, ReadUnits: u.read / n,
+		r.Units[kind] = UnitsSummary{Requests: u.requests, WriteUnits: u.write / n, MinWriteUnits: u.minWrite, ReadUnits: u.read / n,
 			DynamoDBRequests: float64(u.dynamoDB) / n, DynamoDBThrottles: float64(u.throttled) / n}
 	}
 	for name, m := range s.meters {
-		r.Units[name] = UnitsSummary{Requests: 1, WriteUnits: m.WriteUnits(), ReadUnits: m.ReadUnits(), DynamoDBRequests: float64(m.Requests()), DynamoDBThrottles: float64(m.Throttles())}
+		r.Units[name] = UnitsSummary{Requests: 1, WriteUnits: m.WriteUnits(), MinWriteUnits: m.WriteUnits(), ReadUnits: m.ReadUnits(), DynamoDBRequests: float64(m.Requests()), DynamoDBThrottles: float64(m.Throttles())}
 	}
 	var write, read float64
 	for _, c := range s.model.Stats() {

@@ -49,8 +49,13 @@ const usage = `usage: stockctl [--endpoint URL] [--region REGION] [-o table|json
   refund ORDER_ID --reason TEXT [--no-restock]   (PAID or REFUND_PENDING orders)
   reconcile [--latest]
   seed FILE                    (a JSON array of create bodies, e.g. examples/seed.json)
+  plan --orders N --page-views N [--skus N] [--pay-ratio R]   (peaks per second, all SKUs)
+  plan --sku ID:ORDERS:PAGEVIEWS ... [--pay-ratio R]          (each SKU's peaks)
+                               sizes a sale without calling the API: shards per SKU,
+                               what each index key and quota carries, what binds first,
+                               what to set and ask AWS for, the cost per million orders
 
-The endpoint is --endpoint or STOCKCTL_ENDPOINT: the API's URL (sam deploy's ApiUrl
+Every command but plan calls the API. The endpoint is --endpoint or STOCKCTL_ENDPOINT: the API's URL (sam deploy's ApiUrl
 output) or the local stack's http://127.0.0.1:3000. Requests are signed with SigV4
 (service execute-api) using the default AWS credential chain; to a local endpoint they
 go unsigned when no credentials are found.
@@ -100,6 +105,9 @@ func run(ctx context.Context, args []string, env Env) error {
 	}
 	if global.NArg() == 0 {
 		return usageError("no command")
+	}
+	if global.Arg(0) == "plan" { // needs no API
+		return planSale(env.Stdout, *output == "json", global.Args()[1:])
 	}
 	cmd, ok := commands[global.Arg(0)]
 	if !ok {
