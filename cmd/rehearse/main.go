@@ -25,6 +25,8 @@ import (
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stockguard/stockguard/internal/rehearse"
@@ -37,7 +39,7 @@ func main() {
 // run parses args, plays the sale and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("rehearse", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // errors are one line, below
 	d := rehearse.Defaults
 	c := d
 	fs.StringVar(&c.Template, "template", d.Template, "the SAM template")
@@ -66,6 +68,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&c.StageBurst, "stage-burst", 0, "the template's ApiThrottleBurstLimit for this sale (0: the template's default)")
 	fs.IntVar(&c.Lambda.AccountConcurrency, "lambda-concurrency", 0, "Lambda account concurrency (0: the default 1,000)")
 	fs.DurationVar(&c.Lambda.ColdStart, "cold-start", d.Lambda.ColdStart, "a new execution environment's initialisation, at 1× (an assumption)")
+	fs.Func("reserved", "FUNCTION=N,…: reserved concurrency replacing the template's, e.g. CloseOrderFunction=600 (what stockctl plan advises)", func(v string) error {
+		c.Reserved = map[string]int{}
+		for _, kv := range strings.Split(v, ",") {
+			name, n, ok := strings.Cut(kv, "=")
+			count, err := strconv.Atoi(n)
+			if !ok || name == "" || err != nil {
+				return fmt.Errorf("%q is not FUNCTION=N", kv)
+			}
+			c.Reserved[name] = count
+		}
+		return nil
+	})
+	fs.IntVar(&c.Warm, "warm", 0, "createOrder execution environments warm at the start (provisioned concurrency; 0: cold)")
+	fs.Float64Var(&c.Model.TableWriteUnits, "table-wcu", 0, "each table's write request units/s quota (0: DynamoDB's default 40,000)")
+	fs.Float64Var(&c.Model.TableReadUnits, "table-rcu", 0, "each table's read request units/s quota (0: DynamoDB's default 40,000)")
 	fs.Float64Var(&c.Model.WriteUnits, "partition-wcu", 0, "write units/s of one partition, item or index key (0: DynamoDB's 1,000)")
 	fs.Float64Var(&c.Prices.WriteRequestUnits, "usd-wru", d.Prices.WriteRequestUnits, "USD per million DynamoDB write request units (on-demand pricing, us-east-1)")
 	fs.Float64Var(&c.Prices.ReadRequestUnits, "usd-rru", d.Prices.ReadRequestUnits, "USD per million DynamoDB read request units (on-demand pricing, us-east-1)")
@@ -78,8 +95,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the sale to this file")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
+			fmt.Fprintln(stdout, "usage: rehearse [flags]; see the package documentation (go doc ./cmd/rehearse)")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return 0
 		}
+		fmt.Fprintf(stderr, "rehearse: %v (rehearse -h lists the flags)\n", err)
 		return 2
 	}
 	if fs.NArg() > 0 {

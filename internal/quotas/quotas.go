@@ -320,6 +320,21 @@ func NewLambda(functions []sam.Function, cfg LambdaConfig) (*Lambda, error) {
 	return l, nil
 }
 
+// Warm gives function name n execution environments before any invocation, as
+// provisioned concurrency or a warm-up before a sale would: they start idle and take
+// nothing from the scaling rate.
+func (l *Lambda) Warm(name string, n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := l.fns[name]
+	if f == nil {
+		f = &function{}
+		l.fns[name] = f
+	}
+	f.idle += n
+	f.stats.Environments += n
+}
+
 // Unreserved returns the concurrency the functions without a reservation share.
 func (l *Lambda) Unreserved() int { return l.unreserved }
 

@@ -246,3 +246,21 @@ func TestLambda_TheTemplatesReservations(t *testing.T) {
 }
 
 var _ lambda.Handler = handler(nil)
+
+func TestLambda_WarmEnvironmentsTakeNothingFromTheScalingRate(t *testing.T) {
+	c := newClock()
+	l, err := quotas.NewLambda([]sam.Function{{Name: "F"}}, quotas.LambdaConfig{AccountConcurrency: 100000, Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Warm("F", 500)
+	release := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() { close(release); wg.Wait() }()
+	if got := reasons(hold(t, l, "F", 1600, release, &wg)); got["FunctionScalingRateExceeded"] != 100 || len(got) != 1 {
+		t.Errorf("1,600 at once on 500 warm environments: refusals %v, want 100 over 500 + 1,000", got)
+	}
+	if st := l.Stats()["F"]; st.ColdStarts != 1000 || st.Environments != 1500 {
+		t.Errorf("stats %+v, want 1,000 cold starts of 1,500 environments", st)
+	}
+}

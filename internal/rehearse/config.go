@@ -10,8 +10,10 @@ import (
 	"github.com/stockguard/stockguard/internal/quotas"
 )
 
-// Config is one sale. Durations and rates are at 1× (the real services' time);
-// zero values take the defaults of Defaults.
+// Config is one sale. Durations and rates are at 1× (the real services' time). The
+// sale's fields must be set (Defaults has cmd/rehearse's); the zero value of a
+// technical one (Template, MinSlowdown, RealRate, SQSRoundTrip, Prices) takes
+// Defaults'.
 type Config struct {
 	// Template is the path of template.yaml.
 	Template string
@@ -59,8 +61,14 @@ type Config struct {
 	// (the stage's default route throttle) for this sale.
 	Gateway               quotas.GatewayConfig
 	StageRate, StageBurst int
-	// Lambda is Lambda's account concurrency, scaling rate and cold start.
-	Lambda quotas.LambdaConfig
+	// Lambda is Lambda's account concurrency, scaling rate and cold start; Reserved,
+	// when set, replaces the template's reserved concurrency of the functions it names
+	// (logical id → executions) in the model, to rehearse what the planner advises.
+	Lambda   quotas.LambdaConfig
+	Reserved map[string]int
+	// Warm is how many createOrder execution environments are warm when the sale
+	// starts (provisioned concurrency, or a warm-up); 0 starts cold.
+	Warm int
 	// Prices are the on-demand prices the cost is computed with.
 	Prices plan.Prices
 }
@@ -84,11 +92,6 @@ var Defaults = Config{
 // withDefaults fills the zero fields of c from Defaults.
 func (c Config) withDefaults() Config {
 	d := Defaults
-	set := func(v *int, def int) {
-		if *v == 0 {
-			*v = def
-		}
-	}
 	setF := func(v *float64, def float64) {
 		if *v == 0 {
 			*v = def
@@ -102,14 +105,6 @@ func (c Config) withDefaults() Config {
 	if c.Template == "" {
 		c.Template = d.Template
 	}
-	set(&c.SKUs, d.SKUs)
-	set(&c.Stock, d.Stock)
-	set(&c.Buyers, d.Buyers)
-	setD(&c.Over, d.Over)
-	setF(&c.Spike, d.Spike)
-	setD(&c.Think, d.Think)
-	setD(&c.PayAfter, d.PayAfter)
-	setD(&c.PaymentTimeout, d.PaymentTimeout)
 	setF(&c.MinSlowdown, d.MinSlowdown)
 	setF(&c.RealRate, d.RealRate)
 	setD(&c.SQSRoundTrip, d.SQSRoundTrip)
@@ -120,7 +115,7 @@ func (c Config) withDefaults() Config {
 }
 
 // Check returns an error naming the first field (as its cmd/rehearse flag) that is
-// out of range, nil when c (defaults filled in) can be run.
+// out of range, nil when c can be run.
 func (c Config) Check() error {
 	c = c.withDefaults()
 	bad := func(flag, format string, args ...any) error {
@@ -171,6 +166,17 @@ func (c Config) Check() error {
 		return bad("lambda-concurrency", "must not be negative")
 	case c.Lambda.ColdStart < 0:
 		return bad("cold-start", "must not be negative")
+	case c.Model.WriteUnits < 0:
+		return bad("partition-wcu", "must not be negative")
+	case c.Model.TableWriteUnits < 0 || c.Model.TableReadUnits < 0:
+		return bad("table-wcu", "-table-wcu and -table-rcu must not be negative")
+	case c.Warm < 0:
+		return bad("warm", "must not be negative")
+	}
+	for name, n := range c.Reserved {
+		if n < 0 {
+			return bad("reserved", "%s=%d: must not be negative", name, n)
+		}
 	}
 	if err := c.Prices.Check(); err != nil {
 		return err

@@ -217,11 +217,19 @@ func setUp(ctx context.Context, cfg Config) (*sale, error) {
 	mcfg.Slowdown, mcfg.Keys, mcfg.Indexes = s.slow, ddblimits.KeysOf(tables), ddblimits.IndexesOf(tables)
 	s.model = ddblimits.New(mcfg)
 	s.model.Bypass(true)
+	for name, n := range cfg.Reserved {
+		i := slices.IndexFunc(functions, func(f sam.Function) bool { return f.Name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("-reserved: the template has no function %s", name)
+		}
+		functions[i].ReservedConcurrency = &n
+	}
 	lcfg := cfg.Lambda
 	lcfg.Slowdown = s.slow
 	if s.lambda, err = quotas.NewLambda(functions, lcfg); err != nil {
 		return nil, err
 	}
+	s.lambda.Warm("CreateOrderFunction", cfg.Warm)
 	gcfg := cfg.Gateway
 	gcfg.Slowdown = s.slow
 	s.gateway = quotas.NewGateway(routes, gcfg)
