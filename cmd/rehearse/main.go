@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
@@ -93,6 +94,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	jsonPath := fs.String("json", "", "write the report as JSON to this file")
 	pngPath := fs.String("png", "rehearse.png", "write the plot to this file (\"\" for none)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the sale to this file")
+	blockProfile := fs.String("blockprofile", "", "write a profile of where the sale's goroutines waited on locks and channels to this file")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprintln(stdout, "usage: rehearse [flags]; see the package documentation (go doc ./cmd/rehearse)")
@@ -124,6 +126,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *blockProfile != "" {
+		runtime.SetBlockProfileRate(int(time.Millisecond))
+		runtime.SetMutexProfileFraction(10)
+		defer func() {
+			if err := writeFile(*blockProfile, func(w io.Writer) error { return pprof.Lookup("block").WriteTo(w, 0) }); err != nil {
+				fmt.Fprintln(stderr, "rehearse:", err)
+			}
+			if err := writeFile(*blockProfile+".mutex", func(w io.Writer) error { return pprof.Lookup("mutex").WriteTo(w, 0) }); err != nil {
+				fmt.Fprintln(stderr, "rehearse:", err)
+			}
+		}()
 	}
 	started := time.Now()
 	r, err := rehearse.Run(context.Background(), c)

@@ -153,6 +153,10 @@ type Config struct {
 	// Indexes lists each table's global secondary indexes (table name → indexes); a
 	// table not listed has none. See IndexesOf.
 	Indexes map[string][]Index
+	// OnThrottle, when set, is called with the name of the limit (as Throttled names
+	// it) and the time of every request a limit refuses; it must be quick and must not
+	// call the model.
+	OnThrottle func(limit string, at time.Time)
 }
 
 func (c Config) withDefaults() Config {
@@ -617,6 +621,9 @@ func (m *Model) admit(now time.Time, op string, r request) verdict {
 		if _, ok := m.first[name]; !ok {
 			m.first[name] = now
 		}
+		if m.cfg.OnThrottle != nil {
+			m.cfg.OnThrottle(name, now)
+		}
 	}
 	m.countLocked(op, v)
 	m.addUnitsLocked(op, write, 0, read)
@@ -660,13 +667,13 @@ func (m *Model) takeBase(s *itemState, now time.Time, a access, units float64, c
 	slow := m.cfg.Slowdown
 	if a.write {
 		if !s.write.take(now, m.cfg.WriteUnits/slow, m.cfg.WriteUnits*m.cfg.Burst.Seconds(), units, commit) {
-			return limit{name: "item " + a.name, reason: "TableWriteKeyRangeThroughputExceeded", resource: arn(a.table, "")}, false
+			return limit{name: "item " + a.table + " " + keyName(a.key), reason: "TableWriteKeyRangeThroughputExceeded", resource: arn(a.table, "")}, false
 		}
 		l := limit{name: "table " + a.table + " writes", reason: "TableWriteAccountLimitExceeded", resource: arn(a.table, "")}
 		return l, m.limit(l.name).take(now, m.cfg.TableWriteUnits/slow, m.cfg.TableWriteUnits, units, commit)
 	}
 	if !s.read.take(now, m.cfg.ReadUnits/slow, m.cfg.ReadUnits*m.cfg.Burst.Seconds(), units, commit) {
-		return limit{name: "item " + a.name, reason: "TableReadKeyRangeThroughputExceeded", resource: arn(a.table, "")}, false
+		return limit{name: "item " + a.table + " " + keyName(a.key), reason: "TableReadKeyRangeThroughputExceeded", resource: arn(a.table, "")}, false
 	}
 	l := limit{name: "table " + a.table + " reads", reason: "TableReadAccountLimitExceeded", resource: arn(a.table, "")}
 	return l, m.limit(l.name).take(now, m.cfg.TableReadUnits/slow, m.cfg.TableReadUnits, units, commit)

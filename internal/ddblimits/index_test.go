@@ -28,7 +28,7 @@ func n(v int) json.RawMessage    { return json.RawMessage(fmt.Sprintf(`{"N":"%d"
 // putEntry is a plain Put of ledger entry pk into index bucket b.
 func putEntry(pk, b string, at int) request {
 	item := rawItem{"pk": s(pk), "bucket": s(b), "at": n(at)}
-	return request{accesses: []access{{table: "L", item: "L|" + canonical(rawItem{"pk": s(pk)}), name: "L " + pk, write: true, factor: 1, checksHold: true, putSize: itemSize(item), change: &change{put: item}}}}
+	return request{accesses: []access{{table: "L", item: "L|" + canonical(rawItem{"pk": s(pk)}), key: rawItem{"pk": s(pk)}, write: true, factor: 1, checksHold: true, putSize: itemSize(item), change: &change{put: item}}}}
 }
 
 // write admits r at now and, when admitted, applies it as the server would.
@@ -92,7 +92,7 @@ func TestModel_IndexKeyTopsOutAtItsCeiling(t *testing.T) {
 
 func TestModel_IndexWritesFollowWhatTheWriteDoesToTheEntry(t *testing.T) {
 	order := func(c *change) request {
-		return request{accesses: []access{{table: "O", item: "O|o1", name: "O o1", write: true, factor: 2, change: c}}}
+		return request{accesses: []access{{table: "O", item: "O|o1", key: rawItem{"pk": s("o1")}, write: true, factor: 2, change: c}}}
 	}
 	upd := func(expr string, values rawItem) *change {
 		return parseUpdate(expr, map[string]string{"#s": "status"}, values)

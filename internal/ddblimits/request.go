@@ -15,7 +15,7 @@ import (
 type access struct {
 	table      string
 	item       string  // "table|key"
-	name       string  // the item as a limit names it: "table key-values"
+	key        rawItem // the item's key (a limit names the item by it)
 	write      bool    // write units (else read units)
 	factor     float64 // units per KB (write) or per 4 KB (read): 2 transactional, 1 plain, 0.5 eventually consistent
 	checksHold bool    // refused while a transaction holds the item
@@ -142,7 +142,7 @@ func (a *accesses) add(k keyed, write bool, factor float64, checksHold bool, c *
 		}
 	}
 	a.r.accesses = append(a.r.accesses, access{
-		table: k.TableName, item: k.TableName + "|" + canonical(key), name: k.TableName + " " + keyName(key),
+		table: k.TableName, item: k.TableName + "|" + canonical(key), key: key,
 		write: write, factor: factor, checksHold: checksHold, putSize: size, change: c,
 	})
 }
@@ -250,14 +250,15 @@ func project(item rawItem, names []string) rawItem {
 	return key
 }
 
-// canonical is a key's identity: its attributes' JSON in name order.
+// canonical is a key's identity: its attributes' JSON in name order, compacted
+// (the SDK's JSON already is: only JSON with white space is compacted again).
 func canonical(key rawItem) string {
 	var sb strings.Builder
 	for _, n := range sortedKeys(key) {
 		sb.WriteString(n)
 		sb.WriteByte('=')
 		var compact bytes.Buffer
-		if json.Compact(&compact, key[n]) == nil {
+		if bytes.ContainsAny(key[n], " \t\r\n") && json.Compact(&compact, key[n]) == nil {
 			sb.Write(compact.Bytes())
 		} else {
 			sb.Write(key[n])

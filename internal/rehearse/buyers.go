@@ -1,6 +1,7 @@
 package rehearse
 
 import (
+	"bytes"
 	"container/heap"
 	"context"
 	"encoding/json"
@@ -181,6 +182,11 @@ func (e *engine) run(ctx context.Context) time.Duration {
 			heap.Pop(&e.queue)
 		}
 		e.mu.Unlock()
+		// API Gateway answers a throttled request itself, at once: no goroutine.
+		if route := routes[ev.step]; route != "" && e.s.gateway.Admit(route) != "" {
+			e.throttled(ev)
+			continue
+		}
 		e.busy.Add(1)
 		e.inflight.Go(func() {
 			defer e.busy.Add(-1)
@@ -195,7 +201,22 @@ func (e *engine) run(ctx context.Context) time.Duration {
 	return time.Duration(e.lastOK.Load())
 }
 
-// do plays one step of one buyer.
+// routes are the API routes of the steps that call the API (the others: "").
+var routes = map[step]string{
+	stepView: "GET /skus/{skuId}", stepOrder: "POST /orders",
+	stepPrepay: "POST /orders/{orderId}/pay", stepCancel: "POST /orders/{orderId}/cancel",
+}
+
+// tooMany is API Gateway's throttled answer (see quotas.Gateway).
+var tooMany = []byte(`{"message":"Too Many Requests"}`)
+
+// throttled plays a step API Gateway refused: answered at once, nothing run.
+func (e *engine) throttled(ev event) {
+	now := time.Now()
+	e.outcome(ev, http.StatusTooManyRequests, tooMany, now, now, &ddblimits.Meter{})
+}
+
+// do plays one step of one buyer that API Gateway admitted (or that calls no API).
 func (e *engine) do(ctx context.Context, ev event) {
 	b := &e.buyers[ev.buyer]
 	s := e.s
@@ -208,14 +229,13 @@ func (e *engine) do(ctx context.Context, ev event) {
 	var body []byte
 	switch ev.step {
 	case stepView:
-		status, body = s.call(ctx, http.MethodGet, "/skus/"+sku, "", "", "")
+		status, body = s.call(ctx, s.inner, http.MethodGet, "/skus/"+sku, "", "", "")
 	case stepOrder:
-		b.ordered = true
-		status, body = s.call(ctx, http.MethodPost, "/orders", user, user+"-1", `{"items":[{"skuId":"`+sku+`","qty":1}]}`)
+		status, body = s.call(ctx, s.inner, http.MethodPost, "/orders", user, user+"-1", `{"items":[{"skuId":"`+sku+`","qty":1}]}`)
 	case stepPrepay:
-		status, body = s.call(ctx, http.MethodPost, "/orders/"+b.orderID+"/pay", user, "", "")
+		status, body = s.call(ctx, s.inner, http.MethodPost, "/orders/"+b.orderID+"/pay", user, "", "")
 	case stepCancel:
-		status, body = s.call(ctx, http.MethodPost, "/orders/"+b.orderID+"/cancel", user, "", "")
+		status, body = s.call(ctx, s.inner, http.MethodPost, "/orders/"+b.orderID+"/cancel", user, "", "")
 	case stepPay:
 		status = http.StatusNoContent
 		if _, err := s.stack.PayServer.Pay(ctx, b.orderID, paytest.PayOptions{}); err != nil {
@@ -225,9 +245,15 @@ func (e *engine) do(ctx context.Context, ev event) {
 			}
 		}
 	case stepLatePay:
-		status, body = s.call(ctx, http.MethodPost, "/_local/pay/"+b.orderID, "", "", "")
+		status, body = s.call(ctx, s.api, http.MethodPost, "/_local/pay/"+b.orderID, "", "", "")
 	}
-	end := time.Now()
+	e.outcome(ev, status, body, start, time.Now(), meter)
+}
+
+// outcome records a step's answer and schedules what the buyer does next.
+func (e *engine) outcome(ev event, status int, body []byte, start, end time.Time, meter *ddblimits.Meter) {
+	b := &e.buyers[ev.buyer]
+	s := e.s
 	now := s.modelTime(end)
 	code := errorCode(body, status)
 	r := s.rec
@@ -267,6 +293,7 @@ func (e *engine) do(ctx context.Context, ev event) {
 			e.push(ev.buyer, stepOrder, now)
 		}
 	case stepOrder:
+		b.ordered = true
 		b.orderWU += float32(meter.WriteUnits())
 		if status == http.StatusCreated || status == http.StatusOK {
 			var o struct{ OrderID string }
@@ -328,9 +355,10 @@ func (e *engine) afterOrder(b int32, now time.Duration) {
 	}
 }
 
-// errorCode is the "code" of an error answer's body, "" for none.
+// errorCode is the "code" of an error answer's body, "" for none (API Gateway's own
+// answers carry only a message).
 func errorCode(body []byte, status int) string {
-	if status < 400 || len(body) == 0 {
+	if status < 400 || len(body) == 0 || bytes.HasPrefix(body, []byte(`{"message"`)) {
 		return ""
 	}
 	var e struct{ Code string }

@@ -83,7 +83,7 @@ var Defaults = Config{
 	PayAfter: 5 * time.Second, PaymentTimeout: 30 * time.Second,
 	Retries:     2,
 	Seed:        1,
-	MinSlowdown: 2, RealRate: 800,
+	MinSlowdown: 2, RealRate: 500,
 	SQSRoundTrip: 8 * time.Millisecond,
 	Lambda:       quotas.LambdaConfig{ColdStart: 100 * time.Millisecond},
 	Prices:       plan.DefaultPrices,

@@ -3,6 +3,7 @@ package rehearse
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,16 +16,16 @@ type recorder struct {
 	mu        sync.Mutex
 	answers   map[string]int // by HTTP status
 	byRequest map[string]int // by "step status code"
-	// per model second
-	ordersPerSec, pagesPerSec, throttledPerSec, failedPerSec []int
-	orderLatency, pageLatency                                []float32 // ms at 1×
-	orders                                                   []createdOrder
-	stockOuts                                                [][]booktest.Window // per SKU
-	soldOutAt                                                []time.Duration     // per SKU; -1 never
-	left                                                     map[string]int
-	refusedBuyers                                            int
-	refusedWU                                                float64
-	units                                                    map[string]*units // by what the requests were for
+	// timeline series, counts per bucket of model time
+	series                    map[string][]int
+	orderLatency, pageLatency []float32 // ms at 1×
+	orders                    []createdOrder
+	stockOuts                 [][]booktest.Window // per SKU
+	soldOutAt                 []time.Duration     // per SKU; -1 never
+	left                      map[string]int
+	refusedBuyers             int
+	refusedWU                 float64
+	units                     map[string]*units // by what the requests were for
 }
 
 // createdOrder is one 201.
@@ -42,8 +43,48 @@ type units struct {
 	dynamoDB, throttled int64
 }
 
+// bucket is the timeline's resolution, in model time.
+const bucket = 100 * time.Millisecond
+
+// Timeline series.
+const (
+	seriesOrders     = "orders"
+	seriesPages      = "pages"
+	seriesThrottled  = "throttled"
+	seriesFailed     = "failed"
+	seriesIndex      = "indexThrottles"
+	seriesItem       = "itemThrottles"
+	seriesTableQuota = "tableThrottles"
+)
+
+// count adds one to series at model time now; the caller holds r.mu.
+func (r *recorder) count(series string, now time.Duration) {
+	b := max(int(now/bucket), 0)
+	s := r.series[series]
+	for len(s) <= b {
+		s = append(s, 0)
+	}
+	s[b]++
+	r.series[series] = s
+}
+
+// throttled records a DynamoDB refusal by limit at model time now.
+func (r *recorder) throttled(limit string, now time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case strings.HasPrefix(limit, "index "):
+		r.count(seriesIndex, now)
+	case strings.HasPrefix(limit, "item "):
+		r.count(seriesItem, now)
+	default:
+		r.count(seriesTableQuota, now)
+	}
+}
+
 func newRecorder(skus int) *recorder {
 	r := &recorder{
+		series:  map[string][]int{},
 		answers: map[string]int{}, byRequest: map[string]int{}, left: map[string]int{}, units: map[string]*units{},
 		stockOuts: make([][]booktest.Window, skus), soldOutAt: make([]time.Duration, skus),
 	}
@@ -58,18 +99,9 @@ var stepNames = map[step]string{
 	stepPay: "pay at WeChat Pay", stepCancel: "POST /orders/{orderId}/cancel", stepLatePay: "late payment notified",
 }
 
-// grow makes s long enough to hold index i.
-func grow(s []int, i int) []int {
-	for len(s) <= i {
-		s = append(s, 0)
-	}
-	return s
-}
-
 // answer records one answer to a buyer's request, its latency d (real), at model
 // time now.
 func (r *recorder) answer(st step, status int, code string, d time.Duration, slow float64, now time.Duration, sku int32) {
-	sec := max(int(now/time.Second), 0)
 	ms := float32(float64(d) / slow / float64(time.Millisecond))
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -83,20 +115,16 @@ func (r *recorder) answer(st step, status int, code string, d time.Duration, slo
 	r.byRequest[key]++
 	switch {
 	case status == http.StatusTooManyRequests:
-		r.throttledPerSec = grow(r.throttledPerSec, sec)
-		r.throttledPerSec[sec]++
+		r.count(seriesThrottled, now)
 	case status >= 500:
-		r.failedPerSec = grow(r.failedPerSec, sec)
-		r.failedPerSec[sec]++
+		r.count(seriesFailed, now)
 	}
 	switch {
 	case st == stepView && status == http.StatusOK:
-		r.pagesPerSec = grow(r.pagesPerSec, sec)
-		r.pagesPerSec[sec]++
+		r.count(seriesPages, now)
 		r.pageLatency = append(r.pageLatency, ms)
 	case st == stepOrder && (status == http.StatusCreated || status == http.StatusOK):
-		r.ordersPerSec = grow(r.ordersPerSec, sec)
-		r.ordersPerSec[sec]++
+		r.count(seriesOrders, now)
 		r.orderLatency = append(r.orderLatency, ms)
 	}
 }

@@ -307,15 +307,18 @@ func (s *sale) releaseBound() func(at time.Time) (time.Time, bool) {
 // summarise fills the rates, latencies, units, throttles and cost.
 func (s *sale) summarise(r *Report, e *engine, end time.Time) {
 	rec := s.rec
-	r.Timeline = Timeline{Orders: rec.ordersPerSec, Pages: rec.pagesPerSec, Throttled: rec.throttledPerSec, Failed: rec.failedPerSec}
+	r.Timeline = Timeline{BucketSeconds: bucket.Seconds(), Orders: rec.series[seriesOrders], Pages: rec.series[seriesPages],
+		Throttled: rec.series[seriesThrottled], Failed: rec.series[seriesFailed], IndexThrottles: rec.series[seriesIndex],
+		ItemThrottles: rec.series[seriesItem], TableThrottles: rec.series[seriesTableQuota]}
+	perSecond := int(time.Second / bucket)
 	r.Orders.Created = len(rec.orders)
-	r.Orders.PerSecondPeak = float64(slices.Max(append([]int{0}, rec.ordersPerSec...)))
-	if n := len(rec.ordersPerSec); n > 0 {
-		r.Orders.PerSecondMean = float64(r.Orders.Created) / float64(n)
+	r.Orders.PerSecondPeak = perSecondPeak(r.Timeline.Orders, perSecond)
+	if n := len(r.Timeline.Orders); n > 0 {
+		r.Orders.PerSecondMean = float64(r.Orders.Created) / (float64(n) * bucket.Seconds()) // from the start to the last order
 	}
 	r.Orders.P50Ms, r.Orders.P99Ms = percentile(rec.orderLatency, 50), percentile(rec.orderLatency, 99)
 	r.Pages.Served = len(rec.pageLatency)
-	r.Pages.PerSecondPeak = float64(slices.Max(append([]int{0}, rec.pagesPerSec...)))
+	r.Pages.PerSecondPeak = perSecondPeak(r.Timeline.Pages, perSecond)
 	r.Pages.P50Ms, r.Pages.P99Ms = percentile(rec.pageLatency, 50), percentile(rec.pageLatency, 99)
 
 	r.Throttles = map[string]int{}
@@ -435,16 +438,17 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return enc.Encode(r)
 }
 
-// WriteTable writes the report for a person: the sale, the answers, the limits that
-// refused, the units, the cost and the verdict.
+// WriteTable writes the report for a person: the sale, the answers, the units, the
+// cost, the limits that refused requests (first to refuse on top), the SKUs and the
+// verdict.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	c := r.Config
-	fmt.Fprintf(tw, "sale\t%d SKUs × %d units on %d shards, %d buyers over %.0fs (%.0f%% in the first tenth, peak %.0f/s), %d page views each\n",
+	fmt.Fprintf(tw, "sale\t%d SKUs × %d units on %d shards, %d buyers over %.0f s (%.0f%% in the first tenth, peak %.0f/s), %d page views each\n",
 		c.SKUs, c.Stock, c.Shards, c.Buyers, c.OverSeconds, c.Spike*100, c.PeakBuyersPerSecond, c.PageViews)
-	fmt.Fprintf(tw, "quotas\tAPI account %.0f/s (burst %d), routes %.0f/s (burst %.0f), Lambda %d concurrent, partitions %.0f WCU/s\n",
+	fmt.Fprintf(tw, "quotas\tAPI account %.0f/s (burst %d), routes %.0f/s (burst %.0f), Lambda %d concurrent, partitions %.0f WU/s\n",
 		c.APIRate, c.APIBurst, c.StageRate, c.StageBurst, c.LambdaConcurrency, c.PartitionWriteUnits)
-	fmt.Fprintf(tw, "clock\t%.1f× slower; %.0f s of sale in %.0f s wall, %.0f s CPU; worst lag %.1f ms at 1×\n",
+	fmt.Fprintf(tw, "clock\t%.1f× slower: %.0f s of sale in %.0f s wall, %.0f s CPU; worst lag %.1f ms at 1×\n",
 		r.Slowdown, r.ModelSeconds, r.WallSeconds, r.CPUSeconds, r.LagMs)
 	fmt.Fprintf(tw, "orders\t%d created, peak %.0f/s, mean %.0f/s, p50 %.1f ms, p99 %.1f ms; at the end %s\n",
 		r.Orders.Created, r.Orders.PerSecondPeak, r.Orders.PerSecondMean, r.Orders.P50Ms, r.Orders.P99Ms, counts(r.Orders.ByStatus))
@@ -453,31 +457,38 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(tw, "buyers left\t%s\n", counts(r.Buyers))
 	fmt.Fprintf(tw, "units\t%.1f write units per order's life, %.2f read units per page view, %.1f write units per refused buyer\n",
 		r.WriteUnitsPerOrder, r.ReadUnitsPerPageView, r.WriteUnitsPerRefusedBuyer)
+	fmt.Fprintf(tw, "cost\t$%.2f per million orders (for the sale: DynamoDB $%.4f, Lambda $%.4f, API Gateway $%.4f, SQS $%.4f)\n",
+		r.USDPerMillionOrders, r.Cost.DynamoDB, r.Cost.Lambda, r.Cost.APIGateway, r.Cost.SQS)
+	fmt.Fprintf(tw, "verdict\t%s\n", r.Verdict())
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nDynamoDB units per request, by what it was for:")
 	for _, kind := range slices.Sorted(maps.Keys(r.Units)) {
 		u := r.Units[kind]
-		fmt.Fprintf(tw, "  %s\t%d × (%.2f WU, %.2f RU, %.2f DynamoDB requests, %.3f throttled)\n", kind, u.Requests, u.WriteUnits, u.ReadUnits, u.DynamoDBRequests, u.DynamoDBThrottles)
+		fmt.Fprintf(w, "  %-24s %7d × %6.2f WU (least %.0f), %6.2f RU, %5.2f DynamoDB requests, %.3f throttled\n",
+			kind, u.Requests, u.WriteUnits, u.MinWriteUnits, u.ReadUnits, u.DynamoDBRequests, u.DynamoDBThrottles)
 	}
-	fmt.Fprintf(tw, "cost\t$%.2f per million orders (DynamoDB $%.4f, Lambda $%.4f, API Gateway $%.4f, SQS $%.4f for the sale)\n",
-		r.USDPerMillionOrders, r.Cost.DynamoDB, r.Cost.Lambda, r.Cost.APIGateway, r.Cost.SQS)
+	fmt.Fprintln(w, "\nLimits that refused a request, first to refuse first:")
 	if len(r.FirstThrottles) == 0 {
-		fmt.Fprintf(tw, "limits\tnone refused a request\n")
+		fmt.Fprintln(w, "  none")
 	}
 	for i, t := range r.FirstThrottles {
-		if i == 12 {
-			fmt.Fprintf(tw, "  …\t%d more limits refused (see -json)\n", len(r.FirstThrottles)-12)
+		if i == 15 {
+			fmt.Fprintf(w, "  … and %d more (-json lists them all)\n", len(r.FirstThrottles)-15)
 			break
 		}
-		fmt.Fprintf(tw, "  %s\tfirst at %.2f s, %d refusals\n", t.Limit, t.AtSeconds, t.Count)
+		fmt.Fprintf(w, "  %8.2f s %8d  %s\n", t.AtSeconds, t.Count, t.Limit)
 	}
+	fmt.Fprintln(w, "\nSKUs:")
 	for _, sku := range r.SKUs {
 		sold := "never sold out"
 		if sku.SellOutSeconds != nil {
 			sold = fmt.Sprintf("sold out at %.2f s", *sku.SellOutSeconds)
 		}
-		fmt.Fprintf(tw, "  %s\t%d shards, %d created, %d paid, %s\n", sku.SKUID, sku.Shards, sku.Created, sku.Paid, sold)
+		fmt.Fprintf(w, "  %s  %d shards, %d orders, %d paid, %s\n", sku.SKUID, sku.Shards, sku.Created, sku.Paid, sold)
 	}
-	fmt.Fprintf(tw, "verdict\t%s\n", r.Verdict())
-	return tw.Flush()
+	return nil
 }
 
 // Verdict is one line: PASS or FAIL with the checks, and the binding limit.

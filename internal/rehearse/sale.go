@@ -66,8 +66,9 @@ type sale struct {
 	gateway  *quotas.Gateway
 	lambda   *quotas.Lambda
 	routes   []sam.Route
-	api      http.Handler
-	start    time.Time // real time of model time 0
+	api      http.Handler // the API behind API Gateway's throttles
+	inner    http.Handler // the API without them (for requests already admitted)
+	start    time.Time    // real time of model time 0
 	skuIDs   []string
 	shards   []int
 	sqsCalls atomic.Int64
@@ -117,7 +118,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := s.poll(ctx, &background); err != nil {
 		return nil, err
 	}
-	s.start = time.Now().Add(100 * time.Millisecond)
 	s.schedule(ctx, &background)
 	e := newEngine(s)
 	lastOrder := e.run(ctx)
@@ -215,6 +215,9 @@ func setUp(ctx context.Context, cfg Config) (*sale, error) {
 	}
 	mcfg := cfg.Model
 	mcfg.Slowdown, mcfg.Keys, mcfg.Indexes = s.slow, ddblimits.KeysOf(tables), ddblimits.IndexesOf(tables)
+	mcfg.OnThrottle = func(limit string, at time.Time) {
+		s.rec.throttled(limit, s.modelTime(at)) // only once the sale runs: the model is bypassed before
+	}
 	s.model = ddblimits.New(mcfg)
 	s.model.Bypass(true)
 	for name, n := range cfg.Reserved {
@@ -250,9 +253,11 @@ func setUp(ctx context.Context, cfg Config) (*sale, error) {
 		s.stack.Close()
 		return nil, err
 	}
-	s.api = s.gateway.Wrap(s.stack.API)
+	s.inner = s.stack.API
+	s.api = s.gateway.Wrap(s.inner)
 	s.stack.API = s.api // the stand-in WeChat Pay's notifications come through the throttles too
 	s.rec = newRecorder(len(s.skuIDs))
+	s.start = time.Now().Add(100 * time.Millisecond)
 	s.model.Bypass(false)
 	return s, nil
 }
@@ -436,8 +441,8 @@ func (s *sale) meter(name string) *ddblimits.Meter {
 	return m
 }
 
-// call sends one request to the API in process and returns its status and body.
-func (s *sale) call(ctx context.Context, method, path, user, key, body string) (int, []byte) {
+// call sends one request to api in process and returns its status and body.
+func (s *sale) call(ctx context.Context, api http.Handler, method, path, user, key, body string) (int, []byte) {
 	var rd *strings.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -456,7 +461,7 @@ func (s *sale) call(ctx context.Context, method, path, user, key, body string) (
 		req.Header.Set("Idempotency-Key", key)
 	}
 	rec := httptest.NewRecorder()
-	s.api.ServeHTTP(rec, req)
+	api.ServeHTTP(rec, req)
 	return rec.Code, rec.Body.Bytes()
 }
 
