@@ -12,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/quotas"
 	"github.com/stockguard/stockguard/internal/sam"
 	"github.com/stockguard/stockguard/internal/testkit"
@@ -262,5 +263,42 @@ func TestLambda_WarmEnvironmentsTakeNothingFromTheScalingRate(t *testing.T) {
 	}
 	if st := l.Stats()["F"]; st.ColdStarts != 1000 || st.Environments != 1500 {
 		t.Errorf("stats %+v, want 1,000 cold starts of 1,500 environments", st)
+	}
+}
+
+// A Lambda throttle reaches the buyer as API Gateway answers it: 500 Internal Server
+// Error, the function never run (here createOrder may run nothing at all).
+func TestLambda_ARefusedInvocationIsAnswered500ByTheGateway(t *testing.T) {
+	tpl, err := sam.Load(filepath.Join(testkit.ModuleRoot(t), "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns, err := tpl.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range fns {
+		if fns[i].Name == "CreateOrderFunction" {
+			fns[i].ReservedConcurrency = new(0)
+		}
+	}
+	l, err := quotas.NewLambda(fns, quotas.LambdaConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stack, err := local.Start(context.Background(), local.StackConfig{
+		Template: filepath.Join(testkit.ModuleRoot(t), "template.yaml"), WrapFunction: l.Wrap,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stack.Close()
+	rec := httptest.NewRecorder()
+	stack.API.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/skus/cup", nil))
+	if rec.Code != http.StatusInternalServerError || rec.Body.String() != `{"message":"Internal Server Error"}` {
+		t.Errorf("GET /skus/cup with createOrder throttled: %d %s, want 500 Internal Server Error", rec.Code, rec.Body)
+	}
+	if th := l.Throttled(); th["Lambda CreateOrderFunction ReservedFunctionConcurrentInvocationLimitExceeded"] != 1 {
+		t.Errorf("throttled %v", th)
 	}
 }
