@@ -4,6 +4,7 @@ go 1.26
 
 require (
 	github.com/Admiral-Piett/goaws v0.5.4
+	github.com/BurntSushi/toml v1.6.0
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/aws/aws-sdk-go-v2/config v1.33.18

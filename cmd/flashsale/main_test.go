@@ -44,7 +44,6 @@ func TestRun_UsageAndSetupErrorsExitTwo(t *testing.T) {
 		want int
 		msg  string
 	}{
-		{"help", []string{"-h"}, exitPass, "-same-user"},
 		{"unknown flag", []string{"-nope"}, exitSetup, "flag provided but not defined"},
 		{"stray argument", []string{"extra"}, exitSetup, "unexpected arguments"},
 		{"bad qty", []string{"-qty", "0"}, exitSetup, "qty 0"},
@@ -55,8 +54,7 @@ func TestRun_UsageAndSetupErrorsExitTwo(t *testing.T) {
 		{"pay ratio negative", []string{"-pay-ratio", "-0.1"}, exitSetup, "pay ratio -0.1"},
 		{"pay ratio not a number", []string{"-pay-ratio", "half"}, exitSetup, "invalid value \"half\" for flag -pay-ratio"},
 		{"pay ratio NaN", []string{"-pay-ratio", "NaN"}, exitSetup, "pay ratio NaN"},
-		{"bad dynamodb endpoint", []string{"-dynamodb-endpoint", "127.0.0.1:8000"}, exitSetup, "dynamodb endpoint"},
-		{"bad skus table", []string{"-skus-table", "ab"}, exitSetup, "skus table \"ab\""},
+		{"no such flag any more", []string{"-dynamodb-endpoint", "http://127.0.0.1:8000"}, exitSetup, "flag provided but not defined: -dynamodb-endpoint"},
 		{"cancel unpaid not a bool", []string{"-cancel-unpaid=maybe"}, exitSetup, "-cancel-unpaid"},
 	}
 	for _, tt := range tests {
@@ -87,25 +85,18 @@ func TestParseFlags_ReadsTokenFile(t *testing.T) {
 }
 
 func TestParseFlags_SettlementFlags(t *testing.T) {
-	defaultTables := flashsale.DefaultConfig().Tables
 	tests := []struct {
 		name         string
 		args         []string
 		ratio        float64
 		cancelUnpaid bool
-		endpoint     string
-		skus, orders string
-		stockLog     string
 	}{
-		{"defaults: no settling", nil, 0, false, "http://127.0.0.1:8000", "SkusTable", "OrdersTable", "StockLogTable"},
-		{"pay ratio turns cancel unpaid on", []string{"-pay-ratio", "0.5"}, 0.5, true, "http://127.0.0.1:8000", "SkusTable", "OrdersTable", "StockLogTable"},
-		{"pay ratio 1", []string{"-pay-ratio", "1"}, 1, true, "http://127.0.0.1:8000", "SkusTable", "OrdersTable", "StockLogTable"},
-		{"cancel unpaid turned off", []string{"-pay-ratio", "0.5", "-cancel-unpaid=false"}, 0.5, false, "http://127.0.0.1:8000", "SkusTable", "OrdersTable", "StockLogTable"},
-		{"cancel unpaid off before the ratio", []string{"-cancel-unpaid=false", "-pay-ratio", "0.2"}, 0.2, false, "http://127.0.0.1:8000", "SkusTable", "OrdersTable", "StockLogTable"},
-		{"cancel unpaid alone cancels every order", []string{"-cancel-unpaid"}, 0, true, "http://127.0.0.1:8000", "SkusTable", "OrdersTable", "StockLogTable"},
-		{"empty endpoint skips the on-hand check", []string{"-pay-ratio", "0.5", "-dynamodb-endpoint", ""}, 0.5, true, "", "SkusTable", "OrdersTable", "StockLogTable"},
-		{"endpoint and tables", []string{"-pay-ratio", ".25", "-dynamodb-endpoint", "http://localhost:8001", "-skus-table", "skus-dev", "-orders-table", "orders-dev", "-stock-log-table", "stock_log.dev"},
-			0.25, true, "http://localhost:8001", "skus-dev", "orders-dev", "stock_log.dev"},
+		{"defaults: no settling", nil, 0, false},
+		{"pay ratio turns cancel unpaid on", []string{"-pay-ratio", "0.5"}, 0.5, true},
+		{"pay ratio 1", []string{"-pay-ratio", "1"}, 1, true},
+		{"cancel unpaid turned off", []string{"-pay-ratio", "0.5", "-cancel-unpaid=false"}, 0.5, false},
+		{"cancel unpaid off before the ratio", []string{"-cancel-unpaid=false", "-pay-ratio", "0.2"}, 0.2, false},
+		{"cancel unpaid alone cancels every order", []string{"-cancel-unpaid"}, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,17 +104,40 @@ func TestParseFlags_SettlementFlags(t *testing.T) {
 			if err != nil {
 				t.Fatalf("parseFlags(%q): %v", tt.args, err)
 			}
-			if cfg.PayRatio != tt.ratio || cfg.CancelUnpaid != tt.cancelUnpaid || cfg.DynamoDBEndpoint != tt.endpoint {
-				t.Errorf("pay ratio %v, cancel unpaid %v, endpoint %q; want %v, %v, %q",
-					cfg.PayRatio, cfg.CancelUnpaid, cfg.DynamoDBEndpoint, tt.ratio, tt.cancelUnpaid, tt.endpoint)
-			}
-			if cfg.Tables.SKUs != tt.skus || cfg.Tables.Orders != tt.orders || cfg.Tables.StockLog != tt.stockLog {
-				t.Errorf("tables %+v, want %s %s %s", cfg.Tables, tt.skus, tt.orders, tt.stockLog)
+			if cfg.PayRatio != tt.ratio || cfg.CancelUnpaid != tt.cancelUnpaid {
+				t.Errorf("pay ratio %v, cancel unpaid %v; want %v, %v", cfg.PayRatio, cfg.CancelUnpaid, tt.ratio, tt.cancelUnpaid)
 			}
 		})
 	}
-	if defaultTables.SKUs != "SkusTable" || defaultTables.Orders != "OrdersTable" || defaultTables.StockLog != "StockLogTable" {
-		t.Errorf("default tables %+v, want template.yaml's logical ids", defaultTables)
+}
+
+// -h explains the run: exit status 0, the help on stdout (nothing on stderr), every
+// flag, the steps, the exit statuses and examples.
+func TestRun_HelpExplainsTheRunAndEveryFlag(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-h"}, &stdout, &stderr); code != exitPass || stderr.Len() > 0 {
+		t.Fatalf("-h: exit %d, stderr %q; want 0 and nothing", code, stderr.String())
+	}
+	help := stdout.String()
+	names := []string{"url", "sku", "buyers", "concurrency", "qty", "user-prefix", "same-user", "token", "token-file", "timeout",
+		"idempotency", "json", "report", "pay-ratio", "refund-ratio", "refund-wait", "cancel-unpaid"}
+	for _, name := range names {
+		if !strings.Contains(help, "\n  -"+name+" ") && !strings.Contains(help, "\n  -"+name+"\n") {
+			t.Errorf("the help does not list -%s", name)
+		}
+	}
+	if n := strings.Count(help, "\n  -"); n != len(names) {
+		t.Errorf("the help lists %d flags, the test knows %d: explain the new ones here", n, len(names))
+	}
+	for _, want := range []string{"GET /admin/skus/{skuId}", "Exit status: 0", "Examples:\n  go run ./cmd/flashsale ", "-url http://127.0.0.1:3001 -pay-ratio"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("the help does not say %q", want)
+		}
+	}
+	for _, gone := range []string{"dynamodb-endpoint", "skus-table"} {
+		if strings.Contains(help, gone) {
+			t.Errorf("the help still mentions %s", gone)
+		}
 	}
 }
 

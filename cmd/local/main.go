@@ -1,29 +1,41 @@
 // Command local runs the whole stockguard stack in one process, with no AWS account
 // and no Docker: an embedded DynamoDB API (minidyn) on 127.0.0.1:8000, an embedded SQS
-// API (goaws) on 127.0.0.1:9324, the tables and queues of template.yaml, and the HTTP
-// API on 127.0.0.1:3000 serving the same handlers the Lambda functions run, fed the
-// same API Gateway payload format 2.0 events.
+// and SNS API (goaws) on 127.0.0.1:9324, stand-ins for the WeChat Pay merchant API
+// (127.0.0.1:9401) and WeChat login's jscode2session (127.0.0.1:9402), the tables,
+// queues and topics of template.yaml, and the HTTP API on 127.0.0.1:3000 serving the
+// same handlers the Lambda functions run, fed the same API Gateway payload format 2.0
+// events. It plays the template's event sources too: the close-order queue, the
+// schedules and the alerts topic.
 //
-// Usage:
-//
-//	go run ./cmd/local [-seed FILE] [-payment-timeout 15m] [-addr 127.0.0.1:3000] [-log-format text|json]
+//	go run ./cmd/local -seed examples/seed.json
+//	go run ./cmd/local -h     # what it starts, every flag with an example, the local-only conveniences
 //
 // It logs one readable line per request and per lifecycle event (released, paid,
 // reconcile) to standard output; -log-format json writes the functions' complete
 // JSON records instead, as they appear in CloudWatch Logs.
 //
-// Callers sign in with POST /auth/wechat (code test-<name> → openid o-<name>, at the
-// jscode2session stand-in on -wxlogin-addr) and send the token as Authorization: Bearer,
+// Callers sign in with POST /auth/wechat (code test-<name> → openid o-<name>, once per
+// code, at the jscode2session stand-in) and send the token as Authorization: Bearer,
 // checked as the JWT authorizer checks it (issuer http://<addr>, whose discovery
-// document and JWK set the API serves). Local-only shortcut: the X-User-Id request
-// header, copied into the sub claim. The merchant API's /admin/ routes need no SigV4
-// signature locally: they get a fixed local operator principal (deployed, API
-// Gateway's AWS_IAM authorization verifies the signature); -seed sends each SKU of
-// the file through POST /admin/skus. Payments go to the WeChat Pay stand-in on
-// -wechatpay-addr; POST /_local/pay/{orderId} plays the buyer paying there. The template's event
-// sources run too: closeOrder polls the close-order queue and sweeps on its schedule;
-// POST /_local/invoke/closeOrder runs a sweep now and answers with its result. GET
-// /openapi.yaml serves the contract as an OpenAPI 3.1 document.
+// document and JWK set the API serves). For requests sent from this machine there are
+// local-only conveniences: the X-User-Id request header, copied into the sub claim;
+// the merchant API's /admin/ routes without a SigV4 signature (the operator named by
+// X-Operator-Id, local-operator without it); POST /_local/pay/{orderId} (the buyer
+// pays at the WeChat Pay stand-in); POST /_local/invoke/{function} (a scheduled
+// function now); GET /openapi.yaml (the contract). -seed sends each SKU of the file
+// through POST /admin/skus.
+//
+// Exposure: every listen address must be a loopback one unless -expose is given.
+// With -expose, a request that reaches the API from another machine gets only what
+// the deployed API serves (local.Stack.ExposedAPI: a token to buy, no X-User-Id, no
+// /_local/ routes or /openapi.yaml, 403 on /admin/), and the DynamoDB, SQS and
+// stand-in listeners, which check no credentials, serve anyone who reaches them.
+//
+// Alerts: reconcile publishes its alerts to the alerts topic of the embedded SNS API
+// (goaws, on the SQS port), and the alert function posts them to the chat bots given
+// with -alert-webhook KIND=URL (repeatable; KIND wecom, dingtalk, feishu or slack;
+// KIND=URL#SECRET for a DingTalk or Feishu bot that signs), at most once per
+// -alert-quiet-period per alert and bot.
 package main
 
 import (
@@ -31,68 +43,226 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/teamchat"
 )
 
 func main() {
-	seed := flag.String("seed", "", "JSON seed file: [{\"skuId\",\"name\",\"price\",\"stock\",\"limitPerUser\"?,\"shards\"?}]")
-	timeout := flag.Duration("payment-timeout", 15*time.Minute, "how long an order stays PENDING before it may be released")
-	addr := flag.String("addr", "127.0.0.1:3000", "HTTP API listen address")
-	dynamoAddr := flag.String("dynamodb-addr", "127.0.0.1:8000", "DynamoDB API listen address")
-	sqsAddr := flag.String("sqs-addr", "127.0.0.1:9324", "SQS API listen address")
-	template := flag.String("template", "template.yaml", "AWS SAM template the stack is built from")
-	payAddr := flag.String("wechatpay-addr", "127.0.0.1:9401", "WeChat Pay stand-in (merchant API) listen address")
-	loginAddr := flag.String("wxlogin-addr", "127.0.0.1:9402", "jscode2session stand-in listen address")
-	refundWindow := flag.String("user-refund-window", "0", "how long after payment a buyer may refund (template parameter UserRefundWindow: seconds or e.g. 24h; 0 = off)")
-	logFormat := flag.String("log-format", "text", "log format: text (one readable line per event) or json (every record)")
-	flag.Parse()
-	var handler slog.Handler = local.NewConsoleHandler(os.Stdout)
-	switch *logFormat {
-	case "json":
-		handler = slog.NewJSONHandler(os.Stdout, nil)
-	case "text":
-	default:
-		fmt.Fprintf(os.Stderr, "-log-format must be text or json, got %q\n", *logFormat)
-		os.Exit(2)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit statuses of run.
+const (
+	exitOK      = 0 // stopped by a signal (or -h)
+	exitStopped = 1 // the stack failed to start or stopped with an error
+	exitUsage   = 2 // the command line is wrong
+)
+
+// options is what the command line asks for.
+type options struct {
+	cfg       local.StackConfig
+	seed      string
+	addr      string
+	expose    bool
+	json      bool // -log-format json
+	listeners []listener
+}
+
+// listener is one listen address flag, what the stack serves there, and what -expose
+// makes reachable from other machines at a non-loopback address.
+type listener struct {
+	flag, what, exposes string
+	addr                *string
+}
+
+// newFlags defines the command's flags on a new FlagSet (each usage ends with an
+// example, "e.g. …", which -h shows) and returns the options they fill and the
+// function that checks them once parsed.
+func newFlags() (*flag.FlagSet, *options, func() error) {
+	fs := flag.NewFlagSet("local", flag.ContinueOnError)
+	fs.Usage = func() {} // run prints the help
+	o := &options{cfg: local.StackConfig{Parameters: map[string]string{}}}
+	var dynamoAddr, sqsAddr, payAddr, loginAddr string
+	fs.StringVar(&o.seed, "seed", "", "create the SKUs of this JSON seed file at start, each through POST /admin/skus: [{\"skuId\",\"name\",\"price\",\"stock\",\"limitPerUser\"?,\"shards\"?}], e.g. -seed examples/seed.json")
+	fs.DurationVar(&o.cfg.PaymentTimeout, "payment-timeout", 15*time.Minute, "how long an order stays PENDING before it is released, e.g. -payment-timeout 10s")
+	refundWindow := fs.String("user-refund-window", "0", "how long after payment a buyer may refund (template parameter UserRefundWindow: seconds or a duration; 0: never), e.g. -user-refund-window 24h")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:3000", "HTTP API listen address (port 0: a free one), e.g. -addr 127.0.0.1:3001")
+	fs.StringVar(&dynamoAddr, "dynamodb-addr", "127.0.0.1:8000", "DynamoDB API listen address, e.g. -dynamodb-addr 127.0.0.1:8001")
+	fs.StringVar(&sqsAddr, "sqs-addr", "127.0.0.1:9324", "SQS and SNS API listen address, e.g. -sqs-addr 127.0.0.1:9325")
+	fs.StringVar(&payAddr, "wechatpay-addr", "127.0.0.1:9401", "WeChat Pay stand-in (merchant API) listen address, e.g. -wechatpay-addr 127.0.0.1:0")
+	fs.StringVar(&loginAddr, "wxlogin-addr", "127.0.0.1:9402", "jscode2session stand-in listen address, e.g. -wxlogin-addr 127.0.0.1:0")
+	fs.BoolVar(&o.expose, "expose", false, "allow listen addresses that are not loopback ones, so that other machines (a phone on the LAN) reach the stack; see Exposure, e.g. -expose -addr 0.0.0.0:3000")
+	fs.StringVar(&o.cfg.Template, "template", "template.yaml", "the AWS SAM template the stack is built from, e.g. -template ../stockguard/template.yaml")
+	logFormat := fs.String("log-format", "text", "text (one readable line per event) or json (every record, as CloudWatch Logs gets them), e.g. -log-format json")
+	fs.Func("alert-webhook", "post alerts to this chat bot: `KIND=URL` or KIND=URL#SECRET (KIND: wecom, dingtalk, feishu, slack; SECRET: a signing DingTalk or Feishu bot's); repeatable, e.g. -alert-webhook wecom=http://127.0.0.1:9500/cgi-bin/webhook/send?key=local", func(v string) error {
+		w, err := teamchat.ParseFlag(v)
+		o.cfg.AlertWebhooks = append(o.cfg.AlertWebhooks, w)
+		return err
+	})
+	quiet := fs.Duration("alert-quiet-period", time.Hour, "post the same alert to a chat bot at most once per this long, whole seconds (template parameter AlertQuietPeriodSeconds), e.g. -alert-quiet-period 10s")
+	o.listeners = []listener{
+		{"-addr", "the HTTP API", "other machines get only what the deployed API serves: buying needs a token from POST /auth/wechat, X-User-Id is not read, the /_local/ routes and /openapi.yaml answer 404 and every /admin/ route 403 (requests sent from this machine to a loopback address keep the local conveniences)", &o.addr},
+		{"-dynamodb-addr", "the DynamoDB API", "it checks no credentials: whoever reaches it reads and changes every table", &dynamoAddr},
+		{"-sqs-addr", "the SQS and SNS API", "it checks no credentials: whoever reaches it reads, sends and deletes queue messages and publishes to the alerts topic", &sqsAddr},
+		{"-wechatpay-addr", "the WeChat Pay stand-in", "it answers only requests signed with the local test merchant's key, made at start and kept in this process", &payAddr},
+		{"-wxlogin-addr", "the jscode2session stand-in", "whoever knows the local AppSecret (it is in the source) can use up a test-<name> code there", &loginAddr},
 	}
-	log := slog.New(handler)
-	cfg := local.StackConfig{
-		Template: *template, DynamoDBAddr: *dynamoAddr, SQSAddr: *sqsAddr, PaymentTimeout: *timeout, Logger: log,
-		PayAddr: *payAddr, LoginAddr: *loginAddr, Parameters: map[string]string{"UserRefundWindow": *refundWindow},
-	}
-	if err := run(log, cfg, *seed, *addr); err != nil {
-		log.Error("local stack stopped", "error", err)
-		os.Exit(1)
+	return fs, o, func() error {
+		switch *logFormat {
+		case "json":
+			o.json = true
+		case "text":
+		default:
+			return fmt.Errorf("-log-format must be text or json, got %q", *logFormat)
+		}
+		if *quiet < time.Second || *quiet%time.Second != 0 {
+			return fmt.Errorf("-alert-quiet-period must be whole seconds, at least 1s, got %v", *quiet)
+		}
+		if o.cfg.PaymentTimeout <= 0 {
+			return fmt.Errorf("-payment-timeout must be positive, got %v", o.cfg.PaymentTimeout)
+		}
+		for _, l := range o.listeners {
+			if *l.addr != "" && !o.expose && !local.LoopbackAddr(*l.addr) {
+				return fmt.Errorf("%s %s is not a loopback address (127.0.0.1, ::1 or localhost): other machines could reach %s there. "+
+					"Add -expose to allow that (go run ./cmd/local -h, Exposure, says what it exposes)", l.flag, *l.addr, l.what)
+			}
+		}
+		o.cfg.DynamoDBAddr, o.cfg.SQSAddr, o.cfg.PayAddr, o.cfg.LoginAddr = dynamoAddr, sqsAddr, payAddr, loginAddr
+		o.cfg.Parameters["UserRefundWindow"] = *refundWindow
+		o.cfg.Parameters["AlertQuietPeriodSeconds"] = strconv.Itoa(int(*quiet / time.Second))
+		return nil
 	}
 }
 
-func run(log *slog.Logger, cfg local.StackConfig, seed, addr string) error {
-	if cfg.PaymentTimeout <= 0 {
-		return fmt.Errorf("-payment-timeout must be positive, got %v", cfg.PaymentTimeout)
+// help is the text of -h before the flags.
+const help = `usage: go run ./cmd/local [flags]
+
+Runs the whole stockguard stack in one process, with no AWS account and no Docker:
+
+  the HTTP API: the template's routes, the same handlers the Lambda functions run  -addr            127.0.0.1:3000
+  an embedded DynamoDB API (minidyn) with the template's tables                     -dynamodb-addr   127.0.0.1:8000
+  an embedded SQS and SNS API (goaws) with the template's queues and topics         -sqs-addr        127.0.0.1:9324
+  a WeChat Pay stand-in (JSAPI order, query, close, refund; real signatures)        -wechatpay-addr  127.0.0.1:9401
+  a WeChat login stand-in (jscode2session: code test-<name> → openid o-<name>)     -wxlogin-addr    127.0.0.1:9402
+
+and the template's event sources: closeOrder polls the close-order queue, the refund
+function the refund queue, the schedules run (closeOrder's sweep every minute, reconcile
+and the refund pass every 5 minutes), and the alert function gets the alerts topic. When
+all is up it prints one "ready" line with every address, then one line per request and
+event; Ctrl-C stops it (all data is in memory and lost).
+
+Sign in as the mini-program does: POST /auth/wechat {"code":"test-alice"} answers a token
+for openid o-alice (each test code works once, as WeChat's codes do), sent as
+Authorization: Bearer.
+
+Local-only conveniences, for requests sent from this machine:
+  X-User-Id: NAME                  be buyer NAME without a token
+  /admin/ without SigV4            the merchant API unsigned; X-Operator-Id: NAME names the
+                                   operator (local-operator without it); stockctl sends it
+  POST /_local/pay/{orderId}       the buyer pays at the WeChat Pay stand-in
+  POST /_local/invoke/{function}   run closeOrder's sweep, reconcile or the refund pass now
+  GET /openapi.yaml                the contract as an OpenAPI 3.1 document
+
+Exposure: every listen address must be a loopback one (127.0.0.1, ::1, localhost) unless
+-expose is given. With -expose, at an address other machines reach:
+`
+
+// examples is the text of -h after the flags.
+const examples = `
+Examples:
+  go run ./cmd/local -seed examples/seed.json
+  go run ./cmd/local -seed examples/seed.json -user-refund-window 24h -payment-timeout 1m
+  go run ./cmd/local -addr 127.0.0.1:3001 -dynamodb-addr 127.0.0.1:8001 -sqs-addr 127.0.0.1:9325 \
+      -wechatpay-addr 127.0.0.1:0 -wxlogin-addr 127.0.0.1:0     # a second stack beside the first
+  go run ./cmd/local -seed examples/seed.json -expose -addr 0.0.0.0:3000   # a phone on the LAN buys with tokens
+`
+
+// printHelp writes -h's text: what the command starts, the local-only conveniences,
+// the exposure rule (what each listener exposes), every flag with its example.
+func printHelp(w io.Writer, fs *flag.FlagSet, listeners []listener) {
+	fmt.Fprint(w, help)
+	for _, l := range listeners {
+		fmt.Fprintf(w, "  %s, %s:\n", l.flag, l.what)
+		line := "     "
+		for word := range strings.FieldsSeq(l.exposes + ".") {
+			if len(line)+1+len(word) > 90 {
+				fmt.Fprintln(w, line)
+				line = "     "
+			}
+			line += " " + word
+		}
+		fmt.Fprintln(w, line)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ln, err := net.Listen("tcp", addr)
+	fmt.Fprint(w, "\nFlags:\n")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fmt.Fprint(w, examples)
+}
+
+// run parses args, starts the stack and serves until ctx ends; it returns the exit
+// status. -h prints the help on stdout; a usage error goes to stderr with exit status 2.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, o, finish := newFlags()
+	fs.SetOutput(stderr)
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		printHelp(stdout, fs, o.listeners)
+		return exitOK
+	}
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if err == nil {
+		err = finish()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "local: %v\n(go run ./cmd/local -h shows the usage)\n", err)
+		return exitUsage
+	}
+	var handler slog.Handler = local.NewConsoleHandler(stdout)
+	if o.json {
+		handler = slog.NewJSONHandler(stdout, nil)
+	}
+	log := slog.New(handler)
+	o.cfg.Logger = log
+	if err := serve(ctx, log, o); err != nil {
+		log.Error("local stack stopped", "error", err)
+		return exitStopped
+	}
+	return exitOK
+}
+
+// serve starts the stack o describes, seeds it, serves the HTTP API on o.addr
+// (local.Stack.ExposedAPI: the local conveniences only to requests sent from this
+// machine) and plays the event sources until ctx ends.
+func serve(ctx context.Context, log *slog.Logger, o *options) error {
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
 	}
 	defer ln.Close()
-	cfg.Issuer = "http://" + ln.Addr().String() // the API serves the issuer's documents
-	stack, err := local.Start(ctx, cfg)
+	o.cfg.Issuer = issuer(ln.Addr().(*net.TCPAddr))
+	stack, err := local.Start(ctx, o.cfg)
 	if err != nil {
 		return err
 	}
 	defer stack.Close()
-	if seed != "" {
-		f, err := os.Open(seed)
+	if o.seed != "" {
+		f, err := os.Open(o.seed)
 		if err != nil {
 			return err
 		}
@@ -102,15 +272,23 @@ func run(log *slog.Logger, cfg local.StackConfig, seed, addr string) error {
 			return err
 		}
 	}
-	srv := &http.Server{Handler: stack.API, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: stack.ExposedAPI(), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	ran := make(chan error, 1)
 	go func() { ran <- stack.Run(ctx) }()
+	for _, w := range o.cfg.AlertWebhooks {
+		log.Info("alerts go to chat", "webhook", w.ID(), "quietPeriod", o.cfg.Parameters["AlertQuietPeriodSeconds"]+"s")
+	}
+	for _, l := range o.listeners {
+		if !local.LoopbackAddr(*l.addr) && *l.addr != "" {
+			log.Warn("exposed to other machines (-expose): " + l.what + " at " + *l.addr + " (" + l.flag + "); " + l.exposes)
+		}
+	}
 	// The listener was bound before the stack started: connections queued meanwhile.
-	log.Info("ready", "api", "http://"+ln.Addr().String(), "dynamodb", stack.DynamoDB.URL(), "sqs", stack.SQS.URL(),
-		"wechatpay", stack.PayServer.URL(), "wxlogin", stack.LoginServer.URL(), "issuer", cfg.Issuer,
-		"paymentTimeout", cfg.PaymentTimeout.String(), "seed", seed)
+	log.Info("ready", "api", "http://"+ln.Addr().String(), "dynamodb", stack.DynamoDB.URL(), "sqs", sqsURL(stack),
+		"wechatpay", stack.PayServer.URL(), "wxlogin", stack.LoginServer.URL(), "issuer", o.cfg.Issuer,
+		"paymentTimeout", o.cfg.PaymentTimeout.String(), "seed", o.seed)
 	select {
 	case err := <-served:
 		return err
@@ -126,4 +304,24 @@ func run(log *slog.Logger, cfg local.StackConfig, seed, addr string) error {
 		return err
 	}
 	return nil
+}
+
+// issuer is the local tokens' iss for the API listening at addr: its URL, where it
+// serves the issuer's discovery document and JWK set. An http issuer must be on
+// 127.0.0.1 (idtoken), so on any other address (an exposed one) it is
+// http://127.0.0.1:<port>, which the API also serves when it listens on every
+// interface; tokens are checked in this process, so nobody needs to fetch it.
+func issuer(addr *net.TCPAddr) string {
+	if addr.IP.To4() != nil && addr.IP.IsLoopback() {
+		return "http://" + addr.String()
+	}
+	return "http://127.0.0.1:" + strconv.Itoa(addr.Port)
+}
+
+// sqsURL is the SQS API's URL, "" when -sqs-addr "" started none.
+func sqsURL(stack *local.Stack) string {
+	if stack.SQS == nil {
+		return ""
+	}
+	return stack.SQS.URL()
 }

@@ -1,97 +1,447 @@
-// The stockguard API as the mini-program uses it (CONTRACT.md): WeChat login, SKUs,
-// orders, payment through wx.requestPayment, cancel. Plain CommonJS, no npm package, so
-// the same file runs in the mini-program and under `node --test` (with a wx shim).
+// The stockguard HTTP API as the mini-program uses it (internal/openapi/openapi.yaml in
+// the repository): WeChat login, the public SKU list and SKUs, orders, payment through
+// wx.requestPayment, cancel and refund. Plain CommonJS without npm packages, so the same
+// file runs in the mini-program and under `node --test` (with a wx shim).
 //
-// createApi({ baseURL, wx }) returns an object whose methods return Promises. Failed
-// calls reject with an ApiError { statusCode, code, message, retryAfter } built from
-// the contract's error body, or with the wx.* failure as is.
+// createApi({ baseURL, wx }) returns an object whose methods return Promises. A failed
+// call rejects with an ApiError { statusCode, code, message, skuId, retryAfter } built
+// from the API's error body, or with a RequestError when wx.request itself failed (no
+// network, DNS, TLS), or with wx.login's / wx.requestPayment's failure as is.
+//
+// Sign-in: the token of POST /auth/wechat is kept with wx.setStorageSync and read back
+// when the API object is made (at app start). A call that needs a buyer and has no token,
+// or one known to be expired (its expiresIn is past), first signs in silently (wx.login →
+// POST /auth/wechat). A call answered 401 signs in once and is sent once more; a second
+// 401 is the caller's answer. A call never signs in more than once, so a token the API
+// keeps refusing cannot make a loop.
+//
+// Busy: a 429 (RATE_LIMITED) or 503 (BUSY) is sent again after its Retry-After (seconds,
+// RFC 9110 §10.2.3) plus a random part of up to half of it, so that buyers told to wait
+// the same time do not all come back in the same instant; at most `retry.tries` sends in
+// all, and never when Retry-After is longer than `retry.maxWaitSeconds`. Both are safe by
+// the API's rules: a refused createOrder reserved nothing (and carries its
+// Idempotency-Key), a refused pay, cancel or refund changed nothing.
+'use strict';
 
+/**
+ * @typedef {'UPCOMING' | 'ON_SALE' | 'LOW_STOCK' | 'SOLD_OUT' | 'OFF_SALE'} SkuStatus
+ *
+ * A SKU as GET /skus/{skuId} answers it. price in fen; available in units, conservative
+ * (never above what can be sold, 0 when SOLD_OUT); saleStartsAt RFC 3339 (status UPCOMING
+ * until then).
+ * @typedef {{ skuId: string, name: string, price: number, currency: string,
+ *   status: SkuStatus, available: number, saleStartsAt?: string }} Sku
+ *
+ * One page of GET /skus: next is the `after` of the following page, absent on the last.
+ * @typedef {{ skus: Sku[], next?: string }} SkuPage
+ *
+ * @typedef {'PENDING' | 'PAID' | 'CANCELLED' | 'REFUND_PENDING' | 'REFUNDING' | 'REFUNDED'} OrderStatus
+ * @typedef {{ skuId: string, qty: number }} Line
+ * @typedef {{ skuId: string, qty: number, unitPrice: number }} OrderItem
+ *
+ * One refund of an order (amount in fen).
+ * @typedef {{ refundId?: string, outRefundNo?: string, lines?: Line[], amount: number,
+ *   status: string, refundedAt?: string, error?: string }} Refund
+ *
+ * An order as its owner sees it: amounts in fen, times RFC 3339. refunds and
+ * refundedAmount are there once the API lists partial refunds; refundedAt and
+ * refundAmount once a whole order was refunded.
+ * @typedef {{ orderId: string, status: OrderStatus, items: OrderItem[], amount: number,
+ *   currency: string, createdAt: string, expiresAt: string, paidAt?: string,
+ *   cancelledAt?: string, cancelReason?: 'USER' | 'TIMEOUT', transactionId?: string,
+ *   refundedAt?: string, refundAmount?: number, refundError?: string,
+ *   refunds?: Refund[], refundedAmount?: number }} Order
+ *
+ * One page of GET /orders, newest first.
+ * @typedef {{ orders: Order[], next?: string }} OrderPage
+ *
+ * The parameters of wx.requestPayment that POST /orders/{orderId}/pay answers.
+ * @typedef {{ timeStamp: string, nonceStr: string, package: string, signType: 'RSA',
+ *   paySign: string }} PaymentParams
+ *
+ * @typedef {{ token: string, expiresIn: number }} LoginAnswer
+ * @typedef {{ token: string, expiresAt: number }} Session  expiresAt: Unix ms
+ *
+ * The part of wx the module uses.
+ * @typedef {Pick<WechatMiniprogram.Wx, 'request' | 'login' | 'requestPayment' |
+ *   'getStorageSync' | 'setStorageSync' | 'removeStorageSync'>} Wx
+ *
+ * @typedef {object} RetryOptions
+ * @property {number} [tries] sends of one call in all when answered 429/503 (default 3)
+ * @property {number} [maxWaitSeconds] a longer Retry-After is not waited for (default 10)
+ *
+ * @typedef {object} ApiOptions
+ * @property {string} baseURL the API's base URL, no trailing slash
+ * @property {Wx} wx
+ * @property {() => Promise<string>} [loginCode] where sign-in codes come from; default
+ *   wx.login (the local stack's stand-in accepts only its own test codes, see config.js)
+ * @property {string} [storageKey] where the token is kept (default 'stockguard.session')
+ * @property {RetryOptions} [retry]
+ * @property {() => number} [now] the clock, Unix ms (default Date.now)
+ * @property {() => number} [random] in [0, 1) (default Math.random)
+ * @property {(ms: number) => Promise<void>} [sleep]
+ *
+ * @typedef {'GET' | 'POST'} Method
+ * @typedef {{ data?: WechatMiniprogram.IAnyObject, header?: Record<string, string>,
+ *   token?: string }} SendOptions
+ */
+
+/** A token is treated as expired this long before its expiresIn runs out (ms). */
+const EXPIRY_MARGIN_MS = 60000;
+/** A device clock this far from the API's is corrected for (ms); see now(). */
+const CLOCK_TOLERANCE_MS = 2000;
+
+/** ApiError is the API's refusal: its HTTP status and error body. */
 class ApiError extends Error {
-  constructor(statusCode, body, header) {
-    const b = body && typeof body === 'object' ? body : {};
-    super(b.message || `HTTP ${statusCode}`);
+  /**
+   * @param {number} statusCode
+   * @param {unknown} body the error body {code, message, skuId?, saleStartsAt?}, or
+   *   API Gateway's {message}
+   * @param {Record<string, string> | undefined} header the response headers
+   * @param {number} nowMs for a Retry-After given as an HTTP date
+   */
+  constructor(statusCode, body, header, nowMs) {
+    const b = body && typeof body === 'object' ? /** @type {Record<string, unknown>} */ (body) : {};
+    super(typeof b.message === 'string' && b.message ? b.message : `HTTP ${statusCode}`);
     this.name = 'ApiError';
     this.statusCode = statusCode;
-    this.code = b.code || '';
-    this.skuId = b.skuId || '';
-    const retry = header && (header['Retry-After'] || header['retry-after']);
-    this.retryAfter = retry ? Number(retry) : 0; // seconds
+    this.code = typeof b.code === 'string' ? b.code : '';
+    this.skuId = typeof b.skuId === 'string' ? b.skuId : '';
+    this.saleStartsAt = typeof b.saleStartsAt === 'string' ? b.saleStartsAt : '';
+    /** seconds the API asked to wait (Retry-After), 0 when it did not say */
+    this.retryAfter = retryAfterSeconds(headerValue(header, 'Retry-After'), nowMs);
   }
 }
 
-// call turns a wx.* API taking {success, fail} into a Promise.
-function call(fn, options) {
-  return new Promise((resolve, reject) => fn({ ...options, success: resolve, fail: reject }));
+/** RequestError is a wx.request that got no HTTP answer (network, DNS, TLS, timeout). */
+class RequestError extends Error {
+  /** @param {string} errMsg wx.request's errMsg */
+  constructor(errMsg) {
+    super(errMsg);
+    this.name = 'RequestError';
+    this.errMsg = errMsg;
+  }
 }
 
-function createApi({ baseURL, wx }) {
-  let token = '';
-
-  async function request(method, path, data, extraHeader) {
-    const header = { 'Content-Type': 'application/json', ...extraHeader };
-    if (token) header.Authorization = `Bearer ${token}`;
-    const res = await call(wx.request, { url: baseURL + path, method, data, header });
-    if (res.statusCode >= 200 && res.statusCode < 300) return res.data;
-    throw new ApiError(res.statusCode, res.data, res.header);
+/**
+ * headerValue reads a response header whatever its case.
+ * @param {Record<string, string> | undefined} header
+ * @param {string} name
+ * @returns {string}
+ */
+function headerValue(header, name) {
+  if (!header) return '';
+  const want = name.toLowerCase();
+  for (const key of Object.keys(header)) {
+    if (key.toLowerCase() === want) return String(header[key]);
   }
+  return '';
+}
+
+/**
+ * retryAfterSeconds reads Retry-After: delay-seconds or an HTTP date (RFC 9110 §10.2.3).
+ * @param {string} value
+ * @param {number} nowMs
+ * @returns {number} whole seconds, 0 when absent or unreadable
+ */
+function retryAfterSeconds(value, nowMs) {
+  if (!value) return 0;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? 0 : Math.max(0, Math.ceil((at - nowMs) / 1000));
+}
+
+/** @param {number} ms */
+function defaultSleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * newIdempotencyKey is a fresh Idempotency-Key: 1–64 printable ASCII characters.
+ * @returns {string}
+ */
+function newIdempotencyKey() {
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 12)}`;
+}
+
+/**
+ * @param {ApiOptions} options
+ */
+function createApi({
+  baseURL, wx, loginCode, storageKey = 'stockguard.session', retry = {},
+  now = () => Date.now(), random = Math.random, sleep = defaultSleep,
+}) {
+  const tries = retry.tries || 3;
+  const maxWaitSeconds = retry.maxWaitSeconds === undefined ? 10 : retry.maxWaitSeconds;
+  /** @type {Session | null} */
+  let session = readSession();
+  /** @type {Promise<LoginAnswer> | null} */
+  let signingIn = null;
+  let clockOffsetMs = 0;
+
+  /** @returns {Session | null} */
+  function readSession() {
+    try {
+      const stored = wx.getStorageSync(storageKey);
+      if (stored && typeof stored.token === 'string' && stored.token && typeof stored.expiresAt === 'number') {
+        return { token: stored.token, expiresAt: stored.expiresAt };
+      }
+    } catch (err) {
+      // Unreadable storage: sign in again when a call needs it.
+    }
+    return null;
+  }
+
+  /** @param {Session | null} s */
+  function keepSession(s) {
+    session = s;
+    try {
+      if (s) wx.setStorageSync(storageKey, s);
+      else wx.removeStorageSync(storageKey);
+    } catch (err) {
+      // Storage full or unavailable: the token still lives for this run.
+    }
+  }
+
+  /** @returns {boolean} */
+  function fresh() {
+    return session !== null && now() < session.expiresAt - EXPIRY_MARGIN_MS;
+  }
+
+  /**
+   * One wx.request, as a Promise of its answer.
+   * @param {Method} method
+   * @param {string} path
+   * @param {SendOptions} options
+   * @returns {Promise<WechatMiniprogram.RequestSuccessCallbackResult>}
+   */
+  function requestOnce(method, path, { data, header, token }) {
+    /** @type {Record<string, string>} */
+    const h = { 'Content-Type': 'application/json', ...header };
+    if (token) h.Authorization = `Bearer ${token}`;
+    return new Promise((resolve, reject) => {
+      wx.request({
+        url: baseURL + path,
+        method,
+        data,
+        header: h,
+        success: resolve,
+        fail: (err) => reject(new RequestError(err.errMsg)),
+      });
+    });
+  }
+
+  /**
+   * send makes the call, waiting out 429/503 as the module comment says.
+   * @template T
+   * @param {Method} method
+   * @param {string} path
+   * @param {SendOptions} [options]
+   * @returns {Promise<T>}
+   */
+  async function send(method, path, options = {}) {
+    for (let attempt = 1; ; attempt++) {
+      const sentAt = now();
+      const res = await requestOnce(method, path, options);
+      noteClock(res.header, sentAt);
+      if (res.statusCode >= 200 && res.statusCode < 300) return /** @type {T} */ (res.data);
+      const err = new ApiError(res.statusCode, res.data, res.header, now());
+      const busy = res.statusCode === 429 || res.statusCode === 503;
+      const wait = err.retryAfter || 1;
+      if (!busy || attempt >= tries || wait > maxWaitSeconds) throw err;
+      await sleep(wait * 1000 * (1 + random() / 2));
+    }
+  }
+
+  /**
+   * noteClock learns how far the device clock is from the API's (its Date header, whole
+   * seconds) so that countdowns end when the API says, not when a wrong phone clock does.
+   * @param {Record<string, string>} header
+   * @param {number} sentAt
+   */
+  function noteClock(header, sentAt) {
+    const date = Date.parse(headerValue(header, 'Date'));
+    if (Number.isNaN(date)) return;
+    const local = (sentAt + now()) / 2;
+    const offset = date + 500 - local; // the header drops the milliseconds: mid-second
+    clockOffsetMs = Math.abs(offset) > CLOCK_TOLERANCE_MS ? offset : 0;
+  }
+
+  /**
+   * signIn: wx.login's code → POST /auth/wechat → the token, kept in storage. Calls made
+   * while one sign-in runs share it.
+   * @returns {Promise<LoginAnswer>}
+   */
+  function signIn() {
+    if (!signingIn) {
+      signingIn = (async () => {
+        const code = loginCode ? await loginCode() : await wxLogin();
+        /** @type {LoginAnswer} */
+        const answer = await send('POST', '/auth/wechat', { data: { code } });
+        keepSession({ token: answer.token, expiresAt: now() + answer.expiresIn * 1000 });
+        return answer;
+      })();
+      signingIn.then(() => { signingIn = null; }, () => { signingIn = null; });
+    }
+    return signingIn;
+  }
+
+  /** @returns {Promise<string>} */
+  function wxLogin() {
+    return new Promise((resolve, reject) => {
+      wx.login({ success: (res) => resolve(res.code), fail: reject });
+    });
+  }
+
+  /**
+   * asBuyer sends a call that needs the buyer's token: at most one sign-in and one more
+   * send per call (module comment).
+   * @template T
+   * @param {Method} method
+   * @param {string} path
+   * @param {SendOptions} [options]
+   * @returns {Promise<T>}
+   */
+  async function asBuyer(method, path, options = {}) {
+    let signedIn = false;
+    if (!fresh()) {
+      await signIn();
+      signedIn = true;
+    }
+    const token = session ? session.token : '';
+    try {
+      return await send(method, path, { ...options, token });
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.statusCode !== 401) throw err;
+      if (session && session.token !== token) {
+        // Another call signed in meanwhile: its token gets the one more send.
+        return send(method, path, { ...options, token: session.token });
+      }
+      if (signedIn) throw err; // signed in for this very call: the API refuses anyway
+      keepSession(null);
+      await signIn();
+      return send(method, path, { ...options, token: session ? session.token : '' });
+    }
+  }
+
+  /** @param {string} id */
+  const seg = (id) => encodeURIComponent(id);
+  /** @param {string} after */
+  const afterQuery = (after) => (after ? `?after=${encodeURIComponent(after)}` : '');
 
   return {
-    // login: wx.login's code → POST /auth/wechat → the token every later call sends.
-    async login() {
-      const { code } = await call(wx.login, {});
-      const res = await request('POST', '/auth/wechat', { code });
-      token = res.token;
-      return res; // { token, expiresIn (seconds) }
+    /**
+     * login signs in now (the calls below do it by themselves when needed).
+     * @returns {Promise<LoginAnswer>} expiresIn in seconds (7200)
+     */
+    login() {
+      return signIn();
     },
+    /** @returns {boolean} whether a token that is not known to be expired is kept */
     loggedIn() {
-      return token !== '';
+      return fresh();
     },
-    // getSku: { skuId, name, price (fen), currency, status, available }.
+    /** @returns {number} the API's clock as far as known, Unix ms */
+    now() {
+      return now() + clockOffsetMs;
+    },
+    /**
+     * listSkus: one page of the public SKU list (GET /skus?after=).
+     * @param {string} [after] the `next` of the previous page; '' or absent for the first
+     * @returns {Promise<SkuPage>}
+     */
+    listSkus(after = '') {
+      return send('GET', `/skus${afterQuery(after)}`);
+    },
+    /**
+     * @param {string} skuId
+     * @returns {Promise<Sku>}
+     */
     getSku(skuId) {
-      return request('GET', `/skus/${encodeURIComponent(skuId)}`);
+      return send('GET', `/skus/${seg(skuId)}`);
     },
-    // createOrder: items [{ skuId, qty }]; the same idempotencyKey on a retry never
-    // reserves twice.
+    /**
+     * createOrder reserves stock for the lines and opens a PENDING order. The same
+     * idempotencyKey with the same lines answers the same order and never reserves twice.
+     * @param {Line[]} items
+     * @param {string} [idempotencyKey]
+     * @returns {Promise<Order>}
+     */
     createOrder(items, idempotencyKey) {
+      /** @type {Record<string, string>} */
       const header = idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {};
-      return request('POST', '/orders', { items }, header);
+      return asBuyer('POST', '/orders', { data: { items }, header });
     },
+    /**
+     * listOrders: one page of the buyer's own orders, newest first (GET /orders?after=).
+     * @param {string} [after]
+     * @returns {Promise<OrderPage>}
+     */
+    listOrders(after = '') {
+      return asBuyer('GET', `/orders${afterQuery(after)}`);
+    },
+    /**
+     * @param {string} orderId
+     * @returns {Promise<Order>}
+     */
     getOrder(orderId) {
-      return request('GET', `/orders/${encodeURIComponent(orderId)}`);
+      return asBuyer('GET', `/orders/${seg(orderId)}`);
     },
-    // pay: POST /orders/{id}/pay for the wx.requestPayment parameters, then the
-    // payment sheet. Resolves once the buyer has paid; the order turns PAID when WeChat
-    // Pay's notification arrives (see waitForStatus).
+    /**
+     * pay: POST /orders/{orderId}/pay for the wx.requestPayment parameters, then the
+     * payment sheet. Resolves once the buyer has paid (the order turns PAID when WeChat
+     * Pay's notification reaches the API: see waitForStatus); rejects with
+     * wx.requestPayment's failure when the buyer closed the sheet ("…:fail cancel").
+     * @param {string} orderId
+     * @returns {Promise<PaymentParams>}
+     */
     async pay(orderId) {
-      const params = await request('POST', `/orders/${encodeURIComponent(orderId)}/pay`);
-      await call(wx.requestPayment, {
-        timeStamp: params.timeStamp, nonceStr: params.nonceStr, package: params.package,
-        signType: params.signType, paySign: params.paySign,
+      /** @type {PaymentParams} */
+      const params = await asBuyer('POST', `/orders/${seg(orderId)}/pay`);
+      await new Promise((resolve, reject) => {
+        wx.requestPayment({
+          timeStamp: params.timeStamp, nonceStr: params.nonceStr, package: params.package,
+          signType: params.signType, paySign: params.paySign, success: resolve, fail: reject,
+        });
       });
       return params;
     },
+    /**
+     * cancel: PENDING → CANCELLED, its stock released once.
+     * @param {string} orderId
+     * @returns {Promise<Order>}
+     */
     cancel(orderId) {
-      return request('POST', `/orders/${encodeURIComponent(orderId)}/cancel`);
+      return asBuyer('POST', `/orders/${seg(orderId)}/cancel`);
     },
-    // waitForStatus polls the order until its status is one of statuses.
-    async waitForStatus(orderId, statuses, { tries = 20, intervalMs = 250 } = {}) {
-      for (let i = 0; ; i++) {
-        const order = await request('GET', `/orders/${encodeURIComponent(orderId)}`);
-        if (statuses.includes(order.status) || i + 1 >= tries) return order;
-        await new Promise((r) => setTimeout(r, intervalMs));
+    /**
+     * refund: the buyer refunds what is left of a PAID order, within the shop's refund
+     * window (409 REFUND_NOT_ALLOWED outside it). Asking again refunds nothing twice.
+     * @param {string} orderId
+     * @returns {Promise<Order>}
+     */
+    refund(orderId) {
+      return asBuyer('POST', `/orders/${seg(orderId)}/refund`);
+    },
+    /**
+     * waitForStatus reads the order until its status is one of statuses, at most tries
+     * times intervalMs apart; answers the last read.
+     * @param {string} orderId
+     * @param {OrderStatus[]} statuses
+     * @param {{ tries?: number, intervalMs?: number }} [options]
+     * @returns {Promise<Order>}
+     */
+    async waitForStatus(orderId, statuses, { tries: reads = 20, intervalMs = 500 } = {}) {
+      for (let i = 1; ; i++) {
+        /** @type {Order} */
+        const order = await asBuyer('GET', `/orders/${seg(orderId)}`);
+        if (statuses.includes(order.status) || i >= reads) return order;
+        await sleep(intervalMs);
       }
     },
   };
 }
 
-// secondsLeft is the payment countdown: whole seconds until the order's expiresAt.
-function secondsLeft(order, nowMs) {
-  return Math.max(0, Math.floor((Date.parse(order.expiresAt) - nowMs) / 1000));
-}
+/** @typedef {ReturnType<typeof createApi>} Api */
 
-// yuan renders fen as yuan with two decimals.
-function yuan(fen) {
-  return (fen / 100).toFixed(2);
-}
-
-module.exports = { createApi, ApiError, secondsLeft, yuan };
+module.exports = { createApi, ApiError, RequestError, newIdempotencyKey, headerValue };

@@ -1,2 +1,20 @@
-// Where the API is: the deployed ApiUrl output, or the local stack for the simulator.
-module.exports = { baseURL: 'http://127.0.0.1:3000' };
+// Where the API is and what the shop allows. For a deployment: baseURL = the stack's
+// ApiUrl output (an https domain listed as a request domain of the mini-program),
+// localBuyer = '', refundWindowSeconds = the stack's UserRefundWindow parameter.
+'use strict';
+module.exports = {
+  /** the API's base URL, no trailing slash; the local stack (go run ./cmd/local) by default */
+  baseURL: 'http://127.0.0.1:3000',
+  /**
+   * Against the local stack only: its jscode2session stand-in accepts no code of
+   * wx.login, only "test-<name>" (once per stack run; buyer openid "o-<name>"), so the
+   * app signs in with "test-" + localBuyer; the token it keeps then lasts its 2 hours.
+   * '' for a deployed API: wx.login's code.
+   */
+  localBuyer: 'alice',
+  /**
+   * Seconds after paying during which a buyer may refund by themselves: the API's
+   * UserRefundWindow (cmd/local -user-refund-window). 0: no refund button.
+   */
+  refundWindowSeconds: 0,
+};

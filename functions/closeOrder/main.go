@@ -28,7 +28,7 @@ func main() {
 	sqsClient := sqs.NewFromConfig(awsCfg)
 	refunds := refund.NewStarter(store, refund.NewQueue(sqsClient, cfg.RefundQueueURL), log)
 	closer := closeorder.New(store, closeq.New(sqsClient, cfg.CloseQueueURL, nil), log, closeorder.Options{
-		WeChatPay: client, NotifyURL: cfg.NotifyURL, OpenIDClaim: cfg.OpenIDClaim, Refunds: refunds, UserRefundWindow: cfg.UserRefundWindow,
+		WeChatPay: client, NotifyBaseURL: cfg.NotifyBaseURL, OpenIDClaim: cfg.OpenIDClaim, Refunds: refunds, UserRefundWindow: cfg.UserRefundWindow,
 	})
 	lambda.Start(closeorder.NewFunction(closer, log).Invoke)
 }

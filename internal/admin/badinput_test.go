@@ -31,6 +31,8 @@ func TestAdmin_RejectsBadInputAndChangesNothing(t *testing.T) {
 		{"not JSON", "POST", "/admin/skus", `{"skuId":`, 400, "INVALID_REQUEST"},
 		{"array", "POST", "/admin/skus", `[]`, 400, "INVALID_REQUEST"},
 		{"null", "POST", "/admin/skus", `null`, 400, "INVALID_REQUEST"},
+		{"null stock", "POST", "/admin/skus", `{"skuId":"new","name":"New","price":100,"stock":null}`, 400, "INVALID_REQUEST"},
+		{"null start", "POST", "/admin/skus", `{"skuId":"new","name":"New","price":100,"saleStartsAt":null}`, 400, "INVALID_REQUEST"},
 		{"trailing data", "POST", "/admin/skus", sku(`"stock":1`) + `{}`, 400, "INVALID_REQUEST"},
 		{"negative price", "POST", "/admin/skus", `{"skuId":"new","name":"New","price":-1}`, 400, "INVALID_REQUEST"},
 		{"zero price", "POST", "/admin/skus", `{"skuId":"new","name":"New","price":0}`, 400, "INVALID_REQUEST"},

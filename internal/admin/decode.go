@@ -54,6 +54,18 @@ func decodeBody(req events.APIGatewayV2HTTPRequest, v any, example string, allow
 	return fields, nil
 }
 
+// notNull refuses, with an *inventory.InvalidRequestError, a field given as JSON null
+// (other than those in except): the contract's bodies give a field a value or leave it
+// out.
+func notNull(fields map[string]json.RawMessage, except ...string) error {
+	for name, raw := range fields {
+		if string(bytes.TrimSpace(raw)) == "null" && !slices.Contains(except, name) {
+			return inventory.InvalidError("field %q must not be null", name)
+		}
+	}
+	return nil
+}
+
 func truncate(s string) string {
 	if len(s) > 32 {
 		return s[:32] + "…"
@@ -90,12 +102,16 @@ type newSKUBody struct {
 const newSKUExample = `{"skuId":"cup-01","name":"Cup","price":39900,"stock":100,"limitPerUser":2,"shards":1,"onSale":true,"saleStartsAt":"2026-11-11T10:00:00Z"}`
 
 // decodeNewSKU parses a POST /admin/skus body (CONTRACT.md): skuId, name and price
-// required; currency CNY when given; onSale true when not given. Bounds are checked by
+// required; currency CNY when given; onSale true when not given; no field null. Bounds are checked by
 // inventory.NewSKU.Validate.
 func decodeNewSKU(req events.APIGatewayV2HTTPRequest) (inventory.NewSKU, error) {
 	var b newSKUBody
-	if _, err := decodeBody(req, &b, newSKUExample,
-		"skuId", "name", "price", "currency", "stock", "limitPerUser", "shards", "onSale", "saleStartsAt", "peakOrdersPerSecond"); err != nil {
+	fields, err := decodeBody(req, &b, newSKUExample,
+		"skuId", "name", "price", "currency", "stock", "limitPerUser", "shards", "onSale", "saleStartsAt", "peakOrdersPerSecond")
+	if err != nil {
+		return inventory.NewSKU{}, err
+	}
+	if err := notNull(fields); err != nil {
 		return inventory.NewSKU{}, err
 	}
 	switch {
@@ -152,10 +168,8 @@ func decodePatch(req events.APIGatewayV2HTTPRequest) (inventory.SKUPatch, error)
 	if err != nil {
 		return inventory.SKUPatch{}, err
 	}
-	for name, raw := range fields {
-		if string(bytes.TrimSpace(raw)) == "null" && name != "saleStartsAt" {
-			return inventory.SKUPatch{}, inventory.InvalidError("field %q must not be null", name)
-		}
+	if err := notNull(fields, "saleStartsAt"); err != nil {
+		return inventory.SKUPatch{}, err
 	}
 	p := inventory.SKUPatch{Name: b.Name, Price: b.Price, LimitPerUser: b.LimitPerUser, OnSale: b.OnSale}
 	if _, ok := fields["saleStartsAt"]; ok {

@@ -54,8 +54,11 @@ type Options struct {
 	// /orders/{orderId}/pay) and settles orders that have a WeChat Pay order before
 	// their release. Nil: the pay route answers 500 and such orders are not released.
 	WeChatPay *wechatpay.RotatingClient
-	// NotifyURL is the notify_url of JSAPI orders: the notify route's absolute URL.
-	NotifyURL string
+	// NotifyBaseURL is the base URL of the notify route: a JSAPI order's notify_url
+	// is NotifyBaseURL + NotifyPath. "" (the default): the base URL the buyer's pay
+	// request reached (httpapi.BaseURL), so the API's own host, or the custom domain
+	// and mapping the mini-program calls, without the template naming the API.
+	NotifyBaseURL string
 	// OpenIDClaim is the JWT claim holding the buyer's openid (the JSAPI payer);
 	// default "sub" (stockguard's own login tokens).
 	OpenIDClaim string

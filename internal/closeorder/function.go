@@ -28,9 +28,11 @@ type Config struct {
 	// SecretARN is WECHATPAY_SECRET_ARN: the AWS Secrets Manager secret with the
 	// merchant configuration and key (see wechatpay.ClientConfigFromSecret).
 	SecretARN string
-	// NotifyURL is NOTIFY_URL: the notify route's absolute https URL, the notify_url of
-	// JSAPI orders (http only for 127.0.0.1, the local stack).
-	NotifyURL string
+	// NotifyBaseURL is NOTIFY_BASE_URL, optional: the base URL (https, http only for
+	// 127.0.0.1, the local stack; no query, no trailing slash) under which WeChat Pay
+	// reaches the notify route, e.g. a custom domain. Unset: each payment's
+	// notify_url is built from the pay request itself (see Options.NotifyBaseURL).
+	NotifyBaseURL string
 	// OpenIDClaim is OPENID_CLAIM: the JWT claim holding the buyer's openid.
 	OpenIDClaim string
 	// RefundQueueURL is REFUND_QUEUE_URL: where buyers' refunds are sent for the
@@ -54,7 +56,7 @@ func LoadConfig(get envvar.Lookup) (c Config, err error) {
 	if c.SecretARN, err = envvar.Required(get, "WECHATPAY_SECRET_ARN", "the ARN of the WeChat Pay merchant secret"); err != nil {
 		return c, err
 	}
-	if c.NotifyURL, err = envvar.CallbackURL(get, "NOTIFY_URL", "the notify route's absolute https URL"); err != nil {
+	if c.NotifyBaseURL, err = envvar.CallbackBase(get, "NOTIFY_BASE_URL", "the base https URL of the notify route, without a trailing slash"); err != nil {
 		return c, err
 	}
 	if c.OpenIDClaim, err = envvar.Required(get, "OPENID_CLAIM", "the JWT claim holding the buyer's openid, e.g. sub"); err != nil {

@@ -20,14 +20,24 @@ import (
 // sees the merchant secret.
 const RoutePayOrder = "POST /orders/{orderId}/pay"
 
+// NotifyPath is the path of payCallback's notify route (template.yaml,
+// PayCallbackFunction's Notify event), the end of every notify_url.
+const NotifyPath = "/payments/wechatpay/notify"
+
 // payOrder serves POST /orders/{orderId}/pay (CONTRACT.md): for the caller's PENDING
 // order inside its payment window it reuses the stored prepay_id while it is valid
 // (inventory.Order.ReusablePrepay) or places the JSAPI order ("JSAPI下单": out_trade_no
 // = order id, amount in fen, payer.openid from the OpenIDClaim claim, notify_url,
 // time_expire = expiresAt) and stores its prepay_id on the order (dynamo.Store.SetPrepay),
-// then answers 200 with the signed wx.requestPayment parameters.
+// then answers 200 with the signed wx.requestPayment parameters. A request context
+// that gives no notify_url (see notifyURL) is answered 500 before anything is read or
+// changed.
 func (c *Closer) payOrder(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	user, err := httpapi.UserID(req)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	notifyURL, err := c.notifyURL(req)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
@@ -48,7 +58,7 @@ func (c *Closer) payOrder(ctx context.Context, req events.APIGatewayV2HTTPReques
 	}
 	prepayID, ok := order.ReusablePrepay(now)
 	if !ok {
-		if prepayID, err = c.prepay(ctx, order, openID); err != nil {
+		if prepayID, err = c.prepay(ctx, order, openID, notifyURL); err != nil {
 			return events.APIGatewayV2HTTPResponse{}, err
 		}
 	}
@@ -62,10 +72,10 @@ func (c *Closer) payOrder(ctx context.Context, req events.APIGatewayV2HTTPReques
 // prepay places order's JSAPI order and stores its prepay_id. When the order left
 // PENDING meanwhile (cancelled or released), the fresh WeChat Pay order is closed again
 // (best effort: its time_expire bars payment anyway) and the answer is ErrNotPayable.
-func (c *Closer) prepay(ctx context.Context, order *inventory.Order, openID string) (string, error) {
+func (c *Closer) prepay(ctx context.Context, order *inventory.Order, openID, notifyURL string) (string, error) {
 	prepayID, err := c.opts.WeChatPay.PrepayJSAPI(ctx, wechatpay.JSAPIOrder{
 		Description: "Order " + order.ID, OutTradeNo: order.ID, TimeExpire: order.ExpiresAt,
-		NotifyURL: c.opts.NotifyURL, Total: order.Amount, Currency: order.Currency, PayerOpenID: openID,
+		NotifyURL: notifyURL, Total: order.Amount, Currency: order.Currency, PayerOpenID: openID,
 	})
 	if err != nil {
 		return "", payError(order.ID, err)
@@ -78,6 +88,24 @@ func (c *Closer) prepay(ctx context.Context, order *inventory.Order, openID stri
 		}
 	}
 	return prepayID, err
+}
+
+// notifyURL is the notify_url of the JSAPI order a pay request starts:
+// Options.NotifyBaseURL + NotifyPath, or, without a base, the https URL the request
+// itself reached (its domainName and any path before /orders/{orderId}/pay, see
+// httpapi.BaseURL) + NotifyPath. The notify route is on the same API as the pay route
+// (template.yaml), so that URL reaches payCallback; deriving it here keeps the API's id
+// out of closeOrder's configuration, which would make the API and the function
+// depend on each other (README, Deploy).
+func (c *Closer) notifyURL(req events.APIGatewayV2HTTPRequest) (string, error) {
+	if c.opts.NotifyBaseURL != "" {
+		return c.opts.NotifyBaseURL + NotifyPath, nil
+	}
+	base, err := httpapi.BaseURL(req, "/orders/"+req.PathParameters["orderId"]+"/pay")
+	if err != nil {
+		return "", fmt.Errorf("pay order: notify_url: %w", err)
+	}
+	return base + NotifyPath, nil
 }
 
 // payError turns a merchant API failure into the contract's answer: unreachable, 5xx

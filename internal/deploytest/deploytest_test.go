@@ -2,11 +2,11 @@
 // bootstrap, built by the Makefile's `sam build` target, under the Lambda Runtime
 // Interface Emulator (aws-lambda-rie), with the environment template.yaml gives it,
 // pointed at the embedded DynamoDB and SQS servers, an in-process AWS KMS emulator
-// (local-kms), a Secrets Manager stand-in holding the merchant secret, and the WeChat
-// Pay and jscode2session stand-ins reached at WeChat's real host names through an
-// HTTPS proxy. It drives one real event per route and event source through the
-// emulator's invoke endpoint and checks the answers against CONTRACT.md and the
-// tables.
+// (local-kms), a Secrets Manager stand-in holding the merchant and chat secrets, and the
+// WeChat Pay, jscode2session and WeCom group robot stand-ins reached at the services'
+// real host names through an HTTPS proxy. It drives one real event per route and
+// event source through the emulator's invoke endpoint and checks the answers against
+// CONTRACT.md and the tables.
 //
 // Without the emulator the test skips, naming the install command (EmulatorInstall);
 // with AWS_LAMBDA_RIE set (as CI sets it) a missing emulator fails it.
@@ -38,6 +38,8 @@ import (
 	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/sam"
 	"github.com/stockguard/stockguard/internal/stacktest"
+	"github.com/stockguard/stockguard/internal/teamchat"
+	"github.com/stockguard/stockguard/internal/teamchat/chattest"
 	"github.com/stockguard/stockguard/internal/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
@@ -56,6 +58,7 @@ type world struct {
 	handlers  map[string]lambda.Handler // logical id → bootstrap under the emulator
 	payServer *paytest.Server
 	secrets   *secretsStandIn
+	chatBot   *chattest.Receiver // the team's WeCom group robot, at WeCom's host name
 	stray     *strayCalls
 	proxy     *wechatProxy
 	token     string // the logged-in buyer's Authorization header
@@ -70,6 +73,7 @@ func TestBootstraps_AnswerEveryRouteAndSourceUnderTheLambdaRuntime(t *testing.T)
 	w.checkCancel(t, mug)
 	w.checkQueueAndSweep(t, mug)
 	w.checkReconcile(t)
+	w.checkAlertChat(t)
 	if got := w.stack.Available(t, mug); got != 10-2 {
 		t.Errorf("%s available %d after one paid order of 2, want 8", mug, got)
 	}
@@ -87,6 +91,9 @@ func TestBootstraps_AnswerEveryRouteAndSourceUnderTheLambdaRuntime(t *testing.T)
 	if reads := w.secrets.reads[local.LocalSecretARN]; reads != 3 {
 		t.Errorf("the merchant secret was read %d times, want 3 (once per cold start of closeOrder, payCallback, login)", reads)
 	}
+	if reads := w.secrets.reads[local.LocalChatSecretARN]; reads != 3 {
+		t.Errorf("the chat webhooks secret was read %d times, want 3 (alertChat's cold start and its two invocations)", reads)
+	}
 	w.secrets.mu.Unlock()
 }
 
@@ -94,7 +101,8 @@ func TestBootstraps_AnswerEveryRouteAndSourceUnderTheLambdaRuntime(t *testing.T)
 func newWorld(t *testing.T, rie string) *world {
 	t.Helper()
 	root := testkit.ModuleRoot(t)
-	tpl, err := sam.LoadWithParameters(filepath.Join(root, "template.yaml"), map[string]string{"WechatPaySecretArn": local.LocalSecretARN, "JwtAudience": local.LocalAppID})
+	tpl, err := sam.LoadWithParameters(filepath.Join(root, "template.yaml"), map[string]string{
+		"WechatPaySecretArn": local.LocalSecretARN, "JwtAudience": local.LocalAppID, "ChatWebhooksSecretArn": local.LocalChatSecretARN})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +160,14 @@ func (w *world) environment(t *testing.T) func(sam.Function) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.secrets = &secretsStandIn{secrets: map[string][]byte{local.LocalSecretARN: secret}, reads: map[string]int{}}
+	w.chatBot = chattest.NewReceiver(teamchat.WeCom, "")
+	if err := w.chatBot.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.chatBot.Close() })
+	chatSecret, _ := json.Marshal(map[string]any{"webhooks": []teamchat.Webhook{{Kind: teamchat.WeCom,
+		URL: "https://" + weComHost + strings.TrimPrefix(w.chatBot.Webhook().URL, w.chatBot.URL())}}})
+	w.secrets = &secretsStandIn{secrets: map[string][]byte{local.LocalSecretARN: secret, local.LocalChatSecretARN: chatSecret}, reads: map[string]int{}}
 	w.stray = &strayCalls{}
 	w.payServer = paytest.NewServer(w.stack.Payments, merchant, paytest.ServerOptions{HTTPClient: &http.Client{Transport: inProcess{w}}})
 	if err := w.payServer.Start("127.0.0.1:0"); err != nil {
@@ -160,7 +175,8 @@ func (w *world) environment(t *testing.T) func(sam.Function) []string {
 	}
 	t.Cleanup(func() { w.payServer.Close() })
 	var caFile string
-	w.proxy, caFile = newWeChatProxy(t, map[string]string{host(t, wechatpay.DefaultBaseURL): w.payServer.URL(), host(t, wxlogin.DefaultBaseURL): w.stack.LoginServer.URL()})
+	w.proxy, caFile = newWeChatProxy(t, map[string]string{host(t, wechatpay.DefaultBaseURL): w.payServer.URL(), host(t, wxlogin.DefaultBaseURL): w.stack.LoginServer.URL(),
+		weComHost: w.chatBot.URL()})
 	common := []string{
 		"PATH=" + os.Getenv("PATH"), "TZ=:UTC", "AWS_REGION=" + sam.Region, "AWS_DEFAULT_REGION=" + sam.Region,
 		"AWS_ACCESS_KEY_ID=" + accessKeyID, "AWS_SECRET_ACCESS_KEY=" + secretAccessKey, "AWS_SESSION_TOKEN=" + sessionToken,
@@ -183,6 +199,26 @@ func (w *world) environment(t *testing.T) func(sam.Function) []string {
 		}
 		return env
 	}
+}
+
+// get sends GET url to the gateway, with url's host as the Host the request reached
+// (the event's requestContext.domainName), and returns the answer.
+func (w *world) get(t *testing.T, url string) (int, []byte) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, url, nil)
+	rec := httptest.NewRecorder()
+	w.stack.API.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.Bytes()
+}
+
+// templateEnv is the template environment of the function named id.
+func (w *world) templateEnv(t *testing.T, id string) map[string]string {
+	t.Helper()
+	i := slices.IndexFunc(w.functions, func(f sam.Function) bool { return f.Name == id })
+	if i < 0 {
+		t.Fatalf("no function %s in the template", id)
+	}
+	return w.functions[i].Environment
 }
 
 // serve serves h on a free loopback port until the test ends and returns its URL.
@@ -229,20 +265,22 @@ func want(t *testing.T, what string, status, code int, out map[string]any) {
 	}
 }
 
-// checkIssuerAndLogin: jwks serves the discovery document and the KMS key's JWK set;
-// login exchanges a wx.login code at the jscode2session stand-in for a token signed
-// through KMS, which then passes the JWT check built from that JWK set. From then on
-// the gateway verifies Bearer tokens as the JWT authorizer does.
+// checkIssuerAndLogin: jwks serves the discovery document and the KMS key's JWK set,
+// fetched as the JWT authorizer fetches them, at the issuer URL the login function
+// stamps (TOKEN_ISSUER, IssuerApi's URL), and the document names that same issuer
+// though jwks is not told it; login exchanges a wx.login code at the jscode2session
+// stand-in for a token signed through KMS, which then passes the JWT check built from
+// that JWK set. From then on the gateway verifies Bearer tokens as the JWT authorizer
+// does.
 func (w *world) checkIssuerAndLogin(t *testing.T) {
-	status, disc := w.stack.Call(t, http.MethodGet, "/.well-known/openid-configuration", "", nil, "")
-	want(t, "GET /.well-known/openid-configuration", status, http.StatusOK, disc)
-	issuer, _ := disc["issuer"].(string)
-	req := httptest.NewRequest(http.MethodGet, "/.well-known/jwks.json", nil)
-	rec := httptest.NewRecorder()
-	w.stack.API.ServeHTTP(rec, req)
+	var disc idtoken.Discovery
+	issuer := w.templateEnv(t, "LoginFunction")["TOKEN_ISSUER"]
+	if code, body := w.get(t, issuer+idtoken.DiscoveryPath); code != http.StatusOK || json.Unmarshal(body, &disc) != nil || disc.Issuer != issuer {
+		t.Fatalf("GET %s%s: %d %s, want the discovery document of issuer %s", issuer, idtoken.DiscoveryPath, code, body, issuer)
+	}
 	var keys idtoken.JWKSet
-	if err := json.Unmarshal(rec.Body.Bytes(), &keys); rec.Code != http.StatusOK || err != nil || len(keys.Keys) != 1 {
-		t.Fatalf("GET /.well-known/jwks.json: %d %s", rec.Code, rec.Body)
+	if code, body := w.get(t, disc.JWKSURI); code != http.StatusOK || json.Unmarshal(body, &keys) != nil || len(keys.Keys) != 1 {
+		t.Fatalf("GET %s: %d %s", disc.JWKSURI, code, body)
 	}
 	verifier, err := idtoken.NewVerifier(idtoken.VerifierConfig{Issuer: issuer, Audiences: []string{local.LocalAppID}, Keys: keys})
 	if err != nil {
@@ -339,6 +377,11 @@ func (w *world) checkOrderAndPayment(t *testing.T, sku string) string {
 	if pkg, _ := out["package"].(string); !strings.HasPrefix(pkg, "prepay_id=") || out["signType"] != "RSA" || out["paySign"] == "" {
 		t.Errorf("pay answer %v: not wx.requestPayment parameters", out)
 	}
+	// Without NotifyBaseUrl, notify_url is the host the pay request reached (here
+	// httptest's example.com) plus the notify route.
+	if o, ok := w.payServer.Order(id); !ok || o.NotifyURL != "https://example.com"+closeorder.NotifyPath {
+		t.Errorf("JSAPI order %+v, want notify_url https://example.com%s", o, closeorder.NotifyPath)
+	}
 	d, err := w.payServer.Pay(context.Background(), id, paytest.PayOptions{})
 	if err != nil || d.StatusCode != http.StatusNoContent {
 		t.Fatalf("the buyer paid %s: notification answered %d %s (%v), want 204", id, d.StatusCode, d.Body, err)
@@ -404,6 +447,32 @@ func (w *world) checkQueueAndSweep(t *testing.T, sku string) {
 		if o := w.stack.Lookup(t, id); o.Status != inventory.StatusCancelled || o.CancelReason != inventory.CancelTimeout || w.stack.Ops(t, id)["RELEASE"] != 1 {
 			t.Errorf("overdue order %s: %s (%s), ledger %v; want CANCELLED by TIMEOUT, one RELEASE", id, o.Status, o.CancelReason, w.stack.Ops(t, id))
 		}
+	}
+}
+
+// weComHost is where WeCom's group robots are (群机器人配置说明): the proxy sends it to
+// the stand-in robot.
+const weComHost = "qyapi.weixin.qq.com"
+
+// checkAlertChat: alertChat, given a CloudWatch alarm as the alerts topic delivers it,
+// posts it over HTTPS to the team's WeCom robot named in its secret; the same alarm
+// again is held back by the quiet period kept in DynamoDB.
+func (w *world) checkAlertChat(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(testkit.ModuleRoot(t), "internal", "alertchat", "testdata", "alarm-sns-event.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev events.SNSEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		var out any
+		w.stack.Invoke(t, "AlertChatFunction", ev, &out)
+	}
+	got := w.chatBot.Received()
+	if len(got) != 1 || !strings.Contains(got[0].Title, "ALARM: ReconcileDifferencesAlarm") || len(w.chatBot.Refusals()) != 0 {
+		t.Errorf("the WeCom robot received %q (refused %q), want the alarm once", got, w.chatBot.Refusals())
 	}
 }
 

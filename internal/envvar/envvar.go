@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
@@ -116,6 +117,24 @@ func CallbackURL(get Lookup, name, want string) (string, error) {
 	}
 	if u, perr := url.Parse(v); perr != nil || u.Host == "" || u.RawQuery != "" ||
 		(u.Scheme != "https" && !(u.Scheme == "http" && u.Hostname() == "127.0.0.1")) {
+		return "", &Error{Name: name, Value: v, Want: want}
+	}
+	return v, nil
+}
+
+// CallbackBase reads name as an optional base URL that WeChat Pay's callbacks are
+// built on (a route path is appended to it): "" when the variable is unset or empty;
+// otherwise CallbackURL's rules, and neither a fragment nor a trailing slash. want says
+// what it is, for the message.
+func CallbackBase(get Lookup, name, want string) (string, error) {
+	if get(name) == "" {
+		return "", nil
+	}
+	v, err := CallbackURL(get, name, want)
+	if err != nil {
+		return "", err
+	}
+	if strings.HasSuffix(v, "/") || strings.Contains(v, "#") {
 		return "", &Error{Name: name, Value: v, Want: want}
 	}
 	return v, nil

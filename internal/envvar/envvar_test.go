@@ -53,3 +53,24 @@ func TestDuration_AcceptsSecondsOrADurationNotNegative(t *testing.T) {
 	checkReader(t, Duration, map[string]time.Duration{"0": 0, "3600": time.Hour, "24h": 24 * time.Hour, "90m": 90 * time.Minute},
 		[]string{"", "-1", "-1h", "1.5", "a day", "1 h"})
 }
+
+func TestCallbackURL_AcceptsHTTPSOrLoopbackHTTPWithoutQuery(t *testing.T) {
+	read := func(get Lookup, name string) (string, error) { return CallbackURL(get, name, "a notify URL") }
+	checkReader(t, read, map[string]string{
+		"https://api.example.com/payments/wechatpay/notify": "https://api.example.com/payments/wechatpay/notify",
+		"http://127.0.0.1:3000/payments/wechatpay/notify":   "http://127.0.0.1:3000/payments/wechatpay/notify",
+	}, []string{"", "ftp://example.com/notify", "http://example.com/notify", "https://example.com/notify?x=1", "/notify"})
+}
+
+// CallbackBase is optional (unset or empty: ""), and when set a CallbackURL without a
+// fragment or a trailing slash, so that appending a route path gives one URL.
+func TestCallbackBase_IsOptionalAndEndsWithoutSlash(t *testing.T) {
+	read := func(get Lookup, name string) (string, error) { return CallbackBase(get, name, "a base URL") }
+	checkReader(t, read, map[string]string{
+		"":                             "",
+		"https://pay.example.com":      "https://pay.example.com",
+		"https://pay.example.com/shop": "https://pay.example.com/shop",
+		"http://127.0.0.1:3000":        "http://127.0.0.1:3000",
+	}, []string{"https://pay.example.com/", "https://pay.example.com/shop/", "https://pay.example.com#x", "https://pay.example.com?a=1",
+		"http://pay.example.com", "pay.example.com", "/shop"})
+}

@@ -5,10 +5,12 @@
 // created order back, and returns a Report whose verification checks pass or fail.
 // Optionally it then settles the orders: a share of the order holders pays, the rest
 // cancel, and the SKU's available and on-hand stock are checked against what was paid.
-// The routes and status codes used are those of the API contract (v1): GET /skus/{skuId},
+// The routes and status codes used are those of the API contract: GET /skus/{skuId},
 // POST /orders, GET /orders/{orderId}, POST /orders/{orderId}/cancel and the local-only
-// POST /_local/pay/{orderId}. On-hand stock, which the HTTP API does not show, is read
-// from the DynamoDB API with the project's own store (internal/dynamo).
+// POST /_local/pay/{orderId}. On-hand stock, which the buyers' routes do not show, is
+// read from the API the run targets, through the merchant route GET /admin/skus/{skuId}
+// named as the local operator (unsigned, so the local stack only), as the refunds are
+// sent.
 package flashsale
 
 import (
@@ -23,8 +25,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/stockguard/stockguard/internal/dynamo"
 )
 
 // Defaults used by DefaultConfig and by the flashsale command's flags.
@@ -37,13 +37,6 @@ const (
 	DefaultUserPrefix  = "buyer-"
 	DefaultTimeout     = 10 * time.Second
 	DefaultRefundWait  = 30 * time.Second
-	// DefaultDynamoDBEndpoint is where cmd/local serves the DynamoDB API.
-	DefaultDynamoDBEndpoint = "http://127.0.0.1:8000"
-	// DefaultSKUsTable, DefaultOrdersTable and DefaultStockLogTable are the tables'
-	// logical ids in template.yaml, which is how the local stack names them.
-	DefaultSKUsTable     = "SkusTable"
-	DefaultOrdersTable   = "OrdersTable"
-	DefaultStockLogTable = "StockLogTable"
 )
 
 // MaxRetries is how many times a request is retried, with the same Idempotency-Key, after
@@ -57,9 +50,6 @@ const maxQty = 9999
 
 // skuIDPattern is the contract's skuId syntax.
 var skuIDPattern = regexp.MustCompile(`^[0-9A-Za-z_.:-]{1,64}$`)
-
-// tableNamePattern is DynamoDB's TableName syntax (DynamoDB API reference, CreateTable).
-var tableNamePattern = regexp.MustCompile(`^[0-9A-Za-z_.-]{3,255}$`)
 
 // ErrInvalidConfig is wrapped by Validate and ReadTokens (and so by Run) when the
 // configuration cannot describe a run.
@@ -117,12 +107,6 @@ type Config struct {
 	RefundRatio float64
 	// RefundWait bounds how long refunded orders are read until REFUNDED.
 	RefundWait time.Duration
-	// DynamoDBEndpoint is the DynamoDB API that the on-hand check reads the SKU from,
-	// e.g. DefaultDynamoDBEndpoint; it is read only when orders are settled (PayRatio > 0
-	// or CancelUnpaid). Empty skips the on-hand check (reported as SKIP).
-	DynamoDBEndpoint string
-	// Tables names the DynamoDB tables at DynamoDBEndpoint (only SKUs is read).
-	Tables dynamo.Tables
 	// SampleEvery, when positive, makes Run read the SKU (GET /skus/{skuId}) at this
 	// period during the sale, for the available-stock figure of the HTML report
 	// (Report.Timeline.Available). Reads do not change stock, so the checks still hold.
@@ -143,9 +127,6 @@ func DefaultConfig() Config {
 		UserPrefix:  DefaultUserPrefix,
 		Timeout:     DefaultTimeout,
 		RefundWait:  DefaultRefundWait,
-
-		DynamoDBEndpoint: DefaultDynamoDBEndpoint,
-		Tables:           dynamo.Tables{SKUs: DefaultSKUsTable, Orders: DefaultOrdersTable, StockLog: DefaultStockLogTable},
 	}
 }
 
@@ -182,9 +163,6 @@ func (c Config) Validate() error {
 	case c.RefundRatio > 0 && c.RefundWait <= 0:
 		return invalid("refund wait %s: want > 0", c.RefundWait)
 	}
-	if err := c.validateDynamoDB(); err != nil {
-		return err
-	}
 	for i, t := range c.Tokens {
 		if t == "" || strings.ContainsAny(t, " \t\r\n") {
 			return invalid("token %d: empty or contains white space", i+1)
@@ -193,35 +171,14 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// validateBaseURL checks that raw is an http(s) URL with a host.
 func validateBaseURL(raw string) error {
-	return validateHTTPURL("url", raw)
-}
-
-func validateHTTPURL(what, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return invalid("%s %q: %v", what, raw, err)
+		return invalid("url %q: %v", raw, err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return invalid("%s %q: want http(s)://host[:port]", what, raw)
-	}
-	return nil
-}
-
-// validateDynamoDB checks the endpoint and, when one is set, the table names.
-func (c Config) validateDynamoDB() error {
-	if c.DynamoDBEndpoint == "" {
-		return nil
-	}
-	if err := validateHTTPURL("dynamodb endpoint", c.DynamoDBEndpoint); err != nil {
-		return err
-	}
-	for _, t := range []struct{ what, name string }{
-		{"skus table", c.Tables.SKUs}, {"orders table", c.Tables.Orders}, {"stock log table", c.Tables.StockLog},
-	} {
-		if !tableNamePattern.MatchString(t.name) {
-			return invalid("%s %q: want 3-255 of [0-9A-Za-z_.-]", t.what, t.name)
-		}
+		return invalid("url %q: want http(s)://host[:port]", raw)
 	}
 	return nil
 }
@@ -252,12 +209,18 @@ func ReadTokens(r io.Reader) ([]string, error) {
 }
 
 // identity is who a request claims to be: at most one of userID (X-User-Id, local
-// runner) and token (Authorization: Bearer, deployed) is set; neither for anonymous
-// requests (GET /skus, POST /_local/pay).
+// runner), token (Authorization: Bearer, deployed) and operator (X-Operator-Id, the
+// local runner's merchant routes) is set; none for anonymous requests (GET /skus,
+// POST /_local/pay).
 type identity struct {
-	userID string
-	token  string
+	userID   string
+	token    string
+	operator string
 }
+
+// localOperator is the operator the merchant requests name locally: the local stack
+// records arn:aws:iam::000000000000:user/local-operator (local.LocalOperator).
+var localOperator = identity{operator: "local-operator"}
 
 func (id identity) apply(h http.Header) {
 	switch {
@@ -265,6 +228,8 @@ func (id identity) apply(h http.Header) {
 		h.Set("Authorization", "Bearer "+id.token)
 	case id.userID != "":
 		h.Set("X-User-Id", id.userID)
+	case id.operator != "":
+		h.Set("X-Operator-Id", id.operator)
 	}
 }
 

@@ -138,12 +138,6 @@ func TestConfigValidate_RejectsWhatCannotBeRun(t *testing.T) {
 		{"ratio below 0", func(c *Config) { c.PayRatio = -0.1 }, false},
 		{"ratio above 1", func(c *Config) { c.PayRatio = 1.01 }, false},
 		{"ratio NaN", func(c *Config) { c.PayRatio = math.NaN() }, false},
-		{"no DynamoDB endpoint", func(c *Config) { c.DynamoDBEndpoint = "" }, true},
-		{"no DynamoDB endpoint, no tables", func(c *Config) { c.DynamoDBEndpoint, c.Tables.SKUs = "", "" }, true},
-		{"endpoint without scheme", func(c *Config) { c.DynamoDBEndpoint = "127.0.0.1:8000" }, false},
-		{"empty skus table", func(c *Config) { c.Tables.SKUs = "" }, false},
-		{"orders table too short", func(c *Config) { c.Tables.Orders = "ab" }, false},
-		{"stock log table with a space", func(c *Config) { c.Tables.StockLog = "stock log" }, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

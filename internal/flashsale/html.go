@@ -7,36 +7,81 @@ import (
 	"html/template"
 	"image/color"
 	"io"
+	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// figure is one picture of the HTML report: an SVG image as a data: URI.
+// figure is one picture of the HTML report: an SVG element, inline in the page.
 type figure struct {
 	Title, Caption string
-	Src            template.URL
+	SVG            template.HTML
 }
 
-// WriteHTML writes the report as one self-contained HTML page (no outside files, fonts
-// or scripts): the configuration, the figures of the text report, three pictures drawn
-// from the Timeline (orders/s over time, the buyers' latency histogram, available stock
-// over time) as SVG data: URIs, the notes and the verification lines. The page is
-// well-formed XML as well as HTML. A report without a Timeline gets no pictures.
+// The size of a figure, and the blank margin inside its frame that the plot is drawn
+// within, so that no label, tick or legend touches the frame.
+const (
+	figureWidth  = 16 * vg.Centimeter
+	figureHeight = 8 * vg.Centimeter
+	figureMargin = 4 * vg.Millimeter
+)
+
+// WriteHTML writes the report as one self-contained HTML page (no outside files,
+// fonts or scripts). It opens with the summary sentence, the run's date, the build
+// and the settings, then the sale's figures, the settlement's (payments, cancels,
+// refunds and their money), three pictures drawn from the Timeline (orders/s over
+// time, the buyers' latency histogram, available stock over time), the verification
+// lines and the notes. The pictures are inline SVG whose text is set in the font the
+// plots were measured with, embedded once in the page, so that every label and legend
+// sits where it was laid out, inside the figure's frame, whatever fonts the reader's
+// machine has. The page is well-formed XML as well as HTML. A report without a
+// Timeline gets no pictures.
 func (r *Report) WriteHTML(w io.Writer) error {
 	figs, err := r.figures()
 	if err != nil {
 		return fmt.Errorf("draw report: %w", err)
 	}
+	var fontFace template.CSS
+	if len(figs) > 0 {
+		if fontFace, err = plotFontFace(); err != nil {
+			return fmt.Errorf("draw report: %w", err)
+		}
+	}
 	if err := htmlPage.Execute(w, struct {
-		R       *Report
-		Verdict Result
-		Figures []figure
-	}{r, verdict(r.Passed), figs}); err != nil {
+		R        *Report
+		Verdict  Result
+		Figures  []figure
+		FontFace template.CSS
+	}{r, verdict(r.Passed), figs, fontFace}); err != nil {
 		return fmt.Errorf("write HTML report: %w", err)
 	}
 	return nil
+}
+
+// plotFontFace is the CSS @font-face rule of the plots' font (plot.DefaultFont, from
+// gonum's font cache): the font file as a data: URL, under the family name that the
+// SVG text names.
+func plotFontFace() (template.CSS, error) {
+	face := font.DefaultCache.Lookup(plot.DefaultFont, 12)
+	if face.Face == nil {
+		return "", fmt.Errorf("no font %v in the font cache", plot.DefaultFont.Typeface)
+	}
+	family, err := face.Face.Name(nil, 1) // name ID 1: the font family, as vgsvg writes it
+	if err != nil {
+		return "", fmt.Errorf("font family of %v: %w", plot.DefaultFont.Typeface, err)
+	}
+	var raw bytes.Buffer
+	if _, err := face.Face.WriteSourceTo(nil, &raw); err != nil {
+		return "", fmt.Errorf("font %s: %w", family, err)
+	}
+	// Our own font's bytes in base64 and its family name quoted: safe CSS.
+	return template.CSS(fmt.Sprintf(`@font-face { font-family: %q; font-weight: normal; font-style: normal; src: url(data:font/ttf;base64,%s) format("truetype"); }`,
+		family, base64.StdEncoding.EncodeToString(raw.Bytes()))), nil
 }
 
 // figures draws the report's pictures.
@@ -50,8 +95,8 @@ func (r *Report) figures() ([]figure, error) {
 		if err != nil || p == nil {
 			return err
 		}
-		src, err := svgURI(p)
-		figs = append(figs, figure{Title: title, Caption: caption, Src: src})
+		svg, err := svgElement(p)
+		figs = append(figs, figure{Title: title, Caption: caption, SVG: svg})
 		return err
 	}
 	p, err := t.throughputPlot()
@@ -138,58 +183,69 @@ func linePlot(x, y string, lines ...line) (*plot.Plot, error) {
 	if drawn == 0 {
 		return nil, nil
 	}
-	p.Legend.Top = true
+	// At the top right of the data area, a little way in from its corner.
+	p.Legend.Top, p.Legend.XOffs, p.Legend.YOffs = true, -vg.Millimeter, -vg.Millimeter
 	return p, nil
 }
 
-// svgURI renders p as an SVG image in a data: URI.
-func svgURI(p *plot.Plot) (template.URL, error) {
-	wt, err := p.WriterTo(16*vg.Centimeter, 8*vg.Centimeter, "svg")
-	if err != nil {
-		return "", err
-	}
+// svgElement draws p within figureMargin of a figureWidth × figureHeight SVG canvas and
+// returns the <svg> element, without the XML declaration before it, for the page.
+func svgElement(p *plot.Plot) (template.HTML, error) {
+	c := vgsvg.New(figureWidth, figureHeight)
+	p.Draw(draw.Crop(draw.New(c), figureMargin, -figureMargin, figureMargin, -figureMargin))
 	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
+	if _, err := c.WriteTo(&buf); err != nil {
 		return "", err
 	}
-	// The bytes are our own SVG, base64-encoded: safe in a src attribute.
-	return template.URL("data:image/svg+xml;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())), nil
+	svg := buf.String()
+	start := strings.Index(svg, "<svg")
+	if start < 0 {
+		return "", fmt.Errorf("the SVG canvas wrote no <svg> element")
+	}
+	// Our own plot's SVG (its only text is this package's labels and numbers, escaped
+	// by the canvas): safe in the page.
+	return template.HTML(svg[start:]), nil
 }
 
 var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{
-	"label": answerLabel, "onOff": onOff,
-	"f1": func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"label": answerLabel, "onOff": onOff, "yuan": yuan, "duration": duration,
+	"f1":   func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"when": func(r *Report) string { return r.RunAt.Format("2006-01-02 15:04:05 MST") },
 }).Parse(`<!DOCTYPE html>
 <html xmlns="http://www.w3.org/1999/xhtml" lang="en">
 <head>
 <meta charset="utf-8" />
-<title>flashsale {{.R.SKU}}: {{.Verdict}}</title>
+<title>Flash sale of {{.R.SKU}}, {{when .R}}: {{.Verdict}}</title>
 <style>
-body { font-family: sans-serif; margin: 2em auto; max-width: 60em; color: #222; }
+{{.FontFace}}
+body { font-family: sans-serif; margin: 2em auto; max-width: 60em; padding: 0 1em; color: #222; }
+p.summary { font-size: 125%; line-height: 1.4; margin: 0.5em 0; }
+p.meta { color: #555; margin: 0.5em 0 1.5em; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
 td, th { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
 td.n { text-align: right; }
 .PASS { color: #080; font-weight: bold; } .FAIL { color: #c00; font-weight: bold; } .SKIP { color: #888; }
 figure { margin: 1em 0; } figcaption { color: #555; font-size: 90%; }
-img { max-width: 100%; }
+figure svg { display: block; max-width: 100%; height: auto; border: 1px solid #ddd; }
 </style>
 </head>
 <body>
 {{- $r := .R}}
-<h1>flashsale: {{$r.Buyers}} buyers x qty {{$r.Qty}} of {{$r.SKU}} <span class="{{.Verdict}}">{{.Verdict}}</span></h1>
+<h1>Flash sale of {{$r.SKU}}: <span class="{{.Verdict}}">{{.Verdict}}</span></h1>
+<p class="summary">{{$r.Summary}}</p>
+<p class="meta">Run {{when $r}} against {{$r.BaseURL}}; build {{$r.Version}}.</p>
 
-<h2>Configuration</h2>
+<h2>Settings</h2>
 <table>
-<tr><th>API</th><td>{{$r.BaseURL}}</td></tr>
-<tr><th>SKU</th><td>{{$r.SKU}}</td></tr>
-<tr><th>buyers</th><td class="n">{{$r.Buyers}}</td></tr>
-<tr><th>concurrency</th><td class="n">{{$r.Concurrency}}</td></tr>
-<tr><th>qty per order</th><td class="n">{{$r.Qty}}</td></tr>
-<tr><th>identities</th><td class="n">{{$r.Identities}}</td></tr>
-<tr><th>idempotency keys</th><td>{{onOff $r.Idempotency}}</td></tr>
+<tr><th>API</th><td>{{$r.BaseURL}}</td><th>SKU</th><td>{{$r.SKU}} at {{yuan $r.Price}}</td></tr>
+<tr><th>buyers</th><td class="n">{{$r.Buyers}}</td><th>concurrency</th><td class="n">{{$r.Concurrency}}</td></tr>
+<tr><th>qty per order</th><td class="n">{{$r.Qty}}</td><th>identities</th><td class="n">{{$r.Identities}}{{if $r.SameUser}} (-same-user){{end}}</td></tr>
+<tr><th>idempotency keys</th><td>{{onOff $r.Idempotency}}</td><th>timeout per request</th><td class="n">{{duration $r.TimeoutMs}}</td></tr>
 {{- with $r.Settlement}}
-<tr><th>pay ratio</th><td class="n">{{.PayRatio}}</td></tr>
-<tr><th>cancel unpaid</th><td>{{onOff .CancelUnpaid}}</td></tr>
+<tr><th>pay ratio</th><td class="n">{{.PayRatio}}</td><th>cancel unpaid</th><td>{{onOff .CancelUnpaid}}</td></tr>
+{{- if .RefundRatio}}
+<tr><th>refund ratio</th><td class="n">{{.RefundRatio}}</td><th>refund wait</th><td class="n">{{duration .RefundWaitMs}}</td></tr>
+{{- end}}
 {{- end}}
 </table>
 
@@ -201,25 +257,30 @@ img { max-width: 100%; }
 {{- end}}
 </table>
 <table>
+<tr><th>start available</th><td class="n">{{$r.StartAvailable}}</td><th>demand</th><td class="n">{{$r.Demand}}</td></tr>
+<tr><th>created orders</th><td class="n">{{$r.Created}}</td><th>units reserved</th><td class="n">{{$r.Reserved}}</td></tr>
+<tr><th>end available</th><td class="n">{{$r.EndAvailable}}</td><th>end status</th><td>{{$r.EndStatus}}</td></tr>
 <tr><th>requests</th><td class="n">{{$r.Requests}}</td><th>retries</th><td class="n">{{$r.Retries}}</td></tr>
 <tr><th>replayed orders</th><td class="n">{{$r.Replayed}}</td><th>BUSY</th><td class="n">{{$r.Busy}}</td></tr>
 <tr><th>no HTTP answer</th><td class="n">{{$r.TransportErrors}}</td><th>wall (ms)</th><td class="n">{{f1 $r.WallMs}}</td></tr>
 <tr><th>orders/s</th><td class="n">{{f1 $r.OrdersPerSec}}</td><th>requests/s</th><td class="n">{{f1 $r.RequestsPerSec}}</td></tr>
 <tr><th>latency p50 (ms)</th><td class="n">{{f1 $r.Latency.P50Ms}}</td><th>p90</th><td class="n">{{f1 $r.Latency.P90Ms}}</td></tr>
 <tr><th>latency p99 (ms)</th><td class="n">{{f1 $r.Latency.P99Ms}}</td><th>max</th><td class="n">{{f1 $r.Latency.MaxMs}}</td></tr>
-<tr><th>start available</th><td class="n">{{$r.StartAvailable}}</td><th>demand</th><td class="n">{{$r.Demand}}</td></tr>
-<tr><th>created orders</th><td class="n">{{$r.Created}}</td><th>units reserved</th><td class="n">{{$r.Reserved}}</td></tr>
-<tr><th>end available</th><td class="n">{{$r.EndAvailable}}</td><th>end status</th><td>{{$r.EndStatus}}</td></tr>
 </table>
 {{- with $r.Settlement}}
 
-<h2>Settlement</h2>
+<h2>Payments, cancels and refunds</h2>
 <table>
 <tr><th>orders</th><td class="n">{{.Orders}}</td><th>pay / cancel</th><td class="n">{{.Payers}} / {{.Cancels}}</td></tr>
 <tr><th>paid orders</th><td class="n">{{.PaidOrders}}</td><th>paid units</th><td class="n">{{.PaidUnits}}</td></tr>
+<tr><th>money taken</th><td class="n">{{yuan .TakenFen}}</td><th>money refunded</th><td class="n">{{yuan .RefundedFen}}</td></tr>
 <tr><th>cancelled orders</th><td class="n">{{.CancelledOrders}}</td><th>released units</th><td class="n">{{.ReleasedUnits}}</td></tr>
+{{- if .RefundRatio}}
+<tr><th>refunds sent</th><td class="n">{{.Refunds}}</td><th>units back</th><td class="n">{{.RefundedUnits}}</td></tr>
+<tr><th>read back REFUNDED</th><td class="n">{{.RefundedOrders}}</td><th></th><td></td></tr>
+{{- end}}
 <tr><th>available after</th><td class="n">{{.Available}}</td><th>status</th><td>{{.Status}}</td></tr>
-<tr><th>on-hand before</th><td class="n">{{with .StartOnHand}}{{.}}{{else}}not read{{end}}</td><th>on-hand after</th><td class="n">{{with .OnHand}}{{.}}{{else}}not read{{end}}</td></tr>
+<tr><th>on-hand before</th><td class="n">{{.StartOnHand}}</td><th>on-hand after</th><td class="n">{{with .OnHand}}{{.}}{{else}}unreadable{{end}}</td></tr>
 </table>
 <table>
 <tr><th>pay answer</th><th>orders</th></tr>
@@ -229,6 +290,12 @@ img { max-width: 100%; }
 <tr><th>cancel answer</th><th>orders</th></tr>
 {{- range .CancelAnswers}}
 <tr><td>{{label .}}</td><td class="n">{{.Count}}</td></tr>
+{{- end}}
+{{- if .RefundRatio}}
+<tr><th>refund answer</th><th>orders</th></tr>
+{{- range .RefundAnswers}}
+<tr><td>{{label .}}</td><td class="n">{{.Count}}</td></tr>
+{{- end}}
 {{- end}}
 </table>
 <table>
@@ -241,7 +308,7 @@ img { max-width: 100%; }
 
 <figure>
 <h2>{{.Title}}</h2>
-<img src="{{.Src}}" alt="{{.Title}}" />
+{{.SVG}}
 <figcaption>{{.Caption}}</figcaption>
 </figure>
 {{- end}}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stockguard/stockguard/internal/flashsale"
+	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/stacktest"
 )
 
@@ -55,7 +56,7 @@ func TestRun_AgainstTheLocalStackSellsExactlyTheStock(t *testing.T) {
 
 // Settling through the real stack: the first round(ratio × 30) orders pay through
 // POST /_local/pay (a signed notification through payCallback), the rest cancel through
-// closeOrder, and on-hand is read from the embedded DynamoDB with the project's store.
+// closeOrder, and on-hand is read through the merchant route GET /admin/skus/{skuId}.
 //
 // Concurrency is 1: the local gateway invokes one lambda.Handler concurrently, and
 // aws-lambda-go's Invoke returns bytes of a pooled buffer that it has already put back
@@ -75,11 +76,8 @@ func TestRun_AgainstTheLocalStackSettlesPaymentsAndCancels(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stack, cfg := localSale(t, stacktest.Options{Seed: tc.seed, RealTime: true})
-			if stack.Tables != cfg.Tables {
-				t.Fatalf("the local stack names its tables %+v, the default flags %+v", stack.Tables, cfg.Tables)
-			}
 			cfg.Buyers, cfg.Concurrency = 100, 1
-			cfg.PayRatio, cfg.CancelUnpaid, cfg.DynamoDBEndpoint = tc.ratio, true, stack.DynamoDB.URL()
+			cfg.PayRatio, cfg.CancelUnpaid = tc.ratio, true
 			var out strings.Builder
 			report, err := flashsale.Run(context.Background(), cfg, &out)
 			if err != nil {
@@ -89,7 +87,7 @@ func TestRun_AgainstTheLocalStackSettlesPaymentsAndCancels(t *testing.T) {
 			if report.Created != 30 || st == nil || st.Payers != tc.paid || st.PaidOrders != tc.paid || st.CancelledOrders != 30-tc.paid {
 				t.Fatalf("created %d, settlement %+v; want 30 orders, %d paid, %d cancelled\n%s", report.Created, st, tc.paid, 30-tc.paid, out.String())
 			}
-			if st.Available != 30-tc.paid || st.StartOnHand == nil || *st.StartOnHand != 30 || st.OnHand == nil || *st.OnHand != 30-tc.paid {
+			if st.Available != 30-tc.paid || st.StartOnHand != 30 || st.OnHand == nil || *st.OnHand != 30-tc.paid || stack.OnHand(t, "cup-01") != 30-tc.paid {
 				t.Errorf("after settling available %d, on-hand %v → %v; want %d, 30 → %d\n%s", st.Available, st.StartOnHand, st.OnHand, 30-tc.paid, 30-tc.paid, out.String())
 			}
 			for _, c := range report.Checks {
@@ -109,7 +107,6 @@ func TestRun_AgainstTheLocalStackRefundsAShareOfThePaidOrders(t *testing.T) {
 	stack.RunInBackground(t)
 	cfg.Buyers, cfg.Concurrency = 60, 1
 	cfg.PayRatio, cfg.CancelUnpaid, cfg.RefundRatio = 0.5, true, 0.4
-	cfg.DynamoDBEndpoint, cfg.Tables = stack.DynamoDB.URL(), stack.Tables
 	var out strings.Builder
 	report, err := flashsale.Run(context.Background(), cfg, &out)
 	if err != nil {
@@ -118,6 +115,16 @@ func TestRun_AgainstTheLocalStackRefundsAShareOfThePaidOrders(t *testing.T) {
 	s := report.Settlement
 	if s.PaidOrders != 15 || s.Refunds != 6 || s.RefundedUnits != 6 || s.RefundedOrders != 6 || s.Available != 21 || *s.OnHand != 21 {
 		t.Errorf("settlement %+v, want 15 paid, 6 refunded, 21 available and on hand\n%s", s, out.String())
+	}
+	// The refunds went through the merchant routes as the local operator (X-Operator-Id).
+	refundedBy := map[any]int{}
+	for _, o := range stack.Scan(t, stack.Tables.Orders) {
+		if o["status"] == "REFUNDED" {
+			refundedBy[o["refundBy"]]++
+		}
+	}
+	if refundedBy[local.LocalOperatorARN] != 6 || len(refundedBy) != 1 {
+		t.Errorf("refunded orders by principal %v, want 6 by %s", refundedBy, local.LocalOperatorARN)
 	}
 	stack.Check(t)
 }

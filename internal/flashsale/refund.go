@@ -34,8 +34,8 @@ func (c Config) refundCount(paid int) int {
 }
 
 // refund refunds the first cfg.refundCount orders read back PAID through the merchant
-// API (POST /admin/orders/{orderId}/refund, restock true; unsigned, so the local stack
-// only), at most cfg.Concurrency at once, then reads each back with its holder's
+// API (POST /admin/orders/{orderId}/refund, restock true; unsigned, naming the local
+// operator in X-Operator-Id, so the local stack only), at most cfg.Concurrency at once, then reads each back with its holder's
 // identity until it is REFUNDED or cfg.RefundWait has passed.
 func refund(ctx context.Context, a *api, cfg Config, st *settlement) []refundedOrder {
 	var rs []refundedOrder
@@ -45,7 +45,7 @@ func refund(ctx context.Context, a *api, cfg Config, st *settlement) []refundedO
 		}
 	}
 	forEach(ctx, len(rs), cfg.Concurrency, func(i int) {
-		rs[i].answer = a.once(ctx, request{method: http.MethodPost, path: "/admin/orders/" + url.PathEscape(rs[i].id) + "/refund", body: refundBody})
+		rs[i].answer = a.once(ctx, request{method: http.MethodPost, path: "/admin/orders/" + url.PathEscape(rs[i].id) + "/refund", who: localOperator, body: refundBody})
 	})
 	deadline := time.Now().Add(cfg.RefundWait)
 	forEach(ctx, len(rs), cfg.Concurrency, func(i int) {

@@ -38,26 +38,25 @@ var (
 // It returns the report and nil when every check passes or is skipped, the report and an
 // error wrapping ErrVerificationFailed when a check fails, and a nil report with an
 // error for setup problems: ErrInvalidConfig, ErrSKUNotFound, ErrSKUNotOnSale, an
-// unreachable server, on-hand stock that cannot be read from cfg.DynamoDBEndpoint
-// before the sale, or ctx ending before the run finished.
+// unreachable server, on-hand stock that the API does not show before the sale (when
+// settling; see api.readOnHand), or ctx ending before the run finished.
 func Run(ctx context.Context, cfg Config, out io.Writer) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	var onHand onHandReader
-	if cfg.settles() && cfg.DynamoDBEndpoint != "" {
-		onHand = dynamoOnHand(cfg.DynamoDBEndpoint, cfg.Tables, cfg.Timeout)
-	}
-	return run(ctx, cfg, out, onHand)
+	return run(ctx, cfg, out, nil)
 }
 
-// run is Run for a valid cfg, reading on-hand stock with onHand (nil: the on-hand check
-// is skipped).
+// run is Run for a valid cfg, reading on-hand stock with onHand (nil: from the API,
+// api.readOnHand).
 func run(ctx context.Context, cfg Config, out io.Writer, onHand onHandReader) (*Report, error) {
 	a := &api{base: strings.TrimRight(cfg.BaseURL, "/"), client: cfg.Client, timeout: cfg.Timeout}
 	if a.client == nil {
 		a.client = newClient(cfg.Concurrency)
 		defer a.client.CloseIdleConnections()
+	}
+	if onHand == nil {
+		onHand = a.readOnHand
 	}
 	start, err := a.readSKU(ctx, cfg.SKU)
 	if err != nil {
@@ -67,11 +66,11 @@ func run(ctx context.Context, cfg Config, out io.Writer, onHand onHandReader) (*
 		return nil, fmt.Errorf("before the sale: sku %s: %w (status %s)", cfg.SKU, ErrSKUNotOnSale, start.Status)
 	}
 	var stock onHandFacts
-	if cfg.settles() && onHand != nil {
+	if cfg.settles() {
 		if stock.start, err = onHand(ctx, cfg.SKU); err != nil {
-			return nil, fmt.Errorf("before the sale: %w (an empty DynamoDB endpoint, -dynamodb-endpoint '', skips the on-hand check)", err)
+			return nil, fmt.Errorf("before the sale: %w; settling (-pay-ratio, -cancel-unpaid) checks on-hand through the merchant API, "+
+				"unsigned, as the local operator: cmd/local serves that to requests from its own machine, so point -url at its loopback address (e.g. http://127.0.0.1:3000)", err)
 		}
-		stock.read = true
 	}
 	began := time.Now()
 	stopSampling := sampleStock(ctx, a, cfg, began)
@@ -94,7 +93,7 @@ func run(ctx context.Context, cfg Config, out io.Writer, onHand onHandReader) (*
 			return nil, err
 		}
 	}
-	rep := newReport(cfg, start, end, outcomes, orders, wall, st)
+	rep := newReport(cfg, start, end, outcomes, orders, began, wall, st)
 	rep.Timeline = newTimeline(cfg, outcomes, began, wall, available)
 	if err := rep.write(out, cfg.JSON); err != nil {
 		return rep, fmt.Errorf("write report: %w", err)
@@ -105,7 +104,7 @@ func run(ctx context.Context, cfg Config, out io.Writer, onHand onHandReader) (*
 	return rep, nil
 }
 
-// settleAndRead settles the orders, then reads the SKU and, when stock.read, on-hand.
+// settleAndRead settles the orders, then reads the SKU and on-hand.
 // A failed on-hand read is kept for its check; a failed SKU read or ctx ending is an
 // error.
 func settleAndRead(ctx context.Context, a *api, cfg Config, outcomes []outcome, onHand onHandReader, stock onHandFacts) (*settlement, error) {
@@ -120,11 +119,9 @@ func settleAndRead(ctx context.Context, a *api, cfg Config, outcomes []outcome, 
 	if st.sku, err = a.readSKU(ctx, cfg.SKU); err != nil {
 		return nil, fmt.Errorf("after settling: %w", err)
 	}
-	if stock.read {
-		stock.end, stock.err = onHand(ctx, cfg.SKU)
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("on-hand read interrupted: %w", err)
-		}
+	stock.end, stock.err = onHand(ctx, cfg.SKU)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("on-hand read interrupted: %w", err)
 	}
 	st.onHand = stock
 	return st, nil

@@ -7,41 +7,27 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
-
-// localRegion is the region the local stack's clients sign for (any region works
-// against the embedded DynamoDB API).
-const localRegion = "us-east-1"
 
 // onHandReader returns a SKU's on-hand units (physical stock, summed over its shards).
 type onHandReader func(ctx context.Context, sku string) (int, error)
 
-// dynamoOnHand reads on-hand from the DynamoDB API at endpoint with the project's own
-// store (dynamo.Store.SKU: one strongly consistent read of the SKU record and its
-// shards), each read bounded by timeout. The local stack's DynamoDB API checks no
-// signature, so the client signs with placeholder credentials.
-func dynamoOnHand(endpoint string, tables dynamo.Tables, timeout time.Duration) onHandReader {
-	client := dynamodb.New(dynamodb.Options{
-		Region:       localRegion,
-		BaseEndpoint: aws.String(endpoint),
-		Credentials:  credentials.NewStaticCredentialsProvider("local", "local", ""),
-	}, dynamo.ClientOptions)
-	store := dynamo.New(client, tables, dynamo.Options{})
-	return func(ctx context.Context, sku string) (int, error) {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		s, err := store.SKU(ctx, sku)
-		if err != nil {
-			return 0, fmt.Errorf("read on-hand of sku %s from DynamoDB at %s (table %s): %w", sku, endpoint, tables.SKUs, err)
-		}
-		return s.OnHand, nil
+// readOnHand reads the SKU's on-hand units from the API's merchant route GET
+// /admin/skus/{skuId} (its onHand: the units in stock, summed over the shards, as the
+// store reads them strongly consistently), unsigned and naming the local operator, as
+// the refunds are sent: the local stack serves it so to requests from its own machine;
+// a deployed API, or a stack's listener reached from another machine, answers 403.
+func (a *api) readOnHand(ctx context.Context, sku string) (int, error) {
+	path := "/admin/skus/" + url.PathEscape(sku)
+	v, err := get[struct{ OnHand *int }](ctx, a, request{method: http.MethodGet, path: path, who: localOperator}, "on-hand of sku "+sku+" (GET "+path+")", nil)
+	switch {
+	case err != nil:
+		return 0, err
+	case v.OnHand == nil:
+		return 0, fmt.Errorf("read on-hand of sku %s (GET %s): the answer has no onHand", sku, path)
 	}
+	return *v.OnHand, nil
 }
 
 // holder is a created order and the identity that holds it.
@@ -88,7 +74,6 @@ type settlement struct {
 
 // onHandFacts are the on-hand reads: before the sale and after settling.
 type onHandFacts struct {
-	read       bool  // a reader was configured, and the read before the sale succeeded
 	start, end int   // units
 	err        error // the read after settling failed
 }

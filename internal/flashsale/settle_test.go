@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -32,12 +31,11 @@ func TestRun_SettlesAgainstStandIn(t *testing.T) {
 	allPass := verdicts{checkPayments: ResultPass, checkCancels: ResultPass, checkAvailable: ResultPass, checkOnHand: ResultPass}
 	halfPaid := settled{payers: 20, paid: 20, cancels: 20, cancelled: 20, available: 20, onHand: 20}
 	tests := []struct {
-		name     string
-		fault    fault
-		cfg      func(*Config) // nil: settleWith(0.5, true), half pay and the rest cancel
-		noOnHand bool          // run without an on-hand reader (no DynamoDB endpoint)
-		want     verdicts
-		settled  settled
+		name    string
+		fault   fault
+		cfg     func(*Config) // nil: settleWith(0.5, true), half pay and the rest cancel
+		want    verdicts
+		settled settled
 	}{
 		{name: "half pay, the rest cancel", want: allPass, settled: halfPaid},
 		{
@@ -95,24 +93,15 @@ func TestRun_SettlesAgainstStandIn(t *testing.T) {
 			want:    verdicts{checkPayments: ResultPass, checkCancels: ResultFail, checkAvailable: ResultPass},
 			settled: settled{payers: 20, paid: 20, cancels: 20, cancelled: 0, available: 0, onHand: 20},
 		},
-		{
-			name: "no on-hand reader skips the on-hand check", noOnHand: true,
-			want:    verdicts{checkPayments: ResultPass, checkAvailable: ResultPass, checkOnHand: ResultSkip},
-			settled: settled{payers: 20, paid: 20, cancels: 20, cancelled: 20, available: 20, onHand: -1},
-		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.cfg == nil {
 				tt.cfg = settleWith(0.5, true)
 			}
-			s, cfg := settleStandIn(t, tt.fault, tt.cfg)
-			var onHand onHandReader
-			if !tt.noOnHand {
-				onHand = s.readOnHand
-			}
+			_, cfg := settleStandIn(t, tt.fault, tt.cfg)
 			var out bytes.Buffer
-			rep, err := run(context.Background(), cfg, &out, onHand)
+			rep, err := Run(context.Background(), cfg, &out)
 			var wantErr error // ErrVerificationFailed when any check fails
 			if slices.Contains(slices.Collect(maps.Values(tt.want)), ResultFail) {
 				wantErr = ErrVerificationFailed
@@ -256,14 +245,14 @@ func TestRun_ReportsSettlement(t *testing.T) {
 		st.PayLatency.P99Ms < st.PayLatency.P50Ms || st.CancelLatency.MaxMs < st.CancelLatency.P99Ms {
 		t.Errorf("latency pay %+v cancel %+v: want 10 and 30 samples, ordered percentiles", st.PayLatency, st.CancelLatency)
 	}
-	if st.StartOnHand == nil || *st.StartOnHand != 40 || st.PaidUnits != 10 || st.ReleasedUnits != 30 || st.Available != 30 {
+	if st.StartOnHand != 40 || st.PaidUnits != 10 || st.ReleasedUnits != 30 || st.Available != 30 {
 		t.Errorf("settlement %+v: want on-hand from 40, 10 units paid, 30 released, 30 available", st)
 	}
 	if len(rep.Checks) != 11 {
 		t.Errorf("%d checks, want 7 + 4", len(rep.Checks))
 	}
 	for _, want := range []string{"pay ratio 0.25 of 40 orders = 10 pay, 30 cancel", "pay answers", "  204", "cancel answers", "  200",
-		"pay latency ms", "paid 10 orders = 10 units, cancelled 30 orders = 30 units released; available after 30",
+		"pay latency ms", "paid 10 orders = 10 units = ¥3,990.00 taken, cancelled 30 orders = 30 units released; available after 30",
 		"on-hand: 40 before the sale, 30 after settling", "PASS  payments", "PASS  on-hand after settling", "/_local/pay", "result: PASS"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
@@ -293,7 +282,6 @@ func TestRun_WithoutSettlingSendsNoPayOrCancel(t *testing.T) {
 	s, srv := newStandIn(t, "cup-01", 40, 0, fault{})
 	cfg := testConfig(srv)
 	cfg.JSON = true
-	cfg.DynamoDBEndpoint = "http://127.0.0.1:1" // never read: nothing is settled
 	var out bytes.Buffer
 	rep, err := Run(context.Background(), cfg, &out)
 	if err != nil {
@@ -302,12 +290,35 @@ func TestRun_WithoutSettlingSendsNoPayOrCancel(t *testing.T) {
 	if _, pays, cancels := s.requests(); pays != 0 || cancels != 0 || rep.Settlement != nil || strings.Contains(out.String(), "settlement") {
 		t.Errorf("pays %d cancels %d settlement %+v; want none, and no settlement in the JSON", pays, cancels, rep.Settlement)
 	}
+	if reads := s.onHandReads(); len(reads) != 0 {
+		t.Errorf("on-hand read %d times without settling, want never", len(reads))
+	}
 }
 
 func TestRun_OnHandReads(t *testing.T) {
-	gone := httptest.NewServer(nil)
-	gone.Close()
-	t.Run("unreadable before the sale is a setup error, nothing sold", func(t *testing.T) {
+	t.Run("read through the merchant route as the local operator, before and after", func(t *testing.T) {
+		s, cfg := settleStandIn(t, fault{}, settleWith(0.5, true))
+		rep, err := Run(context.Background(), cfg, &bytes.Buffer{})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if reads := s.onHandReads(); !slices.Equal(reads, []string{"local-operator", "local-operator"}) {
+			t.Errorf("GET /admin/skus/cup-01 sent with X-Operator-Id %q, want local-operator twice", reads)
+		}
+		if rep.Settlement.StartOnHand != 40 || rep.Settlement.OnHand == nil || *rep.Settlement.OnHand != 20 {
+			t.Errorf("on-hand %d → %v, want 40 → 20", rep.Settlement.StartOnHand, rep.Settlement.OnHand)
+		}
+		assertVerdicts(t, rep, verdicts{checkOnHand: ResultPass})
+	})
+	t.Run("an API that does not show on-hand is a setup error naming the flags, nothing sold", func(t *testing.T) {
+		s, cfg := settleStandIn(t, fault{merchantForbidden: true}, settleWith(0.5, true))
+		rep, err := Run(context.Background(), cfg, &bytes.Buffer{})
+		wantSetupError(t, s, rep, err, "on-hand of sku cup-01 (GET /admin/skus/cup-01): unexpected status 403")
+		if err != nil && (!strings.Contains(err.Error(), "-pay-ratio") || !strings.Contains(err.Error(), "-url")) {
+			t.Errorf("the error does not name the flags: %v", err)
+		}
+	})
+	t.Run("an unreachable API before the sale is a setup error", func(t *testing.T) {
 		s, cfg := settleStandIn(t, fault{}, settleWith(0.5, true))
 		down := func(context.Context, string) (int, error) { return 0, errors.New("connection refused") }
 		rep, err := run(context.Background(), cfg, &bytes.Buffer{}, down)
@@ -327,23 +338,8 @@ func TestRun_OnHandReads(t *testing.T) {
 			t.Fatalf("run error = %v, want ErrVerificationFailed", err)
 		}
 		assertVerdicts(t, rep, verdicts{checkPayments: ResultPass, checkOnHand: ResultFail})
-		if rep.Settlement.StartOnHand == nil || rep.Settlement.OnHand != nil {
-			t.Errorf("on-hand %v → %v, want start read, end absent", rep.Settlement.StartOnHand, rep.Settlement.OnHand)
+		if rep.Settlement.StartOnHand != 40 || rep.Settlement.OnHand != nil {
+			t.Errorf("on-hand %v → %v, want 40 → absent", rep.Settlement.StartOnHand, rep.Settlement.OnHand)
 		}
-	})
-	t.Run("Run with an unreachable DynamoDB endpoint is a setup error", func(t *testing.T) {
-		s, cfg := settleStandIn(t, fault{}, settleWith(0.5, true))
-		cfg.DynamoDBEndpoint = gone.URL
-		rep, err := Run(context.Background(), cfg, &bytes.Buffer{})
-		wantSetupError(t, s, rep, err, "DynamoDB at "+gone.URL)
-	})
-	t.Run("Run with no DynamoDB endpoint skips the on-hand check", func(t *testing.T) {
-		_, cfg := settleStandIn(t, fault{}, settleWith(0.5, true))
-		cfg.DynamoDBEndpoint = ""
-		rep, err := Run(context.Background(), cfg, &bytes.Buffer{})
-		if err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-		assertVerdicts(t, rep, verdicts{checkPayments: ResultPass, checkOnHand: ResultSkip})
 	})
 }

@@ -14,9 +14,9 @@ import (
 )
 
 // standIn is a tiny in-memory stand-in for the contract routes this tool calls
-// (GET /skus/{skuId}, POST /orders, GET /orders/{orderId}, POST /orders/{orderId}/cancel
-// and the local-only POST /_local/pay/{orderId}), for this package's tests only, plus
-// the on-hand count that the tool reads from DynamoDB (readOnHand). It is NOT a fake of
+// (GET /skus/{skuId}, POST /orders, GET /orders/{orderId}, POST /orders/{orderId}/cancel,
+// the local-only POST /_local/pay/{orderId}, and the on-hand count of the merchant route
+// GET /admin/skus/{skuId}), for this package's tests only. It is NOT a fake of
 // DynamoDB or SQS and models none of the real store: one mutex serialises every
 // decision, which is all it takes for the correct variant to be correct. A fault makes
 // it misbehave on purpose, so the tests can show that each verification check catches
@@ -29,6 +29,7 @@ type standIn struct {
 	available int
 	onHand    int               // physical units: falls only when an order is paid
 	pays      int               // POST /_local/pay decided so far
+	operators []string          // X-Operator-Id of each GET /admin/skus/{skuId}
 	cancels   int               // POST /orders/{orderId}/cancel decided so far
 	limit     int               // units per user; 0 means no limit
 	bought    map[string]int    // user → units held
@@ -60,6 +61,8 @@ type fault struct {
 	cancelFailEvery  int  // answer every n-th cancel with cancelFailStatus, cancelling nothing
 	cancelFailStatus int
 	cancelKeepsStock bool // mark orders CANCELLED without releasing their units
+
+	merchantForbidden bool // answer GET /admin/skus/{skuId} 403, as a deployed API does to an unsigned request
 }
 
 // order is the stand-in's order record, also its JSON answer.
@@ -91,6 +94,7 @@ func newStandIn(t *testing.T, sku string, stock, limit int, f fault) (*standIn, 
 	mux.HandleFunc("GET /orders/{orderId}", s.getOrder)
 	mux.HandleFunc("POST /orders/{orderId}/cancel", s.cancel)
 	mux.HandleFunc("POST /_local/pay/{orderId}", s.pay)
+	mux.HandleFunc("GET /admin/skus/{skuId}", s.getAdminSKU)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return s, srv
@@ -287,7 +291,7 @@ func (s *standIn) decideCancel(user, id string) reply {
 	return reply{status: http.StatusOK, body: o}
 }
 
-// readOnHand is the stand-in's on-hand count, read as the tool reads DynamoDB's.
+// readOnHand is the stand-in's on-hand count, as GET /admin/skus/{skuId} answers it.
 func (s *standIn) readOnHand(_ context.Context, sku string) (int, error) {
 	if sku != s.sku {
 		return 0, fmt.Errorf("sku %s: not found", sku)
@@ -295,6 +299,34 @@ func (s *standIn) readOnHand(_ context.Context, sku string) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.onHand, nil
+}
+
+// getAdminSKU answers the merchant route GET /admin/skus/{skuId} with the SKU's onHand
+// (and available), or API Gateway's 403 with fault.merchantForbidden.
+func (s *standIn) getAdminSKU(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.operators = append(s.operators, r.Header.Get("X-Operator-Id"))
+	s.mu.Unlock()
+	if s.fault.merchantForbidden {
+		write(w, r, reply{status: http.StatusForbidden, body: map[string]string{"message": "Forbidden"}})
+		return
+	}
+	onHand, err := s.readOnHand(r.Context(), r.PathValue("skuId"))
+	if err != nil {
+		write(w, r, reply{status: http.StatusNotFound, body: apiErr("SKU_NOT_FOUND")})
+		return
+	}
+	s.mu.Lock()
+	available := s.available
+	s.mu.Unlock()
+	write(w, r, reply{status: http.StatusOK, body: map[string]any{"skuId": s.sku, "onHand": onHand, "available": available}})
+}
+
+// onHandReads returns the X-Operator-Id of every on-hand read so far.
+func (s *standIn) onHandReads() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.operators)
 }
 
 // ownersWith returns the owners of the orders in status, sorted.

@@ -110,6 +110,13 @@ func (k JWK) PublicKey() (*ecdsa.PublicKey, error) {
 	return pub, nil
 }
 
+// Check reports whether s is a JWK set the JWT authorizer can use: an error for a bad
+// key (see JWK.PublicKey), an empty or a repeated kid.
+func (s JWKSet) Check() error {
+	_, err := s.keys()
+	return err
+}
+
 // keys parses every key of s by kid; an error for a bad key, an empty or a repeated kid.
 func (s JWKSet) keys() (map[string]*ecdsa.PublicKey, error) {
 	out := make(map[string]*ecdsa.PublicKey, len(s.Keys))

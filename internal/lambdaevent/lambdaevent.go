@@ -1,11 +1,12 @@
 // Package lambdaevent tells apart the events a stockguard function can be invoked
-// with — SQS batches, API Gateway HTTP API requests (payload format 2.0) and
-// EventBridge scheduled events — so that each function serves only its own and
+// with — SQS batches, API Gateway HTTP API requests (payload format 2.0), EventBridge
+// scheduled events and SNS notifications — so that each function serves only its own and
 // refuses the others with an error, changing nothing.
 //
 // The shapes are the ones Lambda documents for each event source (AWS Lambda
 // Developer Guide: "Using Lambda with Amazon SQS", "Using Lambda with Amazon API
-// Gateway", "Using Lambda with EventBridge Scheduler / scheduled rules").
+// Gateway", "Using Lambda with EventBridge Scheduler / scheduled rules", "Invoking
+// Lambda functions with Amazon SNS notifications").
 package lambdaevent
 
 import (
@@ -26,6 +27,8 @@ const (
 	HTTP Kind = "HTTP API request"
 	// Scheduled is an EventBridge scheduled event: {"source":"aws.events","detail-type":"Scheduled Event",…}.
 	Scheduled Kind = "scheduled event"
+	// SNS is a notification from an SNS topic subscription: {"Records":[{"EventSource":"aws:sns","Sns":{…}}]}.
+	SNS Kind = "SNS notification"
 	// Unknown is anything else, including JSON that is not an object.
 	Unknown Kind = "unrecognised event"
 )
@@ -47,6 +50,9 @@ func KindOf(event []byte) Kind {
 	switch {
 	case len(probe.Records) > 0 && probe.Records[0].EventSource == "aws:sqs":
 		return SQS
+	case len(probe.Records) > 0 && probe.Records[0].EventSource == "aws:sns":
+		// SNS spells the key EventSource; encoding/json matches keys case-insensitively.
+		return SNS
 	case probe.Version == "2.0" && probe.RouteKey != "":
 		return HTTP
 	case probe.Source == "aws.events" && probe.DetailType == "Scheduled Event":

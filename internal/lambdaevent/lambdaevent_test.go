@@ -22,7 +22,9 @@ func TestKindOf_TellsTheEventSourcesApart(t *testing.T) {
 		fixture("../closeorder/testdata/scheduled-event.json"):   Scheduled,
 		fixture("../closeorder/testdata/cancel-order.json"):      HTTP,
 		fixture("../createorder/testdata/create-order.json"):     HTTP,
+		fixture("../alertchat/testdata/alarm-sns-event.json"):    SNS,
 		`{"Records":[{"eventSource":"aws:s3"}]}`:                 Unknown,
+		`{"Records":[{"EventSource":"aws:sns","Sns":{}}]}`:       SNS,
 		`{"routeKey":"POST /orders"}`:                            Unknown, // payload format 1.0 has no version 2.0
 		`{"source":"aws.events","detail-type":"Object Created"}`: Unknown,
 		`[]`: Unknown, `{}`: Unknown, `null`: Unknown, `not json`: Unknown,

@@ -46,10 +46,11 @@ var invalidValues = map[string][]string{
 	"OVERDUE_GRACE_SECONDS":          {"0", "300s"},
 	"FULL_CHECK_DAYS":                {"0", "7d", "-1"},
 	"ORDERS_PER_USER_SKU_PER_MINUTE": {"-1", "101", "5/min"},
-	"NOTIFY_URL":                     {"ftp://example.com/notify", "http://example.com/notify", "https://example.com/notify?x=1", "/notify"},
 	"REFUND_NOTIFY_URL":              {"http://example.com/refund-notify", "/refund-notify"},
 	"USER_REFUND_WINDOW":             {"-1", "a day", "1.5"},
 	"REFUND_STUCK_SECONDS":           {"0", "30m"},
+	"QUIET_PERIOD_SECONDS":           {"0", "1h"},
+	"RUNBOOK_URL":                    {"http://git.example.com/RUNBOOK.md", "docs/RUNBOOK.md"},
 }
 
 // Every function refuses to start when one of the variables template.yaml sets for it
@@ -101,6 +102,8 @@ func foreignEvents(t *testing.T, routes []sam.Route, orderID string) map[string]
 		"array":     json.RawMessage(`[]`),
 		"object":    json.RawMessage(`{}`),
 		"s3":        json.RawMessage(`{"Records":[{"eventSource":"aws:s3"}]}`),
+		"sns": json.RawMessage(`{"Records":[{"EventSource":"aws:sns","EventVersion":"1.0","Sns":{"Type":"Notification","Subject":"stockguard: books differ",` +
+			`"Message":"{\"differences\":[{\"skuId\":\"cup-01\",\"rule\":\"available\",\"expected\":1,\"actual\":2}]}"}}]}`),
 	}
 	keys := []string{"DELETE /orders/{orderId}"}
 	for _, r := range routes {
@@ -135,6 +138,8 @@ func owns(f sam.Function, routes []sam.Route, kind string) bool {
 		return len(f.Events.SQS) > 0
 	case "scheduled":
 		return len(f.Events.Schedule) > 0
+	case "sns":
+		return len(f.Events.SNS) > 0
 	}
 	return slices.ContainsFunc(routes, func(r sam.Route) bool { return r.Function == f.Name && "route:"+r.Method+" "+r.Path == kind })
 }

@@ -43,7 +43,7 @@ type Route struct {
 	Path     string
 	Function string
 	Public   bool
-	IAM      bool // AWS_IAM authorization: gets the local operator's identity (see localIAMAuthorizer)
+	IAM      bool // AWS_IAM authorization: gets the local operator's identity (X-Operator-Id, see localIAMAuthorizer)
 }
 
 // routeKey returns the route key API Gateway reports, e.g. "POST /orders".
@@ -102,7 +102,10 @@ type gateway struct {
 //     claims passed on, a bad token answered 401; without one, a non-empty
 //     X-User-Id header becomes requestContext.authorizer.jwt.claims.sub (a
 //     local-only shortcut; without either the event has no authorizer and the
-//     function decides); public routes never get claims;
+//     function decides); public routes never get claims; an AWS_IAM route gets
+//     the IAM identity of the operator its X-Operator-Id header names (see
+//     OperatorHeader; a value that is not an IAM user name is answered 403); a
+//     request from another machine gets neither shortcut (see Stack.ExposedAPI);
 //   - invokes the route's handler with the event's JSON and a
 //     lambdacontext.LambdaContext (AwsRequestID, InvokedFunctionArn);
 //   - writes the response: statusCode, headers, multiValueHeaders, cookies
@@ -265,9 +268,9 @@ func (g *gateway) invoker(rt Route, h lambda.Handler) http.Handler {
 			return
 		}
 		rec.routeKey = rt.routeKey()
-		auth, ok := g.identity(r, rt)
-		if !ok {
-			writeGatewayError(w, http.StatusUnauthorized)
+		auth, refused := g.identity(r, rt)
+		if refused != 0 {
+			writeGatewayError(w, refused)
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBody))
@@ -302,7 +305,7 @@ func readErrorStatus(err error) int {
 }
 
 // writeGatewayError writes the response API Gateway HTTP APIs give when
-// they, not the function, answer: 404, 413 or 500 with a JSON message.
+// they, not the function, answer: 401, 403, 404, 413 or 500 with a JSON message.
 func writeGatewayError(w http.ResponseWriter, status int) {
 	body := `{"message":"Internal Server Error"}`
 	switch status {
@@ -310,6 +313,8 @@ func writeGatewayError(w http.ResponseWriter, status int) {
 		body = `{"message":"Not Found"}`
 	case http.StatusUnauthorized:
 		body = `{"message":"Unauthorized"}`
+	case http.StatusForbidden:
+		body = `{"message":"Forbidden"}`
 	case http.StatusRequestEntityTooLarge:
 		body = `{"message":"Request Entity Too Large"}`
 	}
@@ -371,26 +376,40 @@ func (g *gateway) event(r *http.Request, rt Route, params []string, body []byte,
 	return e
 }
 
-// identity is the authorizer part of the event for r on rt (see NewGateway), and
-// false when a token is present but refused.
-func (g *gateway) identity(r *http.Request, rt Route) (*events.APIGatewayV2HTTPRequestContextAuthorizerDescription, bool) {
+// identity is the authorizer part of the event for r on rt (see NewGateway), and the
+// status of the gateway's refusal, 0 for none: 401 when a token is present but
+// refused, 403 when an AWS_IAM route's X-Operator-Id is not an IAM user name. A
+// request from another machine (see Stack.ExposedAPI) gets no local shortcut: its
+// X-User-Id is not read, and an AWS_IAM route is refused 403.
+func (g *gateway) identity(r *http.Request, rt Route) (*events.APIGatewayV2HTTPRequestContextAuthorizerDescription, int) {
+	network := fromNetwork(r.Context())
 	switch {
+	case rt.IAM && network:
+		return nil, http.StatusForbidden // no IAM here to verify a SigV4 signature with
 	case rt.IAM:
-		return localIAMAuthorizer(), true
+		if auth, ok := localIAMAuthorizer(r.Header.Get(OperatorHeader)); ok {
+			return auth, 0
+		}
+		return nil, http.StatusForbidden
 	case rt.Public:
-		return nil, true
+		return nil, 0
 	}
 	token := r.Header.Get("Authorization")
-	if token == "" || g.opts.Verifier == nil {
-		return localAuthorizer(r.Header.Get("X-User-Id")), true
+	switch {
+	case !network && (token == "" || g.opts.Verifier == nil):
+		return localAuthorizer(r.Header.Get("X-User-Id")), 0
+	case token == "":
+		return nil, 0 // no identity: the function refuses
+	case g.opts.Verifier == nil:
+		return nil, http.StatusUnauthorized // nothing here can check the token
 	}
 	claims, err := g.opts.Verifier.Verify(token)
 	if err != nil {
-		return nil, false
+		return nil, http.StatusUnauthorized
 	}
 	return &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
 		JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: claims.All},
-	}, true
+	}, 0
 }
 
 // localAuthorizer returns what a JWT authorizer would put in the event for

@@ -207,6 +207,49 @@ func TestGateway_PutsXUserIDInSubClaimOnProtectedRoutesOnly(t *testing.T) {
 	}
 }
 
+// An AWS_IAM route gets the IAM identity of the operator X-Operator-Id names (the
+// local operator without it); a value that is not an IAM user name is refused 403
+// before the function runs, as API Gateway refuses a request it cannot authorize.
+func TestGateway_PutsXOperatorIDInIAMPrincipalOnIAMRoutes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		operator, wantARN string
+		wantStatus        int
+	}{
+		{"", LocalOperatorARN, http.StatusOK},
+		{"alice@shop", "arn:aws:iam::" + AccountID + ":user/alice@shop", http.StatusOK},
+		{"ops.team-1_b+c=d,e", "arn:aws:iam::" + AccountID + ":user/ops.team-1_b+c=d,e", http.StatusOK},
+		{"a/b", "", http.StatusForbidden},
+		{"with space", "", http.StatusForbidden},
+		{strings.Repeat("x", 65), "", http.StatusForbidden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.operator, func(t *testing.T) {
+			t.Parallel()
+			var calls []invocation
+			gw := NewGateway([]Route{{Method: "POST", Path: "/admin/skus", Function: "admin", IAM: true}},
+				map[string]lambda.Handler{"admin": recordingHandler("admin", &calls, events.APIGatewayV2HTTPResponse{StatusCode: http.StatusOK})}, fixedOptions())
+			r := httptest.NewRequest("POST", "/admin/skus", strings.NewReader(`{}`))
+			if tt.operator != "" {
+				r.Header.Set(OperatorHeader, tt.operator)
+			}
+			w := serve1(gw, r)
+			if w.Code != tt.wantStatus {
+				t.Fatalf("status %d %s, want %d", w.Code, w.Body, tt.wantStatus)
+			}
+			if tt.wantStatus != http.StatusOK {
+				if len(calls) != 0 || w.Body.String() != `{"message":"Forbidden"}` {
+					t.Errorf("refused: %d invocations, body %s; want none, API Gateway's Forbidden", len(calls), w.Body)
+				}
+				return
+			}
+			if auth := calls[0].event.RequestContext.Authorizer; auth == nil || auth.IAM == nil || auth.IAM.UserARN != tt.wantARN || auth.JWT != nil {
+				t.Errorf("authorizer %+v, want IAM userArn %s", auth, tt.wantARN)
+			}
+		})
+	}
+}
+
 func TestGateway_EncodesNonTextRequestBodiesInBase64(t *testing.T) {
 	t.Parallel()
 	binary := []byte{0x89, 'P', 'N', 'G', 0, 0xff}

@@ -36,7 +36,7 @@ type SQSOptions struct {
 }
 
 // SQSServer is an in-memory SQS-compatible API (goaws v0.5.4) served over
-// HTTP. It speaks the SQS JSON protocol (Content-Type
+// HTTP; the same server answers goaws' SNS API (see NewSNSClient). It speaks the SQS JSON protocol (Content-Type
 // application/x-amz-json-1.0, X-Amz-Target "AmazonSQS.<Operation>") used by
 // aws-sdk-go-v2, and the older query protocol.
 //
@@ -146,9 +146,12 @@ func configureGoaws(host, port string) error {
 	return nil
 }
 
-// resetGoaws forgets goaws' configuration and queues, releasing the claim
-// taken by configureGoaws.
+// resetGoaws forgets goaws' configuration, queues and SNS topics, releasing the
+// claim taken by configureGoaws.
 func resetGoaws() {
+	models.SyncTopics.Lock()
+	models.SyncTopics.Topics = make(map[string]*models.Topic)
+	models.SyncTopics.Unlock()
 	models.SyncQueues.Lock()
 	defer models.SyncQueues.Unlock()
 	models.CurrentEnvironment = models.Environment{}

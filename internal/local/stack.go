@@ -21,6 +21,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/closeq"
@@ -35,6 +36,7 @@ import (
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/refund"
 	"github.com/stockguard/stockguard/internal/sam"
+	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
 	"github.com/stockguard/stockguard/internal/wxlogin/wxlogintest"
@@ -99,7 +101,9 @@ type StackConfig struct {
 	PayAddr, LoginAddr string
 	// Issuer is the iss of the local login tokens, which the gateway's JWT check
 	// requires; default DefaultIssuer. cmd/local sets its API's URL, where the
-	// discovery document and JWK set are served.
+	// discovery document and JWK set are served. It is also the base of closeOrder's
+	// notify_url unless the template sets NOTIFY_BASE_URL (the local API is its
+	// issuer: one URL for both).
 	Issuer string
 	// Parameters override template parameters by name (cmd/local's
 	// -user-refund-window sets UserRefundWindow); the merchant secret and the JWT
@@ -109,6 +113,10 @@ type StackConfig struct {
 	// logical id) after they are read from the template and before the function's
 	// configuration is parsed from them (tests check that bad settings are refused).
 	Environment func(function string, env map[string]string)
+	// AlertWebhooks are the chat bots the alert function posts to (deployed: the
+	// ChatWebhooksSecretArn secret; cmd/local's -alert-webhook). Alerts reach it only
+	// with an SQS server (SQSAddr), which also serves the alerts topic.
+	AlertWebhooks []teamchat.Webhook
 }
 
 // Stack is the whole of stockguard in one process: the embedded servers with the
@@ -116,7 +124,7 @@ type StackConfig struct {
 // API, the HTTP API gateway in front of them.
 type Stack struct {
 	DynamoDB *DynamoDBServer   // the embedded DynamoDB API
-	SQS      *SQSServer        // the embedded SQS API; nil when StackConfig.SQSAddr is ""
+	SQS      *SQSServer        // the embedded SQS API (and SNS API); nil when StackConfig.SQSAddr is ""
 	DB       *dynamodb.Client  // a client of DynamoDB, built with dynamo.ClientOptions
 	Queues   map[string]string // queue logical id → queue URL
 	Tables   dynamo.Tables     // table names, from createOrder's environment
@@ -139,6 +147,9 @@ type Stack struct {
 
 	merchant *paytest.Merchant
 	keyID    string // the kid of the local tokens (the template's SIGNING_KEY_ID)
+
+	alerts        *sns.Client   // the embedded SNS API; nil without an SQS server
+	snsDeliveries []snsDelivery // the functions' SNS events, played by Run
 
 	functions []sam.Function
 	cfg       StackConfig
@@ -164,6 +175,7 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 		params = map[string]string{}
 	}
 	params["WechatPaySecretArn"], params["JwtAudience"] = LocalSecretARN, LocalAppID
+	params["ChatWebhooksSecretArn"] = LocalChatSecretARN
 	tpl, err := sam.LoadWithParameters(cfg.Template, params)
 	if err != nil {
 		return nil, err
@@ -200,6 +212,11 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	}
 	if s.functions, err = tpl.Functions(); err != nil {
 		return nil, err
+	}
+	if s.SQS != nil {
+		if err := s.startSNS(ctx, tpl, s.functions); err != nil {
+			return nil, err
+		}
 	}
 	if s.Handlers, err = s.wire(cfg); err != nil {
 		return nil, err
@@ -332,6 +349,8 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 		return s.wireAdmin(cfg, env, log)
 	case "RefundFunction":
 		return s.wireRefund(cfg, env, log)
+	case "AlertChatFunction":
+		return s.wireAlertChat(cfg, env, log)
 	default:
 		return nil, fmt.Errorf("no local wiring in internal/local")
 	}
@@ -431,14 +450,18 @@ func functionName(logicalID string) string {
 }
 
 // Run plays the template's event sources until ctx is done: an SQS poller per SQS
-// event (see Poll) and a timer per rate schedule (see Every) invoking the function
-// with a scheduled event. It returns when ctx is done and every poller and timer has
+// event (see Poll), a timer per rate schedule (see Every) invoking the function
+// with a scheduled event, and, with an SQS server, a poller per SNS event handing
+// the topic's messages to the function as SNS events (see NewSNSClient). It returns when ctx is done and every poller and timer has
 // stopped, or at once with an error for a schedule that cannot run locally.
 func (s *Stack) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	for _, d := range s.snsDeliveries {
+		wg.Go(func() { d.poll(ctx, s, s.Handlers[d.function]) })
+	}
 	for _, f := range s.functions {
 		h := s.Handlers[f.Name]
 		for _, ev := range f.Events.SQS {
@@ -523,6 +546,9 @@ const (
 	LocalMchID     = "1900000001"
 	LocalAppID     = "wx0000000000000001"
 	LocalSecretARN = "arn:aws:secretsmanager:" + Region + ":" + AccountID + ":secret:stockguard-local-wechatpay"
+	// LocalChatSecretARN is the template's ChatWebhooksSecretArn locally: the alert
+	// function posts to StackConfig.AlertWebhooks and reads no secret.
+	LocalChatSecretARN = "arn:aws:secretsmanager:" + Region + ":" + AccountID + ":secret:stockguard-local-chat"
 )
 
 // maxPayBodyBytes bounds the optional body of POST /_local/pay/{orderId}, a small
@@ -544,8 +570,9 @@ func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxPayBodyBytes))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) || dec.More() {
-		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen, \"state\": \"SUCCESS\"} or empty"}`))
+	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) || dec.More() ||
+		in.Amount != nil && *in.Amount < 0 || in.State != nil && !wechatpay.TradeState(*in.State).Known() {
+		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen (0 or more), \"state\": a WeChat Pay trade_state such as \"SUCCESS\"} or empty"}`))
 		return
 	}
 	if _, ok := s.PayServer.Order(r.PathValue("orderId")); ok {

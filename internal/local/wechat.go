@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -75,18 +76,22 @@ func (s *Stack) merchantWiring(cfg StackConfig, tables dynamo.Tables) (*dynamo.S
 	return dynamo.New(s.DB, tables, s.storeOptions(dynamo.Options{})), client, nil
 }
 
-// wireCloseOrder builds closeOrder with the local merchant client.
+// wireCloseOrder builds closeOrder with the local merchant client. Its notify_url base
+// is the template's NOTIFY_BASE_URL when set, else StackConfig.Issuer, the local API's
+// own URL (deployed, closeOrder builds it from the pay request's https domain, which
+// the local API does not serve).
 func (s *Stack) wireCloseOrder(cfg StackConfig, env envvar.Lookup, log *slog.Logger) (lambda.Handler, error) {
 	c, err := closeorder.LoadConfig(env)
 	if err != nil {
 		return nil, err
 	}
+	c.NotifyBaseURL = cmp.Or(c.NotifyBaseURL, cfg.Issuer)
 	store, client, err := s.merchantWiring(cfg, c.Tables)
 	if err != nil {
 		return nil, err
 	}
 	closer := closeorder.New(store, s.closeQueue(c.CloseQueueURL), log, closeorder.Options{
-		Now: cfg.Now, WeChatPay: client, NotifyURL: c.NotifyURL, OpenIDClaim: c.OpenIDClaim,
+		Now: cfg.Now, WeChatPay: client, NotifyBaseURL: c.NotifyBaseURL, OpenIDClaim: c.OpenIDClaim,
 		Refunds: refund.NewStarter(store, s.refundQueue(c.RefundQueueURL), log), UserRefundWindow: c.UserRefundWindow,
 	})
 	return newHandler(closeorder.NewFunction(closer, log).Invoke), nil

@@ -109,3 +109,14 @@ var (
 	// the refund function's scheduled pass.
 	RefundingStuck = Name{"RefundingStuck", Count}
 )
+
+// alertChat (posts the alerts topic's notifications to the team's chat).
+var (
+	// ChatPosted counts alerts posted to a chat webhook, one per alert and webhook;
+	// ChatPostFailed those that could not be posted after the retries (the invocation
+	// then fails, so Lambda tries it again); ChatQuiet those held back because the same
+	// alert went to that webhook within the quiet period.
+	ChatPosted     = Name{"ChatPosted", Count}
+	ChatPostFailed = Name{"ChatPostFailed", Count}
+	ChatQuiet      = Name{"ChatQuiet", Count}
+)

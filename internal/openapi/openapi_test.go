@@ -21,6 +21,26 @@ func TestLoad_DocumentIsValidOpenAPI31(t *testing.T) {
 	}
 }
 
+// localAlternative is the local runner's stand-in for each deployed security scheme:
+// X-User-Id for the JWT authorizer, X-Operator-Id for AWS_IAM (SigV4).
+var localAlternative = map[string]string{"jwt": "localUser", "sigv4": "localOperator"}
+
+func TestLoad_LocalSecuritySchemesAreLocalOnly(t *testing.T) {
+	doc, err := openapi.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deployed, local := range localAlternative {
+		scheme := doc.Components.SecuritySchemes[local]
+		if scheme == nil || scheme.Value.Type != "apiKey" || scheme.Value.In != "header" || scheme.Value.Extensions["x-local-only"] != true {
+			t.Errorf("%s (beside %s): %+v, want a header apiKey marked x-local-only", local, deployed, scheme)
+		}
+		if d := doc.Components.SecuritySchemes[deployed]; d == nil || d.Value.Extensions["x-local-only"] != nil {
+			t.Errorf("%s: %+v, want a deployed scheme", deployed, d)
+		}
+	}
+}
+
 // Every route of the contract, the issuer's and the local runner's is in the
 // document, with the authorization the contract gives it.
 func TestLoad_DocumentHasEveryRoute(t *testing.T) {
@@ -76,6 +96,11 @@ func TestLoad_DocumentHasEveryRoute(t *testing.T) {
 			}
 			if (scheme == "") != (len(schemes) == 0) || scheme != "" && !slices.Contains(schemes, scheme) {
 				t.Errorf("%s: security %v, want %q", key, schemes, scheme)
+			}
+			// Each deployed scheme has its local-only alternative, so that a validating
+			// proxy in front of the local stack accepts the local runner's callers.
+			if local := localAlternative[scheme]; local != "" && (len(schemes) != 2 || !slices.Contains(schemes, local)) {
+				t.Errorf("%s: security %v, want %s or %s", key, schemes, scheme, local)
 			}
 			local := op.Extensions["x-local-only"] == true
 			if local != strings.HasPrefix(path, "/_local/") && path != openapi.Path {

@@ -355,6 +355,8 @@ func TestLocalPay_SendsASignedNotificationThroughTheNotifyRoute(t *testing.T) {
 		{"unknown order", "/_local/pay/0123456789abcdef0123456789abcdef", ``, 404, "ORDER_NOT_FOUND"},
 		{"bad body", "/_local/pay/" + id, `{"amount": "lots"}`, 400, "INVALID_REQUEST"},
 		{"unknown field", "/_local/pay/" + id, `{"tip": 5}`, 400, "INVALID_REQUEST"},
+		{"negative amount", "/_local/pay/" + id, `{"amount": -1}`, 400, "INVALID_REQUEST"},
+		{"unknown state", "/_local/pay/" + id, `{"state": "PAID"}`, 400, "INVALID_REQUEST"},
 		{"pay", "/_local/pay/" + id, ``, 204, ""},
 		{"pay again", "/_local/pay/" + id, `{"state": "SUCCESS"}`, 204, ""},
 	} {

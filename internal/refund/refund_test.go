@@ -134,7 +134,11 @@ func TestBuyerRefund_RefusesWhatTheContractRefuses(t *testing.T) {
 		{"past the window", id, "buyer", time.Hour, http.StatusConflict, "REFUND_NOT_ALLOWED"},
 	} {
 		h.Clock.Advance(tc.advance)
-		if code, out := h.Call(t, http.MethodPost, "/orders/"+tc.id+"/refund", tc.user, nil, ""); code != tc.want || out["code"] != tc.code {
+		api := h
+		if tc.user == "" { // no identity: outside the contract's security, on purpose
+			api = h.OutsideContract(tc.name)
+		}
+		if code, out := api.Call(t, http.MethodPost, "/orders/"+tc.id+"/refund", tc.user, nil, ""); code != tc.want || out["code"] != tc.code {
 			t.Errorf("%s: %d %v, want %d %s", tc.name, code, out, tc.want, tc.code)
 		}
 	}

@@ -20,6 +20,8 @@ type Alarm struct {
 	Metrics []MetricRef
 	// Actions are its AlarmActions (resolved: topic ARNs).
 	Actions []string
+	// Description is its AlarmDescription, which CloudWatch puts in every notification.
+	Description string
 }
 
 // MetricRef names one CloudWatch metric: namespace, name and dimensions.
@@ -42,7 +44,7 @@ func (m MetricRef) String() string {
 // returns an error naming an alarm that reads no metric.
 func (t *Template) Alarms() ([]Alarm, error) {
 	return inIDOrder("alarm", t.cf.GetAllCloudWatchAlarmResources(), func(id string, a *cloudwatch.Alarm) (Alarm, error) {
-		alarm := Alarm{Name: id, Actions: a.AlarmActions}
+		alarm := Alarm{Name: id, Actions: a.AlarmActions, Description: aws.ToString(a.AlarmDescription)}
 		if a.MetricName != nil {
 			alarm.Metrics = append(alarm.Metrics, metricRef(aws.ToString(a.Namespace), *a.MetricName, a.Dimensions))
 		}

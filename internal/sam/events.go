@@ -23,6 +23,8 @@ type Events struct {
 	// Schedule are the Schedule (EventBridge rule) and ScheduleV2 (EventBridge
 	// Scheduler) events.
 	Schedule []ScheduleEvent
+	// SNS are the SNS events: subscriptions to a topic.
+	SNS []SNSEvent
 	// Other maps the name of every event of another type to its Type.
 	Other map[string]string
 }
@@ -117,6 +119,32 @@ type ScheduleEvent struct {
 	Input string
 	// Enabled is false when Enabled is false (Schedule) or State is DISABLED.
 	Enabled bool
+	// DeadLetterQueue is the local name of the queue whose ARN DeadLetterConfig.Arn
+	// holds (EventBridge sends it the events it could not deliver); "" when unset.
+	DeadLetterQueue string
+	// RetryPolicy is how long and how often EventBridge retries delivering an event;
+	// nil when unset (EventBridge's default: 24 hours, 185 attempts).
+	RetryPolicy *RetryPolicy
+}
+
+// RetryPolicy is a schedule target's retry policy (Amazon EventBridge User Guide,
+// "Event retry policy and using dead-letter queues").
+type RetryPolicy struct {
+	// MaximumEventAgeInSeconds is the oldest, in seconds, an event is still retried
+	// (60 to 86,400).
+	MaximumEventAgeInSeconds int
+	// MaximumRetryAttempts is the most retries (0 to 185).
+	MaximumRetryAttempts int
+}
+
+// SNSEvent is an SNS event (SAM SNS event source type): the function subscribed to a
+// topic, invoked asynchronously with one notification per event.
+type SNSEvent struct {
+	// Name is the event's key under Events.
+	Name string
+	// Topic is the local name (logical id) of the topic its Topic property (a Ref,
+	// which deployed is the topic's ARN) names.
+	Topic string
 }
 
 // defaultSQSBatchSize is SAM's default SQS BatchSize.
@@ -152,6 +180,16 @@ func (e *Events) add(name string, raw rawEvent) error {
 		ev, err := scheduleEvent(name, raw.Type, raw.Properties)
 		e.Schedule = append(e.Schedule, ev)
 		return err
+	case "SNS":
+		var p struct{ Topic string }
+		if err := decodeProperties(raw.Properties, &p); err != nil {
+			return err
+		}
+		if p.Topic == "" {
+			return fmt.Errorf("no Topic")
+		}
+		e.SNS = append(e.SNS, SNSEvent{Name: name, Topic: p.Topic[strings.LastIndex(p.Topic, ":")+1:]})
+		return nil
 	}
 	if e.Other == nil {
 		e.Other = map[string]string{}
@@ -218,9 +256,18 @@ func scheduleEvent(name, typ string, properties json.RawMessage) (ScheduleEvent,
 		Input                      string
 		Enabled                    *bool
 		State                      string
+		DeadLetterConfig           struct{ Arn string }
+		RetryPolicy                *RetryPolicy
 	}
 	if err := decodeProperties(properties, &p); err != nil {
 		return ScheduleEvent{}, err
+	}
+	var dlq string
+	if arn := p.DeadLetterConfig.Arn; arn != "" {
+		var ok bool
+		if dlq, ok = queueFromARN(arn); !ok {
+			return ScheduleEvent{}, fmt.Errorf("DeadLetterConfig.Arn %q is not the ARN of a queue in this template", arn)
+		}
 	}
 	expression := p.Schedule
 	if typ == "ScheduleV2" {
@@ -230,12 +277,14 @@ func scheduleEvent(name, typ string, properties json.RawMessage) (ScheduleEvent,
 		return ScheduleEvent{}, fmt.Errorf("no schedule expression")
 	}
 	return ScheduleEvent{
-		Name:       name,
-		Type:       typ,
-		Expression: expression,
-		Timezone:   p.ScheduleExpressionTimezone,
-		Input:      p.Input,
-		Enabled:    (p.Enabled == nil || *p.Enabled) && p.State != "DISABLED",
+		Name:            name,
+		Type:            typ,
+		Expression:      expression,
+		Timezone:        p.ScheduleExpressionTimezone,
+		Input:           p.Input,
+		Enabled:         (p.Enabled == nil || *p.Enabled) && p.State != "DISABLED",
+		DeadLetterQueue: dlq,
+		RetryPolicy:     p.RetryPolicy,
 	}, nil
 }
 

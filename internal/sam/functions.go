@@ -1,6 +1,7 @@
 package sam
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -55,6 +56,31 @@ type Function struct {
 	// "Configuring reserved concurrency for a function"); nil when unset (the function
 	// draws on the account's unreserved concurrency).
 	ReservedConcurrency *int
+	// Tracing is the X-Ray tracing mode, Active or PassThrough; "" when neither the
+	// function nor Globals sets it (Lambda's default, PassThrough).
+	Tracing string
+	// LogFormat and LogGroup are LoggingConfig's (Lambda's advanced logging controls),
+	// merged with Globals' as SAM merges maps: LogFormat Text or JSON ("" for Lambda's
+	// default, Text), LogGroup the log group's name (a Ref to a log group of the
+	// template resolves to its logical id; "" for Lambda's default,
+	// /aws/lambda/<function name>).
+	LogFormat, LogGroup string
+	// AutoPublishAlias names the alias SAM publishes each new version under; "" for
+	// none.
+	AutoPublishAlias string
+	// DeploymentPreference is how a new version replaces the old one (SAM
+	// DeploymentPreference); nil for all at once.
+	DeploymentPreference *DeploymentPreference
+}
+
+// DeploymentPreference is a function's gradual deployment through CodeDeploy (AWS SAM
+// developer guide, "Deploying serverless applications gradually with AWS SAM").
+type DeploymentPreference struct {
+	// Type is the traffic-shifting configuration, e.g. Canary10Percent5Minutes,
+	// Linear10PercentEvery1Minute or AllAtOnce.
+	Type string
+	// Alarms are the alarms (logical ids) that roll the deployment back when they fire.
+	Alarms []string
 }
 
 // Functions returns every AWS::Serverless::Function of the template with Globals
@@ -93,16 +119,30 @@ func (t *Template) function(id string, f *serverless.Function, g *global.Functio
 		MemorySize:          firstInt(defaultMemoryMB, f.MemorySize, g.MemorySize),
 		Architectures:       architectures(f.Architectures, g.Architectures),
 		Environment:         environment(f.Environment, g.Environment),
+		Tracing:             first(f.Tracing, g.Tracing),
+		AutoPublishAlias:    first(f.AutoPublishAlias, g.AutoPublishAlias),
 		ReservedConcurrency: f.ReservedConcurrentExecutions,
 	}
 	fn.BuildMethod, _ = f.AWSCloudFormationMetadata["BuildMethod"].(string)
+	if d := cmp.Or(f.DeploymentPreference, g.DeploymentPreference); d != nil {
+		fn.DeploymentPreference = &DeploymentPreference{Type: aws.ToString(d.Type), Alarms: d.Alarms}
+	}
 	var raw struct {
-		Events   map[string]rawEvent
-		Policies any
+		Events        map[string]rawEvent
+		Policies      any
+		LoggingConfig struct{ LogFormat, LogGroup string }
 	}
 	if err := json.Unmarshal(t.resources[id].Properties, &raw); err != nil {
 		return Function{}, fmt.Errorf("decode properties: %w", err)
 	}
+	var global struct {
+		LoggingConfig struct{ LogFormat, LogGroup string }
+	}
+	if err := json.Unmarshal(t.globalFunctionJSON, &global); err != nil {
+		return Function{}, fmt.Errorf("decode Globals.Function: %w", err)
+	}
+	fn.LogFormat = cmp.Or(raw.LoggingConfig.LogFormat, global.LoggingConfig.LogFormat)
+	fn.LogGroup = cmp.Or(raw.LoggingConfig.LogGroup, global.LoggingConfig.LogGroup)
 	var err error
 	if fn.Events, err = newEvents(raw.Events); err != nil {
 		return Function{}, err

@@ -70,7 +70,7 @@ func TestFunctions_DecodesEventsByType(t *testing.T) {
 			{Name: "NightlyAudit", Type: "ScheduleV2", Expression: "cron(0 3 * * ? *)", Timezone: "Asia/Shanghai", Enabled: false},
 			{Name: "Sweep", Type: "Schedule", Expression: "rate(1 minute)", Input: `{"sweep":true}`, Enabled: true},
 		},
-		Other: map[string]string{"Alerts": "SNS"},
+		SNS: []SNSEvent{{Name: "Alerts", Topic: "AlertTopic"}},
 	}
 	equalJSON(t, "events", got, want)
 }

@@ -35,6 +35,12 @@ type Statement struct {
 	Resource []string
 	// NotResource lists the resources excluded: the statement covers all others.
 	NotResource []string
+	// Principal lists the principals of a resource policy's statement by kind (AWS,
+	// Service, Federated); "*" is {"AWS": ["*"]}. Empty in an identity policy.
+	Principal map[string][]string
+	// Condition is the Condition element: operator (StringEquals, ArnLike, …) →
+	// condition key (aws:SourceArn, …) → values.
+	Condition map[string]map[string][]string
 }
 
 // newPolicies splits a Policies value: a string, a policy document, or a list of
@@ -87,6 +93,8 @@ func newStatement(value any) (Statement, error) {
 	var raw struct {
 		Sid, Effect                              string
 		Action, NotAction, Resource, NotResource stringList
+		Principal                                principal
+		Condition                                map[string]map[string]stringList
 	}
 	encoded, err := json.Marshal(value)
 	if err != nil {
@@ -102,7 +110,45 @@ func newStatement(value any) (Statement, error) {
 		NotAction:   raw.NotAction,
 		Resource:    raw.Resource,
 		NotResource: raw.NotResource,
+		Principal:   raw.Principal,
+		Condition:   conditions(raw.Condition),
 	}, nil
+}
+
+func conditions(raw map[string]map[string]stringList) map[string]map[string][]string {
+	if raw == nil {
+		return nil
+	}
+	out := make(map[string]map[string][]string, len(raw))
+	for op, keys := range raw {
+		out[op] = map[string][]string{}
+		for k, v := range keys {
+			out[op][k] = v
+		}
+	}
+	return out
+}
+
+// principal decodes an IAM Principal element: "*", or a map of kinds to a string or
+// a list of strings.
+type principal map[string][]string
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *principal) UnmarshalJSON(data []byte) error {
+	var star string
+	if err := json.Unmarshal(data, &star); err == nil {
+		*p = principal{"AWS": {star}}
+		return nil
+	}
+	var kinds map[string]stringList
+	if err := json.Unmarshal(data, &kinds); err != nil {
+		return fmt.Errorf("principal: want \"*\" or a map of kinds: %w", err)
+	}
+	*p = principal{}
+	for k, v := range kinds {
+		(*p)[k] = v
+	}
+	return nil
 }
 
 // stringList decodes an IAM element that is a string or a list of strings.

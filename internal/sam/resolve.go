@@ -44,7 +44,7 @@ func (r *resolver) ref(_ string, input, template any) any {
 	if parameter := asMap(asMap(sections["Parameters"])[name]); parameter != nil {
 		return r.parameterValue(name, parameter)
 	}
-	if resource := asMap(asMap(sections["Resources"])[name]); resource != nil {
+	if resource := resourceNamed(name, template); resource != nil {
 		return localName(name, resource)
 	}
 	return r.fail("Ref %s: no parameter or resource of that name", name)
@@ -133,7 +133,7 @@ func (r *resolver) getAtt(_ string, input, template any) any {
 	if !ok {
 		return r.fail("Fn::GetAtt: want \"Name.Attribute\" or [Name, Attribute], got %v", input)
 	}
-	resource := asMap(asMap(asMap(template)["Resources"])[id])
+	resource := resourceNamed(id, template)
 	if resource == nil {
 		return r.fail("Fn::GetAtt %s.%s: no resource %s", id, attribute, id)
 	}
@@ -142,6 +142,34 @@ func (r *resolver) getAtt(_ string, input, template any) any {
 		return r.fail("Fn::GetAtt %s.%s: no local value for attribute %s of %v", id, attribute, attribute, resource["Type"])
 	}
 	return value
+}
+
+// generatedTypes are the resource types SAM generates for a function's event, by
+// event type, that a template may name as <Function><Event> (AWS SAM developer guide,
+// "Generated AWS CloudFormation resources for AWS SAM": Schedule and ScheduleV2).
+var generatedTypes = map[string]string{
+	"Schedule":   "AWS::Events::Rule",
+	"ScheduleV2": "AWS::Scheduler::Schedule",
+}
+
+// resourceNamed is the resource a template calls id: one of its Resources, or one SAM
+// generates for a function's event (see generatedTypes), as {"Type": …}; nil for
+// neither.
+func resourceNamed(id string, template any) map[string]any {
+	resources := asMap(asMap(template)["Resources"])
+	if resource := asMap(resources[id]); resource != nil {
+		return resource
+	}
+	for fn, r := range resources {
+		events := asMap(asMap(asMap(r)["Properties"])["Events"])
+		if event, ok := strings.CutPrefix(id, fn); ok && asMap(r)["Type"] == "AWS::Serverless::Function" && events[event] != nil {
+			eventType, _ := asMap(events[event])["Type"].(string)
+			if typ, ok := generatedTypes[eventType]; ok {
+				return map[string]any{"Type": typ}
+			}
+		}
+	}
+	return nil
 }
 
 func getAttTarget(input any) (id, attribute string, ok bool) {

@@ -39,14 +39,18 @@ type TableSettings struct {
 	// DeletionPolicy is the resource's DeletionPolicy attribute (Retain, Snapshot,
 	// Delete); "" when unset, which CloudFormation treats as Delete.
 	DeletionPolicy string
+	// DeletionProtection reports DeletionProtectionEnabled: DynamoDB refuses to
+	// delete the table until it is turned off.
+	DeletionProtection bool
 }
 
-// TableSettings returns the TTL, point-in-time recovery and deletion policy of every
-// AWS::DynamoDB::Table, sorted by Name (the logical id). It never fails today; the
-// error is there so that it can grow checks without changing callers.
+// TableSettings returns the TTL, point-in-time recovery, deletion policy and deletion
+// protection of every AWS::DynamoDB::Table, sorted by Name (the logical id). It never
+// fails today; the error is there so that it can grow checks without changing callers.
 func (t *Template) TableSettings() ([]TableSettings, error) {
 	return inIDOrder("table", t.cf.GetAllDynamoDBTableResources(), func(id string, table *cfndynamodb.Table) (TableSettings, error) {
-		s := TableSettings{Name: id, DeletionPolicy: string(table.AWSCloudFormationDeletionPolicy)}
+		s := TableSettings{Name: id, DeletionPolicy: string(table.AWSCloudFormationDeletionPolicy),
+			DeletionProtection: aws.ToBool(table.DeletionProtectionEnabled)}
 		if ttl := table.TimeToLiveSpecification; ttl != nil && ttl.Enabled {
 			s.TimeToLiveAttribute = aws.ToString(ttl.AttributeName)
 		}

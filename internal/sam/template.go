@@ -21,6 +21,9 @@
 //     AWS::Partition "aws", AWS::URLSuffix "amazonaws.com", AWS::StackName [StackName],
 //     AWS::NoValue removes the property.
 //   - Fn::GetAtt → a deterministic local value, see [Template] for the table.
+//   - A resource SAM generates for a function's Schedule (ScheduleV2) event, named
+//     <Function><Event>, is an AWS::Events::Rule (AWS::Scheduler::Schedule) of that
+//     logical id for Ref and Fn::GetAtt.
 //   - Fn::Sub → the string with each ${Name} and ${Name.Attribute} replaced as above
 //     (${!Literal} stays "${Literal}").
 //
@@ -84,6 +87,12 @@ type Template struct {
 	// resources holds each resource's resolved JSON for the parts goformation models
 	// lossily (function events and policies), keyed by logical id.
 	resources map[string]rawResource
+	// source is the template as written, intrinsic functions unresolved (short forms
+	// turned into long ones), for Dependencies.
+	source map[string]any
+	// globalFunctionJSON is the resolved Globals.Function ("null" when absent), for
+	// what goformation's global.Function lacks (LoggingConfig).
+	globalFunctionJSON json.RawMessage
 }
 
 // rawResource is one entry of the resolved template's Resources section.
@@ -104,7 +113,7 @@ var goformationYAML sync.Mutex
 //
 // It returns an error, wrapped with the path, when the file cannot be read, is not a
 // template goformation can parse (goformation rejects properties its generated schema
-// does not know, e.g. LoggingConfig set on a function rather than in Globals), or uses a
+// does not know and this package does not read, e.g. a function's RecursiveLoop), or uses a
 // Ref or Fn::GetAtt that names nothing in the template or an attribute listed nowhere in
 // [Template].
 func Load(path string) (*Template, error) {
@@ -135,6 +144,14 @@ func isJSON(path string) bool {
 // parse resolves the intrinsic functions of a template's source, normalises what
 // CloudFormation would coerce, and decodes the result with goformation.
 func parse(source []byte, values map[string]string, sourceIsJSON bool) (*Template, error) {
+	unresolved, err := processIntrinsics(source, &intrinsics.ProcessorOptions{NoProcess: true}, sourceIsJSON)
+	if err != nil {
+		return nil, fmt.Errorf("read template: %w", err)
+	}
+	var written map[string]any
+	if err := json.Unmarshal(unresolved, &written); err != nil {
+		return nil, fmt.Errorf("decode template: %w", err)
+	}
 	resolved, err := resolveIntrinsics(source, values, sourceIsJSON)
 	if err != nil {
 		return nil, err
@@ -150,7 +167,10 @@ func parse(source []byte, values map[string]string, sourceIsJSON bool) (*Templat
 	if err != nil {
 		return nil, fmt.Errorf("encode resolved template: %w", err)
 	}
-	var sections struct{ Resources map[string]rawResource }
+	var sections struct {
+		Resources map[string]rawResource
+		Globals   struct{ Function json.RawMessage }
+	}
 	if err := json.Unmarshal(normalised, &sections); err != nil {
 		return nil, fmt.Errorf("decode resources: %w", err)
 	}
@@ -164,19 +184,27 @@ func parse(source []byte, values map[string]string, sourceIsJSON bool) (*Templat
 	if err := checkParameterNames(cf, values); err != nil {
 		return nil, err
 	}
-	return &Template{cf: cf, resources: sections.Resources}, nil
+	globalFunction := sections.Globals.Function
+	if globalFunction == nil {
+		globalFunction = json.RawMessage("null")
+	}
+	return &Template{cf: cf, resources: sections.Resources, source: written, globalFunctionJSON: globalFunction}, nil
 }
 
 // withoutUnmodelled encodes doc without the SAM properties goformation v7.14.9's
 // schema lacks and would reject: an AWS::Serverless::HttpApi's Auth.EnableIamAuthorizer
-// (SAM HttpApiAuth) and AccessLogSettings (which goformation spells AccessLogSetting).
-// They stay in the raw resources (see HTTPAPIs).
+// (SAM HttpApiAuth) and AccessLogSettings (which goformation spells AccessLogSetting),
+// and an AWS::Serverless::Function's LoggingConfig (Lambda's advanced logging
+// controls). They stay in the raw resources (see HTTPAPIs and Functions).
 func withoutUnmodelled(doc map[string]any) ([]byte, error) {
 	for _, r := range asMap(doc["Resources"]) {
 		res := asMap(r)
-		if res["Type"] == "AWS::Serverless::HttpApi" {
+		switch res["Type"] {
+		case "AWS::Serverless::HttpApi":
 			delete(asMap(asMap(res["Properties"])["Auth"]), "EnableIamAuthorizer")
 			delete(asMap(res["Properties"]), "AccessLogSettings")
+		case "AWS::Serverless::Function":
+			delete(asMap(res["Properties"]), "LoggingConfig")
 		}
 	}
 	out, err := json.Marshal(doc)
@@ -191,17 +219,7 @@ func withoutUnmodelled(doc map[string]any) ([]byte, error) {
 func resolveIntrinsics(source []byte, values map[string]string, sourceIsJSON bool) ([]byte, error) {
 	r := &resolver{values: values}
 	options := &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: r.handlers(), EvaluateConditions: true}
-	var (
-		resolved []byte
-		err      error
-	)
-	if sourceIsJSON {
-		resolved, err = intrinsics.ProcessJSON(source, options)
-	} else {
-		goformationYAML.Lock()
-		resolved, err = intrinsics.ProcessYAML(source, options)
-		goformationYAML.Unlock()
-	}
+	resolved, err := processIntrinsics(source, options, sourceIsJSON)
 	if err != nil {
 		return nil, fmt.Errorf("resolve intrinsic functions: %w", err)
 	}
@@ -209,6 +227,17 @@ func resolveIntrinsics(source []byte, values map[string]string, sourceIsJSON boo
 		return nil, fmt.Errorf("resolve intrinsic functions: %w", errors.Join(r.errs...))
 	}
 	return resolved, nil
+}
+
+// processIntrinsics runs goformation's intrinsic processor over a YAML or JSON
+// template and returns it as JSON.
+func processIntrinsics(source []byte, options *intrinsics.ProcessorOptions, sourceIsJSON bool) ([]byte, error) {
+	if sourceIsJSON {
+		return intrinsics.ProcessJSON(source, options)
+	}
+	goformationYAML.Lock()
+	defer goformationYAML.Unlock()
+	return intrinsics.ProcessYAML(source, options)
 }
 
 func checkParameterNames(cf *cloudformation.Template, values map[string]string) error {

@@ -141,7 +141,7 @@ func TestTemplate_RejectsInvalidFixtures(t *testing.T) {
 		{"getatt_unknown_resource.yaml", "Fn::GetAtt MissingTable.Arn: no resource MissingTable", nil},
 		{"sub_unknown_resource.yaml", "Fn::GetAtt MissingTable.Arn: no resource MissingTable", nil},
 		// goformation decodes resources with DisallowUnknownFields.
-		{"property_unknown_to_goformation.yaml", "LoggingConfig", nil},
+		{"property_unknown_to_goformation.yaml", "RecursiveLoop", nil},
 		{"redrive_cycle.yaml", "cycle: [FirstQueue SecondQueue]", queues},
 		{"redrive_external.yaml", "queue WorkQueue: RedrivePolicy: deadLetterTargetArn \"arn:aws:sqs:eu-west-1:123456789012:elsewhere\" is not the ARN of a queue in this template", queues},
 		{"redrive_no_count.yaml", "maxReceiveCount", queues},

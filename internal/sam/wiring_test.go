@@ -438,8 +438,11 @@ func TestWiring_HttpApiRequiresJWTFromIssuerAndAudienceParameters(t *testing.T) 
 }
 
 // With JwtIssuer left empty the authorizer trusts stockguard's own issuer: the URL of
-// IssuerApi, which is the iss the login function stamps and the issuer the JWK set
-// function serves; the issuer API has no authorizer.
+// IssuerApi, which is the iss the login function stamps. The JWK set function is not
+// told it (IssuerApi integrates the function, so the function naming the API would be
+// a dependency cycle): it serves only on IssuerApi and names the URL each discovery
+// request reached, which is the authorizer's issuer (login.NewIssuerRoutes). The
+// issuer API has no authorizer.
 func TestWiring_OwnIssuerIsTheIssuerApiTheLoginTokensName(t *testing.T) {
 	apis := realByName(t, (*sam.Template).HTTPAPIs, func(a sam.HTTPAPI) string { return a.Name })
 	main, issuerAPI := apis["HttpApi"], apis["IssuerApi"]
@@ -452,9 +455,14 @@ func TestWiring_OwnIssuerIsTheIssuerApiTheLoginTokensName(t *testing.T) {
 		t.Errorf("authorizer issuer %q does not name IssuerApi", issuer)
 	}
 	for _, f := range functions {
-		if f.Name == "LoginFunction" || f.Name == "JwksFunction" {
-			if got := f.Environment["TOKEN_ISSUER"]; got != issuer {
-				t.Errorf("%s TOKEN_ISSUER = %q, want the authorizer's issuer %q", f.Name, got, issuer)
+		if got, set := f.Environment["TOKEN_ISSUER"]; f.Name == "LoginFunction" && got != issuer {
+			t.Errorf("%s TOKEN_ISSUER = %q, want the authorizer's issuer %q", f.Name, got, issuer)
+		} else if f.Name == "JwksFunction" && set {
+			t.Errorf("%s TOKEN_ISSUER = %q, want it unset (the issuer is the URL each request reached)", f.Name, got)
+		}
+		for _, ev := range f.Events.HTTPAPI {
+			if f.Name == "JwksFunction" && ev.API != "IssuerApi" {
+				t.Errorf("%s event %s is on %s, want IssuerApi: the discovery document names the API it is served on", f.Name, ev.Name, ev.API)
 			}
 		}
 		if f.Name == "LoginFunction" && f.Environment["TOKEN_AUDIENCE"] != main.Authorizers[main.DefaultAuthorizer].Audience[0] {

@@ -126,12 +126,16 @@ func (s *Stack) now() time.Time {
 
 // Call sends one request through the local HTTP API as user (X-User-Id; "" sends
 // none) with headers and body, and returns the status and the JSON body decoded (nil
-// when it is not a JSON object).
+// when it is not a JSON object). A request to a merchant route (/admin/) names the
+// local operator (X-Operator-Id: local.LocalOperator) unless headers set another.
 func (s *Stack) Call(t testing.TB, method, path, user string, headers map[string]string, body string) (int, map[string]any) {
 	t.Helper()
 	req := httptest.NewRequestWithContext(s.context(), method, path, strings.NewReader(body))
 	if user != "" {
 		req.Header.Set("X-User-Id", user)
+	}
+	if strings.HasPrefix(path, "/admin/") {
+		req.Header.Set(local.OperatorHeader, local.LocalOperator)
 	}
 	for k, v := range headers {
 		req.Header.Set(k, v)

@@ -28,6 +28,12 @@ import (
 // Developer Guide, "Control access to HTTP APIs with IAM authorization").
 const Service = "execute-api"
 
+// LocalOperator is the operator an unsigned request names in its X-Operator-Id header:
+// the local stack's merchant routes take it as the caller's IAM user (the OpenAPI
+// document's local-only localOperator scheme) and record
+// arn:aws:iam::000000000000:user/local-operator with each change.
+const LocalOperator = "local-operator"
+
 // maxAnswerBytes bounds a route's answer read into memory.
 const maxAnswerBytes = 16 << 20
 
@@ -35,7 +41,7 @@ const maxAnswerBytes = 16 << 20
 type Client struct {
 	Endpoint    *url.URL                // e.g. https://abc.execute-api.ap-east-1.amazonaws.com or http://127.0.0.1:3000
 	Region      string                  // signing region
-	Credentials aws.CredentialsProvider // nil: requests go unsigned (local stack only)
+	Credentials aws.CredentialsProvider // nil: requests go unsigned, naming LocalOperator (local stack only)
 	HTTP        *http.Client
 	Now         func() time.Time // signing time; default time.Now
 }
@@ -100,9 +106,11 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]by
 }
 
 // sign adds the SigV4 headers (Authorization, X-Amz-Date, X-Amz-Security-Token) for
-// Service in c.Region, over the body's SHA-256.
+// Service in c.Region, over the body's SHA-256; without credentials (local stack
+// only) it names LocalOperator in X-Operator-Id instead.
 func (c *Client) sign(ctx context.Context, req *http.Request, body []byte) error {
 	if c.Credentials == nil {
+		req.Header.Set("X-Operator-Id", LocalOperator)
 		return nil
 	}
 	creds, err := c.Credentials.Retrieve(ctx)

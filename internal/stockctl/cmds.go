@@ -9,20 +9,91 @@ import (
 	"net/url"
 )
 
-// commands maps each command to its run.
-var commands = map[string]func(ctx context.Context, c *call, args []string) error{
-	"create":    create,
-	"adjust":    adjust,
-	"reshard":   reshard,
-	"on-sale":   onSale,
-	"off-sale":  offSale,
-	"list":      list,
-	"get":       get,
-	"ledger":    ledger,
-	"orders":    orders,
-	"refund":    refundOrder,
-	"reconcile": runReconcile,
-	"seed":      seed,
+// command is one stockctl command: how it is called, what it does (its route), an
+// example, and its run. The global usage lists args; COMMAND -h prints all of it with
+// the command's flags.
+type command struct {
+	name    string
+	args    string // the arguments after the name, e.g. "SKU --shards N"
+	about   string
+	example string
+	run     func(ctx context.Context, c *call, args []string) error
+}
+
+// commands are stockctl's commands, in the order the usage lists them.
+var commands = []command{
+	{"create", "--sku ID --name NAME --price FEN [--stock N] [--limit N] [--shards N] [--off-sale] [--at TIME]",
+		"Creates a SKU (POST /admin/skus): price in fen, initial on-hand units, units per buyer (0: no\n" +
+			"limit), stock shards, on sale now or from --at (RFC 3339 UTC). The same creation sent again\n" +
+			"answers 200 and changes nothing; different fields for an existing SKU are 409 SKU_EXISTS.",
+		`stockctl create --sku mug-04 --name "Enamel mug" --price 5900 --stock 20 --limit 2`, create},
+	{"adjust", "SKU --id ADJUSTMENT_ID --delta N --reason TEXT",
+		"Restocks (--delta > 0) or writes off (--delta < 0) units of SKU (POST\n" +
+			"/admin/skus/{skuId}/adjustments), recorded in its ledger with the reason and who did it.\n" +
+			"--id is the idempotency key: the same adjustment again changes nothing; the same id with\n" +
+			"another delta is 422 IDEMPOTENCY_KEY_REUSED. A write-off beyond the available units is\n" +
+			"409 STOCK_OUT.",
+		`stockctl adjust mug-04 --id restock-2026-11-10 --delta 30 --reason "delivery from the kiln"`, adjust},
+	{"reshard", "SKU --shards N",
+		"Spreads SKU's stock over N shards, 1-64 (PUT /admin/skus/{skuId}/shards), with MOVE ledger\n" +
+			"entries; buyers keep buying meanwhile.",
+		"stockctl reshard mug-04 --shards 4", reshard},
+	{"on-sale", "SKU [--at TIME]",
+		"Puts SKU on sale now, or from --at (RFC 3339 UTC) (PATCH /admin/skus/{skuId}); until then\n" +
+			"orders are refused 409 SALE_NOT_STARTED.",
+		"stockctl on-sale mug-04 --at 2026-11-11T10:00:00Z", onSale},
+	{"off-sale", "SKU",
+		"Takes SKU off sale (PATCH /admin/skus/{skuId}): new orders are refused 409 SKU_OFF_SALE.",
+		"stockctl off-sale mug-04", offSale},
+	{"list", "[--after CURSOR]",
+		"Lists the SKUs a page at a time (GET /admin/skus); the table ends with the cursor of the\n" +
+			"next page, if any.",
+		"stockctl list", list},
+	{"get", "SKU",
+		"Shows SKU (GET /admin/skus/{skuId}): status, price, limit, and available, reserved and\n" +
+			"on-hand units, in total and per shard.",
+		"stockctl get cup-01", get},
+	{"ledger", "SKU [--after CURSOR]",
+		"Shows SKU's stock ledger a page at a time (GET /admin/skus/{skuId}/ledger): every reservation,\n" +
+			"commit, release, return, adjustment and move, with its units and who or what made it.",
+		"stockctl ledger mug-04", ledger},
+	{"orders", "ORDER_ID | --status PENDING_OVERDUE|REFUND_PENDING|REFUNDING [--after CURSOR]",
+		"Shows one order with its owner and lines (GET /admin/orders/{orderId}), or lists the orders\n" +
+			"that need a look (GET /admin/orders?status=): PENDING past their payment time, paid after\n" +
+			"release and waiting for their refund, or refunds under way.",
+		"stockctl orders --status PENDING_OVERDUE", orders},
+	{"refund", "ORDER_ID --reason TEXT [--no-restock]",
+		"Refunds a PAID or REFUND_PENDING order in full (POST /admin/orders/{orderId}/refund): its\n" +
+			"units go back in stock unless --no-restock (the goods are gone), then WeChat Pay returns\n" +
+			"the money; sending it again refunds nothing twice.",
+		`stockctl refund 01a22e5575f07d0ea5bc5c5688f0f062 --reason "lost in transit" --no-restock`, refundOrder},
+	{"reconcile", "[--latest]",
+		"Runs reconcile now (POST /admin/reconcile) and shows its report: whether the stock\n" +
+			"counters, the ledger and the open orders agree, and every difference; --latest shows the\n" +
+			"last report instead (GET /admin/reconcile/latest).",
+		"stockctl reconcile", runReconcile},
+	{"seed", "FILE",
+		"Creates each SKU of a seed file, a JSON array of create bodies, through POST /admin/skus,\n" +
+			"in order, after checking every entry's shape; it stops at the first refusal. Seeding again\n" +
+			"is safe: an entry equal to its SKU's creation changes nothing.",
+		"stockctl seed examples/seed.json", seed},
+	{"plan", "--orders N --page-views N [--skus N] [--pay-ratio R] | --sku ID:ORDERS:PAGEVIEWS ...",
+		"Sizes a sale without calling the API: shards per SKU, what each item, index key, table,\n" +
+			"route and quota carries at the peak (per second, all SKUs together, or each SKU's with\n" +
+			"--sku), what binds first, what to deploy with and ask AWS for, the cost per million orders.",
+		"stockctl plan --orders 30000 --page-views 100000 --skus 10", func(_ context.Context, c *call, args []string) error {
+			return planSale(c.out, c.json, args)
+		}},
+}
+
+// lookup returns the command named name.
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
 }
 
 // createBody is POST /admin/skus's body; unset fields take the API's defaults.

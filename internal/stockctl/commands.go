@@ -34,32 +34,47 @@ const (
 	ExitUsage = 2 // the command line is wrong
 )
 
-const usage = `usage: stockctl [--endpoint URL] [--region REGION] [-o table|json] COMMAND [ARGS]
+// globalHelp is what the usage says of the flags before the command and the endpoint.
+const globalHelp = `Global flags, before the command:
+  --endpoint URL   the API (default: $STOCKCTL_ENDPOINT): sam deploy's ApiUrl output, or the
+                   local stack's http://127.0.0.1:3000
+  --region REGION  the signing region (default: the endpoint's, else the AWS configuration's)
+  -o table|json    a table for people (default) or the route's JSON for scripts
 
-  create --sku ID --name NAME --price FEN [--stock N] [--limit N] [--shards N] [--off-sale] [--at TIME]
-  adjust SKU --id ADJUSTMENT_ID --delta N --reason TEXT   (delta > 0 restocks, < 0 writes off)
-  reshard SKU --shards N
-  on-sale SKU [--at TIME]      (TIME: RFC 3339 UTC, e.g. 2026-11-11T10:00:00Z)
-  off-sale SKU
-  list [--after CURSOR]
-  get SKU
-  ledger SKU [--after CURSOR]
-  orders --status PENDING_OVERDUE|REFUND_PENDING|REFUNDING [--after CURSOR]
-  orders ORDER_ID
-  refund ORDER_ID --reason TEXT [--no-restock]   (PAID or REFUND_PENDING orders)
-  reconcile [--latest]
-  seed FILE                    (a JSON array of create bodies, e.g. examples/seed.json)
-  plan --orders N --page-views N [--skus N] [--pay-ratio R]   (peaks per second, all SKUs)
-  plan --sku ID:ORDERS:PAGEVIEWS ... [--pay-ratio R]          (each SKU's peaks)
-                               sizes a sale without calling the API: shards per SKU,
-                               what each index key and quota carries, what binds first,
-                               what to set and ask AWS for, the cost per million orders
-
-Every command but plan calls the API. The endpoint is --endpoint or STOCKCTL_ENDPOINT: the API's URL (sam deploy's ApiUrl
-output) or the local stack's http://127.0.0.1:3000. Requests are signed with SigV4
-(service execute-api) using the default AWS credential chain; to a local endpoint they
-go unsigned when no credentials are found.
+Requests are signed with SigV4 (service execute-api) using the default AWS credential
+chain; to a local endpoint (127.0.0.1, ::1, localhost) they go unsigned, naming
+X-Operator-Id: local-operator, when no credentials are found. Exit status: 0 done, 1 the
+API refused or could not be reached, 2 a wrong command line.
 `
+
+// writeUsage writes stockctl's usage: every command with its arguments.
+func writeUsage(w io.Writer) {
+	fmt.Fprint(w, "usage: stockctl [--endpoint URL] [--region REGION] [-o table|json] COMMAND [ARGS]\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.args)
+	}
+	fmt.Fprint(w, "\nstockctl COMMAND -h shows what a command does, its flags and an example.\n\n", globalHelp)
+}
+
+// writeCommandUsage writes one command's usage: how it is called, what it does, its
+// flags (fs, the command's flag set) and an example.
+func writeCommandUsage(w io.Writer, c command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "usage: stockctl [global flags] %s %s\n\n%s\n", c.name, c.args, c.about)
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	if n > 0 {
+		fmt.Fprint(w, "\nFlags (-name or --name):\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+	}
+	fmt.Fprintf(w, "\nExample:\n  %s\n\n%s", c.example, globalHelp)
+}
+
+// helpRequest is the error of a command line asking for a command's usage: fs is the
+// command's flag set.
+type helpRequest struct{ fs *flag.FlagSet }
+
+func (h *helpRequest) Error() string { return "help requested for " + h.fs.Name() }
 
 // errUsage marks a wrong command line.
 var errUsage = errors.New("usage")
@@ -70,15 +85,21 @@ func usageError(format string, args ...any) error {
 
 // Run runs the command line args (without the program name) and returns the exit
 // status; errors, usage errors included, go to env.Stderr as one line starting
-// "stockctl: ", and -h or --help (before or after the command) prints the usage on
-// env.Stdout.
+// "stockctl: ". -h or --help before the command prints the usage on env.Stdout, and
+// after a command that command's usage (what it does, its flags, an example); neither
+// needs an endpoint.
 func Run(ctx context.Context, args []string, env Env) int {
 	err := run(ctx, args, env)
+	var help *helpRequest
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &help):
+		c, _ := lookup(help.fs.Name())
+		writeCommandUsage(env.Stdout, c, help.fs)
+		return ExitOK
 	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(env.Stdout, usage)
+		writeUsage(env.Stdout)
 		return ExitOK
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(env.Stderr, "stockctl: %v (stockctl -h shows the usage)\n", err)
@@ -106,21 +127,17 @@ func run(ctx context.Context, args []string, env Env) error {
 	if global.NArg() == 0 {
 		return usageError("no command")
 	}
-	if global.Arg(0) == "plan" { // needs no API
-		return planSale(env.Stdout, *output == "json", global.Args()[1:])
-	}
-	cmd, ok := commands[global.Arg(0)]
+	cmd, ok := lookup(global.Arg(0))
 	if !ok {
 		return usageError("unknown command %q", global.Arg(0))
 	}
-	if *endpoint == "" {
-		return usageError("no endpoint: give --endpoint or set STOCKCTL_ENDPOINT")
+	connect := func() (*Client, error) {
+		if *endpoint == "" {
+			return nil, usageError("no endpoint: give --endpoint or set STOCKCTL_ENDPOINT")
+		}
+		return newClient(ctx, env, *endpoint, *region)
 	}
-	c, err := newClient(ctx, env, *endpoint, *region)
-	if err != nil {
-		return err
-	}
-	return cmd(ctx, &call{client: c, out: env.Stdout, json: *output == "json"}, global.Args()[1:])
+	return cmd.run(ctx, &call{connect: connect, out: env.Stdout, json: *output == "json"}, global.Args()[1:])
 }
 
 // localCredentialsWait bounds the credential lookup for a local endpoint, which needs
@@ -157,16 +174,24 @@ func newClient(ctx context.Context, env Env, endpoint, region string) (*Client, 
 	return c, nil
 }
 
-// call is one command's client and output.
+// call is one command's client, made when the command first sends (its command line
+// is checked, and its usage shown, without one), and output.
 type call struct {
-	client *Client
-	out    io.Writer
-	json   bool
+	connect func() (*Client, error)
+	client  *Client
+	out     io.Writer
+	json    bool
 }
 
 // send sends the request (body marshalled as JSON when not nil) and prints the answer
 // with table, or as JSON with -o json.
 func (c *call) send(ctx context.Context, method, path string, body any, table func(io.Writer, []byte) error) error {
+	if c.client == nil {
+		var err error
+		if c.client, err = c.connect(); err != nil {
+			return err
+		}
+	}
 	var data []byte
 	if body != nil {
 		var err error
@@ -195,7 +220,7 @@ func parse(fs *flag.FlagSet, args []string, want string) (string, error) {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return "", err
+			return "", &helpRequest{fs}
 		}
 		return "", usageError("%s: %v", fs.Name(), err)
 	}

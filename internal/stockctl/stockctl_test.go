@@ -11,7 +11,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -246,4 +248,107 @@ func TestStockctl_RefundsAPaidOrder(t *testing.T) {
 		t.Errorf("cup on-hand %d available %d after the refund, want 3 and 3", got.OnHand, got.Available)
 	}
 	booktest.Check(t, h.stack.DB, h.stack.Tables)
+}
+
+// Without credentials (the local stack) stockctl sends no signature and names the
+// local operator in X-Operator-Id (the OpenAPI document's localOperator scheme), whom
+// the local stack records as the principal of each change.
+func TestStockctl_WithoutCredentialsNamesTheLocalOperator(t *testing.T) {
+	if stockctl.LocalOperator != local.LocalOperator {
+		t.Fatalf("stockctl names %q, the local stack's operator is %q", stockctl.LocalOperator, local.LocalOperator)
+	}
+	h := newHarness(t)
+	var operators []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		operators = append(operators, r.Header.Get(local.OperatorHeader)+" "+r.Header.Get("Authorization"))
+		mu.Unlock()
+		h.stack.API.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	var out, errOut bytes.Buffer
+	env := stockctl.Env{
+		Stdout: &out, Stderr: &errOut, HTTP: http.DefaultClient,
+		Getenv: func(string) string { return "" },
+		LoadConfig: func(context.Context, string, bool) (aws.Config, error) {
+			return aws.Config{Region: region}, nil // no credentials in the chain
+		},
+	}
+	for _, args := range [][]string{
+		{"create", "--sku", "mug-9", "--name", "Mug", "--price", "100", "--stock", "3"},
+		{"-o", "json", "get", "mug-9"},
+	} {
+		out.Reset()
+		if code := stockctl.Run(context.Background(), append([]string{"--endpoint", srv.URL}, args...), env); code != stockctl.ExitOK {
+			t.Fatalf("stockctl %v: exit %d %s", args, code, errOut.String())
+		}
+	}
+	var sku struct {
+		UpdatedBy string `json:"updatedBy"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &sku); err != nil || sku.UpdatedBy != local.LocalOperatorARN {
+		t.Errorf("get: %v %q, want updatedBy %s", err, out.String(), local.LocalOperatorARN)
+	}
+	for _, o := range operators {
+		if o != local.LocalOperator+" " {
+			t.Errorf("request sent with X-Operator-Id and Authorization %q, want %q and no signature", o, local.LocalOperator)
+		}
+	}
+}
+
+// stockctl COMMAND -h (or --help, after the command's arguments too) prints that
+// command's usage on stdout with exit status 0, without an endpoint and without
+// looking for credentials: how it is called, what it does, every flag its synopsis
+// names, and an example. The commands are read from stockctl -h.
+func TestStockctl_CommandHelpNeedsNoEndpoint(t *testing.T) {
+	var out, errOut bytes.Buffer
+	env := stockctl.Env{
+		Stdout: &out, Stderr: &errOut, HTTP: http.DefaultClient,
+		Getenv: func(string) string { return "" }, // no STOCKCTL_ENDPOINT
+		LoadConfig: func(context.Context, string, bool) (aws.Config, error) {
+			t.Error("help looked for AWS credentials")
+			return aws.Config{}, nil
+		},
+	}
+	if code := stockctl.Run(context.Background(), []string{"-h"}, env); code != stockctl.ExitOK || errOut.Len() > 0 {
+		t.Fatalf("stockctl -h: exit %d, stderr %q", code, errOut.String())
+	}
+	_, list, _ := strings.Cut(out.String(), "Commands:\n")
+	list, _, _ = strings.Cut(list, "\n\n")
+	synopses := map[string]string{}
+	for line := range strings.Lines(list) {
+		name, args, _ := strings.Cut(strings.TrimSpace(line), " ")
+		synopses[name] = strings.TrimSpace(args)
+	}
+	if len(synopses) != 12 {
+		t.Fatalf("stockctl -h lists %d commands, want 12:\n%s", len(synopses), out.String())
+	}
+	for name, args := range synopses {
+		for _, argv := range [][]string{{name, "-h"}, {name, "--help"}, {"-o", "json", name, "cup-01", "-h"}} {
+			if name == "create" || name == "list" || name == "reconcile" {
+				if argv[len(argv)-2] == "cup-01" { // no positional argument
+					argv = []string{"-o", "json", name, "-h"}
+				}
+			}
+			out.Reset()
+			errOut.Reset()
+			code := stockctl.Run(context.Background(), argv, env)
+			help := out.String()
+			if code != stockctl.ExitOK || errOut.Len() > 0 || !strings.HasPrefix(help, "usage: stockctl [global flags] "+name+" "+args+"\n") ||
+				!regexp.MustCompile(`\nExample:\n  stockctl `+name+`[ \n]`).MatchString(help) || !strings.Contains(help, "--endpoint URL") {
+				t.Errorf("stockctl %s: exit %d, stderr %q, stdout:\n%s", strings.Join(argv, " "), code, errOut.String(), help)
+				continue
+			}
+			for _, flagName := range regexp.MustCompile(`--([a-z-]+)`).FindAllStringSubmatch(args, -1) {
+				if !strings.Contains(help, "\n  -"+flagName[1]+" ") && !strings.Contains(help, "\n  -"+flagName[1]+"\n") {
+					t.Errorf("stockctl %s -h does not explain --%s:\n%s", name, flagName[1], help)
+				}
+			}
+		}
+	}
+	out.Reset()
+	if code := stockctl.Run(context.Background(), []string{"get", "cup-01"}, env); code != stockctl.ExitUsage || !strings.Contains(errOut.String(), "no endpoint") {
+		t.Errorf("stockctl get without an endpoint: exit %d, stderr %q; want 2 and \"no endpoint\"", code, errOut.String())
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -91,6 +92,24 @@ func (l *Log) Lines() ([]map[string]any, error) {
 		out = append(out, m)
 	}
 	return out, nil
+}
+
+// NetworkAddress returns an IPv4 address of this machine that is not a loopback or
+// link-local one, for tests of what a listener serves to other machines; it skips t on
+// a machine with none.
+func NetworkAddress(t testing.TB) net.IP {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+			return n.IP
+		}
+	}
+	t.Skip("no IPv4 address besides loopback on this machine")
+	return nil
 }
 
 // FailDynamoDB returns a DynamoDB server middleware (for local.StackConfig.DynamoDBWrap)

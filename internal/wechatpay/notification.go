@@ -39,7 +39,9 @@ const (
 	TradeStatePayError   TradeState = "PAYERROR"   // 支付失败
 )
 
-func (s TradeState) known() bool {
+// Known reports whether s is one of the trade_state values WeChat Pay documents
+// (TradeStateSuccess … TradeStatePayError).
+func (s TradeState) Known() bool {
 	switch s {
 	case TradeStateSuccess, TradeStateRefund, TradeStateNotPay, TradeStateClosed,
 		TradeStateRevoked, TradeStateUserPaying, TradeStatePayError:
@@ -232,7 +234,7 @@ func checkIdentity(tx *Transaction, rawState string) error {
 		return fmt.Errorf("%w: transaction: missing mchid", ErrMalformed)
 	case tx.OutTradeNo == "":
 		return fmt.Errorf("%w: transaction: missing out_trade_no", ErrMalformed)
-	case !tx.TradeState.known():
+	case !tx.TradeState.Known():
 		return fmt.Errorf("%w: transaction: unknown trade_state %q", ErrMalformed, truncate(rawState))
 	}
 	return nil

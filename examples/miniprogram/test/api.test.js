@@ -1,8 +1,9 @@
 // Tests api.js against the local stack (go run ./cmd/local, built and started here on
 // free ports, stopped at the end) through a small wx shim: wx.request over fetch,
-// wx.login answering the jscode2session stand-in's test codes, and wx.requestPayment
-// paying at the WeChat Pay stand-in (POST /_local/pay/{orderId}, which sends the real
-// signed notification). Run from the repository root: node --test examples/miniprogram/test/
+// wx.login answering the jscode2session stand-in's test codes, wx.requestPayment paying
+// at the WeChat Pay stand-in (POST /_local/pay/{orderId}, which sends the real signed
+// notification), and storage in memory. Run from the repository root:
+// node --test examples/miniprogram/test/
 'use strict';
 const { test, before, after } = require('node:test');
 const assert = require('node:assert/strict');
@@ -11,7 +12,11 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
-const { createApi, ApiError, secondsLeft } = require('../api.js');
+const crypto = require('node:crypto');
+const { createApi, ApiError } = require('../api.js');
+const { msUntil } = require('../view.js');
+
+const SESSION = 'stockguard.session'; // api.js's storage key
 
 const root = path.resolve(__dirname, '..', '..', '..');
 const paymentTimeoutSeconds = 4;
@@ -48,9 +53,12 @@ after(async () => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-// shim is the part of wx the API module uses, for the buyer name.
-function shim(name) {
+// shim is the part of wx the API module uses, for the buyer name: wx.login gives the
+// stand-in's code test-<name> (accepted once per stack run). It records the requests
+// ("METHOD /path status") and counts the wx.login calls.
+function shim(name, storage = {}) {
   const prepaid = new Map(); // package → order id, as WeChat knows an order by its prepay_id
+  const wx = { requests: [], logins: 0, storage };
   async function request({ url, method = 'GET', data, header = {}, success, fail }) {
     try {
       const res = await fetch(url, { method, headers: header, body: data === undefined ? undefined : JSON.stringify(data) });
@@ -59,15 +67,26 @@ function shim(name) {
       try { body = JSON.parse(text); } catch { /* not JSON */ }
       const m = /\/orders\/([^/]+)\/pay$/.exec(new URL(url).pathname);
       if (m && res.status === 200) prepaid.set(body.package, decodeURIComponent(m[1]));
+      wx.requests.push(`${method} ${new URL(url).pathname} ${res.status}`);
       success({ statusCode: res.status, data: body, header: Object.fromEntries(res.headers) });
     } catch (err) {
       fail({ errMsg: `request:fail ${err.message}` });
     }
   }
-  return {
+  return Object.assign(wx, {
     request,
     login({ success }) {
+      wx.logins++;
       success({ code: `test-${name}`, errMsg: 'login:ok' });
+    },
+    getStorageSync(key) {
+      return key in storage ? storage[key] : '';
+    },
+    setStorageSync(key, value) {
+      storage[key] = value;
+    },
+    removeStorageSync(key) {
+      delete storage[key];
     },
     async requestPayment({ package: pkg, paySign, success, fail }) {
       const orderId = prepaid.get(pkg);
@@ -76,7 +95,18 @@ function shim(name) {
       if (res.status === 204) return success({ errMsg: 'requestPayment:ok' });
       fail({ errMsg: `requestPayment:fail ${res.status}` });
     },
-  };
+  });
+}
+
+// foreignToken is a well-formed ES256 JWT for the buyer that a key the stack does not
+// know signed: what storage holds after the stack restarted with a new key.
+function foreignToken(sub) {
+  const { privateKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const b64 = (v) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const input = `${b64({ alg: 'ES256', typ: 'JWT', kid: 'old' })}.${b64({ iss: baseURL, sub, aud: 'wx0000000000000001', iat: now, exp: now + 7200 })}`;
+  const sig = crypto.sign('sha256', Buffer.from(input), { key: privateKey, dsaEncoding: 'ieee-p1363' });
+  return `${input}.${sig.toString('base64url')}`;
 }
 
 test('login → order → pay → PAID', async () => {
@@ -88,7 +118,7 @@ test('login → order → pay → PAID', async () => {
   assert.ok(sku.available > 0, 'the seed has cups');
   const order = await api.createOrder([{ skuId: 'cup-01', qty: 1 }], 'tap-1');
   assert.equal(order.status, 'PENDING');
-  assert.ok(secondsLeft(order, Date.now()) <= paymentTimeoutSeconds);
+  assert.ok(msUntil(order.expiresAt, Date.now()) <= paymentTimeoutSeconds * 1000);
   const params = await api.pay(order.orderId);
   assert.match(params.package, /^prepay_id=/);
   assert.equal(params.signType, 'RSA');
@@ -103,7 +133,7 @@ test('order → let it expire → the pay call is refused', async () => {
   const api = createApi({ baseURL, wx: shim('bob') });
   await api.login();
   const order = await api.createOrder([{ skuId: 'cup-01', qty: 1 }]);
-  await new Promise((r) => setTimeout(r, (secondsLeft(order, Date.now()) + 1) * 1000));
+  await new Promise((r) => setTimeout(r, msUntil(order.expiresAt, Date.now()) + 1000));
   await assert.rejects(api.pay(order.orderId), (err) => {
     assert.ok(err instanceof ApiError);
     assert.equal(err.statusCode, 409);
@@ -122,7 +152,54 @@ test('cancel closes the order, then paying is refused', async () => {
   await assert.rejects(api.pay(fresh.orderId), { code: 'ORDER_NOT_PAYABLE' });
 });
 
-test('no token, no order', async () => {
-  const api = createApi({ baseURL, wx: shim('dave') });
-  await assert.rejects(api.createOrder([{ skuId: 'cup-01', qty: 1 }]), { statusCode: 401 });
+test('no token yet: the first order signs in silently and keeps the token in storage', async () => {
+  const wx = shim('dave');
+  const api = createApi({ baseURL, wx });
+  const order = await api.createOrder([{ skuId: 'cup-01', qty: 1 }]);
+  assert.equal(order.status, 'PENDING');
+  assert.equal(wx.logins, 1);
+  assert.deepEqual(wx.requests, ['POST /auth/wechat 200', 'POST /orders 201']);
+  assert.equal(wx.storage[SESSION].token.split('.').length, 3);
+  // The next start of the app reads it back: no sign-in.
+  const again = shim('dave', wx.storage);
+  const read = await createApi({ baseURL, wx: again }).getOrder(order.orderId);
+  assert.equal(read.orderId, order.orderId);
+  assert.equal(again.logins, 0);
+});
+
+test('a kept token the stack refuses (signed by another key): 401 → one silent wx.login → the call again', async () => {
+  const stale = foreignToken('o-erin');
+  const wx = shim('erin', { [SESSION]: { token: stale, expiresAt: Date.now() + 3_600_000 } });
+  const api = createApi({ baseURL, wx });
+  const order = await api.createOrder([{ skuId: 'cup-01', qty: 1 }], 'tap-erin');
+  assert.equal(order.status, 'PENDING');
+  assert.equal(wx.logins, 1);
+  assert.deepEqual(wx.requests, ['POST /orders 401', 'POST /auth/wechat 200', 'POST /orders 201']);
+  assert.notEqual(wx.storage[SESSION].token, stale);
+  const read = await api.getOrder(order.orderId); // the new token goes on working
+  assert.equal(read.orderId, order.orderId);
+  assert.equal(wx.logins, 1);
+});
+
+test('a kept token known to be expired (its expiresIn is past): signs in first, never sends it', async () => {
+  const wx = shim('fay', { [SESSION]: { token: 'expired-token', expiresAt: Date.now() - 1000 } });
+  const api = createApi({ baseURL, wx });
+  await api.createOrder([{ skuId: 'cup-01', qty: 1 }]);
+  assert.deepEqual(wx.requests, ['POST /auth/wechat 200', 'POST /orders 201']);
+  assert.equal(wx.logins, 1);
+});
+
+test('a 401 whose sign-in is refused too (a used code) ends there: no loop', async () => {
+  const first = shim('gus');
+  await createApi({ baseURL, wx: first }).login(); // uses the code test-gus
+  const wx = shim('gus', { [SESSION]: { token: 'garbage', expiresAt: Date.now() + 3_600_000 } });
+  const api = createApi({ baseURL, wx });
+  await assert.rejects(api.createOrder([{ skuId: 'cup-01', qty: 1 }]), (err) => {
+    assert.ok(err instanceof ApiError);
+    assert.equal(err.statusCode, 401);
+    return true;
+  });
+  assert.equal(wx.logins, 1);
+  assert.deepEqual(wx.requests, ['POST /orders 401', 'POST /auth/wechat 401']);
+  assert.equal(wx.storage[SESSION], undefined);
 });

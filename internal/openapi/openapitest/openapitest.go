@@ -1,7 +1,9 @@
 // Package openapitest checks HTTP traffic in tests against stockguard's OpenAPI
 // document (package openapi), as net/http/httptest serves it: a Checker wraps an
 // http.Handler, validates every request it is sent and every response the handler
-// writes with kin-openapi's openapi3filter, and fails the test on any mismatch. A
+// writes with kin-openapi's openapi3filter, and fails the test on any mismatch. Like
+// a validating proxy, it requires each request to carry what one of its operation's
+// security schemes names (a header, not a valid signature or token). A
 // test that means to send a request the contract forbids marks it with
 // OutsideContract: the request is then not checked, its response still is.
 package openapitest
@@ -15,6 +17,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -119,7 +122,7 @@ func (c *Checker) Check(r *http.Request, body []byte, resp *http.Response) error
 	in := &openapi3filter.RequestValidationInput{
 		Request: req, PathParams: params, Route: route,
 		Options: &openapi3filter.Options{
-			AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true,
+			AuthenticationFunc: authenticate, SkipSettingDefaults: true,
 			RejectWhenRequestBodyNotSpecified: true, MultiError: true,
 			SchemaValidationOptions: []openapi3.SchemaValidationOption{openapi3.EnableFormatValidation()},
 		},
@@ -142,6 +145,28 @@ func (c *Checker) Check(r *http.Request, body []byte, resp *http.Response) error
 	c.responses.Add(1)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%s %s: %w", r.Method, r.URL.Path, err)
+	}
+	return nil
+}
+
+// authenticate checks that a request carries what one of its operation's security
+// requirements names, as a validating proxy does (it verifies no signature or token,
+// as the functions' tests need none): an apiKey scheme's header (X-User-Id,
+// X-Operator-Id, SigV4's Authorization) present and non-empty, an http bearer
+// scheme's Authorization starting "Bearer ".
+func authenticate(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	r, scheme := in.RequestValidationInput.Request, in.SecurityScheme
+	switch {
+	case scheme.Type == "apiKey" && scheme.In == "header":
+		if r.Header.Get(scheme.Name) == "" {
+			return fmt.Errorf("no %s header", scheme.Name)
+		}
+	case scheme.Type == "http" && scheme.Scheme == "bearer":
+		if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
+			return errors.New("no Authorization: Bearer header")
+		}
+	default:
+		return fmt.Errorf("security scheme %s %s: not checked here", scheme.Type, scheme.Scheme)
 	}
 	return nil
 }

@@ -30,10 +30,19 @@ func answer(status int, headers map[string]string, body string) http.Handler {
 
 var jsonType = map[string]string{"Content-Type": "application/json"}
 
-// check runs one exchange through Checker.Check.
+// check runs one exchange through Checker.Check, as the buyer alice (X-User-Id).
 func check(t *testing.T, ctx context.Context, method, path, body string, h http.Handler) error {
 	t.Helper()
+	return checkAs(t, ctx, map[string]string{"X-User-Id": "alice"}, method, path, body, h)
+}
+
+// checkAs runs one exchange with the request headers given through Checker.Check.
+func checkAs(t *testing.T, ctx context.Context, headers map[string]string, method, path, body string, h http.Handler) error {
+	t.Helper()
 	req := httptest.NewRequestWithContext(ctx, method, path, strings.NewReader(body))
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return openapitest.New(t).Check(req, []byte(body), rec.Result())
@@ -51,7 +60,7 @@ func TestCheck_AcceptsExchangesTheDocumentAllows(t *testing.T) {
 			answer(409, jsonType, `{"code":"STOCK_OUT","message":"not enough stock available","skuId":"cup"}`)},
 		{"busy", "GET", "/orders/01a22e5575f07d0e",
 			"", answer(503, map[string]string{"Content-Type": "application/json", "Retry-After": "1"}, `{"code":"BUSY","message":"busy"}`)},
-		{"authorizer's 401", "GET", "/orders/01a22e5575f07d0e", "", answer(401, jsonType, `{"message":"Unauthorized"}`)},
+		{"authorizer's 401 (to a refused token)", "GET", "/orders/01a22e5575f07d0e", "", answer(401, jsonType, `{"message":"Unauthorized"}`)},
 		{"notification handled", "POST", "/payments/wechatpay/notify", "", answer(204, nil, "")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,6 +114,40 @@ func TestCheck_RefusesWhatTheDocumentDoesNotAllow(t *testing.T) {
 	}
 }
 
+// A request must carry what one of its operation's security requirements names, as a
+// validating proxy requires: the buyer routes a Bearer token or (locally) X-User-Id,
+// the merchant routes a SigV4 Authorization or (locally) X-Operator-Id; public routes
+// nothing.
+func TestCheck_RequiresOneOfTheOperationsSecuritySchemes(t *testing.T) {
+	ctx := context.Background()
+	order404 := answer(404, jsonType, `{"code":"ORDER_NOT_FOUND","message":"m"}`)
+	sku := answer(404, jsonType, `{"code":"SKU_NOT_FOUND","message":"m"}`)
+	for _, tc := range []struct {
+		name    string
+		headers map[string]string
+		path    string
+		h       http.Handler
+		ok      bool
+	}{
+		{"buyer with a token", map[string]string{"Authorization": "Bearer abc"}, "/orders/01a22e5575f07d0e", order404, true},
+		{"buyer locally", map[string]string{"X-User-Id": "alice"}, "/orders/01a22e5575f07d0e", order404, true},
+		{"buyer without identity", nil, "/orders/01a22e5575f07d0e", order404, false},
+		{"buyer with a SigV4 header", map[string]string{"Authorization": "AWS4-HMAC-SHA256 Credential=x"}, "/orders/01a22e5575f07d0e", order404, false},
+		{"operator signed", map[string]string{"Authorization": "AWS4-HMAC-SHA256 Credential=x"}, "/admin/skus/cup", sku, true},
+		{"operator locally", map[string]string{"X-Operator-Id": "local-operator"}, "/admin/skus/cup", sku, true},
+		{"operator without identity", nil, "/admin/skus/cup", sku, false},
+		{"operator as a buyer", map[string]string{"X-User-Id": "alice"}, "/admin/skus/cup", sku, false},
+		{"public", nil, "/skus/cup", sku, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkAs(t, ctx, tc.headers, "GET", tc.path, "", tc.h)
+			if (err == nil) != tc.ok || err != nil && !strings.Contains(err.Error(), "security requirements failed") {
+				t.Errorf("error %v, want ok=%v (or a security failure)", err, tc.ok)
+			}
+		})
+	}
+}
+
 // A request marked OutsideContract is not checked; its answer still is.
 func TestCheck_OutsideContractSkipsTheRequestOnly(t *testing.T) {
 	ctx := openapitest.OutsideContract(context.Background(), "qty 0")
@@ -143,7 +186,13 @@ func TestWrap_ReportsMismatchesToTheTestAndPassesTheAnswerOn(t *testing.T) {
 	c := openapitest.New(rec)
 	srv := httptest.NewServer(c.Wrap(answer(409, jsonType, `{"code":"SOLD_OUT","message":"gone"}`)))
 	defer srv.Close()
-	resp, err := http.Post(srv.URL+"/orders", "application/json", strings.NewReader(`{"items":[{"skuId":"cup","qty":1}]}`))
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/orders", strings.NewReader(`{"items":[{"skuId":"cup","qty":1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-User-Id", "alice")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,69 +1,109 @@
-// Order page: status, the payment countdown, pay (wx.requestPayment) and cancel.
-const { secondsLeft, yuan } = require('../../api.js');
+// Order detail: status, lines, amount, the refunds made (refunds[] and refundedAmount
+// when the API lists them; refundAmount for a whole refund), and the buttons the API's
+// rules allow: Pay and Cancel while PENDING, Refund while PAID within the shop's refund
+// window (config.js refundWindowSeconds, the API's UserRefundWindow) with something left
+// to refund.
+'use strict';
+const {
+  yuan, when, statusText, refunded, canPay, canCancel, canRefund, messageFor,
+} = require('../../view.js');
+
+/** @type {WechatMiniprogram.App.Instance<import('../../app.js').AppOption>} */
+const app = getApp();
+
+/**
+ * @typedef {{ skuId: string, qty: number, price: string }} Line
+ * @typedef {{ id: string, amount: string, status: string, when: string, error: string }} RefundRow
+ * @typedef {{ order: import('../../api.js').Order | null, status: string, amount: string,
+ *   placed: string, lines: Line[], refunds: RefundRow[], refunded: string,
+ *   canPay: boolean, canCancel: boolean, canRefund: boolean, busy: boolean,
+ *   error: string }} Data
+ */
 
 Page({
-  data: { order: null, amount: '', left: 0, busy: false, error: '' },
+  data: /** @type {Data} */ ({
+    order: null, status: '', amount: '', placed: '', lines: [], refunds: [], refunded: '',
+    canPay: false, canCancel: false, canRefund: false, busy: false, error: '',
+  }),
+  orderId: '',
 
+  /** @param {Record<string, string | undefined>} query */
   onLoad(query) {
-    this.orderId = query.orderId;
+    this.orderId = query.orderId || '';
     this.load();
   },
 
-  onUnload() {
-    clearInterval(this.timer);
+  onShow() {
+    if (this.data.order) this.load(); // back from paying
+  },
+
+  onPullDownRefresh() {
+    this.load().then(() => wx.stopPullDownRefresh());
   },
 
   async load() {
     try {
-      this.show(await getApp().api.getOrder(this.orderId));
+      this.show(await app.api.getOrder(this.orderId));
+      this.setData({ error: '' });
     } catch (err) {
-      this.setData({ error: err.message });
+      this.setData({ error: messageFor(err) });
     }
   },
 
+  /** @param {import('../../api.js').Order} order */
   show(order) {
-    this.setData({ order, amount: yuan(order.amount), left: secondsLeft(order, Date.now()) });
-    clearInterval(this.timer);
-    if (order.status === 'PENDING') {
-      this.timer = setInterval(() => {
-        const left = secondsLeft(order, Date.now());
-        this.setData({ left });
-        if (left === 0) {
-          clearInterval(this.timer);
-          this.load(); // released at expiry: shows CANCELLED
-        }
-      }, 1000);
-    }
+    const now = app.api.now();
+    const back = refunded(order);
+    this.setData({
+      order,
+      status: statusText(order.status),
+      amount: yuan(order.amount),
+      placed: when(order.createdAt),
+      lines: order.items.map((it) => ({ skuId: it.skuId, qty: it.qty, price: yuan(it.unitPrice) })),
+      refunds: (order.refunds || []).map((r, i) => ({
+        id: r.refundId || r.outRefundNo || String(i + 1), amount: yuan(r.amount),
+        status: r.status, when: r.refundedAt ? when(r.refundedAt) : '', error: r.error || '',
+      })),
+      refunded: back > 0 ? yuan(back) : '',
+      canPay: !this.data.busy && canPay(order, now),
+      canCancel: !this.data.busy && canCancel(order),
+      canRefund: !this.data.busy && canRefund(order, now, app.refundWindowSeconds),
+    });
   },
 
-  async pay() {
-    const api = getApp().api;
-    this.setData({ busy: true, error: '' });
-    try {
-      await api.pay(this.orderId);
-      this.show(await api.waitForStatus(this.orderId, ['PAID', 'REFUND_PENDING']));
-    } catch (err) {
-      if (err.errMsg && err.errMsg.includes('cancel')) {
-        this.setData({ error: '' }); // the buyer closed the payment sheet
-      } else {
-        const messages = { ORDER_NOT_PAYABLE: 'This order can no longer be paid', BUSY: 'WeChat Pay is busy, try again' };
-        this.setData({ error: messages[err.code] || err.message || err.errMsg });
-      }
-      this.load();
-    } finally {
-      this.setData({ busy: false });
-    }
+  pay() {
+    wx.navigateTo({ url: `/pages/pay/index?orderId=${encodeURIComponent(this.orderId)}` });
   },
 
-  async cancel() {
-    this.setData({ busy: true, error: '' });
+  cancel() {
+    return this.act('Cancel this order?', 'Its items go back on sale.', () => app.api.cancel(this.orderId));
+  },
+
+  refund() {
+    const order = this.data.order;
+    const left = order ? yuan(order.amount - refunded(order)) : '';
+    return this.act('Refund this order?', `¥${left} goes back to your WeChat Pay.`, () => app.api.refund(this.orderId));
+  },
+
+  /**
+   * act asks the buyer to confirm, then runs call and shows the order it answers.
+   * @param {string} title
+   * @param {string} content
+   * @param {() => Promise<import('../../api.js').Order>} call
+   */
+  async act(title, content, call) {
+    if (this.data.busy) return;
+    const { confirm } = await wx.showModal({ title, content });
+    if (!confirm) return;
+    this.setData({ busy: true, error: '', canPay: false, canCancel: false, canRefund: false });
     try {
-      this.show(await getApp().api.cancel(this.orderId));
-    } catch (err) {
-      this.setData({ error: err.code === 'ORDER_NOT_CANCELLABLE' ? 'Already paid' : err.message });
-      this.load();
-    } finally {
+      const order = await call();
       this.setData({ busy: false });
+      this.show(order);
+    } catch (err) {
+      this.setData({ busy: false });
+      await this.load(); // what the order is now, e.g. paid meanwhile
+      this.setData({ error: messageFor(err) });
     }
   },
 });

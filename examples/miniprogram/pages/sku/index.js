@@ -1,45 +1,89 @@
-// SKU page: name, price, how many are left (or sold out), and a buy button.
-const { yuan } = require('../../api.js');
+// Product page: a SKU's name, price and what is left as the API says (never more), the
+// countdown to its saleStartsAt, and the buy button, greyed while the SKU is SOLD_OUT,
+// OFF_SALE or has nothing available, and while UPCOMING until the countdown ends. The
+// countdown runs on the API's clock (api.now()), so a phone with a wrong clock does not
+// open the button early.
+'use strict';
+const { yuan, msUntil, countdown, canBuy, stockNote, messageFor } = require('../../view.js');
+
+/** @type {WechatMiniprogram.App.Instance<import('../../app.js').AppOption>} */
+const app = getApp();
+
+/**
+ * @typedef {{ sku: import('../../api.js').Sku | null, price: string, note: string,
+ *   startsIn: string, canBuy: boolean, error: string }} Data
+ */
 
 Page({
-  data: { sku: null, price: '', soldOut: false, buying: false, error: '' },
+  data: /** @type {Data} */ ({ sku: null, price: '', note: '', startsIn: '', canBuy: false, error: '' }),
+  skuId: '',
+  /** setInterval handle of the countdown; 0 when none runs */
+  timer: 0,
 
+  /** @param {Record<string, string | undefined>} query */
   onLoad(query) {
-    this.skuId = query.skuId || 'cup-01';
-    this.refresh();
+    this.skuId = query.skuId || '';
+    this.load();
   },
 
   onShow() {
-    if (this.skuId) this.refresh();
+    if (this.data.sku) this.load(); // back from checkout: what is left has changed
   },
 
-  async refresh() {
+  onHide() {
+    this.stopTimer();
+  },
+
+  onUnload() {
+    this.stopTimer();
+  },
+
+  onPullDownRefresh() {
+    this.load().then(() => wx.stopPullDownRefresh());
+  },
+
+  async load() {
     try {
-      const sku = await getApp().api.getSku(this.skuId);
-      this.setData({
-        sku, price: yuan(sku.price), error: '',
-        soldOut: sku.status === 'SOLD_OUT' || sku.available === 0,
-      });
+      this.show(await app.api.getSku(this.skuId));
+      this.setData({ error: '' });
     } catch (err) {
-      this.setData({ error: err.message });
+      this.setData({ error: messageFor(err) });
     }
   },
 
-  async buy() {
-    const api = getApp().api;
-    this.setData({ buying: true, error: '' });
-    try {
-      if (!api.loggedIn()) await api.login();
-      // One key per tap: a retried request never reserves twice.
-      const key = `${this.skuId}-${Date.now()}`;
-      const order = await api.createOrder([{ skuId: this.skuId, qty: 1 }], key);
-      wx.navigateTo({ url: `/pages/order/index?orderId=${order.orderId}` });
-    } catch (err) {
-      const messages = { STOCK_OUT: 'Sold out', LIMIT_EXCEEDED: 'Purchase limit reached', BUSY: 'Busy, try again' };
-      this.setData({ error: messages[err.code] || err.message });
-      this.refresh();
-    } finally {
-      this.setData({ buying: false });
+  /** @param {import('../../api.js').Sku} sku */
+  show(sku) {
+    const now = app.api.now();
+    const wait = sku.status === 'UPCOMING' ? msUntil(sku.saleStartsAt, now) : 0;
+    this.setData({
+      sku, price: yuan(sku.price), note: stockNote(sku, now),
+      startsIn: wait > 0 ? countdown(wait) : '', canBuy: canBuy(sku, now),
+    });
+    this.stopTimer();
+    if (wait > 0) this.timer = setInterval(() => this.tick(), 1000);
+  },
+
+  tick() {
+    if (!this.timer) return; // a tick already queued when the countdown stopped
+    const sku = this.data.sku;
+    if (!sku) return;
+    const wait = msUntil(sku.saleStartsAt, app.api.now());
+    if (wait > 0) {
+      this.setData({ startsIn: countdown(wait) });
+      return;
     }
+    this.stopTimer();
+    this.show(sku); // the sale has started: the button opens if anything is available
+    this.load(); // and the API's word on what is left
+  },
+
+  stopTimer() {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = 0;
+  },
+
+  buy() {
+    if (!this.data.canBuy) return;
+    wx.navigateTo({ url: `/pages/checkout/index?skuId=${encodeURIComponent(this.skuId)}` });
   },
 });

@@ -1,0 +1,95 @@
+// A wx for tests under node: wx.request answers from a route table the test gives, as
+// the API would; logins, payments, navigation, modals and storage are recorded.
+'use strict';
+
+/**
+ * fakeWx is a wx whose request answers from routes: { 'GET /skus/cup-01': handler } where
+ * a handler gets { method, path, query, data, header } and returns { status, body,
+ * header? } (or throws { errMsg } for a failed wx.request). A route key may end with '*'
+ * to match any rest of the path. Every request is recorded in wx.requests; navigation,
+ * modals, payment and storage are recorded too.
+ */
+function fakeWx(routes, { storage = {}, modal = true, payment = 'ok', date } = {}) {
+  const wx = {
+    requests: [],
+    navigations: [],
+    logins: 0,
+    payments: [],
+    modals: [],
+    pullDownStopped: 0,
+    storage: { ...storage },
+    inflight: 0,
+    request({ url, method = 'GET', data, header = {}, success, fail }) {
+      const u = new URL(url);
+      const req = { method, path: u.pathname, query: Object.fromEntries(u.searchParams), data, header };
+      wx.requests.push(req);
+      const key = `${method} ${u.pathname}`;
+      const handler = routes[key] || Object.entries(routes).find(([k]) => k.endsWith('*') && key.startsWith(k.slice(0, -1)))?.[1];
+      wx.inflight++;
+      setImmediate(() => {
+        wx.inflight--;
+        if (!handler) {
+          success({ statusCode: 404, data: { message: 'Not Found' }, header: {} });
+          return;
+        }
+        let res;
+        try {
+          res = handler(req);
+        } catch (err) {
+          fail({ errMsg: err.errMsg || `request:fail ${err.message}` });
+          return;
+        }
+        const h = { ...(res.header || {}) };
+        if (date) h.Date = new Date(date()).toUTCString();
+        success({ statusCode: res.status, data: res.body === undefined ? '' : res.body, header: h });
+      });
+    },
+    login({ success }) {
+      wx.logins++;
+      success({ code: `code-${wx.logins}`, errMsg: 'login:ok' });
+    },
+    requestPayment(params) {
+      wx.payments.push(params);
+      setImmediate(() => (payment === 'ok' ? params.success({ errMsg: 'requestPayment:ok' }) : params.fail({ errMsg: `requestPayment:fail ${payment}` })));
+    },
+    getStorageSync(key) {
+      return key in wx.storage ? wx.storage[key] : '';
+    },
+    setStorageSync(key, value) {
+      wx.storage[key] = structuredClone(value);
+    },
+    removeStorageSync(key) {
+      delete wx.storage[key];
+    },
+    navigateTo({ url }) {
+      wx.navigations.push({ how: 'navigateTo', url });
+    },
+    redirectTo({ url }) {
+      wx.navigations.push({ how: 'redirectTo', url });
+    },
+    switchTab({ url }) {
+      wx.navigations.push({ how: 'switchTab', url });
+    },
+    showModal({ title, content }) {
+      wx.modals.push({ title, content });
+      return Promise.resolve({ confirm: modal, cancel: !modal });
+    },
+    stopPullDownRefresh() {
+      wx.pullDownStopped++;
+    },
+  };
+  return wx;
+}
+
+/** A token the fake API accepts, and the route that hands it out. */
+const TOKEN = 'token-1';
+const signIn = () => ({ status: 200, body: { token: TOKEN, expiresIn: 7200 } });
+/** storage holding a valid session, so that pages do not sign in first. */
+const signedIn = () => ({ 'stockguard.session': { token: TOKEN, expiresAt: Date.now() + 3_600_000 } });
+
+/** json answers status with body. */
+function json(status, body, header) {
+  return () => ({ status, body, header });
+}
+
+module.exports = { fakeWx, json, TOKEN, signIn, signedIn };

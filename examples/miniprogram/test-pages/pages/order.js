@@ -1,0 +1,124 @@
+'use strict';
+const { test } = require('node:test');
+const assert = require('node:assert/strict');
+const { fakeWx, openPage, settle, el, text, texts, tap, json, signedIn } = require('../harness.js');
+
+const order = (over) => ({
+  orderId: 'o123456', status: 'PENDING', items: [{ skuId: 'cup-01', qty: 2, unitPrice: 39900 }], amount: 79800,
+  currency: 'CNY', createdAt: '2026-03-01T12:00:00Z', expiresAt: '2026-03-01T12:15:00Z', ...over,
+});
+const paid = (over) => order({ status: 'PAID', paidAt: '2026-03-01T12:05:00Z', transactionId: 't1', ...over });
+
+/** The buttons the page shows, by id. */
+function buttons(page) {
+  return ['#pay', '#cancel', '#refund'].filter((id) => el(page, id));
+}
+
+/** Renders the detail of the order that GET answers, at nowIso. */
+async function detail(t, body, { nowIso = '2026-03-01T12:10:00Z', refundWindowSeconds = 0, routes = {}, modal } = {}) {
+  t.mock.timers.enable({ apis: ['Date'], now: Date.parse(nowIso) });
+  const wx = fakeWx({ 'GET /orders/o123456': json(200, body), ...routes }, { storage: signedIn(), modal });
+  const { page } = openPage('order', { wx, query: { orderId: 'o123456' }, refundWindowSeconds });
+  await settle(wx);
+  return { page, wx };
+}
+
+test('PENDING: Pay and Cancel, no Refund', async (t) => {
+  const { page, wx } = await detail(t, order());
+  assert.deepEqual(buttons(page), ['#pay', '#cancel']);
+  assert.equal(text(page, '#status'), 'Awaiting payment');
+  assert.equal(text(page, '#amount'), '¥798.00');
+  await tap(page, '#pay');
+  assert.deepEqual(wx.navigations, [{ how: 'navigateTo', url: '/pages/pay/index?orderId=o123456' }]);
+});
+
+test('PENDING past its expiresAt: Cancel only', async (t) => {
+  const { page } = await detail(t, order(), { nowIso: '2026-03-01T12:16:00Z' });
+  assert.deepEqual(buttons(page), ['#cancel']);
+});
+
+test('PAID and the shop allows no buyer refunds (window 0): no button', async (t) => {
+  const { page } = await detail(t, paid(), { refundWindowSeconds: 0 });
+  assert.deepEqual(buttons(page), []);
+  assert.equal(text(page, '#status'), 'Paid');
+});
+
+test('PAID within the refund window: Refund; confirmed, POST /refund and the REFUNDING order shown', async (t) => {
+  const { page, wx } = await detail(t, paid(), {
+    refundWindowSeconds: 3600,
+    routes: { 'POST /orders/o123456/refund': json(202, paid({ status: 'REFUNDING' })) },
+  });
+  assert.deepEqual(buttons(page), ['#refund']);
+  await tap(page, '#refund');
+  await settle(wx);
+  assert.deepEqual(wx.modals, [{ title: 'Refund this order?', content: '¥798.00 goes back to your WeChat Pay.' }]);
+  assert.equal(wx.requests.at(-1).method, 'POST');
+  assert.equal(wx.requests.at(-1).path, '/orders/o123456/refund');
+  assert.equal(text(page, '#status'), 'Refund under way');
+  assert.deepEqual(buttons(page), []);
+});
+
+test('PAID after the refund window: no Refund', async (t) => {
+  const { page } = await detail(t, paid(), { refundWindowSeconds: 3600, nowIso: '2026-03-01T13:05:01Z' });
+  assert.deepEqual(buttons(page), []);
+});
+
+test('partly refunded: the refunds and the amount back are listed; Refund offers what is left', async (t) => {
+  const body = paid({
+    refundedAmount: 39900,
+    refunds: [{ refundId: 'r1', outRefundNo: 'o123456_R1', lines: [{ skuId: 'cup-01', qty: 1 }], amount: 39900, status: 'SUCCESS', refundedAt: '2026-03-01T12:08:00Z' }],
+  });
+  const { page, wx } = await detail(t, body, { refundWindowSeconds: 3600, modal: false });
+  assert.equal(text(page, '#refunded'), '¥399.00');
+  assert.deepEqual(texts(page, '.refund').map((s) => s.replace(/ \d{4}-.*$/, '')), ['Refund ¥399.00: SUCCESS']);
+  assert.deepEqual(buttons(page), ['#refund']);
+  await tap(page, '#refund');
+  await settle(wx);
+  assert.equal(wx.modals[0].content, '¥399.00 goes back to your WeChat Pay.');
+  assert.equal(wx.requests.length, 1); // declined: nothing sent
+});
+
+test('fully refunded, still PAID by the API\'s rule while the last refund settles: no Refund', async (t) => {
+  const { page } = await detail(t, paid({ refundedAmount: 79800 }), { refundWindowSeconds: 3600 });
+  assert.deepEqual(buttons(page), []);
+});
+
+test('REFUNDED and CANCELLED: no buttons', async (t) => {
+  const refundedOrder = paid({ status: 'REFUNDED', refundedAt: '2026-03-01T12:09:00Z', refundAmount: 79800 });
+  let { page } = await detail(t, refundedOrder, { refundWindowSeconds: 3600 });
+  assert.deepEqual(buttons(page), []);
+  assert.equal(text(page, '#refunded'), '¥798.00');
+  t.mock.timers.reset();
+  ({ page } = await detail(t, order({ status: 'CANCELLED', cancelReason: 'USER' })));
+  assert.deepEqual(buttons(page), []);
+});
+
+test('Cancel: declined sends nothing; confirmed sends POST /cancel and shows CANCELLED', async (t) => {
+  const cancelled = order({ status: 'CANCELLED', cancelReason: 'USER', cancelledAt: '2026-03-01T12:10:00Z' });
+  const { page, wx } = await detail(t, order(), { routes: { 'POST /orders/o123456/cancel': json(200, cancelled) } });
+  wx.showModal = () => Promise.resolve({ confirm: false, cancel: true });
+  await tap(page, '#cancel');
+  await settle(wx);
+  assert.equal(wx.requests.length, 1);
+  wx.showModal = () => Promise.resolve({ confirm: true, cancel: false });
+  await tap(page, '#cancel');
+  await settle(wx);
+  assert.deepEqual(wx.requests.map((r) => `${r.method} ${r.path}`), ['GET /orders/o123456', 'POST /orders/o123456/cancel']);
+  assert.equal(text(page, '#status'), 'Cancelled');
+  assert.deepEqual(buttons(page), []);
+});
+
+test('Cancel refused because it was paid meanwhile: the message, and the order read again', async (t) => {
+  let reads = 0;
+  const { page, wx } = await detail(t, order(), {
+    routes: {
+      'GET /orders/o123456': () => ({ status: 200, body: ++reads === 1 ? order() : paid() }),
+      'POST /orders/o123456/cancel': json(409, { code: 'ORDER_NOT_CANCELLABLE', message: 'paid' }),
+    },
+  });
+  await tap(page, '#cancel');
+  await settle(wx);
+  assert.equal(text(page, '#error'), 'This order is paid and can no longer be cancelled.');
+  assert.equal(text(page, '#status'), 'Paid');
+  assert.deepEqual(buttons(page), []);
+});

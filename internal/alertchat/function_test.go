@@ -1,0 +1,241 @@
+package alertchat_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/stockguard/stockguard/internal/alertchat"
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
+	"github.com/stockguard/stockguard/internal/stacktest"
+	"github.com/stockguard/stockguard/internal/teamchat"
+	"github.com/stockguard/stockguard/internal/teamchat/chattest"
+	"github.com/stockguard/stockguard/internal/testkit"
+)
+
+func TestLoadConfig(t *testing.T) {
+	env := map[string]string{
+		"ORDERS_TABLE": "OrdersTable", "CHAT_SECRET_ARN": "arn:aws:secretsmanager:ap-east-1:123456789012:secret:stockguard/chat",
+		"QUIET_PERIOD_SECONDS": "3600", "RUNBOOK_URL": "RUNBOOK.md",
+	}
+	c, err := alertchat.LoadConfig(envvar.Map(env))
+	if err != nil || c.QuietPeriod != time.Hour || c.Runbook != "RUNBOOK.md" || c.SecretARN != env["CHAT_SECRET_ARN"] || c.OrdersTable != "OrdersTable" {
+		t.Fatalf("%+v %v", c, err)
+	}
+	env["RUNBOOK_URL"] = "https://git.example.com/shop/stockguard/blob/main/RUNBOOK.md"
+	if c, err := alertchat.LoadConfig(envvar.Map(env)); err != nil || c.Runbook != env["RUNBOOK_URL"] {
+		t.Errorf("an https runbook: %+v %v", c, err)
+	}
+	for name, values := range map[string][]string{
+		"ORDERS_TABLE": {""}, "CHAT_SECRET_ARN": {""}, "QUIET_PERIOD_SECONDS": {"", "0", "1h", "-60"},
+		"RUNBOOK_URL": {"", "http://git.example.com/RUNBOOK.md", "docs/RUNBOOK.md", "https://x.example/R.md#a", "https:///RUNBOOK.md"},
+	} {
+		for _, v := range values {
+			bad := map[string]string{}
+			for k, val := range env {
+				bad[k] = val
+			}
+			bad[name] = v
+			var e *envvar.Error
+			if _, err := alertchat.LoadConfig(envvar.Map(bad)); !errors.As(err, &e) || e.Name != name {
+				t.Errorf("%s=%q: %v, want an error naming it", name, v, err)
+			}
+		}
+	}
+}
+
+// world is a Notifier over the embedded DynamoDB's orders table, posting to stand-in
+// bots without waiting between retries, on a settable clock.
+type world struct {
+	stack *stacktest.Stack
+	store *dynamo.Store
+	log   *testkit.Log
+	clock *testkit.Clock
+	bots  []*chattest.Receiver
+	n     *alertchat.Notifier
+}
+
+func newWorld(t *testing.T, bots ...*chattest.Receiver) *world {
+	t.Helper()
+	w := &world{stack: stacktest.New(t, stacktest.Options{Seed: "[]"}), log: &testkit.Log{}, clock: testkit.NewClock(), bots: bots}
+	w.store = dynamo.New(w.stack.DB, w.stack.Tables, dynamo.Options{})
+	var hooks []teamchat.Webhook
+	for _, b := range bots {
+		if err := b.Start("127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { b.Close() })
+		hooks = append(hooks, b.Webhook())
+	}
+	w.n = alertchat.New(slog.New(slog.NewJSONHandler(w.log, nil)), alertchat.Options{
+		Webhooks: func(context.Context) ([]teamchat.Webhook, error) { return hooks, nil },
+		Poster:   teamchat.NewPoster(teamchat.Options{Sleep: func(context.Context, time.Duration) error { return nil }}),
+		Quiet:    w.store, QuietPeriod: time.Hour, Now: w.clock.Now,
+	})
+	return w
+}
+
+// counted sums one metric over the function's metric lines.
+func (w *world) counted(t *testing.T, name string) int {
+	t.Helper()
+	lines, err := w.log.Lines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, l := range lines {
+		if v, ok := l[name].(float64); ok && l["msg"] == "metrics" && l["Function"] == alertchat.FunctionName {
+			total += v
+		}
+	}
+	return int(total)
+}
+
+func event(t *testing.T, name string) json.RawMessage {
+	t.Helper()
+	data, err := json.Marshal(fixture(t, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// SNS delivers at least once and reconcile alerts every run: 20 copies of one alarm
+// handled at once by as many containers reach each bot exactly once; the 19 others
+// are held back, counted exactly. After the quiet period the alarm goes out once more.
+func TestNotify_SameAlertConcurrentlyIsPostedOncePerBotPerQuietPeriod(t *testing.T) {
+	w := newWorld(t, chattest.NewReceiver(teamchat.WeCom, ""), chattest.NewReceiver(teamchat.DingTalk, "SECtest"))
+	ev := event(t, "alarm-sns-event.json")
+	deliver := func(n int) (failed int) {
+		errs := make([]error, n)
+		testkit.Parallel(n, func(i int) { errs[i] = w.n.Handle(context.Background(), ev) })
+		for _, err := range errs {
+			if err != nil {
+				failed++
+				t.Errorf("Handle: %v", err)
+			}
+		}
+		return failed
+	}
+	deliver(20)
+	for _, b := range w.bots {
+		if got := len(b.Received()); got != 1 {
+			t.Errorf("%s received %d, want 1", b.Webhook().Kind, got)
+		}
+	}
+	if posted, quiet := w.counted(t, "ChatPosted"), w.counted(t, "ChatQuiet"); posted != 2 || quiet != 38 {
+		t.Errorf("ChatPosted %d, ChatQuiet %d; want 2 and 38", posted, quiet)
+	}
+	w.clock.Advance(59 * time.Minute)
+	deliver(5)
+	w.clock.Advance(time.Minute)
+	deliver(20)
+	for _, b := range w.bots {
+		got := b.Received()
+		if len(got) != 2 || got[1].Title != got[0].Title || !strings.Contains(got[0].Title, "ALARM: ReconcileDifferencesAlarm") {
+			t.Errorf("%s after the quiet period: %d messages %q, want the alarm twice", b.Webhook().Kind, len(got), got)
+		}
+		if len(b.Refusals()) != 0 {
+			t.Errorf("%s refused %q", b.Webhook().Kind, b.Refusals())
+		}
+	}
+	if posted, quiet := w.counted(t, "ChatPosted"), w.counted(t, "ChatQuiet"); posted != 4 || quiet != 38+10+38 {
+		t.Errorf("ChatPosted %d, ChatQuiet %d; want 4 and 86", posted, quiet)
+	}
+}
+
+// Different alerts are not held back by each other's quiet period.
+func TestNotify_DifferentAlertsAreEachPosted(t *testing.T) {
+	w := newWorld(t, chattest.NewReceiver(teamchat.Slack, ""))
+	for _, name := range []string{"alarm-sns-event.json", "books-sns-event.json", "alarm-sns-event.json", "books-sns-event.json"} {
+		if err := w.n.Handle(context.Background(), event(t, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := w.bots[0].Received()
+	if len(got) != 2 || !strings.Contains(got[0].Title, "ReconcileDifferencesAlarm") || !strings.Contains(got[1].Title, "Books differ for 1 SKU(s): cup-01") {
+		t.Errorf("received %q", got)
+	}
+}
+
+// A bot that keeps failing: the invocation fails (ErrNotPosted, counted once), the other
+// bot still gets the alert once, and the failed bot's claim is given back, so Lambda's
+// retry posts there, and only there, once it answers again.
+func TestNotify_AFailedPostIsCountedAndRetriedOnTheNextDelivery(t *testing.T) {
+	failing, fine := chattest.NewReceiver(teamchat.Feishu, "feishu-secret"), chattest.NewReceiver(teamchat.WeCom, "")
+	w := newWorld(t, failing, fine)
+	failing.FailNext(chattest.FailServerError, 3)
+	ev := event(t, "books-sns-event.json")
+	if err := w.n.Handle(context.Background(), ev); !errors.Is(err, alertchat.ErrNotPosted) {
+		t.Fatalf("Handle: %v, want ErrNotPosted", err)
+	}
+	if failing.Requests() != 3 || len(failing.Received()) != 0 || len(fine.Received()) != 1 || w.counted(t, "ChatPostFailed") != 1 || w.counted(t, "ChatPosted") != 1 {
+		t.Errorf("failing bot %d requests, %d shown; fine bot %d shown; ChatPostFailed %d, ChatPosted %d; want 3, 0, 1, 1, 1",
+			failing.Requests(), len(failing.Received()), len(fine.Received()), w.counted(t, "ChatPostFailed"), w.counted(t, "ChatPosted"))
+	}
+	if err := w.n.Handle(context.Background(), ev); err != nil {
+		t.Fatalf("Lambda's retry: %v", err)
+	}
+	if len(failing.Received()) != 1 || len(fine.Received()) != 1 || w.counted(t, "ChatQuiet") != 1 {
+		t.Errorf("after the retry: %d and %d shown, ChatQuiet %d; want 1, 1, 1", len(failing.Received()), len(fine.Received()), w.counted(t, "ChatQuiet"))
+	}
+	if lines := w.log.String(); strings.Contains(lines, failing.Webhook().URL) || strings.Contains(lines, "feishu-secret") {
+		t.Error("the log holds a webhook URL or secret")
+	}
+}
+
+// Unreadable webhooks fail the invocation and count every alert as not posted; no
+// webhooks at all posts nothing and is no failure.
+func TestNotify_WithoutWebhooks(t *testing.T) {
+	w := newWorld(t)
+	broken := alertchat.New(slog.New(slog.NewJSONHandler(w.log, nil)), alertchat.Options{
+		Webhooks: func(context.Context) ([]teamchat.Webhook, error) { return nil, errors.New("AccessDeniedException") },
+		Quiet:    w.store,
+	})
+	if err := broken.Handle(context.Background(), event(t, "books-sns-event.json")); !errors.Is(err, alertchat.ErrNotPosted) || w.counted(t, "ChatPostFailed") != 1 {
+		t.Errorf("unreadable webhooks: %v, ChatPostFailed %d; want ErrNotPosted, 1", err, w.counted(t, "ChatPostFailed"))
+	}
+	if err := w.n.Handle(context.Background(), event(t, "books-sns-event.json")); err != nil {
+		t.Errorf("no webhooks: %v", err)
+	}
+}
+
+// When DynamoDB cannot be asked about the quiet period, the alert is posted anyway.
+func TestNotify_PostsWhenTheQuietPeriodCannotBeChecked(t *testing.T) {
+	bot := chattest.NewReceiver(teamchat.WeCom, "")
+	w := newWorld(t, bot)
+	failing := alertchat.New(slog.New(slog.NewJSONHandler(w.log, nil)), alertchat.Options{
+		Webhooks: func(context.Context) ([]teamchat.Webhook, error) { return []teamchat.Webhook{bot.Webhook()}, nil },
+		Quiet:    dynamo.New(w.stack.DB, dynamo.Tables{Orders: "NoSuchTable"}, dynamo.Options{}),
+	})
+	if err := failing.Handle(context.Background(), event(t, "books-sns-event.json")); err != nil || len(bot.Received()) != 1 {
+		t.Errorf("%v, %d received; want posted once", err, len(bot.Received()))
+	}
+}
+
+// Any event other than an SNS notification is refused, and nothing is posted.
+func TestHandle_RefusesOtherEvents(t *testing.T) {
+	bot := chattest.NewReceiver(teamchat.WeCom, "")
+	w := newWorld(t, bot)
+	for _, ev := range []string{`{}`, `[]`, `{"Records":[{"eventSource":"aws:sqs","body":"{}"}]}`,
+		`{"source":"aws.events","detail-type":"Scheduled Event"}`, `{"version":"2.0","routeKey":"POST /orders"}`} {
+		if err := w.n.Handle(context.Background(), json.RawMessage(ev)); !errors.Is(err, lambdaevent.ErrNotServed) {
+			t.Errorf("%s: %v, want ErrNotServed", ev, err)
+		}
+	}
+	if bot.Requests() != 0 {
+		t.Errorf("%d requests to the bot", bot.Requests())
+	}
+	var rec events.SNSEvent
+	if err := json.Unmarshal(event(t, "books-sns-event.json"), &rec); err != nil || rec.Records[0].EventSource != "aws:sns" {
+		t.Fatalf("fixture: %v", err)
+	}
+}
