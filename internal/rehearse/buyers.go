@@ -318,7 +318,7 @@ func (e *engine) outcome(ev event, status int, body []byte, start, end time.Time
 			r.refused(float64(b.orderWU))
 		}
 	case stepPrepay:
-		r.add("prepay", meter)
+		r.add(kind("prepay", status), meter)
 		if status == http.StatusOK {
 			b.tries = 0
 			e.push(ev.buyer, stepPay, now+s.cfg.Think)
@@ -326,15 +326,26 @@ func (e *engine) outcome(ev event, status int, body []byte, start, end time.Time
 			retry(stepPrepay)
 		}
 	case stepPay:
-		r.add("payment", meter)
+		r.add(kind("payment", status), meter)
 	case stepCancel:
-		r.add("cancel", meter)
+		r.add(kind("cancel", status), meter)
 		if status != http.StatusOK {
 			retry(stepCancel)
 		}
 	case stepLatePay:
 		r.add("late payment", meter)
 	}
+}
+
+// kind is what a request of step name was for in the report's units: name when it was
+// answered 2xx, "name refused" otherwise (a payment the stand-in refused, a prepay or a
+// cancel of an order already released), so that each kind's least write units are
+// those of the operation done.
+func kind(name string, status int) string {
+	if status >= 200 && status < 300 {
+		return name
+	}
+	return name + " refused"
 }
 
 // afterOrder schedules what buyer b does with the order it got at model time now.

@@ -41,7 +41,7 @@ func TestWiring_QuotasInFrontOfTheFunctions(t *testing.T) {
 		t.Errorf("routes missing: %v", want)
 	}
 	functions := realByName(t, (*sam.Template).Functions, func(f sam.Function) string { return f.Name })
-	reserved := map[string]int{"CloseOrderFunction": 20, "PayCallbackFunction": 20, "ReconcileFunction": 1}
+	reserved := map[string]int{"CloseOrderFunction": 20, "PayCallbackFunction": 20, "ReconcileFunction": 1, "AlertChatFunction": 1}
 	for name, f := range functions {
 		want, ok := reserved[name]
 		switch {
