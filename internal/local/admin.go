@@ -83,7 +83,7 @@ func (s *Stack) reconciler(cfg StackConfig, c reconcile.FunctionConfig, log *slo
 	if cfg.Reconcile != nil {
 		cfg.Reconcile(&c.Reconcile)
 	}
-	store := dynamo.New(s.DB, c.Tables, dynamo.Options{Now: cfg.Now})
+	store := dynamo.New(s.DB, c.Tables, s.storeOptions(dynamo.Options{}))
 	return store, reconcile.New(store, alerts, log, c.Reconcile)
 }
 

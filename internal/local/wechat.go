@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -45,7 +44,7 @@ func (s *Stack) startWeChat(cfg StackConfig) error {
 	}
 	s.PayServer = paytest.NewServer(s.Payments, s.merchant, paytest.ServerOptions{
 		Now: cfg.Now, RetryInterval: 100 * time.Millisecond,
-		HTTPClient: &http.Client{Transport: inProcess{s}},
+		HTTPClient: &http.Client{Transport: inProcess{func(w http.ResponseWriter, r *http.Request) { s.API.ServeHTTP(w, r) }}},
 	})
 	if err := s.PayServer.Start(cfg.PayAddr); err != nil {
 		return err
@@ -56,16 +55,6 @@ func (s *Stack) startWeChat(cfg StackConfig) error {
 	}
 	s.Signer, err = idtoken.GenerateKeySigner()
 	return err
-}
-
-// inProcess is an http.RoundTripper that serves every request with the stack's API.
-type inProcess struct{ s *Stack }
-
-// RoundTrip serves r in-process and returns the recorded response.
-func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	t.s.API.ServeHTTP(rec, r)
-	return rec.Result(), nil
 }
 
 // keys is the local issuer's JWK set: the in-memory signing key named kid.
@@ -84,7 +73,7 @@ func (s *Stack) merchantWiring(cfg StackConfig, tables dynamo.Tables) (*dynamo.S
 	if err != nil {
 		return nil, nil, err
 	}
-	return dynamo.New(s.DB, tables, dynamo.Options{Now: cfg.Now}), client, nil
+	return dynamo.New(s.DB, tables, s.storeOptions(dynamo.Options{})), client, nil
 }
 
 // wireCloseOrder builds closeOrder with the local merchant client. Its notify_url base
@@ -144,7 +133,7 @@ func (s *Stack) wireLogin(cfg StackConfig, env envvar.Lookup, log *slog.Logger) 
 	if err != nil {
 		return nil, err
 	}
-	store := dynamo.New(s.DB, dynamo.Tables{Orders: c.OrdersTable}, dynamo.Options{Now: cfg.Now})
+	store := dynamo.New(s.DB, dynamo.Tables{Orders: c.OrdersTable}, s.storeOptions(dynamo.Options{}))
 	return newHandler(login.New(wechat, tokens, store, log, login.Options{Now: cfg.Now}).Handle), nil
 }
 
