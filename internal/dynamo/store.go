@@ -88,13 +88,17 @@ type Tables struct {
 	StockLog string // the stock_log ledger
 }
 
+// DefaultCatalogTTL is how long a Store reuses a SKU record it read, unless
+// Options.CatalogTTL says otherwise.
+const DefaultCatalogTTL = 5 * time.Second
+
 // Options tune a Store. Zero values take the defaults.
 type Options struct {
 	// PaymentTimeout is how long a new order stays PENDING before it may be released;
 	// default 15 minutes.
 	PaymentTimeout time.Duration
 	// CatalogTTL is how long a SKU record (price, shard count, limit) read from the
-	// skus table is reused before being read again; default 5 seconds. A stale entry
+	// skus table is reused before being read again; default DefaultCatalogTTL (5 s). A stale entry
 	// never refuses a buyer: the reservation's conditions check price and on-sale on
 	// the shard items, and a failed price, shard or limit check re-reads the record
 	// before answering. A lowered per-user limit takes up to CatalogTTL to apply.
@@ -129,7 +133,7 @@ func New(db *dynamodb.Client, tables Tables, opts Options) *Store {
 		opts.PaymentTimeout = 15 * time.Minute
 	}
 	if opts.CatalogTTL <= 0 {
-		opts.CatalogTTL = 5 * time.Second
+		opts.CatalogTTL = DefaultCatalogTTL
 	}
 	if opts.MaxRounds <= 0 {
 		opts.MaxRounds = 12

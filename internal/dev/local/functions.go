@@ -89,7 +89,7 @@ func (s *Stack) clients(cfg StackConfig, name string, c Config, log *slog.Logger
 		Log: log, DynamoDB: s.DB, Now: cfg.Now,
 		CloseQueue: s.closeQueue(c.CloseQueueURL), RefundQueue: s.refundQueue(c.RefundQueueURL),
 		NewStore: func(tables dynamo.Tables, opts dynamo.Options) *dynamo.Store {
-			st := dynamo.New(s.DB, tables, opts)
+			st := dynamo.New(s.DB, tables, s.storeOptions(opts))
 			if name == wiring.CreateOrder.Name {
 				s.Tables, s.Store = tables, st
 			}
@@ -145,12 +145,16 @@ func (s *Stack) keys(kid string) (idtoken.JWKSet, error) {
 	return idtoken.JWKSet{Keys: []idtoken.JWK{jwk}}, err
 }
 
-// SQSClient returns a client of the embedded SQS server, nil when the stack runs none.
+// SQSClient returns a client of the embedded SQS server (nil when the stack runs
+// none), reaching it in process with StackConfig.InProcess.
 func (s *Stack) SQSClient() *sqs.Client {
 	if s.SQS == nil {
 		return nil
 	}
-	return NewSQSClient(s.SQS.URL())
+	if !s.cfg.InProcess {
+		return NewSQSClient(s.SQS.URL())
+	}
+	return NewSQSClient(s.SQS.URL(), func(o *sqs.Options) { o.HTTPClient = inProcess{s.SQS.http.h.ServeHTTP} })
 }
 
 // closeQueue is the close-order queue named by a function's CLOSE_QUEUE_URL (locally

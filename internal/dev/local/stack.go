@@ -61,6 +61,25 @@ type StackConfig struct {
 	// DynamoDBOptions are applied to the stack's DynamoDB client after
 	// dynamo.ClientOptions (tests count requests with them).
 	DynamoDBOptions []func(*dynamodb.Options)
+	// SQSWrap wraps the SQS server's handler, as DynamoDBWrap does DynamoDB's (load
+	// tools count and delay the queue's requests with it).
+	SQSWrap Middleware
+	// WrapFunction, when set, wraps each function's handler by logical id once it is
+	// built, before the gateway, the pollers and the schedules are given it: load
+	// tools put a model of Lambda's concurrency in front of the functions with it. A
+	// wrapper's error is the invocation's error (the gateway answers 500, a poller
+	// leaves the batch on the queue).
+	WrapFunction func(function string, h lambda.Handler) lambda.Handler
+	// Slowdown s > 1 runs the functions on a clock s times slower, as a load tool's
+	// model of AWS does (internal/dev/ddblimits): each invocation's deadline (the
+	// template's Timeout) and the stores' catalog cache TTL last s times longer. The
+	// payment timeout is PaymentTimeout's business.
+	Slowdown float64
+	// InProcess has the stack's DynamoDB and SQS clients call the embedded servers'
+	// handlers in this process instead of over loopback TCP (the same requests and
+	// answers, byte for byte): load tools that would otherwise spend much of their
+	// CPU on sockets set it. The servers still listen for outside clients.
+	InProcess bool
 	// Now is every function's clock; default time.Now. Tests move time with it.
 	Now func() time.Time
 	// SchedulePeriod, when positive, replaces the period of every schedule's rate
@@ -147,7 +166,12 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if s.DynamoDB, err = StartDynamoDB(ctx, cfg.DynamoDBAddr, DynamoDBOptions{Wrap: cfg.DynamoDBWrap}); err != nil {
 		return nil, err
 	}
-	s.DB = NewDynamoDBClient(s.DynamoDB.URL(), append([]func(*dynamodb.Options){dynamo.ClientOptions}, cfg.DynamoDBOptions...)...)
+	s.cfg = cfg
+	options := []func(*dynamodb.Options){dynamo.ClientOptions}
+	if cfg.InProcess {
+		options = append(options, func(o *dynamodb.Options) { o.HTTPClient = inProcess{s.DynamoDB.http.h.ServeHTTP} })
+	}
+	s.DB = NewDynamoDBClient(s.DynamoDB.URL(), append(options, cfg.DynamoDBOptions...)...)
 	tables, err := tpl.Tables()
 	if err != nil {
 		return nil, err
@@ -160,7 +184,6 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 			return nil, err
 		}
 	}
-	s.cfg = cfg
 	if err := s.startWeChat(cfg); err != nil {
 		return nil, err
 	}
@@ -242,7 +265,7 @@ func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 
 func (s *Stack) startSQS(ctx context.Context, addr string, tpl *sam.Template) error {
 	var err error
-	if s.SQS, err = StartSQS(ctx, addr, SQSOptions{}); err != nil {
+	if s.SQS, err = StartSQS(ctx, addr, SQSOptions{Wrap: s.cfg.SQSWrap}); err != nil {
 		return err
 	}
 	queues, err := tpl.Queues()
@@ -253,7 +276,7 @@ func (s *Stack) startSQS(ctx context.Context, addr string, tpl *sam.Template) er
 	for i, q := range queues {
 		qs[i] = Queue{Name: q.Name, Attributes: q.Attributes}
 	}
-	s.Queues, err = CreateQueues(ctx, NewSQSClient(s.SQS.URL()), qs)
+	s.Queues, err = CreateQueues(ctx, s.SQSClient(), qs)
 	return err
 }
 
@@ -272,7 +295,10 @@ func (s *Stack) wire(cfg StackConfig) (map[string]lambda.Handler, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
-		handlers[f.Name] = deadline{h, time.Duration(f.Timeout) * time.Second}
+		handlers[f.Name] = deadline{h, s.scaled(time.Duration(f.Timeout) * time.Second)}
+		if cfg.WrapFunction != nil {
+			handlers[f.Name] = cfg.WrapFunction(f.Name, handlers[f.Name])
+		}
 	}
 	return handlers, nil
 }
@@ -315,6 +341,21 @@ func (d deadline) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	return d.Handler.Invoke(ctx, payload)
 }
 
+// scaled is d on the stack's clock (StackConfig.Slowdown).
+func (s *Stack) scaled(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * max(s.cfg.Slowdown, 1))
+}
+
+// storeOptions completes a store's options with the stack's clock (StackConfig.Now)
+// and, on a slowed clock, a catalog TTL to match.
+func (s *Stack) storeOptions(o dynamo.Options) dynamo.Options {
+	o.Now = s.cfg.Now
+	if s.cfg.Slowdown > 1 {
+		o.CatalogTTL = s.scaled(dynamo.DefaultCatalogTTL)
+	}
+	return o
+}
+
 // functionName is the short name of a function (its directory under functions/):
 // CloseOrderFunction → closeOrder.
 func functionName(logicalID string) string {
@@ -346,7 +387,7 @@ func (s *Stack) Run(ctx context.Context) error {
 				return fmt.Errorf("%s event %s: no queue %s", f.Name, ev.Name, ev.Queue)
 			}
 			cfg := PollerConfig{
-				Client: NewSQSClient(s.SQS.URL()), QueueURL: url, Function: f.Name, Handler: h,
+				Client: s.SQSClient(), QueueURL: url, Function: f.Name, Handler: h,
 				BatchSize: ev.BatchSize, Logger: s.cfg.Logger,
 				ReportBatchItemFailures: slices.Contains(ev.FunctionResponseTypes, "ReportBatchItemFailures"),
 			}
