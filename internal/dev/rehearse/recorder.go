@@ -39,7 +39,7 @@ type createdOrder struct {
 type units struct {
 	requests            int
 	write, read         float64
-	minWrite            float64 // the cheapest request's write units
+	minWrite            float64 // the cheapest request's write units among those that wrote
 	dynamoDB, throttled int64
 }
 
@@ -138,8 +138,8 @@ func (r *recorder) add(kind string, m *ddblimits.Meter) {
 		u = &units{}
 		r.units[kind] = u
 	}
-	if u.requests == 0 || m.WriteUnits() < u.minWrite {
-		u.minWrite = m.WriteUnits()
+	if w := m.WriteUnits(); w > 0 && (u.minWrite == 0 || w < u.minWrite) {
+		u.minWrite = w
 	}
 	u.requests++
 	u.write += m.WriteUnits()

@@ -95,9 +95,10 @@ func TestRehearsal_IndexKeysThrottleOnlyPastTheirCeiling(t *testing.T) {
 				}
 			}
 			if !tc.past {
-				// What the planner counts per operation is what an operation consumed
-				// when nothing made it send twice (the first write on a shard after a
-				// reconcile cut is refused and resent: the average is higher).
+				// What the planner counts per operation is what an operation that wrote
+				// consumed when nothing made it send twice (the first write on a shard
+				// after a reconcile cut is refused and resent: the average is higher; a
+				// cancel of an order already released writes nothing).
 				x := plan.Today()
 				for kind, want := range map[string]float64{"orders created": x.CreateWrites, "prepay": x.PrepayWrites, "payment": x.PaymentWrites, "cancel": x.ReleaseWrites} {
 					if got := r.Units[kind].MinWriteUnits; got != want {

@@ -123,7 +123,7 @@ type PagesSummary struct {
 type UnitsSummary struct {
 	Requests          int     `json:"requests"`
 	WriteUnits        float64 `json:"writeUnits"`
-	MinWriteUnits     float64 `json:"minWriteUnits"` // the cheapest request's
+	MinWriteUnits     float64 `json:"minWriteUnits"` // the cheapest request's that wrote anything (0: none did)
 	ReadUnits         float64 `json:"readUnits"`
 	DynamoDBRequests  float64 `json:"dynamoDBRequests"`
 	DynamoDBThrottles float64 `json:"dynamoDBThrottles"`
