@@ -564,47 +564,13 @@ func (m *Model) admit(now time.Time, op string, r request) verdict {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var v verdict
-	for i, a := range r.accesses {
-		if a.checksHold && m.state(a.item).heldUntil.After(now) {
-			v.conflict = append(v.conflict, i)
-		}
-	}
+	m.checkHolds(now, r, &v)
 	if q := r.query; q != nil {
-		// A read takes at least half a unit: the partition must have that left.
-		if l := m.queryLimit(q); !m.limit(l.name).take(now, m.cfg.ReadUnits/m.cfg.Slowdown, m.cfg.ReadUnits*m.cfg.Burst.Seconds(), 0.5, false) {
-			v.throttled(0, l)
-		}
+		m.checkQueryPartition(now, q, &v)
 	}
 	var write, read float64
 	if len(v.conflict) == 0 && len(v.throttle) == 0 {
-		for commit := range 2 {
-			write, read = 0, 0
-			for i, a := range r.accesses {
-				s := m.state(a.item)
-				if a.putSize > 0 {
-					s.size = a.putSize
-				}
-				units := m.units(s, a)
-				if a.write {
-					write += units
-				} else {
-					read += units
-				}
-				if l, ok := m.takeBase(s, now, a, units, commit == 1); !ok {
-					v.throttled(i, l)
-				} else if commit == 0 && a.change != nil {
-					for _, w := range m.plannedIndexWrites(s, a) {
-						l := limit{name: "index " + a.table + "." + w.index + " " + w.hash, reason: "IndexWriteKeyRangeThroughputExceeded", resource: arn(a.table, w.index)}
-						if !m.limit(l.name).take(now, m.cfg.WriteUnits/m.cfg.Slowdown, m.cfg.WriteUnits*m.cfg.Burst.Seconds(), w.units, false) {
-							v.throttled(i, l)
-						}
-					}
-				}
-			}
-			if len(v.throttle) > 0 {
-				break
-			}
-		}
+		write, read = m.takeThroughput(now, r, &v)
 	}
 	if !v.refused() && op == "TransactWriteItems" {
 		until := now.Add(m.real(m.cfg.TransactionHold))
@@ -616,19 +582,88 @@ func (m *Model) admit(now time.Time, op string, r request) verdict {
 		write, read = 0, 0
 	}
 	if len(v.throttle) > 0 {
-		name := v.limits[v.throttle[0]].name
-		m.throttled[name]++
-		if _, ok := m.first[name]; !ok {
-			m.first[name] = now
-		}
-		if m.cfg.OnThrottle != nil {
-			m.cfg.OnThrottle(name, now)
-		}
+		m.recordThrottleLocked(now, v)
 	}
 	m.countLocked(op, v)
 	m.addUnitsLocked(op, write, 0, read)
 	v.write, v.read = write, read
 	return v
+}
+
+// checkHolds marks in v as conflicts the accesses of r that check a transaction's
+// hold on an item still held at now. m.mu is held.
+func (m *Model) checkHolds(now time.Time, r request, v *verdict) {
+	for i, a := range r.accesses {
+		if a.checksHold && m.state(a.item).heldUntil.After(now) {
+			v.conflict = append(v.conflict, i)
+		}
+	}
+}
+
+// checkQueryPartition marks in v the Query or Scan q throttled when the partition it
+// reads has less than half a unit left at now (a read takes at least half a unit).
+// It takes nothing. m.mu is held.
+func (m *Model) checkQueryPartition(now time.Time, q *query, v *verdict) {
+	if l := m.queryLimit(q); !m.limit(l.name).take(now, m.cfg.ReadUnits/m.cfg.Slowdown, m.cfg.ReadUnits*m.cfg.Burst.Seconds(), 0.5, false) {
+		v.throttled(0, l)
+	}
+}
+
+// takeThroughput checks every access of r against its item's partition, its table's
+// quota and (for a write) the index partitions it would write, marking in v the ones
+// throttled; when none is, it takes the units. It returns the write and read units
+// of r's accesses. m.mu is held.
+func (m *Model) takeThroughput(now time.Time, r request, v *verdict) (write, read float64) {
+	for commit := range 2 {
+		write, read = 0, 0
+		for i, a := range r.accesses {
+			s := m.state(a.item)
+			if a.putSize > 0 {
+				s.size = a.putSize
+			}
+			units := m.units(s, a)
+			if a.write {
+				write += units
+			} else {
+				read += units
+			}
+			if l, ok := m.takeBase(s, now, a, units, commit == 1); !ok {
+				v.throttled(i, l)
+			} else if commit == 0 && a.change != nil {
+				m.checkIndexWrites(now, s, i, a, v)
+			}
+		}
+		if len(v.throttle) > 0 {
+			break
+		}
+	}
+	return write, read
+}
+
+// checkIndexWrites marks in v the write a (the i-th access) throttled when an index
+// partition it would write has not the units left at now. It takes nothing (index
+// units are taken once the write is applied). m.mu is held.
+func (m *Model) checkIndexWrites(now time.Time, s *itemState, i int, a access, v *verdict) {
+	for _, w := range m.plannedIndexWrites(s, a) {
+		l := limit{name: "index " + a.table + "." + w.index + " " + w.hash, reason: "IndexWriteKeyRangeThroughputExceeded", resource: arn(a.table, w.index)}
+		if !m.limit(l.name).take(now, m.cfg.WriteUnits/m.cfg.Slowdown, m.cfg.WriteUnits*m.cfg.Burst.Seconds(), w.units, false) {
+			v.throttled(i, l)
+		}
+	}
+}
+
+// recordThrottleLocked counts the throttle of the throttled verdict v against the
+// limit that refused its first throttled access, notes when that limit first
+// throttled and tells OnThrottle. m.mu is held.
+func (m *Model) recordThrottleLocked(now time.Time, v verdict) {
+	name := v.limits[v.throttle[0]].name
+	m.throttled[name]++
+	if _, ok := m.first[name]; !ok {
+		m.first[name] = now
+	}
+	if m.cfg.OnThrottle != nil {
+		m.cfg.OnThrottle(name, now)
+	}
 }
 
 // state is the item's state, created empty on first use.

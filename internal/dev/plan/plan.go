@@ -181,16 +181,35 @@ type Plan struct {
 // Make plans demand d on design x at prices p.
 func Make(d Demand, x Design, p Prices) Plan {
 	pl := Plan{Demand: d}
-	var orders, views, viewReads float64
-	for _, s := range d.SKUs {
+	t := pl.planSKUs(x)
+	pl.addIndexAndTableLoads(x, t)
+	pl.planAPIGateway(x, t)
+	pl.planLambda(x, t)
+	pl.rankLoads()
+	pl.costPerOrder(x, t, p)
+	return pl
+}
+
+// totals are a demand's peak summed over its SKUs, per second: orders, page views,
+// and the read units of those page views (each reads the SKU record and its shards).
+type totals struct {
+	orders, views, viewReads float64
+}
+
+// planSKUs sizes each SKU's shards, adds the loads on its own partitions (its shard
+// items, its record read by page views, its LedgerBySku keys) and returns the
+// demand's totals.
+func (pl *Plan) planSKUs(x Design) totals {
+	var t totals
+	for _, s := range pl.Demand.SKUs {
 		shards := s.ShardsWant
 		if shards <= 0 {
 			shards = inventory.ShardsForPeak(int(math.Ceil(s.Orders)))
 		}
 		pl.SKUs = append(pl.SKUs, SKUPlan{SKU: s, Shards: shards})
-		orders += s.Orders
-		views += s.PageViews
-		viewReads += s.PageViews * float64(1+shards)
+		t.orders += s.Orders
+		t.views += s.PageViews
+		t.viewReads += s.PageViews * float64(1+shards)
 		pl.Loads = append(pl.Loads,
 			Load{Limit: fmt.Sprintf("item SkusTable %s#shard#n (each of %d)", s.ID, shards), Peak: s.Orders * x.ShardWritesPerOrder / float64(shards), Ceiling: PartitionWriteUnits, Unit: "WU/s",
 				Setting: "more shards (reshard)"},
@@ -200,23 +219,36 @@ func Make(d Demand, x Design, p Prices) Plan {
 				Setting: spreadIndex},
 		)
 	}
-	paid := d.PayRatio
+	return t
+}
+
+// addIndexAndTableLoads adds the loads all SKUs share: the keys of LedgerByTime and
+// PendingByExpiry, and each table's write and read quotas.
+func (pl *Plan) addIndexAndTableLoads(x Design, t totals) {
+	paid := pl.Demand.PayRatio
 	released := 1 - paid
+	orders := t.orders
 	pl.Loads = append(pl.Loads,
 		Load{Limit: fmt.Sprintf("index StockLogTable.LedgerByTime <hour>#k (each of %d)", x.LedgerByTimeKeys), Peak: orders * x.IndexEntriesPerOrder / float64(x.LedgerByTimeKeys), Ceiling: PartitionWriteUnits, Unit: "WU/s",
 			Setting: spreadIndex},
 		Load{Limit: fmt.Sprintf("index OrdersTable.PendingByExpiry P<k> (each of %d)", x.PendingByExpiryKeys), Peak: orders * x.IndexEntriesPerOrder / float64(x.PendingByExpiryKeys), Ceiling: PartitionWriteUnits, Unit: "WU/s",
 			Setting: spreadIndex},
 		Load{Limit: "table SkusTable writes", Peak: orders * x.ShardWritesPerOrder, Ceiling: TableRequestUnits, Unit: "WRU/s", Setting: "a per-table quota increase"},
-		Load{Limit: "table SkusTable reads", Peak: viewReads, Ceiling: TableRequestUnits, Unit: "RRU/s", Setting: "a per-table quota increase"},
+		Load{Limit: "table SkusTable reads", Peak: t.viewReads, Ceiling: TableRequestUnits, Unit: "RRU/s", Setting: "a per-table quota increase"},
 		// The orders table takes the order, idempotency record and counter (6), the
 		// prepay (1), the payment's order update (2) or the release's order and
 		// counter (4); the ledger two transactional entries (4).
 		Load{Limit: "table OrdersTable writes", Peak: orders * (6 + paid*(x.PrepayWrites+2) + released*4), Ceiling: TableRequestUnits, Unit: "WRU/s", Setting: "a per-table quota increase"},
 		Load{Limit: "table StockLogTable writes", Peak: orders * 4, Ceiling: TableRequestUnits, Unit: "WRU/s", Setting: "a per-table quota increase"},
 	)
-	// API Gateway: POST /orders, and per paid order the prepay and the notification.
-	api := views + orders*(1+2*paid)
+}
+
+// planAPIGateway sets the stage and account rates to deploy with and ask for, and
+// adds the loads on API Gateway's account throttle and the two busy routes: POST
+// /orders, and per paid order the prepay and the notification.
+func (pl *Plan) planAPIGateway(x Design, t totals) {
+	orders, views := t.orders, t.views
+	api := views + orders*(1+2*pl.Demand.PayRatio)
 	busiest := max(views, orders)
 	pl.StageRate = math.Ceil(busiest * Headroom)
 	pl.AccountRate = max(AccountRequestsPerSecond, math.Ceil(api*Headroom))
@@ -225,7 +257,15 @@ func Make(d Demand, x Design, p Prices) Plan {
 		Load{Limit: "API Gateway route GET /skus/{skuId}", Peak: views, Ceiling: x.StageRate, Unit: "requests/s", Setting: fmt.Sprintf("ApiThrottleRateLimit=%.0f", pl.StageRate)},
 		Load{Limit: "API Gateway route POST /orders", Peak: orders, Ceiling: x.StageRate, Unit: "requests/s", Setting: fmt.Sprintf("ApiThrottleRateLimit=%.0f", pl.StageRate)},
 	)
-	// Lambda: concurrency is rate × duration.
+}
+
+// planLambda sets the reserved concurrency of closeOrder and payCallback and the
+// account concurrency to ask for (concurrency is rate × duration), and adds the
+// loads on them and on Lambda's scaling rate.
+func (pl *Plan) planLambda(x Design, t totals) {
+	paid := pl.Demand.PayRatio
+	released := 1 - paid
+	orders, views := t.orders, t.views
 	createC := orders*x.OrderSeconds + views*x.PageSeconds
 	closeC := orders*paid*x.PrepaySeconds + orders*released*x.ReleaseSeconds + float64(x.QueueConcurrency) + 1
 	payC := orders * paid * x.PaymentSeconds
@@ -241,6 +281,11 @@ func Make(d Demand, x Design, p Prices) Plan {
 		Load{Limit: "Lambda scaling rate (createOrder's environments in the first 10 s)", Peak: createC, Ceiling: 1000, Unit: "environments",
 			Setting: "fixed: warm environments before the sale (provisioned concurrency)"},
 	)
+}
+
+// rankLoads clears the setting of every load carried as it is and sorts the loads
+// most utilised first (stable: ties keep their order).
+func (pl *Plan) rankLoads() {
 	for i, l := range pl.Loads {
 		if l.Peak <= l.Ceiling {
 			pl.Loads[i].Setting = "" // carried as it is
@@ -255,12 +300,19 @@ func Make(d Demand, x Design, p Prices) Plan {
 		}
 		return 0
 	})
-	// Per order: its life's units (paid or released) and its page views' reads.
+}
+
+// costPerOrder sets what one order uses (its life's units, paid or released, and
+// its page views' reads, requests and invocations) and what a million cost at p.
+func (pl *Plan) costPerOrder(x Design, t totals, p Prices) {
+	paid := pl.Demand.PayRatio
+	released := 1 - paid
+	orders, views := t.orders, t.views
 	pl.WriteUnitsPerOrder = x.CreateWrites + paid*(x.PrepayWrites+x.PaymentWrites) + released*x.ReleaseWrites
 	viewsPerOrder := 0.0
 	if orders > 0 {
 		viewsPerOrder = views / orders
-		pl.ReadUnitsPerOrder = paid*(x.PrepayReads+x.PaymentReads) + viewReads/orders
+		pl.ReadUnitsPerOrder = paid*(x.PrepayReads+x.PaymentReads) + t.viewReads/orders
 	}
 	pl.APIRequestsPerOrder = 1 + 2*paid + viewsPerOrder
 	pl.LambdaInvocationsPerOrder = 1 + paid*2 + released/10 + viewsPerOrder // releases come in batches of 10
@@ -274,7 +326,6 @@ func Make(d Demand, x Design, p Prices) Plan {
 		APIRequests: pl.APIRequestsPerOrder * million, SQSRequests: pl.SQSPerOrder * million,
 	})
 	pl.USDPerMillionOrders = pl.Cost.Total()
-	return pl
 }
 
 // Binding is the limit that binds first (the most utilised), and whether it binds at

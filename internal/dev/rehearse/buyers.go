@@ -137,41 +137,17 @@ func (e *engine) run(ctx context.Context) time.Duration {
 	defer timer.Stop()
 	for ctx.Err() == nil {
 		e.mu.Lock()
-		var ev event
-		arrival, have := false, true
-		switch {
-		case next < len(e.arrivals) && (len(e.queue) == 0 || e.arrivals[next] <= e.queue[0].at):
-			ev, arrival = event{at: e.arrivals[next], buyer: int32(next), step: first}, true
-		case len(e.queue) > 0:
-			ev = e.queue[0]
-		default:
-			have = false
-		}
+		ev, arrival, have := e.peekLocked(next, first)
 		if !have {
 			e.mu.Unlock()
-			if e.busy.Load() == 0 {
-				e.mu.Lock()
-				done := len(e.queue) == 0 // a step that just ended may have scheduled one
-				e.mu.Unlock()
-				if done {
-					break
-				}
-				continue
-			}
-			select { // wait for a step in flight to schedule the next
-			case <-e.wake:
-			case <-time.After(10 * time.Millisecond):
+			if e.waitForWork() {
+				break
 			}
 			continue
 		}
 		if wait := time.Until(e.s.at(ev.at)); wait > 0 {
 			e.mu.Unlock()
-			timer.Reset(wait)
-			select {
-			case <-timer.C:
-			case <-e.wake: // something earlier may have been scheduled
-			case <-ctx.Done():
-			}
+			e.sleep(ctx, timer, wait)
 			continue
 		} else if int64(-wait) > e.lag.Load() {
 			e.lag.Store(int64(-wait))
@@ -182,23 +158,70 @@ func (e *engine) run(ctx context.Context) time.Duration {
 			heap.Pop(&e.queue)
 		}
 		e.mu.Unlock()
-		// API Gateway answers a throttled request itself, at once: no goroutine.
-		if route := routes[ev.step]; route != "" && e.s.gateway.Admit(route) != "" {
-			e.throttled(ev)
-			continue
-		}
-		e.busy.Add(1)
-		e.inflight.Go(func() {
-			defer e.busy.Add(-1)
-			e.do(ctx, ev)
-			select {
-			case e.wake <- struct{}{}:
-			default:
-			}
-		})
+		e.dispatch(ctx, ev)
 	}
 	e.inflight.Wait()
 	return time.Duration(e.lastOK.Load())
+}
+
+// peekLocked is the earliest event without taking it: the arrival of buyer next
+// (whose first step is first) when it comes no later than the queue's head, else the
+// queue's head; have is false when neither is left. e.mu is held.
+func (e *engine) peekLocked(next int, first step) (ev event, arrival, have bool) {
+	switch {
+	case next < len(e.arrivals) && (len(e.queue) == 0 || e.arrivals[next] <= e.queue[0].at):
+		return event{at: e.arrivals[next], buyer: int32(next), step: first}, true, true
+	case len(e.queue) > 0:
+		return e.queue[0], false, true
+	}
+	return event{}, false, false
+}
+
+// waitForWork is called when no event is left: it reports true (done) when no step is
+// in flight and none was scheduled meanwhile, else waits (at most 10 ms) for a step in
+// flight to schedule the next and reports false.
+func (e *engine) waitForWork() (done bool) {
+	if e.busy.Load() == 0 {
+		e.mu.Lock()
+		empty := len(e.queue) == 0 // a step that just ended may have scheduled one
+		e.mu.Unlock()
+		return empty
+	}
+	select { // wait for a step in flight to schedule the next
+	case <-e.wake:
+	case <-time.After(10 * time.Millisecond):
+	}
+	return false
+}
+
+// sleep waits wait (real time) on timer for the next event's time, or less when
+// something earlier may have been scheduled or ctx ends.
+func (e *engine) sleep(ctx context.Context, timer *time.Timer, wait time.Duration) {
+	timer.Reset(wait)
+	select {
+	case <-timer.C:
+	case <-e.wake: // something earlier may have been scheduled
+	case <-ctx.Done():
+	}
+}
+
+// dispatch plays event ev, now due: answered at once when API Gateway throttles it,
+// else on a goroutine of its own that wakes run when done.
+func (e *engine) dispatch(ctx context.Context, ev event) {
+	// API Gateway answers a throttled request itself, at once: no goroutine.
+	if route := routes[ev.step]; route != "" && e.s.gateway.Admit(route) != "" {
+		e.throttled(ev)
+		return
+	}
+	e.busy.Add(1)
+	e.inflight.Go(func() {
+		defer e.busy.Add(-1)
+		e.do(ctx, ev)
+		select {
+		case e.wake <- struct{}{}:
+		default:
+		}
+	})
 }
 
 // routes are the API routes of the steps that call the API (the others: "").
@@ -252,88 +275,130 @@ func (e *engine) do(ctx context.Context, ev event) {
 
 // outcome records a step's answer and schedules what the buyer does next.
 func (e *engine) outcome(ev event, status int, body []byte, start, end time.Time, meter *ddblimits.Meter) {
-	b := &e.buyers[ev.buyer]
 	s := e.s
-	now := s.modelTime(end)
-	code := errorCode(body, status)
+	a := reply{ev: ev, status: status, code: errorCode(body, status), body: body, start: start, end: end, now: s.modelTime(end), meter: meter}
 	r := s.rec
-	r.answer(ev.step, status, code, end.Sub(start), s.slow, now, b.sku)
-	retry := func(st step) bool {
-		if (status == http.StatusTooManyRequests || status >= 500) && int(b.tries) < s.cfg.Retries {
-			b.tries++
-			e.push(ev.buyer, st, now+s.cfg.Think)
-			return true
-		}
-		return false
-	}
+	r.answer(ev.step, status, a.code, end.Sub(start), s.slow, a.now, e.buyers[ev.buyer].sku)
 	switch ev.step {
 	case stepView:
-		r.add("page views", meter)
-		if status != http.StatusOK {
-			if !retry(stepView) {
-				r.leave("gave up on the page")
-			}
-			return
-		}
-		b.views++
-		var v struct {
-			Available int
-			Status    string
-		}
-		json.Unmarshal(body, &v)
-		if v.Available == 0 {
-			r.soldOut(b.sku, now)
-			r.leave("saw the SKU sold out")
-			return
-		}
-		if int(b.views) < s.cfg.PageViews {
-			e.push(ev.buyer, stepView, now+s.cfg.Think)
-		} else {
-			b.tries = 0
-			e.push(ev.buyer, stepOrder, now)
-		}
+		e.viewed(a)
 	case stepOrder:
-		b.ordered = true
-		b.orderWU += float32(meter.WriteUnits())
-		if status == http.StatusCreated || status == http.StatusOK {
-			var o struct{ OrderID string }
-			json.Unmarshal(body, &o)
-			b.orderID, b.got, b.tries = o.OrderID, true, 0
-			r.created(o.OrderID, b.sku, start, end, now)
-			r.add("orders created", meter)
-			for {
-				last := e.lastOK.Load()
-				if int64(now) <= last || e.lastOK.CompareAndSwap(last, int64(now)) {
-					break
-				}
-			}
-			e.afterOrder(ev.buyer, now)
-			return
-		}
-		r.add("orders refused", meter)
-		if code == "STOCK_OUT" {
-			r.stockOut(b.sku, start, end, now)
-		}
-		if !retry(stepOrder) {
-			r.refused(float64(b.orderWU))
-		}
+		e.ordered(a)
 	case stepPrepay:
-		r.add(kind("prepay", status), meter)
-		if status == http.StatusOK {
-			b.tries = 0
-			e.push(ev.buyer, stepPay, now+s.cfg.Think)
-		} else {
-			retry(stepPrepay)
-		}
+		e.prepaid(a)
 	case stepPay:
 		r.add(kind("payment", status), meter)
 	case stepCancel:
 		r.add(kind("cancel", status), meter)
 		if status != http.StatusOK {
-			retry(stepCancel)
+			e.retry(a, stepCancel)
 		}
 	case stepLatePay:
 		r.add("late payment", meter)
+	}
+}
+
+// reply is one step's answer, as outcome hands it to the step's handler.
+type reply struct {
+	ev         event
+	status     int
+	code       string // the error answer's code, "" for none
+	body       []byte
+	start, end time.Time     // real times the request was sent and answered
+	now        time.Duration // model time of the answer
+	meter      *ddblimits.Meter
+}
+
+// retry schedules step st again, Think after the answer, when a was a 429 or a 5xx
+// and the buyer has retries left, and reports whether it did.
+func (e *engine) retry(a reply, st step) bool {
+	b := &e.buyers[a.ev.buyer]
+	if (a.status == http.StatusTooManyRequests || a.status >= 500) && int(b.tries) < e.s.cfg.Retries {
+		b.tries++
+		e.push(a.ev.buyer, st, a.now+e.s.cfg.Think)
+		return true
+	}
+	return false
+}
+
+// viewed handles a page view's answer: the buyer retries or gives up on an error,
+// leaves when the page shows the SKU sold out, else views again or orders.
+func (e *engine) viewed(a reply) {
+	b := &e.buyers[a.ev.buyer]
+	s := e.s
+	r := s.rec
+	r.add("page views", a.meter)
+	if a.status != http.StatusOK {
+		if !e.retry(a, stepView) {
+			r.leave("gave up on the page")
+		}
+		return
+	}
+	b.views++
+	var v struct {
+		Available int
+		Status    string
+	}
+	json.Unmarshal(a.body, &v)
+	if v.Available == 0 {
+		r.soldOut(b.sku, a.now)
+		r.leave("saw the SKU sold out")
+		return
+	}
+	if int(b.views) < s.cfg.PageViews {
+		e.push(a.ev.buyer, stepView, a.now+s.cfg.Think)
+	} else {
+		b.tries = 0
+		e.push(a.ev.buyer, stepOrder, a.now)
+	}
+}
+
+// ordered handles POST /orders' answer: an order created is recorded and its fate
+// scheduled; a refusal is recorded (a STOCK_OUT as such) and retried while retries
+// are left.
+func (e *engine) ordered(a reply) {
+	b := &e.buyers[a.ev.buyer]
+	r := e.s.rec
+	b.ordered = true
+	b.orderWU += float32(a.meter.WriteUnits())
+	if a.status == http.StatusCreated || a.status == http.StatusOK {
+		var o struct{ OrderID string }
+		json.Unmarshal(a.body, &o)
+		b.orderID, b.got, b.tries = o.OrderID, true, 0
+		r.created(o.OrderID, b.sku, a.start, a.end, a.now)
+		r.add("orders created", a.meter)
+		e.raiseLastOK(a.now)
+		e.afterOrder(a.ev.buyer, a.now)
+		return
+	}
+	r.add("orders refused", a.meter)
+	if a.code == "STOCK_OUT" {
+		r.stockOut(b.sku, a.start, a.end, a.now)
+	}
+	if !e.retry(a, stepOrder) {
+		r.refused(float64(b.orderWU))
+	}
+}
+
+// raiseLastOK raises the model time of the last order created to now, if later.
+func (e *engine) raiseLastOK(now time.Duration) {
+	for {
+		last := e.lastOK.Load()
+		if int64(now) <= last || e.lastOK.CompareAndSwap(last, int64(now)) {
+			return
+		}
+	}
+}
+
+// prepaid handles the prepay's answer: the buyer pays at WeChat Pay Think later, or
+// retries on a 429 or 5xx.
+func (e *engine) prepaid(a reply) {
+	e.s.rec.add(kind("prepay", a.status), a.meter)
+	if a.status == http.StatusOK {
+		e.buyers[a.ev.buyer].tries = 0
+		e.push(a.ev.buyer, stepPay, a.now+e.s.cfg.Think)
+	} else {
+		e.retry(a, stepPrepay)
 	}
 }
 

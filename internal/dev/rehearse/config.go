@@ -118,68 +118,100 @@ func (c Config) withDefaults() Config {
 // out of range, nil when c can be run.
 func (c Config) Check() error {
 	c = c.withDefaults()
-	bad := func(flag, format string, args ...any) error {
-		return fmt.Errorf("-%s: %s", flag, fmt.Sprintf(format, args...))
+	if err := c.checkSale(); err != nil {
+		return err
 	}
-	switch {
-	case c.SKUs < 1 || c.SKUs > 1000:
-		return bad("skus", "must be 1 to 1,000")
-	case c.Stock < 1:
-		return bad("stock", "must be at least 1")
-	case c.Shards < 0 || c.Shards > inventory.MaxShards:
-		return bad("shards", "must be 0 (planned) to %d", inventory.MaxShards)
-	case c.LimitPerUser < 0:
-		return bad("limit", "must not be negative")
-	case c.Buyers < 1 || c.Buyers > 10_000_000:
-		return bad("buyers", "must be 1 to 10,000,000")
-	case c.Over <= 0:
-		return bad("over", "must be positive")
-	case c.Spike < 0 || c.Spike > 1:
-		return bad("spike", "must be 0 to 1")
-	case c.PageViews < 0 || c.PageViews > 100:
-		return bad("page-views", "must be 0 to 100")
-	case c.Think < 0:
-		return bad("think", "must not be negative")
-	case c.PayRatio < 0 || c.PayRatio > 1:
-		return bad("pay-ratio", "must be 0 to 1")
-	case c.CancelRatio < 0 || c.CancelRatio > 1:
-		return bad("cancel-ratio", "must be 0 to 1")
-	case c.LateRatio < 0 || c.LateRatio > 1:
-		return bad("late-ratio", "must be 0 to 1")
-	case c.PayRatio+c.CancelRatio+c.LateRatio > 1+1e-9:
-		return bad("pay-ratio", "-pay-ratio + -cancel-ratio + -late-ratio must be at most 1")
-	case c.PaymentTimeout < time.Second:
-		return bad("payment-timeout", "must be at least 1s")
-	case c.PayAfter <= 0 || c.PayAfter*3/2 >= c.PaymentTimeout:
-		return bad("pay-after", "must be positive and 1.5× it below -payment-timeout")
-	case c.Retries < 0 || c.Retries > 10:
-		return bad("retries", "must be 0 to 10")
-	case c.Slowdown != 0 && c.Slowdown < 1:
-		return bad("slowdown", "must be 0 (chosen) or at least 1")
-	case c.RealRate <= 0:
-		return bad("real-rate", "must be positive")
-	case c.StageRate < 0 || c.StageBurst < 0:
-		return bad("stage-rate", "-stage-rate and -stage-burst must not be negative")
-	case c.Gateway.Rate < 0 || c.Gateway.Burst < 0:
-		return bad("api-rate", "-api-rate and -api-burst must not be negative")
-	case c.Lambda.AccountConcurrency < 0:
-		return bad("lambda-concurrency", "must not be negative")
-	case c.Lambda.ColdStart < 0:
-		return bad("cold-start", "must not be negative")
-	case c.Model.WriteUnits < 0:
-		return bad("partition-wcu", "must not be negative")
-	case c.Model.TableWriteUnits < 0 || c.Model.TableReadUnits < 0:
-		return bad("table-wcu", "-table-wcu and -table-rcu must not be negative")
-	case c.Warm < 0:
-		return bad("warm", "must not be negative")
+	if err := c.checkBuyers(); err != nil {
+		return err
 	}
-	for name, n := range c.Reserved {
-		if n < 0 {
-			return bad("reserved", "%s=%d: must not be negative", name, n)
-		}
+	if err := c.checkQuotas(); err != nil {
+		return err
 	}
 	if err := c.Prices.Check(); err != nil {
 		return err
+	}
+	return nil
+}
+
+// badFlag is the error of a value out of range, naming its cmd/rehearse flag.
+func badFlag(flag, format string, args ...any) error {
+	return fmt.Errorf("-%s: %s", flag, fmt.Sprintf(format, args...))
+}
+
+// checkSale checks what the merchant decides: the SKUs, their stock, shards and
+// per-user limit.
+func (c Config) checkSale() error {
+	switch {
+	case c.SKUs < 1 || c.SKUs > 1000:
+		return badFlag("skus", "must be 1 to 1,000")
+	case c.Stock < 1:
+		return badFlag("stock", "must be at least 1")
+	case c.Shards < 0 || c.Shards > inventory.MaxShards:
+		return badFlag("shards", "must be 0 (planned) to %d", inventory.MaxShards)
+	case c.LimitPerUser < 0:
+		return badFlag("limit", "must not be negative")
+	}
+	return nil
+}
+
+// checkBuyers checks how the buyers arrive and behave.
+func (c Config) checkBuyers() error {
+	switch {
+	case c.Buyers < 1 || c.Buyers > 10_000_000:
+		return badFlag("buyers", "must be 1 to 10,000,000")
+	case c.Over <= 0:
+		return badFlag("over", "must be positive")
+	case c.Spike < 0 || c.Spike > 1:
+		return badFlag("spike", "must be 0 to 1")
+	case c.PageViews < 0 || c.PageViews > 100:
+		return badFlag("page-views", "must be 0 to 100")
+	case c.Think < 0:
+		return badFlag("think", "must not be negative")
+	case c.PayRatio < 0 || c.PayRatio > 1:
+		return badFlag("pay-ratio", "must be 0 to 1")
+	case c.CancelRatio < 0 || c.CancelRatio > 1:
+		return badFlag("cancel-ratio", "must be 0 to 1")
+	case c.LateRatio < 0 || c.LateRatio > 1:
+		return badFlag("late-ratio", "must be 0 to 1")
+	case c.PayRatio+c.CancelRatio+c.LateRatio > 1+1e-9:
+		return badFlag("pay-ratio", "-pay-ratio + -cancel-ratio + -late-ratio must be at most 1")
+	case c.PaymentTimeout < time.Second:
+		return badFlag("payment-timeout", "must be at least 1s")
+	case c.PayAfter <= 0 || c.PayAfter*3/2 >= c.PaymentTimeout:
+		return badFlag("pay-after", "must be positive and 1.5× it below -payment-timeout")
+	case c.Retries < 0 || c.Retries > 10:
+		return badFlag("retries", "must be 0 to 10")
+	}
+	return nil
+}
+
+// checkQuotas checks the clock, the AWS quotas and the template settings a sale
+// overrides.
+func (c Config) checkQuotas() error {
+	switch {
+	case c.Slowdown != 0 && c.Slowdown < 1:
+		return badFlag("slowdown", "must be 0 (chosen) or at least 1")
+	case c.RealRate <= 0:
+		return badFlag("real-rate", "must be positive")
+	case c.StageRate < 0 || c.StageBurst < 0:
+		return badFlag("stage-rate", "-stage-rate and -stage-burst must not be negative")
+	case c.Gateway.Rate < 0 || c.Gateway.Burst < 0:
+		return badFlag("api-rate", "-api-rate and -api-burst must not be negative")
+	case c.Lambda.AccountConcurrency < 0:
+		return badFlag("lambda-concurrency", "must not be negative")
+	case c.Lambda.ColdStart < 0:
+		return badFlag("cold-start", "must not be negative")
+	case c.Model.WriteUnits < 0:
+		return badFlag("partition-wcu", "must not be negative")
+	case c.Model.TableWriteUnits < 0 || c.Model.TableReadUnits < 0:
+		return badFlag("table-wcu", "-table-wcu and -table-rcu must not be negative")
+	case c.Warm < 0:
+		return badFlag("warm", "must not be negative")
+	}
+	for name, n := range c.Reserved {
+		if n < 0 {
+			return badFlag("reserved", "%s=%d: must not be negative", name, n)
+		}
 	}
 	return nil
 }

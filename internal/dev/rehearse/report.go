@@ -180,7 +180,7 @@ func (s *sale) report(ctx context.Context, e *engine, reconcileOut []byte, end t
 // checkTables finds unbacked answers, oversold units and false STOCK_OUTs in the
 // tables as the sale left them.
 func (s *sale) checkTables(ctx context.Context, r *Report) error {
-	db, tables, rec := s.stack.DB, s.stack.Tables, s.rec
+	db, tables := s.stack.DB, s.stack.Tables
 	orders, err := booktest.Scan(ctx, db, tables.Orders)
 	if err != nil {
 		return err
@@ -197,9 +197,22 @@ func (s *sale) checkTables(ctx context.Context, r *Report) error {
 	for i, id := range s.skuIDs {
 		index[id] = i
 	}
-	held := make([]int, len(s.skuIDs)) // PAID and PENDING units
-	paid := make([]int, len(s.skuIDs))
-	status := map[string]string{}
+	status, held, paid := s.tallyOrders(r, orders, index)
+	s.countUnbacked(r, status)
+	r.Unsettled = r.Orders.ByStatus["PENDING"]
+	s.countOversold(r, held, skus)
+	s.countFalseStockOuts(r, ledger, index)
+	s.summariseSKUs(r, paid)
+	return nil
+}
+
+// tallyOrders counts the orders table's orders by status into r and returns each
+// order's status by id and, per SKU (index maps SKU id to position), the units
+// held (PAID and PENDING) and paid.
+func (s *sale) tallyOrders(r *Report, orders []map[string]any, index map[string]int) (status map[string]string, held, paid []int) {
+	held = make([]int, len(s.skuIDs)) // PAID and PENDING units
+	paid = make([]int, len(s.skuIDs))
+	status = map[string]string{}
 	r.Orders.ByStatus = map[string]int{}
 	for _, o := range orders {
 		if o["kind"] != "ORDER" {
@@ -224,12 +237,22 @@ func (s *sale) checkTables(ctx context.Context, r *Report) error {
 			}
 		}
 	}
-	for _, o := range rec.orders {
+	return status, held, paid
+}
+
+// countUnbacked counts into r the orders answered 201 that the orders table does not
+// hold (status maps the ids it holds).
+func (s *sale) countUnbacked(r *Report, status map[string]string) {
+	for _, o := range s.rec.orders {
 		if _, ok := status[o.id]; !ok {
 			r.Unbacked++
 		}
 	}
-	r.Unsettled = r.Orders.ByStatus["PENDING"]
+}
+
+// countOversold counts into r the units held per SKU beyond its stock, and the units
+// below 0 of every shard item of skus (the SKUs table).
+func (s *sale) countOversold(r *Report, held []int, skus []map[string]any) {
 	for i := range s.skuIDs {
 		r.Oversold += max(0, held[i]-s.cfg.Stock)
 	}
@@ -238,10 +261,14 @@ func (s *sale) checkTables(ctx context.Context, r *Report) error {
 			r.Oversold -= num(it["available"])
 		}
 	}
-	// Evidence for the false STOCK_OUT check: a reservation takes its unit no sooner
-	// than its entry's at; a release gives it back no later than the end of the
-	// invocation that wrote it (the latest-ending closeOrder or payCallback
-	// invocation that had started by then).
+}
+
+// countFalseStockOuts counts into r the STOCK_OUT answers given while the SKU surely
+// held a unit, from the ledger's evidence: a reservation takes its unit no sooner
+// than its entry's at; a release gives it back no later than the end of the
+// invocation that wrote it (the latest-ending closeOrder or payCallback invocation
+// that had started by then).
+func (s *sale) countFalseStockOuts(r *Report, ledger []map[string]any, index map[string]int) {
 	takes := make([][]time.Time, len(s.skuIDs))
 	gives := make([][]time.Time, len(s.skuIDs))
 	done := s.releaseBound()
@@ -263,8 +290,14 @@ func (s *sale) checkTables(ctx context.Context, r *Report) error {
 		}
 	}
 	for i := range s.skuIDs {
-		r.FalseStockOut += booktest.FalseStockOuts(s.cfg.Stock, rec.stockOuts[i], takes[i], gives[i])
+		r.FalseStockOut += booktest.FalseStockOuts(s.cfg.Stock, s.rec.stockOuts[i], takes[i], gives[i])
 	}
+}
+
+// summariseSKUs fills r's per-SKU summaries: shards, stock, orders created, units
+// paid (paid, per SKU) and when the SKU was first seen sold out.
+func (s *sale) summariseSKUs(r *Report, paid []int) {
+	rec := s.rec
 	r.SKUs = make([]SKUSummary, len(s.skuIDs))
 	created := make([]int, len(s.skuIDs))
 	for _, o := range rec.orders {
@@ -277,7 +310,6 @@ func (s *sale) checkTables(ctx context.Context, r *Report) error {
 			r.SKUs[i].SellOutSeconds = &sec
 		}
 	}
-	return nil
 }
 
 // releaseBound returns, for a ledger entry written at at (ms precision), the latest
@@ -306,6 +338,17 @@ func (s *sale) releaseBound() func(at time.Time) (time.Time, bool) {
 
 // summarise fills the rates, latencies, units, throttles and cost.
 func (s *sale) summarise(r *Report, e *engine, end time.Time) {
+	s.summariseRates(r)
+	s.summariseThrottles(r)
+	write, read := s.summariseUnits(r)
+	s.summariseCost(r, write, read)
+	r.LagMs = float64(e.lag.Load()) / s.slow / float64(time.Millisecond)
+	r.ModelSeconds = s.modelTime(end).Seconds()
+}
+
+// summariseRates fills the timeline and the orders' and page views' counts, rates
+// and latencies.
+func (s *sale) summariseRates(r *Report) {
 	rec := s.rec
 	r.Timeline = Timeline{BucketSeconds: bucket.Seconds(), Orders: rec.series[seriesOrders], Pages: rec.series[seriesPages],
 		Throttled: rec.series[seriesThrottled], Failed: rec.series[seriesFailed], IndexThrottles: rec.series[seriesIndex],
@@ -320,7 +363,12 @@ func (s *sale) summarise(r *Report, e *engine, end time.Time) {
 	r.Pages.Served = len(rec.pageLatency)
 	r.Pages.PerSecondPeak = perSecondPeak(r.Timeline.Pages, perSecond)
 	r.Pages.P50Ms, r.Pages.P99Ms = percentile(rec.pageLatency, 50), percentile(rec.pageLatency, 99)
+}
 
+// summariseThrottles fills the throttles of DynamoDB's, API Gateway's and Lambda's
+// models by limit, when each limit first throttled, and the limit that throttled
+// the most (the first by name among equals).
+func (s *sale) summariseThrottles(r *Report) {
 	r.Throttles = map[string]int{}
 	first := map[string]time.Time{}
 	for _, src := range []struct {
@@ -346,7 +394,13 @@ func (s *sale) summarise(r *Report, e *engine, end time.Time) {
 			r.Binding, most = name, r.Throttles[name]
 		}
 	}
+}
 
+// summariseUnits fills the DynamoDB units per request of each kind, per page view,
+// per refused buyer and per order created, and returns the sale's write and read
+// units in all.
+func (s *sale) summariseUnits(r *Report) (write, read float64) {
+	rec := s.rec
 	r.Units = map[string]UnitsSummary{}
 	for kind, u := range rec.units {
 		n := float64(max(u.requests, 1))
@@ -356,7 +410,6 @@ func (s *sale) summarise(r *Report, e *engine, end time.Time) {
 	for name, m := range s.meters {
 		r.Units[name] = UnitsSummary{Requests: 1, WriteUnits: m.WriteUnits(), MinWriteUnits: m.WriteUnits(), ReadUnits: m.ReadUnits(), DynamoDBRequests: float64(m.Requests()), DynamoDBThrottles: float64(m.Throttles())}
 	}
-	var write, read float64
 	for _, c := range s.model.Stats() {
 		write += c.WriteUnits
 		read += c.ReadUnits
@@ -375,7 +428,13 @@ func (s *sale) summarise(r *Report, e *engine, end time.Time) {
 		}
 		r.WriteUnitsPerOrder = (write - pageWrites - rec.refusedWU) / float64(r.Orders.Created)
 	}
+	return write, read
+}
 
+// summariseCost fills what Lambda and SQS did, the sale's usage (write and read are
+// its DynamoDB units; API requests are those API Gateway admitted), its cost and
+// the cost of a million orders.
+func (s *sale) summariseCost(r *Report, write, read float64) {
 	r.Lambda = s.lambda.Stats()
 	r.SQSRequests = map[string]int64{"all": s.sqsCalls.Load()}
 	u := plan.Usage{WriteRequestUnits: write, ReadRequestUnits: read, SQSRequests: float64(s.sqsCalls.Load())}
@@ -395,8 +454,6 @@ func (s *sale) summarise(r *Report, e *engine, end time.Time) {
 	if r.Orders.Created > 0 {
 		r.USDPerMillionOrders = r.Cost.Total() / float64(r.Orders.Created) * 1e6
 	}
-	r.LagMs = float64(e.lag.Load()) / s.slow / float64(time.Millisecond)
-	r.ModelSeconds = s.modelTime(end).Seconds()
 }
 
 // settings echoes the configuration.

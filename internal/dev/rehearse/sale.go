@@ -185,13 +185,7 @@ func (s *sale) real(d time.Duration) time.Duration { return time.Duration(float6
 
 // setUp starts the stack with the models in front of it and creates the SKUs.
 func setUp(ctx context.Context, cfg Config) (*sale, error) {
-	params := map[string]string{}
-	if cfg.StageRate > 0 {
-		params["ApiThrottleRateLimit"] = fmt.Sprint(cfg.StageRate)
-	}
-	if cfg.StageBurst > 0 {
-		params["ApiThrottleBurstLimit"] = fmt.Sprint(cfg.StageBurst)
-	}
+	params := stageParameters(cfg)
 	tpl, err := sam.LoadWithParameters(cfg.Template, params)
 	if err != nil {
 		return nil, err
@@ -213,32 +207,77 @@ func setUp(ctx context.Context, cfg Config) (*sale, error) {
 	if s.slow == 0 {
 		s.slow = max(cfg.MinSlowdown, admittedPeak(cfg, routes)/cfg.RealRate)
 	}
-	mcfg := cfg.Model
+	s.newModel(tables)
+	if err := s.newQuotas(functions); err != nil {
+		return nil, err
+	}
+	if err := s.startStack(ctx, params); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// stageParameters are the template parameters the sale overrides: the stage's
+// route throttle (ApiThrottleRateLimit, ApiThrottleBurstLimit) when set.
+func stageParameters(cfg Config) map[string]string {
+	params := map[string]string{}
+	if cfg.StageRate > 0 {
+		params["ApiThrottleRateLimit"] = fmt.Sprint(cfg.StageRate)
+	}
+	if cfg.StageBurst > 0 {
+		params["ApiThrottleBurstLimit"] = fmt.Sprint(cfg.StageBurst)
+	}
+	return params
+}
+
+// newModel sets up the DynamoDB model of the template's tables on the sale's clock,
+// bypassed until the sale starts; its throttles are recorded once the sale runs.
+func (s *sale) newModel(tables []*dynamodb.CreateTableInput) {
+	mcfg := s.cfg.Model
 	mcfg.Slowdown, mcfg.Keys, mcfg.Indexes = s.slow, ddblimits.KeysOf(tables), ddblimits.IndexesOf(tables)
 	mcfg.OnThrottle = func(limit string, at time.Time) {
 		s.rec.throttled(limit, s.modelTime(at)) // only once the sale runs: the model is bypassed before
 	}
 	s.model = ddblimits.New(mcfg)
 	s.model.Bypass(true)
+}
+
+// newQuotas sets up the Lambda model of the template's functions (with the reserved
+// concurrency Config.Reserved replaces, and Config.Warm createOrder environments
+// warm), API Gateway's model of its routes and a meter per function. The error names
+// a -reserved function the template lacks, or is the Lambda model's.
+func (s *sale) newQuotas(functions []sam.Function) error {
+	cfg := s.cfg
 	for name, n := range cfg.Reserved {
 		i := slices.IndexFunc(functions, func(f sam.Function) bool { return f.Name == name })
 		if i < 0 {
-			return nil, fmt.Errorf("-reserved: the template has no function %s", name)
+			return fmt.Errorf("-reserved: the template has no function %s", name)
 		}
 		functions[i].ReservedConcurrency = &n
 	}
 	lcfg := cfg.Lambda
 	lcfg.Slowdown = s.slow
+	var err error
 	if s.lambda, err = quotas.NewLambda(functions, lcfg); err != nil {
-		return nil, err
+		return err
 	}
 	s.lambda.Warm("CreateOrderFunction", cfg.Warm)
 	gcfg := cfg.Gateway
 	gcfg.Slowdown = s.slow
-	s.gateway = quotas.NewGateway(routes, gcfg)
+	s.gateway = quotas.NewGateway(s.routes, gcfg)
 	for _, f := range functions {
 		s.fnMeters[f.Name] = &ddblimits.Meter{}
 	}
+	return nil
+}
+
+// startStack starts the local stack (template parameters params) behind the models,
+// creates the SKUs, puts API Gateway's model in front of the API and starts the
+// sale's clock 100 ms from now, the DynamoDB model no longer bypassed. When the SKUs
+// cannot be created it closes the stack.
+func (s *sale) startStack(ctx context.Context, params map[string]string) error {
+	cfg := s.cfg
+	var err error
 	s.stack, err = local.Start(ctx, local.StackConfig{
 		Template: cfg.Template, Parameters: params, SQSAddr: "127.0.0.1:0", InProcess: true,
 		Slowdown: s.slow, PaymentTimeout: s.real(cfg.PaymentTimeout),
@@ -247,11 +286,11 @@ func setUp(ctx context.Context, cfg Config) (*sale, error) {
 		WrapFunction:    s.wrapFunction,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := s.seed(ctx); err != nil {
 		s.stack.Close()
-		return nil, err
+		return err
 	}
 	s.inner = s.stack.API
 	s.api = s.gateway.Wrap(s.inner)
@@ -259,7 +298,7 @@ func setUp(ctx context.Context, cfg Config) (*sale, error) {
 	s.rec = newRecorder(len(s.skuIDs))
 	s.start = time.Now().Add(100 * time.Millisecond)
 	s.model.Bypass(false)
-	return s, nil
+	return nil
 }
 
 // admittedPeak is the most requests per second (1×) the front door admits at the
