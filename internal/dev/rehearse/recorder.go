@@ -39,7 +39,8 @@ type createdOrder struct {
 type units struct {
 	requests            int
 	write, read         float64
-	minWrite            float64 // the cheapest request's write units among those that wrote
+	minWrite            float64         // the cheapest request's write units among those that wrote
+	writes              map[float64]int // requests that wrote, by their write units
 	dynamoDB, throttled int64
 }
 
@@ -138,8 +139,14 @@ func (r *recorder) add(kind string, m *ddblimits.Meter) {
 		u = &units{}
 		r.units[kind] = u
 	}
-	if w := m.WriteUnits(); w > 0 && (u.minWrite == 0 || w < u.minWrite) {
-		u.minWrite = w
+	if w := m.WriteUnits(); w > 0 {
+		if u.minWrite == 0 || w < u.minWrite {
+			u.minWrite = w
+		}
+		if u.writes == nil {
+			u.writes = map[float64]int{}
+		}
+		u.writes[w]++
 	}
 	u.requests++
 	u.write += m.WriteUnits()
@@ -186,4 +193,17 @@ func (r *recorder) refused(writeUnits float64) {
 	r.refusedBuyers++
 	r.refusedWU += writeUnits
 	r.left["refused an order"]++
+}
+
+// typical is the write units most requests that wrote took (the smaller of a tie), and
+// how many requests wrote; 0, 0 when none did.
+func (u *units) typical() (wu float64, wrote int) {
+	most := 0
+	for w, n := range u.writes {
+		wrote += n
+		if n > most || (n == most && w < wu) {
+			wu, most = w, n
+		}
+	}
+	return wu, wrote
 }

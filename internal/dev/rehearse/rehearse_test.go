@@ -26,7 +26,7 @@ func small(t *testing.T, buyers int) rehearse.Config {
 		Buyers: buyers, Over: 200 * time.Millisecond, Spike: 0.1,
 		PageViews: 0, Think: 100 * time.Millisecond,
 		PayRatio: 0.6, CancelRatio: 0.2, LateRatio: 0.05,
-		PayAfter: 300 * time.Millisecond, PaymentTimeout: time.Second,
+		PayAfter: 300 * time.Millisecond, PaymentTimeout: 2 * time.Second,
 		Retries: 2, Seed: 7,
 		Slowdown:  2,
 		Model:     ddblimits.Config{WriteUnits: 2, Burst: 5 * time.Second},
@@ -95,14 +95,22 @@ func TestRehearsal_IndexKeysThrottleOnlyPastTheirCeiling(t *testing.T) {
 				}
 			}
 			if !tc.past {
-				// What the planner counts per operation is what an operation that wrote
-				// consumed when nothing made it send twice (the first write on a shard
-				// after a reconcile cut is refused and resent: the average is higher; a
-				// cancel of an order already released writes nothing).
+				// What the planner counts per operation is what most requests of
+				// that operation that wrote took (the first write on a shard after a
+				// reconcile cut is refused and resent, a cancel racing the queue's
+				// release writes less: such requests are the exceptions the planner
+				// leaves out, and a loaded machine makes them more common, so the
+				// least is no measure). A kind with fewer than 3 requests that wrote
+				// says too little and is skipped; orders created never is.
 				x := plan.Today()
 				for kind, want := range map[string]float64{"orders created": x.CreateWrites, "prepay": x.PrepayWrites, "payment": x.PaymentWrites, "cancel": x.ReleaseWrites} {
-					if got := r.Units[kind].MinWriteUnits; got != want {
-						t.Errorf("%s: %.2f write units at least (%.2f on average), the planner counts %.0f", kind, got, r.Units[kind].WriteUnits, want)
+					u := r.Units[kind]
+					if u.Wrote < 3 {
+						t.Logf("%s: %d requests wrote, too few to compare with the planner", kind, u.Wrote)
+						continue
+					}
+					if u.TypicalWriteUnits != want {
+						t.Errorf("%s: %.2f write units for most requests (least %.2f, mean %.2f), the planner counts %.0f", kind, u.TypicalWriteUnits, u.MinWriteUnits, u.WriteUnits, want)
 					}
 				}
 			}

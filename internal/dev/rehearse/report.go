@@ -121,9 +121,14 @@ type PagesSummary struct {
 
 // UnitsSummary is the DynamoDB cost of one kind of request, per request.
 type UnitsSummary struct {
-	Requests          int     `json:"requests"`
-	WriteUnits        float64 `json:"writeUnits"`
-	MinWriteUnits     float64 `json:"minWriteUnits"` // the cheapest request's that wrote anything (0: none did)
+	Requests      int     `json:"requests"`
+	WriteUnits    float64 `json:"writeUnits"`
+	MinWriteUnits float64 `json:"minWriteUnits"` // the cheapest request's that wrote anything (0: none did)
+	// TypicalWriteUnits is what most of the Wrote requests that wrote anything took: an
+	// operation's own cost, where the least and the mean also show the odd ones (a
+	// cancel racing the queue's release, a write resent after a reconcile cut).
+	TypicalWriteUnits float64 `json:"typicalWriteUnits"`
+	Wrote             int     `json:"wrote"`
 	ReadUnits         float64 `json:"readUnits"`
 	DynamoDBRequests  float64 `json:"dynamoDBRequests"`
 	DynamoDBThrottles float64 `json:"dynamoDBThrottles"`
@@ -404,7 +409,9 @@ func (s *sale) summariseUnits(r *Report) (write, read float64) {
 	r.Units = map[string]UnitsSummary{}
 	for kind, u := range rec.units {
 		n := float64(max(u.requests, 1))
-		r.Units[kind] = UnitsSummary{Requests: u.requests, WriteUnits: u.write / n, MinWriteUnits: u.minWrite, ReadUnits: u.read / n,
+		typical, wrote := u.typical()
+		r.Units[kind] = UnitsSummary{Requests: u.requests, WriteUnits: u.write / n, MinWriteUnits: u.minWrite,
+			TypicalWriteUnits: typical, Wrote: wrote, ReadUnits: u.read / n,
 			DynamoDBRequests: float64(u.dynamoDB) / n, DynamoDBThrottles: float64(u.throttled) / n}
 	}
 	for name, m := range s.meters {
