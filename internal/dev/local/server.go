@@ -22,7 +22,8 @@ type httpServer struct {
 	srv    *http.Server
 	served chan error // receives Serve's result once it returns
 	cancel context.CancelFunc
-	close  func() error // shutdown, run once
+	close  func() error   // shutdown, run once
+	active sync.WaitGroup // handlers running
 }
 
 // listen opens a TCP listener on addr ("host:port"; port 0 picks a free one).
@@ -46,13 +47,17 @@ func serve(ln net.Listener, h http.Handler, wrap Middleware) *httpServer {
 		url: "http://" + ln.Addr().String(),
 		h:   h,
 		srv: &http.Server{
-			Handler:           h,
 			ReadHeaderTimeout: 10 * time.Second,
 			BaseContext:       func(net.Listener) context.Context { return base },
 		},
 		served: make(chan error, 1),
 		cancel: cancel,
 	}
+	s.srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.active.Add(1)
+		defer s.active.Done()
+		h.ServeHTTP(w, r)
+	})
 	s.close = sync.OnceValue(s.shutdown)
 	go func() { s.served <- s.srv.Serve(ln) }()
 	return s
@@ -62,10 +67,14 @@ func serve(ln net.Listener, h http.Handler, wrap Middleware) *httpServer {
 // listener and every connection at once. A graceful http.Server.Shutdown would
 // wait for connections a client opened but never used (Go counts them as
 // active for 5 s), which only slows tests down: these servers hold nothing
-// that a cut connection could lose.
+// that a cut connection could lose. It returns once every handler has returned
+// (http.Server.Close does not wait for them), so that what a server shares with
+// the next one started in this process (goaws' package-level queues) is no longer
+// read when it is reset.
 func (s *httpServer) shutdown() error {
 	s.cancel()
 	err := s.srv.Close()
+	s.active.Wait()
 	if served := <-s.served; !errors.Is(served, http.ErrServerClosed) {
 		err = errors.Join(err, served)
 	}
