@@ -8,7 +8,7 @@
 
 GO ?= go
 # GOARCH must match the functions' Architectures in template.yaml (arm64 -> arm64,
-# x86_64 -> amd64); internal/sam's wiring test fails when they disagree. Only the make
+# x86_64 -> amd64); internal/dev/sam's wiring test fails when they disagree. Only the make
 # command line overrides it (an exported GOARCH in the environment does not): the
 # bootstrap smoke test builds `make build-<LogicalId> GOARCH=amd64` to run the same
 # build under the Lambda Runtime Interface Emulator on an x86_64 machine.

@@ -54,7 +54,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/flashsale"
+	"github.com/stockguard/stockguard/internal/dev/flashsale"
 )
 
 // stockSamplePeriod is how often the SKU is read during the sale for the HTML report.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stockguard/stockguard/internal/flashsale"
+	"github.com/stockguard/stockguard/internal/dev/flashsale"
 )
 
 func TestExitCode_MapsErrors(t *testing.T) {

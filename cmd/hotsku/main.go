@@ -27,8 +27,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/ddblimits"
-	"github.com/stockguard/stockguard/internal/hotsku"
+	"github.com/stockguard/stockguard/internal/dev/ddblimits"
+	"github.com/stockguard/stockguard/internal/dev/hotsku"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 

@@ -54,7 +54,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/local"
+	"github.com/stockguard/stockguard/internal/dev/local"
 	"github.com/stockguard/stockguard/internal/teamchat"
 )
 

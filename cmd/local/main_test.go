@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // -h explains the command: exit status 0, the help on stdout, every flag named with an

@@ -1,7 +1,7 @@
 // Command admin is the admin Lambda function: the merchant API under /admin/ (SKUs,
-// adjustments, reshards, ledgers, orders, refunds, reconcile), behind the HTTP API's AWS_IAM
-// authorization. Configuration: see admin.LoadConfig; it refuses to start on a bad
-// setting.
+// adjustments, reshards, ledgers, orders, refunds, reconcile), behind the HTTP API's
+// AWS_IAM authorization (wiring.Admin). Configuration: see wiring.Load; it refuses to
+// start on a bad setting.
 package main
 
 import (
@@ -11,17 +11,16 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
-	"github.com/stockguard/stockguard/internal/admin"
 	"github.com/stockguard/stockguard/internal/coldstart"
-	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/reconcile"
-	"github.com/stockguard/stockguard/internal/refund"
+	"github.com/stockguard/stockguard/internal/refunds"
+	"github.com/stockguard/stockguard/internal/wiring"
 )
 
 func main() {
-	log, cfg, aws := coldstart.Load("admin", os.Getenv, admin.LoadConfig)
-	store := coldstart.Store(aws, cfg.Tables, dynamo.Options{})
-	recon := reconcile.New(store, sns.NewFromConfig(aws), log, cfg.Reconcile)
-	refunds := refund.NewStarter(store, refund.NewQueue(sqs.NewFromConfig(aws), cfg.RefundQueueURL), log)
-	lambda.Start(admin.New(store, recon, refunds, log).Handle)
+	log, cfg, aws := coldstart.Load("admin", os.Getenv, wiring.Admin.Load)
+	fn, err := wiring.Admin.Build(cfg, wiring.Clients{
+		Log: log, DynamoDB: coldstart.DynamoDB(aws), Alerts: sns.NewFromConfig(aws),
+		RefundQueue: refunds.NewQueue(sqs.NewFromConfig(aws), cfg.RefundQueueURL),
+	})
+	lambda.Start(coldstart.Must(log, "wire admin", fn, err).Invoke)
 }

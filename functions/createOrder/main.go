@@ -1,6 +1,7 @@
 // Command createOrder is the createOrder Lambda function: POST /orders reserves stock
-// and opens a PENDING order; GET /orders/{orderId} and GET /skus/{skuId} read them.
-// Configuration: see createorder.LoadConfig; it refuses to start on a bad setting.
+// and opens a PENDING order; GET /orders/{orderId} and GET /skus/{skuId} read them
+// (wiring.CreateOrder). Configuration: see wiring.Load; it refuses to start on a bad
+// setting.
 package main
 
 import (
@@ -11,13 +12,13 @@ import (
 
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/coldstart"
-	"github.com/stockguard/stockguard/internal/createorder"
-	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/wiring"
 )
 
 func main() {
-	log, cfg, aws := coldstart.Load("createOrder", os.Getenv, createorder.LoadConfig)
-	store := coldstart.Store(aws, cfg.Tables, dynamo.Options{PaymentTimeout: cfg.PaymentTimeout, Shaping: cfg.Shaping})
-	queue := closeq.New(sqs.NewFromConfig(aws), cfg.CloseQueueURL, nil)
-	lambda.Start(createorder.New(store, queue, log).Handle)
+	log, cfg, aws := coldstart.Load("createOrder", os.Getenv, wiring.CreateOrder.Load)
+	fn, err := wiring.CreateOrder.Build(cfg, wiring.Clients{
+		Log: log, DynamoDB: coldstart.DynamoDB(aws), CloseQueue: closeq.New(sqs.NewFromConfig(aws), cfg.CloseQueueURL, nil),
+	})
+	lambda.Start(coldstart.Must(log, "wire createOrder", fn, err).Invoke)
 }

@@ -1,7 +1,7 @@
 // Command jwks is the token issuer's Lambda function: it serves the OpenID discovery
 // document and the JWK set (the KMS signing key's public key, read once at cold start)
-// that the HTTP API's JWT authorizer fetches. Configuration: see
-// login.LoadIssuerConfig; it refuses to start on a bad setting.
+// that the HTTP API's JWT authorizer fetches (wiring.Jwks). Configuration: see
+// wiring.Load; it refuses to start on a bad setting.
 package main
 
 import (
@@ -13,12 +13,13 @@ import (
 
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/idtoken"
-	"github.com/stockguard/stockguard/internal/login"
+	"github.com/stockguard/stockguard/internal/idtoken/kmssign"
+	"github.com/stockguard/stockguard/internal/wiring"
 )
 
 func main() {
-	log, cfg, awsCfg := coldstart.Load("jwks", os.Getenv, login.LoadIssuerConfig)
-	signer, err := idtoken.NewKMSSigner(kms.NewFromConfig(awsCfg), cfg.KeyID)
+	log, cfg, aws := coldstart.Load("jwks", os.Getenv, wiring.Jwks.Load)
+	signer, err := kmssign.New(kms.NewFromConfig(aws), cfg.KeyID)
 	if err != nil {
 		coldstart.Exit(log, "configure the signing key", err)
 	}
@@ -30,9 +31,6 @@ func main() {
 	if err != nil {
 		coldstart.Exit(log, "publish the signing key", err)
 	}
-	h, err := login.NewIssuerRoutes(cfg.Issuer, idtoken.JWKSet{Keys: []idtoken.JWK{jwk}}, log)
-	if err != nil {
-		coldstart.Exit(log, "serve the issuer documents", err)
-	}
-	lambda.Start(h.Handle)
+	fn, err := wiring.Jwks.Build(cfg, wiring.Clients{Log: log, Keys: idtoken.JWKSet{Keys: []idtoken.JWK{jwk}}})
+	lambda.Start(coldstart.Must(log, "wire jwks", fn, err).Invoke)
 }

@@ -1,7 +1,7 @@
 // Command login is the login Lambda function: POST /auth/wechat exchanges a wx.login
-// code for the buyer's openid and answers a login token signed through AWS KMS.
-// Configuration: see login.LoadConfig; it refuses to start on a bad setting. The app id
-// and AppSecret come from the AWS Secrets Manager secret it names (see
+// code for the buyer's openid and answers a login token signed through AWS KMS
+// (wiring.Login). Configuration: see wiring.Load; it refuses to start on a bad setting.
+// The app id and AppSecret come from the AWS Secrets Manager secret it names (see
 // wechatpay.Secret), read once at cold start.
 package main
 
@@ -13,34 +13,29 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/stockguard/stockguard/internal/coldstart"
-	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/idtoken"
-	"github.com/stockguard/stockguard/internal/login"
+	"github.com/stockguard/stockguard/internal/idtoken/kmssign"
 	"github.com/stockguard/stockguard/internal/wechatpay"
+	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wxlogin"
 )
 
 func main() {
-	log, cfg, awsCfg := coldstart.Load("login", os.Getenv, login.LoadConfig)
-	secret, err := wechatpay.ParseSecret(coldstart.Secret(log, awsCfg, cfg.SecretARN))
+	log, cfg, aws := coldstart.Load("login", os.Getenv, wiring.Login.Load)
+	secret, err := wechatpay.ParseSecret(coldstart.Secret(log, aws, cfg.SecretARN))
+	if err == nil && secret.AppSecret == "" {
+		err = errors.New("appSecret is missing")
+	}
 	if err != nil {
 		coldstart.Exit(log, "parse the WeChat Pay secret", err)
-	}
-	if secret.AppSecret == "" {
-		coldstart.Exit(log, "parse the WeChat Pay secret", errors.New("appSecret is missing"))
 	}
 	wechat, err := wxlogin.New(wxlogin.Config{AppID: secret.AppID, AppSecret: secret.AppSecret})
 	if err != nil {
 		coldstart.Exit(log, "configure WeChat login", err)
 	}
-	signer, err := idtoken.NewKMSSigner(kms.NewFromConfig(awsCfg), cfg.KeyID)
+	signer, err := kmssign.New(kms.NewFromConfig(aws), cfg.KeyID)
 	if err != nil {
 		coldstart.Exit(log, "configure the token signer", err)
 	}
-	tokens, err := idtoken.NewIssuer(idtoken.IssuerConfig{Issuer: cfg.Issuer, Audience: cfg.Audience, KeyID: cfg.KeyID}, signer)
-	if err != nil {
-		coldstart.Exit(log, "configure the token issuer", err)
-	}
-	store := coldstart.Store(awsCfg, dynamo.Tables{Orders: cfg.OrdersTable}, dynamo.Options{})
-	lambda.Start(login.New(wechat, tokens, store, log, login.Options{}).Handle)
+	fn, err := wiring.Login.Build(cfg, wiring.Clients{Log: log, DynamoDB: coldstart.DynamoDB(aws), WeChatLogin: wechat, Signer: signer})
+	lambda.Start(coldstart.Must(log, "wire login", fn, err).Invoke)
 }

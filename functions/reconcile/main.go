@@ -1,7 +1,7 @@
 // Command reconcile is the reconcile Lambda function: on an EventBridge schedule it
 // checks that the stock counters, the stock_log ledger and the open orders agree,
 // alerts on differences and repairs only when enabled and inside its window. It
-// serves scheduled events only. Configuration: see reconcile.LoadFunctionConfig; it
+// serves scheduled events only (wiring.Reconcile). Configuration: see wiring.Load; it
 // refuses to start on a bad setting.
 package main
 
@@ -12,14 +12,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/stockguard/stockguard/internal/coldstart"
-	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/lambdaevent"
-	"github.com/stockguard/stockguard/internal/reconcile"
+	"github.com/stockguard/stockguard/internal/wiring"
 )
 
 func main() {
-	log, cfg, aws := coldstart.Load("reconcile", os.Getenv, reconcile.LoadFunctionConfig)
-	store := coldstart.Store(aws, cfg.Tables, dynamo.Options{})
-	r := reconcile.New(store, sns.NewFromConfig(aws), log, cfg.Reconcile)
-	lambda.Start(lambdaevent.OnlyScheduled(reconcile.FunctionName, r.Run))
+	log, cfg, aws := coldstart.Load("reconcile", os.Getenv, wiring.Reconcile.Load)
+	fn, err := wiring.Reconcile.Build(cfg, wiring.Clients{Log: log, DynamoDB: coldstart.DynamoDB(aws), Alerts: sns.NewFromConfig(aws)})
+	lambda.Start(coldstart.Must(log, "wire reconcile", fn, err).Invoke)
 }

@@ -1,9 +1,9 @@
 // Command refund is the refund Lambda function, the money step of refunds: it takes
 // refund messages (SQS, partial batch responses) and asks WeChat Pay's domestic refund
 // API for each refund owed, and on its schedule asks WeChat Pay about refunds
-// REFUNDING too long. Configuration: see refund.LoadConfig; it refuses to start on a
-// bad setting. The merchant configuration and key come from the AWS Secrets Manager
-// secret it names (see wechatpay.Secret), read at cold start and again when an
+// REFUNDING too long (wiring.Refund). Configuration: see wiring.Load; it refuses to
+// start on a bad setting. The merchant configuration and key come from the AWS Secrets
+// Manager secret it names (see wechatpay.Secret), read at cold start and again when an
 // answer names an unknown Wechatpay-Serial or after a TTL (wechatpay.RotatingClient).
 package main
 
@@ -14,15 +14,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/coldstart"
-	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/refund"
+	"github.com/stockguard/stockguard/internal/refunds"
+	"github.com/stockguard/stockguard/internal/wiring"
 )
 
 func main() {
-	log, cfg, awsCfg := coldstart.Load(refund.FunctionName, os.Getenv, refund.LoadConfig)
-	client := coldstart.WeChatPayClient(log, awsCfg, cfg.SecretARN, refund.SecretReloads(log))
-	store := coldstart.Store(awsCfg, cfg.Tables, dynamo.Options{})
-	queue := refund.NewQueue(sqs.NewFromConfig(awsCfg), cfg.RefundQueueURL)
-	refunder := refund.NewRefunder(store, client, queue, log, refund.Options{NotifyURL: cfg.NotifyURL, StuckAfter: cfg.StuckAfter})
-	lambda.Start(refunder.Invoke)
+	log, cfg, aws := coldstart.Load("refund", os.Getenv, wiring.Refund.Load)
+	fn, err := wiring.Refund.Build(cfg, wiring.Clients{
+		Log: log, DynamoDB: coldstart.DynamoDB(aws), RefundQueue: refunds.NewQueue(sqs.NewFromConfig(aws), cfg.RefundQueueURL),
+		WeChatPay: coldstart.WeChatPayClient(log, aws, cfg.SecretARN, "refund"),
+	})
+	lambda.Start(coldstart.Must(log, "wire refund", fn, err).Invoke)
 }

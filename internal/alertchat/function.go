@@ -1,4 +1,4 @@
-// Package alertchat is the alert function: subscribed to the alerts topic, it posts
+// Package alertchat is alerts in the team's chat: subscribed to the alerts topic, it posts
 // each notification (a CloudWatch alarm's state change, reconcile's own alerts, or any
 // other message) to the team's chat bots (package teamchat: WeCom, DingTalk,
 // Feishu/Lark, Slack), saying what happened, which SKU or function, how big, and the
@@ -8,8 +8,8 @@
 //
 // Reconcile alerts every 5 minutes while the books differ, and SNS delivers a message
 // at least once, so the same alert arrives again and again. Before posting an alert to
-// a webhook the function claims the pair (the alert's Key and the webhook's ID) in
-// DynamoDB for the quiet period (dynamo.Store.ClaimQuiet: a conditional write with a
+// a webhook the Notifier claims the pair (the alert's Key and the webhook's ID) in
+// DynamoDB for the quiet period (Quiet.ClaimQuiet: a conditional write with a
 // TTL in the orders table), so whichever container gets a copy, one posts it and the
 // others hold it back until the period ends. A post that fails after its retries gives
 // the claim back, so the next delivery may try again. If DynamoDB cannot be asked, the
@@ -36,61 +36,19 @@ package alertchat
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/stockguard/stockguard/internal/envvar"
-	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/metric"
 	"github.com/stockguard/stockguard/internal/teamchat"
 )
 
-// FunctionName is the alert function's short name, the Function dimension of its
-// metrics.
-const FunctionName = "alertChat"
-
-// Config is the alert function's configuration, read from its environment by
-// LoadConfig.
-type Config struct {
-	OrdersTable string // ORDERS_TABLE: where quiet-period claims live
-	// SecretARN is CHAT_SECRET_ARN: the Secrets Manager secret holding the webhooks,
-	// {"webhooks":[{"kind","url","secret"?}]} (teamchat.ParseSecret).
-	SecretARN string
-	// QuietPeriod is QUIET_PERIOD_SECONDS: the same alert goes to a webhook at most once
-	// per period.
-	QuietPeriod time.Duration
-	// Runbook is RUNBOOK_URL: where messages point for RUNBOOK.md, "RUNBOOK.md" or the
-	// https URL of the file (e.g. in the team's repository host).
-	Runbook string
-}
-
-// LoadConfig reads the alert function's variables (template.yaml, AlertChatFunction).
-// It returns an *envvar.Error naming the first one missing or invalid.
-func LoadConfig(get envvar.Lookup) (c Config, err error) {
-	if c.OrdersTable, err = envvar.Required(get, envvar.OrdersTable, "the orders table name"); err != nil {
-		return c, err
-	}
-	if c.SecretARN, err = envvar.Required(get, "CHAT_SECRET_ARN", "the ARN of the chat webhooks secret"); err != nil {
-		return c, err
-	}
-	if c.QuietPeriod, err = envvar.Seconds(get, "QUIET_PERIOD_SECONDS"); err != nil {
-		return c, err
-	}
-	const want = `"RUNBOOK.md" or the https URL of RUNBOOK.md, without query or fragment`
-	if c.Runbook, err = envvar.Required(get, "RUNBOOK_URL", want); err != nil {
-		return c, err
-	}
-	if u, perr := url.Parse(c.Runbook); c.Runbook != "RUNBOOK.md" && (perr != nil || u.Scheme != "https" || u.Host == "" || u.RawQuery != "" || u.Fragment != "") {
-		return c, &envvar.Error{Name: "RUNBOOK_URL", Value: c.Runbook, Want: want}
-	}
-	return c, nil
-}
+// MetricFunction is the Function dimension of the alert function's metrics.
+const MetricFunction = "alertChat"
 
 // Quiet is where quiet periods are claimed: *dynamo.Store (ClaimQuiet, ReleaseQuiet).
 type Quiet interface {
@@ -138,22 +96,9 @@ func New(log *slog.Logger, opts Options) *Notifier {
 	return &Notifier{opts: opts, log: log}
 }
 
-// ErrNotPosted is wrapped by Handle's error when an alert could not be posted to some
+// ErrNotPosted is wrapped by Notify's error when an alert could not be posted to some
 // webhook after the retries: the invocation fails, so Lambda retries it.
 var ErrNotPosted = errors.New("alertChat: an alert could not be posted")
-
-// Handle is the Lambda handler: it posts the records of an SNS event (Notify) and
-// refuses any other event with a *lambdaevent.NotServedError, posting nothing.
-func (n *Notifier) Handle(ctx context.Context, event json.RawMessage) error {
-	if kind := lambdaevent.KindOf(event); kind != lambdaevent.SNS {
-		return &lambdaevent.NotServedError{Function: FunctionName, Kind: kind}
-	}
-	var ev events.SNSEvent
-	if err := json.Unmarshal(event, &ev); err != nil {
-		return fmt.Errorf("%s: bad %s: %w", FunctionName, lambdaevent.SNS, err)
-	}
-	return n.Notify(ctx, ev)
-}
 
 // releaseTimeout bounds giving a claim back, which runs even when the invocation's
 // context has ended.
@@ -167,7 +112,7 @@ func (n *Notifier) Notify(ctx context.Context, ev events.SNSEvent) error {
 	hooks, err := n.opts.Webhooks(ctx)
 	if err != nil {
 		n.log.LogAttrs(ctx, slog.LevelError, "chat webhooks unreadable", slog.Int("alerts", len(ev.Records)), slog.String("error", err.Error()))
-		metric.Emit(ctx, n.log, FunctionName, metric.ChatPostFailed.Of(float64(len(ev.Records))))
+		metric.Emit(ctx, n.log, MetricFunction, metric.ChatPostFailed.Of(float64(len(ev.Records))))
 		return fmt.Errorf("%w: read the webhooks: %w", ErrNotPosted, err)
 	}
 	if len(hooks) == 0 {
@@ -209,7 +154,7 @@ func (n *Notifier) Notify(ctx context.Context, ev events.SNSEvent) error {
 			n.log.LogAttrs(ctx, slog.LevelInfo, "alert posted", attrs...)
 		}
 	}
-	metric.Emit(ctx, n.log, FunctionName, metric.ChatPosted.Of(posted), metric.ChatPostFailed.Of(failed), metric.ChatQuiet.Of(quiet))
+	metric.Emit(ctx, n.log, MetricFunction, metric.ChatPosted.Of(posted), metric.ChatPostFailed.Of(failed), metric.ChatQuiet.Of(quiet))
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrNotPosted, errors.Join(errs...))
 	}

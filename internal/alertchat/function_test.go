@@ -2,61 +2,69 @@ package alertchat_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/stockguard/stockguard/internal/alertchat"
-	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/envvar"
-	"github.com/stockguard/stockguard/internal/lambdaevent"
-	"github.com/stockguard/stockguard/internal/stacktest"
 	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/internal/teamchat/chattest"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
-func TestLoadConfig(t *testing.T) {
-	env := map[string]string{
-		"ORDERS_TABLE": "OrdersTable", "CHAT_SECRET_ARN": "arn:aws:secretsmanager:ap-east-1:123456789012:secret:stockguard/chat",
-		"QUIET_PERIOD_SECONDS": "3600", "RUNBOOK_URL": "RUNBOOK.md",
-	}
-	c, err := alertchat.LoadConfig(envvar.Map(env))
-	if err != nil || c.QuietPeriod != time.Hour || c.Runbook != "RUNBOOK.md" || c.SecretARN != env["CHAT_SECRET_ARN"] || c.OrdersTable != "OrdersTable" {
-		t.Fatalf("%+v %v", c, err)
-	}
-	env["RUNBOOK_URL"] = "https://git.example.com/shop/stockguard/blob/main/RUNBOOK.md"
-	if c, err := alertchat.LoadConfig(envvar.Map(env)); err != nil || c.Runbook != env["RUNBOOK_URL"] {
-		t.Errorf("an https runbook: %+v %v", c, err)
-	}
-	for name, values := range map[string][]string{
-		"ORDERS_TABLE": {""}, "CHAT_SECRET_ARN": {""}, "QUIET_PERIOD_SECONDS": {"", "0", "1h", "-60"},
-		"RUNBOOK_URL": {"", "http://git.example.com/RUNBOOK.md", "docs/RUNBOOK.md", "https://x.example/R.md#a", "https:///RUNBOOK.md"},
-	} {
-		for _, v := range values {
-			bad := map[string]string{}
-			for k, val := range env {
-				bad[k] = val
-			}
-			bad[name] = v
-			var e *envvar.Error
-			if _, err := alertchat.LoadConfig(envvar.Map(bad)); !errors.As(err, &e) || e.Name != name {
-				t.Errorf("%s=%q: %v, want an error naming it", name, v, err)
-			}
-		}
-	}
+// claims is an in-test Quiet: the rule of dynamo.Store.ClaimQuiet (one claim of a key
+// in force at a time, until its period lapses; a release by the holder's token), which
+// dynamo's own tests check against the embedded DynamoDB through the real SDK. fail,
+// when set, is every call's answer (DynamoDB cannot be asked).
+type claims struct {
+	mu   sync.Mutex
+	held map[string]claim
+	next int
+	fail error
 }
 
-// world is a Notifier over the embedded DynamoDB's orders table, posting to stand-in
-// bots without waiting between retries, on a settable clock.
+type claim struct {
+	token string
+	until time.Time
+}
+
+func (c *claims) ClaimQuiet(_ context.Context, key string, period time.Duration, now time.Time) (string, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fail != nil {
+		return "", false, c.fail
+	}
+	if h, ok := c.held[key]; ok && now.Before(h.until) {
+		return "", false, nil
+	}
+	c.next++
+	token := strconv.Itoa(c.next)
+	c.held[key] = claim{token: token, until: now.Add(period)}
+	return token, true, nil
+}
+
+func (c *claims) ReleaseQuiet(_ context.Context, key, token string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fail != nil {
+		return c.fail
+	}
+	if c.held[key].token == token {
+		delete(c.held, key)
+	}
+	return nil
+}
+
+// world is a Notifier over in-test quiet-period claims, posting to stand-in bots
+// without waiting between retries, on a settable clock.
 type world struct {
-	stack *stacktest.Stack
-	store *dynamo.Store
+	store *claims
 	log   *testkit.Log
 	clock *testkit.Clock
 	bots  []*chattest.Receiver
@@ -65,8 +73,7 @@ type world struct {
 
 func newWorld(t *testing.T, bots ...*chattest.Receiver) *world {
 	t.Helper()
-	w := &world{stack: stacktest.New(t, stacktest.Options{Seed: "[]"}), log: &testkit.Log{}, clock: testkit.NewClock(), bots: bots}
-	w.store = dynamo.New(w.stack.DB, w.stack.Tables, dynamo.Options{})
+	w := &world{store: &claims{held: map[string]claim{}}, log: &testkit.Log{}, clock: testkit.NewClock(), bots: bots}
 	var hooks []teamchat.Webhook
 	for _, b := range bots {
 		if err := b.Start("127.0.0.1:0"); err != nil {
@@ -92,20 +99,16 @@ func (w *world) counted(t *testing.T, name string) int {
 	}
 	total := 0.0
 	for _, l := range lines {
-		if v, ok := l[name].(float64); ok && l["msg"] == "metrics" && l["Function"] == alertchat.FunctionName {
+		if v, ok := l[name].(float64); ok && l["msg"] == "metrics" && l["Function"] == alertchat.MetricFunction {
 			total += v
 		}
 	}
 	return int(total)
 }
 
-func event(t *testing.T, name string) json.RawMessage {
+func event(t *testing.T, name string) events.SNSEvent {
 	t.Helper()
-	data, err := json.Marshal(fixture(t, name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
+	return fixture(t, name)
 }
 
 // SNS delivers at least once and reconcile alerts every run: 20 copies of one alarm
@@ -116,7 +119,7 @@ func TestNotify_SameAlertConcurrentlyIsPostedOncePerBotPerQuietPeriod(t *testing
 	ev := event(t, "alarm-sns-event.json")
 	deliver := func(n int) (failed int) {
 		errs := make([]error, n)
-		testkit.Parallel(n, func(i int) { errs[i] = w.n.Handle(context.Background(), ev) })
+		testkit.Parallel(n, func(i int) { errs[i] = w.n.Notify(context.Background(), ev) })
 		for _, err := range errs {
 			if err != nil {
 				failed++
@@ -156,7 +159,7 @@ func TestNotify_SameAlertConcurrentlyIsPostedOncePerBotPerQuietPeriod(t *testing
 func TestNotify_DifferentAlertsAreEachPosted(t *testing.T) {
 	w := newWorld(t, chattest.NewReceiver(teamchat.Slack, ""))
 	for _, name := range []string{"alarm-sns-event.json", "books-sns-event.json", "alarm-sns-event.json", "books-sns-event.json"} {
-		if err := w.n.Handle(context.Background(), event(t, name)); err != nil {
+		if err := w.n.Notify(context.Background(), event(t, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -174,14 +177,14 @@ func TestNotify_AFailedPostIsCountedAndRetriedOnTheNextDelivery(t *testing.T) {
 	w := newWorld(t, failing, fine)
 	failing.FailNext(chattest.FailServerError, 3)
 	ev := event(t, "books-sns-event.json")
-	if err := w.n.Handle(context.Background(), ev); !errors.Is(err, alertchat.ErrNotPosted) {
+	if err := w.n.Notify(context.Background(), ev); !errors.Is(err, alertchat.ErrNotPosted) {
 		t.Fatalf("Handle: %v, want ErrNotPosted", err)
 	}
 	if failing.Requests() != 3 || len(failing.Received()) != 0 || len(fine.Received()) != 1 || w.counted(t, "ChatPostFailed") != 1 || w.counted(t, "ChatPosted") != 1 {
 		t.Errorf("failing bot %d requests, %d shown; fine bot %d shown; ChatPostFailed %d, ChatPosted %d; want 3, 0, 1, 1, 1",
 			failing.Requests(), len(failing.Received()), len(fine.Received()), w.counted(t, "ChatPostFailed"), w.counted(t, "ChatPosted"))
 	}
-	if err := w.n.Handle(context.Background(), ev); err != nil {
+	if err := w.n.Notify(context.Background(), ev); err != nil {
 		t.Fatalf("Lambda's retry: %v", err)
 	}
 	if len(failing.Received()) != 1 || len(fine.Received()) != 1 || w.counted(t, "ChatQuiet") != 1 {
@@ -200,10 +203,10 @@ func TestNotify_WithoutWebhooks(t *testing.T) {
 		Webhooks: func(context.Context) ([]teamchat.Webhook, error) { return nil, errors.New("AccessDeniedException") },
 		Quiet:    w.store,
 	})
-	if err := broken.Handle(context.Background(), event(t, "books-sns-event.json")); !errors.Is(err, alertchat.ErrNotPosted) || w.counted(t, "ChatPostFailed") != 1 {
+	if err := broken.Notify(context.Background(), event(t, "books-sns-event.json")); !errors.Is(err, alertchat.ErrNotPosted) || w.counted(t, "ChatPostFailed") != 1 {
 		t.Errorf("unreadable webhooks: %v, ChatPostFailed %d; want ErrNotPosted, 1", err, w.counted(t, "ChatPostFailed"))
 	}
-	if err := w.n.Handle(context.Background(), event(t, "books-sns-event.json")); err != nil {
+	if err := w.n.Notify(context.Background(), event(t, "books-sns-event.json")); err != nil {
 		t.Errorf("no webhooks: %v", err)
 	}
 }
@@ -214,28 +217,9 @@ func TestNotify_PostsWhenTheQuietPeriodCannotBeChecked(t *testing.T) {
 	w := newWorld(t, bot)
 	failing := alertchat.New(slog.New(slog.NewJSONHandler(w.log, nil)), alertchat.Options{
 		Webhooks: func(context.Context) ([]teamchat.Webhook, error) { return []teamchat.Webhook{bot.Webhook()}, nil },
-		Quiet:    dynamo.New(w.stack.DB, dynamo.Tables{Orders: "NoSuchTable"}, dynamo.Options{}),
+		Quiet:    &claims{fail: errors.New("ResourceNotFoundException: no such table")},
 	})
-	if err := failing.Handle(context.Background(), event(t, "books-sns-event.json")); err != nil || len(bot.Received()) != 1 {
+	if err := failing.Notify(context.Background(), event(t, "books-sns-event.json")); err != nil || len(bot.Received()) != 1 {
 		t.Errorf("%v, %d received; want posted once", err, len(bot.Received()))
-	}
-}
-
-// Any event other than an SNS notification is refused, and nothing is posted.
-func TestHandle_RefusesOtherEvents(t *testing.T) {
-	bot := chattest.NewReceiver(teamchat.WeCom, "")
-	w := newWorld(t, bot)
-	for _, ev := range []string{`{}`, `[]`, `{"Records":[{"eventSource":"aws:sqs","body":"{}"}]}`,
-		`{"source":"aws.events","detail-type":"Scheduled Event"}`, `{"version":"2.0","routeKey":"POST /orders"}`} {
-		if err := w.n.Handle(context.Background(), json.RawMessage(ev)); !errors.Is(err, lambdaevent.ErrNotServed) {
-			t.Errorf("%s: %v, want ErrNotServed", ev, err)
-		}
-	}
-	if bot.Requests() != 0 {
-		t.Errorf("%d requests to the bot", bot.Requests())
-	}
-	var rec events.SNSEvent
-	if err := json.Unmarshal(event(t, "books-sns-event.json"), &rec); err != nil || rec.Records[0].EventSource != "aws:sns" {
-		t.Fatalf("fixture: %v", err)
 	}
 }

@@ -23,10 +23,9 @@ func parseTable(get envvar.Lookup) (string, error) {
 }
 
 func TestLoad_ReturnsTheParsedConfiguration(t *testing.T) {
-	t.Setenv("AWS_REGION", "cn-north-1")
-	t.Setenv("AWS_ACCESS_KEY_ID", "AKIDROLE")
-	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
-	log, cfg, _ := coldstart.Load("test", envvar.Map(map[string]string{"TABLE": "Orders"}), parseTable)
+	log, cfg, _ := coldstart.Load("test", envvar.Map(map[string]string{
+		"TABLE": "Orders", "AWS_REGION": "cn-north-1", "AWS_ACCESS_KEY_ID": "AKIDROLE", "AWS_SECRET_ACCESS_KEY": "secret",
+	}), parseTable)
 	if cfg != "Orders" || log == nil {
 		t.Errorf("config %q, logger %v; want Orders and a logger", cfg, log)
 	}
@@ -66,7 +65,7 @@ func TestAWSConfig_ReadsTheLambdaEnvironment(t *testing.T) {
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
 	t.Setenv("AWS_SESSION_TOKEN", "token")
 	t.Setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", srv.URL)
-	cfg, err := coldstart.AWSConfig()
+	cfg, err := coldstart.AWSConfig(os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +85,7 @@ func TestAWSConfig_RefusesAnEnvironmentWithoutRegionOrCredentials(t *testing.T) 
 			t.Setenv("AWS_ACCESS_KEY_ID", "AKIDROLE")
 			t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
 			t.Setenv(unset, "")
-			if _, err := coldstart.AWSConfig(); err == nil || !strings.Contains(err.Error(), unset) {
+			if _, err := coldstart.AWSConfig(os.Getenv); err == nil || !strings.Contains(err.Error(), unset) {
 				t.Errorf("AWSConfig without %s = %v, want an error naming it", unset, err)
 			}
 		})

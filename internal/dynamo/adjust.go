@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
@@ -29,7 +28,7 @@ func (s *Store) Adjust(ctx context.Context, sku string, a inventory.Adjustment) 
 	if err := a.Validate(); err != nil {
 		return false, err
 	}
-	key := ledgerKey(a.ID, string(inventory.OpAdjust), sku)
+	key := ledgerKey(a.ID, inventory.OpAdjust, sku)
 	for range layoutRounds {
 		applied, err := s.adjustOnce(ctx, sku, key, a)
 		if errors.Is(err, errGone) {
@@ -45,7 +44,7 @@ func (s *Store) adjustOnce(ctx context.Context, sku, key string, a inventory.Adj
 	if done, err := s.adjusted(ctx, key, a); err != nil || done {
 		return false, err
 	}
-	shards, rec, err := s.settledShards(ctx, sku)
+	shards, rec, err := s.steadyShards(ctx, sku)
 	if err != nil || rec == nil {
 		return false, cmpOr(err, errGone)
 	}

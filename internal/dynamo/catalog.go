@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
@@ -71,14 +70,23 @@ func (c *catalog) noteShard(sku string, shard, available int) {
 	c.entries[sku] = e
 }
 
-// skuRecords returns the SKU records for ids, from the cache when fresh and otherwise
-// read with one strongly consistent BatchGetItem. Missing ids are absent from the map.
-func (s *Store) skuRecords(ctx context.Context, ids []string, fresh bool) (map[string]catalogEntry, error) {
+// source says where SKU records may come from.
+type source int
+
+const (
+	cacheFirst source = iota // the catalog cache while its entries last
+	tableOnly                // a strongly consistent read, the cache refreshed
+)
+
+// skuRecords returns the SKU records for ids, from the cache when from allows and it
+// holds them, otherwise read with one strongly consistent BatchGetItem. Missing ids
+// are absent from the map.
+func (s *Store) skuRecords(ctx context.Context, ids []string, from source) (map[string]catalogEntry, error) {
 	now := s.now()
 	out := make(map[string]catalogEntry, len(ids))
 	var missing []string
 	for _, id := range ids {
-		if e, ok := s.catalog.get(id, now); ok && !fresh {
+		if e, ok := s.catalog.get(id, now); ok && from == cacheFirst {
 			out[id] = e
 			continue
 		}
@@ -106,32 +114,6 @@ func (s *Store) skuRecords(ctx context.Context, ids []string, fresh bool) (map[s
 		s.catalog.put(rec, now)
 		e, _ := s.catalog.get(rec.SKU, now)
 		out[rec.SKU] = e
-	}
-	return out, nil
-}
-
-// shardRecords reads every shard item of the SKUs in counts (SKU id → shard count)
-// with strongly consistent reads, refreshes the shard hints, and groups the items by SKU.
-func (s *Store) shardRecords(ctx context.Context, counts map[string]int) (map[string][]shardRecord, error) {
-	var keys []string
-	for sku, n := range counts {
-		for i := range n {
-			keys = append(keys, shardKey(sku, i))
-		}
-	}
-	items, err := s.batchGet(ctx, s.tables.SKUs, keys)
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string][]shardRecord, len(counts))
-	for _, item := range items {
-		var rec shardRecord
-		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
-			return nil, fmt.Errorf("decode shard item: %w", err)
-		}
-		s.catalog.noteShard(rec.SKU, rec.Shard, rec.Available)
-		s.epochs.note(rec.PK, rec.Epoch)
-		out[rec.SKU] = append(out[rec.SKU], rec)
 	}
 	return out, nil
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // Reservations and releases racing cuts: every cut's counters equal the sums of

@@ -8,10 +8,10 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/stockguard/stockguard/internal/dev/local"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
-	"github.com/stockguard/stockguard/internal/local"
-	"github.com/stockguard/stockguard/internal/stacktest"
+	"github.com/stockguard/stockguard/internal/testing/stacktest"
 )
 
 // env is the local stack's DynamoDB API (minidyn, tables from template.yaml, no SKUs)
@@ -87,7 +87,7 @@ func (e *env) books(t testing.TB, sku string) books {
 		}
 	}
 	for _, it := range e.Scan(t, e.Tables.StockLog) {
-		if it["op"] == dynamo.OpReserve && it["skuId"] == sku {
+		if it["op"] == string(inventory.OpReserve) && it["skuId"] == sku {
 			b.reserveEntries++
 			b.reservedInLedger += int(it["qty"].(float64))
 		}

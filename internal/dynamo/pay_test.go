@@ -33,7 +33,7 @@ func TestPay_CommitsTheReservedUnitsOnce(t *testing.T) {
 	if results[inventory.PaidNow] != 1 || results[inventory.Replayed] != 19 {
 		t.Errorf("results %v, want 1 PAID and 19 REPLAYED", results)
 	}
-	if ops := e.Ops(t, order.ID); ops[dynamo.OpCommit] != 1 || ops[dynamo.OpRelease] != 0 {
+	if ops := e.Ops(t, order.ID); ops[string(inventory.OpCommit)] != 1 || ops[string(inventory.OpRelease)] != 0 {
 		t.Errorf("ledger ops %v, want one COMMIT", ops)
 	}
 	if b := e.books(t, "cup"); b.onHand != 7 || b.available != 7 {
@@ -93,7 +93,7 @@ func TestPay_AfterCancelReservesAgainWhenStockRemains(t *testing.T) {
 	if _, res, err := e.store.Pay(context.Background(), payment(order, "late-1")); err != nil || res != inventory.Replayed {
 		t.Errorf("replay: %v %v", res, err)
 	}
-	if ops := e.Ops(t, order.ID); ops[dynamo.OpReserve] != 4 || ops[dynamo.OpRelease] != 2 || ops[dynamo.OpCommit] != 2 {
+	if ops := e.Ops(t, order.ID); ops[string(inventory.OpReserve)] != 4 || ops[string(inventory.OpRelease)] != 2 || ops[string(inventory.OpCommit)] != 2 {
 		t.Errorf("ledger ops %v, want RESERVE 4 (2 lines × 2), RELEASE 2, COMMIT 2", ops)
 	}
 	if b := e.books(t, "cup"); b.onHand != 7 || b.available != 7 {
@@ -169,7 +169,7 @@ func TestPay_RacingTimeoutAndCancelResolvesEachOrderOneWay(t *testing.T) {
 			continue
 		}
 		ops := e.Ops(t, o.ID)
-		if ops[dynamo.OpCommit] != 2 || ops[dynamo.OpRelease] != 0 && ops[dynamo.OpReserve] != 4 {
+		if ops[string(inventory.OpCommit)] != 2 || ops[string(inventory.OpRelease)] != 0 && ops[string(inventory.OpReserve)] != 4 {
 			t.Errorf("order %s ledger %v: a released order must have been reserved again", o.ID, ops)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -12,9 +13,58 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/stockguard/stockguard/internal/inventory"
 )
+
+// Orders lists up to PageSize orders in status after the cursor, and the cursor of
+// the next page: a filtered Scan of the orders table (its cost follows the table, so
+// it is for operators, not for buyers' requests). Errors wrap
+// inventory.ErrInvalidRequest for a cursor this store did not issue.
+func (s *Store) Orders(ctx context.Context, status inventory.Status, after string) ([]*inventory.Order, string, error) {
+	start, err := decodeCursor(after, "pk")
+	if err != nil {
+		return nil, "", err
+	}
+	filter := expression.Name("kind").Equal(expression.Value(kindOrder)).And(expression.Name("status").Equal(expression.Value(string(status))))
+	items, next, err := s.scanPage(ctx, s.tables.Orders, filter, start)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]*inventory.Order, len(items))
+	for i, item := range items {
+		var rec orderRecord
+		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
+			return nil, "", fmt.Errorf("decode order: %w", err)
+		}
+		if out[i], err = rec.order(); err != nil {
+			return nil, "", fmt.Errorf("decode order %s: %w", rec.PK, err)
+		}
+	}
+	return out, next, nil
+}
+
+// Overdue lists up to PageSize orders still PENDING whose payment window ended at or
+// before `before`, read through the PendingByExpiry index (see DuePending).
+func (s *Store) Overdue(ctx context.Context, before time.Time) ([]*inventory.Order, error) {
+	var out []*inventory.Order
+	for id, err := range s.DuePending(ctx, before) {
+		if err != nil {
+			return nil, err
+		}
+		o, err := s.order(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if o != nil && o.Status == inventory.StatusPending {
+			out = append(out, o)
+		}
+		if len(out) == PageSize {
+			break
+		}
+	}
+	slices.SortFunc(out, func(a, b *inventory.Order) int { return a.ExpiresAt.Compare(b.ExpiresAt) })
+	return out, nil
+}
 
 // PENDING orders through the sparse PendingByExpiry index (PendingIndex): the sweep
 // lists the due ones, reconcile reads them all.
@@ -130,3 +180,15 @@ func (s *Store) eachPending(ctx context.Context, key expression.KeyConditionBuil
 	}
 	return true, nil
 }
+
+// pendingBucket spreads PENDING orders over PendingBuckets GSI partitions.
+func pendingBucket(orderID string) string { return "P" + bucket(orderID, PendingBuckets) }
+
+// PendingIndex is the sparse GSI of PENDING orders on the orders table, hash key
+// pendingBucket, range key pendingExpiresAt (Unix milliseconds).
+const PendingIndex = "PendingByExpiry"
+
+// PendingBuckets is how many pendingBucket values (P0..P15) PENDING orders are spread
+// over, so a flash sale's order writes do not all land on one GSI partition. A sweep
+// queries every bucket.
+const PendingBuckets = 16

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // claims runs n concurrent ClaimQuiet calls of key at now and returns how many won.

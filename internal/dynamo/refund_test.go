@@ -13,8 +13,8 @@ import (
 )
 
 var (
-	operator = inventory.RefundRequest{Merchant: true, Restock: true, By: "arn:aws:iam::000000000000:user/op", Reason: "damaged"}
-	keepAll  = inventory.RefundRequest{Merchant: true, By: "arn:aws:iam::000000000000:user/op", Reason: "shipped"}
+	operator = inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "arn:aws:iam::000000000000:user/op", Reason: "damaged"}
+	keepAll  = inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.KeepGoods, By: "arn:aws:iam::000000000000:user/op", Reason: "shipped"}
 )
 
 // paidOrder reserves lines for user and pays them with transaction tx.
@@ -45,7 +45,7 @@ func TestStartRefund_ReturnsTheCommittedUnitsOnceHoweverOftenAsked(t *testing.T)
 	if moved.Load() != 1 {
 		t.Errorf("%d calls made the goods step, want 1", moved.Load())
 	}
-	if ops := e.Ops(t, order.ID); ops[dynamo.OpReturn] != 2 || ops[dynamo.OpCommit] != 2 {
+	if ops := e.Ops(t, order.ID); ops[string(inventory.OpReturn)] != 2 || ops[string(inventory.OpCommit)] != 2 {
 		t.Errorf("ledger %v, want one RETURN and one COMMIT per line", ops)
 	}
 	for sku, want := range map[string]int{"cup": 10, "saucer": 10} {
@@ -76,7 +76,7 @@ func TestStartRefund_WithoutRestockOrForARefundPendingOrderMovesNoGoods(t *testi
 		if err != nil || !did || got.Status != inventory.StatusRefunding || got.Restocked {
 			t.Errorf("refund %s: %+v %v %v", o.Status, got, did, err)
 		}
-		if ops := e.Ops(t, o.ID); ops[dynamo.OpReturn] != 0 {
+		if ops := e.Ops(t, o.ID); ops[string(inventory.OpReturn)] != 0 {
 			t.Errorf("ledger %v, want no RETURN", ops)
 		}
 	}
@@ -97,7 +97,7 @@ func TestStartRefund_RefusesWhatMayNotBeRefundedAndChangesNothing(t *testing.T) 
 	cancelled, _ = e.store.Lookup(context.Background(), cancelled.ID)
 	paid := e.paidOrder(t, "u1", "tx-1", inventory.Line{SKU: "cup", Qty: 1})
 	before := e.Snapshot(t)
-	buyer := inventory.RefundRequest{Restock: true, By: "u1"}
+	buyer := inventory.RefundRequest{Requester: inventory.Buyer, Goods: inventory.ReturnGoods, By: "u1"}
 	c.Advance(time.Hour)
 	for _, tc := range []struct {
 		name   string

@@ -17,7 +17,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 var newClock = testkit.NewClock
@@ -97,7 +97,7 @@ func TestRelease_ConcurrentExpiresAndCancelsReleaseEachOrderOnce(t *testing.T) {
 		t.Errorf("%d calls said they released, want exactly %d (one per order)", got, len(orders))
 	}
 	for _, o := range orders {
-		if n := e.Ops(t, o.ID)[dynamo.OpRelease]; n != 2 {
+		if n := e.Ops(t, o.ID)[string(inventory.OpRelease)]; n != 2 {
 			t.Errorf("order %s has %d RELEASE entries, want 2 (one per line)", o.ID, n)
 		}
 	}
@@ -289,6 +289,11 @@ func TestLeavingPending_RemovesTheIndexKeys(t *testing.T) {
 		}
 		if upd.Key["pk"]["S"] != order.ID || !removed["pendingBucket"] || !removed["pendingExpiresAt"] {
 			t.Errorf("order update %q (names %v) does not remove pendingBucket and pendingExpiresAt", upd.UpdateExpression, upd.ExpressionAttributeNames)
+		}
+		for _, it := range e.Scan(t, e.Tables.Orders) {
+			if it["pk"] == order.ID && (it["pendingBucket"] != nil || it["pendingExpiresAt"] != nil) {
+				t.Errorf("order %s left PENDING (%v) and kept its index keys", order.ID, it["status"])
+			}
 		}
 	}
 }

@@ -11,13 +11,21 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/stockguard/stockguard/internal/clock"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
+type idemRecord struct {
+	PK       string `dynamodbav:"pk"`
+	Kind     string `dynamodbav:"kind"`
+	UserID   string `dynamodbav:"userId"`
+	OrderID  string `dynamodbav:"orderId"`
+	CartHash string `dynamodbav:"cartHash"`
+	TTL      int64  `dynamodbav:"ttl"` // Unix seconds; DynamoDB TTL deletes the record after it
+}
+
 // IdempotencyWindow is how long an idempotency key keeps answering with its order
-// (CONTRACT.md: 24 h), in seconds.
+// (docs/contract.md, "POST /orders": 24 h), in seconds.
 const IdempotencyWindow = 24 * 60 * 60
 
 // ReserveRequest asks to reserve a cart for a user.
@@ -173,7 +181,7 @@ func (r *reservation) plan(ctx context.Context) error {
 	for i, l := range r.req.Cart {
 		ids[i] = l.SKU
 	}
-	entries, err := r.s.skuRecords(ctx, ids, false)
+	entries, err := r.s.skuRecords(ctx, ids, cacheFirst)
 	if err != nil {
 		return err
 	}
@@ -184,7 +192,7 @@ func (r *reservation) plan(ctx context.Context) error {
 			return &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: l.SKU}
 		}
 		r.lines[i] = linePlan{line: l}
-		err := r.replan(ctx, i, e, false)
+		err := r.replan(ctx, i, e, hintsFirst)
 		if errors.Is(err, inventory.ErrLimitExceeded) && e.fetched.Before(r.createdAt) {
 			err = r.refresh(ctx, i) // the limit came from the cache: check it afresh
 		}
@@ -195,11 +203,19 @@ func (r *reservation) plan(ctx context.Context) error {
 	return nil
 }
 
-// replan sets line i's SKU record and shard allocation (inventory.ShardStock.Allocate). With readShards false it
-// uses the shard hints and reads the shards only when the hints say they are short;
-// with true it reads them first. Only a strongly consistent read of every shard can
-// answer ErrStockOut for a sharded SKU.
-func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, readShards bool) error {
+// planFrom says what a line's shard allocation starts from.
+type planFrom int
+
+const (
+	hintsFirst planFrom = iota // the cached shard counts, reading the shards only when they say short
+	shardsRead                 // the shards read first
+)
+
+// replan sets line i's SKU record and shard allocation (inventory.ShardStock.Allocate):
+// from the shard hints, reading the shards only when the hints say they are short
+// (hintsFirst), or from the shards read first (shardsRead). Only a strongly consistent
+// read of every shard can answer ErrStockOut for a sharded SKU.
+func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan planFrom) error {
 	lp := &r.lines[i]
 	lp.rec = e.rec
 	if e.rec.Currency != inventory.Currency {
@@ -212,7 +228,7 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, readSha
 		lp.alloc = map[int]int{0: lp.line.Qty}
 		return nil
 	}
-	if !readShards {
+	if plan == hintsFirst {
 		if alloc, ok := e.hint.Allocate(lp.line.Qty); ok {
 			lp.alloc = alloc
 			return nil
@@ -222,7 +238,7 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, readSha
 	if err != nil {
 		return err
 	}
-	return r.settle(ctx, i, r.allocateFrom(i, shards[e.rec.SKU]))
+	return r.confirmStockOut(ctx, i, r.allocateFrom(i, shards[e.rec.SKU]))
 }
 
 // allocateFrom sets line i's allocation from freshly read shard items
@@ -262,7 +278,7 @@ func (r *reservation) rereadShards(ctx context.Context) error {
 	}
 	for i, lp := range r.lines {
 		if lp.rec.Shards > 1 {
-			if err := r.settle(ctx, i, r.allocateFrom(i, shards[lp.rec.SKU])); err != nil {
+			if err := r.confirmStockOut(ctx, i, r.allocateFrom(i, shards[lp.rec.SKU])); err != nil {
 				return err
 			}
 		}
@@ -278,14 +294,17 @@ func (r *reservation) rereadShards(ctx context.Context) error {
 // Units are never moved between shards to make room: a concurrent read could then
 // count them twice or not at all. Fewer, fuller shards are the cure.
 func (r *reservation) fit(ctx context.Context) error {
-	keyed := r.req.IdempotencyKey != ""
-	if inventory.CheckCartSize(r.order().Items, keyed) == nil {
+	idem := inventory.Unkeyed
+	if r.req.IdempotencyKey != "" {
+		idem = inventory.Keyed
+	}
+	if inventory.CheckCartSize(r.order().Items, idem) == nil {
 		return nil
 	}
 	if err := r.rereadShards(ctx); err != nil {
 		return err
 	}
-	if err := inventory.CheckCartSize(r.order().Items, keyed); err != nil {
+	if err := inventory.CheckCartSize(r.order().Items, idem); err != nil {
 		return fmt.Errorf("reserve order %s: %w", r.id, err)
 	}
 	return nil
@@ -473,7 +492,7 @@ func (r *reservation) shardFailed(ctx context.Context, ro part, old map[string]t
 func (r *reservation) refresh(ctx context.Context, i int) error {
 	sku := r.lines[i].line.SKU
 	r.s.catalog.forget(sku)
-	entries, err := r.s.skuRecords(ctx, []string{sku}, true)
+	entries, err := r.s.skuRecords(ctx, []string{sku}, tableOnly)
 	if err != nil {
 		return err
 	}
@@ -481,7 +500,7 @@ func (r *reservation) refresh(ctx context.Context, i int) error {
 	if !ok {
 		return &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku}
 	}
-	return r.replan(ctx, i, e, true)
+	return r.replan(ctx, i, e, shardsRead)
 }
 
 // own reads back this reservation's order after its write turned out to exist already.
@@ -523,4 +542,34 @@ func (r *reservation) replay(ctx context.Context) (*inventory.Order, bool, error
 		return nil, false, fmt.Errorf("idempotency record names missing order %s", rec.OrderID)
 	}
 	return order, true, nil
+}
+
+// steadyRounds bounds how often a STOCK_OUT answer is re-checked while units are on
+// the move between shards.
+const steadyRounds = 6
+
+// confirmStockOut confirms a STOCK_OUT that line i's allocation answered from shard reads
+// taken one after the other. While a reshard moves units between shards, such reads
+// can miss units in transit (read on their new shard before they arrive, on their old
+// one after they left), so STOCK_OUT is only answered from reads of every shard that
+// the SKU record's move counter brackets unchanged: no unit moved meanwhile, and the
+// sum is the stock. Other errors, and nil, pass through.
+func (r *reservation) confirmStockOut(ctx context.Context, i int, err error) error {
+	if !errors.Is(err, inventory.ErrStockOut) {
+		return err
+	}
+	sku := r.lines[i].line.SKU
+	for range steadyRounds {
+		shards, rec, err := r.s.steadyShards(ctx, sku)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			continue // units moved while the shards were read
+		}
+		r.s.catalog.put(*rec, r.s.now())
+		r.lines[i].rec = *rec
+		return r.allocateFrom(i, shards)
+	}
+	return fmt.Errorf("reserve order %s: the shards of %s kept moving: %w", r.id, sku, inventory.ErrBusy)
 }

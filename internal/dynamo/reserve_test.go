@@ -12,7 +12,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 func cart(t testing.TB, lines ...inventory.Line) inventory.Cart {

@@ -11,7 +11,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
@@ -42,7 +41,7 @@ type ReshardResult struct {
 // leave, with one MOVE ledger entry per shard touched. Shrinking empties the shards
 // past target the same way and deletes them, with the count change, in one
 // transaction conditioned on their on-hand being 0. Units in transit are never seen
-// missing by a reservation deciding STOCK_OUT (see settledShards), and reserved units
+// missing by a reservation deciding STOCK_OUT (see steadyShards), and reserved units
 // never move. by (the caller's principal) is recorded on every entry and the record.
 // Errors wrap inventory.ErrInvalidRequest (target out of range), ErrSKUNotFound, or
 // ErrBusy (the shards kept changing for reshardRounds transactions).

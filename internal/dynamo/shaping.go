@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
@@ -33,7 +32,8 @@ func shapingKey(user string, start int64) string {
 // shapingCount is the attribute of a window item counting the requests naming sku,
 // and shapingToken the one marking that the keyed request tok was counted for sku.
 // SKU ids may hold dots, so these names are never split at them.
-func shapingCount(sku string) string      { return "n:" + sku }
+func shapingCount(sku string) string { return "n:" + sku }
+
 func shapingToken(sku, tok string) string { return "k:" + sku + ":" + tok }
 
 // shape admits one order request of user under Options.Shaping, before any stock is

@@ -1,10 +1,16 @@
-// Package dynamo keeps stockguard's stock, orders and stock_log ledger in DynamoDB and
-// implements the reservation and its release. A reservation is one TransactWriteItems
-// per order that reserves every cart line with a conditional update (available >= qty),
-// writes the order and writes one RESERVE ledger entry per line, so all lines are
-// reserved or none is. A release is one TransactWriteItems conditioned on the order
-// still being PENDING that cancels it, gives its units back to exactly the shards they
-// came from and writes one RELEASE entry per line, so it happens at most once.
+// Package dynamo keeps stockguard's stock, orders and stock_log ledger in DynamoDB. Its
+// files are by entity: orders (orders.go), pending orders (pending.go), refunds
+// (refunds.go), SKUs (skus.go), stock shards (shards.go), the ledger (ledger.go),
+// reconcile's checkpoints (checkpoints.go). Every transaction is built by one builder
+// and its outcome read by one reader (txn.go).
+//
+// A reservation is one TransactWriteItems per order that reserves every cart line with
+// a conditional update (available >= qty), writes the order and writes one RESERVE
+// ledger entry per line, so all lines are reserved or none is (reservation.go). Every
+// later change of an order or a refund — release, payment, refund start, refund result
+// — is decided by package inventory as one value (inventory.Change) and written by one
+// function, transact (transition.go; docs/design.md, "One path for every change"):
+// conditioned on the status as read, so it happens at most once.
 //
 // # Tables and keys
 //
@@ -45,7 +51,7 @@
 // what makes a sum of per-shard reads a sound basis for STOCK_OUT. A reshard (see
 // Reshard) moves available units between shards in MOVE transactions that each bump
 // the SKU record's move counter, and STOCK_OUT is only answered from shard reads that
-// an unchanged counter brackets (settledShards), so units in transit are never counted
+// an unchanged counter brackets (steadyShards), so units in transit are never counted
 // missing. Shard items carry the shard count (shardCount): a plan made on an old
 // count fails its condition and is made again. A cart whose
 // lines would need more than the 100 actions one transaction may hold (many lines,
@@ -72,18 +78,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/stockguard/stockguard/internal/inventory"
 )
-
-// PendingIndex is the sparse GSI of PENDING orders on the orders table, hash key
-// pendingBucket, range key pendingExpiresAt (Unix milliseconds).
-const PendingIndex = "PendingByExpiry"
-
-// PendingBuckets is how many pendingBucket values (P0..P15) PENDING orders are spread
-// over, so a flash sale's order writes do not all land on one GSI partition. A sweep
-// queries every bucket.
-const PendingBuckets = 16
 
 // Tables names the three DynamoDB tables.
 type Tables struct {

@@ -13,7 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
@@ -103,14 +102,6 @@ func (t *txn) remove(p part, table, pk string) {
 	t.add(p, types.TransactWriteItem{Delete: &types.Delete{TableName: aws.String(table), Key: pkOf(pk)}}, nil)
 }
 
-// transition adds the order's status change from → (upd), conditioned on the order
-// still being in from (DESIGN.md: "Every transition is one conditional write on the
-// current status, in the same TransactWriteItems as its stock update and ledger
-// entry"). Whoever loses that condition changes nothing.
-func (t *txn) transition(order *inventory.Order, from inventory.Status, upd expression.UpdateBuilder) {
-	t.update(part{kind: partOrder}, t.s.tables.Orders, order.ID, upd, expression.Name("status").Equal(expression.Value(string(from))))
-}
-
 // counter adds an update of the user's purchase counter for line's SKU.
 func (t *txn) counter(line int, sku, user string, upd expression.UpdateBuilder, cond expression.ConditionBuilder) {
 	t.update(part{kind: partLimit, line: line, sku: sku}, t.s.tables.Orders, limitKey(sku, user), upd, cond)
@@ -190,7 +181,7 @@ func (t *txn) lineStock(line int, it inventory.OrderItem, ref entryRef, cond fun
 func newEntry(ref entryRef, op inventory.Op, sku string, qty int, shards map[int]int) ledgerRecord {
 	d, _ := op.Effect(qty)
 	return ledgerRecord{
-		PK: ledgerKey(ref.key, string(op), sku), Ref: ref.ref, Op: string(op), SKU: sku, Qty: qty,
+		PK: ledgerKey(ref.key, op, sku), Ref: ref.ref, Op: op, SKU: sku, Qty: qty,
 		DAvailable: d.Available, DOnHand: d.OnHand, Shards: shardsToRecord(shards), At: ref.at, Reason: ref.reason, By: ref.by,
 	}
 }

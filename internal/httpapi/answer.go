@@ -19,8 +19,8 @@ const BusyRetryAfterSeconds = 1
 // RateLimitedRetryAfterSeconds is the Retry-After, in seconds, sent with 429 RATE_LIMITED.
 const RateLimitedRetryAfterSeconds = 60
 
-// OrderJSON is the contract's order representation (CONTRACT.md, POST /orders and
-// GET /orders/{orderId}); times are RFC 3339 UTC, money fen. Build it with Order.
+// OrderJSON is the contract's order representation (docs/contract.md, "POST /orders"
+// and "GET /orders/{orderId}"); times are RFC 3339 UTC, money fen. Build it with Order.
 type OrderJSON struct {
 	OrderID       string     `json:"orderId"`
 	Status        string     `json:"status"`
@@ -81,6 +81,18 @@ func Order(o *inventory.Order) OrderJSON {
 	return v
 }
 
+// MerchantOrderJSON is the contract's order with its owner, for the merchant API.
+type MerchantOrderJSON struct {
+	OrderJSON
+	UserID string `json:"userId"`
+}
+
+// MerchantOrder is the merchant API's view of an order (docs/contract.md, "Merchant
+// API"): Order and the owner's user id.
+func MerchantOrder(o *inventory.Order) MerchantOrderJSON {
+	return MerchantOrderJSON{OrderJSON: Order(o), UserID: o.UserID}
+}
+
 // JSON is a response with status and v marshalled as its JSON body. v must be one of
 // this project's plain structs; if it cannot be marshalled the answer is 500 INTERNAL.
 func JSON(status int, v any) events.APIGatewayV2HTTPResponse {
@@ -129,8 +141,8 @@ type sentinelAnswer struct {
 	retryAfter    int  // the Retry-After header, in seconds; 0 for none
 }
 
-// sentinelAnswers are the answers to the sentinel errors (CONTRACT.md, the error
-// tables of each route); the first whose err the error wraps is given.
+// sentinelAnswers are the answers to the sentinel errors (docs/contract.md, the
+// error tables of each route); the first whose err the error wraps is given.
 var sentinelAnswers = []sentinelAnswer{
 	{inventory.ErrSKUExists, http.StatusConflict, "SKU_EXISTS", "a different SKU with this id exists", true, 0},
 	{ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED", "sign in first: the request carries no valid caller identity", false, 0},
@@ -156,8 +168,8 @@ func withRetryAfter(resp events.APIGatewayV2HTTPResponse, seconds int) events.AP
 	return resp
 }
 
-// Answer maps an error to its contract response (CONTRACT.md, the error tables of each
-// route). Only messages written by this project reach the client: a *Failure's
+// Answer maps an error to its contract response (docs/contract.md, the error tables
+// of each route). Only messages written by this project reach the client: a *Failure's
 // Message, an *inventory.InvalidRequestError's Reason, or the fixed text of each code;
 // anything unknown becomes 500 INTERNAL.
 func Answer(err error) events.APIGatewayV2HTTPResponse {

@@ -1,6 +1,6 @@
 // Package httpapi holds the mechanics every contract route of the API Gateway HTTP
-// API (payload format 2.0) shares, whichever function serves it (CONTRACT.md,
-// Conventions): the route table that refuses foreign routes, the caller's identity
+// API (payload format 2.0) shares, whichever function serves it (docs/contract.md,
+// "Conventions"): the route table that refuses foreign routes, the caller's identity
 // from the JWT authorizer's sub claim, strict body decoding, panic recovery, one log
 // line per request, the contract's order representation, and the one place that maps
 // errors to contract answers and {"code","message","skuId"} error bodies, whose text

@@ -23,7 +23,7 @@ const maxUserIDBytes = 255
 // maxNameInMessage bounds a field name quoted back to the client in an error message.
 const maxNameInMessage = 32
 
-// UserID reads the caller from the JWT authorizer's sub claim (CONTRACT.md, Identity):
+// UserID reads the caller from the JWT authorizer's sub claim (docs/contract.md, "Conventions"):
 // 1-255 bytes of valid UTF-8 without control characters. A request without one is
 // answered 401 UNAUTHORIZED by Answer.
 func UserID(req events.APIGatewayV2HTTPRequest) (string, error) {

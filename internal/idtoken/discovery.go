@@ -72,7 +72,7 @@ func NewJWK(kid string, pub *ecdsa.PublicKey) (JWK, error) {
 	if kid == "" {
 		return JWK{}, errors.New("idtoken: JWK needs a kid")
 	}
-	if err := checkP256(pub); err != nil {
+	if err := CheckP256(pub); err != nil {
 		return JWK{}, err
 	}
 	raw, err := pub.Bytes() // 0x04 || X || Y

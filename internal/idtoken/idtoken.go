@@ -1,4 +1,4 @@
-// Package idtoken issues and verifies the JWTs that POST /auth/wechat answers (CONTRACT.md):
+// Package idtoken issues and verifies the JWTs that POST /auth/wechat answers (docs/contract.md):
 // ES256 (RFC 7518 §3.4: ECDSA P-256 with SHA-256, signature r||s), sub = the buyer's openid,
 // aud = the mini-program app id, iss = the issuer URL, iat, exp = iat + 7200 s, kid naming
 // the key. The private key never sits in the function: a Signer signs a digest, with AWS KMS
@@ -35,7 +35,7 @@ import (
 const Algorithm = "ES256"
 
 // DefaultTTL is a token's lifetime when IssuerConfig.TTL is zero: 7200 seconds
-// (CONTRACT.md: "expiresIn": 7200).
+// (docs/contract.md: "expiresIn": 7200).
 const DefaultTTL = 7200 * time.Second
 
 // signatureSize is the length of an ES256 JWS signature: r and s, 32 bytes each, big-endian.
@@ -144,8 +144,8 @@ func (i *Issuer) Issue(ctx context.Context, subject string) (Token, error) {
 	}, nil
 }
 
-// checkP256 returns an error unless pub is a P-256 public key.
-func checkP256(pub *ecdsa.PublicKey) error {
+// CheckP256 returns an error unless pub is a P-256 public key.
+func CheckP256(pub *ecdsa.PublicKey) error {
 	if pub == nil || pub.Curve != elliptic.P256() {
 		return errors.New("idtoken: key is not ECDSA P-256")
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// ErrInvalidToken: a token Verifier refuses. CONTRACT.md: 401 UNAUTHORIZED.
+// ErrInvalidToken: a token Verifier refuses. docs/contract.md: 401 UNAUTHORIZED.
 var ErrInvalidToken = errors.New("idtoken: invalid token")
 
 // VerifierConfig is what a Verifier trusts, as an API Gateway JWT authorizer is configured.
@@ -28,7 +28,7 @@ type VerifierConfig struct {
 // of the audiences; exp must be after now; nbf and iat, when present, not after now), with
 // the algorithm pinned to ES256. Unlike the authorizer it does not fall back to a
 // client_id claim when aud is absent (stockguard's tokens always carry aud), and it checks
-// no scopes (no route of CONTRACT.md requires any). It is immutable and safe for concurrent
+// no scopes (no route of docs/contract.md requires any). It is immutable and safe for concurrent
 // use.
 type Verifier struct {
 	issuer    string

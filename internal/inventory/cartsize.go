@@ -10,18 +10,28 @@ import (
 const MaxTransactionActions = 100
 
 // ErrCartTooLarge: reserving the cart would take more than MaxTransactionActions
-// actions with the stock spread over the shards as it is now (CONTRACT.md, POST
-// /orders, 409 CART_TOO_LARGE). Retrying the same cart does not help; a smaller cart,
+// actions with the stock spread over the shards as it is now (docs/contract.md,
+// "POST /orders", 409 CART_TOO_LARGE). Retrying the same cart does not help; a smaller cart,
 // or fewer and fuller shards, does.
 var ErrCartTooLarge = errors.New("cart needs more actions than one transaction holds")
 
+// Idempotency says whether a reservation carries an idempotency record (the request
+// had an Idempotency-Key).
+type Idempotency int
+
+// Idempotency of a reservation.
+const (
+	Unkeyed Idempotency = iota // no Idempotency-Key: no record
+	Keyed                      // an idempotency record written with the order
+)
+
 // ReservationActions is how many write actions reserving items takes in one
-// transaction: the order, the idempotency record when keyed, and per item its
+// transaction: the order, the idempotency record when Keyed, and per item its
 // RESERVE ledger entry, one update per shard it takes units from (Shards) and its
 // purchase counter when Limited.
-func ReservationActions(items []OrderItem, keyed bool) int {
+func ReservationActions(items []OrderItem, idem Idempotency) int {
 	n := 1
-	if keyed {
+	if idem == Keyed {
 		n++
 	}
 	for _, it := range items {
@@ -36,8 +46,8 @@ func ReservationActions(items []OrderItem, keyed bool) int {
 // CheckCartSize decides whether items, each allocated over the fewest shards that
 // cover it (ShardStock.Allocate), fit one transaction. It returns an error wrapping
 // ErrCartTooLarge, giving the count, when they need more than MaxTransactionActions.
-func CheckCartSize(items []OrderItem, keyed bool) error {
-	if n := ReservationActions(items, keyed); n > MaxTransactionActions {
+func CheckCartSize(items []OrderItem, idem Idempotency) error {
+	if n := ReservationActions(items, idem); n > MaxTransactionActions {
 		return fmt.Errorf("the cart needs %d transaction actions, more than %d: %w", n, MaxTransactionActions, ErrCartTooLarge)
 	}
 	return nil

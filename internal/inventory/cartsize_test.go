@@ -22,18 +22,18 @@ func TestCheckCartSize(t *testing.T) {
 		stock   []inventory.ShardStock // per line
 		qty     []int
 		limited bool
-		keyed   bool
+		keyed   inventory.Idempotency
 		actions int
 		tooBig  bool
 	}{
 		// 1 order + 2 × (1 ledger entry + 49 shards) = 101.
-		{"two SKUs of 64 one-unit shards, 49 of each", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{49, 49}, false, false, 101, true},
-		{"48 and 49 fit exactly", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{48, 49}, false, false, 100, false},
-		{"the idempotency record is an action too", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{48, 49}, false, true, 101, true},
-		{"purchase counters are actions too", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{48, 47}, true, false, 100, false},
+		{"two SKUs of 64 one-unit shards, 49 of each", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{49, 49}, false, inventory.Unkeyed, 101, true},
+		{"48 and 49 fit exactly", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{48, 49}, false, inventory.Unkeyed, 100, false},
+		{"the idempotency record is an action too", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{48, 49}, false, inventory.Keyed, 101, true},
+		{"purchase counters are actions too", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{48, 47}, true, inventory.Unkeyed, 100, false},
 		// Fullest shards first: 64 units on 3 shards rather than 64 one-unit shards.
-		{"a line split over the fewest shards", []inventory.ShardStock{append(oneUnitShards(61), 30, 20, 14)}, []int{64}, false, false, 5, false},
-		{"one shard that covers the line", []inventory.ShardStock{{3, 9999, 3}}, []int{9999}, false, false, 3, false},
+		{"a line split over the fewest shards", []inventory.ShardStock{append(oneUnitShards(61), 30, 20, 14)}, []int{64}, false, inventory.Unkeyed, 5, false},
+		{"one shard that covers the line", []inventory.ShardStock{{3, 9999, 3}}, []int{9999}, false, inventory.Unkeyed, 3, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			items := make([]inventory.OrderItem, len(tc.stock))

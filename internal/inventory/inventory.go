@@ -2,7 +2,7 @@
 // and their state machine (which status may follow which, what a payment or a cancel
 // does), SKUs with their bounds and how their sale status is shown, how a line is
 // spread over a SKU's shards, what each ledger operation does to the counters
-// (DESIGN.md's table, Op.Effect), and the errors callers branch on. It knows nothing
+// (docs/design.md, "The ledger": Op.Effect), and the errors callers branch on. It knows nothing
 // of DynamoDB, Lambda or HTTP: the store asks it and writes what it decides.
 //
 // Quantities are whole units; money is integer minor units (fen) in CNY.
@@ -22,7 +22,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// Cart limits from the API contract (CONTRACT.md, POST /orders).
+// Cart limits from the API contract (docs/contract.md, "POST /orders").
 const (
 	// MaxLines is the most distinct SKU lines one order may hold.
 	MaxLines = 20
@@ -170,7 +170,7 @@ func NewOrderID() (string, error) {
 	return strings.ReplaceAll(u.String(), "-", ""), nil
 }
 
-// Status is an order's lifecycle state (DESIGN.md, state machine).
+// Status is an order's lifecycle state (docs/design.md, "State machine").
 type Status string
 
 // Order statuses.
@@ -233,7 +233,7 @@ type Order struct {
 // SaleStatus is how a SKU's availability is shown to buyers.
 type SaleStatus string
 
-// Sale statuses (CONTRACT.md, GET /skus/{skuId}).
+// Sale statuses (docs/contract.md, "GET /skus/{skuId}").
 const (
 	SaleUpcoming SaleStatus = "UPCOMING"
 	SaleOnSale   SaleStatus = "ON_SALE"

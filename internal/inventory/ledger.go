@@ -1,8 +1,8 @@
 package inventory
 
-// Op is a stock_log ledger operation (DESIGN.md, "The ledger: stock_log"). Every
-// write of stock takes what it does to the counters from Op.Effect, so the table of
-// DESIGN.md exists once, here.
+// Op is a stock_log ledger operation (docs/design.md, "The ledger"). Every write of
+// stock takes what it does to the counters from Op.Effect, so the design's table
+// exists once in code, here.
 type Op string
 
 // Ledger operations.
@@ -34,7 +34,7 @@ func (d Delta) Times(q int) Delta {
 	return Delta{Available: d.Available * q, OnHand: d.OnHand * q, Reserved: d.Reserved * q}
 }
 
-// perUnit is DESIGN.md's table: what each op does to available, on-hand and reserved
+// perUnit is the ledger table (docs/design.md, "The ledger"): what each op does to available, on-hand and reserved
 // per unit it moves. REPAIR has no row: its deltas are what reconcile found.
 var perUnit = map[Op]Delta{
 	OpReserve: {Available: -1, Reserved: +1},

@@ -6,7 +6,7 @@ import (
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
-// DESIGN.md's ledger table, one row per op, as the units it moves change the counters.
+// The ledger table (docs/design.md, "The ledger"), one row per op, as the units it moves change the counters.
 func TestOpEffect_FollowsTheLedgerTable(t *testing.T) {
 	for _, tc := range []struct {
 		op   inventory.Op

@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// next is DESIGN.md's state machine: the statuses each status may become.
+// next is the state machine (docs/design.md, "State machine"): the statuses each
+// status may become.
 var next = map[Status][]Status{
 	StatusPending:       {StatusPaid, StatusCancelled},
 	StatusCancelled:     {StatusPaid, StatusRefundPending},
@@ -14,8 +15,8 @@ var next = map[Status][]Status{
 	StatusRefunding:     {StatusRefunded},
 }
 
-// CanBecome reports whether an order in status s may move to status to (DESIGN.md,
-// "State machine (orders)"). A status never becomes itself.
+// CanBecome reports whether an order in status s may move to status to (docs/design.md,
+// "State machine"). A status never becomes itself.
 func (s Status) CanBecome(to Status) bool {
 	for _, n := range next[s] {
 		if n == to {

@@ -37,11 +37,11 @@ const (
 func (r PayResult) String() string {
 	switch r {
 	case PaidNow:
-		return "PAID"
+		return string(StatusPaid)
 	case PaidLate:
 		return "PAID_LATE"
 	case RefundDue:
-		return "REFUND_PENDING"
+		return string(StatusRefundPending)
 	case Replayed:
 		return "REPLAYED"
 	}
@@ -65,7 +65,7 @@ const (
 	PayReplayed
 )
 
-// PayStep decides what paying o with p does (DESIGN.md, state machine). Errors:
+// PayStep decides what paying o with p does (docs/design.md, "State machine"). Errors:
 // ErrPaymentMismatch when p's amount (fen) or currency differ from the order's;
 // ErrPaidTwice when the order is already PAID (or further on) by another transaction.
 func (o *Order) PayStep(p Payment) (PayStep, error) {
@@ -93,10 +93,10 @@ type StockNow struct {
 // does: PaidLate with the order's items placed again on the shards that hold the
 // units now (fullest first, so the transaction stays small), or RefundDue when that
 // cannot be: a SKU gone from stock (absent) or off sale, a line above the SKU's
-// per-user limit, a line the shards cannot cover, or overLimit (the user's purchase
+// per-user limit, a line the shards cannot cover, or r.OverLimit (the user's purchase
 // counter refused the units on an earlier try).
-func (o *Order) LatePayment(stock map[string]StockNow, overLimit bool) ([]OrderItem, PayResult) {
-	if overLimit {
+func (o *Order) LatePayment(stock map[string]StockNow, r Retry) ([]OrderItem, PayResult) {
+	if r.OverLimit {
 		return nil, RefundDue
 	}
 	items := make([]OrderItem, len(o.Items))

@@ -81,7 +81,7 @@ func TestOrderLatePayment(t *testing.T) {
 		{"no shards readable", stock(func(m map[string]inventory.StockNow) { m["saucer"] = inventory.StockNow{OnSale: true} }), false, inventory.RefundDue},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			items, got := order.LatePayment(tc.stock, tc.overLimit)
+			items, got := order.LatePayment(tc.stock, inventory.Retry{OverLimit: tc.overLimit})
 			if got != tc.want {
 				t.Fatalf("LatePayment = %v, want %v", got, tc.want)
 			}

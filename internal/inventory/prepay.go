@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Errors of starting a payment (CONTRACT.md, POST /orders/{orderId}/pay), checked with
+// Errors of starting a payment (docs/contract.md, "POST /orders/{orderId}/pay"), checked with
 // errors.Is.
 var (
 	// ErrNotPayable: the order is not PENDING, or its payment window has ended.

@@ -13,7 +13,7 @@ import (
 var (
 	// ErrRefundNotAllowed: the order cannot be refunded by this caller now: a buyer
 	// outside the refund window (or with buyers' refunds off), or an order that was
-	// never paid (PENDING, CANCELLED). CONTRACT.md: 409 REFUND_NOT_ALLOWED.
+	// never paid (PENDING, CANCELLED). docs/contract.md: 409 REFUND_NOT_ALLOWED.
 	ErrRefundNotAllowed = errors.New("refund not allowed")
 	// ErrRefundMismatch: a refund result names an out_refund_no, amount or order that
 	// is not the refund stockguard asked for.
@@ -66,14 +66,42 @@ func RefundOf(outRefundNo string) (orderID string, own bool, ok bool) {
 	return orderID, own, ValidOrderID(orderID)
 }
 
-// RefundRequest is a request to refund an order: who asks, whether the goods come back
-// to stock, and why.
+// Requester says who asks for a change: the order's buyer, a merchant's operator
+// (the merchant API), or stockguard itself with no person involved. The zero value is
+// no one the rules trust: it is refused what a buyer would be.
+type Requester int
+
+// Requesters.
+const (
+	Buyer    Requester = iota + 1 // the order's owner (a JWT sub)
+	Merchant                      // an operator, by IAM principal
+	System                        // stockguard, e.g. a refund a payment owes
+)
+
+// trusted reports whether r may do what only the shop may: refund any paid order,
+// keep the goods.
+func (r Requester) trusted() bool { return r == Merchant || r == System }
+
+// Goods says what a refund does with the order's goods.
+type Goods int
+
+// What happens to the goods.
+const (
+	// KeepGoods: the goods stay with the buyer (shipped): no stock moves.
+	KeepGoods Goods = iota
+	// ReturnGoods: the order's units go back to on-hand and available (RETURN entries).
+	ReturnGoods
+)
+
+// RefundRequest is a request to refund an order: who asks, what becomes of the goods,
+// and why.
 type RefundRequest struct {
-	// Merchant is true for an operator (the admin route), false for the buyer.
-	Merchant bool
-	// Restock: the order's units go back to on-hand and available (RETURN entries).
-	// A buyer's refund always restocks (nothing was shipped); an operator chooses.
-	Restock bool
+	// Requester is who asks: a buyer (always within the refund window, goods back:
+	// nothing was shipped), a merchant or stockguard (any PAID or REFUND_PENDING
+	// order, goods as Goods says).
+	Requester Requester
+	// Goods says whether the units come back to stock; a buyer's always do.
+	Goods Goods
 	// By is who asked: the operator's IAM principal ARN, the buyer's user id, or
 	// "stockguard" for automatic refunds.
 	By string
@@ -97,8 +125,8 @@ const (
 	RefundDone
 )
 
-// RefundStep decides what r does to o at now (DESIGN.md, "Refunds: goods before
-// money"). A buyer may refund their PAID order within window after PaidAt (window 0:
+// RefundStep decides what r does to o at now (docs/design.md, "Refunds: goods
+// before money"). A buyer may refund their PAID order within window after PaidAt (window 0:
 // never); an operator any PAID or REFUND_PENDING order. An order already REFUNDING or
 // REFUNDED answers RefundUnderway or RefundDone to anyone. Errors wrap
 // ErrRefundNotAllowed.
@@ -109,15 +137,15 @@ func (o *Order) RefundStep(r RefundRequest, window time.Duration, now time.Time)
 	case StatusRefunded:
 		return RefundDone, nil
 	case StatusRefundPending:
-		if r.Merchant {
+		if r.Requester.trusted() {
 			return RefundKeep, nil
 		}
 		return 0, fmt.Errorf("refund order %s: REFUND_PENDING orders are refunded automatically: %w", o.ID, ErrRefundNotAllowed)
 	case StatusPaid:
-		if r.Merchant && !r.Restock {
+		if r.Requester.trusted() && r.Goods == KeepGoods {
 			return RefundKeep, nil
 		}
-		if r.Merchant || o.PaidAt != nil && window > 0 && now.Before(o.PaidAt.Add(window)) {
+		if r.Requester.trusted() || o.PaidAt != nil && window > 0 && now.Before(o.PaidAt.Add(window)) {
 			return RefundReturn, nil
 		}
 		return 0, fmt.Errorf("refund order %s: outside the buyer's refund window (%v): %w", o.ID, window, ErrRefundNotAllowed)
@@ -136,6 +164,7 @@ type Refund struct {
 	Status        Status     // REFUNDING or REFUNDED
 	Since         time.Time  // when it became REFUNDING
 	RefundedAt    *time.Time // when WeChat Pay reported it done
+	RefundAmount  int64      // fen WeChat Pay reported refunded, once REFUNDED
 	Error         string     // refundError: why WeChat Pay closed it or marked it abnormal
 }
 
@@ -147,7 +176,8 @@ func (o *Order) OwnRefund() *Refund {
 	}
 	return &Refund{
 		OutRefundNo: o.OutRefundNo, OrderID: o.ID, TransactionID: o.TransactionID, Amount: o.Amount,
-		Currency: o.Currency, Status: o.Status, Since: deref(o.RefundingAt), RefundedAt: o.RefundedAt, Error: o.RefundError,
+		Currency: o.Currency, Status: o.Status, Since: deref(o.RefundingAt), RefundedAt: o.RefundedAt,
+		RefundAmount: o.RefundAmount, Error: o.RefundError,
 	}
 }
 
@@ -199,7 +229,7 @@ func (r RefundRequest) ValidateReason() error {
 }
 
 // RefundProblems checks o's money side against returned, the units of its RETURN
-// ledger entries by SKU (DESIGN.md, "Refunds: goods before money"; reconcile): a
+// ledger entries by SKU (docs/design.md, "Refunds: goods before money", "Reconcile"): a
 // refund that restocked has a RETURN entry of each line's units, one that did not (or
 // an order not being refunded) has none, and no order is refunded more than it was
 // paid. It returns one line per broken rule, none when the order is in order.

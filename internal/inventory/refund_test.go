@@ -11,9 +11,9 @@ import (
 
 func TestOrderRefundStep_WhoMayRefundWhat(t *testing.T) {
 	paidAt := time.Date(2026, 11, 11, 0, 0, 0, 0, time.UTC)
-	buyer := inventory.RefundRequest{Restock: true, By: "alice"}
-	merchant := inventory.RefundRequest{Merchant: true, Restock: true, By: "arn:aws:iam::1:user/op"}
-	keep := inventory.RefundRequest{Merchant: true, By: "arn:aws:iam::1:user/op"}
+	buyer := inventory.RefundRequest{Requester: inventory.Buyer, Goods: inventory.ReturnGoods, By: "alice"}
+	merchant := inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "arn:aws:iam::1:user/op"}
+	keep := inventory.RefundRequest{Requester: inventory.Merchant, By: "arn:aws:iam::1:user/op"}
 	for _, tc := range []struct {
 		name   string
 		status inventory.Status

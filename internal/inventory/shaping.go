@@ -16,7 +16,7 @@ const ShapingWindow = 60 * time.Second
 const MaxShapingPerMinute = 100
 
 // ErrRateLimited: requests came faster than the configured rate, so this one was
-// refused and changed nothing (CONTRACT.md, 429 RATE_LIMITED): the same user's order
+// refused and changed nothing (docs/contract.md, 429 RATE_LIMITED): the same user's order
 // requests for the same SKU (POST /orders, see Shaping), or login attempts from one
 // address or with one code (POST /auth/wechat).
 var ErrRateLimited = errors.New("requests come faster than the allowed rate")

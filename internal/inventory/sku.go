@@ -82,7 +82,7 @@ func (n NewSKU) Split() map[int]int {
 	return out
 }
 
-// More SKU bounds, for the merchant API (CONTRACT.md, Merchant API).
+// More SKU bounds, for the merchant API (docs/contract.md, "Merchant API").
 const (
 	// MaxStock bounds a SKU's initial stock, a per-user limit and one adjustment's
 	// units, so that no counter sum can overflow.

@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/aws/aws-lambda-go/events"
 )
 
 // Kind is the shape of one invocation event.
@@ -97,14 +99,34 @@ func Serve[E, R any](ctx context.Context, function string, kind Kind, event json
 	return fn(ctx, ev)
 }
 
-// OnlyScheduled returns a Lambda handler that passes EventBridge scheduled events to
-// fn and refuses every other event with a *NotServedError, without calling fn.
-func OnlyScheduled[T any](function string, fn func(context.Context) (T, error)) func(context.Context, json.RawMessage) (T, error) {
-	return func(ctx context.Context, event json.RawMessage) (T, error) {
-		if kind := KindOf(event); kind != Scheduled {
-			var zero T
-			return zero, &NotServedError{Function: function, Kind: kind}
-		}
-		return fn(ctx)
+// Function is one Lambda function's handler: it serves the kinds of event the
+// function has triggers for (a nil field: none of that kind) and refuses every other
+// event with a *NotServedError, without running anything. Name is the function's short
+// name (e.g. closeOrder), used in refusals.
+type Function struct {
+	Name      string
+	HTTP      func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
+	SQS       func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
+	Scheduled func(context.Context) (any, error)
+	SNS       func(context.Context, events.SNSEvent) error
+}
+
+// Invoke handles one event as Lambda passes it (pass it to lambda.Start): an HTTP API
+// request returns its events.APIGatewayV2HTTPResponse, an SQS batch its
+// events.SQSEventResponse, a scheduled event Scheduled's result, an SNS notification
+// nothing. An event of a kind f does not serve is refused with a *NotServedError; one
+// that does not decode as its kind is an error naming the function and the kind.
+func (f *Function) Invoke(ctx context.Context, event json.RawMessage) (any, error) {
+	switch kind := KindOf(event); {
+	case kind == HTTP && f.HTTP != nil:
+		return Serve(ctx, f.Name, kind, event, f.HTTP)
+	case kind == SQS && f.SQS != nil:
+		return Serve(ctx, f.Name, kind, event, f.SQS)
+	case kind == Scheduled && f.Scheduled != nil:
+		return f.Scheduled(ctx)
+	case kind == SNS && f.SNS != nil:
+		return Serve(ctx, f.Name, kind, event, func(ctx context.Context, ev events.SNSEvent) (any, error) { return nil, f.SNS(ctx, ev) })
+	default:
+		return nil, &NotServedError{Function: f.Name, Kind: kind}
 	}
 }

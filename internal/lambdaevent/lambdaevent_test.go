@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-lambda-go/events"
 )
 
 func TestKindOf_TellsTheEventSourcesApart(t *testing.T) {
@@ -18,10 +20,10 @@ func TestKindOf_TellsTheEventSourcesApart(t *testing.T) {
 		return string(data)
 	}
 	for event, want := range map[string]Kind{
-		fixture("../closeorder/testdata/sqs-event.json"):         SQS,
-		fixture("../closeorder/testdata/scheduled-event.json"):   Scheduled,
-		fixture("../closeorder/testdata/cancel-order.json"):      HTTP,
-		fixture("../createorder/testdata/create-order.json"):     HTTP,
+		fixture("../orders/testdata/sqs-event.json"):             SQS,
+		fixture("../orders/testdata/scheduled-event.json"):       Scheduled,
+		fixture("../orders/testdata/cancel-order.json"):          HTTP,
+		fixture("../orders/testdata/create-order.json"):          HTTP,
 		fixture("../alertchat/testdata/alarm-sns-event.json"):    SNS,
 		`{"Records":[{"eventSource":"aws:s3"}]}`:                 Unknown,
 		`{"Records":[{"EventSource":"aws:sns","Sns":{}}]}`:       SNS,
@@ -35,20 +37,54 @@ func TestKindOf_TellsTheEventSourcesApart(t *testing.T) {
 	}
 }
 
-func TestOnlyScheduled_RefusesOtherEventsWithoutRunning(t *testing.T) {
+func TestFunction_RefusesEventsItHasNoTriggerForWithoutRunning(t *testing.T) {
 	runs := 0
-	h := OnlyScheduled("reconcile", func(context.Context) (int, error) { runs++; return 7, nil })
+	f := &Function{Name: "reconcile", Scheduled: func(context.Context) (any, error) { runs++; return 7, nil }}
 	for _, event := range []string{`[]`, `{}`, `{"Records":[{"eventSource":"aws:sqs"}]}`, `{"version":"2.0","routeKey":"POST /orders"}`} {
-		if _, err := h(context.Background(), json.RawMessage(event)); !errors.Is(err, ErrNotServed) {
+		if _, err := f.Invoke(context.Background(), json.RawMessage(event)); !errors.Is(err, ErrNotServed) {
 			t.Errorf("%s: %v, want ErrNotServed", event, err)
 		}
 	}
 	if runs != 0 {
 		t.Fatalf("ran %d times on foreign events", runs)
 	}
-	got, err := h(context.Background(), json.RawMessage(`{"source":"aws.events","detail-type":"Scheduled Event"}`))
+	got, err := f.Invoke(context.Background(), json.RawMessage(`{"source":"aws.events","detail-type":"Scheduled Event"}`))
 	if err != nil || got != 7 || runs != 1 {
 		t.Errorf("scheduled event: %d %v after %d runs", got, err, runs)
+	}
+}
+
+func TestFunction_HandsEachKindToItsHandler(t *testing.T) {
+	var served []string
+	f := &Function{
+		Name: "closeOrder",
+		HTTP: func(_ context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+			served = append(served, req.RouteKey)
+			return events.APIGatewayV2HTTPResponse{StatusCode: 200}, nil
+		},
+		SQS: func(_ context.Context, ev events.SQSEvent) (events.SQSEventResponse, error) {
+			served = append(served, "sqs:"+ev.Records[0].MessageId)
+			return events.SQSEventResponse{}, nil
+		},
+		SNS: func(_ context.Context, ev events.SNSEvent) error {
+			served = append(served, "sns:"+ev.Records[0].SNS.Subject)
+			return nil
+		},
+	}
+	for _, event := range []string{
+		`{"version":"2.0","routeKey":"POST /orders/{orderId}/cancel"}`,
+		`{"Records":[{"messageId":"m-1","eventSource":"aws:sqs"}]}`,
+		`{"Records":[{"EventSource":"aws:sns","Sns":{"Subject":"alarm"}}]}`,
+	} {
+		if _, err := f.Invoke(context.Background(), json.RawMessage(event)); err != nil {
+			t.Errorf("%s: %v", event, err)
+		}
+	}
+	if want := []string{"POST /orders/{orderId}/cancel", "sqs:m-1", "sns:alarm"}; strings.Join(served, ",") != strings.Join(want, ",") {
+		t.Errorf("served %q, want %q", served, want)
+	}
+	if _, err := f.Invoke(context.Background(), json.RawMessage(`{"source":"aws.events","detail-type":"Scheduled Event"}`)); !errors.Is(err, ErrNotServed) {
+		t.Errorf("scheduled event without a schedule: %v, want ErrNotServed", err)
 	}
 }
 

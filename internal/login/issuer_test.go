@@ -26,6 +26,16 @@ func testKeys(t *testing.T) idtoken.JWKSet {
 	return idtoken.JWKSet{Keys: []idtoken.JWK{jwk}}
 }
 
+// newIssuerRoutes is the issuer documents' routes behind an httpapi.Handler, as the
+// jwks function serves them.
+func newIssuerRoutes(issuer string, keys idtoken.JWKSet, log *slog.Logger) (*httpapi.Handler, error) {
+	d, err := NewDocuments(issuer, keys)
+	if err != nil {
+		return nil, err
+	}
+	return httpapi.New("jwks", log, map[string]httpapi.Route{RouteDiscovery: d.Discovery, RouteJWKS: d.JWKS}), nil
+}
+
 // discover asks h for the discovery document as the JWT authorizer does, at domain
 // with rawPath, and returns the status and the document.
 func discover(t *testing.T, h *httpapi.Handler, domain, rawPath string) (int, idtoken.Discovery) {
@@ -50,7 +60,7 @@ func discover(t *testing.T, h *httpapi.Handler, domain, rawPath string) (int, id
 // from, which is the issuer the authorizer was given (it fetches
 // <issuer>/.well-known/openid-configuration); jwks_uri follows it.
 func TestIssuerRoutes_WithoutIssuerNameTheURLTheDocumentWasFetchedFrom(t *testing.T) {
-	h, err := NewIssuerRoutes("", testKeys(t), slog.New(slog.DiscardHandler))
+	h, err := newIssuerRoutes("", testKeys(t), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +83,7 @@ func TestIssuerRoutes_WithoutIssuerNameTheURLTheDocumentWasFetchedFrom(t *testin
 
 // With an issuer (the local stack's), the document names it wherever it is fetched.
 func TestIssuerRoutes_WithIssuerNameIt(t *testing.T) {
-	h, err := NewIssuerRoutes("http://127.0.0.1:3000", testKeys(t), slog.New(slog.DiscardHandler))
+	h, err := newIssuerRoutes("http://127.0.0.1:3000", testKeys(t), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,11 +91,11 @@ func TestIssuerRoutes_WithIssuerNameIt(t *testing.T) {
 		t.Errorf("%d %+v, want issuer http://127.0.0.1:3000", status, d)
 	}
 	for _, bad := range []string{"http://example.com", "https://example.com?x=1"} {
-		if _, err := NewIssuerRoutes(bad, testKeys(t), slog.New(slog.DiscardHandler)); err == nil {
+		if _, err := newIssuerRoutes(bad, testKeys(t), slog.New(slog.DiscardHandler)); err == nil {
 			t.Errorf("issuer %q accepted", bad)
 		}
 	}
-	if _, err := NewIssuerRoutes("", idtoken.JWKSet{Keys: []idtoken.JWK{{Kid: "k", Kty: "EC"}}}, slog.New(slog.DiscardHandler)); err == nil {
+	if _, err := newIssuerRoutes("", idtoken.JWKSet{Keys: []idtoken.JWK{{Kid: "k", Kty: "EC"}}}, slog.New(slog.DiscardHandler)); err == nil {
 		t.Error("a bad key set accepted without an issuer")
 	}
 }

@@ -1,5 +1,5 @@
 // Package openapi holds the OpenAPI 3.1 document of stockguard's HTTP API: every
-// route of CONTRACT.md with its request bodies and their bounds, its answers by
+// route of docs/contract.md with its request bodies and their bounds, its answers by
 // status with the error codes each can carry, its headers and its authorization,
 // plus the issuer's discovery routes and the local runner's routes (marked
 // x-local-only). The local stack serves it at Path; package openapitest checks test

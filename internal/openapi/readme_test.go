@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // curlCommands returns every curl command of the README, in code blocks or inline code,

@@ -39,7 +39,7 @@ func (r *Reconciler) alertOn(ctx context.Context, snap *snapshot) (failed bool) 
 		}
 		r.log.LogAttrs(ctx, level, "books differ", slog.String("skuId", sku), slog.Int("units", worst),
 			slog.Float64("alertThreshold", threshold), slog.Any("differences", snap.diffs[sku]))
-		metric.EmitFor(ctx, r.log, FunctionName, "SkuId", sku, metric.Difference.Of(float64(worst)))
+		metric.EmitFor(ctx, r.log, MetricFunction, "SkuId", sku, metric.Difference.Of(float64(worst)))
 	}
 	if len(alerts) == 0 || r.alert == nil || r.cfg.Topic == "" {
 		return false
@@ -56,7 +56,7 @@ func (r *Reconciler) alertOn(ctx context.Context, snap *snapshot) (failed bool) 
 		Message:  aws.String(string(body)),
 	}); err != nil {
 		r.log.LogAttrs(ctx, slog.LevelError, "alert not published", slog.Int("alerts", len(alerts)), slog.String("error", err.Error()))
-		metric.Emit(ctx, r.log, FunctionName, metric.AlertNotPublished.Of(1))
+		metric.Emit(ctx, r.log, MetricFunction, metric.AlertNotPublished.Of(1))
 		return true
 	}
 	return false

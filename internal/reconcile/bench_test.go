@@ -17,7 +17,7 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/reconcile"
-	"github.com/stockguard/stockguard/internal/stacktest"
+	"github.com/stockguard/stockguard/internal/testing/stacktest"
 )
 
 // BenchmarkReconcile measures a reconciliation of 1,000 SKUs over a 100,000-entry
@@ -113,9 +113,9 @@ func writeHistory(b *testing.B, stack *stacktest.Stack, skus, n int, at time.Tim
 	for i := range n {
 		sku := fmt.Sprintf("sku-%04d", (i/2)%skus)
 		perSKU[sku]++
-		op, d := dynamo.OpReserve, -1
+		op, d := string(inventory.OpReserve), -1
 		if i%2 == 1 {
-			op, d = dynamo.OpRelease, 1
+			op, d = string(inventory.OpRelease), 1
 		}
 		ref := fmt.Sprintf("hist%08d", i/2)
 		pk := ref + "#" + op + "#" + sku

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // books is one SKU's ledger totals, in units.
@@ -24,12 +25,12 @@ type ledgerSums struct {
 
 // sums adds to sku's checkpoint (none on a full re-check) each shard's entries
 // stamped after the checkpoint's epoch and up to its cut's.
-func sums(sku dynamo.SKUState, cuts map[int]dynamo.ShardCut, entries []dynamo.LedgerEntry, full bool) ledgerSums {
+func sums(sku dynamo.SKUState, cuts map[int]dynamo.ShardCut, entries []dynamo.LedgerEntry, read check) ledgerSums {
 	out := ledgerSums{shards: map[int]dynamo.ShardBooks{}}
 	for _, n := range slices.Sorted(maps.Keys(cuts)) {
 		c := cuts[n]
 		b := dynamo.ShardBooks{Epoch: -1}
-		if cp := sku.Checkpoint; cp != nil && !full {
+		if cp := sku.Checkpoint; cp != nil && read == sinceCheckpoints {
 			if prev, ok := cp.Shards[n]; ok {
 				b = prev
 			}
@@ -44,11 +45,11 @@ func sums(sku dynamo.SKUState, cuts map[int]dynamo.ShardCut, entries []dynamo.Le
 			b.Available += d.Available
 			b.OnHand += d.OnHand
 			switch e.Op {
-			case dynamo.OpAdjust:
+			case inventory.OpAdjust:
 				b.Adjusted += d.OnHand
-			case dynamo.OpCommit:
+			case inventory.OpCommit:
 				b.Committed += e.Shards[n]
-			case dynamo.OpReturn:
+			case inventory.OpReturn:
 				b.Returned += e.Shards[n]
 			}
 		}

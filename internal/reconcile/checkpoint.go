@@ -17,7 +17,7 @@ func (r *Reconciler) fold(ctx context.Context, snap *snapshot) {
 	saved := true
 	for _, sku := range snap.skus {
 		sums := snap.ledger[sku.SKU]
-		if len(sums.shards) == 0 || !snap.full && sku.Checkpoint != nil && maps.Equal(sku.Checkpoint.Shards, sums.shards) {
+		if len(sums.shards) == 0 || snap.check == sinceCheckpoints && sku.Checkpoint != nil && maps.Equal(sku.Checkpoint.Shards, sums.shards) {
 			continue // nothing new: its checkpoint stands
 		}
 		prev := 0
@@ -36,7 +36,7 @@ func (r *Reconciler) fold(ctx context.Context, snap *snapshot) {
 	if cutoff := snap.now.Add(-r.cfg.Lag).Truncate(time.Minute); cutoff.After(mark.Through) {
 		mark.Through = cutoff
 	}
-	if snap.full {
+	if snap.check == fullCheck {
 		mark.FullCheck = snap.now
 	}
 	if mark == snap.mark {

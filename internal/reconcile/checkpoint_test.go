@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stockguard/stockguard/internal/dev/local"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
-	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/reconcile"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // Runs read only what was written since their checkpoint, and checkpoints stay right
@@ -150,8 +150,8 @@ func TestReconcile_HourBoundaryNewSKUAndFailedCheckpointStayClean(t *testing.T) 
 	h.Clock.Advance(59*time.Minute + 30*time.Second) // 00:59:30
 	h.Order(t, "a", `{"items":[{"skuId":"teapot","qty":1},{"skuId":"saucer","qty":1}]}`)
 	h.Clock.Advance(20 * time.Second) // 00:59:50
-	if err := store.CreateSKU(context.Background(), inventory.NewSKU{ID: "late", Name: "late", Price: 5, Stock: 40, Shards: 2}); err != nil {
-		t.Fatal(err)
+	if created, err := store.EnsureSKU(context.Background(), inventory.NewSKU{ID: "late", Name: "late", Price: 5, Stock: 40, Shards: 2}); err != nil || !created {
+		t.Fatalf("create late: %v (created %v)", err, created)
 	}
 	h.Order(t, "b", `{"items":[{"skuId":"late","qty":3}]}`)
 	check("00:59:50")

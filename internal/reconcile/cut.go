@@ -21,7 +21,7 @@ func (r *Reconciler) cut(ctx context.Context, snap *snapshot, read func(int)) er
 		cuts := map[int]dynamo.ShardCut{}
 		for _, n := range slices.Sorted(maps.Keys(sku.Shards)) {
 			mark := sku.Marks[n]
-			if cp, ok := checkpointed(sku, n); ok && !snap.full && cp.Seq == mark.Seq {
+			if cp, ok := checkpointed(sku, n); ok && snap.check == sinceCheckpoints && cp.Seq == mark.Seq {
 				cuts[n] = dynamo.ShardCut{Counters: sku.Shards[n], Epoch: cp.Epoch, Seq: cp.Seq}
 				continue
 			}
@@ -54,9 +54,21 @@ func checkpointed(sku dynamo.SKUState, n int) (dynamo.ShardBooks, bool) {
 	return b, ok
 }
 
-// fullDue reports whether this run re-reads the whole ledger: FullCheckEvery is set,
-// the run falls inside the repair window, and the last full re-check is that old.
-func (r *Reconciler) fullDue(snap *snapshot) bool {
-	return r.cfg.FullCheckEvery > 0 && r.cfg.Window.Contains(snap.now) &&
-		(snap.mark.FullCheck.IsZero() || snap.now.Sub(snap.mark.FullCheck) >= r.cfg.FullCheckEvery)
+// check is what a run trusts: the checkpoints, or nothing (a full re-check: the whole
+// ledger read, every shard cut).
+type check int
+
+const (
+	sinceCheckpoints check = iota // the checkpoints' sums, and the entries since
+	fullCheck                     // the checkpoints ignored, the whole ledger read
+)
+
+// checkDue is the check this run makes: fullCheck when FullCheckEvery is set, the run
+// falls inside the repair window, and the last full re-check is that old.
+func (r *Reconciler) checkDue(snap *snapshot) check {
+	if r.cfg.FullCheckEvery > 0 && r.cfg.Window.Contains(snap.now) &&
+		(snap.mark.FullCheck.IsZero() || snap.now.Sub(snap.mark.FullCheck) >= r.cfg.FullCheckEvery) {
+		return fullCheck
+	}
+	return sinceCheckpoints
 }

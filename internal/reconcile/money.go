@@ -11,12 +11,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
 )
 
-// The money side (DESIGN.md, "Refunds: goods before money"): per order refunded ≤
+// The money side (docs/design.md, "Refunds: goods before money"): per order refunded ≤
 // paid, RETURN entries exactly when a refund restocked, and no refund left REFUNDING
 // past RefundStuck. Its cost follows refunds, not history: the orders checked are
 // those with a RETURN entry read this run (since the watermark) and those the
@@ -26,7 +25,7 @@ import (
 func (r *Reconciler) money(ctx context.Context, snap *snapshot, rep *Report) error {
 	ids := map[string]bool{}
 	for _, e := range snap.entries {
-		if e.Op == dynamo.OpReturn {
+		if e.Op == inventory.OpReturn {
 			ids[e.Ref] = true
 		}
 	}
@@ -62,7 +61,7 @@ func (r *Reconciler) money(ctx context.Context, snap *snapshot, rep *Report) err
 // alertOnMoney logs refund problems and stuck refunds at error level, counts them in
 // the RefundProblems and RefundsOverdue metrics and publishes one SNS message.
 func (r *Reconciler) alertOnMoney(ctx context.Context, rep *Report) (failed bool) {
-	metric.Emit(ctx, r.log, FunctionName, metric.RefundProblems.Of(float64(len(rep.RefundProblems))),
+	metric.Emit(ctx, r.log, MetricFunction, metric.RefundProblems.Of(float64(len(rep.RefundProblems))),
 		metric.RefundsOverdue.Of(float64(len(rep.StuckRefunds))))
 	if len(rep.RefundProblems) == 0 && len(rep.StuckRefunds) == 0 {
 		return false
@@ -82,7 +81,7 @@ func (r *Reconciler) alertOnMoney(ctx context.Context, rep *Report) (failed bool
 		Message:  aws.String(string(body)),
 	}); err != nil {
 		r.log.LogAttrs(ctx, slog.LevelError, "alert not published", slog.String("error", err.Error()))
-		metric.Emit(ctx, r.log, FunctionName, metric.AlertNotPublished.Of(1))
+		metric.Emit(ctx, r.log, MetricFunction, metric.AlertNotPublished.Of(1))
 		return true
 	}
 	return false

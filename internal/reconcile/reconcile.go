@@ -1,5 +1,5 @@
 // Package reconcile is the reconcile function: it proves, on a schedule, that the
-// books balance (DESIGN.md, "Conservation, checked by reconcile"), alerts when they do
+// books balance (docs/design.md, "Conservation", "Reconcile"), alerts when they do
 // not, and repairs only when told to.
 //
 // # What is checked, per SKU and per shard
@@ -86,6 +86,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"log/slog"
 	"maps"
 	"slices"
@@ -98,15 +99,38 @@ import (
 
 	"github.com/stockguard/stockguard/internal/clock"
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
 )
 
-// FunctionName is the Function dimension of reconcile's metrics.
-const FunctionName = "reconcile"
+// MetricFunction is the Function dimension of reconcile's metrics, whichever function runs
+// it (the schedule's, or the merchant API's POST /admin/reconcile): one metric per alarm.
+const MetricFunction = "reconcile"
 
 // Publisher sends alert messages; *sns.Client is one (Amazon SNS API Reference, Publish).
 type Publisher interface {
 	Publish(ctx context.Context, in *sns.PublishInput, optFns ...func(*sns.Options)) (*sns.PublishOutput, error)
+}
+
+// Books is what reconcile reads and writes in the store (dynamo.Store): the counters
+// and checkpoints of every SKU, each active shard's cut, the ledger since the
+// watermark (or whole), the open orders, the refunds under way and their RETURN
+// entries, and what a run writes back (checkpoints, watermark, repairs, releases of
+// overdue orders, its report).
+type Books interface {
+	Stock(ctx context.Context, read func(items int)) ([]dynamo.SKUState, dynamo.Watermark, error)
+	Cut(ctx context.Context, sku string, n int) (dynamo.ShardCut, error)
+	LedgerSince(ctx context.Context, after, until time.Time, read func(items int)) iter.Seq2[dynamo.LedgerEntry, error]
+	LedgerAll(ctx context.Context, read func(items int)) iter.Seq2[dynamo.LedgerEntry, error]
+	OpenOrders(ctx context.Context, read func(items int)) iter.Seq2[dynamo.OpenOrder, error]
+	RefundingBefore(ctx context.Context, before time.Time) iter.Seq2[string, error]
+	Lookup(ctx context.Context, id string) (*inventory.Order, error)
+	Returned(ctx context.Context, order *inventory.Order) (map[string]int, error)
+	Release(ctx context.Context, order *inventory.Order, reason inventory.CancelReason) (*inventory.Order, bool, error)
+	SaveCheckpoint(ctx context.Context, cp dynamo.Checkpoint, prev int) error
+	SaveWatermark(ctx context.Context, w dynamo.Watermark, prev time.Time) error
+	Repair(ctx context.Context, run, sku, reason string, fixes []dynamo.ShardFix) error
+	SaveReport(ctx context.Context, report []byte) error
 }
 
 // Config tunes a Reconciler. Zero values take the defaults.
@@ -207,7 +231,7 @@ type Repaired struct {
 }
 
 // Report is a run's result, logged as one structured line and returned as JSON
-// (CONTRACT.md, POST /_local/invoke/reconcile).
+// (docs/contract.md, "Merchant API").
 type Report struct {
 	SKUsChecked   int          `json:"skusChecked"`
 	Differences   []Difference `json:"differences"`   // empty when the books balance
@@ -231,7 +255,7 @@ type Report struct {
 
 // Reconciler runs reconciliations.
 type Reconciler struct {
-	store *dynamo.Store
+	store Books
 	alert Publisher
 	log   *slog.Logger
 	cfg   Config
@@ -239,7 +263,7 @@ type Reconciler struct {
 
 // New returns a Reconciler over store that publishes alerts with alert (nil: none)
 // and logs JSON lines (and EMF metrics) to log.
-func New(store *dynamo.Store, alert Publisher, log *slog.Logger, cfg Config) *Reconciler {
+func New(store Books, alert Publisher, log *slog.Logger, cfg Config) *Reconciler {
 	if cfg.AlertUnits <= 0 {
 		cfg.AlertUnits = 5
 	}
@@ -268,7 +292,7 @@ func New(store *dynamo.Store, alert Publisher, log *slog.Logger, cfg Config) *Re
 type snapshot struct {
 	skus      []dynamo.SKUState
 	mark      dynamo.Watermark
-	full      bool                               // a full re-check: checkpoints ignored, the whole ledger read
+	check     check                              // a full re-check or from the checkpoints
 	cuts      map[string]map[int]dynamo.ShardCut // SKU → shard → the shard at its cut
 	entries   []dynamo.LedgerEntry               // read this pass: after the watermark (all, the first time)
 	bySKU     map[string][]dynamo.LedgerEntry    // the same, by SKU
@@ -353,7 +377,7 @@ func (r *Reconciler) pass(ctx context.Context, read func(int)) (*snapshot, error
 	if snap.skus, snap.mark, err = r.store.Stock(ctx, read); err != nil {
 		return nil, err
 	}
-	snap.full = r.fullDue(snap)
+	snap.check = r.checkDue(snap)
 	if err := r.cut(ctx, snap, read); err != nil {
 		return nil, err
 	}
@@ -383,7 +407,7 @@ func (r *Reconciler) conclude(ctx context.Context, snap *snapshot, read func(int
 	snap.entries, snap.bySKU, snap.ledger = nil, map[string][]dynamo.LedgerEntry{}, map[string]ledgerSums{}
 	snap.diffs, snap.fixes, snap.unfixable, snap.short = map[string][]Difference{}, map[string][]dynamo.ShardFix{}, nil, false
 	entries := r.store.LedgerAll(ctx, read)
-	if w := snap.mark.Through; !snap.full && !snap.scan && !w.IsZero() && snap.now.Sub(w) <= maxCatchUp {
+	if w := snap.mark.Through; snap.check == sinceCheckpoints && !snap.scan && !w.IsZero() && snap.now.Sub(w) <= maxCatchUp {
 		entries = r.store.LedgerSince(ctx, w, snap.now.Add(clockAhead), read)
 	}
 	for e, err := range entries {
@@ -394,7 +418,7 @@ func (r *Reconciler) conclude(ctx context.Context, snap *snapshot, read func(int
 		snap.bySKU[e.SKU] = append(snap.bySKU[e.SKU], e)
 	}
 	for _, sku := range snap.skus {
-		l := sums(sku, snap.cuts[sku.SKU], snap.bySKU[sku.SKU], snap.full)
+		l := sums(sku, snap.cuts[sku.SKU], snap.bySKU[sku.SKU], snap.check)
 		snap.ledger[sku.SKU] = l
 		snap.short = snap.short || len(l.short) > 0
 		r.check(snap, sku)
@@ -410,8 +434,8 @@ func (r *Reconciler) logReport(ctx context.Context, rep *Report, snap *snapshot)
 	r.log.LogAttrs(ctx, level, "reconcile", slog.Int("skusChecked", rep.SKUsChecked), slog.Any("differences", rep.Differences),
 		slog.Any("overdueOrders", rep.OverdueOrders), slog.Any("refundProblems", rep.RefundProblems), slog.Any("stuckRefunds", rep.StuckRefunds), slog.Any("repaired", rep.Repaired), slog.Any("unrepairable", rep.Unrepaired),
 		slog.Int("itemsRead", rep.ItemsRead), slog.Int("ledgerEntriesRead", len(snap.entries)),
-		slog.Time("watermark", snap.mark.Through), slog.Bool("fullCheck", snap.full), slog.Int64("durationMs", rep.DurationMs))
-	metric.Emit(ctx, r.log, FunctionName,
+		slog.Time("watermark", snap.mark.Through), slog.Bool("fullCheck", snap.check == fullCheck), slog.Int64("durationMs", rep.DurationMs))
+	metric.Emit(ctx, r.log, MetricFunction,
 		metric.SKUsChecked.Of(float64(rep.SKUsChecked)),
 		metric.Differences.Of(float64(len(rep.Differences))),
 		metric.OverduePending.Of(float64(len(rep.OverdueOrders))),

@@ -20,12 +20,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
+	"github.com/stockguard/stockguard/internal/dev/local"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
-	"github.com/stockguard/stockguard/internal/local"
 	"github.com/stockguard/stockguard/internal/reconcile"
-	"github.com/stockguard/stockguard/internal/stacktest"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/stacktest"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // These tests run the whole local stack (embedded DynamoDB, tables and functions from
@@ -166,7 +166,7 @@ func TestReconcile_ReportsEachInjectedDriftAndRepairsItOnce(t *testing.T) {
 		{"ledger entry deleted", func(t *testing.T, h *stacktest.Stack) {
 			var key string
 			for _, it := range h.Scan(t, h.Tables.StockLog) {
-				if it["op"] == dynamo.OpReserve && it["skuId"] == "teapot" {
+				if it["op"] == string(inventory.OpReserve) && it["skuId"] == "teapot" {
 					key = it["pk"].(string)
 				}
 			}
@@ -209,7 +209,7 @@ func TestReconcile_ReportsEachInjectedDriftAndRepairsItOnce(t *testing.T) {
 			}
 			repairs := 0
 			for _, it := range h.Scan(t, h.Tables.StockLog) {
-				if it["op"] == dynamo.OpRepair {
+				if it["op"] == string(inventory.OpRepair) {
 					repairs++
 				}
 			}
@@ -293,7 +293,7 @@ func TestReconcile_OverdueOrderIsReportedAndReleasedThroughCloseOrdersPath(t *te
 	lines, _ := h.Log.Lines()
 	var lags []any
 	for _, l := range lines {
-		if v, ok := l["ReleaseLag"]; ok && l["Function"] == reconcile.FunctionName {
+		if v, ok := l["ReleaseLag"]; ok && l["Function"] == reconcile.MetricFunction {
 			lags = append(lags, v)
 		}
 	}

@@ -71,7 +71,7 @@ func (r *Reconciler) releaseAllOverdue(ctx context.Context, snap *snapshot) []Re
 			lagMs = append(lagMs, float64(order.CancelledAt.Sub(order.ExpiresAt).Milliseconds()))
 		}
 	}
-	metric.Emit(ctx, r.log, FunctionName, metric.ReleaseLag.Of(lagMs...))
+	metric.Emit(ctx, r.log, MetricFunction, metric.ReleaseLag.Of(lagMs...))
 	return done
 }
 
@@ -86,5 +86,5 @@ func (r *Reconciler) releaseOverdue(ctx context.Context, id string) (*inventory.
 	if order.PrepayID != "" {
 		return nil, false, fmt.Errorf("order %s has a WeChat Pay order: closeOrder must ask WeChat Pay before releasing it", id)
 	}
-	return r.store.ExpireOrder(ctx, order)
+	return r.store.Release(ctx, order, inventory.CancelTimeout)
 }

@@ -16,9 +16,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/reconcile"
-	"github.com/stockguard/stockguard/internal/stacktest"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/stacktest"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // Repair changes the books only when it is safe: inside its window, when exactly one side
@@ -166,7 +167,7 @@ func TestReconcile_OverlappingRunsRepairTheLedgerOnce(t *testing.T) {
 	}
 	repairs := 0
 	for _, it := range h.Scan(t, h.Tables.StockLog) {
-		if it["op"] == dynamo.OpRepair {
+		if it["op"] == string(inventory.OpRepair) {
 			repairs++
 		}
 	}

@@ -21,8 +21,8 @@ const (
 	CheckSoldWithinStocked                      // Σ COMMIT − Σ RETURN ≤ Σ ADJUST
 )
 
-// checkNames are the rule names of the JSON report (CONTRACT.md, POST
-// /_local/invoke/reconcile: differences[].rule).
+// checkNames are the rule names of the JSON report (docs/contract.md,
+// "Merchant API": differences[].rule).
 var checkNames = map[Check]string{
 	CheckShards:                "shards",
 	CheckAvailable:             "available",

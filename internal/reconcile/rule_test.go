@@ -7,7 +7,7 @@ import (
 	"github.com/stockguard/stockguard/internal/reconcile"
 )
 
-// The report's rule strings are the contract's (CONTRACT.md, POST /_local/invoke/reconcile).
+// The report's rule strings are the contract's (docs/contract.md, "Merchant API").
 func TestRule_WritesAndReadsTheContractNames(t *testing.T) {
 	for _, tc := range []struct {
 		rule reconcile.Rule

@@ -70,7 +70,7 @@ const (
 var (
 	// ErrUnavailable: WeChat Pay could not be reached, timed out, or answered 5xx or 429;
 	// the call may or may not have taken effect and may be retried with the same
-	// parameters. CONTRACT.md: 503 BUSY with Retry-After.
+	// parameters. docs/contract.md: 503 BUSY with Retry-After.
 	ErrUnavailable = errors.New("wechatpay: WeChat Pay unavailable")
 
 	// ErrInvalidArgument: a Client method was called with an argument WeChat Pay would
@@ -267,7 +267,7 @@ var beijing = time.FixedZone("CST", 8*60*60)
 
 // CheckOutTradeNo returns an error wrapping ErrInvalidArgument unless s is a valid
 // out_trade_no: 6..32 characters of [0-9A-Za-z_-|*] ("JSAPI下单"). stockguard's order ids
-// (CONTRACT.md: 6–32 of [0-9A-Za-z_-]) always are.
+// (docs/contract.md, "Conventions": 6–32 of [0-9A-Za-z_-]) always are.
 func CheckOutTradeNo(s string) error {
 	if len(s) < minOutTradeNoLen || len(s) > maxOutTradeNoLen {
 		return fmt.Errorf("%w: out_trade_no must be %d..%d characters, got %d", ErrInvalidArgument, minOutTradeNoLen, maxOutTradeNoLen, len(s))
@@ -372,7 +372,7 @@ func (c *Client) CloseOrder(ctx context.Context, outTradeNo string) error {
 }
 
 // PaymentParams are the arguments of wx.requestPayment for a prepay_id ("JSAPI调起支付"),
-// with the JSON names CONTRACT.md answers for POST /orders/{orderId}/pay.
+// with the JSON names POST /orders/{orderId}/pay answers (docs/contract.md).
 type PaymentParams struct {
 	TimeStamp string `json:"timeStamp"` // Unix seconds, decimal string
 	NonceStr  string `json:"nonceStr"`  // random, 26 characters of [A-Z2-7]

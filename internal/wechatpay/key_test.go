@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 

@@ -1,5 +1,5 @@
 // Package wechatpay verifies, decrypts and parses WeChat Pay APIv3 payment notifications
-// (POST /payments/wechatpay/notify in CONTRACT.md) with the standard library only.
+// (docs/contract.md, "POST /payments/wechatpay/notify") with the standard library only.
 //
 // The rules come from the WeChat Pay APIv3 docs: "签名验证" (signature verification:
 // SHA256 with RSA, PKCS #1 v1.5, over timestamp\nnonce\nbody\n, key chosen by
@@ -46,8 +46,8 @@ const SignatureType = "WECHATPAY2-SHA256-RSA2048"
 const SignTestPrefix = "WECHATPAY/SIGNTEST/"
 
 // DefaultMaxSkew is the largest distance, either direction, between Wechatpay-Timestamp
-// and the verifier's clock that Parse accepts when Config.MaxSkew is zero (CONTRACT.md:
-// 5 minutes; "签名验证" recommends rejecting timestamps older than that).
+// and the verifier's clock that Parse accepts when Config.MaxSkew is zero (docs/contract.md,
+// "POST /payments/wechatpay/notify": 5 minutes; "签名验证" recommends rejecting timestamps older than that).
 const DefaultMaxSkew = 5 * time.Minute
 
 // MaxBodyBytes is the largest notification body Parse accepts, in bytes (64 KiB); larger
@@ -78,17 +78,17 @@ var (
 	// ErrVerification: the notification cannot be shown to come from WeChat Pay unchanged —
 	// a missing or malformed header, bad base64 in Wechatpay-Signature, a sign-test probe,
 	// a timestamp outside MaxSkew, an unknown Wechatpay-Serial, a bad signature, or a
-	// resource whose AES-GCM tag does not verify under the APIv3 key. CONTRACT.md: 401.
+	// resource whose AES-GCM tag does not verify under the APIv3 key. The notify routes: 401.
 	ErrVerification = errors.New("wechatpay: verification failed")
 
 	// ErrMalformed: the body is larger than MaxBodyBytes, or the verified body or the
 	// decrypted resource is not the documented JSON shape (including an algorithm other than
 	// AEAD_AES_256_GCM, a resource type other than encrypt-resource/transaction, an unknown
-	// trade_state). CONTRACT.md: 400.
+	// trade_state). The notify routes: 400.
 	ErrMalformed = errors.New("wechatpay: malformed notification")
 
 	// ErrMerchantMismatch: a genuine notification whose transaction mchid or appid is not the
-	// configured merchant's. CONTRACT.md: 400.
+	// configured merchant's. The notify routes: 400.
 	ErrMerchantMismatch = errors.New("wechatpay: notification is for another merchant")
 
 	// ErrUnknownSerial: the Wechatpay-Serial of a notification or answer names no

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
 )

@@ -1,7 +1,7 @@
 // Package wxlogin exchanges a WeChat mini-program login code (wx.login) for the buyer's
 // openid through WeChat's code2Session API ("小程序登录", auth.code2Session:
 // GET https://api.weixin.qq.com/sns/jscode2session?appid&secret&js_code&grant_type=authorization_code).
-// It is the first half of POST /auth/wechat (CONTRACT.md); package idtoken is the second.
+// It is the first half of POST /auth/wechat (docs/contract.md); package idtoken is the second.
 //
 // The session_key WeChat returns is never kept, returned or logged: the answer is decoded
 // into a struct without that field, and no error quotes the answer, the request URL (it
@@ -56,12 +56,12 @@ const (
 
 var (
 	// ErrUnauthorized: the code is empty, too long, not printable ASCII, unknown, expired,
-	// already used, or its user is barred (errcode 40029, 40163, 40226). CONTRACT.md: 401
-	// UNAUTHORIZED.
+	// already used, or its user is barred (errcode 40029, 40163, 40226). docs/contract.md:
+	// 401 UNAUTHORIZED.
 	ErrUnauthorized = errors.New("wxlogin: login code refused")
 
 	// ErrBusy: WeChat could not be reached, timed out, answered 5xx, or answered errcode -1
-	// (busy) or 45011 (rate limited). CONTRACT.md: 503 BUSY.
+	// (busy) or 45011 (rate limited). docs/contract.md: 503 BUSY.
 	ErrBusy = errors.New("wxlogin: WeChat busy or unreachable")
 )
 

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 	"github.com/stockguard/stockguard/internal/wxlogin"
 	"github.com/stockguard/stockguard/internal/wxlogin/wxlogintest"
 )

@@ -31,7 +31,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stockguard/stockguard/internal/teamchat"
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // Failure is a way a Receiver fails on purpose (see FailNext).
@@ -175,28 +175,12 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.refuse(w, "Content-Type "+ct+", want application/json")
 		return
 	}
-	var got Received
-	var why string
-	switch r.kind {
-	case teamchat.WeCom:
-		got, why = weCom(body)
-	case teamchat.DingTalk:
-		if why = r.dingTalkSigned(req); why != "" {
-			r.refuseCode(w, 310000, why)
-			return
-		}
-		got, why = dingTalk(body)
-	case teamchat.Feishu:
-		var signed bool
-		got, why, signed = r.feishu(body)
-		if !signed {
-			r.refuseCode(w, 19021, why)
-			return
-		}
-	case teamchat.Slack:
-		got, why = slack(body)
-	}
-	if why != "" {
+	got, why, code := r.check(req, body)
+	switch {
+	case code != 0:
+		r.refuseCode(w, code, why)
+		return
+	case why != "":
 		r.refuse(w, why)
 		return
 	}
@@ -214,6 +198,28 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r.ok(w)
+}
+
+// check reads body as the Receiver's kind of bot does: the message, or why it is
+// refused, with the service's code for a refused signature (0 otherwise).
+func (r *Receiver) check(req *http.Request, body []byte) (got Received, why string, code int) {
+	switch r.kind {
+	case teamchat.WeCom:
+		got, why = weCom(body)
+	case teamchat.DingTalk:
+		if why = r.dingTalkSigned(req); why != "" {
+			return Received{}, why, 310000
+		}
+		got, why = dingTalk(body)
+	case teamchat.Feishu:
+		var signed bool
+		if got, why, signed = r.feishu(body); !signed {
+			return Received{}, why, 19021
+		}
+	case teamchat.Slack:
+		got, why = slack(body)
+	}
+	return got, why, 0
 }
 
 // issued reports whether req is for the webhook URL this Receiver issued: its path,
@@ -433,40 +439,12 @@ func (r *Receiver) feishu(body []byte) (got Received, why string, signed bool) {
 	if len(body) > teamchat.FeishuMaxBodyBytes {
 		return Received{}, fmt.Sprintf("body is %d bytes, over 20 KB", len(body)), true
 	}
-	type element struct {
-		Tag    string `json:"tag"`
-		Text   string `json:"text"`
-		Href   string `json:"href"`
-		UserID string `json:"user_id"`
-	}
-	var m struct {
-		Timestamp string `json:"timestamp"`
-		Sign      string `json:"sign"`
-		MsgType   string `json:"msg_type"`
-		Content   struct {
-			Text *string `json:"text"`
-			Post map[string]struct {
-				Title   string      `json:"title"`
-				Content [][]element `json:"content"`
-			} `json:"post"`
-		} `json:"content"`
-	}
+	var m feishuMessage
 	if why := strict(body, &m); why != "" {
 		return Received{}, why, true
 	}
-	if r.secret != "" {
-		secs, err := strconv.ParseInt(m.Timestamp, 10, 64)
-		if err != nil {
-			return Received{}, "sign match fail: no timestamp", false
-		}
-		if d := r.now().Sub(time.Unix(secs, 0)); d > signWindow || d < -signWindow {
-			return Received{}, "sign match fail or timestamp is not within one hour from current time", false
-		}
-		mac := hmac.New(sha256.New, []byte(m.Timestamp+"\n"+r.secret))
-		got, err := base64.StdEncoding.DecodeString(m.Sign)
-		if err != nil || !hmac.Equal(got, mac.Sum(nil)) {
-			return Received{}, "sign match fail or timestamp is not within one hour from current time", false
-		}
+	if why := r.feishuSigned(m.Timestamp, m.Sign); why != "" {
+		return Received{}, why, false
 	}
 	switch {
 	case m.MsgType == "text" && m.Content.Text != nil && m.Content.Post == nil:
@@ -477,26 +455,76 @@ func (r *Receiver) feishu(body []byte) (got Received, why string, signed bool) {
 			if lang != "zh_cn" && lang != "en_us" && lang != "ja_jp" {
 				return Received{}, "post language " + lang, true
 			}
-			lines := []string{post.Title}
-			for _, paragraph := range post.Content {
-				var line strings.Builder
-				for _, e := range paragraph {
-					switch {
-					case e.Tag == "text" && e.Text != "", e.Tag == "a" && e.Text != "" && strings.HasPrefix(e.Href, "http"), e.Tag == "at" && e.UserID != "":
-					default:
-						return Received{}, fmt.Sprintf("post element %+v", e), true
-					}
-					line.WriteString(e.Text)
-				}
-				lines = append(lines, line.String())
-			}
-			if post.Title == "" || len(post.Content) == 0 {
-				return Received{}, "post without title or content", true
-			}
-			return Received{Title: post.Title, Text: strings.Join(lines, "\n")}, "", true
+			got, why := readFeishuPost(post)
+			return got, why, true
 		}
 	}
 	return Received{}, fmt.Sprintf("msg_type %q with the wrong or no content", m.MsgType), true
+}
+
+// feishuMessage is a Feishu custom bot message: text, or a post in one language.
+type feishuMessage struct {
+	Timestamp string `json:"timestamp"`
+	Sign      string `json:"sign"`
+	MsgType   string `json:"msg_type"`
+	Content   struct {
+		Text *string               `json:"text"`
+		Post map[string]feishuPost `json:"post"`
+	} `json:"content"`
+}
+
+// feishuPost is a post's title and paragraphs of elements.
+type feishuPost struct {
+	Title   string `json:"title"`
+	Content [][]struct {
+		Tag    string `json:"tag"`
+		Text   string `json:"text"`
+		Href   string `json:"href"`
+		UserID string `json:"user_id"`
+	} `json:"content"`
+}
+
+// feishuSigned checks a signing bot's timestamp and sign ("" when the bot has no
+// secret or they hold): why they fail, else "".
+func (r *Receiver) feishuSigned(timestamp, sign string) string {
+	if r.secret == "" {
+		return ""
+	}
+	secs, err := strconv.ParseInt(timestamp, 10, 64)
+	if err != nil {
+		return "sign match fail: no timestamp"
+	}
+	if d := r.now().Sub(time.Unix(secs, 0)); d > signWindow || d < -signWindow {
+		return "sign match fail or timestamp is not within one hour from current time"
+	}
+	mac := hmac.New(sha256.New, []byte(timestamp+"\n"+r.secret))
+	got, err := base64.StdEncoding.DecodeString(sign)
+	if err != nil || !hmac.Equal(got, mac.Sum(nil)) {
+		return "sign match fail or timestamp is not within one hour from current time"
+	}
+	return ""
+}
+
+// readFeishuPost reads a post: its title and its lines (the text of each paragraph's
+// elements: text, links, mentions), or why it is refused.
+func readFeishuPost(post feishuPost) (Received, string) {
+	lines := []string{post.Title}
+	for _, paragraph := range post.Content {
+		var line strings.Builder
+		for _, e := range paragraph {
+			switch {
+			case e.Tag == "text" && e.Text != "", e.Tag == "a" && e.Text != "" && strings.HasPrefix(e.Href, "http"), e.Tag == "at" && e.UserID != "":
+			default:
+				return Received{}, fmt.Sprintf("post element %+v", e)
+			}
+			line.WriteString(e.Text)
+		}
+		lines = append(lines, line.String())
+	}
+	if post.Title == "" || len(post.Content) == 0 {
+		return Received{}, "post without title or content"
+	}
+	return Received{Title: post.Title, Text: strings.Join(lines, "\n")}, ""
 }
 
 // slack checks a Slack incoming webhook message: a text of at most 40,000 characters.

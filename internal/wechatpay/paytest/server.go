@@ -17,7 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 	"github.com/stockguard/stockguard/internal/wxapi"
 	"github.com/stockguard/stockguard/internal/wxapi/wxapitest"
 )

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/stockguard/stockguard/internal/testkit"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 	"github.com/stockguard/stockguard/internal/wxlogin"
 )
 

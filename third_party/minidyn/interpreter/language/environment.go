@@ -152,8 +152,15 @@ func (e *Environment) Compact() {
 	}
 }
 
-// Apply assigns the environment field to the item
+// Apply assigns the environment field to the item, and takes off the item the
+// attributes the update removed (stockguard patch: see PATCHES.md)
 func (e *Environment) Apply(item map[string]*types.Item, aliases map[string]string, exclude map[string]bool) {
+	for k := range item {
+		if _, ok := e.store[k]; !ok {
+			delete(item, k)
+		}
+	}
+
 	for k, v := range e.store {
 		if _, ok := exclude[k]; ok {
 			continue

@@ -1,0 +1,170 @@
+package local_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/dev/local"
+	"github.com/stockguard/stockguard/internal/idtoken"
+	"github.com/stockguard/stockguard/internal/login"
+	"github.com/stockguard/stockguard/internal/testing/openapitest"
+	"github.com/stockguard/stockguard/internal/wxlogin/wxlogintest"
+)
+
+func TestLogin_TokenIsAcceptedAndCarriesTheOpenID(t *testing.T) {
+	stack, _, logs := payStack(t)
+	token := signIn(t, stack, "alice")
+	id := placeOrder(t, stack, token, 1)
+	// The token's sub is the openid: the order belongs to o-alice, as X-User-Id shows.
+	req := httptest.NewRequest("GET", "/orders/"+id, nil)
+	req.Header.Set("X-User-Id", "o-alice")
+	rec := httptest.NewRecorder()
+	stack.API.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Errorf("order read as o-alice: %d", rec.Code)
+	}
+	lines, err := logs.Lines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range lines {
+		if text := strings.ToLower(mustJSON(t, l)); strings.Contains(text, "session_key") || strings.Contains(text, "sessionkey") {
+			t.Errorf("a log line carries the session key: %s", text)
+		}
+	}
+}
+
+func TestLogin_RefusesBadCodesAndAnswersBusyWhenWeChatFails(t *testing.T) {
+	stack, _, _ := payStack(t)
+	for _, tc := range []struct {
+		name, body string
+		fail       wxlogintest.Failure
+		status     int
+		code       string
+	}{
+		{"unknown code", `{"code":"nope"}`, wxlogintest.FailNone, 401, "UNAUTHORIZED"},
+		{"empty code", `{"code":""}`, wxlogintest.FailNone, 400, "INVALID_REQUEST"},
+		{"unknown field", `{"code":"test-x","sessionKey":"k"}`, wxlogintest.FailNone, 400, "INVALID_REQUEST"},
+		{"WeChat busy", `{"code":"test-busy"}`, wxlogintest.FailBusy, 503, "BUSY"},
+		{"WeChat down", `{"code":"test-down"}`, wxlogintest.FailServerError, 503, "BUSY"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stack.LoginServer.SetFailure(tc.fail)
+			defer stack.LoginServer.SetFailure(wxlogintest.FailNone)
+			ctx := context.Background()
+			if tc.code == "INVALID_REQUEST" { // a body the route does not take, on purpose
+				ctx = openapitest.OutsideContract(ctx, tc.name)
+			}
+			status, body, _ := apiWith(ctx, stack, "POST", "/auth/wechat", "", tc.body)
+			if status != tc.status || body["code"] != tc.code {
+				t.Errorf("%d %v, want %d %s", status, body, tc.status, tc.code)
+			}
+			if msg, _ := body["message"].(string); tc.status == 401 && !strings.Contains(msg, "wx.login") {
+				t.Errorf("a refused code answers %q; it should tell the buyer to call wx.login again", msg)
+			}
+		})
+	}
+	signIn(t, stack, "used")
+	if status, body, _ := api(stack, "POST", "/auth/wechat", "", `{"code":"test-used"}`); status != 401 {
+		t.Errorf("a used code: %d %v, want 401", status, body)
+	}
+}
+
+func TestLogin_IsRateShapedPerCodeAndPerIP(t *testing.T) {
+	stack, clock, _ := payStack(t)
+	calls := stack.LoginServer.Calls()
+	for i := range login.CodeLimit + 2 {
+		status, body, h := api(stack, "POST", "/auth/wechat", "", `{"code":"bad-code"}`)
+		want := http.StatusUnauthorized
+		if i >= login.CodeLimit {
+			want = http.StatusTooManyRequests
+		}
+		if status != want || (want == 429 && (body["code"] != "RATE_LIMITED" || h.Get("Retry-After") == "")) {
+			t.Errorf("try %d: %d %v, want %d", i+1, status, body, want)
+		}
+	}
+	if got := stack.LoginServer.Calls() - calls; got != login.CodeLimit {
+		t.Errorf("WeChat called %d times, want %d", got, login.CodeLimit)
+	}
+	clock.Advance(login.AttemptWindow)
+	refused := 0
+	for i := range login.IPLimit + 5 {
+		status, _, _ := api(stack, "POST", "/auth/wechat", "", `{"code":"test-ip`+itoa(i)+`"}`)
+		if status == http.StatusTooManyRequests {
+			refused++
+		}
+	}
+	if refused != 5 {
+		t.Errorf("%d logins from one IP refused, want 5", refused)
+	}
+}
+
+func TestLogin_GatewayChecksTokensLikeTheJWTAuthorizer(t *testing.T) {
+	stack, clock, _ := payStack(t)
+	token := signIn(t, stack, "alice")
+	other, err := idtoken.GenerateKeySigner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	forger, err := idtoken.NewIssuer(idtoken.IssuerConfig{Issuer: local.DefaultIssuer, Audience: local.LocalAppID, KeyID: "SigningKey", Now: clock.Now}, other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged, err := forger.Issue(context.Background(), "o-alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"items":[{"skuId":"cup-01","qty":1}]}`
+	if status, _, _ := api(stack, "POST", "/orders", forged.Token, body); status != http.StatusUnauthorized {
+		t.Errorf("a token signed by another key: %d, want 401", status)
+	}
+	clock.Advance(7200 * time.Second)
+	if status, _, _ := api(stack, "POST", "/orders", token, body); status != http.StatusUnauthorized {
+		t.Errorf("an expired token: %d, want 401", status)
+	}
+	wantAvailable(t, stack, 10) // after refused requests
+}
+
+func TestLogin_IssuerServesDiscoveryAndKeys(t *testing.T) {
+	stack, clock, _ := payStack(t)
+	srv := httptest.NewServer(stack.API)
+	defer srv.Close()
+	keys, err := idtoken.FetchJWKS(context.Background(), srv.Client(), srv.URL)
+	if err == nil {
+		t.Fatalf("discovery at %s claims issuer %s; want a mismatch refused", srv.URL, local.DefaultIssuer)
+	}
+	// The documents name the configured issuer; fetched from it, they verify the tokens.
+	status, doc, _ := api(stack, "GET", idtoken.DiscoveryPath, "", "")
+	if status != http.StatusOK || doc["issuer"] != local.DefaultIssuer || doc["jwks_uri"] != local.DefaultIssuer+idtoken.JWKSPath {
+		t.Fatalf("discovery: %d %v", status, doc)
+	}
+	rec := httptest.NewRecorder()
+	stack.API.ServeHTTP(rec, httptest.NewRequest("GET", idtoken.JWKSPath, nil))
+	if err := jsonUnmarshal(rec.Body.Bytes(), &keys); err != nil || len(keys.Keys) != 1 {
+		t.Fatalf("JWK set: %v %s", err, rec.Body)
+	}
+	v, err := idtoken.NewVerifier(idtoken.VerifierConfig{Issuer: local.DefaultIssuer, Audiences: []string{local.LocalAppID}, Keys: keys, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claims, err := v.Verify(signIn(t, stack, "zoe"))
+	if err != nil || claims.Subject != "o-zoe" {
+		t.Errorf("verify with the published keys: %v %v", claims, err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

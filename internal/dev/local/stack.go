@@ -1,0 +1,564 @@
+package local
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sns"
+
+	"github.com/stockguard/stockguard/internal/dev/sam"
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/idtoken"
+	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/openapi"
+	"github.com/stockguard/stockguard/internal/reconcile"
+	"github.com/stockguard/stockguard/internal/refunds"
+	"github.com/stockguard/stockguard/internal/teamchat"
+	"github.com/stockguard/stockguard/internal/wechatpay"
+	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
+	"github.com/stockguard/stockguard/internal/wxlogin/wxlogintest"
+)
+
+// StackConfig configures Start. Zero values take the defaults noted.
+type StackConfig struct {
+	// Template is the path of template.yaml; tables, queues, routes and each
+	// function's environment come from it.
+	Template string
+	// DynamoDBAddr is where the DynamoDB API listens; default "127.0.0.1:0" (a free port).
+	DynamoDBAddr string
+	// SQSAddr is where the SQS API listens; "" starts no SQS server (goaws keeps
+	// global state, so only one may run per process).
+	SQSAddr string
+	// PaymentTimeout, when positive, replaces the template's PAYMENT_TIMEOUT_SECONDS.
+	PaymentTimeout time.Duration
+	// Logger receives the functions' and the gateway's JSON logs; default: discarded.
+	Logger *slog.Logger
+	// DynamoDBWrap wraps the DynamoDB server's handler (tests inject faults with it).
+	DynamoDBWrap Middleware
+	// APIWrap, when set, wraps every handler of API that answers a request: the
+	// gateway (so also the requests the stack sends it itself: the seed's POST
+	// /admin/skus, the stand-in's notifications) and each local-only route. Tests check
+	// the traffic against the OpenAPI document with it (openapitest.Checker.Wrap).
+	APIWrap Middleware
+	// DynamoDBOptions are applied to the stack's DynamoDB client after
+	// dynamo.ClientOptions (tests count requests with them).
+	DynamoDBOptions []func(*dynamodb.Options)
+	// SQSWrap wraps the SQS server's handler, as DynamoDBWrap does DynamoDB's (load
+	// tools count and delay the queue's requests with it).
+	SQSWrap Middleware
+	// WrapFunction, when set, wraps each function's handler by logical id once it is
+	// built, before the gateway, the pollers and the schedules are given it: load
+	// tools put a model of Lambda's concurrency in front of the functions with it. A
+	// wrapper's error is the invocation's error (the gateway answers 500, a poller
+	// leaves the batch on the queue).
+	WrapFunction func(function string, h lambda.Handler) lambda.Handler
+	// Slowdown s > 1 runs the functions on a clock s times slower, as a load tool's
+	// model of AWS does (internal/dev/ddblimits): each invocation's deadline (the
+	// template's Timeout) and the stores' catalog cache TTL last s times longer. The
+	// payment timeout is PaymentTimeout's business.
+	Slowdown float64
+	// InProcess has the stack's DynamoDB and SQS clients call the embedded servers'
+	// handlers in this process instead of over loopback TCP (the same requests and
+	// answers, byte for byte): load tools that would otherwise spend much of their
+	// CPU on sockets set it. The servers still listen for outside clients.
+	InProcess bool
+	// Now is every function's clock; default time.Now. Tests move time with it.
+	Now func() time.Time
+	// SchedulePeriod, when positive, replaces the period of every schedule's rate
+	// expression in Run (tests sweep faster than once a minute).
+	SchedulePeriod time.Duration
+	// Reconcile, when set, adjusts reconcile's configuration after it is read from
+	// the template (tests enable repair, set its window, shorten delays).
+	Reconcile func(*reconcile.Config)
+	// Refund, when set, adjusts the refund function's options after they are read
+	// from the template (tests shorten the retry backoff).
+	Refund func(*refunds.Options)
+	// PayAddr and LoginAddr are where the WeChat Pay and jscode2session stand-ins
+	// listen; default "127.0.0.1:0" (a free port).
+	PayAddr, LoginAddr string
+	// Issuer is the iss of the local login tokens, which the gateway's JWT check
+	// requires; default DefaultIssuer. cmd/local sets its API's URL, where the
+	// discovery document and JWK set are served. It is also the base of closeOrder's
+	// notify_url unless the template sets NOTIFY_BASE_URL (the local API is its
+	// issuer: one URL for both).
+	Issuer string
+	// Parameters override template parameters by name (cmd/local's
+	// -user-refund-window sets UserRefundWindow); the merchant secret and the JWT
+	// audience are always the local ones.
+	Parameters map[string]string
+	// Environment, when set, may change a function's environment variables (by
+	// logical id) after they are read from the template and before the function's
+	// configuration is parsed from them (tests check that bad settings are refused).
+	Environment func(function string, env map[string]string)
+	// AlertWebhooks are the chat bots the alert function posts to (deployed: the
+	// ChatWebhooksSecretArn secret; cmd/local's -alert-webhook). Alerts reach it only
+	// with an SQS server (SQSAddr), which also serves the alerts topic.
+	AlertWebhooks []teamchat.Webhook
+}
+
+// Stack is the whole of stockguard in one process: the embedded servers with the
+// template's tables and queues, the functions wired as template.yaml wires them, and
+// API, the HTTP API gateway in front of them.
+type Stack struct {
+	DynamoDB *DynamoDBServer   // the embedded DynamoDB API
+	SQS      *SQSServer        // the embedded SQS API (and SNS API); nil when StackConfig.SQSAddr is ""
+	DB       *dynamodb.Client  // a client of DynamoDB, built with dynamo.ClientOptions
+	Queues   map[string]string // queue logical id → queue URL
+	Tables   dynamo.Tables     // table names, from createOrder's environment
+	Store    *dynamo.Store     // the store createOrder uses
+	API      http.Handler      // the HTTP API (routes of template.yaml), the /_local/ routes and GET /openapi.yaml
+	// Handlers are the functions by logical id, invoked as Lambda invokes them.
+	Handlers map[string]lambda.Handler
+	// Payments is the local stand-in for WeChat Pay: keys generated at Start, trusted by
+	// payCallback. POST /_local/pay/{orderId} sends notifications signed with it.
+	Payments *paytest.Platform
+	// PayServer is the stand-in WeChat Pay merchant API and buyer (paytest.Server) that
+	// closeOrder's merchant client calls; its notifications reach the notify route.
+	PayServer *paytest.Server
+	// LoginServer is the stand-in jscode2session: code test-<name> → openid o-<name>.
+	LoginServer *wxlogintest.Server
+	// Signer is the in-memory key the local login tokens are signed with.
+	Signer *idtoken.KeySigner
+
+	merchant *paytest.Merchant
+	keyID    string // the kid of the local tokens (the template's SIGNING_KEY_ID)
+
+	alerts        *sns.Client   // the embedded SNS API; nil without an SQS server
+	snsDeliveries []snsDelivery // the functions' SNS events, played by Run
+
+	functions []sam.Function
+	cfg       StackConfig
+	gateway   http.Handler
+}
+
+// Start brings the stack up. Every AWS::Serverless::Function of the template is built
+// by package wiring, as its main builds it; one wiring does not know is an error, so a
+// new function cannot be silently missing locally. Call Close to stop it.
+func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
+	cfg, tpl, err := prepare(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Stack{}
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	if s.DynamoDB, err = StartDynamoDB(ctx, cfg.DynamoDBAddr, DynamoDBOptions{Wrap: cfg.DynamoDBWrap}); err != nil {
+		return nil, err
+	}
+	s.cfg = cfg
+	options := []func(*dynamodb.Options){dynamo.ClientOptions}
+	if cfg.InProcess {
+		options = append(options, func(o *dynamodb.Options) { o.HTTPClient = inProcess{s.DynamoDB.http.h.ServeHTTP} })
+	}
+	s.DB = NewDynamoDBClient(s.DynamoDB.URL(), append(options, cfg.DynamoDBOptions...)...)
+	tables, err := tpl.Tables()
+	if err != nil {
+		return nil, err
+	}
+	if err := CreateTables(ctx, s.DB, tables); err != nil {
+		return nil, err
+	}
+	if cfg.SQSAddr != "" {
+		if err := s.startSQS(ctx, cfg.SQSAddr, tpl); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.startWeChat(cfg); err != nil {
+		return nil, err
+	}
+	if s.functions, err = tpl.Functions(); err != nil {
+		return nil, err
+	}
+	if s.SQS != nil {
+		if err := s.startSNS(ctx, tpl, s.functions); err != nil {
+			return nil, err
+		}
+	}
+	if s.Handlers, err = s.wire(cfg); err != nil {
+		return nil, err
+	}
+	if err := s.serve(tpl, cfg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// prepare fills cfg's defaults and loads its template with the local parameters:
+// locally the merchant configuration is the local platform's, not a secret's, and
+// tokens are for the local app.
+func prepare(cfg StackConfig) (StackConfig, *sam.Template, error) {
+	if cfg.DynamoDBAddr == "" {
+		cfg.DynamoDBAddr = "127.0.0.1:0"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	cfg.PayAddr, cfg.LoginAddr = cmp.Or(cfg.PayAddr, "127.0.0.1:0"), cmp.Or(cfg.LoginAddr, "127.0.0.1:0")
+	cfg.Issuer = cmp.Or(cfg.Issuer, DefaultIssuer)
+	params := maps.Clone(cfg.Parameters)
+	if params == nil {
+		params = map[string]string{}
+	}
+	params["WechatPaySecretArn"], params["JwtAudience"] = LocalSecretARN, LocalAppID
+	params["ChatWebhooksSecretArn"] = LocalChatSecretARN
+	tpl, err := sam.LoadWithParameters(cfg.Template, params)
+	return cfg, tpl, err
+}
+
+// serve builds API: the gateway over the template's routes, checking tokens like the
+// JWT authorizer, the /_local/ routes and the OpenAPI document (GET /openapi.yaml).
+func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
+	routes, err := tpl.Routes()
+	if err != nil {
+		return err
+	}
+	gwRoutes := make([]Route, len(routes))
+	for i, r := range routes {
+		gwRoutes[i] = Route{Method: r.Method, Path: r.Path, Function: r.Function, Public: r.Public, IAM: r.IAM}
+	}
+	verifier, err := s.verifier(cfg, LocalAppID)
+	if err != nil {
+		return err
+	}
+	wrap := cfg.APIWrap
+	if wrap == nil {
+		wrap = func(h http.Handler) http.Handler { return h }
+	}
+	mux := http.NewServeMux()
+	s.gateway = wrap(NewGateway(gwRoutes, s.Handlers, GatewayOptions{Logger: cfg.Logger, Verifier: verifier}))
+	mux.Handle("/", s.gateway)
+	mux.Handle("POST /_local/invoke/{function}", wrap(http.HandlerFunc(s.serveInvoke)))
+	mux.Handle("POST /_local/pay/{orderId}", wrap(http.HandlerFunc(s.servePay)))
+	mux.Handle("GET "+openapi.Path, wrap(openapi.Handler()))
+	// ServeMux would redirect an unclean path (an empty, . or .. segment) before any
+	// route saw it; the gateway answers it 404, as API Gateway does.
+	s.API = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !cleanPath(r.URL.EscapedPath()) {
+			s.gateway.ServeHTTP(w, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+	return nil
+}
+
+func (s *Stack) startSQS(ctx context.Context, addr string, tpl *sam.Template) error {
+	var err error
+	if s.SQS, err = StartSQS(ctx, addr, SQSOptions{Wrap: s.cfg.SQSWrap}); err != nil {
+		return err
+	}
+	queues, err := tpl.Queues()
+	if err != nil {
+		return err
+	}
+	qs := make([]Queue, len(queues))
+	for i, q := range queues {
+		qs[i] = Queue{Name: q.Name, Attributes: q.Attributes}
+	}
+	s.Queues, err = CreateQueues(ctx, s.SQSClient(), qs)
+	return err
+}
+
+// wire builds each template function's handler from its template environment, the way
+// its functions/<name>/main.go does from the deployed environment: the same
+// configuration parsing (so a bad setting fails Start, naming the variable), the same
+// handlers.
+func (s *Stack) wire(cfg StackConfig) (map[string]lambda.Handler, error) {
+	handlers := map[string]lambda.Handler{}
+	for _, f := range s.functions {
+		env := maps.Clone(f.Environment)
+		if cfg.Environment != nil {
+			cfg.Environment(f.Name, env)
+		}
+		h, err := s.wireFunction(cfg, f.Name, envvar.Map(env), cfg.Logger.With("function", f.Name))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", f.Name, err)
+		}
+		handlers[f.Name] = deadline{h, s.scaled(time.Duration(f.Timeout) * time.Second)}
+		if cfg.WrapFunction != nil {
+			handlers[f.Name] = cfg.WrapFunction(f.Name, handlers[f.Name])
+		}
+	}
+	return handlers, nil
+}
+
+// handler is a function's lambda.Handler that may be invoked concurrently, as the local
+// gateway and pollers do. aws-lambda-go's handler returns the bytes of a pooled buffer
+// that it has already released to its pool (lambda/handler.go, handlerFunc.Invoke):
+// harmless in Lambda, where one container serves one request at a time, but a data race
+// when one handler serves many requests at once. So each invocation borrows a handler
+// instance of its own and copies the answer before giving the instance back.
+type handler struct{ instances sync.Pool }
+
+// newHandler wraps fn (a function lambda.NewHandler accepts).
+func newHandler(fn any) *handler {
+	h := &handler{}
+	h.instances.New = func() any { return lambda.NewHandler(fn) }
+	return h
+}
+
+// Invoke calls the function on a handler instance no other invocation is using.
+func (h *handler) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	instance := h.instances.Get().(lambda.Handler)
+	defer h.instances.Put(instance)
+	out, err := instance.Invoke(ctx, payload)
+	return bytes.Clone(out), err
+}
+
+// deadline gives each invocation of a function its template Timeout as a context
+// deadline, as Lambda does, so code that watches its deadline (the sweep) runs locally
+// as deployed.
+type deadline struct {
+	lambda.Handler
+	timeout time.Duration
+}
+
+// Invoke calls the function with a context that ends after the timeout.
+func (d deadline) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.timeout)
+	defer cancel()
+	return d.Handler.Invoke(ctx, payload)
+}
+
+// scaled is d on the stack's clock (StackConfig.Slowdown).
+func (s *Stack) scaled(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * max(s.cfg.Slowdown, 1))
+}
+
+// storeOptions completes a store's options with the stack's clock (StackConfig.Now)
+// and, on a slowed clock, a catalog TTL to match.
+func (s *Stack) storeOptions(o dynamo.Options) dynamo.Options {
+	o.Now = s.cfg.Now
+	if s.cfg.Slowdown > 1 {
+		o.CatalogTTL = s.scaled(dynamo.DefaultCatalogTTL)
+	}
+	return o
+}
+
+// functionName is the short name of a function (its directory under functions/):
+// CloseOrderFunction → closeOrder.
+func functionName(logicalID string) string {
+	name := strings.TrimSuffix(logicalID, "Function")
+	return strings.ToLower(name[:1]) + name[1:]
+}
+
+// Run plays the template's event sources until ctx is done: an SQS poller per SQS
+// event (see Poll), a timer per rate schedule (see Every) invoking the function
+// with a scheduled event, and, with an SQS server, a poller per SNS event handing
+// the topic's messages to the function as SNS events (see NewSNSClient). It returns when ctx is done and every poller and timer has
+// stopped, or at once with an error for a schedule that cannot run locally.
+func (s *Stack) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for _, d := range s.snsDeliveries {
+		wg.Go(func() { d.poll(ctx, s, s.Handlers[d.function]) })
+	}
+	for _, f := range s.functions {
+		h := s.Handlers[f.Name]
+		for _, ev := range f.Events.SQS {
+			url, ok := s.Queues[ev.Queue]
+			if s.SQS == nil || !ev.Enabled {
+				continue
+			}
+			if !ok {
+				return fmt.Errorf("%s event %s: no queue %s", f.Name, ev.Name, ev.Queue)
+			}
+			cfg := PollerConfig{
+				Client: s.SQSClient(), QueueURL: url, Function: f.Name, Handler: h,
+				BatchSize: ev.BatchSize, Logger: s.cfg.Logger,
+				ReportBatchItemFailures: slices.Contains(ev.FunctionResponseTypes, "ReportBatchItemFailures"),
+			}
+			wg.Go(func() { Poll(ctx, cfg) })
+		}
+		for _, ev := range f.Events.Schedule {
+			if !ev.Enabled {
+				continue
+			}
+			period, err := ParseRate(ev.Expression)
+			if errors.Is(err, ErrUnsupportedSchedule) {
+				s.cfg.Logger.Warn("schedule does not run locally", "function", f.Name, "event", ev.Name, "error", err)
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("%s event %s: %w", f.Name, ev.Name, err)
+			}
+			if s.cfg.SchedulePeriod > 0 {
+				period = s.cfg.SchedulePeriod
+			}
+			wg.Go(func() {
+				Every(ctx, period, func(ctx context.Context) {
+					if _, err := s.invokeScheduled(ctx, f.Name, ev); err != nil {
+						s.cfg.Logger.Error("scheduled invocation failed", "function", f.Name, "event", ev.Name, "error", err)
+					}
+				})
+			})
+		}
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// invokeScheduled invokes a function as its schedule event ev does: with ev's Input
+// when set, else with an EventBridge scheduled event. It returns the JSON result.
+func (s *Stack) invokeScheduled(ctx context.Context, function string, ev sam.ScheduleEvent) ([]byte, error) {
+	if ev.Input != "" {
+		return invoke(ctx, s.Handlers[function], json.RawMessage(ev.Input))
+	}
+	return invoke(ctx, s.Handlers[function], ScheduledEvent(time.Now(), "arn:aws:events:"+Region+":"+AccountID+":rule/"+function+"-"+ev.Name))
+}
+
+// serveInvoke serves POST /_local/invoke/{function} (docs/contract.md, "Local-only routes"):
+// it invokes the function named by its short name (closeOrder) as its first schedule
+// event does and answers 200 with the function's JSON result, 404 for an unknown or
+// unschedulable function, 500 when the invocation fails.
+func (s *Stack) serveInvoke(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("function")
+	for _, f := range s.functions {
+		if functionName(f.Name) != name || len(f.Events.Schedule) == 0 {
+			continue
+		}
+		out, err := s.invokeScheduled(r.Context(), f.Name, f.Events.Schedule[0])
+		if err != nil {
+			s.cfg.Logger.Error("local invoke failed", "function", f.Name, "error", err)
+			writeLocalJSON(w, http.StatusInternalServerError, []byte(`{"code":"INTERNAL","message":"the invocation failed; see the log"}`))
+			return
+		}
+		writeLocalJSON(w, http.StatusOK, out)
+		return
+	}
+	writeLocalJSON(w, http.StatusNotFound, []byte(`{"code":"NOT_FOUND","message":"no scheduled function of that name"}`))
+}
+
+// LocalMchID and LocalAppID are the merchant the local stack's WeChat Pay stand-in pays.
+// LocalSecretARN is the template's WechatPaySecretArn locally: payCallback's
+// configuration names it, but the local stack verifies with its own platform's keys
+// and reads no secret.
+const (
+	LocalMchID     = "1900000001"
+	LocalAppID     = "wx0000000000000001"
+	LocalSecretARN = "arn:aws:secretsmanager:" + Region + ":" + AccountID + ":secret:stockguard-local-wechatpay"
+	// LocalChatSecretARN is the template's ChatWebhooksSecretArn locally: the alert
+	// function posts to StackConfig.AlertWebhooks and reads no secret.
+	LocalChatSecretARN = "arn:aws:secretsmanager:" + Region + ":" + AccountID + ":secret:stockguard-local-chat"
+)
+
+// maxPayBodyBytes bounds the optional body of POST /_local/pay/{orderId}, a small
+// {"amount","state"} object.
+const maxPayBodyBytes = 4 << 10
+
+// servePay serves POST /_local/pay/{orderId} (docs/contract.md, "Local-only routes"): the
+// buyer pays (body optional {"amount": fen, "state": "SUCCESS"}). When the order has a
+// JSAPI order at the WeChat Pay stand-in (POST /orders/{orderId}/pay was called), the
+// stand-in's buyer Pay takes the payment, refusing it as WeChat Pay would (past
+// time_expire, closed, already paid: 409 ORDER_NOT_PAYABLE), and POSTs the signed,
+// encrypted notification to the notify route; the answer is that route's status and
+// body. An order never given to WeChat Pay gets the same notification built directly
+// with the local platform's keys, as for a payment taken before any check.
+func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Amount *int64  `json:"amount"`
+		State  *string `json:"state"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxPayBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) || dec.More() ||
+		in.Amount != nil && *in.Amount < 0 || in.State != nil && !wechatpay.TradeState(*in.State).Known() {
+		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen (0 or more), \"state\": a WeChat Pay trade_state such as \"SUCCESS\"} or empty"}`))
+		return
+	}
+	if _, ok := s.PayServer.Order(r.PathValue("orderId")); ok {
+		s.payAtStandIn(w, r, in.Amount, in.State)
+		return
+	}
+	order, err := s.Store.Lookup(r.Context(), r.PathValue("orderId"))
+	if errors.Is(err, inventory.ErrOrderNotFound) {
+		writeLocalJSON(w, http.StatusNotFound, []byte(`{"code":"ORDER_NOT_FOUND","message":"no such order"}`))
+		return
+	}
+	if err != nil {
+		s.cfg.Logger.Error("local pay: read order", "error", err)
+		writeLocalJSON(w, http.StatusInternalServerError, []byte(`{"code":"INTERNAL","message":"internal error"}`))
+		return
+	}
+	now := time.Now()
+	if s.cfg.Now != nil {
+		now = s.cfg.Now()
+	}
+	tx := wechatpay.Transaction{
+		OutTradeNo: order.ID, TransactionID: localTransactionID(order.ID), TradeType: "JSAPI",
+		TradeState: wechatpay.TradeStateSuccess, TradeStateDesc: "支付成功", BankType: "OTHERS", SuccessTime: now,
+		Payer:  wechatpay.Payer{OpenID: "o-local-" + order.UserID},
+		Amount: wechatpay.Amount{Total: order.Amount, PayerTotal: order.Amount, Currency: order.Currency, PayerCurrency: order.Currency},
+	}
+	if in.Amount != nil {
+		tx.Amount.Total, tx.Amount.PayerTotal = *in.Amount, *in.Amount
+	}
+	if in.State != nil {
+		tx.TradeState = wechatpay.TradeState(*in.State)
+	}
+	headers, body, err := s.Payments.Notify(tx, now)
+	if err != nil {
+		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"cannot build that notification"}`))
+		return
+	}
+	req := httptest.NewRequestWithContext(r.Context(), http.MethodPost, "/payments/wechatpay/notify", bytes.NewReader(body))
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	s.gateway.ServeHTTP(w, req)
+}
+
+// localTransactionID is the WeChat Pay transaction_id the local platform gives an
+// order's payment: 28 digits derived from the order id, so that paying the same order
+// again replays the same payment, as a resent notification would.
+func localTransactionID(orderID string) string {
+	sum := sha256.Sum256([]byte(orderID))
+	return fmt.Sprintf("4200%024d", binary.BigEndian.Uint64(sum[:8])%1e18)
+}
+
+func writeLocalJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// Close stops the servers.
+func (s *Stack) Close() error {
+	var errs []error
+	if s.PayServer != nil {
+		errs = append(errs, s.PayServer.Close())
+	}
+	if s.LoginServer != nil {
+		errs = append(errs, s.LoginServer.Close())
+	}
+	if s.SQS != nil {
+		errs = append(errs, s.SQS.Close())
+	}
+	if s.DynamoDB != nil {
+		errs = append(errs, s.DynamoDB.Close())
+	}
+	return errors.Join(errs...)
+}

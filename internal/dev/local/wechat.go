@@ -1,0 +1,93 @@
+package local
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/idtoken"
+	"github.com/stockguard/stockguard/internal/wechatpay"
+	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
+	"github.com/stockguard/stockguard/internal/wxlogin/wxlogintest"
+)
+
+// LocalAppSecret is the mini-program AppSecret the local jscode2session stand-in accepts.
+const LocalAppSecret = "local-app-secret"
+
+// DefaultIssuer is the iss of the local stack's login tokens when StackConfig.Issuer
+// is empty.
+const DefaultIssuer = "http://127.0.0.1"
+
+// startWeChat starts the stand-ins for WeChat Pay and WeChat login on their own ports
+// and makes the in-memory token signing key. The WeChat Pay stand-in delivers its
+// notifications to the stack's own HTTP API in-process, whatever host notify_url
+// names (deployed, the API's URL; locally there may be no listener yet).
+func (s *Stack) startWeChat(cfg StackConfig) error {
+	var err error
+	if s.Payments, err = paytest.NewPlatform(LocalMchID, LocalAppID); err != nil {
+		return err
+	}
+	if s.merchant, err = paytest.NewMerchant(); err != nil {
+		return err
+	}
+	s.PayServer = paytest.NewServer(s.Payments, s.merchant, paytest.ServerOptions{
+		Now: cfg.Now, RetryInterval: 100 * time.Millisecond,
+		HTTPClient: &http.Client{Transport: inProcess{func(w http.ResponseWriter, r *http.Request) { s.API.ServeHTTP(w, r) }}},
+	})
+	if err := s.PayServer.Start(cfg.PayAddr); err != nil {
+		return err
+	}
+	s.LoginServer = wxlogintest.NewServer(LocalAppID, LocalAppSecret)
+	if err := s.LoginServer.Start(cfg.LoginAddr); err != nil {
+		return err
+	}
+	s.Signer, err = idtoken.GenerateKeySigner()
+	return err
+}
+
+// verifier checks Bearer tokens as the HTTP API's JWT authorizer does: the local
+// issuer, the template's audience, the in-memory key under the kid login signs with.
+func (s *Stack) verifier(cfg StackConfig, audience string) (*idtoken.Verifier, error) {
+	if s.keyID == "" {
+		return nil, errors.New("no login function wired: no token key id")
+	}
+	keys, err := s.keys(s.keyID)
+	if err != nil {
+		return nil, err
+	}
+	v, err := idtoken.NewVerifier(idtoken.VerifierConfig{Issuer: cfg.Issuer, Audiences: []string{audience}, Keys: keys, Now: cfg.Now})
+	if err != nil {
+		return nil, fmt.Errorf("local JWT authorizer: %w", err)
+	}
+	return v, nil
+}
+
+// payAtStandIn plays the buyer paying the order's JSAPI order at the WeChat Pay
+// stand-in (see servePay) and answers with the notify route's answer.
+func (s *Stack) payAtStandIn(w http.ResponseWriter, r *http.Request, amount *int64, state *string) {
+	var opts paytest.PayOptions
+	if amount != nil {
+		opts.Amount = *amount
+	}
+	if state != nil {
+		opts.State = wechatpay.TradeState(*state)
+	}
+	d, err := s.PayServer.Pay(r.Context(), r.PathValue("orderId"), opts)
+	switch {
+	case errors.Is(err, paytest.ErrNotPayable):
+		writeLocalJSON(w, http.StatusConflict, []byte(`{"code":"ORDER_NOT_PAYABLE","message":"WeChat Pay refuses this payment (paid, closed or past time_expire)"}`))
+	case err != nil:
+		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"cannot pay that order"}`))
+	case d.Dropped || d.Delayed:
+		w.WriteHeader(http.StatusAccepted) // paid; the notification is lost or late on purpose
+	case d.StatusCode == 0:
+		writeLocalJSON(w, http.StatusBadGateway, []byte(`{"code":"NOT_DELIVERED","message":"the notification could not be delivered"}`))
+	default:
+		if len(d.Body) > 0 {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.WriteHeader(d.StatusCode)
+		w.Write(d.Body)
+	}
+}

@@ -1,0 +1,242 @@
+package stockctl
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// The table views decode the routes' JSON (docs/contract.md, "Merchant API") into these.
+
+type shardView struct {
+	Shard, Available, Reserved, OnHand int
+}
+
+type skuView struct {
+	SKU          string `json:"skuId"`
+	Name         string
+	Price        int64
+	Status       string
+	SaleStartsAt string
+	LimitPerUser int
+	Shards       int
+	Available    int
+	Reserved     int
+	OnHand       int
+	PerShard     []shardView
+	UpdatedBy    string
+	UpdatedAt    string
+}
+
+func fen(p int64) string { return fmt.Sprintf("¥%d.%02d", p/100, p%100) }
+
+func decode[T any](data []byte) (T, error) {
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		return v, fmt.Errorf("unexpected answer: %w", err)
+	}
+	return v, nil
+}
+
+func printSKU(w io.Writer, data []byte) error {
+	s, err := decode[skuView](data)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "SKU\t%s\t%s\n", s.SKU, s.Name)
+	fmt.Fprintf(tw, "price\t%s\t(%d fen)\n", fen(s.Price), s.Price)
+	fmt.Fprintf(tw, "status\t%s\t%s\n", s.Status, s.SaleStartsAt)
+	fmt.Fprintf(tw, "limit per user\t%d\t\n", s.LimitPerUser)
+	fmt.Fprintf(tw, "stock\tavailable %d\treserved %d\ton-hand %d\n", s.Available, s.Reserved, s.OnHand)
+	fmt.Fprintf(tw, "updated\t%s\t%s\n\n", s.UpdatedAt, s.UpdatedBy)
+	fmt.Fprintf(tw, "SHARD\tAVAILABLE\tRESERVED\tON-HAND\n")
+	for _, sh := range s.PerShard {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\n", sh.Shard, sh.Available, sh.Reserved, sh.OnHand)
+	}
+	return tw.Flush()
+}
+
+func printSKULine(w io.Writer, data []byte) error {
+	s, err := decode[skuView](data)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\t%s\t%s\tavailable %d\n", s.SKU, s.Status, fen(s.Price), s.Available)
+	return err
+}
+
+// printPage returns the printer of one page of a list route's answer (docs/contract.md,
+// "Merchant API": the items under key, and next, the after= of the next page, absent on
+// the last): a table of header and a row of each item, then the next page's cursor.
+func printPage[T any](key, header string, row func(T) string) func(io.Writer, []byte) error {
+	return func(w io.Writer, data []byte) error {
+		fields, err := decode[map[string]json.RawMessage](data)
+		if err != nil {
+			return err
+		}
+		page, err := decode[struct{ Next string }](data)
+		if err != nil {
+			return err
+		}
+		var items []T
+		if raw, ok := fields[key]; ok {
+			if items, err = decode[[]T](raw); err != nil {
+				return err
+			}
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprint(tw, header)
+		for _, it := range items {
+			fmt.Fprint(tw, row(it))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if page.Next != "" {
+			_, err = fmt.Fprintf(w, "\nmore: --after %s\n", page.Next)
+		}
+		return err
+	}
+}
+
+// ledgerEntry is one entry of GET /admin/skus/{skuId}/ledger.
+type ledgerEntry struct {
+	At, Op, Ref, Reason, By  string
+	Qty, DAvailable, DOnHand int
+}
+
+// The printers of the list routes' pages.
+var (
+	printSKUs = printPage("skus", "SKU\tNAME\tPRICE\tSTATUS\tAVAILABLE\tRESERVED\tON-HAND\tSHARDS\n", func(s skuView) string {
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", s.SKU, s.Name, fen(s.Price), s.Status, s.Available, s.Reserved, s.OnHand, s.Shards)
+	})
+	printLedger = printPage("entries", "AT\tOP\tREF\tQTY\tΔAVAILABLE\tΔON-HAND\tBY\tREASON\n", func(e ledgerEntry) string {
+		return fmt.Sprintf("%s\t%s\t%s\t%d\t%+d\t%+d\t%s\t%s\n", e.At, e.Op, e.Ref, e.Qty, e.DAvailable, e.DOnHand, e.By, e.Reason)
+	})
+	printOrders = printPage("orders", "ORDER\tSTATUS\tUSER\tAMOUNT\tEXPIRES\n", func(o orderView) string {
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\n", o.OrderID, o.Status, o.UserID, fen(o.Amount), o.ExpiresAt)
+	})
+)
+
+func printAdjustment(w io.Writer, data []byte) error {
+	a, err := decode[struct {
+		AdjustmentID string
+		Delta        int
+		Reason       string
+		Replayed     bool
+		SKU          json.RawMessage
+	}](data)
+	if err != nil {
+		return err
+	}
+	what := "applied"
+	if a.Replayed {
+		what = "already applied before (nothing changed)"
+	}
+	fmt.Fprintf(w, "adjustment %s (%+d, %s): %s\n\n", a.AdjustmentID, a.Delta, a.Reason, what)
+	return printSKU(w, a.SKU)
+}
+
+func printReshard(w io.Writer, data []byte) error {
+	r, err := decode[struct {
+		SKU                  string `json:"skuId"`
+		Shards, TargetShards int
+		Moved                int
+		Complete             bool
+	}](data)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s: %d shards (asked %d), %d units moved\n", r.SKU, r.Shards, r.TargetShards, r.Moved)
+	if !r.Complete {
+		fmt.Fprintln(w, "not complete: shards past the target still hold units reserved by PENDING orders; run it again once they are paid or released")
+	}
+	return nil
+}
+
+type orderView struct {
+	OrderID, Status, UserID, CreatedAt, ExpiresAt string
+	Amount                                        int64
+	Items                                         []struct {
+		SKU       string `json:"skuId"`
+		Qty       int
+		UnitPrice int64
+	}
+}
+
+func printOrder(w io.Writer, data []byte) error {
+	o, err := decode[orderView](data)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "order\t%s\t%s\nuser\t%s\t\namount\t%s\t\ncreated\t%s\t\nexpires\t%s\t\n\nSKU\tQTY\tUNIT PRICE\n",
+		o.OrderID, o.Status, o.UserID, fen(o.Amount), o.CreatedAt, o.ExpiresAt)
+	for _, it := range o.Items {
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", it.SKU, it.Qty, fen(it.UnitPrice))
+	}
+	return tw.Flush()
+}
+
+// report is reconcile's report (docs/contract.md, "Merchant API").
+type report struct {
+	SKUsChecked int `json:"skusChecked"`
+	Differences []struct {
+		SKU              string `json:"skuId"`
+		Rule             string `json:"rule"`
+		Expected, Actual int
+	} `json:"differences"`
+	OverdueOrders []string `json:"overdueOrders"`
+	Repaired      []struct {
+		SKU   string `json:"skuId"`
+		Rule  string `json:"rule"`
+		Delta int    `json:"delta"`
+	} `json:"repaired"`
+	RefundProblems []string `json:"refundProblems"`
+	StuckRefunds   []string `json:"stuckRefunds"`
+}
+
+// printReport prints a reconcile report: a summary line, then each difference, each
+// repair and each overdue order.
+func printReport(w io.Writer, data []byte) error {
+	r, err := decode[report](data)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%d SKUs checked, %d differences, %d overdue orders, %d repairs, %d refund problems, %d stuck refunds\n",
+		r.SKUsChecked, len(r.Differences), len(r.OverdueOrders), len(r.Repaired), len(r.RefundProblems), len(r.StuckRefunds))
+	if len(r.Differences) == 0 && len(r.RefundProblems) == 0 {
+		fmt.Fprintln(w, "the books balance")
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if len(r.Differences) > 0 {
+		fmt.Fprintf(tw, "\nSKU\tRULE\tEXPECTED\tACTUAL\n")
+		for _, d := range r.Differences {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", d.SKU, d.Rule, d.Expected, d.Actual)
+		}
+	}
+	if len(r.Repaired) > 0 {
+		fmt.Fprintf(tw, "\nREPAIRED SKU\tRULE\tDELTA\n")
+		for _, d := range r.Repaired {
+			fmt.Fprintf(tw, "%s\t%s\t%d\n", d.SKU, d.Rule, d.Delta)
+		}
+	}
+	if len(r.OverdueOrders) > 0 {
+		fmt.Fprintf(tw, "\nOVERDUE ORDER\n")
+		for _, id := range r.OverdueOrders {
+			fmt.Fprintf(tw, "%s\n", id)
+		}
+	}
+	for _, list := range []struct {
+		head  string
+		lines []string
+	}{{"REFUND PROBLEM", r.RefundProblems}, {"STUCK REFUND (out_refund_no)", r.StuckRefunds}} {
+		if len(list.lines) > 0 {
+			fmt.Fprintf(tw, "\n%s\n%s\n", list.head, strings.Join(list.lines, "\n"))
+		}
+	}
+	return tw.Flush()
+}

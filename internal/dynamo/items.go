@@ -1,0 +1,221 @@
+package dynamo
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stockguard/stockguard/internal/clock"
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// PageSize is how many items one page of a merchant API list holds at most.
+const PageSize = 50
+
+// scanPage scans table for up to PageSize items matching filter from start, and
+// returns them with the cursor of the next page ("" at the end): the key of the last
+// item returned, where a Scan resumes (DynamoDB API Reference, Scan: ExclusiveStartKey).
+func (s *Store) scanPage(ctx context.Context, table string, filter expression.ConditionBuilder, start map[string]types.AttributeValue) ([]map[string]types.AttributeValue, string, error) {
+	expr, err := expression.NewBuilder().WithFilter(filter).Build()
+	if err != nil {
+		return nil, "", fmt.Errorf("build scan filter: %w", err)
+	}
+	var items []map[string]types.AttributeValue
+	for {
+		out, err := s.db.Scan(ctx, &dynamodb.ScanInput{
+			TableName: aws.String(table), ConsistentRead: aws.Bool(true), ExclusiveStartKey: start,
+			Limit: aws.Int32(scanLimit), FilterExpression: expr.Filter(),
+			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		})
+		if err != nil {
+			return nil, "", s.storeError("scan "+table, err)
+		}
+		items, start = append(items, out.Items...), out.LastEvaluatedKey
+		switch {
+		case len(items) > PageSize:
+			items = items[:PageSize]
+			next, err := encodeCursor(map[string]types.AttributeValue{"pk": items[PageSize-1]["pk"]})
+			return items, next, err
+		case len(start) == 0:
+			return items, "", nil
+		case len(items) == PageSize:
+			next, err := encodeCursor(start)
+			return items, next, err
+		}
+	}
+}
+
+// scanLimit is how many items one Scan of a merchant API list examines.
+const scanLimit = 200
+
+// pagesOf yields the ledger entries of pages (see yieldPages).
+func (s *Store) pagesOf(ctx context.Context, more func() bool, next func(context.Context) ([]map[string]types.AttributeValue, error)) func(func(LedgerEntry, error) bool) {
+	return func(yield func(LedgerEntry, error) bool) { s.yieldPages(ctx, more, next, nil, yield) }
+}
+
+var errBadCursor = inventory.InvalidError("after is not a cursor from a previous page")
+
+// encodeCursor makes an opaque cursor of a DynamoDB key of string and number values.
+func encodeCursor(key map[string]types.AttributeValue) (string, error) {
+	var m map[string]any
+	if err := attributevalue.UnmarshalMap(key, &m); err != nil {
+		return "", fmt.Errorf("encode cursor: %w", err)
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return "", fmt.Errorf("encode cursor: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(data), nil
+}
+
+// decodeCursor reads a cursor made by encodeCursor for a key of exactly the string
+// attributes names; "" is the first page (nil key).
+func decodeCursor(cursor string, names ...string) (map[string]types.AttributeValue, error) {
+	if cursor == "" {
+		return nil, nil
+	}
+	data, err := base64.RawURLEncoding.DecodeString(cursor)
+	var m map[string]string
+	if err != nil || json.Unmarshal(data, &m) != nil || len(m) != len(names) {
+		return nil, errBadCursor
+	}
+	key := map[string]types.AttributeValue{}
+	for _, n := range names {
+		v, ok := m[n]
+		if !ok || v == "" {
+			return nil, errBadCursor
+		}
+		key[n] = &types.AttributeValueMemberS{Value: v}
+	}
+	return key, nil
+}
+
+// maxBatchGetRounds bounds how often batchGet re-asks for UnprocessedKeys (the
+// BatchGetItem API returns them under throttling; DynamoDB API Reference,
+// BatchGetItem).
+const maxBatchGetRounds = 4
+
+// maxBatchGetKeys is BatchGetItem's limit on keys per request (DynamoDB API Reference,
+// BatchGetItem: "up to 100 items").
+const maxBatchGetKeys = 100
+
+// batchGet reads items by pk with ConsistentRead, 100 keys per BatchGetItem, re-asking
+// for unprocessed keys a bounded number of times; it fails with an error wrapping
+// inventory.ErrBusy when keys stay unprocessed.
+func (s *Store) batchGet(ctx context.Context, table string, keys []string) ([]map[string]types.AttributeValue, error) {
+	var out []map[string]types.AttributeValue
+	for chunk := range slices.Chunk(keys, maxBatchGetKeys) {
+		items, err := s.batchGetChunk(ctx, table, chunk)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, items...)
+	}
+	return out, nil
+}
+
+func (s *Store) batchGetChunk(ctx context.Context, table string, keys []string) ([]map[string]types.AttributeValue, error) {
+	req := types.KeysAndAttributes{ConsistentRead: aws.Bool(true)}
+	for _, k := range keys {
+		req.Keys = append(req.Keys, pkOf(k))
+	}
+	var out []map[string]types.AttributeValue
+	for round := 0; round < maxBatchGetRounds && len(req.Keys) > 0; round++ {
+		if round > 0 {
+			if err := clock.Sleep(ctx, jitter(round)); err != nil {
+				return nil, err
+			}
+		}
+		resp, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{table: req}})
+		if err != nil {
+			return nil, s.storeError("batch get", err)
+		}
+		out = append(out, resp.Responses[table]...)
+		req.Keys = resp.UnprocessedKeys[table].Keys
+	}
+	if len(req.Keys) > 0 {
+		return nil, fmt.Errorf("batch get: %d keys unprocessed: %w", len(req.Keys), inventory.ErrBusy)
+	}
+	return out, nil
+}
+
+// putIf puts rec into the skus table if cond holds.
+func (s *Store) putIf(ctx context.Context, what string, rec any, cond expression.ConditionBuilder) error {
+	item, err := attributevalue.MarshalMap(rec)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", what, err)
+	}
+	expr, err := expression.NewBuilder().WithCondition(cond).Build()
+	if err != nil {
+		return fmt.Errorf("build %s condition: %w", what, err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.tables.SKUs), Item: item, ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return fmt.Errorf("save %s: %w", what, ErrMoved)
+	}
+	if err != nil {
+		return s.storeError("save "+what, err)
+	}
+	return nil
+}
+
+// yieldPages decodes the ledger items of each page and yields them; false means stop.
+func (s *Store) yieldPages(ctx context.Context, more func() bool, next func(context.Context) ([]map[string]types.AttributeValue, error),
+	read func(int), yield func(LedgerEntry, error) bool) bool {
+	for more() {
+		items, err := next(ctx)
+		if err != nil {
+			yield(LedgerEntry{}, s.storeError("read ledger", err))
+			return false
+		}
+		if read != nil {
+			read(len(items))
+		}
+		for _, item := range items {
+			var rec ledgerRecord
+			if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
+				yield(LedgerEntry{}, fmt.Errorf("decode ledger entry: %w", err))
+				return false
+			}
+			e, err := rec.entry()
+			if err != nil {
+				yield(LedgerEntry{}, err)
+				return false
+			}
+			if !yield(e, nil) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// get reads the item pk of table strongly consistently into rec, which it leaves as
+// it is when there is no such item; what names the item in errors.
+func (s *Store) get(ctx context.Context, table, pk, what string, rec any) error {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(table), Key: pkOf(pk), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return s.storeError("get "+what, err)
+	}
+	if len(out.Item) == 0 {
+		return nil
+	}
+	if err := attributevalue.UnmarshalMap(out.Item, rec); err != nil {
+		return fmt.Errorf("decode %s: %w", what, err)
+	}
+	return nil
+}

@@ -1,0 +1,318 @@
+package dynamo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// Orders: their records, reads, and the changes the domain decides on them (through
+// transact, transition.go), besides the reservation that opens them (reservation.go).
+
+// Order returns the order with id if it belongs to userID, read strongly consistently.
+// Anyone else's order, an unknown id or a malformed id gives an error wrapping
+// inventory.ErrOrderNotFound, so callers cannot probe for other users' orders.
+func (s *Store) Order(ctx context.Context, userID, id string) (*inventory.Order, error) {
+	if !inventory.ValidOrderID(id) {
+		return nil, inventory.ErrOrderNotFound
+	}
+	order, err := s.order(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if order == nil || order.UserID != userID {
+		return nil, inventory.ErrOrderNotFound
+	}
+	return order, nil
+}
+
+// Lookup returns the order with id whoever owns it, read strongly consistently, for
+// trusted callers (payment notifications, operators, the local runner); a user's
+// request must go through Order. Errors: inventory.ErrOrderNotFound, or a store error.
+func (s *Store) Lookup(ctx context.Context, id string) (*inventory.Order, error) {
+	if !inventory.ValidOrderID(id) {
+		return nil, inventory.ErrOrderNotFound
+	}
+	order, err := s.order(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if order == nil {
+		return nil, inventory.ErrOrderNotFound
+	}
+	return order, nil
+}
+
+// order reads an order by id; nil without error when there is none.
+func (s *Store) order(ctx context.Context, id string) (*inventory.Order, error) {
+	var rec orderRecord
+	if err := s.get(ctx, s.tables.Orders, id, "order "+id, &rec); err != nil {
+		return nil, err
+	}
+	if rec.Kind != kindOrder {
+		return nil, nil
+	}
+	order, err := rec.order()
+	if err != nil {
+		return nil, fmt.Errorf("decode order %s: %w", id, err)
+	}
+	return order, nil
+}
+
+// Pay records a successful payment of p.OrderID exactly once (docs/design.md,
+// "Payment"), decided by inventory.Order.Pay and written by transact:
+//   - PENDING → PAID in one TransactWriteItems: the order (conditioned on PENDING,
+//     paidAt and transactionId set), on-hand −q and reserved −q on exactly the shards
+//     the order reserved (conditioned on reserved >= q), one COMMIT ledger entry per line;
+//   - CANCELLED → PAID when every line's units are available again
+//     (inventory.Order.LatePayment): one transaction takes them (available −q and
+//     on-hand −q, conditioned on available >= q, on whichever shards hold them), counts
+//     them on the purchase counters again, and writes RESERVE and COMMIT entries
+//     distinct from the order's first RESERVE (ref <orderId>.late);
+//   - CANCELLED → REFUND_PENDING otherwise, stock untouched;
+//   - a payment already recorded (same transaction id) is inventory.Replayed.
+//
+// A payment racing a release on the same order either pays it (the release then does
+// nothing) or finds it CANCELLED and takes the late path: never both.
+//
+// Errors: inventory.ErrOrderNotFound (no such order); inventory.ErrPaymentMismatch
+// (amount or currency differ: nothing changed); inventory.ErrPaidTwice (the order was
+// paid by another transaction: nothing changed, the money must be refunded by hand);
+// inventory.ErrBusy (throttled, conflicted or unavailable: nothing changed, retry); or
+// another store error.
+func (s *Store) Pay(ctx context.Context, p inventory.Payment) (*inventory.Order, inventory.PayResult, error) {
+	order, err := s.payable(ctx, &p)
+	if err != nil {
+		return order, 0, err
+	}
+	o, c, err := transact(ctx, s, s.orderSubject(order.ID), order, func(ctx context.Context, o *inventory.Order, r inventory.Retry) (inventory.Change, error) {
+		var stock map[string]inventory.StockNow
+		if o.NeedsStock(p, r) {
+			var err error
+			if stock, err = s.stockNow(ctx, o); err != nil {
+				return inventory.Change{}, err
+			}
+		}
+		return o.Pay(p, stock, s.now(), r)
+	})
+	if err != nil {
+		return o, 0, err
+	}
+	return o, c.PayResult(), nil
+}
+
+// payable fills p's PaidAt (now when zero, UTC) and reads the order it pays.
+func (s *Store) payable(ctx context.Context, p *inventory.Payment) (*inventory.Order, error) {
+	if p.PaidAt.IsZero() {
+		p.PaidAt = s.now()
+	}
+	p.PaidAt = p.PaidAt.UTC()
+	if !inventory.ValidOrderID(p.OrderID) {
+		return nil, fmt.Errorf("pay order %q: %w", p.OrderID, inventory.ErrOrderNotFound)
+	}
+	order, err := s.order(ctx, p.OrderID)
+	if err != nil {
+		return nil, err
+	}
+	if order == nil {
+		return nil, fmt.Errorf("pay order %s: %w", p.OrderID, inventory.ErrOrderNotFound)
+	}
+	return order, nil
+}
+
+// stockNow reads, strongly consistent, the SKUs of order's lines as a late payment
+// needs them, with their per-user limits (absent SKUs are gone).
+func (s *Store) stockNow(ctx context.Context, order *inventory.Order) (map[string]inventory.StockNow, error) {
+	ids := make([]string, len(order.Items))
+	for i, it := range order.Items {
+		ids[i] = it.SKU
+	}
+	recs, err := s.skuRecords(ctx, ids, tableOnly)
+	if err != nil {
+		return nil, err
+	}
+	counts := map[string]int{}
+	for id, e := range recs {
+		counts[id] = e.rec.Shards
+	}
+	shards, err := s.shardRecords(ctx, counts)
+	if err != nil {
+		return nil, err
+	}
+	stock := make(map[string]inventory.StockNow, len(recs))
+	for id, e := range recs {
+		avail := make(inventory.ShardStock, counts[id])
+		for _, sh := range shards[id] {
+			if sh.Shard >= 0 && sh.Shard < len(avail) && sh.OnSale {
+				avail[sh.Shard] = sh.Available
+			}
+		}
+		stock[id] = inventory.StockNow{OnSale: e.rec.OnSale, LimitPerUser: e.rec.LimitPerUser, Shards: avail}
+	}
+	return stock, nil
+}
+
+// SetPrepay stores on order the WeChat Pay prepay_id of its JSAPI order and when it
+// was obtained (at, UTC), so that repeated taps reuse one WeChat Pay order
+// (inventory.Order.ReusablePrepay) and every release first asks WeChat Pay about it.
+// It is one UpdateItem conditioned on the order still being PENDING (DynamoDB API
+// Reference, UpdateItem, ConditionExpression).
+//
+// Errors: inventory.ErrNotPayable (the order left PENDING meanwhile: nothing stored);
+// inventory.ErrBusy (throttled or unavailable); another store error.
+func (s *Store) SetPrepay(ctx context.Context, order *inventory.Order, prepayID string, at time.Time) error {
+	expr, err := expression.NewBuilder().
+		WithUpdate(expression.Set(expression.Name("prepayId"), expression.Value(prepayID)).
+			Set(expression.Name("prepayAt"), expression.Value(formatTime(at)))).
+		WithCondition(expression.Name("status").Equal(expression.Value(string(inventory.StatusPending)))).
+		Build()
+	if err != nil {
+		return fmt.Errorf("build prepay update of %s: %w", order.ID, err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.tables.Orders), Key: pkOf(order.ID),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return fmt.Errorf("store prepay of order %s: no longer PENDING: %w", order.ID, inventory.ErrNotPayable)
+	case err != nil:
+		return s.storeError("store prepay of order "+order.ID, err)
+	}
+	return nil
+}
+
+type orderItemRecord struct {
+	SKU       string         `dynamodbav:"skuId"`
+	Qty       int            `dynamodbav:"qty"`
+	UnitPrice int64          `dynamodbav:"unitPrice"`
+	Shards    map[string]int `dynamodbav:"shards"`
+	Limited   bool           `dynamodbav:"limited,omitempty"` // counted on the user's limit counter
+}
+
+type orderRecord struct {
+	PK               string            `dynamodbav:"pk"`
+	Kind             string            `dynamodbav:"kind"`
+	UserID           string            `dynamodbav:"userId"`
+	Status           string            `dynamodbav:"status"`
+	Items            []orderItemRecord `dynamodbav:"items"`
+	Amount           int64             `dynamodbav:"amount"`
+	Currency         string            `dynamodbav:"currency"`
+	CreatedAt        string            `dynamodbav:"createdAt"`
+	ExpiresAt        string            `dynamodbav:"expiresAt"`
+	PaidAt           string            `dynamodbav:"paidAt,omitempty"`
+	CancelledAt      string            `dynamodbav:"cancelledAt,omitempty"`
+	CancelReason     string            `dynamodbav:"cancelReason,omitempty"`
+	TransactionID    string            `dynamodbav:"transactionId,omitempty"`
+	CartHash         string            `dynamodbav:"cartHash"`
+	PendingBucket    string            `dynamodbav:"pendingBucket,omitempty"`
+	PendingExpiresAt int64             `dynamodbav:"pendingExpiresAt,omitempty"`
+	PrepayID         string            `dynamodbav:"prepayId,omitempty"`
+	PrepayAt         string            `dynamodbav:"prepayAt,omitempty"`
+	refundFields
+}
+
+// newOrderRecord is the item that holds o, every field of it: what a reservation
+// puts, and what a change's update is the difference of (transition.go).
+func newOrderRecord(o *inventory.Order) orderRecord {
+	rec := orderRecord{
+		PK: o.ID, Kind: kindOrder, UserID: o.UserID, Status: string(o.Status),
+		Amount: o.Amount, Currency: o.Currency, CartHash: o.CartHash,
+		CreatedAt: formatTime(o.CreatedAt), ExpiresAt: formatTime(o.ExpiresAt),
+		PaidAt: formatOptional(o.PaidAt), CancelledAt: formatOptional(o.CancelledAt), CancelReason: string(o.CancelReason),
+		TransactionID: o.TransactionID, PrepayID: o.PrepayID, PrepayAt: formatOptional(o.PrepayAt),
+		refundFields: refundFields{
+			OutRefundNo: o.OutRefundNo, RefundingAt: formatOptional(o.RefundingAt), Restocked: o.Restocked,
+			RefundBy: o.RefundBy, RefundReason: o.RefundReason, RefundedAt: formatOptional(o.RefundedAt),
+			RefundAmount: o.RefundAmount, RefundError: o.RefundError,
+		},
+	}
+	if o.Status == inventory.StatusPending {
+		rec.PendingBucket = pendingBucket(o.ID)
+		rec.PendingExpiresAt = o.ExpiresAt.UnixMilli()
+	}
+	for _, it := range o.Items {
+		rec.Items = append(rec.Items, orderItemRecord{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice, Shards: shardsToRecord(it.Shards), Limited: it.Limited})
+	}
+	return rec
+}
+
+func (r orderRecord) order() (*inventory.Order, error) {
+	o := &inventory.Order{
+		ID: r.PK, UserID: r.UserID, Status: inventory.Status(r.Status), Amount: r.Amount,
+		Currency: r.Currency, CancelReason: inventory.CancelReason(r.CancelReason),
+		TransactionID: r.TransactionID, CartHash: r.CartHash, PrepayID: r.PrepayID,
+		OutRefundNo: r.OutRefundNo, Restocked: r.Restocked, RefundBy: r.RefundBy, RefundReason: r.RefundReason,
+		RefundAmount: r.RefundAmount, RefundError: r.RefundError,
+	}
+	var err error
+	if o.CreatedAt, err = parseTime(r.CreatedAt); err != nil {
+		return nil, err
+	}
+	if o.ExpiresAt, err = parseTime(r.ExpiresAt); err != nil {
+		return nil, err
+	}
+	for _, t := range []struct {
+		dst **time.Time
+		src string
+	}{{&o.PaidAt, r.PaidAt}, {&o.CancelledAt, r.CancelledAt}, {&o.PrepayAt, r.PrepayAt}, {&o.RefundingAt, r.RefundingAt}, {&o.RefundedAt, r.RefundedAt}} {
+		if *t.dst, err = optionalTime(t.src); err != nil {
+			return nil, err
+		}
+	}
+	for _, it := range r.Items {
+		shards, err := shardsFromRecord(it.Shards)
+		if err != nil {
+			return nil, err
+		}
+		o.Items = append(o.Items, inventory.OrderItem{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice, Shards: shards, Limited: it.Limited})
+	}
+	return o, nil
+}
+
+// Release releases order (read just before and, when it has a WeChat Pay order,
+// asked about there) for reason, as inventory.Order.Release decides, through the one
+// transition path (transact): in one TransactWriteItems the order PENDING → CANCELLED
+// (conditioned on PENDING and on the prepay_id as read), per reserved shard
+// available += q and reserved −= q (conditioned on reserved >= q, so available never
+// passes on-hand), the purchase counters given back, and one RELEASE ledger entry per
+// line (attribute_not_exists). A timeout releases only an order whose window has ended.
+// It returns the order as it stands and whether this call released its stock; an
+// order not releasable (paid, released already, not yet due) is returned as it is.
+// Any number of calls on one order, sequential or concurrent, release its stock at
+// most once.
+//
+// Errors: inventory.ErrBusy (throttled, conflicted or unavailable; or a WeChat Pay
+// order was opened since the read: ask WeChat Pay again; nothing released), or
+// another store error.
+func (s *Store) Release(ctx context.Context, order *inventory.Order, reason inventory.CancelReason) (*inventory.Order, bool, error) {
+	seen, now := order.PrepayID, s.now()
+	o, c, err := transact(ctx, s, s.orderSubject(order.ID), order, func(_ context.Context, o *inventory.Order, r inventory.Retry) (inventory.Change, error) {
+		return o.Release(reason, seen, now, r)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return o, !c.None(), nil
+}
+
+// mustOrder reads an order that must exist.
+func (s *Store) mustOrder(ctx context.Context, id string) (*inventory.Order, error) {
+	order, err := s.order(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if order == nil {
+		return nil, fmt.Errorf("order %s vanished: %w", id, inventory.ErrOrderNotFound)
+	}
+	return order, nil
+}

@@ -1,0 +1,281 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// refundFields are the refund attributes shared by orders and second-payment records.
+type refundFields struct {
+	OutRefundNo  string `dynamodbav:"outRefundNo,omitempty"`
+	RefundingAt  string `dynamodbav:"refundingAt,omitempty"`
+	Restocked    bool   `dynamodbav:"restocked,omitempty"`
+	RefundBy     string `dynamodbav:"refundBy,omitempty"`
+	RefundReason string `dynamodbav:"refundReason,omitempty"`
+	RefundedAt   string `dynamodbav:"refundedAt,omitempty"`
+	RefundAmount int64  `dynamodbav:"refundAmount,omitempty"`
+	RefundError  string `dynamodbav:"refundError,omitempty"`
+}
+
+// refundingRecord marks a refund REFUNDING (pk = refunding#<out_refund_no>): put in
+// the transaction that starts the refund, deleted in the one that ends it, so the
+// sparse RefundingBySince index lists exactly the refunds under way. (A marker of its
+// own rather than attributes on the order: an item enters and leaves the index whole.)
+type refundingRecord struct {
+	PK             string `dynamodbav:"pk"`
+	Kind           string `dynamodbav:"kind"`
+	RefundBucket   string `dynamodbav:"refundBucket"`
+	RefundingSince int64  `dynamodbav:"refundingSince"` // Unix milliseconds
+}
+
+// extraRecord is a second successful payment of an order already paid (pk =
+// refund#<out_refund_no>, the number derived from its transaction id): owed back
+// whole, refunded without touching the order.
+type extraRecord struct {
+	PK            string `dynamodbav:"pk"`
+	Kind          string `dynamodbav:"kind"`
+	OrderID       string `dynamodbav:"orderId"`
+	TransactionID string `dynamodbav:"transactionId"`
+	Amount        int64  `dynamodbav:"amount"`
+	Currency      string `dynamodbav:"currency"`
+	PaidAt        string `dynamodbav:"paidAt"`
+	Status        string `dynamodbav:"status"`
+	refundFields
+}
+
+// refundState is the part of the record holding a refund (its order, or a second
+// payment's record) that the refund's result changes, under the same attribute names
+// on both.
+type refundState struct {
+	Status       string `dynamodbav:"status"`
+	OutRefundNo  string `dynamodbav:"outRefundNo,omitempty"`
+	RefundedAt   string `dynamodbav:"refundedAt,omitempty"`
+	RefundAmount int64  `dynamodbav:"refundAmount,omitempty"`
+	RefundError  string `dynamodbav:"refundError,omitempty"`
+}
+
+func newRefundState(r *inventory.Refund) refundState {
+	return refundState{
+		Status: string(r.Status), OutRefundNo: r.OutRefundNo, RefundedAt: formatOptional(r.RefundedAt),
+		RefundAmount: r.RefundAmount, RefundError: r.Error,
+	}
+}
+
+// Refunds: goods before money (docs/design.md). The goods step (StartRefund) moves an order
+// to REFUNDING in one TransactWriteItems with its RETURN entries; the money step is
+// WeChat Pay's, and its result (MarkRefunded) moves the refund to REFUNDED once.
+
+// RefundingIndex is the sparse GSI of refunds in REFUNDING (orders and second
+// payments) on the orders table, over their markers (refundingRecord): hash key
+// refundBucket (always refundBucketValue), range key refundingSince (Unix
+// milliseconds).
+const RefundingIndex = "RefundingBySince"
+
+// refundBucketValue is the one refundBucket value: refunds are few next to orders.
+const refundBucketValue = "R"
+
+// extraKey is the key of a second payment's record; markKey of a refund's marker.
+func extraKey(outRefundNo string) string { return "refund#" + outRefundNo }
+
+func markKey(outRefundNo string) string { return "refunding#" + outRefundNo }
+
+// mark adds the Put of the marker that lists refund outRefundNo as REFUNDING since now.
+func (t *txn) mark(outRefundNo string, now time.Time) {
+	t.put(part{kind: partOrder}, t.s.tables.Orders, refundingRecord{
+		PK: markKey(outRefundNo), Kind: kindMark, RefundBucket: refundBucketValue, RefundingSince: now.UnixMilli(),
+	}, nil)
+}
+
+// StartRefund is the goods step of refunding order (read just before): as
+// inventory.Order.RefundStep decides for r (window: the buyers' refund window), in
+// one TransactWriteItems conditioned on the order's status,
+//   - PAID → REFUNDING with, when restocking, per line on exactly the shards the
+//     order committed available +q and on-hand +q and one RETURN ledger entry;
+//   - REFUND_PENDING → REFUNDING, or PAID → REFUNDING without restock: no goods move;
+//
+// and, from PAID, the order's units given back on the purchase counters. The order
+// records out_refund_no (inventory.OutRefundNo), who asked and why. It returns the
+// order as it stands and whether this call made the step; an order already
+// REFUNDING or REFUNDED is returned unchanged. Any number of concurrent calls make the
+// step once.
+//
+// Errors: inventory.ErrRefundNotAllowed (RefundStep refused), inventory.ErrBusy
+// (throttled, conflicted or unavailable: nothing changed), or another store error
+// (a shard the order committed on is gone, or the books disagree with the order).
+func (s *Store) StartRefund(ctx context.Context, order *inventory.Order, r inventory.RefundRequest, window time.Duration) (*inventory.Order, bool, error) {
+	now := s.now()
+	o, c, err := transact(ctx, s, s.orderSubject(order.ID), order, func(_ context.Context, o *inventory.Order, retry inventory.Retry) (inventory.Change, error) {
+		return o.StartRefund(r, window, now, retry)
+	})
+	if err != nil {
+		return o, false, err
+	}
+	return o, !c.None(), nil
+}
+
+// SecondPayment records p, a successful payment of an order already paid by another
+// transaction (inventory.ErrPaidTwice from Pay), as a refund owed: a record keyed by
+// inventory.ExtraOutRefundNo(order, transaction), REFUNDING at once (it held no
+// goods). Recording the same payment again returns the record as it is. It returns the
+// refund and whether this call created it. Errors: inventory.ErrBusy, or another
+// store error.
+func (s *Store) SecondPayment(ctx context.Context, p inventory.Payment) (*inventory.Refund, bool, error) {
+	no := inventory.ExtraOutRefundNo(p.OrderID, p.TransactionID)
+	now := s.now()
+	rec := extraRecord{
+		PK: extraKey(no), Kind: kindExtra, OrderID: p.OrderID, TransactionID: p.TransactionID,
+		Amount: p.Amount, Currency: p.Currency, PaidAt: formatTime(p.PaidAt), Status: string(inventory.StatusRefunding),
+		refundFields: refundFields{OutRefundNo: no, RefundingAt: formatTime(now), RefundBy: "stockguard", RefundReason: "second payment of a paid order"},
+	}
+	t := s.newTxn("record second payment " + p.TransactionID + " of order " + p.OrderID)
+	t.put(part{kind: partOrder}, s.tables.Orders, rec, nil)
+	t.mark(no, now)
+	out, err := s.send(ctx, t)
+	if err != nil {
+		return nil, false, err
+	}
+	created := out.applied // else it exists (a resent notification) or the outcome is unknown: read it
+	refund, err := s.RefundByNo(ctx, no)
+	if err == nil && refund.TransactionID != p.TransactionID {
+		err = fmt.Errorf("second payment %s: out_refund_no %s taken by %s", p.TransactionID, no, refund.TransactionID)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return refund, created, nil
+}
+
+// RefundByNo reads the refund named by outRefundNo: an order's own (REFUNDING or
+// REFUNDED) or a second payment's. Errors: inventory.ErrRefundNotFound (no such
+// refund: malformed, unknown, or an order not being refunded under that number), or a
+// store error.
+func (s *Store) RefundByNo(ctx context.Context, outRefundNo string) (*inventory.Refund, error) {
+	orderID, own, ok := inventory.RefundOf(outRefundNo)
+	if !ok {
+		return nil, fmt.Errorf("refund %q: %w", outRefundNo, inventory.ErrRefundNotFound)
+	}
+	if own {
+		order, err := s.order(ctx, orderID)
+		if err != nil {
+			return nil, err
+		}
+		if r := ownRefund(order); r != nil && r.OutRefundNo == outRefundNo {
+			return r, nil
+		}
+		return nil, fmt.Errorf("refund %s: %w", outRefundNo, inventory.ErrRefundNotFound)
+	}
+	var rec extraRecord
+	if err := s.get(ctx, s.tables.Orders, extraKey(outRefundNo), "refund "+outRefundNo, &rec); err != nil {
+		return nil, err
+	}
+	if rec.Kind != kindExtra {
+		return nil, fmt.Errorf("refund %s: %w", outRefundNo, inventory.ErrRefundNotFound)
+	}
+	return rec.refund()
+}
+
+func ownRefund(o *inventory.Order) *inventory.Refund {
+	if o == nil {
+		return nil
+	}
+	return o.OwnRefund()
+}
+
+// refund is the refund a second payment's record stands for.
+func (r extraRecord) refund() (*inventory.Refund, error) {
+	out := &inventory.Refund{
+		OutRefundNo: r.OutRefundNo, OrderID: r.OrderID, TransactionID: r.TransactionID, Amount: r.Amount,
+		Currency: r.Currency, Status: inventory.Status(r.Status), RefundAmount: r.RefundAmount, Error: r.RefundError,
+	}
+	since, err := parseTime(r.RefundingAt)
+	if err != nil {
+		return nil, fmt.Errorf("decode refund %s: %w", r.PK, err)
+	}
+	out.Since = since
+	if out.RefundedAt, err = optionalTime(r.RefundedAt); err != nil {
+		return nil, fmt.Errorf("decode refund %s: %w", r.PK, err)
+	}
+	return out, nil
+}
+
+// MarkRefunded records what WeChat Pay says of a refund (a notification, the refund
+// API's answer or a query): SUCCESS turns it REFUNDING → REFUNDED once (refundedAt and
+// refundAmount set, conditioned on the status and the out_refund_no); CLOSED and
+// ABNORMAL keep it REFUNDING with refundError set (the money must be returned by hand);
+// PROCESSING changes nothing. It returns the refund as it stands and whether this call
+// changed it; a result already recorded (a replay) changes nothing.
+//
+// Errors: inventory.ErrRefundNotFound (no refund has that out_refund_no),
+// inventory.ErrRefundMismatch (out_trade_no or amount are not the refund's: nothing
+// changed), inventory.ErrBusy, or another store error.
+func (s *Store) MarkRefunded(ctx context.Context, res inventory.RefundResult) (*inventory.Refund, bool, error) {
+	refund, err := s.RefundByNo(ctx, res.OutRefundNo)
+	if err != nil {
+		return nil, false, err
+	}
+	now := s.now()
+	r, c, err := transact(ctx, s, s.refundSubject(res.OutRefundNo), refund, func(_ context.Context, r *inventory.Refund, _ inventory.Retry) (inventory.Change, error) {
+		return r.Record(res, now)
+	})
+	if err != nil {
+		return r, false, err
+	}
+	return r, !c.None(), nil
+}
+
+// refundPK is the key of the record that holds refund.
+func refundPK(refund *inventory.Refund) string {
+	if _, own, _ := inventory.RefundOf(refund.OutRefundNo); own {
+		return refund.OrderID
+	}
+	return extraKey(refund.OutRefundNo)
+}
+
+// RefundingBefore lists the out_refund_no of every refund (orders and second
+// payments) that the RefundingBySince index shows REFUNDING since before `before`,
+// oldest first, a page at a time (their markers: see refundingRecord). The index is eventually consistent: a refund just marked REFUNDED may still show;
+// callers act through MarkRefunded, which reads it first. Iteration stops at the
+// first error.
+func (s *Store) RefundingBefore(ctx context.Context, before time.Time) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		key := expression.Key("refundBucket").Equal(expression.Value(refundBucketValue)).
+			And(expression.Key("refundingSince").LessThan(expression.Value(before.UnixMilli())))
+		expr, err := expression.NewBuilder().WithKeyCondition(key).Build()
+		if err != nil {
+			yield("", fmt.Errorf("build refunding query: %w", err))
+			return
+		}
+		pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+			TableName: aws.String(s.tables.Orders), IndexName: aws.String(RefundingIndex),
+			KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		})
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				yield("", s.storeError("query refunding", err))
+				return
+			}
+			for _, item := range page.Items {
+				var rec struct {
+					PK string `dynamodbav:"pk"`
+				}
+				if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
+					yield("", fmt.Errorf("decode refunding item: %w", err))
+					return
+				}
+				if no, ok := strings.CutPrefix(rec.PK, markKey("")); ok && !yield(no, nil) {
+					return
+				}
+			}
+		}
+	}
+}

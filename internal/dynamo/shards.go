@@ -1,0 +1,86 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+)
+
+// shardRecords reads every shard item of the SKUs in counts (SKU id → shard count)
+// with strongly consistent reads, refreshes the shard hints, and groups the items by SKU.
+func (s *Store) shardRecords(ctx context.Context, counts map[string]int) (map[string][]shardRecord, error) {
+	var keys []string
+	for sku, n := range counts {
+		for i := range n {
+			keys = append(keys, shardKey(sku, i))
+		}
+	}
+	items, err := s.batchGet(ctx, s.tables.SKUs, keys)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string][]shardRecord, len(counts))
+	for _, item := range items {
+		var rec shardRecord
+		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
+			return nil, fmt.Errorf("decode shard item: %w", err)
+		}
+		s.catalog.noteShard(rec.SKU, rec.Shard, rec.Available)
+		s.epochs.note(rec.PK, rec.Epoch)
+		out[rec.SKU] = append(out[rec.SKU], rec)
+	}
+	return out, nil
+}
+
+type shardRecord struct {
+	PK        string `dynamodbav:"pk"`
+	Kind      string `dynamodbav:"kind"`
+	SKU       string `dynamodbav:"skuId"`
+	Shard     int    `dynamodbav:"shard"`
+	Available int    `dynamodbav:"available"`
+	Reserved  int    `dynamodbav:"reserved"` // units held by PENDING orders: always onHand − available
+	OnHand    int    `dynamodbav:"onHand"`
+	Price     int64  `dynamodbav:"price"`
+	OnSale    bool   `dynamodbav:"onSale"`
+	// Copies of the SKU record's sale start (Unix ms, 0: none) and shard count, so the
+	// reservation's condition reads them on the one item it updates.
+	SaleStartsAt int64 `dynamodbav:"saleStartsAt,omitempty"`
+	ShardCount   int   `dynamodbav:"shardCount,omitempty"`
+	// Seq counts the ledger entries that ever moved the shard; Epoch is moved on only
+	// by reconcile's cuts (see cut.go).
+	Seq   int `dynamodbav:"seq"`
+	Epoch int `dynamodbav:"epoch"`
+}
+
+// steadyShards reads sku's record, then every one of its shards, then the record
+// again (all strongly consistent). When the record's move counter and shard count are
+// the same both times it returns the shards and the record; otherwise a nil record
+// (read again).
+func (s *Store) steadyShards(ctx context.Context, sku string) ([]shardRecord, *skuRecord, error) {
+	before, err := s.skuRecordOf(ctx, sku)
+	if err != nil {
+		return nil, nil, err
+	}
+	shards, err := s.shardRecords(ctx, map[string]int{sku: before.Shards})
+	if err != nil {
+		return nil, nil, err
+	}
+	after, err := s.skuRecordOf(ctx, sku)
+	if err != nil {
+		return nil, nil, err
+	}
+	if after.Moves != before.Moves || after.Shards != before.Shards {
+		return nil, nil, nil
+	}
+	return shards[sku], after, nil
+}
+
+// shardCounts lists a SKU's shard items by shard number.
+func shardCounts(shards []shardRecord) map[int]shardRecord {
+	out := make(map[int]shardRecord, len(shards))
+	for _, sh := range shards {
+		out[sh.Shard] = sh
+	}
+	return out
+}

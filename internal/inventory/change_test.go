@@ -1,0 +1,284 @@
+package inventory_test
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+var t0 = time.Date(2026, 11, 11, 0, 0, 0, 0, time.UTC)
+
+// pendingOrder is a PENDING order of two lines, the first counted on the user's limit.
+func pendingOrder() *inventory.Order {
+	return &inventory.Order{
+		ID: "order-1", UserID: "alice", Status: inventory.StatusPending, Amount: 350, Currency: "CNY",
+		CreatedAt: t0, ExpiresAt: t0.Add(15 * time.Minute),
+		Items: []inventory.OrderItem{
+			{SKU: "cup", Qty: 3, UnitPrice: 100, Shards: map[int]int{0: 1, 2: 2}, Limited: true},
+			{SKU: "saucer", Qty: 1, UnitPrice: 50, Shards: map[int]int{1: 1}},
+		},
+	}
+}
+
+func TestRelease_CancelsGivesUnitsAndCountersBack(t *testing.T) {
+	o := pendingOrder()
+	c, err := o.Release(inventory.CancelUser, "", t0.Add(time.Minute), inventory.Retry{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Kind != inventory.ChangeRelease || c.From != inventory.StatusPending || c.Guards != inventory.GuardPrepay {
+		t.Errorf("kind %v from %v guards %v, want a release from PENDING guarded by the prepay_id", c.Kind, c.From, c.Guards)
+	}
+	if got := c.Order; got.Status != inventory.StatusCancelled || got.CancelReason != inventory.CancelUser || !got.CancelledAt.Equal(t0.Add(time.Minute)) {
+		t.Errorf("order after: %+v", got)
+	}
+	if o.Status != inventory.StatusPending {
+		t.Errorf("the order read changed to %s", o.Status)
+	}
+	wantLimits := []inventory.LimitMove{{Line: 0, SKU: "cup", Units: -3}}
+	if !reflect.DeepEqual(c.Limits, wantLimits) {
+		t.Errorf("limits %+v, want %+v", c.Limits, wantLimits)
+	}
+	if len(c.Stock) != 2 || !reflect.DeepEqual(c.Stock[0].Ops, []inventory.Op{inventory.OpRelease}) || !reflect.DeepEqual(c.Stock[0].Item, o.Items[0]) {
+		t.Errorf("stock %+v, want each line RELEASEd where it was reserved", c.Stock)
+	}
+	if d := c.Stock[0].Delta(2); d != (inventory.Delta{Available: 2, Reserved: -2}) {
+		t.Errorf("release of 2 units: %+v", d)
+	}
+	if c.Entry != (inventory.Entry{Ref: "order-1", Reason: "USER", At: t0.Add(time.Minute)}) {
+		t.Errorf("entry %+v", c.Entry)
+	}
+	if got := c.Actions(); got != 1+1+3+2 {
+		t.Errorf("actions %d, want the order, one counter, three shards and two entries", got)
+	}
+}
+
+func TestRelease_WhatItLeavesAlone(t *testing.T) {
+	due := t0.Add(15 * time.Minute)
+	for _, tc := range []struct {
+		name   string
+		status inventory.Status
+		prepay string // the order's prepay_id now; "" was seen
+		reason inventory.CancelReason
+		now    time.Time
+		kind   inventory.ChangeKind
+		err    error
+	}{
+		{"a timeout before the window ends", inventory.StatusPending, "", inventory.CancelTimeout, due.Add(-time.Millisecond), inventory.NoChange, nil},
+		{"a timeout at the window's end", inventory.StatusPending, "", inventory.CancelTimeout, due, inventory.ChangeRelease, nil},
+		{"a user's cancel inside the window", inventory.StatusPending, "", inventory.CancelUser, t0, inventory.ChangeRelease, nil},
+		{"a paid order", inventory.StatusPaid, "", inventory.CancelUser, due, inventory.NoChange, nil},
+		{"a cancelled order", inventory.StatusCancelled, "", inventory.CancelTimeout, due, inventory.NoChange, nil},
+		{"a payment started since the read", inventory.StatusPending, "wx-1", inventory.CancelUser, due, inventory.NoChange, inventory.ErrBusy},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := pendingOrder()
+			o.Status, o.PrepayID = tc.status, tc.prepay
+			c, err := o.Release(tc.reason, "", tc.now, inventory.Retry{})
+			if c.Kind != tc.kind || !errors.Is(err, tc.err) || (err == nil) != (tc.err == nil) {
+				t.Errorf("Release = %v, %v; want %v, %v", c.Kind, err, tc.kind, tc.err)
+			}
+		})
+	}
+}
+
+func TestRelease_SkipsACounterFoundDrifted(t *testing.T) {
+	var r inventory.Retry
+	r.Drift("cup")
+	c, err := pendingOrder().Release(inventory.CancelTimeout, "", t0.Add(time.Hour), r)
+	if err != nil || len(c.Limits) != 0 || len(c.Stock) != 2 {
+		t.Errorf("Release = %+v, %v; want the units released and no counter given back", c, err)
+	}
+}
+
+func TestPay_Decisions(t *testing.T) {
+	p := inventory.Payment{OrderID: "order-1", TransactionID: "tx1", Amount: 350, Currency: "CNY", PaidAt: t0.Add(time.Minute)}
+	now := t0.Add(2 * time.Minute)
+	stock := map[string]inventory.StockNow{
+		"cup":    {OnSale: true, LimitPerUser: 5, Shards: inventory.ShardStock{0, 0, 3}},
+		"saucer": {OnSale: true, Shards: inventory.ShardStock{0, 0, 1}},
+	}
+	cancelled := func() *inventory.Order {
+		o := pendingOrder()
+		at := t0.Add(time.Minute)
+		o.Status, o.CancelReason, o.CancelledAt = inventory.StatusCancelled, inventory.CancelTimeout, &at
+		return o
+	}
+
+	t.Run("pending is committed", func(t *testing.T) {
+		c, err := pendingOrder().Pay(p, nil, now, inventory.Retry{})
+		if err != nil || c.Kind != inventory.ChangeCommit || c.PayResult() != inventory.PaidNow {
+			t.Fatalf("Pay = %v, %v", c.Kind, err)
+		}
+		if o := c.Order; o.Status != inventory.StatusPaid || o.TransactionID != "tx1" || !o.PaidAt.Equal(p.PaidAt) {
+			t.Errorf("order after: %+v", o)
+		}
+		if d := c.Stock[0].Delta(3); d != (inventory.Delta{OnHand: -3, Reserved: -3}) || len(c.Limits) != 0 {
+			t.Errorf("commit: delta %+v, limits %+v", d, c.Limits)
+		}
+		if c.Entry.Ref != "order-1" || c.Entry.Reason != "paid tx1" {
+			t.Errorf("entry %+v", c.Entry)
+		}
+	})
+	t.Run("cancelled with stock is paid late", func(t *testing.T) {
+		o := cancelled()
+		if !o.NeedsStock(p, inventory.Retry{}) {
+			t.Error("a late payment does not ask for the stock")
+		}
+		c, err := o.Pay(p, stock, now, inventory.Retry{})
+		if err != nil || c.Kind != inventory.ChangePayLate || c.PayResult() != inventory.PaidLate {
+			t.Fatalf("Pay = %v, %v", c.Kind, err)
+		}
+		after := c.Order
+		if after.Status != inventory.StatusPaid || after.CancelledAt != nil || after.CancelReason != "" || !reflect.DeepEqual(after.Items[0].Shards, map[int]int{2: 3}) {
+			t.Errorf("order after: %+v", after)
+		}
+		if d := c.Stock[0].Delta(3); d != (inventory.Delta{Available: -3, OnHand: -3}) || !c.Stock[0].TakesAvailable() || !c.Stock[0].Reserves() {
+			t.Errorf("late delta %+v", d)
+		}
+		if want := []inventory.LimitMove{{Line: 0, SKU: "cup", Units: 3, Cap: 5}}; !reflect.DeepEqual(c.Limits, want) {
+			t.Errorf("limits %+v, want %+v", c.Limits, want)
+		}
+		if c.Entry.Ref != inventory.LateRef("order-1") {
+			t.Errorf("entry %+v", c.Entry)
+		}
+	})
+	for _, tc := range []struct {
+		name  string
+		stock map[string]inventory.StockNow
+		retry inventory.Retry
+	}{
+		{"no stock left", map[string]inventory.StockNow{"cup": stock["cup"], "saucer": {OnSale: true, Shards: inventory.ShardStock{0, 0, 0}}}, inventory.Retry{}},
+		{"the counter refused", nil, inventory.Retry{OverLimit: true}},
+	} {
+		t.Run(tc.name+" is refund-pending", func(t *testing.T) {
+			c, err := cancelled().Pay(p, tc.stock, now, tc.retry)
+			if err != nil || c.Kind != inventory.ChangeRefundDue || c.Order.Status != inventory.StatusRefundPending || len(c.Stock) != 0 {
+				t.Errorf("Pay = %+v, %v", c, err)
+			}
+			if c.Order.CancelReason != inventory.CancelTimeout {
+				t.Errorf("a refund-pending order keeps its cancellation: %+v", c.Order)
+			}
+		})
+	}
+	t.Run("a replay changes nothing", func(t *testing.T) {
+		o := pendingOrder()
+		o.Status, o.TransactionID = inventory.StatusPaid, "tx1"
+		c, err := o.Pay(p, nil, now, inventory.Retry{})
+		if err != nil || !c.None() || c.PayResult() != inventory.Replayed {
+			t.Errorf("Pay = %v, %v", c.Kind, err)
+		}
+	})
+	t.Run("another payment of a paid order", func(t *testing.T) {
+		o := pendingOrder()
+		o.Status, o.TransactionID = inventory.StatusPaid, "tx0"
+		if _, err := o.Pay(p, nil, now, inventory.Retry{}); !errors.Is(err, inventory.ErrPaidTwice) {
+			t.Errorf("Pay: %v, want ErrPaidTwice", err)
+		}
+	})
+}
+
+func TestPay_LateThatWouldNotFitOneTransactionIsRefundPending(t *testing.T) {
+	o := &inventory.Order{ID: "big", Status: inventory.StatusCancelled, Currency: "CNY"}
+	stock := map[string]inventory.StockNow{}
+	for i := range 20 {
+		sku := string(rune('a' + i))
+		o.Items = append(o.Items, inventory.OrderItem{SKU: sku, Qty: 5, Limited: true})
+		stock[sku] = inventory.StockNow{OnSale: true, Shards: inventory.ShardStock{1, 1, 1, 1, 1}}
+	}
+	p := inventory.Payment{OrderID: "big", TransactionID: "tx", Currency: "CNY"}
+	c, err := o.Pay(p, stock, t0, inventory.Retry{})
+	if err != nil || c.Kind != inventory.ChangeRefundDue {
+		t.Errorf("Pay = %v, %v; want refund-pending (20 lines × (5 shards + 2 entries + 1 counter) > 100 actions)", c.Kind, err)
+	}
+}
+
+func TestStartRefund_Decisions(t *testing.T) {
+	paid := func(status inventory.Status) *inventory.Order {
+		o := pendingOrder()
+		at := t0.Add(time.Minute)
+		o.Status, o.PaidAt, o.TransactionID = status, &at, "tx1"
+		return o
+	}
+	merchant := inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "arn:aws:iam::1:user/op", Reason: "damaged"}
+	now := t0.Add(time.Hour)
+
+	c, err := paid(inventory.StatusPaid).StartRefund(merchant, 0, now, inventory.Retry{})
+	if err != nil || c.Kind != inventory.ChangeRefundStart || c.From != inventory.StatusPaid {
+		t.Fatalf("StartRefund = %v, %v", c.Kind, err)
+	}
+	if o := c.Order; o.Status != inventory.StatusRefunding || o.OutRefundNo != "order-1_R" || !o.Restocked || o.RefundBy != merchant.By || o.RefundReason != "damaged" {
+		t.Errorf("order after: %+v", o)
+	}
+	if *c.Marker != (inventory.Marker{OutRefundNo: "order-1_R", Since: now}) {
+		t.Errorf("marker %+v", c.Marker)
+	}
+	if len(c.Stock) != 2 || c.Stock[0].Delta(3) != (inventory.Delta{Available: 3, OnHand: 3}) || len(c.Limits) != 1 {
+		t.Errorf("stock %+v limits %+v, want RETURN of each line and the counter given back", c.Stock, c.Limits)
+	}
+	if c.Entry.By != merchant.By || c.Entry.Reason != "refund: damaged" {
+		t.Errorf("entry %+v", c.Entry)
+	}
+
+	keep := merchant
+	keep.Goods = inventory.KeepGoods
+	if c, _ := paid(inventory.StatusPaid).StartRefund(keep, 0, now, inventory.Retry{}); len(c.Stock) != 0 || len(c.Limits) != 1 || c.Order.Restocked {
+		t.Errorf("without restock: %+v", c)
+	}
+	if c, _ := paid(inventory.StatusRefundPending).StartRefund(merchant, 0, now, inventory.Retry{}); c.Kind != inventory.ChangeRefundStart || len(c.Stock) != 0 || len(c.Limits) != 0 || c.Order.Restocked {
+		t.Errorf("refund-pending: %+v, want no goods and no counters", c)
+	}
+	for _, s := range []inventory.Status{inventory.StatusRefunding, inventory.StatusRefunded} {
+		if c, err := paid(s).StartRefund(merchant, 0, now, inventory.Retry{}); err != nil || !c.None() {
+			t.Errorf("%s: %v, %v; want no change", s, c.Kind, err)
+		}
+	}
+	if _, err := paid(inventory.StatusCancelled).StartRefund(merchant, 0, now, inventory.Retry{}); !errors.Is(err, inventory.ErrRefundNotAllowed) {
+		t.Errorf("cancelled: %v, want ErrRefundNotAllowed", err)
+	}
+}
+
+func TestRecordRefundResult_Decisions(t *testing.T) {
+	refunding := func(errText string) *inventory.Refund {
+		return &inventory.Refund{OutRefundNo: "order-1_R", OrderID: "order-1", TransactionID: "tx1", Amount: 350, Currency: "CNY",
+			Status: inventory.StatusRefunding, Since: t0, Error: errText}
+	}
+	res := func(state string, at time.Time) inventory.RefundResult {
+		return inventory.RefundResult{OutRefundNo: "order-1_R", OutTradeNo: "order-1", Amount: 350, State: state, At: at}
+	}
+	now := t0.Add(time.Hour)
+
+	c, err := refunding("").Record(res(inventory.RefundStateSuccess, time.Time{}), now)
+	if err != nil || c.Kind != inventory.ChangeRefundResult || c.Guards != inventory.GuardRefundNo {
+		t.Fatalf("Settle = %v, %v", c.Kind, err)
+	}
+	if r := c.Refund; r.Status != inventory.StatusRefunded || !r.RefundedAt.Equal(now) || r.RefundAmount != 350 {
+		t.Errorf("refund after: %+v", r)
+	}
+	if c.Marker == nil || !c.Marker.Remove {
+		t.Errorf("marker %+v, want the refund off the REFUNDING list", c.Marker)
+	}
+	if c, _ := refunding("").Record(res(inventory.RefundStateClosed, t0), now); c.Refund.Error != "CLOSED" || c.Refund.Status != inventory.StatusRefunding || c.Marker != nil {
+		t.Errorf("closed: %+v", c)
+	}
+	for name, tc := range map[string]struct {
+		r   *inventory.Refund
+		res inventory.RefundResult
+	}{
+		"processing":         {refunding(""), res(inventory.RefundStateProcessing, t0)},
+		"abnormal again":     {refunding("ABNORMAL"), res(inventory.RefundStateAbnormal, t0)},
+		"refunded, replayed": {&inventory.Refund{OutRefundNo: "order-1_R", OrderID: "order-1", Amount: 350, Status: inventory.StatusRefunded}, res(inventory.RefundStateSuccess, t0)},
+	} {
+		if c, err := tc.r.Record(tc.res, now); err != nil || !c.None() {
+			t.Errorf("%s: %v, %v; want no change", name, c.Kind, err)
+		}
+	}
+	other := res(inventory.RefundStateSuccess, t0)
+	other.Amount = 1
+	if _, err := refunding("").Record(other, now); !errors.Is(err, inventory.ErrRefundMismatch) {
+		t.Errorf("another amount: %v, want ErrRefundMismatch", err)
+	}
+}

@@ -1,0 +1,84 @@
+package orders
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/stockguard/stockguard/internal/httpapi"
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// Route keys of the merchant's order reads (API Gateway RouteKey values, see
+// template.yaml).
+const (
+	RouteList   = "GET /admin/orders"
+	RouteLookup = "GET /admin/orders/{orderId}"
+)
+
+// Listing is what the merchant's order reads need of the store (dynamo.Store): any
+// order by id, a page of orders in a status, and the PENDING orders overdue.
+type Listing interface {
+	Lookup(ctx context.Context, id string) (*inventory.Order, error)
+	Orders(ctx context.Context, status inventory.Status, after string) ([]*inventory.Order, string, error)
+	Overdue(ctx context.Context, before time.Time) ([]*inventory.Order, error)
+}
+
+// Merchant serves the merchant's order reads (docs/contract.md, "Merchant API").
+type Merchant struct {
+	store Listing
+	now   func() time.Time
+}
+
+// NewMerchant returns the merchant's order reads over store, on the clock now (the
+// store's: what is overdue is judged by it).
+func NewMerchant(store Listing, now func() time.Time) *Merchant {
+	return &Merchant{store: store, now: now}
+}
+
+// Order statuses RouteList lists (docs/contract.md, "Merchant API").
+const (
+	listPendingOverdue = "PENDING_OVERDUE"
+	listRefundPending  = string(inventory.StatusRefundPending)
+	listRefunding      = string(inventory.StatusRefunding)
+)
+
+type orderPage struct {
+	Orders []httpapi.MerchantOrderJSON `json:"orders"`
+	Next   string                      `json:"next,omitempty"`
+}
+
+// List serves RouteList: ?status=PENDING_OVERDUE (all of them), REFUND_PENDING or
+// REFUNDING (a page at a time, ?after= the previous page's next).
+func (m *Merchant) List(ctx context.Context, req events.APIGatewayV2HTTPRequest, _ string) (events.APIGatewayV2HTTPResponse, error) {
+	var orders []*inventory.Order
+	var next string
+	var err error
+	switch status := req.QueryStringParameters["status"]; status {
+	case listPendingOverdue:
+		orders, err = m.store.Overdue(ctx, m.now())
+	case listRefundPending, listRefunding:
+		orders, next, err = m.store.Orders(ctx, inventory.Status(status), req.QueryStringParameters["after"])
+	default:
+		err = inventory.InvalidError("status must be PENDING_OVERDUE, REFUND_PENDING or REFUNDING")
+	}
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	out := orderPage{Orders: make([]httpapi.MerchantOrderJSON, len(orders)), Next: next}
+	for i, o := range orders {
+		out.Orders[i] = httpapi.MerchantOrder(o)
+	}
+	return httpapi.JSON(http.StatusOK, out), nil
+}
+
+// Lookup serves RouteLookup: any order, with its owner.
+func (m *Merchant) Lookup(ctx context.Context, req events.APIGatewayV2HTTPRequest, _ string) (events.APIGatewayV2HTTPResponse, error) {
+	o, err := m.store.Lookup(ctx, req.PathParameters["orderId"])
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return httpapi.JSON(http.StatusOK, httpapi.MerchantOrder(o)), nil
+}

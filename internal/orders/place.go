@@ -1,0 +1,139 @@
+package orders
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/stockguard/stockguard/internal/closeq"
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/httpapi"
+	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/metric"
+)
+
+// Route keys of placing and reading a buyer's orders (API Gateway RouteKey values, see
+// template.yaml).
+const (
+	RoutePlace = "POST /orders"
+	RouteGet   = "GET /orders/{orderId}"
+)
+
+// MaxBodyBytes is the largest POST /orders body accepted (docs/contract.md, "POST
+// /orders": 16 KiB).
+const MaxBodyBytes = 16 << 10
+
+// maxIdempotencyKeyBytes bounds the Idempotency-Key header (docs/contract.md, "POST
+// /orders": 1-64 printable ASCII).
+const maxIdempotencyKeyBytes = 64
+
+// Placing is what placing and reading a buyer's orders needs of the store
+// (dynamo.Store): an order's slot (id and times), the reservation, the owner's read.
+type Placing interface {
+	NewSlot() (dynamo.OrderSlot, error)
+	Reserve(ctx context.Context, req dynamo.ReserveRequest) (*inventory.Order, bool, error)
+	Order(ctx context.Context, userID, id string) (*inventory.Order, error)
+}
+
+// Checkout serves RoutePlace and RouteGet.
+type Checkout struct {
+	store    Placing
+	queue    *closeq.Queue
+	log      *slog.Logger
+	function string
+}
+
+// NewCheckout returns the routes placing and reading orders over store. Each order
+// request sends its order's close message on queue, delayed to the order's expiry,
+// while the reservation runs (see scheduleClose); a nil queue sends none (the
+// scheduled sweep still releases unpaid orders, up to a sweep period late). Requests
+// are logged to log, with metrics whose Function dimension is function (the serving
+// function's short name).
+func NewCheckout(store Placing, queue *closeq.Queue, log *slog.Logger, function string) *Checkout {
+	return &Checkout{store: store, queue: queue, log: log, function: function}
+}
+
+// Place serves RoutePlace (docs/contract.md, "POST /orders"): the cart reserved whole
+// in one transaction and a PENDING order opened (201), or the order of an idempotent
+// replay (200, Idempotent-Replayed: true), or the contract's refusal with nothing
+// reserved.
+func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	user, err := httpapi.UserID(req)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	key, err := idempotencyKey(req.Headers)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	body, err := httpapi.Body(req, MaxBodyBytes)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	cart, err := decodeCart(body)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	slot, err := r.store.NewSlot()
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	scheduled := r.scheduleClose(ctx, slot)
+	order, replayed, err := r.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart, IdempotencyKey: key, Slot: slot})
+	sendErr := scheduled()
+	busy := 0.0
+	if errors.Is(err, inventory.ErrBusy) {
+		busy = 1
+	}
+	metric.Emit(ctx, r.log, r.function, metric.Busy.Of(busy))
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	status := http.StatusCreated
+	if replayed {
+		status = http.StatusOK
+	} else if sendErr != nil {
+		r.closeNotScheduled(ctx, order.ID, sendErr)
+	}
+	resp := httpapi.JSON(status, httpapi.Order(order))
+	resp.Headers["Location"] = "/orders/" + order.ID
+	if replayed {
+		resp.Headers["Idempotent-Replayed"] = "true"
+	}
+	return resp, nil
+}
+
+// Get serves RouteGet (docs/contract.md, "GET /orders/{orderId}"): the caller's own
+// order, 404 ORDER_NOT_FOUND for anyone else's or an unknown one.
+func (r *Checkout) Get(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	user, err := httpapi.UserID(req)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	order, err := r.store.Order(ctx, user, req.PathParameters["orderId"])
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return httpapi.JSON(http.StatusOK, httpapi.Order(order)), nil
+}
+
+// idempotencyKey reads the optional Idempotency-Key header: 1-64 printable ASCII.
+// API Gateway HTTP APIs deliver header names in lower case.
+func idempotencyKey(headers map[string]string) (string, error) {
+	key, ok := headers["idempotency-key"]
+	if !ok {
+		return "", nil
+	}
+	if len(key) < 1 || len(key) > maxIdempotencyKeyBytes {
+		return "", inventory.InvalidError("Idempotency-Key must be 1-%d printable ASCII characters", maxIdempotencyKeyBytes)
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x20 || key[i] > 0x7e {
+			return "", inventory.InvalidError("Idempotency-Key must be 1-%d printable ASCII characters", maxIdempotencyKeyBytes)
+		}
+	}
+	return key, nil
+}

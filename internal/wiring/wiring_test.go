@@ -1,0 +1,124 @@
+package wiring_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
+	"github.com/stockguard/stockguard/internal/teamchat"
+	"github.com/stockguard/stockguard/internal/wiring"
+)
+
+func TestLoad_AlertChatReadsItsVariables(t *testing.T) {
+	load := wiring.AlertChat.Load
+	env := map[string]string{
+		"ORDERS_TABLE": "OrdersTable", "CHAT_SECRET_ARN": "arn:aws:secretsmanager:ap-east-1:123456789012:secret:stockguard/chat",
+		"QUIET_PERIOD_SECONDS": "3600", "RUNBOOK_URL": "RUNBOOK.md",
+	}
+	c, err := load(envvar.Map(env))
+	if err != nil || c.QuietPeriod != time.Hour || c.Runbook != "RUNBOOK.md" || c.ChatSecretARN != env["CHAT_SECRET_ARN"] || c.Tables.Orders != "OrdersTable" {
+		t.Fatalf("%+v %v", c, err)
+	}
+	env["RUNBOOK_URL"] = "https://git.example.com/shop/stockguard/blob/main/RUNBOOK.md"
+	if c, err := load(envvar.Map(env)); err != nil || c.Runbook != env["RUNBOOK_URL"] {
+		t.Errorf("an https runbook: %+v %v", c, err)
+	}
+	for name, values := range map[string][]string{
+		"ORDERS_TABLE": {""}, "CHAT_SECRET_ARN": {""}, "QUIET_PERIOD_SECONDS": {"", "0", "1h", "-60"},
+		"RUNBOOK_URL": {"", "http://git.example.com/RUNBOOK.md", "docs/RUNBOOK.md", "https://x.example/RUNBOOK.md#a", "https:///RUNBOOK.md"},
+	} {
+		for _, v := range values {
+			bad := maps.Clone(env)
+			bad[name] = v
+			var e *envvar.Error
+			if _, err := load(envvar.Map(bad)); !errors.As(err, &e) || e.Name != name {
+				t.Errorf("%s=%q: %v, want an error naming it", name, v, err)
+			}
+		}
+	}
+}
+
+// Every function has a short name and at least one trigger, and no trigger is served
+// twice; ByName finds each, and nothing else.
+func TestTable_EveryFunctionServesItsOwnTriggersOnce(t *testing.T) {
+	seen := map[string]string{}
+	for _, fn := range wiring.All() {
+		if fn.Short() == "" || len(fn.Triggers()) == 0 {
+			t.Errorf("%s: short name %q, %d triggers", fn.Name, fn.Short(), len(fn.Triggers()))
+		}
+		if got, ok := wiring.ByName(fn.Name); !ok || got.Name != fn.Name {
+			t.Errorf("ByName(%s) = %v, %v", fn.Name, got.Name, ok)
+		}
+		for _, tr := range fn.Triggers() {
+			key := tr.String()
+			if tr.Kind == lambdaevent.Scheduled {
+				key = fn.Name + " schedule"
+			}
+			if other, ok := seen[key]; ok {
+				t.Errorf("%s is served by %s and %s", key, other, fn.Name)
+			}
+			seen[key] = fn.Name
+		}
+	}
+	if _, ok := wiring.ByName("NoSuchFunction"); ok {
+		t.Error("an unknown function was found")
+	}
+}
+
+// A function built without a client one of its triggers needs is refused, naming it.
+func TestBuild_RefusesAFunctionWithoutTheClientsItNeeds(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	store := func(t dynamo.Tables, o dynamo.Options) *dynamo.Store { return dynamo.New(nil, t, o) }
+	if _, err := wiring.CreateOrder.Build(wiring.Config{}, wiring.Clients{Log: log}); err == nil || !strings.Contains(err.Error(), "DynamoDB client") {
+		t.Errorf("createOrder without a DynamoDB client: %v", err)
+	}
+	for _, tc := range []struct {
+		fn      wiring.Function
+		missing string
+	}{
+		{wiring.CloseOrder, "WeChat Pay merchant client"}, {wiring.Refund, "WeChat Pay merchant client"},
+		{wiring.PayCallback, "notification verifier"}, {wiring.Login, "WeChat login client"},
+		{wiring.AlertChat, "chat webhooks"},
+	} {
+		if _, err := tc.fn.Build(wiring.Config{}, wiring.Clients{Log: log, NewStore: store}); err == nil || !strings.Contains(err.Error(), tc.missing) || !strings.Contains(err.Error(), tc.fn.Name) {
+			t.Errorf("%s without clients: %v, want an error naming it and the %s", tc.fn.Name, err, tc.missing)
+		}
+	}
+}
+
+// Any event other than an SNS notification is refused by the alert function, and
+// nothing is posted.
+func TestBuild_AlertChatRefusesOtherEvents(t *testing.T) {
+	posted := 0
+	fn, err := wiring.AlertChat.Build(wiring.Config{QuietPeriod: time.Hour}, wiring.Clients{
+		Log: slog.New(slog.DiscardHandler),
+		Webhooks: func(context.Context) ([]teamchat.Webhook, error) {
+			posted++
+			return nil, nil
+		},
+		NewStore: func(t dynamo.Tables, o dynamo.Options) *dynamo.Store { return dynamo.New(nil, t, o) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []string{`{}`, `[]`, `{"Records":[{"eventSource":"aws:sqs","body":"{}"}]}`,
+		`{"source":"aws.events","detail-type":"Scheduled Event"}`, `{"version":"2.0","routeKey":"POST /orders"}`} {
+		if _, err := fn.Invoke(context.Background(), json.RawMessage(ev)); !errors.Is(err, lambdaevent.ErrNotServed) {
+			t.Errorf("%s: %v, want ErrNotServed", ev, err)
+		}
+	}
+	if posted != 0 {
+		t.Errorf("the webhooks were read %d times for refused events", posted)
+	}
+	if _, err := fn.Invoke(context.Background(), json.RawMessage(`{"Records":[{"EventSource":"aws:sns","Sns":{"Message":"x"}}]}`)); err != nil || posted != 1 {
+		t.Errorf("an SNS notification: %v, webhooks read %d times; want handled", err, posted)
+	}
+}
