@@ -23,12 +23,26 @@ func (s *skuFlags) Set(v string) error {
 	}
 	orders, err1 := strconv.ParseFloat(parts[1], 64)
 	views, err2 := strconv.ParseFloat(parts[2], 64)
-	if err1 != nil || err2 != nil || orders < 0 || views < 0 {
-		return fmt.Errorf("%q: orders and page views must be numbers ≥ 0", v)
+	if err1 != nil || err2 != nil || !peak(orders) || !peak(views) {
+		return fmt.Errorf("%q: orders and page views must be numbers from 0 to %d", v, maxPeak)
+	}
+	for _, sku := range *s {
+		if sku.ID == parts[0] {
+			return fmt.Errorf("%q: SKU %s given twice", v, sku.ID)
+		}
 	}
 	*s = append(*s, plan.SKU{ID: parts[0], Orders: orders, PageViews: views})
 	return nil
 }
+
+// maxPeak is the most orders or page views per second plan takes (all SKUs
+// together): a thousand times API Gateway's default account quota, far past any sale
+// it sizes; beyond it the advice's integers would overflow.
+const maxPeak = 10_000_000
+
+// peak reports whether v is a peak plan takes: a finite number from 0 to maxPeak
+// (NaN and infinities are not).
+func peak(v float64) bool { return v >= 0 && v <= maxPeak }
 
 // planSale runs "plan": sizes a sale from the peaks given (internal/dev/plan) without
 // calling the API, and prints the plan (or its JSON).
@@ -46,9 +60,9 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	switch {
 	case *skus < 1 || *skus > 10000:
 		return usageError("plan: --skus must be 1 to 10,000")
-	case *orders < 0 || *views < 0:
-		return usageError("plan: --orders and --page-views must not be negative")
-	case *payRatio < 0 || *payRatio > 1:
+	case !peak(*orders) || !peak(*views):
+		return usageError("plan: --orders and --page-views must be numbers from 0 to %d", maxPeak)
+	case !(*payRatio >= 0 && *payRatio <= 1):
 		return usageError("plan: --pay-ratio must be 0 to 1")
 	case len(each) == 0 && *orders == 0 && *views == 0:
 		return usageError("plan needs --orders and --page-views, or --sku")
