@@ -287,5 +287,10 @@ func (s SKU) Sellable(now time.Time) int {
 	return s.Available
 }
 
-// ValidSKUID reports whether id has the shape of a SKU id: 1-64 of [0-9A-Za-z_.:-].
-func ValidSKUID(id string) bool { return skuIDPattern.MatchString(id) }
+// ValidSKUID reports whether id has the shape of a SKU id: 1-64 of [0-9A-Za-z_.:-],
+// other than "." and ".." (URL dot segments: a client resolves them out of a path such
+// as /admin/skus/{skuId} before it is sent, RFC 3986 section 5.2.4, so such a SKU could
+// be sold but never managed).
+func ValidSKUID(id string) bool {
+	return skuIDPattern.MatchString(id) && id != "." && id != ".."
+}
