@@ -73,7 +73,7 @@ func parse(args []string, stdout, stderr io.Writer) (c rehearse.Config, o output
 	defineOutputFlags(fs, &o)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			fmt.Fprintln(stdout, "usage: rehearse [flags]; see the package documentation (go doc ./cmd/rehearse)")
+			fmt.Fprintln(stdout, "usage: rehearse [flags]\n\nPlays a whole flash sale through the local stack in process, on a slowed clock, against\nmodels of DynamoDB's, API Gateway's and Lambda's limits; prints what refused first, the units\nper operation, the cost and a verdict (oversold, false STOCK_OUT, books, reconcile), and\nwrites a plot. More in go doc ./cmd/rehearse and the README, \"A whole sale against every limit\".\n\nFlags:")
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return c, o, 0, false
