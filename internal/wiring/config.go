@@ -2,12 +2,15 @@ package wiring
 
 import (
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/notices"
 	"github.com/stockguard/stockguard/internal/reconcile"
+	"github.com/stockguard/stockguard/internal/wxapi"
 )
 
 // Config is every setting a function reads from its environment (template.yaml, each
@@ -68,6 +71,19 @@ type Config struct {
 	// Runbook is RUNBOOK_URL: where alerts point for RUNBOOK.md, "RUNBOOK.md" or the
 	// https URL of the file.
 	Runbook string
+	// WeChatQueueURL is WECHAT_QUEUE_URL: the WeChat queue (shipping uploads, subscribe
+	// messages).
+	WeChatQueueURL string
+	// Notices are the subscribe messages' settings: PAY_REMINDER_TEMPLATE_ID,
+	// REFUND_DONE_TEMPLATE_ID (empty: that message off), PAY_REMINDER_LEAD_SECONDS,
+	// ORDER_PAGE.
+	Notices notices.Config
+	// OrderDetailPath is ORDER_DETAIL_PATH: the page WeChat's order center opens for an
+	// order, containing wxapi.DetailPathPlaceholder; set at the wechat function's start.
+	OrderDetailPath string
+	// WeChatBackoff is how long failed WeChat queue work waits before its second
+	// delivery (wxqueue.NewWorker); not an environment variable: zero takes the default.
+	WeChatBackoff time.Duration
 }
 
 // setting reads one or more of Config's variables from get into c; an error names the
@@ -131,6 +147,34 @@ var (
 		return err
 	}
 )
+
+// wechatQueue reads WECHAT_QUEUE_URL.
+var wechatQueue = required("WECHAT_QUEUE_URL", "the WeChat queue URL", func(c *Config) *string { return &c.WeChatQueueURL })
+
+// noticeSettings reads the subscribe messages' settings: the template ids (may be
+// empty), the reminder's lead (seconds, required) and the order page (required).
+func noticeSettings(get envvar.Lookup, c *Config) (err error) {
+	c.Notices.PayReminderTemplate, c.Notices.RefundDoneTemplate = get("PAY_REMINDER_TEMPLATE_ID"), get("REFUND_DONE_TEMPLATE_ID")
+	for _, v := range []struct{ name, val string }{{"PAY_REMINDER_TEMPLATE_ID", c.Notices.PayReminderTemplate}, {"REFUND_DONE_TEMPLATE_ID", c.Notices.RefundDoneTemplate}} {
+		if len(v.val) > 128 || strings.ContainsAny(v.val, " \t\r\n") {
+			return &envvar.Error{Name: v.name, Value: v.val, Want: "a subscribe-message template id, or empty"}
+		}
+	}
+	if c.Notices.Lead, err = envvar.Seconds(get, "PAY_REMINDER_LEAD_SECONDS"); err != nil {
+		return err
+	}
+	c.Notices.Page, err = envvar.Required(get, "ORDER_PAGE", "the mini-program page of an order, the order id appended, e.g. pages/order/index?orderId=")
+	return err
+}
+
+// detailPath reads ORDER_DETAIL_PATH, which must contain wxapi.DetailPathPlaceholder.
+func detailPath(get envvar.Lookup, c *Config) (err error) {
+	const want = "a mini-program page path containing ${商品订单号}"
+	if c.OrderDetailPath, err = envvar.Required(get, "ORDER_DETAIL_PATH", want); err == nil && !strings.Contains(c.OrderDetailPath, wxapi.DetailPathPlaceholder) {
+		err = &envvar.Error{Name: "ORDER_DETAIL_PATH", Value: c.OrderDetailPath, Want: want}
+	}
+	return err
+}
 
 // runbook reads RUNBOOK_URL: "RUNBOOK.md" or an https URL without query or fragment.
 func runbook(get envvar.Lookup, c *Config) (err error) {
