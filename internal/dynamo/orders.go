@@ -220,6 +220,7 @@ type orderRecord struct {
 	PrepayAt         string            `dynamodbav:"prepayAt,omitempty"`
 	refundFields
 	Shipping      *shippingRecord `dynamodbav:"shipping,omitempty"`
+	Presale       *presaleRecord  `dynamodbav:"presale,omitempty"`
 	Subscriptions []string        `dynamodbav:"subscriptions,omitempty"`
 }
 
@@ -237,7 +238,7 @@ func newOrderRecord(o *inventory.Order) orderRecord {
 			RefundBy: o.RefundBy, RefundReason: o.RefundReason, RefundedAt: formatOptional(o.RefundedAt),
 			RefundAmount: o.RefundAmount, RefundError: o.RefundError,
 		},
-		Shipping: newShippingRecord(o.Shipping), Subscriptions: o.Subscriptions,
+		Shipping: newShippingRecord(o.Shipping), Presale: newPresaleRecord(o.Presale), Subscriptions: o.Subscriptions,
 	}
 	if o.Status == inventory.StatusPending {
 		rec.PendingBucket = pendingBucket(o.ID)
@@ -259,6 +260,9 @@ func (r orderRecord) order() (*inventory.Order, error) {
 	}
 	var err error
 	if o.Shipping, err = r.Shipping.shipping(); err != nil {
+		return nil, err
+	}
+	if o.Presale, err = r.Presale.presale(); err != nil {
 		return nil, err
 	}
 	if o.CreatedAt, err = parseTime(r.CreatedAt); err != nil {

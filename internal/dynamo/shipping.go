@@ -105,6 +105,69 @@ func (s *Store) RecordShipping(ctx context.Context, id string, n int, errText st
 	return o, err
 }
 
+type presaleRecord struct {
+	ShipAt     string `dynamodbav:"shipAt"`
+	Status     string `dynamodbav:"status"`
+	DeclaredAt string `dynamodbav:"declaredAt,omitempty"`
+	Error      string `dynamodbav:"error,omitempty"`
+}
+
+func newPresaleRecord(p *inventory.Presale) *presaleRecord {
+	if p == nil {
+		return nil
+	}
+	return &presaleRecord{ShipAt: formatTime(p.ShipAt), Status: string(p.Status), DeclaredAt: formatOptional(p.DeclaredAt), Error: p.Error}
+}
+
+func (r *presaleRecord) presale() (*inventory.Presale, error) {
+	if r == nil {
+		return nil, nil
+	}
+	p := &inventory.Presale{Status: inventory.ShippingStatus(r.Status), Error: r.Error}
+	var err error
+	if p.ShipAt, err = parseTime(r.ShipAt); err != nil {
+		return nil, err
+	}
+	p.DeclaredAt, err = optionalTime(r.DeclaredAt)
+	return p, err
+}
+
+// DeclarePresale records on the order id its presale ship time shipAt as
+// inventory.Order.DeclarePresale decides, through the one transition path. It returns
+// the order as it stands and whether this call changed it. Errors:
+// inventory.ErrOrderNotFound, inventory.ErrNotShippable, an
+// *inventory.InvalidRequestError (nothing written), inventory.ErrBusy, or another store
+// error.
+func (s *Store) DeclarePresale(ctx context.Context, id string, shipAt time.Time) (*inventory.Order, bool, error) {
+	order, err := s.Lookup(ctx, id)
+	if err != nil {
+		return nil, false, err
+	}
+	o, c, err := transact(ctx, s, s.orderSubject(id), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
+		return o.DeclarePresale(shipAt)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return o, !c.None(), nil
+}
+
+// RecordPresale records WeChat's answer to the order id's presale declaration
+// (inventory.Order.PresaleResult; errText empty: accepted) through the one transition
+// path, and returns the order as it stands. Errors: inventory.ErrOrderNotFound,
+// inventory.ErrBusy, or another store error.
+func (s *Store) RecordPresale(ctx context.Context, id, errText string, final bool) (*inventory.Order, error) {
+	order, err := s.Lookup(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	o, _, err := transact(ctx, s, s.orderSubject(id), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
+		return o.PresaleResult(errText, final, now), nil
+	})
+	return o, err
+}
+
 // ClaimNotice claims the subscribe message key (e.g. "remind#<orderId>") for one
 // sender: a PutItem conditioned on attribute_not_exists(pk) (DynamoDB API
 // Reference, PutItem, ConditionExpression). It reports true to the one caller that

@@ -36,6 +36,25 @@ type OrderJSON struct {
 	RefundedAt    string        `json:"refundedAt,omitempty"`
 	RefundAmount  int64         `json:"refundAmount,omitempty"` // fen
 	Shipping      *ShippingJSON `json:"shipping,omitempty"`
+	Presale       *PresaleJSON  `json:"presale,omitempty"`
+}
+
+// PresaleJSON is an order's presale declaration as the contract shows it: the expected
+// ship time, status QUEUED, DECLARED or FAILED, when WeChat accepted it, and why the
+// last declaration failed.
+type PresaleJSON struct {
+	ShipAt     string `json:"shipAt"`
+	Status     string `json:"status"`
+	DeclaredAt string `json:"declaredAt,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+// PresaleView is p as the contract shows it; nil for nil.
+func PresaleView(p *inventory.Presale) *PresaleJSON {
+	if p == nil {
+		return nil
+	}
+	return &PresaleJSON{ShipAt: rfc3339(p.ShipAt), Status: string(p.Status), DeclaredAt: optional(p.DeclaredAt), Error: p.Error}
 }
 
 // ShippingJSON is an order's shipping as the contract shows it (docs/contract.md,
@@ -91,7 +110,7 @@ func Order(o *inventory.Order) OrderJSON {
 		PaidAt: optional(o.PaidAt), CancelledAt: optional(o.CancelledAt),
 		CancelReason: string(o.CancelReason), TransactionID: o.TransactionID,
 		RefundedAt: optional(o.RefundedAt), RefundAmount: o.RefundAmount,
-		Items: make([]itemJSON, len(o.Items)), Shipping: ShippingView(o.Shipping),
+		Items: make([]itemJSON, len(o.Items)), Shipping: ShippingView(o.Shipping), Presale: PresaleView(o.Presale),
 	}
 	for i, it := range o.Items {
 		v.Items[i] = itemJSON{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice}

@@ -76,12 +76,16 @@ const (
 	// ChangeShippingResult: PAID stays PAID, WeChat's answer to an upload recorded
 	// (Order.ShippingResult).
 	ChangeShippingResult
+	// ChangePresale: PAID stays PAID, a presale declaration queued (Order.DeclarePresale).
+	ChangePresale
+	// ChangePresaleResult: PAID stays PAID, WeChat's answer to it recorded.
+	ChangePresaleResult
 )
 
 var kindNames = map[ChangeKind]string{
 	NoChange: "nothing", ChangeRelease: "release", ChangeCommit: "commit", ChangePayLate: "pay late",
 	ChangeRefundDue: "refund-pending", ChangeRefundStart: "refund", ChangeRefundResult: "refund result",
-	ChangeShip: "ship", ChangeShippingResult: "shipping result",
+	ChangeShip: "ship", ChangeShippingResult: "shipping result", ChangePresale: "presale", ChangePresaleResult: "presale result",
 }
 
 // String names the kind in words, e.g. "release".
@@ -102,6 +106,8 @@ const (
 	// still none), so that concurrent shipments and upload results never overwrite
 	// each other.
 	GuardShipping
+	// GuardPresale: the order's presale declaration is the one read (or still none).
+	GuardPresale
 )
 
 // Has reports whether g holds every guard of h.

@@ -92,14 +92,15 @@ type Sender interface {
 }
 
 // Schedule queues the pay reminder of a newly placed order o whose buyer accepted its
-// template, due Lead before o.ExpiresAt (at once when that has passed). It never
-// fails the caller: a send that fails is logged and counted in NoticeFailed, and the
-// buyer gets no reminder. queue nil: nothing.
+// template, due Lead before o.ExpiresAt; none when that is not after now (a payment
+// window no longer than Lead: reminding at once would only repeat the checkout). It
+// never fails the caller: a send that fails is logged and counted in NoticeFailed,
+// and the buyer gets no reminder. queue nil: nothing.
 func Schedule(ctx context.Context, queue Sender, cfg Config, log *slog.Logger, function string, o *inventory.Order, now time.Time) {
-	if queue == nil || cfg.PayReminderTemplate == "" || !slices.Contains(o.Subscriptions, cfg.PayReminderTemplate) {
+	at := o.ExpiresAt.Add(-cfg.Lead)
+	if queue == nil || cfg.PayReminderTemplate == "" || !slices.Contains(o.Subscriptions, cfg.PayReminderTemplate) || !at.After(now) {
 		return
 	}
-	at := o.ExpiresAt.Add(-cfg.Lead)
 	if err := queue.Send(ctx, wxqueue.Message{Kind: wxqueue.KindPayReminder, OrderID: o.ID, At: at.UTC()}, at.Sub(now)); err != nil {
 		log.LogAttrs(ctx, slog.LevelError, "pay reminder not queued", slog.String("orderId", o.ID), slog.String("error", err.Error()))
 		metric.Emit(ctx, log, function, metric.NoticeFailed.Of(1))

@@ -29,8 +29,11 @@ import (
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
-// RouteShip is the merchant's shipment of an order (AWS_IAM).
-const RouteShip = "POST /admin/orders/{orderId}/shipments"
+// Route keys of the merchant's shipping routes (AWS_IAM).
+const (
+	RouteShip    = "POST /admin/orders/{orderId}/shipments" // a shipment
+	RoutePresale = "POST /admin/orders/{orderId}/presale"   // a presale declaration
+)
 
 // MaxBodyBytes bounds a shipment request's body (docs/contract.md).
 const MaxBodyBytes = 8 << 10
@@ -44,6 +47,8 @@ type Orders interface {
 	Lookup(ctx context.Context, id string) (*inventory.Order, error)
 	Ship(ctx context.Context, id string, s inventory.Shipment) (*inventory.Order, bool, error)
 	RecordShipping(ctx context.Context, id string, n int, errText string, final bool) (*inventory.Order, error)
+	DeclarePresale(ctx context.Context, id string, shipAt time.Time) (*inventory.Order, bool, error)
+	RecordPresale(ctx context.Context, id, errText string, final bool) (*inventory.Order, error)
 }
 
 // Sender queues work for the wechat function (*wxqueue.Queue).
@@ -54,6 +59,7 @@ type Sender interface {
 // WeChat is the part of WeChat's server API uploads use (*wxapi.Client).
 type WeChat interface {
 	UploadShippingInfo(ctx context.Context, s wxapi.Shipment) error
+	DeclareSpecialOrder(ctx context.Context, o wxapi.SpecialOrder) error
 }
 
 // Routes serves RouteShip.
@@ -85,9 +91,6 @@ func (r *Routes) Ship(ctx context.Context, req events.APIGatewayV2HTTPRequest, _
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	if _, err := r.orders.Lookup(ctx, id); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
 	o, _, err := r.orders.Ship(ctx, id, s)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
@@ -103,6 +106,43 @@ func (r *Routes) Ship(ctx context.Context, req events.APIGatewayV2HTTPRequest, _
 	}
 	recorded, _ := o.Shipment(s.ID)
 	return httpapi.JSON(http.StatusAccepted, shipmentAnswer{OrderID: o.ID, Shipment: recorded, Shipping: httpapi.ShippingView(o.Shipping)}), nil
+}
+
+// Presale serves RoutePresale (docs/contract.md, "POST /admin/orders/{orderId}/presale"):
+// body {"shipAt": RFC 3339}, 15 to 330 days after the payment; 202 with the order's
+// presale once recorded and its declaration to WeChat (opspecialorder) queued; the same
+// ship time again changes nothing; an order not PAID or already (partly) shipped: 409
+// ORDER_NOT_SHIPPABLE, nothing sent.
+func (r *Routes) Presale(ctx context.Context, req events.APIGatewayV2HTTPRequest, _ string) (events.APIGatewayV2HTTPResponse, error) {
+	var b struct {
+		ShipAt *time.Time `json:"shipAt"`
+	}
+	if _, err := httpapi.DecodeFields(req, MaxBodyBytes, &b, `{"shipAt":"2026-12-20T10:00:00Z"}`, "shipAt"); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	if b.ShipAt == nil {
+		return events.APIGatewayV2HTTPResponse{}, inventory.InvalidError("shipAt is required: an RFC 3339 time 15 to 330 days after the payment")
+	}
+	o, _, err := r.orders.DeclarePresale(ctx, req.PathParameters["orderId"], *b.ShipAt)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	if o.Presale.Status == inventory.ShippingQueued {
+		if r.queue == nil {
+			return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("no WeChat queue to declare %s: %w", o.ID, inventory.ErrBusy)
+		}
+		if err := r.queue.Send(ctx, wxqueue.Message{Kind: wxqueue.KindPresale, OrderID: o.ID}, 0); err != nil {
+			r.log.LogAttrs(ctx, slog.LevelError, "presale recorded but its declaration not queued", slog.String("orderId", o.ID), slog.String("error", err.Error()))
+			return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("queue presale of %s: %w", o.ID, inventory.ErrBusy)
+		}
+	}
+	return httpapi.JSON(http.StatusAccepted, presaleAnswer{OrderID: o.ID, Presale: httpapi.PresaleView(o.Presale)}), nil
+}
+
+// presaleAnswer is RoutePresale's 202 body.
+type presaleAnswer struct {
+	OrderID string               `json:"orderId"`
+	Presale *httpapi.PresaleJSON `json:"presale"`
 }
 
 // shipmentAnswer is RouteShip's 202 body.
@@ -197,6 +237,39 @@ func (u *Uploader) Upload(ctx context.Context, m wxqueue.Message) error {
 	return err
 }
 
+// Declare declares the order m names a presale to WeChat (opspecialorder, its
+// transaction_id, type presale, delay_to its ship time) when its presale is QUEUED and
+// it is still PAID, and records the answer: accepted → DECLARED; retryable (including
+// 268546002, which WeChat answers until it has stored a new payment) → the error shown
+// and returned for a retry with backoff; any other → FAILED. Failures count in
+// ShippingUploadFailed (one alarm for WeChat's shipping APIs).
+func (u *Uploader) Declare(ctx context.Context, m wxqueue.Message) error {
+	o, err := u.orders.Lookup(ctx, m.OrderID)
+	switch {
+	case errors.Is(err, inventory.ErrOrderNotFound):
+		return nil
+	case err != nil:
+		return err
+	case o.Status != inventory.StatusPaid || o.Presale == nil || o.Presale.Status != inventory.ShippingQueued:
+		return nil
+	}
+	err = u.wechat.DeclareSpecialOrder(ctx, wxapi.SpecialOrder{OrderID: o.TransactionID, Type: wxapi.SpecialOrderPresale, DelayTo: o.Presale.ShipAt, PaidAt: *o.PaidAt})
+	if err == nil {
+		_, err = u.orders.RecordPresale(ctx, o.ID, "", false)
+		return err
+	}
+	metric.Emit(ctx, u.log, MetricFunction, metric.ShippingUploadFailed.Of(1))
+	if wxapi.Retryable(err) {
+		if _, rerr := u.orders.RecordPresale(ctx, o.ID, describe(err)+"; retrying", false); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		return err
+	}
+	u.log.LogAttrs(ctx, slog.LevelError, "WeChat refused the presale declaration", slog.String("orderId", o.ID), slog.String("error", err.Error()))
+	_, err = u.orders.RecordPresale(ctx, o.ID, describe(err), true)
+	return err
+}
+
 // describe is the text an order shows for a failed upload: written here, naming
 // WeChat's errcode, never WeChat's errmsg.
 func describe(err error) string {
@@ -205,9 +278,9 @@ func describe(err error) string {
 	case errors.As(err, &we) && we.Code == wxapi.CodePaymentNotFound:
 		return "WeChat has not stored the payment yet (errcode 10060001)"
 	case errors.As(err, &we):
-		return "WeChat refused the upload (errcode " + strconv.Itoa(we.Code) + ")"
+		return "WeChat refused it (errcode " + strconv.Itoa(we.Code) + ")"
 	case errors.Is(err, wxapi.ErrInvalidArgument):
-		return "the shipment breaks WeChat's rules for upload_shipping_info"
+		return "it breaks WeChat's rules for the request"
 	}
 	return "WeChat could not be reached"
 }

@@ -75,7 +75,7 @@ type Config struct {
 	// messages).
 	WeChatQueueURL string
 	// Notices are the subscribe messages' settings: PAY_REMINDER_TEMPLATE_ID,
-	// REFUND_DONE_TEMPLATE_ID (empty: that message off), PAY_REMINDER_LEAD_SECONDS,
+	// REFUND_DONE_TEMPLATE_ID ("off": that message off), PAY_REMINDER_LEAD_SECONDS,
 	// ORDER_PAGE.
 	Notices notices.Config
 	// OrderDetailPath is ORDER_DETAIL_PATH: the page WeChat's order center opens for an
@@ -151,13 +151,22 @@ var (
 // wechatQueue reads WECHAT_QUEUE_URL.
 var wechatQueue = required("WECHAT_QUEUE_URL", "the WeChat queue URL", func(c *Config) *string { return &c.WeChatQueueURL })
 
-// noticeSettings reads the subscribe messages' settings: the template ids (may be
-// empty), the reminder's lead (seconds, required) and the order page (required).
+// noticeSettings reads the subscribe messages' settings: each template id ("off" turns
+// that message off), the reminder's lead (seconds) and the order page; all required.
 func noticeSettings(get envvar.Lookup, c *Config) (err error) {
-	c.Notices.PayReminderTemplate, c.Notices.RefundDoneTemplate = get("PAY_REMINDER_TEMPLATE_ID"), get("REFUND_DONE_TEMPLATE_ID")
-	for _, v := range []struct{ name, val string }{{"PAY_REMINDER_TEMPLATE_ID", c.Notices.PayReminderTemplate}, {"REFUND_DONE_TEMPLATE_ID", c.Notices.RefundDoneTemplate}} {
-		if len(v.val) > 128 || strings.ContainsAny(v.val, " \t\r\n") {
-			return &envvar.Error{Name: v.name, Value: v.val, Want: "a subscribe-message template id, or empty"}
+	const want = `a subscribe-message template id, or "off"`
+	for _, v := range []struct {
+		name string
+		dst  *string
+	}{{"PAY_REMINDER_TEMPLATE_ID", &c.Notices.PayReminderTemplate}, {"REFUND_DONE_TEMPLATE_ID", &c.Notices.RefundDoneTemplate}} {
+		if *v.dst, err = envvar.Required(get, v.name, want); err != nil {
+			return err
+		}
+		if len(*v.dst) > 128 || strings.ContainsAny(*v.dst, " \t\r\n") {
+			return &envvar.Error{Name: v.name, Value: *v.dst, Want: want}
+		}
+		if *v.dst == "off" {
+			*v.dst = ""
 		}
 	}
 	if c.Notices.Lead, err = envvar.Seconds(get, "PAY_REMINDER_LEAD_SECONDS"); err != nil {

@@ -121,7 +121,7 @@ func (p *parts) wechatWorker() *wxqueue.Worker {
 	up := shipping.NewUploader(p.store(), api, p.c.Log, p.c.Now)
 	n := notices.New(p.store(), api, q, p.cfg.Notices, p.c.Log, p.c.Now)
 	return wxqueue.NewWorker(p.c.WeChatQueue, p.c.Log, p.cfg.WeChatBackoff, map[string]wxqueue.Handler{
-		wxqueue.KindUpload: up.Upload, wxqueue.KindPayReminder: n.Remind, wxqueue.KindRefundDone: n.RefundDone,
+		wxqueue.KindUpload: up.Upload, wxqueue.KindPresale: up.Declare, wxqueue.KindPayReminder: n.Remind, wxqueue.KindRefundDone: n.RefundDone,
 	})
 }
 

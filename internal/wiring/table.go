@@ -76,6 +76,7 @@ func admin() spec {
 		merchantRoute(orders.RouteLookup, func(p *parts) httpapi.MerchantRoute { return p.orderLists().Lookup }),
 		merchantRoute(refunds.RouteMerchant, func(p *parts) httpapi.MerchantRoute { return p.refundRoutes().Merchant }),
 		merchantRoute(shipping.RouteShip, func(p *parts) httpapi.MerchantRoute { return p.shipRoutes().Ship }),
+		merchantRoute(shipping.RoutePresale, func(p *parts) httpapi.MerchantRoute { return p.shipRoutes().Presale }),
 		merchantRoute(reconcile.RouteRun, func(p *parts) httpapi.MerchantRoute { return p.reconcileRoutes().Run }),
 		merchantRoute(reconcile.RouteLatest, func(p *parts) httpapi.MerchantRoute { return p.reconcileRoutes().Latest }),
 	}}

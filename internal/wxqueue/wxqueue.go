@@ -29,6 +29,7 @@ import (
 // Kinds of work.
 const (
 	KindUpload      = "upload"      // upload an order's shipping information (package shipping)
+	KindPresale     = "presale"     // declare an order a presale (package shipping)
 	KindPayReminder = "payReminder" // remind the buyer to pay before expiry (package notices)
 	KindRefundDone  = "refundDone"  // tell the buyer a refund went through (package notices)
 )
@@ -44,7 +45,7 @@ var ErrMalformed = errors.New("malformed WeChat queue message")
 // Message is the body of a message, as JSON.
 type Message struct {
 	Kind        string `json:"kind"`
-	OrderID     string `json:"orderId,omitempty"`     // upload, payReminder
+	OrderID     string `json:"orderId,omitempty"`     // upload, presale, payReminder
 	OutRefundNo string `json:"outRefundNo,omitempty"` // refundDone
 	// At, for payReminder, is when the reminder is due (RFC 3339, UTC).
 	At time.Time `json:"at,omitzero"`
@@ -58,7 +59,7 @@ func Decode(body string) (Message, error) {
 		return Message{}, fmt.Errorf("%w: not a JSON object (%d bytes)", ErrMalformed, len(body))
 	}
 	switch m.Kind {
-	case KindUpload, KindPayReminder:
+	case KindUpload, KindPresale, KindPayReminder:
 		if !inventory.ValidOrderID(m.OrderID) {
 			return Message{}, fmt.Errorf("%w: %s without a valid orderId", ErrMalformed, m.Kind)
 		}

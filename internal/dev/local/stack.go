@@ -14,6 +14,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -229,8 +230,36 @@ func prepare(cfg StackConfig) (StackConfig, *sam.Template, error) {
 			params[name] = local
 		}
 	}
-	tpl, err := sam.LoadWithParameters(cfg.Template, params)
+	tpl, err := loadTemplate(cfg.Template, params)
 	return cfg, tpl, err
+}
+
+// templates holds the templates parsed so far, by content and parameters: parsing
+// (goformation, intrinsic functions) is most of a stack's start, and a parsed
+// sam.Template is only read afterwards, so stacks started from the same file with
+// the same parameters (most tests start many) share one.
+var templates sync.Map // key → *sam.Template
+
+// loadTemplate is sam.LoadWithParameters, parsed once per content and parameters.
+func loadTemplate(path string, params map[string]string) (*sam.Template, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load template %s: %w", path, err)
+	}
+	h := sha256.New()
+	h.Write(data)
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		fmt.Fprintf(h, "\x00%s=%s", k, params[k])
+	}
+	key := string(h.Sum(nil))
+	if t, ok := templates.Load(key); ok {
+		return t.(*sam.Template), nil
+	}
+	t, err := sam.LoadWithParameters(path, params)
+	if err == nil {
+		templates.Store(key, t)
+	}
+	return t, err
 }
 
 // serve builds API: the gateway over the template's routes, checking tokens like the
