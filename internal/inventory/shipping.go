@@ -48,7 +48,8 @@ const (
 )
 
 // MaxShipments is how many shipments (parcels) one order may be split into:
-// "发货信息录入", 注意事项 5: "一笔支付单最多分拆成 15 个包裹" (wxapi.MaxPackages). Only
+// "发货信息录入", 注意事项 5: "一笔支付单最多分拆成 15 个包裹" (wxapi.MaxPackages;
+// https://developers.weixin.qq.com/miniprogram/dev/server/API/order_shipping/api_uploadshippinginfo.html). Only
 // express shipments may be split (errcode 10060006 "非快递发货时不允许分拆发货").
 const MaxShipments = 15
 

@@ -6,6 +6,16 @@
 // (inventory.Order.ShippingResult), retrying with backoff what may succeed later —
 // in particular errcode 10060001 支付单不存在, which WeChat answers until it has stored
 // a payment made moments before. docs/design.md, "Shipping", says why it is built so.
+//
+// Pages relied on (WeChat Open Documentation and its developer community):
+//   - "发货信息录入" (upload_shipping_info: request fields, errcodes, 注意事项 5 "一笔支付单最多分拆成
+//     15 个包裹"): https://developers.weixin.qq.com/miniprogram/dev/platform-capabilities/business-capabilities/order-shipping/order-shipping.html
+//     and https://developers.weixin.qq.com/miniprogram/dev/server/API/order_shipping/api_uploadshippinginfo.html;
+//   - errcode 10060001 "支付单不存在" right after a payment, and WeChat's staff's advice to
+//     retry a minute later ("支付后订单需要入库，如果查不到可以等待1分钟后再试"):
+//     https://developers.weixin.qq.com/community/develop/doc/000228a29bcd50501001954d06b000;
+//   - "特殊发货报备" (opspecialorder, the presale window of 15 to 330 days after payment):
+//     https://developers.weixin.qq.com/miniprogram/dev/server/API/order_shipping/api_opspecialorder.html.
 package shipping
 
 import (

@@ -35,8 +35,9 @@ const (
 )
 
 // MaxDelay is the longest delay of one SQS message (Amazon SQS Developer Guide,
-// "Amazon SQS delay queues": "The maximum is 15 minutes"; SendMessage DelaySeconds
-// 0 to 900). Work due later hops: its handler sends it again with what is left.
+// "Amazon SQS delay queues": "The maximum is 15 minutes",
+// https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-delay-queues.html;
+// Amazon SQS API Reference, SendMessage: DelaySeconds 0 to 900). Work due later hops: its handler sends it again with what is left.
 const MaxDelay = 900 * time.Second
 
 // ErrMalformed is returned by Decode for a body that is not a message of this queue.
