@@ -184,9 +184,16 @@ func (w *world) environment(t *testing.T) func(sam.Function) []string {
 	}
 	t.Cleanup(func() { w.payServer.Close() })
 	var caFile string
-	w.proxy, caFile = newWeChatProxy(t, map[string]string{host(t, wechatpay.DefaultBaseURL): w.payServer.URL(), host(t, wxlogin.DefaultBaseURL): w.stack.LoginServer.URL(),
-		host(t, wxapi.DefaultBaseURL): w.stack.WxAPIServer.URL(),
-		weComHost:                     w.chatBot.URL()})
+	// WeChat serves jscode2session and the mini-program server API on one host
+	// (wxlogin.DefaultBaseURL, wxapi.DefaultBaseURL): the stand-ins share it by path.
+	if host(t, wxlogin.DefaultBaseURL) != host(t, wxapi.DefaultBaseURL) {
+		t.Fatal("jscode2session and the server API are on different hosts: proxy each to its stand-in")
+	}
+	weChatAPI := http.NewServeMux()
+	weChatAPI.Handle(wxlogin.Path, w.stack.LoginServer)
+	weChatAPI.Handle("/", w.stack.WxAPIServer)
+	w.proxy, caFile = newWeChatProxy(t, map[string]string{host(t, wechatpay.DefaultBaseURL): w.payServer.URL(),
+		host(t, wxlogin.DefaultBaseURL): serve(t, weChatAPI), weComHost: w.chatBot.URL()})
 	common := []string{
 		"PATH=" + os.Getenv("PATH"), "TZ=:UTC", "AWS_REGION=" + sam.Region, "AWS_DEFAULT_REGION=" + sam.Region,
 		"AWS_ACCESS_KEY_ID=" + accessKeyID, "AWS_SECRET_ACCESS_KEY=" + secretAccessKey, "AWS_SESSION_TOKEN=" + sessionToken,
