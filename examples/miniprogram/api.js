@@ -363,14 +363,20 @@ function createApi({
     /**
      * createOrder reserves stock for the lines and opens a PENDING order. The same
      * idempotencyKey with the same lines answers the same order and never reserves twice.
+     * subscriptions are the subscribe-message template ids the buyer accepted
+     * (wx.requestSubscribeMessage), sent only when there are some.
      * @param {Line[]} items
      * @param {string} [idempotencyKey]
+     * @param {string[]} [subscriptions]
      * @returns {Promise<Order>}
      */
-    createOrder(items, idempotencyKey) {
+    createOrder(items, idempotencyKey, subscriptions = []) {
       /** @type {Record<string, string>} */
       const header = idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {};
-      return asBuyer('POST', '/orders', { data: { items }, header });
+      /** @type {{ items: Line[], subscriptions?: string[] }} */
+      const data = { items };
+      if (subscriptions.length > 0) data.subscriptions = subscriptions;
+      return asBuyer('POST', '/orders', { data, header });
     },
     /**
      * listOrders: one page of the buyer's own orders, newest first (GET /orders?after=).

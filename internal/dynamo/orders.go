@@ -219,6 +219,9 @@ type orderRecord struct {
 	PrepayID         string            `dynamodbav:"prepayId,omitempty"`
 	PrepayAt         string            `dynamodbav:"prepayAt,omitempty"`
 	refundFields
+	Shipping      *shippingRecord `dynamodbav:"shipping,omitempty"`
+	Presale       *presaleRecord  `dynamodbav:"presale,omitempty"`
+	Subscriptions []string        `dynamodbav:"subscriptions,omitempty"`
 }
 
 // newOrderRecord is the item that holds o, every field of it: what a reservation
@@ -235,6 +238,7 @@ func newOrderRecord(o *inventory.Order) orderRecord {
 			RefundBy: o.RefundBy, RefundReason: o.RefundReason, RefundedAt: formatOptional(o.RefundedAt),
 			RefundAmount: o.RefundAmount, RefundError: o.RefundError,
 		},
+		Shipping: newShippingRecord(o.Shipping), Presale: newPresaleRecord(o.Presale), Subscriptions: o.Subscriptions,
 	}
 	if o.Status == inventory.StatusPending {
 		rec.PendingBucket = pendingBucket(o.ID)
@@ -252,9 +256,15 @@ func (r orderRecord) order() (*inventory.Order, error) {
 		Currency: r.Currency, CancelReason: inventory.CancelReason(r.CancelReason),
 		TransactionID: r.TransactionID, CartHash: r.CartHash, PrepayID: r.PrepayID,
 		OutRefundNo: r.OutRefundNo, Restocked: r.Restocked, RefundBy: r.RefundBy, RefundReason: r.RefundReason,
-		RefundAmount: r.RefundAmount, RefundError: r.RefundError,
+		RefundAmount: r.RefundAmount, RefundError: r.RefundError, Subscriptions: r.Subscriptions,
 	}
 	var err error
+	if o.Shipping, err = r.Shipping.shipping(); err != nil {
+		return nil, err
+	}
+	if o.Presale, err = r.Presale.presale(); err != nil {
+		return nil, err
+	}
 	if o.CreatedAt, err = parseTime(r.CreatedAt); err != nil {
 		return nil, err
 	}

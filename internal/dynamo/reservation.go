@@ -33,6 +33,9 @@ type ReserveRequest struct {
 	UserID         string         // the caller's identity (JWT sub)
 	Cart           inventory.Cart // validated, merged lines
 	IdempotencyKey string         // optional; same user + key + cart within 24 h → same order
+	// Subscriptions are the subscribe-message template ids the buyer accepted, kept on
+	// the order (inventory.Order.Subscriptions); not part of the cart's idempotency.
+	Subscriptions []string
 	// Slot, when set (from NewSlot), is the id and times the new order gets, so that
 	// work needing only those (the close message) can start before the outcome is
 	// known; zero means a fresh slot.
@@ -315,7 +318,7 @@ func (r *reservation) order() *inventory.Order {
 	order := &inventory.Order{
 		ID: r.id, UserID: r.req.UserID, Status: inventory.StatusPending,
 		Currency: inventory.Currency, CartHash: r.hash,
-		CreatedAt: r.createdAt, ExpiresAt: r.expiresAt,
+		CreatedAt: r.createdAt, ExpiresAt: r.expiresAt, Subscriptions: r.req.Subscriptions,
 	}
 	for _, lp := range r.lines {
 		order.Items = append(order.Items, inventory.OrderItem{

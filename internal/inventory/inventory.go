@@ -228,6 +228,15 @@ type Order struct {
 	RefundedAt   *time.Time // when WeChat Pay reported the refund done
 	RefundAmount int64      // fen refunded, once REFUNDED
 	RefundError  string     // set when WeChat Pay closed the refund or marked it abnormal
+	// Shipping is what the merchant shipped and where its upload to WeChat stands (see
+	// Order.Ship); nil until the first shipment.
+	Shipping *Shipping
+	// Presale is the order's presale declaration to WeChat (see Order.DeclarePresale);
+	// nil when it ships within 15 days of payment.
+	Presale *Presale
+	// Subscriptions are the template ids of WeChat subscribe messages the buyer accepted
+	// at checkout (wx.requestSubscribeMessage), for this order's messages.
+	Subscriptions []string
 }
 
 // SaleStatus is how a SKU's availability is shown to buyers.

@@ -68,6 +68,8 @@ func TestLoad_DocumentHasEveryRoute(t *testing.T) {
 		"GET /admin/orders":                      "sigv4",
 		"GET /admin/orders/{orderId}":            "sigv4",
 		"POST /admin/orders/{orderId}/refund":    "sigv4",
+		"POST /admin/orders/{orderId}/shipments": "sigv4",
+		"POST /admin/orders/{orderId}/presale":   "sigv4",
 		"POST /admin/reconcile":                  "sigv4",
 		"GET /admin/reconcile/latest":            "sigv4",
 		"GET /.well-known/openid-configuration":  "",

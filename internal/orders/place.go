@@ -44,6 +44,19 @@ type Checkout struct {
 	queue    *closeq.Queue
 	log      *slog.Logger
 	function string
+	// templates are the subscribe-message template ids an order may carry; placed is
+	// called with each newly placed order (see WithSubscriptions).
+	templates []string
+	placed    func(context.Context, *inventory.Order)
+}
+
+// WithSubscriptions makes r accept the optional "subscriptions" of POST /orders,
+// template ids among templates, kept on the order, and call placed (when not nil)
+// with every order newly placed (not a replay), after the reservation: the pay
+// reminder is scheduled there (notices.Schedule). placed must not fail the order.
+func (r *Checkout) WithSubscriptions(templates []string, placed func(context.Context, *inventory.Order)) *Checkout {
+	r.templates, r.placed = templates, placed
+	return r
 }
 
 // NewCheckout returns the routes placing and reading orders over store. Each order
@@ -73,7 +86,7 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	cart, err := decodeCart(body)
+	cart, subs, err := decodeOrder(body, r.templates)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
@@ -82,7 +95,7 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	scheduled := r.scheduleClose(ctx, slot)
-	order, replayed, err := r.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart, IdempotencyKey: key, Slot: slot})
+	order, replayed, err := r.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart, IdempotencyKey: key, Slot: slot, Subscriptions: subs})
 	sendErr := scheduled()
 	busy := 0.0
 	if errors.Is(err, inventory.ErrBusy) {
@@ -97,6 +110,9 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		status = http.StatusOK
 	} else if sendErr != nil {
 		r.closeNotScheduled(ctx, order.ID, sendErr)
+	}
+	if !replayed && r.placed != nil {
+		r.placed(ctx, order)
 	}
 	resp := httpapi.JSON(status, httpapi.Order(order))
 	resp.Headers["Location"] = "/orders/" + order.ID

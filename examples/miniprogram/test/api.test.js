@@ -31,7 +31,7 @@ before(async () => {
   stack = spawn(bin, [
     '-seed', 'examples/seed.json', '-payment-timeout', `${paymentTimeoutSeconds}s`,
     '-addr', '127.0.0.1:0', '-dynamodb-addr', '127.0.0.1:0', '-sqs-addr', '127.0.0.1:0',
-    '-wechatpay-addr', '127.0.0.1:0', '-wxlogin-addr', '127.0.0.1:0', '-log-format', 'json',
+    '-wechatpay-addr', '127.0.0.1:0', '-wxlogin-addr', '127.0.0.1:0', '-wxapi-addr', '127.0.0.1:0', '-log-format', 'json',
   ], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   baseURL = await new Promise((resolve, reject) => {
     stack.on('exit', (code) => reject(new Error(`local stack exited with ${code}`)));
@@ -127,6 +127,21 @@ test('login → order → pay → PAID', async () => {
   assert.ok(paid.transactionId);
   const after = await api.getSku('cup-01');
   assert.equal(after.available, sku.available - 1);
+});
+
+test('the accepted subscribe templates go with the order; a template the shop does not send is refused, nothing reserved', async () => {
+  const api = createApi({ baseURL, wx: shim('frank') });
+  await api.login();
+  const before = await api.getSku('saucer-02');
+  const order = await api.createOrder([{ skuId: 'saucer-02', qty: 1 }], 'tap-frank', ['local-pay-reminder', 'local-refund-done']);
+  assert.equal(order.status, 'PENDING');
+  await assert.rejects(api.createOrder([{ skuId: 'saucer-02', qty: 1 }], 'tap-frank-2', ['someone-elses']), (err) => {
+    assert.ok(err instanceof ApiError);
+    assert.equal(err.statusCode, 400);
+    assert.equal(err.code, 'INVALID_REQUEST');
+    return true;
+  });
+  assert.equal((await api.getSku('saucer-02')).available, before.available - 1);
 });
 
 test('order → let it expire → the pay call is refused', async () => {

@@ -52,6 +52,9 @@ var invalidValues = map[string][]string{
 	"REFUND_STUCK_SECONDS":           {"0", "30m"},
 	"QUIET_PERIOD_SECONDS":           {"0", "1h"},
 	"RUNBOOK_URL":                    {"http://git.example.com/RUNBOOK.md", "docs/RUNBOOK.md"},
+	"PAY_REMINDER_LEAD_SECONDS":      {"0", "5m"},
+	"PAY_REMINDER_TEMPLATE_ID":       {"two words"},
+	"ORDER_DETAIL_PATH":              {"pages/order/index?orderId=1"},
 }
 
 // Every function refuses to start when one of the variables template.yaml sets for it

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -34,6 +35,8 @@ import (
 	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
+	"github.com/stockguard/stockguard/internal/wxapi"
+	"github.com/stockguard/stockguard/internal/wxapi/wxapitest"
 	"github.com/stockguard/stockguard/internal/wxlogin/wxlogintest"
 )
 
@@ -92,8 +95,13 @@ type StackConfig struct {
 	// from the template (tests shorten the retry backoff).
 	Refund func(*refunds.Options)
 	// PayAddr and LoginAddr are where the WeChat Pay and jscode2session stand-ins
-	// listen; default "127.0.0.1:0" (a free port).
-	PayAddr, LoginAddr string
+	// listen, WxAPIAddr the stand-in of WeChat's server API (wxapitest); default
+	// "127.0.0.1:0" (a free port).
+	PayAddr, LoginAddr, WxAPIAddr string
+	// WeChatBackoff, when positive, replaces how long failed WeChat queue work (a
+	// shipping upload, a subscribe message) waits before its next delivery (tests
+	// shorten it; deployed 30 s doubling).
+	WeChatBackoff time.Duration
 	// Issuer is the iss of the local login tokens, which the gateway's JWT check
 	// requires; default DefaultIssuer. cmd/local sets its API's URL, where the
 	// discovery document and JWK set are served. It is also the base of closeOrder's
@@ -135,11 +143,23 @@ type Stack struct {
 	PayServer *paytest.Server
 	// LoginServer is the stand-in jscode2session: code test-<name> → openid o-<name>.
 	LoginServer *wxlogintest.Server
+	// WxAPIServer is the stand-in of WeChat's server API (access tokens, shipping
+	// uploads, special orders, the order detail path, subscribe messages) that the
+	// wechat function calls. Every payment taken through POST /_local/pay is added to
+	// it (the payer's openid being the order's user id), and the configured subscribe
+	// templates (LocalPayReminderTemplate, LocalRefundDoneTemplate by default) with
+	// their keywords; a buyer's acceptance in wx.requestSubscribeMessage is played by
+	// its Subscribe.
+	WxAPIServer *wxapitest.Server
 	// Signer is the in-memory key the local login tokens are signed with.
 	Signer *idtoken.KeySigner
 
 	merchant *paytest.Merchant
 	keyID    string // the kid of the local tokens (the template's SIGNING_KEY_ID)
+
+	wxClient   *wxapi.Client // the one client of WeChat's server API (the wechat function's)
+	detailPath string        // the wechat function's ORDER_DETAIL_PATH, set at Start
+	paidAdded  sync.Map      // order ids whose payment WxAPIServer holds
 
 	alerts        *sns.Client   // the embedded SNS API; nil without an SQS server
 	snsDeliveries []snsDelivery // the functions' SNS events, played by Run
@@ -201,6 +221,12 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if err := s.serve(tpl, cfg); err != nil {
 		return nil, err
 	}
+	if s.detailPath != "" {
+		// Deployed, the wechat function sets it at each cold start; locally at start.
+		if err := s.wxClient.UpdateOrderDetailPath(ctx, s.detailPath); err != nil {
+			return nil, fmt.Errorf("set the order detail path: %w", err)
+		}
+	}
 	return s, nil
 }
 
@@ -222,8 +248,41 @@ func prepare(cfg StackConfig) (StackConfig, *sam.Template, error) {
 	}
 	params["WechatPaySecretArn"], params["JwtAudience"] = LocalSecretARN, LocalAppID
 	params["ChatWebhooksSecretArn"] = LocalChatSecretARN
-	tpl, err := sam.LoadWithParameters(cfg.Template, params)
+	for name, local := range map[string]string{"PayReminderTemplateId": LocalPayReminderTemplate, "RefundDoneTemplateId": LocalRefundDoneTemplate} {
+		if _, set := params[name]; !set {
+			params[name] = local
+		}
+	}
+	tpl, err := loadTemplate(cfg.Template, params)
 	return cfg, tpl, err
+}
+
+// templates holds the templates parsed so far, by content and parameters: parsing
+// (goformation, intrinsic functions) is most of a stack's start, and a parsed
+// sam.Template is only read afterwards, so stacks started from the same file with
+// the same parameters (most tests start many) share one.
+var templates sync.Map // key → *sam.Template
+
+// loadTemplate is sam.LoadWithParameters, parsed once per content and parameters.
+func loadTemplate(path string, params map[string]string) (*sam.Template, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load template %s: %w", path, err)
+	}
+	h := sha256.New()
+	h.Write(data)
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		fmt.Fprintf(h, "\x00%s=%s", k, params[k])
+	}
+	key := string(h.Sum(nil))
+	if t, ok := templates.Load(key); ok {
+		return t.(*sam.Template), nil
+	}
+	t, err := sam.LoadWithParameters(path, params)
+	if err == nil {
+		templates.Store(key, t)
+	}
+	return t, err
 }
 
 // serve builds API: the gateway over the template's routes, checking tokens like the
@@ -489,6 +548,7 @@ func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen (0 or more), \"state\": a WeChat Pay trade_state such as \"SUCCESS\"} or empty"}`))
 		return
 	}
+	defer s.paidAtWeChat(r.Context(), r.PathValue("orderId"))
 	if _, ok := s.PayServer.Order(r.PathValue("orderId")); ok {
 		s.payAtStandIn(w, r, in.Amount, in.State)
 		return
@@ -550,6 +610,9 @@ func (s *Stack) Close() error {
 	var errs []error
 	if s.PayServer != nil {
 		errs = append(errs, s.PayServer.Close())
+	}
+	if s.WxAPIServer != nil {
+		errs = append(errs, s.WxAPIServer.Close())
 	}
 	if s.LoginServer != nil {
 		errs = append(errs, s.LoginServer.Close())

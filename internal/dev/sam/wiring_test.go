@@ -737,8 +737,8 @@ func TestWiring_SecretPoliciesAcceptTheARNFormsTheParameterAllows(t *testing.T) 
 				t.Errorf("%s with WechatPaySecretArn=%s: GetSecretValue allowed on %s", f.Name, given, other)
 			}
 		}
-		if readers != 4 {
-			t.Errorf("%d functions read the secret, want 4 (closeOrder, payCallback, refund, login)", readers)
+		if readers != 5 {
+			t.Errorf("%d functions read the secret, want 5 (closeOrder, payCallback, refund, login, wechat)", readers)
 		}
 	}
 }

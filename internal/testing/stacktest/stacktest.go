@@ -33,6 +33,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/stockguard/stockguard/internal/dev/local"
 	"github.com/stockguard/stockguard/internal/inventory"
@@ -314,6 +316,17 @@ func (s *Stack) RunInBackground(t testing.TB) {
 	ran := make(chan error, 1)
 	go func() { ran <- s.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-ran })
+}
+
+// Drained waits up to 20 s until the queue with logical id queue holds no message:
+// visible, in flight or delayed (goaws counts them all in ApproximateNumberOfMessages).
+func (s *Stack) Drained(t testing.TB, queue string) {
+	t.Helper()
+	testkit.Eventually(t, 20*time.Second, queue+" drained", func() bool {
+		out, err := s.SQSClient().GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
+			QueueUrl: aws.String(s.Queues[queue]), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages}})
+		return err == nil && out.Attributes["ApproximateNumberOfMessages"] == "0"
+	})
 }
 
 // RunScheduled runs function ("closeOrder", "reconcile") now, as its schedule does,
