@@ -208,6 +208,7 @@ type orderRecord struct {
 	Amount           int64             `dynamodbav:"amount"`
 	Currency         string            `dynamodbav:"currency"`
 	CreatedAt        string            `dynamodbav:"createdAt"`
+	CreatedMs        int64             `dynamodbav:"createdMs"` // CreatedAt in Unix ms: the OrdersByUser range key
 	ExpiresAt        string            `dynamodbav:"expiresAt"`
 	PaidAt           string            `dynamodbav:"paidAt,omitempty"`
 	CancelledAt      string            `dynamodbav:"cancelledAt,omitempty"`
@@ -230,7 +231,7 @@ func newOrderRecord(o *inventory.Order) orderRecord {
 	rec := orderRecord{
 		PK: o.ID, Kind: kindOrder, UserID: o.UserID, Status: string(o.Status),
 		Amount: o.Amount, Currency: o.Currency, CartHash: o.CartHash,
-		CreatedAt: formatTime(o.CreatedAt), ExpiresAt: formatTime(o.ExpiresAt),
+		CreatedAt: formatTime(o.CreatedAt), CreatedMs: o.CreatedAt.UnixMilli(), ExpiresAt: formatTime(o.ExpiresAt),
 		PaidAt: formatOptional(o.PaidAt), CancelledAt: formatOptional(o.CancelledAt), CancelReason: string(o.CancelReason),
 		TransactionID: o.TransactionID, PrepayID: o.PrepayID, PrepayAt: formatOptional(o.PrepayAt),
 		refundFields: refundFields{

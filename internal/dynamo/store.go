@@ -31,14 +31,14 @@
 //     limit#skuId#userId, attribute bought), idempotency records (pk = idem#digest)
 //     and request-shaping window items (pk = shape#digest(user)#windowStart, one
 //     token set "r:skuId" per SKU), the last two expired through the table's TTL
-//     attribute "ttl". Order ids cannot contain '#', so they never collide. PENDING orders carry pendingBucket (P0..P15) and
+//     attribute "ttl". Order ids cannot contain '#', so they never collide. PENDING orders carry pendingBucket (P0..P63) and
 //     pendingExpiresAt (Unix milliseconds), the keys of the sparse GSI PendingByExpiry.
 //     The skus table also holds reconcile's per-SKU checkpoints (pk = skuId#checkpoint)
 //     and its watermark (pk = reconcile#watermark).
 //   - stock_log: ledger entries (pk = ref#op#skuId, ref an order id, an adjustment id
 //     or a repair run; REPAIR entries add #shard), written with attribute_not_exists(pk)
-//     so that a repeated write fails. The LedgerByTime GSI (see LedgerIndex) finds the
-//     entries written since a time.
+//     so that a repeated write fails. The LedgerByShard GSI (see ShardIndex) lists a
+//     shard's entries in time order.
 //
 // # Shards
 //

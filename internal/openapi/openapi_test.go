@@ -51,11 +51,13 @@ func TestLoad_DocumentHasEveryRoute(t *testing.T) {
 	want := map[string]string{ // "METHOD path" → security scheme ("" none)
 		"POST /auth/wechat":                      "",
 		"POST /orders":                           "jwt",
+		"GET /orders":                            "jwt",
 		"GET /orders/{orderId}":                  "jwt",
 		"POST /orders/{orderId}/pay":             "jwt",
 		"POST /orders/{orderId}/cancel":          "jwt",
 		"POST /orders/{orderId}/refund":          "jwt",
 		"GET /skus/{skuId}":                      "",
+		"GET /skus":                              "",
 		"POST /payments/wechatpay/notify":        "",
 		"POST /payments/wechatpay/refund-notify": "",
 		"POST /admin/skus":                       "sigv4",

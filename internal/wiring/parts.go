@@ -35,6 +35,7 @@ type parts struct {
 	recorderP *payments.Recorder
 	reconP    *reconcile.Reconciler
 	releaserP *orders.Releaser
+	publicP   *stock.Public
 }
 
 // fail records err unless an earlier one was recorded.
@@ -72,6 +73,14 @@ func (p *parts) closeQueue() *closeq.Queue { return p.c.CloseQueue }
 // refundQueue is the refund queue; nil sends nothing (the stuck pass then requests
 // every refund).
 func (p *parts) refundQueue() *refunds.Queue { return p.c.RefundQueue }
+
+// public is the public SKU routes, one for both so they share one cache of answers.
+func (p *parts) public() *stock.Public {
+	if p.publicP == nil {
+		p.publicP = stock.NewPublic(p.store(), p.store().Now)
+	}
+	return p.publicP
+}
 
 func (p *parts) checkout() *orders.Checkout {
 	placed := func(ctx context.Context, o *inventory.Order) {

@@ -29,7 +29,9 @@ func createOrder() spec {
 	return spec{short: "createOrder", settings: []setting{tables, paymentTimeout, closeQueue, shaping, wechatQueue, noticeSettings}, rows: []row{
 		route(orders.RoutePlace, func(p *parts) httpapi.Route { return p.checkout().Place }),
 		route(orders.RouteGet, func(p *parts) httpapi.Route { return p.checkout().Get }),
-		route(stock.RouteShow, func(p *parts) httpapi.Route { return stock.NewPublic(p.store(), p.store().Now).Show }),
+		route(orders.RouteMine, func(p *parts) httpapi.Route { return p.checkout().Mine }),
+		route(stock.RouteShow, func(p *parts) httpapi.Route { return p.public().Show }),
+		route(stock.RoutePublicList, func(p *parts) httpapi.Route { return p.public().List }),
 	}}
 }
 

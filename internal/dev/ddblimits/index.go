@@ -14,7 +14,7 @@ import (
 // attributes key it and which it projects (Developer Guide, "Using Global Secondary
 // Indexes in DynamoDB": "Attribute projections").
 type Index struct {
-	// Name is the index name, e.g. LedgerByTime.
+	// Name is the index name, e.g. LedgerByShard.
 	Name string
 	// Hash and Range name the index's key attributes (Range "" when it has none). An
 	// item is in the index only while it has them all (a sparse index).

@@ -331,7 +331,7 @@ func (v verdict) response(op string, r request) *http.Response {
 
 // limit is one ceiling of the model, as a refusal names it.
 type limit struct {
-	name     string // for counts: "item SkusTable cup#shard#0", "index StockLogTable.LedgerByTime 2026-…#3", "table OrdersTable writes"
+	name     string // for counts: "item SkusTable cup#shard#0", "index StockLogTable.LedgerByShard cup#3", "table OrdersTable writes"
 	reason   string // ThrottlingReason.reason
 	resource string // ThrottlingReason.resource: the table's or index's ARN
 }

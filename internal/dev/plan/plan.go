@@ -7,9 +7,9 @@
 //
 // The limits (each cited where the model of it lives):
 //   - a partition serves 1,000 write units and 3,000 read units a second
-//     (internal/dev/ddblimits): every shard item, the SKU record, and every key of an
-//     index written in time order (LedgerByTime: 16 keys an hour for all SKUs;
-//     PendingByExpiry: 16 keys for all SKUs; LedgerBySku: 16 keys per SKU);
+//     (internal/dev/ddblimits): every shard item, the SKU record, and every index key
+//     (LedgerByShard: one key per shard, written with it; PendingByExpiry: 64 keys
+//     for all SKUs; OrdersByUser: one key per buyer);
 //   - a table serves 40,000 read and 40,000 write request units a second by default
 //     (internal/dev/ddblimits, "Throughput default quotas");
 //   - API Gateway's account throttle, 10,000 requests a second by default, and the
@@ -51,16 +51,16 @@ const Headroom = 1.25
 // one-line order of one unit with an Idempotency-Key on a SKU with a per-user limit
 // (as the mini-program orders), every item under 1 KB. The units are counted from
 // the transactions internal/dynamo sends (transactional writes 2 units per item,
-// plain 1, strongly consistent reads 1; each ledger entry is written to LedgerByTime
-// and LedgerBySku, each PENDING order to PendingByExpiry, 1 unit per index entry) and
-// the rehearsal measures the same (its test checks them).
+// plain 1, strongly consistent reads 1; each ledger entry is written to
+// LedgerByShard, each PENDING order to PendingByExpiry, each order to OrdersByUser, 1
+// unit per index entry) and the rehearsal measures the same (its test checks them).
 type Design struct {
 	// Write units of each step of an order's life, base items and index entries:
 	// the reservation (order, idempotency record, purchase counter, shard, RESERVE
-	// entry; PendingByExpiry, LedgerByTime, LedgerBySku), the prepay (the order's
+	// entry; PendingByExpiry, LedgerByShard, OrdersByUser), the prepay (the order's
 	// prepay_id), the payment (order, shard, COMMIT entry; the PendingByExpiry entry
-	// removed and two ledger index entries) and a release (order, shard, purchase
-	// counter, RELEASE entry; the same three index writes).
+	// removed and the ledger index entry) and a release (order, shard, purchase
+	// counter, RELEASE entry; the same two index writes).
 	CreateWrites, PrepayWrites, PaymentWrites, ReleaseWrites float64
 	// Read units: the prepay reads the order, the payment reads the order.
 	PrepayReads, PaymentReads float64
@@ -69,15 +69,16 @@ type Design struct {
 	ShardWritesPerOrder float64
 	// IndexEntriesPerOrder is how many entries an order's life writes to each index
 	// key space: two ledger entries (RESERVE, then COMMIT or RELEASE) to
-	// LedgerByTime and LedgerBySku, the PENDING entry put and removed on
+	// LedgerByShard under the order's shard, the PENDING entry put and removed on
 	// PendingByExpiry.
 	IndexEntriesPerOrder float64
-	// LedgerByTimeKeys and PendingByExpiryKeys are the keys those indexes spread all
-	// SKUs' writes over; LedgerBySkuKeys the keys per SKU (dynamo.LedgerBuckets,
-	// dynamo.PendingBuckets).
-	LedgerByTimeKeys, PendingByExpiryKeys, LedgerBySkuKeys int
-	// A page view (GET /skus/{skuId}) reads the SKU record and every shard item,
-	// strongly consistent: 1 read unit each.
+	// PendingByExpiryKeys is the keys PendingByExpiry spreads all SKUs' writes over
+	// (dynamo.PendingBuckets); LedgerByShard's keys are the shards.
+	PendingByExpiryKeys int
+	// A page view (GET /skus/{skuId}) is answered from an answer at most 1 s old kept
+	// by the createOrder environment (stock.MaxStale): each environment serving the
+	// page reads the SKU record and every shard item, strongly consistent (1 read unit
+	// each), at most once a second.
 	// API requests of an order's life besides POST /orders: the prepay and the
 	// payment notification (paid orders), the cancel (cancelled ones).
 	// SQS: one close-order message per order request, received and deleted in
@@ -99,13 +100,13 @@ type Design struct {
 // Today is the design as it is.
 func Today() Design {
 	return Design{
-		CreateWrites: 13, PrepayWrites: 1, PaymentWrites: 9, ReleaseWrites: 11,
+		CreateWrites: 13, PrepayWrites: 1, PaymentWrites: 8, ReleaseWrites: 10,
 		PrepayReads: 1, PaymentReads: 2,
 		ShardWritesPerOrder:  4,
 		IndexEntriesPerOrder: 2,
-		LedgerByTimeKeys:     16, PendingByExpiryKeys: 16, LedgerBySkuKeys: 16,
-		SQSRequestsPerOrder: 1.2,
-		OrderSeconds:        0.030, PageSeconds: 0.010, PrepaySeconds: 0.200, PaymentSeconds: 0.020, ReleaseSeconds: 0.020,
+		PendingByExpiryKeys:  64,
+		SQSRequestsPerOrder:  1.2,
+		OrderSeconds:         0.030, PageSeconds: 0.010, PrepaySeconds: 0.200, PaymentSeconds: 0.020, ReleaseSeconds: 0.020,
 		CreateOrderMB: 256, CloseOrderMB: 256, PayCallbackMB: 128,
 		CloseOrderReserved: 20, PayCallbackReserved: 20, ReconcileReserved: 1, QueueConcurrency: 10,
 		StageRate: 500,
@@ -140,7 +141,7 @@ func Evenly(skus int, orders, pageViews, payRatio float64) Demand {
 // Load is what one limit must carry at the peak.
 type Load struct {
 	// Limit names it as the rehearsal's throttles do, e.g. "index
-	// StockLogTable.LedgerByTime (each of 16 keys)".
+	// OrdersTable.PendingByExpiry P<k> (each of 64)".
 	Limit string
 	// Peak is the load at the peak and Ceiling what the limit serves, in Unit.
 	Peak, Ceiling float64
@@ -209,28 +210,28 @@ func (pl *Plan) planSKUs(x Design) totals {
 		pl.SKUs = append(pl.SKUs, SKUPlan{SKU: s, Shards: shards})
 		t.orders += s.Orders
 		t.views += s.PageViews
-		t.viewReads += s.PageViews * float64(1+shards)
+		// Each environment serving the page reads it at most once a second.
+		pageReads := min(s.PageViews, math.Ceil(s.PageViews*x.PageSeconds))
+		t.viewReads += pageReads * float64(1+shards)
 		pl.Loads = append(pl.Loads,
 			Load{Limit: fmt.Sprintf("item SkusTable %s#shard#n (each of %d)", s.ID, shards), Peak: s.Orders * x.ShardWritesPerOrder / float64(shards), Ceiling: PartitionWriteUnits, Unit: "WU/s",
 				Setting: "more shards (reshard)"},
-			Load{Limit: fmt.Sprintf("item SkusTable %s (and each shard), read by every page view", s.ID), Peak: s.PageViews, Ceiling: PartitionReadUnits, Unit: "RU/s",
-				Setting: "a partition: serve the page from a cache"},
-			Load{Limit: fmt.Sprintf("index StockLogTable.LedgerBySku %s#k (each of %d)", s.ID, x.LedgerBySkuKeys), Peak: s.Orders * x.IndexEntriesPerOrder / float64(x.LedgerBySkuKeys), Ceiling: PartitionWriteUnits, Unit: "WU/s",
-				Setting: spreadIndex},
+			Load{Limit: fmt.Sprintf("item SkusTable %s (and each shard), read by each page environment once a second", s.ID), Peak: pageReads, Ceiling: PartitionReadUnits, Unit: "RU/s",
+				Setting: "a partition: a CDN in front of the page"},
+			Load{Limit: fmt.Sprintf("index StockLogTable.LedgerByShard %s#n (each of %d)", s.ID, shards), Peak: s.Orders * x.IndexEntriesPerOrder / float64(shards), Ceiling: PartitionWriteUnits, Unit: "WU/s",
+				Setting: "more shards (reshard)"},
 		)
 	}
 	return t
 }
 
-// addIndexAndTableLoads adds the loads all SKUs share: the keys of LedgerByTime and
-// PendingByExpiry, and each table's write and read quotas.
+// addIndexAndTableLoads adds the loads all SKUs share: the keys of PendingByExpiry
+// and each table's write and read quotas.
 func (pl *Plan) addIndexAndTableLoads(x Design, t totals) {
 	paid := pl.Demand.PayRatio
 	released := 1 - paid
 	orders := t.orders
 	pl.Loads = append(pl.Loads,
-		Load{Limit: fmt.Sprintf("index StockLogTable.LedgerByTime <hour>#k (each of %d)", x.LedgerByTimeKeys), Peak: orders * x.IndexEntriesPerOrder / float64(x.LedgerByTimeKeys), Ceiling: PartitionWriteUnits, Unit: "WU/s",
-			Setting: spreadIndex},
 		Load{Limit: fmt.Sprintf("index OrdersTable.PendingByExpiry P<k> (each of %d)", x.PendingByExpiryKeys), Peak: orders * x.IndexEntriesPerOrder / float64(x.PendingByExpiryKeys), Ceiling: PartitionWriteUnits, Unit: "WU/s",
 			Setting: spreadIndex},
 		Load{Limit: "table SkusTable writes", Peak: orders * x.ShardWritesPerOrder, Ceiling: TableRequestUnits, Unit: "WRU/s", Setting: "a per-table quota increase"},

@@ -26,7 +26,8 @@ func TestMake_LoadsAndWhatBindsFirst(t *testing.T) {
 		name        string
 		demand      plan.Demand
 		shards      int
-		ledgerByKey float64 // LedgerByTime write units/s per key
+		ledgerByKey float64 // LedgerByShard write units/s per key (a shard's)
+		pendingKey  float64 // PendingByExpiry write units/s per key
 		binding     string
 		past        bool
 		stageRate   float64
@@ -36,19 +37,21 @@ func TestMake_LoadsAndWhatBindsFirst(t *testing.T) {
 			// reserved (10 for the queue, 1 for the sweep) start about 45 payments/s
 			// when WeChat Pay takes 200 ms: the payments bind before the page.
 			name: "a small sale", demand: plan.Evenly(10, 1000, 3000, 0.7),
-			shards: inventory.ShardsForPeak(100), ledgerByKey: 1000 * 2 / 16.0,
+			shards: inventory.ShardsForPeak(100), ledgerByKey: 100 * 2 / float64(inventory.ShardsForPeak(100)), pendingKey: 1000 * 2 / 64.0,
 			binding: "Lambda CloseOrderFunction", past: true, stageRate: 3750,
 		},
 		{
-			// 8,000 orders/s fill the 16 LedgerByTime keys exactly: two entries each.
-			name: "the index ceiling", demand: plan.Evenly(10, 8000, 0, 0.7),
-			shards: inventory.ShardsForPeak(800), ledgerByKey: 1000,
+			// 8,000 orders/s filled the 16 keys of the time-ordered ledger index the
+			// design had; a ledger key is now a shard's, and takes half its writes.
+			name: "the old index ceiling", demand: plan.Evenly(10, 8000, 0, 0.7),
+			shards: inventory.ShardsForPeak(800), ledgerByKey: 800 * 2 / float64(inventory.ShardsForPeak(800)), pendingKey: 8000 * 2 / 64.0,
 			binding: "Lambda CloseOrderFunction", past: true, stageRate: 10000,
 		},
 		{
-			// Issue 24's targets: the indexes at 375%, closeOrder's reservation far past.
+			// 30,000 orders/s over 10 SKUs: no index key past its ceiling; closeOrder's
+			// reservation far past.
 			name: "30,000 orders/s over 10 SKUs, 100,000 page views/s", demand: plan.Evenly(10, 30000, 100000, 0.7),
-			shards: inventory.ShardsForPeak(3000), ledgerByKey: 3750,
+			shards: inventory.ShardsForPeak(3000), ledgerByKey: 3000 * 2 / float64(inventory.ShardsForPeak(3000)), pendingKey: 30000 * 2 / 64.0,
 			binding: "Lambda CloseOrderFunction", past: true, stageRate: 125000,
 		},
 	} {
@@ -59,11 +62,20 @@ func TestMake_LoadsAndWhatBindsFirst(t *testing.T) {
 					t.Errorf("%s: %d shards, want %d (inventory.ShardsForPeak)", s.ID, s.Shards, tc.shards)
 				}
 			}
-			if got := load(t, p, "index StockLogTable.LedgerByTime").Peak; got != tc.ledgerByKey {
-				t.Errorf("LedgerByTime per key %.1f WU/s, want %.1f", got, tc.ledgerByKey)
+			ledger := load(t, p, "index StockLogTable.LedgerByShard")
+			if math.Abs(ledger.Peak-tc.ledgerByKey) > 1e-9 {
+				t.Errorf("LedgerByShard per key %.1f WU/s, want %.1f", ledger.Peak, tc.ledgerByKey)
 			}
-			if got := load(t, p, "index OrdersTable.PendingByExpiry").Peak; got != tc.ledgerByKey {
-				t.Errorf("PendingByExpiry per key %.1f WU/s, want %.1f (as many entries)", got, tc.ledgerByKey)
+			if shard := load(t, p, "item SkusTable sku-000#shard#n"); ledger.Peak > shard.Peak {
+				t.Errorf("a ledger key takes %.1f WU/s, more than its shard's %.1f", ledger.Peak, shard.Peak)
+			}
+			if got := load(t, p, "index OrdersTable.PendingByExpiry").Peak; got != tc.pendingKey {
+				t.Errorf("PendingByExpiry per key %.1f WU/s, want %.1f", got, tc.pendingKey)
+			}
+			for _, l := range p.Loads {
+				if strings.HasPrefix(l.Limit, "index ") && l.Peak > l.Ceiling {
+					t.Errorf("%s past its ceiling: %.0f of %.0f", l.Limit, l.Peak, l.Ceiling)
+				}
 			}
 			b, past := p.Binding()
 			if !strings.HasPrefix(b.Limit, tc.binding) || past != tc.past {
@@ -83,13 +95,14 @@ func TestMake_LoadsAndWhatBindsFirst(t *testing.T) {
 
 func TestMake_PerOrderCostOfTodaysDesign(t *testing.T) {
 	p := plan.Make(plan.Evenly(10, 1000, 2000, 0.7), plan.Today(), plan.DefaultPrices)
-	// 13 to reserve; paid: 1 prepay + 9 payment; released: 11.
-	if want := 13 + 0.7*10 + 0.3*11; math.Abs(p.WriteUnitsPerOrder-want) > 1e-9 {
+	// 13 to reserve; paid: 1 prepay + 8 payment; released: 10.
+	if want := 13 + 0.7*9 + 0.3*10; math.Abs(p.WriteUnitsPerOrder-want) > 1e-9 {
 		t.Errorf("%.2f write units per order, want %.2f", p.WriteUnitsPerOrder, want)
 	}
-	// Two page views per order, each reading the SKU record and its one shard; paid
-	// orders read the order at the prepay and the payment.
-	if want := 2*2 + 0.7*3; math.Abs(p.ReadUnitsPerOrder-want) > 1e-9 {
+	// 200 page views/s per SKU, 10 ms each: 2 environments, each reading the SKU
+	// record and its one shard once a second (4 read units/s per SKU, 40 for 1,000
+	// orders/s); paid orders read the order at the prepay and the payment.
+	if want := 40.0/1000 + 0.7*3; math.Abs(p.ReadUnitsPerOrder-want) > 1e-9 {
 		t.Errorf("%.2f read units per order, want %.2f", p.ReadUnitsPerOrder, want)
 	}
 	wantDynamo := (p.WriteUnitsPerOrder*0.625 + p.ReadUnitsPerOrder*0.125)

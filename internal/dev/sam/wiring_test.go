@@ -377,6 +377,7 @@ func stringValue(expr ast.Expr, constants map[string]string) (string, bool) {
 var publicRoutes = []string{
 	"GET /.well-known/jwks.json", "GET /.well-known/openid-configuration", "POST /auth/wechat",
 	"POST /payments/wechatpay/notify", "POST /payments/wechatpay/refund-notify", "GET /skus/{skuId}",
+	"GET /skus",
 }
 
 // Which function serves which route is package wiring's table; the template must
@@ -598,7 +599,7 @@ func TestWiring_QueuesCanBeCreatedInDependencyOrder(t *testing.T) {
 	}
 }
 
-func TestWiring_OrdersTableHasPendingAndRefundingIndexesAndTTL(t *testing.T) {
+func TestWiring_OrdersTableHasPendingRefundingAndUserIndexesAndTTL(t *testing.T) {
 	tpl := loadRealTemplate(t)
 	tables, err := tpl.Tables()
 	if err != nil {
@@ -622,6 +623,7 @@ func TestWiring_OrdersTableHasPendingAndRefundingIndexesAndTTL(t *testing.T) {
 	want := map[string][]string{
 		dynamo.PendingIndex:   {"HASH pendingBucket S", "RANGE pendingExpiresAt N"},
 		dynamo.RefundingIndex: {"HASH refundBucket S", "RANGE refundingSince N"},
+		dynamo.UserIndex:      {"HASH userId S", "RANGE createdMs N"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("OrdersTable index keys = %v, want %v", got, want)
