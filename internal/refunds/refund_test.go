@@ -319,7 +319,7 @@ func TestAutomaticRefunds_LatePaymentWithoutStockAndSecondPayment(t *testing.T) 
 	var sweep map[string]any
 	h.RunScheduled(t, "closeOrder", &sweep)
 	h.PayServer.SetFailAPI(false)
-	for i := 0; status(t, h, late) == inventory.StatusCancelled && h.Available(t, "saucer") > 0; i++ {
+	for i := 0; status(t, h, late) == inventory.StatusCancelled && storeAvailable(t, h, "saucer") > 0; i++ {
 		h.Order(t, "buyer-"+string(rune('a'+i%26))+string(rune('a'+i/26)), `{"items":[{"skuId":"saucer","qty":1}]}`)
 	}
 	if d, err := h.PayServer.Resend(context.Background(), late); err != nil || d.StatusCode != http.StatusNoContent {
@@ -474,4 +474,16 @@ func TestRefund_NotificationBeforeTheAnswerAndDuplicateMessages(t *testing.T) {
 		t.Errorf("ledger %v, want one RETURN per line", ops)
 	}
 	h.Check(t)
+}
+
+// storeAvailable is sku's available units read strongly from the store: GET
+// /skus/{skuId} answers from a read up to 1 s old, so a loop selling the last units
+// would order past them.
+func storeAvailable(t *testing.T, h *stacktest.Stack, sku string) int {
+	t.Helper()
+	got, err := h.Store.SKU(context.Background(), sku)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got.Available
 }
