@@ -96,7 +96,7 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
 	fs.Usage = func() {} // run prints the help
 	o := &options{cfg: local.StackConfig{Parameters: map[string]string{}}}
-	var dynamoAddr, sqsAddr, payAddr, loginAddr string
+	var dynamoAddr, sqsAddr, payAddr, loginAddr, wxapiAddr string
 	fs.StringVar(&o.seed, "seed", "", "create the SKUs of this JSON seed file at start, each through POST /admin/skus: [{\"skuId\",\"name\",\"price\",\"stock\",\"limitPerUser\"?,\"shards\"?}], e.g. -seed examples/seed.json")
 	fs.DurationVar(&o.cfg.PaymentTimeout, "payment-timeout", 15*time.Minute, "how long an order stays PENDING before it is released, e.g. -payment-timeout 10s")
 	fs.DurationVar(&o.cfg.RefundInterval, "refund-interval", time.Minute, "the least time the WeChat Pay stand-in keeps between two refunds of one payment (WeChat Pay's rule: a minute), e.g. -refund-interval 1s")
@@ -106,6 +106,7 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 	fs.StringVar(&sqsAddr, "sqs-addr", "127.0.0.1:9324", "SQS and SNS API listen address, e.g. -sqs-addr 127.0.0.1:9325")
 	fs.StringVar(&payAddr, "wechatpay-addr", "127.0.0.1:9401", "WeChat Pay stand-in (merchant API) listen address, e.g. -wechatpay-addr 127.0.0.1:0")
 	fs.StringVar(&loginAddr, "wxlogin-addr", "127.0.0.1:9402", "jscode2session stand-in listen address, e.g. -wxlogin-addr 127.0.0.1:0")
+	fs.StringVar(&wxapiAddr, "wxapi-addr", "127.0.0.1:9403", "WeChat server API stand-in (access token, shipping uploads, subscribe messages) listen address, e.g. -wxapi-addr 127.0.0.1:0")
 	fs.BoolVar(&o.expose, "expose", false, "allow listen addresses that are not loopback ones, so that other machines (a phone on the LAN) reach the stack; see Exposure, e.g. -expose -addr 0.0.0.0:3000")
 	fs.StringVar(&o.cfg.Template, "template", "template.yaml", "the AWS SAM template the stack is built from, e.g. -template ../stockguard/template.yaml")
 	logFormat := fs.String("log-format", "text", "text (one readable line per event) or json (every record, as CloudWatch Logs gets them), e.g. -log-format json")
@@ -121,6 +122,7 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 		{"-sqs-addr", "the SQS and SNS API", "it checks no credentials: whoever reaches it reads, sends and deletes queue messages and publishes to the alerts topic", &sqsAddr},
 		{"-wechatpay-addr", "the WeChat Pay stand-in", "it answers only requests signed with the local test merchant's key, made at start and kept in this process", &payAddr},
 		{"-wxlogin-addr", "the jscode2session stand-in", "whoever knows the local AppSecret (it is in the source) can use up a test-<name> code there", &loginAddr},
+		{"-wxapi-addr", "the WeChat server API stand-in", "whoever knows the local AppSecret (it is in the source) gets access tokens and uploads shipments or sends subscribe messages there", &wxapiAddr},
 	}
 	return fs, o, func() error {
 		switch *logFormat {
@@ -142,7 +144,7 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 					"Add -expose to allow that (go run ./cmd/local -h, Exposure, says what it exposes)", l.flag, *l.addr, l.what)
 			}
 		}
-		o.cfg.DynamoDBAddr, o.cfg.SQSAddr, o.cfg.PayAddr, o.cfg.LoginAddr = dynamoAddr, sqsAddr, payAddr, loginAddr
+		o.cfg.DynamoDBAddr, o.cfg.SQSAddr, o.cfg.PayAddr, o.cfg.LoginAddr, o.cfg.WxAPIAddr = dynamoAddr, sqsAddr, payAddr, loginAddr, wxapiAddr
 		o.cfg.Parameters["UserRefundWindow"] = *refundWindow
 		o.cfg.Parameters["AlertQuietPeriodSeconds"] = strconv.Itoa(int(*quiet / time.Second))
 		return nil
@@ -159,9 +161,11 @@ Runs the whole stockguard stack in one process, with no AWS account and no Docke
   an embedded SQS and SNS API (goaws) with the template's queues and topics         -sqs-addr        127.0.0.1:9324
   a WeChat Pay stand-in (JSAPI order, query, close, refund; real signatures)        -wechatpay-addr  127.0.0.1:9401
   a WeChat login stand-in (jscode2session: code test-<name> → openid o-<name>)     -wxlogin-addr    127.0.0.1:9402
+  a WeChat server API stand-in (stable_token, upload_shipping_info, subscribe send) -wxapi-addr      127.0.0.1:9403
 
 and the template's event sources: closeOrder polls the close-order queue, the refund
-function the refund queue, the schedules run (closeOrder's sweep every minute, reconcile
+function the refund queue, the wechat function the WeChat queue (shipping uploads,
+subscribe messages), the schedules run (closeOrder's sweep every minute, reconcile
 and the refund pass every 5 minutes), and the alert function gets the alerts topic. When
 all is up it prints one "ready" line with every address, then one line per request and
 event; Ctrl-C stops it (all data is in memory and lost).
@@ -188,7 +192,7 @@ Examples:
   go run ./cmd/local -seed examples/seed.json
   go run ./cmd/local -seed examples/seed.json -user-refund-window 24h -payment-timeout 1m
   go run ./cmd/local -addr 127.0.0.1:3001 -dynamodb-addr 127.0.0.1:8001 -sqs-addr 127.0.0.1:9325 \
-      -wechatpay-addr 127.0.0.1:0 -wxlogin-addr 127.0.0.1:0     # a second stack beside the first
+      -wechatpay-addr 127.0.0.1:0 -wxlogin-addr 127.0.0.1:0 -wxapi-addr 127.0.0.1:0   # a second stack beside the first
   go run ./cmd/local -seed examples/seed.json -expose -addr 0.0.0.0:3000   # a phone on the LAN buys with tokens
 `
 
@@ -273,7 +277,10 @@ func serve(ctx context.Context, log *slog.Logger, o *options) error {
 			return err
 		}
 	}
-	srv := &http.Server{Handler: stack.ExposedAPI(), ReadHeaderTimeout: 10 * time.Second}
+	// A client gets 10 s to send its headers and 30 s for the whole request (headers
+	// and body), so that a slow sender on an exposed listener holds no connection for
+	// long; API Gateway answers within its 30 s integration timeout too.
+	srv := &http.Server{Handler: stack.ExposedAPI(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	ran := make(chan error, 1)
@@ -288,7 +295,7 @@ func serve(ctx context.Context, log *slog.Logger, o *options) error {
 	}
 	// The listener was bound before the stack started: connections queued meanwhile.
 	log.Info("ready", "api", "http://"+ln.Addr().String(), "dynamodb", stack.DynamoDB.URL(), "sqs", sqsURL(stack),
-		"wechatpay", stack.PayServer.URL(), "wxlogin", stack.LoginServer.URL(), "issuer", o.cfg.Issuer,
+		"wechatpay", stack.PayServer.URL(), "wxlogin", stack.LoginServer.URL(), "wxapi", stack.WxAPIServer.URL(), "issuer", o.cfg.Issuer,
 		"paymentTimeout", o.cfg.PaymentTimeout.String(), "seed", o.seed)
 	select {
 	case err := <-served:

@@ -43,13 +43,13 @@
  * @typedef {{ refundId?: string, outRefundNo?: string, lines?: Line[], amount: number,
  *   status: string, refundedAt?: string, error?: string }} Refund
  *
- * An order as its owner sees it: amounts in fen, times RFC 3339. refunds and
- * refundedAmount are there once the API lists partial refunds; refundedAt and
- * refundAmount once a whole order was refunded.
+ * An order as its owner sees it: amounts in fen, times RFC 3339. refunds (oldest
+ * first) and refundedAmount (what WeChat Pay reported refunded) once it has refunds;
+ * refundedAt and refundAmount once it is REFUNDED.
  * @typedef {{ orderId: string, status: OrderStatus, items: OrderItem[], amount: number,
  *   currency: string, createdAt: string, expiresAt: string, paidAt?: string,
  *   cancelledAt?: string, cancelReason?: 'USER' | 'TIMEOUT', transactionId?: string,
- *   refundedAt?: string, refundAmount?: number, refundError?: string,
+ *   refundedAt?: string, refundAmount?: number,
  *   refunds?: Refund[], refundedAmount?: number }} Order
  *
  * One page of GET /orders, newest first.
@@ -363,14 +363,20 @@ function createApi({
     /**
      * createOrder reserves stock for the lines and opens a PENDING order. The same
      * idempotencyKey with the same lines answers the same order and never reserves twice.
+     * subscriptions are the subscribe-message template ids the buyer accepted
+     * (wx.requestSubscribeMessage), sent only when there are some.
      * @param {Line[]} items
      * @param {string} [idempotencyKey]
+     * @param {string[]} [subscriptions]
      * @returns {Promise<Order>}
      */
-    createOrder(items, idempotencyKey) {
+    createOrder(items, idempotencyKey, subscriptions = []) {
       /** @type {Record<string, string>} */
       const header = idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {};
-      return asBuyer('POST', '/orders', { data: { items }, header });
+      /** @type {{ items: Line[], subscriptions?: string[] }} */
+      const data = { items };
+      if (subscriptions.length > 0) data.subscriptions = subscriptions;
+      return asBuyer('POST', '/orders', { data, header });
     },
     /**
      * listOrders: one page of the buyer's own orders, newest first (GET /orders?after=).

@@ -17,4 +17,11 @@ module.exports = {
    * UserRefundWindow (cmd/local -user-refund-window). 0: no refund button.
    */
   refundWindowSeconds: 0,
+  /**
+   * The one-time subscribe-message templates the shop sends (the API's
+   * PayReminderTemplateId and RefundDoneTemplateId; the local stack's by default):
+   * checkout asks the buyer for them with wx.requestSubscribeMessage and sends the
+   * accepted ids with the order. [] asks nothing.
+   */
+  subscribeTemplates: ['local-pay-reminder', 'local-refund-done'],
 };

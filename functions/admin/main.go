@@ -14,6 +14,7 @@ import (
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/wiring"
+	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
 func main() {
@@ -21,6 +22,7 @@ func main() {
 	fn, err := wiring.Admin.Build(cfg, wiring.Clients{
 		Log: log, DynamoDB: coldstart.DynamoDB(aws), Alerts: sns.NewFromConfig(aws),
 		RefundQueue: refunds.NewQueue(sqs.NewFromConfig(aws), cfg.RefundQueueURL),
+		WeChatQueue: wxqueue.New(sqs.NewFromConfig(aws), cfg.WeChatQueueURL),
 	})
 	lambda.Start(coldstart.Must(log, "wire admin", fn, err).Invoke)
 }

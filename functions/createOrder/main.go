@@ -13,12 +13,14 @@ import (
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/wiring"
+	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
 func main() {
 	log, cfg, aws := coldstart.Load("createOrder", os.Getenv, wiring.CreateOrder.Load)
 	fn, err := wiring.CreateOrder.Build(cfg, wiring.Clients{
 		Log: log, DynamoDB: coldstart.DynamoDB(aws), CloseQueue: closeq.New(sqs.NewFromConfig(aws), cfg.CloseQueueURL, nil),
+		WeChatQueue: wxqueue.New(sqs.NewFromConfig(aws), cfg.WeChatQueueURL),
 	})
 	lambda.Start(coldstart.Must(log, "wire createOrder", fn, err).Invoke)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/wiring"
+	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
 func main() {
@@ -24,6 +25,7 @@ func main() {
 	fn, err := wiring.PayCallback.Build(cfg, wiring.Clients{
 		Log: log, DynamoDB: coldstart.DynamoDB(aws), RefundQueue: refunds.NewQueue(sqs.NewFromConfig(aws), cfg.RefundQueueURL),
 		Notifications: coldstart.WeChatPayVerifier(log, aws, cfg.SecretARN, "payCallback"),
+		WeChatQueue:   wxqueue.New(sqs.NewFromConfig(aws), cfg.WeChatQueueURL),
 	})
 	lambda.Start(coldstart.Must(log, "wire payCallback", fn, err).Invoke)
 }

@@ -16,13 +16,15 @@ import (
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/wiring"
+	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
 func main() {
 	log, cfg, aws := coldstart.Load("refund", os.Getenv, wiring.Refund.Load)
 	fn, err := wiring.Refund.Build(cfg, wiring.Clients{
 		Log: log, DynamoDB: coldstart.DynamoDB(aws), RefundQueue: refunds.NewQueue(sqs.NewFromConfig(aws), cfg.RefundQueueURL),
-		WeChatPay: coldstart.WeChatPayClient(log, aws, cfg.SecretARN, "refund"),
+		WeChatPay:   coldstart.WeChatPayClient(log, aws, cfg.SecretARN, "refund"),
+		WeChatQueue: wxqueue.New(sqs.NewFromConfig(aws), cfg.WeChatQueueURL),
 	})
 	lambda.Start(coldstart.Must(log, "wire refund", fn, err).Invoke)
 }

@@ -20,7 +20,8 @@ import (
 // The books as reconcile reads and writes them: the counters of every SKU, the
 // per-SKU checkpoints of ledger sums and the run watermark (both kept in the skus
 // table: pk skuId#checkpoint and reconcile#watermark), the ledger entries (all of
-// them, or those written since a time through the LedgerByTime index), and REPAIR
+// them, or those of the shards that moved written since a time, through the
+// LedgerByShard index), and REPAIR
 // transactions. The open orders are read in pending.go.
 
 const (

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -18,32 +19,70 @@ import (
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
-// The stock_log ledger: its entries, the two indexes that list them (by time for
-// reconcile, by SKU for the merchant API) and their reads. Merchant API pages are
-// resumed with an opaque cursor ("after"), "" for the first page.
+// The stock_log ledger: its entries, the one index that lists them (by shard, in time
+// order: for reconcile and for the merchant API) and their reads. Merchant API pages
+// are resumed with an opaque cursor ("after"), "" for the first page.
 
-// SKUIndex is the GSI of the stock_log table that lists one SKU's entries in time
-// order: hash key skuBucket, "<skuId>#<k>" (k = 0..LedgerBuckets-1 from a hash of
-// the entry's key, so a hot SKU's ledger writes spread over LedgerBuckets index
-// partitions), range key at (Unix milliseconds).
-const SKUIndex = "LedgerBySku"
+// ShardIndex is the GSI of the stock_log table that lists the entries of one shard
+// in time order: hash key ledgerShard, "<skuId>#<n>" with n the lowest shard the entry
+// moves (a REPAIR entry: its one shard), range key at (Unix milliseconds).
+//
+// Every entry is written in the same transaction as an update of the shard item its
+// key names, and transactions on one item are serialized; so one index key never
+// takes more writes than its shard item does, and no index key limits a sale below
+// its shards' own ceiling (DynamoDB Developer Guide, "Partitions and data
+// distribution": 1,000 write units per second per partition; "Understanding GSI write
+// throttling and back-pressure": a throttled index write throttles the table's).
+// Readers go by shard: reconcile reads only the shards that moved since their
+// checkpoints, the entries since its watermark (the range key skips the rest), so its
+// cost follows activity, not history; a merchant's ledger page reads each shard
+// number a SKU can have. One entry is one index write (it is under 1 KB, so projecting
+// fewer attributes would not make it cheaper, and both readers read every attribute).
+const ShardIndex = "LedgerByShard"
 
-// skuLedgerBucket is the LedgerBySku hash key of entry pk of sku.
-func skuLedgerBucket(sku, pk string) string { return sku + "#" + bucket(pk, LedgerBuckets) }
+// ledgerShard is the ShardIndex hash key of an entry of sku moving shards (REPAIR:
+// repair is its shard).
+func ledgerShard(sku string, shards map[string]int, repair *int) string {
+	n := -1
+	if repair != nil {
+		n = *repair
+	}
+	for k := range shards {
+		if i, err := strconv.Atoi(k); err == nil && (n < 0 || i < n) {
+			n = i
+		}
+	}
+	return sku + "#" + strconv.Itoa(max(n, 0))
+}
 
 // Ledger lists up to PageSize of sku's ledger entries in time order (then by key)
-// after the cursor, and the cursor of the next page ("" at the end): one Query of
-// the LedgerBySku index per bucket (eventually consistent: entries of the last
-// moments may show on a later read). Errors wrap inventory.ErrInvalidRequest for a
-// cursor this store did not issue.
+// after the cursor, and the cursor of the next page ("" at the end): the SKU record
+// read (its shards and the shards a reshard deleted), then one Query of the
+// LedgerByShard index per shard number it has had (eventually consistent: entries of
+// the last moments may show on a later read). A shard grown past the count and shrunk
+// back is in the record's retired shards. Errors wrap inventory.ErrInvalidRequest for
+// a cursor this store did not issue, inventory.ErrSKUNotFound.
 func (s *Store) Ledger(ctx context.Context, sku, after string) ([]LedgerEntry, string, error) {
 	from, err := decodeLedgerCursor(after)
 	if err != nil {
 		return nil, "", err
 	}
+	rec, err := s.skuRecordOf(ctx, sku)
+	if err != nil {
+		return nil, "", err
+	}
+	numbers := map[int]bool{}
+	for n := range rec.Shards {
+		numbers[n] = true
+	}
+	for k := range rec.Retired {
+		if n, err := strconv.Atoi(k); err == nil {
+			numbers[n] = true
+		}
+	}
 	var all []LedgerEntry
-	for k := range LedgerBuckets {
-		entries, err := s.ledgerBucketPage(ctx, sku+"#"+strconv.Itoa(k), from)
+	for _, n := range slices.Sorted(maps.Keys(numbers)) {
+		entries, err := s.ledgerBucketPage(ctx, sku+"#"+strconv.Itoa(n), from)
 		if err != nil {
 			return nil, "", err
 		}
@@ -60,15 +99,15 @@ func (s *Store) Ledger(ctx context.Context, sku, after string) ([]LedgerEntry, s
 	return all, encodeLedgerCursor(ledgerCursor{At: last.At.UnixMilli(), Key: last.Key}), nil
 }
 
-// ledgerBucketPage reads up to PageSize+1 entries of one LedgerBySku bucket after from.
+// ledgerBucketPage reads up to PageSize+1 entries of one LedgerByShard key after from.
 func (s *Store) ledgerBucketPage(ctx context.Context, key string, from ledgerCursor) ([]LedgerEntry, error) {
-	cond := expression.Key("skuBucket").Equal(expression.Value(key)).And(expression.Key("at").GreaterThanEqual(expression.Value(from.At)))
+	cond := expression.Key("ledgerShard").Equal(expression.Value(key)).And(expression.Key("at").GreaterThanEqual(expression.Value(from.At)))
 	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
 	if err != nil {
 		return nil, fmt.Errorf("build ledger query: %w", err)
 	}
 	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName: aws.String(s.tables.StockLog), IndexName: aws.String(SKUIndex), Limit: aws.Int32(PageSize + 1),
+		TableName: aws.String(s.tables.StockLog), IndexName: aws.String(ShardIndex), Limit: aws.Int32(PageSize + 1),
 		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
 	var out []LedgerEntry
@@ -113,27 +152,6 @@ func decodeLedgerCursor(cursor string) (ledgerCursor, error) {
 		return ledgerCursor{}, errBadCursor
 	}
 	return c, nil
-}
-
-// LedgerIndex is the GSI of the stock_log table that finds entries by when they were
-// written: hash key ledgerBucket, "<UTC hour>#<k>" (e.g. "2026-11-11T00#7", k =
-// 0..LedgerBuckets-1 from a hash of the entry's key), range key at (Unix
-// milliseconds). Reading the entries written since a time costs one Query per bucket
-// per hour since then (the range key skips the older entries of the first hour), plus
-// the entries themselves: it follows activity, not history. The k spreads an hour's
-// writes over LedgerBuckets index partitions, so a flash sale's ledger writes do not
-// throttle one partition (DynamoDB Developer Guide, "Partitions and data
-// distribution"; a throttled GSI throttles its table's writes).
-const LedgerIndex = "LedgerByTime"
-
-// LedgerBuckets is how many index partitions one hour's ledger entries spread over.
-const LedgerBuckets = 16
-
-const hourLayout = "2006-01-02T15"
-
-// ledgerBucket is the LedgerByTime hash key of the entry with key pk written at at.
-func ledgerBucket(pk string, at time.Time) string {
-	return at.UTC().Format(hourLayout) + "#" + bucket(pk, LedgerBuckets)
 }
 
 // LedgerEntry is one stock_log entry as reconcile reads it. Quantities are units.
@@ -198,16 +216,19 @@ func (r ledgerRecord) entry() (LedgerEntry, error) {
 	return e, nil
 }
 
-// LedgerSince yields every ledger entry the LedgerByTime index holds with at after
-// `after` and at or before `until`: one Query per bucket per hour in between, a page at
-// a time (DynamoDB API Reference, Query). The index is eventually consistent, so
-// entries written in the last moments may be missing; callers keep a margin (see
-// package reconcile). read, when not nil, is told how many items each page returned.
-func (s *Store) LedgerSince(ctx context.Context, after, until time.Time, read func(items int)) iter.Seq2[LedgerEntry, error] {
+// LedgerSince yields every ledger entry the LedgerByShard index holds, on the shards
+// named (SKU → shard numbers), with at after `after` and at or before `until`: one
+// Query per shard, a page at a time (DynamoDB API Reference, Query). An entry is found
+// under the lowest shard it moved, so shards must name every shard that moved since
+// `after` (reconcile names those whose seq moved since their checkpoints). The index is
+// eventually consistent, so entries written in the last moments may be missing;
+// callers keep a margin (see package reconcile). read, when not nil, is told how many
+// items each page returned.
+func (s *Store) LedgerSince(ctx context.Context, shards map[string][]int, after, until time.Time, read func(items int)) iter.Seq2[LedgerEntry, error] {
 	return func(yield func(LedgerEntry, error) bool) {
-		for h := after.UTC().Truncate(time.Hour); !h.After(until); h = h.Add(time.Hour) {
-			for k := range LedgerBuckets {
-				key := expression.Key("ledgerBucket").Equal(expression.Value(h.Format(hourLayout) + "#" + strconv.Itoa(k))).
+		for _, sku := range slices.Sorted(maps.Keys(shards)) {
+			for _, n := range shards[sku] {
+				key := expression.Key("ledgerShard").Equal(expression.Value(sku + "#" + strconv.Itoa(n))).
 					And(expression.Key("at").Between(expression.Value(after.UnixMilli()+1), expression.Value(until.UnixMilli())))
 				expr, err := expression.NewBuilder().WithKeyCondition(key).Build()
 				if err != nil {
@@ -215,7 +236,7 @@ func (s *Store) LedgerSince(ctx context.Context, after, until time.Time, read fu
 					return
 				}
 				pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-					TableName: aws.String(s.tables.StockLog), IndexName: aws.String(LedgerIndex),
+					TableName: aws.String(s.tables.StockLog), IndexName: aws.String(ShardIndex),
 					KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 				})
 				if !s.yieldPages(ctx, pages.HasMorePages, func(ctx context.Context) ([]map[string]types.AttributeValue, error) {
@@ -266,10 +287,8 @@ type ledgerRecord struct {
 	// available and onHand counters (not ledger deltas: see reconcile).
 	FixAvailable int `dynamodbav:"fixAvailable,omitempty"`
 	FixOnHand    int `dynamodbav:"fixOnHand,omitempty"`
-	// Bucket is the LedgerByTime index's hash key (see ledgerBucket).
-	Bucket string `dynamodbav:"ledgerBucket"`
-	// SKUBucket is the LedgerBySku index's hash key (see skuLedgerBucket).
-	SKUBucket string `dynamodbav:"skuBucket"`
+	// ShardKey is the LedgerByShard index's hash key (see ledgerShard).
+	ShardKey string `dynamodbav:"ledgerShard"`
 	// Epochs are the epochs of the shards (number → epoch) the entry moved, as they
 	// were when it was written (see cut.go).
 	Epochs map[string]int `dynamodbav:"epochs,omitempty"`

@@ -208,6 +208,7 @@ type orderRecord struct {
 	Amount           int64             `dynamodbav:"amount"`
 	Currency         string            `dynamodbav:"currency"`
 	CreatedAt        string            `dynamodbav:"createdAt"`
+	CreatedMs        int64             `dynamodbav:"createdMs"` // CreatedAt in Unix ms: the OrdersByUser range key
 	ExpiresAt        string            `dynamodbav:"expiresAt"`
 	PaidAt           string            `dynamodbav:"paidAt,omitempty"`
 	CancelledAt      string            `dynamodbav:"cancelledAt,omitempty"`
@@ -224,6 +225,9 @@ type orderRecord struct {
 	// refundFields are the one refund an order had before refunds came in parts: read
 	// as its first refund (legacyRefund), never written again.
 	refundFields
+	Shipping      *shippingRecord `dynamodbav:"shipping,omitempty"`
+	Presale       *presaleRecord  `dynamodbav:"presale,omitempty"`
+	Subscriptions []string        `dynamodbav:"subscriptions,omitempty"`
 }
 
 // refundRecord is one of an order's refunds (inventory.OrderRefund).
@@ -310,10 +314,11 @@ func newOrderRecord(o *inventory.Order) orderRecord {
 	rec := orderRecord{
 		PK: o.ID, Kind: kindOrder, UserID: o.UserID, Status: string(o.Status),
 		Amount: o.Amount, Currency: o.Currency, CartHash: o.CartHash,
-		CreatedAt: formatTime(o.CreatedAt), ExpiresAt: formatTime(o.ExpiresAt),
+		CreatedAt: formatTime(o.CreatedAt), CreatedMs: o.CreatedAt.UnixMilli(), ExpiresAt: formatTime(o.ExpiresAt),
 		PaidAt: formatOptional(o.PaidAt), CancelledAt: formatOptional(o.CancelledAt), CancelReason: string(o.CancelReason),
 		TransactionID: o.TransactionID, PrepayID: o.PrepayID, PrepayAt: formatOptional(o.PrepayAt),
 		RefundRev: o.RefundRev, DueCause: o.DueCause,
+		Shipping: newShippingRecord(o.Shipping), Presale: newPresaleRecord(o.Presale), Subscriptions: o.Subscriptions,
 	}
 	for _, r := range o.Refunds {
 		rec.Refunds = append(rec.Refunds, newRefundRecord(r))
@@ -333,8 +338,15 @@ func (r orderRecord) order() (*inventory.Order, error) {
 		ID: r.PK, UserID: r.UserID, Status: inventory.Status(r.Status), Amount: r.Amount,
 		Currency: r.Currency, CancelReason: inventory.CancelReason(r.CancelReason),
 		TransactionID: r.TransactionID, CartHash: r.CartHash, PrepayID: r.PrepayID, RefundRev: r.RefundRev, DueCause: r.DueCause,
+		Subscriptions: r.Subscriptions,
 	}
 	var err error
+	if o.Shipping, err = r.Shipping.shipping(); err != nil {
+		return nil, err
+	}
+	if o.Presale, err = r.Presale.presale(); err != nil {
+		return nil, err
+	}
 	if o.CreatedAt, err = parseTime(r.CreatedAt); err != nil {
 		return nil, err
 	}

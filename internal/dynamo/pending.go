@@ -202,7 +202,15 @@ func pendingBucket(orderID string) string { return "P" + bucket(orderID, Pending
 // pendingBucket, range key pendingExpiresAt (Unix milliseconds).
 const PendingIndex = "PendingByExpiry"
 
-// PendingBuckets is how many pendingBucket values (P0..P15) PENDING orders are spread
-// over, so a flash sale's order writes do not all land on one GSI partition. A sweep
-// queries every bucket.
-const PendingBuckets = 16
+// PendingBuckets is how many pendingBucket values (P0..P63) PENDING orders are spread
+// over, from a hash of the order id, so a flash sale's order writes do not all land on
+// a few GSI partitions: an order's life writes its key twice (the entry put with the
+// order, removed when it leaves PENDING), so the index takes 64 × 1,000 write units a
+// second (DynamoDB Developer Guide, "Partitions and data distribution") = 32,000
+// orders a second for the whole system. The orders table's own default write quota
+// (40,000 write units a second per table, "Quotas in Amazon DynamoDB") binds long
+// before: an order's life writes about 16 units there. A sweep queries every bucket:
+// 64 Queries a minute, each of the due entries only (an empty one costs half a read
+// unit), so its cost follows the orders due. More buckets lift the index's ceiling;
+// readers query every bucket, so the number may grow but never shrink.
+const PendingBuckets = 64

@@ -33,6 +33,9 @@ type ReserveRequest struct {
 	UserID         string         // the caller's identity (JWT sub)
 	Cart           inventory.Cart // validated, merged lines
 	IdempotencyKey string         // optional; same user + key + cart within 24 h → same order
+	// Subscriptions are the subscribe-message template ids the buyer accepted, kept on
+	// the order (inventory.Order.Subscriptions); not part of the cart's idempotency.
+	Subscriptions []string
 	// Slot, when set (from NewSlot), is the id and times the new order gets, so that
 	// work needing only those (the close message) can start before the outcome is
 	// known; zero means a fresh slot.
@@ -214,7 +217,10 @@ const (
 // replan sets line i's SKU record and shard allocation (inventory.ShardStock.Allocate):
 // from the shard hints, reading the shards only when the hints say they are short
 // (hintsFirst), or from the shards read first (shardsRead). Only a strongly consistent
-// read of every shard can answer ErrStockOut for a sharded SKU.
+// read of every shard can answer ErrStockOut; the hints (the last counts seen, one
+// shard or many) refuse nobody on their own, they only send a line whose shards they
+// say are short straight to that read instead of to a transaction (docs/design.md,
+// "Sell-out"): after a sell-out a buyer is refused with reads and no write.
 func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan planFrom) error {
 	lp := &r.lines[i]
 	lp.rec = e.rec
@@ -224,8 +230,8 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 	if e.rec.LimitPerUser > 0 && lp.line.Qty > e.rec.LimitPerUser {
 		return &inventory.SKUError{Err: inventory.ErrLimitExceeded, SKU: lp.line.SKU}
 	}
-	if e.rec.Shards == 1 {
-		lp.alloc = map[int]int{0: lp.line.Qty}
+	if e.rec.Shards == 1 && plan == shardsRead {
+		lp.alloc = map[int]int{0: lp.line.Qty} // the transaction's condition reads it
 		return nil
 	}
 	if plan == hintsFirst {
@@ -315,7 +321,7 @@ func (r *reservation) order() *inventory.Order {
 	order := &inventory.Order{
 		ID: r.id, UserID: r.req.UserID, Status: inventory.StatusPending,
 		Currency: inventory.Currency, CartHash: r.hash,
-		CreatedAt: r.createdAt, ExpiresAt: r.expiresAt,
+		CreatedAt: r.createdAt, ExpiresAt: r.expiresAt, Subscriptions: r.req.Subscriptions,
 	}
 	for _, lp := range r.lines {
 		order.Items = append(order.Items, inventory.OrderItem{
@@ -553,12 +559,23 @@ const steadyRounds = 6
 // can miss units in transit (read on their new shard before they arrive, on their old
 // one after they left), so STOCK_OUT is only answered from reads of every shard that
 // the SKU record's move counter brackets unchanged: no unit moved meanwhile, and the
-// sum is the stock. Other errors, and nil, pass through.
+// sum is the stock. The line's SKU record was read before its shards: when one read
+// of the record after them shows the same move counter and shard count, it brackets
+// them (one read more); otherwise the SKU is read steady (steadyShards). Other errors,
+// and nil, pass through.
 func (r *reservation) confirmStockOut(ctx context.Context, i int, err error) error {
 	if !errors.Is(err, inventory.ErrStockOut) {
 		return err
 	}
-	sku := r.lines[i].line.SKU
+	sku, before := r.lines[i].line.SKU, r.lines[i].rec
+	after, rerr := r.s.skuRecordOf(ctx, sku)
+	if rerr != nil {
+		return rerr
+	}
+	if after.Moves == before.Moves && after.Shards == before.Shards {
+		r.s.catalog.put(*after, r.s.now())
+		return err
+	}
 	for range steadyRounds {
 		shards, rec, err := r.s.steadyShards(ctx, sku)
 		if err != nil {

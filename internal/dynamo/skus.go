@@ -71,11 +71,21 @@ func detailOf(rec skuRecord, shards []shardRecord) *SKUDetail {
 // (its size follows the catalogue). Errors wrap inventory.ErrInvalidRequest for a
 // cursor this store did not issue.
 func (s *Store) SKUs(ctx context.Context, after string) ([]*SKUDetail, string, error) {
+	return s.skuPage(ctx, after, expression.Name("kind").Equal(expression.Value(kindSKU)))
+}
+
+// SKUsOnSale is SKUs of the SKUs on sale (onSale set: on sale now, upcoming or sold
+// out), for the buyer's list; a SKU put off sale is not in it.
+func (s *Store) SKUsOnSale(ctx context.Context, after string) ([]*SKUDetail, string, error) {
+	return s.skuPage(ctx, after, expression.Name("kind").Equal(expression.Value(kindSKU)).
+		And(expression.Name("onSale").Equal(expression.Value(true))))
+}
+
+func (s *Store) skuPage(ctx context.Context, after string, filter expression.ConditionBuilder) ([]*SKUDetail, string, error) {
 	start, err := decodeCursor(after, "pk")
 	if err != nil {
 		return nil, "", err
 	}
-	filter := expression.Name("kind").Equal(expression.Value(kindSKU))
 	items, next, err := s.scanPage(ctx, s.tables.SKUs, filter, start)
 	if err != nil {
 		return nil, "", err

@@ -31,14 +31,14 @@
 //     limit#skuId#userId, attribute bought), idempotency records (pk = idem#digest)
 //     and request-shaping window items (pk = shape#digest(user)#windowStart, one
 //     token set "r:skuId" per SKU), the last two expired through the table's TTL
-//     attribute "ttl". Order ids cannot contain '#', so they never collide. PENDING orders carry pendingBucket (P0..P15) and
+//     attribute "ttl". Order ids cannot contain '#', so they never collide. PENDING orders carry pendingBucket (P0..P63) and
 //     pendingExpiresAt (Unix milliseconds), the keys of the sparse GSI PendingByExpiry.
 //     The skus table also holds reconcile's per-SKU checkpoints (pk = skuId#checkpoint)
 //     and its watermark (pk = reconcile#watermark).
 //   - stock_log: ledger entries (pk = ref#op#skuId, ref an order id, an adjustment id
 //     or a repair run; REPAIR entries add #shard), written with attribute_not_exists(pk)
-//     so that a repeated write fails. The LedgerByTime GSI (see LedgerIndex) finds the
-//     entries written since a time.
+//     so that a repeated write fails. The LedgerByShard GSI (see ShardIndex) lists a
+//     shard's entries in time order.
 //
 // # Shards
 //
@@ -88,13 +88,17 @@ type Tables struct {
 	StockLog string // the stock_log ledger
 }
 
+// DefaultCatalogTTL is how long a Store reuses a SKU record it read, unless
+// Options.CatalogTTL says otherwise.
+const DefaultCatalogTTL = 5 * time.Second
+
 // Options tune a Store. Zero values take the defaults.
 type Options struct {
 	// PaymentTimeout is how long a new order stays PENDING before it may be released;
 	// default 15 minutes.
 	PaymentTimeout time.Duration
 	// CatalogTTL is how long a SKU record (price, shard count, limit) read from the
-	// skus table is reused before being read again; default 5 seconds. A stale entry
+	// skus table is reused before being read again; default DefaultCatalogTTL (5 s). A stale entry
 	// never refuses a buyer: the reservation's conditions check price and on-sale on
 	// the shard items, and a failed price, shard or limit check re-reads the record
 	// before answering. A lowered per-user limit takes up to CatalogTTL to apply.
@@ -129,7 +133,7 @@ func New(db *dynamodb.Client, tables Tables, opts Options) *Store {
 		opts.PaymentTimeout = 15 * time.Minute
 	}
 	if opts.CatalogTTL <= 0 {
-		opts.CatalogTTL = 5 * time.Second
+		opts.CatalogTTL = DefaultCatalogTTL
 	}
 	if opts.MaxRounds <= 0 {
 		opts.MaxRounds = 12

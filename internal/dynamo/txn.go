@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -141,8 +140,7 @@ func (t *txn) newShard(rec shardRecord) {
 // ledger adds a ledger entry Put that fails if the entry exists; at send time the
 // entry is stamped with the epoch of each shard it moves (see stamp).
 func (t *txn) ledger(line int, e ledgerRecord) {
-	e.Bucket = ledgerBucket(e.PK, time.UnixMilli(e.At))
-	e.SKUBucket = skuLedgerBucket(e.SKU, e.PK)
+	e.ShardKey = ledgerShard(e.SKU, e.Shards, e.Shard)
 	rec := &e
 	t.entries = append(t.entries, rec)
 	t.parts = append(t.parts, part{kind: partLedger, line: line, sku: e.SKU})

@@ -38,8 +38,10 @@ type OrderJSON struct {
 	RefundAmount  int64      `json:"refundAmount,omitempty"` // fen, once REFUNDED: all that was refunded
 	// Refunds are the order's refunds, oldest first; RefundedAmount is what WeChat Pay
 	// reported refunded of them (fen).
-	Refunds        []RefundJSON `json:"refunds,omitempty"`
-	RefundedAmount int64        `json:"refundedAmount,omitempty"`
+	Refunds        []RefundJSON  `json:"refunds,omitempty"`
+	RefundedAmount int64         `json:"refundedAmount,omitempty"`
+	Shipping       *ShippingJSON `json:"shipping,omitempty"`
+	Presale        *PresaleJSON  `json:"presale,omitempty"`
 }
 
 // RefundJSON is one refund of an order (docs/contract.md, "Merchant API": refunds).
@@ -54,6 +56,41 @@ type RefundJSON struct {
 	RefundedAt  string                 `json:"refundedAt,omitempty"`
 	Error       string                 `json:"error,omitempty"`
 	Resolution  string                 `json:"resolution,omitempty"` // an operator's retry or settlement
+}
+
+// PresaleJSON is an order's presale declaration as the contract shows it: the expected
+// ship time, status QUEUED, DECLARED or FAILED, when WeChat accepted it, and why the
+// last declaration failed.
+type PresaleJSON struct {
+	ShipAt     string `json:"shipAt"`
+	Status     string `json:"status"`
+	DeclaredAt string `json:"declaredAt,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+// PresaleView is p as the contract shows it; nil for nil.
+func PresaleView(p *inventory.Presale) *PresaleJSON {
+	if p == nil {
+		return nil
+	}
+	return &PresaleJSON{ShipAt: rfc3339(p.ShipAt), Status: string(p.Status), DeclaredAt: optional(p.DeclaredAt), Error: p.Error}
+}
+
+// ShippingJSON is an order's shipping as the contract shows it (docs/contract.md,
+// "GET /orders/{orderId}"): status QUEUED, UPLOADED, FAILED or CANCELLED, when WeChat
+// last accepted an upload, and why the last one failed.
+type ShippingJSON struct {
+	Status     string `json:"status"`
+	UploadedAt string `json:"uploadedAt,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+// ShippingView is s as the contract shows it; nil for nil.
+func ShippingView(s *inventory.Shipping) *ShippingJSON {
+	if s == nil {
+		return nil
+	}
+	return &ShippingJSON{Status: string(s.Status), UploadedAt: optional(s.UploadedAt), Error: s.Error}
 }
 
 type itemJSON struct {
@@ -92,6 +129,7 @@ func Order(o *inventory.Order) OrderJSON {
 		PaidAt: optional(o.PaidAt), CancelledAt: optional(o.CancelledAt),
 		CancelReason: string(o.CancelReason), TransactionID: o.TransactionID,
 		RefundedAmount: o.RefundedAmount(), Items: make([]itemJSON, len(o.Items)),
+		Shipping: ShippingView(o.Shipping), Presale: PresaleView(o.Presale),
 	}
 	for i, it := range o.Items {
 		v.Items[i] = itemJSON{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice}
@@ -115,13 +153,18 @@ func Order(o *inventory.Order) OrderJSON {
 // MerchantOrderJSON is the contract's order with its owner, for the merchant API.
 type MerchantOrderJSON struct {
 	OrderJSON
-	UserID string `json:"userId"`
+	UserID    string               `json:"userId"`
+	Shipments []inventory.Shipment `json:"shipments,omitempty"` // what was shipped, oldest first
 }
 
 // MerchantOrder is the merchant API's view of an order (docs/contract.md, "Merchant
 // API"): Order and the owner's user id.
 func MerchantOrder(o *inventory.Order) MerchantOrderJSON {
-	return MerchantOrderJSON{OrderJSON: Order(o), UserID: o.UserID}
+	v := MerchantOrderJSON{OrderJSON: Order(o), UserID: o.UserID}
+	if o.Shipping != nil {
+		v.Shipments = o.Shipping.Shipments
+	}
+	return v
 }
 
 // JSON is a response with status and v marshalled as its JSON body, <, > and & as
@@ -192,6 +235,7 @@ var sentinelAnswers = []sentinelAnswer{
 	{inventory.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request", false, 0},
 	{inventory.ErrNotCancellable, http.StatusConflict, "ORDER_NOT_CANCELLABLE", "this order is paid and can no longer be cancelled", false, 0},
 	{inventory.ErrNotPayable, http.StatusConflict, "ORDER_NOT_PAYABLE", "this order is no longer waiting for payment", false, 0},
+	{inventory.ErrNotShippable, http.StatusConflict, "ORDER_NOT_SHIPPABLE", "only a PAID order with units not shipped yet can be shipped; nothing was sent", false, 0},
 	{inventory.ErrRefundNotAllowed, http.StatusConflict, "REFUND_NOT_ALLOWED", "this order cannot be refunded by you now", false, 0},
 	{inventory.ErrRefundExceedsPaid, http.StatusConflict, "REFUND_EXCEEDS_PAID", "the refund asks for more than is left to refund", false, 0},
 	{inventory.ErrPaymentRefused, http.StatusBadGateway, "PAYMENT_REFUSED", "WeChat Pay refused to start this payment; nothing was changed", false, 0},

@@ -72,11 +72,21 @@ const (
 	// ChangeRefundResult: what WeChat Pay said of a refund recorded on it (REFUNDED, or
 	// refundError set).
 	ChangeRefundResult
+	// ChangeShip: PAID stays PAID, a shipment recorded and its upload queued (Order.Ship).
+	ChangeShip
+	// ChangeShippingResult: PAID stays PAID, WeChat's answer to an upload recorded
+	// (Order.ShippingResult).
+	ChangeShippingResult
+	// ChangePresale: PAID stays PAID, a presale declaration queued (Order.DeclarePresale).
+	ChangePresale
+	// ChangePresaleResult: PAID stays PAID, WeChat's answer to it recorded.
+	ChangePresaleResult
 )
 
 var kindNames = map[ChangeKind]string{
 	NoChange: "nothing", ChangeRelease: "release", ChangeCommit: "commit", ChangePayLate: "pay late",
 	ChangeRefundDue: "refund-pending", ChangeRefundStart: "refund", ChangeRefundResult: "refund result",
+	ChangeShip: "ship", ChangeShippingResult: "shipping result", ChangePresale: "presale", ChangePresaleResult: "presale result",
 }
 
 // String names the kind in words, e.g. "release".
@@ -95,6 +105,12 @@ const (
 	GuardRefundNo
 	// GuardRefunds: the order's refunds are as read (its RefundRev).
 	GuardRefunds
+	// GuardShipping: the order's shipping information is the one read (or there is
+	// still none), so that concurrent shipments and upload results never overwrite
+	// each other.
+	GuardShipping
+	// GuardPresale: the order's presale declaration is the one read (or still none).
+	GuardPresale
 )
 
 // Has reports whether g holds every guard of h.
@@ -360,11 +376,15 @@ func (o *Order) StartRefund(req RefundRequest, window time.Duration, now time.Ti
 	next.RefundRev++
 	if next.RefundsAmount() >= o.Amount {
 		next.Status = StatusRefunding
+		next.Shipping = o.cancelShipping() // the refund of all that is left, before shipping, cancels the shipment
 	}
 	c := Change{
 		Kind: ChangeRefundStart, From: o.Status, Order: &next, Guards: GuardRefunds,
 		Marker: &Marker{OutRefundNo: ref.OutRefundNo, Since: now},
 		Entry:  Entry{Ref: RefundLedgerRef(o.ID, ref), Reason: "refund: " + req.Reason, By: req.By, At: now},
+	}
+	if o.Shipping != nil {
+		c.Guards |= GuardShipping
 	}
 	if o.Status != StatusPaid {
 		return c, nil // REFUND_PENDING: neither stock nor counters were held

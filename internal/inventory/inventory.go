@@ -230,6 +230,15 @@ type Order struct {
 	// RefundRev counts the changes of Refunds: every refund change is conditioned on
 	// it as read (GuardRefunds), so two refunds of one order never overwrite each other.
 	RefundRev int
+	// Shipping is what the merchant shipped and where its upload to WeChat stands (see
+	// Order.Ship); nil until the first shipment.
+	Shipping *Shipping
+	// Presale is the order's presale declaration to WeChat (see Order.DeclarePresale);
+	// nil when it ships within 15 days of payment.
+	Presale *Presale
+	// Subscriptions are the template ids of WeChat subscribe messages the buyer accepted
+	// at checkout (wx.requestSubscribeMessage), for this order's messages.
+	Subscriptions []string
 }
 
 // SaleStatus is how a SKU's availability is shown to buyers.
@@ -289,5 +298,10 @@ func (s SKU) Sellable(now time.Time) int {
 	return s.Available
 }
 
-// ValidSKUID reports whether id has the shape of a SKU id: 1-64 of [0-9A-Za-z_.:-].
-func ValidSKUID(id string) bool { return skuIDPattern.MatchString(id) }
+// ValidSKUID reports whether id has the shape of a SKU id: 1-64 of [0-9A-Za-z_.:-],
+// other than "." and ".." (URL dot segments: a client resolves them out of a path such
+// as /admin/skus/{skuId} before it is sent, RFC 3986 section 5.2.4, so such a SKU could
+// be sold but never managed).
+func ValidSKUID(id string) bool {
+	return skuIDPattern.MatchString(id) && id != "." && id != ".."
+}

@@ -20,7 +20,12 @@ const (
 	// ShardHeadroom is how far below the ceiling shards are planned to run at the
 	// peak: 2 means each shard expects at most half its ceiling (200 orders/s), where
 	// the sweep saw almost no BUSY answers (at most 1.8 % at 250 orders/s per shard, on
-	// one shard), leaving room for an underestimated peak and uneven spreading.
+	// one shard), leaving room for an underestimated peak and uneven spreading. Over
+	// an order's whole life a shard takes 4 write units (the reservation, then the
+	// payment's commit or the release, 2 each), so its documented bound is 250
+	// orders/s when payments and releases come in the same second: 200 still fits
+	// (the whole-sale rehearsal, internal/dev/rehearse, and its planner, internal/dev/plan,
+	// which sizes shards with this function as POST /admin/skus does).
 	ShardHeadroom = 2
 )
 

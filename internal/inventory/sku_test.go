@@ -64,3 +64,13 @@ func TestNewSKUSplit_SpreadsTheRemainderOverTheLowestShards(t *testing.T) {
 		}
 	}
 }
+
+// A SKU id is 1-64 of [0-9A-Za-z_.:-], but never a URL dot segment: "/admin/skus/.."
+// reaches no SKU, so a SKU named so could be sold and never managed.
+func TestValidSKUID_RefusesDotSegments(t *testing.T) {
+	for id, want := range map[string]bool{"cup-01": true, "a.b": true, "...": true, ":": true, ".": false, "..": false, "": false, "a#b": false} {
+		if got := inventory.ValidSKUID(id); got != want {
+			t.Errorf("ValidSKUID(%q) = %v, want %v", id, got, want)
+		}
+	}
+}

@@ -124,3 +124,17 @@ var (
 	ChatPostFailed = Name{"ChatPostFailed", Count}
 	ChatQuiet      = Name{"ChatQuiet", Count}
 )
+
+// The wechat function's metrics (shipping uploads and subscribe messages).
+var (
+	// ShippingUploaded counts uploads WeChat accepted; ShippingUploadFailed uploads
+	// that failed (retried with backoff, or refused for good: the order's shipping is
+	// FAILED). The ShippingUploadFailedAlarm watches the failures.
+	ShippingUploaded     = Name{"ShippingUploaded", Count}
+	ShippingUploadFailed = Name{"ShippingUploadFailed", Count}
+	// NoticeSent counts subscribe messages WeChat accepted; NoticeFailed sends that
+	// failed (WeChat refused or could not be reached; a buyer without a subscription
+	// left is not counted). The NoticeFailedAlarm watches the failures.
+	NoticeSent   = Name{"NoticeSent", Count}
+	NoticeFailed = Name{"NoticeFailed", Count}
+)

@@ -20,6 +20,7 @@ import (
 const (
 	RoutePlace = "POST /orders"
 	RouteGet   = "GET /orders/{orderId}"
+	RouteMine  = "GET /orders"
 )
 
 // MaxBodyBytes is the largest POST /orders body accepted (docs/contract.md, "POST
@@ -31,19 +32,34 @@ const MaxBodyBytes = 16 << 10
 const maxIdempotencyKeyBytes = 64
 
 // Placing is what placing and reading a buyer's orders needs of the store
-// (dynamo.Store): an order's slot (id and times), the reservation, the owner's read.
+// (dynamo.Store): an order's slot (id and times), the reservation, the owner's read,
+// and a page of the owner's orders, newest first.
 type Placing interface {
 	NewSlot() (dynamo.OrderSlot, error)
 	Reserve(ctx context.Context, req dynamo.ReserveRequest) (*inventory.Order, bool, error)
 	Order(ctx context.Context, userID, id string) (*inventory.Order, error)
+	UserOrders(ctx context.Context, userID, after string) ([]*inventory.Order, string, error)
 }
 
-// Checkout serves RoutePlace and RouteGet.
+// Checkout serves RoutePlace, RouteGet and RouteMine.
 type Checkout struct {
 	store    Placing
 	queue    *closeq.Queue
 	log      *slog.Logger
 	function string
+	// templates are the subscribe-message template ids an order may carry; placed is
+	// called with each newly placed order (see WithSubscriptions).
+	templates []string
+	placed    func(context.Context, *inventory.Order)
+}
+
+// WithSubscriptions makes r accept the optional "subscriptions" of POST /orders,
+// template ids among templates, kept on the order, and call placed (when not nil)
+// with every order newly placed (not a replay), after the reservation: the pay
+// reminder is scheduled there (notices.Schedule). placed must not fail the order.
+func (r *Checkout) WithSubscriptions(templates []string, placed func(context.Context, *inventory.Order)) *Checkout {
+	r.templates, r.placed = templates, placed
+	return r
 }
 
 // NewCheckout returns the routes placing and reading orders over store. Each order
@@ -73,7 +89,7 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	cart, err := decodeCart(body)
+	cart, subs, err := decodeOrder(body, r.templates)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
@@ -82,7 +98,7 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	scheduled := r.scheduleClose(ctx, slot)
-	order, replayed, err := r.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart, IdempotencyKey: key, Slot: slot})
+	order, replayed, err := r.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart, IdempotencyKey: key, Slot: slot, Subscriptions: subs})
 	sendErr := scheduled()
 	busy := 0.0
 	if errors.Is(err, inventory.ErrBusy) {
@@ -97,6 +113,9 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		status = http.StatusOK
 	} else if sendErr != nil {
 		r.closeNotScheduled(ctx, order.ID, sendErr)
+	}
+	if !replayed && r.placed != nil {
+		r.placed(ctx, order)
 	}
 	resp := httpapi.JSON(status, httpapi.Order(order))
 	resp.Headers["Location"] = "/orders/" + order.ID
@@ -118,6 +137,31 @@ func (r *Checkout) Get(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	return httpapi.JSON(http.StatusOK, httpapi.Order(order)), nil
+}
+
+// buyerPage is one page of RouteMine.
+type buyerPage struct {
+	Orders []httpapi.OrderJSON `json:"orders"`
+	Next   string              `json:"next,omitempty"` // the after= of the next page; absent on the last
+}
+
+// Mine serves RouteMine (docs/contract.md, "GET /orders"): a page of the caller's own
+// orders, newest first (?after= the previous page's next); 400 INVALID_REQUEST for a
+// cursor that is not one.
+func (r *Checkout) Mine(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	user, err := httpapi.UserID(req)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	orders, next, err := r.store.UserOrders(ctx, user, req.QueryStringParameters["after"])
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	out := buyerPage{Orders: make([]httpapi.OrderJSON, len(orders)), Next: next}
+	for i, o := range orders {
+		out.Orders[i] = httpapi.Order(o)
+	}
+	return httpapi.JSON(http.StatusOK, out), nil
 }
 
 // idempotencyKey reads the optional Idempotency-Key header: 1-64 printable ASCII.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stockguard/stockguard/internal/inventory"
+	pub "github.com/stockguard/stockguard/internal/stock"
 	"github.com/stockguard/stockguard/internal/testing/booktest"
 	"github.com/stockguard/stockguard/internal/testing/stacktest"
 	"github.com/stockguard/stockguard/internal/testing/testkit"
@@ -98,6 +99,7 @@ func TestSaleStart_NobodyBuysBeforeItAndEveryoneAfter(t *testing.T) {
 	if served != stock || stockOut != buyers-stock {
 		t.Errorf("%d orders served and %d STOCK_OUT, want %d and %d", served, stockOut, stock, buyers-stock)
 	}
+	clock.Advance(pub.MaxStale) // the page's answer is at most that old
 	_, sku = stack.Call(t, "GET", "/skus/flash", "", nil, "")
 	if sku["status"] != "SOLD_OUT" {
 		t.Errorf("after the sale: %v, want SOLD_OUT", sku)

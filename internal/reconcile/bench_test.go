@@ -122,9 +122,9 @@ func writeHistory(b *testing.B, stack *stacktest.Stack, skus, n int, at time.Tim
 		when := at.Add(time.Duration(i) * time.Second)
 		item := map[string]types.AttributeValue{
 			"pk": s(pk), "ref": s(ref), "op": s(op), "skuId": s(sku), "qty": num(1), "dAvailable": num(d), "dOnHand": num(0),
-			"shards":       &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"0": num(1)}},
-			"at":           num(int(when.UnixMilli())),
-			"ledgerBucket": s(bucketOf(pk, when)),
+			"shards":      &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"0": num(1)}},
+			"at":          num(int(when.UnixMilli())),
+			"ledgerShard": s(sku + "#0"),
 		}
 		batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 		if len(batch) == 25 {

@@ -45,6 +45,29 @@ func (r *Reconciler) cut(ctx context.Context, snap *snapshot, read func(int)) er
 	return nil
 }
 
+// moved names, per SKU, the shards whose seq moved since their checkpoint (or that
+// have none): the only shards with ledger entries not yet in a checkpoint, so the only
+// ones whose entries since the watermark a run reads (dynamo.Store.LedgerSince). A
+// live shard is judged by the seq the Scan read, a deleted one by its retired seq.
+func moved(skus []dynamo.SKUState) map[string][]int {
+	out := map[string][]int{}
+	for _, sku := range skus {
+		seqs := map[int]int{}
+		for n, m := range sku.Retired {
+			seqs[n] = m.Seq
+		}
+		for n, m := range sku.Marks {
+			seqs[n] = m.Seq
+		}
+		for _, n := range slices.Sorted(maps.Keys(seqs)) {
+			if cp, ok := checkpointed(sku, n); !ok || cp.Seq != seqs[n] {
+				out[sku.SKU] = append(out[sku.SKU], n)
+			}
+		}
+	}
+	return out
+}
+
 // checkpointed is shard n's checkpoint, if it has one.
 func checkpointed(sku dynamo.SKUState, n int) (dynamo.ShardBooks, bool) {
 	if sku.Checkpoint == nil {

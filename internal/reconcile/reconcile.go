@@ -39,10 +39,10 @@
 // seq) and a run watermark (reconcile#watermark). A run reads the skus table (counters
 // and checkpoints: its size follows the catalogue), cuts the shards that moved, reads
 // the open orders (PendingByExpiry: they follow open orders), and only the ledger
-// entries written since the watermark, through the stock_log index LedgerByTime, whose
-// hash key is "<UTC hour>#<k>" (k = 0..15 from the entry's key) and range key its write
-// time `at`: one Query per bucket per hour since the watermark, plus the entries
-// themselves. Each run saves the sums through its cuts as the new checkpoints
+// entries written since the watermark on the shards that moved since their
+// checkpoints, through the stock_log index LedgerByShard, whose hash key is
+// "<skuId>#<shard>" and range key its write time `at`: one Query per moved shard, plus
+// the entries themselves. Each run saves the sums through its cuts as the new checkpoints
 // (conditioned on the version read, so two runs cannot fold twice), then moves the
 // watermark to now − Lag: an entry not yet folded was applied after a cut of this run,
 // so written after now − Lag as long as no write takes longer than Lag (default 2
@@ -120,7 +120,7 @@ type Publisher interface {
 type Books interface {
 	Stock(ctx context.Context, read func(items int)) ([]dynamo.SKUState, dynamo.Watermark, error)
 	Cut(ctx context.Context, sku string, n int) (dynamo.ShardCut, error)
-	LedgerSince(ctx context.Context, after, until time.Time, read func(items int)) iter.Seq2[dynamo.LedgerEntry, error]
+	LedgerSince(ctx context.Context, shards map[string][]int, after, until time.Time, read func(items int)) iter.Seq2[dynamo.LedgerEntry, error]
 	LedgerAll(ctx context.Context, read func(items int)) iter.Seq2[dynamo.LedgerEntry, error]
 	OpenOrders(ctx context.Context, read func(items int)) iter.Seq2[dynamo.OpenOrder, error]
 	RefundingBefore(ctx context.Context, before time.Time) iter.Seq2[string, error]
@@ -408,7 +408,7 @@ func (r *Reconciler) conclude(ctx context.Context, snap *snapshot, read func(int
 	snap.diffs, snap.fixes, snap.unfixable, snap.short = map[string][]Difference{}, map[string][]dynamo.ShardFix{}, nil, false
 	entries := r.store.LedgerAll(ctx, read)
 	if w := snap.mark.Through; snap.check == sinceCheckpoints && !snap.scan && !w.IsZero() && snap.now.Sub(w) <= maxCatchUp {
-		entries = r.store.LedgerSince(ctx, w, snap.now.Add(clockAhead), read)
+		entries = r.store.LedgerSince(ctx, moved(snap.skus), w, snap.now.Add(clockAhead), read)
 	}
 	for e, err := range entries {
 		if err != nil {
@@ -445,7 +445,7 @@ func (r *Reconciler) logReport(ctx context.Context, rep *Report, snap *snapshot)
 }
 
 // maxCatchUp is how far behind the watermark may be for a run to read the ledger
-// through the LedgerByTime index (16 queries an hour); further behind, it scans.
+// through the LedgerByShard index; further behind, it scans.
 const maxCatchUp = 6 * time.Hour
 
 // clockAhead is how far past now a run reads the ledger index, for writers whose

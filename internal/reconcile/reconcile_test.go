@@ -5,12 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,14 +67,6 @@ func runReconcile(t testing.TB, h *stacktest.Stack) reconcile.Report {
 func allDay(c *reconcile.Config) {
 	c.Repair = true
 	c.Window = reconcile.Window{Start: 0, End: 24*time.Hour - time.Second, Loc: time.UTC}
-}
-
-// bucketOf is the LedgerByTime hash key the store gives an entry (dynamo.ledgerBucket),
-// for tests that write ledger items behind the store's back.
-func bucketOf(pk string, at time.Time) string {
-	h := fnv.New32a()
-	h.Write([]byte(pk))
-	return at.UTC().Format("2006-01-02T15") + "#" + strconv.Itoa(int(h.Sum32()%dynamo.LedgerBuckets))
 }
 
 // traffic runs a random mix of what users and WeChat Pay do, on the clock: orders

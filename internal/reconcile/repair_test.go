@@ -105,7 +105,6 @@ func copyLedger(t *testing.T, h *stacktest.Stack, oldPK, newPK string) {
 	now := h.Clock.Now()
 	out.Item["pk"] = &types.AttributeValueMemberS{Value: newPK}
 	out.Item["at"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.UnixMilli(), 10)}
-	out.Item["ledgerBucket"] = &types.AttributeValueMemberS{Value: bucketOf(newPK, now)}
 	if _, err := h.DB.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(h.Tables.StockLog), Item: out.Item}); err != nil {
 		t.Fatal(err)
 	}

@@ -23,72 +23,23 @@ import (
 
 // Route keys served (API Gateway RouteKey values, see template.yaml).
 const (
-	RouteShow    = "GET /skus/{skuId}"
-	RouteCreate  = "POST /admin/skus"
-	RouteList    = "GET /admin/skus"
-	RouteGet     = "GET /admin/skus/{skuId}"
-	RoutePatch   = "PATCH /admin/skus/{skuId}"
-	RouteAdjust  = "POST /admin/skus/{skuId}/adjustments"
-	RouteReshard = "PUT /admin/skus/{skuId}/shards"
-	RouteLedger  = "GET /admin/skus/{skuId}/ledger"
+	RouteShow       = "GET /skus/{skuId}"
+	RoutePublicList = "GET /skus"
+	RouteCreate     = "POST /admin/skus"
+	RouteList       = "GET /admin/skus"
+	RouteGet        = "GET /admin/skus/{skuId}"
+	RoutePatch      = "PATCH /admin/skus/{skuId}"
+	RouteAdjust     = "POST /admin/skus/{skuId}/adjustments"
+	RouteReshard    = "PUT /admin/skus/{skuId}/shards"
+	RouteLedger     = "GET /admin/skus/{skuId}/ledger"
 )
 
 // MaxBodyBytes is the largest request body the merchant's SKU routes accept.
 const MaxBodyBytes = 16 << 10
 
-// Reader reads one SKU with its stock summed over its shards (dynamo.Store).
-type Reader interface {
-	SKU(ctx context.Context, id string) (*inventory.SKU, error)
-}
-
-// Public serves RouteShow.
-type Public struct {
-	store Reader
-	now   func() time.Time
-}
-
-// NewPublic returns the public SKU read over store on the clock now (the store's: a
-// sale start is judged by one clock).
-func NewPublic(store Reader, now func() time.Time) *Public { return &Public{store: store, now: now} }
-
-// publicJSON is the contract's SKU representation (docs/contract.md, "GET /skus/{skuId}").
-type publicJSON struct {
-	SKU       string `json:"skuId"`
-	Name      string `json:"name"`
-	Price     int64  `json:"price"` // fen
-	Currency  string `json:"currency"`
-	Status    string `json:"status"`
-	Available int    `json:"available"`
-	// SaleStartsAt is when orders open (RFC 3339 UTC), when the SKU has a start time.
-	SaleStartsAt string `json:"saleStartsAt,omitempty"`
-}
-
-// Show serves RouteShow: the SKU's sale status and what is sellable now (conservative:
-// never above the true sellable count when read, 0 when SOLD_OUT); an unknown SKU is
-// 404 SKU_NOT_FOUND.
-func (p *Public) Show(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	id := req.PathParameters["skuId"]
-	if !inventory.ValidSKUID(id) {
-		return events.APIGatewayV2HTTPResponse{}, &inventory.SKUError{Err: inventory.ErrSKUNotFound}
-	}
-	sku, err := p.store.SKU(ctx, id)
-	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
-	now := p.now()
-	v := publicJSON{
-		SKU: sku.ID, Name: sku.Name, Price: sku.Price, Currency: sku.Currency,
-		Status: string(sku.Status(now)), Available: sku.Sellable(now),
-	}
-	if !sku.SaleStartsAt.IsZero() {
-		v.SaleStartsAt = sku.SaleStartsAt.UTC().Format(time.RFC3339Nano)
-	}
-	return httpapi.JSON(http.StatusOK, v), nil
-}
-
 // Catalog is what the merchant's SKU routes need of the store (dynamo.Store).
 type Catalog interface {
-	Reader
+	SKU(ctx context.Context, id string) (*inventory.SKU, error)
 	EnsureSKU(ctx context.Context, in inventory.NewSKU) (bool, error)
 	PatchSKU(ctx context.Context, sku string, p inventory.SKUPatch, by string) (*inventory.SKU, error)
 	Adjust(ctx context.Context, sku string, a inventory.Adjustment) (bool, error)

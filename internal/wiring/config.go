@@ -2,12 +2,15 @@ package wiring
 
 import (
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/notices"
 	"github.com/stockguard/stockguard/internal/reconcile"
+	"github.com/stockguard/stockguard/internal/wxapi"
 )
 
 // Config is every setting a function reads from its environment (template.yaml, each
@@ -68,6 +71,19 @@ type Config struct {
 	// Runbook is RUNBOOK_URL: where alerts point for RUNBOOK.md, "RUNBOOK.md" or the
 	// https URL of the file.
 	Runbook string
+	// WeChatQueueURL is WECHAT_QUEUE_URL: the WeChat queue (shipping uploads, subscribe
+	// messages).
+	WeChatQueueURL string
+	// Notices are the subscribe messages' settings: PAY_REMINDER_TEMPLATE_ID,
+	// REFUND_DONE_TEMPLATE_ID ("off": that message off), PAY_REMINDER_LEAD_SECONDS,
+	// ORDER_PAGE.
+	Notices notices.Config
+	// OrderDetailPath is ORDER_DETAIL_PATH: the page WeChat's order center opens for an
+	// order, containing wxapi.DetailPathPlaceholder; set at the wechat function's start.
+	OrderDetailPath string
+	// WeChatBackoff is how long failed WeChat queue work waits before its second
+	// delivery (wxqueue.NewWorker); not an environment variable: zero takes the default.
+	WeChatBackoff time.Duration
 }
 
 // setting reads one or more of Config's variables from get into c; an error names the
@@ -131,6 +147,43 @@ var (
 		return err
 	}
 )
+
+// wechatQueue reads WECHAT_QUEUE_URL.
+var wechatQueue = required("WECHAT_QUEUE_URL", "the WeChat queue URL", func(c *Config) *string { return &c.WeChatQueueURL })
+
+// noticeSettings reads the subscribe messages' settings: each template id ("off" turns
+// that message off), the reminder's lead (seconds) and the order page; all required.
+func noticeSettings(get envvar.Lookup, c *Config) (err error) {
+	const want = `a subscribe-message template id, or "off"`
+	for _, v := range []struct {
+		name string
+		dst  *string
+	}{{"PAY_REMINDER_TEMPLATE_ID", &c.Notices.PayReminderTemplate}, {"REFUND_DONE_TEMPLATE_ID", &c.Notices.RefundDoneTemplate}} {
+		if *v.dst, err = envvar.Required(get, v.name, want); err != nil {
+			return err
+		}
+		if len(*v.dst) > 128 || strings.ContainsAny(*v.dst, " \t\r\n") {
+			return &envvar.Error{Name: v.name, Value: *v.dst, Want: want}
+		}
+		if *v.dst == "off" {
+			*v.dst = ""
+		}
+	}
+	if c.Notices.Lead, err = envvar.Seconds(get, "PAY_REMINDER_LEAD_SECONDS"); err != nil {
+		return err
+	}
+	c.Notices.Page, err = envvar.Required(get, "ORDER_PAGE", "the mini-program page of an order, the order id appended, e.g. pages/order/index?orderId=")
+	return err
+}
+
+// detailPath reads ORDER_DETAIL_PATH, which must contain wxapi.DetailPathPlaceholder.
+func detailPath(get envvar.Lookup, c *Config) (err error) {
+	const want = "a mini-program page path containing ${商品订单号}"
+	if c.OrderDetailPath, err = envvar.Required(get, "ORDER_DETAIL_PATH", want); err == nil && !strings.Contains(c.OrderDetailPath, wxapi.DetailPathPlaceholder) {
+		err = &envvar.Error{Name: "ORDER_DETAIL_PATH", Value: c.OrderDetailPath, Want: want}
+	}
+	return err
+}
 
 // runbook reads RUNBOOK_URL: "RUNBOOK.md" or an https URL without query or fragment.
 func runbook(get envvar.Lookup, c *Config) (err error) {

@@ -1,18 +1,24 @@
 package wiring
 
 import (
+	"context"
 	"errors"
 
 	"github.com/stockguard/stockguard/internal/alertchat"
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/idtoken"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/login"
+	"github.com/stockguard/stockguard/internal/notices"
 	"github.com/stockguard/stockguard/internal/orders"
 	"github.com/stockguard/stockguard/internal/payments"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/refunds"
+	"github.com/stockguard/stockguard/internal/shipping"
 	"github.com/stockguard/stockguard/internal/stock"
+	"github.com/stockguard/stockguard/internal/wxapi"
+	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
 // parts builds, once each and only when a row of the function's table asks, the
@@ -29,6 +35,7 @@ type parts struct {
 	recorderP *payments.Recorder
 	reconP    *reconcile.Reconciler
 	releaserP *orders.Releaser
+	publicP   *stock.Public
 }
 
 // fail records err unless an earlier one was recorded.
@@ -67,8 +74,64 @@ func (p *parts) closeQueue() *closeq.Queue { return p.c.CloseQueue }
 // every refund).
 func (p *parts) refundQueue() *refunds.Queue { return p.c.RefundQueue }
 
+// public is the public SKU routes, one for both so they share one cache of answers.
+func (p *parts) public() *stock.Public {
+	if p.publicP == nil {
+		p.publicP = stock.NewPublic(p.store(), p.store().Now)
+	}
+	return p.publicP
+}
+
 func (p *parts) checkout() *orders.Checkout {
-	return orders.NewCheckout(p.store(), p.closeQueue(), p.c.Log, p.function)
+	placed := func(ctx context.Context, o *inventory.Order) {
+		notices.Schedule(ctx, p.wechatQueue(), p.cfg.Notices, p.c.Log, p.function, o, p.c.Now())
+	}
+	return orders.NewCheckout(p.store(), p.closeQueue(), p.c.Log, p.function).WithSubscriptions(p.cfg.Notices.Templates(), placed)
+}
+
+// wechatQueue is the WeChat queue; nil (no client) sends nothing.
+func (p *parts) wechatQueue() notices.Sender {
+	if p.c.WeChatQueue == nil {
+		return nil
+	}
+	return p.c.WeChatQueue
+}
+
+// settling is the store refunds settle on: MarkRefunded also queues the refund-done
+// message (notices.Settled).
+func (p *parts) settling() settlingStore {
+	return settlingStore{p.store(), notices.Settled[*dynamo.Store]{Store: p.store(), Queue: p.wechatQueue(), Log: p.c.Log}}
+}
+
+// settlingStore is the store with notices.Settled's MarkRefunded.
+type settlingStore struct {
+	*dynamo.Store
+	settled notices.Settled[*dynamo.Store]
+}
+
+// MarkRefunded is notices.Settled.MarkRefunded.
+func (s settlingStore) MarkRefunded(ctx context.Context, res inventory.RefundResult) (*inventory.Refund, bool, error) {
+	return s.settled.MarkRefunded(ctx, res)
+}
+
+func (p *parts) shipRoutes() *shipping.Routes {
+	return shipping.NewRoutes(p.store(), p.wechatQueue(), p.c.Log)
+}
+
+// wxAPI is WeChat's server API client, which the function must have.
+func (p *parts) wxAPI() *wxapi.Client {
+	p.need(p.c.WxAPI == nil, "WeChat server API client")
+	return p.c.WxAPI
+}
+
+func (p *parts) wechatWorker() *wxqueue.Worker {
+	api := p.wxAPI()
+	q := p.wechatQueue()
+	up := shipping.NewUploader(p.store(), api, p.c.Log, p.c.Now)
+	n := notices.New(p.store(), api, q, p.cfg.Notices, p.c.Log, p.c.Now)
+	return wxqueue.NewWorker(p.c.WeChatQueue, p.c.Log, p.cfg.WeChatBackoff, map[string]wxqueue.Handler{
+		wxqueue.KindUpload: up.Upload, wxqueue.KindPresale: up.Declare, wxqueue.KindPayReminder: n.Remind, wxqueue.KindRefundDone: n.RefundDone,
+	})
 }
 
 func (p *parts) releaser() *orders.Releaser {
@@ -125,7 +188,7 @@ func (p *parts) refundRoutes() *refunds.Routes {
 
 func (p *parts) refundNotify() *refunds.Notify {
 	p.need(p.c.Notifications == nil, "WeChat Pay notification verifier")
-	return refunds.NewNotify(p.c.Notifications, p.store(), p.c.Log)
+	return refunds.NewNotify(p.c.Notifications, p.settling(), p.c.Log)
 }
 
 func (p *parts) refunder() *refunds.Refunder {
@@ -133,7 +196,7 @@ func (p *parts) refunder() *refunds.Refunder {
 	if p.need(p.c.WeChatPay == nil, "WeChat Pay merchant client") {
 		pay = p.c.WeChatPay
 	}
-	return refunds.NewRefunder(p.store(), pay, p.refundQueue(), p.c.Log, refunds.Options{
+	return refunds.NewRefunder(p.settling(), pay, p.refundQueue(), p.c.Log, refunds.Options{
 		NotifyURL: p.cfg.RefundNotifyURL, StuckAfter: p.cfg.RefundStuckAfter, Backoff: p.cfg.RefundBackoff, Now: p.c.Now,
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stockguard/stockguard/internal/payments"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/refunds"
+	"github.com/stockguard/stockguard/internal/shipping"
 	"github.com/stockguard/stockguard/internal/stock"
 )
 
@@ -25,10 +26,12 @@ type sqsHandler = func(context.Context, events.SQSEvent) (events.SQSEventRespons
 type scheduled = func(context.Context) (any, error)
 
 func createOrder() spec {
-	return spec{short: "createOrder", settings: []setting{tables, paymentTimeout, closeQueue, shaping}, rows: []row{
+	return spec{short: "createOrder", settings: []setting{tables, paymentTimeout, closeQueue, shaping, wechatQueue, noticeSettings}, rows: []row{
 		route(orders.RoutePlace, func(p *parts) httpapi.Route { return p.checkout().Place }),
 		route(orders.RouteGet, func(p *parts) httpapi.Route { return p.checkout().Get }),
-		route(stock.RouteShow, func(p *parts) httpapi.Route { return stock.NewPublic(p.store(), p.store().Now).Show }),
+		route(orders.RouteMine, func(p *parts) httpapi.Route { return p.checkout().Mine }),
+		route(stock.RouteShow, func(p *parts) httpapi.Route { return p.public().Show }),
+		route(stock.RoutePublicList, func(p *parts) httpapi.Route { return p.public().List }),
 	}}
 }
 
@@ -43,14 +46,14 @@ func closeOrder() spec {
 }
 
 func payCallback() spec {
-	return spec{short: "payCallback", settings: []setting{tables, paySecret, refundQueue}, answer: notify.Answer, rows: []row{
+	return spec{short: "payCallback", settings: []setting{tables, paySecret, refundQueue, wechatQueue}, answer: notify.Answer, rows: []row{
 		route(payments.RouteNotify, func(p *parts) httpapi.Route { return p.paymentNotify().Route }),
 		route(refunds.RouteNotify, func(p *parts) httpapi.Route { return p.refundNotify().Route }),
 	}}
 }
 
 func refund() spec {
-	return spec{short: "refund", settings: []setting{tables, refundQueue, paySecret, refundNotify, refundStuck}, rows: []row{
+	return spec{short: "refund", settings: []setting{tables, refundQueue, paySecret, refundNotify, refundStuck, wechatQueue}, rows: []row{
 		queue(RefundQueue, func(p *parts) sqsHandler { return p.refunder().HandleSQS }),
 		schedule(func(p *parts) scheduled { return result(p.refunder().Stuck) }),
 	}}
@@ -63,7 +66,7 @@ func reconcileFunction() spec {
 }
 
 func admin() spec {
-	return spec{short: "admin", settings: []setting{tables, reconcileSettings, refundQueue}, rows: []row{
+	return spec{short: "admin", settings: []setting{tables, reconcileSettings, refundQueue, wechatQueue}, rows: []row{
 		merchantRoute(stock.RouteCreate, func(p *parts) httpapi.MerchantRoute { return p.catalog().Create }),
 		merchantRoute(stock.RouteList, func(p *parts) httpapi.MerchantRoute { return p.catalog().List }),
 		merchantRoute(stock.RouteGet, func(p *parts) httpapi.MerchantRoute { return stock.WithSKU(p.catalog().Get) }),
@@ -76,6 +79,8 @@ func admin() spec {
 		merchantRoute(refunds.RouteMerchant, func(p *parts) httpapi.MerchantRoute { return p.refundRoutes().Merchant }),
 		merchantRoute(refunds.RouteRetry, func(p *parts) httpapi.MerchantRoute { return p.refundRoutes().Retry }),
 		merchantRoute(refunds.RouteSettle, func(p *parts) httpapi.MerchantRoute { return p.refundRoutes().Settle }),
+		merchantRoute(shipping.RouteShip, func(p *parts) httpapi.MerchantRoute { return p.shipRoutes().Ship }),
+		merchantRoute(shipping.RoutePresale, func(p *parts) httpapi.MerchantRoute { return p.shipRoutes().Presale }),
 		merchantRoute(reconcile.RouteRun, func(p *parts) httpapi.MerchantRoute { return p.reconcileRoutes().Run }),
 		merchantRoute(reconcile.RouteLatest, func(p *parts) httpapi.MerchantRoute { return p.reconcileRoutes().Latest }),
 	}}
@@ -97,5 +102,11 @@ func jwks() spec {
 func alertChat() spec {
 	return spec{short: "alertChat", settings: []setting{ordersTable, chatSecret, quiet, runbook}, rows: []row{
 		topic(AlertsTopic, func(p *parts) func(context.Context, events.SNSEvent) error { return p.notifier().Notify }),
+	}}
+}
+
+func wechat() spec {
+	return spec{short: "wechat", settings: []setting{tables, wechatQueue, paySecret, noticeSettings, detailPath}, rows: []row{
+		queue(WeChatQueue, func(p *parts) sqsHandler { return p.wechatWorker().HandleSQS }),
 	}}
 }

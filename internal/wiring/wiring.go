@@ -27,14 +27,18 @@ import (
 	"github.com/stockguard/stockguard/internal/idtoken"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/login"
+	"github.com/stockguard/stockguard/internal/notices"
 	"github.com/stockguard/stockguard/internal/orders"
 	"github.com/stockguard/stockguard/internal/payments"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/refunds"
+	"github.com/stockguard/stockguard/internal/shipping"
 	"github.com/stockguard/stockguard/internal/stock"
 	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/internal/wechatpay"
+	"github.com/stockguard/stockguard/internal/wxapi"
 	"github.com/stockguard/stockguard/internal/wxlogin"
+	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
 // A Function is one Lambda function of template.yaml as package wiring builds it:
@@ -58,11 +62,12 @@ var (
 	Login       = Function{"LoginFunction", loginFunction}
 	Jwks        = Function{"JwksFunction", jwks}
 	AlertChat   = Function{"AlertChatFunction", alertChat}
+	WeChat      = Function{"WeChatFunction", wechat}
 )
 
 // All lists every function.
 func All() []Function {
-	return []Function{CreateOrder, CloseOrder, PayCallback, Refund, Reconcile, Admin, Login, Jwks, AlertChat}
+	return []Function{CreateOrder, CloseOrder, PayCallback, Refund, Reconcile, Admin, Login, Jwks, AlertChat, WeChat}
 }
 
 // ByName is the function whose logical id is name; false for one nothing wires.
@@ -81,6 +86,7 @@ const (
 	CloseOrderQueue = "CloseOrderQueue"
 	RefundQueue     = "RefundQueue"
 	AlertsTopic     = "AlertsTopic"
+	WeChatQueue     = "WeChatQueue"
 )
 
 // spec is one function: its short name (its directory under functions/, the
@@ -139,6 +145,13 @@ type Clients struct {
 	// release and refund, later).
 	CloseQueue  *closeq.Queue
 	RefundQueue *refunds.Queue
+	// WeChatQueue is the WeChat queue (wxqueue.New with Config.WeChatQueueURL): shipping
+	// uploads and subscribe messages for the wechat function; nil sends nothing (no
+	// upload is queued: the shipment route answers 503; no message goes out).
+	WeChatQueue *wxqueue.Queue
+	// WxAPI calls WeChat's server API (the wechat function): one per process, sharing
+	// its access token among all calls.
+	WxAPI *wxapi.Client
 	// Alerts publishes reconcile's alerts (*sns.Client); nil publishes none.
 	Alerts reconcile.Publisher
 	// WeChatPay is the merchant API client (closeOrder, refund).
@@ -254,4 +267,10 @@ var (
 	_ refunds.Verifier    = (*wechatpay.RotatingVerifier)(nil)
 	_ orders.PaymentCheck = (*payments.Checker)(nil)
 	_ payments.Refunds    = (*refunds.Starter)(nil)
+	_ shipping.Orders     = (*dynamo.Store)(nil)
+	_ notices.Store       = (*dynamo.Store)(nil)
+	_ shipping.WeChat     = (*wxapi.Client)(nil)
+	_ notices.WeChat      = (*wxapi.Client)(nil)
+	_ shipping.Sender     = (*wxqueue.Queue)(nil)
+	_ refunds.Settling    = settlingStore{}
 )

@@ -1,5 +1,6 @@
 // A wx for tests under node: wx.request answers from a route table the test gives, as
-// the API would; logins, payments, navigation, modals and storage are recorded.
+// the API would; logins, subscribe-message dialogs, payments, navigation, modals and
+// storage are recorded.
 'use strict';
 
 /**
@@ -9,7 +10,7 @@
  * to match any rest of the path. Every request is recorded in wx.requests; navigation,
  * modals, payment and storage are recorded too.
  */
-function fakeWx(routes, { storage = {}, modal = true, payment = 'ok', date } = {}) {
+function fakeWx(routes, { storage = {}, modal = true, payment = 'ok', date, subscribe = {} } = {}) {
   const wx = {
     requests: [],
     navigations: [],
@@ -47,6 +48,21 @@ function fakeWx(routes, { storage = {}, modal = true, payment = 'ok', date } = {
     login({ success }) {
       wx.logins++;
       success({ code: `code-${wx.logins}`, errMsg: 'login:ok' });
+    },
+    subscribeAsks: [],
+    // requestSubscribeMessage answers each template id as subscribe says ('accept',
+    // 'reject'; a missing id is rejected); subscribe.fail makes the dialog fail.
+    requestSubscribeMessage({ tmplIds, success, fail }) {
+      wx.subscribeAsks.push(tmplIds);
+      setImmediate(() => {
+        if (subscribe.fail) {
+          fail({ errMsg: 'requestSubscribeMessage:fail cancel', errCode: 20004 });
+          return;
+        }
+        const res = { errMsg: 'requestSubscribeMessage:ok' };
+        for (const id of tmplIds) res[id] = subscribe[id] || 'reject';
+        success(res);
+      });
     },
     requestPayment(params) {
       wx.payments.push(params);

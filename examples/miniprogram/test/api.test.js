@@ -31,7 +31,7 @@ before(async () => {
   stack = spawn(bin, [
     '-seed', 'examples/seed.json', '-payment-timeout', `${paymentTimeoutSeconds}s`,
     '-addr', '127.0.0.1:0', '-dynamodb-addr', '127.0.0.1:0', '-sqs-addr', '127.0.0.1:0',
-    '-wechatpay-addr', '127.0.0.1:0', '-wxlogin-addr', '127.0.0.1:0', '-log-format', 'json',
+    '-wechatpay-addr', '127.0.0.1:0', '-wxlogin-addr', '127.0.0.1:0', '-wxapi-addr', '127.0.0.1:0', '-log-format', 'json',
   ], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   baseURL = await new Promise((resolve, reject) => {
     stack.on('exit', (code) => reject(new Error(`local stack exited with ${code}`)));
@@ -55,13 +55,16 @@ after(async () => {
 
 // shim is the part of wx the API module uses, for the buyer name: wx.login gives the
 // stand-in's code test-<name> (accepted once per stack run). It records the requests
-// ("METHOD /path status") and counts the wx.login calls.
+// ("METHOD /path status"), the headers sent (sent) and answered (answers), and counts
+// the wx.login calls.
 function shim(name, storage = {}) {
   const prepaid = new Map(); // package → order id, as WeChat knows an order by its prepay_id
-  const wx = { requests: [], logins: 0, storage };
+  const wx = { requests: [], sent: [], answers: [], logins: 0, storage };
   async function request({ url, method = 'GET', data, header = {}, success, fail }) {
     try {
+      wx.sent.push({ method, path: new URL(url).pathname, header: { ...header } });
       const res = await fetch(url, { method, headers: header, body: data === undefined ? undefined : JSON.stringify(data) });
+      wx.answers.push(Object.fromEntries(res.headers));
       const text = await res.text();
       let body = text;
       try { body = JSON.parse(text); } catch { /* not JSON */ }
@@ -109,6 +112,63 @@ function foreignToken(sub) {
   return `${input}.${sig.toString('base64url')}`;
 }
 
+// walk follows `next` from the first page to the last and returns every item of key.
+async function walk(list, key) {
+  const items = [];
+  let after = '';
+  for (let pages = 0; pages < 100; pages++) {
+    const page = await list(after);
+    items.push(...page[key]);
+    if (!page.next) return items;
+    after = page.next;
+  }
+  throw new Error('more than 100 pages');
+}
+
+// admin sends a merchant API request to the local stack (from its own machine: no
+// signature; the operator is local-operator).
+async function admin(method, path, body) {
+  const res = await fetch(`${baseURL}${path}`, { method, body: JSON.stringify(body) });
+  assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${await res.text()}`);
+}
+
+const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+
+test('listSkus walks every page: the seeded SKUs once each, as getSku answers them, no sign-in, cacheable 1 s', async () => {
+  const wx = shim('lena');
+  const api = createApi({ baseURL, wx });
+  const skus = await walk((after) => api.listSkus(after), 'skus');
+  for (const id of ['cup-01', 'saucer-02', 'teapot-03']) {
+    const listed = skus.filter((s) => s.skuId === id);
+    assert.equal(listed.length, 1, `${id} listed ${listed.length} times`);
+    assert.deepEqual(listed[0], await api.getSku(id));
+  }
+  assert.equal(wx.logins, 0);
+  for (const { method, path, header } of wx.sent) {
+    assert.ok(!Object.keys(header).some((h) => h.toLowerCase() === 'authorization'), `${method} ${path} sent Authorization`);
+  }
+  assert.ok(wx.answers.length > 0);
+  for (const header of wx.answers) assert.equal(header['cache-control'], 'public, max-age=1');
+});
+
+test('listSkus leaves out a SKU put off sale and lists an upcoming one with its saleStartsAt', async () => {
+  const startsAt = new Date(Date.now() + 3_600_000).toISOString();
+  await admin('POST', '/admin/skus', { skuId: 'lamp-04', name: 'Lamp', price: 5900, stock: 5, saleStartsAt: startsAt });
+  await admin('POST', '/admin/skus', { skuId: 'vase-05', name: 'Vase', price: 7900, stock: 5 });
+  const api = createApi({ baseURL, wx: shim('lena2') });
+  await pause(1100); // a list page is at most 1 s old
+  let skus = await walk((after) => api.listSkus(after), 'skus');
+  assert.ok(skus.some((s) => s.skuId === 'vase-05'), 'vase-05 on sale is listed');
+  await admin('PATCH', '/admin/skus/vase-05', { onSale: false });
+  await pause(1100);
+  skus = await walk((after) => api.listSkus(after), 'skus');
+  assert.ok(!skus.some((s) => s.skuId === 'vase-05'), 'vase-05 off sale is not listed');
+  const lamp = skus.find((s) => s.skuId === 'lamp-04');
+  assert.ok(lamp, 'lamp-04 upcoming is listed');
+  assert.equal(lamp.status, 'UPCOMING');
+  assert.equal(Date.parse(lamp.saleStartsAt), Date.parse(startsAt));
+});
+
 test('login → order → pay → PAID', async () => {
   const api = createApi({ baseURL, wx: shim('alice') });
   const { token, expiresIn } = await api.login();
@@ -125,8 +185,25 @@ test('login → order → pay → PAID', async () => {
   const paid = await api.waitForStatus(order.orderId, ['PAID']);
   assert.equal(paid.status, 'PAID');
   assert.ok(paid.transactionId);
+  await pause(1100); // the SKU's answer is at most 1 s old
   const after = await api.getSku('cup-01');
   assert.equal(after.available, sku.available - 1);
+});
+
+test('the accepted subscribe templates go with the order; a template the shop does not send is refused, nothing reserved', async () => {
+  const api = createApi({ baseURL, wx: shim('frank') });
+  await api.login();
+  const before = await api.getSku('saucer-02');
+  const order = await api.createOrder([{ skuId: 'saucer-02', qty: 1 }], 'tap-frank', ['local-pay-reminder', 'local-refund-done']);
+  assert.equal(order.status, 'PENDING');
+  await assert.rejects(api.createOrder([{ skuId: 'saucer-02', qty: 1 }], 'tap-frank-2', ['someone-elses']), (err) => {
+    assert.ok(err instanceof ApiError);
+    assert.equal(err.statusCode, 400);
+    assert.equal(err.code, 'INVALID_REQUEST');
+    return true;
+  });
+  await pause(1100); // the SKU's answer is at most 1 s old
+  assert.equal((await api.getSku('saucer-02')).available, before.available - 1);
 });
 
 test('order → let it expire → the pay call is refused', async () => {
@@ -202,4 +279,45 @@ test('a 401 whose sign-in is refused too (a used code) ends there: no loop', asy
   assert.equal(wx.logins, 1);
   assert.deepEqual(wx.requests, ['POST /orders 401', 'POST /auth/wechat 401']);
   assert.equal(wx.storage[SESSION], undefined);
+});
+
+test('listOrders is the buyer\'s own, newest first, a page at a time', async () => {
+  const hank = createApi({ baseURL, wx: shim('hank') });
+  const placed = [];
+  for (let i = 0; i < 21; i++) placed.push((await hank.createOrder([{ skuId: 'saucer-02', qty: 1 }])).orderId);
+  const other = await createApi({ baseURL, wx: shim('iris') }).createOrder([{ skuId: 'saucer-02', qty: 1 }]);
+  const pages = [];
+  let after = '';
+  for (;;) {
+    const page = await hank.listOrders(after);
+    pages.push(page);
+    if (!page.next) break;
+    after = page.next;
+  }
+  assert.ok(pages.length >= 2, 'more orders than one page holds');
+  const ids = pages.flatMap((p) => p.orders.map((o) => o.orderId));
+  assert.deepEqual(ids, [...placed].reverse());
+  assert.equal(new Set(ids).size, ids.length);
+  assert.ok(!ids.includes(other.orderId));
+  assert.equal(pages[pages.length - 1].next, undefined);
+});
+
+test('listOrders shows a cancelled order CANCELLED and a paid one PAID', async () => {
+  const api = createApi({ baseURL, wx: shim('jack') });
+  const cancelled = await api.createOrder([{ skuId: 'saucer-02', qty: 1 }]);
+  await api.cancel(cancelled.orderId);
+  const paid = await api.createOrder([{ skuId: 'saucer-02', qty: 1 }]);
+  await api.pay(paid.orderId);
+  await api.waitForStatus(paid.orderId, ['PAID']);
+  const orders = await walk((after) => api.listOrders(after), 'orders');
+  const status = Object.fromEntries(orders.map((o) => [o.orderId, o.status]));
+  assert.deepEqual(status, { [cancelled.orderId]: 'CANCELLED', [paid.orderId]: 'PAID' });
+});
+
+test('listOrders with a kept token the stack refuses: 401 → one silent sign-in → the list', async () => {
+  const wx = shim('kate', { [SESSION]: { token: foreignToken('o-kate'), expiresAt: Date.now() + 3_600_000 } });
+  const page = await createApi({ baseURL, wx }).listOrders();
+  assert.deepEqual(page.orders, []);
+  assert.equal(wx.logins, 1);
+  assert.deepEqual(wx.requests, ['GET /orders 401', 'POST /auth/wechat 200', 'GET /orders 200']);
 });

@@ -1,7 +1,7 @@
-// Package ddblimits is a model of DynamoDB's per-item limits for benchmarks and tests:
-// an aws-sdk-go-v2 HTTP client (transport) that sits in front of any DynamoDB API
-// (the embedded minidyn server in practice) and does to each request what DynamoDB
-// would do to it on a hot key, before and after passing it on:
+// Package ddblimits is a model of DynamoDB's limits for benchmarks and tests: an
+// aws-sdk-go-v2 HTTP client (transport) that sits in front of any DynamoDB API (the
+// embedded minidyn server in practice) and does to each request what DynamoDB would
+// do to it under load, before and after passing it on:
 //
 //   - Throughput per item. An item lives in one partition, and one partition serves at
 //     most 1,000 write units and 3,000 read units per second (Developer Guide,
@@ -20,6 +20,39 @@
 //     ThrottlingReason, describes a hot key), and a TransactWriteItems with a
 //     TransactionCanceledException whose reason for that item is ThrottlingError (API
 //     Reference, TransactWriteItems).
+//   - Global secondary indexes. Every write of an item is also a write of its entries
+//     in the table's indexes (Config.Indexes): a new entry one write, an entry whose
+//     index key changed two (delete and put), an entry updated in place (an update
+//     naming a projected attribute, or a Put over it) one, an entry removed (the item
+//     deleted or its index key removed) one, 1 unit per KB of the entry (Developer
+//     Guide, "Using Global Secondary Indexes in DynamoDB", "Provisioned throughput
+//     considerations for Global Secondary Indexes"). The model reads an update's
+//     effect from its UpdateExpression and keeps each item's index keys as its writes
+//     leave them. An index partition key (the value of the index's hash key) is one
+//     partition with the same 1,000 write units per second: entries written with a
+//     sort key that only grows (a time) all land at the end of the key's range, so
+//     DynamoDB cannot split it by heat ("Understanding DynamoDB warm throughput":
+//     split for heat does not help a range written in key order). When an index key
+//     cannot take a write, DynamoDB throttles the base-table write (Developer Guide,
+//     "Understanding GSI write throttling and back-pressure in DynamoDB"): the model
+//     refuses the base write with ThrottlingException, reason
+//     IndexWriteKeyRangeThroughputExceeded and the index's ARN as resource (a
+//     transaction: ThrottlingError on that item). Assumption: index writes cost
+//     standard units even for a transactional base write (index maintenance is
+//     asynchronous, outside the transaction), and a write whose condition failed
+//     writes no index entry.
+//   - Per-table quotas: an on-demand table serves at most 40,000 read request units
+//     and 40,000 write request units per second (Developer Guide, "Quotas in Amazon
+//     DynamoDB", "Throughput default quotas", per table, on-demand), refused with
+//     reason TableWriteAccountLimitExceeded or TableReadAccountLimitExceeded
+//     (ThrottlingReason's AccountLimitExceeded). The table is assumed warm (pre-warmed
+//     or past the peak it serves; "DynamoDB warm throughput").
+//   - Reads of Query and Scan cost what their answer holds: the items' total size
+//     rounded up to 4 KB, 1 unit per 4 KB strongly consistent and half that
+//     eventually consistent (index queries are always eventually consistent;
+//     Developer Guide, "Query operations in DynamoDB", "Read capacity unit
+//     consumption for Query"), taken from the partition the key condition names
+//     (refused with IndexReadKeyRangeThroughputExceeded when it is already empty).
 //   - Transaction conflicts (Developer Guide, "Transaction conflict handling in
 //     DynamoDB"): an item inside a TransactWriteItems that another in-flight
 //     TransactWriteItems holds cancels the newcomer with TransactionConflict; a
@@ -31,23 +64,27 @@
 //   - Latency: every call takes RoundTrip (half before the server sees it, half after
 //     it answers), plus TransactionHold for a TransactWriteItems.
 //
+// Every unit a request consumes is counted per operation (Stats), per limit that
+// refused it (Throttled) and on each Meter its context carries (WithMeter), so that a
+// caller can say what one buyer's page view or order cost.
+//
 // The model runs on a scaled clock so that a small machine can stand in for a large
 // fleet: with Slowdown s, every duration above lasts s times longer in real time and
 // every rate is s times lower; a benchmark multiplies the rates it measures by s and
 // divides the latencies by s to report them at 1×.
 //
-// What it leaves out: admission control above the item (table and account quotas,
-// adaptive capacity splitting a partition), Query and Scan (passed through unmetered),
-// partial BatchGetItem/BatchWriteItem answers (a batch with any item over budget is
-// throttled whole), and conflicts between TransactGetItems and plain writes. A
-// request refused by the model consumes nothing; one it admits consumes its units
-// whatever its conditions decide (the model's assumption: the item was read and
-// locked either way).
+// What it leaves out: adaptive capacity splitting a partition, partial
+// BatchGetItem/BatchWriteItem answers (a batch with any item over budget is throttled
+// whole), conflicts between TransactGetItems and plain writes, and the index entries
+// of items written while the model was bypassed. A request refused by the model
+// consumes nothing; one it admits consumes its base units whatever its conditions
+// decide (the model's assumption: the item was read and locked either way).
 package ddblimits
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"maps"
 	"net/http"
@@ -73,18 +110,27 @@ const (
 	PartitionReadUnits = 3000
 )
 
+// TableRequestUnits is the default per-table throughput quota of an on-demand table,
+// read request units and write request units per second each (Developer Guide,
+// "Quotas in Amazon DynamoDB", "Throughput default quotas": 40,000 per table).
+const TableRequestUnits = 40000
+
 // Config sets the model's limits. Durations and rates are at 1× (real DynamoDB); the
 // zero value of each field takes the default noted.
 type Config struct {
-	// WriteUnits is each item's write ceiling in write units per second; default
-	// PartitionWriteUnits (1,000).
+	// WriteUnits is each partition's write ceiling in write units per second (an
+	// item's, and an index partition key's); default PartitionWriteUnits (1,000).
 	WriteUnits float64
-	// ReadUnits is each item's read ceiling in read units per second; default
+	// ReadUnits is each partition's read ceiling in read units per second; default
 	// PartitionReadUnits (3,000).
 	ReadUnits float64
-	// Burst is how much unused capacity an item may bank, as time at its full rate;
-	// default 10 ms (10 write units). DynamoDB does not document a partition's burst
-	// depth; over a window T an item never serves more than rate × (T + Burst).
+	// TableWriteUnits and TableReadUnits are each table's quotas in request units per
+	// second; default TableRequestUnits (40,000) each.
+	TableWriteUnits, TableReadUnits float64
+	// Burst is how much unused capacity a partition may bank, as time at its full
+	// rate; default 10 ms (10 write units). DynamoDB does not document a partition's
+	// burst depth; over a window T a partition never serves more than rate × (T +
+	// Burst). The table quotas bank one second.
 	Burst time.Duration
 	// RoundTrip is the network round trip of every call; default 5 ms.
 	RoundTrip time.Duration
@@ -104,6 +150,13 @@ type Config struct {
 	// PutItem's item is identified by; Update, Delete and Get name their key outright.
 	// A Put into a table not listed here passes unmetered. See KeysOf.
 	Keys map[string][]string
+	// Indexes lists each table's global secondary indexes (table name → indexes); a
+	// table not listed has none. See IndexesOf.
+	Indexes map[string][]Index
+	// OnThrottle, when set, is called with the name of the limit (as Throttled names
+	// it) and the time of every request a limit refuses; it must be quick and must not
+	// call the model.
+	OnThrottle func(limit string, at time.Time)
 }
 
 func (c Config) withDefaults() Config {
@@ -112,6 +165,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReadUnits <= 0 {
 		c.ReadUnits = PartitionReadUnits
+	}
+	if c.TableWriteUnits <= 0 {
+		c.TableWriteUnits = TableRequestUnits
+	}
+	if c.TableReadUnits <= 0 {
+		c.TableReadUnits = TableRequestUnits
 	}
 	if c.Burst <= 0 {
 		c.Burst = 10 * time.Millisecond
@@ -143,13 +202,17 @@ func KeysOf(tables []*dynamodb.CreateTableInput) map[string][]string {
 // Model enforces Config on the requests of every client built with its
 // ClientOptions. It is safe for concurrent use; one Model is one DynamoDB.
 type Model struct {
-	cfg    Config
-	now    func() time.Time
-	bypass atomic.Bool
-	mu     sync.Mutex
-	items  map[string]*itemState
-	stats  map[string]Counts
-	writes atomic.Int64 // applied write calls, for LoseAnswerEvery
+	cfg       Config
+	now       func() time.Time
+	bypass    atomic.Bool
+	mu        sync.Mutex
+	items     map[string]*itemState
+	limits    map[string]*bucket // index partitions and tables, by limit name
+	stats     map[string]Counts
+	throttled map[string]int
+	first     map[string]time.Time // when each limit first refused a request
+	keyAttrs  map[string][]string  // table → the attributes that key its indexes
+	writes    atomic.Int64         // applied write calls, for LoseAnswerEvery
 }
 
 // Counts are what the model did with one operation's requests.
@@ -158,11 +221,27 @@ type Counts struct {
 	Conflicts int // refused for a transaction conflict
 	Throttles int // refused for throughput
 	Lost      int // applied, but answered InternalServerError (Config.LoseAnswerEvery)
+	// WriteUnits are the write units consumed: the base items' and, once applied,
+	// their index entries' (IndexWriteUnits of them). ReadUnits are the read units.
+	WriteUnits, IndexWriteUnits, ReadUnits float64
 }
 
 // New returns a model enforcing cfg (defaults filled in).
 func New(cfg Config) *Model {
-	return &Model{cfg: cfg.withDefaults(), now: time.Now, items: map[string]*itemState{}, stats: map[string]Counts{}}
+	m := &Model{
+		cfg: cfg.withDefaults(), now: time.Now, items: map[string]*itemState{}, limits: map[string]*bucket{},
+		stats: map[string]Counts{}, throttled: map[string]int{}, first: map[string]time.Time{}, keyAttrs: map[string][]string{},
+	}
+	for table, indexes := range m.cfg.Indexes {
+		for _, ix := range indexes {
+			for _, a := range ix.keyAttributes() {
+				if !slices.Contains(m.keyAttrs[table], a) {
+					m.keyAttrs[table] = append(m.keyAttrs[table], a)
+				}
+			}
+		}
+	}
+	return m
 }
 
 // Config returns the configuration in force, defaults filled in.
@@ -175,6 +254,24 @@ func (m *Model) Stats() map[string]Counts {
 	return maps.Clone(m.stats)
 }
 
+// Throttled returns how many requests each limit refused so far, by the limit's
+// name: "item <table> <key>" for an item's partition, "index <table>.<index> <hash
+// key value>" for an index partition, "table <table> writes" (or reads) for a
+// table's quota. A request refused by several limits counts once, on the first.
+func (m *Model) Throttled() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.throttled)
+}
+
+// FirstThrottled returns when each limit of Throttled first refused a request (real
+// time).
+func (m *Model) FirstThrottled() map[string]time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.first)
+}
+
 // Bypass switches the model off (on = true: requests pass straight through, with no
 // latency, limits or counts) or back on. Benchmarks bring their fleet up with it off,
 // as a fleet warmed before the measured traffic would be.
@@ -183,6 +280,49 @@ func (m *Model) Bypass(on bool) { m.bypass.Store(on) }
 // real converts a model duration to real time.
 func (m *Model) real(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * m.cfg.Slowdown)
+}
+
+// Meter adds up what the requests made with a context carrying it (WithMeter)
+// consumed: write and read units (index writes included once applied), requests
+// (each SDK attempt) and refusals for throughput. Safe for concurrent use.
+type Meter struct {
+	write, read         atomic.Int64 // micro-units
+	requests, throttles atomic.Int64
+}
+
+// WithMeter returns ctx carrying m as well as the meters ctx already carries.
+func WithMeter(ctx context.Context, m *Meter) context.Context {
+	outer, _ := ctx.Value(meterKey{}).([]*Meter)
+	return context.WithValue(ctx, meterKey{}, append(slices.Clip(outer), m))
+}
+
+type meterKey struct{}
+
+// WriteUnits returns the write units counted so far.
+func (m *Meter) WriteUnits() float64 { return float64(m.write.Load()) / 1e6 }
+
+// ReadUnits returns the read units counted so far.
+func (m *Meter) ReadUnits() float64 { return float64(m.read.Load()) / 1e6 }
+
+// Requests returns the requests counted so far (retries included).
+func (m *Meter) Requests() int64 { return m.requests.Load() }
+
+// Throttles returns the requests refused for throughput so far.
+func (m *Meter) Throttles() int64 { return m.throttles.Load() }
+
+// meters adds write and read units, a request and a refusal to every meter of ctx.
+func meters(ctx context.Context, write, read float64, request, throttled bool) {
+	ms, _ := ctx.Value(meterKey{}).([]*Meter)
+	for _, m := range ms {
+		m.write.Add(int64(write * 1e6))
+		m.read.Add(int64(read * 1e6))
+		if request {
+			m.requests.Add(1)
+		}
+		if throttled {
+			m.throttles.Add(1)
+		}
+	}
 }
 
 // ClientOptions makes a DynamoDB client go through the model: its HTTP client is
@@ -264,7 +404,8 @@ type transport struct {
 const targetPrefix = "DynamoDB_20120810."
 
 // Do plays one call: half a round trip out, admission, the server (and the hold of a
-// transaction), half a round trip back.
+// transaction), the index writes and reads its answer says it made, half a round trip
+// back.
 func (t *transport) Do(req *http.Request) (*http.Response, error) {
 	m := t.m
 	ctx := req.Context()
@@ -288,7 +429,7 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 	if err := clock.Sleep(ctx, half); err != nil {
 		return nil, err
 	}
-	r, perr := parseRequest(op, body, m.cfg.Keys)
+	r, perr := parseRequest(op, body, m.cfg.Keys, m.cfg.Indexes)
 	arrived := m.now()
 	var v verdict
 	if perr == nil {
@@ -296,6 +437,7 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 	} else {
 		m.count(op, verdict{})
 	}
+	meters(ctx, v.write, v.read, true, len(v.throttle) > 0)
 	var resp *http.Response
 	if v.refused() {
 		resp = v.response(op, r)
@@ -303,6 +445,11 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 		var err error
 		if resp, err = t.next.Do(req); err != nil {
 			return nil, err
+		}
+		if resp.StatusCode == http.StatusOK {
+			if resp, err = m.answered(ctx, op, r, resp); err != nil {
+				return nil, err
+			}
 		}
 		if op == "TransactWriteItems" {
 			if err := clock.Sleep(ctx, time.Until(arrived.Add(m.real(m.cfg.TransactionHold)))); err != nil {
@@ -338,11 +485,13 @@ func (m *Model) maybeLose(op string, resp *http.Response) *http.Response {
 	return lostAnswer()
 }
 
-// itemState is one item's buckets and transaction hold, in real time.
+// itemState is one item's buckets, transaction hold and index entries, in real time.
 type itemState struct {
 	write, read bucket
 	heldUntil   time.Time
-	size        int // bytes: the item's last written size as the model estimates it
+	size        int                        // bytes: the item's last written size as the model estimates it
+	keyAttrs    map[string]json.RawMessage // the item's index key attributes, as its writes left them
+	entries     map[string]indexEntry      // index name → the item's entry there
 }
 
 // bucket is a token bucket of capacity units.
@@ -352,10 +501,9 @@ type bucket struct {
 	primed bool
 }
 
-// take refills the bucket to now at rate per second (capacity depth) and takes units
-// when it holds them (a request larger than the whole depth passes on a full bucket
-// and leaves it in debt). It reports whether it took them.
-func (b *bucket) take(now time.Time, rate, depth, units float64, commit bool) bool {
+// refill brings the bucket to now at rate per second, depth deep (full the first
+// time).
+func (b *bucket) refill(now time.Time, rate, depth float64) {
 	if !b.primed {
 		b.tokens, b.at, b.primed = depth, now, true
 	}
@@ -363,6 +511,13 @@ func (b *bucket) take(now time.Time, rate, depth, units float64, commit bool) bo
 		b.tokens = min(depth, b.tokens+dt*rate)
 		b.at = now
 	}
+}
+
+// take refills the bucket and takes units when it holds them (a request larger than
+// the whole depth passes on a full bucket and leaves it in debt). It reports whether
+// it took them; without commit it only checks.
+func (b *bucket) take(now time.Time, rate, depth, units float64, commit bool) bool {
+	b.refill(now, rate, depth)
 	if b.tokens < min(units, depth) {
 		return false
 	}
@@ -372,73 +527,299 @@ func (b *bucket) take(now time.Time, rate, depth, units float64, commit bool) bo
 	return true
 }
 
+// charge refills the bucket and takes units whatever it holds (it may go into debt):
+// units spent by a request admitted earlier.
+func (b *bucket) charge(now time.Time, rate, depth, units float64) {
+	b.refill(now, rate, depth)
+	b.tokens -= units
+}
+
 // verdict is the model's answer to one request.
 type verdict struct {
-	conflict []int // indexes of accesses refused for a transaction conflict
-	throttle []int // indexes of accesses refused for throughput
+	conflict []int         // indexes of accesses refused for a transaction conflict
+	throttle []int         // indexes of accesses refused for throughput
+	limits   map[int]limit // the limit that refused each throttled access
+	// write and read are the units an admitted request took (0 when refused).
+	write, read float64
 }
 
 func (v verdict) refused() bool { return len(v.conflict) > 0 || len(v.throttle) > 0 }
 
-// admit decides one request arriving at now: conflicts first, then throughput; an
-// admitted request takes its units from every item it touches, and a
-// TransactWriteItems holds its items for TransactionHold.
+func (v *verdict) throttled(i int, l limit) {
+	if v.limits == nil {
+		v.limits = map[int]limit{}
+	}
+	if _, ok := v.limits[i]; !ok {
+		v.throttle = append(v.throttle, i)
+		v.limits[i] = l
+	}
+}
+
+// admit decides one request arriving at now: conflicts first, then throughput (the
+// item's partition, the table's quota, the partitions of the index entries a write
+// would write, the partition a Query reads); an admitted request takes its units from
+// every item and table it touches, and a TransactWriteItems holds its items for
+// TransactionHold. Index units are taken once the write is applied (answered).
 func (m *Model) admit(now time.Time, op string, r request) verdict {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var v verdict
-	state := func(a access) *itemState {
-		s := m.items[a.item]
-		if s == nil {
-			s = &itemState{}
-			m.items[a.item] = s
-		}
-		return s
+	m.checkHolds(now, r, &v)
+	if q := r.query; q != nil {
+		m.checkQueryPartition(now, q, &v)
 	}
-	for i, a := range r.accesses {
-		s := state(a)
-		if a.checksHold && s.heldUntil.After(now) {
-			v.conflict = append(v.conflict, i)
-		}
-	}
-	if len(v.conflict) == 0 {
-		for commit := range 2 {
-			for i, a := range r.accesses {
-				s := state(a)
-				if a.putSize > 0 {
-					s.size = a.putSize
-				}
-				ok := m.take(s, now, a, commit == 1)
-				if !ok {
-					v.throttle = append(v.throttle, i)
-				}
-			}
-			if len(v.throttle) > 0 {
-				break
-			}
-		}
+	var write, read float64
+	if len(v.conflict) == 0 && len(v.throttle) == 0 {
+		write, read = m.takeThroughput(now, r, &v)
 	}
 	if !v.refused() && op == "TransactWriteItems" {
 		until := now.Add(m.real(m.cfg.TransactionHold))
 		for _, a := range r.accesses {
-			state(a).heldUntil = until
+			m.state(a.item).heldUntil = until
 		}
 	}
+	if v.refused() {
+		write, read = 0, 0
+	}
+	if len(v.throttle) > 0 {
+		m.recordThrottleLocked(now, v)
+	}
 	m.countLocked(op, v)
+	m.addUnitsLocked(op, write, 0, read)
+	v.write, v.read = write, read
 	return v
 }
 
-// take checks (and with commit, takes) one access's units from its item's bucket.
-func (m *Model) take(s *itemState, now time.Time, a access, commit bool) bool {
+// checkHolds marks in v as conflicts the accesses of r that check a transaction's
+// hold on an item still held at now. m.mu is held.
+func (m *Model) checkHolds(now time.Time, r request, v *verdict) {
+	for i, a := range r.accesses {
+		if a.checksHold && m.state(a.item).heldUntil.After(now) {
+			v.conflict = append(v.conflict, i)
+		}
+	}
+}
+
+// checkQueryPartition marks in v the Query or Scan q throttled when the partition it
+// reads has less than half a unit left at now (a read takes at least half a unit).
+// It takes nothing. m.mu is held.
+func (m *Model) checkQueryPartition(now time.Time, q *query, v *verdict) {
+	if l := m.queryLimit(q); !m.limit(l.name).take(now, m.cfg.ReadUnits/m.cfg.Slowdown, m.cfg.ReadUnits*m.cfg.Burst.Seconds(), 0.5, false) {
+		v.throttled(0, l)
+	}
+}
+
+// takeThroughput checks every access of r against its item's partition, its table's
+// quota and (for a write) the index partitions it would write, marking in v the ones
+// throttled; when none is, it takes the units. It returns the write and read units
+// of r's accesses. m.mu is held.
+func (m *Model) takeThroughput(now time.Time, r request, v *verdict) (write, read float64) {
+	for commit := range 2 {
+		write, read = 0, 0
+		for i, a := range r.accesses {
+			s := m.state(a.item)
+			if a.putSize > 0 {
+				s.size = a.putSize
+			}
+			units := m.units(s, a)
+			if a.write {
+				write += units
+			} else {
+				read += units
+			}
+			if l, ok := m.takeBase(s, now, a, units, commit == 1); !ok {
+				v.throttled(i, l)
+			} else if commit == 0 && a.change != nil {
+				m.checkIndexWrites(now, s, i, a, v)
+			}
+		}
+		if len(v.throttle) > 0 {
+			break
+		}
+	}
+	return write, read
+}
+
+// checkIndexWrites marks in v the write a (the i-th access) throttled when an index
+// partition it would write has not the units left at now. It takes nothing (index
+// units are taken once the write is applied). m.mu is held.
+func (m *Model) checkIndexWrites(now time.Time, s *itemState, i int, a access, v *verdict) {
+	for _, w := range m.plannedIndexWrites(s, a) {
+		l := limit{name: "index " + a.table + "." + w.index + " " + w.hash, reason: "IndexWriteKeyRangeThroughputExceeded", resource: arn(a.table, w.index)}
+		if !m.limit(l.name).take(now, m.cfg.WriteUnits/m.cfg.Slowdown, m.cfg.WriteUnits*m.cfg.Burst.Seconds(), w.units, false) {
+			v.throttled(i, l)
+		}
+	}
+}
+
+// recordThrottleLocked counts the throttle of the throttled verdict v against the
+// limit that refused its first throttled access, notes when that limit first
+// throttled and tells OnThrottle. m.mu is held.
+func (m *Model) recordThrottleLocked(now time.Time, v verdict) {
+	name := v.limits[v.throttle[0]].name
+	m.throttled[name]++
+	if _, ok := m.first[name]; !ok {
+		m.first[name] = now
+	}
+	if m.cfg.OnThrottle != nil {
+		m.cfg.OnThrottle(name, now)
+	}
+}
+
+// state is the item's state, created empty on first use.
+func (m *Model) state(item string) *itemState {
+	s := m.items[item]
+	if s == nil {
+		s = &itemState{}
+		m.items[item] = s
+	}
+	return s
+}
+
+// limit is the bucket of a named limit (an index partition or a table quota).
+func (m *Model) limit(name string) *bucket {
+	b := m.limits[name]
+	if b == nil {
+		b = &bucket{}
+		m.limits[name] = b
+	}
+	return b
+}
+
+// units is what one access costs: per KB of the item written (transactional twice),
+// per 4 KB read (eventually consistent half, transactional twice).
+func (m *Model) units(s *itemState, a access) float64 {
 	size := max(s.size, a.putSize, 1)
 	if a.write {
-		units := float64((size+1023)/1024) * a.factor
-		rate := m.cfg.WriteUnits / m.cfg.Slowdown
-		return s.write.take(now, rate, m.cfg.WriteUnits*m.cfg.Burst.Seconds(), units, commit)
+		return float64((size+1023)/1024) * a.factor
 	}
-	units := float64((size+4095)/4096) * a.factor
-	rate := m.cfg.ReadUnits / m.cfg.Slowdown
-	return s.read.take(now, rate, m.cfg.ReadUnits*m.cfg.Burst.Seconds(), units, commit)
+	return float64((size+4095)/4096) * a.factor
+}
+
+// takeBase checks (and with commit, takes) one access's units from its item's bucket
+// and its table's quota, and names the limit that refused it.
+func (m *Model) takeBase(s *itemState, now time.Time, a access, units float64, commit bool) (limit, bool) {
+	slow := m.cfg.Slowdown
+	if a.write {
+		if !s.write.take(now, m.cfg.WriteUnits/slow, m.cfg.WriteUnits*m.cfg.Burst.Seconds(), units, commit) {
+			return limit{name: "item " + a.table + " " + keyName(a.key), reason: "TableWriteKeyRangeThroughputExceeded", resource: arn(a.table, "")}, false
+		}
+		l := limit{name: "table " + a.table + " writes", reason: "TableWriteAccountLimitExceeded", resource: arn(a.table, "")}
+		return l, m.limit(l.name).take(now, m.cfg.TableWriteUnits/slow, m.cfg.TableWriteUnits, units, commit)
+	}
+	if !s.read.take(now, m.cfg.ReadUnits/slow, m.cfg.ReadUnits*m.cfg.Burst.Seconds(), units, commit) {
+		return limit{name: "item " + a.table + " " + keyName(a.key), reason: "TableReadKeyRangeThroughputExceeded", resource: arn(a.table, "")}, false
+	}
+	l := limit{name: "table " + a.table + " reads", reason: "TableReadAccountLimitExceeded", resource: arn(a.table, "")}
+	return l, m.limit(l.name).take(now, m.cfg.TableReadUnits/slow, m.cfg.TableReadUnits, units, commit)
+}
+
+// queryLimit names the partition a Query reads (a Scan: its table's quota).
+func (m *Model) queryLimit(q *query) limit {
+	if q.index != "" {
+		return limit{name: "index " + q.table + "." + q.index + " " + q.hash + " reads", reason: "IndexReadKeyRangeThroughputExceeded", resource: arn(q.table, q.index)}
+	}
+	if q.hash != "" {
+		return limit{name: "item " + q.table + " " + q.hash + " reads", reason: "TableReadKeyRangeThroughputExceeded", resource: arn(q.table, "")}
+	}
+	return limit{name: "table " + q.table + " reads", reason: "TableReadAccountLimitExceeded", resource: arn(q.table, "")}
+}
+
+// plannedIndexWrites are the index writes a (not yet applied) write would make.
+func (m *Model) plannedIndexWrites(s *itemState, a access) []indexWrite {
+	indexes := m.cfg.Indexes[a.table]
+	if len(indexes) == 0 {
+		return nil
+	}
+	after := entries(indexes, m.cfg.Keys[a.table], s.entries, m.nextKeyAttrs(s, a), a.change, max(s.size, a.putSize))
+	return indexWrites(indexes, s.entries, after, a.change)
+}
+
+// nextKeyAttrs are the index key attributes an item has after write a.
+func (m *Model) nextKeyAttrs(s *itemState, a access) map[string]json.RawMessage {
+	c := a.change
+	next := map[string]json.RawMessage{}
+	for _, name := range m.keyAttrs[a.table] {
+		switch {
+		case c.delete:
+		case c.put != nil:
+			if v, ok := c.put[name]; ok {
+				next[name] = v
+			}
+		case c.remove[name]:
+		default:
+			if v, ok := c.set[name]; ok {
+				next[name] = v
+			} else if v, ok := s.keyAttrs[name]; ok {
+				next[name] = v
+			}
+		}
+	}
+	return next
+}
+
+// answered accounts for a request the server answered 200: a write's index entries
+// are written (applied), a Query's or Scan's answer is read for the units it cost
+// (queried). It returns the answer, whose body it may have read and replaced.
+func (m *Model) answered(ctx context.Context, op string, r request, resp *http.Response) (*http.Response, error) {
+	if r.query == nil {
+		if units := m.applied(m.now(), op, r); units > 0 {
+			meters(ctx, units, 0, false, false)
+		}
+		return resp, nil
+	}
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(raw))
+	var out struct{ Items []rawItem }
+	_ = json.Unmarshal(raw, &out)
+	size := 0
+	for _, it := range out.Items {
+		size += itemSize(it)
+	}
+	meters(ctx, 0, m.queried(m.now(), op, r.query, size), false, false)
+	return resp, nil
+}
+
+// applied writes the index entries of an applied write request at now: each write's
+// entries move from what the item had to what the write leaves, and the index writes
+// that takes are charged to their index partitions (possibly into debt: the request
+// was admitted when they had room). It returns the index write units.
+func (m *Model) applied(now time.Time, op string, r request) float64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	units := 0.0
+	for _, a := range r.accesses {
+		indexes := m.cfg.Indexes[a.table]
+		if a.change == nil || len(indexes) == 0 {
+			continue
+		}
+		s := m.state(a.item)
+		next := m.nextKeyAttrs(s, a)
+		after := entries(indexes, m.cfg.Keys[a.table], s.entries, next, a.change, max(s.size, a.putSize))
+		for _, w := range indexWrites(indexes, s.entries, after, a.change) {
+			m.limit("index "+a.table+"."+w.index+" "+w.hash).charge(now, m.cfg.WriteUnits/m.cfg.Slowdown, m.cfg.WriteUnits*m.cfg.Burst.Seconds(), w.units)
+			units += w.units
+		}
+		s.keyAttrs, s.entries = next, after
+	}
+	m.addUnitsLocked(op, units, units, 0)
+	return units
+}
+
+// queried charges a Query or Scan whose answer held size bytes of items at now: the
+// size rounded up to 4 KB (at least one 4 KB unit), times its read factor, taken from
+// the partition it read. It returns the read units.
+func (m *Model) queried(now time.Time, op string, q *query, size int) float64 {
+	units := float64(max((size+4095)/4096, 1)) * q.factor
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.limit(m.queryLimit(q).name).charge(now, m.cfg.ReadUnits/m.cfg.Slowdown, m.cfg.ReadUnits*m.cfg.Burst.Seconds(), units)
+	m.addUnitsLocked(op, 0, 0, units)
+	return units
 }
 
 func (m *Model) count(op string, v verdict) {
@@ -447,6 +828,7 @@ func (m *Model) count(op string, v verdict) {
 	m.countLocked(op, v)
 }
 
+// countLocked counts one request of op and what the model did with it.
 func (m *Model) countLocked(op string, v verdict) {
 	c := m.stats[op]
 	c.Requests++
@@ -456,6 +838,19 @@ func (m *Model) countLocked(op string, v verdict) {
 	case len(v.throttle) > 0:
 		c.Throttles++
 	}
+	m.stats[op] = c
+}
+
+// addUnitsLocked adds units consumed by requests of op: write units (index of them
+// for index entries) and read units.
+func (m *Model) addUnitsLocked(op string, write, index, read float64) {
+	if write == 0 && read == 0 {
+		return
+	}
+	c := m.stats[op]
+	c.WriteUnits += write
+	c.IndexWriteUnits += index
+	c.ReadUnits += read
 	m.stats[op] = c
 }
 

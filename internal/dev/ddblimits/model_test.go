@@ -163,7 +163,7 @@ func TestParseRequest_ItemsInRequestOrder(t *testing.T) {
 		{"Put":{"TableName":"A","Item":{"pk":{"S":"o1"},"n":{"N":"1"}}}},
 		{"Update":{"TableName":"B","Key":{"pk":{"S":"s#0"}}}},
 		{"ConditionCheck":{"TableName":"B","Key":{"pk":{ "S" : "s#1"}}}}]}`
-	r, err := parseRequest("TransactWriteItems", []byte(body), keys)
+	r, err := parseRequest("TransactWriteItems", []byte(body), keys, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,11 +178,11 @@ func TestParseRequest_ItemsInRequestOrder(t *testing.T) {
 	if !slices.Equal(items, want) {
 		t.Errorf("items %q, want %q", items, want)
 	}
-	r, err = parseRequest("BatchGetItem", []byte(`{"RequestItems":{"B":{"Keys":[{"pk":{"S":"s#0"}},{"pk":{"S":"s#1"}}],"ConsistentRead":true}}}`), keys)
+	r, err = parseRequest("BatchGetItem", []byte(`{"RequestItems":{"B":{"Keys":[{"pk":{"S":"s#0"}},{"pk":{"S":"s#1"}}],"ConsistentRead":true}}}`), keys, nil)
 	if err != nil || len(r.accesses) != 2 || r.accesses[1].factor != 1 || r.accesses[1].write {
 		t.Errorf("BatchGetItem parsed to %+v, %v", r, err)
 	}
-	r, err = parseRequest("PutItem", []byte(`{"TableName":"C","Item":{"pk":{"S":"x"}}}`), keys)
+	r, err = parseRequest("PutItem", []byte(`{"TableName":"C","Item":{"pk":{"S":"x"}}}`), keys, nil)
 	if err != nil || len(r.accesses) != 0 {
 		t.Errorf("a put into a table of unknown keys parsed to %+v, %v; want it unmetered", r, err)
 	}

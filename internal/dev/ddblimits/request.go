@@ -15,16 +15,27 @@ import (
 type access struct {
 	table      string
 	item       string  // "table|key"
+	key        rawItem // the item's key (a limit names the item by it)
 	write      bool    // write units (else read units)
 	factor     float64 // units per KB (write) or per 4 KB (read): 2 transactional, 1 plain, 0.5 eventually consistent
 	checksHold bool    // refused while a transaction holds the item
 	putSize    int     // bytes of the item a Put writes (its JSON form, an over-estimate)
+	change     *change // what a write does to the item's attributes; nil for reads and condition checks
 }
 
 // request is a parsed DynamoDB request: the items it touches, in the order of the
-// request (a transaction's cancellation reasons follow that order).
+// request (a transaction's cancellation reasons follow that order), or the index
+// partition a Query reads.
 type request struct {
 	accesses []access
+	query    *query
+}
+
+// query is a Query or Scan: what it reads, metered once its answer says how much.
+type query struct {
+	table, index string  // index "" for the table itself
+	hash         string  // the partition a Query reads ("" for a Scan)
+	factor       float64 // 1 strongly consistent, 0.5 eventually
 }
 
 // wire shapes of the DynamoDB JSON protocol (DynamoDB API Reference, each operation's
@@ -32,10 +43,15 @@ type request struct {
 type (
 	rawItem = map[string]json.RawMessage
 	keyed   struct {
-		TableName      string
-		Key            rawItem
-		Item           rawItem
-		ConsistentRead bool
+		TableName                 string
+		Key                       rawItem
+		Item                      rawItem
+		ConsistentRead            bool
+		UpdateExpression          string
+		ExpressionAttributeNames  map[string]string
+		ExpressionAttributeValues rawItem
+		IndexName                 string
+		KeyConditionExpression    string
 	}
 	transactItem struct {
 		Put, Update, Delete, ConditionCheck, Get *keyed
@@ -55,9 +71,9 @@ type (
 	}
 )
 
-// parseRequest lists what op touches. Operations the model does not meter (Query,
-// Scan, table operations) touch nothing.
-func parseRequest(op string, raw []byte, keys map[string][]string) (request, error) {
+// parseRequest lists what op touches. Query and Scan read what their answer holds
+// (see query); table operations touch nothing.
+func parseRequest(op string, raw []byte, keys map[string][]string, indexes map[string][]Index) (request, error) {
 	var b body
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return request{}, fmt.Errorf("parse %s: %w", op, err)
@@ -65,22 +81,34 @@ func parseRequest(op string, raw []byte, keys map[string][]string) (request, err
 	a := &accesses{keys: keys}
 	var err error
 	switch op {
-	case "PutItem", "UpdateItem", "DeleteItem":
-		a.add(b.keyed, true, 1, true)
+	case "PutItem":
+		a.add(b.keyed, true, 1, true, &change{put: b.Item})
+	case "UpdateItem":
+		a.add(b.keyed, true, 1, true, parseUpdate(b.UpdateExpression, b.ExpressionAttributeNames, b.ExpressionAttributeValues))
+	case "DeleteItem":
+		a.add(b.keyed, true, 1, true, &change{delete: true})
 	case "GetItem":
-		a.add(b.keyed, false, readFactor(b.ConsistentRead), false)
+		a.add(b.keyed, false, readFactor(b.ConsistentRead), false, nil)
+	case "Query", "Scan":
+		a.r.query = newQuery(b.keyed, keys, indexes, op == "Query")
 	case "TransactWriteItems":
 		for _, it := range b.TransactItems {
-			for _, k := range []*keyed{it.Put, it.Update, it.Delete, it.ConditionCheck} {
-				if k != nil {
-					a.add(*k, true, 2, true)
-				}
+			switch {
+			case it.Put != nil:
+				a.add(*it.Put, true, 2, true, &change{put: it.Put.Item})
+			case it.Update != nil:
+				u := it.Update
+				a.add(*u, true, 2, true, parseUpdate(u.UpdateExpression, u.ExpressionAttributeNames, u.ExpressionAttributeValues))
+			case it.Delete != nil:
+				a.add(*it.Delete, true, 2, true, &change{delete: true})
+			case it.ConditionCheck != nil:
+				a.add(*it.ConditionCheck, true, 2, true, nil)
 			}
 		}
 	case "TransactGetItems":
 		for _, it := range b.TransactItems {
 			if it.Get != nil {
-				a.add(*it.Get, false, 2, true)
+				a.add(*it.Get, false, 2, true, nil)
 			}
 		}
 	case "BatchGetItem":
@@ -102,9 +130,10 @@ type accesses struct {
 }
 
 // add records an access of the item k names (by its key, or by the key attributes
-// of its whole item): a write or a read, its unit cost factor, and whether it checks
-// another transaction's hold. An item of a table whose keys are unknown is unmetered.
-func (a *accesses) add(k keyed, write bool, factor float64, checksHold bool) {
+// of its whole item): a write or a read, its unit cost factor, whether it checks
+// another transaction's hold, and what a write changes. An item of a table whose keys
+// are unknown is unmetered.
+func (a *accesses) add(k keyed, write bool, factor float64, checksHold bool, c *change) {
 	key, size := k.Key, 0
 	if k.Item != nil {
 		key, size = project(k.Item, a.keys[k.TableName]), itemSize(k.Item)
@@ -113,9 +142,45 @@ func (a *accesses) add(k keyed, write bool, factor float64, checksHold bool) {
 		}
 	}
 	a.r.accesses = append(a.r.accesses, access{
-		table: k.TableName, item: k.TableName + "|" + canonical(key),
-		write: write, factor: factor, checksHold: checksHold, putSize: size,
+		table: k.TableName, item: k.TableName + "|" + canonical(key), key: key,
+		write: write, factor: factor, checksHold: checksHold, putSize: size, change: c,
 	})
+}
+
+// keyName is a key's values, in attribute-name order, joined by "|".
+func keyName(key rawItem) string {
+	parts := make([]string, 0, len(key))
+	for _, n := range sortedKeys(key) {
+		parts = append(parts, attrString(key[n]))
+	}
+	return strings.Join(parts, "|")
+}
+
+// newQuery reads what a Query or Scan reads: its table or index and, for a Query, the
+// partition its key condition's equality names (Developer Guide, "Query operations
+// in DynamoDB": the partition key condition must be an equality).
+func newQuery(k keyed, keys map[string][]string, indexes map[string][]Index, isQuery bool) *query {
+	q := &query{table: k.TableName, index: k.IndexName, factor: readFactor(k.ConsistentRead)}
+	if !isQuery {
+		return q
+	}
+	hash := ""
+	if names := keys[k.TableName]; len(names) > 0 {
+		hash = names[0]
+	}
+	for _, ix := range indexes[k.TableName] {
+		if ix.Name == k.IndexName {
+			hash = ix.Hash
+		}
+	}
+	for _, part := range strings.Split(strings.ReplaceAll(k.KeyConditionExpression, " and ", " AND "), " AND ") {
+		lhs, rhs, ok := strings.Cut(part, "=")
+		rhs = strings.TrimSpace(rhs)
+		if ok && !strings.ContainsAny(lhs, "<>") && topAttribute(strings.Trim(lhs, " ()"), k.ExpressionAttributeNames) == hash && isPlaceholder(strings.TrimRight(rhs, ") ")) {
+			q.hash = attrString(k.ExpressionAttributeValues[strings.TrimRight(rhs, ") ")])
+		}
+	}
+	return q
 }
 
 // readFactor is a read's unit cost factor: 1 strongly consistent, 0.5 eventually.
@@ -134,7 +199,7 @@ func (a *accesses) batchGet(raw json.RawMessage) error {
 	}
 	for _, table := range sortedKeys(req) {
 		for _, k := range req[table].Keys {
-			a.add(keyed{TableName: table, Key: k}, false, readFactor(req[table].ConsistentRead), false)
+			a.add(keyed{TableName: table, Key: k}, false, readFactor(req[table].ConsistentRead), false, nil)
 		}
 	}
 	return nil
@@ -150,9 +215,9 @@ func (a *accesses) batchWrite(raw json.RawMessage) error {
 		for _, w := range req[table] {
 			switch {
 			case w.PutRequest != nil:
-				a.add(keyed{TableName: table, Item: w.PutRequest.Item}, true, 1, true)
+				a.add(keyed{TableName: table, Item: w.PutRequest.Item}, true, 1, true, &change{put: w.PutRequest.Item})
 			case w.DeleteRequest != nil:
-				a.add(keyed{TableName: table, Key: w.DeleteRequest.Key}, true, 1, true)
+				a.add(keyed{TableName: table, Key: w.DeleteRequest.Key}, true, 1, true, &change{delete: true})
 			}
 		}
 	}
@@ -185,14 +250,15 @@ func project(item rawItem, names []string) rawItem {
 	return key
 }
 
-// canonical is a key's identity: its attributes' JSON in name order.
+// canonical is a key's identity: its attributes' JSON in name order, compacted
+// (the SDK's JSON already is: only JSON with white space is compacted again).
 func canonical(key rawItem) string {
 	var sb strings.Builder
 	for _, n := range sortedKeys(key) {
 		sb.WriteString(n)
 		sb.WriteByte('=')
 		var compact bytes.Buffer
-		if json.Compact(&compact, key[n]) == nil {
+		if bytes.ContainsAny(key[n], " \t\r\n") && json.Compact(&compact, key[n]) == nil {
 			sb.Write(compact.Bytes())
 		} else {
 			sb.Write(key[n])
@@ -238,7 +304,7 @@ func (v verdict) response(op string, r request) *http.Response {
 			codes[i] = "TransactionConflict"
 		}
 		for _, i := range v.throttle {
-			reasons[i] = map[string]string{"Code": "ThrottlingError", "Message": "Throughput exceeds the current capacity for one or more items of the transaction"}
+			reasons[i] = map[string]string{"Code": "ThrottlingError", "Message": v.limits[i].message()}
 			codes[i] = "ThrottlingError"
 		}
 		body = map[string]any{
@@ -249,22 +315,47 @@ func (v verdict) response(op string, r request) *http.Response {
 	} else if len(v.conflict) > 0 {
 		body = map[string]any{"__type": typeConflict, "message": "Transaction is ongoing for the item"}
 	} else {
-		a := r.accesses[v.throttle[0]]
-		reason := "TableReadKeyRangeThroughputExceeded"
-		if a.write {
-			reason = "TableWriteKeyRangeThroughputExceeded"
-		}
+		l := v.limits[v.throttle[0]]
 		// ThrottlingException's members are "message" and "throttlingReasons" (DynamoDB
-		// API Reference, ThrottlingException and ThrottlingReason).
+		// API Reference, ThrottlingException and ThrottlingReason: a reason is
+		// ResourceType + OperationType + LimitType, the resource the ARN of the table
+		// or index throttled).
 		body = map[string]any{
-			"__type":  typeThrottled,
-			"message": "Throughput exceeds the current capacity of a partition of the table",
-			"throttlingReasons": []map[string]string{{
-				"reason": reason, "resource": "arn:aws:dynamodb:us-east-1:000000000000:table/" + a.table,
-			}},
+			"__type":            typeThrottled,
+			"message":           l.message(),
+			"throttlingReasons": []map[string]string{{"reason": l.reason, "resource": l.resource}},
 		}
 	}
 	return errorResponse(http.StatusBadRequest, body)
+}
+
+// limit is one ceiling of the model, as a refusal names it.
+type limit struct {
+	name     string // for counts: "item SkusTable cup#shard#0", "index StockLogTable.LedgerByShard cup#3", "table OrdersTable writes"
+	reason   string // ThrottlingReason.reason
+	resource string // ThrottlingReason.resource: the table's or index's ARN
+}
+
+// arn is the ARN of a table, or of one of its indexes when index is not "".
+func arn(table, index string) string {
+	a := "arn:aws:dynamodb:us-east-1:000000000000:table/" + table
+	if index != "" {
+		a += "/index/" + index
+	}
+	return a
+}
+
+// message is the refusal's message: for an index, that the index could not keep up
+// (Developer Guide, "Understanding GSI write throttling and back-pressure in
+// DynamoDB": the base-table write is throttled, the exception names the index).
+func (l limit) message() string {
+	if strings.HasPrefix(l.reason, "Index") {
+		return "Throughput exceeds the current capacity of a partition of one of the table's global secondary indexes"
+	}
+	if strings.HasSuffix(l.reason, "AccountLimitExceeded") {
+		return "Throughput exceeds the current throughput quota for your table"
+	}
+	return "Throughput exceeds the current capacity of a partition of the table"
 }
 
 // typeInternal is the error DynamoDB answers with HTTP 500 when "the request

@@ -79,6 +79,9 @@ func run(ctx context.Context, cfg Config, out io.Writer, onHand onHandReader) (*
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("sale interrupted: %w", err)
 	}
+	// GET /skus/{skuId} answers from a read at most 1 s old (docs/contract.md): the
+	// reads after the sale wait for it to see the sale's last change.
+	time.Sleep(publicReadAge)
 	end, err := a.readSKU(ctx, cfg.SKU)
 	if err != nil {
 		return nil, fmt.Errorf("after the sale: %w", err)
@@ -116,6 +119,7 @@ func settleAndRead(ctx context.Context, a *api, cfg Config, outcomes []outcome, 
 		return nil, fmt.Errorf("settling interrupted: %w", err)
 	}
 	var err error
+	time.Sleep(publicReadAge)
 	if st.sku, err = a.readSKU(ctx, cfg.SKU); err != nil {
 		return nil, fmt.Errorf("after settling: %w", err)
 	}
@@ -288,3 +292,7 @@ func (au *orderAudit) add(cfg Config, id string, v orderView, err error) {
 		au.problems = append(au.problems, fmt.Sprintf("order %s: items %v, want %v", id, v.Items, want))
 	}
 }
+
+// publicReadAge is how long after a change GET /skus/{skuId} is sure to show it: its
+// answer is at most 1 s old.
+const publicReadAge = 1100 * time.Millisecond

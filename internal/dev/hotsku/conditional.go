@@ -236,7 +236,7 @@ func (c *conditional) record(ctx context.Context, id, user string, shard, q int,
 	}
 	entry := map[string]any{
 		"pk": ledgerPK(id), "ref": id, "op": string(inventory.OpReserve), "skuId": SKU, "qty": q, "dAvailable": -q, "dOnHand": 0,
-		"shards": shards, "at": created.UnixMilli(), "ledgerBucket": created.Format("2006010215") + "#0",
+		"shards": shards, "at": created.UnixMilli(), "ledgerShard": SKU + "#" + strconv.Itoa(shard),
 	}
 	cond, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("pk"))).Build()
 	if err != nil {

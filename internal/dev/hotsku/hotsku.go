@@ -342,10 +342,6 @@ type buyers struct {
 	idle   []container
 }
 
-// catalogTTL is how long a container reuses the SKU record it read, at 1×: the default
-// of dynamo.Options.CatalogTTL.
-const catalogTTL = 5 * time.Second
-
 type container interface {
 	order(ctx context.Context, user string) outcome
 	warm(ctx context.Context) error // read the SKU record into the container's cache
@@ -387,7 +383,7 @@ func (b *buyers) order(ctx context.Context, user string) outcome {
 func (b *buyers) newContainer() container {
 	// The store caches the SKU record for 5 s (dynamo.Options.CatalogTTL's default):
 	// 5 s at 1×, so Slowdown times that in real time.
-	ttl := time.Duration(float64(catalogTTL) * b.p.Model.Slowdown)
+	ttl := time.Duration(float64(dynamo.DefaultCatalogTTL) * b.p.Model.Slowdown)
 	if b.p.Strategy == Conditional {
 		return newConditional(b.db, b.tables, b.queue, ttl)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
@@ -230,25 +229,18 @@ func (r *Result) check(ctx context.Context, db *dynamodb.Client, tables dynamo.T
 }
 
 // falseStockOuts counts the STOCK_OUT answers given while the shards together surely
-// held the unit: stock only falls during a run, and by the time of the answer at most
-// the orders that had started before it (and were to succeed) had taken units.
+// held the unit (booktest.FalseStockOuts): stock only falls during a run, and a unit
+// can only have been taken by an order that started before the answer and succeeded.
 func falseStockOuts(outcomes []outcome, stock int) int {
-	var started []time.Time // starts of the orders that succeeded
+	var takes []time.Time
+	var stockOuts []booktest.Window
 	for _, o := range outcomes {
-		if o.status == http.StatusCreated {
-			started = append(started, o.start)
+		switch {
+		case o.status == http.StatusCreated:
+			takes = append(takes, o.start)
+		case o.code == "STOCK_OUT":
+			stockOuts = append(stockOuts, booktest.Window{Start: o.start, End: o.end})
 		}
 	}
-	slices.SortFunc(started, func(a, b time.Time) int { return a.Compare(b) })
-	n := 0
-	for _, o := range outcomes {
-		if o.code != "STOCK_OUT" {
-			continue
-		}
-		taken, _ := slices.BinarySearchFunc(started, o.end, func(a, b time.Time) int { return a.Compare(b) })
-		if stock-taken >= 1 {
-			n++
-		}
-	}
-	return n
+	return booktest.FalseStockOuts(stock, stockOuts, takes, nil)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wxlogin"
+	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
 // wireFunction builds one function's handler from its environment env with the one
@@ -71,6 +72,9 @@ func (s *Stack) localize(cfg StackConfig, name string, c *Config) {
 	if cfg.Reconcile != nil {
 		cfg.Reconcile(&c.Reconcile)
 	}
+	if cfg.WeChatBackoff > 0 {
+		c.WeChatBackoff = cfg.WeChatBackoff
+	}
 	if cfg.Refund != nil {
 		o := refunds.Options{NotifyURL: c.RefundNotifyURL, StuckAfter: c.RefundStuckAfter, Backoff: c.RefundBackoff}
 		cfg.Refund(&o)
@@ -88,8 +92,9 @@ func (s *Stack) clients(cfg StackConfig, name string, c Config, log *slog.Logger
 	clients := wiring.Clients{
 		Log: log, DynamoDB: s.DB, Now: cfg.Now,
 		CloseQueue: s.closeQueue(c.CloseQueueURL), RefundQueue: s.refundQueue(c.RefundQueueURL),
+		WeChatQueue: s.wechatQueue(c.WeChatQueueURL),
 		NewStore: func(tables dynamo.Tables, opts dynamo.Options) *dynamo.Store {
-			st := dynamo.New(s.DB, tables, opts)
+			st := dynamo.New(s.DB, tables, s.storeOptions(opts))
 			if name == wiring.CreateOrder.Name {
 				s.Tables, s.Store = tables, st
 			}
@@ -115,6 +120,9 @@ func (s *Stack) clients(cfg StackConfig, name string, c Config, log *slog.Logger
 		clients.Keys, err = s.keys(c.KeyID)
 	case wiring.AlertChat.Name:
 		clients.Webhooks, err = localWebhooks(cfg.AlertWebhooks)
+	case wiring.WeChat.Name:
+		clients.WxAPI = s.wxClient
+		s.detailPath = c.OrderDetailPath
 	}
 	return clients, err
 }
@@ -145,12 +153,16 @@ func (s *Stack) keys(kid string) (idtoken.JWKSet, error) {
 	return idtoken.JWKSet{Keys: []idtoken.JWK{jwk}}, err
 }
 
-// SQSClient returns a client of the embedded SQS server, nil when the stack runs none.
+// SQSClient returns a client of the embedded SQS server (nil when the stack runs
+// none), reaching it in process with StackConfig.InProcess.
 func (s *Stack) SQSClient() *sqs.Client {
 	if s.SQS == nil {
 		return nil
 	}
-	return NewSQSClient(s.SQS.URL())
+	if !s.cfg.InProcess {
+		return NewSQSClient(s.SQS.URL())
+	}
+	return NewSQSClient(s.SQS.URL(), func(o *sqs.Options) { o.HTTPClient = inProcess{s.SQS.http.h.ServeHTTP} })
 }
 
 // closeQueue is the close-order queue named by a function's CLOSE_QUEUE_URL (locally
@@ -172,4 +184,15 @@ func (s *Stack) refundQueue(name string) *refunds.Queue {
 		return nil
 	}
 	return refunds.NewQueue(s.SQSClient(), url)
+}
+
+// wechatQueue is the WeChat queue named by a function's WECHAT_QUEUE_URL (locally the
+// queue's logical id); nil when the stack runs no SQS server (no upload is queued, no
+// subscribe message sent).
+func (s *Stack) wechatQueue(name string) *wxqueue.Queue {
+	url, ok := s.Queues[name]
+	if s.SQS == nil || !ok {
+		return nil
+	}
+	return wxqueue.New(s.SQSClient(), url)
 }

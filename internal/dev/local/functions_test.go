@@ -3,7 +3,6 @@ package local_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -13,7 +12,9 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dev/local"
 	"github.com/stockguard/stockguard/internal/dev/sam"
+	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/testing/stacktest"
+	"github.com/stockguard/stockguard/internal/wiring"
 )
 
 const template = "../../../template.yaml"
@@ -51,41 +52,65 @@ var invalidValues = map[string][]string{
 	"REFUND_STUCK_SECONDS":           {"0", "30m"},
 	"QUIET_PERIOD_SECONDS":           {"0", "1h"},
 	"RUNBOOK_URL":                    {"http://git.example.com/RUNBOOK.md", "docs/RUNBOOK.md"},
+	"PAY_REMINDER_LEAD_SECONDS":      {"0", "5m"},
+	"PAY_REMINDER_TEMPLATE_ID":       {"two words"},
+	"ORDER_DETAIL_PATH":              {"pages/order/index?orderId=1"},
 }
 
 // Every function refuses to start when one of the variables template.yaml sets for it
 // is missing, empty or (where it has a format) invalid, and its error names the
 // variable. So every variable the template sets is one the function reads; and since
 // the stack starts with the template's environment as it is, no function reads one
-// the template does not set.
+// the template does not set. The environments are the ones the stack hands each
+// function (the template's, resolved locally); each wrong setting goes through the
+// configuration loading every main and the stack run (wiring.Function.Load), and one
+// per function through local.Start itself, whose error must also name the function.
 func TestFunctions_RefuseToStartOnAMissingOrInvalidSetting(t *testing.T) {
+	envs := map[string]map[string]string{}
+	stack, err := local.Start(context.Background(), local.StackConfig{
+		Template:    template,
+		Environment: func(function string, env map[string]string) { envs[function] = maps.Clone(env) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stack.Close()
 	functions, _ := templateFunctions(t)
 	for _, f := range functions {
+		w, ok := wiring.ByName(f.Name)
+		if !ok || len(envs[f.Name]) != len(f.Environment) {
+			t.Fatalf("%s: wiring %v, environment %v, template %v", f.Name, ok, envs[f.Name], f.Environment)
+		}
+		throughStart := true
 		for _, name := range slices.Sorted(maps.Keys(f.Environment)) {
-			values := append([]string{"<missing>", ""}, invalidValues[name]...)
-			for _, value := range values {
-				t.Run(fmt.Sprintf("%s/%s=%s", f.Name, name, value), func(t *testing.T) {
-					stack, err := local.Start(context.Background(), local.StackConfig{
+			for _, value := range append([]string{"<missing>", ""}, invalidValues[name]...) {
+				set := func(env map[string]string) {
+					if value == "<missing>" {
+						delete(env, name)
+					} else {
+						env[name] = value
+					}
+				}
+				env := maps.Clone(envs[f.Name])
+				set(env)
+				_, err := w.Load(envvar.Map(env))
+				if throughStart {
+					throughStart = false
+					_, err = local.Start(context.Background(), local.StackConfig{
 						Template: template,
 						Environment: func(function string, env map[string]string) {
-							if function != f.Name {
-								return
-							}
-							if value == "<missing>" {
-								delete(env, name)
-							} else {
-								env[name] = value
+							if function == f.Name {
+								set(env)
 							}
 						},
 					})
-					if err == nil {
-						stack.Close()
-						t.Fatal("started")
+					if err != nil && !strings.Contains(err.Error(), f.Name) {
+						t.Errorf("%s/%s=%s: error %q does not name the function", f.Name, name, value, err)
 					}
-					if !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), f.Name) {
-						t.Errorf("error %q does not name %s of %s", err, name, f.Name)
-					}
-				})
+				}
+				if err == nil || !strings.Contains(err.Error(), name) {
+					t.Errorf("%s/%s=%s: error %v, want one naming %s", f.Name, name, value, err, name)
+				}
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"time"
 )
@@ -17,10 +18,12 @@ type Middleware func(http.Handler) http.Handler
 // httpServer serves one handler on one TCP listener until closed.
 type httpServer struct {
 	url    string
+	h      http.Handler // what srv serves
 	srv    *http.Server
 	served chan error // receives Serve's result once it returns
 	cancel context.CancelFunc
-	close  func() error // shutdown, run once
+	close  func() error   // shutdown, run once
+	active sync.WaitGroup // handlers running
 }
 
 // listen opens a TCP listener on addr ("host:port"; port 0 picks a free one).
@@ -42,14 +45,19 @@ func serve(ln net.Listener, h http.Handler, wrap Middleware) *httpServer {
 	base, cancel := context.WithCancel(context.Background())
 	s := &httpServer{
 		url: "http://" + ln.Addr().String(),
+		h:   h,
 		srv: &http.Server{
-			Handler:           h,
 			ReadHeaderTimeout: 10 * time.Second,
 			BaseContext:       func(net.Listener) context.Context { return base },
 		},
 		served: make(chan error, 1),
 		cancel: cancel,
 	}
+	s.srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.active.Add(1)
+		defer s.active.Done()
+		h.ServeHTTP(w, r)
+	})
 	s.close = sync.OnceValue(s.shutdown)
 	go func() { s.served <- s.srv.Serve(ln) }()
 	return s
@@ -59,10 +67,14 @@ func serve(ln net.Listener, h http.Handler, wrap Middleware) *httpServer {
 // listener and every connection at once. A graceful http.Server.Shutdown would
 // wait for connections a client opened but never used (Go counts them as
 // active for 5 s), which only slows tests down: these servers hold nothing
-// that a cut connection could lose.
+// that a cut connection could lose. It returns once every handler has returned
+// (http.Server.Close does not wait for them), so that what a server shares with
+// the next one started in this process (goaws' package-level queues) is no longer
+// read when it is reset.
 func (s *httpServer) shutdown() error {
 	s.cancel()
 	err := s.srv.Close()
+	s.active.Wait()
 	if served := <-s.served; !errors.Is(served, http.ErrServerClosed) {
 		err = errors.Join(err, served)
 	}
@@ -71,3 +83,26 @@ func (s *httpServer) shutdown() error {
 	}
 	return nil
 }
+
+// inProcess answers each request by calling serve (a handler's ServeHTTP) in this
+// process, without a socket: the bytes sent and received are the same, only
+// loopback TCP and its goroutines are saved. It is both an http.RoundTripper (the
+// stand-in WeChat Pay's notifications to the stack's API) and an aws.HTTPClient (the
+// SDK clients of StackConfig.InProcess). A request's context is the caller's; the
+// handler sees no RemoteAddr.
+type inProcess struct {
+	serve func(http.ResponseWriter, *http.Request)
+}
+
+// RoundTrip serves r in-process and returns the recorded response.
+func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body == nil {
+		r.Body = http.NoBody
+	}
+	rec := httptest.NewRecorder()
+	t.serve(rec, r)
+	return rec.Result(), nil
+}
+
+// Do is RoundTrip, for the SDK.
+func (t inProcess) Do(r *http.Request) (*http.Response, error) { return t.RoundTrip(r) }

@@ -72,7 +72,7 @@ func (s *Stack) startSNS(ctx context.Context, tpl *sam.Template, functions []sam
 				return fmt.Errorf("%s event %s: no topic %s in the template", f.Name, ev.Name, ev.Topic)
 			}
 			name := f.Name + "-" + ev.Name
-			urls, err := CreateQueues(ctx, NewSQSClient(s.SQS.URL()), []Queue{
+			urls, err := CreateQueues(ctx, s.SQSClient(), []Queue{
 				{Name: name + "-failed"},
 				{Name: name, Attributes: map[string]string{
 					"VisibilityTimeout": fmt.Sprint(snsRetryVisibility.Seconds()),
@@ -97,7 +97,7 @@ func (s *Stack) startSNS(ctx context.Context, tpl *sam.Template, functions []sam
 // subscribed to a topic; a failed invocation leaves the message for another try.
 func (d snsDelivery) poll(ctx context.Context, s *Stack, h lambda.Handler) {
 	Poll(ctx, PollerConfig{
-		Client: NewSQSClient(s.SQS.URL()), QueueURL: d.queueURL, Function: d.function, BatchSize: 1,
+		Client: s.SQSClient(), QueueURL: d.queueURL, Function: d.function, BatchSize: 1,
 		ReportBatchItemFailures: true, Logger: s.cfg.Logger,
 		Handler: newHandler(func(ctx context.Context, batch events.SQSEvent) (events.SQSEventResponse, error) {
 			var resp events.SQSEventResponse

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -31,6 +33,8 @@ import (
 	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
+	"github.com/stockguard/stockguard/internal/wxapi"
+	"github.com/stockguard/stockguard/internal/wxapi/wxapitest"
 	"github.com/stockguard/stockguard/internal/wxlogin/wxlogintest"
 )
 
@@ -58,6 +62,25 @@ type StackConfig struct {
 	// DynamoDBOptions are applied to the stack's DynamoDB client after
 	// dynamo.ClientOptions (tests count requests with them).
 	DynamoDBOptions []func(*dynamodb.Options)
+	// SQSWrap wraps the SQS server's handler, as DynamoDBWrap does DynamoDB's (load
+	// tools count and delay the queue's requests with it).
+	SQSWrap Middleware
+	// WrapFunction, when set, wraps each function's handler by logical id once it is
+	// built, before the gateway, the pollers and the schedules are given it: load
+	// tools put a model of Lambda's concurrency in front of the functions with it. A
+	// wrapper's error is the invocation's error (the gateway answers 500, a poller
+	// leaves the batch on the queue).
+	WrapFunction func(function string, h lambda.Handler) lambda.Handler
+	// Slowdown s > 1 runs the functions on a clock s times slower, as a load tool's
+	// model of AWS does (internal/dev/ddblimits): each invocation's deadline (the
+	// template's Timeout) and the stores' catalog cache TTL last s times longer. The
+	// payment timeout is PaymentTimeout's business.
+	Slowdown float64
+	// InProcess has the stack's DynamoDB and SQS clients call the embedded servers'
+	// handlers in this process instead of over loopback TCP (the same requests and
+	// answers, byte for byte): load tools that would otherwise spend much of their
+	// CPU on sockets set it. The servers still listen for outside clients.
+	InProcess bool
 	// Now is every function's clock; default time.Now. Tests move time with it.
 	Now func() time.Time
 	// SchedulePeriod, when positive, replaces the period of every schedule's rate
@@ -74,8 +97,13 @@ type StackConfig struct {
 	// default); a shorter one lets local runs refund in parts quickly.
 	RefundInterval time.Duration
 	// PayAddr and LoginAddr are where the WeChat Pay and jscode2session stand-ins
-	// listen; default "127.0.0.1:0" (a free port).
-	PayAddr, LoginAddr string
+	// listen, WxAPIAddr the stand-in of WeChat's server API (wxapitest); default
+	// "127.0.0.1:0" (a free port).
+	PayAddr, LoginAddr, WxAPIAddr string
+	// WeChatBackoff, when positive, replaces how long failed WeChat queue work (a
+	// shipping upload, a subscribe message) waits before its next delivery (tests
+	// shorten it; deployed 30 s doubling).
+	WeChatBackoff time.Duration
 	// Issuer is the iss of the local login tokens, which the gateway's JWT check
 	// requires; default DefaultIssuer. cmd/local sets its API's URL, where the
 	// discovery document and JWK set are served. It is also the base of closeOrder's
@@ -117,11 +145,23 @@ type Stack struct {
 	PayServer *paytest.Server
 	// LoginServer is the stand-in jscode2session: code test-<name> → openid o-<name>.
 	LoginServer *wxlogintest.Server
+	// WxAPIServer is the stand-in of WeChat's server API (access tokens, shipping
+	// uploads, special orders, the order detail path, subscribe messages) that the
+	// wechat function calls. Every payment taken through POST /_local/pay is added to
+	// it (the payer's openid being the order's user id), and the configured subscribe
+	// templates (LocalPayReminderTemplate, LocalRefundDoneTemplate by default) with
+	// their keywords; a buyer's acceptance in wx.requestSubscribeMessage is played by
+	// its Subscribe.
+	WxAPIServer *wxapitest.Server
 	// Signer is the in-memory key the local login tokens are signed with.
 	Signer *idtoken.KeySigner
 
 	merchant *paytest.Merchant
 	keyID    string // the kid of the local tokens (the template's SIGNING_KEY_ID)
+
+	wxClient   *wxapi.Client // the one client of WeChat's server API (the wechat function's)
+	detailPath string        // the wechat function's ORDER_DETAIL_PATH, set at Start
+	paidAdded  sync.Map      // order ids whose payment WxAPIServer holds
 
 	alerts        *sns.Client   // the embedded SNS API; nil without an SQS server
 	snsDeliveries []snsDelivery // the functions' SNS events, played by Run
@@ -148,7 +188,12 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	if s.DynamoDB, err = StartDynamoDB(ctx, cfg.DynamoDBAddr, DynamoDBOptions{Wrap: cfg.DynamoDBWrap}); err != nil {
 		return nil, err
 	}
-	s.DB = NewDynamoDBClient(s.DynamoDB.URL(), append([]func(*dynamodb.Options){dynamo.ClientOptions}, cfg.DynamoDBOptions...)...)
+	s.cfg = cfg
+	options := []func(*dynamodb.Options){dynamo.ClientOptions}
+	if cfg.InProcess {
+		options = append(options, func(o *dynamodb.Options) { o.HTTPClient = inProcess{s.DynamoDB.http.h.ServeHTTP} })
+	}
+	s.DB = NewDynamoDBClient(s.DynamoDB.URL(), append(options, cfg.DynamoDBOptions...)...)
 	tables, err := tpl.Tables()
 	if err != nil {
 		return nil, err
@@ -161,7 +206,6 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 			return nil, err
 		}
 	}
-	s.cfg = cfg
 	if err := s.startWeChat(cfg); err != nil {
 		return nil, err
 	}
@@ -178,6 +222,12 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	}
 	if err := s.serve(tpl, cfg); err != nil {
 		return nil, err
+	}
+	if s.detailPath != "" {
+		// Deployed, the wechat function sets it at each cold start; locally at start.
+		if err := s.wxClient.UpdateOrderDetailPath(ctx, s.detailPath); err != nil {
+			return nil, fmt.Errorf("set the order detail path: %w", err)
+		}
 	}
 	return s, nil
 }
@@ -200,8 +250,41 @@ func prepare(cfg StackConfig) (StackConfig, *sam.Template, error) {
 	}
 	params["WechatPaySecretArn"], params["JwtAudience"] = LocalSecretARN, LocalAppID
 	params["ChatWebhooksSecretArn"] = LocalChatSecretARN
-	tpl, err := sam.LoadWithParameters(cfg.Template, params)
+	for name, local := range map[string]string{"PayReminderTemplateId": LocalPayReminderTemplate, "RefundDoneTemplateId": LocalRefundDoneTemplate} {
+		if _, set := params[name]; !set {
+			params[name] = local
+		}
+	}
+	tpl, err := loadTemplate(cfg.Template, params)
 	return cfg, tpl, err
+}
+
+// templates holds the templates parsed so far, by content and parameters: parsing
+// (goformation, intrinsic functions) is most of a stack's start, and a parsed
+// sam.Template is only read afterwards, so stacks started from the same file with
+// the same parameters (most tests start many) share one.
+var templates sync.Map // key → *sam.Template
+
+// loadTemplate is sam.LoadWithParameters, parsed once per content and parameters.
+func loadTemplate(path string, params map[string]string) (*sam.Template, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load template %s: %w", path, err)
+	}
+	h := sha256.New()
+	h.Write(data)
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		fmt.Fprintf(h, "\x00%s=%s", k, params[k])
+	}
+	key := string(h.Sum(nil))
+	if t, ok := templates.Load(key); ok {
+		return t.(*sam.Template), nil
+	}
+	t, err := sam.LoadWithParameters(path, params)
+	if err == nil {
+		templates.Store(key, t)
+	}
+	return t, err
 }
 
 // serve builds API: the gateway over the template's routes, checking tokens like the
@@ -243,7 +326,7 @@ func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 
 func (s *Stack) startSQS(ctx context.Context, addr string, tpl *sam.Template) error {
 	var err error
-	if s.SQS, err = StartSQS(ctx, addr, SQSOptions{}); err != nil {
+	if s.SQS, err = StartSQS(ctx, addr, SQSOptions{Wrap: s.cfg.SQSWrap}); err != nil {
 		return err
 	}
 	queues, err := tpl.Queues()
@@ -254,7 +337,7 @@ func (s *Stack) startSQS(ctx context.Context, addr string, tpl *sam.Template) er
 	for i, q := range queues {
 		qs[i] = Queue{Name: q.Name, Attributes: q.Attributes}
 	}
-	s.Queues, err = CreateQueues(ctx, NewSQSClient(s.SQS.URL()), qs)
+	s.Queues, err = CreateQueues(ctx, s.SQSClient(), qs)
 	return err
 }
 
@@ -273,7 +356,10 @@ func (s *Stack) wire(cfg StackConfig) (map[string]lambda.Handler, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
-		handlers[f.Name] = deadline{h, time.Duration(f.Timeout) * time.Second}
+		handlers[f.Name] = deadline{h, s.scaled(time.Duration(f.Timeout) * time.Second)}
+		if cfg.WrapFunction != nil {
+			handlers[f.Name] = cfg.WrapFunction(f.Name, handlers[f.Name])
+		}
 	}
 	return handlers, nil
 }
@@ -316,6 +402,21 @@ func (d deadline) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	return d.Handler.Invoke(ctx, payload)
 }
 
+// scaled is d on the stack's clock (StackConfig.Slowdown).
+func (s *Stack) scaled(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * max(s.cfg.Slowdown, 1))
+}
+
+// storeOptions completes a store's options with the stack's clock (StackConfig.Now)
+// and, on a slowed clock, a catalog TTL to match.
+func (s *Stack) storeOptions(o dynamo.Options) dynamo.Options {
+	o.Now = s.cfg.Now
+	if s.cfg.Slowdown > 1 {
+		o.CatalogTTL = s.scaled(dynamo.DefaultCatalogTTL)
+	}
+	return o
+}
+
 // functionName is the short name of a function (its directory under functions/):
 // CloseOrderFunction → closeOrder.
 func functionName(logicalID string) string {
@@ -347,7 +448,7 @@ func (s *Stack) Run(ctx context.Context) error {
 				return fmt.Errorf("%s event %s: no queue %s", f.Name, ev.Name, ev.Queue)
 			}
 			cfg := PollerConfig{
-				Client: NewSQSClient(s.SQS.URL()), QueueURL: url, Function: f.Name, Handler: h,
+				Client: s.SQSClient(), QueueURL: url, Function: f.Name, Handler: h,
 				BatchSize: ev.BatchSize, Logger: s.cfg.Logger,
 				ReportBatchItemFailures: slices.Contains(ev.FunctionResponseTypes, "ReportBatchItemFailures"),
 			}
@@ -451,6 +552,7 @@ func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen (0 or more), \"state\": a WeChat Pay trade_state such as \"SUCCESS\"} or empty"}`))
 		return
 	}
+	defer s.paidAtWeChat(r.Context(), r.PathValue("orderId"))
 	var req *wechatpay.JSAPIRequest
 	if _, ok := s.PayServer.Order(r.PathValue("orderId")); !ok {
 		order, err := s.Store.Lookup(r.Context(), r.PathValue("orderId"))
@@ -491,6 +593,9 @@ func (s *Stack) Close() error {
 	var errs []error
 	if s.PayServer != nil {
 		errs = append(errs, s.PayServer.Close())
+	}
+	if s.WxAPIServer != nil {
+		errs = append(errs, s.WxAPIServer.Close())
 	}
 	if s.LoginServer != nil {
 		errs = append(errs, s.LoginServer.Close())

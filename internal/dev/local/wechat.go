@@ -1,15 +1,19 @@
 package local
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"time"
 
 	"github.com/stockguard/stockguard/internal/idtoken"
+	"github.com/stockguard/stockguard/internal/notices"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
+	"github.com/stockguard/stockguard/internal/wxapi"
+	"github.com/stockguard/stockguard/internal/wxapi/wxapitest"
 	"github.com/stockguard/stockguard/internal/wxlogin/wxlogintest"
 )
 
@@ -34,7 +38,7 @@ func (s *Stack) startWeChat(cfg StackConfig) error {
 	}
 	s.PayServer = paytest.NewServer(s.Payments, s.merchant, paytest.ServerOptions{
 		Now: cfg.Now, RetryInterval: 100 * time.Millisecond,
-		HTTPClient: &http.Client{Transport: inProcess{s}},
+		HTTPClient: &http.Client{Transport: inProcess{func(w http.ResponseWriter, r *http.Request) { s.API.ServeHTTP(w, r) }}},
 	})
 	if cfg.RefundInterval > 0 {
 		s.PayServer.SetRefundInterval(cfg.RefundInterval)
@@ -46,18 +50,46 @@ func (s *Stack) startWeChat(cfg StackConfig) error {
 	if err := s.LoginServer.Start(cfg.LoginAddr); err != nil {
 		return err
 	}
+	if err := s.startWxAPI(cfg); err != nil {
+		return err
+	}
 	s.Signer, err = idtoken.GenerateKeySigner()
 	return err
 }
 
-// inProcess is an http.RoundTripper that serves every request with the stack's API.
-type inProcess struct{ s *Stack }
+// Local subscribe-message templates: the template parameters' values on the local
+// stack unless StackConfig.Parameters sets them.
+const (
+	LocalPayReminderTemplate = "local-pay-reminder"
+	LocalRefundDoneTemplate  = "local-refund-done"
+)
 
-// RoundTrip serves r in-process and returns the recorded response.
-func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	t.s.API.ServeHTTP(rec, r)
-	return rec.Result(), nil
+// startWxAPI starts the stand-in of WeChat's server API with the local subscribe
+// templates, and the one client of it.
+func (s *Stack) startWxAPI(cfg StackConfig) error {
+	s.WxAPIServer = wxapitest.NewServer(LocalAppID, LocalAppSecret, wxapitest.Options{Now: cfg.Now})
+	if err := s.WxAPIServer.Start(cmp.Or(cfg.WxAPIAddr, "127.0.0.1:0")); err != nil {
+		return err
+	}
+	s.WxAPIServer.AddTemplate(cmp.Or(cfg.Parameters["PayReminderTemplateId"], LocalPayReminderTemplate), notices.PayReminderKeywords...)
+	s.WxAPIServer.AddTemplate(cmp.Or(cfg.Parameters["RefundDoneTemplateId"], LocalRefundDoneTemplate), notices.RefundDoneKeywords...)
+	var err error
+	s.wxClient, err = wxapi.New(wxapi.Config{AppID: LocalAppID, AppSecret: LocalAppSecret, BaseURL: s.WxAPIServer.URL(), Now: cfg.Now})
+	return err
+}
+
+// paidAtWeChat gives WxAPIServer the payment of order id once it is paid, as WeChat
+// learns of every payment: its transaction_id, the local merchant, the payer (the
+// order's user id, the buyer's openid on tokens whose sub is the openid) and when.
+func (s *Stack) paidAtWeChat(ctx context.Context, id string) {
+	o, err := s.Store.Lookup(ctx, id)
+	if err != nil || o.TransactionID == "" || o.PaidAt == nil {
+		return
+	}
+	if _, added := s.paidAdded.LoadOrStore(id, true); added {
+		return
+	}
+	s.WxAPIServer.AddPayment(wxapitest.Payment{TransactionID: o.TransactionID, MchID: LocalMchID, OutTradeNo: o.ID, OpenID: o.UserID, PaidAt: *o.PaidAt})
 }
 
 // verifier checks Bearer tokens as the HTTP API's JWT authorizer does: the local

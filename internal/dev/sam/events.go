@@ -45,6 +45,40 @@ type HTTPAPIEvent struct {
 	Authorizer string
 	// PayloadFormatVersion is "1.0" or "2.0"; "" means SAM's default, 2.0.
 	PayloadFormatVersion string
+	// Throttle is the route's RouteSettings throttle, which overrides the API's
+	// DefaultRouteSettings for this route; nil when the event sets none.
+	Throttle *Throttle
+}
+
+// Throttle is an HTTP API route throttle (API Gateway V2 RouteSettings
+// ThrottlingRateLimit and ThrottlingBurstLimit; Developer Guide, "Throttle requests
+// to your HTTP APIs for better throughput in API Gateway", route-level throttling):
+// a token bucket of Burst requests refilled at Rate requests per second.
+type Throttle struct {
+	Rate  float64 // ThrottlingRateLimit, requests per second
+	Burst int     // ThrottlingBurstLimit, requests
+}
+
+// throttle returns the Throttle of RouteSettings-shaped properties, nil when neither
+// limit is set.
+func throttle(rate *float64, burst *int) *Throttle {
+	if rate == nil && burst == nil {
+		return nil
+	}
+	t := &Throttle{}
+	if rate != nil {
+		t.Rate = *rate
+	}
+	if burst != nil {
+		t.Burst = *burst
+	}
+	return t
+}
+
+// routeSettings is the shape of DefaultRouteSettings and RouteSettings.
+type routeSettings struct {
+	ThrottlingRateLimit  *float64
+	ThrottlingBurstLimit *int
 }
 
 // SQSEvent is an SQS event (SAM SQS event source type).
@@ -63,6 +97,10 @@ type SQSEvent struct {
 	FunctionResponseTypes []string
 	// Enabled is false only when the template disables the event source mapping.
 	Enabled bool
+	// MaximumConcurrency is ScalingConfig.MaximumConcurrency: the most concurrent
+	// invocations the event source mapping makes (Lambda Developer Guide, "Configuring
+	// maximum concurrency for Amazon SQS event sources"); 0 when unset.
+	MaximumConcurrency int
 }
 
 // ScheduleEvent is a Schedule or ScheduleV2 event (SAM event source types).
@@ -167,6 +205,7 @@ func httpAPIEvent(name string, properties json.RawMessage) (HTTPAPIEvent, error)
 		Path                 string
 		PayloadFormatVersion string
 		Auth                 struct{ Authorizer string }
+		RouteSettings        routeSettings
 	}
 	if err := decodeProperties(properties, &p); err != nil {
 		return HTTPAPIEvent{}, err
@@ -178,6 +217,7 @@ func httpAPIEvent(name string, properties json.RawMessage) (HTTPAPIEvent, error)
 		Path:                 p.Path,
 		Authorizer:           p.Auth.Authorizer,
 		PayloadFormatVersion: p.PayloadFormatVersion,
+		Throttle:             throttle(p.RouteSettings.ThrottlingRateLimit, p.RouteSettings.ThrottlingBurstLimit),
 	}, nil
 }
 
@@ -188,6 +228,7 @@ func sqsEvent(name string, properties json.RawMessage) (SQSEvent, error) {
 		MaximumBatchingWindowInSeconds int
 		FunctionResponseTypes          []string
 		Enabled                        *bool
+		ScalingConfig                  struct{ MaximumConcurrency int }
 	}
 	if err := decodeProperties(properties, &p); err != nil {
 		return SQSEvent{}, err
@@ -203,6 +244,7 @@ func sqsEvent(name string, properties json.RawMessage) (SQSEvent, error) {
 		MaximumBatchingWindow: p.MaximumBatchingWindowInSeconds,
 		FunctionResponseTypes: p.FunctionResponseTypes,
 		Enabled:               p.Enabled == nil || *p.Enabled,
+		MaximumConcurrency:    p.ScalingConfig.MaximumConcurrency,
 	}, nil
 }
 

@@ -51,6 +51,11 @@ type Function struct {
 	Events Events
 	// Policies are the function's Policies property.
 	Policies Policies
+	// ReservedConcurrency is ReservedConcurrentExecutions: the concurrency set aside
+	// for the function, which is also its ceiling (Lambda Developer Guide,
+	// "Configuring reserved concurrency for a function"); nil when unset (the function
+	// draws on the account's unreserved concurrency).
+	ReservedConcurrency *int
 	// Tracing is the X-Ray tracing mode, Active or PassThrough; "" when neither the
 	// function nor Globals sets it (Lambda's default, PassThrough).
 	Tracing string
@@ -106,16 +111,17 @@ func (t *Template) globalFunction() (*global.Function, error) {
 
 func (t *Template) function(id string, f *serverless.Function, g *global.Function) (Function, error) {
 	fn := Function{
-		Name:             id,
-		Runtime:          first(f.Runtime, g.Runtime),
-		Handler:          first(f.Handler, g.Handler),
-		CodeURI:          codeURI(f.CodeUri, g.CodeUri),
-		Timeout:          firstInt(defaultTimeoutSeconds, f.Timeout, g.Timeout),
-		MemorySize:       firstInt(defaultMemoryMB, f.MemorySize, g.MemorySize),
-		Architectures:    architectures(f.Architectures, g.Architectures),
-		Environment:      environment(f.Environment, g.Environment),
-		Tracing:          first(f.Tracing, g.Tracing),
-		AutoPublishAlias: first(f.AutoPublishAlias, g.AutoPublishAlias),
+		Name:                id,
+		Runtime:             first(f.Runtime, g.Runtime),
+		Handler:             first(f.Handler, g.Handler),
+		CodeURI:             codeURI(f.CodeUri, g.CodeUri),
+		Timeout:             firstInt(defaultTimeoutSeconds, f.Timeout, g.Timeout),
+		MemorySize:          firstInt(defaultMemoryMB, f.MemorySize, g.MemorySize),
+		Architectures:       architectures(f.Architectures, g.Architectures),
+		Environment:         environment(f.Environment, g.Environment),
+		Tracing:             first(f.Tracing, g.Tracing),
+		AutoPublishAlias:    first(f.AutoPublishAlias, g.AutoPublishAlias),
+		ReservedConcurrency: f.ReservedConcurrentExecutions,
 	}
 	fn.BuildMethod, _ = f.AWSCloudFormationMetadata["BuildMethod"].(string)
 	if d := cmp.Or(f.DeploymentPreference, g.DeploymentPreference); d != nil {

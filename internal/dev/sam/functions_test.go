@@ -14,11 +14,13 @@ func TestFunctions_AppliesGlobalsTheWaySAMMergesThem(t *testing.T) {
 	}{
 		{
 			// Scalars set on the function win; unset ones come from Globals; the
-			// environment is Globals' merged with the function's.
+			// environment is Globals' merged with the function's; reserved concurrency
+			// is the function's own.
 			name: "CloseOrderFunction",
 			want: Function{
 				Name: "CloseOrderFunction", Runtime: "provided.al2023", Architectures: []string{"arm64"},
 				Handler: "bootstrap", CodeURI: ".", BuildMethod: "makefile", Timeout: 30, MemorySize: 256,
+				ReservedConcurrency: new(7),
 			},
 		},
 		{
@@ -61,7 +63,7 @@ func TestFunctions_DecodesEventsByType(t *testing.T) {
 			{Name: "Refunds", Queue: "RefundQueue.fifo", BatchSize: 10, Enabled: false},
 			{
 				Name: "Timeouts", Queue: "CloseOrderQueue", BatchSize: 5, MaximumBatchingWindow: 2,
-				FunctionResponseTypes: []string{"ReportBatchItemFailures"}, Enabled: true,
+				FunctionResponseTypes: []string{"ReportBatchItemFailures"}, Enabled: true, MaximumConcurrency: 4,
 			},
 		},
 		Schedule: []ScheduleEvent{

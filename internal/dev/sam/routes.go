@@ -26,6 +26,11 @@ type Route struct {
 	// IAM reports that the route uses AWS_IAM authorization (SigV4): its event sets
 	// Auth.Authorizer AWS_IAM.
 	IAM bool
+	// API is the logical id of the HTTP API the route belongs to.
+	API string
+	// Throttle is the route's throttle: its event's RouteSettings, else its API's
+	// DefaultRouteSettings; nil when neither sets one.
+	Throttle *Throttle
 }
 
 // Routes returns the routes of every HttpApi event of every AWS::Serverless::Function,
@@ -54,7 +59,7 @@ func (t *Template) Routes() ([]Route, error) {
 				return nil, fmt.Errorf("route %s %s declared twice: %s and %s.%s", ev.Method, ev.Path, other, f.Name, ev.Name)
 			}
 			seen[key] = f.Name + "." + ev.Name
-			authorizer := cmp.Or(ev.Authorizer, defaultAuthorizer)
+			authorizer := cmp.Or(ev.Authorizer, defaultAuthorizer.authorizer)
 			routes = append(routes, Route{
 				Method:   ev.Method,
 				Path:     ev.Path,
@@ -62,6 +67,8 @@ func (t *Template) Routes() ([]Route, error) {
 				Event:    ev.Name,
 				Public:   authorizer == "" || authorizer == "NONE",
 				IAM:      authorizer == "AWS_IAM",
+				API:      ev.API,
+				Throttle: cmp.Or(ev.Throttle, defaultAuthorizer.throttle),
 			})
 		}
 	}
@@ -71,25 +78,31 @@ func (t *Template) Routes() ([]Route, error) {
 	return routes, nil
 }
 
+// apiDefaults are what an HTTP API gives the routes that set nothing of their own.
+type apiDefaults struct {
+	authorizer string    // DefaultAuthorizer
+	throttle   *Throttle // DefaultRouteSettings' throttle
+}
+
 // defaultAuthorizers maps each HTTP API's logical id, and "" for SAM's implicit API
-// (configured by Globals.HttpApi), to its DefaultAuthorizer.
-func (t *Template) defaultAuthorizers() (map[string]string, error) {
+// (configured by Globals.HttpApi), to its DefaultAuthorizer and default route throttle.
+func (t *Template) defaultAuthorizers() (map[string]apiDefaults, error) {
 	apis, err := t.HTTPAPIs()
 	if err != nil {
 		return nil, err
 	}
-	defaults := map[string]string{"": ""}
+	defaults := map[string]apiDefaults{"": {}}
 	if _, ok := t.cf.Globals["HttpApi"]; ok {
 		g, err := t.cf.GetServerlessGlobalHttpApi()
 		if err != nil {
 			return nil, fmt.Errorf("Globals.HttpApi: %w", err)
 		}
 		if g.Auth != nil {
-			defaults[""] = aws.ToString(g.Auth.DefaultAuthorizer)
+			defaults[""] = apiDefaults{authorizer: aws.ToString(g.Auth.DefaultAuthorizer)}
 		}
 	}
 	for _, api := range apis {
-		defaults[api.Name] = api.DefaultAuthorizer
+		defaults[api.Name] = apiDefaults{authorizer: api.DefaultAuthorizer, throttle: api.Throttle}
 	}
 	return defaults, nil
 }
@@ -107,6 +120,10 @@ type HTTPAPI struct {
 	// AccessLogs is AccessLogSettings (SAM HttpApi: the stage's access logs); nil when
 	// the API writes none.
 	AccessLogs *AccessLogs
+	// Throttle is DefaultRouteSettings' throttle, applied to every route of the stage
+	// that sets no RouteSettings of its own; nil when the API sets none (API Gateway
+	// then applies only the account's throttle).
+	Throttle *Throttle
 }
 
 // AccessLogs is an HTTP API stage's AccessLogSettings (API Gateway V2
@@ -140,8 +157,9 @@ func (t *Template) HTTPAPIs() ([]HTTPAPI, error) {
 			return HTTPAPI{}, err
 		}
 		var raw struct {
-			Auth              struct{ EnableIamAuthorizer bool }
-			AccessLogSettings *AccessLogs
+			Auth                 struct{ EnableIamAuthorizer bool }
+			AccessLogSettings    *AccessLogs
+			DefaultRouteSettings routeSettings
 		}
 		if props := t.resources[id].Properties; len(props) > 0 {
 			if err := json.Unmarshal(props, &raw); err != nil {
@@ -149,6 +167,7 @@ func (t *Template) HTTPAPIs() ([]HTTPAPI, error) {
 			}
 		}
 		api.IAMAuthorizer, api.AccessLogs = raw.Auth.EnableIamAuthorizer, raw.AccessLogSettings
+		api.Throttle = throttle(raw.DefaultRouteSettings.ThrottlingRateLimit, raw.DefaultRouteSettings.ThrottlingBurstLimit)
 		return api, nil
 	})
 }

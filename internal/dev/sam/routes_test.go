@@ -12,14 +12,16 @@ func TestRoutes_ListsHttpApiEventsByPathThenMethod(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Route{
-		// AdminApi has no DefaultAuthorizer, so its routes are public.
-		{Method: "GET", Path: "/health", Function: "AdminFunction", Event: "Health", Public: true},
+		// AdminApi has no DefaultAuthorizer, so its routes are public,
+		// and no throttle.
+		{Method: "GET", Path: "/health", Function: "AdminFunction", Event: "Health", Public: true, API: "AdminApi"},
 		// No ApiId: SAM's implicit API, which has no authorizer here.
 		{Method: "POST", Path: "/notify", Function: "AdminFunction", Event: "Notify", Public: true},
-		{Method: "POST", Path: "/orders", Function: "OrdersFunction", Event: "CreateOrder", Public: false},
-		{Method: "GET", Path: "/orders/{orderId}", Function: "OrdersFunction", Event: "GetOrder", Public: false},
+		// Its own RouteSettings override the API's DefaultRouteSettings.
+		{Method: "POST", Path: "/orders", Function: "OrdersFunction", Event: "CreateOrder", Public: false, API: "HttpApi", Throttle: &Throttle{Rate: 50, Burst: 100}},
+		{Method: "GET", Path: "/orders/{orderId}", Function: "OrdersFunction", Event: "GetOrder", Public: false, API: "HttpApi", Throttle: &Throttle{Burst: 1000}},
 		// Auth.Authorizer NONE; the method is upper-cased.
-		{Method: "GET", Path: "/skus/{skuId}", Function: "OrdersFunction", Event: "GetSku", Public: true},
+		{Method: "GET", Path: "/skus/{skuId}", Function: "OrdersFunction", Event: "GetSku", Public: true, API: "HttpApi", Throttle: &Throttle{Burst: 1000}},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("routes:\ngot  %+v\nwant %+v", got, want)
@@ -54,7 +56,7 @@ func TestHTTPAPIs_ResolvesAuthorizerSettingsFromParameters(t *testing.T) {
 			}
 			want := []HTTPAPI{
 				{Name: "AdminApi", Authorizers: map[string]Authorizer{}},
-				{Name: "HttpApi", DefaultAuthorizer: "JwtAuthorizer", Authorizers: map[string]Authorizer{"JwtAuthorizer": tt.want}},
+				{Name: "HttpApi", DefaultAuthorizer: "JwtAuthorizer", Authorizers: map[string]Authorizer{"JwtAuthorizer": tt.want}, Throttle: &Throttle{Burst: 1000}},
 			}
 			if !reflect.DeepEqual(apis, want) {
 				t.Errorf("HTTPAPIs:\ngot  %+v\nwant %+v", apis, want)

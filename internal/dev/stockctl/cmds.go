@@ -79,6 +79,15 @@ var commands = []command{
 		"Records a refund WeChat Pay refused, closed or marked abnormal as settled outside WeChat\n" +
 			"Pay, the money returned by hand (POST /admin/orders/{orderId}/refunds/{outRefundNo}/settle).",
 		`stockctl refund-settled 01a22e5575f07d0ea5bc5c5688f0f062 01a22e5575f07d0ea5bc5c5688f0f062_R --reason "paid back by bank transfer"`, resolveRefund("refund-settled", "settle")},
+	{"ship", "ORDER_ID --shipment-id ID --type express|same-city|virtual|self-pickup [--carrier CODE --tracking NO] [--contact 189****1234] [--item SKU:QTY]...",
+		"Ships a PAID order (POST /admin/orders/{orderId}/shipments) and uploads that to WeChat, which\n" +
+			"holds the shop's money until it is: express needs --carrier (WeChat's express company code,\n" +
+			"SF also --contact, a masked phone number) and --tracking; --item (repeated) ships part of the\n" +
+			"order, in up to 15 express parcels; without it, every unit not shipped yet. --shipment-id is\n" +
+			"the idempotency key: the same shipment again changes nothing; the id with another body is\n" +
+			"422 IDEMPOTENCY_KEY_REUSED. An order not PAID is 409 ORDER_NOT_SHIPPABLE. `stockctl orders\n" +
+			"ORDER_ID -o json` shows shipping.status: QUEUED, then UPLOADED.",
+		`stockctl ship 01a22e5575f07d0ea5bc5c5688f0f062 --shipment-id parcel-1 --type express --carrier SF --tracking SF1234567890 --contact "189****1234"`, shipOrder},
 	{"reconcile", "[--latest]",
 		"Runs reconcile now (POST /admin/reconcile) and shows its report: whether the stock\n" +
 			"counters, the ledger and the open orders agree, and every difference; --latest shows the\n" +
@@ -89,6 +98,13 @@ var commands = []command{
 			"in order, after checking every entry's shape; it stops at the first refusal. Seeding again\n" +
 			"is safe: an entry equal to its SKU's creation changes nothing.",
 		"stockctl seed examples/seed.json", seed},
+	{"plan", "--orders N --page-views N [--skus N] [--pay-ratio R] | --sku ID:ORDERS:PAGEVIEWS ...",
+		"Sizes a sale without calling the API: shards per SKU, what each item, index key, table,\n" +
+			"route and quota carries at the peak (per second, all SKUs together, or each SKU's with\n" +
+			"--sku), what binds first, what to deploy with and ask AWS for, the cost per million orders.",
+		"stockctl plan --orders 30000 --page-views 100000 --skus 10", func(_ context.Context, c *call, args []string) error {
+			return planSale(c.out, c.json, args)
+		}},
 }
 
 // lookup returns the command named name.
@@ -296,6 +312,41 @@ func resolveRefund(name, what string) func(ctx context.Context, c *call, args []
 		path := "/admin/orders/" + url.PathEscape(id) + "/refunds/" + url.PathEscape(no) + "/" + what
 		return c.send(ctx, "POST", path, map[string]any{"reason": *reason}, printOrder)
 	}
+}
+
+// shipOrder ships an order through POST /admin/orders/{orderId}/shipments.
+func shipOrder(ctx context.Context, c *call, args []string) error {
+	fs := flag.NewFlagSet("ship", flag.ContinueOnError)
+	id, typ := fs.String("shipment-id", "", "the shipment's idempotency key"), fs.String("type", "", "express, same-city, virtual or self-pickup")
+	carrier, tracking := fs.String("carrier", "", "WeChat's express company code, e.g. SF"), fs.String("tracking", "", "the tracking number")
+	contact := fs.String("contact", "", "a masked phone number (SF), e.g. 189****1234")
+	var items []map[string]any
+	fs.Func("item", "SKU:QTY, repeated: what the parcel holds (default: every unit not shipped yet)", func(v string) error {
+		sku, qty, ok := strings.Cut(v, ":")
+		n, err := strconv.Atoi(qty)
+		if !ok || sku == "" || err != nil || n < 1 {
+			return errors.New("want SKU:QTY, e.g. cup-01:2")
+		}
+		items = append(items, map[string]any{"skuId": sku, "qty": n})
+		return nil
+	})
+	order, err := parse(fs, args, "an order id")
+	if err != nil {
+		return err
+	}
+	if *id == "" || *typ == "" {
+		return usageError("ship needs --shipment-id and --type")
+	}
+	body := map[string]any{"shipmentId": *id, "type": *typ}
+	for k, v := range map[string]string{"carrier": *carrier, "tracking": *tracking, "contact": *contact} {
+		if v != "" {
+			body[k] = v
+		}
+	}
+	if len(items) > 0 {
+		body["items"] = items
+	}
+	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(order)+"/shipments", body, printShipment)
 }
 
 // seed sends each entry of a seed file to POST /admin/skus, in order, stopping at the

@@ -202,6 +202,9 @@ func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
 		{[]string{"adjust", "cup", "--delta", "1"}, secretKey, stockctl.ExitUsage, "needs --id", false},
 		{[]string{"refund", "0123456789abcdef", "--reason", "damaged"}, secretKey, stockctl.ExitError, "404 ORDER_NOT_FOUND", false},
 		{[]string{"refund", "0123456789abcdef"}, secretKey, stockctl.ExitUsage, "needs --reason", false},
+		{[]string{"ship", "0123456789abcdef", "--shipment-id", "p1", "--type", "virtual"}, secretKey, stockctl.ExitError, "404 ORDER_NOT_FOUND", false},
+		{[]string{"ship", "0123456789abcdef", "--type", "virtual"}, secretKey, stockctl.ExitUsage, "needs --shipment-id", false},
+		{[]string{"ship", "0123456789abcdef", "--shipment-id", "p1", "--type", "virtual", "--item", "cup"}, secretKey, stockctl.ExitUsage, "SKU:QTY", false},
 		{[]string{"-o", "yaml", "list"}, secretKey, stockctl.ExitUsage, "-o must be", false},
 	} {
 		if tc.outside {
@@ -224,18 +227,27 @@ func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
 	}
 }
 
-func TestStockctl_RefundsAPaidOrder(t *testing.T) {
-	h := newHarness(t)
-	if code, _, errOut := h.run(secretKey, "create", "--sku", "cup", "--name", "Cup", "--price", "100", "--stock", "3"); code != 0 {
-		t.Fatalf("create: %d %s", code, errOut)
-	}
+// cupOrder places buyer's order of 2 cups through the stack's API.
+func (h *harness) cupOrder(t *testing.T) struct{ OrderID string } {
+	t.Helper()
 	req := httptest.NewRequest("POST", "/orders", strings.NewReader(`{"items":[{"skuId":"cup","qty":2}]}`))
 	req.Header.Set("X-User-Id", "buyer")
 	rec := httptest.NewRecorder()
 	h.stack.API.ServeHTTP(rec, req)
 	var order struct{ OrderID string }
-	json.Unmarshal(rec.Body.Bytes(), &order)
-	rec = httptest.NewRecorder()
+	if err := json.Unmarshal(rec.Body.Bytes(), &order); err != nil || rec.Code != http.StatusCreated {
+		t.Fatalf("order: %d %s", rec.Code, rec.Body)
+	}
+	return order
+}
+
+func TestStockctl_RefundsAPaidOrder(t *testing.T) {
+	h := newHarness(t)
+	if code, _, errOut := h.run(secretKey, "create", "--sku", "cup", "--name", "Cup", "--price", "100", "--stock", "3"); code != 0 {
+		t.Fatalf("create: %d %s", code, errOut)
+	}
+	order := h.cupOrder(t)
+	rec := httptest.NewRecorder()
 	h.stack.API.ServeHTTP(rec, httptest.NewRequest("POST", "/_local/pay/"+order.OrderID, nil))
 	if rec.Code != http.StatusNoContent {
 		t.Fatalf("pay: %d %s", rec.Code, rec.Body)
@@ -248,6 +260,22 @@ func TestStockctl_RefundsAPaidOrder(t *testing.T) {
 		t.Errorf("cup on-hand %d available %d after the refund, want 3 and 3", got.OnHand, got.Available)
 	}
 	booktest.Check(t, h.stack.DB, h.stack.Tables)
+}
+
+// stockctl ship of an order not paid is refused with the route's 409, nothing shipped.
+func TestStockctl_ShipRefusesAnUnpaidOrder(t *testing.T) {
+	h := newHarness(t)
+	if code, _, errOut := h.run(secretKey, "create", "--sku", "cup", "--name", "Cup", "--price", "100", "--stock", "3"); code != 0 {
+		t.Fatalf("create: %d %s", code, errOut)
+	}
+	order := h.cupOrder(t)
+	code, _, errOut := h.run(secretKey, "ship", order.OrderID, "--shipment-id", "p1", "--type", "express", "--carrier", "YTO", "--tracking", "YT1", "--item", "cup:1")
+	if code != stockctl.ExitError || !strings.Contains(errOut, "409 ORDER_NOT_SHIPPABLE") {
+		t.Errorf("ship: exit %d, stderr %q", code, errOut)
+	}
+	if o, _ := h.stack.Store.Lookup(context.Background(), order.OrderID); o.Shipping != nil {
+		t.Errorf("shipping recorded: %+v", o.Shipping)
+	}
 }
 
 // Without credentials (the local stack) stockctl sends no signature and names the
@@ -321,12 +349,12 @@ func TestStockctl_CommandHelpNeedsNoEndpoint(t *testing.T) {
 		name, args, _ := strings.Cut(strings.TrimSpace(line), " ")
 		synopses[name] = strings.TrimSpace(args)
 	}
-	if len(synopses) != 14 {
-		t.Fatalf("stockctl -h lists %d commands, want 14:\n%s", len(synopses), out.String())
+	if len(synopses) != 16 {
+		t.Fatalf("stockctl -h lists %d commands, want 16:\n%s", len(synopses), out.String())
 	}
 	for name, args := range synopses {
 		for _, argv := range [][]string{{name, "-h"}, {name, "--help"}, {"-o", "json", name, "cup-01", "-h"}} {
-			if name == "create" || name == "list" || name == "reconcile" {
+			if name == "create" || name == "list" || name == "reconcile" || name == "plan" {
 				if argv[len(argv)-2] == "cup-01" { // no positional argument
 					argv = []string{"-o", "json", name, "-h"}
 				}

@@ -203,6 +203,31 @@ func printOrder(w io.Writer, data []byte) error {
 	return tw.Flush()
 }
 
+// printShipment prints POST /admin/orders/{orderId}/shipments' answer.
+func printShipment(w io.Writer, data []byte) error {
+	a, err := decode[struct {
+		OrderID  string
+		Shipment struct {
+			ShipmentID, Type, Carrier, Tracking string
+			Items                               []struct {
+				SKU string `json:"skuId"`
+				Qty int
+			}
+		}
+		Shipping struct{ Status, UploadedAt, Error string }
+	}](data)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "order\t%s\nshipment\t%s\t%s %s %s\nshipping\t%s\t%s%s\n\nSKU\tQTY\n", a.OrderID,
+		a.Shipment.ShipmentID, a.Shipment.Type, a.Shipment.Carrier, a.Shipment.Tracking, a.Shipping.Status, a.Shipping.UploadedAt, a.Shipping.Error)
+	for _, it := range a.Shipment.Items {
+		fmt.Fprintf(tw, "%s\t%d\n", it.SKU, it.Qty)
+	}
+	return tw.Flush()
+}
+
 // report is reconcile's report (docs/contract.md, "Merchant API").
 type report struct {
 	SKUsChecked int `json:"skusChecked"`

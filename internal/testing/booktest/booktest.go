@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -329,4 +330,39 @@ func shards(v any) map[string]int {
 		}
 	}
 	return out
+}
+
+// Window is when a request ran, by the clock of the store that served it: it was sent
+// at Start and answered at End.
+type Window struct{ Start, End time.Time }
+
+// FalseStockOuts counts the STOCK_OUT answers (stockOuts, one unit asked each) that
+// were given while the SKU surely held a unit. The SKU starts with stock units; takes
+// are the earliest moments at which each unit was taken (a reservation cannot take
+// effect before the request that made it started, nor before its ledger entry's at);
+// gives are the latest moments by which each unit given back was available again (a
+// release is done when the invocation that wrote it ended). At any moment t in a
+// STOCK_OUT's window the SKU held at least stock − (takes before End) + (gives
+// before Start) units, since units taken later or given back earlier only add to
+// that; an answer whose bound is still one unit or more is false. The check is
+// conservative: it never calls a true STOCK_OUT false, and misses a false one only
+// when it cannot prove the unit was there.
+func FalseStockOuts(stock int, stockOuts []Window, takes, gives []time.Time) int {
+	sorted := func(ts []time.Time) []time.Time {
+		ts = slices.Clone(ts)
+		slices.SortFunc(ts, time.Time.Compare)
+		return ts
+	}
+	takes, gives = sorted(takes), sorted(gives)
+	before := func(ts []time.Time, t time.Time) int {
+		n, _ := slices.BinarySearchFunc(ts, t, time.Time.Compare)
+		return n
+	}
+	n := 0
+	for _, w := range stockOuts {
+		if stock-before(takes, w.End)+before(gives, w.Start) >= 1 {
+			n++
+		}
+	}
+	return n
 }

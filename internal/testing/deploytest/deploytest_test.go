@@ -44,7 +44,10 @@ import (
 	"github.com/stockguard/stockguard/internal/testing/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
+	"github.com/stockguard/stockguard/internal/wxapi"
+	"github.com/stockguard/stockguard/internal/wxapi/wxapitest"
 	"github.com/stockguard/stockguard/internal/wxlogin"
+	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
 // maxBootstrapBytes is the largest bootstrap (arm64, stripped, as the Makefile builds
@@ -71,10 +74,14 @@ func TestBootstraps_AnswerEveryRouteAndSourceUnderTheLambdaRuntime(t *testing.T)
 	w.checkIssuerAndLogin(t)
 	mug := w.checkAdmin(t)
 	paid := w.checkOrderAndPayment(t, mug)
+	w.checkShipping(t, paid)
 	w.checkCancel(t, mug)
 	w.checkQueueAndSweep(t, mug)
 	w.checkReconcile(t)
 	w.checkAlertChat(t)
+	// GET /skus/{skuId} answers from a read at most 1 s old (docs/design.md, "Sell-out"):
+	// let the last change reach it.
+	time.Sleep(1100 * time.Millisecond)
 	if got := w.stack.Available(t, mug); got != 10-2 {
 		t.Errorf("%s available %d after one paid order of 2, want 8", mug, got)
 	}
@@ -89,8 +96,12 @@ func TestBootstraps_AnswerEveryRouteAndSourceUnderTheLambdaRuntime(t *testing.T)
 		t.Errorf("the functions tried to reach other hosts: %q", hosts)
 	}
 	w.secrets.mu.Lock()
-	if reads := w.secrets.reads[local.LocalSecretARN]; reads != 3 {
-		t.Errorf("the merchant secret was read %d times, want 3 (once per cold start of closeOrder, payCallback, login)", reads)
+	if reads := w.secrets.reads[local.LocalSecretARN]; reads != 4 {
+		t.Errorf("the merchant secret was read %d times, want 4 (once per cold start of closeOrder, payCallback, login, wechat)", reads)
+	}
+	// Once by the local stack's start, once by the wechat bootstrap's cold start.
+	if calls := w.stack.WxAPIServer.Calls(wxapi.PathUpdateOrderDetailPath); calls != 2 || !strings.Contains(w.stack.WxAPIServer.OrderDetailPath(), wxapi.DetailPathPlaceholder) {
+		t.Errorf("update_order_detail_path called %d times (path %q), want 2", calls, w.stack.WxAPIServer.OrderDetailPath())
 	}
 	if reads := w.secrets.reads[local.LocalChatSecretARN]; reads != 3 {
 		t.Errorf("the chat webhooks secret was read %d times, want 3 (alertChat's cold start and its two invocations)", reads)
@@ -176,8 +187,16 @@ func (w *world) environment(t *testing.T) func(sam.Function) []string {
 	}
 	t.Cleanup(func() { w.payServer.Close() })
 	var caFile string
-	w.proxy, caFile = newWeChatProxy(t, map[string]string{host(t, wechatpay.DefaultBaseURL): w.payServer.URL(), host(t, wxlogin.DefaultBaseURL): w.stack.LoginServer.URL(),
-		weComHost: w.chatBot.URL()})
+	// WeChat serves jscode2session and the mini-program server API on one host
+	// (wxlogin.DefaultBaseURL, wxapi.DefaultBaseURL): the stand-ins share it by path.
+	if host(t, wxlogin.DefaultBaseURL) != host(t, wxapi.DefaultBaseURL) {
+		t.Fatal("jscode2session and the server API are on different hosts: proxy each to its stand-in")
+	}
+	weChatAPI := http.NewServeMux()
+	weChatAPI.Handle(wxlogin.Path, w.stack.LoginServer)
+	weChatAPI.Handle("/", w.stack.WxAPIServer)
+	w.proxy, caFile = newWeChatProxy(t, map[string]string{host(t, wechatpay.DefaultBaseURL): w.payServer.URL(),
+		host(t, wxlogin.DefaultBaseURL): serve(t, weChatAPI), weComHost: w.chatBot.URL()})
 	common := []string{
 		"PATH=" + os.Getenv("PATH"), "TZ=:UTC", "AWS_REGION=" + sam.Region, "AWS_DEFAULT_REGION=" + sam.Region,
 		"AWS_ACCESS_KEY_ID=" + accessKeyID, "AWS_SECRET_ACCESS_KEY=" + secretAccessKey, "AWS_SESSION_TOKEN=" + sessionToken,
@@ -448,6 +467,30 @@ func (w *world) checkQueueAndSweep(t *testing.T, sku string) {
 		if o := w.stack.Lookup(t, id); o.Status != inventory.StatusCancelled || o.CancelReason != inventory.CancelTimeout || w.stack.Ops(t, id)["RELEASE"] != 1 {
 			t.Errorf("overdue order %s: %s (%s), ledger %v; want CANCELLED by TIMEOUT, one RELEASE", id, o.Status, o.CancelReason, w.stack.Ops(t, id))
 		}
+	}
+}
+
+// checkShipping: the admin function records a shipment of the paid order and queues
+// its upload; the wechat function, given that message as an SQS batch, uploads it to
+// WeChat (the stand-in, at WeChat's host name) and the order reads UPLOADED.
+func (w *world) checkShipping(t *testing.T, paid string) {
+	o := w.stack.Lookup(t, paid)
+	w.stack.WxAPIServer.AddPayment(wxapitest.Payment{TransactionID: o.TransactionID, MchID: local.LocalMchID, OutTradeNo: o.ID, OpenID: o.UserID, PaidAt: *o.PaidAt})
+	status, out := w.stack.Call(t, http.MethodPost, "/admin/orders/"+paid+"/shipments", "", nil, `{"shipmentId":"p1","type":"express","carrier":"YTO","tracking":"YT1"}`)
+	want(t, "POST /admin/orders/{orderId}/shipments", status, http.StatusAccepted, out)
+	body, _ := json.Marshal(wxqueue.Message{Kind: wxqueue.KindUpload, OrderID: paid})
+	batch := events.SQSEvent{Records: []events.SQSMessage{{
+		MessageId: "00000000-0000-4000-8000-0000000000a1", ReceiptHandle: "rh-upload", Body: string(body),
+		EventSource: "aws:sqs", EventSourceARN: "arn:aws:sqs:" + sam.Region + ":" + sam.AccountID + ":WeChatQueue", AWSRegion: sam.Region,
+		Attributes: map[string]string{"ApproximateReceiveCount": "1", "SentTimestamp": strconv.FormatInt(time.Now().UnixMilli(), 10)},
+	}}}
+	var resp events.SQSEventResponse
+	w.stack.Invoke(t, "WeChatFunction", batch, &resp)
+	if len(resp.BatchItemFailures) != 0 {
+		t.Errorf("WeChat queue batch: item failures %v, want none", resp.BatchItemFailures)
+	}
+	if o := w.stack.Lookup(t, paid); o.Shipping == nil || o.Shipping.Status != inventory.ShippingUploaded || len(w.stack.WxAPIServer.Shipments(paid)) != 1 {
+		t.Errorf("order %s after the upload: shipping %+v, %d uploads at WeChat; want UPLOADED, 1", paid, o.Shipping, len(w.stack.WxAPIServer.Shipments(paid)))
 	}
 }
 

@@ -33,6 +33,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/stockguard/stockguard/internal/dev/local"
 	"github.com/stockguard/stockguard/internal/inventory"
@@ -185,14 +187,16 @@ func (s *Stack) Lookup(t testing.TB, id string) *inventory.Order {
 	return order
 }
 
-// Available is the SKU's available units as GET /skus/{skuId} answers.
+// Available is the SKU's available units summed over its shards, read strongly from
+// the store: GET /skus/{skuId} may answer a read up to 1 s old (stock.MaxStale),
+// so a test checking what a change did reads the store.
 func (s *Stack) Available(t testing.TB, sku string) int {
 	t.Helper()
-	status, out := s.Call(t, http.MethodGet, "/skus/"+sku, "", nil, "")
-	if status != http.StatusOK {
-		t.Fatalf("GET /skus/%s: %d %v", sku, status, out)
+	got, err := s.Store.SKU(context.Background(), sku)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return int(out["available"].(float64))
+	return got.Available
 }
 
 // OnHand is the SKU's on-hand units summed over its shards.
@@ -314,6 +318,17 @@ func (s *Stack) RunInBackground(t testing.TB) {
 	ran := make(chan error, 1)
 	go func() { ran <- s.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-ran })
+}
+
+// Drained waits up to 20 s until the queue with logical id queue holds no message:
+// visible, in flight or delayed (goaws counts them all in ApproximateNumberOfMessages).
+func (s *Stack) Drained(t testing.TB, queue string) {
+	t.Helper()
+	testkit.Eventually(t, 20*time.Second, queue+" drained", func() bool {
+		out, err := s.SQSClient().GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
+			QueueUrl: aws.String(s.Queues[queue]), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages}})
+		return err == nil && out.Attributes["ApproximateNumberOfMessages"] == "0"
+	})
 }
 
 // RunScheduled runs function ("closeOrder", "reconcile") now, as its schedule does,

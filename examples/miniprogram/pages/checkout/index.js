@@ -6,6 +6,7 @@
 // (an order, or a refusal) or the quantity changed.
 'use strict';
 const { newIdempotencyKey } = require('../../api.js');
+const config = require('../../config.js');
 const { yuan, canBuy, stockNote, messageFor, definitive } = require('../../view.js');
 
 /** @type {WechatMiniprogram.App.Instance<import('../../app.js').AppOption>} */
@@ -67,13 +68,14 @@ Page({
   },
 
   async submit() {
-    // Subscribe messages (wx.requestSubscribeMessage) are asked for here, as the first
-    // call of the tap (WeChat accepts it only from a tap), once the API takes the
-    // accepted template ids with the order.
     if (this.data.busy || !this.data.canBuy) return;
+    // The subscribe messages are asked for first: WeChat shows the dialog only from a
+    // tap. Whatever the buyer answers (or if the dialog fails), the order goes on.
+    const asked = askSubscriptions(config.subscribeTemplates);
     this.setData({ busy: true, error: '' });
     try {
-      const order = await app.api.createOrder([{ skuId: this.skuId, qty: this.data.qty }], this.key);
+      const subscriptions = await asked;
+      const order = await app.api.createOrder([{ skuId: this.skuId, qty: this.data.qty }], this.key, subscriptions);
       this.key = newIdempotencyKey();
       wx.redirectTo({ url: `/pages/pay/index?orderId=${encodeURIComponent(order.orderId)}` });
     } catch (err) {
@@ -87,3 +89,26 @@ Page({
     }
   },
 });
+
+/**
+ * askSubscriptions asks the buyer for the one-time subscribe templates
+ * (wx.requestSubscribeMessage, at most 3 a call) and resolves to the ids accepted;
+ * [] when there are none to ask for, the buyer refused, or the dialog failed.
+ * @param {string[]} tmplIds
+ * @returns {Promise<string[]>}
+ */
+function askSubscriptions(tmplIds) {
+  if (tmplIds.length === 0) return Promise.resolve([]);
+  return new Promise((resolve) => {
+    wx.requestSubscribeMessage({
+      tmplIds: tmplIds.slice(0, 3),
+      success(res) {
+        const answers = /** @type {Record<string, string>} */ (/** @type {unknown} */ (res));
+        resolve(tmplIds.filter((id) => answers[id] === 'accept'));
+      },
+      fail() {
+        resolve([]);
+      },
+    });
+  });
+}

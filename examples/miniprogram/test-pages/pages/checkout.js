@@ -137,3 +137,34 @@ test('a SKU that sold out meanwhile: "Place order" is greyed', async () => {
   await settle(wx);
   assert.equal(wx.requests.length, 1);
 });
+
+test('the tap asks for the subscribe messages first and sends the accepted template ids with the order', async () => {
+  const wx = fakeWx({
+    'GET /skus/cup-01': json(200, cup),
+    'POST /orders': json(201, order(1)),
+  }, { storage: signedIn(), subscribe: { 'local-pay-reminder': 'accept', 'local-refund-done': 'reject' } });
+  const { page } = openPage('checkout', { wx, query: { skuId: 'cup-01' } });
+  await settle(wx);
+  assert.deepEqual(wx.subscribeAsks, []); // nothing asked before the tap
+  await tap(page, '#submit');
+  await settle(wx);
+  assert.deepEqual(wx.subscribeAsks, [['local-pay-reminder', 'local-refund-done']]);
+  const posts = wx.requests.filter((r) => r.method === 'POST');
+  assert.equal(posts.length, 1);
+  assert.deepEqual(posts[0].data, { items: [{ skuId: 'cup-01', qty: 1 }], subscriptions: ['local-pay-reminder'] });
+  assert.deepEqual(wx.navigations, [{ how: 'redirectTo', url: '/pages/pay/index?orderId=o123456' }]);
+});
+
+test('a failed subscribe dialog never stops the order: it goes without subscriptions', async () => {
+  const wx = fakeWx({
+    'GET /skus/cup-01': json(200, cup),
+    'POST /orders': json(201, order(1)),
+  }, { storage: signedIn(), subscribe: { fail: true } });
+  const { page } = openPage('checkout', { wx, query: { skuId: 'cup-01' } });
+  await settle(wx);
+  await tap(page, '#submit');
+  await settle(wx);
+  const posts = wx.requests.filter((r) => r.method === 'POST');
+  assert.deepEqual(posts.map((r) => r.data), [{ items: [{ skuId: 'cup-01', qty: 1 }] }]);
+  assert.equal(wx.navigations.length, 1);
+});

@@ -1,0 +1,238 @@
+// Package notices sends the buyer WeChat one-time subscribe messages ("发送订阅消息",
+// package wxapi): a pay reminder shortly before an unpaid order is released, and a
+// refund-done message when a refund settles. The buyer accepts the templates in the
+// mini-program (wx.requestSubscribeMessage) at checkout; the accepted template ids
+// come with POST /orders and are kept on the order (inventory.Order.Subscriptions).
+//
+// Sending never blocks or fails the order flow: the work goes on the WeChat queue
+// (package wxqueue) and the wechat function sends it. Each message goes out at most
+// once: its sender first claims it in the store (dynamo.Store.ClaimNotice, a
+// conditional put), and gives the claim back only when WeChat could not take it and
+// the message is to be retried. A one-time subscription allows one send per
+// acceptance anyway ("订阅消息": 一次性订阅消息, "用户订阅一次，开发者可下发一条消息").
+// Failures count in NoticeFailed (alarmed, RUNBOOK.md NoticeFailedAlarm).
+//
+// The pay reminder goes out Lead before expiresAt, only while the order is still
+// PENDING and its payment window open: a reminder message is sent with the order,
+// delayed to its due time, hopping through the queue when that is more than
+// wxqueue.MaxDelay (900 s, SQS's longest DelaySeconds) away.
+package notices
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/metric"
+	"github.com/stockguard/stockguard/internal/wxapi"
+	"github.com/stockguard/stockguard/internal/wxqueue"
+)
+
+// MetricFunction is the Function dimension of NoticeSent and NoticeFailed, whichever
+// function emits them: the one the NoticeFailedAlarm watches.
+const MetricFunction = "wechat"
+
+// Template keywords of the messages (each template chosen in the mini-program's
+// console must have exactly these: "订阅消息" 订阅消息参数值内容限制说明 gives each
+// kind's rules, wxapi.CheckKeyword checks them):
+//   - pay reminder: character_string1 the order id, amount2 the amount ("¥399.00"),
+//     time3 when the order is released (China Standard Time, "2026-11-11 08:15");
+//   - refund done: character_string1 the order id, amount2 the amount refunded.
+var (
+	PayReminderKeywords = []string{"character_string1", "amount2", "time3"}
+	RefundDoneKeywords  = []string{"character_string1", "amount2"}
+)
+
+// Config is what the notices need besides their clients.
+type Config struct {
+	// PayReminderTemplate and RefundDoneTemplate are the template ids
+	// (PAY_REMINDER_TEMPLATE_ID, REFUND_DONE_TEMPLATE_ID); empty turns that message off.
+	PayReminderTemplate, RefundDoneTemplate string
+	// Lead is how long before expiresAt the pay reminder is due (PAY_REMINDER_LEAD_SECONDS).
+	Lead time.Duration
+	// Page is the mini-program page a message opens, the order id appended:
+	// "pages/order/index?orderId=" (ORDER_PAGE).
+	Page string
+	// MiniprogramState is the mini-program version a message opens (wxapi.StateFormal,
+	// StateTrial, StateDeveloper; empty: formal).
+	MiniprogramState string
+}
+
+// Templates are the configured template ids, the ones POST /orders accepts.
+func (c Config) Templates() []string {
+	var out []string
+	for _, t := range []string{c.PayReminderTemplate, c.RefundDoneTemplate} {
+		if t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Store is what the notices need of the store (dynamo.Store).
+type Store interface {
+	Lookup(ctx context.Context, id string) (*inventory.Order, error)
+	RefundByNo(ctx context.Context, outRefundNo string) (*inventory.Refund, error)
+	ClaimNotice(ctx context.Context, key string) (bool, error)
+	DropNotice(ctx context.Context, key string) error
+}
+
+// WeChat sends subscribe messages (*wxapi.Client).
+type WeChat interface {
+	SendSubscribeMessage(ctx context.Context, m wxapi.SubscribeMessage) error
+}
+
+// Sender queues work for the wechat function (*wxqueue.Queue).
+type Sender interface {
+	Send(ctx context.Context, m wxqueue.Message, delay time.Duration) error
+}
+
+// Schedule queues the pay reminder of a newly placed order o whose buyer accepted its
+// template, due Lead before o.ExpiresAt; none when that is not after now (a payment
+// window no longer than Lead: reminding at once would only repeat the checkout). It
+// never fails the caller: a send that fails is logged and counted in NoticeFailed,
+// and the buyer gets no reminder. queue nil: nothing.
+func Schedule(ctx context.Context, queue Sender, cfg Config, log *slog.Logger, function string, o *inventory.Order, now time.Time) {
+	at := o.ExpiresAt.Add(-cfg.Lead)
+	if queue == nil || cfg.PayReminderTemplate == "" || !slices.Contains(o.Subscriptions, cfg.PayReminderTemplate) || !at.After(now) {
+		return
+	}
+	if err := queue.Send(ctx, wxqueue.Message{Kind: wxqueue.KindPayReminder, OrderID: o.ID, At: at.UTC()}, at.Sub(now)); err != nil {
+		log.LogAttrs(ctx, slog.LevelError, "pay reminder not queued", slog.String("orderId", o.ID), slog.String("error", err.Error()))
+		metric.Emit(ctx, log, function, metric.NoticeFailed.Of(1))
+	}
+}
+
+// Settled is a refund store whose MarkRefunded, when it turns a refund REFUNDED,
+// queues the refund-done message: the one hook where a refund settles.
+type Settled[S interface {
+	MarkRefunded(ctx context.Context, res inventory.RefundResult) (*inventory.Refund, bool, error)
+}] struct {
+	Store S
+	Queue Sender // nil: no message
+	Log   *slog.Logger
+}
+
+// MarkRefunded is Store.MarkRefunded, then the refund-done message queued when this
+// call settled the refund. A failed send is logged and counted, never returned.
+func (s Settled[S]) MarkRefunded(ctx context.Context, res inventory.RefundResult) (*inventory.Refund, bool, error) {
+	r, changed, err := s.Store.MarkRefunded(ctx, res)
+	if err == nil && changed && r.Status == inventory.StatusRefunded && s.Queue != nil {
+		if qerr := s.Queue.Send(ctx, wxqueue.Message{Kind: wxqueue.KindRefundDone, OutRefundNo: r.OutRefundNo}, 0); qerr != nil {
+			s.Log.LogAttrs(ctx, slog.LevelError, "refund-done message not queued", slog.String("outRefundNo", r.OutRefundNo), slog.String("error", qerr.Error()))
+			metric.Emit(ctx, s.Log, MetricFunction, metric.NoticeFailed.Of(1))
+		}
+	}
+	return r, changed, err
+}
+
+// Notices sends the messages (the wechat function's KindPayReminder and KindRefundDone
+// work).
+type Notices struct {
+	store  Store
+	wechat WeChat
+	queue  Sender
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+}
+
+// New returns the notices over store, sending with wechat, hopping reminders due
+// later than wxqueue.MaxDelay through queue, on the clock now (nil: time.Now).
+func New(store Store, wechat WeChat, queue Sender, cfg Config, log *slog.Logger, now func() time.Time) *Notices {
+	if now == nil {
+		now = time.Now
+	}
+	return &Notices{store: store, wechat: wechat, queue: queue, cfg: cfg, log: log, now: now}
+}
+
+// shanghai is China Standard Time (UTC+8, no daylight saving), the time buyers read.
+var shanghai = time.FixedZone("CST", 8*3600)
+
+// Remind sends the pay reminder m names: not before m.At (earlier deliveries are sent
+// again with the time left, a hop), and only while the order is PENDING before its
+// expiresAt and its buyer accepted the template; once. Errors: the store's, and
+// WeChat's that are worth retrying.
+func (n *Notices) Remind(ctx context.Context, m wxqueue.Message) error {
+	now := n.now()
+	if left := m.At.Sub(now); left >= time.Second && n.queue != nil {
+		return n.queue.Send(ctx, m, left)
+	}
+	o, err := n.store.Lookup(ctx, m.OrderID)
+	switch {
+	case errors.Is(err, inventory.ErrOrderNotFound):
+		return nil // a reminder sent ahead for an order that never opened
+	case err != nil:
+		return err
+	case o.Status != inventory.StatusPending || !now.Before(o.ExpiresAt) || n.cfg.PayReminderTemplate == "" ||
+		!slices.Contains(o.Subscriptions, n.cfg.PayReminderTemplate):
+		return nil
+	}
+	return n.send(ctx, "remind#"+o.ID, wxapi.SubscribeMessage{
+		ToUser: o.UserID, TemplateID: n.cfg.PayReminderTemplate, Page: n.cfg.Page + o.ID,
+		Data: map[string]string{
+			"character_string1": o.ID, "amount2": yuan(o.Amount),
+			"time3": o.ExpiresAt.In(shanghai).Format("2006-01-02 15:04"),
+		},
+		MiniprogramState: n.cfg.MiniprogramState,
+	})
+}
+
+// RefundDone sends the refund-done message of the refund m names, once it is
+// REFUNDED and its order's buyer accepted the template; once per refund. Errors: the
+// store's, and WeChat's that are worth retrying.
+func (n *Notices) RefundDone(ctx context.Context, m wxqueue.Message) error {
+	r, err := n.store.RefundByNo(ctx, m.OutRefundNo)
+	switch {
+	case errors.Is(err, inventory.ErrRefundNotFound):
+		return nil
+	case err != nil:
+		return err
+	case r.Status != inventory.StatusRefunded || n.cfg.RefundDoneTemplate == "":
+		return nil
+	}
+	o, err := n.store.Lookup(ctx, r.OrderID)
+	if err != nil || !slices.Contains(o.Subscriptions, n.cfg.RefundDoneTemplate) {
+		return err
+	}
+	return n.send(ctx, "refunddone#"+r.OutRefundNo, wxapi.SubscribeMessage{
+		ToUser: o.UserID, TemplateID: n.cfg.RefundDoneTemplate, Page: n.cfg.Page + o.ID,
+		Data:             map[string]string{"character_string1": o.ID, "amount2": yuan(r.RefundAmount)},
+		MiniprogramState: n.cfg.MiniprogramState,
+	})
+}
+
+// send claims key and sends msg: a claim taken before means sent (or being sent)
+// already. A buyer with no subscription left (ErrNotSubscribed) is their choice, not
+// a failure; an answer worth retrying gives the claim back and is returned; any other
+// is final, logged and counted.
+func (n *Notices) send(ctx context.Context, key string, msg wxapi.SubscribeMessage) error {
+	claimed, err := n.store.ClaimNotice(ctx, key)
+	if err != nil || !claimed {
+		return err
+	}
+	err = n.wechat.SendSubscribeMessage(ctx, msg)
+	switch {
+	case err == nil:
+		metric.Emit(ctx, n.log, MetricFunction, metric.NoticeSent.Of(1))
+		return nil
+	case errors.Is(err, wxapi.ErrNotSubscribed):
+		return nil
+	case wxapi.Retryable(err):
+		metric.Emit(ctx, n.log, MetricFunction, metric.NoticeFailed.Of(1))
+		if derr := n.store.DropNotice(ctx, key); derr != nil {
+			return errors.Join(err, derr)
+		}
+		return err
+	}
+	metric.Emit(ctx, n.log, MetricFunction, metric.NoticeFailed.Of(1))
+	n.log.LogAttrs(ctx, slog.LevelError, "WeChat refused a subscribe message", slog.String("notice", key), slog.String("error", err.Error()))
+	return nil
+}
+
+// yuan formats fen as an amount keyword: "¥399.00".
+func yuan(fen int64) string { return fmt.Sprintf("¥%d.%02d", fen/100, fen%100) }
