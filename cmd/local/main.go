@@ -99,6 +99,7 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 	var dynamoAddr, sqsAddr, payAddr, loginAddr, wxapiAddr string
 	fs.StringVar(&o.seed, "seed", "", "create the SKUs of this JSON seed file at start, each through POST /admin/skus: [{\"skuId\",\"name\",\"price\",\"stock\",\"limitPerUser\"?,\"shards\"?}], e.g. -seed examples/seed.json")
 	fs.DurationVar(&o.cfg.PaymentTimeout, "payment-timeout", 15*time.Minute, "how long an order stays PENDING before it is released, e.g. -payment-timeout 10s")
+	fs.DurationVar(&o.cfg.RefundInterval, "refund-interval", time.Minute, "the least time the WeChat Pay stand-in keeps between two refunds of one payment (WeChat Pay's rule: a minute), e.g. -refund-interval 1s")
 	refundWindow := fs.String("user-refund-window", "0", "how long after payment a buyer may refund (template parameter UserRefundWindow: seconds or a duration; 0: never), e.g. -user-refund-window 24h")
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:3000", "HTTP API listen address (port 0: a free one), e.g. -addr 127.0.0.1:3001")
 	fs.StringVar(&dynamoAddr, "dynamodb-addr", "127.0.0.1:8000", "DynamoDB API listen address, e.g. -dynamodb-addr 127.0.0.1:8001")

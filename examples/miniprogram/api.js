@@ -43,13 +43,13 @@
  * @typedef {{ refundId?: string, outRefundNo?: string, lines?: Line[], amount: number,
  *   status: string, refundedAt?: string, error?: string }} Refund
  *
- * An order as its owner sees it: amounts in fen, times RFC 3339. refunds and
- * refundedAmount are there once the API lists partial refunds; refundedAt and
- * refundAmount once a whole order was refunded.
+ * An order as its owner sees it: amounts in fen, times RFC 3339. refunds (oldest
+ * first) and refundedAmount (what WeChat Pay reported refunded) once it has refunds;
+ * refundedAt and refundAmount once it is REFUNDED.
  * @typedef {{ orderId: string, status: OrderStatus, items: OrderItem[], amount: number,
  *   currency: string, createdAt: string, expiresAt: string, paidAt?: string,
  *   cancelledAt?: string, cancelReason?: 'USER' | 'TIMEOUT', transactionId?: string,
- *   refundedAt?: string, refundAmount?: number, refundError?: string,
+ *   refundedAt?: string, refundAmount?: number,
  *   refunds?: Refund[], refundedAmount?: number }} Order
  *
  * One page of GET /orders, newest first.

@@ -116,13 +116,13 @@ function statusText(status) {
 }
 
 /**
- * refunded: fen refunded so far (refundedAmount when the API lists refunds, else the
- * whole-order refundAmount).
+ * refunded: fen no longer left to refund, the sum of the order's refunds, done or
+ * under way (each listed with its status).
  * @param {Order} order
  * @returns {number}
  */
 function refunded(order) {
-  return order.refundedAmount || order.refundAmount || 0;
+  return (order.refunds || []).reduce((sum, r) => sum + r.amount, 0);
 }
 
 /**

@@ -294,18 +294,28 @@ type ledgerRecord struct {
 	Epochs map[string]int `dynamodbav:"epochs,omitempty"`
 }
 
-// Returned reads order's RETURN ledger entries, one key per line (strongly
-// consistent), and returns their units by SKU (absent: none).
+// Returned reads order's RETURN ledger entries, one key per line and refund (each
+// refund's entries are keyed by inventory.RefundLedgerRef; the order id's keys are
+// read even without a refund, so that a stray entry shows), strongly consistent, and
+// returns their units by SKU (absent: none).
 func (s *Store) Returned(ctx context.Context, order *inventory.Order) (map[string]int, error) {
-	out := map[string]int{}
-	for _, it := range order.Items {
-		var e ledgerRecord
-		key := ledgerKey(order.ID, inventory.OpReturn, it.SKU)
-		if err := s.get(ctx, s.tables.StockLog, key, "ledger entry "+key, &e); err != nil {
-			return nil, err
+	refs := []string{order.ID}
+	for _, r := range order.Refunds {
+		if ref := inventory.RefundLedgerRef(order.ID, r); ref != order.ID {
+			refs = append(refs, ref)
 		}
-		if e.Op == inventory.OpReturn {
-			out[it.SKU] += e.Qty
+	}
+	out := map[string]int{}
+	for _, ref := range refs {
+		for _, it := range order.Items {
+			var e ledgerRecord
+			key := ledgerKey(ref, inventory.OpReturn, it.SKU)
+			if err := s.get(ctx, s.tables.StockLog, key, "ledger entry "+key, &e); err != nil {
+				return nil, err
+			}
+			if e.Op == inventory.OpReturn {
+				out[it.SKU] += e.Qty
+			}
 		}
 	}
 	return out, nil

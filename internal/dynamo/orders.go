@@ -154,7 +154,7 @@ func (s *Store) stockNow(ctx context.Context, order *inventory.Order) (map[strin
 				avail[sh.Shard] = sh.Available
 			}
 		}
-		stock[id] = inventory.StockNow{OnSale: e.rec.OnSale, LimitPerUser: e.rec.LimitPerUser, Shards: avail}
+		stock[id] = inventory.StockNow{OnSale: e.rec.OnSale, SaleStartsAt: fromMilli(e.rec.SaleStartsAt), LimitPerUser: e.rec.LimitPerUser, Shards: avail}
 	}
 	return stock, nil
 }
@@ -219,10 +219,93 @@ type orderRecord struct {
 	PendingExpiresAt int64             `dynamodbav:"pendingExpiresAt,omitempty"`
 	PrepayID         string            `dynamodbav:"prepayId,omitempty"`
 	PrepayAt         string            `dynamodbav:"prepayAt,omitempty"`
+	Refunds          []refundRecord    `dynamodbav:"refunds,omitempty"`
+	RefundRev        int               `dynamodbav:"refundRev,omitempty"`
+	DueCause         string            `dynamodbav:"dueCause,omitempty"`
+	// refundFields are the one refund an order had before refunds came in parts: read
+	// as its first refund (legacyRefund), never written again.
 	refundFields
 	Shipping      *shippingRecord `dynamodbav:"shipping,omitempty"`
 	Presale       *presaleRecord  `dynamodbav:"presale,omitempty"`
 	Subscriptions []string        `dynamodbav:"subscriptions,omitempty"`
+}
+
+// refundRecord is one of an order's refunds (inventory.OrderRefund).
+type refundRecord struct {
+	RefundID     string             `dynamodbav:"refundId"`
+	OutRefundNo  string             `dynamodbav:"outRefundNo"`
+	Lines        []refundLineRecord `dynamodbav:"lines"`
+	Amount       int64              `dynamodbav:"amount"`
+	Status       string             `dynamodbav:"status"`
+	Since        string             `dynamodbav:"since"`
+	Restocked    bool               `dynamodbav:"restocked,omitempty"`
+	By           string             `dynamodbav:"by,omitempty"`
+	Reason       string             `dynamodbav:"reason,omitempty"`
+	Body         string             `dynamodbav:"body,omitempty"`
+	RefundedAt   string             `dynamodbav:"refundedAt,omitempty"`
+	RefundAmount int64              `dynamodbav:"refundAmount,omitempty"`
+	Error        string             `dynamodbav:"error,omitempty"`
+	Resolution   string             `dynamodbav:"resolution,omitempty"`
+}
+
+type refundLineRecord struct {
+	SKU string `dynamodbav:"skuId"`
+	Qty int    `dynamodbav:"qty"`
+}
+
+func newRefundRecord(r inventory.OrderRefund) refundRecord {
+	rec := refundRecord{
+		RefundID: r.RefundID, OutRefundNo: r.OutRefundNo, Amount: r.Amount, Status: string(r.Status), Since: formatTime(r.Since),
+		Restocked: r.Restocked, By: r.By, Reason: r.Reason, Body: r.Body, RefundedAt: formatOptional(r.RefundedAt),
+		RefundAmount: r.RefundAmount, Error: r.Error, Resolution: r.Resolution,
+	}
+	for _, l := range r.Lines {
+		rec.Lines = append(rec.Lines, refundLineRecord(l))
+	}
+	return rec
+}
+
+func (r refundRecord) refund() (inventory.OrderRefund, error) {
+	out := inventory.OrderRefund{
+		RefundID: r.RefundID, OutRefundNo: r.OutRefundNo, Amount: r.Amount, Status: inventory.Status(r.Status),
+		Restocked: r.Restocked, By: r.By, Reason: r.Reason, Body: r.Body, RefundAmount: r.RefundAmount, Error: r.Error,
+		Resolution: r.Resolution,
+	}
+	for _, l := range r.Lines {
+		out.Lines = append(out.Lines, inventory.RefundLine(l))
+	}
+	var err error
+	if out.Since, err = parseTime(r.Since); err != nil {
+		return out, err
+	}
+	out.RefundedAt, err = optionalTime(r.RefundedAt)
+	return out, err
+}
+
+// legacyRefund is the one refund of an order recorded before refunds came in parts:
+// the whole order, under its first out_refund_no, refundId "all".
+func (r orderRecord) legacyRefund(o *inventory.Order) (inventory.OrderRefund, error) {
+	out := inventory.OrderRefund{
+		RefundID: "all", OutRefundNo: r.OutRefundNo, Amount: r.Amount, Status: inventory.StatusRefunding,
+		Restocked: r.Restocked, By: r.RefundBy, Reason: r.RefundReason, RefundAmount: r.RefundAmount, Error: r.RefundError,
+	}
+	if o.Status == inventory.StatusRefunded {
+		out.Status = inventory.StatusRefunded
+	}
+	for _, it := range o.Items {
+		out.Lines = append(out.Lines, inventory.RefundLine{SKU: it.SKU, Qty: it.Qty})
+	}
+	goods := inventory.KeepGoods
+	if r.Restocked {
+		goods = inventory.ReturnGoods
+	}
+	out.Body = inventory.RefundRequest{Goods: goods, Reason: r.RefundReason}.Body()
+	var err error
+	if out.Since, err = parseTime(r.RefundingAt); err != nil {
+		return out, err
+	}
+	out.RefundedAt, err = optionalTime(r.RefundedAt)
+	return out, err
 }
 
 // newOrderRecord is the item that holds o, every field of it: what a reservation
@@ -234,12 +317,11 @@ func newOrderRecord(o *inventory.Order) orderRecord {
 		CreatedAt: formatTime(o.CreatedAt), CreatedMs: o.CreatedAt.UnixMilli(), ExpiresAt: formatTime(o.ExpiresAt),
 		PaidAt: formatOptional(o.PaidAt), CancelledAt: formatOptional(o.CancelledAt), CancelReason: string(o.CancelReason),
 		TransactionID: o.TransactionID, PrepayID: o.PrepayID, PrepayAt: formatOptional(o.PrepayAt),
-		refundFields: refundFields{
-			OutRefundNo: o.OutRefundNo, RefundingAt: formatOptional(o.RefundingAt), Restocked: o.Restocked,
-			RefundBy: o.RefundBy, RefundReason: o.RefundReason, RefundedAt: formatOptional(o.RefundedAt),
-			RefundAmount: o.RefundAmount, RefundError: o.RefundError,
-		},
+		RefundRev: o.RefundRev, DueCause: o.DueCause,
 		Shipping: newShippingRecord(o.Shipping), Presale: newPresaleRecord(o.Presale), Subscriptions: o.Subscriptions,
+	}
+	for _, r := range o.Refunds {
+		rec.Refunds = append(rec.Refunds, newRefundRecord(r))
 	}
 	if o.Status == inventory.StatusPending {
 		rec.PendingBucket = pendingBucket(o.ID)
@@ -255,9 +337,8 @@ func (r orderRecord) order() (*inventory.Order, error) {
 	o := &inventory.Order{
 		ID: r.PK, UserID: r.UserID, Status: inventory.Status(r.Status), Amount: r.Amount,
 		Currency: r.Currency, CancelReason: inventory.CancelReason(r.CancelReason),
-		TransactionID: r.TransactionID, CartHash: r.CartHash, PrepayID: r.PrepayID,
-		OutRefundNo: r.OutRefundNo, Restocked: r.Restocked, RefundBy: r.RefundBy, RefundReason: r.RefundReason,
-		RefundAmount: r.RefundAmount, RefundError: r.RefundError, Subscriptions: r.Subscriptions,
+		TransactionID: r.TransactionID, CartHash: r.CartHash, PrepayID: r.PrepayID, RefundRev: r.RefundRev, DueCause: r.DueCause,
+		Subscriptions: r.Subscriptions,
 	}
 	var err error
 	if o.Shipping, err = r.Shipping.shipping(); err != nil {
@@ -275,7 +356,7 @@ func (r orderRecord) order() (*inventory.Order, error) {
 	for _, t := range []struct {
 		dst **time.Time
 		src string
-	}{{&o.PaidAt, r.PaidAt}, {&o.CancelledAt, r.CancelledAt}, {&o.PrepayAt, r.PrepayAt}, {&o.RefundingAt, r.RefundingAt}, {&o.RefundedAt, r.RefundedAt}} {
+	}{{&o.PaidAt, r.PaidAt}, {&o.CancelledAt, r.CancelledAt}, {&o.PrepayAt, r.PrepayAt}} {
 		if *t.dst, err = optionalTime(t.src); err != nil {
 			return nil, err
 		}
@@ -286,6 +367,20 @@ func (r orderRecord) order() (*inventory.Order, error) {
 			return nil, err
 		}
 		o.Items = append(o.Items, inventory.OrderItem{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice, Shards: shards, Limited: it.Limited})
+	}
+	for _, rec := range r.Refunds {
+		ref, err := rec.refund()
+		if err != nil {
+			return nil, fmt.Errorf("decode refund %s: %w", rec.OutRefundNo, err)
+		}
+		o.Refunds = append(o.Refunds, ref)
+	}
+	if r.OutRefundNo != "" && len(r.Refunds) == 0 {
+		ref, err := r.legacyRefund(o)
+		if err != nil {
+			return nil, fmt.Errorf("decode refund %s: %w", r.OutRefundNo, err)
+		}
+		o.Refunds = []inventory.OrderRefund{ref}
 	}
 	return o, nil
 }

@@ -44,26 +44,40 @@ func (s *Store) Orders(ctx context.Context, status inventory.Status, after strin
 }
 
 // Overdue lists up to PageSize orders still PENDING whose payment window ended at or
-// before `before`, read through the PendingByExpiry index (see DuePending).
-func (s *Store) Overdue(ctx context.Context, before time.Time) ([]*inventory.Order, error) {
-	var out []*inventory.Order
+// before `before`, read through the PendingByExpiry index (see DuePending), in order
+// id order after the cursor after (an order id; "" for the first page), and the
+// cursor of the next page ("" when none is left). Each page queries the index for the
+// ids due and reads at most PageSize orders. Errors wrap inventory.ErrInvalidRequest
+// for a cursor that is not an order id.
+func (s *Store) Overdue(ctx context.Context, before time.Time, after string) ([]*inventory.Order, string, error) {
+	if after != "" && !inventory.ValidOrderID(after) {
+		return nil, "", errBadCursor
+	}
+	var ids []string
 	for id, err := range s.DuePending(ctx, before) {
 		if err != nil {
-			return nil, err
+			return nil, "", err
+		}
+		if id > after {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	var out []*inventory.Order
+	for i, id := range ids {
+		if len(out) == PageSize {
+			return out, ids[i-1], nil
 		}
 		o, err := s.order(ctx, id)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if o != nil && o.Status == inventory.StatusPending {
 			out = append(out, o)
 		}
-		if len(out) == PageSize {
-			break
-		}
 	}
-	slices.SortFunc(out, func(a, b *inventory.Order) int { return a.ExpiresAt.Compare(b.ExpiresAt) })
-	return out, nil
+	return out, "", nil
 }
 
 // PENDING orders through the sparse PendingByExpiry index (PendingIndex): the sweep

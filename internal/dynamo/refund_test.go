@@ -34,11 +34,11 @@ func TestStartRefund_ReturnsTheCommittedUnitsOnceHoweverOftenAsked(t *testing.T)
 	order := e.paidOrder(t, "u1", "tx-1", inventory.Line{SKU: "cup", Qty: 5}, inventory.Line{SKU: "saucer", Qty: 2})
 	var moved atomic.Int32
 	parallel(20, func(int) {
-		got, did, err := e.store.StartRefund(context.Background(), order, operator, 0)
-		if err != nil || got.Status != inventory.StatusRefunding || got.OutRefundNo != order.ID+"_R" || !got.Restocked || got.RefundBy != operator.By {
+		got, started, err := e.store.StartRefund(context.Background(), order, operator, 0)
+		if err != nil || got.Status != inventory.StatusRefunding || len(got.Refunds) != 1 || got.Refunds[0].OutRefundNo != order.ID+"_R" || !got.Refunds[0].Restocked || got.Refunds[0].By != operator.By {
 			t.Errorf("StartRefund: %+v %v", got, err)
 		}
-		if did {
+		if started != "" {
 			moved.Add(1)
 		}
 	})
@@ -73,7 +73,7 @@ func TestStartRefund_WithoutRestockOrForARefundPendingOrderMovesNoGoods(t *testi
 	skus := fmt.Sprint(e.Scan(t, e.Tables.SKUs))
 	for _, o := range []*inventory.Order{paid, late} {
 		got, did, err := e.store.StartRefund(context.Background(), o, keepAll, 0)
-		if err != nil || !did || got.Status != inventory.StatusRefunding || got.Restocked {
+		if err != nil || did == "" || got.Status != inventory.StatusRefunding || got.Refunds[0].Restocked {
 			t.Errorf("refund %s: %+v %v %v", o.Status, got, did, err)
 		}
 		if ops := e.Ops(t, o.ID); ops[string(inventory.OpReturn)] != 0 {
@@ -117,7 +117,7 @@ func TestStartRefund_RefusesWhatMayNotBeRefundedAndChangesNothing(t *testing.T) 
 	if e.Snapshot(t) != before {
 		t.Error("a refused refund changed the tables")
 	}
-	if got, did, err := e.store.StartRefund(context.Background(), paid, buyer, time.Hour+time.Millisecond); err != nil || !did || got.Status != inventory.StatusRefunding {
+	if got, did, err := e.store.StartRefund(context.Background(), paid, buyer, time.Hour+time.Millisecond); err != nil || did == "" || got.Status != inventory.StatusRefunding {
 		t.Errorf("buyer inside the window: %+v %v %v", got, did, err)
 	}
 	e.Check(t)
@@ -132,14 +132,14 @@ func TestMarkRefunded_TurnsRefundedOnceAndRefusesOtherRefunds(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10})
 	order := e.paidOrder(t, "u1", "tx-1", inventory.Line{SKU: "cup", Qty: 2})
 	other := e.paidOrder(t, "u2", "tx-2", inventory.Line{SKU: "cup", Qty: 1})
-	if _, err := e.store.RefundByNo(context.Background(), inventory.OutRefundNo(other.ID)); !errors.Is(err, inventory.ErrRefundNotFound) {
+	if _, err := e.store.RefundByNo(context.Background(), inventory.OutRefundNo(other.ID, 1)); !errors.Is(err, inventory.ErrRefundNotFound) {
 		t.Errorf("refund of a PAID order: %v, want ErrRefundNotFound", err)
 	}
 	order, _, err := e.store.StartRefund(context.Background(), order, operator, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	refund := order.OwnRefund()
+	refund := order.RefundByNo(inventory.OutRefundNo(order.ID, 1))
 	before := e.Snapshot(t)
 	for _, tc := range []struct {
 		res  inventory.RefundResult
@@ -147,7 +147,7 @@ func TestMarkRefunded_TurnsRefundedOnceAndRefusesOtherRefunds(t *testing.T) {
 	}{
 		{inventory.RefundResult{OutRefundNo: refund.OutRefundNo, OutTradeNo: order.ID, Amount: order.Amount - 1, State: "SUCCESS"}, inventory.ErrRefundMismatch},
 		{inventory.RefundResult{OutRefundNo: refund.OutRefundNo, OutTradeNo: other.ID, Amount: order.Amount, State: "SUCCESS"}, inventory.ErrRefundMismatch},
-		{inventory.RefundResult{OutRefundNo: inventory.OutRefundNo(other.ID), OutTradeNo: other.ID, Amount: other.Amount, State: "SUCCESS"}, inventory.ErrRefundNotFound},
+		{inventory.RefundResult{OutRefundNo: inventory.OutRefundNo(other.ID, 1), OutTradeNo: other.ID, Amount: other.Amount, State: "SUCCESS"}, inventory.ErrRefundNotFound},
 		{inventory.RefundResult{OutRefundNo: "nosuchorder1_R", OutTradeNo: "nosuchorder1", Amount: 1, State: "SUCCESS"}, inventory.ErrRefundNotFound},
 		{inventory.RefundResult{OutRefundNo: "limit#cup#u1", Amount: 1, State: "SUCCESS"}, inventory.ErrRefundNotFound},
 	} {
@@ -173,7 +173,7 @@ func TestMarkRefunded_TurnsRefundedOnceAndRefusesOtherRefunds(t *testing.T) {
 		}
 	})
 	order, _ = e.store.Lookup(context.Background(), order.ID)
-	if changed.Load() != 1 || order.Status != inventory.StatusRefunded || order.RefundAmount != order.Amount {
+	if changed.Load() != 1 || order.Status != inventory.StatusRefunded || order.RefundedAmount() != order.Amount {
 		t.Errorf("%d calls changed it; order %+v", changed.Load(), order)
 	}
 	if _, did, err := e.store.MarkRefunded(context.Background(), result(refund, "CLOSED")); err != nil || did {

@@ -95,31 +95,32 @@ func (t *txn) mark(outRefundNo string, now time.Time) {
 	}, nil)
 }
 
-// StartRefund is the goods step of refunding order (read just before): as
-// inventory.Order.RefundStep decides for r (window: the buyers' refund window), in
-// one TransactWriteItems conditioned on the order's status,
-//   - PAID → REFUNDING with, when restocking, per line on exactly the shards the
-//     order committed available +q and on-hand +q and one RETURN ledger entry;
-//   - REFUND_PENDING → REFUNDING, or PAID → REFUNDING without restock: no goods move;
+// StartRefund is the goods step of one refund of order (read just before), as
+// inventory.Order.StartRefund decides for r (window: the buyers' refund window),
+// through the one transition path (transact), in one TransactWriteItems conditioned on
+// the order's status and refunds as read: the new refund on the order (the order
+// REFUNDING when it covers the rest of the payment, else still PAID), its marker,
+// from PAID the refunded units given back on the purchase counters and, when
+// restocking, per line exactly the refunded units returned (available +q, on-hand +q)
+// on the shards the order committed them on, with one RETURN ledger entry each. It
+// returns the order as it stands and the out_refund_no of the refund this call started
+// ("" when it started none: the refund was made already). Concurrent calls never
+// refund more than was paid: each reads the order again when another refund won.
 //
-// and, from PAID, the order's units given back on the purchase counters. The order
-// records out_refund_no (inventory.OutRefundNo), who asked and why. It returns the
-// order as it stands and whether this call made the step; an order already
-// REFUNDING or REFUNDED is returned unchanged. Any number of concurrent calls make the
-// step once.
-//
-// Errors: inventory.ErrRefundNotAllowed (RefundStep refused), inventory.ErrBusy
-// (throttled, conflicted or unavailable: nothing changed), or another store error
-// (a shard the order committed on is gone, or the books disagree with the order).
-func (s *Store) StartRefund(ctx context.Context, order *inventory.Order, r inventory.RefundRequest, window time.Duration) (*inventory.Order, bool, error) {
+// Errors: inventory.ErrRefundNotAllowed, inventory.ErrRefundExceedsPaid,
+// inventory.ErrIdempotencyKeyReused (RefundStep refused: nothing changed),
+// inventory.ErrBusy (throttled, conflicted or unavailable: nothing changed), or
+// another store error (a shard the order committed on is gone, or the books disagree
+// with the order).
+func (s *Store) StartRefund(ctx context.Context, order *inventory.Order, r inventory.RefundRequest, window time.Duration) (*inventory.Order, string, error) {
 	now := s.now()
 	o, c, err := transact(ctx, s, s.orderSubject(order.ID), order, func(_ context.Context, o *inventory.Order, retry inventory.Retry) (inventory.Change, error) {
 		return o.StartRefund(r, window, now, retry)
 	})
-	if err != nil {
-		return o, false, err
+	if err != nil || c.None() {
+		return o, "", err
 	}
-	return o, !c.None(), nil
+	return o, c.Marker.OutRefundNo, nil
 }
 
 // SecondPayment records p, a successful payment of an order already paid by another
@@ -168,8 +169,10 @@ func (s *Store) RefundByNo(ctx context.Context, outRefundNo string) (*inventory.
 		if err != nil {
 			return nil, err
 		}
-		if r := ownRefund(order); r != nil && r.OutRefundNo == outRefundNo {
-			return r, nil
+		if order != nil {
+			if r := order.RefundByNo(outRefundNo); r != nil {
+				return r, nil
+			}
 		}
 		return nil, fmt.Errorf("refund %s: %w", outRefundNo, inventory.ErrRefundNotFound)
 	}
@@ -183,17 +186,10 @@ func (s *Store) RefundByNo(ctx context.Context, outRefundNo string) (*inventory.
 	return rec.refund()
 }
 
-func ownRefund(o *inventory.Order) *inventory.Refund {
-	if o == nil {
-		return nil
-	}
-	return o.OwnRefund()
-}
-
 // refund is the refund a second payment's record stands for.
 func (r extraRecord) refund() (*inventory.Refund, error) {
 	out := &inventory.Refund{
-		OutRefundNo: r.OutRefundNo, OrderID: r.OrderID, TransactionID: r.TransactionID, Amount: r.Amount,
+		OutRefundNo: r.OutRefundNo, OrderID: r.OrderID, TransactionID: r.TransactionID, Amount: r.Amount, Total: r.Amount,
 		Currency: r.Currency, Status: inventory.Status(r.Status), RefundAmount: r.RefundAmount, Error: r.RefundError,
 	}
 	since, err := parseTime(r.RefundingAt)
@@ -218,11 +214,27 @@ func (r extraRecord) refund() (*inventory.Refund, error) {
 // inventory.ErrRefundMismatch (out_trade_no or amount are not the refund's: nothing
 // changed), inventory.ErrBusy, or another store error.
 func (s *Store) MarkRefunded(ctx context.Context, res inventory.RefundResult) (*inventory.Refund, bool, error) {
+	now := s.now()
+	if orderID, own, ok := inventory.RefundOf(res.OutRefundNo); ok && own {
+		order, err := s.order(ctx, orderID)
+		if err != nil {
+			return nil, false, err
+		}
+		if order == nil || order.RefundByNo(res.OutRefundNo) == nil {
+			return nil, false, fmt.Errorf("refund %s: %w", res.OutRefundNo, inventory.ErrRefundNotFound)
+		}
+		o, c, err := transact(ctx, s, s.orderSubject(orderID), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
+			return o.RecordRefund(res, now)
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		return o.RefundByNo(res.OutRefundNo), !c.None(), nil
+	}
 	refund, err := s.RefundByNo(ctx, res.OutRefundNo)
 	if err != nil {
 		return nil, false, err
 	}
-	now := s.now()
 	r, c, err := transact(ctx, s, s.refundSubject(res.OutRefundNo), refund, func(_ context.Context, r *inventory.Refund, _ inventory.Retry) (inventory.Change, error) {
 		return r.Record(res, now)
 	})
@@ -230,14 +242,6 @@ func (s *Store) MarkRefunded(ctx context.Context, res inventory.RefundResult) (*
 		return r, false, err
 	}
 	return r, !c.None(), nil
-}
-
-// refundPK is the key of the record that holds refund.
-func refundPK(refund *inventory.Refund) string {
-	if _, own, _ := inventory.RefundOf(refund.OutRefundNo); own {
-		return refund.OrderID
-	}
-	return extraKey(refund.OutRefundNo)
 }
 
 // RefundingBefore lists the out_refund_no of every refund (orders and second
@@ -278,4 +282,23 @@ func (s *Store) RefundingBefore(ctx context.Context, before time.Time) iter.Seq2
 			}
 		}
 	}
+}
+
+// ResolveRefund records an operator's resolution of refund outRefundNo of order
+// orderID (inventory.Order.ResolveRefund: a retry of a refund WeChat Pay's refund API
+// refused, or a refund settled outside WeChat Pay), by their IAM principal with reason,
+// through the one transition path. It returns the order as it stands. Errors:
+// inventory.ErrOrderNotFound, inventory.ErrRefundNotFound, inventory.ErrRefundNotAllowed
+// (nothing to resolve that way: nothing changed), inventory.ErrBusy, or another store
+// error.
+func (s *Store) ResolveRefund(ctx context.Context, orderID, outRefundNo string, how inventory.Resolution, by, reason string) (*inventory.Order, error) {
+	order, err := s.mustOrder(ctx, orderID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	o, _, err := transact(ctx, s, s.orderSubject(orderID), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
+		return o.ResolveRefund(outRefundNo, how, by, reason, now)
+	})
+	return o, err
 }

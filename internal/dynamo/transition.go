@@ -45,11 +45,12 @@ func (s *Store) orderSubject(id string) subject[*inventory.Order] {
 	}
 }
 
-// refundSubject is the refund outRefundNo, on its order or its own record.
+// refundSubject is the refund of a second payment outRefundNo, on its own record (an
+// order's own refunds change with their order: orderSubject).
 func (s *Store) refundSubject(outRefundNo string) subject[*inventory.Refund] {
 	return subject[*inventory.Refund]{
 		read:  func(ctx context.Context) (*inventory.Refund, error) { return s.RefundByNo(ctx, outRefundNo) },
-		key:   refundPK,
+		key:   func(r *inventory.Refund) string { return extraKey(r.OutRefundNo) },
 		attrs: func(r *inventory.Refund) map[string]types.AttributeValue { return mustMarshal(newRefundState(r)) },
 		after: func(c inventory.Change) *inventory.Refund { return c.Refund },
 	}
@@ -203,7 +204,7 @@ func (w write) shownBy(attrs map[string]types.AttributeValue) bool {
 var guardAttributes = []struct {
 	guard inventory.Guard
 	name  string
-}{{inventory.GuardPrepay, "prepayId"}, {inventory.GuardRefundNo, "outRefundNo"}, {inventory.GuardShipping, "shipping"}, {inventory.GuardPresale, "presale"}}
+}{{inventory.GuardPrepay, "prepayId"}, {inventory.GuardRefundNo, "outRefundNo"}, {inventory.GuardRefunds, "refundRev"}, {inventory.GuardShipping, "shipping"}, {inventory.GuardPresale, "presale"}}
 
 // changeTxn builds the transaction of c on the record pk (attributes before as read,
 // w what c writes on it): the record's update conditioned on its status (and c's

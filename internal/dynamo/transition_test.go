@@ -68,7 +68,7 @@ func TestTransitions_ReturnTheOrderTheTableHoldsWithoutReadingItAgain(t *testing
 	})
 	gets := e.sent("GetItem")
 	refund, changed, err := e.store.MarkRefunded(ctx, inventory.RefundResult{
-		OutRefundNo: refunding.OutRefundNo, OutTradeNo: refunding.ID, Amount: refunding.Amount, State: inventory.RefundStateSuccess,
+		OutRefundNo: refunding.Refunds[0].OutRefundNo, OutTradeNo: refunding.ID, Amount: refunding.Amount, State: inventory.RefundStateSuccess,
 	})
 	if err != nil || !changed || refund.Status != inventory.StatusRefunded {
 		t.Fatalf("refund result: %+v %v %v", refund, changed, err)

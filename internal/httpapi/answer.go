@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -22,21 +23,39 @@ const RateLimitedRetryAfterSeconds = 60
 // OrderJSON is the contract's order representation (docs/contract.md, "POST /orders"
 // and "GET /orders/{orderId}"); times are RFC 3339 UTC, money fen. Build it with Order.
 type OrderJSON struct {
-	OrderID       string        `json:"orderId"`
-	Status        string        `json:"status"`
-	Items         []itemJSON    `json:"items"`
-	Amount        int64         `json:"amount"`
-	Currency      string        `json:"currency"`
-	CreatedAt     string        `json:"createdAt"`
-	ExpiresAt     string        `json:"expiresAt"`
-	PaidAt        string        `json:"paidAt,omitempty"`
-	CancelledAt   string        `json:"cancelledAt,omitempty"`
-	CancelReason  string        `json:"cancelReason,omitempty"`
-	TransactionID string        `json:"transactionId,omitempty"`
-	RefundedAt    string        `json:"refundedAt,omitempty"`
-	RefundAmount  int64         `json:"refundAmount,omitempty"` // fen
-	Shipping      *ShippingJSON `json:"shipping,omitempty"`
-	Presale       *PresaleJSON  `json:"presale,omitempty"`
+	OrderID       string     `json:"orderId"`
+	Status        string     `json:"status"`
+	Items         []itemJSON `json:"items"`
+	Amount        int64      `json:"amount"`
+	Currency      string     `json:"currency"`
+	CreatedAt     string     `json:"createdAt"`
+	ExpiresAt     string     `json:"expiresAt"`
+	PaidAt        string     `json:"paidAt,omitempty"`
+	CancelledAt   string     `json:"cancelledAt,omitempty"`
+	CancelReason  string     `json:"cancelReason,omitempty"`
+	TransactionID string     `json:"transactionId,omitempty"`
+	RefundedAt    string     `json:"refundedAt,omitempty"`   // once REFUNDED: when its last refund was done
+	RefundAmount  int64      `json:"refundAmount,omitempty"` // fen, once REFUNDED: all that was refunded
+	// Refunds are the order's refunds, oldest first; RefundedAmount is what WeChat Pay
+	// reported refunded of them (fen).
+	Refunds        []RefundJSON  `json:"refunds,omitempty"`
+	RefundedAmount int64         `json:"refundedAmount,omitempty"`
+	Shipping       *ShippingJSON `json:"shipping,omitempty"`
+	Presale        *PresaleJSON  `json:"presale,omitempty"`
+}
+
+// RefundJSON is one refund of an order (docs/contract.md, "Merchant API": refunds).
+type RefundJSON struct {
+	RefundID    string                 `json:"refundId"`
+	OutRefundNo string                 `json:"outRefundNo"`
+	Lines       []inventory.RefundLine `json:"lines"`
+	Amount      int64                  `json:"amount"` // fen
+	Status      string                 `json:"status"` // REFUNDING or REFUNDED
+	RequestedAt string                 `json:"requestedAt"`
+	Restocked   bool                   `json:"restocked"`
+	RefundedAt  string                 `json:"refundedAt,omitempty"`
+	Error       string                 `json:"error,omitempty"`
+	Resolution  string                 `json:"resolution,omitempty"` // an operator's retry or settlement
 }
 
 // PresaleJSON is an order's presale declaration as the contract shows it: the expected
@@ -109,11 +128,24 @@ func Order(o *inventory.Order) OrderJSON {
 		CreatedAt: rfc3339(o.CreatedAt), ExpiresAt: rfc3339(o.ExpiresAt),
 		PaidAt: optional(o.PaidAt), CancelledAt: optional(o.CancelledAt),
 		CancelReason: string(o.CancelReason), TransactionID: o.TransactionID,
-		RefundedAt: optional(o.RefundedAt), RefundAmount: o.RefundAmount,
-		Items: make([]itemJSON, len(o.Items)), Shipping: ShippingView(o.Shipping), Presale: PresaleView(o.Presale),
+		RefundedAmount: o.RefundedAmount(), Items: make([]itemJSON, len(o.Items)),
+		Shipping: ShippingView(o.Shipping), Presale: PresaleView(o.Presale),
 	}
 	for i, it := range o.Items {
 		v.Items[i] = itemJSON{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice}
+	}
+	for _, r := range o.Refunds {
+		v.Refunds = append(v.Refunds, RefundJSON{
+			RefundID: r.RefundID, OutRefundNo: r.OutRefundNo, Lines: r.Lines, Amount: r.Amount, Status: string(r.Status),
+			RequestedAt: rfc3339(r.Since), Restocked: r.Restocked, RefundedAt: optional(r.RefundedAt), Error: r.Error,
+			Resolution: r.Resolution,
+		})
+		if o.Status == inventory.StatusRefunded && r.RefundedAt != nil && optional(r.RefundedAt) > v.RefundedAt {
+			v.RefundedAt = optional(r.RefundedAt)
+		}
+	}
+	if o.Status == inventory.StatusRefunded {
+		v.RefundAmount = v.RefundedAmount
 	}
 	return v
 }
@@ -135,10 +167,16 @@ func MerchantOrder(o *inventory.Order) MerchantOrderJSON {
 	return v
 }
 
-// JSON is a response with status and v marshalled as its JSON body. v must be one of
-// this project's plain structs; if it cannot be marshalled the answer is 500 INTERNAL.
+// JSON is a response with status and v marshalled as its JSON body, <, > and & as
+// they are (no \u003c escapes: the body is JSON for API clients, never HTML). v must
+// be one of this project's plain structs; if it cannot be marshalled the answer is 500
+// INTERNAL.
 func JSON(status int, v any) events.APIGatewayV2HTTPResponse {
-	body, err := json.Marshal(v)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	body := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if err != nil { // only our own plain structs are marshalled
 		status, body = http.StatusInternalServerError, []byte(`{"code":"INTERNAL","message":"internal error"}`)
 	}
@@ -199,9 +237,11 @@ var sentinelAnswers = []sentinelAnswer{
 	{inventory.ErrNotPayable, http.StatusConflict, "ORDER_NOT_PAYABLE", "this order is no longer waiting for payment", false, 0},
 	{inventory.ErrNotShippable, http.StatusConflict, "ORDER_NOT_SHIPPABLE", "only a PAID order with units not shipped yet can be shipped; nothing was sent", false, 0},
 	{inventory.ErrRefundNotAllowed, http.StatusConflict, "REFUND_NOT_ALLOWED", "this order cannot be refunded by you now", false, 0},
+	{inventory.ErrRefundExceedsPaid, http.StatusConflict, "REFUND_EXCEEDS_PAID", "the refund asks for more than is left to refund", false, 0},
 	{inventory.ErrPaymentRefused, http.StatusBadGateway, "PAYMENT_REFUSED", "WeChat Pay refused to start this payment; nothing was changed", false, 0},
 	{inventory.ErrRateLimited, http.StatusTooManyRequests, "RATE_LIMITED", "too many requests; please retry later", false, RateLimitedRetryAfterSeconds},
 	{inventory.ErrOrderNotFound, http.StatusNotFound, "ORDER_NOT_FOUND", "no such order", false, 0},
+	{inventory.ErrRefundNotFound, http.StatusNotFound, "REFUND_NOT_FOUND", "the order has no refund with that out_refund_no", false, 0},
 	{inventory.ErrBusy, http.StatusServiceUnavailable, "BUSY", "the store is busy; nothing was changed, please retry", false, BusyRetryAfterSeconds},
 }
 
@@ -232,9 +272,13 @@ func Answer(err error) events.APIGatewayV2HTTPResponse {
 		return withRetryAfter(ErrorResponse(http.StatusTooManyRequests, "RATE_LIMITED", "too many orders for this SKU in a short time; nothing was reserved, retry later", rateLimited.SKU),
 			int((rateLimited.RetryAfter+time.Second-1)/time.Second))
 	}
+	var refusal *inventory.RefusalError
 	for _, a := range sentinelAnswers {
 		if !errors.Is(err, a.err) {
 			continue
+		}
+		if errors.As(err, &refusal) && errors.Is(refusal, a.err) {
+			a.message = refusal.Reason
 		}
 		sku := ""
 		var skuErr *inventory.SKUError

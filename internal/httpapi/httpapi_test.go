@@ -139,3 +139,20 @@ func TestBody_RefusesTextThatIsNotUTF8(t *testing.T) {
 		}
 	}
 }
+
+// A reason with < and > reaches the client as written, not as \u003c and \u003e; a
+// refusal's reason replaces its code's fixed message.
+func TestAnswer_TextAsWrittenAndRefusalReasons(t *testing.T) {
+	resp := Answer(inventory.InvalidError(`body must be {"code": "<wx.login code>"}`))
+	if !strings.Contains(resp.Body, `"<wx.login code>`) || strings.Contains(resp.Body, `\u003c`) {
+		t.Errorf("body %s, want < and > as written", resp.Body)
+	}
+	resp = Answer(fmt.Errorf("refund: %w", &inventory.RefusalError{Err: inventory.ErrRefundNotAllowed, Reason: "order x is PENDING, never paid"}))
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(resp.Body, `"REFUND_NOT_ALLOWED"`) || !strings.Contains(resp.Body, "is PENDING, never paid") {
+		t.Errorf("refusal answered %d %s", resp.StatusCode, resp.Body)
+	}
+	resp = Answer(&inventory.RefusalError{Err: inventory.ErrRefundExceedsPaid, Reason: "2 of 1 left"})
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(resp.Body, `"REFUND_EXCEEDS_PAID"`) {
+		t.Errorf("exceeds answered %d %s", resp.StatusCode, resp.Body)
+	}
+}

@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -100,8 +101,10 @@ const (
 	// GuardPrepay: the order's prepay_id is the one read (or there is still none): a
 	// payment started since the read must be asked about before a release.
 	GuardPrepay Guard = 1 << iota
-	// GuardRefundNo: the record's out_refund_no is the one read.
+	// GuardRefundNo: the record's out_refund_no is the one read (a second payment's).
 	GuardRefundNo
+	// GuardRefunds: the order's refunds are as read (its RefundRev).
+	GuardRefunds
 	// GuardShipping: the order's shipping information is the one read (or there is
 	// still none), so that concurrent shipments and upload results never overwrite
 	// each other.
@@ -297,8 +300,8 @@ func (o *Order) NeedsStock(p Payment, r Retry) bool {
 //   - CANCELLED → PAID when LatePayment places every line again on the shards of
 //     stock (read just before, see NeedsStock): RESERVE and COMMIT of each line, the
 //     units counted on the purchase counters again (capped by the SKU's limit);
-//   - CANCELLED → REFUND_PENDING otherwise (r.OverLimit, no stock, or a transaction
-//     too large), stock untouched;
+//   - CANCELLED → REFUND_PENDING otherwise, its DueCause saying why (LatePayment's
+//     causes, or DueTooLarge for a transaction too large), stock untouched;
 //   - NoChange for a payment already recorded (a replay).
 //
 // Errors are PayStep's: ErrPaymentMismatch, ErrPaidTwice.
@@ -316,10 +319,13 @@ func (o *Order) Pay(p Payment, stock map[string]StockNow, now time.Time, r Retry
 	}
 	due := next
 	due.Status = StatusRefundPending
-	refundDue := Change{Kind: ChangeRefundDue, From: o.Status, Order: &due}
-	items, result := o.LatePayment(stock, r)
+	refundDue := func(cause string) Change {
+		due.DueCause = cause
+		return Change{Kind: ChangeRefundDue, From: o.Status, Order: &due}
+	}
+	items, result, cause := o.LatePayment(stock, now, r)
 	if result == RefundDue {
-		return refundDue, nil
+		return refundDue(cause), nil
 	}
 	next.Status, next.Items, next.CancelReason, next.CancelledAt = StatusPaid, items, "", nil
 	late := Change{Kind: ChangePayLate, From: o.Status, Order: &next, Stock: moves(items, OpReserve, OpCommit),
@@ -330,31 +336,52 @@ func (o *Order) Pay(p Payment, stock map[string]StockNow, now time.Time, r Retry
 		}
 	}
 	if late.Actions() > MaxTransactionActions { // DynamoDB API Reference, TransactWriteItems: up to 100 actions
-		return refundDue, nil
+		return refundDue(DueTooLarge), nil
 	}
 	return late, nil
 }
 
-// StartRefund decides the goods step of refunding o as req asks at now, buyers within
-// window of the payment (RefundStep; docs/design.md, "Refunds: goods before money"):
-// the order REFUNDING under OutRefundNo(o.ID), listed as REFUNDING since now, with who
-// asked and why; from PAID the purchase counters given back (except those r found
-// drifted) and, when restocking, every line's units RETURNed on the shards they were
-// committed on. An order already REFUNDING or REFUNDED is NoChange. Errors wrap
-// ErrRefundNotAllowed.
+// StartRefund decides the goods step of one refund of o as req asks at now, buyers
+// within window of the payment (RefundStep; docs/design.md, "Refunds: goods before
+// money"): a new OrderRefund of the lines req names (nil: all that is left) under
+// OutRefundNo(o.ID, n) for the order's n-th refund, REFUNDING and listed as REFUNDING
+// since now, with who asked and why, its amount the lines' units × unit price (fen;
+// exact, so the refund that takes what is left takes exactly what is left of the
+// payment: no rounding). The order stays PAID while its refunds cover part of the
+// payment and becomes REFUNDING with the refund that covers the rest. From PAID the
+// purchase counters are given back per unit refunded (except those r found drifted)
+// and, when restocking, exactly the refunded units are RETURNed, on the shards they were
+// committed on, after those earlier refunds returned; the RETURN entries are keyed by
+// RefundLedgerRef. The change is conditioned on the order's refunds as read
+// (GuardRefunds): a racing refund makes the store read again and decide again, so
+// refunds never sum past what was paid. A refund already made under req's refundId,
+// or an order refunded whole, is NoChange. Errors: RefundStep's, and
+// ErrRefundExceedsPaid (more units than are left on a line, a SKU not in the order,
+// nothing left).
 func (o *Order) StartRefund(req RefundRequest, window time.Duration, now time.Time, r Retry) (Change, error) {
 	step, err := o.RefundStep(req, window, now)
 	if err != nil || step == RefundUnderway || step == RefundDone {
 		return Change{}, err
 	}
+	lines, amount, err := o.refundLines(req)
+	if err != nil {
+		return Change{}, err
+	}
+	ref := OrderRefund{
+		RefundID: req.Key(), OutRefundNo: OutRefundNo(o.ID, len(o.Refunds)+1), Lines: lines, Amount: amount,
+		Status: StatusRefunding, Since: now, Restocked: step == RefundReturn, By: req.By, Reason: req.Reason, Body: req.Body(),
+	}
 	next := *o
-	next.Status, next.OutRefundNo, next.RefundingAt = StatusRefunding, OutRefundNo(o.ID), &now
-	next.RefundBy, next.RefundReason, next.Restocked = req.By, req.Reason, step == RefundReturn
-	next.Shipping = o.cancelShipping() // a refund of everything before shipping cancels the shipment
+	next.Refunds = append(slices.Clone(o.Refunds), ref)
+	next.RefundRev++
+	if next.RefundsAmount() >= o.Amount {
+		next.Status = StatusRefunding
+		next.Shipping = o.cancelShipping() // the refund of all that is left, before shipping, cancels the shipment
+	}
 	c := Change{
-		Kind: ChangeRefundStart, From: o.Status, Order: &next,
-		Marker: &Marker{OutRefundNo: next.OutRefundNo, Since: now},
-		Entry:  Entry{Ref: o.ID, Reason: "refund: " + req.Reason, By: req.By, At: now},
+		Kind: ChangeRefundStart, From: o.Status, Order: &next, Guards: GuardRefunds,
+		Marker: &Marker{OutRefundNo: ref.OutRefundNo, Since: now},
+		Entry:  Entry{Ref: RefundLedgerRef(o.ID, ref), Reason: "refund: " + req.Reason, By: req.By, At: now},
 	}
 	if o.Shipping != nil {
 		c.Guards |= GuardShipping
@@ -362,18 +389,58 @@ func (o *Order) StartRefund(req RefundRequest, window time.Duration, now time.Ti
 	if o.Status != StatusPaid {
 		return c, nil // REFUND_PENDING: neither stock nor counters were held
 	}
-	c.Limits = o.giveBack(r)
-	if next.Restocked {
-		c.Stock = moves(o.Items, OpReturn)
+	for _, l := range lines {
+		i := slices.IndexFunc(o.Items, func(it OrderItem) bool { return it.SKU == l.SKU })
+		it := o.Items[i]
+		if it.Limited && !r.Drifted[it.SKU] {
+			c.Limits = append(c.Limits, LimitMove{Line: i, SKU: it.SKU, Units: -l.Qty})
+		}
+		if ref.Restocked {
+			back := OrderItem{SKU: it.SKU, Qty: l.Qty, UnitPrice: it.UnitPrice, Shards: returnShards(it, o.RefundedUnits(it.SKU, true), l.Qty), Limited: it.Limited}
+			c.Stock = append(c.Stock, StockMove{Line: i, Item: back, Ops: []Op{OpReturn}})
+		}
 	}
 	return c, nil
+}
+
+// RecordRefund decides what res, WeChat Pay's word on one of o's own refunds, does to
+// o at now, as Refund.Record decides for that refund: the refund REFUNDED (off the
+// REFUNDING list) or its error set; an order REFUNDING becomes REFUNDED with the last
+// of its refunds. Conditioned on the order's refunds as read (GuardRefunds). Errors:
+// ErrRefundNotFound (o has no refund res.OutRefundNo), Record's.
+func (o *Order) RecordRefund(res RefundResult, now time.Time) (Change, error) {
+	i := o.refundIndex(res.OutRefundNo)
+	if i < 0 {
+		return Change{}, fmt.Errorf("refund %s of order %s: %w", res.OutRefundNo, o.ID, ErrRefundNotFound)
+	}
+	c, err := o.RefundByNo(res.OutRefundNo).Record(res, now)
+	if err != nil || c.None() {
+		return Change{}, err
+	}
+	return o.withRefund(i, c.Refund, c.Marker), nil
+}
+
+// withRefund is the change of o that leaves its i-th refund as the money step says
+// (status, when, how much, error), the order REFUNDED once every refund is and they
+// cover the payment, with marker.
+func (o *Order) withRefund(i int, r *Refund, marker *Marker) Change {
+	next := *o
+	next.Refunds = slices.Clone(o.Refunds)
+	e := &next.Refunds[i]
+	e.Status, e.RefundedAt, e.RefundAmount, e.Error = r.Status, r.RefundedAt, r.RefundAmount, r.Error
+	next.RefundRev++
+	if o.Status == StatusRefunding && !slices.ContainsFunc(next.Refunds, func(r OrderRefund) bool { return r.Status != StatusRefunded }) {
+		next.Status = StatusRefunded
+	}
+	return Change{Kind: ChangeRefundResult, From: o.Status, Order: &next, Guards: GuardRefunds, Marker: marker}
 }
 
 // Record decides what res, WeChat Pay's word on r (a notification, the refund API's
 // answer or a query), does to r at now: SUCCESS turns it REFUNDING → REFUNDED
 // (refundedAt = res.At or now, refundAmount = res.Amount) and takes it off the
 // REFUNDING list; CLOSED and ABNORMAL keep it REFUNDING with refundError set (the
-// money must be returned by hand); PROCESSING, a result already recorded and a refund
+// money must be returned by hand), and so does REFUSED (the refund API refused it for
+// good: refundError "REFUSED <code>"); PROCESSING, a result already recorded and a refund
 // already REFUNDED are NoChange. The change is conditioned on the out_refund_no as
 // read. Errors: Check's (ErrRefundMismatch).
 func (r *Refund) Record(res RefundResult, now time.Time) (Change, error) {
@@ -393,11 +460,15 @@ func (r *Refund) Record(res RefundResult, now time.Time) (Change, error) {
 		}
 		next.Status, next.RefundedAt, next.RefundAmount = StatusRefunded, &at, res.Amount
 		c.Marker = &Marker{OutRefundNo: r.OutRefundNo, Remove: true}
-	case RefundStateClosed, RefundStateAbnormal:
-		if r.Error == res.State {
+	case RefundStateClosed, RefundStateAbnormal, RefundStateRefused:
+		why := res.State
+		if res.State == RefundStateRefused {
+			why += " " + res.Code
+		}
+		if r.Error == why {
 			return Change{}, nil
 		}
-		next.Error = res.State
+		next.Error = why
 	default:
 		return Change{}, nil
 	}

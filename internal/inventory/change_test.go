@@ -2,7 +2,9 @@ package inventory_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -210,7 +212,7 @@ func TestStartRefund_Decisions(t *testing.T) {
 	if err != nil || c.Kind != inventory.ChangeRefundStart || c.From != inventory.StatusPaid {
 		t.Fatalf("StartRefund = %v, %v", c.Kind, err)
 	}
-	if o := c.Order; o.Status != inventory.StatusRefunding || o.OutRefundNo != "order-1_R" || !o.Restocked || o.RefundBy != merchant.By || o.RefundReason != "damaged" {
+	if o := c.Order; o.Status != inventory.StatusRefunding || len(o.Refunds) != 1 || o.Refunds[0].OutRefundNo != "order-1_R" || !o.Refunds[0].Restocked || o.Refunds[0].By != merchant.By || o.Refunds[0].Reason != "damaged" {
 		t.Errorf("order after: %+v", o)
 	}
 	if *c.Marker != (inventory.Marker{OutRefundNo: "order-1_R", Since: now}) {
@@ -225,10 +227,10 @@ func TestStartRefund_Decisions(t *testing.T) {
 
 	keep := merchant
 	keep.Goods = inventory.KeepGoods
-	if c, _ := paid(inventory.StatusPaid).StartRefund(keep, 0, now, inventory.Retry{}); len(c.Stock) != 0 || len(c.Limits) != 1 || c.Order.Restocked {
+	if c, _ := paid(inventory.StatusPaid).StartRefund(keep, 0, now, inventory.Retry{}); len(c.Stock) != 0 || len(c.Limits) != 1 || c.Order.Refunds[0].Restocked {
 		t.Errorf("without restock: %+v", c)
 	}
-	if c, _ := paid(inventory.StatusRefundPending).StartRefund(merchant, 0, now, inventory.Retry{}); c.Kind != inventory.ChangeRefundStart || len(c.Stock) != 0 || len(c.Limits) != 0 || c.Order.Restocked {
+	if c, _ := paid(inventory.StatusRefundPending).StartRefund(merchant, 0, now, inventory.Retry{}); c.Kind != inventory.ChangeRefundStart || len(c.Stock) != 0 || len(c.Limits) != 0 || c.Order.Refunds[0].Restocked {
 		t.Errorf("refund-pending: %+v, want no goods and no counters", c)
 	}
 	for _, s := range []inventory.Status{inventory.StatusRefunding, inventory.StatusRefunded} {
@@ -280,5 +282,104 @@ func TestRecordRefundResult_Decisions(t *testing.T) {
 	other.Amount = 1
 	if _, err := refunding("").Record(other, now); !errors.Is(err, inventory.ErrRefundMismatch) {
 		t.Errorf("another amount: %v, want ErrRefundMismatch", err)
+	}
+}
+
+// Refunds in parts, decided without a database: each refund its own out_refund_no,
+// lines and amount; exactly its units returned, on the shards they were committed on
+// after those earlier refunds returned; the counters given back per unit; the order
+// PAID until the refund that covers the rest; nothing past what was paid; the
+// refundId the idempotency key; WeChat Pay's 50 refunds and one year.
+func TestStartRefund_InParts(t *testing.T) {
+	now := t0.Add(time.Hour)
+	o := pendingOrder()
+	at := t0.Add(time.Minute)
+	o.Status, o.PaidAt, o.TransactionID = inventory.StatusPaid, &at, "tx1"
+	req := func(id string, goods inventory.Goods, lines ...inventory.RefundLine) inventory.RefundRequest {
+		return inventory.RefundRequest{Requester: inventory.Merchant, Goods: goods, By: "op", Reason: "r", RefundID: id, Lines: lines}
+	}
+	cup := func(q int) inventory.RefundLine { return inventory.RefundLine{SKU: "cup", Qty: q} }
+
+	c, err := o.StartRefund(req("a", inventory.ReturnGoods, cup(2)), 0, now, inventory.Retry{})
+	if err != nil || c.Order.Status != inventory.StatusPaid || c.Guards != inventory.GuardRefunds || c.Order.RefundRev != 1 {
+		t.Fatalf("first refund: %+v %v", c, err)
+	}
+	r := c.Order.Refunds[0]
+	if r.OutRefundNo != "order-1_R" || r.Amount != 200 || r.Status != inventory.StatusRefunding || c.Entry.Ref != "order-1" {
+		t.Errorf("first refund %+v, entry %+v", r, c.Entry)
+	}
+	if len(c.Stock) != 1 || fmt.Sprint(c.Stock[0].Item.Shards) != "map[0:1 2:1]" || len(c.Limits) != 1 || c.Limits[0].Units != -2 {
+		t.Errorf("first refund moves %+v limits %+v, want 2 cups back on shards 0 and 2, counter −2", c.Stock, c.Limits)
+	}
+	o = c.Order
+	c, err = o.StartRefund(req("b", inventory.ReturnGoods), 0, now, inventory.Retry{}) // all that is left
+	if err != nil || c.Order.Status != inventory.StatusRefunding || len(c.Order.Refunds) != 2 {
+		t.Fatalf("the rest: %+v %v", c, err)
+	}
+	r = c.Order.Refunds[1]
+	if r.OutRefundNo != "order-1_R2" || r.Amount != 150 || fmt.Sprint(r.Lines) != "[{cup 1} {saucer 1}]" || c.Entry.Ref != "order-1_R2" {
+		t.Errorf("the rest %+v, entry %+v", r, c.Entry)
+	}
+	if len(c.Stock) != 2 || fmt.Sprint(c.Stock[0].Item.Shards) != "map[2:1]" || c.Order.RefundsAmount() != o.Amount {
+		t.Errorf("the rest moves %+v, want the last cup from shard 2", c.Stock)
+	}
+	if _, err := o.StartRefund(req("c", inventory.ReturnGoods, cup(2)), 0, now, inventory.Retry{}); !errors.Is(err, inventory.ErrRefundExceedsPaid) {
+		t.Errorf("2 cups of the 1 left: %v, want ErrRefundExceedsPaid", err)
+	}
+	if _, err := o.StartRefund(req("c", inventory.ReturnGoods, inventory.RefundLine{SKU: "teapot", Qty: 1}), 0, now, inventory.Retry{}); !errors.Is(err, inventory.ErrRefundExceedsPaid) {
+		t.Errorf("a SKU not in the order: %v, want ErrRefundExceedsPaid", err)
+	}
+	if c, err := o.StartRefund(req("a", inventory.ReturnGoods, cup(2)), 0, now, inventory.Retry{}); err != nil || !c.None() {
+		t.Errorf("the same refundId and body: %+v %v, want no change", c, err)
+	}
+	for _, other := range []inventory.RefundRequest{req("a", inventory.KeepGoods, cup(2)), req("a", inventory.ReturnGoods, cup(1)), req("a", inventory.ReturnGoods)} {
+		if _, err := o.StartRefund(other, 0, now, inventory.Retry{}); !errors.Is(err, inventory.ErrIdempotencyKeyReused) {
+			t.Errorf("refundId a with %s: %v, want ErrIdempotencyKeyReused", other.Body(), err)
+		}
+	}
+	if _, err := o.StartRefund(req("late", inventory.ReturnGoods, cup(1)), 0, at.Add(inventory.RefundPeriod+time.Second), inventory.Retry{}); !errors.Is(err, inventory.ErrRefundNotAllowed) {
+		t.Errorf("a year after payment: %v, want ErrRefundNotAllowed", err)
+	}
+	full := *o
+	for len(full.Refunds) < inventory.MaxRefundsPerOrder {
+		full.Refunds = append(full.Refunds, inventory.OrderRefund{RefundID: fmt.Sprint(len(full.Refunds))})
+	}
+	if _, err := full.StartRefund(req("51", inventory.ReturnGoods, cup(1)), 0, now, inventory.Retry{}); !errors.Is(err, inventory.ErrRefundNotAllowed) {
+		t.Errorf("the 51st refund: %v, want ErrRefundNotAllowed", err)
+	}
+	var refusal *inventory.RefusalError
+	if _, err := pendingOrder().StartRefund(req("p", inventory.ReturnGoods), 0, now, inventory.Retry{}); !errors.As(err, &refusal) || !strings.Contains(refusal.Reason, "PENDING") || !strings.Contains(refusal.Reason, "only PAID") {
+		t.Errorf("a PENDING order: %v, want a refusal naming its status and what can be refunded", err)
+	}
+}
+
+// A refund result changes its refund only; the order is REFUNDED with the last one.
+func TestRecordRefund_OrderRefundedWithItsLastRefund(t *testing.T) {
+	o := pendingOrder()
+	at := t0.Add(time.Minute)
+	o.Status, o.PaidAt, o.TransactionID = inventory.StatusPaid, &at, "tx1"
+	for _, lines := range [][]inventory.RefundLine{{{SKU: "cup", Qty: 3}}, nil} {
+		c, err := o.StartRefund(inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.KeepGoods, By: "op", Reason: "r", Lines: lines}, 0, at, inventory.Retry{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o = c.Order
+	}
+	success := func(no string, amount int64) inventory.RefundResult {
+		return inventory.RefundResult{OutRefundNo: no, OutTradeNo: o.ID, Amount: amount, State: inventory.RefundStateSuccess}
+	}
+	if _, err := o.RecordRefund(success("order-1_R", 350), at); !errors.Is(err, inventory.ErrRefundMismatch) {
+		t.Errorf("the whole amount for the first refund: %v, want ErrRefundMismatch", err)
+	}
+	c, err := o.RecordRefund(success("order-1_R2", 50), at)
+	if err != nil || c.Order.Status != inventory.StatusRefunding || c.Order.Refunds[1].Status != inventory.StatusRefunded || !c.Marker.Remove {
+		t.Fatalf("second refund done first: %+v %v", c, err)
+	}
+	c, err = c.Order.RecordRefund(success("order-1_R", 300), at)
+	if err != nil || c.Order.Status != inventory.StatusRefunded || c.Order.RefundedAmount() != 350 {
+		t.Errorf("the last refund done: %+v %v, want the order REFUNDED with 350 fen", c.Order, err)
+	}
+	if _, err := o.RecordRefund(success("order-1_R3", 1), at); !errors.Is(err, inventory.ErrRefundNotFound) {
+		t.Errorf("an unknown refund: %v", err)
 	}
 }

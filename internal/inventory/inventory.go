@@ -219,15 +219,17 @@ type Order struct {
 	CartHash      string       // Cart.Hash of the request that opened it
 	PrepayID      string       // WeChat Pay prepay_id of the JSAPI order for it, once a payment was started
 	PrepayAt      *time.Time   // when PrepayID was obtained (it is valid PrepayLifetime)
-	// Refund, once REFUNDING: see RefundStep and OwnRefund.
-	OutRefundNo  string     // out_refund_no of the order's refund (OutRefundNo(ID))
-	RefundingAt  *time.Time // when the order became REFUNDING
-	Restocked    bool       // its units went back to stock (RETURN entries)
-	RefundBy     string     // who asked: principal ARN, user id or "stockguard"
-	RefundReason string     // why, as the caller said
-	RefundedAt   *time.Time // when WeChat Pay reported the refund done
-	RefundAmount int64      // fen refunded, once REFUNDED
-	RefundError  string     // set when WeChat Pay closed the refund or marked it abnormal
+	// DueCause says why a payment after its release could not be honoured (once
+	// REFUND_PENDING: DueNoStock, DueOffSale, DueNotStarted, DueOverLimit, DueTooLarge).
+	DueCause string
+	// Refunds are the refunds of its payment, in the order they were started (see
+	// StartRefund): while they cover part of what was paid the order stays PAID; the
+	// refund that covers the rest makes it REFUNDING, and it is REFUNDED once every
+	// refund is.
+	Refunds []OrderRefund
+	// RefundRev counts the changes of Refunds: every refund change is conditioned on
+	// it as read (GuardRefunds), so two refunds of one order never overwrite each other.
+	RefundRev int
 	// Shipping is what the merchant shipped and where its upload to WeChat stands (see
 	// Order.Ship); nil until the first shipment.
 	Shipping *Shipping

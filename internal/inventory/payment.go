@@ -85,32 +85,51 @@ func (o *Order) PayStep(p Payment) (PayStep, error) {
 // StockNow is one SKU as a late payment finds it, read just before.
 type StockNow struct {
 	OnSale       bool       // the SKU record's on-sale flag
+	SaleStartsAt time.Time  // when its sale starts (UTC); zero: no start time
 	LimitPerUser int        // units per user, 0 = no limit
 	Shards       ShardStock // available units of each shard on sale (0 for one off sale or missing)
 }
 
+// Why a late payment is refunded instead of honoured (LatePayment): one rule for
+// all, a late payment is honoured only as a new order of the same lines would be at
+// that moment — the SKU on sale, its sale started, the user within its limit, the
+// units available — and the refund names the first rule that fails.
+const (
+	DueNoStock    = "no stock left"                             // the shards cannot cover a line
+	DueOffSale    = "SKU off sale"                              // a SKU is gone or off sale
+	DueNotStarted = "sale not started"                          // a SKU's sale starts later
+	DueOverLimit  = "per-user limit reached"                    // the user's counter refused, or a line is above the limit
+	DueTooLarge   = "too many stock shards for one transaction" // DynamoDB's 100 actions
+)
+
 // LatePayment decides what a payment of o, found CANCELLED with its stock released,
-// does: PaidLate with the order's items placed again on the shards that hold the
-// units now (fullest first, so the transaction stays small), or RefundDue when that
-// cannot be: a SKU gone from stock (absent) or off sale, a line above the SKU's
-// per-user limit, a line the shards cannot cover, or r.OverLimit (the user's purchase
-// counter refused the units on an earlier try).
-func (o *Order) LatePayment(stock map[string]StockNow, r Retry) ([]OrderItem, PayResult) {
+// does at now: PaidLate with the order's items placed again on the shards that hold
+// the units now (fullest first, so the transaction stays small), or RefundDue with its
+// cause (DueOffSale … DueNoStock) when a new order of the same lines would be refused
+// now: a SKU gone (absent) or off sale, its sale not started, a line above the SKU's
+// per-user limit or r.OverLimit (the user's purchase counter refused the units on an
+// earlier try), or a line the shards cannot cover.
+func (o *Order) LatePayment(stock map[string]StockNow, now time.Time, r Retry) ([]OrderItem, PayResult, string) {
 	if r.OverLimit {
-		return nil, RefundDue
+		return nil, RefundDue, DueOverLimit
 	}
 	items := make([]OrderItem, len(o.Items))
 	for i, it := range o.Items {
-		now, ok := stock[it.SKU]
-		if !ok || !now.OnSale || now.LimitPerUser > 0 && it.Qty > now.LimitPerUser {
-			return nil, RefundDue
+		s, ok := stock[it.SKU]
+		switch {
+		case !ok || !s.OnSale:
+			return nil, RefundDue, DueOffSale
+		case now.Before(s.SaleStartsAt):
+			return nil, RefundDue, DueNotStarted
+		case s.LimitPerUser > 0 && it.Qty > s.LimitPerUser:
+			return nil, RefundDue, DueOverLimit
 		}
-		alloc, ok := now.Shards.Allocate(it.Qty)
-		if !ok || len(now.Shards) == 0 {
-			return nil, RefundDue
+		alloc, ok := s.Shards.Allocate(it.Qty)
+		if !ok || len(s.Shards) == 0 {
+			return nil, RefundDue, DueNoStock
 		}
 		items[i] = it
 		items[i].Shards = alloc
 	}
-	return items, PaidLate
+	return items, PaidLate, ""
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"testing"
+	"time"
 
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -62,28 +63,35 @@ func TestOrderLatePayment(t *testing.T) {
 		stock     map[string]inventory.StockNow
 		overLimit bool
 		want      inventory.PayResult
+		cause     string
 	}{
-		{"units available again, split over shards", stock(nil), false, inventory.PaidLate},
-		{"purchase counter refused", stock(nil), true, inventory.RefundDue},
-		{"SKU gone", stock(func(m map[string]inventory.StockNow) { delete(m, "saucer") }), false, inventory.RefundDue},
+		{"units available again, split over shards", stock(nil), false, inventory.PaidLate, ""},
+		{"purchase counter refused", stock(nil), true, inventory.RefundDue, inventory.DueOverLimit},
+		{"SKU gone", stock(func(m map[string]inventory.StockNow) { delete(m, "saucer") }), false, inventory.RefundDue, inventory.DueOffSale},
 		{"SKU off sale", stock(func(m map[string]inventory.StockNow) {
 			m["cup"] = inventory.StockNow{LimitPerUser: 5, Shards: inventory.ShardStock{9}}
-		}), false, inventory.RefundDue},
+		}), false, inventory.RefundDue, inventory.DueOffSale},
+		{"sale start moved later", stock(func(m map[string]inventory.StockNow) {
+			m["cup"] = inventory.StockNow{OnSale: true, SaleStartsAt: t0.Add(time.Hour), Shards: inventory.ShardStock{9}}
+		}), false, inventory.RefundDue, inventory.DueNotStarted},
+		{"sale started", stock(func(m map[string]inventory.StockNow) {
+			m["cup"] = inventory.StockNow{OnSale: true, SaleStartsAt: t0.Add(-time.Hour), Shards: inventory.ShardStock{9}}
+		}), false, inventory.PaidLate, ""},
 		{"line above a lowered limit", stock(func(m map[string]inventory.StockNow) {
 			m["cup"] = inventory.StockNow{OnSale: true, LimitPerUser: 2, Shards: inventory.ShardStock{9}}
-		}), false, inventory.RefundDue},
+		}), false, inventory.RefundDue, inventory.DueOverLimit},
 		{"limit lifted", stock(func(m map[string]inventory.StockNow) {
 			m["cup"] = inventory.StockNow{OnSale: true, Shards: inventory.ShardStock{9}}
-		}), false, inventory.PaidLate},
+		}), false, inventory.PaidLate, ""},
 		{"sold out since", stock(func(m map[string]inventory.StockNow) {
 			m["cup"] = inventory.StockNow{OnSale: true, Shards: inventory.ShardStock{1, 1}}
-		}), false, inventory.RefundDue},
-		{"no shards readable", stock(func(m map[string]inventory.StockNow) { m["saucer"] = inventory.StockNow{OnSale: true} }), false, inventory.RefundDue},
+		}), false, inventory.RefundDue, inventory.DueNoStock},
+		{"no shards readable", stock(func(m map[string]inventory.StockNow) { m["saucer"] = inventory.StockNow{OnSale: true} }), false, inventory.RefundDue, inventory.DueNoStock},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			items, got := order.LatePayment(tc.stock, inventory.Retry{OverLimit: tc.overLimit})
-			if got != tc.want {
-				t.Fatalf("LatePayment = %v, want %v", got, tc.want)
+			items, got, cause := order.LatePayment(tc.stock, t0, inventory.Retry{OverLimit: tc.overLimit})
+			if got != tc.want || cause != tc.cause {
+				t.Fatalf("LatePayment = %v %q, want %v %q", got, cause, tc.want, tc.cause)
 			}
 			if got == inventory.RefundDue {
 				if items != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -36,11 +37,6 @@ const (
 	extraRefundMark   = "_T"
 )
 
-// OutRefundNo is the out_refund_no of the refund of order id's own payment: the order
-// id (6–32 of [0-9A-Za-z_-]) and "_R", at most 34 characters, so every retry of the
-// refund carries the same number and WeChat Pay refunds it once.
-func OutRefundNo(orderID string) string { return orderID + orderRefundSuffix }
-
 // ExtraOutRefundNo is the out_refund_no of the refund of a second payment
 // (transactionID) of order id, which must never be confused with the order's own:
 // the order id, "_T" and the first 16 hex characters of SHA-256(transactionID), at
@@ -51,19 +47,21 @@ func ExtraOutRefundNo(orderID, transactionID string) string {
 }
 
 // RefundOf says which refund an out_refund_no names: the order id, and whether it is
-// the order's own refund (true) or a second payment's (false). ok is false for a
-// number stockguard never makes.
+// one of the order's own refunds (true: OutRefundNo) or a second payment's (false:
+// ExtraOutRefundNo). ok is false for a number stockguard never makes.
 func RefundOf(outRefundNo string) (orderID string, own bool, ok bool) {
 	n := len(outRefundNo)
-	switch {
-	case n > len(orderRefundSuffix) && outRefundNo[n-len(orderRefundSuffix):] == orderRefundSuffix:
-		orderID, own = outRefundNo[:n-len(orderRefundSuffix)], true
-	case n > 18 && outRefundNo[n-18:n-16] == extraRefundMark:
+	if n > 18 && outRefundNo[n-18:n-16] == extraRefundMark && isHex(outRefundNo[n-16:]) {
 		orderID = outRefundNo[:n-18]
-	default:
+	} else if orderID, own = ownRefundOf(outRefundNo); !own {
 		return "", false, false
 	}
 	return orderID, own, ValidOrderID(orderID)
+}
+
+func isHex(s string) bool {
+	_, err := hex.DecodeString(s)
+	return err == nil
 }
 
 // Requester says who asks for a change: the order's buyer, a merchant's operator
@@ -107,6 +105,12 @@ type RefundRequest struct {
 	By string
 	// Reason is free text recorded with the refund.
 	Reason string
+	// Lines are the units to refund, merged by SKU and sorted (ValidateLines); nil:
+	// all that is left to refund.
+	Lines []RefundLine
+	// RefundID is the caller's idempotency key of this refund (refundId); "": derived
+	// from the request (Key).
+	RefundID string
 }
 
 // RefundStep says what a refund request does to an order.
@@ -126,66 +130,95 @@ const (
 )
 
 // RefundStep decides what r does to o at now (docs/design.md, "Refunds: goods
-// before money"). A buyer may refund their PAID order within window after PaidAt (window 0:
-// never); an operator any PAID or REFUND_PENDING order. An order already REFUNDING or
-// REFUNDED answers RefundUnderway or RefundDone to anyone. Errors wrap
-// ErrRefundNotAllowed.
+// before money"). A buyer may refund their PAID order within window after PaidAt
+// (window 0: never); an operator any PAID order, or a REFUND_PENDING one whole. A
+// refund already made under r's refundId (Key) answers RefundUnderway or RefundDone
+// when r asks the same (Body), else an error wrapping ErrIdempotencyKeyReused. An order
+// REFUNDING or REFUNDED answers RefundUnderway or RefundDone to a request of "all that
+// is left" without a refundId, and ErrRefundExceedsPaid to any other. No order takes
+// more than MaxRefundsPerOrder refunds, nor any after RefundPeriod from its payment
+// (WeChat Pay's rules), refused before any goods move. Refusals are *RefusalError
+// values naming the order's status and what can be refunded; they wrap
+// ErrRefundNotAllowed unless said otherwise.
 func (o *Order) RefundStep(r RefundRequest, window time.Duration, now time.Time) (RefundStep, error) {
-	switch o.Status {
-	case StatusRefunding:
+	if done := o.Refund(r.Key()); done != nil {
+		switch {
+		case done.Body != r.Body():
+			return 0, refusal(ErrIdempotencyKeyReused, "refundId %q of order %s was used with another request (%s)", r.Key(), o.ID, done.Body)
+		case done.Status == StatusRefunded:
+			return RefundDone, nil
+		}
 		return RefundUnderway, nil
-	case StatusRefunded:
-		return RefundDone, nil
-	case StatusRefundPending:
-		if r.Requester.trusted() {
-			return RefundKeep, nil
-		}
-		return 0, fmt.Errorf("refund order %s: REFUND_PENDING orders are refunded automatically: %w", o.ID, ErrRefundNotAllowed)
-	case StatusPaid:
-		if r.Requester.trusted() && r.Goods == KeepGoods {
-			return RefundKeep, nil
-		}
-		if r.Requester.trusted() || o.PaidAt != nil && window > 0 && now.Before(o.PaidAt.Add(window)) {
-			return RefundReturn, nil
-		}
-		return 0, fmt.Errorf("refund order %s: outside the buyer's refund window (%v): %w", o.ID, window, ErrRefundNotAllowed)
 	}
-	return 0, fmt.Errorf("refund order %s (%s): never paid: %w", o.ID, o.Status, ErrRefundNotAllowed)
+	switch o.Status {
+	case StatusRefunding, StatusRefunded:
+		if r.RefundID != "" || r.Lines != nil {
+			return 0, refusal(ErrRefundExceedsPaid, "order %s is %s: nothing is left to refund", o.ID, o.Status)
+		}
+		if o.Status == StatusRefunded {
+			return RefundDone, nil
+		}
+		return RefundUnderway, nil
+	case StatusRefundPending:
+		switch {
+		case !r.Requester.trusted():
+			return 0, refusal(ErrRefundNotAllowed, "order %s is REFUND_PENDING: paid with no stock to honour it, its refund is automatic", o.ID)
+		case r.Lines != nil:
+			return 0, refusal(ErrRefundNotAllowed, "order %s is REFUND_PENDING: it held no goods and is refunded whole, without lines", o.ID)
+		}
+		return RefundKeep, nil
+	case StatusPaid:
+		return o.paidRefundStep(r, window, now)
+	}
+	return 0, refusal(ErrRefundNotAllowed, "order %s is %s, never paid: only PAID orders (and, by the merchant, REFUND_PENDING ones) can be refunded", o.ID, o.Status)
 }
 
-// Refund is one refund stockguard owes or made: of an order's own payment, or of a
-// second payment of an order already paid (WeChat Pay APIv3, 退款申请).
+// paidRefundStep is RefundStep for a PAID order.
+func (o *Order) paidRefundStep(r RefundRequest, window time.Duration, now time.Time) (RefundStep, error) {
+	switch {
+	case len(o.Refunds) >= MaxRefundsPerOrder:
+		return 0, refusal(ErrRefundNotAllowed, "order %s has had %d refunds, the most WeChat Pay takes of one payment", o.ID, MaxRefundsPerOrder)
+	case o.PaidAt != nil && now.After(o.PaidAt.Add(RefundPeriod)):
+		return 0, refusal(ErrRefundNotAllowed, "order %s was paid more than a year ago: WeChat Pay refunds no payment older than that", o.ID)
+	case r.Requester.trusted() && r.Goods == KeepGoods:
+		return RefundKeep, nil
+	case r.Requester.trusted() || o.PaidAt != nil && window > 0 && now.Before(o.PaidAt.Add(window)):
+		return RefundReturn, nil
+	case window <= 0:
+		return 0, refusal(ErrRefundNotAllowed, "order %s is PAID, but buyers cannot refund by themselves here: ask the shop", o.ID)
+	}
+	return 0, refusal(ErrRefundNotAllowed, "order %s is PAID, but the buyer's refund window (%v after payment) is over: ask the shop", o.ID, window)
+}
+
+// Refund is one refund stockguard owes or made, as its money step sees it: one of an
+// order's own refunds (OrderRefund, see Order.RefundByNo), or the refund of a second
+// payment of an order already paid (WeChat Pay APIv3, 退款申请).
 type Refund struct {
 	OutRefundNo   string     // out_refund_no, see OutRefundNo and ExtraOutRefundNo
 	OrderID       string     // out_trade_no of the payment refunded
 	TransactionID string     // WeChat Pay transaction_id of the payment refunded
-	Amount        int64      // fen: the whole payment (amount.refund = amount.total)
+	Amount        int64      // fen: this refund (amount.refund)
+	Total         int64      // fen: the payment refunded (amount.total)
 	Currency      string     // CNY
 	Status        Status     // REFUNDING or REFUNDED
 	Since         time.Time  // when it became REFUNDING
 	RefundedAt    *time.Time // when WeChat Pay reported it done
 	RefundAmount  int64      // fen WeChat Pay reported refunded, once REFUNDED
-	Error         string     // refundError: why WeChat Pay closed it or marked it abnormal
+	Error         string     // refundError: why WeChat Pay closed it, marked it abnormal or refused it for good
 }
 
-// OwnRefund is the refund of o's own payment as it stands (Status REFUNDING or
-// REFUNDED); nil when o is in neither.
-func (o *Order) OwnRefund() *Refund {
-	if o.Status != StatusRefunding && o.Status != StatusRefunded {
+// RefundByNo is o's own refund with out_refund_no no as its money step sees it; nil
+// when o has none.
+func (o *Order) RefundByNo(no string) *Refund {
+	i := o.refundIndex(no)
+	if i < 0 {
 		return nil
 	}
+	r := o.Refunds[i]
 	return &Refund{
-		OutRefundNo: o.OutRefundNo, OrderID: o.ID, TransactionID: o.TransactionID, Amount: o.Amount,
-		Currency: o.Currency, Status: o.Status, Since: deref(o.RefundingAt), RefundedAt: o.RefundedAt,
-		RefundAmount: o.RefundAmount, Error: o.RefundError,
+		OutRefundNo: r.OutRefundNo, OrderID: o.ID, TransactionID: o.TransactionID, Amount: r.Amount, Total: o.Amount,
+		Currency: o.Currency, Status: r.Status, Since: r.Since, RefundedAt: r.RefundedAt, RefundAmount: r.RefundAmount, Error: r.Error,
 	}
-}
-
-func deref(t *time.Time) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return *t
 }
 
 // RefundResult is what WeChat Pay says of a refund (a refund notification, the refund
@@ -196,7 +229,8 @@ type RefundResult struct {
 	// TransactionID is the transaction_id of the payment refunded; "" when not said.
 	TransactionID string
 	Amount        int64     // amount.refund, fen
-	State         string    // SUCCESS, CLOSED, ABNORMAL or PROCESSING (refund_status / status)
+	State         string    // SUCCESS, CLOSED, ABNORMAL or PROCESSING (refund_status / status), or REFUSED
+	Code          string    // REFUSED: the refund API's error code
 	At            time.Time // success_time; zero means now
 }
 
@@ -206,7 +240,14 @@ const (
 	RefundStateClosed     = "CLOSED"
 	RefundStateAbnormal   = "ABNORMAL"
 	RefundStateProcessing = "PROCESSING"
+	// RefundStateRefused is stockguard's own, not WeChat Pay's: the refund API refused
+	// the request for good (wechatpay.FinalRefusal); the money must be settled by hand.
+	RefundStateRefused = "REFUSED"
 )
+
+// Refused reports whether the refund API refused r for good (its Error is a refusal):
+// it is not requested again until an operator retries it.
+func (r *Refund) Refused() bool { return strings.HasPrefix(r.Error, RefundStateRefused) }
 
 // Check reports whether res is about r: the same out_refund_no, out_trade_no, amount
 // and (when res names one) transaction. The error wraps ErrRefundMismatch.
@@ -229,24 +270,36 @@ func (r RefundRequest) ValidateReason() error {
 }
 
 // RefundProblems checks o's money side against returned, the units of its RETURN
-// ledger entries by SKU (docs/design.md, "Refunds: goods before money", "Reconcile"): a
-// refund that restocked has a RETURN entry of each line's units, one that did not (or
-// an order not being refunded) has none, and no order is refunded more than it was
-// paid. It returns one line per broken rule, none when the order is in order.
+// ledger entries by SKU, all its refunds together (docs/design.md, "Refunds: goods
+// before money", "Reconcile"): RETURN entries of exactly the units its restocking
+// refunds cover, none beyond; per line no more units refunded than paid; each refund's
+// amount its lines' units × unit price; and no more refunded than paid, asked or
+// reported. It returns one line per broken rule, none when the order is in order.
 func (o *Order) RefundProblems(returned map[string]int) []string {
 	var out []string
-	refund := o.Status == StatusRefunding || o.Status == StatusRefunded
 	for _, it := range o.Items {
-		want := 0
-		if refund && o.Restocked {
-			want = it.Qty
+		if got, want := returned[it.SKU], o.RefundedUnits(it.SKU, true); got != want {
+			out = append(out, fmt.Sprintf("%s (%s): RETURN of %d units of %s, restocking refunds cover %d", o.ID, o.Status, got, it.SKU, want))
 		}
-		if got := returned[it.SKU]; got != want {
-			out = append(out, fmt.Sprintf("%s (%s, restocked %v): RETURN of %d units of %s, want %d", o.ID, o.Status, o.Restocked, got, it.SKU, want))
+		if n := o.RefundedUnits(it.SKU, false); n > it.Qty {
+			out = append(out, fmt.Sprintf("%s: %d units of %s refunded, %d paid", o.ID, n, it.SKU, it.Qty))
 		}
 	}
-	if o.RefundAmount > o.Amount {
-		out = append(out, fmt.Sprintf("%s: refunded %d fen of %d paid", o.ID, o.RefundAmount, o.Amount))
+	for _, r := range o.Refunds {
+		var want int64
+		for _, l := range r.Lines {
+			for _, it := range o.Items {
+				if it.SKU == l.SKU {
+					want += int64(l.Qty) * it.UnitPrice
+				}
+			}
+		}
+		if r.Amount != want {
+			out = append(out, fmt.Sprintf("%s: refund %s of %d fen, its lines come to %d", o.ID, r.OutRefundNo, r.Amount, want))
+		}
+	}
+	if asked, got := o.RefundsAmount(), o.RefundedAmount(); asked > o.Amount || got > o.Amount {
+		out = append(out, fmt.Sprintf("%s: refunds of %d fen asked, %d reported, of %d paid", o.ID, asked, got, o.Amount))
 	}
 	return out
 }

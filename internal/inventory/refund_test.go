@@ -48,13 +48,16 @@ func TestOrderRefundStep_WhoMayRefundWhat(t *testing.T) {
 func TestOutRefundNo_ValidDistinctAndReadBack(t *testing.T) {
 	long := strings.Repeat("a", 32)
 	for _, id := range []string{"abc123", long, "0190f0e1-x_y"} {
-		own, extra := inventory.OutRefundNo(id), inventory.ExtraOutRefundNo(id, "4200000000000000000000000001")
+		own, extra := inventory.OutRefundNo(id, 1), inventory.ExtraOutRefundNo(id, "4200000000000000000000000001")
 		other := inventory.ExtraOutRefundNo(id, "4200000000000000000000000002")
 		if !inventory.ValidOutRefundNo(own) || !inventory.ValidOutRefundNo(extra) || own == extra || extra == other {
 			t.Errorf("%s: own %q, extra %q, other %q", id, own, extra, other)
 		}
-		if got, isOwn, ok := inventory.RefundOf(own); got != id || !isOwn || !ok {
-			t.Errorf("RefundOf(%q) = %q %v %v", own, got, isOwn, ok)
+		for n := 1; n <= inventory.MaxRefundsPerOrder; n++ {
+			no := inventory.OutRefundNo(id, n)
+			if got, isOwn, ok := inventory.RefundOf(no); got != id || !isOwn || !ok || !inventory.ValidOutRefundNo(no) {
+				t.Errorf("RefundOf(%q) = %q %v %v", no, got, isOwn, ok)
+			}
 		}
 		if got, isOwn, ok := inventory.RefundOf(extra); got != id || isOwn || !ok {
 			t.Errorf("RefundOf(%q) = %q %v %v", extra, got, isOwn, ok)
@@ -88,25 +91,40 @@ func TestRefundCheck_RefusesAnotherRefund(t *testing.T) {
 }
 
 func TestRefundProblems_GoodsBackExactlyWhenRestockedAndNeverMoreMoneyThanPaid(t *testing.T) {
-	items := []inventory.OrderItem{{SKU: "cup", Qty: 2}, {SKU: "saucer", Qty: 1}}
+	items := []inventory.OrderItem{{SKU: "cup", Qty: 2, UnitPrice: 3}, {SKU: "saucer", Qty: 1, UnitPrice: 3}}
 	all := map[string]int{"cup": 2, "saucer": 1}
+	whole := []inventory.RefundLine{{SKU: "cup", Qty: 2}, {SKU: "saucer", Qty: 1}}
+	refund := func(restocked bool, got int64, lines ...inventory.RefundLine) inventory.OrderRefund {
+		r := inventory.OrderRefund{OutRefundNo: "order-1_R", Lines: lines, Restocked: restocked, Status: inventory.StatusRefunding, RefundAmount: got}
+		for _, l := range lines {
+			r.Amount += int64(l.Qty) * 3
+		}
+		if got > 0 {
+			r.Status = inventory.StatusRefunded
+		}
+		return r
+	}
+	cup1 := inventory.RefundLine{SKU: "cup", Qty: 1}
 	for _, tc := range []struct {
 		name     string
-		order    inventory.Order
+		refunds  []inventory.OrderRefund
 		returned map[string]int
 		problems int
 	}{
-		{"refunded, restocked, both returns", inventory.Order{Status: inventory.StatusRefunded, Restocked: true, Amount: 9, RefundAmount: 9}, all, 0},
-		{"refunding, restocked, one return missing", inventory.Order{Status: inventory.StatusRefunding, Restocked: true}, map[string]int{"cup": 2}, 1},
-		{"refunded, restocked, no returns", inventory.Order{Status: inventory.StatusRefunded, Restocked: true}, nil, 2},
-		{"refunded without restock", inventory.Order{Status: inventory.StatusRefunded}, nil, 0},
-		{"a return without restock", inventory.Order{Status: inventory.StatusRefunded}, map[string]int{"saucer": 1}, 1},
-		{"a return on a PAID order", inventory.Order{Status: inventory.StatusPaid}, all, 2},
-		{"a return of other units", inventory.Order{Status: inventory.StatusRefunded, Restocked: true}, map[string]int{"cup": 3, "saucer": 1}, 1},
-		{"refunded more than paid", inventory.Order{Status: inventory.StatusRefunded, Amount: 9, RefundAmount: 10}, nil, 1},
+		{"refunded, restocked, both returns", []inventory.OrderRefund{refund(true, 9, whole...)}, all, 0},
+		{"refunding, restocked, one return missing", []inventory.OrderRefund{refund(true, 0, whole...)}, map[string]int{"cup": 2}, 1},
+		{"refunded, restocked, no returns", []inventory.OrderRefund{refund(true, 9, whole...)}, nil, 2},
+		{"refunded without restock", []inventory.OrderRefund{refund(false, 9, whole...)}, nil, 0},
+		{"a return without restock", []inventory.OrderRefund{refund(false, 9, whole...)}, map[string]int{"saucer": 1}, 1},
+		{"a return on an order never refunded", nil, all, 2},
+		{"a return of other units", []inventory.OrderRefund{refund(true, 9, whole...)}, map[string]int{"cup": 3, "saucer": 1}, 1},
+		{"refunded more than paid", []inventory.OrderRefund{refund(false, 10, whole...)}, nil, 1},
+		{"two partial refunds, one restocked", []inventory.OrderRefund{refund(true, 3, cup1), refund(false, 0, cup1)}, map[string]int{"cup": 1}, 0},
+		{"partial refunds past a line", []inventory.OrderRefund{refund(true, 0, cup1), refund(true, 0, inventory.RefundLine{SKU: "cup", Qty: 2})}, map[string]int{"cup": 3}, 1},
+		{"a refund's amount not its lines'", []inventory.OrderRefund{{OutRefundNo: "order-1_R", Lines: []inventory.RefundLine{cup1}, Amount: 4}}, nil, 1},
 	} {
-		tc.order.ID, tc.order.Items = "order-1", items
-		if got := tc.order.RefundProblems(tc.returned); len(got) != tc.problems {
+		o := inventory.Order{ID: "order-1", Items: items, Amount: 9, Status: inventory.StatusPaid, Refunds: tc.refunds}
+		if got := o.RefundProblems(tc.returned); len(got) != tc.problems {
 			t.Errorf("%s: %q, want %d problems", tc.name, got, tc.problems)
 		}
 	}

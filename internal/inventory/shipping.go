@@ -147,18 +147,20 @@ func (s Shipment) Check() error {
 // ("发货信息录入": contact "采用掩码传输，最后4位数字不能打掩码").
 var maskedContact = regexp.MustCompile(`^[0-9+-]*\*[0-9*+-]*[0-9]{4}$`)
 
-// Unshipped is what of o no shipment holds yet: SKU → units.
+// Unshipped is what of o is left to ship: SKU → units neither held by a shipment nor
+// refunded. A refunded unit is taken to be one not shipped yet (refunds and shipments
+// name units, not which ones), so an order partly refunded ships only what the buyer
+// still paid for.
 func (o *Order) Unshipped() map[string]int {
 	left := map[string]int{}
 	for _, it := range o.Items {
-		left[it.SKU] += it.Qty
+		left[it.SKU] += it.Qty - o.RefundedUnits(it.SKU, false)
 	}
-	if o.Shipping == nil {
-		return left
-	}
-	for _, s := range o.Shipping.Shipments {
-		for _, it := range s.Items {
-			left[it.SKU] -= it.Qty
+	if o.Shipping != nil {
+		for _, s := range o.Shipping.Shipments {
+			for _, it := range s.Items {
+				left[it.SKU] -= it.Qty
+			}
 		}
 	}
 	for sku, n := range left {

@@ -207,3 +207,31 @@ func TestDeclarePresale(t *testing.T) {
 		t.Errorf("an order partly shipped: %v", err)
 	}
 }
+
+// A partly refunded order ships what the buyer still paid for, and its partial refund
+// leaves a queued shipment as it is; the refund of the rest cancels it.
+func TestShip_AfterAPartialRefund(t *testing.T) {
+	one := inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "op", Reason: "r",
+		Lines: []inventory.RefundLine{{SKU: "cup", Qty: 1}}}
+	c, err := paidOrder().StartRefund(one, 0, t0, inventory.Retry{})
+	if err != nil || c.Order.Status != inventory.StatusPaid {
+		t.Fatalf("refund of one cup: %+v, %v", c.Order, err)
+	}
+	if left := c.Order.Unshipped(); fmt.Sprint(left) != "map[cup:2 saucer:1]" {
+		t.Errorf("unshipped after refunding one cup: %v", left)
+	}
+	whole := inventory.Shipment{ID: "w", Logistics: inventory.LogisticsSameCity}
+	if got := shipped(t, c.Order, whole).Shipping.Shipments[0].Items; fmt.Sprint(got) != "[{cup 2} {saucer 1}]" {
+		t.Errorf("a same-city shipment of the rest holds %v", got)
+	}
+	queued := shipped(t, paidOrder(), parcel)
+	c, err = queued.StartRefund(one, 0, t0, inventory.Retry{})
+	if err != nil || c.Order.Shipping.Status != inventory.ShippingQueued {
+		t.Errorf("a partial refund of a queued shipment: %+v, %v", c.Order.Shipping, err)
+	}
+	rest := inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "op", Reason: "r"}
+	c, err = c.Order.StartRefund(rest, 0, t0, inventory.Retry{})
+	if err != nil || c.Order.Status != inventory.StatusRefunding || c.Order.Shipping.Status != inventory.ShippingCancelled {
+		t.Errorf("the refund of the rest: %s %+v, %v", c.Order.Status, c.Order.Shipping, err)
+	}
+}

@@ -31,6 +31,10 @@ var (
 	ReleasedUnsettled = Name{"ReleasedUnsettled", Count}
 	// PaidByQuery counts orders found paid by asking WeChat Pay before a release.
 	PaidByQuery = Name{"PaidByQuery", Count}
+	// RefundedOutside counts orders a query before release found paid and then refunded
+	// outside stockguard (trade_state REFUND): recorded as paid, the refund for the
+	// merchant to settle.
+	RefundedOutside = Name{"RefundedOutside", Count}
 )
 
 // createOrder.

@@ -23,7 +23,7 @@ const (
 type Listing interface {
 	Lookup(ctx context.Context, id string) (*inventory.Order, error)
 	Orders(ctx context.Context, status inventory.Status, after string) ([]*inventory.Order, string, error)
-	Overdue(ctx context.Context, before time.Time) ([]*inventory.Order, error)
+	Overdue(ctx context.Context, before time.Time, after string) ([]*inventory.Order, string, error)
 }
 
 // Merchant serves the merchant's order reads (docs/contract.md, "Merchant API").
@@ -50,15 +50,15 @@ type orderPage struct {
 	Next   string                      `json:"next,omitempty"`
 }
 
-// List serves RouteList: ?status=PENDING_OVERDUE (all of them), REFUND_PENDING or
-// REFUNDING (a page at a time, ?after= the previous page's next).
+// List serves RouteList: ?status=PENDING_OVERDUE, REFUND_PENDING or REFUNDING, a page
+// at a time (?after= the previous page's next; a cursor this route did not give: 400).
 func (m *Merchant) List(ctx context.Context, req events.APIGatewayV2HTTPRequest, _ string) (events.APIGatewayV2HTTPResponse, error) {
 	var orders []*inventory.Order
 	var next string
 	var err error
 	switch status := req.QueryStringParameters["status"]; status {
 	case listPendingOverdue:
-		orders, err = m.store.Overdue(ctx, m.now())
+		orders, next, err = m.store.Overdue(ctx, m.now(), req.QueryStringParameters["after"])
 	case listRefundPending, listRefunding:
 		orders, next, err = m.store.Orders(ctx, inventory.Status(status), req.QueryStringParameters["after"])
 	default:

@@ -28,15 +28,24 @@ func NewChecker(merchant Merchant, rec *Recorder, log *slog.Logger, function str
 	return &Checker{merchant: merchant, rec: rec, log: log, function: function}
 }
 
-// BeforeRelease asks WeChat Pay about order's JSAPI order before its release. An order
-// without a prepay_id has none: (false, nil). Paid (trade_state SUCCESS, the
-// notification lost or late) → the payment is recorded by the Recorder, exactly once
-// whoever else records it, and BeforeRelease returns true: do not release. Not paid →
-// the WeChat Pay order is closed, so it can never take money, and BeforeRelease
-// returns false: release it. A close that finds the order paid meanwhile (ORDERPAID)
-// queries again. Any failure to learn the answer (WeChat Pay unreachable, 5xx, an
-// answer that does not verify) is returned as an error and nothing is changed; true
-// with an error is a payment found and not recorded (retry, never release).
+// BeforeRelease asks WeChat Pay about order's JSAPI order before its release, by the
+// trade_state its query answers (WeChat Pay APIv3 docs, 查询订单: trade_state; 关闭订单).
+// An order without a prepay_id has none: (false, nil).
+//   - SUCCESS (paid; the notification lost or late) → the payment is recorded by the
+//     Recorder, exactly once whoever else records it, and BeforeRelease returns true:
+//     do not release.
+//   - REFUND (转入退款: paid, then some or all of it refunded — never by stockguard, whose
+//     refunds only follow a recorded payment) → paid all the same: the payment is
+//     recorded (committed, never resold), the refund made outside stockguard is logged
+//     at ERROR and counted (RefundedOutside: the merchant settles it), and true.
+//   - CLOSED, REVOKED → never paid and never payable: false, release it.
+//   - NOTPAY, USERPAYING, PAYERROR → not paid: the WeChat Pay order is closed, so it can
+//     never take money, and false. A close answering ORDERPAID (paid meanwhile) queries
+//     again.
+//
+// Any failure to learn the answer (WeChat Pay unreachable, 5xx, an answer that does
+// not verify) is returned as an error and nothing is changed; true with an error is a
+// payment found and not recorded (retry, never release).
 func (c *Checker) BeforeRelease(ctx context.Context, order *inventory.Order) (bool, error) {
 	if order.PrepayID == "" {
 		return false, nil
@@ -52,9 +61,9 @@ func (c *Checker) BeforeRelease(ctx context.Context, order *inventory.Order) (bo
 			return false, nil // never reached WeChat Pay: nothing can be paid
 		case err != nil:
 			return false, fmt.Errorf("query WeChat Pay order %s: %w", order.ID, err)
-		case tx.TradeState == wechatpay.TradeStateSuccess:
+		case tx.TradeState == wechatpay.TradeStateSuccess, tx.TradeState == wechatpay.TradeStateRefund:
 			return true, c.record(ctx, tx)
-		case tx.TradeState == wechatpay.TradeStateClosed:
+		case tx.TradeState == wechatpay.TradeStateClosed, tx.TradeState == wechatpay.TradeStateRevoked:
 			return false, nil
 		}
 		err = c.merchant.CloseOrder(ctx, order.ID)
@@ -75,8 +84,13 @@ func (c *Checker) record(ctx context.Context, tx *wechatpay.Transaction) error {
 		return fmt.Errorf("record payment of %s found by query: %w", tx.OutTradeNo, err)
 	}
 	c.log.LogAttrs(ctx, slog.LevelInfo, "payment found by query before release", slog.String("outTradeNo", tx.OutTradeNo),
-		slog.String("transactionId", tx.TransactionID), slog.String("result", resultName(rec)))
+		slog.String("transactionId", tx.TransactionID), slog.String("tradeState", string(tx.TradeState)), slog.String("result", resultName(rec)))
 	metric.Emit(ctx, c.log, c.function, metric.PaidByQuery.Of(1))
+	if tx.TradeState == wechatpay.TradeStateRefund {
+		c.log.LogAttrs(ctx, slog.LevelError, "payment refunded outside stockguard: recorded as paid, the merchant settles the refund",
+			slog.String("outTradeNo", tx.OutTradeNo), slog.String("transactionId", tx.TransactionID), slog.Int64("amount", tx.Amount.Total))
+		metric.Emit(ctx, c.log, c.function, metric.RefundedOutside.Of(1))
+	}
 	return nil
 }
 

@@ -228,7 +228,7 @@ func TestNotify_LatePaymentReservesAgainOrIsRefundPending(t *testing.T) {
 	}
 	// REFUND_PENDING, then at once REFUNDING with no goods moved: the refund is asked
 	// for with no person involved.
-	if o := h.Lookup(t, gone); o.Status != inventory.StatusRefunding || o.Restocked || o.RefundBy != "stockguard" || o.OutRefundNo != gone+"_R" {
+	if o := h.Lookup(t, gone); o.Status != inventory.StatusRefunding || len(o.Refunds) != 1 || o.Refunds[0].Restocked || o.Refunds[0].By != "stockguard" || o.Refunds[0].OutRefundNo != gone+"_R" {
 		t.Errorf("late-paid order without stock: %+v, want REFUNDING by stockguard without restock", o)
 	}
 	if fmt.Sprint(h.Scan(t, h.Tables.SKUs)) != skus || h.Ops(t, gone)["RETURN"] != 0 {
@@ -341,24 +341,27 @@ func TestNotify_AcknowledgesOtherEventsWithoutPaying(t *testing.T) {
 	}
 }
 
-// POST /_local/pay/{orderId} builds a genuine notification and answers as the notify
-// route did.
+// POST /_local/pay/{orderId} pays at the WeChat Pay stand-in, which opens the JSAPI
+// order when the order has none, sends a genuine notification and answers as the
+// notify route did; a second payment of a paid order is refused as WeChat Pay refuses
+// it.
 func TestLocalPay_SendsASignedNotificationThroughTheNotifyRoute(t *testing.T) {
 	h := newStack(t, local.StackConfig{})
 	id := h.Order(t, "buyer", cupsAndSaucer)
+	other := h.Order(t, "buyer2", cupsAndSaucer)
 	for _, tc := range []struct {
 		name, path, body string
 		status           int
 		code             string
 	}{
-		{"wrong amount", "/_local/pay/" + id, `{"amount": 1}`, 400, "FAIL"},
+		{"wrong amount", "/_local/pay/" + other, `{"amount": 1}`, 400, "FAIL"},
 		{"unknown order", "/_local/pay/0123456789abcdef0123456789abcdef", ``, 404, "ORDER_NOT_FOUND"},
 		{"bad body", "/_local/pay/" + id, `{"amount": "lots"}`, 400, "INVALID_REQUEST"},
 		{"unknown field", "/_local/pay/" + id, `{"tip": 5}`, 400, "INVALID_REQUEST"},
 		{"negative amount", "/_local/pay/" + id, `{"amount": -1}`, 400, "INVALID_REQUEST"},
 		{"unknown state", "/_local/pay/" + id, `{"state": "PAID"}`, 400, "INVALID_REQUEST"},
 		{"pay", "/_local/pay/" + id, ``, 204, ""},
-		{"pay again", "/_local/pay/" + id, `{"state": "SUCCESS"}`, 204, ""},
+		{"pay again", "/_local/pay/" + id, `{"state": "SUCCESS"}`, 409, "ORDER_NOT_PAYABLE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := h
@@ -373,6 +376,9 @@ func TestLocalPay_SendsASignedNotificationThroughTheNotifyRoute(t *testing.T) {
 	}
 	if ops := h.Ops(t, id); ops[string(inventory.OpCommit)] != 2 {
 		t.Errorf("ledger %v, want 2 COMMIT (once)", ops)
+	}
+	if wx, ok := h.Stack.PayServer.Order(id); !ok || wx.TradeState != wechatpay.TradeStateSuccess || wx.TransactionID == "" {
+		t.Errorf("the stand-in's order %+v, want it opened and SUCCESS", wx)
 	}
 	h.Check(t)
 }

@@ -67,11 +67,17 @@ func (r *Recorder) Record(ctx context.Context, p inventory.Payment) (Recorded, e
 		return Recorded{}, err
 	}
 	if result == inventory.RefundDue {
-		r.log.LogAttrs(ctx, slog.LevelError, "paid after cancellation with no stock left: refunding", slog.String("outTradeNo", p.OrderID),
-			slog.String("transactionId", p.TransactionID), slog.Int64("amount", p.Amount))
+		// A shop's rule (off sale, not started, the limit) is no fault; no stock left
+		// after a release, or a transaction too large, is worth an operator's look.
+		level := slog.LevelWarn
+		if order.DueCause == inventory.DueNoStock || order.DueCause == inventory.DueTooLarge {
+			level = slog.LevelError
+		}
+		r.log.LogAttrs(ctx, level, "paid after cancellation, cannot be honoured ("+order.DueCause+"): refunding", slog.String("outTradeNo", p.OrderID),
+			slog.String("transactionId", p.TransactionID), slog.Int64("amount", p.Amount), slog.String("cause", order.DueCause))
 	}
 	if order.Status == inventory.StatusRefundPending { // now, or on a resend after a failed step
-		if _, err := r.refunds.Order(ctx, order, automatic("paid after cancellation, no stock left"), 0); err != nil {
+		if _, err := r.refunds.Order(ctx, order, automatic("paid after cancellation: "+order.DueCause), 0); err != nil {
 			return Recorded{Result: result}, fmt.Errorf("%w: %w", ErrRefundNotStarted, err)
 		}
 	}

@@ -262,8 +262,12 @@ func TestChecker_AsksWeChatPayBeforeARelease(t *testing.T) {
 		err    bool
 	}{
 		{&merchant{trade: wechatpay.TradeStateSuccess}, true, 0, false},
+		{&merchant{trade: wechatpay.TradeStateRefund}, true, 0, false}, // paid, then refunded outside: paid
 		{&merchant{trade: wechatpay.TradeStateNotPay}, false, 1, false},
+		{&merchant{trade: wechatpay.TradeStateUserPaying}, false, 1, false},
+		{&merchant{trade: wechatpay.TradeStatePayError}, false, 1, false},
 		{&merchant{trade: wechatpay.TradeStateClosed}, false, 0, false},
+		{&merchant{trade: wechatpay.TradeStateRevoked}, false, 0, false},
 		{&merchant{err: wechatpay.ErrUnavailable}, false, 0, true},
 	} {
 		c := payments.NewChecker(tc.m, payments.NewRecorder(book, &refunds{}, slog.New(slog.DiscardHandler)), slog.New(slog.DiscardHandler), "closeOrder")

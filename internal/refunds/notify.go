@@ -41,7 +41,7 @@ func NewNotify(verifier Verifier, store Results, log *slog.Logger) *Notify {
 // Route serves one refund notification: verified and decrypted exactly as payment
 // notifications are (notify.Verified), then what it says is recorded by Apply:
 // REFUND.SUCCESS for the out_refund_no, payment and amount owed turns the refund
-// REFUNDED once; REFUND.CLOSED and REFUND.ABNORMAL keep it REFUNDING with refundError
+// REFUNDED once; REFUND.CLOSED and REFUND.ABNORMAL keep it REFUNDING with its error
 // set (RefundAbnormal metric, error log). A replay is answered the same and changes
 // nothing. 204 when handled; 404 for an out_refund_no stockguard does not owe, 400 for
 // another payment or amount, 500 on a store failure (WeChat Pay resends).

@@ -7,7 +7,7 @@
 // REFUNDING, its units back on the ledger) or a second payment was recorded as owed
 // (SecondPayment), the Starter puts the refund's out_refund_no on the refund queue.
 // The Refunder takes the queue's batches (partial batch responses), asks WeChat Pay's
-// domestic refund API for the whole payment back under that out_refund_no, checks the
+// domestic refund API for the refund's amount of its payment under that out_refund_no, checks the
 // answer names the same refund and amount before trusting it, and records what it says
 // (Apply). A transient failure (WeChat Pay unreachable, 5xx, 429) fails the record,
 // which SQS delivers again after the visibility timeout; WeChat Pay deduplicates on
@@ -44,7 +44,7 @@ const MetricFunction = "refund"
 // Starting is what starting refunds needs of the store (dynamo.Store): the goods step
 // of an order's refund, and a second payment recorded as a refund owed.
 type Starting interface {
-	StartRefund(ctx context.Context, order *inventory.Order, r inventory.RefundRequest, window time.Duration) (*inventory.Order, bool, error)
+	StartRefund(ctx context.Context, order *inventory.Order, r inventory.RefundRequest, window time.Duration) (*inventory.Order, string, error)
 	SecondPayment(ctx context.Context, p inventory.Payment) (*inventory.Refund, bool, error)
 }
 
@@ -186,11 +186,22 @@ func (r *Refunder) handleRecord(ctx context.Context, rec events.SQSMessage) (boo
 		return false, err
 	case refund.Status != inventory.StatusRefunding:
 		return false, nil // REFUNDED already: a duplicate message
+	case refund.Refused():
+		return false, nil // refused for good: only an operator's retry asks again
 	}
 	answer, err := r.pay.Refund(ctx, wechatpay.RefundRequest{
 		OutTradeNo: refund.OrderID, TransactionID: refund.TransactionID, OutRefundNo: refund.OutRefundNo,
-		Reason: reason, NotifyURL: r.opts.NotifyURL, Refund: refund.Amount, Total: refund.Amount,
+		Reason: reason, NotifyURL: r.opts.NotifyURL, Refund: refund.Amount, Total: refund.Total,
 	})
+	if code, final := wechatpay.FinalRefusal(err); final {
+		// Refused for good: asking again cannot help. Recorded on the refund (still
+		// REFUNDING, shown to the merchant with the reason), alarmed to be settled by
+		// hand, and the message dropped.
+		_, _, err := Apply(ctx, r.store, r.log, inventory.RefundResult{
+			OutRefundNo: refund.OutRefundNo, OutTradeNo: refund.OrderID, Amount: refund.Amount, State: inventory.RefundStateRefused, Code: code,
+		})
+		return false, err
+	}
 	if err != nil {
 		return false, fmt.Errorf("refund %s: %w", refund.OutRefundNo, err)
 	}

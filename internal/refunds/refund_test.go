@@ -99,7 +99,7 @@ func TestBuyerRefund_GoodsBackOnceThenMoneyOnce(t *testing.T) {
 		t.Errorf("cup on-hand %d, saucer available %d, want 100 and 100", cup, saucer)
 	}
 	eventually(t, waitLimit, "order REFUNDED", func() bool { return status(t, h, id) == inventory.StatusRefunded })
-	rec, ok := h.PayServer.Refund(inventory.OutRefundNo(id))
+	rec, ok := h.PayServer.Refund(inventory.OutRefundNo(id, 1))
 	if refunded, _ := h.PayServer.Refunded(tx); !ok || rec.Requests != 1 || refunded != amount || rec.Amount.Refund != amount {
 		t.Errorf("WeChat Pay: refund %+v (%v), %d fen refunded; want one request for %d fen", rec, ok, refunded, amount)
 	}
@@ -175,7 +175,7 @@ func TestRefund_RetriedThroughWeChatPayOutagesUntilTaken(t *testing.T) {
 	if failed := h.Logged(t, "msg", "refund request failed; it will be retried"); len(failed) != 3 {
 		t.Errorf("%d failed requests logged, want 3", len(failed))
 	}
-	if rec, _ := h.PayServer.Refund(inventory.OutRefundNo(id)); rec.Requests != 1 {
+	if rec, _ := h.PayServer.Refund(inventory.OutRefundNo(id, 1)); rec.Requests != 1 {
 		t.Errorf("%d refund requests taken, want 1", rec.Requests)
 	}
 	if refunded, _ := h.PayServer.Refunded(tx); refunded != amount {
@@ -184,8 +184,8 @@ func TestRefund_RetriedThroughWeChatPayOutagesUntilTaken(t *testing.T) {
 	if ops := h.Ops(t, id); ops[string(inventory.OpReturn)] != 0 || h.OnHand(t, "cup") != 98 {
 		t.Errorf("a refund without restock: ledger %v, cup on-hand %d, want no RETURN and 98", ops, h.OnHand(t, "cup"))
 	}
-	if order := h.Lookup(t, id); order.RefundBy != local.LocalOperatorARN || order.RefundReason != "shipped, lost by the carrier" {
-		t.Errorf("recorded by %q for %q", order.RefundBy, order.RefundReason)
+	if order := h.Lookup(t, id); len(order.Refunds) != 1 || order.Refunds[0].By != local.LocalOperatorARN || order.Refunds[0].Reason != "shipped, lost by the carrier" {
+		t.Errorf("recorded as %+v", order.Refunds)
 	}
 	h.Check(t)
 }
@@ -193,7 +193,7 @@ func TestRefund_RetriedThroughWeChatPayOutagesUntilTaken(t *testing.T) {
 // successNotice is WeChat Pay's REFUND.SUCCESS for the refund of order id.
 func successNotice(h *stacktest.Stack, id, tx string, fen int64, now time.Time) wechatpay.Refund {
 	return wechatpay.Refund{
-		MchID: local.LocalMchID, OutTradeNo: id, TransactionID: tx, OutRefundNo: inventory.OutRefundNo(id),
+		MchID: local.LocalMchID, OutTradeNo: id, TransactionID: tx, OutRefundNo: inventory.OutRefundNo(id, 1),
 		RefundID: "50000000000000000000000000001", Status: wechatpay.RefundSuccess, UserReceivedAccount: "支付用户零钱",
 		SuccessTime: now, Amount: wechatpay.RefundAmount{Refund: fen, Total: amount, PayerTotal: amount, PayerRefund: fen},
 	}
@@ -253,10 +253,10 @@ func TestRefundNotify_RejectsWhatIsNotTheRefundAndTakesTheRightOneOnce(t *testin
 			t.Fatalf("genuine notification %d: %d %v", i, code, out)
 		}
 		order := h.Lookup(t, id)
-		if order.Status != inventory.StatusRefunded || order.RefundedAt == nil || order.RefundAmount != amount {
+		if order.Status != inventory.StatusRefunded || order.Refunds[0].RefundedAt == nil || order.RefundedAmount() != amount {
 			t.Fatalf("after notification %d: %+v", i, order)
 		}
-		if at := order.RefundedAt.String(); refundedAt != "" && at != refundedAt {
+		if at := order.Refunds[0].RefundedAt.String(); refundedAt != "" && at != refundedAt {
 			t.Errorf("refundedAt moved from %s to %s on a replay", refundedAt, at)
 		} else {
 			refundedAt = at
@@ -278,11 +278,11 @@ func TestRefundNotify_ClosedOrAbnormalKeepsRefundingAndRaisesTheAlarm(t *testing
 	if code, out := adminRefund(t, h, id, `{"restock":true,"reason":"returned"}`); code != http.StatusAccepted {
 		t.Fatalf("admin refund: %d %v", code, out)
 	}
-	eventually(t, waitLimit, "refundError set", func() bool { return h.Lookup(t, id).RefundError != "" })
+	eventually(t, waitLimit, "refundError set", func() bool { return h.Lookup(t, id).Refunds[0].Error != "" })
 	// The metric and the log line follow the write that sets refundError.
 	eventually(t, waitLimit, "RefundAbnormal counted", func() bool { return len(h.Logged(t, "RefundAbnormal", 1.0)) > 0 })
-	if order := h.Lookup(t, id); order.Status != inventory.StatusRefunding || order.RefundError != "ABNORMAL" {
-		t.Errorf("order %s with refundError %q, want REFUNDING with ABNORMAL", order.Status, order.RefundError)
+	if order := h.Lookup(t, id); order.Status != inventory.StatusRefunding || order.Refunds[0].Error != "ABNORMAL" {
+		t.Errorf("order %s with refunds %+v, want REFUNDING with ABNORMAL", order.Status, order.Refunds)
 	}
 	if alarms := h.Logged(t, "RefundAbnormal", 1.0); len(alarms) != 1 {
 		t.Errorf("%d RefundAbnormal metrics, want 1", len(alarms))
@@ -319,7 +319,7 @@ func TestAutomaticRefunds_LatePaymentWithoutStockAndSecondPayment(t *testing.T) 
 	var sweep map[string]any
 	h.RunScheduled(t, "closeOrder", &sweep)
 	h.PayServer.SetFailAPI(false)
-	for i := 0; status(t, h, late) == inventory.StatusCancelled && storeAvailable(t, h, "saucer") > 0; i++ {
+	for i := 0; status(t, h, late) == inventory.StatusCancelled && h.Available(t, "saucer") > 0; i++ {
 		h.Order(t, "buyer-"+string(rune('a'+i%26))+string(rune('a'+i/26)), `{"items":[{"skuId":"saucer","qty":1}]}`)
 	}
 	if d, err := h.PayServer.Resend(context.Background(), late); err != nil || d.StatusCode != http.StatusNoContent {
@@ -402,7 +402,7 @@ func TestStuckPass_RequestsLostRefundsAndSettlesLostNotifications(t *testing.T) 
 	h.PayServer.SetDropNotifications(true)
 	h.RunInBackground(t)
 	eventually(t, waitLimit, "refund SUCCESS at WeChat Pay", func() bool {
-		rec, ok := h.PayServer.Refund(inventory.OutRefundNo(id))
+		rec, ok := h.PayServer.Refund(inventory.OutRefundNo(id, 1))
 		return ok && rec.Status == wechatpay.RefundSuccess
 	})
 	if got := status(t, h, id); got != inventory.StatusRefunding {
@@ -436,7 +436,7 @@ func TestRefund_NotificationBeforeTheAnswerAndDuplicateMessages(t *testing.T) {
 	if code, out := adminRefund(t, h, id, `{"restock":true,"reason":"returned"}`); code != http.StatusAccepted {
 		t.Fatalf("admin refund: %d %v", code, out)
 	}
-	no := inventory.OutRefundNo(id)
+	no := inventory.OutRefundNo(id, 1)
 	var resp events.SQSEventResponse
 	h.Invoke(t, "RefundFunction", refundMessages(no, 10), &resp)
 	if len(resp.BatchItemFailures) != 0 || status(t, h, id) != inventory.StatusRefunding {
@@ -457,15 +457,15 @@ func TestRefund_NotificationBeforeTheAnswerAndDuplicateMessages(t *testing.T) {
 	})
 	wg.Wait()
 	order := h.Lookup(t, id)
-	if order.Status != inventory.StatusRefunded || order.RefundAmount != amount {
+	if order.Status != inventory.StatusRefunded || order.RefundedAmount() != amount {
 		t.Fatalf("order %+v, want REFUNDED", order)
 	}
 	h.Invoke(t, "RefundFunction", refundMessages(no, 3), &resp) // late duplicates: dropped
 	if d, err := h.PayServer.ResendRefund(context.Background(), no); err != nil || d.StatusCode != http.StatusNoContent {
 		t.Errorf("resent notification: %+v %v", d, err)
 	}
-	if again := h.Lookup(t, id); !again.RefundedAt.Equal(*order.RefundedAt) {
-		t.Errorf("refundedAt moved from %v to %v", order.RefundedAt, again.RefundedAt)
+	if again := h.Lookup(t, id); !again.Refunds[0].RefundedAt.Equal(*order.Refunds[0].RefundedAt) {
+		t.Errorf("refundedAt moved from %v to %v", order.Refunds[0].RefundedAt, again.Refunds[0].RefundedAt)
 	}
 	if got, _ := h.PayServer.Refunded(tx); got != amount {
 		t.Errorf("%d fen refunded, want %d once", got, amount)
@@ -474,16 +474,4 @@ func TestRefund_NotificationBeforeTheAnswerAndDuplicateMessages(t *testing.T) {
 		t.Errorf("ledger %v, want one RETURN per line", ops)
 	}
 	h.Check(t)
-}
-
-// storeAvailable is sku's available units read strongly from the store: GET
-// /skus/{skuId} answers from a read up to 1 s old, so a loop selling the last units
-// would order past them.
-func storeAvailable(t *testing.T, h *stacktest.Stack, sku string) int {
-	t.Helper()
-	got, err := h.Store.SKU(context.Background(), sku)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got.Available
 }

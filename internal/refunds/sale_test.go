@@ -162,7 +162,7 @@ func waitRefunded(t *testing.T, h *stacktest.Stack, ids []string) map[string]int
 			switch it["kind"] {
 			case "ORDER":
 				counts[it["status"].(string)]++
-				if it["refundBy"] == "stockguard" {
+				if refunds, _ := it["refunds"].([]any); len(refunds) > 0 && refunds[0].(map[string]any)["by"] == "stockguard" {
 					counts["late without stock"]++
 				}
 			case "EXTRA_PAYMENT":

@@ -26,17 +26,17 @@ func NewStarter(store Starting, queue *Queue, log *slog.Logger) *Starter {
 	return &Starter{store: store, queue: queue, log: log}
 }
 
-// Order refunds order (read just before) as r asks, buyers within window of its
-// payment (the store's StartRefund), and asks for the money back when this call
-// made the goods step. It returns the order as it stands. Errors are
+// Order refunds order (read just before) as r asks — its lines, or all that is left —
+// buyers within window of its payment (the store's StartRefund), and asks for the
+// money back when this call made the goods step of a refund. It returns the order as it stands. Errors are
 // StartRefund's: nothing was changed.
 func (s *Starter) Order(ctx context.Context, order *inventory.Order, r inventory.RefundRequest, window time.Duration) (*inventory.Order, error) {
-	order, moved, err := s.store.StartRefund(ctx, order, r, window)
+	order, started, err := s.store.StartRefund(ctx, order, r, window)
 	if err != nil {
 		return nil, err
 	}
-	if moved {
-		s.send(ctx, order.OutRefundNo)
+	if started != "" {
+		s.send(ctx, started)
 	}
 	return order, nil
 }

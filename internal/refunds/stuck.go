@@ -25,7 +25,8 @@ type StuckResult struct {
 // Stuck asks WeChat Pay about every refund REFUNDING for longer than
 // Options.StuckAfter (the store's RefundingBefore), one at a time: SUCCESS (or
 // CLOSED/ABNORMAL) is recorded with Apply; a refund WeChat Pay never received is sent
-// to the refund queue again. It emits the RefundingStuck metric: how many are still
+// to the refund queue again, unless the refund API refused it for good (it waits for
+// an operator, counted as stuck). It emits the RefundingStuck metric: how many are still
 // REFUNDING past the bound after the pass (the alarm's input). The error result is
 // for a failed index query; single refunds that fail are counted and left for the
 // next pass.
@@ -68,6 +69,9 @@ func (r *Refunder) Stuck(ctx context.Context) (StuckResult, error) {
 // unstick asks WeChat Pay about one refund: done when it is REFUNDED now, requeued
 // when WeChat Pay never received it and it went back on the queue.
 func (r *Refunder) unstick(ctx context.Context, no string) (done, requeued bool, err error) {
+	if refund, err := r.store.RefundByNo(ctx, no); err == nil && refund.Refused() {
+		return false, false, nil // refused for good: alarmed once, left to an operator
+	}
 	answer, err := r.pay.QueryRefund(ctx, no)
 	switch {
 	case errors.Is(err, wechatpay.ErrNotFound):

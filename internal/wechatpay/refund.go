@@ -42,6 +42,30 @@ const (
 	CodeNoAuth              = "NO_AUTH"               // the merchant may not refund this order
 )
 
+// FinalRefusal reports whether err, the refund API's answer to "申请退款", is a refusal
+// that asking again cannot change (WeChat Pay APIv3 docs, 申请退款: 错误码 and their
+// 解决方案), and its code: a 4xx *APIError with CodeUserAccountAbnormal (the buyer's
+// account is frozen or closed: settle by hand), CodeNoAuth (this merchant may not
+// refund it), CodeInvalidRequest (the request breaks a refund rule: more than is
+// refundable, an order over a year old, past 50 refunds), CodeParamError or
+// CodeResourceNotExists (no such payment). Everything else is to be retried later with
+// the same out_refund_no: transport failures, 5xx and 429, CodeSystemError and
+// CodeFrequencyLimited (retry later, "同一笔订单多次退款的请求需相隔1分钟"), CodeNotEnough
+// (the merchant's balance: retry once it is topped up), and the merchant's own
+// configuration (CodeSignError, CodeMchNotExists), which an operator fixes without the
+// refund changing.
+func FinalRefusal(err error) (string, bool) {
+	var apiErr *APIError
+	if !errors.As(err, &apiErr) || apiErr.Retryable() {
+		return "", false
+	}
+	switch apiErr.Code {
+	case CodeUserAccountAbnormal, CodeNoAuth, CodeInvalidRequest, CodeParamError, CodeResourceNotExists:
+		return apiErr.Code, true
+	}
+	return "", false
+}
+
 var (
 	// ErrNotFound: WeChat Pay has no such order or refund (an *APIError with HTTP 404 and
 	// CodeOrderNotExist or CodeResourceNotExists unwraps to it).

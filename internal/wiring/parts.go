@@ -183,7 +183,7 @@ func (p *parts) starter() *refunds.Starter {
 }
 
 func (p *parts) refundRoutes() *refunds.Routes {
-	return refunds.NewRoutes(p.store(), p.starter(), p.cfg.UserRefundWindow)
+	return refunds.NewRoutes(p.store(), p.store(), p.starter(), p.cfg.UserRefundWindow)
 }
 
 func (p *parts) refundNotify() *refunds.Notify {

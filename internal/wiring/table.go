@@ -77,6 +77,8 @@ func admin() spec {
 		merchantRoute(orders.RouteList, func(p *parts) httpapi.MerchantRoute { return p.orderLists().List }),
 		merchantRoute(orders.RouteLookup, func(p *parts) httpapi.MerchantRoute { return p.orderLists().Lookup }),
 		merchantRoute(refunds.RouteMerchant, func(p *parts) httpapi.MerchantRoute { return p.refundRoutes().Merchant }),
+		merchantRoute(refunds.RouteRetry, func(p *parts) httpapi.MerchantRoute { return p.refundRoutes().Retry }),
+		merchantRoute(refunds.RouteSettle, func(p *parts) httpapi.MerchantRoute { return p.refundRoutes().Settle }),
 		merchantRoute(shipping.RouteShip, func(p *parts) httpapi.MerchantRoute { return p.shipRoutes().Ship }),
 		merchantRoute(shipping.RoutePresale, func(p *parts) httpapi.MerchantRoute { return p.shipRoutes().Presale }),
 		merchantRoute(reconcile.RouteRun, func(p *parts) httpapi.MerchantRoute { return p.reconcileRoutes().Run }),

@@ -124,7 +124,9 @@ func TestRun_AgainstTheLocalStackRefundsAShareOfThePaidOrders(t *testing.T) {
 	refundedBy := map[any]int{}
 	for _, o := range stack.Scan(t, stack.Tables.Orders) {
 		if o["status"] == "REFUNDED" {
-			refundedBy[o["refundBy"]]++
+			for _, r := range o["refunds"].([]any) {
+				refundedBy[r.(map[string]any)["by"]]++
+			}
 		}
 	}
 	if refundedBy[local.LocalOperatorARN] != 6 || len(refundedBy) != 1 {

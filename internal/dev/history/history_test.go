@@ -24,6 +24,7 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/reconcile"
+	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/testing/booktest"
 	"github.com/stockguard/stockguard/internal/testing/stacktest"
 	"github.com/stockguard/stockguard/internal/testing/testkit"
@@ -69,6 +70,8 @@ type history struct {
 	sqs         sync.Map // SQS-side fault kind → *atomic.Int64
 	runs, diffs atomic.Int64
 	diffSeen    atomic.Value // the first difference reported, as text
+
+	refundsSettled int // refunds under way that settle delivered to the refund function
 }
 
 // publisher counts the alerts reconcile publishes.
@@ -313,6 +316,52 @@ func (h *history) settle() {
 	for range 5 {
 		h.call(http.MethodPost, "/_local/invoke/closeOrder", "", nil, "")
 	}
+	h.settleRefunds()
+}
+
+// settleRefunds delivers one refund message for every refund under way (the harness
+// runs no refund queue: a late payment's refund, or a second payment's, waits here)
+// to the refund function, as SQS would, and waits for the WeChat Pay stand-in's refund
+// notifications: every refund owed then ends REFUNDED, which check verifies.
+func (h *history) settleRefunds() {
+	ctx := context.Background()
+	store := dynamo.New(h.stack.DB, h.stack.Tables, dynamo.Options{Now: h.clock.Now})
+	var ev events.SQSEvent
+	for no, err := range store.RefundingBefore(ctx, h.clock.Now().Add(time.Hour)) {
+		if err != nil {
+			h.t.Errorf("list refunds under way: %v", err)
+			return
+		}
+		body, _ := json.Marshal(refunds.Message{OutRefundNo: no})
+		ev.Records = append(ev.Records, events.SQSMessage{MessageId: "refund-" + no, Body: string(body), EventSource: "aws:sqs",
+			EventSourceARN: "arn:aws:sqs:us-east-1:000000000000:RefundQueue", AWSRegion: "us-east-1"})
+	}
+	h.refundsSettled = len(ev.Records)
+	if len(ev.Records) > 0 {
+		payload, _ := json.Marshal(ev)
+		if _, err := h.stack.Handlers["RefundFunction"].Invoke(ctx, payload); err != nil {
+			h.t.Errorf("refund batch: %v", err)
+		}
+	}
+	h.stack.PayServer.WaitDeliveries()
+}
+
+// endStates counts the orders by status; an order still REFUND_PENDING or REFUNDING
+// after settling is a refund owed and never made.
+func (h *history) endStates() (map[string]int, []string) {
+	states := map[string]int{}
+	var problems []string
+	for _, item := range h.stack.Scan(h.t, h.stack.Tables.Orders) {
+		if item["kind"] != "ORDER" {
+			continue
+		}
+		status := item["status"].(string)
+		states[status]++
+		if status == string(inventory.StatusRefundPending) || status == string(inventory.StatusRefunding) {
+			problems = append(problems, fmt.Sprintf("order %s still %s after settling", item["pk"], status))
+		}
+	}
+	return states, problems
 }
 
 // check returns every rule the history broke.
@@ -351,10 +400,12 @@ func (h *history) check() []string {
 	}
 	full := reconcile.New(dynamo.New(h.stack.DB, h.stack.Tables, dynamo.Options{Now: h.clock.Now}), nil, slog.New(slog.DiscardHandler),
 		reconcile.Config{Now: h.clock.Now, FullCheckEvery: time.Nanosecond, Window: reconcile.Window{End: 24*time.Hour - time.Second, Loc: time.UTC}})
-	if rep, err := full.Run(ctx); err != nil || len(rep.Differences) > 0 {
+	if rep, err := full.Run(ctx); err != nil || len(rep.Differences) > 0 || len(rep.RefundProblems) > 0 {
 		problems = append(problems, fmt.Sprintf("final full reconcile: %v %+v", err, rep))
 	}
-	return problems
+	states, owed := h.endStates()
+	h.t.Logf("seed %d: end states %v; %d refunds settled at the end", h.seed, states, h.refundsSettled)
+	return append(problems, owed...)
 }
 
 // play runs the history of seed and returns what it broke; it logs what it did.

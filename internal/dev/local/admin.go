@@ -68,7 +68,7 @@ func (s *Stack) Seed(ctx context.Context, r io.Reader) error {
 		rec := httptest.NewRecorder()
 		s.gateway.ServeHTTP(rec, req)
 		if rec.Code != http.StatusCreated && rec.Code != http.StatusOK {
-			return fmt.Errorf("seed entry %d: %d %s", i, rec.Code, bytes.TrimSpace(rec.Body.Bytes()))
+			return fmt.Errorf("seed entry %d: %d %s", i+1, rec.Code, bytes.TrimSpace(rec.Body.Bytes())) // counting from 1
 		}
 	}
 	return nil

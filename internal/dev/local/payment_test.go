@@ -386,3 +386,47 @@ func TestPayment_ReconcileLeavesOrdersWithAWeChatPayOrderToCloseOrder(t *testing
 	}
 	booktest.Check(t, stack.DB, stack.Tables)
 }
+
+// A payment whose notification was lost and which the merchant refunded outside
+// stockguard queries as trade_state REFUND: paid. Neither the timeout nor the buyer's
+// cancel releases it: the payment is committed once, the unit never resold, the outside
+// refund alarmed (RefundedOutside), and the cancel has its final answer (409).
+func TestPayment_PaidThenRefundedOutsideIsNeverReleased(t *testing.T) {
+	for _, how := range []string{"timeout", "cancel"} {
+		t.Run(how, func(t *testing.T) {
+			p := startPaying(t, "hal", 2)
+			p.stack.PayServer.SetDropNotifications(true)
+			if status, _ := buyerPays(p.stack, p.id); status != http.StatusAccepted {
+				t.Fatalf("buyer pays with the notification lost: %d", status)
+			}
+			if err := p.stack.PayServer.RefundOutside(p.id, 100); err != nil {
+				t.Fatal(err)
+			}
+			if wx, _ := p.stack.PayServer.Order(p.id); wx.TradeState != wechatpay.TradeStateRefund {
+				t.Fatalf("stand-in trade_state %s, want REFUND", wx.TradeState)
+			}
+			if how == "timeout" {
+				p.clock.Advance(16 * time.Minute)
+				if res := sweep(t, p.stack); res["released"] != 0.0 || res["due"] != 1.0 {
+					t.Errorf("sweep %v: want 1 due, 0 released", res)
+				}
+			} else {
+				for range 2 { // the same final answer every time
+					status, body, _ := api(p.stack, "POST", "/orders/"+p.id+"/cancel", p.token, "")
+					if status != http.StatusConflict || body["code"] != "ORDER_NOT_CANCELLABLE" {
+						t.Errorf("cancel: %d %v, want 409 ORDER_NOT_CANCELLABLE", status, body)
+					}
+				}
+			}
+			wantStatus(t, p.stack, p.token, p.id, "PAID")
+			wantAvailable(t, p.stack, 8) // the 2 units committed, never back on sale
+			if n := metricSum(t, p.logs, "RefundedOutside"); n != 1 {
+				t.Errorf("RefundedOutside %v, want 1", n)
+			}
+			if n := metricSum(t, p.logs, "ReleasedUnsettled"); n != 0 {
+				t.Errorf("ReleasedUnsettled %v, want 0", n)
+			}
+			booktest.Check(t, p.stack.DB, p.stack.Tables)
+		})
+	}
+}

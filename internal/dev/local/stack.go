@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -94,6 +92,10 @@ type StackConfig struct {
 	// Refund, when set, adjusts the refund function's options after they are read
 	// from the template (tests shorten the retry backoff).
 	Refund func(*refunds.Options)
+	// RefundInterval is the least time the WeChat Pay stand-in keeps between two
+	// refunds of one payment (WeChat Pay's is a minute: paytest.RefundInterval, the
+	// default); a shorter one lets local runs refund in parts quickly.
+	RefundInterval time.Duration
 	// PayAddr and LoginAddr are where the WeChat Pay and jscode2session stand-ins
 	// listen, WxAPIAddr the stand-in of WeChat's server API (wxapitest); default
 	// "127.0.0.1:0" (a free port).
@@ -529,13 +531,15 @@ const (
 const maxPayBodyBytes = 4 << 10
 
 // servePay serves POST /_local/pay/{orderId} (docs/contract.md, "Local-only routes"): the
-// buyer pays (body optional {"amount": fen, "state": "SUCCESS"}). When the order has a
-// JSAPI order at the WeChat Pay stand-in (POST /orders/{orderId}/pay was called), the
-// stand-in's buyer Pay takes the payment, refusing it as WeChat Pay would (past
-// time_expire, closed, already paid: 409 ORDER_NOT_PAYABLE), and POSTs the signed,
-// encrypted notification to the notify route; the answer is that route's status and
-// body. An order never given to WeChat Pay gets the same notification built directly
-// with the local platform's keys, as for a payment taken before any check.
+// buyer pays (body optional {"amount": fen, "state": "SUCCESS"}) at the WeChat Pay
+// stand-in, which POSTs the signed, encrypted notification to the notify route; the
+// answer is that route's status and body. An order with a JSAPI order at the stand-in
+// (POST /orders/{orderId}/pay was called) is paid there, refused as WeChat Pay would
+// (past time_expire, closed, already paid: 409 ORDER_NOT_PAYABLE). For an order given
+// to WeChat Pay by no /pay, the stand-in first opens its JSAPI order as "JSAPI下单"
+// would have (time_expire = the order's expiresAt) and takes the payment as made in
+// time (paytest.Server.PayUnopened), so every local payment is one WeChat Pay knows:
+// it can be queried, closed and refunded like one made after /pay.
 func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Amount *int64  `json:"amount"`
@@ -549,54 +553,33 @@ func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.paidAtWeChat(r.Context(), r.PathValue("orderId"))
-	if _, ok := s.PayServer.Order(r.PathValue("orderId")); ok {
-		s.payAtStandIn(w, r, in.Amount, in.State)
-		return
+	var req *wechatpay.JSAPIRequest
+	if _, ok := s.PayServer.Order(r.PathValue("orderId")); !ok {
+		order, err := s.Store.Lookup(r.Context(), r.PathValue("orderId"))
+		if errors.Is(err, inventory.ErrOrderNotFound) {
+			writeLocalJSON(w, http.StatusNotFound, []byte(`{"code":"ORDER_NOT_FOUND","message":"no such order"}`))
+			return
+		}
+		if err != nil {
+			s.cfg.Logger.Error("local pay: read order", "error", err)
+			writeLocalJSON(w, http.StatusInternalServerError, []byte(`{"code":"INTERNAL","message":"internal error"}`))
+			return
+		}
+		req = localJSAPIRequest(order)
 	}
-	order, err := s.Store.Lookup(r.Context(), r.PathValue("orderId"))
-	if errors.Is(err, inventory.ErrOrderNotFound) {
-		writeLocalJSON(w, http.StatusNotFound, []byte(`{"code":"ORDER_NOT_FOUND","message":"no such order"}`))
-		return
-	}
-	if err != nil {
-		s.cfg.Logger.Error("local pay: read order", "error", err)
-		writeLocalJSON(w, http.StatusInternalServerError, []byte(`{"code":"INTERNAL","message":"internal error"}`))
-		return
-	}
-	now := time.Now()
-	if s.cfg.Now != nil {
-		now = s.cfg.Now()
-	}
-	tx := wechatpay.Transaction{
-		OutTradeNo: order.ID, TransactionID: localTransactionID(order.ID), TradeType: "JSAPI",
-		TradeState: wechatpay.TradeStateSuccess, TradeStateDesc: "支付成功", BankType: "OTHERS", SuccessTime: now,
-		Payer:  wechatpay.Payer{OpenID: "o-local-" + order.UserID},
-		Amount: wechatpay.Amount{Total: order.Amount, PayerTotal: order.Amount, Currency: order.Currency, PayerCurrency: order.Currency},
-	}
-	if in.Amount != nil {
-		tx.Amount.Total, tx.Amount.PayerTotal = *in.Amount, *in.Amount
-	}
-	if in.State != nil {
-		tx.TradeState = wechatpay.TradeState(*in.State)
-	}
-	headers, body, err := s.Payments.Notify(tx, now)
-	if err != nil {
-		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"cannot build that notification"}`))
-		return
-	}
-	req := httptest.NewRequestWithContext(r.Context(), http.MethodPost, "/payments/wechatpay/notify", bytes.NewReader(body))
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	s.gateway.ServeHTTP(w, req)
+	s.payAtStandIn(w, r, req, in.Amount, in.State)
 }
 
-// localTransactionID is the WeChat Pay transaction_id the local platform gives an
-// order's payment: 28 digits derived from the order id, so that paying the same order
-// again replays the same payment, as a resent notification would.
-func localTransactionID(orderID string) string {
-	sum := sha256.Sum256([]byte(orderID))
-	return fmt.Sprintf("4200%024d", binary.BigEndian.Uint64(sum[:8])%1e18)
+// localJSAPIRequest is the "JSAPI下单" request POST /orders/{orderId}/pay would have sent
+// for order: its id, amount and expiry, the buyer's local openid, the notify route.
+func localJSAPIRequest(order *inventory.Order) *wechatpay.JSAPIRequest {
+	req := &wechatpay.JSAPIRequest{
+		AppID: LocalAppID, MchID: LocalMchID, Description: "stockguard order " + order.ID, OutTradeNo: order.ID,
+		TimeExpire: order.ExpiresAt.Format(time.RFC3339), NotifyURL: DefaultIssuer + "/payments/wechatpay/notify",
+	}
+	req.Amount.Total, req.Amount.Currency = order.Amount, order.Currency
+	req.Payer.OpenID = "o-local-" + order.UserID
+	return req
 }
 
 func writeLocalJSON(w http.ResponseWriter, status int, body []byte) {

@@ -40,6 +40,9 @@ func (s *Stack) startWeChat(cfg StackConfig) error {
 		Now: cfg.Now, RetryInterval: 100 * time.Millisecond,
 		HTTPClient: &http.Client{Transport: inProcess{func(w http.ResponseWriter, r *http.Request) { s.API.ServeHTTP(w, r) }}},
 	})
+	if cfg.RefundInterval > 0 {
+		s.PayServer.SetRefundInterval(cfg.RefundInterval)
+	}
 	if err := s.PayServer.Start(cfg.PayAddr); err != nil {
 		return err
 	}
@@ -107,8 +110,9 @@ func (s *Stack) verifier(cfg StackConfig, audience string) (*idtoken.Verifier, e
 }
 
 // payAtStandIn plays the buyer paying the order's JSAPI order at the WeChat Pay
-// stand-in (see servePay) and answers with the notify route's answer.
-func (s *Stack) payAtStandIn(w http.ResponseWriter, r *http.Request, amount *int64, state *string) {
+// stand-in (see servePay), opening it from req first when req is not nil, and answers
+// with the notify route's answer.
+func (s *Stack) payAtStandIn(w http.ResponseWriter, r *http.Request, req *wechatpay.JSAPIRequest, amount *int64, state *string) {
 	var opts paytest.PayOptions
 	if amount != nil {
 		opts.Amount = *amount
@@ -116,7 +120,13 @@ func (s *Stack) payAtStandIn(w http.ResponseWriter, r *http.Request, amount *int
 	if state != nil {
 		opts.State = wechatpay.TradeState(*state)
 	}
-	d, err := s.PayServer.Pay(r.Context(), r.PathValue("orderId"), opts)
+	var d paytest.Delivery
+	var err error
+	if req != nil {
+		d, err = s.PayServer.PayUnopened(r.Context(), *req, opts)
+	} else {
+		d, err = s.PayServer.Pay(r.Context(), r.PathValue("orderId"), opts)
+	}
 	switch {
 	case errors.Is(err, paytest.ErrNotPayable):
 		writeLocalJSON(w, http.StatusConflict, []byte(`{"code":"ORDER_NOT_PAYABLE","message":"WeChat Pay refuses this payment (paid, closed or past time_expire)"}`))

@@ -64,11 +64,21 @@ var commands = []command{
 			"that need a look (GET /admin/orders?status=): PENDING past their payment time, paid after\n" +
 			"release and waiting for their refund, or refunds under way.",
 		"stockctl orders --status PENDING_OVERDUE", orders},
-	{"refund", "ORDER_ID --reason TEXT [--no-restock]",
-		"Refunds a PAID or REFUND_PENDING order in full (POST /admin/orders/{orderId}/refund): its\n" +
-			"units go back in stock unless --no-restock (the goods are gone), then WeChat Pay returns\n" +
-			"the money; sending it again refunds nothing twice.",
-		`stockctl refund 01a22e5575f07d0ea5bc5c5688f0f062 --reason "lost in transit" --no-restock`, refundOrder},
+	{"refund", "ORDER_ID --reason TEXT [--line SKU:QTY ...] [--refund-id ID] [--no-restock]",
+		"Refunds a PAID order, or the --line units of it (repeatable; without: all that is left),\n" +
+			"or a REFUND_PENDING order whole (POST /admin/orders/{orderId}/refund): the units go back\n" +
+			"in stock unless --no-restock (the goods are gone), then WeChat Pay returns the money.\n" +
+			"--refund-id is the refund's idempotency key (without: derived from the lines): sending\n" +
+			"it again refunds nothing twice; another request under it is refused.",
+		`stockctl refund 01a22e5575f07d0ea5bc5c5688f0f062 --reason "one cup broken" --line cup-01:1 --refund-id rf-1`, refundOrder},
+	{"refund-retry", "ORDER_ID OUT_REFUND_NO --reason TEXT",
+		"Asks WeChat Pay again for a refund its refund API refused for good (the order shows its\n" +
+			"error REFUSED …), once the cause is fixed (POST /admin/orders/{orderId}/refunds/{outRefundNo}/retry).",
+		`stockctl refund-retry 01a22e5575f07d0ea5bc5c5688f0f062 01a22e5575f07d0ea5bc5c5688f0f062_R --reason "refund rights granted"`, resolveRefund("refund-retry", "retry")},
+	{"refund-settled", "ORDER_ID OUT_REFUND_NO --reason TEXT",
+		"Records a refund WeChat Pay refused, closed or marked abnormal as settled outside WeChat\n" +
+			"Pay, the money returned by hand (POST /admin/orders/{orderId}/refunds/{outRefundNo}/settle).",
+		`stockctl refund-settled 01a22e5575f07d0ea5bc5c5688f0f062 01a22e5575f07d0ea5bc5c5688f0f062_R --reason "paid back by bank transfer"`, resolveRefund("refund-settled", "settle")},
 	{"ship", "ORDER_ID --shipment-id ID --type express|same-city|virtual|self-pickup [--carrier CODE --tracking NO] [--contact 189****1234] [--item SKU:QTY]...",
 		"Ships a PAID order (POST /admin/orders/{orderId}/shipments) and uploads that to WeChat, which\n" +
 			"holds the shop's money until it is: express needs --carrier (WeChat's express company code,\n" +
@@ -252,6 +262,17 @@ func runReconcile(ctx context.Context, c *call, args []string) error {
 func refundOrder(ctx context.Context, c *call, args []string) error {
 	fs := flag.NewFlagSet("refund", flag.ContinueOnError)
 	noRestock, reason := fs.Bool("no-restock", false, "keep the goods out of stock (they are gone)"), fs.String("reason", "", "why")
+	refundID := fs.String("refund-id", "", "the refund's idempotency key")
+	var lines []map[string]any
+	fs.Func("line", "SKU:QTY to refund, repeatable (without: all that is left)", func(v string) error {
+		sku, qty, ok := strings.Cut(v, ":")
+		n, err := strconv.Atoi(qty)
+		if !ok || sku == "" || err != nil || n < 1 {
+			return fmt.Errorf("--line wants SKU:QTY with QTY a positive integer, got %q", v)
+		}
+		lines = append(lines, map[string]any{"skuId": sku, "qty": n})
+		return nil
+	})
 	id, err := parse(fs, args, "an order id")
 	if err != nil {
 		return err
@@ -260,7 +281,37 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 		return usageError("refund needs --reason")
 	}
 	body := map[string]any{"restock": !*noRestock, "reason": *reason}
+	if *refundID != "" {
+		body["refundId"] = *refundID
+	}
+	if lines != nil {
+		body["lines"] = lines
+	}
 	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(id)+"/refund", body, printOrder)
+}
+
+// resolveRefund is the command name that records an operator's retry or settlement
+// (what: "retry" or "settle") of one refund of an order.
+func resolveRefund(name, what string) func(ctx context.Context, c *call, args []string) error {
+	return func(ctx context.Context, c *call, args []string) error {
+		fs := flag.NewFlagSet(name, flag.ContinueOnError)
+		reason := fs.String("reason", "", "why")
+		if len(args) == 0 || strings.HasPrefix(args[0], "-") { // -h, or no order id
+			if _, err := parse(fs, args, "an order id and an out_refund_no"); err != nil {
+				return err
+			}
+		}
+		id := args[0]
+		no, err := parse(fs, args[1:], "an out_refund_no")
+		if err != nil {
+			return err
+		}
+		if *reason == "" {
+			return usageError("%s needs --reason", fs.Name())
+		}
+		path := "/admin/orders/" + url.PathEscape(id) + "/refunds/" + url.PathEscape(no) + "/" + what
+		return c.send(ctx, "POST", path, map[string]any{"reason": *reason}, printOrder)
+	}
 }
 
 // shipOrder ships an order through POST /admin/orders/{orderId}/shipments.
@@ -316,7 +367,7 @@ func seed(ctx context.Context, c *call, args []string) error {
 	}
 	for i, e := range entries {
 		if err := c.send(ctx, "POST", "/admin/skus", e, printSKULine); err != nil {
-			return fmt.Errorf("seed %s entry %d: %w", file, i, err)
+			return fmt.Errorf("seed %s entry %d: %w", file, i+1, err) // entries count from 1, as people do
 		}
 	}
 	return nil
@@ -326,7 +377,7 @@ const seedExample = `[{"skuId":"cup-01","name":"Cup","price":39900,"stock":100}]
 
 // seedEntries splits a seed file into its entries: it must be a JSON array of objects
 // whose create fields (createBody's) have JSON values of their types. The API checks
-// the rest.
+// the rest. Errors name entries counting from 1.
 func seedEntries(data []byte) ([]json.RawMessage, error) {
 	var entries []json.RawMessage
 	if err := json.Unmarshal(data, &entries); err != nil {
@@ -341,9 +392,9 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 		var typeErr *json.UnmarshalTypeError
 		switch err := json.Unmarshal(e, &b); {
 		case errors.As(err, &typeErr) && typeErr.Field != "":
-			return nil, fmt.Errorf("entry %d: field %q has a value of the wrong type; entries are SKUs like %s", i, typeErr.Field, seedExample)
+			return nil, fmt.Errorf("entry %d: field %q has a value of the wrong type; entries are SKUs like %s", i+1, typeErr.Field, seedExample)
 		case err != nil || string(e) == "null":
-			return nil, fmt.Errorf("entry %d is not a JSON object; entries are SKUs like %s", i, seedExample)
+			return nil, fmt.Errorf("entry %d is not a JSON object; entries are SKUs like %s", i+1, seedExample)
 		}
 	}
 	return entries, nil

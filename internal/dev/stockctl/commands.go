@@ -51,7 +51,7 @@ API refused or could not be reached, 2 a wrong command line.
 func writeUsage(w io.Writer) {
 	fmt.Fprint(w, "usage: stockctl [--endpoint URL] [--region REGION] [-o table|json] COMMAND [ARGS]\n\nCommands:\n")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.args)
+		fmt.Fprintf(w, "  %-14s %s\n", c.name, c.args)
 	}
 	fmt.Fprint(w, "\nstockctl COMMAND -h shows what a command does, its flags and an example.\n\n", globalHelp)
 }

@@ -195,7 +195,7 @@ func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
 		{[]string{"seed", seedFile}, secretKey, stockctl.ExitError, `unknown field "colour"`, true},
 		{[]string{"seed", "/no/such/file.json"}, secretKey, stockctl.ExitError, "no such file", false},
 		{[]string{"seed", objectFile}, secretKey, stockctl.ExitError, "the seed file must be a JSON array of SKUs", false},
-		{[]string{"seed", badEntryFile}, secretKey, stockctl.ExitError, `entry 1: field "price" has a value of the wrong type`, false},
+		{[]string{"seed", badEntryFile}, secretKey, stockctl.ExitError, `entry 2: field "price" has a value of the wrong type`, false},
 		{[]string{"create", "--sku", "x9", "--name", "X", "--price", "abc"}, secretKey, stockctl.ExitUsage, `invalid value "abc" for flag -price`, false},
 		{[]string{"--frobnicate", "list"}, secretKey, stockctl.ExitUsage, "flag provided but not defined", false},
 		{[]string{"frobnicate"}, secretKey, stockctl.ExitUsage, "unknown command", false},
@@ -349,8 +349,8 @@ func TestStockctl_CommandHelpNeedsNoEndpoint(t *testing.T) {
 		name, args, _ := strings.Cut(strings.TrimSpace(line), " ")
 		synopses[name] = strings.TrimSpace(args)
 	}
-	if len(synopses) != 14 {
-		t.Fatalf("stockctl -h lists %d commands, want 14:\n%s", len(synopses), out.String())
+	if len(synopses) != 16 {
+		t.Fatalf("stockctl -h lists %d commands, want 16:\n%s", len(synopses), out.String())
 	}
 	for name, args := range synopses {
 		for _, argv := range [][]string{{name, "-h"}, {name, "--help"}, {"-o", "json", name, "cup-01", "-h"}} {

@@ -159,11 +159,20 @@ func printReshard(w io.Writer, data []byte) error {
 
 type orderView struct {
 	OrderID, Status, UserID, CreatedAt, ExpiresAt string
-	Amount                                        int64
+	Amount, RefundedAmount                        int64
 	Items                                         []struct {
 		SKU       string `json:"skuId"`
 		Qty       int
 		UnitPrice int64
+	}
+	Refunds []struct {
+		RefundID, OutRefundNo, Status, RequestedAt, Error string
+		Amount                                            int64
+		Restocked                                         bool
+		Lines                                             []struct {
+			SKU string `json:"skuId"`
+			Qty int
+		}
 	}
 }
 
@@ -177,6 +186,19 @@ func printOrder(w io.Writer, data []byte) error {
 		o.OrderID, o.Status, o.UserID, fen(o.Amount), o.CreatedAt, o.ExpiresAt)
 	for _, it := range o.Items {
 		fmt.Fprintf(tw, "%s\t%d\t%s\n", it.SKU, it.Qty, fen(it.UnitPrice))
+	}
+	if len(o.Refunds) > 0 {
+		fmt.Fprintf(tw, "\nREFUND\tOUT_REFUND_NO\tLINES\tAMOUNT\tSTATUS\tRESTOCKED\tREQUESTED\tERROR (settle by hand)\n")
+	}
+	for _, r := range o.Refunds {
+		var lines []string
+		for _, l := range r.Lines {
+			lines = append(lines, fmt.Sprintf("%s:%d", l.SKU, l.Qty))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%v\t%s\t%s\n", r.RefundID, r.OutRefundNo, strings.Join(lines, ","), fen(r.Amount), r.Status, r.Restocked, r.RequestedAt, r.Error)
+	}
+	if len(o.Refunds) > 0 {
+		fmt.Fprintf(tw, "refunded\t%s\t\n", fen(o.RefundedAmount))
 	}
 	return tw.Flush()
 }

@@ -53,10 +53,10 @@ type item = map[string]any
 //   - onHand − available = reserved = Σ qty of PENDING orders;
 //   - 0 ≤ available ≤ onHand; Σ COMMIT − Σ RETURN ≤ Σ ADJUST;
 //   - each order line has a RESERVE entry; a CANCELLED order a RELEASE entry and no
-//     COMMIT; a PAID order a COMMIT entry; a PENDING order neither; a RETURN entry
-//     exactly when a refund (REFUNDING, REFUNDED) restocked goods the order committed;
+//     COMMIT; a PAID order a COMMIT entry; a PENDING order neither; RETURN entries of
+//     exactly the units its restocking refunds cover, of goods the order committed;
 //   - each purchase counter equals the units of its user's PENDING and PAID orders
-//     counted on it.
+//     counted on it, less the units their refunds gave back.
 func Problems(ctx context.Context, db *dynamodb.Client, tables dynamo.Tables) ([]string, error) {
 	var skus, orders, ledger []item
 	for _, read := range []struct {
@@ -69,7 +69,7 @@ func Problems(ctx context.Context, db *dynamodb.Client, tables dynamo.Tables) ([
 		}
 		*read.into = items
 	}
-	a := &audit{bySKU: map[string]*counts{}, byShard: map[string]*counts{}, entries: map[string]map[string]bool{}, bought: map[string]int{}}
+	a := &audit{bySKU: map[string]*counts{}, byShard: map[string]*counts{}, entries: map[string]map[string]bool{}, returns: map[string]map[string]int{}, bought: map[string]int{}}
 	a.counters(skus)
 	for _, e := range ledger {
 		a.entry(e)
@@ -89,6 +89,7 @@ type audit struct {
 	bySKU    map[string]*counts
 	byShard  map[string]*counts         // "sku#n"
 	entries  map[string]map[string]bool // order id → "op#sku" present
+	returns  map[string]map[string]int  // order id → sku → Σ RETURN units (one entry per restocking refund)
 	bought   map[string]int             // limit#sku#user → units counted by orders
 	problems []string
 }
@@ -169,6 +170,12 @@ func (a *audit) entry(e item) {
 		a.entries[ref] = map[string]bool{}
 	}
 	a.entries[ref][string(op)+"#"+sku] = true
+	if op == inventory.OpReturn {
+		if a.returns[ref] == nil {
+			a.returns[ref] = map[string]int{}
+		}
+		a.returns[ref][sku] += q
+	}
 }
 
 // order checks an order's lines against its ledger entries and counts what it holds.
@@ -191,7 +198,7 @@ func (a *audit) order(o item) {
 		case status == inventory.StatusCancelled && has(inventory.OpCommit):
 			a.bad("order %s (CANCELLED): has a COMMIT entry for %s", id, sku)
 		}
-		a.returned(o, sku, has)
+		a.returned(o, sku, q, has)
 		if status == inventory.StatusPending {
 			a.sku(sku).pending += q
 			for n, units := range shards(line["shards"]) {
@@ -199,24 +206,44 @@ func (a *audit) order(o item) {
 			}
 		}
 		if line["limited"] == true && (status == inventory.StatusPending || status == inventory.StatusPaid) {
-			a.bought["limit#"+sku+"#"+str(o["userId"])] += q
+			a.bought["limit#"+sku+"#"+str(o["userId"])] += q - refundedUnits(o, sku, false)
 		}
 	}
 }
 
-// returned checks an order line's RETURN entry (has tells the entries of the order):
-// only a refund (REFUNDING, REFUNDED) of goods committed and restocked has one.
-func (a *audit) returned(o item, sku string, has func(op inventory.Op) bool) {
+// returned checks an order line's RETURN entries (has tells the entries of the order):
+// exactly the units its restocking refunds cover, of goods it committed; an order
+// refunded before refunds came in parts restocked its whole line or nothing.
+func (a *audit) returned(o item, sku string, q int, has func(op inventory.Op) bool) {
 	id, status := str(o["pk"]), inventory.Status(str(o["status"]))
-	refund := status == inventory.StatusRefunding || status == inventory.StatusRefunded
-	switch want := refund && o["restocked"] == true; {
-	case want && !has(inventory.OpReturn):
-		a.bad("order %s (%s, restocked): no RETURN entry for %s", id, status, sku)
-	case !want && has(inventory.OpReturn):
-		a.bad("order %s (%s): a RETURN entry for %s it was not restocked by", id, status, sku)
-	case has(inventory.OpReturn) && !has(inventory.OpCommit):
+	want := refundedUnits(o, sku, true)
+	if o["refunds"] == nil && o["restocked"] == true && (status == inventory.StatusRefunding || status == inventory.StatusRefunded) {
+		want = q
+	}
+	switch got := a.returns[id][sku]; {
+	case got != want:
+		a.bad("order %s (%s): RETURN entries of %d units of %s, its restocking refunds cover %d", id, status, got, sku, want)
+	case got > 0 && !has(inventory.OpCommit):
 		a.bad("order %s (%s): a RETURN entry for %s it never committed", id, status, sku)
 	}
+}
+
+// refundedUnits is how many units of sku the refunds on order o cover (restocked:
+// only those that went back to stock).
+func refundedUnits(o item, sku string, restocked bool) int {
+	n := 0
+	for _, raw := range list(o["refunds"]) {
+		r := raw.(item)
+		if restocked && r["restocked"] != true {
+			continue
+		}
+		for _, l := range list(r["lines"]) {
+			if line := l.(item); str(line["skuId"]) == sku {
+				n += num(line["qty"])
+			}
+		}
+	}
+	return n
 }
 
 // purchaseCounters checks every purchase counter against the orders counted on it.

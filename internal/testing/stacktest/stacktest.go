@@ -187,14 +187,16 @@ func (s *Stack) Lookup(t testing.TB, id string) *inventory.Order {
 	return order
 }
 
-// Available is the SKU's available units as GET /skus/{skuId} answers.
+// Available is the SKU's available units summed over its shards, read strongly from
+// the store: GET /skus/{skuId} may answer a read up to 1 s old (stock.MaxStale),
+// so a test checking what a change did reads the store.
 func (s *Stack) Available(t testing.TB, sku string) int {
 	t.Helper()
-	status, out := s.Call(t, http.MethodGet, "/skus/"+sku, "", nil, "")
-	if status != http.StatusOK {
-		t.Fatalf("GET /skus/%s: %d %v", sku, status, out)
+	got, err := s.Store.SKU(context.Background(), sku)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return int(out["available"].(float64))
+	return got.Available
 }
 
 // OnHand is the SKU's on-hand units summed over its shards.

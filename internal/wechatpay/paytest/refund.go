@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
@@ -25,6 +26,76 @@ var (
 type payment struct {
 	outTradeNo      string
 	total, refunded int64
+	paidAt          time.Time
+	refunds         int       // refunds taken, CLOSED ones included
+	lastRefund      time.Time // when the last refund was taken
+}
+
+// WeChat Pay's own rules on refunds of one payment (APIv3 docs, 申请退款, 注意: "一笔
+// 订单最多支持50次部分退款", "交易时间超过一年的订单无法提交退款", "同一笔订单多次退款
+// 的请求需相隔1分钟"). The stand-in enforces all three.
+const (
+	// MaxRefundsPerPayment is how many refunds one payment takes at most.
+	MaxRefundsPerPayment = 50
+	// RefundPeriod is how long after its payment a payment can be refunded.
+	RefundPeriod = 365 * 24 * time.Hour
+	// RefundInterval is the least time between two refund requests of one payment
+	// (SetRefundInterval shortens it for local runs).
+	RefundInterval = time.Minute
+)
+
+// SetRefundRefusal makes every new "申请退款" request answer code (an error code of the
+// refund API: e.g. wechatpay.CodeNoAuth, CodeUserAccountAbnormal, CodeNotEnough) with
+// nothing refunded, until set to "" again. Requests for a refund already taken are
+// answered as before.
+func (s *Server) SetRefundRefusal(code string) { s.mu.Lock(); s.refusal = code; s.mu.Unlock() }
+
+// refusalStatus is the HTTP status WeChat Pay answers a refund refusal code with (a best
+// reading of the docs: 403 for a refusal of the merchant's rights or funds, else 400).
+func refusalStatus(code string) int {
+	switch code {
+	case wechatpay.CodeNoAuth, wechatpay.CodeNotEnough, wechatpay.CodeUserAccountAbnormal:
+		return http.StatusForbidden
+	}
+	return http.StatusBadRequest
+}
+
+// SetRefundInterval sets the least time between two new refunds of one payment (the
+// default, RefundInterval, is WeChat Pay's minute); a request sooner is refused 429
+// FREQUENCY_LIMITED, as WeChat Pay does. Zero or less lets refunds follow at once.
+func (s *Server) SetRefundInterval(d time.Duration) { s.mu.Lock(); s.refundGap = d; s.mu.Unlock() }
+
+// RefundOutside records a refund of amount fen of order outTradeNo's payment made
+// outside the merchant's system (in the merchant platform, 商户平台), under a refund
+// number of its own: the order's trade_state becomes REFUND and the refund SUCCESS at
+// once, with no notification. Errors: ErrNoOrder; ErrNotPayable when the order was never
+// paid or amount is more than what is left of it.
+func (s *Server) RefundOutside(outTradeNo string, amount int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, ok := s.orders[outTradeNo]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrNoOrder, outTradeNo)
+	}
+	p := s.payments[o.transactionID]
+	if p == nil || amount <= 0 || p.refunded+amount > p.total {
+		return fmt.Errorf("%w: %s: cannot refund %d fen of it", ErrNotPayable, outTradeNo, amount)
+	}
+	id, err := randomDigits(27)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	p.refunded += amount
+	p.refunds++
+	p.lastRefund = now
+	o.state = wechatpay.TradeStateRefund
+	s.refunds["outside"+id] = &refund{r: wechatpay.Refund{
+		OutTradeNo: outTradeNo, TransactionID: o.transactionID, OutRefundNo: "outside" + id, RefundID: "50" + id,
+		Status: wechatpay.RefundSuccess, Channel: "ORIGINAL", CreateTime: now, SuccessTime: now,
+		Amount: wechatpay.RefundAmount{Refund: amount, Total: p.total, PayerTotal: p.total, PayerRefund: amount, Currency: wechatpay.CurrencyCNY},
+	}}
+	return nil
 }
 
 // refund is one refund and where its notifications go.
@@ -191,6 +262,9 @@ func (s *Server) placeRefund(req wechatpay.RefundRequestBody) (r wechatpay.Refun
 		rf.requests++
 		return rf.r, "", http.StatusOK, "", ""
 	}
+	if s.refusal != "" {
+		return r, "", refusalStatus(s.refusal), s.refusal, "退款被拒绝"
+	}
 	txID := req.TransactionID
 	if txID == "" {
 		if o, ok := s.orders[req.OutTradeNo]; ok {
@@ -205,6 +279,17 @@ func (s *Server) placeRefund(req wechatpay.RefundRequestBody) (r wechatpay.Refun
 		return r, "", http.StatusBadRequest, wechatpay.CodeInvalidRequest, "订单金额与原订单不一致"
 	case p.refunded+req.Amount.Refund > p.total:
 		return r, "", http.StatusBadRequest, wechatpay.CodeInvalidRequest, "申请退款金额超过订单可退金额"
+	case p.refunds >= MaxRefundsPerPayment:
+		return r, "", http.StatusBadRequest, wechatpay.CodeInvalidRequest, "该订单退款次数已达上限"
+	case s.now().Sub(p.paidAt) > RefundPeriod:
+		return r, "", http.StatusBadRequest, wechatpay.CodeInvalidRequest, "订单已超过退款期限"
+	case p.refunds > 0 && s.now().Sub(p.lastRefund) < s.refundGap:
+		return r, "", http.StatusTooManyRequests, wechatpay.CodeFrequencyLimited, "同一笔订单多次退款的请求需相隔1分钟"
+	}
+	p.refunds++
+	p.lastRefund = s.now()
+	if o, ok := s.orders[p.outTradeNo]; ok && o.transactionID == txID {
+		o.state = wechatpay.TradeStateRefund
 	}
 	id, err := randomDigits(27)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
@@ -302,5 +303,88 @@ func TestServer_FailAPIUntilSwitchedOff(t *testing.T) {
 	h.srv.SetFailAPI(false)
 	if _, err := h.client.Refund(context.Background(), req); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// WeChat Pay's rules on refunds of one payment, as the stand-in keeps them (申请退款):
+// a second refund within the minute is FREQUENCY_LIMITED (retry later), none past the
+// 50th or a year after the payment (INVALID_REQUEST, final); a refunded payment queries
+// as trade_state REFUND and cannot be closed; a refusal switch answers its code.
+func TestServer_RefundRulesAndTradeStateRefund(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	h.paid(t, "ord-rules", 100)
+	refund := func(n int) error {
+		r := h.refundOf("ord-rules", 1, 100)
+		r.OutRefundNo = "R" + strings.Repeat("x", n)
+		_, err := h.client.Refund(ctx, r)
+		return err
+	}
+	if err := refund(1); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.state(t, "ord-rules"); st != wechatpay.TradeStateRefund {
+		t.Errorf("trade_state after a refund: %s, want REFUND", st)
+	}
+	if err := h.client.CloseOrder(ctx, "ord-rules"); err == nil {
+		t.Error("a refunded payment was closed")
+	} else {
+		wantCode(t, err, wechatpay.CodeOrderPaid)
+	}
+	err := refund(2)
+	if _, final := wechatpay.FinalRefusal(err); !errors.Is(err, wechatpay.ErrUnavailable) || final {
+		t.Errorf("a second refund within the minute: %v, want FREQUENCY_LIMITED to retry later", err)
+	}
+	h.clock.Advance(paytest.RefundInterval)
+	for n := 2; n <= paytest.MaxRefundsPerPayment; n++ {
+		h.srv.SetRefundInterval(0)
+		if err := refund(n); err != nil {
+			t.Fatalf("refund %d: %v", n, err)
+		}
+	}
+	err = refund(paytest.MaxRefundsPerPayment + 1)
+	if code, final := wechatpay.FinalRefusal(err); !final || code != wechatpay.CodeInvalidRequest {
+		t.Errorf("the 51st refund: %v, want a final INVALID_REQUEST", err)
+	}
+
+	h.paid(t, "ord-old", 100)
+	h.clock.Advance(paytest.RefundPeriod + time.Second)
+	_, err = h.client.Refund(ctx, h.refundOf("ord-old", 1, 100))
+	if code, final := wechatpay.FinalRefusal(err); !final || code != wechatpay.CodeInvalidRequest {
+		t.Errorf("a refund a year after the payment: %v, want a final INVALID_REQUEST", err)
+	}
+
+	h.paid(t, "ord-outside", 100)
+	if err := h.srv.RefundOutside("ord-outside", 100); err != nil || h.state(t, "ord-outside") != wechatpay.TradeStateRefund {
+		t.Errorf("refund outside: %v, trade_state %s", err, h.state(t, "ord-outside"))
+	}
+	h.srv.SetRefundRefusal(wechatpay.CodeNoAuth)
+	_, err = h.client.Refund(ctx, h.refundOf("ord-outside", 1, 100))
+	if code, final := wechatpay.FinalRefusal(err); !final || code != wechatpay.CodeNoAuth {
+		t.Errorf("refused: %v, want a final NO_AUTH", err)
+	}
+}
+
+// An order the stand-in never opened is opened and paid in time by PayUnopened; the
+// payment can then be queried and refunded like one made after a JSAPI order.
+func TestServer_PayUnopenedOpensThenPays(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t)
+	// Its window ended a minute ago: the payment was taken in time, its news is late.
+	req := wechatpay.JSAPIRequest{AppID: appID, MchID: mchID, Description: "cup", OutTradeNo: "ord-unopened",
+		TimeExpire: h.clock.Now().Add(-time.Minute).Format(time.RFC3339), NotifyURL: h.url}
+	req.Amount.Total, req.Amount.Currency, req.Payer.OpenID = 100, "CNY", "o-alice"
+	d, err := h.srv.PayUnopened(ctx, req, paytest.PayOptions{})
+	if err != nil || d.StatusCode != 204 {
+		t.Fatalf("PayUnopened: %+v %v", d, err)
+	}
+	if st := h.state(t, "ord-unopened"); st != wechatpay.TradeStateSuccess {
+		t.Errorf("trade_state %s, want SUCCESS", st)
+	}
+	if _, err := h.client.Refund(ctx, h.refundOf("ord-unopened", 100, 100)); err != nil {
+		t.Errorf("refund of a payment PayUnopened took: %v", err)
+	}
+	if _, err := h.srv.PayUnopened(ctx, req, paytest.PayOptions{}); !errors.Is(err, paytest.ErrNotPayable) {
+		t.Errorf("paying it again: %v, want ErrNotPayable", err)
 	}
 }

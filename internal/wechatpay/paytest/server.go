@@ -105,7 +105,8 @@ var (
 // local stack: it serves the merchant API calls wechatpay.Client makes ("JSAPI下单",
 // "查询订单", "关闭订单"), checks their Authorization signature with the merchant's public
 // key and signs every answer with the platform key ("签名生成", "签名验证"), keeps each
-// order's trade_state (NOTPAY → SUCCESS or CLOSED), and through Pay plays a buyer paying,
+// order's trade_state (NOTPAY → SUCCESS or CLOSED; SUCCESS → REFUND once a refund of it
+// is taken, "查询订单": trade_state 转入退款), and through Pay plays a buyer paying,
 // followed by the signed, encrypted TRANSACTION.SUCCESS notification POSTed to the order's
 // notify_url ("支付成功回调通知"), resent on any non-2xx answer. It takes refunds ("申请退款":
 // deduplicated on out_refund_no, at most the paid total per transaction) and answers
@@ -133,6 +134,8 @@ type Server struct {
 	payments   map[string]*payment // by transaction_id
 	refunds    map[string]*refund  // by out_refund_no
 	outcome    wechatpay.RefundStatus
+	refundGap  time.Duration
+	refusal    string
 	failAPI    bool
 	failNext   int
 	forge      bool
@@ -163,6 +166,7 @@ func NewServer(p *Platform, m *Merchant, opts ServerOptions) *Server {
 		p: p, m: &m.Key.PublicKey, mSer: m.Serial,
 		now: opts.Now, tries: opts.NotifyAttempts, wait: opts.RetryInterval, hc: opts.HTTPClient,
 		orders: map[string]*order{}, payments: map[string]*payment{}, refunds: map[string]*refund{},
+		refundGap: RefundInterval,
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -286,19 +290,54 @@ type Delivery struct {
 // (without Again) or CLOSED or now is after its time_expire (nothing changes); an error building
 // the notification. Transport failures and non-2xx answers are not errors: see Delivery.
 func (s *Server) Pay(ctx context.Context, outTradeNo string, opts PayOptions) (Delivery, error) {
-	now := s.now()
 	s.mu.Lock()
 	o, ok := s.orders[outTradeNo]
 	if !ok {
 		s.mu.Unlock()
 		return Delivery{}, fmt.Errorf("%w: %s", ErrNoOrder, outTradeNo)
 	}
+	return s.pay(ctx, o, opts, true)
+}
+
+// PayUnopened plays a buyer who paid the order req describes while its window was
+// open, the notification arriving only now: when the stand-in has no order
+// req.OutTradeNo yet, it opens the JSAPI order as "JSAPI下单" would have (NOTPAY,
+// its own prepay_id), then pays it as Pay does without the time_expire check (the
+// payment was taken in time; only its news is late). An order the stand-in already
+// has is paid by Pay, refusals included. So every payment the local stack makes is one
+// WeChat Pay knows: it can be queried, closed and refunded. Errors as for Pay;
+// ErrNotPayable also for a request the stand-in would refuse ("JSAPI下单": another
+// merchant or app, a non-positive amount).
+func (s *Server) PayUnopened(ctx context.Context, req wechatpay.JSAPIRequest, opts PayOptions) (Delivery, error) {
+	s.mu.Lock()
+	if _, ok := s.orders[req.OutTradeNo]; ok {
+		s.mu.Unlock()
+		return s.Pay(ctx, req.OutTradeNo, opts)
+	}
+	if req.MchID != s.p.MchID || req.AppID != s.p.AppID || req.Amount.Total <= 0 || wechatpay.CheckOutTradeNo(req.OutTradeNo) != nil {
+		s.mu.Unlock()
+		return Delivery{}, fmt.Errorf("%w: %s: not an order this merchant could open", ErrNotPayable, req.OutTradeNo)
+	}
+	id, err := randomDigits(30)
+	if err != nil {
+		s.mu.Unlock()
+		return Delivery{}, err
+	}
+	o := &order{req: req, prepayID: "wx" + id, state: wechatpay.TradeStateNotPay}
+	s.orders[req.OutTradeNo] = o
+	return s.pay(ctx, o, opts, false)
+}
+
+// pay is Pay on o, with s.mu held (pay releases it); inTime checks time_expire.
+func (s *Server) pay(ctx context.Context, o *order, opts PayOptions, inTime bool) (Delivery, error) {
+	now := s.now()
+	outTradeNo := o.req.OutTradeNo
 	again := opts.Again && o.state == wechatpay.TradeStateSuccess
 	if o.state != wechatpay.TradeStateNotPay && !again {
 		s.mu.Unlock()
 		return Delivery{}, fmt.Errorf("%w: %s is %s", ErrNotPayable, outTradeNo, o.state)
 	}
-	if expires, _ := time.Parse(time.RFC3339, o.req.TimeExpire); now.After(expires) {
+	if expires, _ := time.Parse(time.RFC3339, o.req.TimeExpire); inTime && now.After(expires) {
 		s.mu.Unlock()
 		return Delivery{}, fmt.Errorf("%w: %s expired at %s", ErrNotPayable, outTradeNo, o.req.TimeExpire)
 	}
@@ -309,7 +348,7 @@ func (s *Server) Pay(ctx context.Context, outTradeNo string, opts PayOptions) (D
 			s.mu.Unlock()
 			return Delivery{}, err
 		}
-		s.payments["42"+txID] = &payment{outTradeNo: outTradeNo, total: o.req.Amount.Total}
+		s.payments["42"+txID] = &payment{outTradeNo: outTradeNo, total: o.req.Amount.Total, paidAt: now}
 		if !again {
 			o.state, o.transactionID, o.successTime, o.payerTotal = wechatpay.TradeStateSuccess, "42"+txID, now, o.req.Amount.Total
 		}
@@ -455,7 +494,7 @@ func (o *order) transaction(p *Platform) wechatpay.Transaction {
 		Payer:  wechatpay.Payer{OpenID: o.req.Payer.OpenID},
 		Amount: wechatpay.Amount{Total: o.req.Amount.Total, Currency: o.req.Amount.Currency, PayerCurrency: o.req.Amount.Currency},
 	}
-	if o.state == wechatpay.TradeStateSuccess {
+	if o.state == wechatpay.TradeStateSuccess || o.state == wechatpay.TradeStateRefund {
 		tx.TransactionID, tx.TradeType, tx.BankType, tx.SuccessTime = o.transactionID, "JSAPI", "OTHERS", o.successTime
 		tx.Amount.PayerTotal = o.payerTotal
 	}
@@ -466,6 +505,7 @@ var stateDesc = map[wechatpay.TradeState]string{
 	wechatpay.TradeStateNotPay:  "订单未支付",
 	wechatpay.TradeStateSuccess: "支付成功",
 	wechatpay.TradeStateClosed:  "订单已关闭",
+	wechatpay.TradeStateRefund:  "转入退款",
 }
 
 // ServeHTTP serves the merchant API: POST /v3/pay/transactions/jsapi, GET
@@ -568,7 +608,7 @@ func (s *Server) placeOrder(req wechatpay.JSAPIRequest, expires time.Time) (stat
 	defer s.mu.Unlock()
 	o, ok := s.orders[req.OutTradeNo]
 	switch {
-	case ok && o.state == wechatpay.TradeStateSuccess:
+	case ok && (o.state == wechatpay.TradeStateSuccess || o.state == wechatpay.TradeStateRefund):
 		return http.StatusForbidden, wechatpay.CodeOrderPaid, "该订单已支付", ""
 	case ok && o.state == wechatpay.TradeStateClosed:
 		return http.StatusBadRequest, wechatpay.CodeOrderClosed, "订单已关闭", ""
@@ -623,7 +663,7 @@ func (s *Server) close(w http.ResponseWriter, id string, body []byte) {
 	switch {
 	case !ok:
 		s.answerError(w, http.StatusNotFound, wechatpay.CodeOrderNotExist, "订单不存在")
-	case state == wechatpay.TradeStateSuccess:
+	case state == wechatpay.TradeStateSuccess, state == wechatpay.TradeStateRefund:
 		s.answerError(w, http.StatusForbidden, wechatpay.CodeOrderPaid, "订单已支付")
 	default:
 		s.answer(w, http.StatusNoContent, nil)

@@ -1,5 +1,5 @@
-// Order detail: status, lines, amount, the refunds made (refunds[] and refundedAmount
-// when the API lists them; refundAmount for a whole refund), and the buttons the API's
+// Order detail: status, lines, amount, the refunds made (refunds[], each with its
+// status, and their sum), and the buttons the API's
 // rules allow: Pay and Cancel while PENDING, Refund while PAID within the shop's refund
 // window (config.js refundWindowSeconds, the API's UserRefundWindow) with something left
 // to refund.

@@ -66,11 +66,11 @@ test('PAID after the refund window: no Refund', async (t) => {
 test('partly refunded: the refunds and the amount back are listed; Refund offers what is left', async (t) => {
   const body = paid({
     refundedAmount: 39900,
-    refunds: [{ refundId: 'r1', outRefundNo: 'o123456_R1', lines: [{ skuId: 'cup-01', qty: 1 }], amount: 39900, status: 'SUCCESS', refundedAt: '2026-03-01T12:08:00Z' }],
+    refunds: [{ refundId: 'r1', outRefundNo: 'o123456_R', lines: [{ skuId: 'cup-01', qty: 1 }], amount: 39900, status: 'REFUNDED', refundedAt: '2026-03-01T12:08:00Z' }],
   });
   const { page, wx } = await detail(t, body, { refundWindowSeconds: 3600, modal: false });
   assert.equal(text(page, '#refunded'), '¥399.00');
-  assert.deepEqual(texts(page, '.refund').map((s) => s.replace(/ \d{4}-.*$/, '')), ['Refund ¥399.00: SUCCESS']);
+  assert.deepEqual(texts(page, '.refund').map((s) => s.replace(/ \d{4}-.*$/, '')), ['Refund ¥399.00: REFUNDED']);
   assert.deepEqual(buttons(page), ['#refund']);
   await tap(page, '#refund');
   await settle(wx);
@@ -78,13 +78,17 @@ test('partly refunded: the refunds and the amount back are listed; Refund offers
   assert.equal(wx.requests.length, 1); // declined: nothing sent
 });
 
-test('fully refunded, still PAID by the API\'s rule while the last refund settles: no Refund', async (t) => {
-  const { page } = await detail(t, paid({ refundedAmount: 79800 }), { refundWindowSeconds: 3600 });
+test('refunds under way cover everything paid: no Refund', async (t) => {
+  const refunds = [{ refundId: 'all', outRefundNo: 'o123456_R', lines: [{ skuId: 'cup-01', qty: 2 }], amount: 79800, status: 'REFUNDING' }];
+  const { page } = await detail(t, paid({ refunds }), { refundWindowSeconds: 3600 });
   assert.deepEqual(buttons(page), []);
 });
 
 test('REFUNDED and CANCELLED: no buttons', async (t) => {
-  const refundedOrder = paid({ status: 'REFUNDED', refundedAt: '2026-03-01T12:09:00Z', refundAmount: 79800 });
+  const refundedOrder = paid({
+    status: 'REFUNDED', refundedAt: '2026-03-01T12:09:00Z', refundAmount: 79800, refundedAmount: 79800,
+    refunds: [{ refundId: 'all', outRefundNo: 'o123456_R', lines: [{ skuId: 'cup-01', qty: 2 }], amount: 79800, status: 'REFUNDED', refundedAt: '2026-03-01T12:09:00Z' }],
+  });
   let { page } = await detail(t, refundedOrder, { refundWindowSeconds: 3600 });
   assert.deepEqual(buttons(page), []);
   assert.equal(text(page, '#refunded'), '¥798.00');
