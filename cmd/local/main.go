@@ -138,6 +138,9 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 		if o.cfg.PaymentTimeout <= 0 {
 			return fmt.Errorf("-payment-timeout must be positive, got %v", o.cfg.PaymentTimeout)
 		}
+		if o.cfg.RefundInterval <= 0 {
+			return fmt.Errorf("-refund-interval must be positive, got %v", o.cfg.RefundInterval)
+		}
 		for _, l := range o.listeners {
 			if *l.addr != "" && !o.expose && !local.LoopbackAddr(*l.addr) {
 				return fmt.Errorf("%s %s is not a loopback address (127.0.0.1, ::1 or localhost): other machines could reach %s there. "+

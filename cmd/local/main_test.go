@@ -67,6 +67,7 @@ func TestRun_RefusesAnAddressOtherMachinesReachWithoutExpose(t *testing.T) {
 		{[]string{"-log-format", "yaml"}, "-log-format must be text or json"},
 		{[]string{"-payment-timeout", "0s"}, "-payment-timeout must be positive"},
 		{[]string{"-alert-quiet-period", "1500ms"}, "-alert-quiet-period must be whole seconds"},
+		{[]string{"-refund-interval", "-1s"}, "-refund-interval must be positive"},
 	} {
 		// A template that does not exist: anything that got as far as starting would fail
 		// with exit status 1, not 2.

@@ -1,8 +1,6 @@
 package dynamo
 
 import (
-	"crypto/sha256"
-	"encoding/base64"
 	"hash/fnv"
 	"strconv"
 	"time"
@@ -18,7 +16,6 @@ const (
 	kindSKU   = "SKU"
 	kindShard = "SHARD"
 	kindOrder = "ORDER"
-	kindIdem  = "IDEMPOTENCY"
 	kindLimit = "LIMIT"
 	kindExtra = "EXTRA_PAYMENT"                   // a second payment of a paid order, refunded (see SecondPayment)
 	kindMark  = string(inventory.StatusRefunding) // a refund under way (see refundingRecord)
@@ -36,13 +33,6 @@ func ledgerKey(ref string, op inventory.Op, sku string) string {
 
 func pkOf(key string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: key}}
-}
-
-// idemKey digests user and key so that neither can forge the other's record
-// (a '#' inside either would otherwise make two pairs collide).
-func idemKey(user, key string) string {
-	sum := sha256.Sum256([]byte(user + "\x00" + key))
-	return "idem#" + base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // bucket spreads keys over n index partitions: FNV-1a of key, modulo n.

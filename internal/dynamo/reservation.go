@@ -2,6 +2,8 @@ package dynamo
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,24 +17,14 @@ import (
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
-type idemRecord struct {
-	PK       string `dynamodbav:"pk"`
-	Kind     string `dynamodbav:"kind"`
-	UserID   string `dynamodbav:"userId"`
-	OrderID  string `dynamodbav:"orderId"`
-	CartHash string `dynamodbav:"cartHash"`
-	TTL      int64  `dynamodbav:"ttl"` // Unix seconds; DynamoDB TTL deletes the record after it
-}
-
-// IdempotencyWindow is how long an idempotency key keeps answering with its order
-// (docs/contract.md, "POST /orders": 24 h), in seconds.
-const IdempotencyWindow = 24 * 60 * 60
-
 // ReserveRequest asks to reserve a cart for a user.
 type ReserveRequest struct {
-	UserID         string         // the caller's identity (JWT sub)
-	Cart           inventory.Cart // validated, merged lines
-	IdempotencyKey string         // optional; same user + key + cart within 24 h → same order
+	UserID string         // the caller's identity (JWT sub)
+	Cart   inventory.Cart // validated, merged lines
+	// IdempotencyKey is optional: with one the order id is inventory.KeyedOrderID of
+	// the user and key, so the same user, key and cart get the same order for as long
+	// as it is kept (another cart under the key: ErrIdempotencyKeyReused).
+	IdempotencyKey string
 	// Subscriptions are the subscribe-message template ids the buyer accepted, kept on
 	// the order (inventory.Order.Subscriptions); not part of the cart's idempotency.
 	Subscriptions []string
@@ -46,17 +38,21 @@ type ReserveRequest struct {
 // with it opens the order, nothing names it: an order id that never opens is never
 // found, so anything sent ahead for it (a close message) releases nothing.
 type OrderSlot struct {
-	OrderID   string    // a fresh order id (inventory.NewOrderID)
+	OrderID   string    // a fresh order id (inventory.NewOrderID), or the key's (inventory.KeyedOrderID)
 	CreatedAt time.Time // UTC, from the store's clock
 	ExpiresAt time.Time // CreatedAt + the store's payment timeout
 }
 
-// NewSlot returns a fresh order slot on the store's clock and payment timeout. Its
-// only error is the order id generator's.
-func (s *Store) NewSlot() (OrderSlot, error) {
-	id, err := inventory.NewOrderID()
-	if err != nil {
-		return OrderSlot{}, err
+// NewSlot returns an order slot on the store's clock and payment timeout for user's
+// request with idempotency key key: the key's order id (inventory.KeyedOrderID), or a
+// fresh one without a key. Its only error is the order id generator's.
+func (s *Store) NewSlot(user, key string) (OrderSlot, error) {
+	id := inventory.KeyedOrderID(user, key)
+	if key == "" {
+		var err error
+		if id, err = inventory.NewOrderID(); err != nil {
+			return OrderSlot{}, err
+		}
 	}
 	now := s.now()
 	return OrderSlot{OrderID: id, CreatedAt: now, ExpiresAt: now.Add(s.opts.PaymentTimeout)}, nil
@@ -80,11 +76,18 @@ func (s *Store) Reserve(ctx context.Context, req ReserveRequest) (*inventory.Ord
 	slot := req.Slot
 	if slot.OrderID == "" {
 		var err error
-		if slot, err = s.NewSlot(); err != nil {
+		if slot, err = s.NewSlot(req.UserID, req.IdempotencyKey); err != nil {
 			return nil, false, err
 		}
 	}
-	r := &reservation{s: s, req: req, id: slot.OrderID, hash: req.Cart.Hash(), createdAt: slot.CreatedAt, expiresAt: slot.ExpiresAt}
+	if req.IdempotencyKey != "" && slot.OrderID != inventory.KeyedOrderID(req.UserID, req.IdempotencyKey) {
+		return nil, false, fmt.Errorf("reserve: slot %s is not the idempotency key's order id", slot.OrderID)
+	}
+	var nonce [7]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return nil, false, fmt.Errorf("reserve: nonce: %w", err)
+	}
+	r := &reservation{s: s, req: req, id: slot.OrderID, nonce: hex.EncodeToString(nonce[:]), hash: req.Cart.Hash(), createdAt: slot.CreatedAt, expiresAt: slot.ExpiresAt}
 	if s.opts.Shaping.On() {
 		if order, replayed, err := r.shape(ctx); order != nil || err != nil {
 			return order, replayed, err
@@ -166,6 +169,7 @@ type reservation struct {
 	s         *Store
 	req       ReserveRequest
 	id        string
+	nonce     string // 14 hex digits, this reservation's own (its transactions' tokens)
 	hash      string
 	createdAt time.Time
 	expiresAt time.Time
@@ -300,17 +304,13 @@ func (r *reservation) rereadShards(ctx context.Context) error {
 // Units are never moved between shards to make room: a concurrent read could then
 // count them twice or not at all. Fewer, fuller shards are the cure.
 func (r *reservation) fit(ctx context.Context) error {
-	idem := inventory.Unkeyed
-	if r.req.IdempotencyKey != "" {
-		idem = inventory.Keyed
-	}
-	if inventory.CheckCartSize(r.order().Items, idem) == nil {
+	if inventory.CheckCartSize(r.order().Items) == nil {
 		return nil
 	}
 	if err := r.rereadShards(ctx); err != nil {
 		return err
 	}
-	if err := inventory.CheckCartSize(r.order().Items, idem); err != nil {
+	if err := inventory.CheckCartSize(r.order().Items); err != nil {
 		return fmt.Errorf("reserve order %s: %w", r.id, err)
 	}
 	return nil
@@ -332,25 +332,21 @@ func (r *reservation) order() *inventory.Order {
 	return order
 }
 
-// build assembles round's transaction for order: the order Put, the idempotency
-// record Put, then per line the purchase counter Update, the RESERVE of its units on
+// build assembles round's transaction for order: the order Put (conditioned on its
+// id being new, which makes a keyed request idempotent: its id is the key's), then
+// per line the purchase counter Update, the RESERVE of its units on
 // each shard used (conditioned on available >= q, on sale, the order's price, the
 // sale having started by the order's time and the shard count the plan used) and its
 // RESERVE ledger entry.
 func (r *reservation) build(order *inventory.Order, round int) *txn {
 	t := r.s.newTxn("reserve order " + r.id)
-	// One token per round: the SDK's own retries of this exact input are idempotent
-	// for 10 minutes (DynamoDB API Reference, ClientRequestToken).
-	t.token = r.id + "-" + strconv.Itoa(round)
+	// One token per round of this reservation: the SDK's own retries of this exact
+	// input are idempotent for 10 minutes (DynamoDB API Reference,
+	// ClientRequestToken, at most 36 characters). Copies of a keyed request share the
+	// order id, so the token also carries the reservation's nonce: two copies never
+	// send one token with different inputs (IdempotentParameterMismatchException).
+	t.token = r.id[:min(16, len(r.id))] + "-" + r.nonce + "-" + strconv.Itoa(round)
 	t.put(part{kind: partOrder}, r.s.tables.Orders, newOrderRecord(order), nil)
-	if r.req.IdempotencyKey != "" {
-		rec := idemRecord{
-			PK: idemKey(r.req.UserID, r.req.IdempotencyKey), Kind: kindIdem, UserID: r.req.UserID,
-			OrderID: r.id, CartHash: r.hash, TTL: order.CreatedAt.Unix() + IdempotencyWindow,
-		}
-		expired := expression.Name("ttl").LessThan(expression.Value(order.CreatedAt.Unix()))
-		t.put(part{kind: partIdem}, r.s.tables.Orders, rec, &expired)
-	}
 	ref := entryRef{key: r.id, ref: r.id, at: order.CreatedAt.UnixMilli()}
 	for i, it := range order.Items {
 		rec := r.lines[i].rec
@@ -408,18 +404,15 @@ type answer struct {
 // (and no error) when another round may run with the plan adjusted.
 func (r *reservation) explain(ctx context.Context, out outcome) (*answer, error) {
 	// The order's own items first: if they exist, an earlier send of this very
-	// transaction was applied and its response lost.
+	// transaction was applied and its response lost, or (a keyed request) an earlier
+	// request with the same key opened the order.
 	if out.has(partOrder) || out.has(partLedger) {
-		order, err := r.own(ctx)
+		order, replayed, err := r.replay(ctx)
+		if err == nil && order == nil {
+			err = fmt.Errorf("order %s refused as existing, then not found", r.id)
+		}
 		if err != nil {
 			return nil, err
-		}
-		return &answer{order: order}, nil
-	}
-	if out.has(partIdem) {
-		order, replayed, err := r.replay(ctx)
-		if err != nil || order == nil {
-			return nil, err // nil, nil: the record expired meanwhile, try again
 		}
 		return &answer{order: order, replayed: replayed}, nil
 	}
@@ -509,45 +502,25 @@ func (r *reservation) refresh(ctx context.Context, i int) error {
 	return r.replan(ctx, i, e, shardsRead)
 }
 
-// own reads back this reservation's order after its write turned out to exist already.
-func (r *reservation) own(ctx context.Context) (*inventory.Order, error) {
-	order, err := r.s.order(ctx, r.id)
-	if err != nil {
-		return nil, fmt.Errorf("read back order %s: %w", r.id, err)
-	}
-	if order == nil || order.UserID != r.req.UserID || order.CartHash != r.hash {
-		return nil, fmt.Errorf("order id %s already taken by another order", r.id)
-	}
-	return order, nil
-}
-
-// replay answers a request whose idempotency key already has a live record: the same
-// cart gets the recorded order (replayed unless it is this reservation's own write),
-// another cart gets ErrIdempotencyKeyReused. A nil order with nil error means the
-// record is gone or expired.
+// replay reads the order under this reservation's id once its put found the id
+// taken, or a keyed request was refused: the same user and cart get it, replayed when
+// the request is keyed (a copy of it opened the order: a lost answer of this
+// reservation's own write is answered by the SDK's retry under the same token, never
+// by a refused put). Another cart under the same idempotency key gets
+// ErrIdempotencyKeyReused. A nil order with nil error means there is none.
 func (r *reservation) replay(ctx context.Context) (*inventory.Order, bool, error) {
-	var rec idemRecord
-	if err := r.s.get(ctx, r.s.tables.Orders, idemKey(r.req.UserID, r.req.IdempotencyKey), "idempotency record", &rec); err != nil {
-		return nil, false, err
-	}
-	if rec.OrderID == "" || rec.TTL < r.createdAt.Unix() {
+	order, err := r.s.order(ctx, r.id)
+	switch {
+	case err != nil:
+		return nil, false, fmt.Errorf("read order %s: %w", r.id, err)
+	case order == nil:
 		return nil, false, nil
-	}
-	if rec.UserID != r.req.UserID || rec.CartHash != r.hash {
+	case !r.mine(order) && r.req.IdempotencyKey != "":
 		return nil, false, inventory.ErrIdempotencyKeyReused
+	case !r.mine(order):
+		return nil, false, fmt.Errorf("order id %s already taken by another order", r.id)
 	}
-	if rec.OrderID == r.id {
-		order, err := r.own(ctx)
-		return order, false, err
-	}
-	order, err := r.s.order(ctx, rec.OrderID)
-	if err != nil {
-		return nil, false, fmt.Errorf("read replayed order %s: %w", rec.OrderID, err)
-	}
-	if order == nil {
-		return nil, false, fmt.Errorf("idempotency record names missing order %s", rec.OrderID)
-	}
-	return order, true, nil
+	return order, r.req.IdempotencyKey != "", nil
 }
 
 // steadyRounds bounds how often a STOCK_OUT answer is re-checked while units are on

@@ -248,7 +248,9 @@ func TestReserve_OffSaleWinsOverAStaleCache(t *testing.T) {
 	e.books(t, "cup").checkBalanced(t, 5)
 }
 
-func TestReserve_IdempotencyKeyExpiresAfter24Hours(t *testing.T) {
+// A key's order id is derived from the user and the key, so the key answers with its
+// order for as long as the order is kept: past the contract's 24 h too.
+func TestReserve_IdempotencyKeyHoldsAsLongAsItsOrder(t *testing.T) {
 	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	e := newEnv(t, dynamo.Options{Now: func() time.Time { return now }}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
 	req := dynamo.ReserveRequest{UserID: "u", IdempotencyKey: "k", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}
@@ -256,17 +258,22 @@ func TestReserve_IdempotencyKeyExpiresAfter24Hours(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now = now.Add(23 * time.Hour)
-	if again, replayed, err := e.store.Reserve(context.Background(), req); err != nil || !replayed || again.ID != first.ID {
-		t.Errorf("after 23 h: replayed=%v err=%v; want the first order", replayed, err)
+	if first.ID != inventory.KeyedOrderID("u", "k") {
+		t.Errorf("order id %s, want the key's %s", first.ID, inventory.KeyedOrderID("u", "k"))
 	}
-	now = now.Add(2 * time.Hour)
-	later, replayed, err := e.store.Reserve(context.Background(), req)
-	if err != nil || replayed || later.ID == first.ID {
-		t.Errorf("after 25 h: replayed=%v err=%v; want a new order", replayed, err)
+	for _, after := range []time.Duration{23 * time.Hour, 2 * time.Hour, 30 * 24 * time.Hour} {
+		now = now.Add(after)
+		if again, replayed, err := e.store.Reserve(context.Background(), req); err != nil || !replayed || again.ID != first.ID {
+			t.Errorf("%v later: replayed=%v err=%v; want the first order", after, replayed, err)
+		}
 	}
-	if b := e.books(t, "cup"); b.reserveEntries != 2 || b.available != 3 {
-		t.Errorf("RESERVE entries %d, available %d; want 2 and 3", b.reserveEntries, b.available)
+	other := req
+	other.Cart = cart(t, inventory.Line{SKU: "cup", Qty: 2})
+	if _, _, err := e.store.Reserve(context.Background(), other); !errors.Is(err, inventory.ErrIdempotencyKeyReused) {
+		t.Errorf("the key with another cart a month later: %v, want ErrIdempotencyKeyReused", err)
+	}
+	if b := e.books(t, "cup"); b.reserveEntries != 1 || b.available != 4 {
+		t.Errorf("RESERVE entries %d, available %d; want 1 and 4", b.reserveEntries, b.available)
 	}
 }
 

@@ -27,11 +27,10 @@
 //     back (conditioned on reserved >= q, so available can never pass onHand). Each shard has its own partition key, so a hot SKU split into N
 //     shards spreads its writes over N partitions (DynamoDB serves about 1,000 write
 //     units per second per partition: Developer Guide, "Partitions and data distribution").
-//   - orders: orders (pk = orderId), per-user purchase counters (pk =
-//     limit#skuId#userId, attribute bought), idempotency records (pk = idem#digest)
-//     and request-shaping window items (pk = shape#digest(user)#windowStart, one
-//     token set "r:skuId" per SKU), the last two expired through the table's TTL
-//     attribute "ttl". Order ids cannot contain '#', so they never collide. PENDING orders carry pendingBucket (P0..P63) and
+//   - orders: orders (pk = orderId; a keyed request's id is inventory.KeyedOrderID),
+//     per-user purchase counters (pk = limit#skuId#userId, attribute bought) and
+//     request-shaping window items (pk = shape#digest(user)#windowStart, one token
+//     set "r:skuId" per SKU), the last expired through the table's TTL attribute "ttl". Order ids cannot contain '#', so they never collide. PENDING orders carry pendingBucket (P0..P63) and
 //     pendingExpiresAt (Unix milliseconds), the keys of the sparse GSI PendingByExpiry.
 //     The skus table also holds reconcile's per-SKU checkpoints (pk = skuId#checkpoint)
 //     and its watermark (pk = reconcile#watermark).
@@ -84,7 +83,7 @@ import (
 // Tables names the three DynamoDB tables.
 type Tables struct {
 	SKUs     string // skus: SKU records and stock shard items
-	Orders   string // orders, purchase counters, idempotency records
+	Orders   string // orders and purchase counters
 	StockLog string // the stock_log ledger
 }
 

@@ -17,7 +17,7 @@ import (
 
 // txn is one TransactWriteItems under construction: its actions and, for each, the
 // part it plays, so that a cancellation reason at index i reads back as the order,
-// the idempotency record, a purchase counter, a stock shard or a ledger entry. Every
+// a purchase counter, a stock shard or a ledger entry. Every
 // write of stock goes through txn.lineStock or txn.shard, which take the change to
 // the counters from inventory.Op.Effect. Shard updates and ledger entries are built
 // only when the txn is sent (see cut.go): every shard update also advances the
@@ -39,7 +39,6 @@ type partKind int
 
 const (
 	partOrder partKind = iota
-	partIdem
 	partLimit
 	partShard
 	partLedger
@@ -62,8 +61,6 @@ func (p part) String() string {
 		return "the ledger entry of " + p.sku + " (already written)"
 	case partLimit:
 		return "the purchase counter of " + p.sku
-	case partIdem:
-		return "the idempotency record"
 	case partSKU:
 		return "the SKU record of " + p.sku
 	default:

@@ -59,7 +59,7 @@ type RefundJSON struct {
 }
 
 // PresaleJSON is an order's presale declaration as the contract shows it: the expected
-// ship time, status QUEUED, DECLARED or FAILED, when WeChat accepted it, and why the
+// ship time, status QUEUED, DECLARED, FAILED or CANCELLED, when WeChat accepted it, and why the
 // last declaration failed.
 type PresaleJSON struct {
 	ShipAt     string `json:"shipAt"`

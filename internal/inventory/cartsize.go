@@ -15,25 +15,12 @@ const MaxTransactionActions = 100
 // or fewer and fuller shards, does.
 var ErrCartTooLarge = errors.New("cart needs more actions than one transaction holds")
 
-// Idempotency says whether a reservation carries an idempotency record (the request
-// had an Idempotency-Key).
-type Idempotency int
-
-// Idempotency of a reservation.
-const (
-	Unkeyed Idempotency = iota // no Idempotency-Key: no record
-	Keyed                      // an idempotency record written with the order
-)
-
 // ReservationActions is how many write actions reserving items takes in one
-// transaction: the order, the idempotency record when Keyed, and per item its
+// transaction: the order (which is also what makes an idempotency key hold), and per item its
 // RESERVE ledger entry, one update per shard it takes units from (Shards) and its
 // purchase counter when Limited.
-func ReservationActions(items []OrderItem, idem Idempotency) int {
+func ReservationActions(items []OrderItem) int {
 	n := 1
-	if idem == Keyed {
-		n++
-	}
 	for _, it := range items {
 		n += 1 + len(it.Shards)
 		if it.Limited {
@@ -46,8 +33,8 @@ func ReservationActions(items []OrderItem, idem Idempotency) int {
 // CheckCartSize decides whether items, each allocated over the fewest shards that
 // cover it (ShardStock.Allocate), fit one transaction. It returns an error wrapping
 // ErrCartTooLarge, giving the count, when they need more than MaxTransactionActions.
-func CheckCartSize(items []OrderItem, idem Idempotency) error {
-	if n := ReservationActions(items, idem); n > MaxTransactionActions {
+func CheckCartSize(items []OrderItem) error {
+	if n := ReservationActions(items); n > MaxTransactionActions {
 		return fmt.Errorf("the cart needs %d transaction actions, more than %d: %w", n, MaxTransactionActions, ErrCartTooLarge)
 	}
 	return nil

@@ -22,18 +22,16 @@ func TestCheckCartSize(t *testing.T) {
 		stock   []inventory.ShardStock // per line
 		qty     []int
 		limited bool
-		keyed   inventory.Idempotency
 		actions int
 		tooBig  bool
 	}{
 		// 1 order + 2 × (1 ledger entry + 49 shards) = 101.
-		{"two SKUs of 64 one-unit shards, 49 of each", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{49, 49}, false, inventory.Unkeyed, 101, true},
-		{"48 and 49 fit exactly", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{48, 49}, false, inventory.Unkeyed, 100, false},
-		{"the idempotency record is an action too", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{48, 49}, false, inventory.Keyed, 101, true},
-		{"purchase counters are actions too", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{48, 47}, true, inventory.Unkeyed, 100, false},
+		{"two SKUs of 64 one-unit shards, 49 of each", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{49, 49}, false, 101, true},
+		{"48 and 49 fit exactly", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{48, 49}, false, 100, false},
+		{"purchase counters are actions too", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{48, 47}, true, 100, false},
 		// Fullest shards first: 64 units on 3 shards rather than 64 one-unit shards.
-		{"a line split over the fewest shards", []inventory.ShardStock{append(oneUnitShards(61), 30, 20, 14)}, []int{64}, false, inventory.Unkeyed, 5, false},
-		{"one shard that covers the line", []inventory.ShardStock{{3, 9999, 3}}, []int{9999}, false, inventory.Unkeyed, 3, false},
+		{"a line split over the fewest shards", []inventory.ShardStock{append(oneUnitShards(61), 30, 20, 14)}, []int{64}, false, 5, false},
+		{"one shard that covers the line", []inventory.ShardStock{{3, 9999, 3}}, []int{9999}, false, 3, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			items := make([]inventory.OrderItem, len(tc.stock))
@@ -44,10 +42,10 @@ func TestCheckCartSize(t *testing.T) {
 				}
 				items[i] = inventory.OrderItem{Qty: tc.qty[i], Shards: alloc, Limited: tc.limited}
 			}
-			if got := inventory.ReservationActions(items, tc.keyed); got != tc.actions {
+			if got := inventory.ReservationActions(items); got != tc.actions {
 				t.Fatalf("ReservationActions = %d, want %d", got, tc.actions)
 			}
-			err := inventory.CheckCartSize(items, tc.keyed)
+			err := inventory.CheckCartSize(items)
 			if errors.Is(err, inventory.ErrCartTooLarge) != tc.tooBig || !tc.tooBig && err != nil {
 				t.Fatalf("CheckCartSize = %v, want too large %v", err, tc.tooBig)
 			}

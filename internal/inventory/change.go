@@ -377,14 +377,14 @@ func (o *Order) StartRefund(req RefundRequest, window time.Duration, now time.Ti
 	if next.RefundsAmount() >= o.Amount {
 		next.Status = StatusRefunding
 		next.Shipping = o.cancelShipping() // the refund of all that is left, before shipping, cancels the shipment
+		next.Presale = o.cancelPresale()   // and a presale declaration not made yet
 	}
 	c := Change{
-		Kind: ChangeRefundStart, From: o.Status, Order: &next, Guards: GuardRefunds,
+		// Shipping and presale as read, present or not: a shipment recorded meanwhile
+		// must not be overwritten (nor escape its cancellation).
+		Kind: ChangeRefundStart, From: o.Status, Order: &next, Guards: GuardRefunds | GuardShipping | GuardPresale,
 		Marker: &Marker{OutRefundNo: ref.OutRefundNo, Since: now},
 		Entry:  Entry{Ref: RefundLedgerRef(o.ID, ref), Reason: "refund: " + req.Reason, By: req.By, At: now},
-	}
-	if o.Shipping != nil {
-		c.Guards |= GuardShipping
 	}
 	if o.Status != StatusPaid {
 		return c, nil // REFUND_PENDING: neither stock nor counters were held

@@ -301,7 +301,7 @@ func TestStartRefund_InParts(t *testing.T) {
 	cup := func(q int) inventory.RefundLine { return inventory.RefundLine{SKU: "cup", Qty: q} }
 
 	c, err := o.StartRefund(req("a", inventory.ReturnGoods, cup(2)), 0, now, inventory.Retry{})
-	if err != nil || c.Order.Status != inventory.StatusPaid || c.Guards != inventory.GuardRefunds || c.Order.RefundRev != 1 {
+	if err != nil || c.Order.Status != inventory.StatusPaid || c.Guards != inventory.GuardRefunds|inventory.GuardShipping|inventory.GuardPresale || c.Order.RefundRev != 1 {
 		t.Fatalf("first refund: %+v %v", c, err)
 	}
 	r := c.Order.Refunds[0]

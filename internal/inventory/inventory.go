@@ -170,6 +170,16 @@ func NewOrderID() (string, error) {
 	return strings.ReplaceAll(u.String(), "-", ""), nil
 }
 
+// KeyedOrderID is the order id of user's request with Idempotency-Key key: 32 hex
+// digits of SHA-256 over both (a 0 byte between, so that no two pairs give the same
+// input). The order's put is conditioned on its id being new, so a copy of the request
+// finds the order that the first one opened, for as long as the order is kept: that
+// is the key's idempotency, with no record of its own (docs/design.md, "Reservation").
+func KeyedOrderID(user, key string) string {
+	sum := sha256.Sum256([]byte("order\x00" + user + "\x00" + key))
+	return hex.EncodeToString(sum[:16])
+}
+
 // Status is an order's lifecycle state (docs/design.md, "State machine").
 type Status string
 

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -124,6 +125,11 @@ func RefundLedgerRef(orderID string, r OrderRefund) string {
 // asks: "all" for the whole of what is left (no lines), else "lines-" and 16 hex
 // characters of SHA-256 of its lines, so that a request sent again without a refundId
 // never refunds twice (to refund the same lines again, give a refundId).
+// derivedKey matches the keys Key derives for a request without a refundId; a
+// refundId given is refused when it matches (ValidateLines), so that the two never
+// name each other's refund.
+var derivedKey = regexp.MustCompile(`^(all|lines-[0-9a-f]{16})$`)
+
 func (r RefundRequest) Key() string {
 	switch {
 	case r.RefundID != "":
@@ -157,6 +163,9 @@ func linesText(lines []RefundLine) string {
 func (r *RefundRequest) ValidateLines() error {
 	if r.RefundID != "" && !validKey(r.RefundID, MaxRefundIDLength) {
 		return InvalidError("refundId must be 1 to %d printable ASCII characters", MaxRefundIDLength)
+	}
+	if derivedKey.MatchString(r.RefundID) {
+		return InvalidError("refundId %q is reserved: it names the refunds asked without a refundId", r.RefundID)
 	}
 	if r.Lines == nil {
 		return nil

@@ -143,8 +143,12 @@ const (
 func (o *Order) RefundStep(r RefundRequest, window time.Duration, now time.Time) (RefundStep, error) {
 	if done := o.Refund(r.Key()); done != nil {
 		switch {
+		case done.Body != r.Body() && r.RefundID == "" && (o.Status == StatusRefunding || o.Status == StatusRefunded):
+			return 0, refusal(ErrRefundExceedsPaid, "order %s is %s: nothing is left to refund", o.ID, o.Status)
+		case done.Body != r.Body() && r.RefundID == "":
+			return 0, refusal(ErrIdempotencyKeyReused, "order %s has a refund of these lines asked with another reason or restock; to refund them again, give a refundId", o.ID)
 		case done.Body != r.Body():
-			return 0, refusal(ErrIdempotencyKeyReused, "refundId %q of order %s was used with another request (%s)", r.Key(), o.ID, done.Body)
+			return 0, refusal(ErrIdempotencyKeyReused, "refundId %q of order %s was used with another request (its lines, restock or reason differ)", r.Key(), o.ID)
 		case done.Status == StatusRefunded:
 			return RefundDone, nil
 		}

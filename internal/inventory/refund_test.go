@@ -129,3 +129,39 @@ func TestRefundProblems_GoodsBackExactlyWhenRestockedAndNeverMoreMoneyThanPaid(t
 		}
 	}
 }
+
+// A request without a refundId asked again in other words: "all" of an order refunded
+// whole has nothing left (409, not 422), and no answer shows another caller's reason.
+// A refundId that a request without one would derive is refused.
+func TestRefundStep_WithoutARefundIdAskedAgainInOtherWords(t *testing.T) {
+	at := t0
+	o := pendingOrder()
+	o.Status, o.PaidAt, o.TransactionID = inventory.StatusPaid, &at, "tx1"
+	shop := inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.KeepGoods, By: "op", Reason: "lost in transit"}
+	c, err := o.StartRefund(shop, 0, t0, inventory.Retry{})
+	if err != nil || c.Order.Status != inventory.StatusRefunding {
+		t.Fatalf("refund of all: %+v %v", c.Order, err)
+	}
+	buyer := inventory.RefundRequest{Requester: inventory.Buyer, Goods: inventory.ReturnGoods, By: "alice"}
+	_, err = c.Order.RefundStep(buyer, time.Hour, t0)
+	if !errors.Is(err, inventory.ErrRefundExceedsPaid) || strings.Contains(err.Error(), "lost in transit") {
+		t.Errorf("the buyer's refund of an order refunded whole: %v; want ErrRefundExceedsPaid without the shop's reason", err)
+	}
+	one := []inventory.RefundLine{{SKU: "cup", Qty: 1}}
+	first := inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "op", Reason: "chipped", Lines: one}
+	c, err = o.StartRefund(first, 0, t0, inventory.Retry{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := first
+	again.Reason = "another"
+	if _, err := c.Order.RefundStep(again, 0, t0); !errors.Is(err, inventory.ErrIdempotencyKeyReused) || strings.Contains(err.Error(), "chipped") {
+		t.Errorf("the same lines with another reason: %v; want ErrIdempotencyKeyReused without the first reason", err)
+	}
+	for _, id := range []string{"all", "lines-0123456789abcdef"} {
+		r := inventory.RefundRequest{RefundID: id, Lines: one}
+		if err := r.ValidateLines(); !errors.Is(err, inventory.ErrInvalidRequest) {
+			t.Errorf("refundId %q: %v, want ErrInvalidRequest", id, err)
+		}
+	}
+}

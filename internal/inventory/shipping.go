@@ -244,7 +244,8 @@ func (o *Order) Ship(s Shipment) (Change, error) {
 	sh.Shipments = append(slices.Clone(sh.Shipments), s)
 	sh.Status, sh.Error = ShippingQueued, ""
 	next.Shipping = &sh
-	return Change{Kind: ChangeShip, From: StatusPaid, Order: &next, Guards: GuardShipping}, nil
+	// Refunds as read too: what is left to ship depends on them (Unshipped).
+	return Change{Kind: ChangeShip, From: StatusPaid, Order: &next, Guards: GuardShipping | GuardRefunds}, nil
 }
 
 // sameItemsFilled reports whether b is a replay of a, a shipment recorded with the
@@ -287,6 +288,17 @@ func (o *Order) ShippingResult(n int, errText string, final bool, now time.Time)
 	next := *o
 	next.Shipping = &sh
 	return Change{Kind: ChangeShippingResult, From: StatusPaid, Order: &next, Guards: GuardShipping}
+}
+
+// cancelPresale is o's presale as a refund of the whole order leaves it: a
+// declaration not made yet (QUEUED) is CANCELLED, never sent; one WeChat holds stays.
+func (o *Order) cancelPresale() *Presale {
+	if o.Presale == nil || o.Presale.Status != ShippingQueued {
+		return o.Presale
+	}
+	p := *o.Presale
+	p.Status, p.Error = ShippingCancelled, ""
+	return &p
 }
 
 // cancelShipping is o's shipping as a refund of the whole order leaves it: a

@@ -23,7 +23,7 @@ var parcel = inventory.Shipment{ID: "p1", Logistics: inventory.LogisticsExpress,
 func shipped(t *testing.T, o *inventory.Order, s inventory.Shipment) *inventory.Order {
 	t.Helper()
 	c, err := o.Ship(s)
-	if err != nil || c.Kind != inventory.ChangeShip || c.From != inventory.StatusPaid || c.Guards != inventory.GuardShipping {
+	if err != nil || c.Kind != inventory.ChangeShip || c.From != inventory.StatusPaid || c.Guards != inventory.GuardShipping|inventory.GuardRefunds {
 		t.Fatalf("Ship %s = %+v, %v", s.ID, c, err)
 	}
 	return c.Order
@@ -168,7 +168,9 @@ func TestStartRefund_CancelsAShipmentNotUploaded(t *testing.T) {
 	if c, _ := uploaded.StartRefund(req, 0, t0, inventory.Retry{}); c.Order.Shipping.Status != inventory.ShippingUploaded {
 		t.Errorf("refund of an uploaded shipment: %+v", c.Order.Shipping)
 	}
-	if c, _ := paidOrder().StartRefund(req, 0, t0, inventory.Retry{}); c.Order.Shipping != nil || c.Guards.Has(inventory.GuardShipping) {
+	// Shipping as read even when there is none: a shipment recorded meanwhile makes
+	// the refund decide again (and cancel it), never overwrites it.
+	if c, _ := paidOrder().StartRefund(req, 0, t0, inventory.Retry{}); c.Order.Shipping != nil || !c.Guards.Has(inventory.GuardShipping|inventory.GuardPresale) {
 		t.Errorf("refund of an order never shipped: %+v guards %v", c.Order.Shipping, c.Guards)
 	}
 }
@@ -233,5 +235,26 @@ func TestShip_AfterAPartialRefund(t *testing.T) {
 	c, err = c.Order.StartRefund(rest, 0, t0, inventory.Retry{})
 	if err != nil || c.Order.Status != inventory.StatusRefunding || c.Order.Shipping.Status != inventory.ShippingCancelled {
 		t.Errorf("the refund of the rest: %s %+v, %v", c.Order.Status, c.Order.Shipping, err)
+	}
+}
+
+// The refund of the whole order cancels a presale declaration not made yet; one
+// WeChat accepted stays DECLARED.
+func TestStartRefund_CancelsAPresaleNotDeclared(t *testing.T) {
+	at := t0
+	paid := paidOrder()
+	paid.PaidAt = &at
+	c, err := paid.DeclarePresale(at.Add(20 * 24 * time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "op", Reason: "r"}
+	r, err := c.Order.StartRefund(req, 0, t0, inventory.Retry{})
+	if err != nil || r.Order.Presale.Status != inventory.ShippingCancelled {
+		t.Errorf("refund of a queued presale: %+v %v", r.Order.Presale, err)
+	}
+	declared := c.Order.PresaleResult("", false, t0).Order
+	if r, _ := declared.StartRefund(req, 0, t0, inventory.Retry{}); r.Order.Presale.Status != inventory.PresaleDeclared {
+		t.Errorf("refund of a declared presale: %+v", r.Order.Presale)
 	}
 }

@@ -32,10 +32,11 @@ const MaxBodyBytes = 16 << 10
 const maxIdempotencyKeyBytes = 64
 
 // Placing is what placing and reading a buyer's orders needs of the store
-// (dynamo.Store): an order's slot (id and times), the reservation, the owner's read,
+// (dynamo.Store): an order's slot (id and times; a keyed request's id is its key's),
+// the reservation, the owner's read,
 // and a page of the owner's orders, newest first.
 type Placing interface {
-	NewSlot() (dynamo.OrderSlot, error)
+	NewSlot(user, key string) (dynamo.OrderSlot, error)
 	Reserve(ctx context.Context, req dynamo.ReserveRequest) (*inventory.Order, bool, error)
 	Order(ctx context.Context, userID, id string) (*inventory.Order, error)
 	UserOrders(ctx context.Context, userID, after string) ([]*inventory.Order, string, error)
@@ -93,7 +94,7 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	slot, err := r.store.NewSlot()
+	slot, err := r.store.NewSlot(user, key)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}

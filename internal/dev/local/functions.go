@@ -75,6 +75,11 @@ func (s *Stack) localize(cfg StackConfig, name string, c *Config) {
 	if cfg.WeChatBackoff > 0 {
 		c.WeChatBackoff = cfg.WeChatBackoff
 	}
+	if cfg.RefundInterval > 0 && cfg.RefundInterval < cmp.Or(c.RefundBackoff, refunds.BackoffBase) {
+		// A second refund within the stand-in's interval is refused 429 and waits
+		// its turn in the refund queue: no longer than the interval itself.
+		c.RefundBackoff = cfg.RefundInterval
+	}
 	if cfg.Refund != nil {
 		o := refunds.Options{NotifyURL: c.RefundNotifyURL, StuckAfter: c.RefundStuckAfter, Backoff: c.RefundBackoff}
 		cfg.Refund(&o)

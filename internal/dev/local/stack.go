@@ -94,7 +94,8 @@ type StackConfig struct {
 	Refund func(*refunds.Options)
 	// RefundInterval is the least time the WeChat Pay stand-in keeps between two
 	// refunds of one payment (WeChat Pay's is a minute: paytest.RefundInterval, the
-	// default); a shorter one lets local runs refund in parts quickly.
+	// default); a shorter one lets local runs refund in parts quickly, and the refund
+	// queue's backoff is then no longer than it.
 	RefundInterval time.Duration
 	// PayAddr and LoginAddr are where the WeChat Pay and jscode2session stand-ins
 	// listen, WxAPIAddr the stand-in of WeChat's server API (wxapitest); default

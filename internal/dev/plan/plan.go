@@ -56,7 +56,7 @@ const Headroom = 1.25
 // unit per index entry) and the rehearsal measures the same (its test checks them).
 type Design struct {
 	// Write units of each step of an order's life, base items and index entries:
-	// the reservation (order, idempotency record, purchase counter, shard, RESERVE
+	// the reservation (order, purchase counter, shard, RESERVE
 	// entry; PendingByExpiry, LedgerByShard, OrdersByUser), the prepay (the order's
 	// prepay_id), the payment (order, shard, COMMIT entry; the PendingByExpiry entry
 	// removed and the ledger index entry) and a release (order, shard, purchase
@@ -100,7 +100,7 @@ type Design struct {
 // Today is the design as it is.
 func Today() Design {
 	return Design{
-		CreateWrites: 13, PrepayWrites: 1, PaymentWrites: 8, ReleaseWrites: 10,
+		CreateWrites: 11, PrepayWrites: 1, PaymentWrites: 8, ReleaseWrites: 10,
 		PrepayReads: 1, PaymentReads: 2,
 		ShardWritesPerOrder:  4,
 		IndexEntriesPerOrder: 2,
@@ -236,10 +236,10 @@ func (pl *Plan) addIndexAndTableLoads(x Design, t totals) {
 			Setting: spreadIndex},
 		Load{Limit: "table SkusTable writes", Peak: orders * x.ShardWritesPerOrder, Ceiling: TableRequestUnits, Unit: "WRU/s", Setting: "a per-table quota increase"},
 		Load{Limit: "table SkusTable reads", Peak: t.viewReads, Ceiling: TableRequestUnits, Unit: "RRU/s", Setting: "a per-table quota increase"},
-		// The orders table takes the order, idempotency record and counter (6), the
+		// The orders table takes the order and counter (4), the
 		// prepay (1), the payment's order update (2) or the release's order and
 		// counter (4); the ledger two transactional entries (4).
-		Load{Limit: "table OrdersTable writes", Peak: orders * (6 + paid*(x.PrepayWrites+2) + released*4), Ceiling: TableRequestUnits, Unit: "WRU/s", Setting: "a per-table quota increase"},
+		Load{Limit: "table OrdersTable writes", Peak: orders * (4 + paid*(x.PrepayWrites+2) + released*4), Ceiling: TableRequestUnits, Unit: "WRU/s", Setting: "a per-table quota increase"},
 		Load{Limit: "table StockLogTable writes", Peak: orders * 4, Ceiling: TableRequestUnits, Unit: "WRU/s", Setting: "a per-table quota increase"},
 	)
 }

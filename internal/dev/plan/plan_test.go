@@ -95,8 +95,8 @@ func TestMake_LoadsAndWhatBindsFirst(t *testing.T) {
 
 func TestMake_PerOrderCostOfTodaysDesign(t *testing.T) {
 	p := plan.Make(plan.Evenly(10, 1000, 2000, 0.7), plan.Today(), plan.DefaultPrices)
-	// 13 to reserve; paid: 1 prepay + 8 payment; released: 10.
-	if want := 13 + 0.7*9 + 0.3*10; math.Abs(p.WriteUnitsPerOrder-want) > 1e-9 {
+	// 11 to reserve; paid: 1 prepay + 8 payment; released: 10.
+	if want := 11 + 0.7*9 + 0.3*10; math.Abs(p.WriteUnitsPerOrder-want) > 1e-9 {
 		t.Errorf("%.2f write units per order, want %.2f", p.WriteUnitsPerOrder, want)
 	}
 	// 200 page views/s per SKU, 10 ms each: 2 environments, each reading the SKU

@@ -85,8 +85,8 @@ var commands = []command{
 			"SF also --contact, a masked phone number) and --tracking; --item (repeated) ships part of the\n" +
 			"order, in up to 15 express parcels; without it, every unit not shipped yet. --shipment-id is\n" +
 			"the idempotency key: the same shipment again changes nothing; the id with another body is\n" +
-			"422 IDEMPOTENCY_KEY_REUSED. An order not PAID is 409 ORDER_NOT_SHIPPABLE. `stockctl orders\n" +
-			"ORDER_ID -o json` shows shipping.status: QUEUED, then UPLOADED.",
+			"422 IDEMPOTENCY_KEY_REUSED. An order not PAID is 409 ORDER_NOT_SHIPPABLE. `stockctl -o json\n" +
+			"orders ORDER_ID` shows shipping.status: QUEUED, then UPLOADED.",
 		`stockctl ship 01a22e5575f07d0ea5bc5c5688f0f062 --shipment-id parcel-1 --type express --carrier SF --tracking SF1234567890 --contact "189****1234"`, shipOrder},
 	{"reconcile", "[--latest]",
 		"Runs reconcile now (POST /admin/reconcile) and shows its report: whether the stock\n" +
