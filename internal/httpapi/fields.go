@@ -75,3 +75,31 @@ func AsMerchant(route MerchantRoute) Route {
 		return route(ctx, req, by)
 	}
 }
+
+// DecodeLines reads raw, the value of the body's field (POST /orders' "items", a
+// refund's "lines"), as an array of exactly {"skuId": string, "qty": integer}
+// objects, in order and not yet merged or range-checked (inventory.NewCart does
+// that). Errors are *inventory.InvalidRequestError values naming the field and the
+// element, e.g. "lines[1].qty must be an integer from 1 to 9999".
+func DecodeLines(raw json.RawMessage, field string) ([]inventory.Line, error) {
+	var objs []map[string]json.RawMessage
+	if err := DecodeStrict(raw, &objs); err != nil {
+		return nil, inventory.InvalidError("%s must be an array of {\"skuId\",\"qty\"} objects", field)
+	}
+	lines := make([]inventory.Line, len(objs))
+	for i, fields := range objs {
+		if fields == nil {
+			return nil, inventory.InvalidError("%s[%d] must be an object", field, i)
+		}
+		if err := OnlyFields(fields, "skuId", "qty"); err != nil {
+			return nil, err
+		}
+		if err := DecodeStrict(fields["skuId"], &lines[i].SKU); err != nil {
+			return nil, inventory.InvalidError("%s[%d].skuId must be a string", field, i)
+		}
+		if err := DecodeStrict(fields["qty"], &lines[i].Qty); err != nil {
+			return nil, inventory.InvalidError("%s[%d].qty must be an integer from 1 to %d", field, i, inventory.MaxQty)
+		}
+	}
+	return lines, nil
+}

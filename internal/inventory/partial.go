@@ -176,7 +176,11 @@ func (r *RefundRequest) ValidateLines() error {
 	}
 	cart, err := NewCart(in)
 	if err != nil {
-		return InvalidError("lines: %s", strings.TrimPrefix(strings.TrimPrefix(err.Error(), ErrInvalidRequest.Error()+": "), "items"))
+		msg := strings.TrimPrefix(err.Error(), ErrInvalidRequest.Error()+": ")
+		if rest, ok := strings.CutPrefix(msg, "items"); ok {
+			msg = "lines" + rest // NewCart's messages name POST /orders' field
+		}
+		return InvalidError("%s", msg)
 	}
 	r.Lines = r.Lines[:0]
 	for _, l := range cart {

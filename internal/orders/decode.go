@@ -70,24 +70,9 @@ func subscriptions(top map[string]json.RawMessage, allowed []string) ([]string, 
 
 // decodeLines reads the cart of top's "items".
 func decodeLines(top map[string]json.RawMessage) (inventory.Cart, error) {
-	var raw []map[string]json.RawMessage
-	if err := httpapi.DecodeStrict(top["items"], &raw); err != nil {
-		return nil, inventory.InvalidError("items must be an array of {\"skuId\",\"qty\"} objects")
-	}
-	lines := make([]inventory.Line, len(raw))
-	for i, fields := range raw {
-		if fields == nil {
-			return nil, inventory.InvalidError("items[%d] must be an object", i)
-		}
-		if err := httpapi.OnlyFields(fields, "skuId", "qty"); err != nil {
-			return nil, err
-		}
-		if err := httpapi.DecodeStrict(fields["skuId"], &lines[i].SKU); err != nil {
-			return nil, inventory.InvalidError("items[%d].skuId must be a string", i)
-		}
-		if err := httpapi.DecodeStrict(fields["qty"], &lines[i].Qty); err != nil {
-			return nil, inventory.InvalidError("items[%d].qty must be an integer from 1 to %d", i, inventory.MaxQty)
-		}
+	lines, err := httpapi.DecodeLines(top["items"], "items")
+	if err != nil {
+		return nil, err
 	}
 	return inventory.NewCart(lines)
 }

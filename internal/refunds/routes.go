@@ -1,7 +1,6 @@
 package refunds
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -167,13 +166,17 @@ func parts(b refundBody, r *inventory.RefundRequest, example string) error {
 		r.RefundID = *b.RefundID
 	}
 	if len(b.Lines) > 0 && string(b.Lines) != "null" {
-		var lines []inventory.RefundLine
-		dec := json.NewDecoder(bytes.NewReader(b.Lines))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&lines); err != nil || len(lines) == 0 {
+		lines, err := httpapi.DecodeLines(b.Lines, "lines")
+		if err != nil {
+			return err
+		}
+		if len(lines) == 0 {
 			return inventory.InvalidError("lines must be a non-empty array like %s", example)
 		}
-		r.Lines = lines
+		r.Lines = make([]inventory.RefundLine, len(lines))
+		for i, l := range lines {
+			r.Lines[i] = inventory.RefundLine(l)
+		}
 	}
 	return r.ValidateLines()
 }

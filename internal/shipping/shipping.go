@@ -177,6 +177,11 @@ func decodeShipment(req events.APIGatewayV2HTTPRequest) (inventory.Shipment, err
 	if b.ID == nil || b.T == nil {
 		return inventory.Shipment{}, inventory.InvalidError("shipmentId and type are required; example: %s", shipExample)
 	}
+	if raw, ok := fields["items"]; ok && string(raw) != "null" {
+		if _, err := httpapi.DecodeLines(raw, "items"); err != nil {
+			return inventory.Shipment{}, err // names the item and field at fault
+		}
+	}
 	body, _ := httpapi.Body(req, MaxBodyBytes)
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
