@@ -135,11 +135,10 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 		if *quiet < time.Second || *quiet%time.Second != 0 {
 			return fmt.Errorf("-alert-quiet-period must be whole seconds, at least 1s, got %v", *quiet)
 		}
-		if o.cfg.PaymentTimeout <= 0 {
-			return fmt.Errorf("-payment-timeout must be positive, got %v", o.cfg.PaymentTimeout)
-		}
-		if o.cfg.RefundInterval <= 0 {
-			return fmt.Errorf("-refund-interval must be positive, got %v", o.cfg.RefundInterval)
+		for name, d := range map[string]time.Duration{"-payment-timeout": o.cfg.PaymentTimeout, "-refund-interval": o.cfg.RefundInterval} {
+			if d <= 0 {
+				return fmt.Errorf("%s must be positive, got %v", name, d)
+			}
 		}
 		for _, l := range o.listeners {
 			if *l.addr != "" && !o.expose && !local.LoopbackAddr(*l.addr) {
