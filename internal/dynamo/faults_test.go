@@ -174,3 +174,24 @@ func TestReserve_ReadsBackAnOrderWhoseEveryResponseWasLost(t *testing.T) {
 		t.Errorf("available %d, RESERVE entries %d, orders %d; want 4, 1, 1", b.available, b.reserveEntries, b.pendingOrders)
 	}
 }
+
+// A copy of a keyed request whose own transaction stays throttled reads the order
+// back: it is the key's order, opened by the first request, so the copy is answered
+// as a replay, not as the order's creation.
+func TestReserve_ACopyReadingTheKeysOrderBackIsAReplay(t *testing.T) {
+	f := &faults{fault: throttled}
+	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
+	req := dynamo.ReserveRequest{UserID: "u", IdempotencyKey: "tap-1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})}
+	first, replayed, err := e.store.Reserve(context.Background(), req)
+	if err != nil || replayed {
+		t.Fatalf("first: replayed=%v err=%v", replayed, err)
+	}
+	f.left.Store(1 << 30)
+	again, replayed, err := e.store.Reserve(context.Background(), req)
+	if err != nil || !replayed || again.ID != first.ID {
+		t.Errorf("copy under throttling: %v replayed=%v err=%v; want %s replayed", again, replayed, err, first.ID)
+	}
+	if b := e.books(t, "cup"); b.available != 3 || b.reserveEntries != 1 {
+		t.Errorf("available %d, RESERVE entries %d; want 3 and 1", b.available, b.reserveEntries)
+	}
+}

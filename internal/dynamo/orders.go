@@ -215,6 +215,7 @@ type orderRecord struct {
 	CancelReason     string            `dynamodbav:"cancelReason,omitempty"`
 	TransactionID    string            `dynamodbav:"transactionId,omitempty"`
 	CartHash         string            `dynamodbav:"cartHash"`
+	ReservedBy       string            `dynamodbav:"reservedBy,omitempty"`
 	PendingBucket    string            `dynamodbav:"pendingBucket,omitempty"`
 	PendingExpiresAt int64             `dynamodbav:"pendingExpiresAt,omitempty"`
 	PrepayID         string            `dynamodbav:"prepayId,omitempty"`
@@ -313,7 +314,7 @@ func (r orderRecord) legacyRefund(o *inventory.Order) (inventory.OrderRefund, er
 func newOrderRecord(o *inventory.Order) orderRecord {
 	rec := orderRecord{
 		PK: o.ID, Kind: kindOrder, UserID: o.UserID, Status: string(o.Status),
-		Amount: o.Amount, Currency: o.Currency, CartHash: o.CartHash,
+		Amount: o.Amount, Currency: o.Currency, CartHash: o.CartHash, ReservedBy: o.ReservedBy,
 		CreatedAt: formatTime(o.CreatedAt), CreatedMs: o.CreatedAt.UnixMilli(), ExpiresAt: formatTime(o.ExpiresAt),
 		PaidAt: formatOptional(o.PaidAt), CancelledAt: formatOptional(o.CancelledAt), CancelReason: string(o.CancelReason),
 		TransactionID: o.TransactionID, PrepayID: o.PrepayID, PrepayAt: formatOptional(o.PrepayAt),
@@ -337,7 +338,7 @@ func (r orderRecord) order() (*inventory.Order, error) {
 	o := &inventory.Order{
 		ID: r.PK, UserID: r.UserID, Status: inventory.Status(r.Status), Amount: r.Amount,
 		Currency: r.Currency, CancelReason: inventory.CancelReason(r.CancelReason),
-		TransactionID: r.TransactionID, CartHash: r.CartHash, PrepayID: r.PrepayID, RefundRev: r.RefundRev, DueCause: r.DueCause,
+		TransactionID: r.TransactionID, CartHash: r.CartHash, ReservedBy: r.ReservedBy, PrepayID: r.PrepayID, RefundRev: r.RefundRev, DueCause: r.DueCause,
 		Subscriptions: r.Subscriptions,
 	}
 	var err error

@@ -137,7 +137,7 @@ func (r *reservation) run(ctx context.Context) (*inventory.Order, bool, error) {
 			// earlier attempt of the same call applied and lost its answer: only the
 			// order can tell.
 			if got, mine, rerr := r.s.readBack(ctx, "reserve order "+r.id, r.id, err, r.mine); rerr == nil && mine {
-				return got, false, nil
+				return got, r.copyOf(got), nil
 			}
 			return nil, false, err
 		case err != nil:
@@ -146,7 +146,7 @@ func (r *reservation) run(ctx context.Context) (*inventory.Order, bool, error) {
 			return order, false, nil
 		case out.unknown != nil:
 			got, err := r.readBack(ctx, out.unknown)
-			return got, false, err
+			return got, err == nil && r.copyOf(got), err
 		}
 		ans, err := r.explain(ctx, out)
 		if err != nil {
@@ -320,7 +320,7 @@ func (r *reservation) fit(ctx context.Context) error {
 func (r *reservation) order() *inventory.Order {
 	order := &inventory.Order{
 		ID: r.id, UserID: r.req.UserID, Status: inventory.StatusPending,
-		Currency: inventory.Currency, CartHash: r.hash,
+		Currency: inventory.Currency, CartHash: r.hash, ReservedBy: r.nonce,
 		CreatedAt: r.createdAt, ExpiresAt: r.expiresAt, Subscriptions: r.req.Subscriptions,
 	}
 	for _, lp := range r.lines {
@@ -452,9 +452,17 @@ func (r *reservation) readBack(ctx context.Context, cause error) (*inventory.Ord
 	return order, nil
 }
 
-// mine reports whether o is the order this reservation writes.
+// mine reports whether o is the order this reservation writes: its user and cart (a
+// copy of a keyed request finds the order of the key, also its user's and cart's).
 func (r *reservation) mine(o *inventory.Order) bool {
 	return o.UserID == r.req.UserID && o.CartHash == r.hash
+}
+
+// copyOf reports whether o, which this reservation found under its id, was opened by
+// another request with the same idempotency key (another reservation's nonce): the
+// answer is then a replay.
+func (r *reservation) copyOf(o *inventory.Order) bool {
+	return r.req.IdempotencyKey != "" && o.ReservedBy != r.nonce
 }
 
 // shardFailed explains a failed shard condition from the shard's old image and adjusts
@@ -504,10 +512,9 @@ func (r *reservation) refresh(ctx context.Context, i int) error {
 
 // replay reads the order under this reservation's id once its put found the id
 // taken, or a keyed request was refused: the same user and cart get it, replayed when
-// the request is keyed (a copy of it opened the order: a lost answer of this
-// reservation's own write is answered by the SDK's retry under the same token, never
-// by a refused put). Another cart under the same idempotency key gets
-// ErrIdempotencyKeyReused. A nil order with nil error means there is none.
+// another request with the key opened it (copyOf; this reservation's own write, read
+// back after a lost answer, is not a replay). Another cart under the same idempotency
+// key gets ErrIdempotencyKeyReused. A nil order with nil error means there is none.
 func (r *reservation) replay(ctx context.Context) (*inventory.Order, bool, error) {
 	order, err := r.s.order(ctx, r.id)
 	switch {
@@ -520,7 +527,7 @@ func (r *reservation) replay(ctx context.Context) (*inventory.Order, bool, error
 	case !r.mine(order):
 		return nil, false, fmt.Errorf("order id %s already taken by another order", r.id)
 	}
-	return order, r.req.IdempotencyKey != "", nil
+	return order, r.copyOf(order), nil
 }
 
 // steadyRounds bounds how often a STOCK_OUT answer is re-checked while units are on

@@ -227,8 +227,12 @@ type Order struct {
 	CancelReason  CancelReason // USER or TIMEOUT once CANCELLED
 	TransactionID string       // WeChat Pay transaction_id once paid
 	CartHash      string       // Cart.Hash of the request that opened it
-	PrepayID      string       // WeChat Pay prepay_id of the JSAPI order for it, once a payment was started
-	PrepayAt      *time.Time   // when PrepayID was obtained (it is valid PrepayLifetime)
+	// ReservedBy is the reservation that opened it (the store's nonce of that
+	// Reserve call): a copy of a keyed request, which shares the order id, tells the
+	// order it finds from one it opened itself by it.
+	ReservedBy string
+	PrepayID   string     // WeChat Pay prepay_id of the JSAPI order for it, once a payment was started
+	PrepayAt   *time.Time // when PrepayID was obtained (it is valid PrepayLifetime)
 	// DueCause says why a payment after its release could not be honoured (once
 	// REFUND_PENDING: DueNoStock, DueOffSale, DueNotStarted, DueOverLimit, DueTooLarge).
 	DueCause string

@@ -12,9 +12,9 @@ import (
 
 // createOrder sends each request's close message while its reservation runs, before
 // the outcome is known. The created order is still released through the queue at
-// expiry; the messages of a refused cart and of an idempotent replay name orders that
-// never existed and are dropped: nothing released, nothing failed, nothing logged at
-// error level.
+// expiry; the message of a refused cart names an order that never existed, and the
+// message of an idempotent replay comes after the order was released: both are
+// dropped, nothing released twice, nothing failed, nothing logged at error level.
 func TestCloseOrder_MessagesSentAheadOfTheOutcomeReleaseOnlyOrdersThatExist(t *testing.T) {
 	h := stacktest.New(t, stacktest.Options{SQS: true, RealTime: true, Stack: local.StackConfig{PaymentTimeout: 2 * time.Second}})
 	h.RunInBackground(t)

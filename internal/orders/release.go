@@ -279,6 +279,13 @@ func (c *Releaser) handleRecord(ctx context.Context, rec events.SQSMessage) (*in
 	if err != nil || o != notDue {
 		return order, o, err
 	}
+	if !m.ExpiresAt.IsZero() && !m.ExpiresAt.Equal(order.ExpiresAt) {
+		// Sent ahead by a copy of a keyed request (its own slot's expiry): the order's
+		// own message is on its way, so this one is dropped, not re-enqueued to pile
+		// up at the order's expiry.
+		c.log.LogAttrs(ctx, slog.LevelInfo, "close message of a copy dropped", slog.String("orderId", order.ID))
+		return order, notDue, nil
+	}
 	if c.queue == nil {
 		return nil, 0, fmt.Errorf("order %s is not due until %v and there is no queue to re-enqueue on", order.ID, order.ExpiresAt)
 	}

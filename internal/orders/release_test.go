@@ -160,6 +160,43 @@ func TestCloseOrder_UnpaidOrderIsReleasedThroughTheQueueOnceDue(t *testing.T) {
 	h.Check(t)
 }
 
+// A copy of a keyed request sends its close message ahead with its own slot's
+// expiry, naming the key's order: arriving before the order's expiry it is dropped,
+// not re-enqueued, so copies never pile up at the order's expiry; the order's own
+// message still releases it.
+func TestCloseOrder_ACopysEarlyMessageIsDropped(t *testing.T) {
+	h := stacktest.New(t, stacktest.Options{SQS: true, Stack: local.StackConfig{PaymentTimeout: 35 * time.Minute}})
+	keyed := map[string]string{"Idempotency-Key": "tap-1"}
+	status, out := h.Call(t, "POST", "/orders", "buyer", keyed, cupAndSaucer)
+	if status != http.StatusCreated {
+		t.Fatalf("order: %d %v", status, out)
+	}
+	id := out["orderId"].(string)
+	own := closeMessage(t, h, id)
+	h.Clock.Advance(time.Minute)
+	if status, out := h.Call(t, "POST", "/orders", "buyer", keyed, cupAndSaucer); status != http.StatusOK || out["orderId"] != id {
+		t.Fatalf("copy: %d %v, want 200 with %s", status, out, id)
+	}
+	if n := hiddenMessages(t, h); n != 2 {
+		t.Fatalf("%d delayed messages, want 2 (the order's and the copy's)", n)
+	}
+	copyBody, _ := json.Marshal(closeq.Message{OrderID: id, ExpiresAt: h.Lookup(t, id).ExpiresAt.Add(time.Minute)})
+	h.Clock.Advance(15 * time.Minute)
+	if resp := handleSQS(t, h, record(string(copyBody))); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %v", resp.BatchItemFailures)
+	}
+	if n := hiddenMessages(t, h); n != 2 || len(h.Logged(t, "msg", "close message of a copy dropped")) != 1 {
+		t.Errorf("%d delayed messages after the copy's early message, want 2 (nothing re-enqueued), and one drop logged", n)
+	}
+	h.Clock.Advance(20 * time.Minute)
+	if resp := handleSQS(t, h, record(own)); len(resp.BatchItemFailures) != 0 {
+		t.Fatalf("failures %v", resp.BatchItemFailures)
+	}
+	if o := h.Lookup(t, id); o.Status != inventory.StatusCancelled {
+		t.Errorf("order %s at expiry, want CANCELLED", o.Status)
+	}
+}
+
 // A window longer than SQS's 900-second delay takes hops: each early delivery sends
 // the message again with the delay left, and the last one releases.
 func TestCloseOrder_LongWindowIsReenqueuedUntilDue(t *testing.T) {

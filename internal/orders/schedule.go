@@ -22,9 +22,11 @@ const scheduleTimeout = 2 * time.Second
 // nothing is sent.
 //
 // Sending before the outcome is known is safe: an order the reservation never opens
-// (the cart was refused, or an idempotent replay answered with an earlier order)
-// does not exist, and the release drops a message for an order it cannot find,
-// releasing nothing (Releaser.HandleSQS counts it as closed). A message
+// (the cart was refused) does not exist, and the release drops a message for an order
+// it cannot find, releasing nothing (Releaser.HandleSQS counts it as closed). A copy
+// of a keyed request names the key's order, but with its own slot's expiry: the
+// release drops it when it comes before the order's expiry, and finds the order
+// closed when it comes after. A message
 // that arrives before a slow reservation has written its order is dropped the same
 // way; the sweep then releases that order, up to a sweep period late.
 func (r *Checkout) scheduleClose(ctx context.Context, slot dynamo.OrderSlot) func() error {
