@@ -248,7 +248,7 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 	if err != nil {
 		return err
 	}
-	return r.confirmStockOut(ctx, i, r.allocateFrom(i, shards[e.rec.SKU]))
+	return r.confirmStockOut(ctx, i, shards[e.rec.SKU])
 }
 
 // allocateFrom sets line i's allocation from freshly read shard items
@@ -288,7 +288,7 @@ func (r *reservation) rereadShards(ctx context.Context) error {
 	}
 	for i, lp := range r.lines {
 		if lp.rec.Shards > 1 {
-			if err := r.confirmStockOut(ctx, i, r.allocateFrom(i, shards[lp.rec.SKU])); err != nil {
+			if err := r.confirmStockOut(ctx, i, shards[lp.rec.SKU]); err != nil {
 				return err
 			}
 		}
@@ -534,17 +534,18 @@ func (r *reservation) replay(ctx context.Context) (*inventory.Order, bool, error
 // the move between shards.
 const steadyRounds = 6
 
-// confirmStockOut confirms a STOCK_OUT that line i's allocation answered from shard reads
-// taken one after the other. While a reshard moves units between shards, such reads
-// can miss units in transit (read on their new shard before they arrive, on their old
-// one after they left), so STOCK_OUT is only answered from reads of every shard that
-// the SKU record's move counter brackets unchanged: no unit moved meanwhile, and the
-// sum is the stock. The line's SKU record was read before its shards: when one read
-// of the record after them shows the same move counter and shard count, it brackets
-// them (one read more); otherwise the SKU is read steady (steadyShards). Other errors,
-// and nil, pass through.
-func (r *reservation) confirmStockOut(ctx context.Context, i int, err error) error {
-	if !errors.Is(err, inventory.ErrStockOut) {
+// confirmStockOut plans line i from its shards, read after the line's SKU record
+// was, and confirms a STOCK_OUT that allocation answers. Units in transit between
+// shards while they were read (a reshard's MOVE) could be missed, so STOCK_OUT is
+// answered only when the shards show that no MOVE touched them since that record
+// (unmoved), or when one read of the record after them shows the same move counter
+// and shard count (it brackets them), or else from reads of every shard that the
+// record's move counter brackets unchanged (steadyShards, at most steadyRounds
+// times). After a sell-out with no reshard under way that costs no read beyond the
+// shards'. Other errors, and nil, pass through.
+func (r *reservation) confirmStockOut(ctx context.Context, i int, shards []shardRecord) error {
+	err := r.allocateFrom(i, shards)
+	if !errors.Is(err, inventory.ErrStockOut) || unmoved(shards, r.lines[i].rec) {
 		return err
 	}
 	sku, before := r.lines[i].line.SKU, r.lines[i].rec

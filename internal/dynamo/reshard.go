@@ -40,9 +40,9 @@ type ReshardResult struct {
 // record's move counter and on the units still being available on the shards they
 // leave, with one MOVE ledger entry per shard touched. Shrinking empties the shards
 // past target the same way and deletes them, with the count change, in one
-// transaction conditioned on their on-hand being 0. Units in transit are never seen
-// missing by a reservation deciding STOCK_OUT (see steadyShards), and reserved units
-// never move. by (the caller's principal) is recorded on every entry and the record.
+// transaction conditioned on their on-hand being 0. Every shard a MOVE touches is
+// stamped with the move's number, so that units in transit are never seen missing by
+// a reservation deciding STOCK_OUT (see unmoved), and reserved units never move. by (the caller's principal) is recorded on every entry and the record.
 // Errors wrap inventory.ErrInvalidRequest (target out of range), ErrSKUNotFound, or
 // ErrBusy (the shards kept changing for reshardRounds transactions).
 func (s *Store) Reshard(ctx context.Context, sku string, target int, by string) (*ReshardResult, error) {
@@ -177,6 +177,7 @@ func (s *Store) move(ctx context.Context, rec *skuRecord, plan []inventory.Trans
 	}
 	ref := "move." + strconv.Itoa(rec.Moves+1)
 	t := s.newTxn("reshard " + rec.SKU + ": " + ref)
+	t.moves = rec.Moves + 1 // what a reservation reading the shards checks (unmoved)
 	s.layoutUpdate(t, rec, by, expression.UpdateBuilder{}, expression.AttributeExists(expression.Name("pk")))
 	at := s.now().UnixMilli()
 	for _, n := range slices.Sorted(maps.Keys(net)) {

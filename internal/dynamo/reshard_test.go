@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -19,9 +21,10 @@ import (
 // BatchGetItem naming both shard keys one key at a time, in order, and runs between
 // the two reads: BatchGetItem reads its items independently (DynamoDB API Reference,
 // BatchGetItem), so a reshard's units can be read on neither shard.
-func tornBatchGet(armed *atomic.Bool, first, second string, between func()) func(http.Handler) http.Handler {
+func tornBatchGet(armed *atomic.Bool, firstKey, secondKey *string, between func()) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			first, second := *firstKey, *secondKey
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if r.Header.Get("X-Amz-Target") != "DynamoDB_20120810.BatchGetItem" || !bytes.Contains(body, []byte(first)) ||
@@ -66,7 +69,8 @@ func TestReserve_AReshardBetweenShardReadsIsNoStockOut(t *testing.T) {
 	var armed atomic.Bool
 	var store *dynamo.Store
 	ctx := context.Background()
-	e := newEnv(t, dynamo.Options{}, tornBatchGet(&armed, "torn#shard#0", "torn#shard#1", func() {
+	first, second := "torn#shard#0", "torn#shard#1"
+	e := newEnv(t, dynamo.Options{}, tornBatchGet(&armed, &first, &second, func() {
 		if res, err := store.Reshard(ctx, "torn", 1, "arn:aws:iam::000000000000:user/test"); err != nil || !res.Complete {
 			t.Errorf("reshard between the reads: %+v %v", res, err)
 		}
@@ -89,5 +93,60 @@ func TestReserve_AReshardBetweenShardReadsIsNoStockOut(t *testing.T) {
 	}); len(got) != 1 || got[0] != 0 {
 		t.Errorf("reserved on shards %v, want shard 0 (the only one left)", got)
 	}
+	e.Check(t)
+}
+
+// A reshard that keeps the shard count moves units too. Here one shard is empty and
+// the other holds 10, while the buyer's last counts (from a refusal, before a release)
+// say 9; the buyer reads the empty shard, a rebalance moves 5 units onto it, then the
+// buyer reads the other (5 left): 5 of 10 units seen, 10 asked. Every shard read shows
+// the layout the buyer planned on, so only the MOVE's number stamped on the shard read
+// second tells that units were in transit; the buyer reads again and is served, where
+// trusting the counts would answer a false STOCK_OUT.
+func TestReserve_ARebalanceBetweenShardReadsIsNoStockOut(t *testing.T) {
+	var armed atomic.Bool
+	var store *dynamo.Store
+	ctx := context.Background()
+	var first, second string
+	e := newEnv(t, dynamo.Options{}, tornBatchGet(&armed, &first, &second, func() {
+		if res, err := store.Reshard(ctx, "even", 2, "arn:aws:iam::000000000000:user/test"); err != nil || res.Moved != 5 {
+			t.Errorf("rebalance between the reads: %+v %v", res, err)
+		}
+	}))
+	store = e.store
+	e.createSKU(t, inventory.NewSKU{ID: "even", Stock: 20, Shards: 2}) // 10 + 10 units
+	buy := func(user string, qty int) (*inventory.Order, error) {
+		o, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "even", Qty: qty})})
+		return o, err
+	}
+	early, err := buy("early", 10)
+	if err != nil || len(early.Items[0].Shards) != 1 {
+		t.Fatalf("the first buyer should empty one shard: %+v %v", early, err)
+	}
+	mid, err := buy("mid", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := buy("refused", 10); !errors.Is(err, inventory.ErrStockOut) {
+		t.Fatalf("10 of 9 units: %v, want STOCK_OUT", err)
+	}
+	if _, _, err := e.store.Release(ctx, mid, inventory.CancelUser); err != nil {
+		t.Fatal(err)
+	}
+	for n := range early.Items[0].Shards {
+		first, second = fmt.Sprintf("even#shard#%d", n), fmt.Sprintf("even#shard#%d", 1-n)
+	}
+	armed.Store(true)
+	order, err := buy("alice", 10)
+	if armed.Load() {
+		t.Fatal("the buyer never read both shards at once; the test did not tear anything")
+	}
+	if err != nil {
+		t.Fatalf("reserve the 10 units left across a rebalance: %v", err)
+	}
+	if n := order.Items[0].Qty; n != 10 {
+		t.Errorf("reserved %d units, want 10", n)
+	}
+	e.checkAvailable(t, "even", 0)
 	e.Check(t)
 }

@@ -51,6 +51,26 @@ type shardRecord struct {
 	// by reconcile's cuts (see cut.go).
 	Seq   int `dynamodbav:"seq"`
 	Epoch int `dynamodbav:"epoch"`
+	// Moves is the number of the last MOVE transaction that touched the shard (the SKU
+	// record's move counter it set; 0: none since stamps began).
+	Moves int `dynamodbav:"moves,omitempty"`
+}
+
+// unmoved reports whether shards, read after rec (the SKU record a line was planned
+// on), are every shard of rec's layout and no MOVE after rec touched any of them:
+// then no unit was in transit between them while they were read, so their counts
+// cannot have missed one (docs/design.md, "Sell-out", gives the proof). Every shard
+// must carry the shard count (items from before the count was copied do not).
+func unmoved(shards []shardRecord, rec skuRecord) bool {
+	if len(shards) != rec.Shards {
+		return false
+	}
+	for _, sh := range shards {
+		if sh.ShardCount != rec.Shards || sh.Moves > rec.Moves {
+			return false
+		}
+	}
+	return true
 }
 
 // steadyShards reads sku's record, then every one of its shards, then the record

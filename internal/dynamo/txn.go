@@ -32,6 +32,7 @@ type txn struct {
 	entries []*ledgerRecord // the ledger entries, for the shards' seq
 	fresh   map[string]int  // shard items this txn creates → the epoch they start at
 	epochs  map[string]int  // shard key → the epoch the last build conditioned on
+	moves   int             // a MOVE's number, stamped on every shard it touches (0: none)
 	err     error           // the first build error
 }
 
@@ -114,6 +115,9 @@ func (t *txn) shard(line int, sku string, n int, d inventory.Delta, cond express
 		upd := expression.Add(avail, expression.Value(d.Available)).
 			Add(onHand, expression.Value(d.OnHand)).
 			Add(reserved, expression.Value(d.Reserved))
+		if t.moves > 0 {
+			upd = upd.Set(expression.Name("moves"), expression.Value(t.moves))
+		}
 		upd, cond := t.sequenced(sku, n, upd, cond)
 		return update(t.s.tables.SKUs, key, upd, cond)
 	})
