@@ -1,6 +1,6 @@
 // Command login is the login Lambda function: POST /auth/wechat exchanges a wx.login
-// code for the buyer's openid and answers a login token signed through AWS KMS
-// (wiring.Login). Configuration: see wiring.Load; it refuses to start on a bad setting.
+// code for the buyer's openid and answers a login token signed through AWS KMS, or the
+// buyer's last one while it has half its life left (wiring.Login). Configuration: see wiring.Load; it refuses to start on a bad setting.
 // The app id and AppSecret come from the AWS Secrets Manager secret it names (see
 // wechatpay.Secret), read once at cold start.
 package main
@@ -14,6 +14,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/idtoken/kmssign"
+	"github.com/stockguard/stockguard/internal/login"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wxlogin"
@@ -36,6 +37,10 @@ func main() {
 	if err != nil {
 		coldstart.Exit(log, "configure the token signer", err)
 	}
-	fn, err := wiring.Login.Build(cfg, wiring.Clients{Log: log, DynamoDB: coldstart.DynamoDB(aws), WeChatLogin: wechat, Signer: signer})
+	seal, err := login.SealKey(secret.AppSecret)
+	if err != nil {
+		coldstart.Exit(log, "derive the token seal key", err)
+	}
+	fn, err := wiring.Login.Build(cfg, wiring.Clients{Log: log, DynamoDB: coldstart.DynamoDB(aws), WeChatLogin: wechat, Signer: signer, TokenSealKey: seal})
 	lambda.Start(coldstart.Must(log, "wire login", fn, err).Invoke)
 }

@@ -55,3 +55,43 @@ func (s *Store) CountAttempt(ctx context.Context, key string, limit int, window 
 	}
 	return true, nil
 }
+
+// SaveSession keeps sealed (a login's token, sealed by package login; under 1 KB) as
+// the item "session#<key>" of the orders table until expires: one PutItem (1 write
+// unit), replacing what was kept, the item expiring by the table's TTL attribute (ttl,
+// Unix seconds; DynamoDB removes expired items within days, so LoadSession does not
+// rely on it). Errors: inventory.ErrBusy (throttled or unavailable) or another store
+// error.
+func (s *Store) SaveSession(ctx context.Context, key string, sealed []byte, expires time.Time) error {
+	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.tables.Orders),
+		Item: map[string]types.AttributeValue{
+			"pk":     &types.AttributeValueMemberS{Value: "session#" + key},
+			"kind":   &types.AttributeValueMemberS{Value: "SESSION"},
+			"sealed": &types.AttributeValueMemberB{Value: sealed},
+			"ttl":    &types.AttributeValueMemberN{Value: strconv.FormatInt(expires.Unix(), 10)},
+		},
+	})
+	if err != nil {
+		return s.storeError("keep session", err)
+	}
+	return nil
+}
+
+// LoadSession returns what SaveSession kept under key, or nil when nothing is: one
+// eventually consistent GetItem (half a read unit; a read that misses a save made
+// just before only costs the caller a new token). Errors: inventory.ErrBusy or
+// another store error.
+func (s *Store) LoadSession(ctx context.Context, key string) ([]byte, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.tables.Orders), Key: pkOf("session#" + key),
+		ProjectionExpression: aws.String("sealed"),
+	})
+	if err != nil {
+		return nil, s.storeError("read session", err)
+	}
+	if b, ok := out.Item["sealed"].(*types.AttributeValueMemberB); ok {
+		return b.Value, nil
+	}
+	return nil, nil
+}

@@ -151,3 +151,24 @@ func CheckP256(pub *ecdsa.PublicKey) error {
 	}
 	return nil
 }
+
+// Reusable reports whether token, one this Issuer minted earlier for subject (the
+// caller vouches for where it was kept), may be answered again at now: its header is
+// ES256 with this Issuer's kid, its iss, aud and sub are this Issuer's and subject,
+// and at least half its lifetime (TTL/2) is left, and no more than all of it. It returns the token with
+// ExpiresIn the whole seconds left. The signature is not checked (the Issuer made it);
+// a token that does not parse is not reusable.
+func (i *Issuer) Reusable(token, subject string) (Token, bool) {
+	var claims jwt.RegisteredClaims
+	t, _, err := jwt.NewParser().ParseUnverified(token, &claims)
+	if err != nil || t.Method.Alg() != Algorithm || t.Header["kid"] != i.cfg.KeyID ||
+		claims.Issuer != i.cfg.Issuer || claims.Subject != subject ||
+		len(claims.Audience) != 1 || claims.Audience[0] != i.cfg.Audience || claims.ExpiresAt == nil {
+		return Token{}, false
+	}
+	left := claims.ExpiresAt.Sub(i.cfg.Now().Truncate(time.Second))
+	if left < i.cfg.TTL/2 || left > i.cfg.TTL {
+		return Token{}, false
+	}
+	return Token{Token: token, ExpiresIn: int64(left / time.Second)}, true
+}

@@ -327,3 +327,47 @@ func mustKey(t *testing.T, c elliptic.Curve) *ecdsa.PrivateKey {
 	}
 	return k
 }
+
+// A kept token is reusable for its own subject while at least half its lifetime is
+// left, and never when another issuer, audience or key would have minted it.
+func TestReusable_OnlyThisIssuersTokenForItsSubjectWithHalfItsLifeLeft(t *testing.T) {
+	f := newFixture(t)
+	token := f.issue(t, "o-alice")
+	at := func(now time.Time, cfg func(*idtoken.IssuerConfig)) *idtoken.Issuer {
+		c := idtoken.IssuerConfig{Issuer: issuer, Audience: audience, KeyID: kid, Now: func() time.Time { return now }}
+		if cfg != nil {
+			cfg(&c)
+		}
+		iss, err := idtoken.NewIssuer(c, f.signer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return iss
+	}
+	for _, tc := range []struct {
+		name    string
+		issuer  *idtoken.Issuer
+		subject string
+		left    int64 // 0: not reusable
+	}{
+		{"at once", at(t0, nil), "o-alice", 7200},
+		{"with half its life left", at(t0.Add(3600*time.Second), nil), "o-alice", 3600},
+		{"with less than half left", at(t0.Add(3601*time.Second), nil), "o-alice", 0},
+		{"expired", at(t0.Add(7201*time.Second), nil), "o-alice", 0},
+		{"issued in the future (a clock set back)", at(t0.Add(-time.Second), nil), "o-alice", 0},
+		{"another subject", at(t0, nil), "o-bob", 0},
+		{"another key id", at(t0, func(c *idtoken.IssuerConfig) { c.KeyID = "kms-2026-12" }), "o-alice", 0},
+		{"another audience", at(t0, func(c *idtoken.IssuerConfig) { c.Audience = "wx0000000000000000" }), "o-alice", 0},
+		{"another issuer", at(t0, func(c *idtoken.IssuerConfig) { c.Issuer = "https://other.example.com" }), "o-alice", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := tc.issuer.Reusable(token, tc.subject)
+			if ok != (tc.left > 0) || ok && (got.Token != token || got.ExpiresIn != tc.left) {
+				t.Errorf("Reusable: %v, expiresIn %d; want reusable %v with %d s left", ok, got.ExpiresIn, tc.left > 0, tc.left)
+			}
+		})
+	}
+	if _, ok := at(t0, nil).Reusable("not.a.token", "o-alice"); ok {
+		t.Error("a malformed token is reusable")
+	}
+}

@@ -2,7 +2,9 @@
 // /auth/wechat") exchanges a
 // wx.login code for the buyer's openid (WeChat's jscode2session, package wxlogin) and
 // answers a login token (package idtoken: ES256, signed through AWS KMS, sub = openid,
-// aud = the mini-program app id) that the HTTP API's JWT authorizer accepts. The
+// aud = the mini-program app id) that the HTTP API's JWT authorizer accepts. A buyer who
+// signs in again while the last token has at least half its life left gets that token
+// again, kept sealed in DynamoDB (Options.Sessions), and KMS is not called. The
 // session_key WeChat returns is never kept, answered or logged (wxlogin drops it).
 //
 // Login is rate-shaped so that it cannot be used to hammer WeChat: the route's stage
@@ -50,6 +52,15 @@ const maxBodyBytes = 1 << 10
 // Options tune a login handler. Zero values take the defaults.
 type Options struct {
 	Now func() time.Time // the clock of the attempt windows; default time.Now
+	// Sessions and SealKey (SealKey(AppSecret), SealKeySize bytes) keep each buyer's
+	// token for reuse: a buyer signing in again while the last token has at least
+	// half its life left gets that token again (expiresIn: the seconds it has left)
+	// instead of a new signature. Either nil: every login signs a new token.
+	Sessions Sessions
+	SealKey  []byte
+	// Log takes what reuse could not do (a kept token not read or not saved); default
+	// slog.Default().
+	Log *slog.Logger
 }
 
 // Attempts counts attempts in fixed windows across every container (dynamo.Store).
@@ -62,16 +73,25 @@ type Login struct {
 	wechat *wxlogin.Client
 	tokens *idtoken.Issuer
 	store  Attempts
+	kept   *keeper
 	now    func() time.Time
 }
 
 // New returns the login route: codes are exchanged through wechat, tokens minted by
-// tokens, attempts counted in store.
-func New(wechat *wxlogin.Client, tokens *idtoken.Issuer, store Attempts, opts Options) *Login {
+// tokens (or reused, see Options), attempts counted in store. Errors: a SealKey that
+// is not SealKeySize bytes.
+func New(wechat *wxlogin.Client, tokens *idtoken.Issuer, store Attempts, opts Options) (*Login, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Login{wechat: wechat, tokens: tokens, store: store, now: opts.Now}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	kept, err := newKeeper(opts.Sessions, opts.SealKey, opts.Log)
+	if err != nil {
+		return nil, err
+	}
+	return &Login{wechat: wechat, tokens: tokens, store: store, kept: kept, now: opts.Now}, nil
 }
 
 // Route serves RouteLogin: body {"code": "<wx.login code>"} → 200
@@ -100,11 +120,25 @@ func (r *Login) Route(ctx context.Context, req events.APIGatewayV2HTTPRequest) (
 	case err != nil:
 		return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("login: %w", err)
 	}
-	token, err := r.tokens.Issue(ctx, session.OpenID)
+	token, err := r.token(ctx, session.OpenID)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("login: sign token: %w", err)
 	}
 	return httpapi.JSON(http.StatusOK, token), nil
+}
+
+// token is openid's kept token when it may be reused, else a newly signed one, kept.
+func (r *Login) token(ctx context.Context, openid string) (idtoken.Token, error) {
+	if token, ok := r.kept.reuse(ctx, openid, r.tokens); ok {
+		return token, nil
+	}
+	at := r.now()
+	token, err := r.tokens.Issue(ctx, openid)
+	if err != nil {
+		return idtoken.Token{}, err
+	}
+	r.kept.keep(ctx, openid, token, at)
+	return token, nil
 }
 
 // admit counts the attempt against its source IP and its code.

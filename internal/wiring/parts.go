@@ -225,7 +225,11 @@ func (p *parts) login() *login.Login {
 	if err != nil {
 		p.fail(err)
 	}
-	return login.New(p.c.WeChatLogin, tokens, p.store(), login.Options{Now: p.c.Now})
+	l, err := login.New(p.c.WeChatLogin, tokens, p.store(), login.Options{Now: p.c.Now, Sessions: p.store(), SealKey: p.c.TokenSealKey, Log: p.c.Log})
+	if err != nil {
+		p.fail(err)
+	}
+	return l
 }
 
 func (p *parts) documents() *login.Documents {

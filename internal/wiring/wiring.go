@@ -163,6 +163,9 @@ type Clients struct {
 	// Signer signs login tokens (login); Keys is its public JWK set (jwks).
 	Signer idtoken.Signer
 	Keys   idtoken.JWKSet
+	// TokenSealKey (login.SealKey of the AppSecret) seals the tokens login keeps for
+	// reuse; nil: every login signs a new token (login.Options).
+	TokenSealKey []byte
 	// Webhooks returns the chat bots alerts go to (alertChat).
 	Webhooks func(context.Context) ([]teamchat.Webhook, error)
 	// Now is every clock; nil: time.Now.

@@ -14,6 +14,7 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/idtoken"
+	"github.com/stockguard/stockguard/internal/login"
 	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/internal/wechatpay"
@@ -121,6 +122,9 @@ func (s *Stack) clients(cfg StackConfig, name string, c Config, log *slog.Logger
 	case wiring.Login.Name:
 		clients.Signer = s.Signer
 		clients.WeChatLogin, err = wxlogin.New(wxlogin.Config{AppID: LocalAppID, AppSecret: LocalAppSecret, BaseURL: s.LoginServer.URL()})
+		if err == nil {
+			clients.TokenSealKey, err = login.SealKey(LocalAppSecret)
+		}
 	case wiring.Jwks.Name:
 		clients.Keys, err = s.keys(c.KeyID)
 	case wiring.AlertChat.Name:

@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/stockguard/stockguard/internal/dev/local"
 	"github.com/stockguard/stockguard/internal/idtoken"
 	"github.com/stockguard/stockguard/internal/login"
@@ -168,3 +172,59 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+// A buyer who signs in again (another wx.login code) while the last token has at
+// least half its life left gets that token again, with expiresIn the seconds it has
+// left, and nothing is signed: an ES256 signature is randomized, so a new signature
+// would be another string even with the same claims. Past half its life, a new token
+// is signed. Another buyer never gets it, and the kept token is sealed: the orders
+// table does not hold it in clear.
+func TestLogin_ASecondLoginGetsTheKeptTokenUntilHalfItsLifeIsGone(t *testing.T) {
+	stack, clock, _ := payStack(t)
+	login := func(code string) (string, float64) {
+		t.Helper()
+		status, body, _ := api(stack, "POST", "/auth/wechat", "", `{"code":"`+code+`"}`)
+		token, _ := body["token"].(string)
+		if status != http.StatusOK || token == "" {
+			t.Fatalf("login %s: %d %v", code, status, body)
+		}
+		return token, body["expiresIn"].(float64)
+	}
+	first, _ := login("test-alice")
+	clock.Advance(1000 * time.Second)
+	again, left := login("test-alice~2")
+	if again != first || left != 6200 {
+		t.Errorf("a second login 1000 s later: a new token (%v) with expiresIn %v, want the kept one with 6200", again != first, left)
+	}
+	if bob, _ := login("test-bob"); bob == first {
+		t.Error("another buyer got alice's token")
+	}
+	out, err := stack.DB.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(stack.Tables.Orders)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := 0
+	for _, item := range out.Items {
+		raw, _ := json.Marshal(item)
+		if strings.Contains(string(raw), strings.Split(first, ".")[2]) || strings.Contains(string(raw), "o-alice") {
+			t.Errorf("an item of the orders table holds alice's token or openid in clear: %s", raw)
+		}
+		if k, ok := item["kind"].(*types.AttributeValueMemberS); ok && k.Value == "SESSION" {
+			sessions++
+		}
+	}
+	if sessions != 2 {
+		t.Errorf("%d kept tokens, want 2 (alice's and bob's)", sessions)
+	}
+	clock.Advance(2601 * time.Second) // 3599 s left: under half of 7200
+	renewed, left := login("test-alice~3")
+	if renewed == first || left != 7200 {
+		t.Errorf("a login with 3599 s left: the same token (%v) with expiresIn %v, want a new one with 7200", renewed == first, left)
+	}
+	if status, _, _ := api(stack, "POST", "/orders", renewed, `{"items":[{"skuId":"cup-01","qty":1}]}`); status != http.StatusCreated {
+		t.Errorf("an order with the renewed token: %d", status)
+	}
+	if again, _ := login("test-alice~4"); again != renewed {
+		t.Error("the renewed token was not kept")
+	}
+}

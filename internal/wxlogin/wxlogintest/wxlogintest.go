@@ -1,7 +1,9 @@
 // Package wxlogintest is a stand-in for WeChat's code2Session API (GET /sns/jscode2session,
 // "小程序登录"), for tests and the local stack only; it is never linked into a function
 // binary. Any code "test-<name>" logs in as openid "o-<name>", once: the same code again
-// is refused with errcode 40163, like WeChat; every other code gets 40029. Errors come, as
+// is refused with errcode 40163, like WeChat; every other code gets 40029. A code
+// "test-<name>~<anything>" is another code of the same buyer (each wx.login call gives a
+// new code for the same openid). Errors come, as
 // from WeChat, with HTTP 200 and an errcode.
 package wxlogintest
 
@@ -110,6 +112,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	code := q.Get("js_code")
 	name, ok := strings.CutPrefix(code, CodePrefix)
+	name, _, _ = strings.Cut(name, "~")
 	if !ok || !validName(name) {
 		answer(w, map[string]any{"errcode": wxlogin.CodeInvalidCode, "errmsg": "invalid code"})
 		return
