@@ -174,7 +174,16 @@ func reshard(ctx context.Context, c *call, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.send(ctx, "PUT", "/admin/skus/"+url.PathEscape(sku)+"/shards", map[string]int{"shards": *n}, printReshard)
+	if err := c.send(ctx, "PUT", "/admin/skus/"+url.PathEscape(sku)+"/shards", map[string]int{"shards": *n}, printReshard); err != nil {
+		return err
+	}
+	var r struct {
+		Complete bool `json:"complete"`
+	}
+	if json.Unmarshal(c.answer, &r) == nil && !r.Complete {
+		return fmt.Errorf("reshard %s: %w: shards past the target still hold units reserved by PENDING orders; run it again once they are paid or released", sku, errIncomplete)
+	}
+	return nil
 }
 
 func onSale(ctx context.Context, c *call, args []string) error {

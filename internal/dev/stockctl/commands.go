@@ -32,6 +32,10 @@ const (
 	ExitOK    = 0 // the command succeeded
 	ExitError = 1 // the API refused it, or it could not be sent
 	ExitUsage = 2 // the command line is wrong
+	// ExitIncomplete: the API took the command but the change is not complete yet
+	// (a reshard whose shards past the target still hold reserved units): run it
+	// again once the orders holding them are paid or released.
+	ExitIncomplete = 3
 )
 
 // globalHelp is what the usage says of the flags before the command and the endpoint.
@@ -44,7 +48,8 @@ const globalHelp = `Global flags, before the command:
 Requests are signed with SigV4 (service execute-api) using the default AWS credential
 chain; to a local endpoint (127.0.0.1, ::1, localhost) they go unsigned, naming
 X-Operator-Id: local-operator, when no credentials are found. Exit status: 0 done, 1 the
-API refused or could not be reached, 2 a wrong command line.
+API refused or could not be reached, 2 a wrong command line, 3 taken but not complete
+(reshard: run it again later).
 `
 
 // writeUsage writes stockctl's usage: every command with its arguments.
@@ -79,6 +84,9 @@ func (h *helpRequest) Error() string { return "help requested for " + h.fs.Name(
 // errUsage marks a wrong command line.
 var errUsage = errors.New("usage")
 
+// errIncomplete is a command the API took whose change is not complete yet.
+var errIncomplete = errors.New("not complete")
+
 func usageError(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
 }
@@ -104,6 +112,9 @@ func Run(ctx context.Context, args []string, env Env) int {
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(env.Stderr, "stockctl: %v (stockctl -h shows the usage)\n", err)
 		return ExitUsage
+	case errors.Is(err, errIncomplete):
+		fmt.Fprintf(env.Stderr, "stockctl: %v\n", err)
+		return ExitIncomplete
 	}
 	fmt.Fprintf(env.Stderr, "stockctl: %v\n", err)
 	return ExitError
@@ -181,6 +192,7 @@ type call struct {
 	client  *Client
 	out     io.Writer
 	json    bool
+	answer  []byte // the last answer's body
 }
 
 // send sends the request (body marshalled as JSON when not nil) and prints the answer
@@ -203,6 +215,7 @@ func (c *call) send(ctx context.Context, method, path string, body any, table fu
 	if err != nil {
 		return err
 	}
+	c.answer = answer
 	if c.json {
 		_, err := fmt.Fprintf(c.out, "%s\n", strings.TrimSpace(string(answer)))
 		return err

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +25,8 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dev/local"
 	"github.com/stockguard/stockguard/internal/dev/stockctl"
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/testing/booktest"
 	"github.com/stockguard/stockguard/internal/testing/openapitest"
 )
@@ -378,5 +381,42 @@ func TestStockctl_CommandHelpNeedsNoEndpoint(t *testing.T) {
 	out.Reset()
 	if code := stockctl.Run(context.Background(), []string{"get", "cup-01"}, env); code != stockctl.ExitUsage || !strings.Contains(errOut.String(), "no endpoint") {
 		t.Errorf("stockctl get without an endpoint: exit %d, stderr %q; want 2 and \"no endpoint\"", code, errOut.String())
+	}
+}
+
+// A reshard that is not complete (a shard past the target still holds a unit
+// reserved by a PENDING order) exits 3, so that a script does not take it for done;
+// run again once the order is released, it completes and exits 0.
+func TestStockctl_AnIncompleteReshardExitsThree(t *testing.T) {
+	h := newHarness(t)
+	if code, _, errOut := h.run(secretKey, "create", "--sku", "mug", "--name", "Mug", "--price", "100", "--stock", "2", "--shards", "2"); code != stockctl.ExitOK {
+		t.Fatalf("create: %d %s", code, errOut)
+	}
+	var held *inventory.Order
+	for i := range 2 { // one unit per shard: both shards hold one reserved unit
+		cart, _ := inventory.NewCart([]inventory.Line{{SKU: "mug", Qty: 1}})
+		o, _, err := h.stack.Store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: fmt.Sprint("u", i), Cart: cart})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := o.Items[0].Shards[1]; ok {
+			held = o
+		}
+	}
+	for _, json := range []bool{false, true} {
+		args := []string{"reshard", "mug", "--shards", "1"}
+		if json {
+			args = append([]string{"-o", "json"}, args...)
+		}
+		code, out, errOut := h.run(secretKey, args...)
+		if code != stockctl.ExitIncomplete || !strings.Contains(errOut, "not complete") {
+			t.Errorf("json %v: reshard with a unit reserved on shard 1: exit %d, %q %q; want %d and why", json, code, out, errOut, stockctl.ExitIncomplete)
+		}
+	}
+	if _, _, err := h.stack.Store.Release(context.Background(), held, inventory.CancelUser); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := h.run(secretKey, "reshard", "mug", "--shards", "1"); code != stockctl.ExitOK || !strings.Contains(out, "1 shards") {
+		t.Errorf("reshard once the order is released: exit %d, %q %q; want 0", code, out, errOut)
 	}
 }
