@@ -272,6 +272,7 @@ func TestRun_VerifiesAgainstStandIn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each run has its own stand-in server
 			_, srv := newStandIn(t, "cup-01", tt.stock, tt.limit, tt.fault)
 			cfg := testConfig(srv)
 			if tt.cfg != nil {

@@ -96,6 +96,7 @@ func TestRun_SettlesAgainstStandIn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // each run has its own stand-in server
 			if tt.cfg == nil {
 				tt.cfg = settleWith(0.5, true)
 			}
@@ -180,6 +181,7 @@ func TestRun_PaysTheFirstOrdersInBuyerOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprint(tt.ratio), func(t *testing.T) {
+			t.Parallel() // each run has its own stand-in server
 			s, srv := newStandIn(t, "cup-01", 100, 0, fault{})
 			cfg := testConfig(srv)
 			cfg.Buyers, cfg.Concurrency, cfg.PayRatio, cfg.CancelUnpaid = 8, 3, tt.ratio, true

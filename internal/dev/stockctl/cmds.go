@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // command is one stockctl command: how it is called, what it does (its route), an
@@ -174,6 +176,9 @@ func reshard(ctx context.Context, c *call, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *n < 1 || *n > inventory.MaxShards {
+		return usageError("reshard: --shards must be 1 to %d", inventory.MaxShards)
+	}
 	if err := c.send(ctx, "PUT", "/admin/skus/"+url.PathEscape(sku)+"/shards", map[string]int{"shards": *n}, printReshard); err != nil {
 		return err
 	}
@@ -260,10 +265,18 @@ func runReconcile(ctx context.Context, c *call, args []string) error {
 	if _, err := parse(fs, args, ""); err != nil {
 		return err
 	}
+	method, path := "POST", "/admin/reconcile"
 	if *latest {
-		return c.send(ctx, "GET", "/admin/reconcile/latest", nil, printReport)
+		method, path = "GET", "/admin/reconcile/latest"
 	}
-	return c.send(ctx, "POST", "/admin/reconcile", nil, printReport)
+	if err := c.send(ctx, method, path, nil, printReport); err != nil {
+		return err
+	}
+	r, err := decode[report](c.answer)
+	if err == nil && len(r.Differences)+len(r.RefundProblems) > 0 {
+		return fmt.Errorf("reconcile: %w: %d differences, %d refund problems (RUNBOOK.md, ReconcileDifferencesAlarm)", errDifferences, len(r.Differences), len(r.RefundProblems))
+	}
+	return nil
 }
 
 // refundOrder refunds an order through POST /admin/orders/{orderId}/refund: its goods

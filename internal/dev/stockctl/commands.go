@@ -36,6 +36,9 @@ const (
 	// (a reshard whose shards past the target still hold reserved units): run it
 	// again once the orders holding them are paid or released.
 	ExitIncomplete = 3
+	// ExitDifferences: reconcile's report shows differences or refund problems: the
+	// books need a look (RUNBOOK.md, ReconcileDifferencesAlarm).
+	ExitDifferences = 4
 )
 
 // globalHelp is what the usage says of the flags before the command and the endpoint.
@@ -49,7 +52,7 @@ Requests are signed with SigV4 (service execute-api) using the default AWS crede
 chain; to a local endpoint (127.0.0.1, ::1, localhost) they go unsigned, naming
 X-Operator-Id: local-operator, when no credentials are found. Exit status: 0 done, 1 the
 API refused or could not be reached, 2 a wrong command line, 3 taken but not complete
-(reshard: run it again later).
+(reshard: run it again later), 4 reconcile found differences.
 `
 
 // writeUsage writes stockctl's usage: every command with its arguments.
@@ -84,8 +87,12 @@ func (h *helpRequest) Error() string { return "help requested for " + h.fs.Name(
 // errUsage marks a wrong command line.
 var errUsage = errors.New("usage")
 
-// errIncomplete is a command the API took whose change is not complete yet.
-var errIncomplete = errors.New("not complete")
+// errIncomplete is a command the API took whose change is not complete yet;
+// errDifferences a reconcile report that shows differences.
+var (
+	errIncomplete  = errors.New("not complete")
+	errDifferences = errors.New("the books differ")
+)
 
 func usageError(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
@@ -115,6 +122,9 @@ func Run(ctx context.Context, args []string, env Env) int {
 	case errors.Is(err, errIncomplete):
 		fmt.Fprintf(env.Stderr, "stockctl: %v\n", err)
 		return ExitIncomplete
+	case errors.Is(err, errDifferences):
+		fmt.Fprintf(env.Stderr, "stockctl: %v\n", err)
+		return ExitDifferences
 	}
 	fmt.Fprintf(env.Stderr, "stockctl: %v\n", err)
 	return ExitError

@@ -22,6 +22,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stockguard/stockguard/internal/dev/local"
 	"github.com/stockguard/stockguard/internal/dev/stockctl"
@@ -192,7 +194,7 @@ func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
 		{[]string{"get", "cup"}, "not-the-secret", stockctl.ExitError, "403", false},
 		{[]string{"create", "--sku", "cup", "--name", "Cup", "--price", "200"}, secretKey, stockctl.ExitError, "409 SKU_EXISTS", false},
 		{[]string{"adjust", "cup", "--id", "loss", "--delta", "-1", "--reason", "broken"}, secretKey, stockctl.ExitError, "409 STOCK_OUT", false},
-		{[]string{"reshard", "cup", "--shards", "65"}, secretKey, stockctl.ExitError, "400 INVALID_REQUEST", true},
+		{[]string{"reshard", "cup", "--shards", "65"}, secretKey, stockctl.ExitUsage, "--shards must be 1 to 64", false},
 		{[]string{"on-sale", "cup", "--at", "tomorrow"}, secretKey, stockctl.ExitError, "saleStartsAt must be", true},
 		{[]string{"get", "nope"}, secretKey, stockctl.ExitError, "404 SKU_NOT_FOUND", false},
 		{[]string{"seed", seedFile}, secretKey, stockctl.ExitError, `unknown field "colour"`, true},
@@ -418,5 +420,39 @@ func TestStockctl_AnIncompleteReshardExitsThree(t *testing.T) {
 	}
 	if code, out, errOut := h.run(secretKey, "reshard", "mug", "--shards", "1"); code != stockctl.ExitOK || !strings.Contains(out, "1 shards") {
 		t.Errorf("reshard once the order is released: exit %d, %q %q; want 0", code, out, errOut)
+	}
+}
+
+// Reconcile's report with a difference exits 4 (a cron job or a script can tell the
+// books are wrong), in table and JSON output; a clean report exits 0. A reshard to a
+// shard count out of range is a wrong command line (2), sent nowhere.
+func TestStockctl_ReconcileWithDifferencesExitsFour(t *testing.T) {
+	h := newHarness(t)
+	if code, _, errOut := h.run(secretKey, "create", "--sku", "pot", "--name", "Pot", "--price", "100", "--stock", "5"); code != stockctl.ExitOK {
+		t.Fatalf("create: %d %s", code, errOut)
+	}
+	if code, _, errOut := h.run(secretKey, "reconcile"); code != stockctl.ExitOK {
+		t.Fatalf("reconcile of balanced books: exit %d %s", code, errOut)
+	}
+	_, err := h.stack.DB.UpdateItem(context.Background(), &dynamodb.UpdateItemInput{
+		TableName: aws.String(h.stack.Tables.SKUs), Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "pot#shard#0"}},
+		UpdateExpression: aws.String("ADD available :d"), ExpressionAttributeValues: map[string]types.AttributeValue{":d": &types.AttributeValueMemberN{Value: "3"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"reconcile"}, {"-o", "json", "reconcile"}, {"reconcile", "--latest"}} {
+		if code, _, errOut := h.run(secretKey, args...); code != stockctl.ExitDifferences || !strings.Contains(errOut, "differ") {
+			t.Errorf("%v with available bumped by 3: exit %d %q, want %d", args, code, errOut, stockctl.ExitDifferences)
+		}
+	}
+	sent := h.verified.Load()
+	for _, n := range []string{"0", "65"} {
+		if code, _, _ := h.run(secretKey, "reshard", "pot", "--shards", n); code != stockctl.ExitUsage {
+			t.Errorf("reshard --shards %s: exit %d, want %d", n, code, stockctl.ExitUsage)
+		}
+	}
+	if h.verified.Load() != sent {
+		t.Error("a reshard out of range was sent")
 	}
 }

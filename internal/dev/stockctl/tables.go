@@ -151,10 +151,7 @@ func printReshard(w io.Writer, data []byte) error {
 		return err
 	}
 	fmt.Fprintf(w, "%s: %d shards (asked %d), %d units moved\n", r.SKU, r.Shards, r.TargetShards, r.Moved)
-	if !r.Complete {
-		fmt.Fprintln(w, "not complete: shards past the target still hold units reserved by PENDING orders; run it again once they are paid or released")
-	}
-	return nil
+	return nil // not complete: reshard says so on stderr and exits ExitIncomplete
 }
 
 type orderView struct {
