@@ -2,7 +2,9 @@ package dynamo
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -100,11 +102,20 @@ func (s *Store) ordersByID(ctx context.Context, ids []string) ([]*inventory.Orde
 }
 
 // userCursor is a position in one user's order list: the last order's id and
-// createdMs. The user is not in it: the caller's own id is put back on decoding, so a
-// cursor never reaches another user's orders.
+// createdMs, and a hash of the user it was issued to. The user is not in it: the
+// caller's own id is put back on decoding, so a cursor never reaches another user's
+// orders, and one issued to another user (its hash differs) is refused, as the
+// contract says.
 type userCursor struct {
 	ID        string `json:"id"`
 	CreatedMs int64  `json:"at"`
+	User      string `json:"u"`
+}
+
+// cursorUser is the hash of userID that its cursors carry: 16 hex digits of SHA-256.
+func cursorUser(userID string) string {
+	sum := sha256.Sum256([]byte("cursor\x00" + userID))
+	return hex.EncodeToString(sum[:8])
 }
 
 func encodeUserCursor(key map[string]types.AttributeValue) (string, error) {
@@ -113,12 +124,13 @@ func encodeUserCursor(key map[string]types.AttributeValue) (string, error) {
 	}
 	var k struct {
 		PK        string `dynamodbav:"pk"`
+		UserID    string `dynamodbav:"userId"`
 		CreatedMs int64  `dynamodbav:"createdMs"`
 	}
 	if err := attributevalue.UnmarshalMap(key, &k); err != nil {
 		return "", fmt.Errorf("encode order list cursor: %w", err)
 	}
-	data, err := json.Marshal(userCursor{ID: k.PK, CreatedMs: k.CreatedMs})
+	data, err := json.Marshal(userCursor{ID: k.PK, CreatedMs: k.CreatedMs, User: cursorUser(k.UserID)})
 	if err != nil {
 		return "", fmt.Errorf("encode order list cursor: %w", err)
 	}
@@ -131,7 +143,7 @@ func decodeUserCursor(userID, cursor string) (map[string]types.AttributeValue, e
 	}
 	data, err := base64.RawURLEncoding.DecodeString(cursor)
 	var c userCursor
-	if err != nil || json.Unmarshal(data, &c) != nil || !inventory.ValidOrderID(c.ID) || c.CreatedMs <= 0 {
+	if err != nil || json.Unmarshal(data, &c) != nil || !inventory.ValidOrderID(c.ID) || c.CreatedMs <= 0 || c.User != cursorUser(userID) {
 		return nil, errBadCursor
 	}
 	return map[string]types.AttributeValue{

@@ -2,6 +2,8 @@ package dynamo_test
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
@@ -76,14 +78,17 @@ func TestUserOrders_PagesTheOwnersOrdersNewestFirst(t *testing.T) {
 	if pages != 1 {
 		t.Errorf("%d further pages, want 1", pages)
 	}
-	bobs, _, err := e.store.UserOrders(ctx, "bob", firstCursor)
-	for _, o := range bobs {
-		if o.UserID != "bob" {
-			t.Errorf("bob's list through ann's cursor holds ann's %s", o.ID)
+	// A cursor works only for the user it was issued to (docs/contract.md): ann's, or
+	// one made up with ann's order id and time, is refused to bob.
+	raw, _ := base64.RawURLEncoding.DecodeString(firstCursor)
+	var c map[string]any
+	json.Unmarshal(raw, &c)
+	delete(c, "u")
+	madeUp, _ := json.Marshal(c)
+	for _, cursor := range []string{firstCursor, base64.RawURLEncoding.EncodeToString(madeUp)} {
+		if bobs, _, err := e.store.UserOrders(ctx, "bob", cursor); !errors.Is(err, inventory.ErrInvalidRequest) || len(bobs) != 0 {
+			t.Errorf("bob with cursor %s: %d orders, %v; want ErrInvalidRequest", raw, len(bobs), err)
 		}
-	}
-	if err != nil && !errors.Is(err, inventory.ErrInvalidRequest) {
-		t.Errorf("bob with ann's cursor: %v", err)
 	}
 	for _, bad := range []string{"x", "eyJpZCI6IiIsImF0IjowfQ", "%%%"} {
 		if _, _, err := e.store.UserOrders(ctx, "ann", bad); !errors.Is(err, inventory.ErrInvalidRequest) {
