@@ -166,6 +166,9 @@ func decodeCode(body []byte) (string, error) {
 	if err := httpapi.DecodeStrict(body, &fields); err != nil {
 		return "", invalid
 	}
+	if err := httpapi.NoDuplicateKeys(body); err != nil {
+		return "", err // {"code": A, "code": B} would sign in as whichever a reader keeps
+	}
 	if err := httpapi.OnlyFields(fields, "code"); err != nil {
 		return "", err
 	}

@@ -54,6 +54,7 @@ func TestLogin_RefusesBadCodesAndAnswersBusyWhenWeChatFails(t *testing.T) {
 		{"unknown code", `{"code":"nope"}`, wxlogintest.FailNone, 401, "UNAUTHORIZED"},
 		{"empty code", `{"code":""}`, wxlogintest.FailNone, 400, "INVALID_REQUEST"},
 		{"unknown field", `{"code":"test-x","sessionKey":"k"}`, wxlogintest.FailNone, 400, "INVALID_REQUEST"},
+		{"the code twice", `{"code":"test-x","code":"test-y"}`, wxlogintest.FailNone, 400, "INVALID_REQUEST"},
 		{"WeChat busy", `{"code":"test-busy"}`, wxlogintest.FailBusy, 503, "BUSY"},
 		{"WeChat down", `{"code":"test-down"}`, wxlogintest.FailServerError, 503, "BUSY"},
 	} {
