@@ -174,6 +174,12 @@ type reservation struct {
 	createdAt time.Time
 	expiresAt time.Time
 	lines     []linePlan
+	// snap is what the one read that refused a keyed one-line request saw of the
+	// key's order (shardsAndOrder); valid only when that read answered STOCK_OUT.
+	snap struct {
+		valid bool
+		order *inventory.Order
+	}
 }
 
 type linePlan struct {
@@ -242,6 +248,20 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 		if alloc, ok := e.hint.Allocate(lp.line.Qty); ok {
 			lp.alloc = alloc
 			return nil
+		}
+	}
+	if r.req.IdempotencyKey != "" && len(r.lines) == 1 {
+		// A keyed request refused here must still answer the key's order if a copy
+		// opened it (replay): read it with the shards, at the same instant, so that a
+		// refusal after a sell-out costs this one read.
+		shards, order, ok, err := r.s.shardsAndOrder(ctx, e.rec.SKU, e.rec.Shards, r.id)
+		if err != nil {
+			return err
+		}
+		if ok {
+			err := r.confirmStockOut(ctx, i, shards)
+			r.snap.valid, r.snap.order = errors.Is(err, inventory.ErrStockOut) && unmoved(shards, e.rec), order
+			return err
 		}
 	}
 	shards, err := r.s.shardRecords(ctx, map[string]int{e.rec.SKU: e.rec.Shards})
@@ -511,12 +531,16 @@ func (r *reservation) refresh(ctx context.Context, i int) error {
 }
 
 // replay reads the order under this reservation's id once its put found the id
-// taken, or a keyed request was refused: the same user and cart get it, replayed when
+// taken, or a keyed request was refused (or takes it from the read that refused it,
+// r.snap): the same user and cart get it, replayed when
 // another request with the key opened it (copyOf; this reservation's own write, read
 // back after a lost answer, is not a replay). Another cart under the same idempotency
 // key gets ErrIdempotencyKeyReused. A nil order with nil error means there is none.
 func (r *reservation) replay(ctx context.Context) (*inventory.Order, bool, error) {
-	order, err := r.s.order(ctx, r.id)
+	order, err := r.snap.order, error(nil)
+	if !r.snap.valid {
+		order, err = r.s.order(ctx, r.id)
+	}
 	switch {
 	case err != nil:
 		return nil, false, fmt.Errorf("read order %s: %w", r.id, err)

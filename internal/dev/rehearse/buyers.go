@@ -373,6 +373,10 @@ func (e *engine) ordered(a reply) {
 	}
 	r.add("orders refused", a.meter)
 	if a.code == "STOCK_OUT" {
+		if r.soldOutBy(b.sku, e.s.modelTime(a.start)) {
+			// a buyer who asked after the SKU was seen sold out: what sell-out costs
+			r.add("orders refused after sell-out", a.meter)
+		}
 		r.stockOut(b.sku, a.start, a.end, a.now)
 	}
 	if !e.retry(a, stepOrder) {

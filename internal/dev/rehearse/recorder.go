@@ -174,6 +174,14 @@ func (r *recorder) soldOut(sku int32, now time.Duration) {
 	r.soldOutLocked(sku, now)
 }
 
+// soldOutBy reports whether sku was seen sold out (a STOCK_OUT or a page showing
+// none available) before model time at.
+func (r *recorder) soldOutBy(sku int32, at time.Duration) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.soldOutAt[sku] >= 0 && r.soldOutAt[sku] < at
+}
+
 func (r *recorder) soldOutLocked(sku int32, now time.Duration) {
 	if r.soldOutAt[sku] < 0 || now < r.soldOutAt[sku] {
 		r.soldOutAt[sku] = now

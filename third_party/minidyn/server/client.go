@@ -435,6 +435,11 @@ func (c *Client) GetItem(ctx context.Context, input *GetItemInput) (*GetItemOutp
 	c.mu.Lock()
 	defer c.mu.Unlock()
 
+	return c.getItemLocked(input)
+}
+
+// getItemLocked is GetItem with c.mu held.
+func (c *Client) getItemLocked(input *GetItemInput) (*GetItemOutput, error) {
 	if ferr := c.failureErrFor(aws.ToString(input.TableName), ""); ferr != nil {
 		return nil, ferr
 	}
@@ -965,10 +970,16 @@ func (c *Client) TransactGetItems(ctx context.Context, input *TransactGetItemsIn
 
 	responses := make([]ItemResponse, 0, len(input.TransactItems))
 
+	// Every item is read under one hold of the lock, so that no write lands between
+	// two of them: DynamoDB serializes TransactGetItems with other transactions
+	// ("Isolation levels for DynamoDB transactions": serializable).
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
 	for _, item := range input.TransactItems {
 		get := item.Get
 
-		out, err := c.GetItem(ctx, &GetItemInput{
+		out, err := c.getItemLocked(&GetItemInput{
 			TableName:                get.TableName,
 			Key:                      get.Key,
 			ExpressionAttributeNames: get.ExpressionAttributeNames,
