@@ -14,6 +14,7 @@ import (
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/testing/booktest"
+	"github.com/stockguard/stockguard/internal/testing/openapitest"
 	"github.com/stockguard/stockguard/internal/testing/stacktest"
 	"github.com/stockguard/stockguard/internal/testing/testkit"
 	"github.com/stockguard/stockguard/internal/wechatpay"
@@ -429,4 +430,22 @@ func TestPayment_PaidThenRefundedOutsideIsNeverReleased(t *testing.T) {
 			booktest.Check(t, p.stack.DB, p.stack.Tables)
 		})
 	}
+}
+
+// The local pay route's amount is a payment of so many fen, at least 1: a body
+// {"amount": 0} or a negative one is refused and the order stays PENDING (leave the
+// body out to pay the ordered amount).
+func TestLocalPay_RefusesAnAmountBelowOneFen(t *testing.T) {
+	p := startPaying(t, "zed", 1)
+	for _, body := range []string{`{"amount":0}`, `{"amount":-5}`} {
+		ctx := openapitest.OutsideContract(context.Background(), "an amount below 1 fen, on purpose")
+		if status, _, _ := apiWith(ctx, p.stack, "POST", "/_local/pay/"+p.id, "", body); status != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400", body, status)
+		}
+	}
+	wantStatus(t, p.stack, p.token, p.id, "PENDING")
+	if status, body := buyerPays(p.stack, p.id); status != http.StatusNoContent {
+		t.Errorf("then paid in full: %d %v", status, body)
+	}
+	wantStatus(t, p.stack, p.token, p.id, "PAID")
 }

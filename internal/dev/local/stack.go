@@ -549,8 +549,8 @@ func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxPayBodyBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) || dec.More() ||
-		in.Amount != nil && *in.Amount < 0 || in.State != nil && !wechatpay.TradeState(*in.State).Known() {
-		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen (0 or more), \"state\": a WeChat Pay trade_state such as \"SUCCESS\"} or empty"}`))
+		in.Amount != nil && *in.Amount < 1 || in.State != nil && !wechatpay.TradeState(*in.State).Known() {
+		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"amount\": fen (1 or more), \"state\": a WeChat Pay trade_state such as \"SUCCESS\"} or empty"}`))
 		return
 	}
 	defer s.paidAtWeChat(r.Context(), r.PathValue("orderId"))
