@@ -449,3 +449,23 @@ func TestLocalPay_RefusesAnAmountBelowOneFen(t *testing.T) {
 	}
 	wantStatus(t, p.stack, p.token, p.id, "PAID")
 }
+
+// A payment taken at the stand-in for an order /pay never opened is one WeChat Pay
+// holds even when its notification is refused (a wrong amount): the order carries the
+// JSAPI order's prepay_id, so a cancel asks WeChat Pay first and finds it paid,
+// instead of releasing the units of money the stand-in keeps.
+func TestLocalPay_AWrongAmountWithoutPayIsFoundPaidByTheCancel(t *testing.T) {
+	stack, _, _ := payStack(t)
+	token := signIn(t, stack, "yan")
+	id := placeOrder(t, stack, token, 1)
+	if status, _, _ := api(stack, "POST", "/_local/pay/"+id, "", `{"amount":1}`); status != http.StatusBadRequest {
+		t.Fatalf("a wrong amount: %d, want the notify route's 400", status)
+	}
+	wantStatus(t, stack, token, id, "PENDING")
+	status, body, _ := api(stack, "POST", "/orders/"+id+"/cancel", token, "")
+	if status == http.StatusOK && body["status"] == "CANCELLED" {
+		t.Fatalf("the cancel released an order WeChat Pay holds a payment for: %v", body)
+	}
+	wantStatus(t, stack, token, id, "PAID")
+	wantAvailable(t, stack, 9)
+}

@@ -567,8 +567,25 @@ func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		req = localJSAPIRequest(order)
+		// Record the JSAPI order on the order as /pay would have, so that every release
+		// asks the stand-in first whatever the payment's outcome (a wrong amount, a
+		// state other than SUCCESS): a payment WeChat Pay holds is never released.
+		defer s.notePrepay(r.Context(), order)
 	}
 	s.payAtStandIn(w, r, req, in.Amount, in.State)
+}
+
+// notePrepay stores on order the prepay_id of the JSAPI order the stand-in opened for
+// it, while order is still PENDING (Store.SetPrepay; an order the payment settled
+// needs none).
+func (s *Stack) notePrepay(ctx context.Context, order *inventory.Order) {
+	o, ok := s.PayServer.Order(order.ID)
+	if !ok || o.PrepayID == "" {
+		return
+	}
+	if err := s.Store.SetPrepay(ctx, order, o.PrepayID, s.Store.Now()); err != nil && !errors.Is(err, inventory.ErrNotPayable) {
+		s.cfg.Logger.Warn("local pay: prepay not recorded", "orderId", order.ID, "error", err)
+	}
 }
 
 // localJSAPIRequest is the "JSAPI下单" request POST /orders/{orderId}/pay would have sent
