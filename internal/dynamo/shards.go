@@ -28,15 +28,25 @@ func (s *Store) shardRecords(ctx context.Context, counts map[string]int) (map[st
 	}
 	out := make(map[string][]shardRecord, len(counts))
 	for _, item := range items {
-		var rec shardRecord
-		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
-			return nil, fmt.Errorf("decode shard item: %w", err)
+		rec, err := s.shardRead(item)
+		if err != nil {
+			return nil, err
 		}
-		s.catalog.noteShard(rec.SKU, rec.Shard, rec.Available)
-		s.epochs.note(rec.PK, rec.Epoch)
 		out[rec.SKU] = append(out[rec.SKU], rec)
 	}
 	return out, nil
+}
+
+// shardRead decodes a shard item read strongly consistently and notes what it shows:
+// its available units (the shard hints) and its epoch.
+func (s *Store) shardRead(item map[string]types.AttributeValue) (shardRecord, error) {
+	var rec shardRecord
+	if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
+		return shardRecord{}, fmt.Errorf("decode shard item: %w", err)
+	}
+	s.catalog.noteShard(rec.SKU, rec.Shard, rec.Available)
+	s.epochs.note(rec.PK, rec.Epoch)
+	return rec, nil
 }
 
 type shardRecord struct {
@@ -140,12 +150,10 @@ func (s *Store) shardsAndOrder(ctx context.Context, sku string, n int, id string
 		if len(resp.Item) == 0 {
 			continue
 		}
-		var rec shardRecord
-		if err := attributevalue.UnmarshalMap(resp.Item, &rec); err != nil {
-			return nil, nil, false, fmt.Errorf("decode shard item: %w", err)
+		rec, err := s.shardRead(resp.Item)
+		if err != nil {
+			return nil, nil, false, err
 		}
-		s.catalog.noteShard(rec.SKU, rec.Shard, rec.Available)
-		s.epochs.note(rec.PK, rec.Epoch)
 		shards = append(shards, rec)
 	}
 	if item := out.Responses[n].Item; len(item) > 0 {
