@@ -79,6 +79,9 @@ func TestSubscribeMessages_ExactCounts(t *testing.T) {
 		t.Fatalf("refund carol: %d %v", code, out)
 	}
 	testkit.Eventually(t, 20*time.Second, "carol's refund REFUNDED", func() bool { return h.Lookup(t, carol).Status == "REFUNDED" })
+	// The refund-done message is queued just after the refund turns REFUNDED, so the
+	// queue can look drained before it is sent: wait for it, then for the queue.
+	testkit.Eventually(t, 20*time.Second, "carol's refund-done message", func() bool { return len(h.WxAPIServer.Messages("carol")) > 0 })
 	h.Drained(t, "WeChatQueue")
 
 	msgs := h.WxAPIServer.Messages("alice")
