@@ -222,14 +222,16 @@ func TestPartialRefunds_WeChatPaysRulesOnRefunds(t *testing.T) {
 	if h.OnHand(t, "saucer") != onHand+2 {
 		t.Errorf("saucer on-hand %d, want both refunds' goods back at once (%d)", h.OnHand(t, "saucer"), onHand+2)
 	}
+	// The stand-in's minute is on the stack's clock, which stands still until one money
+	// step has been held back by it, then moves a second per look.
+	eventually(t, waitLimit, "the second refund's money step held back by WeChat Pay's minute", func() bool {
+		return len(h.Logged(t, "msg", "refund request failed; it will be retried")) > 0
+	})
 	eventually(t, waitLimit, "both refunds REFUNDED", func() bool {
-		h.Clock.Advance(time.Second) // the stand-in's minute is on the stack's clock
+		h.Clock.Advance(time.Second)
 		s := refundStatuses(t, h, id)
 		return len(s) == 2 && s[0] == inventory.StatusRefunded && s[1] == inventory.StatusRefunded
 	})
-	if limited := h.Logged(t, "msg", "refund request failed; it will be retried"); len(limited) == 0 {
-		t.Error("the second refund's money step was not held back by WeChat Pay's minute")
-	}
 	if got, _ := h.PayServer.Refunded(tx); got != 2*12900 {
 		t.Errorf("WeChat Pay refunded %d fen, want %d", got, 2*12900)
 	}
