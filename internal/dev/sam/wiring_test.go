@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -28,13 +29,22 @@ import (
 // These tests check the real template.yaml against the code and the Makefile at the
 // repository root, two directories above this package.
 
+// loadRealTemplate is the real template, read once for the package: the tests only
+// read it, and parsing it is most of each test's time.
 func loadRealTemplate(t *testing.T) *sam.Template {
 	t.Helper()
-	tpl, err := sam.Load(filepath.Join(testkit.ModuleRoot(t), "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
+	root := testkit.ModuleRoot(t)
+	realTpl.once.Do(func() { realTpl.tpl, realTpl.err = sam.Load(filepath.Join(root, "template.yaml")) })
+	if realTpl.err != nil {
+		t.Fatal(realTpl.err)
 	}
-	return tpl
+	return realTpl.tpl
+}
+
+var realTpl struct {
+	once sync.Once
+	tpl  *sam.Template
+	err  error
 }
 
 // realByName reads one kind of resource of the real template with read and indexes
