@@ -41,6 +41,7 @@ func TestRun_AgainstTheLocalStackSellsExactlyTheStock(t *testing.T) {
 		{"four shards", fourShards},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each on its own stack
 			_, cfg := localSale(t, stacktest.Options{Seed: tc.seed, RealTime: true})
 			cfg.Buyers, cfg.Concurrency = 300, 50
 			// A definite answer for every buyer is what this checks, not latency: on
@@ -79,6 +80,7 @@ func TestRun_AgainstTheLocalStackSettlesPaymentsAndCancels(t *testing.T) {
 		{"nobody pays, everyone cancels", fourShards, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each on its own stack, so its own handlers
 			stack, cfg := localSale(t, stacktest.Options{Seed: tc.seed, RealTime: true})
 			cfg.Buyers, cfg.Concurrency = 100, 1
 			cfg.PayRatio, cfg.CancelUnpaid = tc.ratio, true

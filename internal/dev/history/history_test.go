@@ -433,17 +433,23 @@ func play(t testing.TB, seed uint64, workers, ops int, d time.Duration, broken b
 // ends with the books right and reconcile silent.
 func TestHistory(t *testing.T) {
 	injected := map[string]int64{}
-	for _, seed := range seeds(1, 2, 3) {
-		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			problems, faults := play(t, seed, 3, 30, 0, false)
-			if len(problems) > 0 {
-				t.Errorf("history seed %d broke (replay: go test -run History ./internal/dev/history/ -seed %d):\n%s", seed, seed, strings.Join(problems, "\n"))
-			}
-			for k, v := range faults {
-				injected[k] += v
-			}
-		})
-	}
+	var mu sync.Mutex
+	t.Run("seeds", func(t *testing.T) { // returns when every seed's history has ended
+		for _, seed := range seeds(1, 2, 3) {
+			t.Run(fmt.Sprint(seed), func(t *testing.T) {
+				t.Parallel() // each history on its own stack
+				problems, faults := play(t, seed, 3, 30, 0, false)
+				if len(problems) > 0 {
+					t.Errorf("history seed %d broke (replay: go test -run History ./internal/dev/history/ -seed %d):\n%s", seed, seed, strings.Join(problems, "\n"))
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				for k, v := range faults {
+					injected[k] += v
+				}
+			})
+		}
+	})
 	// Every fault kind was live.
 	for _, kind := range []string{faultDropped, faultThrottle, faultServer, faultConflict, faultLatency,
 		queueDelayed, queueDuplicate, queueReordered, queueRetried, "order invocation retried"} {
@@ -460,6 +466,7 @@ func TestHistory(t *testing.T) {
 func TestHistory_CatchesAReleaseThatGivesOneUnitTooMany(t *testing.T) {
 	for _, seed := range seeds(11, 12) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			t.Parallel() // each history on its own stack
 			problems, _ := play(t, seed, 3, 30, 0, true)
 			if len(problems) == 0 {
 				t.Fatalf("seed %d: a broken release went unnoticed", seed)
