@@ -30,7 +30,7 @@
 //   - orders: orders (pk = orderId; a keyed request's id is inventory.KeyedOrderID),
 //     per-user purchase counters (pk = limit#skuId#userId, attribute bought) and
 //     request-shaping window items (pk = shape#digest(user)#windowStart, one token
-//     set "r:skuId" per SKU), the last expired through the table's TTL attribute "ttl". Order ids cannot contain '#', so they never collide. PENDING orders carry pendingBucket (P0..P63) and
+//     set "r:skuId" per SKU), the last expired through the table's TTL attribute "ttl". Order ids cannot contain '#', so they never collide. PENDING orders carry pendingBucket (P0..P127) and
 //     pendingExpiresAt (Unix milliseconds), the keys of the sparse GSI PendingByExpiry.
 //     The skus table also holds reconcile's per-SKU checkpoints (pk = skuId#checkpoint)
 //     and its watermark (pk = reconcile#watermark).

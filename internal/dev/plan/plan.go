@@ -8,7 +8,7 @@
 // The limits (each cited where the model of it lives):
 //   - a partition serves 1,000 write units and 3,000 read units a second
 //     (internal/dev/ddblimits): every shard item, the SKU record, and every index key
-//     (LedgerByShard: one key per shard, written with it; PendingByExpiry: 64 keys
+//     (LedgerByShard: one key per shard, written with it; PendingByExpiry: 128 keys
 //     for all SKUs; OrdersByUser: one key per buyer);
 //   - a table serves 40,000 read and 40,000 write request units a second by default
 //     (internal/dev/ddblimits, "Throughput default quotas");
@@ -104,7 +104,7 @@ func Today() Design {
 		PrepayReads: 1, PaymentReads: 2,
 		ShardWritesPerOrder:  4,
 		IndexEntriesPerOrder: 2,
-		PendingByExpiryKeys:  64,
+		PendingByExpiryKeys:  128,
 		SQSRequestsPerOrder:  1.2,
 		OrderSeconds:         0.030, PageSeconds: 0.010, PrepaySeconds: 0.200, PaymentSeconds: 0.020, ReleaseSeconds: 0.020,
 		CreateOrderMB: 256, CloseOrderMB: 256, PayCallbackMB: 128,
@@ -141,7 +141,7 @@ func Evenly(skus int, orders, pageViews, payRatio float64) Demand {
 // Load is what one limit must carry at the peak.
 type Load struct {
 	// Limit names it as the rehearsal's throttles do, e.g. "index
-	// OrdersTable.PendingByExpiry P<k> (each of 64)".
+	// OrdersTable.PendingByExpiry P<k> (each of 128)".
 	Limit string
 	// Peak is the load at the peak and Ceiling what the limit serves, in Unit.
 	Peak, Ceiling float64

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stockguard/stockguard/internal/dev/plan"
+	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
@@ -37,21 +38,21 @@ func TestMake_LoadsAndWhatBindsFirst(t *testing.T) {
 			// reserved (10 for the queue, 1 for the sweep) start about 45 payments/s
 			// when WeChat Pay takes 200 ms: the payments bind before the page.
 			name: "a small sale", demand: plan.Evenly(10, 1000, 3000, 0.7),
-			shards: inventory.ShardsForPeak(100), ledgerByKey: 100 * 2 / float64(inventory.ShardsForPeak(100)), pendingKey: 1000 * 2 / 64.0,
+			shards: inventory.ShardsForPeak(100), ledgerByKey: 100 * 2 / float64(inventory.ShardsForPeak(100)), pendingKey: 1000 * 2 / 128.0,
 			binding: "Lambda CloseOrderFunction", past: true, stageRate: 3750,
 		},
 		{
 			// 8,000 orders/s filled the 16 keys of the time-ordered ledger index the
 			// design had; a ledger key is now a shard's, and takes half its writes.
 			name: "the old index ceiling", demand: plan.Evenly(10, 8000, 0, 0.7),
-			shards: inventory.ShardsForPeak(800), ledgerByKey: 800 * 2 / float64(inventory.ShardsForPeak(800)), pendingKey: 8000 * 2 / 64.0,
+			shards: inventory.ShardsForPeak(800), ledgerByKey: 800 * 2 / float64(inventory.ShardsForPeak(800)), pendingKey: 8000 * 2 / 128.0,
 			binding: "Lambda CloseOrderFunction", past: true, stageRate: 10000,
 		},
 		{
 			// 30,000 orders/s over 10 SKUs: no index key past its ceiling; closeOrder's
 			// reservation far past.
 			name: "30,000 orders/s over 10 SKUs, 100,000 page views/s", demand: plan.Evenly(10, 30000, 100000, 0.7),
-			shards: inventory.ShardsForPeak(3000), ledgerByKey: 3000 * 2 / float64(inventory.ShardsForPeak(3000)), pendingKey: 30000 * 2 / 64.0,
+			shards: inventory.ShardsForPeak(3000), ledgerByKey: 3000 * 2 / float64(inventory.ShardsForPeak(3000)), pendingKey: 30000 * 2 / 128.0,
 			binding: "Lambda CloseOrderFunction", past: true, stageRate: 125000,
 		},
 	} {
@@ -69,8 +70,14 @@ func TestMake_LoadsAndWhatBindsFirst(t *testing.T) {
 			if shard := load(t, p, "item SkusTable sku-000#shard#n"); ledger.Peak > shard.Peak {
 				t.Errorf("a ledger key takes %.1f WU/s, more than its shard's %.1f", ledger.Peak, shard.Peak)
 			}
-			if got := load(t, p, "index OrdersTable.PendingByExpiry").Peak; got != tc.pendingKey {
+			got := load(t, p, "index OrdersTable.PendingByExpiry").Peak
+			if got != tc.pendingKey {
 				t.Errorf("PendingByExpiry per key %.1f WU/s, want %.1f", got, tc.pendingKey)
+			}
+			// The one index key space not bounded by the shards stays below them, so a
+			// burst meets a shard's ceiling first.
+			if shard := load(t, p, "item SkusTable sku-000#shard#n"); got > shard.Peak {
+				t.Errorf("a PendingByExpiry key takes %.1f WU/s, more than a shard's %.1f", got, shard.Peak)
 			}
 			for _, l := range p.Loads {
 				if strings.HasPrefix(l.Limit, "index ") && l.Peak > l.Ceiling {
@@ -120,5 +127,12 @@ func TestMake_RaisesOnlyWhatThePeakPasses(t *testing.T) {
 	}
 	if p.AccountRate != plan.AccountRequestsPerSecond || p.AccountConcurrency != plan.AccountConcurrency || p.CloseOrderReserved != 20 {
 		t.Errorf("a small sale asks for %.0f requests/s, %d concurrency, closeOrder %d; want the defaults", p.AccountRate, p.AccountConcurrency, p.CloseOrderReserved)
+	}
+}
+
+// The planner's PendingByExpiry keys are the store's buckets.
+func TestToday_PendingByExpiryKeysAreTheStoresBuckets(t *testing.T) {
+	if got := plan.Today().PendingByExpiryKeys; got != dynamo.PendingBuckets {
+		t.Errorf("the planner spreads PendingByExpiry over %d keys, the store over %d", got, dynamo.PendingBuckets)
 	}
 }

@@ -54,7 +54,7 @@ func indexThrottles(r *rehearse.Report) map[string]int {
 // TestRehearsal_NoIndexKeyThrottlesPastTheOldCeiling plays the same small sale twice:
 // 30 buyers over 0.3 s, and 250 (about six times past what the design's 16
 // time-ordered ledger and pending keys took on this model). In neither does a ledger
-// index key refuse a write, since a ledger key is a shard's (PendingByExpiry's 64 keys
+// index key refuse a write, since a ledger key is a shard's (PendingByExpiry's 128 keys
 // may refuse a burst's write, logged); both sales sell nothing twice, tell no buyer STOCK_OUT while a unit was there, back
 // every 201 with its order, and leave balanced books that a final reconcile finds
 // clean. Payments, cancels, late payments and expiries all happen; in the smaller one
@@ -123,9 +123,10 @@ func TestRehearsal_NoIndexKeyThrottlesPastTheOldCeiling(t *testing.T) {
 				}
 			}
 			// A ledger key is its shard's, so it can never refuse a write its shard
-			// took. PendingByExpiry's 64 keys are planned near their ceiling (94 % at
-			// 30,000 orders a second) and may refuse a burst's write, which the order's
-			// retry absorbs: they are logged, not refused here.
+			// took. PendingByExpiry's 128 keys are planned at 47 % at 30,000 orders a
+			// second, but this scaled-down model on a loaded machine can bunch a
+			// burst's writes on one key, which the order's retry absorbs: they are
+			// logged, not refused here.
 			got := indexThrottles(r)
 			if n := got["StockLogTable.LedgerByShard"]; n > 0 {
 				t.Errorf("index throttles %v: want none on the ledger's keys", got)

@@ -23,7 +23,7 @@ func TestStockctl_PlanSizesASaleWithoutTheAPI(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	for _, want := range []string{
-		"sku-009", "index OrdersTable.PendingByExpiry P<k> (each of 64)", "938 WU/s", "94%",
+		"sku-009", "index OrdersTable.PendingByExpiry P<k> (each of 128)", "469 WU/s", "47%",
 		"binds first, PAST its ceiling", "Deploy with ApiThrottleRateLimit=125000", "per million orders",
 	} {
 		if !strings.Contains(out, want) {
