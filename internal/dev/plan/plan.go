@@ -167,7 +167,8 @@ type Plan struct {
 	// Loads are every limit's load, most utilised first: Loads[0] binds first.
 	Loads []Load
 	// StageRate is the ApiThrottleRateLimit to deploy with (the busiest route's peak
-	// with headroom), AccountRate the API Gateway throttle to ask for (10,000 when
+	// with headroom, never below the template's default: the limit holds every route,
+	// also those the plan does not count, such as login and GET /orders), AccountRate the API Gateway throttle to ask for (10,000 when
 	// that suffices), AccountConcurrency the Lambda concurrency to ask for,
 	// CloseOrderReserved and PayCallbackReserved the reservations to set.
 	StageRate, AccountRate                                          float64
@@ -251,7 +252,7 @@ func (pl *Plan) planAPIGateway(x Design, t totals) {
 	orders, views := t.orders, t.views
 	api := views + orders*(1+2*pl.Demand.PayRatio)
 	busiest := max(views, orders)
-	pl.StageRate = math.Ceil(busiest * Headroom)
+	pl.StageRate = max(x.StageRate, math.Ceil(busiest*Headroom))
 	pl.AccountRate = max(AccountRequestsPerSecond, math.Ceil(api*Headroom))
 	pl.Loads = append(pl.Loads,
 		Load{Limit: "API Gateway account", Peak: api, Ceiling: AccountRequestsPerSecond, Unit: "requests/s", Setting: fmt.Sprintf("ask for %.0f requests/s", pl.AccountRate)},

@@ -42,6 +42,13 @@ func TestMake_LoadsAndWhatBindsFirst(t *testing.T) {
 			binding: "Lambda CloseOrderFunction", past: true, stageRate: 3750,
 		},
 		{
+			// A shop's everyday traffic: the template's 500/s per route stays, since it
+			// also holds the routes the plan does not count (login, GET /orders).
+			name: "a trickle", demand: plan.Evenly(1, 1, 1, 0.7),
+			shards: inventory.ShardsForPeak(1), ledgerByKey: 1 * 2 / float64(inventory.ShardsForPeak(1)), pendingKey: 1 * 2 / 128.0,
+			binding: "Lambda CloseOrderFunction", past: false, stageRate: 500,
+		},
+		{
 			// 8,000 orders/s filled the 16 keys of the time-ordered ledger index the
 			// design had; a ledger key is now a shard's, and takes half its writes.
 			name: "the old index ceiling", demand: plan.Evenly(10, 8000, 0, 0.7),
