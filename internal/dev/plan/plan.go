@@ -168,9 +168,10 @@ type Plan struct {
 	Loads []Load
 	// StageRate is the ApiThrottleRateLimit to deploy with (the busiest route's peak
 	// with headroom, never below the template's default: the limit holds every route,
-	// also those the plan does not count, such as login and GET /orders), AccountRate the API Gateway throttle to ask for (10,000 when
-	// that suffices), AccountConcurrency the Lambda concurrency to ask for,
-	// CloseOrderReserved and PayCallbackReserved the reservations to set.
+	// also those the plan does not count, such as login and GET /orders), AccountRate
+	// the API Gateway throttle to ask for (10,000 when that suffices),
+	// AccountConcurrency the Lambda concurrency to ask for, CloseOrderReserved and
+	// PayCallbackReserved the reservations to set.
 	StageRate, AccountRate                                          float64
 	AccountConcurrency, CloseOrderReserved, PayCallbackReserved     int
 	WriteUnitsPerOrder, ReadUnitsPerOrder, APIRequestsPerOrder      float64
