@@ -284,10 +284,13 @@ func (m *Model) real(d time.Duration) time.Duration {
 
 // Meter adds up what the requests made with a context carrying it (WithMeter)
 // consumed: write and read units (index writes included once applied), requests
-// (each SDK attempt) and refusals for throughput. Safe for concurrent use.
+// (each SDK attempt), refusals for throughput, and write requests that did not apply
+// (refused by the model for throughput or a transaction conflict, or answered with an
+// error by the server: a failed condition, a cancelled transaction). Safe for
+// concurrent use.
 type Meter struct {
-	write, read         atomic.Int64 // micro-units
-	requests, throttles atomic.Int64
+	write, read                    atomic.Int64 // micro-units
+	requests, throttles, unapplied atomic.Int64
 }
 
 // WithMeter returns ctx carrying m as well as the meters ctx already carries.
@@ -309,6 +312,19 @@ func (m *Meter) Requests() int64 { return m.requests.Load() }
 
 // Throttles returns the requests refused for throughput so far.
 func (m *Meter) Throttles() int64 { return m.throttles.Load() }
+
+// Unapplied returns the write requests that did not apply so far: each was sent
+// again or decided otherwise, so the units of a request that had one are more than
+// one clean send's.
+func (m *Meter) Unapplied() int64 { return m.unapplied.Load() }
+
+// unapplied counts a write request that did not apply on every meter of ctx.
+func unapplied(ctx context.Context) {
+	ms, _ := ctx.Value(meterKey{}).([]*Meter)
+	for _, m := range ms {
+		m.unapplied.Add(1)
+	}
+}
 
 // meters adds write and read units, a request and a refusal to every meter of ctx.
 func meters(ctx context.Context, write, read float64, request, throttled bool) {
@@ -438,6 +454,9 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 		m.count(op, verdict{})
 	}
 	meters(ctx, v.write, v.read, true, len(v.throttle) > 0)
+	if writeOps[op] && v.refused() {
+		unapplied(ctx)
+	}
 	var resp *http.Response
 	if v.refused() {
 		resp = v.response(op, r)
@@ -445,6 +464,9 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 		var err error
 		if resp, err = t.next.Do(req); err != nil {
 			return nil, err
+		}
+		if writeOps[op] && resp.StatusCode != http.StatusOK {
+			unapplied(ctx)
 		}
 		if resp.StatusCode == http.StatusOK {
 			if resp, err = m.answered(ctx, op, r, resp); err != nil {

@@ -40,7 +40,7 @@ type units struct {
 	requests            int
 	write, read         float64
 	minWrite            float64         // the cheapest request's write units among those that wrote
-	writes              map[float64]int // requests that wrote, by their write units
+	writes              map[float64]int // requests whose writes all applied at their first send, by their write units
 	dynamoDB, throttled int64
 }
 
@@ -146,7 +146,9 @@ func (r *recorder) add(kind string, m *ddblimits.Meter) {
 		if u.writes == nil {
 			u.writes = map[float64]int{}
 		}
-		u.writes[w]++
+		if m.Unapplied() == 0 {
+			u.writes[w]++
+		}
 	}
 	u.requests++
 	u.write += m.WriteUnits()
@@ -204,7 +206,9 @@ func (r *recorder) refused(writeUnits float64) {
 }
 
 // typical is the write units most requests that wrote took (the smaller of a tie), and
-// how many requests wrote; 0, 0 when none did.
+// how many requests wrote; 0, 0 when none did. Only requests whose every write applied
+// at its first send count: a write refused (a reconcile cut's epoch, a conflict, a
+// throttle) is sent again and its units counted twice, which the planner leaves out.
 func (u *units) typical() (wu float64, wrote int) {
 	most := 0
 	for w, n := range u.writes {

@@ -97,12 +97,13 @@ func TestRehearsal_NoIndexKeyThrottlesPastTheOldCeiling(t *testing.T) {
 			}
 			if tc.units {
 				// What the planner counts per operation is what most requests of
-				// that operation that wrote took (the first write on a shard after a
-				// reconcile cut is refused and resent, a cancel racing the queue's
-				// release writes less: such requests are the exceptions the planner
-				// leaves out, and a loaded machine makes them more common, so the
-				// least is no measure). A kind with fewer than 3 requests that wrote
-				// says too little and is skipped; orders created never is.
+				// that operation took whose writes all applied at their first send
+				// (the first write on a shard after a reconcile cut is refused and
+				// resent, a conflict is resent: the report leaves those requests out
+				// of the typical figure; a cancel racing the queue's release writes
+				// less, and a loaded machine makes all of these more common, so the
+				// least is no measure). A kind with fewer than 3 such requests says
+				// too little and is skipped; orders created never is.
 				x := plan.Today()
 				for kind, want := range map[string]float64{"orders created": x.CreateWrites, "prepay": x.PrepayWrites, "payment": x.PaymentWrites, "cancel": x.ReleaseWrites} {
 					u := r.Units[kind]

@@ -124,10 +124,12 @@ type UnitsSummary struct {
 	Requests      int     `json:"requests"`
 	WriteUnits    float64 `json:"writeUnits"`
 	MinWriteUnits float64 `json:"minWriteUnits"` // the cheapest request's that wrote anything (0: none did)
-	// TypicalWriteUnits is what most of the Wrote requests that wrote anything took: an
-	// operation's own cost, where the least and the mean also show the odd ones (a
-	// cancel racing the queue's release, a write resent after a reconcile cut).
+	// TypicalWriteUnits is what most of the Wrote requests took: an operation's own
+	// cost, where the least and the mean also show the odd ones (a cancel racing the
+	// queue's release, a write resent after a reconcile cut).
 	TypicalWriteUnits float64 `json:"typicalWriteUnits"`
+	// Wrote is how many requests wrote something with every write applied at its first
+	// send (none refused by a condition, a conflict or a throttle and sent again).
 	Wrote             int     `json:"wrote"`
 	ReadUnits         float64 `json:"readUnits"`
 	DynamoDBRequests  float64 `json:"dynamoDBRequests"`
