@@ -22,6 +22,13 @@ type DynamoDBOptions struct {
 	// Wrap, when set, wraps the minidyn handler: every request passes through
 	// it before (and after) minidyn sees it.
 	Wrap Middleware
+	// Endpoint, when set, is another DynamoDB API (MotoServer.URL()): the server
+	// serves no minidyn and forwards every request to it, through Wrap, one at a
+	// time. moto_server runs requests on threads of its own without a lock: sent
+	// together, 60 TransactWriteItems each taking 1 of 20 units with the condition
+	// that one is left all succeeded 22 times, where DynamoDB runs transactions
+	// serializably (Developer Guide, "Isolation levels for DynamoDB transactions").
+	Endpoint string
 }
 
 // DynamoDBServer is an in-memory DynamoDB-compatible API (minidyn) served
@@ -53,19 +60,33 @@ type DynamoDBOptions struct {
 //     factor), so writes of new items still slow down slowly as tables grow.
 //   - Failure injection (EmulateFailure) switched on while a transaction is
 //     running can stop its rollback; it then answers InternalServerError.
+//
+// With DynamoDBOptions.Endpoint the server is a front of another DynamoDB API
+// instead (moto_server's), which answers every request as it does.
 type DynamoDBServer struct {
 	http *httpServer
-	mini *server.Server
+	mini *server.Server // nil in front of another API
 }
 
-// StartDynamoDB serves a new, empty minidyn on addr ("127.0.0.1:8000" for
-// cmd/local, "127.0.0.1:0" for a free port in tests) and returns once it
-// accepts connections. ctx bounds only the listen call, not the server's
-// life: call Close to stop it. Any number may run in one process.
+// StartDynamoDB serves a new, empty minidyn (or a front of opts.Endpoint) on addr
+// ("127.0.0.1:8000" for cmd/local, "127.0.0.1:0" for a free port in tests) and
+// returns once it accepts connections. ctx bounds only the listen call, not the
+// server's life: call Close to stop it. Any number may run in one process.
 func StartDynamoDB(ctx context.Context, addr string, opts DynamoDBOptions) (*DynamoDBServer, error) {
+	var front http.Handler
+	if opts.Endpoint != "" {
+		h, err := forward(opts.Endpoint)
+		if err != nil {
+			return nil, fmt.Errorf("start dynamodb: %w", err)
+		}
+		front = oneAtATime(h)
+	}
 	ln, err := listen(ctx, addr)
 	if err != nil {
 		return nil, fmt.Errorf("start dynamodb: %w", err)
+	}
+	if front != nil {
+		return &DynamoDBServer{http: serve(ln, front, opts.Wrap)}, nil
 	}
 	mini := server.NewServer()
 	return &DynamoDBServer{http: serve(ln, withCRC32(newTransactor(mini)), opts.Wrap), mini: mini}, nil
@@ -90,7 +111,7 @@ func (s *DynamoDBServer) URL() string { return s.http.url }
 
 // Minidyn returns the underlying minidyn server, for failure injection in
 // tests (EmulateFailure, EmulateFailureForTable, EmulateUnprocessedItems)
-// and for resetting data (ClearAllTables, Reset).
+// and for resetting data (ClearAllTables, Reset); nil in front of another API.
 func (s *DynamoDBServer) Minidyn() *server.Server { return s.mini }
 
 // Close stops accepting connections, waits up to 5 s for in-flight requests

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"sync"
 	"time"
 )
@@ -106,3 +108,30 @@ func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // Do is RoundTrip, for the SDK.
 func (t inProcess) Do(r *http.Request) (*http.Response, error) { return t.RoundTrip(r) }
+
+// forward returns a handler that sends every request on to the AWS API endpoint at
+// endpoint ("http://host:port", e.g. MotoServer.URL()) as it came: method, path,
+// headers (Host too, so that the URLs the endpoint builds from it, such as SQS queue
+// URLs, name this server) and body, and answers with the endpoint's answer. When the
+// endpoint cannot be reached it answers 502.
+func forward(endpoint string) (http.Handler, error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("AWS endpoint %q is not a URL such as http://127.0.0.1:5000", endpoint)
+	}
+	p := httputil.NewSingleHostReverseProxy(u)
+	p.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		http.Error(w, "the AWS endpoint "+endpoint+" did not answer: "+err.Error(), http.StatusBadGateway)
+	}
+	return p, nil
+}
+
+// oneAtATime serves one request of h at a time.
+func oneAtATime(h http.Handler) http.Handler {
+	var mu sync.Mutex
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		h.ServeHTTP(w, r)
+	})
+}

@@ -33,6 +33,10 @@ const sqsTick = time.Second
 type SQSOptions struct {
 	// Wrap, when set, wraps the goaws handler.
 	Wrap Middleware
+	// Endpoint, when set, is another SQS and SNS API (MotoServer.URL()): the server
+	// runs no goaws and forwards every request to it, through Wrap; such servers
+	// share no state, so any number may run in one process.
+	Endpoint string
 }
 
 // SQSServer is an in-memory SQS-compatible API (goaws v0.5.4) served over
@@ -64,6 +68,10 @@ type SQSOptions struct {
 //     time; QueueArn has an empty region (arn:aws:sqs::<AccountID>:<queue>);
 //     FIFO queues are not dependable.
 //
+// With SQSOptions.Endpoint the server is a front of another SQS and SNS API
+// instead (moto_server's), which answers every request as it does; queue URLs
+// still name this server.
+//
 // goaws logs through logrus's standard logger; StartSQS sets it to JSON on
 // stderr at error level: its warnings ("No messages in Queue" for each empty
 // ReceiveMessage, an unknown receipt handle or queue) also reach the caller as
@@ -73,13 +81,16 @@ type SQSServer struct {
 	close func() error // stops everything, run once
 }
 
-// StartSQS configures goaws and serves it on addr ("127.0.0.1:9324" for
+// StartSQS configures goaws (or a front of opts.Endpoint) and serves it on addr ("127.0.0.1:9324" for
 // cmd/local, "127.0.0.1:0" in tests); queues get URLs
 // http://<addr>/<AccountID>/<name>. ctx bounds only the listen call: call
 // Close to stop the server. Only one may run per process at a time: while
 // one runs, StartSQS returns ErrSQSRunning; after Close, a new one starts
 // empty. Tests that share a process must not start servers concurrently.
 func StartSQS(ctx context.Context, addr string, opts SQSOptions) (*SQSServer, error) {
+	if opts.Endpoint != "" {
+		return startSQSFront(ctx, addr, opts)
+	}
 	ln, err := listen(ctx, addr)
 	if err != nil {
 		return nil, fmt.Errorf("start sqs: %w", err)
@@ -104,6 +115,20 @@ func StartSQS(ctx context.Context, addr string, opts SQSOptions) (*SQSServer, er
 		resetGoaws()
 		return err
 	})}, nil
+}
+
+// startSQSFront serves a front of opts.Endpoint on addr.
+func startSQSFront(ctx context.Context, addr string, opts SQSOptions) (*SQSServer, error) {
+	h, err := forward(opts.Endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("start sqs: %w", err)
+	}
+	ln, err := listen(ctx, addr)
+	if err != nil {
+		return nil, fmt.Errorf("start sqs: %w", err)
+	}
+	srv := serve(ln, h, opts.Wrap)
+	return &SQSServer{http: srv, close: srv.close}, nil
 }
 
 // URL returns the endpoint, "http://host:port", to pass to NewSQSClient or

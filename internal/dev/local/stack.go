@@ -48,6 +48,14 @@ type StackConfig struct {
 	// SQSAddr is where the SQS API listens; "" starts no SQS server (goaws keeps
 	// global state, so only one may run per process).
 	SQSAddr string
+	// AWSEndpoint, when set, is an outside implementation of the AWS APIs
+	// (MotoServer.URL(), a moto_server started by hand) that serves the stack's
+	// DynamoDB, SQS and SNS instead of the embedded servers: the servers at
+	// DynamoDBAddr and SQSAddr are then fronts that forward to it (see
+	// DynamoDBOptions.Endpoint), and the tables, queues and topics are created
+	// there. It must hold none of them yet: a stack's are named by their logical
+	// ids, so two stacks cannot share one endpoint.
+	AWSEndpoint string
 	// PaymentTimeout, when positive, replaces the template's PAYMENT_TIMEOUT_SECONDS.
 	PaymentTimeout time.Duration
 	// Logger receives the functions' and the gateway's JSON logs; default: discarded.
@@ -186,7 +194,7 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 			s.Close()
 		}
 	}()
-	if s.DynamoDB, err = StartDynamoDB(ctx, cfg.DynamoDBAddr, DynamoDBOptions{Wrap: cfg.DynamoDBWrap}); err != nil {
+	if s.DynamoDB, err = StartDynamoDB(ctx, cfg.DynamoDBAddr, DynamoDBOptions{Wrap: cfg.DynamoDBWrap, Endpoint: cfg.AWSEndpoint}); err != nil {
 		return nil, err
 	}
 	s.cfg = cfg
@@ -327,7 +335,7 @@ func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 
 func (s *Stack) startSQS(ctx context.Context, addr string, tpl *sam.Template) error {
 	var err error
-	if s.SQS, err = StartSQS(ctx, addr, SQSOptions{Wrap: s.cfg.SQSWrap}); err != nil {
+	if s.SQS, err = StartSQS(ctx, addr, SQSOptions{Wrap: s.cfg.SQSWrap, Endpoint: s.cfg.AWSEndpoint}); err != nil {
 		return err
 	}
 	queues, err := tpl.Queues()
