@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	miniserver "github.com/truora/minidyn/server"
-
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -124,14 +122,31 @@ func TestReserve_AnswersBusyAndReservesNothingWhenConflictsPersist(t *testing.T)
 	}
 }
 
+// down answers every request, of any operation, with DynamoDB's InternalServerError
+// while it is set: nothing applied.
+type down struct{ on atomic.Bool }
+
+func (d *down) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !d.on.Load() {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"Internal server error"}`)
+	})
+}
+
 func TestReserve_StoreFailureAnswersBusyAndReservesNothing(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
+	d := &down{}
+	e := newEnv(t, dynamo.Options{}, d.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "warm", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err)
 	}
-	e.DynamoDB.Minidyn().EmulateFailure(miniserver.FailureConditionInternalServerError)
+	d.on.Store(true)
 	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
-	e.DynamoDB.Minidyn().EmulateFailure(miniserver.FailureConditionNone)
+	d.on.Store(false)
 	if !errors.Is(err, inventory.ErrBusy) {
 		t.Fatalf("store down: %v, want BUSY", err)
 	}

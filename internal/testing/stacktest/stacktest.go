@@ -14,6 +14,11 @@
 //
 // goaws keeps global state, so only one stack with SQS may run per process: tests
 // that set Options.SQS do not run in parallel.
+//
+// A test binary whose TestMain calls Main with Moto (the switch AWSEnv,
+// STOCKGUARD_AWS=moto) runs its stacks on moto_server instead of the embedded
+// servers: DynamoDB, SQS and SNS (local.StackConfig.AWSEndpoint), one moto_server
+// per stack while it runs.
 package stacktest
 
 import (
@@ -79,6 +84,9 @@ type Stack struct {
 	// Contract checks the HTTP API's traffic against the OpenAPI document; nil in
 	// benchmarks.
 	Contract *openapitest.Checker
+	// Moto is the endpoint of the moto_server the stack runs on (see Main); "" on
+	// the embedded servers.
+	Moto string
 
 	ctx context.Context // of the requests; set by OutsideContract
 }
@@ -97,6 +105,10 @@ func New(t testing.TB, opts Options) *Stack {
 	}
 	if opts.SQS {
 		cfg.SQSAddr = "127.0.0.1:0"
+	}
+	if OnMoto() {
+		s.Moto = MotoURL(t)
+		cfg.AWSEndpoint = s.Moto
 	}
 	if _, bench := t.(*testing.B); !bench {
 		s.Contract = openapitest.New(t)
@@ -321,13 +333,27 @@ func (s *Stack) RunInBackground(t testing.TB) {
 }
 
 // Drained waits up to 20 s until the queue with logical id queue holds no message:
-// visible, in flight or delayed (goaws counts them all in ApproximateNumberOfMessages).
+// visible, in flight or delayed (SQS API Reference, GetQueueAttributes:
+// ApproximateNumberOfMessages counts the messages available for retrieval,
+// ApproximateNumberOfMessagesNotVisible those in flight and
+// ApproximateNumberOfMessagesDelayed the delayed ones; goaws counts them all in the
+// first and leaves out the last).
 func (s *Stack) Drained(t testing.TB, queue string) {
 	t.Helper()
+	counts := []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+		sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible, sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed}
 	testkit.Eventually(t, 20*time.Second, queue+" drained", func() bool {
 		out, err := s.SQSClient().GetQueueAttributes(context.Background(), &sqs.GetQueueAttributesInput{
-			QueueUrl: aws.String(s.Queues[queue]), AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages}})
-		return err == nil && out.Attributes["ApproximateNumberOfMessages"] == "0"
+			QueueUrl: aws.String(s.Queues[queue]), AttributeNames: counts})
+		if err != nil {
+			return false
+		}
+		for _, name := range counts {
+			if n, ok := out.Attributes[string(name)]; ok && n != "0" {
+				return false
+			}
+		}
+		return true
 	})
 }
 
