@@ -1,8 +1,8 @@
 // Package deploytest runs the deploy artifacts as Lambda runs them: each function's
 // bootstrap, built by the Makefile's `sam build` target, under the Lambda Runtime
 // Interface Emulator (aws-lambda-rie), with the environment template.yaml gives it,
-// pointed at the embedded DynamoDB and SQS servers, an in-process AWS KMS emulator
-// (local-kms), a Secrets Manager stand-in holding the merchant and chat secrets, and the
+// pointed at the local stack's DynamoDB and SQS servers, an in-process AWS KMS emulator
+// (local-kms), moto_server's Secrets Manager holding the merchant and chat secrets, and the
 // WeChat Pay, jscode2session and WeCom group robot stand-ins reached at the services'
 // real host names through an HTTPS proxy. It drives one real event per route and
 // event source through the emulator's invoke endpoint and checks the answers against
@@ -61,7 +61,8 @@ type world struct {
 	routes    []local.Route
 	handlers  map[string]lambda.Handler // logical id → bootstrap under the emulator
 	payServer *paytest.Server
-	secrets   *secretsStandIn
+	secrets   *secretReads
+	secretARN map[string]string // the local secret ARN the template names → the secret's ARN
 	chatBot   *chattest.Receiver // the team's WeCom group robot, at WeCom's host name
 	stray     *strayCalls
 	proxy     *wechatProxy
@@ -96,14 +97,17 @@ func TestBootstraps_AnswerEveryRouteAndSourceUnderTheLambdaRuntime(t *testing.T)
 		t.Errorf("the functions tried to reach other hosts: %q", hosts)
 	}
 	w.secrets.mu.Lock()
-	if reads := w.secrets.reads[local.LocalSecretARN]; reads != 4 {
+	if len(w.secrets.unknown) > 0 {
+		t.Errorf("Secrets Manager requests other than GetSecretValue signed by the role: %q", w.secrets.unknown)
+	}
+	if reads := w.secrets.reads[w.secretARN[local.LocalSecretARN]]; reads != 4 {
 		t.Errorf("the merchant secret was read %d times, want 4 (once per cold start of closeOrder, payCallback, login, wechat)", reads)
 	}
 	// Once by the local stack's start, once by the wechat bootstrap's cold start.
 	if calls := w.stack.WxAPIServer.Calls(wxapi.PathUpdateOrderDetailPath); calls != 2 || !strings.Contains(w.stack.WxAPIServer.OrderDetailPath(), wxapi.DetailPathPlaceholder) {
 		t.Errorf("update_order_detail_path called %d times (path %q), want 2", calls, w.stack.WxAPIServer.OrderDetailPath())
 	}
-	if reads := w.secrets.reads[local.LocalChatSecretARN]; reads != 3 {
+	if reads := w.secrets.reads[w.secretARN[local.LocalChatSecretARN]]; reads != 3 {
 		t.Errorf("the chat webhooks secret was read %d times, want 3 (alertChat's cold start and its two invocations)", reads)
 	}
 	w.secrets.mu.Unlock()
@@ -129,7 +133,7 @@ func newWorld(t *testing.T, rie string) *world {
 	for _, r := range routes {
 		w.routes = append(w.routes, local.Route{Method: r.Method, Path: r.Path, Function: r.Function, Public: r.Public, IAM: r.IAM})
 	}
-	env := w.environment(t)
+	env := w.environment(t, tpl)
 	for _, f := range w.functions {
 		size := bootstrapSize(t, build(t, root, f.Name, "arm64"))
 		if size > maxBootstrapBytes {
@@ -160,26 +164,14 @@ func report(t *testing.T, w *world, name string, size int64) {
 // environment starts the AWS and WeChat stand-ins and returns, per function, the
 // environment Lambda would give its bootstrap: the template's variables (references
 // resolved to the local resources), the execution role's credentials, the runtime's
-// variables, and the endpoint overrides that send the SDK to the embedded servers.
-func (w *world) environment(t *testing.T) func(sam.Function) []string {
+// variables, and the endpoint overrides that send the SDK to the local servers.
+func (w *world) environment(t *testing.T, tpl *sam.Template) func(sam.Function) []string {
 	t.Helper()
-	kmsURL, keyID := startKMS(t)
 	merchant, err := paytest.NewMerchant()
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret, err := w.stack.Payments.MerchantSecret(merchant, local.LocalAppSecret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.chatBot = chattest.NewReceiver(teamchat.WeCom, "")
-	if err := w.chatBot.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.chatBot.Close() })
-	chatSecret, _ := json.Marshal(map[string]any{"webhooks": []teamchat.Webhook{{Kind: teamchat.WeCom,
-		URL: "https://" + weComHost + strings.TrimPrefix(w.chatBot.Webhook().URL, w.chatBot.URL())}}})
-	w.secrets = &secretsStandIn{secrets: map[string][]byte{local.LocalSecretARN: secret, local.LocalChatSecretARN: chatSecret}, reads: map[string]int{}}
+	kmsURL, secretsURL, refs := w.awsEndpoints(t, tpl, merchant)
 	w.stray = &strayCalls{}
 	w.payServer = paytest.NewServer(w.stack.Payments, merchant, paytest.ServerOptions{HTTPClient: &http.Client{Transport: inProcess{w}}})
 	if err := w.payServer.Start("127.0.0.1:0"); err != nil {
@@ -201,12 +193,9 @@ func (w *world) environment(t *testing.T) func(sam.Function) []string {
 		"PATH=" + os.Getenv("PATH"), "TZ=:UTC", "AWS_REGION=" + sam.Region, "AWS_DEFAULT_REGION=" + sam.Region,
 		"AWS_ACCESS_KEY_ID=" + accessKeyID, "AWS_SECRET_ACCESS_KEY=" + secretAccessKey, "AWS_SESSION_TOKEN=" + sessionToken,
 		"AWS_ENDPOINT_URL=" + serve(t, w.stray), "AWS_ENDPOINT_URL_DYNAMODB=" + w.stack.DynamoDB.URL(), "AWS_ENDPOINT_URL_SQS=" + w.stack.SQS.URL(),
-		"AWS_ENDPOINT_URL_KMS=" + kmsURL, "AWS_ENDPOINT_URL_SECRETS_MANAGER=" + serve(t, w.secrets),
+		"AWS_ENDPOINT_URL_KMS=" + kmsURL, "AWS_ENDPOINT_URL_SECRETS_MANAGER=" + secretsURL,
 		"HTTPS_PROXY=" + serve(t, w.proxy), "SSL_CERT_FILE=" + caFile,
 	}
-	// Deployed, Ref gives a queue's URL and a key's id; sam resolves both to logical ids.
-	refs := maps.Clone(w.stack.Queues)
-	refs["SigningKey"] = keyID
 	return func(f sam.Function) []string {
 		env := append(slices.Clone(common), "AWS_LAMBDA_FUNCTION_NAME="+f.Name,
 			"AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+strconv.Itoa(f.MemorySize), "AWS_LAMBDA_FUNCTION_TIMEOUT="+strconv.Itoa(f.Timeout))
@@ -220,6 +209,54 @@ func (w *world) environment(t *testing.T) func(sam.Function) []string {
 		return env
 	}
 }
+
+// awsEndpoints starts what plays KMS and Secrets Manager, creates the signing key and
+// the merchant's and the chat bots' secrets there, and returns the two endpoints and
+// what the template's references and local ARNs stand for there. KMS is local-kms on
+// the embedded servers and the stack's moto_server on moto, unless moto's GetPublicKey
+// deviates (answersKeySpec): then local-kms, and the test says so. Secrets Manager is a
+// moto_server's either way (the stack's, else one of this test's), behind secretReads.
+func (w *world) awsEndpoints(t *testing.T, tpl *sam.Template, merchant *paytest.Merchant) (kmsURL, secretsURL string, refs map[string]string) {
+	t.Helper()
+	moto, spec := w.stack.Moto, signingKeySpec(t, tpl)
+	switch {
+	case moto == "":
+		if !stacktest.MotoInstalled() && os.Getenv(emulatorEnv) == "" {
+			t.Skipf("%v: the bootstraps read their secrets from moto_server's Secrets Manager", local.ErrNoMoto)
+		}
+		moto, kmsURL = stacktest.MotoURL(t), startKMS(t)
+	case answersKeySpec(t, moto, spec):
+		kmsURL = moto
+	default:
+		t.Logf(`moto_server deviates from AWS: GetPublicKey leaves out KeySpec (AWS KMS API Reference, "GetPublicKey"), which the functions check: KMS is local-kms`)
+		kmsURL = startKMS(t)
+	}
+	secret, err := w.stack.Payments.MerchantSecret(merchant, local.LocalAppSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.chatBot = chattest.NewReceiver(teamchat.WeCom, "")
+	if err := w.chatBot.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.chatBot.Close() })
+	chatSecret, _ := json.Marshal(map[string]any{"webhooks": []teamchat.Webhook{{Kind: teamchat.WeCom,
+		URL: "https://" + weComHost + strings.TrimPrefix(w.chatBot.Webhook().URL, w.chatBot.URL())}}})
+	var arns map[string]string
+	w.secrets, arns = newSecretReads(t, moto, map[string][]byte{secretName(local.LocalSecretARN): secret, secretName(local.LocalChatSecretARN): chatSecret})
+	// Deployed, Ref gives a queue's URL and a key's id; sam resolves both to logical ids.
+	// A secret's ARN ends in six characters Secrets Manager chose.
+	refs = maps.Clone(w.stack.Queues)
+	refs["SigningKey"] = createSigningKey(t, kmsURL, spec)
+	w.secretARN = map[string]string{}
+	for _, local := range []string{local.LocalSecretARN, local.LocalChatSecretARN} {
+		refs[local], w.secretARN[local] = arns[secretName(local)], arns[secretName(local)]
+	}
+	return kmsURL, serve(t, w.secrets), refs
+}
+
+// secretName is the name of the secret a local ARN names (its last part).
+func secretName(arn string) string { return arn[strings.LastIndex(arn, ":")+1:] }
 
 // get sends GET url to the gateway, with url's host as the Host the request reached
 // (the event's requestContext.domainName), and returns the answer.

@@ -2,6 +2,7 @@ package deploytest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -11,10 +12,12 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -27,6 +30,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 	"github.com/aws/aws-sdk-go-v2/service/kms/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	localkms "github.com/nsmithuk/local-kms/src"
 	kmsconfig "github.com/nsmithuk/local-kms/src/config"
 	"github.com/nsmithuk/local-kms/src/data"
@@ -42,9 +46,8 @@ const (
 )
 
 // startKMS starts github.com/nsmithuk/local-kms (an AWS KMS API emulator) in-process
-// on a free port, creates the login tokens' signing key (ECC_NIST_P256, SIGN_VERIFY, as
-// template.yaml's SigningKey) and returns its endpoint and the key id.
-func startKMS(t *testing.T) (endpoint, keyID string) {
+// on a free port and returns its endpoint.
+func startKMS(t *testing.T) string {
 	t.Helper()
 	kmsconfig.AWSRegion, kmsconfig.AWSAccountId = sam.Region, sam.AccountID
 	db := data.NewDatabase(filepath.Join(t.TempDir(), "kms"))
@@ -52,53 +55,104 @@ func startKMS(t *testing.T) (endpoint, keyID string) {
 		localkms.HandleRequest(w, r, db)
 	}))
 	t.Cleanup(func() { srv.Close(); db.Close() })
-	client := kms.New(kms.Options{
-		Region: sam.Region, BaseEndpoint: aws.String(srv.URL),
+	return srv.URL
+}
+
+// kmsClient is a KMS client of the endpoint, signing as the functions' role.
+func kmsClient(endpoint string) *kms.Client {
+	return kms.New(kms.Options{
+		Region: sam.Region, BaseEndpoint: aws.String(endpoint),
 		Credentials: credentials.NewStaticCredentialsProvider(accessKeyID, secretAccessKey, ""),
 	})
-	out, err := client.CreateKey(context.Background(), &kms.CreateKeyInput{
-		KeySpec: types.KeySpecEccNistP256, KeyUsage: types.KeyUsageTypeSignVerify,
-	})
-	if err != nil {
-		t.Fatalf("create the signing key in local KMS: %v", err)
-	}
-	return srv.URL, aws.ToString(out.KeyMetadata.KeyId)
 }
 
-// secretsStandIn serves the one AWS Secrets Manager operation the functions call at
-// cold start, GetSecretValue (AWS Secrets Manager API reference; JSON 1.1 protocol:
-// POST /, X-Amz-Target secretsmanager.GetSecretValue), for the secrets it holds by ARN.
-// It refuses requests not signed with the functions' role credentials, and counts reads.
-type secretsStandIn struct {
-	secrets map[string][]byte
+// createSigningKey creates the login tokens' signing key at the KMS endpoint: a
+// SIGN_VERIFY key of keySpec (template.yaml's SigningKey's KeySpec), and returns its id.
+func createSigningKey(t *testing.T, endpoint string, keySpec types.KeySpec) string {
+	t.Helper()
+	out, err := kmsClient(endpoint).CreateKey(context.Background(), &kms.CreateKeyInput{KeySpec: keySpec, KeyUsage: types.KeyUsageTypeSignVerify})
+	if err != nil {
+		t.Fatalf("create the signing key (%s) at %s: %v", keySpec, endpoint, err)
+	}
+	return aws.ToString(out.KeyMetadata.KeyId)
+}
+
+// answersKeySpec reports whether GetPublicKey at the KMS endpoint names the KeySpec of
+// a key of keySpec, as the AWS KMS API Reference ("GetPublicKey": KeySpec, with
+// CustomerMasterKeySpec its deprecated copy) documents and the functions check at
+// cold start. moto_server 5.2.1 answers only CustomerMasterKeySpec.
+func answersKeySpec(t *testing.T, endpoint string, keySpec types.KeySpec) bool {
+	t.Helper()
+	out, err := kmsClient(endpoint).GetPublicKey(context.Background(), &kms.GetPublicKeyInput{KeyId: aws.String(createSigningKey(t, endpoint, keySpec))})
+	if err != nil {
+		t.Fatalf("GetPublicKey at %s: %v", endpoint, err)
+	}
+	return out.KeySpec == keySpec
+}
+
+// signingKeySpec is the KeySpec of template.yaml's SigningKey.
+func signingKeySpec(t *testing.T, tpl *sam.Template) types.KeySpec {
+	t.Helper()
+	keys, err := tpl.KMSKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if k.Name == "SigningKey" {
+			return types.KeySpec(k.KeySpec)
+		}
+	}
+	t.Fatal("no SigningKey in template.yaml")
+	return ""
+}
+
+// secretReads is the Secrets Manager endpoint the bootstraps are given: a front of a
+// moto_server's Secrets Manager (AWS's API, not ours) that counts, by SecretId, the
+// GetSecretValue requests signed with the functions' role credentials and records
+// every other request, so the test can check who read what how often.
+type secretReads struct {
+	next    http.Handler
 	mu      sync.Mutex
 	reads   map[string]int
+	unknown []string // requests other than GetSecretValue signed by the role
 }
 
-func (s *secretsStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+// newSecretReads creates each secret of values (name → SecretString) at the moto_server
+// at endpoint and returns the front and each secret's ARN by name.
+func newSecretReads(t *testing.T, endpoint string, values map[string][]byte) (*secretReads, map[string]string) {
+	t.Helper()
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := secretsmanager.New(secretsmanager.Options{
+		Region: sam.Region, BaseEndpoint: aws.String(endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider(accessKeyID, secretAccessKey, ""),
+	})
+	arns := map[string]string{}
+	for name, value := range values {
+		out, err := client.CreateSecret(context.Background(), &secretsmanager.CreateSecretInput{Name: aws.String(name), SecretString: aws.String(string(value))})
+		if err != nil {
+			t.Fatalf("create secret %s: %v", name, err)
+		}
+		arns[name] = aws.ToString(out.ARN)
+	}
+	return &secretReads{next: httputil.NewSingleHostReverseProxy(u), reads: map[string]int{}}, arns
+}
+
+func (s *secretReads) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	var in struct{ SecretId string }
-	if r.Header.Get("X-Amz-Target") != "secretsmanager.GetSecretValue" || json.NewDecoder(r.Body).Decode(&in) != nil {
-		w.WriteHeader(http.StatusBadRequest)
-		json.NewEncoder(w).Encode(map[string]string{"__type": "InvalidRequestException", "message": "only GetSecretValue"})
-		return
-	}
-	if !strings.Contains(r.Header.Get("Authorization"), "Credential="+accessKeyID+"/") {
-		w.WriteHeader(http.StatusBadRequest)
-		json.NewEncoder(w).Encode(map[string]string{"__type": "UnrecognizedClientException", "message": "not signed"})
-		return
-	}
-	value, ok := s.secrets[in.SecretId]
-	if !ok {
-		w.WriteHeader(http.StatusBadRequest)
-		json.NewEncoder(w).Encode(map[string]string{"__type": "ResourceNotFoundException", "message": "Secrets Manager can't find the specified secret."})
-		return
-	}
+	json.Unmarshal(body, &in)
 	s.mu.Lock()
-	s.reads[in.SecretId]++
+	if r.Header.Get("X-Amz-Target") == "secretsmanager.GetSecretValue" && strings.Contains(r.Header.Get("Authorization"), "Credential="+accessKeyID+"/") {
+		s.reads[in.SecretId]++
+	} else {
+		s.unknown = append(s.unknown, r.Header.Get("X-Amz-Target")+" "+in.SecretId+" "+r.Header.Get("Authorization"))
+	}
 	s.mu.Unlock()
-	json.NewEncoder(w).Encode(map[string]any{"ARN": in.SecretId, "Name": in.SecretId[strings.LastIndex(in.SecretId, ":")+1:],
-		"SecretString": string(value), "VersionId": "v1", "VersionStages": []string{"AWSCURRENT"}})
+	s.next.ServeHTTP(w, r)
 }
 
 // strayCalls is the catch-all AWS endpoint (AWS_ENDPOINT_URL): any AWS call that no
