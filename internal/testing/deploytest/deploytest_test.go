@@ -62,7 +62,7 @@ type world struct {
 	handlers  map[string]lambda.Handler // logical id → bootstrap under the emulator
 	payServer *paytest.Server
 	secrets   *secretReads
-	secretARN map[string]string // the local secret ARN the template names → the secret's ARN
+	secretARN map[string]string  // the local secret ARN the template names → the secret's ARN
 	chatBot   *chattest.Receiver // the team's WeCom group robot, at WeCom's host name
 	stray     *strayCalls
 	proxy     *wechatProxy
