@@ -179,72 +179,6 @@ func TestDynamoDB_WrapCanDropResponseAfterApplying(t *testing.T) {
 	}
 }
 
-// The server applies the TransactWriteItems rules of DynamoDB that minidyn lacks.
-func TestDynamoDB_EnforcesTransactWriteItemsRules(t *testing.T) {
-	ctx := t.Context()
-	_, client := startDynamoDB(t, DynamoDBOptions{})
-	if _, err := client.CreateTable(ctx, skusTable("t")); err != nil {
-		t.Fatal(err)
-	}
-	add := func(token string, q string) error {
-		_, err := client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
-			ClientRequestToken: aws.String(token),
-			TransactItems: []types.TransactWriteItem{{Update: &types.Update{
-				TableName: aws.String("t"), Key: key("cup"), UpdateExpression: aws.String("ADD available :q"),
-				ExpressionAttributeValues: map[string]types.AttributeValue{":q": &types.AttributeValueMemberN{Value: q}},
-			}}},
-		})
-		return err
-	}
-	available := func() string {
-		out, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("t"), Key: key("cup"), ConsistentRead: aws.Bool(true)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, _ := out.Item["available"].(*types.AttributeValueMemberN)
-		if n == nil {
-			return ""
-		}
-		return n.Value
-	}
-	token := strings.Repeat("t", 36)
-	if err := add(token+"x", "1"); err == nil || !strings.Contains(err.Error(), "ValidationException") {
-		t.Errorf("37-character token: %v, want ValidationException", err)
-	}
-	if got := available(); got != "" {
-		t.Fatalf("a refused request was applied: available %s", got)
-	}
-	if err := add(token, "1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := add(token, "1"); err != nil {
-		t.Errorf("same token, same parameters: %v, want the first answer", err)
-	}
-	if got := available(); got != "1" {
-		t.Errorf("available %s after a repeated token, want 1 (applied once)", got)
-	}
-	if err := add(token, "2"); err == nil || !strings.Contains(err.Error(), "IdempotentParameterMismatch") {
-		t.Errorf("same token, other parameters: %v, want IdempotentParameterMismatchException", err)
-	}
-	if err := add("another-token", "1"); err != nil || available() != "2" {
-		t.Errorf("a new token: %v, available %s; want applied (2)", err, available())
-	}
-	// At most 100 actions per transaction.
-	wide := make([]types.TransactWriteItem, 101)
-	for i := range wide {
-		wide[i] = types.TransactWriteItem{Update: &types.Update{
-			TableName: aws.String("t"), Key: key(fmt.Sprintf("sku-%d", i)), UpdateExpression: aws.String("ADD available :q"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":q": &types.AttributeValueMemberN{Value: "1"}},
-		}}
-	}
-	if _, err := client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: wide}); err == nil || !strings.Contains(err.Error(), "ValidationException") {
-		t.Errorf("101 actions: %v, want ValidationException", err)
-	}
-	if _, err := client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: wide[:100]}); err != nil {
-		t.Errorf("100 actions: %v", err)
-	}
-}
-
 // touchedItems returns the items a failing transaction names, read strongly consistent,
 // and the items the byStatus index lists under status "ON_SALE".
 func touchedItems(t *testing.T, client *dynamodb.Client, keys []string) (map[string]string, []string) {
@@ -281,11 +215,11 @@ func touchedItems(t *testing.T, client *dynamodb.Client, keys []string) (map[str
 // other request ever sees it half applied, while other transactions and single-item
 // writes run at the same time.
 func TestDynamoDB_FailedTransactionLeavesTouchedItemsAsTheyWere(t *testing.T) {
+	eachDynamoDB(t, failedTransactionLeavesTouchedItemsAsTheyWere)
+}
+
+func failedTransactionLeavesTouchedItemsAsTheyWere(t *testing.T, _ string, client *dynamodb.Client) {
 	ctx := t.Context()
-	_, client := startDynamoDB(t, DynamoDBOptions{})
-	if _, err := client.CreateTable(ctx, skusTable("t")); err != nil {
-		t.Fatal(err)
-	}
 	for _, k := range []string{"upd-1", "upd-2", "del", "check"} {
 		if err := putSKU(ctx, client, "t", k, "5"); err != nil {
 			t.Fatal(err)

@@ -177,6 +177,13 @@ func buildGSI(t *Table, gsiInput *types.GlobalSecondaryIndex) (*index, error) {
 	return i, nil
 }
 
+// IsGlobalIndex reports whether name is one of the table's global secondary indexes.
+func (t *Table) IsGlobalIndex(name string) bool {
+	i, ok := t.Indexes[name]
+
+	return ok && i.typ == indexTypeGlobal
+}
+
 // ApplyIndexChange applies the index change
 func (t *Table) ApplyIndexChange(change *types.GlobalSecondaryIndexUpdate) error {
 	switch {
@@ -659,6 +666,9 @@ func (t *Table) Put(input *types.PutItemInput) (map[string]*types.Item, error) {
 	}
 
 	item := copyItem(input.Item)
+	if ItemSize(item) > MaxItemSize {
+		return item, types.NewError("ValidationException", ErrItemTooLarge, nil)
+	}
 
 	key, err := t.KeySchema.GetKey(t.AttributesDef, input.Item)
 	if err != nil {
@@ -885,6 +895,14 @@ func (t *Table) Update(input *types.UpdateItemInput) (map[string]*types.Item, er
 	})
 	if err != nil {
 		return nil, types.NewError("ValidationException", err.Error(), nil)
+	}
+
+	if ItemSize(item) > MaxItemSize {
+		if ok {
+			t.Data[key] = oldItem // the update changed the stored item in place
+		}
+
+		return nil, types.NewError("ValidationException", ErrItemTooLarge, nil)
 	}
 
 	t.setItem(key, item)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"time"
@@ -501,6 +502,10 @@ func (c *Client) Query(ctx context.Context, input *QueryInput) (*QueryOutput, er
 		return nil, err
 	}
 
+	if aws.ToBool(input.ConsistentRead) && table.IsGlobalIndex(aws.ToString(input.IndexName)) {
+		return nil, errConsistentGSIRead
+	}
+
 	if input.ScanIndexForward == nil {
 		input.ScanIndexForward = aws.Bool(true)
 	}
@@ -550,6 +555,10 @@ func (c *Client) Scan(ctx context.Context, input *ScanInput) (*ScanOutput, error
 	table, err := c.getTable(aws.ToString(input.TableName))
 	if err != nil {
 		return nil, err
+	}
+
+	if aws.ToBool(input.ConsistentRead) && table.IsGlobalIndex(aws.ToString(input.IndexName)) {
+		return nil, errConsistentGSIRead
 	}
 
 	items, last, err := table.SearchData(core.QueryInput{
@@ -721,8 +730,26 @@ func validateBatchGetItemInput(input *BatchGetItemInput) error {
 		}
 	}
 
+	for _, reqs := range input.RequestItems {
+		seen := make(map[string]bool, len(reqs.Keys))
+
+		for _, key := range reqs.Keys {
+			id, _ := json.Marshal(key) // map keys sorted: one text per key
+
+			if seen[string(id)] {
+				return &smithy.GenericAPIError{Code: "ValidationException", Message: "Provided list of item keys contains duplicates"}
+			}
+
+			seen[string(id)] = true
+		}
+	}
+
 	return nil
 }
+
+// errConsistentGSIRead is DynamoDB's answer to a strongly consistent Query or Scan of a
+// global secondary index (DynamoDB API Reference, Query and Scan: ConsistentRead).
+var errConsistentGSIRead = &smithy.GenericAPIError{Code: "ValidationException", Message: "Consistent reads are not supported on global secondary indexes"}
 
 // BatchGetItem retrieves multiple items across one or more tables. Validation errors
 // (invalid key schema, malformed AttributeValues, or missing tables) fail the whole

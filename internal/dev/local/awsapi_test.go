@@ -1,0 +1,294 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// The DynamoDB rules the store relies on, each checked on both implementations the
+// stack runs on: minidyn behind the transactor (embedded) and moto_server behind its
+// front (moto). Where one answers otherwise than the DynamoDB API Reference says, the
+// embedded side is fixed (third_party/minidyn/PATCHES.md, transactions.go) and moto's
+// deviation is skipped on moto, naming the page.
+
+// Implementations of the DynamoDB API.
+const (
+	embedded = "embedded"
+	moto     = "moto"
+)
+
+// testMoto is this test binary's moto_server, started by the first test that needs it
+// and held by one test at a time (reset after each).
+var testMoto struct {
+	mu     sync.Mutex
+	server *MotoServer
+	err    error
+}
+
+// motoEndpoint returns the URL of this test binary's moto_server, held by t until it
+// ends and reset then. It skips t, naming the install command, when moto_server is not
+// installed.
+func motoEndpoint(t *testing.T) string {
+	t.Helper()
+	testMoto.mu.Lock()
+	if testMoto.server == nil && testMoto.err == nil {
+		testMoto.server, testMoto.err = StartMoto(t.Context(), "127.0.0.1:0")
+	}
+	if testMoto.err != nil {
+		testMoto.mu.Unlock()
+		if errors.Is(testMoto.err, ErrNoMoto) {
+			t.Skipf("%v: the moto side of this check is not run", testMoto.err)
+		}
+		t.Fatal(testMoto.err)
+	}
+	m := testMoto.server
+	t.Cleanup(func() {
+		defer testMoto.mu.Unlock()
+		if err := m.Reset(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return m.URL()
+}
+
+// eachDynamoDB runs test on each implementation of the DynamoDB API (embedded, moto),
+// with a client that does not retry.
+func eachDynamoDB(t *testing.T, test func(t *testing.T, impl string, client *dynamodb.Client)) {
+	for _, impl := range []string{embedded, moto} {
+		t.Run(impl, func(t *testing.T) {
+			var opts DynamoDBOptions
+			if impl == moto {
+				opts.Endpoint = motoEndpoint(t)
+			}
+			_, client := startDynamoDB(t, opts)
+			if _, err := client.CreateTable(t.Context(), skusTable("t")); err != nil {
+				t.Fatal(err)
+			}
+			test(t, impl, client)
+		})
+	}
+}
+
+// deviation skips t on moto, where moto answers what t checks otherwise than the AWS
+// page titled page documents.
+func deviation(t *testing.T, impl, what, page string) {
+	t.Helper()
+	if impl == moto {
+		t.Skipf("moto_server deviates from AWS: %s (AWS documentation: %q)", what, page)
+	}
+}
+
+// add is a TransactWriteItems of one update adding q to pk's available, under token
+// ("" sends none).
+func add(t *testing.T, client *dynamodb.Client, token, pk, q string) error {
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{{Update: &types.Update{
+		TableName: aws.String("t"), Key: key(pk), UpdateExpression: aws.String("ADD available :q"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":q": &types.AttributeValueMemberN{Value: q}},
+	}}}}
+	if token != "" {
+		in.ClientRequestToken = aws.String(token)
+	}
+	_, err := client.TransactWriteItems(t.Context(), in)
+	return err
+}
+
+// available reads pk's available, "" when it has none.
+func available(t *testing.T, client *dynamodb.Client, pk string) string {
+	t.Helper()
+	out, err := client.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: aws.String("t"), Key: key(pk), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := out.Item["available"].(*types.AttributeValueMemberN); ok {
+		return n.Value
+	}
+	return ""
+}
+
+// DynamoDB API Reference, TransactWriteItems: ClientRequestToken is 1 to 36
+// characters; a repeat with the same parameters within 10 minutes has the effect of
+// one call; the same token with other parameters is refused with
+// IdempotentParameterMismatchException.
+func TestDynamoDB_ClientRequestTokenMakesATransactionIdempotent(t *testing.T) {
+	eachDynamoDB(t, func(t *testing.T, impl string, client *dynamodb.Client) {
+		deviation(t, impl, "TransactWriteItems ignores ClientRequestToken: a 37-character token is taken, a repeat is applied again, "+
+			"and other parameters under a used token are applied too", "TransactWriteItems - Amazon DynamoDB")
+		token := strings.Repeat("t", 36)
+		if err := add(t, client, token+"x", "cup", "1"); err == nil || !strings.Contains(err.Error(), "ValidationException") {
+			t.Errorf("37-character token: %v, want ValidationException", err)
+		}
+		if got := available(t, client, "cup"); got != "" {
+			t.Fatalf("a refused request was applied: available %s", got)
+		}
+		if err := add(t, client, token, "cup", "1"); err != nil {
+			t.Fatal(err)
+		}
+		if err := add(t, client, token, "cup", "1"); err != nil {
+			t.Errorf("same token, same parameters: %v, want the first answer", err)
+		}
+		if got := available(t, client, "cup"); got != "1" {
+			t.Errorf("available %s after a repeated token, want 1 (applied once)", got)
+		}
+		if err := add(t, client, token, "cup", "2"); err == nil || !strings.Contains(err.Error(), "IdempotentParameterMismatch") {
+			t.Errorf("same token, other parameters: %v, want IdempotentParameterMismatchException", err)
+		}
+		if err := add(t, client, "another-token", "cup", "1"); err != nil || available(t, client, "cup") != "2" {
+			t.Errorf("a new token: %v, available %s; want applied (2)", err, available(t, client, "cup"))
+		}
+	})
+}
+
+// DynamoDB API Reference, TransactWriteItems and TransactGetItems: TransactItems holds
+// up to 100 actions; the store's cart and shard reads use up to 100.
+func TestDynamoDB_TransactionsTakeUpTo100Actions(t *testing.T) {
+	eachDynamoDB(t, func(t *testing.T, impl string, client *dynamodb.Client) {
+		writes := make([]types.TransactWriteItem, 101)
+		gets := make([]types.TransactGetItem, 101)
+		for i := range writes {
+			writes[i] = types.TransactWriteItem{Update: &types.Update{
+				TableName: aws.String("t"), Key: key(fmt.Sprintf("sku-%d", i)), UpdateExpression: aws.String("ADD available :q"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{":q": &types.AttributeValueMemberN{Value: "1"}},
+			}}
+			gets[i] = types.TransactGetItem{Get: &types.Get{TableName: aws.String("t"), Key: key(fmt.Sprintf("sku-%d", i))}}
+		}
+		if _, err := client.TransactWriteItems(t.Context(), &dynamodb.TransactWriteItemsInput{TransactItems: writes}); err == nil || !strings.Contains(err.Error(), "ValidationException") {
+			t.Errorf("101 writes: %v, want ValidationException", err)
+		}
+		if _, err := client.TransactWriteItems(t.Context(), &dynamodb.TransactWriteItemsInput{TransactItems: writes[:100]}); err != nil {
+			t.Errorf("100 writes: %v", err)
+		}
+		if _, err := client.TransactGetItems(t.Context(), &dynamodb.TransactGetItemsInput{TransactItems: gets}); err == nil || !strings.Contains(err.Error(), "ValidationException") {
+			t.Errorf("101 reads: %v, want ValidationException", err)
+		}
+		deviation(t, impl, "TransactGetItems refuses more than 25 items, the limit before 2022", "TransactGetItems - Amazon DynamoDB")
+		out, err := client.TransactGetItems(t.Context(), &dynamodb.TransactGetItemsInput{TransactItems: gets[:100]})
+		if err != nil || len(out.Responses) != 100 {
+			t.Errorf("100 reads: %v, want 100 answers", err)
+		}
+	})
+}
+
+// DynamoDB API Reference, TransactWriteItems ("TransactionCanceledException") and
+// CancellationReason: one reason per action, in order, None for an action that did
+// not fail, ConditionalCheckFailed for a failed condition, with the item as it was
+// when that action asked for ReturnValuesOnConditionCheckFailure ALL_OLD (and the
+// item exists).
+func TestDynamoDB_CancellationReasonsFollowTheActions(t *testing.T) {
+	eachDynamoDB(t, func(t *testing.T, impl string, client *dynamodb.Client) {
+		for _, pk := range []string{"a", "b"} {
+			if err := putSKU(t.Context(), client, "t", pk, "5"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ten := map[string]types.AttributeValue{":q": &types.AttributeValueMemberN{Value: "10"}}
+		_, err := client.TransactWriteItems(t.Context(), &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+			{Update: &types.Update{TableName: aws.String("t"), Key: key("a"), UpdateExpression: aws.String("ADD available :q"), ExpressionAttributeValues: ten}},
+			{ConditionCheck: &types.ConditionCheck{TableName: aws.String("t"), Key: key("b"), ConditionExpression: aws.String("available > :q"),
+				ExpressionAttributeValues: ten, ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
+			{Put: &types.Put{TableName: aws.String("t"), Item: key("c")}},
+			{ConditionCheck: &types.ConditionCheck{TableName: aws.String("t"), Key: key("absent"), ConditionExpression: aws.String("attribute_exists(pk)"),
+				ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
+		}})
+		tce, ok := errors.AsType[*types.TransactionCanceledException](err)
+		if !ok || len(tce.CancellationReasons) != 4 {
+			t.Fatalf("%v, want a TransactionCanceledException with 4 reasons", err)
+		}
+		var got []string
+		for _, r := range tce.CancellationReasons {
+			got = append(got, fmt.Sprintf("%s item:%d", aws.ToString(r.Code), len(r.Item)))
+		}
+		if want := "[None item:0 ConditionalCheckFailed item:3 None item:0 ConditionalCheckFailed item:0]"; fmt.Sprint(got) != want {
+			t.Errorf("reasons %v, want %s", got, want)
+		}
+		if available(t, client, "a") != "5" || available(t, client, "c") != "" {
+			t.Errorf("a cancelled transaction was applied: a %s, c %q", available(t, client, "a"), available(t, client, "c"))
+		}
+	})
+}
+
+// Requests DynamoDB refuses with ValidationException, changing nothing, each with the
+// page that says so.
+func TestDynamoDB_RefusesWhatDynamoDBRefuses(t *testing.T) {
+	eachDynamoDB(t, func(t *testing.T, impl string, client *dynamodb.Client) {
+		for _, c := range refusals(t, client) {
+			t.Run(c.name, func(t *testing.T) {
+				if c.moto != "" {
+					deviation(t, impl, c.moto, c.page)
+				}
+				if err := c.send(); err == nil || !strings.Contains(err.Error(), "ValidationException") {
+					t.Errorf("%v, want ValidationException (%s)", err, c.page)
+				}
+			})
+		}
+		if got := available(t, client, "big"); got != "" {
+			t.Errorf("a refused write was applied: %q", got)
+		}
+	})
+}
+
+// refusal is one request DynamoDB refuses: page is the AWS page saying so, moto what
+// moto_server does instead ("" when it refuses too).
+type refusal struct {
+	name, page, moto string
+	send             func() error
+}
+
+func refusals(t *testing.T, client *dynamodb.Client) []refusal {
+	ctx := t.Context()
+	n1 := map[string]types.AttributeValue{":q": &types.AttributeValueMemberN{Value: "1"}}
+	keys := func(n int, dup bool) []map[string]types.AttributeValue {
+		out := make([]map[string]types.AttributeValue, n)
+		for i := range out {
+			out[i] = key(fmt.Sprint("k", i))
+			if dup {
+				out[i] = key("k")
+			}
+		}
+		return out
+	}
+	writes := make([]types.WriteRequest, 26)
+	for i := range writes {
+		writes[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: key(fmt.Sprint("w", i))}}
+	}
+	return []refusal{
+		{"two actions on one item", "TransactWriteItems - Amazon DynamoDB", "", func() error {
+			_, err := client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
+				{Update: &types.Update{TableName: aws.String("t"), Key: key("a"), UpdateExpression: aws.String("ADD available :q"), ExpressionAttributeValues: n1}},
+				{ConditionCheck: &types.ConditionCheck{TableName: aws.String("t"), Key: key("a"), ConditionExpression: aws.String("attribute_not_exists(pk)")}},
+			}})
+			return err
+		}},
+		{"BatchGetItem of 101 keys", "BatchGetItem - Amazon DynamoDB", "", func() error {
+			_, err := client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{"t": {Keys: keys(101, false)}}})
+			return err
+		}},
+		{"BatchGetItem naming one key twice", "BatchGetItem - Amazon DynamoDB (undocumented; the service refuses it: boto/boto3 issue 4131)", "", func() error {
+			_, err := client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{"t": {Keys: keys(2, true)}}})
+			return err
+		}},
+		{"BatchWriteItem of 26 writes", "BatchWriteItem - Amazon DynamoDB", "BatchWriteItem takes more than 25 writes", func() error {
+			_, err := client.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: map[string][]types.WriteRequest{"t": writes}})
+			return err
+		}},
+		{"a strongly consistent Query of a global secondary index", "Query - Amazon DynamoDB", "", func() error {
+			_, err := client.Query(ctx, &dynamodb.QueryInput{TableName: aws.String("t"), IndexName: aws.String("byStatus"), ConsistentRead: aws.Bool(true),
+				KeyConditionExpression: aws.String("#s = :s"), ExpressionAttributeNames: map[string]string{"#s": "status"},
+				ExpressionAttributeValues: map[string]types.AttributeValue{":s": &types.AttributeValueMemberS{Value: "ON_SALE"}}})
+			return err
+		}},
+		{"an item over 400 KB", "Constraints in Amazon DynamoDB (Items: item size) and DynamoDB item sizes and formats", "", func() error {
+			_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("t"), Item: map[string]types.AttributeValue{
+				"pk": &types.AttributeValueMemberS{Value: "big"}, "available": &types.AttributeValueMemberN{Value: "1"},
+				"pad": &types.AttributeValueMemberS{Value: strings.Repeat("x", 400<<10)}}})
+			return err
+		}},
+	}
+}
