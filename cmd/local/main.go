@@ -39,6 +39,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -78,6 +79,7 @@ type options struct {
 	seed      string
 	addr      string
 	expose    bool
+	moto      bool // -aws moto: start a moto_server for the stack
 	json      bool // -log-format json
 	listeners []listener
 }
@@ -115,6 +117,7 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 		o.cfg.AlertWebhooks = append(o.cfg.AlertWebhooks, w)
 		return err
 	})
+	checkAWS := awsFlags(fs, o)
 	quiet := fs.Duration("alert-quiet-period", time.Hour, "post the same alert to a chat bot at most once per this long, whole seconds (template parameter AlertQuietPeriodSeconds), e.g. -alert-quiet-period 10s")
 	o.listeners = []listener{
 		{"-addr", "the HTTP API", "other machines get only what the deployed API serves: buying needs a token from POST /auth/wechat, X-User-Id is not read, the /_local/ routes and /openapi.yaml answer 404 and every /admin/ route 403 (requests sent from this machine to a loopback address keep the local conveniences)", &o.addr},
@@ -132,13 +135,11 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 		default:
 			return fmt.Errorf("-log-format must be text or json, got %q", *logFormat)
 		}
-		if *quiet < time.Second || *quiet%time.Second != 0 {
-			return fmt.Errorf("-alert-quiet-period must be whole seconds, at least 1s, got %v", *quiet)
+		if err := checkAWS(); err != nil {
+			return err
 		}
-		for name, d := range map[string]time.Duration{"-payment-timeout": o.cfg.PaymentTimeout, "-refund-interval": o.cfg.RefundInterval} {
-			if d <= 0 {
-				return fmt.Errorf("%s must be positive, got %v", name, d)
-			}
+		if err := checkDurations(o, *quiet); err != nil {
+			return err
 		}
 		for _, l := range o.listeners {
 			if *l.addr != "" && !o.expose && !local.LoopbackAddr(*l.addr) {
@@ -149,6 +150,38 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 		o.cfg.DynamoDBAddr, o.cfg.SQSAddr, o.cfg.PayAddr, o.cfg.LoginAddr, o.cfg.WxAPIAddr = dynamoAddr, sqsAddr, payAddr, loginAddr, wxapiAddr
 		o.cfg.Parameters["UserRefundWindow"] = *refundWindow
 		o.cfg.Parameters["AlertQuietPeriodSeconds"] = strconv.Itoa(int(*quiet / time.Second))
+		return nil
+	}
+}
+
+// checkDurations checks the durations of the command line: quiet (-alert-quiet-period)
+// whole seconds, at least 1 s; -payment-timeout and -refund-interval positive.
+func checkDurations(o *options, quiet time.Duration) error {
+	if quiet < time.Second || quiet%time.Second != 0 {
+		return fmt.Errorf("-alert-quiet-period must be whole seconds, at least 1s, got %v", quiet)
+	}
+	for name, d := range map[string]time.Duration{"-payment-timeout": o.cfg.PaymentTimeout, "-refund-interval": o.cfg.RefundInterval} {
+		if d <= 0 {
+			return fmt.Errorf("%s must be positive, got %v", name, d)
+		}
+	}
+	return nil
+}
+
+// awsFlags defines -aws and -aws-endpoint, which choose what serves DynamoDB, SQS and
+// SNS, and returns the function that checks them once parsed.
+func awsFlags(fs *flag.FlagSet, o *options) func() error {
+	impl := fs.String("aws", "embedded", "what serves DynamoDB, SQS and SNS: embedded (minidyn, goaws) or moto (a moto_server this command starts and stops: pip install \"moto[server]==5.2.1\"), e.g. -aws moto")
+	fs.StringVar(&o.cfg.AWSEndpoint, "aws-endpoint", "", "serve DynamoDB, SQS and SNS from this AWS API endpoint instead, holding none of the stack's tables, queues or topics yet, in account 000000000000 (moto_server started with MOTO_ACCOUNT_ID=000000000000), e.g. -aws-endpoint http://127.0.0.1:5000")
+	return func() error {
+		switch {
+		case *impl == "moto" && o.cfg.AWSEndpoint != "":
+			return errors.New("-aws moto starts its own moto_server: give -aws moto or -aws-endpoint, not both")
+		case *impl == "moto":
+			o.moto = true
+		case *impl != "embedded":
+			return fmt.Errorf("-aws must be embedded or moto, got %q", *impl)
+		}
 		return nil
 	}
 }
@@ -165,7 +198,10 @@ Runs the whole stockguard stack in one process, with no AWS account and no Docke
   a WeChat login stand-in (jscode2session: code test-<name> → openid o-<name>)     -wxlogin-addr    127.0.0.1:9402
   a WeChat server API stand-in (stable_token, upload_shipping_info, subscribe send) -wxapi-addr      127.0.0.1:9403
 
-and the template's event sources: closeOrder polls the close-order queue, the refund
+With -aws moto (or -aws-endpoint URL) a moto_server serves DynamoDB, SQS and SNS instead of
+minidyn and goaws, behind the same two addresses.
+
+It plays the template's event sources: closeOrder polls the close-order queue, the refund
 function the refund queue, the wechat function the WeChat queue (shipping uploads,
 subscribe messages), the schedules run (closeOrder's sweep every minute, reconcile
 and the refund pass every 5 minutes), and the alert function gets the alerts topic. When
@@ -196,6 +232,7 @@ Examples:
   go run ./cmd/local -addr 127.0.0.1:3001 -dynamodb-addr 127.0.0.1:8001 -sqs-addr 127.0.0.1:9325 \
       -wechatpay-addr 127.0.0.1:0 -wxlogin-addr 127.0.0.1:0 -wxapi-addr 127.0.0.1:0   # a second stack beside the first
   go run ./cmd/local -seed examples/seed.json -expose -addr 0.0.0.0:3000   # a phone on the LAN buys with tokens
+  go run ./cmd/local -seed examples/seed.json -aws moto   # DynamoDB, SQS and SNS from moto_server, behind the same addresses
 `
 
 // printHelp writes -h's text: what the command starts, the local-only conveniences,
@@ -263,11 +300,11 @@ func serve(ctx context.Context, log *slog.Logger, o *options) error {
 	}
 	defer ln.Close()
 	o.cfg.Issuer = issuer(ln.Addr().(*net.TCPAddr))
-	stack, err := local.Start(ctx, o.cfg)
+	stack, stop, err := start(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer stack.Close()
+	defer stop()
 	if o.seed != "" {
 		f, err := os.Open(o.seed)
 		if err != nil {
@@ -298,7 +335,7 @@ func serve(ctx context.Context, log *slog.Logger, o *options) error {
 	// The listener was bound before the stack started: connections queued meanwhile.
 	log.Info("ready", "api", "http://"+ln.Addr().String(), "dynamodb", stack.DynamoDB.URL(), "sqs", sqsURL(stack),
 		"wechatpay", stack.PayServer.URL(), "wxlogin", stack.LoginServer.URL(), "wxapi", stack.WxAPIServer.URL(), "issuer", o.cfg.Issuer,
-		"paymentTimeout", o.cfg.PaymentTimeout.String(), "seed", o.seed)
+		"paymentTimeout", o.cfg.PaymentTimeout.String(), "seed", o.seed, "aws", cmp.Or(o.cfg.AWSEndpoint, "embedded"))
 	select {
 	case err := <-served:
 		return err
@@ -314,6 +351,33 @@ func serve(ctx context.Context, log *slog.Logger, o *options) error {
 		return err
 	}
 	return nil
+}
+
+// start starts the stack o describes, with a moto_server of its own for -aws moto,
+// and returns it with the function that stops both.
+func start(ctx context.Context, o *options) (*local.Stack, func(), error) {
+	var m *local.MotoServer
+	if o.moto {
+		var err error
+		if m, err = local.StartMoto(ctx, "127.0.0.1:0"); err != nil {
+			return nil, nil, err
+		}
+		o.cfg.AWSEndpoint = m.URL()
+	}
+	stack, err := local.Start(ctx, o.cfg)
+	stop := func() {
+		if stack != nil {
+			stack.Close()
+		}
+		if m != nil {
+			m.Close()
+		}
+	}
+	if err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return stack, stop, nil
 }
 
 // issuer is the local tokens' iss for the API listening at addr: its URL, where it

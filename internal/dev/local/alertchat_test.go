@@ -14,18 +14,29 @@ import (
 
 // The whole path on the local stack, with real parts: the books broken behind the
 // store's back, reconcile run through the stack publishes its alert to the alerts topic
-// of the embedded SNS API (goaws) with the SDK's SNS client; the topic delivers it to
-// the alert function's subscription; the function posts it to a WeCom group robot
-// stand-in as a markdown message naming the SKU. A second run within the quiet period
-// reaches the function and is held back; after the quiet period it is posted again.
+// of the SNS API (goaws, and moto_server's when it is installed) with the SDK's SNS
+// client; the topic delivers it to the alert function's subscription; the function
+// posts it to a WeCom group robot stand-in as a markdown message naming the SKU. A
+// second run within the quiet period reaches the function and is held back; after the
+// quiet period it is posted again.
 func TestAlerts_AReconcileDifferenceReachesTheWeComBotOncePerQuietPeriod(t *testing.T) {
+	t.Run("embedded", func(t *testing.T) { alertReachesTheBotOncePerQuietPeriod(t, "") })
+	t.Run("moto", func(t *testing.T) {
+		if !stacktest.MotoInstalled() {
+			t.Skip(local.ErrNoMoto)
+		}
+		alertReachesTheBotOncePerQuietPeriod(t, stacktest.MotoURL(t))
+	})
+}
+
+func alertReachesTheBotOncePerQuietPeriod(t *testing.T, awsEndpoint string) {
 	bot := chattest.NewReceiver(teamchat.WeCom, "")
 	if err := bot.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { bot.Close() })
 	stack := stacktest.New(t, stacktest.Options{SQS: true, Seed: `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30}]`,
-		Stack: local.StackConfig{AlertWebhooks: []teamchat.Webhook{bot.Webhook()}, SchedulePeriod: time.Hour}})
+		Stack: local.StackConfig{AlertWebhooks: []teamchat.Webhook{bot.Webhook()}, SchedulePeriod: time.Hour, AWSEndpoint: awsEndpoint}})
 	stack.RunInBackground(t)
 	stack.Add(t, stack.Tables.SKUs, "cup-01#shard#0", "available", 10)
 

@@ -67,7 +67,11 @@ func (s *Stack) localize(cfg StackConfig, name string, c *Config) {
 		s.keyID = c.KeyID
 	}
 	c.Reconcile.Now = cfg.Now
-	if s.alerts == nil {
+	if arn, ok := s.Topics[c.Reconcile.Topic]; ok {
+		// Deployed, Ref gives a topic's ARN, which SNS's Publish takes; locally sam
+		// resolves it to the logical id.
+		c.Reconcile.Topic = arn
+	} else if s.alerts == nil {
 		c.Reconcile.Topic = ""
 	}
 	if cfg.Reconcile != nil {

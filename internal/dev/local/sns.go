@@ -57,6 +57,7 @@ func (s *Stack) startSNS(ctx context.Context, tpl *sam.Template, functions []sam
 	client := NewSNSClient(s.SQS.URL())
 	s.alerts = client
 	topics := map[string]string{} // local name → ARN
+	s.Topics = topics
 	for _, topic := range tpl.Topics() {
 		name := topic.Name
 		out, err := client.CreateTopic(ctx, &sns.CreateTopicInput{Name: aws.String(name)})

@@ -141,6 +141,7 @@ type Stack struct {
 	SQS      *SQSServer        // the embedded SQS API (and SNS API); nil when StackConfig.SQSAddr is ""
 	DB       *dynamodb.Client  // a client of DynamoDB, built with dynamo.ClientOptions
 	Queues   map[string]string // queue logical id → queue URL
+	Topics   map[string]string // topic logical id → topic ARN; nil without an SQS server
 	Tables   dynamo.Tables     // table names, from createOrder's environment
 	Store    *dynamo.Store     // the store createOrder uses
 	API      http.Handler      // the HTTP API (routes of template.yaml), the /_local/ routes and GET /openapi.yaml

@@ -244,9 +244,11 @@ func (w *world) awsEndpoints(t *testing.T, tpl *sam.Template, merchant *paytest.
 		URL: "https://" + weComHost + strings.TrimPrefix(w.chatBot.Webhook().URL, w.chatBot.URL())}}})
 	var arns map[string]string
 	w.secrets, arns = newSecretReads(t, moto, map[string][]byte{secretName(local.LocalSecretARN): secret, secretName(local.LocalChatSecretARN): chatSecret})
-	// Deployed, Ref gives a queue's URL and a key's id; sam resolves both to logical ids.
+	// Deployed, Ref gives a queue's URL, a topic's ARN and a key's id; sam resolves them
+	// to logical ids.
 	// A secret's ARN ends in six characters Secrets Manager chose.
 	refs = maps.Clone(w.stack.Queues)
+	maps.Copy(refs, w.stack.Topics)
 	refs["SigningKey"] = createSigningKey(t, kmsURL, spec)
 	w.secretARN = map[string]string{}
 	for _, local := range []string{local.LocalSecretARN, local.LocalChatSecretARN} {
