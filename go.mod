@@ -68,4 +68,4 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-replace github.com/truora/minidyn => ./third_party/minidyn
+replace github.com/truora/minidyn => ./tools/third_party/minidyn

@@ -54,8 +54,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/dev/local"
 	"github.com/stockguard/stockguard/internal/teamchat"
+	"github.com/stockguard/stockguard/tools/internal/local"
 )
 
 func main() {

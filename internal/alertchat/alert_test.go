@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/stockguard/stockguard/internal/alertchat"
-	"github.com/stockguard/stockguard/internal/dev/sam"
 	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/internal/testing/testkit"
+	"github.com/stockguard/stockguard/tools/internal/sam"
 )
 
 // fixture reads testdata/name, an SNS event as Lambda delivers it.
