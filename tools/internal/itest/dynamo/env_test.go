@@ -18,7 +18,7 @@ import (
 // with a store configured by the test, driven through the real SDK client.
 type env struct {
 	*stacktest.Stack
-	store *dynamo.Store
+	store store
 	mu    sync.Mutex
 	ops   map[string]int // requests sent per operation name
 }
@@ -43,7 +43,7 @@ func newEnv(t testing.TB, opts dynamo.Options, wrap func(http.Handler) http.Hand
 			e.ops[op]++
 		})},
 	}})
-	e.store = dynamo.New(e.DB, e.Tables, opts)
+	e.store = store{dynamo.New(e.DB, e.Tables, opts)}
 	for _, sku := range skus {
 		e.createSKU(t, sku)
 	}

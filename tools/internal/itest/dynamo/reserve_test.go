@@ -237,7 +237,7 @@ func TestReserve_OffSaleWinsOverAStaleCache(t *testing.T) {
 	if _, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "a", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err)
 	}
-	operator := dynamo.New(e.DB, e.Tables, dynamo.Options{})
+	operator := store{dynamo.New(e.DB, e.Tables, dynamo.Options{})}
 	if err := operator.SetOnSale(ctx, "cup", false); err != nil {
 		t.Fatal(err)
 	}

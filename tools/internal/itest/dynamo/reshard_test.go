@@ -75,7 +75,7 @@ func TestReserve_AReshardBetweenShardReadsIsNoStockOut(t *testing.T) {
 			t.Errorf("reshard between the reads: %+v %v", res, err)
 		}
 	}))
-	store = e.store
+	store = e.store.Store
 	e.createSKU(t, inventory.NewSKU{ID: "torn", Stock: 5, Shards: 2}) // 3 + 2 units
 	armed.Store(true)
 	cart, _ := inventory.NewCart([]inventory.Line{{SKU: "torn", Qty: 4}}) // no one shard holds 4
@@ -113,7 +113,7 @@ func TestReserve_ARebalanceBetweenShardReadsIsNoStockOut(t *testing.T) {
 			t.Errorf("rebalance between the reads: %+v %v", res, err)
 		}
 	}))
-	store = e.store
+	store = e.store.Store
 	e.createSKU(t, inventory.NewSKU{ID: "even", Stock: 20, Shards: 2}) // 10 + 10 units
 	buy := func(user string, qty int) (*inventory.Order, error) {
 		o, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "even", Qty: qty})})
