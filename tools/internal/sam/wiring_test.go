@@ -27,7 +27,7 @@ import (
 )
 
 // These tests check the real template.yaml against the code and the Makefile at the
-// repository root, two directories above this package.
+// repository root (the service module's root, testkit.ModuleRoot).
 
 // loadRealTemplate is the real template, read once for the package: the tests only
 // read it, and parsing it is most of each test's time.
@@ -74,7 +74,8 @@ func realFunctions(t *testing.T) []sam.Function {
 	return functions
 }
 
-// run runs a command in the module root and returns its standard output.
+// run runs a command in the service module's root with env added to the environment
+// and returns its standard output.
 func run(t *testing.T, env []string, name string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(name, args...)
@@ -150,10 +151,10 @@ func TestWiring_FunctionsAreBuiltByTheMakefileForProvidedAL2023OnArm64(t *testin
 }
 
 func TestWiring_MakefileBuildsEachFunctionFromAMainPackageWithoutLocalOnlyCode(t *testing.T) {
-	module := strings.TrimSpace(run(t, nil, "go", "list", "-m"))
+	module := serviceModule(t)
 	forbidden := []string{"github.com/truora/minidyn", "github.com/Admiral-Piett/goaws", module + "/cmd",
-		// tools (the local stack, the template reader, load tools) and test helpers
-		module + "/internal/dev", module + "/internal/testing",
+		// the tools module (the local stack, the template reader, load tools) and test helpers
+		module + "/tools", module + "/internal/testing",
 		// stand-ins for outside services
 		module + "/internal/wechatpay/paytest", module + "/internal/wxlogin/wxlogintest", module + "/internal/wxapi/wxapitest",
 		module + "/internal/teamchat/chattest"}
@@ -162,10 +163,10 @@ func TestWiring_MakefileBuildsEachFunctionFromAMainPackageWithoutLocalOnlyCode(t
 			// The Makefile must build for the template's architecture; go list must
 			// select the files the build does.
 			goarch := lambdaGOARCH(t, f.Architectures)
-			lambdaGoEnv := []string{"GOOS=linux", "GOARCH=" + goarch, "CGO_ENABLED=0"}
+			lambdaGoEnv := []string{"GOWORK=off", "GOOS=linux", "GOARCH=" + goarch, "CGO_ENABLED=0"}
 			artifacts := t.TempDir()
 			command := buildCommand(t, f.Name, artifacts)
-			for _, part := range []string{"GOOS=linux", "GOARCH=" + goarch, "CGO_ENABLED=0", "-tags lambda.norpc", "-trimpath", "-o " + filepath.Join(artifacts, "bootstrap")} {
+			for _, part := range []string{"GOWORK=off", "GOOS=linux", "GOARCH=" + goarch, "CGO_ENABLED=0", "-tags lambda.norpc", "-trimpath", "-o " + filepath.Join(artifacts, "bootstrap")} {
 				if !strings.Contains(command, part) {
 					t.Errorf("build command lacks %q: %s", part, command)
 				}
@@ -203,23 +204,37 @@ func lambdaGOARCH(t *testing.T, architectures []string) string {
 	return ""
 }
 
-// Serving code (every package under internal/ outside internal/dev and
-// internal/testing, and other than the stand-ins for outside services, named like
-// net/http/httptest: paytest, wxlogintest, wxapitest, chattest) never imports a tool
-// or a test helper: those may import it, not the other way round.
+// serviceModule is the service's module path, as the go.mod at the repository root
+// declares it.
+func serviceModule(t *testing.T) string {
+	t.Helper()
+	return strings.TrimSpace(run(t, []string{"GOWORK=off"}, "go", "list", "-m"))
+}
+
+// Serving code (every package under internal/ outside internal/testing, and other than
+// the stand-ins for outside services, named like net/http/httptest: paytest,
+// wxlogintest, wxapitest, chattest) never imports a tool or a test helper: those may
+// import it, not the other way round. No package of the service module, its tests
+// included, imports the tools module's. go.work would let it; the service module
+// alone could not build it.
 func TestWiring_ServingCodeImportsNoToolOrTestHelper(t *testing.T) {
-	module := strings.TrimSpace(run(t, nil, "go", "list", "-m"))
-	out := run(t, nil, "go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./internal/...")
+	module := serviceModule(t)
+	out := run(t, nil, "go", "list", "-f", `{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`, "./...")
 	checked := 0
 	for line := range strings.Lines(out) {
-		fields := strings.Fields(line)
-		pkg := fields[0]
-		if strings.HasPrefix(pkg, module+"/internal/dev/") || strings.HasPrefix(pkg, module+"/internal/testing/") || strings.HasSuffix(pkg, "test") {
+		pkg, imports, _ := strings.Cut(strings.TrimSpace(line), "|")
+		imports, testImports, _ := strings.Cut(imports, "|")
+		for _, imp := range strings.Fields(imports + " " + testImports) {
+			if strings.HasPrefix(imp, module+"/tools/") {
+				t.Errorf("%s imports %s of the tools module", pkg, imp)
+			}
+		}
+		if !strings.HasPrefix(pkg, module+"/internal/") || strings.HasPrefix(pkg, module+"/internal/testing/") || strings.HasSuffix(pkg, "test") {
 			continue
 		}
 		checked++
-		for _, imp := range fields[1:] {
-			if strings.HasPrefix(imp, module+"/internal/dev/") || strings.HasPrefix(imp, module+"/internal/testing/") {
+		for _, imp := range strings.Fields(imports) {
+			if strings.HasPrefix(imp, module+"/internal/testing/") {
 				t.Errorf("%s imports %s", pkg, imp)
 			}
 		}
@@ -246,22 +261,25 @@ func TestWiring_EveryFunctionDirectoryHasATemplateFunction(t *testing.T) {
 }
 
 // Configuration is read from the environment in the function mains only, which pass
-// os.Getenv to their package's configuration parser; nothing under internal/ reads it.
-// (internal/dev/local's TestFunctions_RefuseToStartOnAMissingOrInvalidSetting checks that
-// those parsers read exactly the variables template.yaml sets.)
+// os.Getenv to their package's configuration parser; nothing under internal/ reads it,
+// in the service module or in the tools module (tools/internal/).
+// (tools/internal/local's TestFunctions_RefuseToStartOnAMissingOrInvalidSetting checks
+// that those parsers read exactly the variables template.yaml sets.)
 func TestWiring_NothingBelowTheMainsReadsTheEnvironment(t *testing.T) {
-	root := filepath.Join(testkit.ModuleRoot(t), "internal")
-	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-		if err != nil || !d.IsDir() {
-			return err
+	root := testkit.ModuleRoot(t)
+	for _, dir := range []string{filepath.Join(root, "internal"), filepath.Join(root, "tools", "internal")} {
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return err
+			}
+			for name := range envReads(t, path) {
+				t.Errorf("%s reads %s from the environment", path, name)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
-		for name := range envReads(t, path) {
-			t.Errorf("%s reads %s from the environment", path, name)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 
