@@ -44,8 +44,8 @@ const maxPeak = 10_000_000
 // (NaN and infinities are not).
 func peak(v float64) bool { return v >= 0 && v <= maxPeak }
 
-// planSale runs "plan": sizes a sale from the peaks given (internal/dev/plan) without
-// calling the API, and prints the plan (or its JSON).
+// planSale runs "plan": sizes a sale from the peaks given (internal/stockctl/plan)
+// without calling the API, and prints the plan (or its JSON).
 func planSale(out io.Writer, asJSON bool, args []string) error {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	skus := fs.Int("skus", 1, "SKUs sharing --orders and --page-views evenly")

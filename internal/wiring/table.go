@@ -17,7 +17,7 @@ import (
 )
 
 // The table: which function serves which trigger, and with what — the one place that
-// says it (template.yaml must declare the same, which internal/dev/sam's wiring tests
+// says it (template.yaml must declare the same, which tools/internal/sam's wiring tests
 // check). Capability packages provide the adapters; a function is its rows. Each
 // function's rows are a function of their own, reached only through that function's
 // Function value.

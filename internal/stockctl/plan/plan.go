@@ -2,20 +2,20 @@
 // merchant expects per SKU, what every limit on the path must carry, where the first
 // one binds, what to set and what to ask AWS for, and what a million orders cost. It
 // is pure arithmetic over Design, the costs of today's design, which the whole-sale
-// rehearsal (internal/dev/rehearse) measures; shard counts come from
+// rehearsal (tools/internal/rehearse) measures; shard counts come from
 // inventory.ShardsForPeak, the one rule POST /admin/skus sizes SKUs by too.
 //
 // The limits (each cited where the model of it lives):
 //   - a partition serves 1,000 write units and 3,000 read units a second
-//     (internal/dev/ddblimits): every shard item, the SKU record, and every index key
+//     (tools/internal/ddblimits): every shard item, the SKU record, and every index key
 //     (LedgerByShard: one key per shard, written with it; PendingByExpiry: 128 keys
 //     for all SKUs; OrdersByUser: one key per buyer);
 //   - a table serves 40,000 read and 40,000 write request units a second by default
-//     (internal/dev/ddblimits, "Throughput default quotas");
+//     (tools/internal/ddblimits, "Throughput default quotas");
 //   - API Gateway's account throttle, 10,000 requests a second by default, and the
-//     stage's route throttle, the template's ApiThrottleRateLimit (internal/dev/quotas);
+//     stage's route throttle, the template's ApiThrottleRateLimit (tools/internal/quotas);
 //   - Lambda's account concurrency, 1,000 by default, and the reserved concurrency of
-//     closeOrder and payCallback (internal/dev/quotas).
+//     closeOrder and payCallback (tools/internal/quotas).
 package plan
 
 import (
@@ -29,7 +29,7 @@ import (
 )
 
 // Partition and quota figures the plan checks loads against (the sources are in the
-// package doc and internal/dev/ddblimits, internal/dev/quotas).
+// package doc and tools/internal/ddblimits, tools/internal/quotas).
 const (
 	PartitionWriteUnits      = 1000
 	PartitionReadUnits       = 3000

@@ -33,7 +33,8 @@ var DefaultPrices = Prices{
 	APIRequests: 1.00, SQSRequests: 0.40,
 }
 
-// Check returns an error naming the first negative price (as its cmd/rehearse flag).
+// Check returns an error naming the first negative price (as its tools/cmd/rehearse
+// flag).
 func (p Prices) Check() error {
 	for _, f := range []struct {
 		flag string

@@ -2,7 +2,7 @@
 // concurrent buyers order one SKU, then it checks from the outside that nothing was
 // oversold and no buyer was told STOCK_OUT while stock remained.
 //
-//	go run ./cmd/flashsale -url http://127.0.0.1:3000 -sku cup-01 -buyers 300 -concurrency 50
+//	go run ./tools/cmd/flashsale -url http://127.0.0.1:3000 -sku cup-01 -buyers 300 -concurrency 50
 //
 // Locally each buyer is told apart by the X-User-Id header (<prefix><i>). A deployed API
 // takes the identity from the JWT's sub claim instead, so pass -token, or -token-file with
@@ -10,7 +10,7 @@
 //
 // After the sale it can settle the orders (local stack only):
 //
-//	go run ./cmd/flashsale -buyers 300 -concurrency 50 -sku cup-01 -pay-ratio 0.5
+//	go run ./tools/cmd/flashsale -buyers 300 -concurrency 50 -sku cup-01 -pay-ratio 0.5
 //
 // pays for the first round(0.5 × orders) orders in buyer order through the local-only
 // POST /_local/pay/{orderId} (a signed WeChat Pay notification sent through the real
@@ -94,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "flashsale: %v\n", err)
 		if errors.Is(err, errUsage) || errors.Is(err, flashsale.ErrInvalidConfig) {
-			fmt.Fprint(stderr, "(go run ./cmd/flashsale -h shows the usage)\n")
+			fmt.Fprint(stderr, "(go run ./tools/cmd/flashsale -h shows the usage)\n")
 		}
 	}
 	return exitCode(err)
@@ -125,7 +125,7 @@ func exitCode(err error) int {
 }
 
 // help is -h's text before the flags.
-const help = `usage: go run ./cmd/flashsale [flags]
+const help = `usage: go run ./tools/cmd/flashsale [flags]
 
 Rehearses a flash sale against the stockguard HTTP API at -url and checks, from the
 outside, that nothing was oversold and that no buyer was told STOCK_OUT while stock
@@ -163,11 +163,11 @@ Flags:
 // examples is -h's text after the flags.
 const examples = `
 Examples:
-  go run ./cmd/flashsale -buyers 300 -concurrency 50 -sku cup-01
-  go run ./cmd/flashsale -sku cup-01 -pay-ratio 0.7 -refund-ratio 0.2 -report sale.html
-  go run ./cmd/flashsale -url http://127.0.0.1:3001 -pay-ratio 0.5     # a local stack on other ports
-  go run ./cmd/flashsale -buyers 10000 -concurrency 64 -idempotency -json
-  go run ./cmd/flashsale -url https://abc123.execute-api.ap-east-1.amazonaws.com -sku cup-01 \
+  go run ./tools/cmd/flashsale -buyers 300 -concurrency 50 -sku cup-01
+  go run ./tools/cmd/flashsale -sku cup-01 -pay-ratio 0.7 -refund-ratio 0.2 -report sale.html
+  go run ./tools/cmd/flashsale -url http://127.0.0.1:3001 -pay-ratio 0.5     # a local stack on other ports
+  go run ./tools/cmd/flashsale -buyers 10000 -concurrency 64 -idempotency -json
+  go run ./tools/cmd/flashsale -url https://abc123.execute-api.ap-east-1.amazonaws.com -sku cup-01 \
       -token-file tokens.txt -idempotency                               # a deployed API
 `
 

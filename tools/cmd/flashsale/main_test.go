@@ -129,7 +129,7 @@ func TestRun_HelpExplainsTheRunAndEveryFlag(t *testing.T) {
 	if n := strings.Count(help, "\n  -"); n != len(names) {
 		t.Errorf("the help lists %d flags, the test knows %d: explain the new ones here", n, len(names))
 	}
-	for _, want := range []string{"GET /admin/skus/{skuId}", "Exit status: 0", "Examples:\n  go run ./cmd/flashsale ", "-url http://127.0.0.1:3001 -pay-ratio"} {
+	for _, want := range []string{"GET /admin/skus/{skuId}", "Exit status: 0", "Examples:\n  go run ./tools/cmd/flashsale ", "-url http://127.0.0.1:3001 -pay-ratio"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("the help does not say %q", want)
 		}

@@ -5,7 +5,7 @@
 // per-item limits. It prints a Markdown table of the points, the shard count at which
 // each strategy first passes -target orders/s, and writes a PNG plot.
 //
-//	go run ./cmd/hotsku -png hotsku.png
+//	go run ./tools/cmd/hotsku -png hotsku.png
 //
 // Each point runs on a clock slowed down so that buyers arrive at about -real-rate per
 // real second (but at least -min-slowdown times slower than real DynamoDB), and runs

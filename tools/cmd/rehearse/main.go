@@ -1,9 +1,9 @@
-// Command rehearse plays one whole flash sale through stockguard's real handlers,
-// store and SDK clients against models of DynamoDB's, API Gateway's and Lambda's
-// limits on a slowed clock (internal/dev/rehearse), prints a table and a verdict, writes
-// a plot and, with -json, the whole report.
+// Command rehearse plays one whole flash sale through stockguard's real handlers, store
+// and SDK clients against models of DynamoDB's, API Gateway's and Lambda's limits on a
+// slowed clock (tools/internal/rehearse), prints a table and a verdict, writes a plot
+// and, with -json, the whole report.
 //
-//	go run ./cmd/rehearse -skus 10 -stock 1000 -buyers 20000 -over 10s
+//	go run ./tools/cmd/rehearse -skus 10 -stock 1000 -buyers 20000 -over 10s
 //
 // Every rate and latency is reported at 1×. Flags name what a merchant and AWS
 // decide: the sale (-skus, -stock, -shards, -limit), the buyers (-buyers, -over,
@@ -73,7 +73,7 @@ func parse(args []string, stdout, stderr io.Writer) (c rehearse.Config, o output
 	defineOutputFlags(fs, &o)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
-			fmt.Fprintln(stdout, "usage: rehearse [flags]\n\nPlays a whole flash sale through the local stack in process, on a slowed clock, against\nmodels of DynamoDB's, API Gateway's and Lambda's limits; prints what refused first, the units\nper operation, the cost and a verdict (oversold, false STOCK_OUT, books, reconcile), and\nwrites a plot. More in go doc ./cmd/rehearse and the README, \"A whole sale against every limit\".\n\nFlags:")
+			fmt.Fprintln(stdout, "usage: rehearse [flags]\n\nPlays a whole flash sale through the local stack in process, on a slowed clock, against\nmodels of DynamoDB's, API Gateway's and Lambda's limits; prints what refused first, the units\nper operation, the cost and a verdict (oversold, false STOCK_OUT, books, reconcile), and\nwrites a plot. More in go doc ./tools/cmd/rehearse and the README, \"A whole sale against every limit\".\n\nFlags:")
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
 			return c, o, 0, false

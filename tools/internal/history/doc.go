@@ -9,9 +9,9 @@
 // reconcile must have reported no difference and no alert, during the traffic or
 // after it.
 //
-//	go test -run History ./internal/dev/history/                   # the short histories
-//	go test -run History ./internal/dev/history/ -seed 42          # replay one seed
-//	go test -run HistorySoak ./internal/dev/history/ -history.for 7s  # ≥ 20 s over 3 seeds
+//	go test -run History ./tools/internal/history/                   # the short histories
+//	go test -run History ./tools/internal/history/ -seed 42          # replay one seed
+//	go test -run HistorySoak ./tools/internal/history/ -history.for 7s  # ≥ 20 s over 3 seeds
 //
 // A failing history prints its seed; the same -seed replays the same plan of
 // operations and the same fault draws (goroutine interleaving stays the scheduler's).

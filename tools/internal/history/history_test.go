@@ -440,7 +440,7 @@ func TestHistory(t *testing.T) {
 				t.Parallel() // each history on its own stack
 				problems, faults := play(t, seed, 3, 30, 0, false)
 				if len(problems) > 0 {
-					t.Errorf("history seed %d broke (replay: go test -run History ./internal/dev/history/ -seed %d):\n%s", seed, seed, strings.Join(problems, "\n"))
+					t.Errorf("history seed %d broke (replay: go test -run History ./tools/internal/history/ -seed %d):\n%s", seed, seed, strings.Join(problems, "\n"))
 				}
 				mu.Lock()
 				defer mu.Unlock()
@@ -493,7 +493,7 @@ func TestHistorySoak(t *testing.T) {
 			h.run(3, 0, d)
 			h.settle()
 			if problems := h.check(); len(problems) > 0 {
-				t.Errorf("history seed %d broke (replay: go test -run HistorySoak ./internal/dev/history/ -seed %d):\n%s", seed, seed, strings.Join(problems, "\n"))
+				t.Errorf("history seed %d broke (replay: go test -run HistorySoak ./tools/internal/history/ -seed %d):\n%s", seed, seed, strings.Join(problems, "\n"))
 			}
 			injected := f.snapshot()
 			t.Logf("seed %d: %d reconcile runs during %v of traffic, %d differences, %d alerts; operations %v; DynamoDB faults %v; queue faults %v",

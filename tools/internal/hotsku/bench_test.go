@@ -32,7 +32,7 @@ func report(b *testing.B, r hotsku.Result) {
 // BenchmarkHotSKU runs sweep points: both strategies, shards × 1,000 buyers/s offered
 // (twice the transaction's ideal, equal to the conditional update's). Each iteration
 // is a whole point (about 15 s to 2 min of real time); run it with -benchtime 1x.
-// cmd/hotsku runs the full sweep and draws the plot.
+// tools/cmd/hotsku runs the full sweep and draws the plot.
 func BenchmarkHotSKU(b *testing.B) {
 	env, err := hotsku.NewEnv(context.Background(), "../../../template.yaml", true)
 	if err != nil {

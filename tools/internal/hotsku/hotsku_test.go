@@ -11,8 +11,8 @@ import (
 
 // TestRun_SellsOutExactly plays a short sale on 4 shards for both strategies through
 // the model, with less stock than buyers: every unit is sold, none twice, no buyer is
-// told STOCK_OUT while a unit is left, and nothing is written for a refused buyer.
-// (The sweep itself is cmd/hotsku and BenchmarkHotSKU; this keeps Run honest in CI.)
+// told STOCK_OUT while a unit is left, and nothing is written for a refused buyer. (The
+// sweep itself is tools/cmd/hotsku and BenchmarkHotSKU; this keeps Run honest in CI.)
 func TestRun_SellsOutExactly(t *testing.T) {
 	env, err := hotsku.NewEnv(context.Background(), "../../../template.yaml", false)
 	if err != nil {

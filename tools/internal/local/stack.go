@@ -72,7 +72,7 @@ type StackConfig struct {
 	// leaves the batch on the queue).
 	WrapFunction func(function string, h lambda.Handler) lambda.Handler
 	// Slowdown s > 1 runs the functions on a clock s times slower, as a load tool's
-	// model of AWS does (internal/dev/ddblimits): each invocation's deadline (the
+	// model of AWS does (tools/internal/ddblimits): each invocation's deadline (the
 	// template's Timeout) and the stores' catalog cache TTL last s times longer. The
 	// payment timeout is PaymentTimeout's business.
 	Slowdown float64

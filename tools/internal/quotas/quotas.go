@@ -1,8 +1,8 @@
 // Package quotas models the AWS quotas in front of stockguard's functions, for the
-// whole-sale rehearsal (internal/dev/rehearse): API Gateway's throttles on the HTTP API
-// and Lambda's concurrency. Both run on the same slowed clock as internal/dev/ddblimits
-// (Slowdown s: every rate s times lower, every duration s times longer in real time)
-// and answer what the real services answer.
+// whole-sale rehearsal (tools/internal/rehearse): API Gateway's throttles on the HTTP
+// API and Lambda's concurrency. Both run on the same slowed clock as
+// tools/internal/ddblimits (Slowdown s: every rate s times lower, every duration s
+// times longer in real time) and answer what the real services answer.
 //
 // API Gateway (Gateway) throttles with token buckets (Developer Guide, "Throttle
 // requests to your HTTP APIs for better throughput in API Gateway": "API Gateway

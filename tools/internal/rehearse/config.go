@@ -11,7 +11,7 @@ import (
 )
 
 // Config is one sale. Durations and rates are at 1× (the real services' time). The
-// sale's fields must be set (Defaults has cmd/rehearse's); the zero value of a
+// sale's fields must be set (Defaults has tools/cmd/rehearse's); the zero value of a
 // technical one (Template, MinSlowdown, RealRate, SQSRoundTrip, Prices) takes
 // Defaults'.
 type Config struct {
@@ -114,8 +114,8 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// Check returns an error naming the first field (as its cmd/rehearse flag) that is
-// out of range, nil when c can be run.
+// Check returns an error naming the first field (as its tools/cmd/rehearse flag) that
+// is out of range, nil when c can be run.
 func (c Config) Check() error {
 	c = c.withDefaults()
 	if err := c.checkSale(); err != nil {
@@ -133,7 +133,7 @@ func (c Config) Check() error {
 	return nil
 }
 
-// badFlag is the error of a value out of range, naming its cmd/rehearse flag.
+// badFlag is the error of a value out of range, naming its tools/cmd/rehearse flag.
 func badFlag(flag, format string, args ...any) error {
 	return fmt.Errorf("-%s: %s", flag, fmt.Sprintf(format, args...))
 }

@@ -1,16 +1,16 @@
 // Package rehearse plays one whole flash sale through stockguard's real handlers,
 // store and SDK clients against models of every AWS limit on its path, on a slowed
-// clock, and checks it: the whole-sale rehearsal (cmd/rehearse).
+// clock, and checks it: the whole-sale rehearsal (tools/cmd/rehearse).
 //
-// The stack is the local one (internal/dev/local: the embedded DynamoDB and SQS servers,
-// every function wired from template.yaml, the API's gateway, the stand-in WeChat
-// Pay), reached in process. In front of DynamoDB sits internal/dev/ddblimits (per-item
-// and per-index-partition throughput, table quotas, transaction conflicts, round
-// trips), in front of the functions internal/dev/quotas (API Gateway's account and route
-// throttles, Lambda's concurrency, scaling rate and cold starts), and every SQS call
-// takes a round trip. All of them run Slowdown times slower than the real services,
-// so that two cores can play a sale of tens of thousands of requests per second;
-// every rate and latency is reported at 1×.
+// The stack is the local one (tools/internal/local: the embedded DynamoDB and SQS
+// servers, every function wired from template.yaml, the API's gateway, the stand-in
+// WeChat Pay), reached in process. In front of DynamoDB sits tools/internal/ddblimits
+// (per-item and per-index-partition throughput, table quotas, transaction conflicts,
+// round trips), in front of the functions tools/internal/quotas (API Gateway's account
+// and route throttles, Lambda's concurrency, scaling rate and cold starts), and every
+// SQS call takes a round trip. All of them run Slowdown times slower than the real
+// services, so that two cores can play a sale of tens of thousands of requests per
+// second; every rate and latency is reported at 1×.
 //
 // Buyers are not goroutines: each is a few bytes of state and its next step is an
 // event in a time-ordered queue; a goroutine exists only for a request in flight. A

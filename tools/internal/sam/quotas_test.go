@@ -6,7 +6,7 @@ import (
 	"github.com/stockguard/stockguard/tools/internal/sam"
 )
 
-// The whole-sale rehearsal (internal/dev/rehearse) models API Gateway's and Lambda's
+// The whole-sale rehearsal (tools/internal/rehearse) models API Gateway's and Lambda's
 // quotas from what the template sets: the stage's default route throttle (the
 // ApiThrottle parameters), the login route's own throttle, the reserved concurrency
 // of the functions that guard their capacity and the close-order queue's maximum

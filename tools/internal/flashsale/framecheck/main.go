@@ -3,8 +3,8 @@
 // first screen for a person to look at. It is run by hand (CI does not install a
 // browser):
 //
-//	go run ./cmd/flashsale -sku cup-01 -pay-ratio 0.7 -refund-ratio 0.2 -report sale.html
-//	go run ./internal/dev/flashsale/framecheck -report sale.html -shot first-screen.png
+//	go run ./tools/cmd/flashsale -sku cup-01 -pay-ratio 0.7 -refund-ratio 0.2 -report sale.html
+//	go run ./tools/internal/flashsale/framecheck -report sale.html -shot first-screen.png
 //
 // Each picture (an inline <svg>, or the <img> SVG data: URI of older reports) is put
 // alone on a page with the report's own style (its embedded font) and photographed by

@@ -32,7 +32,7 @@ import (
 // through the real reservation. Durations are the embedded server's, which scans every
 // index item on each Query: they say how the work grows, not what DynamoDB takes.
 //
-// Run: go test -run '^$' -bench Reconcile -benchtime 1x ./internal/reconcile/
+// Run: go test -run '^$' -bench Reconcile -benchtime 1x ./tools/internal/itest/reconcile/
 func BenchmarkReconcile(b *testing.B) {
 	skus, history, orders := *benchSKUs, *benchHistory, *benchOrders
 	ctx := context.Background()

@@ -5,7 +5,7 @@
 // StandardSeed, and stops it when the test ends. Its methods are what integration
 // tests do to the stack: calls through the local HTTP API, orders, reads of the three
 // tables, Lambda invocations, payments through the stand-in WeChat Pay platform and
-// the conservation check of internal/testing/booktest.
+// the conservation check of tools/internal/testing/booktest.
 //
 // Every request a test sends through the stack's HTTP API, and every answer, is
 // checked against the OpenAPI document (openapitest): a mismatch fails the test.
