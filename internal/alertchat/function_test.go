@@ -157,7 +157,7 @@ func TestNotify_SameAlertConcurrentlyIsPostedOncePerBotPerQuietPeriod(t *testing
 
 // Different alerts are not held back by each other's quiet period.
 func TestNotify_DifferentAlertsAreEachPosted(t *testing.T) {
-	w := newWorld(t, chattest.NewReceiver(teamchat.Slack, ""))
+	w := newWorld(t, chattest.NewReceiver(teamchat.WeCom, ""))
 	for _, name := range []string{"alarm-sns-event.json", "books-sns-event.json", "alarm-sns-event.json", "books-sns-event.json"} {
 		if err := w.n.Notify(context.Background(), event(t, name)); err != nil {
 			t.Fatal(err)
