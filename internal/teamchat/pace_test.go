@@ -43,7 +43,7 @@ func TestPace_TakeKeepsToEachKindsRate(t *testing.T) {
 		want    int
 	}{
 		{teamchat.WeCom, every(45, 0, time.Second), 20},                               // 0..19 s, then nothing until 60 s
-		{teamchat.WeCom, every(45, 0, 2*time.Second), 30},                             // 0..38 s, then 60..88 s
+		{teamchat.WeCom, every(45, 0, 2*time.Second), 35},                             // 0..38 s, then 60..88 s as each of those leaves the minute
 		{teamchat.DingTalk, every(45, 0, time.Second), 20},                            //
 		{teamchat.Feishu, every(300, 0, 100*time.Millisecond), 100},                   // 5 a second for 20 s
 		{teamchat.Feishu, every(10, 0, 0), 5},                                         // 5 at one instant
