@@ -102,6 +102,8 @@ func jwks() spec {
 func alertChat() spec {
 	return spec{short: "alertChat", settings: []setting{ordersTable, chatSecret, quiet, runbook}, rows: []row{
 		topic(AlertsTopic, func(p *parts) func(context.Context, events.SNSEvent) error { return p.notifier().Notify }),
+		queue(AlertChatFailedQueue, func(p *parts) sqsHandler { return p.notifier().Redrive }),
+		schedule(func(p *parts) scheduled { return result(p.notifier().Flush) }),
 	}}
 }
 

@@ -41,7 +41,7 @@ func TestWiring_QuotasInFrontOfTheFunctions(t *testing.T) {
 		t.Errorf("routes missing: %v", want)
 	}
 	functions := realByName(t, (*sam.Template).Functions, func(f sam.Function) string { return f.Name })
-	reserved := map[string]int{"CloseOrderFunction": 20, "PayCallbackFunction": 20, "ReconcileFunction": 1, "AlertChatFunction": 1}
+	reserved := map[string]int{"CloseOrderFunction": 20, "PayCallbackFunction": 20, "ReconcileFunction": 1, "AlertChatFunction": 2}
 	for name, f := range functions {
 		want, ok := reserved[name]
 		switch {
@@ -51,7 +51,7 @@ func TestWiring_QuotasInFrontOfTheFunctions(t *testing.T) {
 			t.Errorf("%s: reserved concurrency %d, want none", name, *f.ReservedConcurrency)
 		}
 	}
-	for name, want := range map[string]int{"CloseOrderFunction": 10, "RefundFunction": 2, "WeChatFunction": 5} {
+	for name, want := range map[string]int{"CloseOrderFunction": 10, "RefundFunction": 2, "WeChatFunction": 5, "AlertChatFunction": 2} {
 		if sqs := functions[name].Events.SQS; len(sqs) != 1 || sqs[0].MaximumConcurrency != want {
 			t.Errorf("%s's SQS events %+v, want one with MaximumConcurrency %d", name, sqs, want)
 		}
