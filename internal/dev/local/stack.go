@@ -123,6 +123,10 @@ type StackConfig struct {
 	// ChatWebhooksSecretArn secret; cmd/local's -alert-webhook). Alerts reach it only
 	// with an SQS server (SQSAddr), which also serves the alerts topic.
 	AlertWebhooks []teamchat.Webhook
+	// AsyncRetryDelay, when positive, replaces how long a failed asynchronous (SNS)
+	// invocation waits before Lambda tries it again (deployed about a minute; tests
+	// shorten it).
+	AsyncRetryDelay time.Duration
 }
 
 // Stack is the whole of stockguard in one process: the embedded servers with the
