@@ -18,22 +18,33 @@ import (
 // (taken empty), a digest of what waits with the alert folded in (taken: what the
 // digest holds, to put back should it not be posted), or nothing (send nil: the alert
 // is held). On an error nothing was decided.
-func (n *Notifier) pace(ctx context.Context, w teamchat.Webhook, alert Alert) (send *teamchat.Message, taken teamchat.Taken, err error) {
+func (n *Notifier) pace(ctx context.Context, w teamchat.Webhook, alert Alert) (*teamchat.Message, teamchat.Taken, error) {
 	l, now, h := w.Kind.Limits(), n.opts.Now(), n.held(alert)
-	err = n.opts.Paces.UpdatePace(ctx, w.ID(), func(p *teamchat.Pace) bool {
-		send, taken = nil, teamchat.Taken{}
+	return n.decide(ctx, w, func(p *teamchat.Pace) (*teamchat.Message, teamchat.Taken, bool) {
 		switch {
 		case !p.Take(l, now):
 			p.Hold(h)
+			return nil, teamchat.Taken{}, true
 		case len(p.Held) == 0 && p.More == 0:
 			m := alert.Message
-			send = &m
-		default:
-			p.Hold(h)
-			d, tk, _ := p.Release(w.Kind)
-			send, taken = &d, tk
+			return &m, teamchat.Taken{}, true
 		}
-		return true
+		p.Hold(h)
+		d, taken, _ := p.Release(w.Kind)
+		return &d, taken, true
+	})
+}
+
+// decide runs choose on w's pacing record, writing the record when choose reports a
+// change, and returns what choose picked to post (nil: nothing) and what a digest took
+// out of the record. On an error nothing was decided.
+func (n *Notifier) decide(ctx context.Context, w teamchat.Webhook, choose func(*teamchat.Pace) (*teamchat.Message, teamchat.Taken, bool)) (*teamchat.Message, teamchat.Taken, error) {
+	var send *teamchat.Message
+	var taken teamchat.Taken
+	err := n.opts.Paces.UpdatePace(ctx, w.ID(), func(p *teamchat.Pace) bool {
+		var changed bool
+		send, taken, changed = choose(p)
+		return changed
 	})
 	if err != nil {
 		return nil, teamchat.Taken{}, err
@@ -138,19 +149,13 @@ func (n *Notifier) Flush(ctx context.Context) (FlushReport, error) {
 // when nothing is held or the rate allows no post.
 func (n *Notifier) release(ctx context.Context, w teamchat.Webhook) (send *teamchat.Message, taken teamchat.Taken, err error) {
 	l, now := w.Kind.Limits(), n.opts.Now()
-	err = n.opts.Paces.UpdatePace(ctx, w.ID(), func(p *teamchat.Pace) bool {
-		send, taken = nil, teamchat.Taken{}
+	return n.decide(ctx, w, func(p *teamchat.Pace) (*teamchat.Message, teamchat.Taken, bool) {
 		if len(p.Held) == 0 && p.More == 0 || !p.Take(l, now) {
-			return false
+			return nil, teamchat.Taken{}, false
 		}
-		d, tk, _ := p.Release(w.Kind)
-		send, taken = &d, tk
-		return true
+		d, taken, _ := p.Release(w.Kind)
+		return &d, taken, true
 	})
-	if err != nil {
-		return nil, teamchat.Taken{}, err
-	}
-	return send, taken, nil
 }
 
 // Invocation is the record Lambda sends an asynchronous invocation's on-failure

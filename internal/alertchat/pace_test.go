@@ -24,6 +24,21 @@ func plain(subject string) events.SNSEvent {
 	}}}}
 }
 
+// onceEach checks that each of the alerts plain made ("Alert 00" … "Alert n-1") shows
+// in exactly one of the messages received, alone or in a digest.
+func onceEach(t *testing.T, received []chattest.Received, n int) {
+	t.Helper()
+	var all strings.Builder
+	for _, r := range received {
+		all.WriteString(r.Text + "\n")
+	}
+	for i := range n {
+		if c := strings.Count(all.String(), fmt.Sprintf("ℹ️ Alert %02d", i)); c != 1 {
+			t.Errorf("Alert %02d reached the bot %d times, want once", i, c)
+		}
+	}
+}
+
 // notifyAll hands each event to Notify, n at a time, as the function's concurrent
 // invocations would.
 func (w *world) notifyAll(t *testing.T, evs []events.SNSEvent) {
@@ -70,15 +85,7 @@ func TestNotify_FortyFiveAlertsInAMinuteToADingTalkBot(t *testing.T) {
 	if !strings.Contains(digest.Title, "25 alert(s) held back to keep this dingtalk bot within 20 a minute") {
 		t.Errorf("digest title %q", digest.Title)
 	}
-	var all strings.Builder
-	for _, r := range got {
-		all.WriteString(r.Text + "\n")
-	}
-	for i := range 45 {
-		if c := strings.Count(all.String(), fmt.Sprintf("ℹ️ Alert %02d", i)); c != 1 {
-			t.Errorf("Alert %02d reached the bot %d times, want once", i, c)
-		}
-	}
+	onceEach(t, got, 45)
 	t.Logf("digest:\n%s", digest.Text)
 }
 
@@ -155,15 +162,7 @@ func TestFlush_ADigestThatFailsIsKeptForTheNext(t *testing.T) {
 	if len(got) != 21 || !strings.Contains(got[20].Text, "2 alert(s) held back") {
 		t.Fatalf("received %d, the last %q; want 21, a digest of 2", len(got), got[len(got)-1].Text)
 	}
-	var all strings.Builder
-	for _, r := range got {
-		all.WriteString(r.Text + "\n")
-	}
-	for i := range 22 {
-		if c := strings.Count(all.String(), fmt.Sprintf("ℹ️ Alert %02d", i)); c != 1 {
-			t.Errorf("Alert %02d reached the bot %d times, want once", i, c)
-		}
-	}
+	onceEach(t, got, 22)
 }
 
 // invocation is testdata/failed-invocation.json, Lambda's record of an alert invocation

@@ -3,7 +3,6 @@ package dynamo_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -81,16 +80,7 @@ func TestUpdatePace_RoundTripsAndSkipsUnchanged(t *testing.T) {
 // update is done once (the alert is held once, not twice).
 func TestUpdatePace_AWriteWhoseAnswerWasLostIsAppliedOnce(t *testing.T) {
 	var drop atomic.Int64
-	wrap := func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateItem") && drop.Add(-1) >= 0 {
-				applyThenDrop(next, w, r)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
-	e := newEnv(t, dynamo.Options{}, wrap)
+	e := newEnv(t, dynamo.Options{}, dropAnswers(".UpdateItem", &drop))
 	drop.Store(1)
 	decisions := 0
 	err := e.store.UpdatePace(context.Background(), "wecom-1", func(p *teamchat.Pace) bool {
