@@ -19,10 +19,10 @@ import (
 // digest holds, to put back should it not be posted), or nothing (send nil: the alert
 // is held). On an error nothing was decided.
 func (n *Notifier) pace(ctx context.Context, w teamchat.Webhook, alert Alert) (*teamchat.Message, teamchat.Taken, error) {
-	l, now, h := w.Kind.Limits(), n.opts.Now(), n.held(alert)
+	l, now, h, room := w.Kind.Limits(), n.opts.Now(), n.held(alert), timeToPost(ctx)
 	return n.decide(ctx, w, func(p *teamchat.Pace) (*teamchat.Message, teamchat.Taken, bool) {
 		switch {
-		case !p.Take(l, now):
+		case !room || !p.Take(l, now):
 			p.Hold(h)
 			return nil, teamchat.Taken{}, true
 		case len(p.Held) == 0 && p.More == 0:
@@ -33,6 +33,18 @@ func (n *Notifier) pace(ctx context.Context, w teamchat.Webhook, alert Alert) (*
 		d, taken, _ := p.Release(w.Kind)
 		return &d, taken, true
 	})
+}
+
+// postBudget is the longest one post may take with the default Poster: 3 requests of
+// at most 5 s, and waits of 1 s and 2 s between them.
+const postBudget = 3*5*time.Second + 3*time.Second
+
+// timeToPost reports whether ctx leaves a post its whole budget. A post cut off by the
+// function's timeout would lose the alerts a digest took out of the record, so with
+// less time left an alert is held and no digest released: the next Flush posts them.
+func timeToPost(ctx context.Context) bool {
+	deadline, ok := ctx.Deadline()
+	return !ok || time.Until(deadline) > postBudget
 }
 
 // decide runs choose on w's pacing record, writing the record when choose reports a
@@ -149,6 +161,9 @@ func (n *Notifier) Flush(ctx context.Context) (FlushReport, error) {
 // when nothing is held or the rate allows no post.
 func (n *Notifier) release(ctx context.Context, w teamchat.Webhook) (send *teamchat.Message, taken teamchat.Taken, err error) {
 	l, now := w.Kind.Limits(), n.opts.Now()
+	if !timeToPost(ctx) {
+		return nil, teamchat.Taken{}, nil
+	}
 	return n.decide(ctx, w, func(p *teamchat.Pace) (*teamchat.Message, teamchat.Taken, bool) {
 		if len(p.Held) == 0 && p.More == 0 || !p.Take(l, now) {
 			return nil, teamchat.Taken{}, false

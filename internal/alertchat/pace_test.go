@@ -221,3 +221,23 @@ func TestRedrive_DeliversWhatLambdaGaveUpOn(t *testing.T) {
 		t.Errorf("a redrive the bot fails: %+v, want a batch item failure", resp)
 	}
 }
+
+// An invocation with too little time left to post (a post may take 18 s) holds the
+// alert rather than risk being cut off with a digest taken out of the record; the next
+// Flush posts it.
+func TestNotify_HoldsWhenTooLittleTimeIsLeft(t *testing.T) {
+	bot := chattest.NewReceiver(teamchat.WeCom, "")
+	w := newWorld(t, bot)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.n.Notify(ctx, plain("Alert 00")); err != nil || len(bot.Received()) != 0 || w.counted(t, "ChatHeld") != 1 {
+		t.Errorf("%v, %d received, ChatHeld %d; want nil, 0, 1", err, len(bot.Received()), w.counted(t, "ChatHeld"))
+	}
+	if rep, _ := w.n.Flush(ctx); rep.Digests != 0 {
+		t.Errorf("Flush with 10 s left: %+v, want nothing", rep)
+	}
+	if rep, _ := w.n.Flush(context.Background()); rep.Digests != 1 {
+		t.Errorf("Flush: %+v, want the digest", rep)
+	}
+	onceEach(t, bot.Received(), 1)
+}
