@@ -23,7 +23,8 @@
 // ChatPostFailedAlarm watches the metric and notifies the same topic, which this
 // function reads. That cannot loop into a storm: CloudWatch notifies when the alarm
 // changes state, not while it stays in ALARM, so a webhook that keeps failing yields one
-// alarm notification, which costs at most three invocations of at most
+// alarm notification, which costs at most three invocations and then one redrive every
+// 15 minutes for a day (see "When Lambda gives up"), each of at most
 // teamchat.Options.Attempts requests per webhook, however long the failure lasts. A
 // webhook that works again posts that alarm once (the quiet period holds back copies),
 // and the resolved note when the alarm returns to OK (it has OKActions).
