@@ -153,7 +153,9 @@ func (n *Notifier) Flush(ctx context.Context) (FlushReport, error) {
 			rep.Digests++
 		}
 	}
-	t.emit(ctx, n.log)
+	if t != (tally{}) { // a minute's run with nothing to post writes no metric line
+		t.emit(ctx, n.log)
+	}
 	return rep, nil
 }
 
