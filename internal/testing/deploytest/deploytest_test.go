@@ -260,10 +260,15 @@ func host(t *testing.T, base string) string {
 }
 
 // inProcess delivers the WeChat Pay stand-in's notifications to the world's gateway,
-// whatever host notify_url names (deployed, the HTTP API's).
+// whatever host notify_url names (deployed, the HTTP API's), and the JWT authorizer's
+// fetches of the issuer's documents (deployed, IssuerApi's).
 type inProcess struct{ w *world }
 
 func (p inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body == nil { // a client's GET; a server always hands its handler a body
+		r = r.Clone(r.Context())
+		r.Body = http.NoBody
+	}
 	rec := httptest.NewRecorder()
 	p.w.stack.API.ServeHTTP(rec, r)
 	return rec.Result(), nil
