@@ -93,7 +93,7 @@ func loginFunction() spec {
 }
 
 func jwks() spec {
-	return spec{short: "jwks", settings: []setting{keyID, issuerIfSet}, rows: []row{
+	return spec{short: "jwks", settings: []setting{keyID, otherKeyID, issuerIfSet}, rows: []row{
 		route(login.RouteDiscovery, func(p *parts) httpapi.Route { return p.documents().Discovery }),
 		route(login.RouteJWKS, func(p *parts) httpapi.Route { return p.documents().JWKS }),
 	}}
