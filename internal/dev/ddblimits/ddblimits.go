@@ -458,34 +458,43 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 		unapplied(ctx)
 	}
 	var resp *http.Response
+	var err error
 	if v.refused() {
 		resp = v.response(op, r)
-	} else {
-		var err error
-		if resp, err = t.next.Do(req); err != nil {
-			return nil, err
-		}
-		if writeOps[op] && resp.StatusCode != http.StatusOK {
-			unapplied(ctx)
-		}
-		if resp.StatusCode == http.StatusOK {
-			if resp, err = m.answered(ctx, op, r, resp); err != nil {
-				return nil, err
-			}
-		}
-		if op == "TransactWriteItems" {
-			if err := clock.Sleep(ctx, time.Until(arrived.Add(m.real(m.cfg.TransactionHold)))); err != nil {
-				resp.Body.Close()
-				return nil, err
-			}
-		}
-		resp = m.maybeLose(op, resp)
+	} else if resp, err = t.serve(req, op, r, arrived); err != nil {
+		return nil, err
 	}
 	if err := clock.Sleep(ctx, half); err != nil {
 		resp.Body.Close()
 		return nil, err
 	}
 	return resp, nil
+}
+
+// serve sends an admitted call, which arrived at arrived, to the server and returns
+// its answer as the model shapes it: the index writes and reads an OK answer says it
+// made, the hold of a transaction, and a lost answer (Config.LoseAnswerEvery).
+func (t *transport) serve(req *http.Request, op string, r request, arrived time.Time) (*http.Response, error) {
+	m, ctx := t.m, req.Context()
+	resp, err := t.next.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if writeOps[op] && resp.StatusCode != http.StatusOK {
+		unapplied(ctx)
+	}
+	if resp.StatusCode == http.StatusOK {
+		if resp, err = m.answered(ctx, op, r, resp); err != nil {
+			return nil, err
+		}
+	}
+	if op == "TransactWriteItems" {
+		if err := clock.Sleep(ctx, time.Until(arrived.Add(m.real(m.cfg.TransactionHold)))); err != nil {
+			resp.Body.Close()
+			return nil, err
+		}
+	}
+	return m.maybeLose(op, resp), nil
 }
 
 // writeOps are the write calls LoseAnswerEvery counts.
