@@ -1,7 +1,9 @@
 # Build targets for `sam build`. Every function in template.yaml has
 # `Metadata: BuildMethod: makefile` and `CodeUri: .`, so SAM runs
 # `make build-<LogicalId>` here, at the module root, with ARTIFACTS_DIR set to that
-# function's artifact directory (also inside `sam build --use-container`). The
+# function's artifact directory. samconfig.toml builds in source, so make runs in this
+# directory itself rather than in a per-function copy of the repository (inside
+# `sam build --use-container --no-build-in-source`, SAM copies it first). The
 # provided.al2023 runtime runs the executable named bootstrap
 # (AWS SAM developer guide, "Building custom runtimes"; Lambda developer guide,
 # "Deploy Go Lambda functions with .zip file archives").

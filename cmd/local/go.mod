@@ -25,6 +25,7 @@ require (
 	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/awslabs/goformation/v7 v7.14.9 // indirect
 	github.com/getkin/kin-openapi v0.153.0 // indirect
+	github.com/go-jose/go-jose/v4 v4.1.9 // indirect
 	github.com/go-openapi/jsonpointer v0.22.5 // indirect
 	github.com/go-openapi/swag/jsonname v0.25.5 // indirect
 	github.com/golang-jwt/jwt/v5 v5.3.1 // indirect

@@ -83,10 +83,11 @@ func ByName(name string) (Function, bool) {
 // Queues and topics the functions are triggered by: their logical ids in
 // template.yaml.
 const (
-	CloseOrderQueue = "CloseOrderQueue"
-	RefundQueue     = "RefundQueue"
-	AlertsTopic     = "AlertsTopic"
-	WeChatQueue     = "WeChatQueue"
+	CloseOrderQueue      = "CloseOrderQueue"
+	RefundQueue          = "RefundQueue"
+	AlertsTopic          = "AlertsTopic"
+	WeChatQueue          = "WeChatQueue"
+	AlertChatFailedQueue = "AlertChatFailedQueue"
 )
 
 // spec is one function: its short name (its directory under functions/, the

@@ -95,6 +95,14 @@ type Design struct {
 	CloseOrderReserved, PayCallbackReserved, ReconcileReserved, QueueConcurrency int
 	// StageRate is the template's ApiThrottleRateLimit default: every route's rate.
 	StageRate float64
+	// A login (POST /auth/wechat) that signs a new token writes the two attempt
+	// counters and the kept token (LoginWrites, 1 unit each), reads the buyer's kept
+	// token once, eventually consistent (LoginReads, half a unit), and signs once
+	// through KMS; one answered from the kept token writes the counters only
+	// (LoginWrites − 1) and signs nothing (README, "KMS signing per login"). LoginSeconds
+	// is an assumption (WeChat's jscode2session and kms:Sign round trips); LoginMB
+	// the login function's memory (template.yaml).
+	LoginWrites, LoginReads, LoginSeconds, LoginMB float64
 }
 
 // Today is the design as it is.
@@ -109,7 +117,8 @@ func Today() Design {
 		OrderSeconds:         0.030, PageSeconds: 0.010, PrepaySeconds: 0.200, PaymentSeconds: 0.020, ReleaseSeconds: 0.020,
 		CreateOrderMB: 256, CloseOrderMB: 256, PayCallbackMB: 128,
 		CloseOrderReserved: 20, PayCallbackReserved: 20, ReconcileReserved: 1, QueueConcurrency: 10,
-		StageRate: 500,
+		StageRate:   500,
+		LoginWrites: 3, LoginReads: 0.5, LoginSeconds: 0.150, LoginMB: 256,
 	}
 }
 
@@ -179,6 +188,9 @@ type Plan struct {
 	// USDPerMillionOrders is what a million orders cost with their page views.
 	USDPerMillionOrders float64
 	Cost                Cost // of a million orders
+	// LoginCost is what a million logins that sign a new token cost (one kms:Sign to
+	// an RSA 2048 key each), ReusedLoginCost a million answered from the kept token.
+	LoginCost, ReusedLoginCost Cost
 }
 
 // Make plans demand d on design x at prices p.
@@ -190,7 +202,23 @@ func Make(d Demand, x Design, p Prices) Plan {
 	pl.planLambda(x, t)
 	pl.rankLoads()
 	pl.costPerOrder(x, t, p)
+	pl.LoginCost, pl.ReusedLoginCost = loginCosts(x, p)
 	return pl
+}
+
+// loginCosts prices a million logins of design x at p: signing a new token, and
+// answering the kept one.
+func loginCosts(x Design, p Prices) (signed, reused Cost) {
+	const million = 1e6
+	login := Usage{
+		WriteRequestUnits: x.LoginWrites * million, ReadRequestUnits: x.LoginReads * million,
+		LambdaRequests: million, LambdaGBSeconds: x.LoginSeconds * x.LoginMB / 1024 * million,
+		APIRequests: million, KMSRSARequests: million,
+	}
+	signed = p.Cost(login)
+	login.WriteRequestUnits -= million
+	login.KMSRSARequests = 0
+	return signed, p.Cost(login)
 }
 
 // totals are a demand's peak summed over its SKUs, per second: orders, page views,
@@ -368,7 +396,10 @@ func (p Plan) Write(w io.Writer) error {
 	fmt.Fprintf(w, "\n%s %s (%.0f%%).\n", b.Limit, verb, 100*b.Utilisation())
 	fmt.Fprintf(w, "Deploy with ApiThrottleRateLimit=%.0f; ask AWS for an API Gateway throttle of %.0f requests/s and %d concurrent Lambda executions; reserve %d for closeOrder and %d for payCallback.\n",
 		p.StageRate, p.AccountRate, p.AccountConcurrency, p.CloseOrderReserved, p.PayCallbackReserved)
-	_, err := fmt.Fprintf(w, "Cost: $%.2f per million orders with their page views (DynamoDB $%.2f: %.1f write and %.1f read units per order; Lambda $%.2f; API Gateway $%.2f; SQS $%.2f).\n",
+	fmt.Fprintf(w, "Cost: $%.2f per million orders with their page views (DynamoDB $%.2f: %.1f write and %.1f read units per order; Lambda $%.2f; API Gateway $%.2f; SQS $%.2f).\n",
 		p.USDPerMillionOrders, p.Cost.DynamoDB, p.WriteUnitsPerOrder, p.ReadUnitsPerOrder, p.Cost.Lambda, p.Cost.APIGateway, p.Cost.SQS)
+	l := p.LoginCost
+	_, err := fmt.Fprintf(w, "Login: $%.2f per million new tokens (KMS $%.2f: one RSA 2048 kms:Sign each; DynamoDB $%.2f; Lambda $%.2f; API Gateway $%.2f); $%.2f per million answered from the kept token.\n",
+		l.Total(), l.KMS, l.DynamoDB, l.Lambda, l.APIGateway, p.ReusedLoginCost.Total())
 	return err
 }

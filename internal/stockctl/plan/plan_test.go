@@ -143,3 +143,25 @@ func TestToday_PendingByExpiryKeysAreTheStoresBuckets(t *testing.T) {
 		t.Errorf("the planner spreads PendingByExpiry over %d keys, the store over %d", got, dynamo.PendingBuckets)
 	}
 }
+
+// A million logins that sign a new token cost a million kms:Sign requests to the RSA
+// 2048 key at $0.03 per 10,000 (AWS KMS pricing), with 3 write and 0.5 read units, a
+// Lambda invocation and an API request each; one answered from the kept token signs
+// nothing and writes one unit less.
+func TestMake_LoginCostsOneRSASignPerNewToken(t *testing.T) {
+	p := plan.Make(plan.Evenly(1, 10, 10, 0.7), plan.Today(), plan.DefaultPrices)
+	signed, reused := p.LoginCost, p.ReusedLoginCost
+	if math.Abs(signed.KMS-3.00) > 1e-9 || reused.KMS != 0 {
+		t.Errorf("KMS per million logins: %.4f new, %.4f reused; want 3.00 and 0", signed.KMS, reused.KMS)
+	}
+	if want := 3*0.625 + 0.5*0.125; math.Abs(signed.DynamoDB-want) > 1e-9 || math.Abs(reused.DynamoDB-(want-0.625)) > 1e-9 {
+		t.Errorf("DynamoDB per million logins: %.4f new, %.4f reused; want %.4f and %.4f", signed.DynamoDB, reused.DynamoDB, want, want-0.625)
+	}
+	if signed.APIGateway != 1.00 || signed.Lambda <= 0.20 || signed.Lambda != reused.Lambda {
+		t.Errorf("API Gateway %.2f, Lambda %.4f new and %.4f reused", signed.APIGateway, signed.Lambda, reused.Lambda)
+	}
+	var out strings.Builder
+	if err := p.Write(&out); err != nil || !strings.Contains(out.String(), "Login: $6.64 per million new tokens (KMS $3.00") {
+		t.Errorf("plan output %v:\n%s", err, out.String())
+	}
+}

@@ -15,6 +15,11 @@ import "fmt"
 //   - SQS standard queues: $0.40 per million requests ("Amazon SQS pricing",
 //     aws.amazon.com/sqs/pricing/, after the free tier; each 64 KB chunk of a
 //     request is one request, and every message here is far smaller).
+//   - AWS KMS requests to an RSA 2048 key: $3.00 per million, $0.03 per 10,000 ("AWS
+//     Key Management Service pricing", aws.amazon.com/kms/pricing/, "Key usage":
+//     requests involving RSA 2048 keys; asymmetric requests to other keys, ECC ones
+//     included, are $0.15 per 10,000, five times as much, and requests that name an
+//     asymmetric key are outside the free tier). A new login token is one kms:Sign.
 //
 // Free tiers are left out: a sale is priced as if they were used up.
 type Prices struct {
@@ -24,6 +29,7 @@ type Prices struct {
 	LambdaGBSeconds   float64 `json:"usdPerLambdaGBSecond"`
 	APIRequests       float64 `json:"usdPerMillionApiRequests"`
 	SQSRequests       float64 `json:"usdPerMillionSqsRequests"`
+	KMSRSARequests    float64 `json:"usdPerMillionKmsRsa2048Requests"`
 }
 
 // DefaultPrices are the prices of the sources in Prices' doc.
@@ -31,6 +37,7 @@ var DefaultPrices = Prices{
 	WriteRequestUnits: 0.625, ReadRequestUnits: 0.125,
 	LambdaRequests: 0.20, LambdaGBSeconds: 0.0000133334,
 	APIRequests: 1.00, SQSRequests: 0.40,
+	KMSRSARequests: 3.00,
 }
 
 // Check returns an error naming the first negative price (as its tools/cmd/rehearse
@@ -43,6 +50,7 @@ func (p Prices) Check() error {
 		{"usd-wru", p.WriteRequestUnits}, {"usd-rru", p.ReadRequestUnits},
 		{"usd-lambda-requests", p.LambdaRequests}, {"usd-gb-second", p.LambdaGBSeconds},
 		{"usd-api-requests", p.APIRequests}, {"usd-sqs-requests", p.SQSRequests},
+		{"usd-kms-rsa-requests", p.KMSRSARequests},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("-%s: must not be negative", f.flag)
@@ -58,15 +66,16 @@ type Usage struct {
 	LambdaGBSeconds                     float64
 	APIRequests                         float64
 	SQSRequests                         float64
+	KMSRSARequests                      float64 // requests to an RSA 2048 key (kms:Sign)
 }
 
 // Cost is what u costs at p, in US dollars, by service.
 type Cost struct {
-	DynamoDB, Lambda, APIGateway, SQS float64
+	DynamoDB, Lambda, APIGateway, SQS, KMS float64
 }
 
 // Total is the sum of the services' costs.
-func (c Cost) Total() float64 { return c.DynamoDB + c.Lambda + c.APIGateway + c.SQS }
+func (c Cost) Total() float64 { return c.DynamoDB + c.Lambda + c.APIGateway + c.SQS + c.KMS }
 
 // Cost prices u.
 func (p Prices) Cost(u Usage) Cost {
@@ -76,5 +85,6 @@ func (p Prices) Cost(u Usage) Cost {
 		Lambda:     u.LambdaRequests/million*p.LambdaRequests + u.LambdaGBSeconds*p.LambdaGBSeconds,
 		APIGateway: u.APIRequests / million * p.APIRequests,
 		SQS:        u.SQSRequests / million * p.SQSRequests,
+		KMS:        u.KMSRSARequests / million * p.KMSRSARequests,
 	}
 }

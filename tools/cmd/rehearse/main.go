@@ -162,6 +162,7 @@ func definePriceFlags(fs *flag.FlagSet, c *rehearse.Config) {
 	fs.Float64Var(&c.Prices.LambdaGBSeconds, "usd-gb-second", d.Prices.LambdaGBSeconds, "USD per Lambda GB-second on Arm (Lambda pricing)")
 	fs.Float64Var(&c.Prices.APIRequests, "usd-api-requests", d.Prices.APIRequests, "USD per million HTTP API requests (API Gateway pricing)")
 	fs.Float64Var(&c.Prices.SQSRequests, "usd-sqs-requests", d.Prices.SQSRequests, "USD per million SQS requests (SQS pricing)")
+	fs.Float64Var(&c.Prices.KMSRSARequests, "usd-kms-rsa-requests", d.Prices.KMSRSARequests, "USD per million AWS KMS requests to an RSA 2048 key (AWS KMS pricing)")
 }
 
 // defineOutputFlags defines the flags naming the files written besides the table.

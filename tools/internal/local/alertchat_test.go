@@ -70,3 +70,37 @@ func TestAlerts_AReconcileDifferenceReachesTheWeComBotOncePerQuietPeriod(t *test
 		t.Errorf("%d requests, refusals %q; want 2, none", bot.Requests(), r)
 	}
 }
+
+// An alert whose three invocations all fail (the bot answers 502 to every request of
+// them) is not dropped: the local stack plays Lambda's on-failure destination and puts
+// the invocation record on AlertChatFailedQueue, which the alert function consumes
+// (its SQS event), delivering the alert again once the bot answers: it reaches the bot
+// once, after exactly 3 × 3 failed requests.
+func TestAlerts_AnAlertLambdaGaveUpOnIsRedrivenFromTheFailedQueue(t *testing.T) {
+	bot := chattest.NewReceiver(teamchat.WeCom, "")
+	if err := bot.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bot.Close() })
+	bot.FailNext(chattest.FailServerError, 9)
+	stack := stacktest.New(t, stacktest.Options{SQS: true, Seed: `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30}]`,
+		Stack: local.StackConfig{AlertWebhooks: []teamchat.Webhook{bot.Webhook()}, SchedulePeriod: time.Hour, AsyncRetryDelay: time.Second}})
+	stack.RunInBackground(t)
+	stack.Add(t, stack.Tables.SKUs, "cup-01#shard#0", "available", 10)
+	var rep struct {
+		Differences []map[string]any `json:"differences"`
+	}
+	stack.RunScheduled(t, "reconcile", &rep)
+	defer func() {
+		if t.Failed() {
+			t.Logf("log:\n%s", stack.Log.String())
+		}
+	}()
+	testkit.Eventually(t, 30*time.Second, "the redriven alert reaches the bot", func() bool { return len(bot.Received()) == 1 })
+	if got := bot.Received()[0].Text; !strings.Contains(got, "Books differ for 1 SKU(s): cup-01") {
+		t.Errorf("posted %q", got)
+	}
+	if n := len(stack.Logged(t, "msg", "failed alert redriven")); n != 1 || bot.Requests() != 10 {
+		t.Errorf("%d redrives logged, %d requests; want 1, 10", n, bot.Requests())
+	}
+}

@@ -42,10 +42,10 @@ func fromNetwork(ctx context.Context) bool {
 //   - the template's routes, nothing else: the /_local/ routes and GET /openapi.yaml
 //     (the routes the OpenAPI document marks x-local-only) answer API Gateway's 404
 //     {"message":"Not Found"};
-//   - buyers are known by their token alone: a Bearer token is checked as the JWT
-//     authorizer checks it, and the X-User-Id header is not read (deployed it is a
-//     plain header that no function trusts), so a request without a token reaches its
-//     function with no identity and the function answers 401 UNAUTHORIZED;
+//   - buyers are known by their token alone: the Authorization header is checked as
+//     the JWT authorizer checks it, and the X-User-Id header is not read (deployed it
+//     is a plain header that no function trusts), so a request without a token is
+//     answered API Gateway's 401 {"message":"Unauthorized"} and no function runs;
 //   - the merchant routes under /admin/ answer 403 {"message":"Forbidden"} to every
 //     request, X-Operator-Id or not. Deployed, API Gateway's AWS_IAM authorization
 //     invokes them only for a request signed with SigV4 by a principal allowed

@@ -63,9 +63,6 @@ func (s *Stack) localize(cfg StackConfig, name string, c *Config) {
 	if name == wiring.Login.Name || name == wiring.Jwks.Name {
 		c.Issuer = cfg.Issuer
 	}
-	if name == wiring.Login.Name {
-		s.keyID = c.KeyID
-	}
 	c.Reconcile.Now = cfg.Now
 	if s.alerts == nil {
 		c.Reconcile.Topic = ""

@@ -23,7 +23,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 	"github.com/google/uuid"
 
-	"github.com/stockguard/stockguard/internal/idtoken"
+	"github.com/stockguard/stockguard/tools/internal/apigw"
 )
 
 // MaxRequestBody is the largest request body the gateway accepts, in bytes
@@ -69,11 +69,13 @@ type GatewayOptions struct {
 	// orderId of the function's JSON answer; "" for none). Give it a
 	// slog.JSONHandler for JSON lines, a ConsoleHandler for a terminal.
 	Logger *slog.Logger
-	// Verifier, when set, plays the JWT authorizer: on a non-public route a request
-	// with an Authorization header must carry a token it accepts (else 401
-	// {"message":"Unauthorized"}, the function not invoked), and the token's claims
-	// become requestContext.authorizer.jwt.claims.
-	Verifier *idtoken.Verifier
+	// Authorizer, when set, plays the HTTP API's JWT authorizer (apigw.JWTAuthorizer,
+	// identity source the Authorization header): on a non-public route a request must
+	// carry a token it accepts (else 401 {"message":"Unauthorized"}, the function not
+	// invoked), and the token's claims become requestContext.authorizer.jwt.claims. A
+	// request sent from this machine without an Authorization header is the exception
+	// (see NewGateway).
+	Authorizer *apigw.JWTAuthorizer
 }
 
 // gateway is the http.Handler NewGateway returns.
@@ -97,15 +99,17 @@ type gateway struct {
 //     Content-Type is not text (text/*, JSON, XML, JavaScript) is base64
 //     encoded with isBase64Encoded true, and so is a text body that is not
 //     valid UTF-8;
-//   - identity: on a non-public route, an Authorization header (a Bearer
-//     token) is checked by the Verifier as the JWT authorizer checks it, its
-//     claims passed on, a bad token answered 401; without one, a non-empty
-//     X-User-Id header becomes requestContext.authorizer.jwt.claims.sub (a
-//     local-only shortcut; without either the event has no authorizer and the
-//     function decides); public routes never get claims; an AWS_IAM route gets
-//     the IAM identity of the operator its X-Operator-Id header names (see
-//     OperatorHeader; a value that is not an IAM user name is answered 403); a
-//     request from another machine gets neither shortcut (see Stack.ExposedAPI);
+//   - identity: on a non-public route, the Authorization header is checked by the
+//     Authorizer as the HTTP API's JWT authorizer checks it, its claims passed on,
+//     a refused or missing token answered 401 without invoking the function; a
+//     request sent from this machine without an Authorization header is the one
+//     exception (a local-only shortcut): a non-empty X-User-Id header becomes
+//     requestContext.authorizer.jwt.claims.sub, and without it the event has no
+//     authorizer and the function decides; public routes never get claims; an
+//     AWS_IAM route gets the IAM identity of the operator its X-Operator-Id header
+//     names (see OperatorHeader; a value that is not an IAM user name is answered
+//     403); a request from another machine gets neither shortcut (see
+//     Stack.ExposedAPI);
 //   - invokes the route's handler with the event's JSON and a
 //     lambdacontext.LambdaContext (AwsRequestID, InvokedFunctionArn);
 //   - writes the response: statusCode, headers, multiValueHeaders, cookies
@@ -377,10 +381,11 @@ func (g *gateway) event(r *http.Request, rt Route, params []string, body []byte,
 }
 
 // identity is the authorizer part of the event for r on rt (see NewGateway), and the
-// status of the gateway's refusal, 0 for none: 401 when a token is present but
-// refused, 403 when an AWS_IAM route's X-Operator-Id is not an IAM user name. A
-// request from another machine (see Stack.ExposedAPI) gets no local shortcut: its
-// X-User-Id is not read, and an AWS_IAM route is refused 403.
+// status of the gateway's refusal, 0 for none: 401 when the JWT authorizer refuses the
+// Authorization header (or there is none and the request is not from this machine),
+// 403 when an AWS_IAM route's X-Operator-Id is not an IAM user name. A request from
+// another machine (see Stack.ExposedAPI) gets no local shortcut: its X-User-Id is not
+// read, and an AWS_IAM route is refused 403.
 func (g *gateway) identity(r *http.Request, rt Route) (*events.APIGatewayV2HTTPRequestContextAuthorizerDescription, int) {
 	network := fromNetwork(r.Context())
 	switch {
@@ -396,19 +401,17 @@ func (g *gateway) identity(r *http.Request, rt Route) (*events.APIGatewayV2HTTPR
 	}
 	token := r.Header.Get("Authorization")
 	switch {
-	case !network && (token == "" || g.opts.Verifier == nil):
+	case !network && (token == "" || g.opts.Authorizer == nil):
 		return localAuthorizer(r.Header.Get("X-User-Id")), 0
-	case token == "":
-		return nil, 0 // no identity: the function refuses
-	case g.opts.Verifier == nil:
-		return nil, http.StatusUnauthorized // nothing here can check the token
+	case g.opts.Authorizer == nil:
+		return nil, http.StatusUnauthorized // nothing here can check a token
 	}
-	claims, err := g.opts.Verifier.Verify(token)
+	claims, err := g.opts.Authorizer.Authorize(r.Context(), token)
 	if err != nil {
 		return nil, http.StatusUnauthorized
 	}
 	return &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
-		JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: claims.All},
+		JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: claims},
 	}, 0
 }
 

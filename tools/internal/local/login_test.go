@@ -2,12 +2,21 @@ package local_test
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -109,58 +118,114 @@ func TestLogin_IsRateShapedPerCodeAndPerIP(t *testing.T) {
 	}
 }
 
-func TestLogin_GatewayChecksTokensLikeTheJWTAuthorizer(t *testing.T) {
+// The gateway is as strict as API Gateway's HTTP API JWT authorizer, with the key set
+// it fetched from the local issuer over HTTP: a login token (RS256) passes; a
+// well-formed ES256 token with the login key's kid and the right claims, and an RS256
+// token signed by another key under that kid, are API Gateway's 401 and reach no
+// function; so is the login token once expired, and a request without a token from
+// another machine (see the exposed API's tests).
+func TestLogin_GatewayIsAsStrictAsTheJWTAuthorizer(t *testing.T) {
 	stack, clock, _ := payStack(t)
 	token := signIn(t, stack, "alice")
-	other, err := idtoken.GenerateKeySigner()
+	header := segment(t, token, 0)
+	kid, _ := header["kid"].(string)
+	if header["alg"] != "RS256" || kid == "" {
+		t.Fatalf("login token header %v, want RS256 with a kid", header)
+	}
+	now := clock.Now().Unix()
+	claims := jwt.MapClaims{"iss": stack.Issuer(), "sub": "o-alice", "aud": local.LocalAppID, "iat": now, "exp": now + 7200}
+	ec, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	forger, err := idtoken.NewIssuer(idtoken.IssuerConfig{Issuer: local.DefaultIssuer, Audience: local.LocalAppID, KeyID: "SigningKey", Now: clock.Now}, other)
-	if err != nil {
-		t.Fatal(err)
-	}
-	forged, err := forger.Issue(context.Background(), "o-alice")
+	other, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body := `{"items":[{"skuId":"cup-01","qty":1}]}`
-	if status, _, _ := api(stack, "POST", "/orders", forged.Token, body); status != http.StatusUnauthorized {
-		t.Errorf("a token signed by another key: %d, want 401", status)
+	for name, forged := range map[string]string{
+		"an ES256 token with the right kid and claims":        signed(t, jwt.SigningMethodES256, kid, claims, ec),
+		"an RS256 token signed by another key, the right kid": signed(t, jwt.SigningMethodRS256, kid, claims, other),
+	} {
+		if status, out, _ := api(stack, "POST", "/orders", forged, body); status != http.StatusUnauthorized || out["message"] != "Unauthorized" || len(out) != 1 {
+			t.Errorf("%s: %d %v, want API Gateway's 401 {\"message\":\"Unauthorized\"}", name, status, out)
+		}
+	}
+	if status, out, _ := api(stack, "POST", "/orders", token, body); status != http.StatusCreated {
+		t.Fatalf("the login token: %d %v", status, out)
 	}
 	clock.Advance(7200 * time.Second)
 	if status, _, _ := api(stack, "POST", "/orders", token, body); status != http.StatusUnauthorized {
 		t.Errorf("an expired token: %d, want 401", status)
 	}
-	wantAvailable(t, stack, 10) // after refused requests
+	wantAvailable(t, stack, 9) // one order, nothing from the refused requests
 }
 
-func TestLogin_IssuerServesDiscoveryAndKeys(t *testing.T) {
-	stack, clock, _ := payStack(t)
-	srv := httptest.NewServer(stack.API)
-	defer srv.Close()
-	keys, err := idtoken.FetchJWKS(context.Background(), srv.Client(), srv.URL)
-	if err == nil {
-		t.Fatalf("discovery at %s claims issuer %s; want a mismatch refused", srv.URL, local.DefaultIssuer)
-	}
-	// The documents name the configured issuer; fetched from it, they verify the tokens.
-	status, doc, _ := api(stack, "GET", idtoken.DiscoveryPath, "", "")
-	if status != http.StatusOK || doc["issuer"] != local.DefaultIssuer || doc["jwks_uri"] != local.DefaultIssuer+idtoken.JWKSPath {
-		t.Fatalf("discovery: %d %v", status, doc)
-	}
-	rec := httptest.NewRecorder()
-	stack.API.ServeHTTP(rec, httptest.NewRequest("GET", idtoken.JWKSPath, nil))
-	if err := jsonUnmarshal(rec.Body.Bytes(), &keys); err != nil || len(keys.Keys) != 1 {
-		t.Fatalf("JWK set: %v %s", err, rec.Body)
-	}
-	v, err := idtoken.NewVerifier(idtoken.VerifierConfig{Issuer: local.DefaultIssuer, Audiences: []string{local.LocalAppID}, Keys: keys, Now: clock.Now})
+// signed is a token of method with kid over claims, signed with key.
+func signed(t *testing.T, method jwt.SigningMethod, kid string, claims jwt.MapClaims, key any) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(method, claims)
+	tok.Header["kid"] = kid
+	s, err := tok.SignedString(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	claims, err := v.Verify(signIn(t, stack, "zoe"))
-	if err != nil || claims.Subject != "o-zoe" {
-		t.Errorf("verify with the published keys: %v %v", claims, err)
+	return s
+}
+
+// segment decodes part i (0 header, 1 claims) of a compact JWS.
+func segment(t *testing.T, token string, i int) map[string]any {
+	t.Helper()
+	b, err := base64.RawURLEncoding.DecodeString(strings.Split(token, ".")[i])
+	var m map[string]any
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		t.Fatalf("token part %d of %q", i, token)
 	}
+	return m
+}
+
+// The stack serves its issuer's documents over HTTP at the issuer's URL, as IssuerApi
+// does: the discovery document names the issuer and the JWK set, whose one key is the
+// login key (kty RSA, alg RS256, use sig, its kid) and verifies the login tokens.
+func TestLogin_IssuerServesDiscoveryAndKeys(t *testing.T) {
+	stack, _, _ := payStack(t)
+	var d idtoken.Discovery
+	if status := getJSON(t, stack.Issuer()+idtoken.DiscoveryPath, &d); status != http.StatusOK || d.Issuer != stack.Issuer() || d.JWKSURI != stack.Issuer()+idtoken.JWKSPath {
+		t.Fatalf("discovery: %d %+v", status, d)
+	}
+	var keys idtoken.JWKSet
+	if status := getJSON(t, d.JWKSURI, &keys); status != http.StatusOK || len(keys.Keys) != 1 {
+		t.Fatalf("JWK set: %d %+v", status, keys)
+	}
+	token := signIn(t, stack, "zoe")
+	k := keys.Keys[0]
+	if k.Kty != "RSA" || k.Alg != "RS256" || k.Use != "sig" || k.E != "AQAB" || k.Kid != segment(t, token, 0)["kid"] {
+		t.Errorf("JWK %+v, want the login key: RSA, RS256, sig, the tokens' kid", k)
+	}
+	pub, err := k.PublicKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(token, ".")
+	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if err := rsa.VerifyPKCS1v15(pub, crypto.SHA256, sum[:], sig); err != nil || segment(t, token, 1)["sub"] != "o-zoe" {
+		t.Errorf("the login token does not verify under the published key: %v", err)
+	}
+}
+
+// getJSON GETs u over HTTP and decodes its answer into v; it returns the status.
+func getJSON(t *testing.T, u string, v any) int {
+	t.Helper()
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", u, err)
+	}
+	return resp.StatusCode
 }
 
 func mustJSON(t *testing.T, v any) string {
@@ -172,12 +237,10 @@ func mustJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
-
 // A buyer who signs in again (another wx.login code) while the last token has at
 // least half its life left gets that token again, with expiresIn the seconds it has
-// left, and nothing is signed: an ES256 signature is randomized, so a new signature
-// would be another string even with the same claims. Past half its life, a new token
+// left, and nothing is signed: the token is the kept string, not a new signature over
+// the same claims (the sealed item holds it). Past half its life, a new token
 // is signed. Another buyer never gets it, and the kept token is sealed: the orders
 // table does not hold it in clear.
 func TestLogin_ASecondLoginGetsTheKeptTokenUntilHalfItsLifeIsGone(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -105,11 +106,12 @@ type StackConfig struct {
 	// shipping upload, a subscribe message) waits before its next delivery (tests
 	// shorten it; deployed 30 s doubling).
 	WeChatBackoff time.Duration
-	// Issuer is the iss of the local login tokens, which the gateway's JWT check
-	// requires; default DefaultIssuer. cmd/local sets its API's URL, where the
-	// discovery document and JWK set are served. It is also the base of closeOrder's
-	// notify_url unless the template sets NOTIFY_BASE_URL (the local API is its
-	// issuer: one URL for both).
+	// Issuer is the iss of the local login tokens, which the gateway's JWT authorizer
+	// requires, and the URL whose discovery document and JWK set it fetches over HTTP,
+	// as API Gateway does: an http URL on 127.0.0.1 that serves API. Empty (the
+	// default): the stack serves API on a loopback port of its own for that, and
+	// Issuer is its URL (Stack.Issuer). It is also the base of closeOrder's notify_url
+	// unless the template sets NOTIFY_BASE_URL (one URL serving the API for both).
 	Issuer string
 	// Parameters override template parameters by name (cmd/local's
 	// -user-refund-window sets UserRefundWindow); the merchant secret and the JWT
@@ -123,6 +125,10 @@ type StackConfig struct {
 	// ChatWebhooksSecretArn secret; cmd/local's -alert-webhook). Alerts reach it only
 	// with an SQS server (SQSAddr), which also serves the alerts topic.
 	AlertWebhooks []teamchat.Webhook
+	// AsyncRetryDelay, when positive, replaces how long a failed asynchronous (SNS)
+	// invocation waits before Lambda tries it again (deployed about a minute; tests
+	// shorten it).
+	AsyncRetryDelay time.Duration
 }
 
 // Stack is the whole of stockguard in one process: the embedded servers with the
@@ -158,7 +164,6 @@ type Stack struct {
 	Signer *idtoken.KeySigner
 
 	merchant *paytest.Merchant
-	keyID    string // the kid of the local tokens (the template's SIGNING_KEY_ID)
 
 	wxClient   *wxapi.Client // the one client of WeChat's server API (the wechat function's)
 	detailPath string        // the wechat function's ORDER_DETAIL_PATH, set at Start
@@ -170,6 +175,8 @@ type Stack struct {
 	functions []sam.Function
 	cfg       StackConfig
 	gateway   http.Handler
+	issuer    *http.Server // serves API at StackConfig.Issuer when the stack chose it
+	issuerLn  net.Listener
 }
 
 // Start brings the stack up. Every AWS::Serverless::Function of the template is built
@@ -186,6 +193,9 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 			s.Close()
 		}
 	}()
+	if cfg.Issuer, err = s.listenIssuer(cfg.Issuer); err != nil {
+		return nil, err
+	}
 	if s.DynamoDB, err = StartDynamoDB(ctx, cfg.DynamoDBAddr, DynamoDBOptions{Wrap: cfg.DynamoDBWrap}); err != nil {
 		return nil, err
 	}
@@ -233,6 +243,31 @@ func Start(ctx context.Context, cfg StackConfig) (_ *Stack, err error) {
 	return s, nil
 }
 
+// listenIssuer returns issuer, or when it is empty listens on a free loopback port for
+// the issuer (see StackConfig.Issuer) and returns that listener's URL.
+func (s *Stack) listenIssuer(issuer string) (string, error) {
+	if issuer != "" {
+		return issuer, nil
+	}
+	var err error
+	if s.issuerLn, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		return "", fmt.Errorf("listen for the issuer: %w", err)
+	}
+	return "http://" + s.issuerLn.Addr().String(), nil
+}
+
+// serveIssuer serves API on the issuer's listener, if the stack opened one.
+func (s *Stack) serveIssuer() {
+	if s.issuerLn != nil {
+		s.issuer = &http.Server{Handler: s.API, ReadHeaderTimeout: 10 * time.Second}
+		go s.issuer.Serve(s.issuerLn)
+	}
+}
+
+// Issuer is the iss of the local login tokens: StackConfig.Issuer, or the URL of the
+// loopback listener the stack serves API on when that was empty.
+func (s *Stack) Issuer() string { return s.cfg.Issuer }
+
 // prepare fills cfg's defaults and loads its template with the local parameters:
 // locally the merchant configuration is the local platform's, not a secret's, and
 // tokens are for the local app.
@@ -244,7 +279,6 @@ func prepare(cfg StackConfig) (StackConfig, *sam.Template, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	cfg.PayAddr, cfg.LoginAddr = cmp.Or(cfg.PayAddr, "127.0.0.1:0"), cmp.Or(cfg.LoginAddr, "127.0.0.1:0")
-	cfg.Issuer = cmp.Or(cfg.Issuer, DefaultIssuer)
 	params := maps.Clone(cfg.Parameters)
 	if params == nil {
 		params = map[string]string{}
@@ -288,8 +322,9 @@ func loadTemplate(path string, params map[string]string) (*sam.Template, error) 
 	return t, err
 }
 
-// serve builds API: the gateway over the template's routes, checking tokens like the
-// JWT authorizer, the /_local/ routes and the OpenAPI document (GET /openapi.yaml).
+// serve builds API: the gateway over the template's routes, checking tokens with the
+// JWT authorizer (see authorizer), the /_local/ routes and the OpenAPI document (GET
+// /openapi.yaml); and serves it at the issuer's URL when the stack chose that.
 func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 	routes, err := tpl.Routes()
 	if err != nil {
@@ -299,7 +334,7 @@ func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 	for i, r := range routes {
 		gwRoutes[i] = Route{Method: r.Method, Path: r.Path, Function: r.Function, Public: r.Public, IAM: r.IAM}
 	}
-	verifier, err := s.verifier(cfg, LocalAppID)
+	authorizer, err := s.authorizer(cfg, LocalAppID)
 	if err != nil {
 		return err
 	}
@@ -308,7 +343,7 @@ func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 		wrap = func(h http.Handler) http.Handler { return h }
 	}
 	mux := http.NewServeMux()
-	s.gateway = wrap(NewGateway(gwRoutes, s.Handlers, GatewayOptions{Logger: cfg.Logger, Verifier: verifier}))
+	s.gateway = wrap(NewGateway(gwRoutes, s.Handlers, GatewayOptions{Logger: cfg.Logger, Authorizer: authorizer}))
 	mux.Handle("/", s.gateway)
 	mux.Handle("POST /_local/invoke/{function}", wrap(http.HandlerFunc(s.serveInvoke)))
 	mux.Handle("POST /_local/pay/{orderId}", wrap(http.HandlerFunc(s.servePay)))
@@ -322,6 +357,7 @@ func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 		}
 		mux.ServeHTTP(w, r)
 	})
+	s.serveIssuer()
 	return nil
 }
 
@@ -566,7 +602,7 @@ func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 			writeLocalJSON(w, http.StatusInternalServerError, []byte(`{"code":"INTERNAL","message":"internal error"}`))
 			return
 		}
-		req = localJSAPIRequest(order)
+		req = localJSAPIRequest(order, s.cfg.Issuer)
 		// Record the JSAPI order on the order as /pay would have, so that every release
 		// asks the stand-in first whatever the payment's outcome (a wrong amount, a
 		// state other than SUCCESS): a payment WeChat Pay holds is never released.
@@ -589,11 +625,12 @@ func (s *Stack) notePrepay(ctx context.Context, order *inventory.Order) {
 }
 
 // localJSAPIRequest is the "JSAPI下单" request POST /orders/{orderId}/pay would have sent
-// for order: its id, amount and expiry, the buyer's local openid, the notify route.
-func localJSAPIRequest(order *inventory.Order) *wechatpay.JSAPIRequest {
+// for order: its id, amount and expiry, the buyer's local openid, the notify route
+// under base (the local API's URL).
+func localJSAPIRequest(order *inventory.Order, base string) *wechatpay.JSAPIRequest {
 	req := &wechatpay.JSAPIRequest{
 		AppID: LocalAppID, MchID: LocalMchID, Description: "stockguard order " + order.ID, OutTradeNo: order.ID,
-		TimeExpire: order.ExpiresAt.Format(time.RFC3339), NotifyURL: DefaultIssuer + "/payments/wechatpay/notify",
+		TimeExpire: order.ExpiresAt.Format(time.RFC3339), NotifyURL: base + "/payments/wechatpay/notify",
 	}
 	req.Amount.Total, req.Amount.Currency = order.Amount, order.Currency
 	req.Payer.OpenID = "o-local-" + order.UserID
@@ -609,6 +646,12 @@ func writeLocalJSON(w http.ResponseWriter, status int, body []byte) {
 // Close stops the servers.
 func (s *Stack) Close() error {
 	var errs []error
+	switch {
+	case s.issuer != nil:
+		errs = append(errs, s.issuer.Close())
+	case s.issuerLn != nil:
+		errs = append(errs, s.issuerLn.Close())
+	}
 	if s.PayServer != nil {
 		errs = append(errs, s.PayServer.Close())
 	}

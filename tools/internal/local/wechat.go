@@ -15,14 +15,11 @@ import (
 	"github.com/stockguard/stockguard/internal/wxapi"
 	"github.com/stockguard/stockguard/internal/wxapi/wxapitest"
 	"github.com/stockguard/stockguard/internal/wxlogin/wxlogintest"
+	"github.com/stockguard/stockguard/tools/internal/apigw"
 )
 
 // LocalAppSecret is the mini-program AppSecret the local jscode2session stand-in accepts.
 const LocalAppSecret = "local-app-secret"
-
-// DefaultIssuer is the iss of the local stack's login tokens when StackConfig.Issuer
-// is empty.
-const DefaultIssuer = "http://127.0.0.1"
 
 // startWeChat starts the stand-ins for WeChat Pay and WeChat login on their own ports
 // and makes the in-memory token signing key. The WeChat Pay stand-in delivers its
@@ -92,21 +89,17 @@ func (s *Stack) paidAtWeChat(ctx context.Context, id string) {
 	s.WxAPIServer.AddPayment(wxapitest.Payment{TransactionID: o.TransactionID, MchID: LocalMchID, OutTradeNo: o.ID, OpenID: o.UserID, PaidAt: *o.PaidAt})
 }
 
-// verifier checks Bearer tokens as the HTTP API's JWT authorizer does: the local
-// issuer, the template's audience, the in-memory key under the kid login signs with.
-func (s *Stack) verifier(cfg StackConfig, audience string) (*idtoken.Verifier, error) {
-	if s.keyID == "" {
-		return nil, errors.New("no login function wired: no token key id")
-	}
-	keys, err := s.keys(s.keyID)
-	if err != nil {
-		return nil, err
-	}
-	v, err := idtoken.NewVerifier(idtoken.VerifierConfig{Issuer: cfg.Issuer, Audiences: []string{audience}, Keys: keys, Now: cfg.Now})
+// authorizer is the HttpApi's JWT authorizer, as API Gateway runs it: the local issuer
+// (whose discovery document and key set it fetches over HTTP, as the stack serves
+// them at the issuer's URL), the template's audience, the stack's clock (its key cache
+// expires on it too).
+func (s *Stack) authorizer(cfg StackConfig, audience string) (*apigw.JWTAuthorizer, error) {
+	a, err := apigw.NewJWTAuthorizer(apigw.JWTConfig{Issuer: cfg.Issuer, Audience: []string{audience},
+		Client: &http.Client{Timeout: 10 * time.Second}, Now: cfg.Now})
 	if err != nil {
 		return nil, fmt.Errorf("local JWT authorizer: %w", err)
 	}
-	return v, nil
+	return a, nil
 }
 
 // payAtStandIn plays the buyer paying the order's JSAPI order at the WeChat Pay

@@ -1,6 +1,7 @@
 package sam_test
 
 import (
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -50,13 +51,53 @@ func TestWiring_AlertChatReadsTheTopicAndOnlyItsSecret(t *testing.T) {
 			t.Errorf("with ChatWebhooksSecretArn=%s: GetSecretValue on %s allowed %v, on another secret %v", given, full,
 				allowed("secretsmanager:GetSecretValue", full), allowed("secretsmanager:GetSecretValue", strings.Replace(full, "chat", "wechatpay", 1)))
 		}
-		var actions []string
+		keys := map[string][]string{} // leading key pattern → actions on the orders table
+		var others []string
 		for _, s := range f.Policies.Statements {
-			actions = append(actions, s.Action...)
+			if lead := s.Condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]; len(lead) > 0 {
+				keys[strings.Join(lead, ",")] = slices.Sorted(slices.Values(s.Action))
+				continue
+			}
+			others = append(others, s.Action...)
 		}
-		slices.Sort(actions)
-		if want := []string{"dynamodb:DeleteItem", "dynamodb:UpdateItem", "secretsmanager:GetSecretValue"}; !slices.Equal(actions, want) {
-			t.Errorf("actions %v, want %v", actions, want)
+		want := map[string][]string{"quiet#*": {"dynamodb:DeleteItem", "dynamodb:UpdateItem"}, "pace#*": {"dynamodb:GetItem", "dynamodb:UpdateItem"}}
+		if !maps.EqualFunc(keys, want, slices.Equal) || !slices.Equal(others, []string{"secretsmanager:GetSecretValue"}) {
+			t.Errorf("DynamoDB actions by leading key %v, others %v; want %v and the secret only", keys, others, want)
 		}
+	}
+}
+
+// What Lambda gives up on is not dropped: the alert function's asynchronous
+// invocations keep Lambda's retries and go, failed, to an encrypted queue of the
+// template that an alarm watches (sends to it, and Lambda's failures to send) and the
+// function itself consumes (one record a batch), which redrives to a dead-letter queue.
+func TestWiring_AlertChatRedrivesWhatLambdaGaveUpOn(t *testing.T) {
+	functions := realByName(t, (*sam.Template).Functions, func(f sam.Function) string { return f.Name })
+	queues := realByName(t, (*sam.Template).Queues, func(q sam.Queue) string { return q.Name })
+	alarms, err := loadRealTemplate(t).Alarms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := functions["AlertChatFunction"]
+	inv := f.EventInvoke
+	if inv == nil || inv.OnFailure == "" || inv.MaximumRetryAttempts != 2 || inv.MaximumEventAgeInSeconds != 21600 {
+		t.Fatalf("EventInvokeConfig %+v: want 2 retries, 6 hours, an SQS on-failure destination", inv)
+	}
+	q, ok := queues[inv.OnFailure]
+	if !ok || q.Attributes["SqsManagedSseEnabled"] != "true" || q.DeadLetterQueue == "" {
+		t.Errorf("on-failure queue %s: %+v; want a queue of the template, encrypted, with a dead-letter queue", inv.OnFailure, q)
+	}
+	if !slices.ContainsFunc(f.Events.SQS, func(ev sam.SQSEvent) bool { return ev.Queue == inv.OnFailure && ev.BatchSize == 1 }) {
+		t.Errorf("SQS events %+v: want one on %s, one record a batch", f.Events.SQS, inv.OnFailure)
+	}
+	watched := func(namespace, name, dimension, value string) bool {
+		return slices.ContainsFunc(alarms, func(a sam.Alarm) bool {
+			return slices.ContainsFunc(a.Metrics, func(m sam.MetricRef) bool {
+				return m.Namespace == namespace && m.Name == name && m.Dimensions[dimension] == value
+			})
+		})
+	}
+	if !watched("AWS/SQS", "NumberOfMessagesSent", "QueueName", inv.OnFailure) || !watched("AWS/Lambda", "DestinationDeliveryFailures", "FunctionName", f.Name) {
+		t.Errorf("no alarm watches the sends to %s and %s's failures to send there", inv.OnFailure, f.Name)
 	}
 }

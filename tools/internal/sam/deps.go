@@ -58,8 +58,10 @@ var pollerEvents = []string{"MQ", "DocumentDB", "SelfManagedKafka"}
 //
 // A reference to a parameter, a pseudo parameter or a Fn::Sub variable is no edge.
 // Nodes are logical ids, <Function>.Alias for an alias, ServerlessHttpApi and
-// ServerlessRestApi for SAM's implicit APIs; a reference to a resource SAM generates
-// is resolved to the node that makes it (<Function>Role, <Function><Event>,
+// ServerlessRestApi for SAM's implicit APIs, <Function>Role for the execution role SAM
+// generates for a function that names no Role (its Policies and the other
+// roleProperties are its edges; the function depends on it); a reference to another
+// resource SAM generates is resolved to the node that makes it (<Function><Event>,
 // <Function>Alias<alias>). Errors: a reference to nothing of the template, or an
 // intrinsic function of the wrong shape.
 func (t *Template) Dependencies() ([]Dependency, error) {
@@ -138,7 +140,9 @@ func (g *graph) generatedNames() map[string]string {
 			continue
 		}
 		props := asMap(res["Properties"])
-		out[id+"Role"] = id
+		if props["Role"] == nil {
+			out[id+"Role"] = id + "Role"
+		}
 		if alias, ok := props["AutoPublishAlias"].(string); ok {
 			out[id+"Alias"+alias] = id + aliasSuffix
 		}
@@ -170,10 +174,23 @@ func (g *graph) dependsOn(id string, v any) {
 	}
 }
 
+// roleProperties are the properties of an AWS::Serverless::Function that SAM turns into
+// its generated execution role, <Function>Role (AWS SAM specification,
+// "AWS::Serverless::Function": Policies, PermissionsBoundary, AssumeRolePolicyDocument
+// and RolePath, and the policies it adds for a DeadLetterQueue and for
+// EventInvokeConfig's destinations): what they name, the role depends on, and the
+// function only through its role.
+var roleProperties = []string{"Policies", "PermissionsBoundary", "AssumeRolePolicyDocument", "RolePath", "DeadLetterQueue", "EventInvokeConfig"}
+
 // function adds the edges of an AWS::Serverless::Function id: its properties and
-// Globals.Function's (events and deployment preference apart), its alias, its events.
+// Globals.Function's (events and deployment preference apart; the role's properties
+// from its generated role, which the function depends on), its alias, its events.
 func (g *graph) function(id string, props, globals map[string]any) {
-	target := id
+	target, role := id, id
+	if props["Role"] == nil {
+		role = id + "Role"
+		g.add(id, role, "the function's execution role, which SAM generates")
+	}
 	_, alias := props["AutoPublishAlias"].(string)
 	if _, global := globals["AutoPublishAlias"].(string); alias || global {
 		target = id + aliasSuffix
@@ -184,18 +201,25 @@ func (g *graph) function(id string, props, globals map[string]any) {
 		props map[string]any
 	}{{"Globals.Function", globals}, {"Properties", props}} {
 		for _, key := range slices.Sorted(maps.Keys(src.props)) {
-			switch key {
-			case "Events":
-			case "DeploymentPreference":
+			switch {
+			case key == "Events":
+			case key == "DeploymentPreference":
 				// The CodeDeploy deployment group names the alarms, hooks and role;
 				// the alias's update policy names the deployment group.
 				g.walk(target, src.where+".DeploymentPreference", src.props[key])
+			case slices.Contains(roleProperties, key):
+				g.walk(role, src.where+"."+key, src.props[key])
 			default:
 				g.walk(id, src.where+"."+key, src.props[key])
 			}
 		}
 	}
-	events := asMap(props["Events"])
+	g.events(id, target, role, asMap(props["Events"]))
+}
+
+// events adds the edges of function id's events: target is the function or its alias,
+// role the node of its execution role.
+func (g *graph) events(id, target, role string, events map[string]any) {
 	for _, name := range slices.Sorted(maps.Keys(events)) {
 		ev := asMap(events[name])
 		typ, _ := ev["Type"].(string)
@@ -225,7 +249,7 @@ func (g *graph) function(id string, props, globals map[string]any) {
 			g.add(node, target, why+": SAM's "+node+" invokes the function")
 			g.walk(node, "Events."+name+".Properties", evProps)
 			if slices.Contains(pollerEvents, typ) {
-				g.walk(id, "Events."+name+".Properties (the role's polling policy)", evProps)
+				g.walk(role, "Events."+name+".Properties (the role's polling policy)", evProps)
 			}
 		}
 	}

@@ -36,7 +36,11 @@ func TestCheckDependencies_NamesEachCycle(t *testing.T) {
 			"CreateOrderFunction.Alias → ApiErrorsAlarm (Properties.DeploymentPreference.Alarms[0])"},
 		{"cycle_mq_poller.yaml", "dependency cycle: " +
 			"BrokerSecret → Worker (Properties.Description), " +
-			"Worker → BrokerSecret (Events.Orders.Properties (the role's polling policy).SourceAccessConfigurations[0].URI)"},
+			"Worker → WorkerRole (the function's execution role, which SAM generates), " +
+			"WorkerRole → BrokerSecret (Events.Orders.Properties (the role's polling policy).SourceAccessConfigurations[0].URI)"},
+		{"cycle_key_policy_role.yaml", "dependency cycle: " +
+			"SignerRole → SigningKey (Properties.Policies[0].Statement[0].Resource), " +
+			"SigningKey → SignerRole (Properties.KeyPolicy.Statement[0].Principal.AWS)"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.TrimSuffix(tt.fixture, ".yaml"), func(t *testing.T) {
@@ -53,7 +57,8 @@ func TestCheckDependencies_NamesEachCycle(t *testing.T) {
 
 // What SAM does not make a dependency is none here either: a function's own events,
 // an SQS event's queue (SAM gives the role a managed policy naming no queue), a
-// Fn::Sub list form's variables, parameters and pseudo parameters.
+// Fn::Sub list form's variables, parameters and pseudo parameters. The function
+// depends on the execution role SAM generates for it.
 func TestDependencies_FollowSAMNotGuesses(t *testing.T) {
 	tpl := load(t, "sqs_queue_names_function.yaml")
 	edges, err := tpl.Dependencies()
@@ -64,7 +69,7 @@ func TestDependencies_FollowSAMNotGuesses(t *testing.T) {
 	for _, e := range edges {
 		got = append(got, e.From+"→"+e.To)
 	}
-	want := []string{"WorkQueue→Worker", "WorkerWork→WorkQueue", "WorkerWork→Worker"}
+	want := []string{"WorkQueue→Worker", "Worker→WorkerRole", "WorkerWork→WorkQueue", "WorkerWork→Worker"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("edges %v, want %v", got, want)
 	}

@@ -71,6 +71,22 @@ type Function struct {
 	// DeploymentPreference is how a new version replaces the old one (SAM
 	// DeploymentPreference); nil for all at once.
 	DeploymentPreference *DeploymentPreference
+	// EventInvoke is how Lambda retries the function's asynchronous invocations and
+	// where it sends the ones that fail (SAM EventInvokeConfig); nil when unset
+	// (Lambda's defaults: 2 retries, 6 hours, no destination).
+	EventInvoke *EventInvoke
+}
+
+// EventInvoke is a function's asynchronous invocation configuration (AWS Lambda
+// Developer Guide, "Error handling and automatic retries in Lambda" and "Capturing
+// records of Lambda asynchronous invocations").
+type EventInvoke struct {
+	// MaximumRetryAttempts (0 to 2) and MaximumEventAgeInSeconds (60 to 21,600); -1
+	// when unset (Lambda's defaults, 2 and 21,600).
+	MaximumRetryAttempts, MaximumEventAgeInSeconds int
+	// OnFailure is the local name of the queue the on-failure destination names (Type
+	// SQS, a queue of the template); "" for none.
+	OnFailure string
 }
 
 // DeploymentPreference is a function's gradual deployment through CodeDeploy (AWS SAM
@@ -110,6 +126,7 @@ func (t *Template) globalFunction() (*global.Function, error) {
 }
 
 func (t *Template) function(id string, f *serverless.Function, g *global.Function) (Function, error) {
+	var err error
 	fn := Function{
 		Name:                id,
 		Runtime:             first(f.Runtime, g.Runtime),
@@ -128,12 +145,16 @@ func (t *Template) function(id string, f *serverless.Function, g *global.Functio
 		fn.DeploymentPreference = &DeploymentPreference{Type: aws.ToString(d.Type), Alarms: d.Alarms}
 	}
 	var raw struct {
-		Events        map[string]rawEvent
-		Policies      any
-		LoggingConfig struct{ LogFormat, LogGroup string }
+		Events            map[string]rawEvent
+		Policies          any
+		LoggingConfig     struct{ LogFormat, LogGroup string }
+		EventInvokeConfig *rawEventInvoke
 	}
 	if err := json.Unmarshal(t.resources[id].Properties, &raw); err != nil {
 		return Function{}, fmt.Errorf("decode properties: %w", err)
+	}
+	if fn.EventInvoke, err = raw.EventInvokeConfig.decode(); err != nil {
+		return Function{}, fmt.Errorf("EventInvokeConfig: %w", err)
 	}
 	var global struct {
 		LoggingConfig struct{ LogFormat, LogGroup string }
@@ -143,7 +164,6 @@ func (t *Template) function(id string, f *serverless.Function, g *global.Functio
 	}
 	fn.LogFormat = cmp.Or(raw.LoggingConfig.LogFormat, global.LoggingConfig.LogFormat)
 	fn.LogGroup = cmp.Or(raw.LoggingConfig.LogGroup, global.LoggingConfig.LogGroup)
-	var err error
 	if fn.Events, err = newEvents(raw.Events); err != nil {
 		return Function{}, err
 	}
@@ -202,4 +222,30 @@ func environment(local, global *serverless.Function_FunctionEnvironment) map[str
 		}
 	}
 	return merged
+}
+
+// rawEventInvoke is a function's EventInvokeConfig as the resolved template has it.
+type rawEventInvoke struct {
+	MaximumRetryAttempts     *int
+	MaximumEventAgeInSeconds *int
+	DestinationConfig        struct {
+		OnFailure struct{ Type, Destination string }
+	}
+}
+
+// decode reads e, nil for none. An SQS on-failure destination must name a queue of
+// the template.
+func (e *rawEventInvoke) decode() (*EventInvoke, error) {
+	if e == nil {
+		return nil, nil
+	}
+	out := &EventInvoke{MaximumRetryAttempts: firstInt(-1, e.MaximumRetryAttempts), MaximumEventAgeInSeconds: firstInt(-1, e.MaximumEventAgeInSeconds)}
+	if f := e.DestinationConfig.OnFailure; f.Type == "SQS" {
+		queue, ok := queueFromARN(f.Destination)
+		if !ok {
+			return nil, fmt.Errorf("OnFailure.Destination %q is not the ARN of a queue in this template", f.Destination)
+		}
+		out.OnFailure = queue
+	}
+	return out, nil
 }

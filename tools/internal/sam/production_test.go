@@ -242,14 +242,15 @@ func TestProduction_EveryScheduleHasARetryPolicyAndADeadLetterQueue(t *testing.T
 			}
 		}
 	}
-	if schedules != 3 {
-		t.Errorf("%d schedules, want 3 (sweep, reconcile, stuck refunds)", schedules)
+	if schedules != 4 {
+		t.Errorf("%d schedules, want 4 (sweep, reconcile, stuck refunds, chat digests)", schedules)
 	}
 }
 
 // State a stack update must not replace nor a stack deletion delete is retained: the
 // tables, the token-signing key (a new one logs every buyer out), every log group and
-// every dead-letter queue. Nothing else is: the work queues' losses are made good by
+// every dead-letter queue (an on-failure destination of asynchronous invocations is
+// one too). Nothing else is: the work queues' losses are made good by
 // the sweep and the stuck-refund pass, and the alerts key encrypts only messages in
 // transit; they say Delete.
 func TestProduction_StateIsRetained(t *testing.T) {
@@ -268,6 +269,9 @@ func TestProduction_StateIsRetained(t *testing.T) {
 		for _, ev := range f.Events.Schedule {
 			deadLetter[ev.DeadLetterQueue] = true
 		}
+		if f.EventInvoke != nil && f.EventInvoke.OnFailure != "" {
+			deadLetter[f.EventInvoke.OnFailure] = true // asynchronous invocations' dead letters
+		}
 	}
 	var retained, want []string
 	for _, r := range tpl.Resources() {
@@ -281,7 +285,7 @@ func TestProduction_StateIsRetained(t *testing.T) {
 			t.Errorf("%s (%s): DeletionPolicy %q, UpdateReplacePolicy %q; want both stated", r.Name, r.Type, r.DeletionPolicy, r.UpdateReplacePolicy)
 		}
 		switch {
-		case r.Type == "AWS::DynamoDB::Table", r.Type == "AWS::Logs::LogGroup", r.Name == "SigningKey",
+		case r.Type == "AWS::DynamoDB::Table", r.Type == "AWS::Logs::LogGroup", strings.HasPrefix(r.Name, "SigningKey"),
 			r.Type == "AWS::SQS::Queue" && deadLetter[r.Name]:
 			want = append(want, r.Name)
 		}

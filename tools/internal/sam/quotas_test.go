@@ -41,7 +41,7 @@ func TestWiring_QuotasInFrontOfTheFunctions(t *testing.T) {
 		t.Errorf("routes missing: %v", want)
 	}
 	functions := realByName(t, (*sam.Template).Functions, func(f sam.Function) string { return f.Name })
-	reserved := map[string]int{"CloseOrderFunction": 20, "PayCallbackFunction": 20, "ReconcileFunction": 1, "AlertChatFunction": 1}
+	reserved := map[string]int{"CloseOrderFunction": 20, "PayCallbackFunction": 20, "ReconcileFunction": 1, "AlertChatFunction": 2}
 	for name, f := range functions {
 		want, ok := reserved[name]
 		switch {
@@ -51,7 +51,34 @@ func TestWiring_QuotasInFrontOfTheFunctions(t *testing.T) {
 			t.Errorf("%s: reserved concurrency %d, want none", name, *f.ReservedConcurrency)
 		}
 	}
-	if sqs := functions["CloseOrderFunction"].Events.SQS; len(sqs) != 1 || sqs[0].MaximumConcurrency != 10 {
-		t.Errorf("closeOrder's SQS events %+v, want one with MaximumConcurrency 10", sqs)
+	for name, want := range map[string]int{"CloseOrderFunction": 10, "RefundFunction": 2, "WeChatFunction": 5, "AlertChatFunction": 2} {
+		if sqs := functions[name].Events.SQS; len(sqs) != 1 || sqs[0].MaximumConcurrency != want {
+			t.Errorf("%s's SQS events %+v, want one with MaximumConcurrency %d", name, sqs, want)
+		}
+	}
+}
+
+// Every SQS event source is capped (ScalingConfig.MaximumConcurrency, 2 to 1,000:
+// Lambda API Reference, ScalingConfig), so no burst on a queue scales its consumer by
+// up to 300 instances a minute into a downstream's rate limits or the account's
+// concurrency ("Configuring scaling behavior for SQS event source mappings"); and no
+// cap is above the function's reserved concurrency, which would only turn the excess
+// into throttles (AWS re:Post Knowledge Center, knowledge-center/lambda-sqs-scaling:
+// "maximum concurrency" and reserved concurrency work together).
+func TestWiring_EverySQSEventSourceHasAMaximumConcurrency(t *testing.T) {
+	sources := 0
+	for _, f := range realFunctions(t) {
+		for _, ev := range f.Events.SQS {
+			sources++
+			switch m := ev.MaximumConcurrency; {
+			case m < 2 || m > 1000:
+				t.Errorf("%s event %s: MaximumConcurrency %d, want 2 to 1,000", f.Name, ev.Name, m)
+			case f.ReservedConcurrency != nil && m > *f.ReservedConcurrency:
+				t.Errorf("%s event %s: MaximumConcurrency %d above the function's reserved concurrency %d", f.Name, ev.Name, m, *f.ReservedConcurrency)
+			}
+		}
+	}
+	if sources < 3 {
+		t.Errorf("%d SQS event sources, want at least the close-order, refund and WeChat queues'", sources)
 	}
 }

@@ -153,12 +153,17 @@ var generatedTypes = map[string]string{
 }
 
 // resourceNamed is the resource a template calls id: one of its Resources, or one SAM
-// generates for a function's event (see generatedTypes), as {"Type": …}; nil for
-// neither.
+// generates, as {"Type": …}: for a function's event (see generatedTypes), or the
+// execution role <Function>Role of a function that names no Role (AWS SAM
+// specification, "Generated AWS CloudFormation resources"); nil for neither.
 func resourceNamed(id string, template any) map[string]any {
 	resources := asMap(asMap(template)["Resources"])
 	if resource := asMap(resources[id]); resource != nil {
 		return resource
+	}
+	if fn := asMap(resources[strings.TrimSuffix(id, "Role")]); strings.HasSuffix(id, "Role") &&
+		fn["Type"] == "AWS::Serverless::Function" && asMap(fn["Properties"])["Role"] == nil {
+		return map[string]any{"Type": "AWS::IAM::Role"}
 	}
 	for fn, r := range resources {
 		events := asMap(asMap(asMap(r)["Properties"])["Events"])

@@ -77,3 +77,29 @@ func TestSamconfig_HasDevAndProdEnvironmentsOfTheTemplate(t *testing.T) {
 		}
 	}
 }
+
+// Every function is `CodeUri: .` with `BuildMethod: makefile`
+// (TestWiring_FunctionsAreBuiltByTheMakefileForProvidedAL2023OnArm64), so a build that
+// copies the code location copies the whole repository once per function. samconfig.toml
+// builds in source instead (`sam build --build-in-source`, which the SAM CLI supports for
+// the Makefile workflow), cached and in parallel.
+func TestSamconfig_BuildsInSource(t *testing.T) {
+	var cfg struct {
+		Default struct {
+			Build struct {
+				Parameters struct {
+					BuildInSource *bool `toml:"build_in_source"`
+					Cached        bool  `toml:"cached"`
+					Parallel      bool  `toml:"parallel"`
+				}
+			}
+		}
+	}
+	if _, err := toml.DecodeFile(filepath.Join(testkit.ModuleRoot(t), "samconfig.toml"), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Default.Build.Parameters
+	if p.BuildInSource == nil || !*p.BuildInSource || !p.Cached || !p.Parallel {
+		t.Errorf("[default.build.parameters] build_in_source %v, cached %v, parallel %v; want all true", p.BuildInSource, p.Cached, p.Parallel)
+	}
+}

@@ -19,7 +19,7 @@
 //     parameters to lists of strings, all others to strings.
 //   - Ref to a pseudo parameter → AWS::Region [Region], AWS::AccountId [AccountID],
 //     AWS::Partition "aws", AWS::URLSuffix "amazonaws.com", AWS::StackName [StackName],
-//     AWS::NoValue removes the property.
+//     AWS::NoValue removes the property (or the list item).
 //   - Fn::GetAtt → a deterministic local value, see [Template] for the table.
 //   - A resource SAM generates for a function's Schedule (ScheduleV2) event, named
 //     <Function><Event>, is an AWS::Events::Rule (AWS::Scheduler::Schedule) of that
@@ -152,7 +152,11 @@ func parse(source []byte, values map[string]string, sourceIsJSON bool) (*Templat
 	if err := json.Unmarshal(unresolved, &written); err != nil {
 		return nil, fmt.Errorf("decode template: %w", err)
 	}
-	resolved, err := resolveIntrinsics(source, values, sourceIsJSON)
+	unconditional, conditions, err := withoutResourceConditions(unresolved)
+	if err != nil {
+		return nil, err
+	}
+	resolved, err := resolveIntrinsics(unconditional, values, true)
 	if err != nil {
 		return nil, err
 	}
@@ -160,6 +164,10 @@ func parse(source []byte, values map[string]string, sourceIsJSON bool) (*Templat
 	if err := json.Unmarshal(resolved, &doc); err != nil {
 		return nil, fmt.Errorf("decode resolved template: %w", err)
 	}
+	if err := dropFalseResources(doc, conditions); err != nil {
+		return nil, err
+	}
+	dropNoValueItems(doc)
 	if err := stringifyEnvironments(doc); err != nil {
 		return nil, err
 	}
@@ -189,6 +197,70 @@ func parse(source []byte, values map[string]string, sourceIsJSON bool) (*Templat
 		globalFunction = json.RawMessage("null")
 	}
 	return &Template{cf: cf, resources: sections.Resources, source: written, globalFunctionJSON: globalFunction}, nil
+}
+
+// withoutResourceConditions returns the template (JSON, intrinsic functions
+// unresolved) without its resources' Condition attributes, and each conditional
+// resource's condition name. goformation v7.14.9's processor (intrinsics.search)
+// replaces any object with a "Condition" key by that condition's value, so a
+// conditional resource would become a bare true or false.
+func withoutResourceConditions(unresolved []byte) ([]byte, map[string]string, error) {
+	var doc map[string]any
+	if err := json.Unmarshal(unresolved, &doc); err != nil {
+		return nil, nil, fmt.Errorf("decode template: %w", err)
+	}
+	conditions := map[string]string{}
+	for id, r := range asMap(doc["Resources"]) {
+		res := asMap(r)
+		if c, ok := res["Condition"]; ok {
+			name, isName := c.(string)
+			if !isName {
+				return nil, nil, fmt.Errorf("resource %s: Condition must name a condition", id)
+			}
+			conditions[id] = name
+			delete(res, "Condition")
+		}
+	}
+	out, err := json.Marshal(doc)
+	return out, conditions, err
+}
+
+// dropFalseResources removes from doc (resolved, its Conditions evaluated to true or
+// false) each resource whose condition is false, as CloudFormation creates none of
+// them. An error names a condition that is not in Conditions.
+func dropFalseResources(doc map[string]any, conditions map[string]string) error {
+	evaluated := asMap(doc["Conditions"])
+	for id, name := range conditions {
+		value, ok := evaluated[name].(bool)
+		if !ok {
+			return fmt.Errorf("resource %s: condition %s is not a condition of the template", id, name)
+		}
+		if !value {
+			delete(asMap(doc["Resources"]), id)
+		}
+	}
+	return nil
+}
+
+// dropNoValueItems removes from every list of v the items that resolved to null: a Ref
+// AWS::NoValue in a list removes that item, as a Fn::If choosing it for one of a
+// policy's resources (CloudFormation User Guide, "Pseudo parameters reference").
+func dropNoValueItems(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, item := range v {
+			v[k] = dropNoValueItems(item)
+		}
+	case []any:
+		kept := v[:0]
+		for _, item := range v {
+			if item != nil {
+				kept = append(kept, dropNoValueItems(item))
+			}
+		}
+		return kept
+	}
+	return v
 }
 
 // withoutUnmodelled encodes doc without the SAM properties goformation v7.14.9's

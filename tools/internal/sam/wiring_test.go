@@ -772,3 +772,58 @@ func TestWiring_SecretPoliciesAcceptTheARNFormsTheParameterAllows(t *testing.T) 
 		}
 	}
 }
+
+// The SigningKeys parameter walks a key rotation through the two key slots: login signs
+// with the first letter's key; jwks publishes it and, while both slots exist, the
+// other (OTHER_SIGNING_KEY_ID), and may read the public key of each key that exists;
+// login's own policies grant no KMS action (the key policy names its role).
+func TestWiring_SigningKeysRotateThroughTheirSlots(t *testing.T) {
+	arn := func(id string) string { return "arn:aws:kms:" + sam.Region + ":" + sam.AccountID + ":key/" + id }
+	for _, tc := range []struct {
+		value, signs, other string
+		readable            []string
+	}{
+		{"A", "SigningKeyA", "", []string{arn("SigningKeyA")}},
+		{"A+B", "SigningKeyA", "SigningKeyB", []string{arn("SigningKeyA"), arn("SigningKeyB")}},
+		{"B+A", "SigningKeyB", "SigningKeyA", []string{arn("SigningKeyA"), arn("SigningKeyB")}},
+		{"B", "SigningKeyB", "", []string{arn("SigningKeyB")}},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			tpl, err := sam.LoadWithParameters(filepath.Join(testkit.ModuleRoot(t), "template.yaml"), map[string]string{"SigningKeys": tc.value})
+			if err != nil {
+				t.Fatal(err)
+			}
+			functions, err := tpl.Functions()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range functions {
+				switch f.Name {
+				case "LoginFunction":
+					if f.Environment["SIGNING_KEY_ID"] != tc.signs {
+						t.Errorf("login signs with %q, want %s", f.Environment["SIGNING_KEY_ID"], tc.signs)
+					}
+					for _, st := range f.Policies.Statements {
+						if slices.ContainsFunc(st.Action, func(a string) bool { return strings.HasPrefix(a, "kms:") }) {
+							t.Errorf("login's policy %s grants %v: the key policy alone should", st.Sid, st.Action)
+						}
+					}
+				case "JwksFunction":
+					other, set := f.Environment["OTHER_SIGNING_KEY_ID"]
+					if f.Environment["SIGNING_KEY_ID"] != tc.signs || other != tc.other || set != (tc.other != "") {
+						t.Errorf("jwks publishes %q and %q (set %v), want %s and %q", f.Environment["SIGNING_KEY_ID"], other, set, tc.signs, tc.other)
+					}
+					var readable []string
+					for _, st := range f.Policies.Statements {
+						if slices.Contains(st.Action, "kms:GetPublicKey") {
+							readable = append(readable, st.Resource...)
+						}
+					}
+					if !slices.Equal(readable, tc.readable) {
+						t.Errorf("jwks may read the public keys of %v, want %v", readable, tc.readable)
+					}
+				}
+			}
+		})
+	}
+}

@@ -33,6 +33,21 @@ func (f *faults) wrap(next http.Handler) http.Handler {
 	})
 }
 
+// dropAnswers lets the server apply the next requests of operation op (a suffix of
+// X-Amz-Target, e.g. ".UpdateItem") while left counts down from above 0, losing each
+// answer (applyThenDrop); left goes on down, counting the op's later requests below 0.
+func dropAnswers(op string, left *atomic.Int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.Header.Get("X-Amz-Target"), op) && left.Add(-1) >= 0 {
+				applyThenDrop(next, w, r)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
 // applyThenDrop lets the server apply the request, then loses its answer: the client
 // sees a 500 as if the connection broke after the write.
 func applyThenDrop(next http.Handler, w http.ResponseWriter, r *http.Request) {

@@ -2,7 +2,6 @@ package dynamo_test
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -104,16 +103,7 @@ func TestReleaseQuiet_FreesOnlyItsOwnClaim(t *testing.T) {
 // the retry finds its own token and the claim is won, not lost to itself.
 func TestClaimQuiet_AWriteWhoseAnswerWasLostIsStillWon(t *testing.T) {
 	var drop atomic.Int64
-	wrap := func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateItem") && drop.Add(-1) >= 0 {
-				applyThenDrop(next, w, r)
-				return
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
-	e := newEnv(t, dynamo.Options{}, wrap)
+	e := newEnv(t, dynamo.Options{}, dropAnswers(".UpdateItem", &drop))
 	drop.Store(1)
 	t0 := time.Date(2026, 11, 11, 8, 0, 0, 0, time.UTC)
 	if _, ok, err := e.store.ClaimQuiet(context.Background(), "k", time.Hour, t0); err != nil || !ok {

@@ -45,6 +45,7 @@ import (
 	"github.com/stockguard/stockguard/internal/wxapi/wxapitest"
 	"github.com/stockguard/stockguard/internal/wxlogin"
 	"github.com/stockguard/stockguard/internal/wxqueue"
+	"github.com/stockguard/stockguard/tools/internal/apigw"
 	"github.com/stockguard/stockguard/tools/internal/local"
 	"github.com/stockguard/stockguard/tools/internal/sam"
 	"github.com/stockguard/stockguard/tools/internal/testing/stacktest"
@@ -206,7 +207,7 @@ func (w *world) environment(t *testing.T) func(sam.Function) []string {
 	}
 	// Deployed, Ref gives a queue's URL and a key's id; sam resolves both to logical ids.
 	refs := maps.Clone(w.stack.Queues)
-	refs["SigningKey"] = keyID
+	refs["SigningKeyA"] = keyID
 	return func(f sam.Function) []string {
 		env := append(slices.Clone(common), "AWS_LAMBDA_FUNCTION_NAME="+f.Name,
 			"AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+strconv.Itoa(f.MemorySize), "AWS_LAMBDA_FUNCTION_TIMEOUT="+strconv.Itoa(f.Timeout))
@@ -259,10 +260,15 @@ func host(t *testing.T, base string) string {
 }
 
 // inProcess delivers the WeChat Pay stand-in's notifications to the world's gateway,
-// whatever host notify_url names (deployed, the HTTP API's).
+// whatever host notify_url names (deployed, the HTTP API's), and the JWT authorizer's
+// fetches of the issuer's documents (deployed, IssuerApi's).
 type inProcess struct{ w *world }
 
 func (p inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body == nil { // a client's GET; a server always hands its handler a body
+		r = r.Clone(r.Context())
+		r.Body = http.NoBody
+	}
 	rec := httptest.NewRecorder()
 	p.w.stack.API.ServeHTTP(rec, r)
 	return rec.Result(), nil
@@ -285,13 +291,13 @@ func want(t *testing.T, what string, status, code int, out map[string]any) {
 	}
 }
 
-// checkIssuerAndLogin: jwks serves the discovery document and the KMS key's JWK set,
-// fetched as the JWT authorizer fetches them, at the issuer URL the login function
-// stamps (TOKEN_ISSUER, IssuerApi's URL), and the document names that same issuer
-// though jwks is not told it; login exchanges a wx.login code at the jscode2session
-// stand-in for a token signed through KMS, which then passes the JWT check built from
-// that JWK set. From then on the gateway verifies Bearer tokens as the JWT authorizer
-// does.
+// checkIssuerAndLogin: jwks serves the discovery document and the KMS key's JWK set
+// (kty RSA, alg RS256, the key's id as kid) at the issuer URL the login function stamps
+// (TOKEN_ISSUER, IssuerApi's URL), and the document names that same issuer though
+// jwks is not told it; login exchanges a wx.login code at the jscode2session stand-in
+// for an RS256 token signed through KMS, which the JWT authorizer (apigw, fetching
+// those documents as API Gateway does) accepts. From then on the gateway checks tokens
+// with that authorizer.
 func (w *world) checkIssuerAndLogin(t *testing.T) {
 	var disc idtoken.Discovery
 	issuer := w.templateEnv(t, "LoginFunction")["TOKEN_ISSUER"]
@@ -299,25 +305,26 @@ func (w *world) checkIssuerAndLogin(t *testing.T) {
 		t.Fatalf("GET %s%s: %d %s, want the discovery document of issuer %s", issuer, idtoken.DiscoveryPath, code, body, issuer)
 	}
 	var keys idtoken.JWKSet
-	if code, body := w.get(t, disc.JWKSURI); code != http.StatusOK || json.Unmarshal(body, &keys) != nil || len(keys.Keys) != 1 {
-		t.Fatalf("GET %s: %d %s", disc.JWKSURI, code, body)
+	if code, body := w.get(t, disc.JWKSURI); code != http.StatusOK || json.Unmarshal(body, &keys) != nil || len(keys.Keys) != 1 ||
+		keys.Keys[0].Kty != "RSA" || keys.Keys[0].Alg != "RS256" {
+		t.Fatalf("GET %s: %d %s, want one RSA key for RS256", disc.JWKSURI, code, body)
 	}
-	verifier, err := idtoken.NewVerifier(idtoken.VerifierConfig{Issuer: issuer, Audiences: []string{local.LocalAppID}, Keys: keys})
+	authorizer, err := apigw.NewJWTAuthorizer(apigw.JWTConfig{Issuer: issuer, Audience: []string{local.LocalAppID}, Client: &http.Client{Transport: inProcess{w}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	status, out := w.stack.Call(t, http.MethodPost, "/auth/wechat", "", map[string]string{"Content-Type": "application/json"}, `{"code":"test-alice"}`)
 	want(t, "POST /auth/wechat", status, http.StatusOK, out)
 	token, _ := out["token"].(string)
-	claims, err := verifier.Verify("Bearer " + token)
-	if err != nil || claims.Subject != "o-alice" || out["expiresIn"] != 7200.0 {
-		t.Fatalf("login token %v (expiresIn %v): %v; want sub o-alice, 7200 s, verified with the JWK set", claims, out["expiresIn"], err)
+	claims, err := authorizer.Authorize(context.Background(), "Bearer "+token)
+	if err != nil || claims["sub"] != "o-alice" || out["expiresIn"] != 7200.0 {
+		t.Fatalf("login token %v (expiresIn %v): %v; want sub o-alice, 7200 s, accepted by the JWT authorizer", claims, out["expiresIn"], err)
 	}
 	status, out = w.stack.Call(t, http.MethodPost, "/auth/wechat", "", map[string]string{"Content-Type": "application/json"}, `{"code":"test-alice"}`)
 	if status != http.StatusUnauthorized || out["code"] != "UNAUTHORIZED" {
 		t.Errorf("a used wx.login code: %d %v, want 401 UNAUTHORIZED", status, out)
 	}
-	w.serveAPI(local.GatewayOptions{Verifier: verifier})
+	w.serveAPI(local.GatewayOptions{Authorizer: authorizer})
 	w.token = "Bearer " + token
 }
 

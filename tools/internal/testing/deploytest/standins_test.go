@@ -42,8 +42,8 @@ const (
 )
 
 // startKMS starts github.com/nsmithuk/local-kms (an AWS KMS API emulator) in-process
-// on a free port, creates the login tokens' signing key (ECC_NIST_P256, SIGN_VERIFY, as
-// template.yaml's SigningKey) and returns its endpoint and the key id.
+// on a free port, creates the login tokens' signing key (RSA_2048, SIGN_VERIFY, as
+// template.yaml's SigningKeyA) and returns its endpoint and the key id.
 func startKMS(t *testing.T) (endpoint, keyID string) {
 	t.Helper()
 	kmsconfig.AWSRegion, kmsconfig.AWSAccountId = sam.Region, sam.AccountID
@@ -57,7 +57,7 @@ func startKMS(t *testing.T) (endpoint, keyID string) {
 		Credentials: credentials.NewStaticCredentialsProvider(accessKeyID, secretAccessKey, ""),
 	})
 	out, err := client.CreateKey(context.Background(), &kms.CreateKeyInput{
-		KeySpec: types.KeySpecEccNistP256, KeyUsage: types.KeyUsageTypeSignVerify,
+		KeySpec: types.KeySpecRsa2048, KeyUsage: types.KeyUsageTypeSignVerify,
 	})
 	if err != nil {
 		t.Fatalf("create the signing key in local KMS: %v", err)

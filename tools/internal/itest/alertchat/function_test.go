@@ -2,69 +2,32 @@ package alertchat_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
-	"strconv"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/stockguard/stockguard/internal/alertchat"
+	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/internal/teamchat/chattest"
 	"github.com/stockguard/stockguard/internal/testing/testkit"
+	"github.com/stockguard/stockguard/tools/internal/local"
+	"github.com/stockguard/stockguard/tools/internal/testing/stacktest"
 )
 
-// claims is an in-test Quiet: the rule of dynamo.Store.ClaimQuiet (one claim of a key
-// in force at a time, until its period lapses; a release by the holder's token), which
-// dynamo's own tests check against the embedded DynamoDB through the real SDK. fail,
-// when set, is every call's answer (DynamoDB cannot be asked).
-type claims struct {
-	mu   sync.Mutex
-	held map[string]claim
-	next int
-	fail error
-}
-
-type claim struct {
-	token string
-	until time.Time
-}
-
-func (c *claims) ClaimQuiet(_ context.Context, key string, period time.Duration, now time.Time) (string, bool, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.fail != nil {
-		return "", false, c.fail
-	}
-	if h, ok := c.held[key]; ok && now.Before(h.until) {
-		return "", false, nil
-	}
-	c.next++
-	token := strconv.Itoa(c.next)
-	c.held[key] = claim{token: token, until: now.Add(period)}
-	return token, true, nil
-}
-
-func (c *claims) ReleaseQuiet(_ context.Context, key, token string) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.fail != nil {
-		return c.fail
-	}
-	if c.held[key].token == token {
-		delete(c.held, key)
-	}
-	return nil
-}
-
-// world is a Notifier over in-test quiet-period claims, posting to stand-in bots
-// without waiting between retries, on a settable clock.
+// world is a Notifier over the real store (the local stack's embedded DynamoDB through
+// the SDK) for its quiet-period claims and pacing records, posting to stand-in bots
+// that share its settable clock, without waiting between retries.
 type world struct {
-	store *claims
+	store *dynamo.Store
 	log   *testkit.Log
 	clock *testkit.Clock
 	bots  []*chattest.Receiver
@@ -72,10 +35,17 @@ type world struct {
 }
 
 func newWorld(t *testing.T, bots ...*chattest.Receiver) *world {
+	return newWorldOn(t, nil, bots...)
+}
+
+// newWorldOn is newWorld with wrap in front of DynamoDB (nil: none).
+func newWorldOn(t *testing.T, wrap func(http.Handler) http.Handler, bots ...*chattest.Receiver) *world {
 	t.Helper()
-	w := &world{store: &claims{held: map[string]claim{}}, log: &testkit.Log{}, clock: testkit.NewClock(), bots: bots}
+	stack := stacktest.New(t, stacktest.Options{Seed: "[]", Stack: local.StackConfig{DynamoDBWrap: wrap}})
+	w := &world{store: dynamo.New(stack.DB, stack.Tables, dynamo.Options{Now: stack.Clock.Now}), log: &testkit.Log{}, clock: stack.Clock, bots: bots}
 	var hooks []teamchat.Webhook
 	for _, b := range bots {
+		b.UseClock(w.clock.Now)
 		if err := b.Start("127.0.0.1:0"); err != nil {
 			t.Fatal(err)
 		}
@@ -84,8 +54,8 @@ func newWorld(t *testing.T, bots ...*chattest.Receiver) *world {
 	}
 	w.n = alertchat.New(slog.New(slog.NewJSONHandler(w.log, nil)), alertchat.Options{
 		Webhooks: func(context.Context) ([]teamchat.Webhook, error) { return hooks, nil },
-		Poster:   teamchat.NewPoster(teamchat.Options{Sleep: func(context.Context, time.Duration) error { return nil }}),
-		Quiet:    w.store, QuietPeriod: time.Hour, Now: w.clock.Now,
+		Poster:   teamchat.NewPoster(teamchat.Options{Now: w.clock.Now, Sleep: func(context.Context, time.Duration) error { return nil }}),
+		Quiet:    w.store, Paces: w.store, QuietPeriod: time.Hour, Now: w.clock.Now,
 	})
 	return w
 }
@@ -106,9 +76,24 @@ func (w *world) counted(t *testing.T, name string) int {
 	return int(total)
 }
 
+// event reads internal/alertchat/testdata/name, an SNS event as Lambda delivers it.
 func event(t *testing.T, name string) events.SNSEvent {
 	t.Helper()
-	return fixture(t, name)
+	var ev events.SNSEvent
+	if err := json.Unmarshal(testdata(t, name), &ev); err != nil {
+		t.Fatalf("fixture %s: %v", name, err)
+	}
+	return ev
+}
+
+// testdata reads the alertchat package's fixture name.
+func testdata(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(testkit.ModuleRoot(t), "internal", "alertchat", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // SNS delivers at least once and reconcile alerts every run: 20 copies of one alarm
@@ -157,7 +142,7 @@ func TestNotify_SameAlertConcurrentlyIsPostedOncePerBotPerQuietPeriod(t *testing
 
 // Different alerts are not held back by each other's quiet period.
 func TestNotify_DifferentAlertsAreEachPosted(t *testing.T) {
-	w := newWorld(t, chattest.NewReceiver(teamchat.Slack, ""))
+	w := newWorld(t, chattest.NewReceiver(teamchat.WeCom, ""))
 	for _, name := range []string{"alarm-sns-event.json", "books-sns-event.json", "alarm-sns-event.json", "books-sns-event.json"} {
 		if err := w.n.Notify(context.Background(), event(t, name)); err != nil {
 			t.Fatal(err)
@@ -201,7 +186,7 @@ func TestNotify_WithoutWebhooks(t *testing.T) {
 	w := newWorld(t)
 	broken := alertchat.New(slog.New(slog.NewJSONHandler(w.log, nil)), alertchat.Options{
 		Webhooks: func(context.Context) ([]teamchat.Webhook, error) { return nil, errors.New("AccessDeniedException") },
-		Quiet:    w.store,
+		Quiet:    w.store, Paces: w.store,
 	})
 	if err := broken.Notify(context.Background(), event(t, "books-sns-event.json")); !errors.Is(err, alertchat.ErrNotPosted) || w.counted(t, "ChatPostFailed") != 1 {
 		t.Errorf("unreadable webhooks: %v, ChatPostFailed %d; want ErrNotPosted, 1", err, w.counted(t, "ChatPostFailed"))
@@ -211,15 +196,17 @@ func TestNotify_WithoutWebhooks(t *testing.T) {
 	}
 }
 
-// When DynamoDB cannot be asked about the quiet period, the alert is posted anyway.
-func TestNotify_PostsWhenTheQuietPeriodCannotBeChecked(t *testing.T) {
+// When DynamoDB cannot be asked about the quiet period or the bot's pace, the alert is
+// posted anyway.
+func TestNotify_PostsWhenDynamoDBCannotBeAsked(t *testing.T) {
 	bot := chattest.NewReceiver(teamchat.WeCom, "")
-	w := newWorld(t, bot)
-	failing := alertchat.New(slog.New(slog.NewJSONHandler(w.log, nil)), alertchat.Options{
-		Webhooks: func(context.Context) ([]teamchat.Webhook, error) { return []teamchat.Webhook{bot.Webhook()}, nil },
-		Quiet:    &claims{fail: errors.New("ResourceNotFoundException: no such table")},
-	})
-	if err := failing.Notify(context.Background(), event(t, "books-sns-event.json")); err != nil || len(bot.Received()) != 1 {
+	w := newWorldOn(t, testkit.FailDynamoDB(func(target string, _ []byte) bool { return strings.HasSuffix(target, "Item") }), bot)
+	if err := w.n.Notify(context.Background(), event(t, "books-sns-event.json")); err != nil || len(bot.Received()) != 1 {
 		t.Errorf("%v, %d received; want posted once", err, len(bot.Received()))
+	}
+	for _, msg := range []string{"quiet period unknown: posting anyway", "pacing unknown: posting anyway"} {
+		if !strings.Contains(w.log.String(), msg) {
+			t.Errorf("no %q logged", msg)
+		}
 	}
 }
