@@ -1,19 +1,24 @@
 # Build targets for `sam build`. Every function in template.yaml has
 # `Metadata: BuildMethod: makefile` and `CodeUri: .`, so SAM runs
 # `make build-<LogicalId>` here, at the module root, with ARTIFACTS_DIR set to that
-# function's artifact directory (also inside `sam build --use-container`). The
+# function's artifact directory. samconfig.toml builds in source, so make runs in this
+# directory itself rather than in a per-function copy of the repository (inside
+# `sam build --use-container --no-build-in-source`, SAM copies it first). The
 # provided.al2023 runtime runs the executable named bootstrap
 # (AWS SAM developer guide, "Building custom runtimes"; Lambda developer guide,
 # "Deploy Go Lambda functions with .zip file archives").
 
 GO ?= go
 # GOARCH must match the functions' Architectures in template.yaml (arm64 -> arm64,
-# x86_64 -> amd64); internal/dev/sam's wiring test fails when they disagree. Only the make
-# command line overrides it (an exported GOARCH in the environment does not): the
+# x86_64 -> amd64); tools/internal/sam's wiring test fails when they disagree. Only the
+# make command line overrides it (an exported GOARCH in the environment does not): the
 # bootstrap smoke test builds `make build-<LogicalId> GOARCH=amd64` to run the same
 # build under the Lambda Runtime Interface Emulator on an x86_64 machine.
 GOARCH = arm64
-LAMBDA_GOENV = GOOS=linux GOARCH=$(GOARCH) CGO_ENABLED=0
+# GOWORK=off builds a function from the service module alone, with the versions its
+# go.mod lists: go.work (and the tools module it adds) never changes what a function
+# links.
+LAMBDA_GOENV = GOWORK=off GOOS=linux GOARCH=$(GOARCH) CGO_ENABLED=0
 LAMBDA_GOFLAGS := -tags lambda.norpc -trimpath -ldflags='-s -w'
 
 # lambda_function(LogicalId,dir) defines build-<LogicalId>, which compiles

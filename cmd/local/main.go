@@ -16,8 +16,10 @@
 //
 // Callers sign in with POST /auth/wechat (code test-<name> → openid o-<name>, once per
 // code, at the jscode2session stand-in) and send the token as Authorization: Bearer,
-// checked as the JWT authorizer checks it (issuer http://<addr>, whose discovery
-// document and JWK set the API serves). For requests sent from this machine there are
+// checked as API Gateway's JWT authorizer checks it (RS256 only, the key set fetched
+// over HTTP from the issuer's discovery document and cached two hours on the stack's
+// clock; the issuer is the API served on a loopback port of its own, logged as
+// "issuer"). For requests sent from this machine there are
 // local-only conveniences: the X-User-Id request header, copied into the sub claim;
 // the merchant API's /admin/ routes without a SigV4 signature (the operator named by
 // X-Operator-Id, local-operator without it); POST /_local/pay/{orderId} (the buyer
@@ -55,8 +57,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/dev/local"
 	"github.com/stockguard/stockguard/internal/teamchat"
+	"github.com/stockguard/stockguard/tools/internal/local"
 )
 
 func main() {
@@ -299,7 +301,6 @@ func serve(ctx context.Context, log *slog.Logger, o *options) error {
 		return err
 	}
 	defer ln.Close()
-	o.cfg.Issuer = issuer(ln.Addr().(*net.TCPAddr))
 	stack, stop, err := start(ctx, o)
 	if err != nil {
 		return err
@@ -334,7 +335,7 @@ func serve(ctx context.Context, log *slog.Logger, o *options) error {
 	}
 	// The listener was bound before the stack started: connections queued meanwhile.
 	log.Info("ready", "api", "http://"+ln.Addr().String(), "dynamodb", stack.DynamoDB.URL(), "sqs", sqsURL(stack),
-		"wechatpay", stack.PayServer.URL(), "wxlogin", stack.LoginServer.URL(), "wxapi", stack.WxAPIServer.URL(), "issuer", o.cfg.Issuer,
+		"wechatpay", stack.PayServer.URL(), "wxlogin", stack.LoginServer.URL(), "wxapi", stack.WxAPIServer.URL(), "issuer", stack.Issuer(),
 		"paymentTimeout", o.cfg.PaymentTimeout.String(), "seed", o.seed, "aws", cmp.Or(o.cfg.AWSEndpoint, "embedded"))
 	select {
 	case err := <-served:
@@ -378,18 +379,6 @@ func start(ctx context.Context, o *options) (*local.Stack, func(), error) {
 		return nil, nil, err
 	}
 	return stack, stop, nil
-}
-
-// issuer is the local tokens' iss for the API listening at addr: its URL, where it
-// serves the issuer's discovery document and JWK set. An http issuer must be on
-// 127.0.0.1 (idtoken), so on any other address (an exposed one) it is
-// http://127.0.0.1:<port>, which the API also serves when it listens on every
-// interface; tokens are checked in this process, so nobody needs to fetch it.
-func issuer(addr *net.TCPAddr) string {
-	if addr.IP.To4() != nil && addr.IP.IsLoopback() {
-		return "http://" + addr.String()
-	}
-	return "http://127.0.0.1:" + strconv.Itoa(addr.Port)
 }
 
 // sqsURL is the SQS API's URL, "" when -sqs-addr "" started none.

@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 
-	"github.com/stockguard/stockguard/internal/dev/stockctl"
+	"github.com/stockguard/stockguard/internal/stockctl"
 )
 
 func main() {

@@ -1,4 +1,4 @@
-// The stockguard HTTP API as the mini-program uses it (internal/openapi/openapi.yaml in
+// The stockguard HTTP API as the mini-program uses it (tools/internal/openapi/openapi.yaml in
 // the repository): WeChat login, the public SKU list and SKUs, orders, payment through
 // wx.requestPayment, cancel and refund. Plain CommonJS without npm packages, so the same
 // file runs in the mini-program and under `node --test` (with a wx shim).

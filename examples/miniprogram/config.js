@@ -1,6 +1,7 @@
-// Where the API is and what the shop allows. For a deployment: baseURL = the stack's
-// ApiUrl output (an https domain listed as a request domain of the mini-program),
-// localBuyer = '', refundWindowSeconds = the stack's UserRefundWindow parameter.
+// Where the API is and what the shop allows. For a deployment: baseURL = the API's
+// custom domain (https, with an ICP 备案, listed as a request合法域名 of the
+// mini-program; not the stack's execute-api ApiUrl: see README.md), localBuyer = '',
+// refundWindowSeconds = the stack's UserRefundWindow parameter.
 'use strict';
 module.exports = {
   /** the API's base URL, no trailing slash; the local stack (go run ./cmd/local) by default */

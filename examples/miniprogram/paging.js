@@ -1,6 +1,6 @@
 // Paging for the list pages (products, my orders): the API answers a page of items and a
 // `next` cursor, absent on the last page; the following page is asked for with
-// ?after=<next> (internal/openapi/openapi.yaml, parameter After and schema Next).
+// ?after=<next> (tools/internal/openapi/openapi.yaml, parameter After and schema Next).
 'use strict';
 const { messageFor } = require('./view.js');
 

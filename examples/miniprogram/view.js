@@ -1,5 +1,5 @@
 // What the pages show, computed from the API's answers: money in yuan, countdowns, which
-// buttons a buyer may press (by the API's rules in internal/openapi/openapi.yaml) and a
+// buttons a buyer may press (by the API's rules in tools/internal/openapi/openapi.yaml) and a
 // plain message for each refusal. No wx calls, so it runs under node as it is.
 'use strict';
 const { ApiError, RequestError } = require('./api.js');

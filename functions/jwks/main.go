@@ -1,7 +1,8 @@
 // Command jwks is the token issuer's Lambda function: it serves the OpenID discovery
-// document and the JWK set (the KMS signing key's public key, read once at cold start)
-// that the HTTP API's JWT authorizer fetches (wiring.Jwks). Configuration: see
-// wiring.Load; it refuses to start on a bad setting.
+// document and the JWK set (the public key of the KMS signing key, and during a key
+// rotation of the other key, read once at cold start) that the HTTP API's JWT
+// authorizer fetches (wiring.Jwks). Configuration: see wiring.Load; it refuses to start
+// on a bad setting or a key that is not RSA_2048.
 package main
 
 import (
@@ -12,25 +13,20 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/stockguard/stockguard/internal/coldstart"
-	"github.com/stockguard/stockguard/internal/idtoken"
 	"github.com/stockguard/stockguard/internal/idtoken/kmssign"
 	"github.com/stockguard/stockguard/internal/wiring"
 )
 
 func main() {
 	log, cfg, aws := coldstart.Load("jwks", os.Getenv, wiring.Jwks.Load)
-	signer, err := kmssign.New(kms.NewFromConfig(aws), cfg.KeyID)
-	if err != nil {
-		coldstart.Exit(log, "configure the signing key", err)
+	keyIDs := []string{cfg.KeyID}
+	if cfg.OtherKeyID != "" {
+		keyIDs = append(keyIDs, cfg.OtherKeyID)
 	}
-	pub, err := signer.PublicKey(context.Background())
+	keys, err := kmssign.PublishedKeys(context.Background(), kms.NewFromConfig(aws), keyIDs...)
 	if err != nil {
-		coldstart.Exit(log, "read the signing key's public key", err)
+		coldstart.Exit(log, "read the signing keys' public keys", err)
 	}
-	jwk, err := idtoken.NewJWK(cfg.KeyID, pub)
-	if err != nil {
-		coldstart.Exit(log, "publish the signing key", err)
-	}
-	fn, err := wiring.Jwks.Build(cfg, wiring.Clients{Log: log, Keys: idtoken.JWKSet{Keys: []idtoken.JWK{jwk}}})
+	fn, err := wiring.Jwks.Build(cfg, wiring.Clients{Log: log, Keys: keys})
 	lambda.Start(coldstart.Must(log, "wire jwks", fn, err).Invoke)
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -12,9 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/stockguard/stockguard/internal/alertchat"
-	"github.com/stockguard/stockguard/internal/dev/sam"
 	"github.com/stockguard/stockguard/internal/teamchat"
-	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // fixture reads testdata/name, an SNS event as Lambda delivers it.
@@ -122,36 +119,6 @@ func TestFromSNS_AnAlarmWithoutARunbookEntry(t *testing.T) {
 		t.Errorf("%q runbook %q %q", a.Message.Title, a.Message.RunbookEntry, a.Message.Runbook)
 	}
 	contains(t, a.Message, "What: Disk full")
-}
-
-// Every alarm of template.yaml, as CloudWatch would notify it (CloudFormation names it
-// <stack>-<logical id>-<suffix>), is posted with its own RUNBOOK.md entry, which exists.
-func TestFromSNS_EveryTemplateAlarmPointsAtItsRunbookEntry(t *testing.T) {
-	root := testkit.ModuleRoot(t)
-	tpl, err := sam.Load(filepath.Join(root, "template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	alarms, err := tpl.Alarms()
-	if err != nil {
-		t.Fatal(err)
-	}
-	runbook, err := os.ReadFile(filepath.Join(root, "RUNBOOK.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	headings := regexp.MustCompile(`(?m)^## (\S+)$`).FindAllStringSubmatch(string(runbook), -1)
-	for _, al := range alarms {
-		a := alertchat.FromSNS(alarmEntity(t, func(p *events.CloudWatchAlarmSNSPayload) {
-			p.AlarmName, p.AlarmDescription = "stockguard-"+al.Name+"-1ABCDEF", al.Description
-		}), "RUNBOOK.md")
-		if a.Message.RunbookEntry != al.Name || a.Message.Title != "ALARM: "+al.Name || a.Message.Runbook != "RUNBOOK.md#"+strings.ToLower(al.Name) {
-			t.Errorf("%s: title %q, runbook %q %q", al.Name, a.Message.Title, a.Message.RunbookEntry, a.Message.Runbook)
-		}
-		if !slices.ContainsFunc(headings, func(h []string) bool { return h[1] == al.Name }) {
-			t.Errorf("%s: no RUNBOOK.md heading", al.Name)
-		}
-	}
 }
 
 // Reconcile's books alert is titled with the SKUs and says each difference's size.

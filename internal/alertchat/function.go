@@ -23,10 +23,45 @@
 // ChatPostFailedAlarm watches the metric and notifies the same topic, which this
 // function reads. That cannot loop into a storm: CloudWatch notifies when the alarm
 // changes state, not while it stays in ALARM, so a webhook that keeps failing yields one
-// alarm notification, which costs at most three invocations of at most
+// alarm notification, which costs at most three invocations and then one redrive every
+// 15 minutes for a day (see "When Lambda gives up"), each of at most
 // teamchat.Options.Attempts requests per webhook, however long the failure lasts. A
 // webhook that works again posts that alarm once (the quiet period holds back copies),
 // and the resolved note when the alarm returns to OK (it has OKActions).
+//
+// # Paced to each bot's rate, what waits folded into digests
+//
+// Each bot is posted to within its service's documented rate (teamchat.Kind.Limits:
+// WeCom and DingTalk 20 messages a minute, DingTalk then silent for 10 minutes past
+// them; Feishu 100 a minute and 5 a second; Slack 1 a second). Each bot's record of
+// what it was sent and what waits (teamchat.Pace) lives in DynamoDB (Paces:
+// dynamo.Store.UpdatePace, optimistic locking), not in the memory of the function's
+// execution environment: an alert function is idle most of the time, so Lambda reclaims
+// its environment between storms and starts another on deployment, and a record kept
+// there would forget what it sent in the last minute (a DingTalk bot then throttles
+// for 10 minutes) and what was waiting (lost); in DynamoDB it is one record for every
+// invocation, SNS, redrive and schedule alike, whatever the concurrency. An alert past
+// the rate is held in the record (ChatHeld) and its quiet-period claim kept; the next
+// post the rate allows to that bot is a digest of what waits (teamchat.Digest: each
+// alert's time, title and runbook entry, as many as one message shows in full, the
+// rest in the next), the alert at hand folded in: the alert that arrives when the
+// window reopens, or Flush, which runs every minute. A bot that answers rate-limited
+// anyway (someone else posts through it too) is left alone for its throttle (DingTalk
+// 10 minutes) and the alert held. If DynamoDB cannot be asked, the alert is posted
+// anyway.
+//
+// # When Lambda gives up
+//
+// An alert invocation that fails its three attempts (or waits past the event age in
+// Lambda's queue) is sent by Lambda, as an invocation record, to the function's
+// on-failure destination, AlertChatFailedQueue, which this function also consumes
+// (Redrive): the record's SNS event is notified again, every 15 minutes for a day
+// (the queue's visibility timeout and receive count), then kept in
+// AlertChatDeadLetterQueue. Redriving in the function itself, not from a command,
+// because what fails there is mostly a chat service down or refusing for a while, and
+// the people who would run a command are the ones the alerts are not reaching; the
+// quiet periods hold back the bots that already got an alert, and the pacing folds a
+// backlog into digests.
 
 // Secrets: webhook URLs (which carry each bot's credential) and signing secrets come
 // from the Secrets Manager secret CHAT_SECRET_ARN names (teamchat.ParseSecret), read at
@@ -56,7 +91,14 @@ type Quiet interface {
 	ReleaseQuiet(ctx context.Context, key, token string) error
 }
 
-// Options configure a Notifier. Webhooks and Quiet are required.
+// Paces is where each bot's pacing record is kept: *dynamo.Store (UpdatePace: decide
+// reads and changes the record, reporting whether it changed; concurrent updates each
+// see the one before).
+type Paces interface {
+	UpdatePace(ctx context.Context, key string, decide func(*teamchat.Pace) bool) error
+}
+
+// Options configure a Notifier. Webhooks, Quiet and Paces are required.
 type Options struct {
 	// Webhooks returns the bots to post to (deployed: the secret, read and parsed).
 	Webhooks func(context.Context) ([]teamchat.Webhook, error)
@@ -64,12 +106,14 @@ type Options struct {
 	Poster *teamchat.Poster
 	// Quiet holds the quiet-period claims.
 	Quiet Quiet
+	// Paces holds each bot's pacing record, keyed by teamchat.Webhook.ID.
+	Paces Paces
 	// QuietPeriod is how long the same alert is held back per webhook once posted;
 	// default an hour.
 	QuietPeriod time.Duration
 	// Runbook is where RUNBOOK.md is read (Config.Runbook); default "RUNBOOK.md".
 	Runbook string
-	// Now is the clock of the quiet periods; default time.Now.
+	// Now is the clock of the quiet periods and the pacing; default time.Now.
 	Now func() time.Time
 }
 
@@ -104,61 +148,98 @@ var ErrNotPosted = errors.New("alertChat: an alert could not be posted")
 // context has ended.
 const releaseTimeout = 2 * time.Second
 
+// tally counts what became of alerts and digests, for the metrics.
+type tally struct{ posted, failed, quiet, held float64 }
+
+func (t *tally) emit(ctx context.Context, log *slog.Logger) {
+	metric.Emit(ctx, log, MetricFunction, metric.ChatPosted.Of(t.posted), metric.ChatPostFailed.Of(t.failed),
+		metric.ChatQuiet.Of(t.quiet), metric.ChatHeld.Of(t.held))
+}
+
 // Notify posts each record of ev to every webhook, once per quiet period per alert and
-// webhook (see the package documentation), and counts ChatPosted, ChatPostFailed and
-// ChatQuiet. It returns an error wrapping ErrNotPosted when a post failed, or the error
-// of reading the webhooks; no webhooks at all is logged and is not an error.
+// webhook, within each bot's rate (see the package documentation), and counts
+// ChatPosted, ChatPostFailed, ChatQuiet and ChatHeld. It returns an error wrapping
+// ErrNotPosted when a post of an alert failed, or the error of reading the webhooks; no
+// webhooks at all is logged and is not an error.
 func (n *Notifier) Notify(ctx context.Context, ev events.SNSEvent) error {
+	alerts := make([]Alert, len(ev.Records))
+	for i, rec := range ev.Records {
+		alerts[i] = FromSNS(rec.SNS, n.opts.Runbook)
+	}
+	return n.deliver(ctx, alerts)
+}
+
+// deliver posts alerts to every webhook (Notify).
+func (n *Notifier) deliver(ctx context.Context, alerts []Alert) error {
 	hooks, err := n.opts.Webhooks(ctx)
 	if err != nil {
-		n.log.LogAttrs(ctx, slog.LevelError, "chat webhooks unreadable", slog.Int("alerts", len(ev.Records)), slog.String("error", err.Error()))
-		metric.Emit(ctx, n.log, MetricFunction, metric.ChatPostFailed.Of(float64(len(ev.Records))))
+		n.log.LogAttrs(ctx, slog.LevelError, "chat webhooks unreadable", slog.Int("alerts", len(alerts)), slog.String("error", err.Error()))
+		metric.Emit(ctx, n.log, MetricFunction, metric.ChatPostFailed.Of(float64(len(alerts))))
 		return fmt.Errorf("%w: read the webhooks: %w", ErrNotPosted, err)
 	}
 	if len(hooks) == 0 {
-		n.log.LogAttrs(ctx, slog.LevelWarn, "no chat webhooks configured: alerts not posted", slog.Int("alerts", len(ev.Records)))
+		n.log.LogAttrs(ctx, slog.LevelWarn, "no chat webhooks configured: alerts not posted", slog.Int("alerts", len(alerts)))
 		return nil
 	}
-	var posted, failed, quiet float64
+	var t tally
 	var errs []error
-	for _, rec := range ev.Records {
-		alert := FromSNS(rec.SNS, n.opts.Runbook)
+	for _, alert := range alerts {
 		for _, w := range hooks {
-			attrs := []slog.Attr{slog.String("webhook", w.ID()), slog.String("alert", alert.Key), slog.String("title", alert.Message.Title)}
-			key := alert.Key + "#" + w.ID()
-			token, won, err := n.opts.Quiet.ClaimQuiet(ctx, key, n.opts.QuietPeriod, n.opts.Now())
-			switch {
-			case err != nil:
-				n.log.LogAttrs(ctx, slog.LevelWarn, "quiet period unknown: posting anyway", append(attrs, slog.String("error", err.Error()))...)
-			case !won:
-				quiet++
-				n.log.LogAttrs(ctx, slog.LevelInfo, "alert held back (quiet period)", attrs...)
-				continue
-			}
-			attempts, err := n.opts.Poster.Post(ctx, w, alert.Message)
-			attrs = append(attrs, slog.Int("attempts", attempts))
-			if err != nil {
-				failed++
+			if err := n.toBot(ctx, w, alert, &t); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", w.ID(), err))
-				n.log.LogAttrs(ctx, slog.LevelError, "alert not posted", append(attrs, slog.String("error", err.Error()))...)
-				if token != "" {
-					rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-					if err := n.opts.Quiet.ReleaseQuiet(rctx, key, token); err != nil {
-						n.log.LogAttrs(ctx, slog.LevelWarn, "quiet claim not released", append(attrs, slog.String("error", err.Error()))...)
-					}
-					cancel()
-				}
-				continue
 			}
-			posted++
-			n.log.LogAttrs(ctx, slog.LevelInfo, "alert posted", attrs...)
 		}
 	}
-	metric.Emit(ctx, n.log, MetricFunction, metric.ChatPosted.Of(posted), metric.ChatPostFailed.Of(failed), metric.ChatQuiet.Of(quiet))
+	t.emit(ctx, n.log)
 	if len(errs) > 0 {
 		return fmt.Errorf("%w: %w", ErrNotPosted, errors.Join(errs...))
 	}
 	return nil
+}
+
+// toBot posts alert to w once per quiet period, paced: alone, folded into a digest of
+// what waits, or held for one. It returns the error of a post of the alert alone that
+// failed (its claim given back, so a retry may post it).
+func (n *Notifier) toBot(ctx context.Context, w teamchat.Webhook, alert Alert, t *tally) error {
+	attrs := []slog.Attr{slog.String("webhook", w.ID()), slog.String("alert", alert.Key), slog.String("title", alert.Message.Title)}
+	key := alert.Key + "#" + w.ID()
+	token, won, err := n.opts.Quiet.ClaimQuiet(ctx, key, n.opts.QuietPeriod, n.opts.Now())
+	switch {
+	case err != nil:
+		n.log.LogAttrs(ctx, slog.LevelWarn, "quiet period unknown: posting anyway", append(attrs, slog.String("error", err.Error()))...)
+	case !won:
+		t.quiet++
+		n.log.LogAttrs(ctx, slog.LevelInfo, "alert held back (quiet period)", attrs...)
+		return nil
+	}
+	send, taken, err := n.pace(ctx, w, alert)
+	if err != nil {
+		n.log.LogAttrs(ctx, slog.LevelWarn, "pacing unknown: posting anyway", append(attrs, slog.String("error", err.Error()))...)
+		send = &alert.Message
+	}
+	if send == nil {
+		t.held++
+		n.log.LogAttrs(ctx, slog.LevelInfo, "alert held for a digest (rate)", attrs...)
+		return nil
+	}
+	digest := len(taken.Held) > 0 || taken.More > 0
+	err = n.post(ctx, w, *send, taken, attrs, t)
+	if err == nil || digest {
+		return nil // a digest that failed went back to the record, the alert with it
+	}
+	if errors.Is(err, teamchat.ErrRateLimited) {
+		t.held++
+		n.update(ctx, w, attrs, func(p *teamchat.Pace) { p.Hold(n.held(alert)) })
+		return nil
+	}
+	if token != "" {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		if err := n.opts.Quiet.ReleaseQuiet(rctx, key, token); err != nil {
+			n.log.LogAttrs(ctx, slog.LevelWarn, "quiet claim not released", append(attrs, slog.String("error", err.Error()))...)
+		}
+		cancel()
+	}
+	return err
 }
 
 // SecretWebhooks returns Options.Webhooks for the deployed function: each call reads

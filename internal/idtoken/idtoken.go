@@ -1,26 +1,23 @@
-// Package idtoken issues and verifies the JWTs that POST /auth/wechat answers (docs/contract.md):
-// ES256 (RFC 7518 §3.4: ECDSA P-256 with SHA-256, signature r||s), sub = the buyer's openid,
-// aud = the mini-program app id, iss = the issuer URL, iat, exp = iat + 7200 s, kid naming
-// the key. The private key never sits in the function: a Signer signs a digest, with AWS KMS
-// (KMSSigner: kms:Sign on an ECC_NIST_P256 key) when deployed or an in-memory key
-// (KeySigner) locally.
+// Package idtoken issues the JWTs that POST /auth/wechat answers (docs/contract.md):
+// RS256 (RFC 7518 §3.3: RSASSA-PKCS1-v1_5 with SHA-256, a 2048-bit RSA key, a 256-byte
+// signature), sub = the buyer's openid, aud = the mini-program app id, iss = the issuer
+// URL, iat, exp = iat + 7200 s, kid naming the key. RS256 because API Gateway's HTTP API
+// JWT authorizer checks a token's signature with RSA-based algorithms only ("Control
+// access to HTTP APIs with JWT authorizers in API Gateway", step 3 of its workflow). The
+// private key never sits in the function: a Signer signs a digest, with AWS KMS
+// (kmssign.Signer: kms:Sign on an RSA_2048 key with RSASSA_PKCS1_V1_5_SHA_256) when
+// deployed or an in-memory key (KeySigner) locally.
 //
 // An issuer URL must serve OpenID discovery (OpenID Connect Discovery 1.0 §4: Issuer +
-// "/.well-known/openid-configuration", whose jwks_uri lists the public key as a JWK,
-// RFC 7517) for API Gateway's JWT authorizer to accept the tokens; Discovery, JWKSet and
-// Handler provide those documents. Verifier checks a token the way the authorizer does, for
-// the local gateway.
-//
-// Caution, to check before deploying: the HTTP API JWT authorizer guide ("Control access
-// to HTTP APIs with JWT authorizers", step 3) has said that only RSA-based algorithms are
-// supported, while the newer JWT authorizer configuration lists ES256. If the HTTP API
-// refuses ES256, the KMS key must be RSA_2048 and the tokens RS256.
+// "/.well-known/openid-configuration", whose jwks_uri lists the public keys as JWKs,
+// RFC 7517) for API Gateway's JWT authorizer to accept the tokens; Discovery and JWKSet
+// are those documents. Nothing here checks tokens: the local gateway's authorizer
+// (tools/internal/apigw) is written from API Gateway's rules, not from this package.
 package idtoken
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -31,18 +28,23 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// Algorithm is the JWS alg of every token (RFC 7518 §3.4, ES256).
-const Algorithm = "ES256"
+// Algorithm is the JWS alg of every token (RFC 7518 §3.3, RS256).
+const Algorithm = "RS256"
+
+// KeyBits is the size of the signing key's modulus: 2048 bits (KMS KeySpec RSA_2048).
+const KeyBits = 2048
 
 // DefaultTTL is a token's lifetime when IssuerConfig.TTL is zero: 7200 seconds
 // (docs/contract.md: "expiresIn": 7200).
 const DefaultTTL = 7200 * time.Second
 
-// signatureSize is the length of an ES256 JWS signature: r and s, 32 bytes each, big-endian.
-const signatureSize = 64
+// signatureSize is the length of an RS256 signature under a 2048-bit key: 256 bytes,
+// big-endian, as long as the modulus (RFC 8017 §8.2.1).
+const signatureSize = KeyBits / 8
 
-// Signer signs a SHA-256 digest (32 bytes) with a P-256 private key and returns the JWS
-// signature r||s (64 bytes, RFC 7518 §3.4). KMSSigner and KeySigner implement it.
+// Signer signs a SHA-256 digest (32 bytes) with RSASSA-PKCS1-v1_5 under a 2048-bit RSA
+// private key and returns the signature (256 bytes, RFC 8017 §8.2.1), which is the JWS
+// signature as it is (RFC 7518 §3.3). kmssign.Signer and KeySigner implement it.
 type Signer interface {
 	Sign(ctx context.Context, digest []byte) ([]byte, error)
 }
@@ -54,7 +56,7 @@ type IssuerConfig struct {
 	Issuer string
 	// Audience is the aud claim: the mini-program app id.
 	Audience string
-	// KeyID is the kid header: the kid of the key in the issuer's JWK set.
+	// KeyID is the kid header: the kid of the signing key in the issuer's JWK set.
 	KeyID string
 	// TTL is exp − iat; zero means DefaultTTL. Whole seconds.
 	TTL time.Duration
@@ -71,7 +73,7 @@ type Issuer struct {
 // NewIssuer validates cfg (Issuer a URL as described, Audience and KeyID non-empty, TTL
 // non-negative whole seconds) and returns an Issuer signing with signer.
 func NewIssuer(cfg IssuerConfig, signer Signer) (*Issuer, error) {
-	if err := checkIssuerURL(cfg.Issuer); err != nil {
+	if err := CheckIssuer(cfg.Issuer); err != nil {
 		return nil, err
 	}
 	switch {
@@ -93,7 +95,10 @@ func NewIssuer(cfg IssuerConfig, signer Signer) (*Issuer, error) {
 	return &Issuer{cfg: cfg, signer: signer}, nil
 }
 
-func checkIssuerURL(issuer string) error {
+// CheckIssuer returns an error unless issuer is an https URL without query, fragment
+// or user info (an http one only on 127.0.0.1 or localhost, for the local stack): the
+// issuers API Gateway's JWT authorizer accepts.
+func CheckIssuer(issuer string) error {
 	u, err := url.Parse(issuer)
 	local := u != nil && (u.Hostname() == "127.0.0.1" || u.Hostname() == "localhost")
 	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil ||
@@ -110,7 +115,7 @@ type Token struct {
 }
 
 // Issue mints a token for subject (the buyer's openid; 1..128 bytes). Errors: a bad
-// subject; the Signer's error, wrapped; a signature that is not 64 bytes.
+// subject; the Signer's error, wrapped; a signature that is not 256 bytes.
 func (i *Issuer) Issue(ctx context.Context, subject string) (Token, error) {
 	if subject == "" || len(subject) > 128 {
 		return Token{}, errors.New("idtoken: subject must be 1..128 bytes")
@@ -124,7 +129,7 @@ func (i *Issuer) Issue(ctx context.Context, subject string) (Token, error) {
 		"iat": now.Unix(),
 		"exp": now.Add(i.cfg.TTL).Unix(),
 	}
-	t := jwt.NewWithClaims(jwt.SigningMethodES256, claims)
+	t := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
 	t.Header["kid"] = i.cfg.KeyID
 	signingInput, err := t.SigningString()
 	if err != nil {
@@ -136,7 +141,7 @@ func (i *Issuer) Issue(ctx context.Context, subject string) (Token, error) {
 		return Token{}, fmt.Errorf("idtoken: sign: %w", err)
 	}
 	if len(sig) != signatureSize {
-		return Token{}, fmt.Errorf("idtoken: signer returned %d bytes, want %d (r||s)", len(sig), signatureSize)
+		return Token{}, fmt.Errorf("idtoken: signer returned %d bytes, want %d", len(sig), signatureSize)
 	}
 	return Token{
 		Token:     signingInput + "." + base64.RawURLEncoding.EncodeToString(sig),
@@ -144,18 +149,20 @@ func (i *Issuer) Issue(ctx context.Context, subject string) (Token, error) {
 	}, nil
 }
 
-// CheckP256 returns an error unless pub is a P-256 public key.
-func CheckP256(pub *ecdsa.PublicKey) error {
-	if pub == nil || pub.Curve != elliptic.P256() {
-		return errors.New("idtoken: key is not ECDSA P-256")
+// CheckRSA2048 returns an error unless pub is an RSA public key with a 2048-bit modulus.
+func CheckRSA2048(pub *rsa.PublicKey) error {
+	if pub == nil || pub.N == nil || pub.N.BitLen() != KeyBits {
+		return errors.New("idtoken: key is not RSA 2048")
 	}
 	return nil
 }
 
 // Reusable reports whether token, one this Issuer minted earlier for subject (the
 // caller vouches for where it was kept), may be answered again at now: its header is
-// ES256 with this Issuer's kid, its iss, aud and sub are this Issuer's and subject,
-// and at least half its lifetime (TTL/2) is left, and no more than all of it. It returns the token with
+// RS256 with this Issuer's kid (a token signed by another key or with another
+// algorithm, as before a key rotation or the move from ES256, is not: a new one is
+// signed), its iss, aud and sub are this Issuer's and subject, and at least half its
+// lifetime (TTL/2) is left, and no more than all of it. It returns the token with
 // ExpiresIn the whole seconds left. The signature is not checked (the Issuer made it);
 // a token that does not parse is not reusable.
 func (i *Issuer) Reusable(token, subject string) (Token, bool) {

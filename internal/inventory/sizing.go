@@ -10,8 +10,9 @@ package inventory
 // shard item is well under 1 KB, so the documented bound is 1,000 / 2 = 500 orders
 // per second per shard. Reservations racing for one shard item also cancel each
 // other (TransactionConflict), so the figure used is the one measured: the hot-SKU
-// sweep (cmd/hotsku: createOrder through internal/dev/ddblimits, a model of those
-// limits) served 400 to 430 orders/s per shard at twice that load, on 1 to 64 shards.
+// sweep (tools/cmd/hotsku: createOrder through tools/internal/ddblimits, a model of
+// those limits) served 400 to 430 orders/s per shard at twice that load, on 1 to 64
+// shards.
 const (
 	// ShardCeilingOrdersPerSecond is the most orders per second one shard item took
 	// in the hot-SKU sweep, rounded down (the documented bound is 500; conflicts cost
@@ -24,8 +25,9 @@ const (
 	// an order's whole life a shard takes 4 write units (the reservation, then the
 	// payment's commit or the release, 2 each), so its documented bound is 250
 	// orders/s when payments and releases come in the same second: 200 still fits
-	// (the whole-sale rehearsal, internal/dev/rehearse, and its planner, internal/dev/plan,
-	// which sizes shards with this function as POST /admin/skus does).
+	// (the whole-sale rehearsal, tools/internal/rehearse, and its planner,
+	// internal/stockctl/plan, which sizes shards with this function as POST /admin/skus
+	// does).
 	ShardHeadroom = 2
 )
 

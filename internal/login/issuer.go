@@ -34,14 +34,17 @@ type Documents struct {
 // that same URL (OpenID Connect Discovery 1.0 §4.3). Deriving it keeps IssuerApi's id
 // out of the function's configuration: IssuerApi integrates the function, so the
 // function cannot also depend on the API (README, Deploy). A request whose context
-// gives no such URL is answered 500. Errors: an issuer that is set but not a valid
-// issuer URL, or an invalid key set.
+// gives no such URL is answered 500. keys holds the signing key and, during a key
+// rotation, the other key (README, "Upgrading a deployed stack to RS256 tokens /
+// rotating the signing key"). Errors: an issuer that is set but not a valid issuer URL
+// (idtoken.CheckIssuer), or an invalid key set (idtoken.JWKSet.Check).
 func NewDocuments(issuer string, keys idtoken.JWKSet) (*Documents, error) {
 	if issuer != "" {
-		if _, err := idtoken.Handler(issuer, keys); err != nil { // the same checks as the local issuer
+		if err := idtoken.CheckIssuer(issuer); err != nil {
 			return nil, fmt.Errorf("issuer documents: %w", err)
 		}
-	} else if err := keys.Check(); err != nil {
+	}
+	if err := keys.Check(); err != nil {
 		return nil, fmt.Errorf("issuer documents: %w", err)
 	}
 	return &Documents{issuer: issuer, keys: keys}, nil

@@ -1,7 +1,7 @@
 // Package login is buyers signing in: POST /auth/wechat (docs/contract.md, "POST
 // /auth/wechat") exchanges a
 // wx.login code for the buyer's openid (WeChat's jscode2session, package wxlogin) and
-// answers a login token (package idtoken: ES256, signed through AWS KMS, sub = openid,
+// answers a login token (package idtoken: RS256, signed through AWS KMS, sub = openid,
 // aud = the mini-program app id) that the HTTP API's JWT authorizer accepts. A buyer who
 // signs in again while the last token has at least half its life left gets that token
 // again, kept sealed in DynamoDB (Options.Sessions), and KMS is not called. The

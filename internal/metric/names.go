@@ -119,10 +119,13 @@ var (
 	// ChatPosted counts alerts posted to a chat webhook, one per alert and webhook;
 	// ChatPostFailed those that could not be posted after the retries (the invocation
 	// then fails, so Lambda tries it again); ChatQuiet those held back because the same
-	// alert went to that webhook within the quiet period.
+	// alert went to that webhook within the quiet period; ChatHeld those held for a
+	// digest because the webhook's bot was at its rate (a digest posted counts once in
+	// ChatPosted, or in ChatPostFailed).
 	ChatPosted     = Name{"ChatPosted", Count}
 	ChatPostFailed = Name{"ChatPostFailed", Count}
 	ChatQuiet      = Name{"ChatQuiet", Count}
+	ChatHeld       = Name{"ChatHeld", Count}
 )
 
 // The wechat function's metrics (shipping uploads and subscribe messages).

@@ -45,6 +45,11 @@
 // (or the transport's error), told apart with errors.Is(err, ErrRateLimited) and
 // errors.Is(err, ErrRefused); no error text is ever matched.
 //
+// Kind.Limits says each service's documented sending rate, and Pace is a bot's record
+// of what it was sent and what waits: a sender that takes a post only when Pace.Take
+// allows it and holds the rest for a Digest never meets a rate-limit answer from a bot
+// it alone posts to.
+//
 // Webhook URLs carry the credential (WeCom's key, DingTalk's access_token, the hook
 // ids) and secrets sign: neither is ever logged or put in an error (Webhook.ID names
 // a webhook safely).

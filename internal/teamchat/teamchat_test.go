@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/internal/teamchat/chattest"
+	"github.com/stockguard/stockguard/internal/testing/testkit"
 )
 
 // sample is an alert as the alert function builds it.
@@ -226,23 +228,69 @@ func TestPost_HonoursRateLimitAnswers(t *testing.T) {
 	}
 }
 
-// WeCom's and DingTalk's 20 messages a minute per robot: the stand-in enforces the
-// documented rate, and the 21st message in a minute comes back rate-limited.
-func TestPost_TheTwentyFirstMessageInAMinuteIsRateLimited(t *testing.T) {
-	for _, kind := range []teamchat.Kind{teamchat.WeCom, teamchat.DingTalk} {
-		r := receiver(t, kind, "")
-		p := poster(&waits{}, teamchat.Options{})
-		for i := range 20 {
-			if _, err := p.Post(context.Background(), r.Webhook(), sample); err != nil {
-				t.Fatalf("%s message %d: %v", kind, i+1, err)
+// The stand-ins refuse past each service's documented rate, as the services do
+// (internal/teamchat/chattest, limits): WeCom 20 a minute; DingTalk 20 a minute, then
+// nothing for 10 minutes; Feishu 100 a minute and 5 a second; Slack 1 a second, with a
+// Retry-After. Each step posts at the clock's time and says how many the bot accepts.
+func TestStandIns_RefusePastEachServicesDocumentedRate(t *testing.T) {
+	type step struct {
+		after    time.Duration // clock advance before the posts
+		posts    int           // posts at that instant, one after another
+		accepted int           // of them, accepted
+	}
+	for _, tc := range []struct {
+		kind  teamchat.Kind
+		steps []step
+	}{
+		// 20 spread over 57 s, the 21st at 58 s refused; at 60 s the first has left the window.
+		{teamchat.WeCom, []step{{0, 1, 1}, {3 * time.Second, 19, 19}, {55 * time.Second, 1, 0}, {2 * time.Second, 1, 1}, {0, 1, 0}}},
+		// The 21st starts a 10-minute throttle: nothing passes until it ends.
+		{teamchat.DingTalk, []step{{0, 20, 20}, {59 * time.Second, 1, 0}, {time.Minute, 1, 0}, {8 * time.Minute, 1, 0}, {time.Minute, 5, 5}}},
+		// 5 a second: 100 in the first 20 seconds, then none until the first leave the minute.
+		{teamchat.Feishu, append(append([]step{{0, 6, 5}}, slices.Repeat([]step{{time.Second, 6, 5}}, 19)...),
+			step{time.Second, 1, 0}, step{39 * time.Second, 1, 0}, step{time.Second, 6, 5})},
+		{teamchat.Slack, []step{{0, 3, 1}, {999 * time.Millisecond, 1, 0}, {time.Millisecond, 2, 1}}},
+	} {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			clock := testkit.NewClock()
+			r := chattest.NewReceiver(tc.kind, "")
+			r.UseClock(clock.Now)
+			if err := r.Start("127.0.0.1:0"); err != nil {
+				t.Fatal(err)
 			}
-		}
-		if _, err := p.Post(context.Background(), r.Webhook(), sample); !errors.Is(err, teamchat.ErrRateLimited) {
-			t.Errorf("%s message 21: %v, want ErrRateLimited", kind, err)
-		}
-		if len(r.Received()) != 20 {
-			t.Errorf("%s: %d shown, want 20", kind, len(r.Received()))
-		}
+			t.Cleanup(func() { r.Close() })
+			p := poster(&waits{}, teamchat.Options{Attempts: 1, Now: clock.Now})
+			wantAccepted, wantLimited := 0, 0
+			for i, st := range tc.steps {
+				clock.Advance(st.after)
+				accepted := 0
+				for range st.posts {
+					_, err := p.Post(context.Background(), r.Webhook(), sample)
+					switch {
+					case err == nil:
+						accepted++
+					case !errors.Is(err, teamchat.ErrRateLimited):
+						t.Fatalf("step %d: %v, want success or ErrRateLimited", i, err)
+					}
+				}
+				wantAccepted, wantLimited = wantAccepted+st.accepted, wantLimited+st.posts-st.accepted
+				if accepted != st.accepted {
+					t.Errorf("step %d (+%v, %d posts): %d accepted, want %d", i, st.after, st.posts, accepted, st.accepted)
+				}
+			}
+			if len(r.Received()) != wantAccepted || r.RateLimited() != wantLimited || len(r.Refusals()) != 0 {
+				t.Errorf("%d received, %d rate-limited, refusals %q; want %d, %d, none", len(r.Received()), r.RateLimited(), r.Refusals(), wantAccepted, wantLimited)
+			}
+		})
+	}
+	r := receiver(t, teamchat.Slack, "")
+	if _, err := poster(&waits{}, teamchat.Options{Attempts: 1}).Post(context.Background(), r.Webhook(), sample); err != nil {
+		t.Fatal(err)
+	}
+	_, err := poster(&waits{}, teamchat.Options{Attempts: 1}).Post(context.Background(), r.Webhook(), sample)
+	var e *teamchat.Error
+	if !errors.As(err, &e) || e.Status != http.StatusTooManyRequests || e.RetryAfter != time.Second {
+		t.Errorf("slack's second message within a second: %v, want 429 with Retry-After: 1", err)
 	}
 }
 

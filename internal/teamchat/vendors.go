@@ -95,6 +95,7 @@ func (e *Error) Is(target error) bool {
 type request struct {
 	target string
 	body   []byte
+	shown  int // how many of the message's lines the body shows in full
 }
 
 // build makes the request that posts m to w, signed at now when w has a secret.
@@ -109,7 +110,7 @@ func build(w Webhook, m Message, now time.Time) (request, error) {
 	switch w.Kind {
 	case WeCom:
 		r.target = w.URL
-		r.body, err = fitted(lines, func(lines []string) ([]byte, int) {
+		r.body, r.shown, err = fitted(lines, func(lines []string) ([]byte, int) {
 			content := markdown(title, lines, m, "\n")
 			body, _ := json.Marshal(map[string]any{"msgtype": "markdown", "markdown": map[string]string{"content": content}})
 			return body, len(content)
@@ -122,20 +123,20 @@ func build(w Webhook, m Message, now time.Time) (request, error) {
 				return request{}, err
 			}
 		}
-		r.body, err = fitted(lines, func(lines []string) ([]byte, int) {
+		r.body, r.shown, err = fitted(lines, func(lines []string) ([]byte, int) {
 			text := markdown(title, lines, m, "\n\n")
 			body, _ := json.Marshal(map[string]any{"msgtype": "markdown", "markdown": map[string]string{"title": title, "text": text}})
 			return body, len(text)
 		}, DingTalkMaxTextBytes)
 	case Feishu:
 		r.target = w.URL
-		r.body, err = fitted(lines, func(lines []string) ([]byte, int) {
+		r.body, r.shown, err = fitted(lines, func(lines []string) ([]byte, int) {
 			body, _ := json.Marshal(feishuMessage(w, title, lines, m, now))
 			return body, len(body)
 		}, FeishuMaxBodyBytes)
 	case Slack:
 		r.target = w.URL
-		r.body, err = fitted(lines, func(lines []string) ([]byte, int) {
+		r.body, r.shown, err = fitted(lines, func(lines []string) ([]byte, int) {
 			text := slackText(title, lines, m)
 			body, _ := json.Marshal(map[string]string{"text": text})
 			return body, utf8.RuneCountInString(text)
@@ -146,19 +147,20 @@ func build(w Webhook, m Message, now time.Time) (request, error) {
 	return r, err
 }
 
-// fitted returns the body render makes of lines, dropping lines from the end (and
-// saying how many) so that the size render reports is at most limit. The size grows
-// with the lines kept, so the most that fit are found by bisection.
-func fitted(lines []string, render func([]string) ([]byte, int), limit int) ([]byte, error) {
+// fitted returns the body render makes of lines and how many of them it shows,
+// dropping lines from the end (and saying how many) so that the size render reports
+// is at most limit. The size grows with the lines kept, so the most that fit are found
+// by bisection.
+func fitted(lines []string, render func([]string) ([]byte, int), limit int) ([]byte, int, error) {
 	if body, size := render(lines); size <= limit {
-		return body, nil
+		return body, len(lines), nil
 	}
 	shown := func(keep int) []string {
 		return append(lines[:keep:keep], fmt.Sprintf("… %d more line(s) not shown", len(lines)-keep))
 	}
 	lo, hi := 0, len(lines)-1 // the most lines that fit with the "more" line is in [lo, hi]
 	if _, size := render(shown(0)); size > limit {
-		return nil, errors.New("teamchat: the title alone is over the service's size limit")
+		return nil, 0, errors.New("teamchat: the title alone is over the service's size limit")
 	}
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
@@ -169,7 +171,7 @@ func fitted(lines []string, render func([]string) ([]byte, int), limit int) ([]b
 		}
 	}
 	body, _ := render(shown(lo))
-	return body, nil
+	return body, lo, nil
 }
 
 // oneLine makes s one line of at most maxLineBytes: control characters (line breaks

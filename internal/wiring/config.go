@@ -57,6 +57,11 @@ type Config struct {
 	Reconcile reconcile.Config
 	// KeyID is SIGNING_KEY_ID: the KMS key that signs login tokens, also the JWK kid.
 	KeyID string
+	// OtherKeyID is OTHER_SIGNING_KEY_ID (jwks; optional, "" for none): the second KMS key
+	// the JWK set publishes during a key rotation, the next signing key before login
+	// signs with it or the previous one until its tokens have expired (README,
+	// "Upgrading a deployed stack to RS256 tokens / rotating the signing key").
+	OtherKeyID string
 	// Issuer is TOKEN_ISSUER: the login tokens' iss, the JWT authorizer's issuer URL
 	// (optional for jwks: unset, the URL each discovery request reached).
 	Issuer string
@@ -139,6 +144,15 @@ var (
 	// issuerIfSet is TOKEN_ISSUER for the issuer's documents, where it may be unset.
 	issuerIfSet = func(get envvar.Lookup, c *Config) error {
 		c.Issuer = get("TOKEN_ISSUER")
+		return nil
+	}
+	// otherKeyID is OTHER_SIGNING_KEY_ID, unset or empty outside a key rotation; the same
+	// key as SIGNING_KEY_ID is refused (it would be published twice).
+	otherKeyID = func(get envvar.Lookup, c *Config) error {
+		c.OtherKeyID = get("OTHER_SIGNING_KEY_ID")
+		if c.OtherKeyID != "" && c.OtherKeyID == c.KeyID {
+			return &envvar.Error{Name: "OTHER_SIGNING_KEY_ID", Value: c.OtherKeyID, Want: "a key other than SIGNING_KEY_ID's (the other key of a rotation), or empty"}
+		}
 		return nil
 	}
 	chatSecret = required("CHAT_SECRET_ARN", "the ARN of the chat webhooks secret", func(c *Config) *string { return &c.ChatSecretARN })

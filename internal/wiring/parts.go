@@ -243,6 +243,6 @@ func (p *parts) documents() *login.Documents {
 func (p *parts) notifier() *alertchat.Notifier {
 	p.need(p.c.Webhooks == nil, "chat webhooks")
 	return alertchat.New(p.c.Log, alertchat.Options{
-		Webhooks: p.c.Webhooks, Quiet: p.store(), QuietPeriod: p.cfg.QuietPeriod, Runbook: p.cfg.Runbook, Now: p.c.Now,
+		Webhooks: p.c.Webhooks, Quiet: p.store(), Paces: p.store(), QuietPeriod: p.cfg.QuietPeriod, Runbook: p.cfg.Runbook, Now: p.c.Now,
 	})
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // The table: which function serves which trigger, and with what — the one place that
-// says it (template.yaml must declare the same, which internal/dev/sam's wiring tests
+// says it (template.yaml must declare the same, which tools/internal/sam's wiring tests
 // check). Capability packages provide the adapters; a function is its rows. Each
 // function's rows are a function of their own, reached only through that function's
 // Function value.
@@ -93,7 +93,7 @@ func loginFunction() spec {
 }
 
 func jwks() spec {
-	return spec{short: "jwks", settings: []setting{keyID, issuerIfSet}, rows: []row{
+	return spec{short: "jwks", settings: []setting{keyID, otherKeyID, issuerIfSet}, rows: []row{
 		route(login.RouteDiscovery, func(p *parts) httpapi.Route { return p.documents().Discovery }),
 		route(login.RouteJWKS, func(p *parts) httpapi.Route { return p.documents().JWKS }),
 	}}
@@ -102,6 +102,8 @@ func jwks() spec {
 func alertChat() spec {
 	return spec{short: "alertChat", settings: []setting{ordersTable, chatSecret, quiet, runbook}, rows: []row{
 		topic(AlertsTopic, func(p *parts) func(context.Context, events.SNSEvent) error { return p.notifier().Notify }),
+		queue(AlertChatFailedQueue, func(p *parts) sqsHandler { return p.notifier().Redrive }),
+		schedule(func(p *parts) scheduled { return result(p.notifier().Flush) }),
 	}}
 }
 

@@ -1,10 +1,10 @@
 // Package wiring is the one wiring of every Lambda function: which function serves
 // which trigger, with which adapter of which capability package (the table below,
-// checked against template.yaml by internal/dev/sam's wiring tests), how each function's
-// configuration is read from its environment (Load), and how its handler is built
-// from that configuration and the clients it is given (Build). A function's main
+// checked against template.yaml by tools/internal/sam's wiring tests), how each
+// function's configuration is read from its environment (Load), and how its handler is
+// built from that configuration and the clients it is given (Build). A function's main
 // (functions/<name>/main.go) reads its configuration, builds the deployed clients and
-// calls Build; the local stack (internal/dev/local) calls the same Build with its
+// calls Build; the local stack (tools/internal/local) calls the same Build with its
 // embedded servers' and stand-ins' clients, so a function runs the same code in both.
 //
 // Nothing here is local-only: the package imports no local stack, embedded server or
@@ -83,10 +83,11 @@ func ByName(name string) (Function, bool) {
 // Queues and topics the functions are triggered by: their logical ids in
 // template.yaml.
 const (
-	CloseOrderQueue = "CloseOrderQueue"
-	RefundQueue     = "RefundQueue"
-	AlertsTopic     = "AlertsTopic"
-	WeChatQueue     = "WeChatQueue"
+	CloseOrderQueue      = "CloseOrderQueue"
+	RefundQueue          = "RefundQueue"
+	AlertsTopic          = "AlertsTopic"
+	WeChatQueue          = "WeChatQueue"
+	AlertChatFailedQueue = "AlertChatFailedQueue"
 )
 
 // spec is one function: its short name (its directory under functions/, the

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
@@ -94,8 +96,8 @@ func TestBuild_RefusesAFunctionWithoutTheClientsItNeeds(t *testing.T) {
 	}
 }
 
-// Any event other than an SNS notification is refused by the alert function, and
-// nothing is posted.
+// The alert function serves SNS notifications, its failed-alert queue's records and
+// its digest schedule; any other event is refused, and nothing is posted.
 func TestBuild_AlertChatRefusesOtherEvents(t *testing.T) {
 	posted := 0
 	fn, err := wiring.AlertChat.Build(wiring.Config{QuietPeriod: time.Hour}, wiring.Clients{
@@ -109,8 +111,7 @@ func TestBuild_AlertChatRefusesOtherEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ev := range []string{`{}`, `[]`, `{"Records":[{"eventSource":"aws:sqs","body":"{}"}]}`,
-		`{"source":"aws.events","detail-type":"Scheduled Event"}`, `{"version":"2.0","routeKey":"POST /orders"}`} {
+	for _, ev := range []string{`{}`, `[]`, `{"version":"2.0","routeKey":"POST /orders"}`, `{"Records":[{"eventSource":"aws:s3"}]}`} {
 		if _, err := fn.Invoke(context.Background(), json.RawMessage(ev)); !errors.Is(err, lambdaevent.ErrNotServed) {
 			t.Errorf("%s: %v, want ErrNotServed", ev, err)
 		}
@@ -118,7 +119,13 @@ func TestBuild_AlertChatRefusesOtherEvents(t *testing.T) {
 	if posted != 0 {
 		t.Errorf("the webhooks were read %d times for refused events", posted)
 	}
-	if _, err := fn.Invoke(context.Background(), json.RawMessage(`{"Records":[{"EventSource":"aws:sns","Sns":{"Message":"x"}}]}`)); err != nil || posted != 1 {
-		t.Errorf("an SNS notification: %v, webhooks read %d times; want handled", err, posted)
+	for i, ev := range []string{`{"Records":[{"EventSource":"aws:sns","Sns":{"Message":"x"}}]}`, `{"source":"aws.events","detail-type":"Scheduled Event"}`} {
+		if _, err := fn.Invoke(context.Background(), json.RawMessage(ev)); err != nil || posted != i+1 {
+			t.Errorf("%s: %v, webhooks read %d times; want handled", ev, err, posted)
+		}
+	}
+	out, err := fn.Invoke(context.Background(), json.RawMessage(`{"Records":[{"eventSource":"aws:sqs","messageId":"m1","body":"{}"}]}`))
+	if resp, ok := out.(events.SQSEventResponse); err != nil || !ok || len(resp.BatchItemFailures) != 1 {
+		t.Errorf("a record of the failed-alert queue that is no invocation record: %v %v; want it failed", out, err)
 	}
 }

@@ -101,14 +101,14 @@ function shim(name, storage = {}) {
   });
 }
 
-// foreignToken is a well-formed ES256 JWT for the buyer that a key the stack does not
+// foreignToken is a well-formed RS256 JWT for the buyer that a key the stack does not
 // know signed: what storage holds after the stack restarted with a new key.
 function foreignToken(sub) {
-  const { privateKey } = crypto.generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
   const b64 = (v) => Buffer.from(JSON.stringify(v)).toString('base64url');
   const now = Math.floor(Date.now() / 1000);
-  const input = `${b64({ alg: 'ES256', typ: 'JWT', kid: 'old' })}.${b64({ iss: baseURL, sub, aud: 'wx0000000000000001', iat: now, exp: now + 7200 })}`;
-  const sig = crypto.sign('sha256', Buffer.from(input), { key: privateKey, dsaEncoding: 'ieee-p1363' });
+  const input = `${b64({ alg: 'RS256', typ: 'JWT', kid: 'old' })}.${b64({ iss: baseURL, sub, aud: 'wx0000000000000001', iat: now, exp: now + 7200 })}`;
+  const sig = crypto.sign('sha256', Buffer.from(input), privateKey);
   return `${input}.${sig.toString('base64url')}`;
 }
 

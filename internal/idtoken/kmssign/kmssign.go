@@ -1,11 +1,12 @@
 // Package kmssign signs login tokens with an AWS KMS key (Signer, an idtoken.Signer),
-// so that no private key is ever in a function; only the functions that sign or
-// publish the key (login, jwks) link the KMS client.
+// so that no private key is ever in a function, and reads the public keys the issuer
+// publishes (PublishedKeys); only the functions that sign or publish the key (login,
+// jwks) link the KMS client.
 package kmssign
 
 import (
 	"context"
-	"crypto/ecdsa"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
 	"errors"
@@ -17,10 +18,10 @@ import (
 	"github.com/stockguard/stockguard/internal/idtoken"
 )
 
-// Signer is an idtoken.Signer backed by an AWS KMS asymmetric key of KeySpec ECC_NIST_P256 and
-// KeyUsage SIGN_VERIFY: the private key never leaves KMS. The caller's role needs
-// kms:Sign (and kms:GetPublicKey for PublicKey). Errors from KMS are wrapped as they come
-// (errors.As with smithy-go types works); their text is AWS's, for logs only.
+// Signer is an idtoken.Signer backed by an AWS KMS asymmetric key of KeySpec RSA_2048
+// and KeyUsage SIGN_VERIFY: the private key never leaves KMS. The caller needs kms:Sign
+// on the key (and kms:GetPublicKey for PublicKey). Errors from KMS are wrapped as they
+// come (errors.As with smithy-go types works); their text is AWS's, for logs only.
 type Signer struct {
 	client *kms.Client
 	keyID  string
@@ -35,10 +36,11 @@ func New(client *kms.Client, keyID string) (*Signer, error) {
 	return &Signer{client: client, keyID: keyID}, nil
 }
 
-// Sign calls kms:Sign with MessageType DIGEST and SigningAlgorithm ECDSA_SHA_256 (AWS KMS
-// API reference, Sign) and converts the DER ECDSA-Sig-Value that KMS returns (RFC 3279
-// §2.2.3) to the JWS r||s form (64 bytes). Errors: a digest that is not 32 bytes (nothing
-// sent); the KMS error; an answer with another algorithm or a malformed signature.
+// Sign calls kms:Sign with MessageType DIGEST and SigningAlgorithm
+// RSASSA_PKCS1_V1_5_SHA_256 (AWS KMS API reference, Sign) and returns the signature KMS
+// answers, which for RSASSA-PKCS1-v1_5 is the JWS signature as it is (RFC 7518 §3.3):
+// 256 bytes under an RSA_2048 key. Errors: a digest that is not 32 bytes (nothing
+// sent); the KMS error; an answer with another algorithm or another length.
 func (s *Signer) Sign(ctx context.Context, digest []byte) ([]byte, error) {
 	if len(digest) != sha256.Size {
 		return nil, fmt.Errorf("idtoken: digest is %d bytes, want %d", len(digest), sha256.Size)
@@ -47,35 +49,63 @@ func (s *Signer) Sign(ctx context.Context, digest []byte) ([]byte, error) {
 		KeyId:            &s.keyID,
 		Message:          digest,
 		MessageType:      types.MessageTypeDigest,
-		SigningAlgorithm: types.SigningAlgorithmSpecEcdsaSha256,
+		SigningAlgorithm: types.SigningAlgorithmSpecRsassaPkcs1V15Sha256,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("idtoken: kms:Sign: %w", err)
 	}
-	if out.SigningAlgorithm != types.SigningAlgorithmSpecEcdsaSha256 {
-		return nil, fmt.Errorf("idtoken: kms:Sign answered algorithm %q, want ECDSA_SHA_256", out.SigningAlgorithm)
+	if out.SigningAlgorithm != types.SigningAlgorithmSpecRsassaPkcs1V15Sha256 || len(out.Signature) != idtoken.KeyBits/8 {
+		return nil, fmt.Errorf("idtoken: kms:Sign answered %d bytes of %q, want %d of RSASSA_PKCS1_V1_5_SHA_256", len(out.Signature), out.SigningAlgorithm, idtoken.KeyBits/8)
 	}
-	return idtoken.JOSESignature(out.Signature)
+	return out.Signature, nil
 }
 
 // PublicKey calls kms:GetPublicKey and returns the key to publish in the JWK set. Errors:
-// the KMS error; a key whose KeySpec is not ECC_NIST_P256 or KeyUsage not SIGN_VERIFY; a
-// public key that does not parse (DER SubjectPublicKeyInfo, RFC 5280).
-func (s *Signer) PublicKey(ctx context.Context) (*ecdsa.PublicKey, error) {
+// the KMS error; a key whose KeySpec is not RSA_2048 or KeyUsage not SIGN_VERIFY (an
+// ECC_NIST_P256 key of the ES256 tokens before, say); a public key that does not parse
+// (DER SubjectPublicKeyInfo, RFC 5280).
+func (s *Signer) PublicKey(ctx context.Context) (*rsa.PublicKey, error) {
 	out, err := s.client.GetPublicKey(ctx, &kms.GetPublicKeyInput{KeyId: &s.keyID})
 	if err != nil {
-		return nil, fmt.Errorf("idtoken: kms:GetPublicKey: %w", err)
+		return nil, fmt.Errorf("idtoken: kms:GetPublicKey %s: %w", s.keyID, err)
 	}
-	if out.KeySpec != types.KeySpecEccNistP256 || out.KeyUsage != types.KeyUsageTypeSignVerify {
-		return nil, fmt.Errorf("idtoken: KMS key is %s/%s, want ECC_NIST_P256/SIGN_VERIFY", out.KeySpec, out.KeyUsage)
+	if out.KeySpec != types.KeySpecRsa2048 || out.KeyUsage != types.KeyUsageTypeSignVerify {
+		return nil, fmt.Errorf("idtoken: KMS key %s is %s/%s, want RSA_2048/SIGN_VERIFY", s.keyID, out.KeySpec, out.KeyUsage)
 	}
 	pub, err := x509.ParsePKIXPublicKey(out.PublicKey)
 	if err != nil {
 		return nil, errors.New("idtoken: kms:GetPublicKey: public key is not DER SubjectPublicKeyInfo")
 	}
-	key, ok := pub.(*ecdsa.PublicKey)
-	if !ok || idtoken.CheckP256(key) != nil {
-		return nil, errors.New("idtoken: kms:GetPublicKey: public key is not ECDSA P-256")
+	key, ok := pub.(*rsa.PublicKey)
+	if !ok || idtoken.CheckRSA2048(key) != nil {
+		return nil, errors.New("idtoken: kms:GetPublicKey: public key is not RSA 2048")
 	}
 	return key, nil
+}
+
+// PublishedKeys reads the public key of each of keyIDs through client (kms:GetPublicKey)
+// and returns the JWK set the issuer publishes, each key's kid its id: the signing key,
+// and during a key rotation the other one. Errors: no key id, an empty one, and
+// PublicKey's, naming the key.
+func PublishedKeys(ctx context.Context, client *kms.Client, keyIDs ...string) (idtoken.JWKSet, error) {
+	if len(keyIDs) == 0 {
+		return idtoken.JWKSet{}, errors.New("kmssign: no key to publish")
+	}
+	var set idtoken.JWKSet
+	for _, id := range keyIDs {
+		s, err := New(client, id)
+		if err != nil {
+			return idtoken.JWKSet{}, err
+		}
+		pub, err := s.PublicKey(ctx)
+		if err != nil {
+			return idtoken.JWKSet{}, err
+		}
+		jwk, err := idtoken.NewJWK(id, pub)
+		if err != nil {
+			return idtoken.JWKSet{}, err
+		}
+		set.Keys = append(set.Keys, jwk)
+	}
+	return set, set.Check()
 }

@@ -4,13 +4,18 @@
 // the shape that service documents (see internal/teamchat's package documentation for
 // the pages), verifies the signature of a signing bot (DingTalk's timestamp and sign
 // query parameters, Feishu's timestamp and sign body fields, each within an hour of its
-// clock) with its own implementation of the documented algorithm, enforces the
-// documented per-minute rate (WeCom and DingTalk 20, Feishu 100) and answers as the
-// service does: WeCom and DingTalk {"errcode","errmsg"}, Feishu {"code","msg","data"},
-// Slack an HTTP status with a short text. A signature that does not verify gets the
-// service's code (DingTalk 310000, Feishu 19021); a body outside the documented shape
-// gets HTTP 400 with the reason (a stand-in answer: the services' own vary) and is
-// recorded in Refusals, so a test can require none.
+// clock) with its own implementation of the documented algorithm, enforces each
+// service's documented sending rate (see limits) and answers as the service does:
+// WeCom and DingTalk {"errcode","errmsg"}, Feishu {"code","msg","data"}, Slack an HTTP
+// status with a short text. A signature that does not verify gets the service's code
+// (DingTalk 310000, Feishu 19021); a body outside the documented shape gets HTTP 400
+// with the reason (a stand-in answer: the services' own vary) and is recorded in
+// Refusals, so a test can require none. A message past the rate gets the service's
+// rate-limit answer and is counted in RateLimited.
+//
+// Where a page leaves the rate's shape open ("每分钟最多发送20条" may count per calendar
+// minute or over any 60 seconds; Slack allows "short bursts" of unstated size), the
+// stand-in takes the stricter reading: any window of that length, and no burst.
 package chattest
 
 import (
@@ -48,9 +53,32 @@ const (
 	FailRateLimit
 )
 
-// perMinute is the documented message rate of one bot, per minute; 0 for none
-// enforced (Slack's is about one a second, with bursts allowed).
-var perMinute = map[teamchat.Kind]int{teamchat.WeCom: 20, teamchat.DingTalk: 20, teamchat.Feishu: 100}
+// rate is one documented sending limit of a bot: at most n messages accepted in any
+// window of length per.
+type rate struct {
+	n   int
+	per time.Duration
+}
+
+// limits are each service's documented sending limits per bot, and how long a bot
+// then refuses every message once one passed them (0: only while the window is full):
+//   - WeCom group robot: 每个机器人发送的消息不能超过20条/分钟 (群机器人配置说明, 消息发送频率限制),
+//     errcode 45009 past it;
+//   - DingTalk custom robot: 每个机器人每分钟最多发送20条, and past 20 限流10分钟
+//     (自定义机器人发送群消息, 消息发送频率限制), errcode 130101;
+//   - Feishu/Lark custom bot: 100 次/分钟 and 5 次/秒 per bot (自定义机器人使用指南,
+//     频率控制), code 11232;
+//   - Slack incoming webhook: posting messages, 1 per second (Slack docs, "Rate limits"),
+//     HTTP 429 with Retry-After in seconds.
+var limits = map[teamchat.Kind]struct {
+	rates    []rate
+	throttle time.Duration
+}{
+	teamchat.WeCom:    {rates: []rate{{20, time.Minute}}},
+	teamchat.DingTalk: {rates: []rate{{20, time.Minute}}, throttle: 10 * time.Minute},
+	teamchat.Feishu:   {rates: []rate{{100, time.Minute}, {5, time.Second}}},
+	teamchat.Slack:    {rates: []rate{{1, time.Second}}},
+}
 
 // Received is one message a Receiver accepted.
 type Received struct {
@@ -75,7 +103,9 @@ type Receiver struct {
 	refusals []string
 	requests int
 	failures []Failure
-	accepted []time.Time // for the per-minute rate
+	accepted []time.Time // when each message was accepted, for the rates
+	blocked  time.Time   // DingTalk: refusing everything until then
+	limited  int         // messages refused past the rate
 
 	serving testkit.Background
 }
@@ -94,6 +124,10 @@ func NewReceiver(kind teamchat.Kind, secret string) *Receiver {
 	}[kind]
 	return &Receiver{kind: kind, secret: secret, path: path, now: time.Now}
 }
+
+// UseClock makes now the Receiver's clock (default time.Now): the rates and the
+// signatures' timestamps are judged by it. Call it before Start.
+func (r *Receiver) UseClock(now func() time.Time) { r.now = now }
 
 // Start listens on addr ("127.0.0.1:0" picks a free port) and serves until Close.
 func (r *Receiver) Start(addr string) error {
@@ -138,6 +172,14 @@ func (r *Receiver) Requests() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.requests
+}
+
+// RateLimited is how many well-formed messages were refused for passing the
+// service's sending rate (or during DingTalk's 10-minute throttle).
+func (r *Receiver) RateLimited() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.limited
 }
 
 // Refusals returns why each refused request was refused (shape or signature).
@@ -186,15 +228,17 @@ func (r *Receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	now := r.now()
 	r.mu.Lock()
-	limited := r.overRate(now)
-	if !limited {
+	wait := r.overRate(now)
+	if wait == 0 {
 		got.Body = body
 		r.received = append(r.received, got)
 		r.accepted = append(r.accepted, now)
+	} else {
+		r.limited++
 	}
 	r.mu.Unlock()
-	if limited {
-		r.fail(w, FailRateLimit)
+	if wait > 0 {
+		r.rateLimit(w, wait)
 		return
 	}
 	r.ok(w)
@@ -235,19 +279,31 @@ func (r *Receiver) issued(req *http.Request) bool {
 	return true
 }
 
-// overRate reports whether a message at now would pass the per-minute rate; r.mu held.
-func (r *Receiver) overRate(now time.Time) bool {
-	limit := perMinute[r.kind]
-	if limit == 0 {
-		return false
+// overRate is how long before a message at now would pass the service's limits: 0
+// when it passes now. A DingTalk message past the rate starts its 10-minute throttle.
+// r.mu held.
+func (r *Receiver) overRate(now time.Time) time.Duration {
+	l := limits[r.kind]
+	if now.Before(r.blocked) {
+		return r.blocked.Sub(now)
 	}
-	n := 0
-	for _, t := range r.accepted {
-		if now.Sub(t) < time.Minute {
-			n++
+	var wait time.Duration
+	for _, rt := range l.rates {
+		var in []time.Time // accepted within the window ending at now, oldest first
+		for _, t := range r.accepted {
+			if now.Sub(t) < rt.per {
+				in = append(in, t)
+			}
+		}
+		if len(in) >= rt.n {
+			wait = max(wait, in[len(in)-rt.n].Add(rt.per).Sub(now))
 		}
 	}
-	return n >= limit
+	if wait > 0 && l.throttle > 0 {
+		r.blocked = now.Add(l.throttle)
+		wait = l.throttle
+	}
+	return wait
 }
 
 func (r *Receiver) ok(w http.ResponseWriter) {
@@ -277,10 +333,20 @@ func (r *Receiver) fail(w http.ResponseWriter, f Failure) {
 	case r.kind == teamchat.Feishu:
 		writeJSON(w, http.StatusOK, map[string]any{"code": 11232, "data": map[string]any{}, "msg": "frequency limited"})
 	default:
-		w.Header().Set("Retry-After", "1")
-		w.WriteHeader(http.StatusTooManyRequests)
-		io.WriteString(w, "rate_limited")
+		r.rateLimit(w, time.Second)
 	}
+}
+
+// rateLimit answers a message past the rate as the service does; Slack's Retry-After
+// says the whole seconds until one would pass.
+func (r *Receiver) rateLimit(w http.ResponseWriter, wait time.Duration) {
+	if r.kind != teamchat.Slack {
+		r.fail(w, FailRateLimit)
+		return
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+	w.WriteHeader(http.StatusTooManyRequests)
+	io.WriteString(w, "rate_limited")
 }
 
 // refuseCode answers a signature that does not verify with the service's code.

@@ -1,6 +1,8 @@
 // Package testkit holds what stockguard's tests share that needs no local stack (see
-// internal/testing/stacktest for the stack): a settable clock, a way to start many calls at
-// the same instant, a log sink the test can read back and DynamoDB fault injection.
+// tools/internal/testing/stacktest for the stack): a settable clock, a way to start
+// many calls at the same instant, a log sink the test can read back and DynamoDB fault
+// injection. It imports the standard library only, so that the service module's tests
+// and the tools module's share it.
 package testkit
 
 import (
@@ -146,9 +148,11 @@ func Eventually(t testing.TB, limit time.Duration, what string, cond func() bool
 	}
 }
 
-// ModuleRoot returns the directory of the go.mod at or above the test's working
-// directory (its package's folder): the repository root, where template.yaml and the
-// Makefile live. It fails t when there is none.
+// ModuleRoot returns the service module's root: the nearest directory at or above the
+// test's working directory (its package's folder) whose go.mod declares module
+// github.com/stockguard/stockguard. That is the repository root, where template.yaml,
+// the Makefile and go.work live, for the tests of the tools module (tools/) too. It
+// fails t when there is none.
 func ModuleRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
@@ -156,15 +160,30 @@ func ModuleRoot(t testing.TB) string {
 		t.Fatal(err)
 	}
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && modulePath(data) == serviceModule {
 			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Fatal("no go.mod above the test's directory")
+			t.Fatalf("no go.mod of module %s above the test's directory", serviceModule)
 		}
 		dir = parent
 	}
+}
+
+// serviceModule is the service's module path, declared by the go.mod at the repository
+// root.
+const serviceModule = "github.com/stockguard/stockguard"
+
+// modulePath returns the module path a go.mod file declares in its module directive
+// (Go Modules Reference, "module directive"), "" when it has none.
+func modulePath(gomod []byte) string {
+	for line := range strings.Lines(string(gomod)) {
+		if path, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(path), `"`)
+		}
+	}
+	return ""
 }
 
 // Must returns what build makes of arg, failing t when build returns an error: for the

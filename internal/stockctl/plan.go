@@ -1,0 +1,81 @@
+package stockctl
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/stockguard/stockguard/internal/stockctl/plan"
+)
+
+// skuFlags collects repeated --sku ID:ORDERS:PAGEVIEWS flags.
+type skuFlags []plan.SKU
+
+func (s *skuFlags) String() string { return fmt.Sprint(len(*s)) }
+
+func (s *skuFlags) Set(v string) error {
+	parts := strings.Split(v, ":")
+	if len(parts) != 3 || parts[0] == "" {
+		return fmt.Errorf("%q is not ID:ORDERS:PAGEVIEWS", v)
+	}
+	orders, err1 := strconv.ParseFloat(parts[1], 64)
+	views, err2 := strconv.ParseFloat(parts[2], 64)
+	if err1 != nil || err2 != nil || !peak(orders) || !peak(views) {
+		return fmt.Errorf("%q: orders and page views must be numbers from 0 to %d", v, maxPeak)
+	}
+	for _, sku := range *s {
+		if sku.ID == parts[0] {
+			return fmt.Errorf("%q: SKU %s given twice", v, sku.ID)
+		}
+	}
+	*s = append(*s, plan.SKU{ID: parts[0], Orders: orders, PageViews: views})
+	return nil
+}
+
+// maxPeak is the most orders or page views per second plan takes (all SKUs
+// together): a thousand times API Gateway's default account quota, far past any sale
+// it sizes; beyond it the advice's integers would overflow.
+const maxPeak = 10_000_000
+
+// peak reports whether v is a peak plan takes: a finite number from 0 to maxPeak
+// (NaN and infinities are not).
+func peak(v float64) bool { return v >= 0 && v <= maxPeak }
+
+// planSale runs "plan": sizes a sale from the peaks given (internal/stockctl/plan)
+// without calling the API, and prints the plan (or its JSON).
+func planSale(out io.Writer, asJSON bool, args []string) error {
+	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
+	skus := fs.Int("skus", 1, "SKUs sharing --orders and --page-views evenly")
+	orders := fs.Float64("orders", 0, "peak orders per second, all SKUs together")
+	views := fs.Float64("page-views", 0, "peak page views (GET /skus/{skuId}) per second, all SKUs together")
+	payRatio := fs.Float64("pay-ratio", 0.7, "share of orders paid (the rest are released)")
+	var each skuFlags
+	fs.Var(&each, "sku", "ID:ORDERS:PAGEVIEWS, one SKU's peaks per second (repeat; replaces --skus, --orders and --page-views)")
+	if _, err := parse(fs, args, ""); err != nil {
+		return err
+	}
+	switch {
+	case *skus < 1 || *skus > 10000:
+		return usageError("plan: --skus must be 1 to 10,000")
+	case !peak(*orders) || !peak(*views):
+		return usageError("plan: --orders and --page-views must be numbers from 0 to %d", maxPeak)
+	case !(*payRatio >= 0 && *payRatio <= 1):
+		return usageError("plan: --pay-ratio must be 0 to 1")
+	case len(each) == 0 && *orders == 0 && *views == 0:
+		return usageError("plan needs --orders and --page-views, or --sku")
+	}
+	d := plan.Evenly(*skus, *orders, *views, *payRatio)
+	if len(each) > 0 {
+		d = plan.Demand{SKUs: each, PayRatio: *payRatio}
+	}
+	p := plan.Make(d, plan.Today(), plan.DefaultPrices)
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(p)
+	}
+	return p.Write(out)
+}

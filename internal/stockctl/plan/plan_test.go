@@ -1,0 +1,167 @@
+package plan_test
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/stockctl/plan"
+)
+
+// load finds the load whose limit starts with prefix.
+func load(t *testing.T, p plan.Plan, prefix string) plan.Load {
+	t.Helper()
+	for _, l := range p.Loads {
+		if strings.HasPrefix(l.Limit, prefix) {
+			return l
+		}
+	}
+	t.Fatalf("no load %q in %+v", prefix, p.Loads)
+	return plan.Load{}
+}
+
+func TestMake_LoadsAndWhatBindsFirst(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		demand      plan.Demand
+		shards      int
+		ledgerByKey float64 // LedgerByShard write units/s per key (a shard's)
+		pendingKey  float64 // PendingByExpiry write units/s per key
+		binding     string
+		past        bool
+		stageRate   float64
+	}{
+		{
+			// Today's template carries 500 requests/s per route, and closeOrder's 20
+			// reserved (10 for the queue, 1 for the sweep) start about 45 payments/s
+			// when WeChat Pay takes 200 ms: the payments bind before the page.
+			name: "a small sale", demand: plan.Evenly(10, 1000, 3000, 0.7),
+			shards: inventory.ShardsForPeak(100), ledgerByKey: 100 * 2 / float64(inventory.ShardsForPeak(100)), pendingKey: 1000 * 2 / 128.0,
+			binding: "Lambda CloseOrderFunction", past: true, stageRate: 3750,
+		},
+		{
+			// A shop's everyday traffic: the template's 500/s per route stays, since it
+			// also holds the routes the plan does not count (login, GET /orders).
+			name: "a trickle", demand: plan.Evenly(1, 1, 1, 0.7),
+			shards: inventory.ShardsForPeak(1), ledgerByKey: 1 * 2 / float64(inventory.ShardsForPeak(1)), pendingKey: 1 * 2 / 128.0,
+			binding: "Lambda CloseOrderFunction", past: false, stageRate: 500,
+		},
+		{
+			// 8,000 orders/s filled the 16 keys of the time-ordered ledger index the
+			// design had; a ledger key is now a shard's, and takes half its writes.
+			name: "the old index ceiling", demand: plan.Evenly(10, 8000, 0, 0.7),
+			shards: inventory.ShardsForPeak(800), ledgerByKey: 800 * 2 / float64(inventory.ShardsForPeak(800)), pendingKey: 8000 * 2 / 128.0,
+			binding: "Lambda CloseOrderFunction", past: true, stageRate: 10000,
+		},
+		{
+			// 30,000 orders/s over 10 SKUs: no index key past its ceiling; closeOrder's
+			// reservation far past.
+			name: "30,000 orders/s over 10 SKUs, 100,000 page views/s", demand: plan.Evenly(10, 30000, 100000, 0.7),
+			shards: inventory.ShardsForPeak(3000), ledgerByKey: 3000 * 2 / float64(inventory.ShardsForPeak(3000)), pendingKey: 30000 * 2 / 128.0,
+			binding: "Lambda CloseOrderFunction", past: true, stageRate: 125000,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := plan.Make(tc.demand, plan.Today(), plan.DefaultPrices)
+			for _, s := range p.SKUs {
+				if s.Shards != tc.shards {
+					t.Errorf("%s: %d shards, want %d (inventory.ShardsForPeak)", s.ID, s.Shards, tc.shards)
+				}
+			}
+			ledger := load(t, p, "index StockLogTable.LedgerByShard")
+			if math.Abs(ledger.Peak-tc.ledgerByKey) > 1e-9 {
+				t.Errorf("LedgerByShard per key %.1f WU/s, want %.1f", ledger.Peak, tc.ledgerByKey)
+			}
+			if shard := load(t, p, "item SkusTable sku-000#shard#n"); ledger.Peak > shard.Peak {
+				t.Errorf("a ledger key takes %.1f WU/s, more than its shard's %.1f", ledger.Peak, shard.Peak)
+			}
+			got := load(t, p, "index OrdersTable.PendingByExpiry").Peak
+			if got != tc.pendingKey {
+				t.Errorf("PendingByExpiry per key %.1f WU/s, want %.1f", got, tc.pendingKey)
+			}
+			// The one index key space not bounded by the shards stays below them, so a
+			// burst meets a shard's ceiling first.
+			if shard := load(t, p, "item SkusTable sku-000#shard#n"); got > shard.Peak {
+				t.Errorf("a PendingByExpiry key takes %.1f WU/s, more than a shard's %.1f", got, shard.Peak)
+			}
+			for _, l := range p.Loads {
+				if strings.HasPrefix(l.Limit, "index ") && l.Peak > l.Ceiling {
+					t.Errorf("%s past its ceiling: %.0f of %.0f", l.Limit, l.Peak, l.Ceiling)
+				}
+			}
+			b, past := p.Binding()
+			if !strings.HasPrefix(b.Limit, tc.binding) || past != tc.past {
+				t.Errorf("binds first: %q (past %t), want %q (past %t)", b.Limit, past, tc.binding, tc.past)
+			}
+			if p.StageRate != tc.stageRate {
+				t.Errorf("ApiThrottleRateLimit %v, want %v", p.StageRate, tc.stageRate)
+			}
+			for i := 1; i < len(p.Loads); i++ {
+				if p.Loads[i].Utilisation() > p.Loads[i-1].Utilisation() {
+					t.Errorf("loads not most utilised first at %d: %+v after %+v", i, p.Loads[i], p.Loads[i-1])
+				}
+			}
+		})
+	}
+}
+
+func TestMake_PerOrderCostOfTodaysDesign(t *testing.T) {
+	p := plan.Make(plan.Evenly(10, 1000, 2000, 0.7), plan.Today(), plan.DefaultPrices)
+	// 11 to reserve; paid: 1 prepay + 8 payment; released: 10.
+	if want := 11 + 0.7*9 + 0.3*10; math.Abs(p.WriteUnitsPerOrder-want) > 1e-9 {
+		t.Errorf("%.2f write units per order, want %.2f", p.WriteUnitsPerOrder, want)
+	}
+	// 200 page views/s per SKU, 10 ms each: 2 environments, each reading the SKU
+	// record and its one shard once a second (4 read units/s per SKU, 40 for 1,000
+	// orders/s); paid orders read the order at the prepay and the payment.
+	if want := 40.0/1000 + 0.7*3; math.Abs(p.ReadUnitsPerOrder-want) > 1e-9 {
+		t.Errorf("%.2f read units per order, want %.2f", p.ReadUnitsPerOrder, want)
+	}
+	wantDynamo := (p.WriteUnitsPerOrder*0.625 + p.ReadUnitsPerOrder*0.125)
+	if math.Abs(p.Cost.DynamoDB-wantDynamo) > 1e-9 || p.USDPerMillionOrders <= p.Cost.DynamoDB {
+		t.Errorf("cost %+v, DynamoDB want $%.4f per million orders", p.Cost, wantDynamo)
+	}
+}
+
+func TestMake_RaisesOnlyWhatThePeakPasses(t *testing.T) {
+	p := plan.Make(plan.Evenly(1, 20, 100, 0.7), plan.Today(), plan.DefaultPrices)
+	for _, l := range p.Loads {
+		if l.Peak <= l.Ceiling && l.Setting != "" {
+			t.Errorf("%s under its ceiling asks for %q", l.Limit, l.Setting)
+		}
+	}
+	if p.AccountRate != plan.AccountRequestsPerSecond || p.AccountConcurrency != plan.AccountConcurrency || p.CloseOrderReserved != 20 {
+		t.Errorf("a small sale asks for %.0f requests/s, %d concurrency, closeOrder %d; want the defaults", p.AccountRate, p.AccountConcurrency, p.CloseOrderReserved)
+	}
+}
+
+// The planner's PendingByExpiry keys are the store's buckets.
+func TestToday_PendingByExpiryKeysAreTheStoresBuckets(t *testing.T) {
+	if got := plan.Today().PendingByExpiryKeys; got != dynamo.PendingBuckets {
+		t.Errorf("the planner spreads PendingByExpiry over %d keys, the store over %d", got, dynamo.PendingBuckets)
+	}
+}
+
+// A million logins that sign a new token cost a million kms:Sign requests to the RSA
+// 2048 key at $0.03 per 10,000 (AWS KMS pricing), with 3 write and 0.5 read units, a
+// Lambda invocation and an API request each; one answered from the kept token signs
+// nothing and writes one unit less.
+func TestMake_LoginCostsOneRSASignPerNewToken(t *testing.T) {
+	p := plan.Make(plan.Evenly(1, 10, 10, 0.7), plan.Today(), plan.DefaultPrices)
+	signed, reused := p.LoginCost, p.ReusedLoginCost
+	if math.Abs(signed.KMS-3.00) > 1e-9 || reused.KMS != 0 {
+		t.Errorf("KMS per million logins: %.4f new, %.4f reused; want 3.00 and 0", signed.KMS, reused.KMS)
+	}
+	if want := 3*0.625 + 0.5*0.125; math.Abs(signed.DynamoDB-want) > 1e-9 || math.Abs(reused.DynamoDB-(want-0.625)) > 1e-9 {
+		t.Errorf("DynamoDB per million logins: %.4f new, %.4f reused; want %.4f and %.4f", signed.DynamoDB, reused.DynamoDB, want, want-0.625)
+	}
+	if signed.APIGateway != 1.00 || signed.Lambda <= 0.20 || signed.Lambda != reused.Lambda {
+		t.Errorf("API Gateway %.2f, Lambda %.4f new and %.4f reused", signed.APIGateway, signed.Lambda, reused.Lambda)
+	}
+	var out strings.Builder
+	if err := p.Write(&out); err != nil || !strings.Contains(out.String(), "Login: $6.64 per million new tokens (KMS $3.00") {
+		t.Errorf("plan output %v:\n%s", err, out.String())
+	}
+}

@@ -1,0 +1,65 @@
+package stockctl_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stockguard/stockguard/internal/stockctl"
+)
+
+// runPlan runs stockctl without an endpoint, which plan does not need.
+func runPlan(args ...string) (int, string, string) {
+	var out, errOut bytes.Buffer
+	code := stockctl.Run(context.Background(), args, stockctl.Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }})
+	return code, out.String(), errOut.String()
+}
+
+func TestStockctl_PlanSizesASaleWithoutTheAPI(t *testing.T) {
+	code, out, errOut := runPlan("plan", "--skus", "10", "--orders", "30000", "--page-views", "100000")
+	if code != stockctl.ExitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{
+		"sku-009", "index OrdersTable.PendingByExpiry P<k> (each of 128)", "469 WU/s", "47%",
+		"binds first, PAST its ceiling", "Deploy with ApiThrottleRateLimit=125000", "per million orders",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the plan lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = runPlan("-o", "json", "plan", "--sku", "hot:12000:30000", "--sku", "cold:100:300")
+	var p struct {
+		SKUs []struct {
+			ID     string
+			Shards int
+		}
+		USDPerMillionOrders float64
+	}
+	if code != stockctl.ExitOK || json.Unmarshal([]byte(out), &p) != nil || len(p.SKUs) != 2 || p.SKUs[0].Shards != 60 || p.SKUs[1].Shards != 1 || p.USDPerMillionOrders <= 0 {
+		t.Errorf("-o json plan --sku …: exit %d, %+v from %s", code, p, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan"}, "plan needs --orders and --page-views, or --sku"},
+		{[]string{"plan", "--orders", "-5", "--page-views", "1"}, "must be numbers from 0 to 10000000"},
+		{[]string{"plan", "--orders", "NaN", "--page-views", "1"}, "must be numbers from 0 to 10000000"},
+		{[]string{"plan", "--orders", "1", "--page-views", "Inf"}, "must be numbers from 0 to 10000000"},
+		{[]string{"plan", "--orders", "1e308", "--page-views", "1"}, "must be numbers from 0 to 10000000"},
+		{[]string{"plan", "--orders", "1", "--pay-ratio", "NaN"}, "--pay-ratio must be 0 to 1"},
+		{[]string{"plan", "--sku", "hot:NaN:1"}, `"hot:NaN:1": orders and page views must be numbers`},
+		{[]string{"plan", "--sku", "hot:1:1", "--sku", "hot:2:2"}, "SKU hot given twice"},
+		{[]string{"plan", "--orders", "1", "--pay-ratio", "2"}, "--pay-ratio must be 0 to 1"},
+		{[]string{"plan", "--sku", "hot:lots:1"}, `"hot:lots:1": orders and page views must be numbers`},
+		{[]string{"plan", "--orders", "1", "extra"}, `unexpected "extra"`},
+	} {
+		code, out, errOut := runPlan(tc.args...)
+		if code != stockctl.ExitUsage || out != "" || !strings.HasPrefix(errOut, "stockctl: ") || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("stockctl %s: exit %d, stdout %q, stderr %q; want a usage error with %q", strings.Join(tc.args, " "), code, out, errOut, tc.want)
+		}
+	}
+}

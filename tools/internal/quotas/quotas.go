@@ -1,0 +1,460 @@
+// Package quotas models the AWS quotas in front of stockguard's functions, for the
+// whole-sale rehearsal (tools/internal/rehearse): API Gateway's throttles on the HTTP
+// API and Lambda's concurrency. Both run on the same slowed clock as
+// tools/internal/ddblimits (Slowdown s: every rate s times lower, every duration s
+// times longer in real time) and answer what the real services answer.
+//
+// API Gateway (Gateway) throttles with token buckets (Developer Guide, "Throttle
+// requests to your HTTP APIs for better throughput in API Gateway": "API Gateway
+// throttles requests to your API using the token bucket algorithm, where a token
+// counts for a request"): one for the account in the Region, 10,000 requests per
+// second with a burst of 5,000 by default ("Amazon API Gateway quotas", throttle
+// quota per account, per Region across HTTP APIs, REST APIs, WebSocket APIs; the
+// burst figure from "Amazon API Gateway increases account-level throttle limits to
+// 10,000 RPS", AWS What's New, June 2017: "The burst limit has been raised to
+// 5,000"), and one per route from the stage's DefaultRouteSettings or the route's
+// RouteSettings (template.yaml: the ApiThrottleRateLimit and ApiThrottleBurstLimit
+// parameters). A request either bucket cannot serve is answered 429 Too Many Requests
+// with {"message":"Too Many Requests"} before any function runs.
+//
+// Lambda (Lambda) runs each invocation in an execution environment that serves one
+// request at a time (Lambda Developer Guide, "Understanding Lambda function
+// scaling"). A function with reserved concurrency runs at most that many at once; the
+// others share the account's concurrency (1,000 by default: "Lambda quotas",
+// concurrent executions) less everything reserved ("Configuring reserved
+// concurrency for a function"). A new environment costs an initialisation
+// (ColdStart, an assumption of the model: Lambda does not document one figure) and
+// may only be created at the function's scaling rate: 1,000 execution environments
+// every 10 seconds per function, refilled continuously and never banked beyond 1,000
+// ("Lambda scaling behavior", concurrency scaling rate). An invocation over any of
+// these is refused with Lambda's 429 TooManyRequestsException, which API Gateway
+// answers 500 {"message":"Internal Server Error"} ("Handling Lambda errors with an
+// API Gateway API": "If the Lambda API rejects the invocation request, API Gateway
+// returns a 500 error code"), and which an SQS event source leaves on the queue.
+//
+// What it leaves out: provisioned concurrency, environments being reclaimed when
+// idle, API Gateway's own latency and the burst's other "factors" the throttling page
+// mentions (throttles are targets applied on a best-effort basis; the model applies
+// them exactly).
+package quotas
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+
+	"github.com/stockguard/stockguard/internal/clock"
+	"github.com/stockguard/stockguard/tools/internal/sam"
+)
+
+// Documented defaults.
+const (
+	// AccountRequestsPerSecond and AccountBurst are API Gateway's default throttle
+	// for an account in a Region (see the package doc).
+	AccountRequestsPerSecond = 10000
+	AccountBurst             = 5000
+	// AccountConcurrency is Lambda's default concurrency for an account in a Region
+	// ("Lambda quotas": concurrent executions, 1,000).
+	AccountConcurrency = 1000
+	// ScalingEnvironments new execution environments per ScalingPeriod is each
+	// function's concurrency scaling rate ("Lambda scaling behavior").
+	ScalingEnvironments = 1000
+	ScalingPeriod       = 10 * time.Second
+	// UnreservedMinimum is the concurrency Lambda keeps unreserved for functions
+	// without a reservation ("Configuring reserved concurrency for a function": Lambda
+	// always leaves at least 100 units unreserved).
+	UnreservedMinimum = 100
+)
+
+// bucket is a token bucket in real time.
+type bucket struct {
+	tokens float64
+	at     time.Time
+	primed bool
+}
+
+// take refills the bucket to now at rate per second (depth deep, full at first use)
+// and takes one token when it holds one.
+func (b *bucket) take(now time.Time, rate, depth float64) bool {
+	if !b.primed {
+		b.tokens, b.at, b.primed = depth, now, true
+	}
+	if dt := now.Sub(b.at).Seconds(); dt > 0 {
+		b.tokens = min(depth, b.tokens+dt*rate)
+		b.at = now
+	}
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// GatewayConfig sets API Gateway's account throttle; zero values take the defaults.
+type GatewayConfig struct {
+	// Rate is the account's steady requests per second; default
+	// AccountRequestsPerSecond.
+	Rate float64
+	// Burst is the account's bucket depth; default AccountBurst.
+	Burst int
+	// Slowdown is the clock scale (see the package doc); default 1.
+	Slowdown float64
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Gateway is API Gateway's throttling in front of the routes of a template's HTTP
+// APIs. Safe for concurrent use.
+type Gateway struct {
+	cfg       GatewayConfig
+	mux       *http.ServeMux // route patterns, to tell a request's route
+	routes    map[string]*sam.Throttle
+	mu        sync.Mutex
+	account   bucket
+	perRoute  map[string]*bucket
+	throttled map[string]int
+	first     map[string]time.Time
+	requests  map[string]int
+}
+
+// NewGateway returns the throttles of routes (sam.Template.Routes) under cfg.
+func NewGateway(routes []sam.Route, cfg GatewayConfig) *Gateway {
+	if cfg.Rate <= 0 {
+		cfg.Rate = AccountRequestsPerSecond
+	}
+	if cfg.Burst <= 0 {
+		cfg.Burst = AccountBurst
+	}
+	if cfg.Slowdown < 1 {
+		cfg.Slowdown = 1
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	g := &Gateway{cfg: cfg, mux: http.NewServeMux(), routes: map[string]*sam.Throttle{}, perRoute: map[string]*bucket{}, throttled: map[string]int{}, first: map[string]time.Time{}, requests: map[string]int{}}
+	for _, r := range routes {
+		key := r.Method + " " + r.Path
+		if _, dup := g.routes[key]; dup {
+			continue // the same route key on another API: the first one's throttle
+		}
+		g.routes[key] = r.Throttle
+		g.mux.Handle(key, http.NotFoundHandler())
+	}
+	return g
+}
+
+// Route returns the route key ("POST /orders/{orderId}/pay") a request matches, "" for
+// none.
+func (g *Gateway) Route(r *http.Request) string {
+	_, pattern := g.mux.Handler(r)
+	if _, ok := g.routes[pattern]; !ok {
+		return ""
+	}
+	return pattern
+}
+
+// Admit decides one request for route at the model's clock: the account's bucket,
+// then the route's. It returns the name of the limit that refused it ("API Gateway
+// account" or "API Gateway route POST /orders"), "" when admitted. A route the
+// gateway does not know is only subject to the account throttle.
+func (g *Gateway) Admit(route string) string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now, slow := g.cfg.Now(), g.cfg.Slowdown
+	g.requests[route]++
+	refused := ""
+	if !g.account.take(now, g.cfg.Rate/slow, float64(g.cfg.Burst)) {
+		refused = "API Gateway account"
+	} else if t := g.routes[route]; t != nil && t.Rate > 0 {
+		b := g.perRoute[route]
+		if b == nil {
+			b = &bucket{}
+			g.perRoute[route] = b
+		}
+		if !b.take(now, t.Rate/slow, float64(max(t.Burst, 1))) {
+			refused = "API Gateway route " + route
+		}
+	}
+	if refused != "" {
+		g.throttled[refused]++
+		if _, ok := g.first[refused]; !ok {
+			g.first[refused] = now
+		}
+	}
+	return refused
+}
+
+// Wrap puts the throttles in front of next: a request matching a route is admitted
+// or answered 429 {"message":"Too Many Requests"} as API Gateway answers a throttled
+// request; any other request (a local-only route) passes untouched.
+func (g *Gateway) Wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		route := g.Route(r)
+		if route != "" && g.Admit(route) != "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"message":"Too Many Requests"}`))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Throttled returns how many requests each limit refused, by name.
+func (g *Gateway) Throttled() map[string]int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return maps.Clone(g.throttled)
+}
+
+// FirstThrottled returns when each limit of Throttled first refused a request.
+func (g *Gateway) FirstThrottled() map[string]time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return maps.Clone(g.first)
+}
+
+// Requests returns the requests each route received (refused ones included).
+func (g *Gateway) Requests() map[string]int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return maps.Clone(g.requests)
+}
+
+// LambdaConfig sets Lambda's quotas; zero values take the defaults.
+type LambdaConfig struct {
+	// AccountConcurrency is the account's concurrency; default AccountConcurrency.
+	AccountConcurrency int
+	// ScalingEnvironments per ScalingPeriod is each function's scaling rate; defaults
+	// ScalingEnvironments and ScalingPeriod.
+	ScalingEnvironments int
+	ScalingPeriod       time.Duration
+	// ColdStart is how long a new execution environment initialises before its first
+	// invocation runs, at 1×; 0 adds nothing.
+	ColdStart time.Duration
+	// Slowdown is the clock scale; default 1.
+	Slowdown float64
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// TooManyRequests is Lambda's refusal of an invocation (Lambda API Reference, Invoke:
+// TooManyRequestsException, HTTP 429, with a Reason).
+type TooManyRequests struct {
+	Function string
+	// Reason is ReservedFunctionConcurrentInvocationLimitExceeded,
+	// ConcurrentInvocationLimitExceeded (the account's unreserved concurrency), or
+	// FunctionScalingRateExceeded (the model's name for the scaling rate, which the
+	// Lambda documentation answers with a throttling error, status 429).
+	Reason string
+}
+
+func (e *TooManyRequests) Error() string {
+	return fmt.Sprintf("TooManyRequestsException: %s: Rate Exceeded. (%s)", e.Function, e.Reason)
+}
+
+// FunctionStats are what Lambda did for one function.
+type FunctionStats struct {
+	Invocations  int           // invocations run (cold ones included)
+	ColdStarts   int           // invocations that created an environment
+	Throttles    int           // invocations refused
+	Environments int           // environments created
+	Peak         int           // most invocations running at once
+	Busy         time.Duration // Σ invocation durations (cold starts included), at 1×
+	MemoryMB     int           // the function's memory setting
+}
+
+// Lambda is the concurrency model of a template's functions. Safe for concurrent use.
+type Lambda struct {
+	cfg        LambdaConfig
+	mu         sync.Mutex
+	reserved   map[string]int // function → reserved concurrency
+	unreserved int            // the account's concurrency less all reservations
+	shared     int            // running invocations of unreserved functions
+	fns        map[string]*function
+	throttled  map[string]int       // "Lambda <function> <reason>" → refusals
+	first      map[string]time.Time // when each of those first refused
+}
+
+type function struct {
+	running, idle int // invocations running; environments free
+	scaling       bucket
+	stats         FunctionStats
+}
+
+// NewLambda returns the model of functions (sam.Template.Functions) under cfg. It
+// returns an error when the reservations leave less than UnreservedMinimum of the
+// account's concurrency, which Lambda refuses.
+func NewLambda(functions []sam.Function, cfg LambdaConfig) (*Lambda, error) {
+	if cfg.AccountConcurrency <= 0 {
+		cfg.AccountConcurrency = AccountConcurrency
+	}
+	if cfg.ScalingEnvironments <= 0 {
+		cfg.ScalingEnvironments = ScalingEnvironments
+	}
+	if cfg.ScalingPeriod <= 0 {
+		cfg.ScalingPeriod = ScalingPeriod
+	}
+	if cfg.Slowdown < 1 {
+		cfg.Slowdown = 1
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	l := &Lambda{cfg: cfg, reserved: map[string]int{}, fns: map[string]*function{}, unreserved: cfg.AccountConcurrency, throttled: map[string]int{}, first: map[string]time.Time{}}
+	for _, f := range functions {
+		l.fns[f.Name] = &function{stats: FunctionStats{MemoryMB: f.MemorySize}}
+		if f.ReservedConcurrency != nil {
+			l.reserved[f.Name] = *f.ReservedConcurrency
+			l.unreserved -= *f.ReservedConcurrency
+		}
+	}
+	if l.unreserved < UnreservedMinimum {
+		return nil, fmt.Errorf("reserved concurrency leaves %d of the account's %d unreserved; Lambda keeps at least %d", l.unreserved, cfg.AccountConcurrency, UnreservedMinimum)
+	}
+	return l, nil
+}
+
+// Warm gives function name n execution environments before any invocation, as
+// provisioned concurrency or a warm-up before a sale would: they start idle and take
+// nothing from the scaling rate.
+func (l *Lambda) Warm(name string, n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := l.fns[name]
+	if f == nil {
+		f = &function{}
+		l.fns[name] = f
+	}
+	f.idle += n
+	f.stats.Environments += n
+}
+
+// Unreserved returns the concurrency the functions without a reservation share.
+func (l *Lambda) Unreserved() int { return l.unreserved }
+
+// acquire starts an invocation of name: on an idle environment, or on a new one (cold)
+// when the scaling rate allows; refused when the function's or the account's
+// concurrency is used up or no environment may be created.
+func (l *Lambda) acquire(name string) (cold bool, err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := l.fns[name]
+	if f == nil {
+		f = &function{}
+		l.fns[name] = f
+	}
+	refuse := func(reason string) (bool, error) {
+		f.stats.Throttles++
+		key := "Lambda " + name + " " + reason
+		l.throttled[key]++
+		if _, ok := l.first[key]; !ok {
+			l.first[key] = l.cfg.Now()
+		}
+		return false, &TooManyRequests{Function: name, Reason: reason}
+	}
+	if r, ok := l.reserved[name]; ok {
+		if f.running >= r {
+			return refuse("ReservedFunctionConcurrentInvocationLimitExceeded")
+		}
+	} else if l.shared >= l.unreserved {
+		return refuse("ConcurrentInvocationLimitExceeded")
+	}
+	if f.idle == 0 {
+		rate := float64(l.cfg.ScalingEnvironments) / l.cfg.ScalingPeriod.Seconds() / l.cfg.Slowdown
+		if !f.scaling.take(l.cfg.Now(), rate, float64(l.cfg.ScalingEnvironments)) {
+			return refuse("FunctionScalingRateExceeded")
+		}
+		f.idle++
+		f.stats.Environments++
+		cold = true
+	}
+	f.idle--
+	f.running++
+	if _, ok := l.reserved[name]; !ok {
+		l.shared++
+	}
+	f.stats.Invocations++
+	f.stats.Peak = max(f.stats.Peak, f.running)
+	if cold {
+		f.stats.ColdStarts++
+	}
+	return cold, nil
+}
+
+// release ends an invocation of name that ran for d (real time).
+func (l *Lambda) release(name string, d time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f := l.fns[name]
+	f.running--
+	f.idle++
+	if _, ok := l.reserved[name]; !ok {
+		l.shared--
+	}
+	f.stats.Busy += time.Duration(float64(d) / l.cfg.Slowdown)
+}
+
+// Invoke runs one invocation of function name with h (payload in, result out) under
+// the quotas: refused with *TooManyRequests, else run after a cold start when it gets
+// a new environment.
+func (l *Lambda) Invoke(ctx context.Context, name string, h lambda.Handler, payload []byte) ([]byte, error) {
+	cold, err := l.acquire(name)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	defer func() { l.release(name, time.Since(start)) }()
+	if cold && l.cfg.ColdStart > 0 {
+		if err := clock.Sleep(ctx, time.Duration(float64(l.cfg.ColdStart)*l.cfg.Slowdown)); err != nil {
+			return nil, err
+		}
+	}
+	return h.Invoke(ctx, payload)
+}
+
+// Wrap returns h under the quotas as function name (for local.StackConfig.WrapFunction).
+func (l *Lambda) Wrap(name string, h lambda.Handler) lambda.Handler {
+	return invoker{l: l, name: name, h: h}
+}
+
+type invoker struct {
+	l    *Lambda
+	name string
+	h    lambda.Handler
+}
+
+func (i invoker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	return i.l.Invoke(ctx, i.name, i.h, payload)
+}
+
+// Stats returns what Lambda did for each function, by logical id.
+func (l *Lambda) Stats() map[string]FunctionStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make(map[string]FunctionStats, len(l.fns))
+	for name, f := range l.fns {
+		out[name] = f.stats
+	}
+	return out
+}
+
+// FirstThrottled returns when each limit of Throttled first refused an invocation.
+func (l *Lambda) FirstThrottled() map[string]time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.first)
+}
+
+// Throttled returns the refused invocations by limit name: "Lambda <function>
+// <reason>".
+func (l *Lambda) Throttled() map[string]int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return maps.Clone(l.throttled)
+}

@@ -1,0 +1,523 @@
+// Package rehearse plays one whole flash sale through stockguard's real handlers,
+// store and SDK clients against models of every AWS limit on its path, on a slowed
+// clock, and checks it: the whole-sale rehearsal (tools/cmd/rehearse).
+//
+// The stack is the local one (tools/internal/local: the embedded DynamoDB and SQS
+// servers, every function wired from template.yaml, the API's gateway, the stand-in
+// WeChat Pay), reached in process. In front of DynamoDB sits tools/internal/ddblimits
+// (per-item and per-index-partition throughput, table quotas, transaction conflicts,
+// round trips), in front of the functions tools/internal/quotas (API Gateway's account
+// and route throttles, Lambda's concurrency, scaling rate and cold starts), and every
+// SQS call takes a round trip. All of them run Slowdown times slower than the real
+// services, so that two cores can play a sale of tens of thousands of requests per
+// second; every rate and latency is reported at 1×.
+//
+// Buyers are not goroutines: each is a few bytes of state and its next step is an
+// event in a time-ordered queue; a goroutine exists only for a request in flight. A
+// buyer opens the SKU's page (GET /skus/{skuId}) PageViews times, taps buy (POST
+// /orders with an Idempotency-Key) unless the page showed the SKU sold out, retries
+// 429, 500 and 503 answers, and with an order pays (POST /orders/{orderId}/pay, then
+// pays at the stand-in WeChat Pay, whose notification reaches payCallback through
+// the gateway), cancels, pays late (after the order was released) or lets it expire.
+// The close-order queue is drained by as many pollers as its event source's maximum
+// concurrency, the sweep and reconcile run on their template schedules, and after
+// the last order's expiry a final sweep and reconcile run.
+//
+// The checks: nothing oversold (no PAID and PENDING units beyond the stock, no shard
+// below zero), no false STOCK_OUT (booktest.FalseStockOuts, with the ledger's
+// reservations and the releases' invocations as evidence), every 201 backed by its
+// order, the books balanced (booktest.Problems) and the final reconcile clean.
+package rehearse
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/stockguard/stockguard/internal/clock"
+	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/tools/internal/ddblimits"
+	"github.com/stockguard/stockguard/tools/internal/local"
+	"github.com/stockguard/stockguard/tools/internal/quotas"
+	"github.com/stockguard/stockguard/tools/internal/sam"
+)
+
+// sale is one running rehearsal: the stack, the models and what they record.
+type sale struct {
+	cfg      Config
+	slow     float64
+	stack    *local.Stack
+	model    *ddblimits.Model
+	gateway  *quotas.Gateway
+	lambda   *quotas.Lambda
+	routes   []sam.Route
+	api      http.Handler // the API behind API Gateway's throttles
+	inner    http.Handler // the API without them (for requests already admitted)
+	start    time.Time    // real time of model time 0
+	skuIDs   []string
+	shards   []int
+	sqsCalls atomic.Int64
+
+	// meters by what the requests were for
+	meters map[string]*ddblimits.Meter
+	// function invocations: meters, and closeOrder's and payCallback's windows
+	// (evidence for the false STOCK_OUT check)
+	fnMeters   map[string]*ddblimits.Meter
+	invMu      sync.Mutex
+	invWindows []window // closeOrder and payCallback invocations, real time
+
+	rec *recorder
+}
+
+// window is when something ran, real time.
+type window struct{ start, end time.Time }
+
+// at is real time t of the model's clock (t since the sale's start at 1×).
+func (s *sale) at(t time.Duration) time.Time {
+	return s.start.Add(time.Duration(float64(t) * s.slow))
+}
+
+// modelTime is real time r on the model's clock.
+func (s *sale) modelTime(r time.Time) time.Duration {
+	return time.Duration(float64(r.Sub(s.start)) / s.slow)
+}
+
+// Run plays the sale cfg describes and returns its report. The error is for a sale
+// that could not be set up or checked, not for a failed check (the report says).
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	wallStart, cpuStart := time.Now(), cpuTime()
+	s, err := setUp(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer s.stack.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var background sync.WaitGroup
+	defer background.Wait()
+	defer cancel()
+	if err := s.poll(ctx, &background); err != nil {
+		return nil, err
+	}
+	s.schedule(ctx, &background)
+	e := newEngine(s)
+	lastOrder := e.run(ctx)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Every abandoned order expires PaymentTimeout after it was placed; its close
+	// message is delivered then (SQS delays are whole seconds of real time, and a
+	// poller waits up to a second). Then a last sweep, and reconcile.
+	if err := clock.Sleep(ctx, time.Until(s.at(lastOrder+cfg.PaymentTimeout))+3*time.Second); err != nil {
+		return nil, err
+	}
+	sweep, err := s.finalSweep(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := clock.Sleep(ctx, time.Second); err != nil {
+		return nil, err
+	}
+	out, err := s.invokeScheduled(ctx, "ReconcileFunction", "reconcile")
+	if err != nil {
+		return nil, fmt.Errorf("final reconcile: %w", err)
+	}
+	end := time.Now()
+	cancel()
+	background.Wait()
+	s.model.Bypass(true)
+	r, err := s.report(context.WithoutCancel(ctx), e, out, end)
+	if err != nil {
+		return nil, err
+	}
+	r.FinalSweep = json.RawMessage(sweep)
+	r.WallSeconds, r.CPUSeconds = time.Since(wallStart).Seconds(), (cpuTime() - cpuStart).Seconds()
+	return r, nil
+}
+
+// finalSweep sweeps until a sweep releases every order due (as the schedule would go
+// on sweeping every minute: past a limit, some releases fail and wait for the next
+// sweep), 20 sweeps a second of real time apart at most, and returns the last
+// sweep's result.
+func (s *sale) finalSweep(ctx context.Context) ([]byte, error) {
+	for round := 1; ; round++ {
+		out, err := s.invokeScheduled(ctx, "CloseOrderFunction", "sweep")
+		if err != nil {
+			return nil, fmt.Errorf("final sweep: %w", err)
+		}
+		var res struct {
+			Failed    int
+			Truncated bool
+		}
+		if err := json.Unmarshal(out, &res); err != nil {
+			return nil, fmt.Errorf("final sweep: %w", err)
+		}
+		if res.Failed == 0 && !res.Truncated || round == 20 {
+			return out, nil
+		}
+		if err := clock.Sleep(ctx, time.Second); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// real is model duration d in real time.
+func (s *sale) real(d time.Duration) time.Duration { return time.Duration(float64(d) * s.slow) }
+
+// setUp starts the stack with the models in front of it and creates the SKUs.
+func setUp(ctx context.Context, cfg Config) (*sale, error) {
+	params := stageParameters(cfg)
+	tpl, err := sam.LoadWithParameters(cfg.Template, params)
+	if err != nil {
+		return nil, err
+	}
+	routes, err := tpl.Routes()
+	if err != nil {
+		return nil, err
+	}
+	functions, err := tpl.Functions()
+	if err != nil {
+		return nil, err
+	}
+	tables, err := tpl.Tables()
+	if err != nil {
+		return nil, err
+	}
+	s := &sale{cfg: cfg, routes: routes, meters: map[string]*ddblimits.Meter{}, fnMeters: map[string]*ddblimits.Meter{}}
+	s.slow = cfg.Slowdown
+	if s.slow == 0 {
+		s.slow = max(cfg.MinSlowdown, admittedPeak(cfg, routes)/cfg.RealRate)
+	}
+	s.newModel(tables)
+	if err := s.newQuotas(functions); err != nil {
+		return nil, err
+	}
+	if err := s.startStack(ctx, params); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// stageParameters are the template parameters the sale overrides: the stage's
+// route throttle (ApiThrottleRateLimit, ApiThrottleBurstLimit) when set.
+func stageParameters(cfg Config) map[string]string {
+	params := map[string]string{}
+	if cfg.StageRate > 0 {
+		params["ApiThrottleRateLimit"] = fmt.Sprint(cfg.StageRate)
+	}
+	if cfg.StageBurst > 0 {
+		params["ApiThrottleBurstLimit"] = fmt.Sprint(cfg.StageBurst)
+	}
+	return params
+}
+
+// newModel sets up the DynamoDB model of the template's tables on the sale's clock,
+// bypassed until the sale starts; its throttles are recorded once the sale runs.
+func (s *sale) newModel(tables []*dynamodb.CreateTableInput) {
+	mcfg := s.cfg.Model
+	mcfg.Slowdown, mcfg.Keys, mcfg.Indexes = s.slow, ddblimits.KeysOf(tables), ddblimits.IndexesOf(tables)
+	mcfg.OnThrottle = func(limit string, at time.Time) {
+		s.rec.throttled(limit, s.modelTime(at)) // only once the sale runs: the model is bypassed before
+	}
+	s.model = ddblimits.New(mcfg)
+	s.model.Bypass(true)
+}
+
+// newQuotas sets up the Lambda model of the template's functions (with the reserved
+// concurrency Config.Reserved replaces, and Config.Warm createOrder environments
+// warm), API Gateway's model of its routes and a meter per function. The error names
+// a -reserved function the template lacks, or is the Lambda model's.
+func (s *sale) newQuotas(functions []sam.Function) error {
+	cfg := s.cfg
+	for name, n := range cfg.Reserved {
+		i := slices.IndexFunc(functions, func(f sam.Function) bool { return f.Name == name })
+		if i < 0 {
+			return fmt.Errorf("-reserved: the template has no function %s", name)
+		}
+		functions[i].ReservedConcurrency = &n
+	}
+	lcfg := cfg.Lambda
+	lcfg.Slowdown = s.slow
+	var err error
+	if s.lambda, err = quotas.NewLambda(functions, lcfg); err != nil {
+		return err
+	}
+	s.lambda.Warm("CreateOrderFunction", cfg.Warm)
+	gcfg := cfg.Gateway
+	gcfg.Slowdown = s.slow
+	s.gateway = quotas.NewGateway(s.routes, gcfg)
+	for _, f := range functions {
+		s.fnMeters[f.Name] = &ddblimits.Meter{}
+	}
+	return nil
+}
+
+// startStack starts the local stack (template parameters params) behind the models,
+// creates the SKUs, puts API Gateway's model in front of the API and starts the
+// sale's clock 100 ms from now, the DynamoDB model no longer bypassed. When the SKUs
+// cannot be created it closes the stack.
+func (s *sale) startStack(ctx context.Context, params map[string]string) error {
+	cfg := s.cfg
+	var err error
+	s.stack, err = local.Start(ctx, local.StackConfig{
+		Template: cfg.Template, Parameters: params, SQSAddr: "127.0.0.1:0", InProcess: true,
+		Slowdown: s.slow, PaymentTimeout: s.real(cfg.PaymentTimeout),
+		DynamoDBOptions: []func(*dynamodb.Options){s.model.ClientOptions},
+		SQSWrap:         s.sqsWrap,
+		WrapFunction:    s.wrapFunction,
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.seed(ctx); err != nil {
+		s.stack.Close()
+		return err
+	}
+	s.inner = s.stack.API
+	s.api = s.gateway.Wrap(s.inner)
+	s.stack.API = s.api // the stand-in WeChat Pay's notifications come through the throttles too
+	s.rec = newRecorder(len(s.skuIDs))
+	s.start = time.Now().Add(100 * time.Millisecond)
+	s.model.Bypass(false)
+	return nil
+}
+
+// admittedPeak is the most requests per second (1×) the front door admits at the
+// spike: what buyers offer, capped by the account's throttle and the routes' own.
+func admittedPeak(cfg Config, routes []sam.Route) float64 {
+	offered := cfg.PeakBuyers() * float64(max(cfg.PageViews, 0)+1)
+	account := cmp.Or(cfg.Gateway.Rate, quotas.AccountRequestsPerSecond)
+	routeCap := 0.0
+	for _, r := range routes {
+		if r.Path == "/skus/{skuId}" && r.Method == http.MethodGet || r.Path == "/orders" && r.Method == http.MethodPost {
+			if r.Throttle == nil || r.Throttle.Rate == 0 {
+				routeCap = math.Inf(1)
+			} else {
+				routeCap += r.Throttle.Rate
+			}
+		}
+	}
+	return min(offered, account, routeCap)
+}
+
+// seed creates the SKUs through the merchant API, sized by the planner unless
+// Config.Shards says how many shards.
+func (s *sale) seed(ctx context.Context) error {
+	var entries []map[string]any
+	shards := s.cfg.Shards
+	if shards == 0 {
+		shards = inventory.ShardsForPeak(int(math.Ceil(s.cfg.PeakOrders())))
+	}
+	for i := range s.cfg.SKUs {
+		id := fmt.Sprintf("sku-%03d", i)
+		e := map[string]any{"skuId": id, "name": "rehearsal " + id, "price": 9900, "stock": s.cfg.Stock, "shards": shards}
+		if s.cfg.LimitPerUser > 0 {
+			e["limitPerUser"] = s.cfg.LimitPerUser
+		}
+		entries = append(entries, e)
+		s.skuIDs, s.shards = append(s.skuIDs, id), append(s.shards, shards)
+	}
+	raw, err := json.Marshal(entries)
+	if err != nil {
+		return err
+	}
+	return s.stack.Seed(ctx, bytes.NewReader(raw))
+}
+
+// sqsWrap gives every SQS call its round trip and counts it.
+func (s *sale) sqsWrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		half := s.real(s.cfg.SQSRoundTrip) / 2
+		if clock.Sleep(r.Context(), half) != nil {
+			http.Error(w, "cancelled", http.StatusServiceUnavailable)
+			return
+		}
+		s.sqsCalls.Add(1)
+		next.ServeHTTP(w, r)
+		clock.Sleep(r.Context(), half)
+	})
+}
+
+// wrapFunction puts Lambda's quotas in front of a function and meters its DynamoDB
+// units; closeOrder's and payCallback's invocation windows are kept (a release or a
+// payment is done by the time its invocation ended).
+func (s *sale) wrapFunction(name string, h lambda.Handler) lambda.Handler {
+	quota := s.lambda.Wrap(name, h)
+	return invokeFunc(func(ctx context.Context, payload []byte) ([]byte, error) {
+		if m := s.fnMeters[name]; m != nil {
+			ctx = ddblimits.WithMeter(ctx, m)
+		}
+		start := time.Now()
+		out, err := quota.Invoke(ctx, payload)
+		if name == "CloseOrderFunction" || name == "PayCallbackFunction" {
+			s.invMu.Lock()
+			s.invWindows = append(s.invWindows, window{start, time.Now()})
+			s.invMu.Unlock()
+		}
+		return out, err
+	})
+}
+
+type invokeFunc func(context.Context, []byte) ([]byte, error)
+
+func (f invokeFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
+	return f(ctx, payload)
+}
+
+// poll drains every SQS event source of the template with as many pollers as its
+// maximum concurrency (one when unset), as Lambda's event source mapping scales out.
+func (s *sale) poll(ctx context.Context, wg *sync.WaitGroup) error {
+	functions, err := s.functions()
+	if err != nil {
+		return err
+	}
+	for _, f := range functions {
+		for _, ev := range f.Events.SQS {
+			url, ok := s.stack.Queues[ev.Queue]
+			if !ev.Enabled || !ok {
+				continue
+			}
+			cfg := local.PollerConfig{
+				Client: s.stack.SQSClient(), QueueURL: url, Function: f.Name, Handler: s.stack.Handlers[f.Name],
+				BatchSize: ev.BatchSize, ReportBatchItemFailures: slices.Contains(ev.FunctionResponseTypes, "ReportBatchItemFailures"),
+				Logger: slog.New(slog.DiscardHandler),
+			}
+			for range max(ev.MaximumConcurrency, 1) {
+				wg.Go(func() { local.Poll(ctx, cfg) })
+			}
+		}
+	}
+	return nil
+}
+
+// functions reads the template's functions.
+func (s *sale) functions() ([]sam.Function, error) {
+	tpl, err := sam.Load(s.cfg.Template)
+	if err != nil {
+		return nil, err
+	}
+	return tpl.Functions()
+}
+
+// schedule runs every rate schedule of the template on the model's clock: at its
+// period, the first run at half the arrival window at the latest (so that a short
+// sale sees it), until ctx is done.
+func (s *sale) schedule(ctx context.Context, wg *sync.WaitGroup) {
+	functions, _ := s.functions()
+	for _, f := range functions {
+		for _, ev := range f.Events.Schedule {
+			period, err := local.ParseRate(ev.Expression)
+			if err != nil || !ev.Enabled {
+				continue
+			}
+			wg.Go(func() {
+				next := min(period, s.cfg.Over/2)
+				for {
+					if clock.Sleep(ctx, time.Until(s.at(next))) != nil {
+						return
+					}
+					s.invokeScheduled(ctx, f.Name, scheduleMeter(f.Name))
+					next += period
+				}
+			})
+		}
+	}
+}
+
+// scheduleMeter names the meter of a function's scheduled runs.
+func scheduleMeter(function string) string {
+	switch function {
+	case "CloseOrderFunction":
+		return "sweep"
+	case "ReconcileFunction":
+		return "reconcile"
+	}
+	return "schedule " + function
+}
+
+// invokeScheduled invokes function as its schedule does, metered as meter, and
+// returns its result.
+func (s *sale) invokeScheduled(ctx context.Context, function, meter string) ([]byte, error) {
+	ctx = ddblimits.WithMeter(ctx, s.meter(meter))
+	ev := local.ScheduledEvent(time.Now(), "arn:aws:events:"+local.Region+":"+local.AccountID+":rule/"+function)
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		return nil, err
+	}
+	return s.stack.Handlers[function].Invoke(ctx, payload)
+}
+
+// meter returns the meter named name, made on first use.
+var meterMu sync.Mutex
+
+func (s *sale) meter(name string) *ddblimits.Meter {
+	meterMu.Lock()
+	defer meterMu.Unlock()
+	m := s.meters[name]
+	if m == nil {
+		m = &ddblimits.Meter{}
+		s.meters[name] = m
+	}
+	return m
+}
+
+// call sends one request to api in process and returns its status and body.
+func (s *sale) call(ctx context.Context, api http.Handler, method, path, user, key, body string) (int, []byte) {
+	var rd *strings.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	var req *http.Request
+	if rd != nil {
+		req = httptest.NewRequestWithContext(ctx, method, path, rd)
+		req.Header.Set("Content-Type", "application/json")
+	} else {
+		req = httptest.NewRequestWithContext(ctx, method, path, nil)
+	}
+	if user != "" {
+		req.Header.Set("X-User-Id", user)
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	rec := httptest.NewRecorder()
+	api.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.Bytes()
+}
+
+// stageThrottle is the throttle of POST /orders: the stage's default route throttle
+// unless the route sets its own.
+func (s *sale) stageThrottle() *sam.Throttle {
+	for _, r := range s.routes {
+		if r.Method == http.MethodPost && r.Path == "/orders" {
+			return r.Throttle
+		}
+	}
+	return nil
+}
+
+// cpuTime is the process's user and system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,12 @@
+package booktest_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stockguard/stockguard/tools/internal/testing/stacktest"
+)
+
+// TestMain runs the books' checks on the AWS implementation STOCKGUARD_AWS names
+// (stacktest.AWSEnv): the embedded servers when unset, moto_server with "moto".
+func TestMain(m *testing.M) { os.Exit(stacktest.Main(m, os.Getenv(stacktest.AWSEnv))) }
