@@ -1,8 +1,10 @@
-// Package coldstart is what every Lambda function's main does before lambda.Start: a
-// JSON logger on standard output, the function's configuration parsed once from the
-// environment the main passes in, and the AWS SDK configuration. A function that
-// cannot start logs why at error level and exits, so Lambda reports an init error
-// instead of answering requests with a bad setting.
+// Package coldstart is what every Lambda function's main does (Run): a JSON logger
+// on standard output whose lines carry the invocation they belong to (Logger), at the
+// level of the function's logging configuration; the function's configuration parsed
+// once from the environment the main passes in; the AWS SDK configuration; the
+// function's handler built from them; lambda.Start. A function that cannot start logs
+// why at error level and exits, so Lambda reports an init error instead of answering
+// requests with a bad setting.
 package coldstart
 
 import (
@@ -15,33 +17,45 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
-	"github.com/stockguard/stockguard/internal/metric"
-	"github.com/stockguard/stockguard/internal/wechatpay"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
+	"github.com/stockguard/stockguard/internal/wiring"
 )
 
-// Load returns the JSON logger on standard output that the function logs to
-// (CloudWatch Logs reads Lambda's standard output), its configuration parsed with
-// parse from get (the main passes os.Getenv), and the AWS SDK configuration of the
-// Lambda environment (see AWSConfig). On either error it calls Exit, naming function
-// (e.g. "createOrder") and the bad setting.
-func Load[C any](function string, get envvar.Lookup, parse func(envvar.Lookup) (C, error)) (*slog.Logger, C, aws.Config) {
-	log := slog.New(slog.NewJSONHandler(os.Stdout, nil))
-	cfg, err := parse(get)
+// Start is what a function's build is given at cold start: its logger, its
+// configuration (read by its Load) and the AWS SDK configuration its clients are made
+// from.
+type Start[C any] struct {
+	Log    *slog.Logger
+	Config C
+	AWS    aws.Config
+}
+
+// Run is a function's main: it builds fn's logger (Logger, at AWS_LAMBDA_LOG_LEVEL),
+// reads its configuration with load from get (the main passes os.Getenv), the AWS
+// configuration (AWSConfig), builds its handler with build and hands it to
+// lambda.Start, each invocation's context carrying what its log lines name
+// (Invocations). A bad setting, an AWS configuration it cannot load or a build error
+// ends the process (Exit) naming it.
+func Run[C any](fn wiring.Function, get envvar.Lookup, load func(envvar.Lookup) (C, error), build func(Start[C]) (*lambdaevent.Function, error)) {
+	log := Logger(os.Stdout, fn.Short, get)
+	cfg, err := load(get)
 	if err != nil {
-		Exit(log, function+" cannot start", err)
+		Exit(log, fn.Short+" cannot start", err)
 	}
 	awsCfg, err := AWSConfig(get)
 	if err != nil {
 		Exit(log, "load AWS config", err)
 	}
-	return log, cfg, awsCfg
+	h, err := build(Start[C]{Log: log, Config: cfg, AWS: awsCfg})
+	if err != nil {
+		Exit(log, "wire "+fn.Short, err)
+	}
+	lambda.Start(Invocations(h.Invoke))
 }
 
 // AWSConfig returns the AWS SDK configuration a function runs with, read with get
@@ -123,82 +137,8 @@ func (e sdkEnvironment) GetIgnoreConfiguredEndpoints(context.Context) (bool, boo
 	}
 }
 
-// DynamoDB returns the DynamoDB client every store of a function is built on: from
-// awsCfg with stockguard's retry rules (dynamo.ClientOptions).
-func DynamoDB(awsCfg aws.Config) *dynamodb.Client {
-	return dynamodb.NewFromConfig(awsCfg, dynamo.ClientOptions)
-}
-
-// Must returns fn, or calls Exit naming what could not be built.
-func Must[F any](log *slog.Logger, what string, fn F, err error) F {
-	if err != nil {
-		Exit(log, what, err)
-	}
-	return fn
-}
-
 // Exit logs msg with err at error level and ends the process with status 1.
 func Exit(log *slog.Logger, msg string, err error) {
-	log.Error(msg, "error", err)
+	log.LogAttrs(context.Background(), slog.LevelError, msg, slog.String("error", err.Error()))
 	os.Exit(1)
-}
-
-// Secret returns the SecretString of the AWS Secrets Manager secret arn (the merchant
-// configuration, see wechatpay.Secret), read once at cold start; on error it calls
-// Exit. The function's policy must allow secretsmanager:GetSecretValue on arn.
-func Secret(log *slog.Logger, awsCfg aws.Config, arn string) []byte {
-	data, err := SecretReader(awsCfg, arn)(context.Background())
-	if err != nil {
-		Exit(log, "read the WeChat Pay secret", err)
-	}
-	return data
-}
-
-// SecretReader returns a function that reads the current SecretString of the AWS
-// Secrets Manager secret arn on each call (for wechatpay.RotatingVerifier and
-// RotatingClient, which call it at cold start and again when the merchant's keys
-// rotate). The function's policy must allow secretsmanager:GetSecretValue on arn.
-func SecretReader(awsCfg aws.Config, arn string) func(context.Context) ([]byte, error) {
-	client := secretsmanager.NewFromConfig(awsCfg)
-	return func(ctx context.Context) ([]byte, error) {
-		out, err := client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
-		if err != nil {
-			return nil, err
-		}
-		return []byte(aws.ToString(out.SecretString)), nil
-	}
-}
-
-// secretReloads reports function's re-reads of the merchant secret
-// (wechatpay.RotateOptions.OnReload): a SecretReloaded or SecretReloadFailed count
-// with function (its short name) as the Function dimension, and a failure at error
-// level (the old keys stay in use).
-func secretReloads(log *slog.Logger, function string) func(context.Context, error) {
-	return metric.Outcomes(log, function, metric.SecretReloaded, metric.SecretReloadFailed, "merchant secret not re-read; the old keys stay in use")
-}
-
-// WeChatPayClient returns the WeChat Pay merchant API client configured by the
-// merchant secret arn (see Secret and wechatpay.ClientConfigFromSecret), read again on
-// an answer signed with an unknown Wechatpay-Serial or after a TTL
-// (wechatpay.RotatingClient); each re-read is counted for function (its short name).
-// On error it calls Exit.
-func WeChatPayClient(log *slog.Logger, awsCfg aws.Config, arn, function string) *wechatpay.RotatingClient {
-	client, err := wechatpay.NewRotatingClient(context.Background(), SecretReader(awsCfg, arn), wechatpay.RotateOptions{OnReload: secretReloads(log, function)})
-	if err != nil {
-		Exit(log, "configure the WeChat Pay merchant client from the secret", err)
-	}
-	return client
-}
-
-// WeChatPayVerifier returns the verifier of WeChat Pay notifications configured by
-// the merchant secret arn (see Secret and wechatpay.Secret), read again when a
-// notification names an unknown Wechatpay-Serial or after a TTL
-// (wechatpay.RotatingVerifier); each re-read is counted for function (its short name).
-// On error it calls Exit.
-func WeChatPayVerifier(log *slog.Logger, awsCfg aws.Config, arn, function string) *wechatpay.RotatingVerifier {
-	verifier, err := wechatpay.NewRotatingVerifier(context.Background(), SecretReader(awsCfg, arn), wechatpay.RotateOptions{OnReload: secretReloads(log, function)})
-	if err != nil {
-		Exit(log, "configure WeChat Pay verification from the secret", err)
-	}
-	return verifier
 }
