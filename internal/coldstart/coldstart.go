@@ -24,6 +24,7 @@ import (
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/wiring"
+	"github.com/stockguard/stockguard/internal/xray"
 )
 
 // Start is what a function's build is given at cold start: its logger, its
@@ -37,7 +38,7 @@ type Start[C any] struct {
 
 // Run is a function's main: it builds fn's logger (Logger, at AWS_LAMBDA_LOG_LEVEL),
 // reads its configuration with load from get (the main passes os.Getenv), the AWS
-// configuration (AWSConfig), builds its handler with build and hands it to
+// configuration (AWSConfig) with its clients' calls traced (xray.Instrument), builds its handler with build and hands it to
 // lambda.Start, each invocation's context carrying what its log lines name
 // (Invocations). A bad setting, an AWS configuration it cannot load or a build error
 // ends the process (Exit) naming it.
@@ -51,6 +52,7 @@ func Run[C any](fn wiring.Function, get envvar.Lookup, load func(envvar.Lookup) 
 	if err != nil {
 		Exit(log, "load AWS config", err)
 	}
+	xray.Instrument(&awsCfg, get("AWS_XRAY_DAEMON_ADDRESS"))
 	h, err := build(Start[C]{Log: log, Config: cfg, AWS: awsCfg})
 	if err != nil {
 		Exit(log, "wire "+fn.Short, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
 	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/xray"
 )
 
 // Logger returns the JSON logger of the function whose short name is function,
@@ -74,7 +75,8 @@ func TraceHeader(ctx context.Context) string {
 
 // Invocations wraps a function's handler so that each invocation's context carries
 // its Invocation: the request id from the Lambda context, whether it is the first
-// invocation this wrapper serves, the Root of its trace header.
+// invocation this wrapper serves, the Root of its trace header; and the trace header
+// itself as the parent of the spans of its AWS SDK calls (xray.Context).
 func Invocations(invoke func(context.Context, json.RawMessage) (any, error)) func(context.Context, json.RawMessage) (any, error) {
 	var started atomic.Bool
 	return func(ctx context.Context, event json.RawMessage) (any, error) {
@@ -87,7 +89,7 @@ func Invocations(invoke func(context.Context, json.RawMessage) (any, error)) fun
 				inv.TraceID = root
 			}
 		}
-		return invoke(context.WithValue(ctx, invocationKey{}, inv), event)
+		return invoke(xray.Context(context.WithValue(ctx, invocationKey{}, inv), TraceHeader(ctx)), event)
 	}
 }
 
