@@ -10,15 +10,19 @@ package coldstart
 import (
 	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/stockguard/stockguard/internal/envvar"
@@ -66,16 +70,19 @@ func Run[C any](fn wiring.Function, get envvar.Lookup, load func(envvar.Lookup) 
 // execution role's credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
 // AWS_SESSION_TOKEN, which is where the SDK's default credential chain finds them in
 // Lambda too. It honours the SDK's environment settings as config.LoadDefaultConfig
-// does (AWS SDKs and Tools Reference Guide, "Environment variables support";
-// "Service-specific endpoints"): AWS_MAX_ATTEMPTS, AWS_RETRY_MODE, AWS_ENDPOINT_URL
-// and the per-service AWS_ENDPOINT_URL_<SERVICE> (the service's SDK id in upper case,
-// spaces as underscores), unless AWS_IGNORE_CONFIGURED_ENDPOINT_URLS is true.
+// does (AWS SDKs and Tools Reference Guide, "Environment variables support",
+// "Service-specific endpoints", "Dual-stack and FIPS endpoints"): AWS_MAX_ATTEMPTS,
+// AWS_RETRY_MODE, AWS_ENDPOINT_URL and AWS_ENDPOINT_URL_<SERVICE> (unless
+// AWS_IGNORE_CONFIGURED_ENDPOINT_URLS is true), AWS_USE_FIPS_ENDPOINT,
+// AWS_USE_DUALSTACK_ENDPOINT and AWS_CA_BUNDLE; a parity test compares each with
+// config.LoadDefaultConfig.
 //
-// It uses neither config.LoadDefaultConfig nor the config package at all: importing it
-// links the shared-config parser and the STS, SSO, SSO OIDC and sign-in clients of the
-// full credential chain, which a Lambda function never uses, and their package
-// initialisation alone is about 0.5 MB of every bootstrap. Errors: a malformed SDK
-// environment setting, naming it; AWS_REGION or the access key unset.
+// It does not use config.LoadDefaultConfig: importing the config package links the
+// shared-config parser and the STS, SSO, SSO OIDC and sign-in clients of the full
+// credential chain, which a Lambda function never uses: measured, 1.7 to 2.0 MB more
+// in every bootstrap, every one of them then over Lambda's 10 MiB budget of ours
+// (README, "Test it"). Errors: a malformed SDK environment setting or an unreadable
+// CA bundle, naming it; AWS_REGION or the access key unset.
 func AWSConfig(get envvar.Lookup) (aws.Config, error) {
 	env := sdkEnvironment{get: get}
 	region := cmp.Or(get("AWS_REGION"), get("AWS_DEFAULT_REGION"))
@@ -89,27 +96,53 @@ func AWSConfig(get envvar.Lookup) (aws.Config, error) {
 	cfg := aws.Config{
 		Region:        region,
 		Credentials:   credentials.NewStaticCredentialsProvider(key, secret, get("AWS_SESSION_TOKEN")),
-		ConfigSources: []any{env}, // services read AWS_ENDPOINT_URL_<SERVICE> through it
+		ConfigSources: []any{env}, // services read endpoints, FIPS and dual-stack through it
 	}
-	var err error
-	if v := get("AWS_MAX_ATTEMPTS"); v != "" {
-		if cfg.RetryMaxAttempts, err = strconv.Atoi(v); err != nil {
-			return aws.Config{}, fmt.Errorf("invalid value AWS_MAX_ATTEMPTS=%s: %w", v, err)
-		}
-	}
-	if v := get("AWS_RETRY_MODE"); v != "" {
-		if cfg.RetryMode, err = aws.ParseRetryMode(v); err != nil {
-			return aws.Config{}, fmt.Errorf("invalid value AWS_RETRY_MODE=%s: %w", v, err)
-		}
-	}
-	ignore, _, err := env.GetIgnoreConfiguredEndpoints(context.Background())
-	if err != nil {
+	if err := env.apply(&cfg); err != nil {
 		return aws.Config{}, err
 	}
-	if base := get("AWS_ENDPOINT_URL"); base != "" && !ignore {
+	return cfg, nil
+}
+
+// apply sets cfg's retries, base endpoint and CA bundle from the environment.
+func (e sdkEnvironment) apply(cfg *aws.Config) error {
+	var err error
+	if v := e.get("AWS_MAX_ATTEMPTS"); v != "" {
+		if cfg.RetryMaxAttempts, err = strconv.Atoi(v); err != nil {
+			return fmt.Errorf("invalid value AWS_MAX_ATTEMPTS=%s: %w", v, err)
+		}
+	}
+	if v := e.get("AWS_RETRY_MODE"); v != "" {
+		if cfg.RetryMode, err = aws.ParseRetryMode(v); err != nil {
+			return fmt.Errorf("invalid value AWS_RETRY_MODE=%s: %w", v, err)
+		}
+	}
+	for _, name := range []string{"AWS_USE_FIPS_ENDPOINT", "AWS_USE_DUALSTACK_ENDPOINT"} {
+		if _, _, err := e.flag(name); err != nil {
+			return err
+		}
+	}
+	ignore, _, err := e.GetIgnoreConfiguredEndpoints(context.Background())
+	if err != nil {
+		return err
+	}
+	if base := e.get("AWS_ENDPOINT_URL"); base != "" && !ignore {
 		cfg.BaseEndpoint = aws.String(base)
 	}
-	return cfg, nil
+	if file := e.get("AWS_CA_BUNDLE"); file != "" {
+		pem, err := os.ReadFile(file)
+		if err != nil {
+			return fmt.Errorf("AWS_CA_BUNDLE: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return fmt.Errorf("AWS_CA_BUNDLE=%s: no PEM certificate in it", file)
+		}
+		cfg.HTTPClient = awshttp.NewBuildableClient().WithTransportOptions(func(tr *http.Transport) {
+			tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		})
+	}
+	return nil
 }
 
 // sdkEnvironment is the SDK's endpoint settings in the environment, as the service
@@ -124,10 +157,32 @@ func (e sdkEnvironment) GetServiceBaseEndpoint(_ context.Context, sdkID string) 
 	return v, v != "", nil
 }
 
-// GetIgnoreConfiguredEndpoints is AWS_IGNORE_CONFIGURED_ENDPOINT_URLS (true or false,
-// any case), when set.
+// GetIgnoreConfiguredEndpoints is AWS_IGNORE_CONFIGURED_ENDPOINT_URLS, when set.
 func (e sdkEnvironment) GetIgnoreConfiguredEndpoints(context.Context) (bool, bool, error) {
-	switch v := e.get("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"); {
+	return e.flag("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")
+}
+
+// GetUseFIPSEndpoint is AWS_USE_FIPS_ENDPOINT, when set.
+func (e sdkEnvironment) GetUseFIPSEndpoint(context.Context) (aws.FIPSEndpointState, bool, error) {
+	on, found, err := e.flag("AWS_USE_FIPS_ENDPOINT")
+	if on {
+		return aws.FIPSEndpointStateEnabled, found, err
+	}
+	return aws.FIPSEndpointStateDisabled, found, err
+}
+
+// GetUseDualStackEndpoint is AWS_USE_DUALSTACK_ENDPOINT, when set.
+func (e sdkEnvironment) GetUseDualStackEndpoint(context.Context) (aws.DualStackEndpointState, bool, error) {
+	on, found, err := e.flag("AWS_USE_DUALSTACK_ENDPOINT")
+	if on {
+		return aws.DualStackEndpointStateEnabled, found, err
+	}
+	return aws.DualStackEndpointStateDisabled, found, err
+}
+
+// flag is the boolean setting name (true or false, any case), and whether it is set.
+func (e sdkEnvironment) flag(name string) (value, found bool, err error) {
+	switch v := e.get(name); {
 	case v == "":
 		return false, false, nil
 	case strings.EqualFold(v, "true"):
@@ -135,7 +190,7 @@ func (e sdkEnvironment) GetIgnoreConfiguredEndpoints(context.Context) (bool, boo
 	case strings.EqualFold(v, "false"):
 		return false, true, nil
 	default:
-		return false, false, fmt.Errorf("invalid value AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=%s: want true or false", v)
+		return false, false, fmt.Errorf("invalid value %s=%s: want true or false", name, v)
 	}
 }
 
