@@ -67,7 +67,7 @@ func (s *span) SetName(name string) {
 }
 
 func (s *span) SpanContext() trace.SpanContext { return s.sc }
-func (s *span) IsRecording() bool             { return true }
+func (s *span) IsRecording() bool              { return true }
 
 // RecordError marks the span failed; the error's text is not sent.
 func (s *span) RecordError(error, ...trace.EventOption) { s.SetStatus(codes.Error, "") }
