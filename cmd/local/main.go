@@ -57,6 +57,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stockguard/stockguard/internal/buildinfo"
 	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/tools/internal/local"
 )
@@ -263,10 +264,15 @@ func printHelp(w io.Writer, fs *flag.FlagSet, listeners []listener) {
 // status. -h prints the help on stdout; a usage error goes to stderr with exit status 2.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, o, finish := newFlags()
+	version := fs.Bool("version", false, "print this build's version (module version, commit, Go) and exit, e.g. -version")
 	fs.SetOutput(stderr)
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		printHelp(stdout, fs, o.listeners)
+		return exitOK
+	}
+	if err == nil && *version {
+		fmt.Fprintln(stdout, buildinfo.String("local"))
 		return exitOK
 	}
 	if err == nil && fs.NArg() > 0 {

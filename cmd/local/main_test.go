@@ -179,3 +179,11 @@ func readyPort(t *testing.T, out *testkit.Log, done chan int) string {
 		}
 	}
 }
+
+// -version prints the build's version line and starts nothing.
+func TestRun_VersionPrintsTheBuild(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-version"}, &stdout, &stderr); code != exitOK || !strings.HasPrefix(stdout.String(), "local ") || stderr.Len() > 0 {
+		t.Errorf("-version: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+}

@@ -1,28 +1,27 @@
 // Command admin is the admin Lambda function: the merchant API under /admin/ (SKUs,
-// adjustments, reshards, ledgers, orders, refunds, reconcile), behind the HTTP API's
-// AWS_IAM authorization (wiring.Admin). Configuration: see wiring.Load; it refuses to
-// start on a bad setting.
+// adjustments, reshards, ledgers, orders, refunds, shipments, reconcile), behind the
+// HTTP API's AWS_IAM authorization (package admin, whose configuration it refuses to
+// start without).
 package main
 
 import (
 	"os"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/coldstart"
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/function/admin"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/refunds"
-	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
 func main() {
-	log, cfg, aws := coldstart.Load("admin", os.Getenv, wiring.Admin.Load)
-	fn, err := wiring.Admin.Build(cfg, wiring.Clients{
-		Log: log, DynamoDB: coldstart.DynamoDB(aws), Alerts: sns.NewFromConfig(aws),
-		RefundQueue: refunds.NewQueue(sqs.NewFromConfig(aws), cfg.RefundQueueURL),
-		WeChatQueue: wxqueue.New(sqs.NewFromConfig(aws), cfg.WeChatQueueURL),
+	coldstart.Run(admin.Function, os.Getenv, admin.Load, func(s coldstart.Start[admin.Config]) (*lambdaevent.Function, error) {
+		queues := sqs.NewFromConfig(s.AWS)
+		return admin.Build(s.Config, s.Log, dynamo.Open(s.AWS, s.Config.Tables, dynamo.Options{}), sns.NewFromConfig(s.AWS),
+			refunds.NewQueue(queues, s.Config.RefundQueueURL), wxqueue.New(queues, s.Config.WeChatQueueURL))
 	})
-	lambda.Start(coldstart.Must(log, "wire admin", fn, err).Invoke)
 }

@@ -3,31 +3,35 @@
 // a scheduled sweep (EventBridge) and from POST /orders/{orderId}/cancel, asking WeChat
 // Pay first about orders that have a WeChat Pay order; and it starts payments (POST
 // /orders/{orderId}/pay) and buyers' refunds (POST /orders/{orderId}/refund): see
-// wiring.CloseOrder. Configuration: see wiring.Load; it refuses to start on a bad
-// setting. The merchant configuration and key come from the AWS Secrets Manager secret
-// it names (see wechatpay.Secret), read at cold start and again when an answer names an
-// unknown Wechatpay-Serial or after a TTL (wechatpay.RotatingClient).
+// package closeorder, whose configuration it refuses to start without. The merchant
+// configuration and key come from the AWS Secrets Manager secret it names (see
+// wechatpay.Secret), read at cold start and again when an answer names an unknown
+// Wechatpay-Serial or after a TTL (wechatpay.RotatingClient).
 package main
 
 import (
+	"context"
 	"os"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/coldstart"
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/function/closeorder"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/refunds"
-	"github.com/stockguard/stockguard/internal/wiring"
+	"github.com/stockguard/stockguard/internal/secret"
 )
 
 func main() {
-	log, cfg, aws := coldstart.Load("closeOrder", os.Getenv, wiring.CloseOrder.Load)
-	queues := sqs.NewFromConfig(aws)
-	fn, err := wiring.CloseOrder.Build(cfg, wiring.Clients{
-		Log: log, DynamoDB: coldstart.DynamoDB(aws),
-		CloseQueue: closeq.New(queues, cfg.CloseQueueURL, nil), RefundQueue: refunds.NewQueue(queues, cfg.RefundQueueURL),
-		WeChatPay: coldstart.WeChatPayClient(log, aws, cfg.SecretARN, "closeOrder"),
+	coldstart.Run(closeorder.Function, os.Getenv, closeorder.Load, func(s coldstart.Start[closeorder.Config]) (*lambdaevent.Function, error) {
+		merchant, err := secret.Merchant(context.Background(), s.Log, s.AWS, s.Config.SecretARN, closeorder.Function.Short)
+		if err != nil {
+			return nil, err
+		}
+		queues := sqs.NewFromConfig(s.AWS)
+		return closeorder.Build(s.Config, s.Log, dynamo.Open(s.AWS, s.Config.Tables, dynamo.Options{}),
+			closeq.New(queues, s.Config.CloseQueueURL, nil), refunds.NewQueue(queues, s.Config.RefundQueueURL), merchant)
 	})
-	lambda.Start(coldstart.Must(log, "wire closeOrder", fn, err).Invoke)
 }

@@ -1,31 +1,36 @@
 // Command payCallback is the payCallback Lambda function: it takes WeChat Pay APIv3
 // payment and refund notifications (POST /payments/wechatpay/notify and
 // /refund-notify), verifies and decrypts them, and records each payment and refund
-// result exactly once (wiring.PayCallback). Configuration: see wiring.Load; it refuses
-// to start on a bad setting. The merchant id, app id, APIv3 key and platform public
-// keys come from the AWS Secrets Manager secret it names (see wechatpay.Secret), read
-// at cold start and again when a notification names an unknown Wechatpay-Serial or the
-// configuration is older than its TTL (see wechatpay.RotatingVerifier).
+// result exactly once (package paycallback, whose configuration it refuses to start
+// without). The merchant id, app id, APIv3 key and platform public keys come from the
+// AWS Secrets Manager secret it names (see wechatpay.Secret), read at cold start and
+// again when a notification names an unknown Wechatpay-Serial or the configuration is
+// older than its TTL (see wechatpay.RotatingVerifier).
 package main
 
 import (
+	"context"
 	"os"
 
-	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/coldstart"
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/function/paycallback"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/refunds"
-	"github.com/stockguard/stockguard/internal/wiring"
+	"github.com/stockguard/stockguard/internal/secret"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
 func main() {
-	log, cfg, aws := coldstart.Load("payCallback", os.Getenv, wiring.PayCallback.Load)
-	fn, err := wiring.PayCallback.Build(cfg, wiring.Clients{
-		Log: log, DynamoDB: coldstart.DynamoDB(aws), RefundQueue: refunds.NewQueue(sqs.NewFromConfig(aws), cfg.RefundQueueURL),
-		Notifications: coldstart.WeChatPayVerifier(log, aws, cfg.SecretARN, "payCallback"),
-		WeChatQueue:   wxqueue.New(sqs.NewFromConfig(aws), cfg.WeChatQueueURL),
+	coldstart.Run(paycallback.Function, os.Getenv, paycallback.Load, func(s coldstart.Start[paycallback.Config]) (*lambdaevent.Function, error) {
+		verifier, err := secret.Notifications(context.Background(), s.Log, s.AWS, s.Config.SecretARN, paycallback.Function.Short)
+		if err != nil {
+			return nil, err
+		}
+		queues := sqs.NewFromConfig(s.AWS)
+		return paycallback.Build(s.Config, s.Log, dynamo.Open(s.AWS, s.Config.Tables, dynamo.Options{}),
+			refunds.NewQueue(queues, s.Config.RefundQueueURL), wxqueue.New(queues, s.Config.WeChatQueueURL), verifier)
 	})
-	lambda.Start(coldstart.Must(log, "wire payCallback", fn, err).Invoke)
 }

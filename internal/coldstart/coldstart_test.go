@@ -1,6 +1,7 @@
 package coldstart_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -12,9 +13,12 @@ import (
 
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
+	"github.com/stockguard/stockguard/internal/secret"
+	"github.com/stockguard/stockguard/internal/wiring"
 )
 
-// parseTable reads TABLE, refusing an empty one as the functions' parsers do.
+// parseTable reads TABLE, refusing an empty one as the functions' loaders do.
 func parseTable(get envvar.Lookup) (string, error) {
 	if get("TABLE") == "" {
 		return "", errors.New("TABLE is empty")
@@ -22,31 +26,27 @@ func parseTable(get envvar.Lookup) (string, error) {
 	return get("TABLE"), nil
 }
 
-func TestLoad_ReturnsTheParsedConfiguration(t *testing.T) {
-	log, cfg, _ := coldstart.Load("test", envvar.Map(map[string]string{
-		"TABLE": "Orders", "AWS_REGION": "cn-north-1", "AWS_ACCESS_KEY_ID": "AKIDROLE", "AWS_SECRET_ACCESS_KEY": "secret",
-	}), parseTable)
-	if cfg != "Orders" || log == nil {
-		t.Errorf("config %q, logger %v; want Orders and a logger", cfg, log)
-	}
-}
-
 // A bad setting ends the process with status 1 and an error-level line naming the
-// function and the setting (run in a child process, since Load exits).
-func TestLoad_ExitsOnABadSettingNamingIt(t *testing.T) {
+// function and the setting, before anything is built (run in a child process, since
+// Run exits).
+func TestRun_ExitsOnABadSettingNamingIt(t *testing.T) {
 	if os.Getenv("COLDSTART_CHILD") == "1" {
-		coldstart.Load("orderTaker", envvar.Map(nil), parseTable)
+		coldstart.Run(wiring.Function{Name: "OrderTakerFunction", Short: "orderTaker"}, envvar.Map(nil), parseTable,
+			func(coldstart.Start[string]) (*lambdaevent.Function, error) { panic("built despite a bad setting") })
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestLoad_ExitsOnABadSettingNamingIt$")
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestRun_ExitsOnABadSettingNamingIt$")
 	cmd.Env = append(os.Environ(), "COLDSTART_CHILD=1")
 	out, err := cmd.Output()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		t.Fatalf("child ended with %v, want exit status 1", err)
 	}
-	if line := string(out); !strings.Contains(line, `"level":"ERROR"`) || !strings.Contains(line, "orderTaker cannot start") || !strings.Contains(line, "TABLE is empty") {
-		t.Errorf("log %q does not name the function and the setting", line)
+	line := string(out)
+	for _, want := range []string{`"level":"ERROR"`, `"function":"orderTaker"`, "orderTaker cannot start", "TABLE is empty"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("log %q lacks %s", line, want)
+		}
 	}
 }
 
@@ -69,7 +69,7 @@ func TestAWSConfig_ReadsTheLambdaEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := string(coldstart.Secret(nil, cfg, "arn:aws:secretsmanager:cn-north-1:111122223333:secret:x")); got != "s" {
+	if got := string(mustRead(t, secret.Reader(cfg, "arn:aws:secretsmanager:cn-north-1:111122223333:secret:x"))); got != "s" {
 		t.Errorf("secret %q, want s", got)
 	}
 	if a, _ := auth.Load().(string); !strings.Contains(a, "Credential=AKIDROLE/") || !strings.Contains(a, "/cn-north-1/secretsmanager/") {
@@ -90,4 +90,13 @@ func TestAWSConfig_RefusesAnEnvironmentWithoutRegionOrCredentials(t *testing.T) 
 			}
 		})
 	}
+}
+
+func mustRead(t *testing.T, read func(context.Context) ([]byte, error)) []byte {
+	t.Helper()
+	data, err := read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -149,6 +149,12 @@ func (s *Store) now() time.Time { return s.opts.Now().UTC() }
 // conditioned on, so that a sale start is judged by one clock.
 func (s *Store) Now() time.Time { return s.now() }
 
+// Open returns a Store over a DynamoDB client built from awsCfg with ClientOptions: a
+// deployed function's store.
+func Open(awsCfg aws.Config, tables Tables, opts Options) *Store {
+	return New(dynamodb.NewFromConfig(awsCfg, ClientOptions), tables, opts)
+}
+
 // MaxAttempts is how many times the SDK sends one DynamoDB request before giving up.
 const MaxAttempts = 5
 

@@ -105,7 +105,7 @@ func (h *Handler) logRequest(ctx context.Context, req events.APIGatewayV2HTTPReq
 	}
 	attrs := []slog.Attr{
 		slog.String("route", req.RouteKey),
-		slog.String("requestId", req.RequestContext.RequestID),
+		slog.String("apiRequestId", req.RequestContext.RequestID),
 		slog.Int("status", resp.StatusCode),
 		slog.Float64("ms", float64(took.Microseconds())/1000),
 	}

@@ -421,3 +421,19 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 	}
 	return entries, nil
 }
+
+// init adds completion, last: its script lists the commands, so it cannot be in their
+// initialiser.
+func init() {
+	commands = append(commands, command{"completion", "bash|zsh|fish",
+		"Prints the shell completion script of stockctl's commands and global flags for the shell.",
+		"stockctl completion bash > /etc/bash_completion.d/stockctl   # or: source <(stockctl completion bash)", completion})
+}
+
+func completion(_ context.Context, c *call, args []string) error {
+	shell, err := parse(flag.NewFlagSet("completion", flag.ContinueOnError), args, "a shell: bash, zsh or fish")
+	if err != nil {
+		return err
+	}
+	return writeCompletion(c.out, shell)
+}

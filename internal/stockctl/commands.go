@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,13 +19,16 @@ import (
 )
 
 // Env is what a run takes from outside: output streams, the AWS configuration
-// (config.LoadDefaultConfig in the command; local is true for a loopback endpoint,
-// which needs no credentials), the HTTP client and the environment.
+// (config.LoadDefaultConfig in the command, with the ConfigOptions of the command
+// line), a stack's outputs for --stack (nil: --stack is refused), the HTTP client,
+// the environment and the build's version line (buildinfo.String) for --version.
 type Env struct {
 	Stdout, Stderr io.Writer
-	LoadConfig     func(ctx context.Context, region string, local bool) (aws.Config, error)
+	LoadConfig     func(ctx context.Context, opts ConfigOptions) (aws.Config, error)
+	StackOutputs   StackOutputsFunc
 	HTTP           *http.Client
 	Getenv         func(string) string
+	Version        string
 }
 
 // Exit statuses of Run.
@@ -42,11 +46,15 @@ const (
 )
 
 // globalHelp is what the usage says of the flags before the command and the endpoint.
-const globalHelp = `Global flags, before the command:
+const globalHelp = `Global flags, before or after the command:
   --endpoint URL   the API (default: $STOCKCTL_ENDPOINT): sam deploy's ApiUrl output, or the
                    local stack's http://127.0.0.1:3000
+  --stack NAME     the API of the deployed CloudFormation stack NAME (its ApiUrl output),
+                   instead of --endpoint
   --region REGION  the signing region (default: the endpoint's, else the AWS configuration's)
+  --profile NAME   the AWS shared-config profile to sign with (default: $AWS_PROFILE)
   -o table|json    a table for people (default) or the route's JSON for scripts
+  --version        the version of this stockctl
 
 Requests are signed with SigV4 (service execute-api) using the default AWS credential
 chain; to a local endpoint (127.0.0.1, ::1, localhost) they go unsigned, naming
@@ -57,7 +65,7 @@ API refused or could not be reached, 2 a wrong command line, 3 taken but not com
 
 // writeUsage writes stockctl's usage: every command with its arguments.
 func writeUsage(w io.Writer) {
-	fmt.Fprint(w, "usage: stockctl [--endpoint URL] [--region REGION] [-o table|json] COMMAND [ARGS]\n\nCommands:\n")
+	fmt.Fprint(w, "usage: stockctl [--endpoint URL | --stack NAME] [--region REGION] [--profile NAME] [-o table|json] COMMAND [ARGS]\n\nCommands:\n")
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-14s %s\n", c.name, c.args)
 	}
@@ -131,49 +139,65 @@ func Run(ctx context.Context, args []string, env Env) int {
 }
 
 func run(ctx context.Context, args []string, env Env) error {
-	global := flag.NewFlagSet("stockctl", flag.ContinueOnError)
-	global.SetOutput(io.Discard)
-	endpoint := global.String("endpoint", env.Getenv("STOCKCTL_ENDPOINT"), "API URL")
-	region := global.String("region", "", "signing region")
-	output := global.String("o", "table", "table or json")
-	if err := global.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError("%v", err)
-	}
-	if *output != "table" && *output != "json" {
+	g, rest, err := splitGlobals(args, env.Getenv("STOCKCTL_ENDPOINT"))
+	switch {
+	case err != nil:
+		return err
+	case g.version:
+		_, err := fmt.Fprintln(env.Stdout, cmp.Or(env.Version, "stockctl unknown"))
+		return err
+	case g.help:
+		return flag.ErrHelp
+	case g.output != "table" && g.output != "json":
 		return usageError("-o must be table or json")
-	}
-	if global.NArg() == 0 {
+	case len(rest) == 0:
 		return usageError("no command")
+	case strings.HasPrefix(rest[0], "-"):
+		return usageError("flag provided but not defined: %s", rest[0])
 	}
-	cmd, ok := lookup(global.Arg(0))
+	cmd, ok := lookup(rest[0])
 	if !ok {
-		return usageError("unknown command %q", global.Arg(0))
+		return usageError("unknown command %q", rest[0])
 	}
 	connect := func() (*Client, error) {
-		if *endpoint == "" {
-			return nil, usageError("no endpoint: give --endpoint or set STOCKCTL_ENDPOINT")
+		switch {
+		case g.stack != "" && g.endpoint != "" && !slices.ContainsFunc(args, isEndpointFlag):
+			// STOCKCTL_ENDPOINT is set, --stack given: the flag wins.
+		case g.stack != "" && g.endpoint != "":
+			return nil, usageError("give --endpoint or --stack, not both")
+		case g.endpoint == "" && g.stack == "":
+			return nil, usageError("no endpoint: give --endpoint or --stack, or set STOCKCTL_ENDPOINT")
 		}
-		return newClient(ctx, env, *endpoint, *region)
+		if g.stack != "" {
+			if g.endpoint, err = stackEndpoint(ctx, env, g); err != nil {
+				return nil, err
+			}
+		}
+		return newClient(ctx, env, g)
 	}
-	return cmd.run(ctx, &call{connect: connect, out: env.Stdout, json: *output == "json"}, global.Args()[1:])
+	return cmd.run(ctx, &call{connect: connect, out: env.Stdout, json: g.output == "json"}, rest[1:])
+}
+
+// isEndpointFlag reports whether a is the --endpoint flag (any of its forms).
+func isEndpointFlag(a string) bool {
+	name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	return strings.HasPrefix(a, "-") && name == "endpoint"
 }
 
 // localCredentialsWait bounds the credential lookup for a local endpoint, which needs
 // none (the chain's last step asks the EC2 instance metadata service).
 const localCredentialsWait = 2 * time.Second
 
-// newClient builds the client for endpoint: region from --region, the endpoint's host
-// or the AWS configuration (us-east-1 locally); credentials from the default chain.
-func newClient(ctx context.Context, env Env, endpoint, region string) (*Client, error) {
-	u, err := url.Parse(endpoint)
+// newClient builds the client for g's endpoint: region from --region, the endpoint's
+// host or the AWS configuration (us-east-1 locally); credentials from the default
+// chain, of --profile when given.
+func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
+	u, err := url.Parse(g.endpoint)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, usageError("endpoint %q is not an http(s) URL", endpoint)
+		return nil, usageError("endpoint %q is not an http(s) URL", g.endpoint)
 	}
-	region = cmp.Or(region, RegionOf(u))
-	cfg, err := env.LoadConfig(ctx, region, Loopback(u))
+	region := cmp.Or(g.region, RegionOf(u))
+	cfg, err := env.LoadConfig(ctx, ConfigOptions{Region: region, Profile: g.profile, Local: Loopback(u)})
 	if err != nil {
 		return nil, fmt.Errorf("load AWS configuration: %w", err)
 	}

@@ -43,10 +43,10 @@ import (
 
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/function/createorder"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/orders"
 	"github.com/stockguard/stockguard/internal/stock"
-	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/tools/internal/ddblimits"
 	"github.com/stockguard/stockguard/tools/internal/local"
 	"github.com/stockguard/stockguard/tools/internal/sam"
@@ -387,13 +387,8 @@ func (b *buyers) newContainer() container {
 	if b.p.Strategy == Conditional {
 		return newConditional(b.db, b.tables, b.queue, ttl)
 	}
-	fn, err := wiring.CreateOrder.Build(wiring.Config{Tables: b.tables}, wiring.Clients{
-		Log: slog.New(slog.DiscardHandler), DynamoDB: b.db, CloseQueue: b.queue,
-		NewStore: func(t dynamo.Tables, o dynamo.Options) *dynamo.Store {
-			o.CatalogTTL = ttl
-			return dynamo.New(b.db, t, o)
-		},
-	})
+	store := dynamo.New(b.db, b.tables, dynamo.Options{CatalogTTL: ttl})
+	fn, err := createorder.Build(createorder.Config{Tables: b.tables}, slog.New(slog.DiscardHandler), store, b.queue, nil)
 	if err != nil {
 		panic(err) // createOrder needs nothing the buyers lack
 	}

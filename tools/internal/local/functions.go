@@ -13,128 +13,201 @@ import (
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/function/admin"
+	alertchatfn "github.com/stockguard/stockguard/internal/function/alertchat"
+	"github.com/stockguard/stockguard/internal/function/closeorder"
+	"github.com/stockguard/stockguard/internal/function/createorder"
+	"github.com/stockguard/stockguard/internal/function/jwks"
+	loginfn "github.com/stockguard/stockguard/internal/function/login"
+	"github.com/stockguard/stockguard/internal/function/paycallback"
+	reconcilefn "github.com/stockguard/stockguard/internal/function/reconcile"
+	"github.com/stockguard/stockguard/internal/function/refund"
+	"github.com/stockguard/stockguard/internal/function/wechat"
 	"github.com/stockguard/stockguard/internal/idtoken"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/login"
+	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/internal/wechatpay"
-	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wxlogin"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
-// wireFunction builds one function's handler from its environment env with the one
-// wiring the deployed function's main uses (package wiring): the same configuration
-// parsing (so a bad setting fails Start, naming the variable), the same handlers.
-// Only what is local differs: the configuration's local values (localize) and the
-// clients (the embedded servers, the WeChat stand-ins, the in-memory key: clients).
+// wireFunction builds one function's handler from its environment env with the
+// function's own wiring, as its main does (the package under internal/function): the
+// same configuration loading (so a bad setting fails Start, naming the variable), the
+// same Build. Only what is local differs: the configuration's local values and the
+// clients (the embedded servers, the WeChat stand-ins, the in-memory key).
 func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, log *slog.Logger) (lambda.Handler, error) {
-	f, ok := wiring.ByName(name)
+	w := wirer{s: s, cfg: cfg, log: log}
+	build, ok := map[string]func(envvar.Lookup) (*lambdaevent.Function, error){
+		createorder.Function.Name: wired(createorder.Load, w.createOrder),
+		closeorder.Function.Name:  wired(closeorder.Load, w.closeOrder),
+		paycallback.Function.Name: wired(paycallback.Load, w.payCallback),
+		refund.Function.Name:      wired(refund.Load, w.refund),
+		reconcilefn.Function.Name: wired(reconcilefn.Load, w.reconcile),
+		admin.Function.Name:       wired(admin.Load, w.admin),
+		loginfn.Function.Name:     wired(loginfn.Load, w.login),
+		jwks.Function.Name:        wired(jwks.Load, w.jwks),
+		alertchatfn.Function.Name: wired(alertchatfn.Load, w.alertChat),
+		wechat.Function.Name:      wired(wechat.Load, w.wechat),
+	}[name]
 	if !ok {
-		return nil, fmt.Errorf("no wiring in package wiring")
+		return nil, fmt.Errorf("no wiring under internal/function")
 	}
-	c, err := f.Load(env)
-	if err != nil {
-		return nil, err
-	}
-	s.localize(cfg, name, &c)
-	clients, err := s.clients(cfg, name, c, log)
-	if err != nil {
-		return nil, err
-	}
-	fn, err := f.Build(c, clients)
+	fn, err := build(env)
 	if err != nil {
 		return nil, err
 	}
 	return newHandler(fn.Invoke), nil
 }
 
-// localize gives a function's configuration its local values: StackConfig's payment
-// timeout, issuer and tweaks, and no alerts topic without an SNS server.
-func (s *Stack) localize(cfg StackConfig, name string, c *Config) {
-	if name == wiring.CreateOrder.Name && cfg.PaymentTimeout > 0 {
-		c.PaymentTimeout = cfg.PaymentTimeout
-	}
-	// Deployed, closeOrder builds notify_url from the pay request's https domain, which
-	// the local API does not serve: its base is the local API's own URL, the issuer.
-	c.NotifyBaseURL = cmp.Or(c.NotifyBaseURL, cfg.Issuer)
-	// The local tokens' iss is the local API (StackConfig.Issuer), whatever the template
-	// says; the discovery document names it too.
-	if name == wiring.Login.Name || name == wiring.Jwks.Name {
-		c.Issuer = cfg.Issuer
-	}
-	c.Reconcile.Now = cfg.Now
-	if arn, ok := s.Topics[c.Reconcile.Topic]; ok {
-		// Deployed, Ref gives a topic's ARN, which SNS's Publish takes; locally sam
-		// resolves it to the logical id.
-		c.Reconcile.Topic = arn
-	} else if s.alerts == nil {
-		c.Reconcile.Topic = ""
-	}
-	if cfg.Reconcile != nil {
-		cfg.Reconcile(&c.Reconcile)
-	}
-	if cfg.WeChatBackoff > 0 {
-		c.WeChatBackoff = cfg.WeChatBackoff
-	}
-	if cfg.RefundInterval > 0 && cfg.RefundInterval < cmp.Or(c.RefundBackoff, refunds.BackoffBase) {
-		// A second refund within the stand-in's interval is refused 429 and waits
-		// its turn in the refund queue: no longer than the interval itself.
-		c.RefundBackoff = cfg.RefundInterval
-	}
-	if cfg.Refund != nil {
-		o := refunds.Options{NotifyURL: c.RefundNotifyURL, StuckAfter: c.RefundStuckAfter, Backoff: c.RefundBackoff}
-		cfg.Refund(&o)
-		c.RefundNotifyURL, c.RefundStuckAfter, c.RefundBackoff = o.NotifyURL, o.StuckAfter, o.Backoff
+// wired is one function's wiring: its configuration read by load from the
+// environment, then handed to build.
+func wired[C any](load func(envvar.Lookup) (C, error), build func(C) (*lambdaevent.Function, error)) func(envvar.Lookup) (*lambdaevent.Function, error) {
+	return func(env envvar.Lookup) (*lambdaevent.Function, error) {
+		c, err := load(env)
+		if err != nil {
+			return nil, err
+		}
+		return build(c)
 	}
 }
 
-// Config is a function's configuration (wiring.Config).
-type Config = wiring.Config
+// wirer builds each function with the stack's clients, logging to log, after giving
+// its configuration its local values.
+type wirer struct {
+	s   *Stack
+	cfg StackConfig
+	log *slog.Logger
+}
 
-// clients are the local clients a function is built with: the embedded DynamoDB and
-// SQS (and SNS) servers, the WeChat Pay, login and chat stand-ins, the in-memory
-// signing key, and the stack's clock. createOrder's store is the stack's Store.
-func (s *Stack) clients(cfg StackConfig, name string, c Config, log *slog.Logger) (wiring.Clients, error) {
-	clients := wiring.Clients{
-		Log: log, DynamoDB: s.DB, Now: cfg.Now,
-		CloseQueue: s.closeQueue(c.CloseQueueURL), RefundQueue: s.refundQueue(c.RefundQueueURL),
-		WeChatQueue: s.wechatQueue(c.WeChatQueueURL),
-		NewStore: func(tables dynamo.Tables, opts dynamo.Options) *dynamo.Store {
-			st := dynamo.New(s.DB, tables, s.storeOptions(opts))
-			if name == wiring.CreateOrder.Name {
-				s.Tables, s.Store = tables, st
-			}
-			return st
-		},
+// store is a function's store on the embedded DynamoDB, on the stack's clock.
+func (w wirer) store(tables dynamo.Tables, opts dynamo.Options) *dynamo.Store {
+	return dynamo.New(w.s.DB, tables, w.s.storeOptions(opts))
+}
+
+// createOrder's store is the stack's Store; its payment timeout StackConfig's.
+func (w wirer) createOrder(c createorder.Config) (*lambdaevent.Function, error) {
+	if w.cfg.PaymentTimeout > 0 {
+		c.PaymentTimeout = w.cfg.PaymentTimeout
 	}
-	if s.alerts != nil {
-		clients.Alerts = s.alerts
+	w.s.Tables, w.s.Store = c.Tables, w.store(c.Tables, c.StoreOptions(nil))
+	return createorder.Build(c, w.log, w.s.Store, w.s.closeQueue(c.CloseQueueURL), w.s.wechatQueue(c.WeChatQueueURL))
+}
+
+// closeOrder's notify_url base is the local API's own URL, the issuer: deployed, it is
+// built from the pay request's https domain, which the local API does not serve.
+func (w wirer) closeOrder(c closeorder.Config) (*lambdaevent.Function, error) {
+	c.NotifyBaseURL = cmp.Or(c.NotifyBaseURL, w.cfg.Issuer)
+	merchant, err := w.s.merchantClient(w.cfg)
+	if err != nil {
+		return nil, err
 	}
-	var err error
-	switch name {
-	case wiring.CloseOrder.Name, wiring.Refund.Name:
-		clients.WeChatPay, err = s.merchantClient(cfg)
-	case wiring.PayCallback.Name:
-		// Deployed, the merchant configuration comes from the Secrets Manager secret
-		// WECHATPAY_SECRET_ARN names; locally it is the local platform's.
-		read := func(context.Context) ([]byte, error) { return s.Payments.Secret() }
-		clients.Notifications, err = wechatpay.NewRotatingVerifier(context.Background(), read, wechatpay.RotateOptions{Now: cfg.Now})
-	case wiring.Login.Name:
-		clients.Signer = s.Signer
-		clients.WeChatLogin, err = wxlogin.New(wxlogin.Config{AppID: LocalAppID, AppSecret: LocalAppSecret, BaseURL: s.LoginServer.URL()})
-		if err == nil {
-			clients.TokenSealKey, err = login.SealKey(LocalAppSecret)
-		}
-	case wiring.Jwks.Name:
-		clients.Keys, err = s.keys(c.KeyID)
-	case wiring.AlertChat.Name:
-		clients.Webhooks, err = localWebhooks(cfg.AlertWebhooks)
-	case wiring.WeChat.Name:
-		clients.WxAPI = s.wxClient
-		s.detailPath = c.OrderDetailPath
+	return closeorder.Build(c, w.log, w.store(c.Tables, dynamo.Options{}), w.s.closeQueue(c.CloseQueueURL), w.s.refundQueue(c.RefundQueueURL), merchant)
+}
+
+// payCallback verifies with the local platform's secret (deployed: the Secrets Manager
+// secret WECHATPAY_SECRET_ARN names).
+func (w wirer) payCallback(c paycallback.Config) (*lambdaevent.Function, error) {
+	read := func(context.Context) ([]byte, error) { return w.s.Payments.Secret() }
+	verifier, err := wechatpay.NewRotatingVerifier(context.Background(), read, wechatpay.RotateOptions{Now: w.cfg.Now})
+	if err != nil {
+		return nil, err
 	}
-	return clients, err
+	return paycallback.Build(c, w.log, w.store(c.Tables, dynamo.Options{}), w.s.refundQueue(c.RefundQueueURL), w.s.wechatQueue(c.WeChatQueueURL), verifier)
+}
+
+// refund waits no longer than the stand-in's refund interval before a refund's second
+// try (a second refund within it is refused 429 and waits its turn in the refund
+// queue); StackConfig.Refund changes its options.
+func (w wirer) refund(c refund.Config) (*lambdaevent.Function, error) {
+	if w.cfg.RefundInterval > 0 && w.cfg.RefundInterval < cmp.Or(c.Backoff, refunds.BackoffBase) {
+		c.Backoff = w.cfg.RefundInterval
+	}
+	if w.cfg.Refund != nil {
+		o := refunds.Options{NotifyURL: c.NotifyURL, StuckAfter: c.StuckAfter, Backoff: c.Backoff}
+		w.cfg.Refund(&o)
+		c.NotifyURL, c.StuckAfter, c.Backoff = o.NotifyURL, o.StuckAfter, o.Backoff
+	}
+	merchant, err := w.s.merchantClient(w.cfg)
+	if err != nil {
+		return nil, err
+	}
+	return refund.Build(c, w.log, w.store(c.Tables, dynamo.Options{}), w.s.refundQueue(c.RefundQueueURL), w.s.wechatQueue(c.WeChatQueueURL), merchant)
+}
+
+func (w wirer) reconcile(c reconcilefn.Config) (*lambdaevent.Function, error) {
+	return reconcilefn.Build(c, w.log, w.store(c.Tables, dynamo.Options{}), w.alerts(&c.Reconcile))
+}
+
+func (w wirer) admin(c admin.Config) (*lambdaevent.Function, error) {
+	return admin.Build(c, w.log, w.store(c.Tables, dynamo.Options{}), w.alerts(&c.Reconcile), w.s.refundQueue(c.RefundQueueURL), w.s.wechatQueue(c.WeChatQueueURL))
+}
+
+// alerts gives reconcile's configuration the stack's clock, the alerts topic's ARN and
+// StackConfig.Reconcile's changes, and returns the alerts' publisher: the embedded SNS API, or none (and no
+// topic) without one.
+func (w wirer) alerts(c *reconcile.Config) reconcile.Publisher {
+	c.Now = w.cfg.Now
+	if arn, ok := w.s.Topics[c.Topic]; ok {
+		// Deployed, Ref gives a topic's ARN, which SNS's Publish takes; locally sam
+		// resolves it to the logical id.
+		c.Topic = arn
+	} else if w.s.alerts == nil {
+		c.Topic = ""
+	}
+	if w.cfg.Reconcile != nil {
+		w.cfg.Reconcile(c)
+	}
+	if w.s.alerts == nil {
+		return nil
+	}
+	return w.s.alerts
+}
+
+// login's tokens name the local API as their issuer (StackConfig.Issuer), whatever the
+// template says, and are signed by the in-memory key; codes go to the jscode2session
+// stand-in.
+func (w wirer) login(c loginfn.Config) (*lambdaevent.Function, error) {
+	c.Issuer = w.cfg.Issuer
+	wechat, err := wxlogin.New(wxlogin.Config{AppID: LocalAppID, AppSecret: LocalAppSecret, BaseURL: w.s.LoginServer.URL()})
+	if err != nil {
+		return nil, err
+	}
+	seal, err := login.SealKey(LocalAppSecret)
+	if err != nil {
+		return nil, err
+	}
+	return loginfn.Build(c, w.log, w.store(c.StoreTables(), dynamo.Options{}), wechat, w.s.Signer, seal)
+}
+
+// jwks publishes the in-memory key under the local issuer.
+func (w wirer) jwks(c jwks.Config) (*lambdaevent.Function, error) {
+	c.Issuer = w.cfg.Issuer
+	keys, err := w.s.keys(c.KeyID)
+	if err != nil {
+		return nil, err
+	}
+	return jwks.Build(c, w.log, keys)
+}
+
+func (w wirer) alertChat(c alertchatfn.Config) (*lambdaevent.Function, error) {
+	webhooks, err := localWebhooks(w.cfg.AlertWebhooks)
+	if err != nil {
+		return nil, err
+	}
+	return alertchatfn.Build(c, w.log, w.store(c.StoreTables(), dynamo.Options{}), webhooks)
+}
+
+// wechat calls the server API stand-in; the stack sets the order detail path at start.
+func (w wirer) wechat(c wechat.Config) (*lambdaevent.Function, error) {
+	if w.cfg.WeChatBackoff > 0 {
+		c.Backoff = w.cfg.WeChatBackoff
+	}
+	w.s.detailPath = c.OrderDetailPath
+	return wechat.Build(c, w.log, w.store(c.Tables, dynamo.Options{}), w.s.wechatQueue(c.WeChatQueueURL), w.s.wxClient)
 }
 
 // merchantClient is the merchant API client of the local merchant, calling the

@@ -60,7 +60,7 @@ func emitted(t *testing.T, root string) map[string][]string {
 		for _, dir := range slices.Sorted(maps.Keys(dirs)) {
 			fns := metricFunctions(t, root, dir, served)
 			if len(fns) == 0 {
-				t.Errorf("%s uses metric %s, but neither declares a MetricFunction constant nor serves a function (package wiring's table, a main's call): its Function dimension is unknown", dir, name)
+				t.Errorf("%s uses metric %s, but neither declares a MetricFunction constant nor is linked by a function: its Function dimension is unknown", dir, name)
 			}
 			out[name] = append(out[name], fns...)
 		}
@@ -85,141 +85,26 @@ func metricFunctions(t *testing.T, root, dir string, served map[string][]string)
 
 const modulePath = "github.com/stockguard/stockguard"
 
-// servedWith reads which function serves with which package: the packages each
-// function's rows of package wiring's table (internal/wiring/table.go) reach, through
-// the parts they build (internal/wiring/parts.go), under the function's short name;
-// and the packages a function's main (functions/<name>/main.go) hands its short name
-// to as a string argument (coldstart's clients count their secret re-reads under it).
+// servedWith reads which function serves with which package: every package a
+// function's binary links (go list -deps of functions/<name>, built as the Makefile
+// builds it), under the function's short name, its directory's name. Each function's
+// wiring (internal/function/<name>) imports only what that function serves with.
 func servedWith(t *testing.T, root string) map[string][]string {
 	t.Helper()
-	wiringDir := filepath.Join(root, "internal", "wiring")
-	parts := reach(t, filepath.Join(wiringDir, "parts.go"), true)
-	table := reach(t, filepath.Join(wiringDir, "table.go"), false)
-	out := map[string][]string{}
-	for _, fn := range table {
-		seen := map[string]bool{}
-		var visit func(uses)
-		visit = func(u uses) {
-			for pkg := range u.pkgs {
-				if !seen[pkg] {
-					seen[pkg] = true
-					out[pkg] = append(out[pkg], fn.short)
-				}
-			}
-			for m := range u.methods {
-				if !seen["parts."+m] {
-					seen["parts."+m] = true
-					visit(parts[m])
-				}
-			}
-		}
-		visit(fn)
-	}
 	mains, err := filepath.Glob(filepath.Join(root, "functions", "*", "main.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	out := map[string][]string{}
 	for _, path := range mains {
-		for pkg, short := range mainCalls(t, path) {
-			out[pkg] = append(out[pkg], short)
-		}
-	}
-	return out
-}
-
-// uses is what a declaration of package wiring refers to: import paths of packages,
-// and methods of parts it calls (p.x()).
-type uses struct {
-	short   string // a table function's short: field
-	pkgs    map[string]bool
-	methods map[string]bool
-}
-
-// reach reads the top-level functions of one file of package wiring: parts' methods by
-// name (methods true), or the table's functions (those with a short: field).
-func reach(t *testing.T, path string, methods bool) map[string]uses {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	imports := importPaths(f)
-	out := map[string]uses{}
-	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || (fd.Recv != nil) != methods {
-			continue
-		}
-		u := uses{pkgs: map[string]bool{}, methods: map[string]bool{}}
-		ast.Inspect(fd.Body, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.SelectorExpr:
-				if x, ok := n.X.(*ast.Ident); ok && imports[x.Name] != "" {
-					u.pkgs[imports[x.Name]] = true
-				} else if ok && x.Name == "p" {
-					u.methods[n.Sel.Name] = true
-				}
-			case *ast.KeyValueExpr:
-				if k, ok := n.Key.(*ast.Ident); ok && k.Name == "short" {
-					if lit, ok := n.Value.(*ast.BasicLit); ok {
-						u.short, _ = strconv.Unquote(lit.Value)
-					}
-				}
-			}
-			return true
-		})
-		if methods || u.short != "" {
-			out[fd.Name.Name] = u
-		}
-	}
-	return out
-}
-
-// importPaths maps the names a file imports packages under to their paths.
-func importPaths(f *ast.File) map[string]string {
-	out := map[string]string{}
-	for _, imp := range f.Imports {
-		p, _ := strconv.Unquote(imp.Path.Value)
-		name := filepath.Base(p)
-		if imp.Name != nil {
-			name = imp.Name.Name
-		}
-		out[name] = p
-	}
-	return out
-}
-
-// mainCalls maps each stockguard package a main calls with a string literal argument
-// to that argument, when it is the function's short name (its directory's name).
-func mainCalls(t *testing.T, path string) map[string]string {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	short, imports, out := filepath.Base(filepath.Dir(path)), importPaths(f), map[string]string{}
-	ast.Inspect(f, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok {
-			return true
-		}
-		sel, ok := call.Fun.(*ast.SelectorExpr)
-		if !ok {
-			return true
-		}
-		x, ok := sel.X.(*ast.Ident)
-		if !ok || !strings.HasPrefix(imports[x.Name], modulePath+"/") {
-			return true
-		}
-		for _, arg := range call.Args {
-			if lit, ok := arg.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-				if s, _ := strconv.Unquote(lit.Value); s == short {
-					out[imports[x.Name]] = short
-				}
+		short := filepath.Base(filepath.Dir(path))
+		deps := run(t, []string{"GOWORK=off", "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}, "go", "list", "-deps", "-tags", "lambda.norpc", "./functions/"+short)
+		for dep := range strings.Lines(deps) {
+			if dep = strings.TrimSpace(dep); strings.HasPrefix(dep, modulePath+"/") {
+				out[dep] = append(out[dep], short)
 			}
 		}
-		return true
-	})
+	}
 	return out
 }
 

@@ -20,9 +20,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/function"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/testing/testkit"
-	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/tools/internal/sam"
 )
 
@@ -417,7 +417,7 @@ func TestWiring_RoutesAreTheWiringTablesRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []sam.Route
-	for _, fn := range wiring.All() {
+	for _, fn := range function.All() {
 		for _, tr := range fn.Triggers() {
 			if tr.Kind != lambdaevent.HTTP {
 				continue
@@ -444,7 +444,7 @@ func TestWiring_RoutesAreTheWiringTablesRoutes(t *testing.T) {
 func TestWiring_EventSourcesAreTheWiringTablesTriggers(t *testing.T) {
 	type source struct{ kind, name string }
 	want := map[string][]source{}
-	for _, fn := range wiring.All() {
+	for _, fn := range function.All() {
 		for _, tr := range fn.Triggers() {
 			switch tr.Kind {
 			case lambdaevent.SQS:

@@ -16,10 +16,10 @@ import (
 
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/function/createorder"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/stock"
-	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/tools/internal/testing/stacktest"
 )
 
@@ -40,14 +40,12 @@ func fixture(t testing.TB, name string) events.APIGatewayV2HTTPRequest {
 // handler is a function's handler of HTTP API requests (lambdaevent.Function.HTTP).
 type handler = func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error)
 
-// createOrder builds the createOrder function's HTTP handler with package wiring, as
+// createOrder builds the createOrder function's HTTP handler with package createorder, as
 // its main does, on store, logging to log; order requests send their close messages
 // to queue (nil: none).
 func createOrder(t testing.TB, store *dynamo.Store, queue *closeq.Queue, log *slog.Logger) handler {
 	t.Helper()
-	fn, err := wiring.CreateOrder.Build(wiring.Config{}, wiring.Clients{
-		Log: log, CloseQueue: queue, NewStore: func(dynamo.Tables, dynamo.Options) *dynamo.Store { return store },
-	})
+	fn, err := createorder.Build(createorder.Config{}, log, store, queue, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

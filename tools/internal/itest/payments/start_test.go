@@ -12,13 +12,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/function/closeorder"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/payments"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
-	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/tools/internal/testing/stacktest"
 )
 
@@ -26,7 +25,7 @@ import (
 const cupAndSaucer = `{"items":[{"skuId":"cup","qty":2},{"skuId":"saucer","qty":1}]}`
 
 // payWithoutBase is a closeOrder built as functions/closeOrder builds it (package
-// wiring) from a configuration whose NOTIFY_BASE_URL is base ("" when NotifyBaseUrl is
+// closeorder) from a configuration whose NOTIFY_BASE_URL is base ("" when NotifyBaseUrl is
 // empty), in front of a WeChat Pay stand-in of its own whose notifications reach the
 // stack's API.
 func payWithoutBase(t *testing.T, h *stacktest.Stack, base string) (*lambdaevent.Function, *paytest.Server) {
@@ -49,10 +48,7 @@ func payWithoutBase(t *testing.T, h *stacktest.Stack, base string) (*lambdaevent
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := wiring.CloseOrder.Build(wiring.Config{NotifyBaseURL: base, OpenIDClaim: "sub"}, wiring.Clients{
-		Log: slog.New(slog.DiscardHandler), WeChatPay: client, Now: h.Clock.Now,
-		NewStore: func(dynamo.Tables, dynamo.Options) *dynamo.Store { return h.Store },
-	})
+	f, err := closeorder.Build(closeorder.Config{NotifyBaseURL: base, OpenIDClaim: "sub"}, slog.New(slog.DiscardHandler), h.Store, nil, nil, client)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ func (h *harness) run(secret string, args ...string) (int, string, string) {
 	env := stockctl.Env{
 		Stdout: &out, Stderr: &errOut, HTTP: http.DefaultClient,
 		Getenv: func(string) string { return "" },
-		LoadConfig: func(context.Context, string, bool) (aws.Config, error) {
+		LoadConfig: func(context.Context, stockctl.ConfigOptions) (aws.Config, error) {
 			return aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider(accessKey, secret, "")}, nil
 		},
 	}
@@ -304,7 +304,7 @@ func TestStockctl_WithoutCredentialsNamesTheLocalOperator(t *testing.T) {
 	env := stockctl.Env{
 		Stdout: &out, Stderr: &errOut, HTTP: http.DefaultClient,
 		Getenv: func(string) string { return "" },
-		LoadConfig: func(context.Context, string, bool) (aws.Config, error) {
+		LoadConfig: func(context.Context, stockctl.ConfigOptions) (aws.Config, error) {
 			return aws.Config{Region: region}, nil // no credentials in the chain
 		},
 	}
@@ -339,7 +339,7 @@ func TestStockctl_CommandHelpNeedsNoEndpoint(t *testing.T) {
 	env := stockctl.Env{
 		Stdout: &out, Stderr: &errOut, HTTP: http.DefaultClient,
 		Getenv: func(string) string { return "" }, // no STOCKCTL_ENDPOINT
-		LoadConfig: func(context.Context, string, bool) (aws.Config, error) {
+		LoadConfig: func(context.Context, stockctl.ConfigOptions) (aws.Config, error) {
 			t.Error("help looked for AWS credentials")
 			return aws.Config{}, nil
 		},
@@ -354,8 +354,8 @@ func TestStockctl_CommandHelpNeedsNoEndpoint(t *testing.T) {
 		name, args, _ := strings.Cut(strings.TrimSpace(line), " ")
 		synopses[name] = strings.TrimSpace(args)
 	}
-	if len(synopses) != 16 {
-		t.Fatalf("stockctl -h lists %d commands, want 16:\n%s", len(synopses), out.String())
+	if len(synopses) != 17 {
+		t.Fatalf("stockctl -h lists %d commands, want 17:\n%s", len(synopses), out.String())
 	}
 	for name, args := range synopses {
 		for _, argv := range [][]string{{name, "-h"}, {name, "--help"}, {"-o", "json", name, "cup-01", "-h"}} {

@@ -1,4 +1,4 @@
-package wiring_test
+package function_test
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,19 +13,20 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/function"
+	alertchatfn "github.com/stockguard/stockguard/internal/function/alertchat"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/teamchat"
-	"github.com/stockguard/stockguard/internal/wiring"
 )
 
 func TestLoad_AlertChatReadsItsVariables(t *testing.T) {
-	load := wiring.AlertChat.Load
+	load := alertchatfn.Load
 	env := map[string]string{
 		"ORDERS_TABLE": "OrdersTable", "CHAT_SECRET_ARN": "arn:aws:secretsmanager:ap-east-1:123456789012:secret:stockguard/chat",
 		"QUIET_PERIOD_SECONDS": "3600", "RUNBOOK_URL": "RUNBOOK.md",
 	}
 	c, err := load(envvar.Map(env))
-	if err != nil || c.QuietPeriod != time.Hour || c.Runbook != "RUNBOOK.md" || c.ChatSecretARN != env["CHAT_SECRET_ARN"] || c.Tables.Orders != "OrdersTable" {
+	if err != nil || c.QuietPeriod != time.Hour || c.Runbook != "RUNBOOK.md" || c.ChatSecretARN != env["CHAT_SECRET_ARN"] || c.OrdersTable != "OrdersTable" {
 		t.Fatalf("%+v %v", c, err)
 	}
 	env["RUNBOOK_URL"] = "https://git.example.com/shop/stockguard/blob/main/RUNBOOK.md"
@@ -52,11 +52,11 @@ func TestLoad_AlertChatReadsItsVariables(t *testing.T) {
 // twice; ByName finds each, and nothing else.
 func TestTable_EveryFunctionServesItsOwnTriggersOnce(t *testing.T) {
 	seen := map[string]string{}
-	for _, fn := range wiring.All() {
-		if fn.Short() == "" || len(fn.Triggers()) == 0 {
-			t.Errorf("%s: short name %q, %d triggers", fn.Name, fn.Short(), len(fn.Triggers()))
+	for _, fn := range function.All() {
+		if fn.Short == "" || len(fn.Triggers()) == 0 {
+			t.Errorf("%s: short name %q, %d triggers", fn.Name, fn.Short, len(fn.Triggers()))
 		}
-		if got, ok := wiring.ByName(fn.Name); !ok || got.Name != fn.Name {
+		if got, ok := function.ByName(fn.Name); !ok || got.Name != fn.Name {
 			t.Errorf("ByName(%s) = %v, %v", fn.Name, got.Name, ok)
 		}
 		for _, tr := range fn.Triggers() {
@@ -70,29 +70,8 @@ func TestTable_EveryFunctionServesItsOwnTriggersOnce(t *testing.T) {
 			seen[key] = fn.Name
 		}
 	}
-	if _, ok := wiring.ByName("NoSuchFunction"); ok {
+	if _, ok := function.ByName("NoSuchFunction"); ok {
 		t.Error("an unknown function was found")
-	}
-}
-
-// A function built without a client one of its triggers needs is refused, naming it.
-func TestBuild_RefusesAFunctionWithoutTheClientsItNeeds(t *testing.T) {
-	log := slog.New(slog.DiscardHandler)
-	store := func(t dynamo.Tables, o dynamo.Options) *dynamo.Store { return dynamo.New(nil, t, o) }
-	if _, err := wiring.CreateOrder.Build(wiring.Config{}, wiring.Clients{Log: log}); err == nil || !strings.Contains(err.Error(), "DynamoDB client") {
-		t.Errorf("createOrder without a DynamoDB client: %v", err)
-	}
-	for _, tc := range []struct {
-		fn      wiring.Function
-		missing string
-	}{
-		{wiring.CloseOrder, "WeChat Pay merchant client"}, {wiring.Refund, "WeChat Pay merchant client"},
-		{wiring.PayCallback, "notification verifier"}, {wiring.Login, "WeChat login client"},
-		{wiring.AlertChat, "chat webhooks"},
-	} {
-		if _, err := tc.fn.Build(wiring.Config{}, wiring.Clients{Log: log, NewStore: store}); err == nil || !strings.Contains(err.Error(), tc.missing) || !strings.Contains(err.Error(), tc.fn.Name) {
-			t.Errorf("%s without clients: %v, want an error naming it and the %s", tc.fn.Name, err, tc.missing)
-		}
 	}
 }
 
@@ -100,14 +79,11 @@ func TestBuild_RefusesAFunctionWithoutTheClientsItNeeds(t *testing.T) {
 // its digest schedule; any other event is refused, and nothing is posted.
 func TestBuild_AlertChatRefusesOtherEvents(t *testing.T) {
 	posted := 0
-	fn, err := wiring.AlertChat.Build(wiring.Config{QuietPeriod: time.Hour}, wiring.Clients{
-		Log: slog.New(slog.DiscardHandler),
-		Webhooks: func(context.Context) ([]teamchat.Webhook, error) {
+	fn, err := alertchatfn.Build(alertchatfn.Config{QuietPeriod: time.Hour}, slog.New(slog.DiscardHandler), dynamo.New(nil, dynamo.Tables{}, dynamo.Options{}),
+		func(context.Context) ([]teamchat.Webhook, error) {
 			posted++
 			return nil, nil
-		},
-		NewStore: func(t dynamo.Tables, o dynamo.Options) *dynamo.Store { return dynamo.New(nil, t, o) },
-	})
+		})
 	if err != nil {
 		t.Fatal(err)
 	}

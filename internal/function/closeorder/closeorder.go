@@ -1,0 +1,89 @@
+// Package closeorder is the closeOrder function's wiring: it releases the stock of
+// unpaid orders from close-order queue messages, from its scheduled sweep and from
+// POST /orders/{orderId}/cancel, asking WeChat Pay first about orders that have a
+// WeChat Pay order; and it starts payments (POST /orders/{orderId}/pay) and buyers'
+// refunds (POST /orders/{orderId}/refund).
+package closeorder
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/closeq"
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/httpapi"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
+	"github.com/stockguard/stockguard/internal/orders"
+	"github.com/stockguard/stockguard/internal/payments"
+	"github.com/stockguard/stockguard/internal/refunds"
+	"github.com/stockguard/stockguard/internal/wechatpay"
+	"github.com/stockguard/stockguard/internal/wiring"
+)
+
+// Config is closeOrder's configuration (template.yaml, CloseOrderFunction's
+// Environment).
+type Config struct {
+	Tables dynamo.Tables // SKUS_TABLE, ORDERS_TABLE, STOCK_LOG_TABLE
+	// CloseQueueURL is CLOSE_QUEUE_URL; RefundQueueURL is REFUND_QUEUE_URL.
+	CloseQueueURL, RefundQueueURL string
+	// SecretARN is WECHATPAY_SECRET_ARN: the merchant secret its main reads.
+	SecretARN string
+	// NotifyBaseURL is NOTIFY_BASE_URL, optional: the base URL (https, http only for
+	// 127.0.0.1, the local stack; no query, no trailing slash) under which WeChat Pay
+	// reaches the notify route, e.g. a custom domain. Unset: each payment's notify_url
+	// is built from the pay request itself (payments.StartOptions.NotifyBaseURL).
+	NotifyBaseURL string
+	// OpenIDClaim is OPENID_CLAIM: the JWT claim holding the buyer's openid.
+	OpenIDClaim string
+	// UserRefundWindow is USER_REFUND_WINDOW: how long after paidAt a buyer may refund
+	// (seconds or a duration such as "24h"; 0 turns buyers' refunds off).
+	UserRefundWindow time.Duration
+}
+
+// Load reads Config from get (the main passes os.Getenv); an error names the first
+// variable missing or invalid.
+func Load(get envvar.Lookup) (Config, error) {
+	var c Config
+	return c, wiring.Read(get, wiring.Into(&c.Tables, envvar.Tables), wiring.CloseQueueURL(&c.CloseQueueURL), wiring.PaySecret(&c.SecretARN),
+		wiring.Into(&c.NotifyBaseURL, func(get envvar.Lookup) (string, error) {
+			return envvar.CallbackBase(get, "NOTIFY_BASE_URL", "the base https URL of the notify route, without a trailing slash")
+		}),
+		wiring.Required(&c.OpenIDClaim, "OPENID_CLAIM", "the JWT claim holding the buyer's openid, e.g. sub"),
+		wiring.RefundQueueURL(&c.RefundQueueURL),
+		wiring.Into(&c.UserRefundWindow, func(get envvar.Lookup) (time.Duration, error) { return envvar.Duration(get, "USER_REFUND_WINDOW") }))
+}
+
+// built is what closeOrder's triggers are served by.
+type built struct {
+	releaser *orders.Releaser
+	start    *payments.Start
+	refunds  *refunds.Routes
+}
+
+var table = wiring.Define("CloseOrderFunction", "closeOrder",
+	wiring.Route(orders.RouteCancel, func(b built) httpapi.Route { return b.releaser.Cancel }),
+	wiring.Route(payments.RoutePay, func(b built) httpapi.Route { return b.start.Route }),
+	wiring.Route(refunds.RouteBuyer, func(b built) httpapi.Route { return b.refunds.Buyer }),
+	wiring.Queue(wiring.CloseOrderQueue, func(b built) wiring.SQSHandler { return b.releaser.HandleSQS }),
+	wiring.Schedule(func(b built) wiring.Scheduled { return wiring.Result(b.releaser.Sweep) }),
+)
+
+// Function is closeOrder as template.yaml declares it.
+var Function = table.Function
+
+// Build returns closeOrder's handler: on store, logging to log, calling WeChat Pay's
+// merchant API through merchant; a release sends its order's close message again to
+// closeQueue when it must wait, a buyer's refund goes to refundQueue (either nil: none
+// sent; the sweep and the refund function's stuck pass still get to them, later).
+func Build(cfg Config, log *slog.Logger, store *dynamo.Store, closeQueue *closeq.Queue, refundQueue *refunds.Queue, merchant *wechatpay.RotatingClient) (*lambdaevent.Function, error) {
+	starter := refunds.NewStarter(store, refundQueue, log)
+	checker := payments.NewChecker(merchant, payments.NewRecorder(store, starter, log), log, table.Short)
+	return table.Bind(log, built{
+		releaser: orders.NewReleaser(store, closeQueue, log, orders.Options{Now: store.Now, Payments: checker, Function: table.Short}),
+		start: payments.NewStart(store, merchant, log, payments.StartOptions{
+			NotifyBaseURL: cfg.NotifyBaseURL, OpenIDClaim: cfg.OpenIDClaim, Now: store.Now,
+		}),
+		refunds: refunds.NewRoutes(store, store, starter, cfg.UserRefundWindow),
+	}), nil
+}

@@ -1,0 +1,86 @@
+// Package createorder is the createOrder function's wiring: POST /orders reserves
+// stock and opens a PENDING order, GET /orders/{orderId} and GET /orders read the
+// buyer's orders, GET /skus/{skuId} and GET /skus the public SKUs.
+package createorder
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/closeq"
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/function/parts"
+	"github.com/stockguard/stockguard/internal/httpapi"
+	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
+	"github.com/stockguard/stockguard/internal/notices"
+	"github.com/stockguard/stockguard/internal/orders"
+	"github.com/stockguard/stockguard/internal/stock"
+	"github.com/stockguard/stockguard/internal/wiring"
+	"github.com/stockguard/stockguard/internal/wxqueue"
+)
+
+// Config is createOrder's configuration (template.yaml, CreateOrderFunction's
+// Environment).
+type Config struct {
+	Tables dynamo.Tables // SKUS_TABLE, ORDERS_TABLE, STOCK_LOG_TABLE
+	// PaymentTimeout is PAYMENT_TIMEOUT_SECONDS: how long an order stays PENDING.
+	PaymentTimeout time.Duration
+	// Shaping is ORDERS_PER_USER_SKU_PER_MINUTE: order requests one user may send for
+	// one SKU per minute window, 0 (off) to inventory.MaxShapingPerMinute.
+	Shaping inventory.Shaping
+	// CloseQueueURL is CLOSE_QUEUE_URL; WeChatQueueURL is WECHAT_QUEUE_URL.
+	CloseQueueURL, WeChatQueueURL string
+	// Notices are the subscribe messages' settings (parts.Notices).
+	Notices notices.Config
+}
+
+// Load reads Config from get (the main passes os.Getenv); an error names the first
+// variable missing or invalid.
+func Load(get envvar.Lookup) (Config, error) {
+	var c Config
+	return c, wiring.Read(get, wiring.Into(&c.Tables, envvar.Tables), wiring.Seconds(&c.PaymentTimeout, "PAYMENT_TIMEOUT_SECONDS"),
+		wiring.CloseQueueURL(&c.CloseQueueURL),
+		wiring.Into(&c.Shaping.PerMinute, func(get envvar.Lookup) (int, error) {
+			return envvar.Count(get, "ORDERS_PER_USER_SKU_PER_MINUTE", inventory.MaxShapingPerMinute)
+		}),
+		wiring.WeChatQueueURL(&c.WeChatQueueURL), parts.Notices(&c.Notices))
+}
+
+// StoreOptions are the store's options this configuration gives: the payment timeout
+// and the shaping, on the clock now (nil: time.Now).
+func (c Config) StoreOptions(now func() time.Time) dynamo.Options {
+	return dynamo.Options{PaymentTimeout: c.PaymentTimeout, Shaping: c.Shaping, Now: now}
+}
+
+// built is what createOrder's routes are served by.
+type built struct {
+	checkout *orders.Checkout
+	public   *stock.Public
+}
+
+var table = wiring.Define("CreateOrderFunction", "createOrder",
+	wiring.Route(orders.RoutePlace, func(b built) httpapi.Route { return b.checkout.Place }),
+	wiring.Route(orders.RouteGet, func(b built) httpapi.Route { return b.checkout.Get }),
+	wiring.Route(orders.RouteMine, func(b built) httpapi.Route { return b.checkout.Mine }),
+	wiring.Route(stock.RouteShow, func(b built) httpapi.Route { return b.public.Show }),
+	wiring.Route(stock.RoutePublicList, func(b built) httpapi.Route { return b.public.List }),
+)
+
+// Function is createOrder as template.yaml declares it.
+var Function = table.Function
+
+// Build returns createOrder's handler: on store (built with cfg.StoreOptions), logging
+// to log, each order's close message sent to closeQueue and its pay reminder to
+// wechatQueue (either nil: none sent; the sweep still releases the order).
+func Build(cfg Config, log *slog.Logger, store *dynamo.Store, closeQueue *closeq.Queue, wechatQueue *wxqueue.Queue) (*lambdaevent.Function, error) {
+	placed := func(ctx context.Context, o *inventory.Order) {
+		notices.Schedule(ctx, parts.Sender(wechatQueue), cfg.Notices, log, table.Short, o, store.Now())
+	}
+	return table.Bind(log, built{
+		checkout: orders.NewCheckout(store, closeQueue, log, table.Short).WithSubscriptions(cfg.Notices.Templates(), placed),
+		public:   stock.NewPublic(store, store.Now),
+	}), nil
+}

@@ -1,0 +1,113 @@
+// Package function lists every Lambda function's wiring (the packages under it, one
+// per function of template.yaml), for the local stack and for the tests that check
+// the functions against template.yaml. A function's main imports only its own
+// package, never this one, so its binary links only what that function serves with.
+package function
+
+import (
+	"errors"
+
+	"github.com/stockguard/stockguard/internal/alertchat"
+	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/function/admin"
+	alertchatfn "github.com/stockguard/stockguard/internal/function/alertchat"
+	"github.com/stockguard/stockguard/internal/function/closeorder"
+	"github.com/stockguard/stockguard/internal/function/createorder"
+	"github.com/stockguard/stockguard/internal/function/jwks"
+	loginfn "github.com/stockguard/stockguard/internal/function/login"
+	"github.com/stockguard/stockguard/internal/function/parts"
+	"github.com/stockguard/stockguard/internal/function/paycallback"
+	reconcilefn "github.com/stockguard/stockguard/internal/function/reconcile"
+	"github.com/stockguard/stockguard/internal/function/refund"
+	"github.com/stockguard/stockguard/internal/function/wechat"
+	"github.com/stockguard/stockguard/internal/login"
+	"github.com/stockguard/stockguard/internal/notices"
+	"github.com/stockguard/stockguard/internal/orders"
+	"github.com/stockguard/stockguard/internal/payments"
+	"github.com/stockguard/stockguard/internal/reconcile"
+	"github.com/stockguard/stockguard/internal/refunds"
+	"github.com/stockguard/stockguard/internal/shipping"
+	"github.com/stockguard/stockguard/internal/stock"
+	"github.com/stockguard/stockguard/internal/wechatpay"
+	"github.com/stockguard/stockguard/internal/wiring"
+	"github.com/stockguard/stockguard/internal/wxapi"
+	"github.com/stockguard/stockguard/internal/wxqueue"
+)
+
+// All lists every function.
+func All() []wiring.Function {
+	return []wiring.Function{createorder.Function, closeorder.Function, paycallback.Function, refund.Function, reconcilefn.Function,
+		admin.Function, loginfn.Function, jwks.Function, alertchatfn.Function, wechat.Function}
+}
+
+// ByName is the function whose logical id is name; false for one nothing wires.
+func ByName(name string) (wiring.Function, bool) {
+	for _, f := range All() {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return wiring.Function{}, false
+}
+
+// Check reads the configuration of the function whose logical id is name from get
+// with its package's Load, as its main does, and returns Load's error: nil when the
+// function would start. An unknown name is an error.
+func Check(name string, get envvar.Lookup) error {
+	var err error
+	switch name {
+	case createorder.Function.Name:
+		_, err = createorder.Load(get)
+	case closeorder.Function.Name:
+		_, err = closeorder.Load(get)
+	case paycallback.Function.Name:
+		_, err = paycallback.Load(get)
+	case refund.Function.Name:
+		_, err = refund.Load(get)
+	case reconcilefn.Function.Name:
+		_, err = reconcilefn.Load(get)
+	case admin.Function.Name:
+		_, err = admin.Load(get)
+	case loginfn.Function.Name:
+		_, err = loginfn.Load(get)
+	case jwks.Function.Name:
+		_, err = jwks.Load(get)
+	case alertchatfn.Function.Name:
+		_, err = alertchatfn.Load(get)
+	case wechat.Function.Name:
+		_, err = wechat.Load(get)
+	default:
+		err = errors.New("no function " + name)
+	}
+	return err
+}
+
+// Compile-time checks: the store implements what each capability declares it needs.
+var (
+	_ orders.Placing      = (*dynamo.Store)(nil)
+	_ orders.Releasing    = (*dynamo.Store)(nil)
+	_ orders.Listing      = (*dynamo.Store)(nil)
+	_ payments.Orders     = (*dynamo.Store)(nil)
+	_ payments.Payments   = (*dynamo.Store)(nil)
+	_ refunds.Starting    = (*dynamo.Store)(nil)
+	_ refunds.Settling    = (*dynamo.Store)(nil)
+	_ refunds.Orders      = (*dynamo.Store)(nil)
+	_ stock.Catalog       = (*dynamo.Store)(nil)
+	_ reconcile.Books     = (*dynamo.Store)(nil)
+	_ reconcile.Reports   = (*dynamo.Store)(nil)
+	_ login.Attempts      = (*dynamo.Store)(nil)
+	_ alertchat.Quiet     = (*dynamo.Store)(nil)
+	_ payments.Merchant   = (*wechatpay.RotatingClient)(nil)
+	_ refunds.Payments    = (*wechatpay.RotatingClient)(nil)
+	_ payments.Verifier   = (*wechatpay.RotatingVerifier)(nil)
+	_ refunds.Verifier    = (*wechatpay.RotatingVerifier)(nil)
+	_ orders.PaymentCheck = (*payments.Checker)(nil)
+	_ payments.Refunds    = (*refunds.Starter)(nil)
+	_ shipping.Orders     = (*dynamo.Store)(nil)
+	_ notices.Store       = (*dynamo.Store)(nil)
+	_ shipping.WeChat     = (*wxapi.Client)(nil)
+	_ notices.WeChat      = (*wxapi.Client)(nil)
+	_ shipping.Sender     = (*wxqueue.Queue)(nil)
+	_ refunds.Settling    = parts.SettlingStore{}
+)

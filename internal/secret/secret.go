@@ -1,0 +1,85 @@
+// Package secret reads the AWS Secrets Manager secrets the functions' mains configure
+// WeChat's clients from: the WeChat Pay merchant secret (wechatpay.Secret), which also
+// holds the mini-program's app id and AppSecret, and the chat webhooks secret. Only the
+// functions that read a secret link it (and the Secrets Manager client).
+package secret
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/stockguard/stockguard/internal/metric"
+	"github.com/stockguard/stockguard/internal/wechatpay"
+)
+
+// Reader returns a function that reads the current SecretString of the secret arn on
+// each call (for wechatpay.RotatingVerifier and RotatingClient, which call it at cold
+// start and again when the merchant's keys rotate, and for alertChat's webhooks). The
+// function's policy must allow secretsmanager:GetSecretValue on arn.
+func Reader(awsCfg aws.Config, arn string) func(context.Context) ([]byte, error) {
+	client := secretsmanager.NewFromConfig(awsCfg)
+	return func(ctx context.Context) ([]byte, error) {
+		out, err := client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
+		if err != nil {
+			return nil, err
+		}
+		return []byte(aws.ToString(out.SecretString)), nil
+	}
+}
+
+// App reads the merchant secret arn once and returns it; errors: the secret cannot be
+// read, is malformed (wechatpay.ParseSecret) or holds no appSecret (login and the
+// WeChat server API need it).
+func App(ctx context.Context, awsCfg aws.Config, arn string) (*wechatpay.Secret, error) {
+	data, err := Reader(awsCfg, arn)(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the WeChat Pay secret: %w", err)
+	}
+	s, err := wechatpay.ParseSecret(data)
+	if err == nil && s.AppSecret == "" {
+		err = errors.New("appSecret is missing")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("parse the WeChat Pay secret: %w", err)
+	}
+	return s, nil
+}
+
+// reloads reports function's re-reads of the merchant secret
+// (wechatpay.RotateOptions.OnReload): a SecretReloaded or SecretReloadFailed count
+// with function (its short name) as the Function dimension, and a failure at error
+// level (the old keys stay in use).
+func reloads(log *slog.Logger, function string) wechatpay.RotateOptions {
+	return wechatpay.RotateOptions{OnReload: metric.Outcomes(log, function, metric.SecretReloaded, metric.SecretReloadFailed, "merchant secret not re-read; the old keys stay in use")}
+}
+
+// Merchant returns the WeChat Pay merchant API client configured by the merchant
+// secret arn (wechatpay.ClientConfigFromSecret), read again on an answer signed with an
+// unknown Wechatpay-Serial or after a TTL (wechatpay.RotatingClient); each re-read is
+// counted for function (its short name). Errors: the secret cannot be read or
+// configures no client.
+func Merchant(ctx context.Context, log *slog.Logger, awsCfg aws.Config, arn, function string) (*wechatpay.RotatingClient, error) {
+	client, err := wechatpay.NewRotatingClient(ctx, Reader(awsCfg, arn), reloads(log, function))
+	if err != nil {
+		return nil, fmt.Errorf("configure the WeChat Pay merchant client from the secret: %w", err)
+	}
+	return client, nil
+}
+
+// Notifications returns the verifier of WeChat Pay notifications configured by the
+// merchant secret arn, read again when a notification names an unknown
+// Wechatpay-Serial or after a TTL (wechatpay.RotatingVerifier); each re-read is counted
+// for function (its short name). Errors: the secret cannot be read or configures no
+// verifier.
+func Notifications(ctx context.Context, log *slog.Logger, awsCfg aws.Config, arn, function string) (*wechatpay.RotatingVerifier, error) {
+	verifier, err := wechatpay.NewRotatingVerifier(ctx, Reader(awsCfg, arn), reloads(log, function))
+	if err != nil {
+		return nil, fmt.Errorf("configure WeChat Pay verification from the secret: %w", err)
+	}
+	return verifier, nil
+}
