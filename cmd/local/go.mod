@@ -1,6 +1,6 @@
 module github.com/stockguard/stockguard/tools/cmd/local
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/stockguard/stockguard v0.0.0-00010101000000-000000000000
@@ -38,10 +38,9 @@ require (
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	github.com/truora/minidyn v0.8.2 // indirect
 	go.yaml.in/yaml/v4 v4.0.0 // indirect
-	golang.org/x/net v0.43.0 // indirect
-	golang.org/x/sys v0.42.0 // indirect
-	golang.org/x/text v0.28.0 // indirect
-	golang.org/x/tools v0.36.0 // indirect
+	golang.org/x/net v0.59.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
