@@ -51,6 +51,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -58,6 +59,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/tools/internal/local"
+	"github.com/stockguard/stockguard/tools/internal/local/staffidp"
 )
 
 func main() {
@@ -78,6 +80,8 @@ const (
 type options struct {
 	cfg       local.StackConfig
 	seed      string
+	staff     string // -staff: the staff accounts' file
+	staffSet  bool   // -staff was given (a missing default file only turns sign-in off)
 	addr      string
 	expose    bool
 	json      bool // -log-format json
@@ -100,6 +104,8 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 	o := &options{cfg: local.StackConfig{Parameters: map[string]string{}}}
 	var dynamoAddr, sqsAddr, payAddr, loginAddr, wxapiAddr string
 	fs.StringVar(&o.seed, "seed", "", "create the SKUs of this JSON seed file at start, each through POST /admin/skus: [{\"skuId\",\"name\",\"price\",\"stock\",\"limitPerUser\"?,\"shards\"?}], e.g. -seed examples/seed.json")
+	fs.StringVar(&o.staff, "staff", "examples/staff.json", "the merchant console's staff accounts (local-only passwords): [{\"username\",\"password\",\"groups\":[\"owner\"|\"operator\"|\"viewer\"]}], e.g. -staff examples/staff.json")
+	fs.StringVar(&o.cfg.ConsoleDir, "console", "console/dist", "the built merchant console served at /console/ (cd console && npm ci && npm run build), e.g. -console console/dist")
 	fs.DurationVar(&o.cfg.PaymentTimeout, "payment-timeout", 15*time.Minute, "how long an order stays PENDING before it is released, e.g. -payment-timeout 10s")
 	fs.DurationVar(&o.cfg.RefundInterval, "refund-interval", time.Minute, "the least time the WeChat Pay stand-in keeps between two refunds of one payment (WeChat Pay's rule: a minute), e.g. -refund-interval 1s")
 	refundWindow := fs.String("user-refund-window", "0", "how long after payment a buyer may refund (template parameter UserRefundWindow: seconds or a duration; 0: never), e.g. -user-refund-window 24h")
@@ -166,6 +172,7 @@ Runs the whole stockguard stack in one process, with no AWS account and no Docke
   a WeChat Pay stand-in (JSAPI order, query, close, refund; real signatures)        -wechatpay-addr  127.0.0.1:9401
   a WeChat login stand-in (jscode2session: code test-<name> → openid o-<name>)     -wxlogin-addr    127.0.0.1:9402
   a WeChat server API stand-in (stable_token, upload_shipping_info, subscribe send) -wxapi-addr      127.0.0.1:9403
+  the merchant console at /console/ (-console), its staff signing in at the issuer  -staff          examples/staff.json
 
 and the template's event sources: closeOrder polls the close-order queue, the refund
 function the refund queue, the wechat function the WeChat queue (shipping uploads,
@@ -173,6 +180,11 @@ subscribe messages), the schedules run (closeOrder's sweep every minute, reconci
 and the refund pass every 5 minutes), and the alert function gets the alerts topic. When
 all is up it prints one "ready" line with every address, then one line per request and
 event; Ctrl-C stops it (all data is in memory and lost).
+
+Staff sign in to the merchant console (http://127.0.0.1:3000/console/) with an account of
+the -staff file (the ready line names an owner's), on a login page of the local staff issuer
+(<issuer>/_local/oidc, authorization code with PKCE); the console calls the merchant routes
+at /console/api/admin/… with the access token, as deployed (no local shortcut there).
 
 Sign in as the mini-program does: POST /auth/wechat {"code":"test-alice"} answers a token
 for openid o-alice (each test code works once, as WeChat's codes do), sent as
@@ -238,6 +250,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		err = finish()
 	}
+	fs.Visit(func(f *flag.Flag) { o.staffSet = o.staffSet || f.Name == "staff" })
 	if err != nil {
 		fmt.Fprintf(stderr, "local: %v\n(go run ./cmd/local -h shows the usage)\n", err)
 		return exitUsage
@@ -264,6 +277,9 @@ func serve(ctx context.Context, log *slog.Logger, o *options) error {
 		return err
 	}
 	defer ln.Close()
+	if err := loadStaff(log, o); err != nil {
+		return err
+	}
 	stack, err := local.Start(ctx, o.cfg)
 	if err != nil {
 		return err
@@ -299,7 +315,8 @@ func serve(ctx context.Context, log *slog.Logger, o *options) error {
 	// The listener was bound before the stack started: connections queued meanwhile.
 	log.Info("ready", "api", "http://"+ln.Addr().String(), "dynamodb", stack.DynamoDB.URL(), "sqs", sqsURL(stack),
 		"wechatpay", stack.PayServer.URL(), "wxlogin", stack.LoginServer.URL(), "wxapi", stack.WxAPIServer.URL(), "issuer", stack.Issuer(),
-		"paymentTimeout", o.cfg.PaymentTimeout.String(), "seed", o.seed)
+		"paymentTimeout", o.cfg.PaymentTimeout.String(), "seed", o.seed,
+		"console", "http://"+ln.Addr().String()+local.ConsolePath, "signIn", signInHint(o.cfg.Staff))
 	select {
 	case err := <-served:
 		return err
@@ -315,6 +332,40 @@ func serve(ctx context.Context, log *slog.Logger, o *options) error {
 		return err
 	}
 	return nil
+}
+
+// loadStaff reads the staff accounts of -staff into o's stack configuration. The
+// default file missing (the runner started outside the repository) only turns the
+// console's sign-in off; a file given with -staff must be there and valid.
+func loadStaff(log *slog.Logger, o *options) error {
+	f, err := os.Open(o.staff)
+	if errors.Is(err, os.ErrNotExist) && !o.staffSet {
+		log.Info("the console's sign-in is off: no staff file " + o.staff + " (-staff)")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	o.cfg.Staff, err = staffidp.LoadAccounts(f)
+	if err != nil {
+		return fmt.Errorf("-staff %s: %w", o.staff, err)
+	}
+	return nil
+}
+
+// signInHint is the ready line's staff sign-in: the first owner's username and
+// local-only password, "" without staff.
+func signInHint(staff []staffidp.Account) string {
+	for _, a := range staff {
+		if slices.Contains(a.Groups, "owner") {
+			return a.Username + ":" + a.Password
+		}
+	}
+	if len(staff) > 0 {
+		return staff[0].Username + ":" + staff[0].Password
+	}
+	return ""
 }
 
 // sqsURL is the SQS API's URL, "" when -sqs-addr "" started none.

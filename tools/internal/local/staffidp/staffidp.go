@@ -43,6 +43,10 @@ import (
 // pool's app client id, ConsoleUserPoolClient).
 const ClientID = "stockguard-console-local"
 
+// Tokens are stamped with the wall clock (zitadel/oidc reads time.Now for iat and nbf),
+// so a JWT authorizer on a clock behind it refuses them as not yet issued: a stack that
+// signs staff in runs on the wall clock.
+
 // TokenLifetime is how long an access or ID token lasts: an hour, a Cognito app
 // client's default (AccessTokenValidity).
 const TokenLifetime = time.Hour
