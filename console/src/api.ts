@@ -97,3 +97,8 @@ export function yuan(fen: number): string {
 export function newKey(prefix: string): string {
   return prefix + '-' + crypto.randomUUID().replace(/-/g, '').slice(0, 16);
 }
+
+/** when shows an RFC 3339 time in the page's language, "—" for none. */
+export function when(s: string | undefined, lang: string): string {
+  return s ? new Date(s).toLocaleString(lang, { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' }) : '—';
+}

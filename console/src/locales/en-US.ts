@@ -17,8 +17,8 @@ const enUS: Messages = {
   },
   live: {
     title: 'Live sale', hint: 'Refreshed every {{s}} s; rates are the stock counters\' change between two refreshes (units/s)', none: 'No SKU on sale or upcoming',
-    available: 'Available', reservedRate: 'Ordered units/s', paidRate: 'Paid units/s', releasedRate: 'Released units/s', pending: 'Pending (reserved)', sold: 'Sold (left on-hand)',
-    limits: 'Nearest their ceilings', shardLoad: 'Shard writes', shardLoadHelp: 'each shard takes at most 1,000 writes a second (a DynamoDB partition\'s limit)', stockLeft: 'Stock left', refusals: 'Refusals/s',
+    available: 'Available', reservedRate: 'Ordered units/s', paidRate: 'Paid units/s', releasedRate: 'Released units/s', pending: 'Pending (reserved)', sold: 'Sold since opened',
+    limits: 'Nearest their ceilings', shardLoad: 'Shard writes', shardLoadHelp: 'each shard takes at most 1,000 writes a second (a DynamoDB partition\'s limit)', stockLeft: 'On-hand reserved', refusals: 'Refusals/s',
     refusalsHelp: 'refusals change nothing in the database; their rate is on the CloudWatch dashboard (OperationsDashboard)', lastOrders: 'Orders just in',
   },
   orders: {

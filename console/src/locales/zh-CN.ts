@@ -15,8 +15,8 @@ const zhCN = {
   },
   live: {
     title: '实时销售', hint: '每 {{s}} 秒刷新；速率按两次刷新之间的库存变化计算（件/秒）', none: '没有在售或即将开售的商品',
-    available: '可售', reservedRate: '下单 件/秒', paidRate: '支付 件/秒', releasedRate: '释放 件/秒', pending: '待支付（已预留）', sold: '已售（出库）',
-    limits: '最接近上限', shardLoad: '分片写入', shardLoadHelp: '每个分片每秒最多 1000 次写入（DynamoDB 分区上限）', stockLeft: '剩余库存', refusals: '拒单/秒',
+    available: '可售', reservedRate: '下单 件/秒', paidRate: '支付 件/秒', releasedRate: '释放 件/秒', pending: '待支付（已预留）', sold: '本页打开后售出',
+    limits: '最接近上限', shardLoad: '分片写入', shardLoadHelp: '每个分片每秒最多 1000 次写入（DynamoDB 分区上限）', stockLeft: '在库已被预留', refusals: '拒单/秒',
     refusalsHelp: '拒单不改动数据库，速率见 CloudWatch 面板（OperationsDashboard）', lastOrders: '刚到的订单',
   },
   orders: {

@@ -27,7 +27,7 @@ export function rates(prev: Sku | undefined, cur: Sku, seconds: number, soldBefo
 
 /** The live sale: every SKU on sale or upcoming, refreshed every few seconds; one column on a phone. */
 export function LiveSale() {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const { api, fail } = useSession();
   const [skus, setSkus] = useState<Sku[]>([]);
   const [r, setR] = useState<Record<string, Rates>>({});
@@ -55,7 +55,7 @@ export function LiveSale() {
   return (
     <div>
       <h2>{t('live.title')}</h2>
-      <Typography.Text type="secondary">{t('live.hint', { s: REFRESH_SECONDS })}{at ? ' · ' + t('common.updated') + ' ' + at.toLocaleTimeString() : ''}</Typography.Text>
+      <Typography.Text type="secondary">{t('live.hint', { s: REFRESH_SECONDS })}{at ? ' · ' + t('common.updated') + ' ' + at.toLocaleTimeString(i18n.language) : ''}</Typography.Text>
       {skus.length === 0 ? <Empty description={t('live.none')} /> : (
         <Grid.Row gutter={[12, 12]} className="live-grid" style={{ marginTop: 12 }}>
           {skus.map((s) => <Grid.Col key={s.skuId} xs={24} md={12} xl={8}><LiveCard sku={s} r={r[s.skuId]} /></Grid.Col>)}
@@ -67,10 +67,10 @@ export function LiveSale() {
 
 function LiveCard({ sku, r }: { sku: Sku; r?: Rates }) {
   const { t } = useTranslation();
-  const left = sku.onHand > 0 ? Math.round((sku.available / sku.onHand) * 100) : 0;
+  const held = sku.onHand > 0 ? (sku.reserved / sku.onHand) * 100 : 100;
   const shardLoad = r ? (r.ordered + r.sold) / Math.max(1, sku.shards) : 0;
   const limits = [
-    { name: t('live.stockLeft'), pct: 100 - left, text: `${sku.available} / ${sku.onHand}` },
+    { name: t('live.stockLeft'), pct: held, text: `${sku.reserved} / ${sku.onHand}` },
     { name: t('live.shardLoad'), pct: Math.min(100, (shardLoad / SHARD_WRITES_PER_SECOND) * 100), text: `${shardLoad.toFixed(1)} / ${SHARD_WRITES_PER_SECOND} /s`, help: t('live.shardLoadHelp') },
   ].sort((a, b) => b.pct - a.pct);
   return (

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { Alert, Button, Card, DatePicker, Descriptions, Form, Input, InputNumber, Message, Modal, Select, Space, Switch, Table, Tag } from '@arco-design/web-react';
 import { useTranslation } from 'react-i18next';
-import { ApiError, newKey, yuan, type Line, type Order } from '../api';
+import { ApiError, newKey, when, yuan, type Line, type Order } from '../api';
 import { useSession } from '../session';
 
 const listable = ['PENDING_OVERDUE', 'REFUND_PENDING', 'REFUNDING'];
@@ -24,7 +24,7 @@ export function OrderStatus({ status }: { status: string }) {
 
 /** The orders page: find by id or list by status; an order with its payment, refunds and shipments. */
 export function Orders({ orderId }: { orderId: string }) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const { go, api, fail } = useSession();
   const [status, setStatus] = useState<string>();
   const [list, setList] = useState<Order[]>([]);
@@ -47,7 +47,7 @@ export function Orders({ orderId }: { orderId: string }) {
             { title: t('orders.buyer'), dataIndex: 'userId' },
             { title: t('orders.status'), dataIndex: 'status', render: (s: string) => <OrderStatus status={s} /> },
             { title: t('orders.amount'), dataIndex: 'amount', render: yuan },
-            { title: t('orders.createdAt'), dataIndex: 'createdAt', render: (s: string) => new Date(s).toLocaleString() },
+            { title: t('orders.createdAt'), dataIndex: 'createdAt', render: (s: string) => when(s, i18n.language) },
           ]} />
           {next && <Button onClick={() => void loadList(status, next)}>{t('common.loadMore')}</Button>}
         </>
@@ -57,7 +57,7 @@ export function Orders({ orderId }: { orderId: string }) {
 }
 
 function OrderDetail({ id }: { id: string }) {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const { api, fail } = useSession();
   const [order, setOrder] = useState<Order | null>(null);
   const [missing, setMissing] = useState(false);
@@ -82,8 +82,8 @@ function OrderDetail({ id }: { id: string }) {
         <Descriptions column={{ xs: 1, md: 2 }} data={[
           { label: t('orders.buyer'), value: order.userId },
           { label: t('orders.amount'), value: yuan(order.amount) },
-          { label: t('orders.createdAt'), value: new Date(order.createdAt).toLocaleString() },
-          { label: t('orders.paidAt'), value: order.paidAt ? new Date(order.paidAt).toLocaleString() : '—' },
+          { label: t('orders.createdAt'), value: when(order.createdAt, i18n.language) },
+          { label: t('orders.paidAt'), value: when(order.paidAt, i18n.language) },
           { label: t('orders.transactionId'), value: order.transactionId ?? '—' },
           { label: t('orders.shipments'), value: order.shipping ? `${order.shipping.status}${order.shipping.error ? ' · ' + order.shipping.error : ''}` : '—' },
         ]} />
@@ -103,7 +103,7 @@ function OrderDetail({ id }: { id: string }) {
       </Card>
       <Card title={t('orders.shipments')} size="small" id="order-shipments">
         <Table rowKey="shipmentId" size="small" pagination={false} data={order.shipments ?? []} scroll={{ x: 600 }} columns={[
-          { title: 'shipmentId', dataIndex: 'shipmentId' }, { title: t('orders.shipType'), dataIndex: 'type' },
+          { title: 'shipmentId', dataIndex: 'shipmentId' }, { title: t('orders.shipType'), dataIndex: 'type', render: (v: string) => t('orders.shipTypes.' + v, { defaultValue: v }) },
           { title: t('orders.carrier'), dataIndex: 'carrier' }, { title: t('orders.tracking'), dataIndex: 'tracking' },
           { title: t('orders.shipItems'), dataIndex: 'items', render: (ls?: Line[]) => (ls ?? []).map((l) => `${l.skuId}×${l.qty}`).join(', ') },
         ]} />
@@ -140,7 +140,7 @@ function RefundDialog({ order, onDone, onClose }: DialogProps) {
         <div>{t('orders.refundLines')}</div>
         {order.items.map((l) => (
           <Space key={l.skuId}><span className="mono">{l.skuId}</span>
-            <InputNumber data-sku={l.skuId} min={0} max={l.qty} precision={0} value={qty[l.skuId] ?? 0} onChange={(v) => setQty({ ...qty, [l.skuId]: v })} /> / {l.qty}
+            <InputNumber id={'refund-qty-' + l.skuId} min={0} max={l.qty} precision={0} value={qty[l.skuId] ?? 0} onChange={(v) => setQty({ ...qty, [l.skuId]: v })} /> / {l.qty}
           </Space>
         ))}
         <Space>{t('orders.restock')}<Switch checked={restock} onChange={setRestock} /></Space>
@@ -172,9 +172,9 @@ function ShipDialog({ order, onDone, onClose }: DialogProps) {
         <Form.Item label={t('orders.shipType')} field="type"><Select options={['express', 'same-city', 'virtual', 'self-pickup'].map((v) => ({ value: v, label: t('orders.shipTypes.' + v) }))} /></Form.Item>
         {type === 'express' && <>
           <Form.Item label={t('orders.carrier')} field="carrier" rules={[{ required: true }]}>
-            <Select allowCreate showSearch options={carriers.map(([v, l]) => ({ value: v, label: l }))} />
+            <Select id="ship-carrier" allowCreate showSearch options={carriers.map(([v, l]) => ({ value: v, label: l }))} />
           </Form.Item>
-          <Form.Item label={t('orders.tracking')} field="tracking" rules={[{ required: true }]}><Input /></Form.Item>
+          <Form.Item label={t('orders.tracking')} field="tracking" rules={[{ required: true }]}><Input id="ship-tracking" /></Form.Item>
           <Form.Item label={t('orders.contact')} field="contact" extra={t('orders.contactHelp')}><Input /></Form.Item>
         </>}
         {order.items.map((l) => (

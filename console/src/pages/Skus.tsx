@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { Button, DatePicker, Form, Input, InputNumber, Message, Modal, Radio, Space, Switch, Table, Tag } from '@arco-design/web-react';
 import { useTranslation } from 'react-i18next';
-import { newKey, yuan, type Sku } from '../api';
+import { newKey, when, yuan, type Sku } from '../api';
 import { useSession } from '../session';
 
 type Dialog =
@@ -18,7 +18,7 @@ export function SkuStatus({ status }: { status: string }) {
 
 /** The SKUs page: every SKU with its counters; create, restock / write off, sale time, limit, reshard. */
 export function Skus() {
-  const { t } = useTranslation();
+  const { t, i18n } = useTranslation();
   const { api, fail } = useSession();
   const [skus, setSkus] = useState<Sku[]>([]);
   const [loading, setLoading] = useState(false);
@@ -31,13 +31,13 @@ export function Skus() {
   const done = () => { setDialog(null); load(); };
   const columns = [
     { title: t('skus.skuId'), dataIndex: 'skuId', fixed: 'left' as const, width: 120 },
-    { title: t('skus.name'), dataIndex: 'name' },
-    { title: t('skus.price'), dataIndex: 'price', render: (p: number) => yuan(p) },
+    { title: t('skus.name'), dataIndex: 'name', width: 160 },
+    { title: t('skus.price'), dataIndex: 'price', width: 110, render: (p: number) => yuan(p) },
     { title: t('skus.status'), dataIndex: 'status', render: (s: string) => <SkuStatus status={s} /> },
     { title: t('skus.onHand'), dataIndex: 'onHand' },
     { title: t('skus.available'), dataIndex: 'available' },
     { title: t('skus.reserved'), dataIndex: 'reserved' },
-    { title: t('skus.saleStartsAt'), dataIndex: 'saleStartsAt', render: (s?: string) => (s ? new Date(s).toLocaleString() : '—') },
+    { title: t('skus.saleStartsAt'), dataIndex: 'saleStartsAt', width: 180, render: (s?: string) => when(s, i18n.language) },
     { title: t('skus.limit'), dataIndex: 'limitPerUser', render: (n: number) => n || '—' },
     { title: t('skus.shards'), dataIndex: 'shards' },
     {
@@ -60,7 +60,7 @@ export function Skus() {
         <Button type="primary" id="create-sku" onClick={() => setDialog({ kind: 'create' })}>{t('skus.create')}</Button>
         <Button onClick={load}>{t('common.refresh')}</Button>
       </Space>
-      <Table rowKey="skuId" loading={loading} columns={columns} data={skus} pagination={false} scroll={{ x: 1100 }} border={false} />
+      <Table rowKey="skuId" loading={loading} columns={columns} data={skus} pagination={false} scroll={{ x: 1300 }} border={false} />
       {dialog?.kind === 'create' && <CreateSku onDone={done} onClose={() => setDialog(null)} />}
       {dialog?.kind === 'adjust' && <Adjust sku={dialog.sku} writeOff={dialog.writeOff} onDone={done} onClose={() => setDialog(null)} />}
       {dialog?.kind === 'sale' && <SaleTime sku={dialog.sku} onDone={done} onClose={() => setDialog(null)} />}
@@ -101,14 +101,14 @@ function CreateSku({ onDone, onClose }: DialogProps) {
   return (
     <Modal title={t('skus.create')} visible onOk={ok} onCancel={onClose} confirmLoading={busy}>
       <Form form={form} layout="vertical" initialValues={{ onSale: true, stock: 0 }} id="create-sku-form">
-        <Form.Item label={t('skus.skuId')} field="skuId" rules={[{ required: true, match: /^[0-9A-Za-z_.:-]{1,64}$/ }]}><Input /></Form.Item>
-        <Form.Item label={t('skus.name')} field="name" rules={[{ required: true }]}><Input /></Form.Item>
-        <Form.Item label={t('skus.price')} field="price" rules={[{ required: true }]}><InputNumber min={0.01} precision={2} /></Form.Item>
-        <Form.Item label={t('skus.stock')} field="stock"><InputNumber min={0} precision={0} /></Form.Item>
-        <Form.Item label={t('skus.limit')} field="limitPerUser" extra={t('skus.limitHelp')}><InputNumber min={0} precision={0} /></Form.Item>
+        <Form.Item label={t('skus.skuId')} field="skuId" rules={[{ required: true, match: /^[0-9A-Za-z_.:-]{1,64}$/ }]}><Input id="sku-id" /></Form.Item>
+        <Form.Item label={t('skus.name')} field="name" rules={[{ required: true }]}><Input id="sku-name" /></Form.Item>
+        <Form.Item label={t('skus.price')} field="price" rules={[{ required: true }]}><InputNumber id="sku-price" min={0.01} precision={2} /></Form.Item>
+        <Form.Item label={t('skus.stock')} field="stock"><InputNumber id="sku-stock" min={0} precision={0} /></Form.Item>
+        <Form.Item label={t('skus.limit')} field="limitPerUser" extra={t('skus.limitHelp')}><InputNumber id="sku-limit" min={0} precision={0} /></Form.Item>
         <Form.Item label={t('skus.shards')} field="shards" extra={t('skus.reshardHelp')}><InputNumber min={1} max={64} precision={0} /></Form.Item>
         <Form.Item label={t('skus.saleStartsAt')} field="saleStartsAt"><DatePicker showTime style={{ width: '100%' }} /></Form.Item>
-        <Form.Item label={t('skus.onSale')} field="onSale" triggerPropName="checked"><Switch /></Form.Item>
+        <Form.Item label={t('skus.onSale')} field="onSale" triggerPropName="checked"><Switch id="sku-onsale" /></Form.Item>
       </Form>
     </Modal>
   );
@@ -132,8 +132,8 @@ function Adjust({ sku, writeOff, onDone, onClose }: DialogProps & { sku: Sku; wr
   return (
     <Modal title={t('skus.adjustTitle', { kind, sku: sku.skuId })} visible onOk={ok} onCancel={onClose} confirmLoading={busy}>
       <Form form={form} layout="vertical" initialValues={{ adjustmentId: key }} id="adjust-form">
-        <Form.Item label={t('skus.units')} field="units" rules={[{ required: true }]}><InputNumber min={1} precision={0} /></Form.Item>
-        <Form.Item label={t('common.reason')} field="reason" rules={[{ required: true }]}><Input /></Form.Item>
+        <Form.Item label={t('skus.units')} field="units" rules={[{ required: true }]}><InputNumber id="adjust-units" min={1} precision={0} /></Form.Item>
+        <Form.Item label={t('common.reason')} field="reason" rules={[{ required: true }]}><Input id="adjust-reason" /></Form.Item>
         <Form.Item label={t('common.idempotencyKey')} field="adjustmentId" extra={t('common.idempotencyHelp')} rules={[{ required: true }]}><Input className="mono" /></Form.Item>
       </Form>
     </Modal>
