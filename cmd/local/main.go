@@ -104,8 +104,7 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 	o := &options{cfg: local.StackConfig{Parameters: map[string]string{}}}
 	var dynamoAddr, sqsAddr, payAddr, loginAddr, wxapiAddr string
 	fs.StringVar(&o.seed, "seed", "", "create the SKUs of this JSON seed file at start, each through POST /admin/skus: [{\"skuId\",\"name\",\"price\",\"stock\",\"limitPerUser\"?,\"shards\"?}], e.g. -seed examples/seed.json")
-	fs.StringVar(&o.staff, "staff", "examples/staff.json", "the merchant console's staff accounts (local-only passwords): [{\"username\",\"password\",\"groups\":[\"owner\"|\"operator\"|\"viewer\"]}], e.g. -staff examples/staff.json")
-	fs.StringVar(&o.cfg.ConsoleDir, "console", "console/dist", "the built merchant console served at /console/ (cd console && npm ci && npm run build), e.g. -console console/dist")
+	consoleFlags(fs, o)
 	fs.DurationVar(&o.cfg.PaymentTimeout, "payment-timeout", 15*time.Minute, "how long an order stays PENDING before it is released, e.g. -payment-timeout 10s")
 	fs.DurationVar(&o.cfg.RefundInterval, "refund-interval", time.Minute, "the least time the WeChat Pay stand-in keeps between two refunds of one payment (WeChat Pay's rule: a minute), e.g. -refund-interval 1s")
 	refundWindow := fs.String("user-refund-window", "0", "how long after payment a buyer may refund (template parameter UserRefundWindow: seconds or a duration; 0: never), e.g. -user-refund-window 24h")
@@ -159,6 +158,12 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 		o.cfg.Parameters["AlertQuietPeriodSeconds"] = strconv.Itoa(int(*quiet / time.Second))
 		return nil
 	}
+}
+
+// consoleFlags defines the merchant console's flags.
+func consoleFlags(fs *flag.FlagSet, o *options) {
+	fs.StringVar(&o.staff, "staff", "examples/staff.json", "the merchant console's staff accounts (local-only passwords): [{\"username\",\"password\",\"groups\":[\"owner\"|\"operator\"|\"viewer\"]}], e.g. -staff examples/staff.json")
+	fs.StringVar(&o.cfg.ConsoleDir, "console", "console/dist", "the built merchant console served at /console/ (cd console && npm ci && npm run build), e.g. -console console/dist")
 }
 
 // help is the text of -h before the flags.
@@ -313,10 +318,7 @@ func serve(ctx context.Context, log *slog.Logger, o *options) error {
 		}
 	}
 	// The listener was bound before the stack started: connections queued meanwhile.
-	log.Info("ready", "api", "http://"+ln.Addr().String(), "dynamodb", stack.DynamoDB.URL(), "sqs", sqsURL(stack),
-		"wechatpay", stack.PayServer.URL(), "wxlogin", stack.LoginServer.URL(), "wxapi", stack.WxAPIServer.URL(), "issuer", stack.Issuer(),
-		"paymentTimeout", o.cfg.PaymentTimeout.String(), "seed", o.seed,
-		"console", "http://"+ln.Addr().String()+local.ConsolePath, "signIn", signInHint(o.cfg.Staff))
+	logReady(log, ln.Addr().String(), stack, o)
 	select {
 	case err := <-served:
 		return err
@@ -332,6 +334,15 @@ func serve(ctx context.Context, log *slog.Logger, o *options) error {
 		return err
 	}
 	return nil
+}
+
+// logReady writes the ready line: every address, the settings, the console and an
+// owner's sign-in.
+func logReady(log *slog.Logger, addr string, stack *local.Stack, o *options) {
+	log.Info("ready", "api", "http://"+addr, "dynamodb", stack.DynamoDB.URL(), "sqs", sqsURL(stack),
+		"wechatpay", stack.PayServer.URL(), "wxlogin", stack.LoginServer.URL(), "wxapi", stack.WxAPIServer.URL(), "issuer", stack.Issuer(),
+		"paymentTimeout", o.cfg.PaymentTimeout.String(), "seed", o.seed,
+		"console", "http://"+addr+local.ConsolePath, "signIn", signInHint(o.cfg.Staff))
 }
 
 // loadStaff reads the staff accounts of -staff into o's stack configuration. The
