@@ -24,6 +24,8 @@ export interface Order {
   refundedAt?: string; refundAmount?: number; refunds?: Refund[]; refundedAmount?: number; userId: string;
   shipping?: { status: string; uploadedAt?: string; error?: string }; shipments?: Shipment[];
   presale?: { shipAt: string; status: string; declaredAt?: string; error?: string };
+  /** The delivery address, once orders carry one; absent, the page leaves the row out. */
+  address?: { name?: string; phone?: string; province?: string; city?: string; district?: string; detail?: string };
 }
 export interface Report {
   skusChecked: number; differences: { skuId: string; rule: string; expected: number; actual: number }[];
@@ -73,8 +75,10 @@ export class Api {
     return this.call<{ shards: number; moved: number; complete: boolean }>('PUT', '/admin/skus/' + encodeURIComponent(id) + '/shards', { shards });
   }
   order(id: string) { return this.call<Order>('GET', '/admin/orders/' + encodeURIComponent(id)); }
-  orders(status: string, after = '') {
-    return this.call<{ orders: Order[]; next?: string }>('GET', '/admin/orders?status=' + status + (after ? '&after=' + encodeURIComponent(after) : ''));
+  /** A page of orders in a status (PENDING_OVERDUE, REFUND_PENDING, REFUNDING) or, given { userId }, of one buyer. */
+  orders(by: string | { userId: string }, after = '') {
+    const q = typeof by === 'string' ? 'status=' + by : 'userId=' + encodeURIComponent(by.userId);
+    return this.call<{ orders: Order[]; next?: string }>('GET', '/admin/orders?' + q + (after ? '&after=' + encodeURIComponent(after) : ''));
   }
   refund(id: string, b: { restock: boolean; reason: string; refundId?: string; lines?: Line[] }) {
     return this.call<Order>('POST', '/admin/orders/' + encodeURIComponent(id) + '/refund', b);

@@ -150,7 +150,7 @@ test('the owner runs a sale from the console', async (t) => {
     await page.waitForSelector('#sale-form');
     await page.click('#sale-form label:first-child');
     await modalOK(page);
-    await waitText(page, '.arco-table', '在售');
+    await page.waitForSelector('xpath///tr[.//td[contains(., "lamp-05")]]//*[@data-status="ON_SALE"]', { timeout: 15_000 });
     assert.equal((await call('GET', '/admin/skus/lamp-05')).body.status, 'ON_SALE');
     await page.screenshot({ path: join(shots, 'skus.png') });
   });
@@ -175,8 +175,16 @@ test('the owner runs a sale from the console', async (t) => {
     await page.setViewport({ width: 1366, height: 860 });
   });
 
+  await t.test("finds the order by its buyer", async () => {
+    await go(page, '/orders');
+    await page.type('#buyer-search input, input#buyer-search', 'alice');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector(`a[href="#/orders/${orderId}"]`, { timeout: 15_000 });
+    await page.click(`a[href="#/orders/${orderId}"]`);
+    await page.waitForSelector(`#order-detail[data-order="${orderId}"]`);
+  });
+
   await t.test('refunds one of the two lamps', async () => {
-    await go(page, '/orders/' + orderId);
     await page.waitForSelector('#order-detail');
     await waitText(page, '#order-detail', '已支付');
     await page.click('#refund-button');

@@ -26,7 +26,7 @@ const enUS: Messages = {
     lines: 'Lines', qty: 'Qty', unitPrice: 'Unit price', payment: 'Payment', transactionId: 'WeChat Pay transaction', refunds: 'Refunds', shipments: 'Shipments', presale: 'Presale',
     notFound: 'No such order', refund: 'Partial refund', refundAll: 'Refund all', restock: 'Put back in stock', refundLines: 'Units to refund', refundId: 'Refund id (idempotency key)', refundDone: 'Refund requested: {{no}}',
     ship: 'Ship', shipType: 'Type', carrier: 'Carrier', tracking: 'Tracking number', contact: 'Contact (masked)', contactHelp: 'required for SF, e.g. 189****1234', shipItems: 'In this parcel', shipped: 'Shipped: {{id}}',
-    shipAt: 'Ships at', declarePresale: 'Declare a presale', declared: 'Presale declared', byBuyerTodo: 'Finding a buyer\'s orders needs a new route (not there yet)',
+    shipAt: 'Ships at', declarePresale: 'Declare a presale', declared: 'Presale declared', byBuyer: 'By buyer (user id)', address: 'Address',
     statusList: { PENDING_OVERDUE: 'Unpaid past expiry', REFUND_PENDING: 'Refund pending', REFUNDING: 'Refunding' },
     shipTypes: { express: 'Express', 'same-city': 'Same city', virtual: 'Virtual', 'self-pickup': 'Self pickup' },
     afterSales: 'After-sales (a later release)',

@@ -24,7 +24,7 @@ const zhCN = {
     lines: '商品', qty: '数量', unitPrice: '单价', payment: '支付', transactionId: '微信支付单号', refunds: '退款', shipments: '发货', presale: '预售',
     notFound: '没有这个订单', refund: '部分退款', refundAll: '全额退款', restock: '退回库存', refundLines: '退款商品', refundId: '退款单号（幂等键）', refundDone: '退款已提交：{{no}}',
     ship: '发货', shipType: '方式', carrier: '快递公司', tracking: '运单号', contact: '联系电话（打码）', contactHelp: '顺丰必填，如 189****1234', shipItems: '本次发货', shipped: '已发货：{{id}}',
-    shipAt: '预计发货时间', declarePresale: '申报预售', declared: '已申报预售', byBuyerTodo: '按买家查找需要新的接口（尚未提供）',
+    shipAt: '预计发货时间', declarePresale: '申报预售', declared: '已申报预售', byBuyer: '按买家（用户 id）', address: '收货地址',
     statusList: { PENDING_OVERDUE: '超时未支付', REFUND_PENDING: '待退款', REFUNDING: '退款中' },
     shipTypes: { express: '快递', 'same-city': '同城配送', virtual: '虚拟发货', 'self-pickup': '自提' },
     afterSales: '售后申请（待后续版本）',

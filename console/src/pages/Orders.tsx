@@ -27,9 +27,13 @@ export function Orders({ orderId }: { orderId: string }) {
   const { t, i18n } = useTranslation();
   const { go, api, fail } = useSession();
   const [status, setStatus] = useState<string>();
+  const [by, setBy] = useState<string | { userId: string }>();
   const [list, setList] = useState<Order[]>([]);
   const [next, setNext] = useState('');
-  const loadList = (s: string, after = '') => api.orders(s, after).then((p) => { setList((l) => (after ? [...l, ...p.orders] : p.orders)); setNext(p.next ?? ''); }, fail);
+  const loadList = (b: string | { userId: string }, after = '') => {
+    setBy(b);
+    return api.orders(b, after).then((p) => { setList((l) => (after ? [...l, ...p.orders] : p.orders)); setNext(p.next ?? ''); }, fail);
+  };
   return (
     <div>
       <h2>{t('orders.title')}</h2>
@@ -38,9 +42,10 @@ export function Orders({ orderId }: { orderId: string }) {
         <Select placeholder={t('orders.byStatus')} style={{ width: 200 }} value={status} onChange={(s) => { setStatus(s); void loadList(s); go('orders'); }}>
           {listable.map((s) => <Select.Option key={s} value={s}>{t('orders.statusList.' + s)}</Select.Option>)}
         </Select>
-        <Tag>{t('orders.byBuyerTodo')}</Tag>
+        <Input.Search id="buyer-search" placeholder={t('orders.byBuyer')} searchButton style={{ width: 260 }}
+          onSearch={(v) => { if (v.trim()) { setStatus(undefined); void loadList({ userId: v.trim() }); go('orders'); } }} />
       </Space>
-      {orderId ? <OrderDetail id={orderId} /> : status && (
+      {orderId ? <OrderDetail id={orderId} /> : by && (
         <>
           <Table rowKey="orderId" data={list} pagination={false} scroll={{ x: 800 }} columns={[
             { title: t('orders.orderId'), dataIndex: 'orderId', render: (id: string) => <a href={'#/orders/' + id} className="mono">{id}</a> },
@@ -49,11 +54,16 @@ export function Orders({ orderId }: { orderId: string }) {
             { title: t('orders.amount'), dataIndex: 'amount', render: yuan },
             { title: t('orders.createdAt'), dataIndex: 'createdAt', render: (s: string) => when(s, i18n.language) },
           ]} />
-          {next && <Button onClick={() => void loadList(status, next)}>{t('common.loadMore')}</Button>}
+          {next && <Button onClick={() => void loadList(by, next)}>{t('common.loadMore')}</Button>}
         </>
       )}
     </div>
   );
+}
+
+/** addressText is an address on one line, in the order a Chinese address is written. */
+export function addressText(a: NonNullable<Order['address']>) {
+  return [a.name, a.phone, [a.province, a.city, a.district, a.detail].filter(Boolean).join('')].filter(Boolean).join(' · ');
 }
 
 function OrderDetail({ id }: { id: string }) {
@@ -81,6 +91,7 @@ function OrderDetail({ id }: { id: string }) {
       </Space>}>
         <Descriptions column={{ xs: 1, md: 2 }} data={[
           { label: t('orders.buyer'), value: order.userId },
+          ...(order.address ? [{ label: t('orders.address'), value: addressText(order.address) }] : []),
           { label: t('orders.amount'), value: yuan(order.amount) },
           { label: t('orders.createdAt'), value: when(order.createdAt, i18n.language) },
           { label: t('orders.paidAt'), value: when(order.paidAt, i18n.language) },
