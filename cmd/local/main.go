@@ -117,12 +117,7 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 	fs.BoolVar(&o.expose, "expose", false, "allow listen addresses that are not loopback ones, so that other machines (a phone on the LAN) reach the stack; see Exposure, e.g. -expose -addr 0.0.0.0:3000")
 	fs.StringVar(&o.cfg.Template, "template", "template.yaml", "the AWS SAM template the stack is built from, e.g. -template ../stockguard/template.yaml")
 	logFormat := fs.String("log-format", "text", "text (one readable line per event) or json (every record, as CloudWatch Logs gets them), e.g. -log-format json")
-	fs.Func("alert-webhook", "post alerts to this chat bot: `KIND=URL` or KIND=URL#SECRET (KIND: wecom, dingtalk, feishu, slack; SECRET: a signing DingTalk or Feishu bot's); repeatable, e.g. -alert-webhook wecom=http://127.0.0.1:9500/cgi-bin/webhook/send?key=local", func(v string) error {
-		w, err := teamchat.ParseFlag(v)
-		o.cfg.AlertWebhooks = append(o.cfg.AlertWebhooks, w)
-		return err
-	})
-	quiet := fs.Duration("alert-quiet-period", time.Hour, "post the same alert to a chat bot at most once per this long, whole seconds (template parameter AlertQuietPeriodSeconds), e.g. -alert-quiet-period 10s")
+	quiet := alertFlags(fs, o)
 	o.listeners = []listener{
 		{"-addr", "the HTTP API", "other machines get only what the deployed API serves: buying needs a token from POST /auth/wechat, X-User-Id is not read, the /_local/ routes and /openapi.yaml answer 404 and every /admin/ route 403 (requests sent from this machine to a loopback address keep the local conveniences)", &o.addr},
 		{"-dynamodb-addr", "the DynamoDB API", "it checks no credentials: whoever reaches it reads and changes every table", &dynamoAddr},
@@ -158,6 +153,17 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 		o.cfg.Parameters["AlertQuietPeriodSeconds"] = strconv.Itoa(int(*quiet / time.Second))
 		return nil
 	}
+}
+
+// alertFlags defines the chat alerts' flags: -alert-webhook fills o, and the returned
+// duration is -alert-quiet-period's.
+func alertFlags(fs *flag.FlagSet, o *options) *time.Duration {
+	fs.Func("alert-webhook", "post alerts to this chat bot: `KIND=URL` or KIND=URL#SECRET (KIND: wecom, dingtalk, feishu, slack; SECRET: a signing DingTalk or Feishu bot's); repeatable, e.g. -alert-webhook wecom=http://127.0.0.1:9500/cgi-bin/webhook/send?key=local", func(v string) error {
+		w, err := teamchat.ParseFlag(v)
+		o.cfg.AlertWebhooks = append(o.cfg.AlertWebhooks, w)
+		return err
+	})
+	return fs.Duration("alert-quiet-period", time.Hour, "post the same alert to a chat bot at most once per this long, whole seconds (template parameter AlertQuietPeriodSeconds), e.g. -alert-quiet-period 10s")
 }
 
 // consoleFlags defines the merchant console's flags.
