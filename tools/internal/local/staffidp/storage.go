@@ -213,11 +213,18 @@ func (s *storage) SetUserinfoFromRequest(_ context.Context, info *oidc.UserInfo,
 	return nil
 }
 
-func (s *storage) SetUserinfoFromToken(_ context.Context, info *oidc.UserInfo, tokenID, _, _ string) error {
+// liveToken returns the access token of this id unless it is unknown or expired.
+func (s *storage) liveToken(id string) (token, bool) {
 	s.mu.Lock()
-	t, ok := s.tokens[tokenID]
+	t, ok := s.tokens[id]
 	s.mu.Unlock()
-	if !ok || time.Now().After(t.expires) {
+	return t, ok && !time.Now().After(t.expires)
+}
+
+// SetUserinfoFromToken fills the userinfo endpoint's answer for a live access token.
+func (s *storage) SetUserinfoFromToken(_ context.Context, info *oidc.UserInfo, tokenID, _, _ string) error {
+	t, ok := s.liveToken(tokenID)
+	if !ok {
 		return errNotFound
 	}
 	s.setUserinfo(info, t.subject)
@@ -234,10 +241,8 @@ func (s *storage) setUserinfo(info *oidc.UserInfo, username string) {
 }
 
 func (s *storage) SetIntrospectionFromToken(_ context.Context, r *oidc.IntrospectionResponse, tokenID, _, _ string) error {
-	s.mu.Lock()
-	t, ok := s.tokens[tokenID]
-	s.mu.Unlock()
-	if !ok || time.Now().After(t.expires) {
+	t, ok := s.liveToken(tokenID)
+	if !ok {
 		return errNotFound
 	}
 	r.Active, r.Subject, r.ClientID, r.Scope, r.Expiration = true, t.subject, t.clientID, t.scopes, oidc.FromTime(t.expires)
