@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -91,6 +92,21 @@ func exchange(t *testing.T, issuer, code, verifier string) (int, map[string]any)
 	return resp.StatusCode, body
 }
 
+// userinfo asks the userinfo endpoint with the access token.
+func userinfo(t *testing.T, issuer, token string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", issuer+"/userinfo", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&body)
+	return resp.StatusCode, body
+}
+
 func s256(verifier string) string {
 	sum := sha256.Sum256([]byte(verifier))
 	return base64.RawURLEncoding.EncodeToString(sum[:])
@@ -130,6 +146,12 @@ func TestSignIn_CodeWithPKCEGivesAnAccessTokenTheAuthorizerTakes(t *testing.T) {
 	}
 	if st, _ := exchange(t, issuer, code, verifier); st != http.StatusBadRequest {
 		t.Errorf("the code again: %d; want 400 (a code is used once)", st)
+	}
+	for token, want := range map[string]int{body["access_token"].(string): http.StatusOK, "not-a-token": http.StatusUnauthorized} {
+		st, info := userinfo(t, issuer, token)
+		if st != want || (want == http.StatusOK && fmt.Sprint(info["cognito:groups"]) != "[owner]") {
+			t.Errorf("userinfo with %.12s…: %d %v, want %d (and mei's groups)", token, st, info, want)
+		}
 	}
 	other, _ := apigw.NewJWTAuthorizer(apigw.JWTConfig{Issuer: issuer, Audience: []string{"wx0000000000000001"}})
 	if _, err := other.Authorize(context.Background(), "Bearer "+body["access_token"].(string)); err == nil {
