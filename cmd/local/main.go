@@ -52,6 +52,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -60,6 +61,7 @@ import (
 	"github.com/stockguard/stockguard/internal/buildinfo"
 	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/tools/internal/local"
+	"github.com/stockguard/stockguard/tools/internal/local/staffidp"
 )
 
 func main() {
@@ -80,6 +82,8 @@ const (
 type options struct {
 	cfg       local.StackConfig
 	seed      string
+	staff     string // -staff: the staff accounts' file
+	staffSet  bool   // -staff was given (a missing default file only turns sign-in off)
 	addr      string
 	expose    bool
 	moto      bool // -aws moto: start a moto_server for the stack
@@ -103,6 +107,7 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 	o := &options{cfg: local.StackConfig{Parameters: map[string]string{}}}
 	var dynamoAddr, sqsAddr, payAddr, loginAddr, wxapiAddr string
 	fs.StringVar(&o.seed, "seed", "", "create the SKUs of this JSON seed file at start, each through POST /admin/skus: [{\"skuId\",\"name\",\"price\",\"stock\",\"limitPerUser\"?,\"shards\"?}], e.g. -seed examples/seed.json")
+	consoleFlags(fs, o)
 	fs.DurationVar(&o.cfg.PaymentTimeout, "payment-timeout", 15*time.Minute, "how long an order stays PENDING before it is released, e.g. -payment-timeout 10s")
 	fs.DurationVar(&o.cfg.RefundInterval, "refund-interval", time.Minute, "the least time the WeChat Pay stand-in keeps between two refunds of one payment (WeChat Pay's rule: a minute), e.g. -refund-interval 1s")
 	refundWindow := fs.String("user-refund-window", "0", "how long after payment a buyer may refund (template parameter UserRefundWindow: seconds or a duration; 0: never), e.g. -user-refund-window 24h")
@@ -115,13 +120,8 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 	fs.BoolVar(&o.expose, "expose", false, "allow listen addresses that are not loopback ones, so that other machines (a phone on the LAN) reach the stack; see Exposure, e.g. -expose -addr 0.0.0.0:3000")
 	fs.StringVar(&o.cfg.Template, "template", "template.yaml", "the AWS SAM template the stack is built from, e.g. -template ../stockguard/template.yaml")
 	logFormat := fs.String("log-format", "text", "text (one readable line per event) or json (every record, as CloudWatch Logs gets them), e.g. -log-format json")
-	fs.Func("alert-webhook", "post alerts to this chat bot: `KIND=URL` or KIND=URL#SECRET (KIND: wecom, dingtalk, feishu, slack; SECRET: a signing DingTalk or Feishu bot's); repeatable, e.g. -alert-webhook wecom=http://127.0.0.1:9500/cgi-bin/webhook/send?key=local", func(v string) error {
-		w, err := teamchat.ParseFlag(v)
-		o.cfg.AlertWebhooks = append(o.cfg.AlertWebhooks, w)
-		return err
-	})
+	quiet := alertFlags(fs, o)
 	checkAWS := awsFlags(fs, o)
-	quiet := fs.Duration("alert-quiet-period", time.Hour, "post the same alert to a chat bot at most once per this long, whole seconds (template parameter AlertQuietPeriodSeconds), e.g. -alert-quiet-period 10s")
 	o.listeners = []listener{
 		{"-addr", "the HTTP API", "other machines get only what the deployed API serves: buying needs a token from POST /auth/wechat, X-User-Id is not read, the /_local/ routes and /openapi.yaml answer 404 and every /admin/ route 403 (requests sent from this machine to a loopback address keep the local conveniences)", &o.addr},
 		{"-dynamodb-addr", "the DynamoDB API", "it checks no credentials: whoever reaches it reads and changes every table", &dynamoAddr},
@@ -189,6 +189,23 @@ func awsFlags(fs *flag.FlagSet, o *options) func() error {
 	}
 }
 
+// alertFlags defines the chat alerts' flags: -alert-webhook fills o, and the returned
+// duration is -alert-quiet-period's.
+func alertFlags(fs *flag.FlagSet, o *options) *time.Duration {
+	fs.Func("alert-webhook", "post alerts to this chat bot: `KIND=URL` or KIND=URL#SECRET (KIND: wecom, dingtalk, feishu, slack; SECRET: a signing DingTalk or Feishu bot's); repeatable, e.g. -alert-webhook wecom=http://127.0.0.1:9500/cgi-bin/webhook/send?key=local", func(v string) error {
+		w, err := teamchat.ParseFlag(v)
+		o.cfg.AlertWebhooks = append(o.cfg.AlertWebhooks, w)
+		return err
+	})
+	return fs.Duration("alert-quiet-period", time.Hour, "post the same alert to a chat bot at most once per this long, whole seconds (template parameter AlertQuietPeriodSeconds), e.g. -alert-quiet-period 10s")
+}
+
+// consoleFlags defines the merchant console's flags.
+func consoleFlags(fs *flag.FlagSet, o *options) {
+	fs.StringVar(&o.staff, "staff", "examples/staff.json", "the merchant console's staff accounts (local-only passwords): [{\"username\",\"password\",\"groups\":[\"owner\"|\"operator\"|\"viewer\"]}], e.g. -staff examples/staff.json")
+	fs.StringVar(&o.cfg.ConsoleDir, "console", "console/dist", "the built merchant console served at /console/ (cd console && npm ci && npm run build), e.g. -console console/dist")
+}
+
 // help is the text of -h before the flags.
 const help = `usage: go run ./cmd/local [flags]
 
@@ -200,6 +217,7 @@ Runs the whole stockguard stack in one process, with no AWS account and no Docke
   a WeChat Pay stand-in (JSAPI order, query, close, refund; real signatures)        -wechatpay-addr  127.0.0.1:9401
   a WeChat login stand-in (jscode2session: code test-<name> → openid o-<name>)     -wxlogin-addr    127.0.0.1:9402
   a WeChat server API stand-in (stable_token, upload_shipping_info, subscribe send) -wxapi-addr      127.0.0.1:9403
+  the merchant console at /console/ (-console), its staff signing in at the issuer  -staff          examples/staff.json
 
 With -aws moto (or -aws-endpoint URL) a moto_server serves DynamoDB, SQS and SNS instead of
 minidyn and goaws, behind the same two addresses.
@@ -210,6 +228,11 @@ subscribe messages), the schedules run (closeOrder's sweep every minute, reconci
 and the refund pass every 5 minutes), and the alert function gets the alerts topic. When
 all is up it prints one "ready" line with every address, then one line per request and
 event; Ctrl-C stops it (all data is in memory and lost).
+
+Staff sign in to the merchant console (http://127.0.0.1:3000/console/) with an account of
+the -staff file (the ready line names an owner's), on a login page of the local staff issuer
+(<issuer>/_local/oidc, authorization code with PKCE); the console calls the merchant routes
+at /console/api/admin/… with the access token, as deployed (no local shortcut there).
 
 Sign in as the mini-program does: POST /auth/wechat {"code":"test-alice"} answers a token
 for openid o-alice (each test code works once, as WeChat's codes do), sent as
@@ -281,6 +304,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		err = finish()
 	}
+	fs.Visit(func(f *flag.Flag) { o.staffSet = o.staffSet || f.Name == "staff" })
 	if err != nil {
 		fmt.Fprintf(stderr, "local: %v\n(go run ./cmd/local -h shows the usage)\n", err)
 		return exitUsage
@@ -307,6 +331,9 @@ func serve(ctx context.Context, log *slog.Logger, o *options) error {
 		return err
 	}
 	defer ln.Close()
+	if err := loadStaff(log, o); err != nil {
+		return err
+	}
 	stack, stop, err := start(ctx, o)
 	if err != nil {
 		return err
@@ -340,9 +367,7 @@ func serve(ctx context.Context, log *slog.Logger, o *options) error {
 		}
 	}
 	// The listener was bound before the stack started: connections queued meanwhile.
-	log.Info("ready", "api", "http://"+ln.Addr().String(), "dynamodb", stack.DynamoDB.URL(), "sqs", sqsURL(stack),
-		"wechatpay", stack.PayServer.URL(), "wxlogin", stack.LoginServer.URL(), "wxapi", stack.WxAPIServer.URL(), "issuer", stack.Issuer(),
-		"paymentTimeout", o.cfg.PaymentTimeout.String(), "seed", o.seed, "aws", cmp.Or(o.cfg.AWSEndpoint, "embedded"))
+	logReady(log, ln.Addr().String(), stack, o)
 	select {
 	case err := <-served:
 		return err
@@ -385,6 +410,49 @@ func start(ctx context.Context, o *options) (*local.Stack, func(), error) {
 		return nil, nil, err
 	}
 	return stack, stop, nil
+}
+
+// logReady writes the ready line: every address, the settings, the console and an
+// owner's sign-in.
+func logReady(log *slog.Logger, addr string, stack *local.Stack, o *options) {
+	log.Info("ready", "api", "http://"+addr, "dynamodb", stack.DynamoDB.URL(), "sqs", sqsURL(stack),
+		"wechatpay", stack.PayServer.URL(), "wxlogin", stack.LoginServer.URL(), "wxapi", stack.WxAPIServer.URL(), "issuer", stack.Issuer(),
+		"paymentTimeout", o.cfg.PaymentTimeout.String(), "seed", o.seed, "aws", cmp.Or(o.cfg.AWSEndpoint, "embedded"),
+		"console", "http://"+addr+local.ConsolePath, "signIn", signInHint(o.cfg.Staff))
+}
+
+// loadStaff reads the staff accounts of -staff into o's stack configuration. The
+// default file missing (the runner started outside the repository) only turns the
+// console's sign-in off; a file given with -staff must be there and valid.
+func loadStaff(log *slog.Logger, o *options) error {
+	f, err := os.Open(o.staff)
+	if errors.Is(err, os.ErrNotExist) && !o.staffSet {
+		log.Info("the console's sign-in is off: no staff file " + o.staff + " (-staff)")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	o.cfg.Staff, err = staffidp.LoadAccounts(f)
+	if err != nil {
+		return fmt.Errorf("-staff %s: %w", o.staff, err)
+	}
+	return nil
+}
+
+// signInHint is the ready line's staff sign-in: the first owner's username and
+// local-only password, "" without staff.
+func signInHint(staff []staffidp.Account) string {
+	for _, a := range staff {
+		if slices.Contains(a.Groups, "owner") {
+			return a.Username + ":" + a.Password
+		}
+	}
+	if len(staff) > 0 {
+		return staff[0].Username + ":" + staff[0].Password
+	}
+	return ""
 }
 
 // sqsURL is the SQS API's URL, "" when -sqs-addr "" started none.

@@ -60,15 +60,17 @@ func NotNull(fields map[string]json.RawMessage, except ...string) error {
 	return nil
 }
 
-// MerchantRoute serves one route of the merchant API (/admin/, AWS_IAM) for the caller
-// whose IAM principal ARN is by.
+// MerchantRoute serves one route of the merchant API (/admin/: AWS_IAM for stockctl,
+// the console's JWT authorizer for staff) for the caller by: an IAM principal ARN, or
+// StaffPrefix and a staff member's user name (Caller).
 type MerchantRoute func(ctx context.Context, req events.APIGatewayV2HTTPRequest, by string) (events.APIGatewayV2HTTPResponse, error)
 
-// AsMerchant is route for callers with an IAM principal (Principal): a request without
-// one is answered 401 UNAUTHORIZED and route does not run.
+// AsMerchant is route for callers with an IAM principal or a staff role that allows
+// the route (Caller): any other request is answered 401 UNAUTHORIZED or 403
+// ROLE_FORBIDDEN and route does not run.
 func AsMerchant(route MerchantRoute) Route {
 	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-		by, err := Principal(req)
+		by, err := Caller(req)
 		if err != nil {
 			return events.APIGatewayV2HTTPResponse{}, err
 		}

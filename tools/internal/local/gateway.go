@@ -383,7 +383,8 @@ func (g *gateway) event(r *http.Request, rt Route, params []string, body []byte,
 // identity is the authorizer part of the event for r on rt (see NewGateway), and the
 // status of the gateway's refusal, 0 for none: 401 when the JWT authorizer refuses the
 // Authorization header (or there is none and the request is not from this machine),
-// 403 when an AWS_IAM route's X-Operator-Id is not an IAM user name. A request from
+// 403 when an AWS_IAM route's X-Operator-Id is not an IAM user name or its
+// Authorization header is not SigV4 (notSigV4). A request from
 // another machine (see Stack.ExposedAPI) gets no local shortcut: its X-User-Id is not
 // read, and an AWS_IAM route is refused 403.
 func (g *gateway) identity(r *http.Request, rt Route) (*events.APIGatewayV2HTTPRequestContextAuthorizerDescription, int) {
@@ -391,6 +392,8 @@ func (g *gateway) identity(r *http.Request, rt Route) (*events.APIGatewayV2HTTPR
 	switch {
 	case rt.IAM && network:
 		return nil, http.StatusForbidden // no IAM here to verify a SigV4 signature with
+	case rt.IAM && notSigV4(r.Header.Get("Authorization")):
+		return nil, http.StatusForbidden // a bearer token (a buyer's, a staff member's) is no signature
 	case rt.IAM:
 		if auth, ok := localIAMAuthorizer(r.Header.Get(OperatorHeader)); ok {
 			return auth, 0
@@ -413,6 +416,16 @@ func (g *gateway) identity(r *http.Request, rt Route) (*events.APIGatewayV2HTTPR
 	return &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
 		JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: claims},
 	}, 0
+}
+
+// notSigV4 reports whether authorization, an Authorization header, is present and not
+// a SigV4 one ("AWS4-HMAC-SHA256 Credential=…": Signature Version 4, "Create a signed
+// AWS API request"). API Gateway's AWS_IAM authorization answers such a request 403
+// ("Control access to HTTP APIs with IAM authorization"), so a token meant for a JWT
+// authorizer never reaches a merchant route of HttpApi; locally an unsigned request
+// (no header) keeps the X-Operator-Id shortcut, and stockctl's signed ones pass.
+func notSigV4(authorization string) bool {
+	return authorization != "" && !strings.HasPrefix(authorization, "AWS4-HMAC-SHA256 ")
 }
 
 // localAuthorizer returns what a JWT authorizer would put in the event for

@@ -35,6 +35,7 @@ import (
 	"github.com/stockguard/stockguard/internal/wxapi"
 	"github.com/stockguard/stockguard/internal/wxapi/wxapitest"
 	"github.com/stockguard/stockguard/internal/wxlogin/wxlogintest"
+	"github.com/stockguard/stockguard/tools/internal/local/staffidp"
 	"github.com/stockguard/stockguard/tools/internal/openapi"
 	"github.com/stockguard/stockguard/tools/internal/sam"
 )
@@ -133,6 +134,12 @@ type StackConfig struct {
 	// ChatWebhooksSecretArn secret; cmd/local's -alert-webhook). Alerts reach it only
 	// with an SQS server (SQSAddr), which also serves the alerts topic.
 	AlertWebhooks []teamchat.Webhook
+	// Staff are the staff accounts that may sign in to the merchant console at the
+	// local staff issuer (Stack.StaffIssuer; cmd/local's -staff file); none: nobody can.
+	Staff []staffidp.Account
+	// ConsoleDir is the built console (console/dist) served at ConsolePath; "" or a
+	// directory without index.html: that page says how to build it.
+	ConsoleDir string
 	// AsyncRetryDelay, when positive, replaces how long a failed asynchronous (SNS)
 	// invocation waits before Lambda tries it again (deployed about a minute; tests
 	// shorten it).
@@ -339,9 +346,14 @@ func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 	if err != nil {
 		return err
 	}
-	gwRoutes := make([]Route, len(routes))
-	for i, r := range routes {
-		gwRoutes[i] = Route{Method: r.Method, Path: r.Path, Function: r.Function, Public: r.Public, IAM: r.IAM}
+	var gwRoutes, consoleRoutes []Route
+	for _, r := range routes {
+		rt := Route{Method: r.Method, Path: r.Path, Function: r.Function, Public: r.Public, IAM: r.IAM}
+		if r.API == ConsoleAPI {
+			consoleRoutes = append(consoleRoutes, rt) // served at ConsoleAPIPath (serveConsole)
+			continue
+		}
+		gwRoutes = append(gwRoutes, rt)
 	}
 	authorizer, err := s.authorizer(cfg, LocalAppID)
 	if err != nil {
@@ -357,6 +369,9 @@ func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 	mux.Handle("POST /_local/invoke/{function}", wrap(http.HandlerFunc(s.serveInvoke)))
 	mux.Handle("POST /_local/pay/{orderId}", wrap(http.HandlerFunc(s.servePay)))
 	mux.Handle("GET "+openapi.Path, wrap(openapi.Handler()))
+	if err := s.serveConsole(mux, consoleRoutes, wrap); err != nil {
+		return err
+	}
 	// ServeMux would redirect an unclean path (an empty, . or .. segment) before any
 	// route saw it; the gateway answers it 404, as API Gateway does.
 	s.API = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -230,6 +230,14 @@ func localAttribute(id string, resource map[string]any, attribute string) (strin
 		return "arn:aws:scheduler:" + regionAccount + "schedule/default/" + name, true
 	case "AWS::Logs::LogGroup Arn":
 		return "arn:aws:logs:" + regionAccount + "log-group:" + name + ":*", true
+	case "AWS::S3::Bucket Arn":
+		return "arn:aws:s3:::" + strings.ToLower(name), true
+	case "AWS::S3::Bucket RegionalDomainName":
+		return strings.ToLower(name) + ".s3." + Region + ".amazonaws.com", true
+	case "AWS::CloudFront::Distribution DomainName":
+		return strings.ToLower(name) + ".cloudfront.net", true
+	case "AWS::CloudFront::OriginAccessControl Id", "AWS::CloudFront::Function FunctionARN":
+		return name, true
 	}
 	return "", false
 }

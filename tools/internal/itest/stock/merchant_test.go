@@ -338,6 +338,31 @@ func TestOrders_PendingOverduePagesWithAfter(t *testing.T) {
 	}
 }
 
+// ?userId= lists one buyer's orders, newest first; with status too, empty or longer
+// than a token's sub may be, it is 400.
+func TestOrders_ByBuyerNewestFirst(t *testing.T) {
+	e := newEnv(t)
+	e.must(t, http.StatusCreated, "POST", "/admin/skus", `{"skuId":"cup","name":"Cup","price":1000,"stock":10}`)
+	_, first := e.buy("alice", "cup", 1)
+	e.clock.Advance(time.Second)
+	e.buy("bob", "cup", 1)
+	_, second := e.buy("alice", "cup", 2)
+	list := e.must(t, http.StatusOK, "GET", "/admin/orders?userId=alice", "")["orders"].([]any)
+	var got []any
+	for _, o := range list {
+		got = append(got, o.(map[string]any)["orderId"])
+	}
+	if want := []any{second["orderId"], first["orderId"]}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("alice's orders: %v, want %v", got, want)
+	}
+	bad := e.stack.OutsideContract("userId with status, empty, or over 255 bytes")
+	for _, q := range []string{"userId=alice&status=REFUNDING", "userId=", "userId=" + strings.Repeat("a", 256)} {
+		if code, out := bad.Call(t, "GET", "/admin/orders?"+q, "", nil, ""); code != http.StatusBadRequest {
+			t.Errorf("?%s: %d %v, want 400", q, code, out)
+		}
+	}
+}
+
 // Without the principal AWS_IAM authorization puts in the event, nothing is served.
 func TestAdmin_RefusesRequestsWithoutAnIAMPrincipal(t *testing.T) {
 	e := newEnv(t)

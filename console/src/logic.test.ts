@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { may, roleOf } from './auth';
+import { rates } from './pages/LiveSale';
+import { newKey, yuan, type Sku } from './api';
+import zhCN from './locales/zh-CN';
+import enUS from './locales/en-US';
+
+const token = (claims: object) => 'h.' + btoa(JSON.stringify(claims)).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_') + '.s';
+
+describe('roleOf', () => {
+  it('takes the highest staff group of cognito:groups', () => {
+    expect(roleOf(token({ 'cognito:groups': ['viewer', 'owner'] }))).toBe('owner');
+    expect(roleOf(token({ 'cognito:groups': ['operator'] }))).toBe('operator');
+    expect(roleOf(token({ 'cognito:groups': ['buyers'] }))).toBe('none');
+    expect(roleOf(token({ sub: 'o-alice' }))).toBe('none');
+    expect(roleOf('not a token')).toBe('none');
+  });
+  it('orders roles', () => {
+    expect(may('owner', 'operator')).toBe(true);
+    expect(may('operator', 'owner')).toBe(false);
+    expect(may('viewer', 'viewer')).toBe(true);
+    expect(may('none', 'none')).toBe(false);
+  });
+});
+
+describe('rates', () => {
+  const sku = (available: number, onHand: number): Sku => ({ skuId: 'cup', name: 'cup', price: 1, currency: 'CNY', onSale: true, status: 'ON_SALE', limitPerUser: 0, shards: 1, available, onHand, reserved: onHand - available });
+  it('reads units ordered and sold between two readings', () => {
+    // 3 s: 6 units taken from available, 3 of them paid (left on-hand).
+    expect(rates(sku(30, 30), sku(24, 27), 3, 5)).toEqual({ ordered: 2, sold: 1, soldSince: 8 });
+  });
+  it('says nothing before a second reading, and never counts a restock as negative', () => {
+    expect(rates(undefined, sku(30, 30), 3, 0)).toEqual({ ordered: 0, sold: 0, soldSince: 0 });
+    expect(rates(sku(10, 10), sku(40, 40), 3, 2)).toEqual({ ordered: 0, sold: 0, soldSince: 2 });
+  });
+});
+
+describe('formats', () => {
+  it('shows fen as yuan and makes keys the contract takes', () => {
+    expect(yuan(39900)).toBe('¥399.00');
+    expect(yuan(5)).toBe('¥0.05');
+    const k = newKey('restock');
+    expect(k).toMatch(/^restock-[0-9a-f]{16}$/);
+    expect(newKey('restock')).not.toBe(k);
+  });
+});
+
+describe('locales', () => {
+  const keys = (o: object, p = ''): string[] => Object.entries(o).flatMap(([k, v]) => (typeof v === 'object' ? keys(v, p + k + '.') : [p + k]));
+  it('English has every Chinese key and no other', () => {
+    expect(keys(enUS).sort()).toEqual(keys(zhCN).sort());
+  });
+});
