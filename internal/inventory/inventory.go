@@ -117,20 +117,25 @@ type Cart []Line
 // NewCart validates lines and merges those naming the same SKU (quantities summed)
 // before checking bounds, as the contract says. It returns an error wrapping
 // ErrInvalidRequest for a bad SKU id, a quantity below 1 or (after merging) above
-// MaxQty, or a line count (after merging) of 0 or above MaxLines.
-func NewCart(lines []Line) (Cart, error) {
+// MaxQty, or a line count (after merging) of 0 or above MaxLines; its message names
+// POST /orders' field, items.
+func NewCart(lines []Line) (Cart, error) { return newCart("items", lines) }
+
+// newCart is NewCart for lines given in the request's field, whose name the errors use
+// (items for an order, lines for a refund).
+func newCart(field string, lines []Line) (Cart, error) {
 	merged := make(map[string]int, len(lines))
 	for i, l := range lines {
 		if !skuIDPattern.MatchString(l.SKU) {
-			return nil, InvalidError("items[%d].skuId must be 1-64 characters of [0-9A-Za-z_.:-]", i)
+			return nil, InvalidError("%s[%d].skuId must be 1-64 characters of [0-9A-Za-z_.:-]", field, i)
 		}
 		if l.Qty < 1 || l.Qty > MaxQty {
-			return nil, InvalidError("items[%d].qty must be an integer from 1 to %d", i, MaxQty)
+			return nil, InvalidError("%s[%d].qty must be an integer from 1 to %d", field, i, MaxQty)
 		}
 		merged[l.SKU] += l.Qty
 	}
 	if len(merged) == 0 || len(merged) > MaxLines {
-		return nil, InvalidError("items must hold 1 to %d distinct SKUs", MaxLines)
+		return nil, InvalidError("%s must hold 1 to %d distinct SKUs", field, MaxLines)
 	}
 	cart := make(Cart, 0, len(merged))
 	for sku, qty := range merged {

@@ -174,13 +174,9 @@ func (r *RefundRequest) ValidateLines() error {
 	for i, l := range r.Lines {
 		in[i] = Line(l)
 	}
-	cart, err := NewCart(in)
+	cart, err := newCart("lines", in)
 	if err != nil {
-		msg := strings.TrimPrefix(err.Error(), ErrInvalidRequest.Error()+": ")
-		if rest, ok := strings.CutPrefix(msg, "items"); ok {
-			msg = "lines" + rest // NewCart's messages name POST /orders' field
-		}
-		return InvalidError("%s", msg)
+		return err
 	}
 	r.Lines = r.Lines[:0]
 	for _, l := range cart {
