@@ -168,15 +168,15 @@ func TestRefundStep_WithoutARefundIdAskedAgainInOtherWords(t *testing.T) {
 
 // A refund's bad lines are refused naming the refund's field, lines, not the order's.
 func TestValidateLines_NamesTheLinesField(t *testing.T) {
-	for lines, want := range map[string][]inventory.RefundLine{
+	for msg, lines := range map[string][]inventory.RefundLine{
 		"lines[0].qty must be an integer from 1 to": {{SKU: "cup", Qty: 0}},
 		"lines[1].skuId must be 1-64 characters":    {{SKU: "cup", Qty: 1}, {SKU: "a b", Qty: 1}},
 		"lines must hold 1 to":                      {},
 	} {
-		r := inventory.RefundRequest{Lines: want}
+		r := inventory.RefundRequest{Lines: lines}
 		err := r.ValidateLines()
-		if !errors.Is(err, inventory.ErrInvalidRequest) || !strings.Contains(err.Error(), lines) || strings.Contains(err.Error(), "items") {
-			t.Errorf("lines %v: %v, want ErrInvalidRequest naming %q", want, err, lines)
+		if !errors.Is(err, inventory.ErrInvalidRequest) || !strings.Contains(err.Error(), msg) || strings.Contains(err.Error(), "items") {
+			t.Errorf("lines %v: %v, want ErrInvalidRequest saying %q", lines, err, msg)
 		}
 	}
 }
