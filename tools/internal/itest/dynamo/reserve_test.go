@@ -13,6 +13,7 @@ import (
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/testing/testkit"
+	"github.com/stockguard/stockguard/tools/internal/testing/stacktest"
 )
 
 func cart(t testing.TB, lines ...inventory.Line) inventory.Cart {
@@ -391,6 +392,10 @@ func TestReserve_ParallelCopiesOfAKeyedRequestAllGetTheOrderOnShardedStock(t *te
 // every one takes whole shards of every SKU, so nearly every round collides, yet with
 // fewer racing buyers than rounds (Options.MaxRounds) every buyer is served.
 func TestReserve_ConcurrentWideShardedCartsAreAllServedWhenStockSuffices(t *testing.T) {
+	if stacktest.OnMoto() {
+		t.Skip("contention is not exercised on moto_server: the stack sends it one request at a time, as it does not isolate " +
+			"concurrent transactions (README, \"On moto\"), and this test's 100-action transactions take minutes there")
+	}
 	e := newEnv(t, dynamo.Options{}, nil)
 	var lines []inventory.Line
 	for i := range 8 {
