@@ -37,7 +37,10 @@ func splitGlobals(args []string, endpoint string) (globals, []string, error) {
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		if a == "--" {
+		if a == "--" { // the end of the flags: before the command stockctl's, after it the command's
+			if len(rest) == 0 {
+				i++
+			}
 			rest = append(rest, args[i:]...)
 			break
 		}

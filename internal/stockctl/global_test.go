@@ -55,6 +55,7 @@ func TestRun_TakesGlobalFlagsAfterTheCommand(t *testing.T) {
 		{"--endpoint", srv.URL, "-o", "json", "--profile", "shop", "get", "cup-01"},
 		{"get", "cup-01", "--endpoint", srv.URL, "-o=json", "--profile=shop"},
 		{"get", "-endpoint=" + srv.URL, "cup-01", "--profile", "shop", "-o", "json"},
+		{"--endpoint", srv.URL, "--profile", "shop", "-o", "json", "--", "get", "cup-01"},
 	} {
 		var loaded []stockctl.ConfigOptions
 		code, out, errOut := run(args, nil, &loaded)
@@ -65,7 +66,7 @@ func TestRun_TakesGlobalFlagsAfterTheCommand(t *testing.T) {
 			t.Errorf("%q: configuration loaded with %+v, want profile shop, local", args, loaded)
 		}
 	}
-	if len(*paths) != 3 || (*paths)[0] != "/admin/skus/cup-01" {
+	if len(*paths) != 4 || (*paths)[0] != "/admin/skus/cup-01" {
 		t.Errorf("paths %q", *paths)
 	}
 }
