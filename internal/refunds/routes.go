@@ -131,7 +131,11 @@ type refundBody struct {
 // decodeParts).
 func decodeRefund(req events.APIGatewayV2HTTPRequest) (inventory.RefundRequest, error) {
 	var b refundBody
-	if _, err := httpapi.DecodeFields(req, MaxBodyBytes, &b, refundExample, "restock", "reason", "refundId", "lines"); err != nil {
+	fields, err := httpapi.DecodeFields(req, MaxBodyBytes, &b, refundExample, "restock", "reason", "refundId", "lines")
+	if err != nil {
+		return inventory.RefundRequest{}, err
+	}
+	if err := httpapi.NotNull(fields); err != nil {
 		return inventory.RefundRequest{}, err
 	}
 	if b.Restock == nil || b.Reason == nil {
@@ -147,11 +151,16 @@ func decodeRefund(req events.APIGatewayV2HTTPRequest) (inventory.RefundRequest, 
 	return r, parts(b, &r, refundExample)
 }
 
-// decodeParts parses the buyer's optional refund body {"refundId"?, "lines"?} into r.
+// decodeParts parses the buyer's optional refund body {"refundId"?, "lines"?} into r;
+// a field given as null is refused (400), as POST /orders refuses items: null.
 func decodeParts(req events.APIGatewayV2HTTPRequest, r *inventory.RefundRequest, example string) error {
 	var b refundBody
-	if _, err := httpapi.DecodeFields(req, MaxBodyBytes, &b, example, "refundId", "lines"); err != nil {
+	fields, err := httpapi.DecodeFields(req, MaxBodyBytes, &b, example, "refundId", "lines")
+	if err != nil {
 		return err
+	}
+	if err := httpapi.NotNull(fields); err != nil {
+		return err // {"lines": null} is not "all of it": leave the field out for that
 	}
 	return parts(b, r, example)
 }
@@ -165,7 +174,7 @@ func parts(b refundBody, r *inventory.RefundRequest, example string) error {
 		}
 		r.RefundID = *b.RefundID
 	}
-	if len(b.Lines) > 0 && string(b.Lines) != "null" {
+	if len(b.Lines) > 0 {
 		lines, err := httpapi.DecodeLines(b.Lines, "lines")
 		if err != nil {
 			return err

@@ -141,6 +141,16 @@ func TestBuyerRefund_RefusesWhatTheContractRefuses(t *testing.T) {
 			t.Errorf("%s: %d %v, want %d %s", tc.name, code, out, tc.want, tc.code)
 		}
 	}
+	// null is not "leave it out": {"lines": null} would otherwise refund everything.
+	outside := h.OutsideContract("fields given as null, which the contract's schemas refuse")
+	for _, body := range []string{`{"lines":null}`, `{"refundId":null}`, `{"refundId":"r1","lines":null}`} {
+		if code, out := outside.Call(t, http.MethodPost, "/orders/"+id+"/refund", "buyer", nil, body); code != http.StatusBadRequest || out["code"] != "INVALID_REQUEST" {
+			t.Errorf("%s: %d %v, want 400 INVALID_REQUEST", body, code, out)
+		}
+	}
+	if code, out := adminRefund(t, outside, id, `{"restock":true,"reason":"returned","lines":null}`); code != http.StatusBadRequest || out["code"] != "INVALID_REQUEST" {
+		t.Errorf("merchant refund with lines null: %d %v, want 400 INVALID_REQUEST", code, out)
+	}
 	if h.Snapshot(t) != before {
 		t.Error("a refused refund changed the tables")
 	}
