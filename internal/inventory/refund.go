@@ -233,6 +233,7 @@ type RefundResult struct {
 	// TransactionID is the transaction_id of the payment refunded; "" when not said.
 	TransactionID string
 	Amount        int64     // amount.refund, fen
+	Total         int64     // amount.total, fen: the payment refunded; 0 when not said
 	State         string    // SUCCESS, CLOSED, ABNORMAL or PROCESSING (refund_status / status), or REFUSED
 	Code          string    // REFUSED: the refund API's error code
 	At            time.Time // success_time; zero means now
@@ -254,12 +255,13 @@ const (
 func (r *Refund) Refused() bool { return strings.HasPrefix(r.Error, RefundStateRefused) }
 
 // Check reports whether res is about r: the same out_refund_no, out_trade_no, amount
-// and (when res names one) transaction. The error wraps ErrRefundMismatch.
+// and (when res names them) payment total and transaction. The error wraps
+// ErrRefundMismatch.
 func (r *Refund) Check(res RefundResult) error {
 	if res.OutRefundNo != r.OutRefundNo || res.OutTradeNo != r.OrderID || res.Amount != r.Amount ||
-		res.TransactionID != "" && res.TransactionID != r.TransactionID {
-		return fmt.Errorf("refund %s of %s for %d fen: result says %s of %s for %d fen: %w",
-			r.OutRefundNo, r.OrderID, r.Amount, res.OutRefundNo, res.OutTradeNo, res.Amount, ErrRefundMismatch)
+		res.Total != 0 && res.Total != r.Total || res.TransactionID != "" && res.TransactionID != r.TransactionID {
+		return fmt.Errorf("refund %s of %s for %d of %d fen: result says %s of %s for %d of %d fen: %w",
+			r.OutRefundNo, r.OrderID, r.Amount, r.Total, res.OutRefundNo, res.OutTradeNo, res.Amount, res.Total, ErrRefundMismatch)
 	}
 	return nil
 }

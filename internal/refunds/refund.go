@@ -75,7 +75,7 @@ type Payments interface {
 func Result(r wechatpay.Refund) inventory.RefundResult {
 	return inventory.RefundResult{
 		OutRefundNo: r.OutRefundNo, OutTradeNo: r.OutTradeNo, TransactionID: r.TransactionID,
-		Amount: r.Amount.Refund, State: string(r.Status), At: r.SuccessTime,
+		Amount: r.Amount.Refund, Total: r.Amount.Total, State: string(r.Status), At: r.SuccessTime,
 	}
 }
 

@@ -235,6 +235,8 @@ func TestRefundNotify_RejectsWhatIsNotTheRefundAndTakesTheRightOneOnce(t *testin
 	genuine := successNotice(h, id, tx, amount, now)
 	otherAmount, otherOrder, notRefunding, unknown := genuine, genuine, successNotice(h, other, otherTx, amount, now), genuine
 	otherAmount.Amount.Refund, otherAmount.Amount.PayerRefund = amount-1, amount-1
+	otherTotal := genuine
+	otherTotal.Amount.Total, otherTotal.Amount.PayerTotal = amount+100, amount+100
 	otherOrder.OutTradeNo = other
 	unknown.OutRefundNo = "0123456789abcdef_R"
 	before := h.Snapshot(t)
@@ -246,6 +248,7 @@ func TestRefundNotify_RejectsWhatIsNotTheRefundAndTakesTheRightOneOnce(t *testin
 	}{
 		{"forged", forger, genuine, http.StatusUnauthorized},
 		{"another amount", h.Payments, otherAmount, http.StatusBadRequest},
+		{"another payment total", h.Payments, otherTotal, http.StatusBadRequest},
 		{"another order", h.Payments, otherOrder, http.StatusBadRequest},
 		{"an order not being refunded", h.Payments, notRefunding, http.StatusNotFound},
 		{"unknown out_refund_no", h.Payments, unknown, http.StatusNotFound},
