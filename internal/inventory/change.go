@@ -437,7 +437,7 @@ func (o *Order) withRefund(i int, r *Refund, marker *Marker) Change {
 
 // Record decides what res, WeChat Pay's word on r (a notification, the refund API's
 // answer or a query), does to r at now: SUCCESS turns it REFUNDING → REFUNDED
-// (refundedAt = res.At or now, refundAmount = res.Amount) and takes it off the
+// (refundedAt = res.At or now, refundAmount = res.Amount, refundError cleared) and takes it off the
 // REFUNDING list; CLOSED and ABNORMAL keep it REFUNDING with refundError set (the
 // money must be returned by hand), and so does REFUSED (the refund API refused it for
 // good: refundError "REFUSED <code>"); PROCESSING, a result already recorded and a refund
@@ -458,7 +458,9 @@ func (r *Refund) Record(res RefundResult, now time.Time) (Change, error) {
 		if at.IsZero() {
 			at = now
 		}
-		next.Status, next.RefundedAt, next.RefundAmount = StatusRefunded, &at, res.Amount
+		// An earlier CLOSED or ABNORMAL step no longer holds: nothing is left to settle
+		// by hand.
+		next.Status, next.RefundedAt, next.RefundAmount, next.Error = StatusRefunded, &at, res.Amount, ""
 		c.Marker = &Marker{OutRefundNo: r.OutRefundNo, Remove: true}
 	case RefundStateClosed, RefundStateAbnormal, RefundStateRefused:
 		why := res.State

@@ -303,6 +303,14 @@ func TestRefundNotify_ClosedOrAbnormalKeepsRefundingAndRaisesTheAlarm(t *testing
 	if errs := h.Logged(t, "msg", "WeChat Pay did not refund: return the money by hand"); len(errs) != 1 || errs[0]["level"] != "ERROR" {
 		t.Errorf("error log lines %v, want one", errs)
 	}
+	// The refund succeeds after all: its error goes, so nobody settles it by hand too.
+	order := h.Lookup(t, id)
+	if code, out := refundNotify(t, h, h.Payments, successNotice(h, id, order.TransactionID, amount, h.Clock.Now())); code != http.StatusNoContent {
+		t.Fatalf("SUCCESS after ABNORMAL: %d %v", code, out)
+	}
+	if order := h.Lookup(t, id); order.Status != inventory.StatusRefunded || order.Refunds[0].Error != "" {
+		t.Errorf("after SUCCESS: order %s with refunds %+v, want REFUNDED without an error", order.Status, order.Refunds)
+	}
 	h.Check(t)
 }
 
