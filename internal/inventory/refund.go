@@ -131,7 +131,7 @@ const (
 
 // RefundStep decides what r does to o at now (docs/design.md, "Refunds: goods
 // before money"). A buyer may refund their PAID order within window after PaidAt
-// (window 0: never); an operator any PAID order, or a REFUND_PENDING one whole. A
+// (window 0: never) until a shipment is recorded; an operator any PAID order, or a REFUND_PENDING one whole. A
 // refund already made under r's refundId (Key) answers RefundUnderway or RefundDone
 // when r asks the same (Body), else an error wrapping ErrIdempotencyKeyReused. An order
 // REFUNDING or REFUNDED answers RefundUnderway or RefundDone to a request of "all that
@@ -186,6 +186,9 @@ func (o *Order) paidRefundStep(r RefundRequest, window time.Duration, now time.T
 		return 0, refusal(ErrRefundNotAllowed, "order %s was paid more than a year ago: WeChat Pay refunds no payment older than that", o.ID)
 	case r.Requester.trusted() && r.Goods == KeepGoods:
 		return RefundKeep, nil
+	case !r.Requester.trusted() && o.Shipping != nil && len(o.Shipping.Shipments) > 0:
+		// A buyer's refund puts the units back on sale: not those with the courier.
+		return 0, refusal(ErrRefundNotAllowed, "order %s has shipped (%d parcel(s)): units on their way cannot go back on sale, ask the shop", o.ID, len(o.Shipping.Shipments))
 	case r.Requester.trusted() || o.PaidAt != nil && window > 0 && now.Before(o.PaidAt.Add(window)):
 		return RefundReturn, nil
 	case window <= 0:

@@ -180,3 +180,22 @@ func TestValidateLines_NamesTheLinesField(t *testing.T) {
 		}
 	}
 }
+
+// Once a shipment is recorded (queued for upload or uploaded), the buyer's own refund,
+// which puts the units back on sale, is refused: units with the courier must not be
+// sold again. The merchant still refunds, restocking only if they say so.
+func TestOrderRefundStep_BuyersRefundStopsAtTheFirstShipment(t *testing.T) {
+	paidAt := time.Date(2026, 11, 11, 0, 0, 0, 0, time.UTC)
+	buyer := inventory.RefundRequest{Requester: inventory.Buyer, Goods: inventory.ReturnGoods, By: "alice"}
+	merchant := inventory.RefundRequest{Requester: inventory.Merchant, By: "arn:aws:iam::1:user/op"}
+	for _, status := range []inventory.ShippingStatus{inventory.ShippingQueued, inventory.ShippingUploaded} {
+		o := &inventory.Order{ID: "order-1", Status: inventory.StatusPaid, PaidAt: &paidAt,
+			Shipping: &inventory.Shipping{Status: status, Shipments: []inventory.Shipment{{ID: "parcel-1"}}}}
+		if _, err := o.RefundStep(buyer, time.Hour, paidAt.Add(time.Minute)); !errors.Is(err, inventory.ErrRefundNotAllowed) || !strings.Contains(err.Error(), "shipped") {
+			t.Errorf("%s: the buyer's refund: %v, want ErrRefundNotAllowed saying it has shipped", status, err)
+		}
+		if step, err := o.RefundStep(merchant, 0, paidAt.Add(time.Minute)); err != nil || step != inventory.RefundKeep {
+			t.Errorf("%s: the merchant's refund without restock: %v %v, want RefundKeep", status, step, err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package shipping_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -262,5 +263,52 @@ func TestShip_RacingAFullRefundNeverOutlivesIt(t *testing.T) {
 		}
 	}
 	t.Logf("shipment refused %d, recorded then cancelled %d, uploaded first %d", refused, cancelled, uploaded)
+	h.Check(t)
+}
+
+// A buyer's own refund racing the merchant's shipment: either the refund comes first
+// (the shipment is then refused) or the shipment does, and then the
+// buyer's refund is refused 409 REFUND_NOT_ALLOWED with nothing back on sale. Never
+// both a live shipment and its units restocked.
+func TestShip_RacingTheBuyersRefundNeverRestocksShippedUnits(t *testing.T) {
+	// Every round the shipment wins keeps 2 cups and a saucer with the courier: stock
+	// for all 12 rounds.
+	h := stacktest.New(t, stacktest.Options{SQS: true, RealTime: true, Seed: strings.ReplaceAll(cups, `"stock":10`, `"stock":40`),
+		Stack: local.StackConfig{WeChatBackoff: time.Second, Environment: func(function string, env map[string]string) {
+			if function == "CloseOrderFunction" {
+				env["USER_REFUND_WINDOW"] = "1h"
+			}
+		}}})
+	h.RunInBackground(t)
+	shippedFirst, refundedFirst := 0, 0
+	for i := range 12 {
+		id := paidOrder(t, h, "racer")
+		before := h.Available(t, "cup-01")
+		codes := make(chan int, 2)
+		go func() { code, _ := ship(t, h, id, express); codes <- code }()
+		go func() {
+			code, _ := h.Call(t, http.MethodPost, "/orders/"+id+"/refund", "racer", nil, "")
+			codes <- -code
+		}()
+		shipCode, refundCode := 0, 0
+		for range 2 {
+			if c := <-codes; c < 0 {
+				refundCode = -c
+			} else {
+				shipCode = c
+			}
+		}
+		s := shipping(t, h, "racer", id)
+		after := h.Available(t, "cup-01")
+		switch {
+		case refundCode == http.StatusConflict && shipCode == http.StatusAccepted && after == before:
+			shippedFirst++
+		case refundCode == http.StatusAccepted && shipCode == http.StatusConflict && s == nil && after == before+2:
+			refundedFirst++
+		default:
+			t.Errorf("round %d: shipment %d, buyer's refund %d, shipping %v, cup-01 available %d -> %d", i, shipCode, refundCode, s, before, after)
+		}
+	}
+	t.Logf("shipped first %d, refunded first %d", shippedFirst, refundedFirst)
 	h.Check(t)
 }
