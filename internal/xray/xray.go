@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	//lint:ignore SA1019 otelaws still works with this SDK and adds the least to the bootstraps (10 MiB budget); its successor, the SDK's own smithy-go OpenTelemetry tracing, is the next step
 	"go.opentelemetry.io/contrib/instrumentation/github.com/aws/aws-sdk-go-v2/otelaws"
 	xrayprop "go.opentelemetry.io/contrib/propagators/aws/xray"
 	"go.opentelemetry.io/otel/propagation"
