@@ -13,10 +13,10 @@ import (
 
 	"github.com/stockguard/stockguard/internal/alertchat"
 	"github.com/stockguard/stockguard/internal/coldstart"
-	"github.com/stockguard/stockguard/internal/dynamo"
-	alertchatfn "github.com/stockguard/stockguard/internal/function/alertchat"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/secret"
+	alertchatfn "github.com/stockguard/stockguard/internal/wiring/function/alertchat"
+	"github.com/stockguard/stockguard/internal/wiring/function/parts"
 )
 
 func main() {
@@ -25,6 +25,6 @@ func main() {
 		if _, err := webhooks(context.Background()); err != nil {
 			return nil, fmt.Errorf("read the chat webhooks secret: %w", err)
 		}
-		return alertchatfn.Build(s.Config, s.Log, dynamo.Open(s.AWS, s.Config.StoreTables(), dynamo.Options{}), webhooks)
+		return alertchatfn.Build(s.Config, s.Log, parts.OpenStore(s.AWS, s.Config.StoreTables()), webhooks)
 	})
 }

@@ -17,11 +17,11 @@ import (
 
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/coldstart"
-	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/function/closeorder"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/secret"
+	"github.com/stockguard/stockguard/internal/wiring/function/closeorder"
+	"github.com/stockguard/stockguard/internal/wiring/function/parts"
 )
 
 func main() {
@@ -31,7 +31,7 @@ func main() {
 			return nil, err
 		}
 		queues := sqs.NewFromConfig(s.AWS)
-		return closeorder.Build(s.Config, s.Log, dynamo.Open(s.AWS, s.Config.Tables, dynamo.Options{}),
+		return closeorder.Build(s.Config, s.Log, parts.OpenStore(s.AWS, s.Config.Tables),
 			closeq.New(queues, s.Config.CloseQueueURL, nil), refunds.NewQueue(queues, s.Config.RefundQueueURL), merchant)
 	})
 }

@@ -11,16 +11,15 @@ import (
 
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/coldstart"
-	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/function/createorder"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
+	"github.com/stockguard/stockguard/internal/wiring/function/createorder"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
 func main() {
 	coldstart.Run(createorder.Function, os.Getenv, createorder.Load, func(s coldstart.Start[createorder.Config]) (*lambdaevent.Function, error) {
 		queues := sqs.NewFromConfig(s.AWS)
-		return createorder.Build(s.Config, s.Log, dynamo.Open(s.AWS, s.Config.Tables, s.Config.StoreOptions(nil)),
+		return createorder.Build(s.Config, s.Log, s.Config.OpenStore(s.AWS),
 			closeq.New(queues, s.Config.CloseQueueURL, nil), wxqueue.New(queues, s.Config.WeChatQueueURL))
 	})
 }

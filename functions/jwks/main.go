@@ -12,9 +12,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/stockguard/stockguard/internal/coldstart"
-	"github.com/stockguard/stockguard/internal/function/jwks"
 	"github.com/stockguard/stockguard/internal/idtoken/kmssign"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
+	"github.com/stockguard/stockguard/internal/wiring/function/jwks"
 )
 
 func main() {

@@ -12,12 +12,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/kms"
 
 	"github.com/stockguard/stockguard/internal/coldstart"
-	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/function/login"
 	"github.com/stockguard/stockguard/internal/idtoken/kmssign"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	tokens "github.com/stockguard/stockguard/internal/login"
 	"github.com/stockguard/stockguard/internal/secret"
+	"github.com/stockguard/stockguard/internal/wiring/function/login"
+	"github.com/stockguard/stockguard/internal/wiring/function/parts"
 	"github.com/stockguard/stockguard/internal/wxlogin"
 )
 
@@ -39,6 +39,6 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		return login.Build(s.Config, s.Log, dynamo.Open(s.AWS, s.Config.StoreTables(), dynamo.Options{}), wechat, signer, seal)
+		return login.Build(s.Config, s.Log, parts.OpenStore(s.AWS, s.Config.StoreTables()), wechat, signer, seal)
 	})
 }

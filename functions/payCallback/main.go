@@ -15,11 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/coldstart"
-	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/function/paycallback"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/secret"
+	"github.com/stockguard/stockguard/internal/wiring/function/parts"
+	"github.com/stockguard/stockguard/internal/wiring/function/paycallback"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
@@ -30,7 +30,7 @@ func main() {
 			return nil, err
 		}
 		queues := sqs.NewFromConfig(s.AWS)
-		return paycallback.Build(s.Config, s.Log, dynamo.Open(s.AWS, s.Config.Tables, dynamo.Options{}),
+		return paycallback.Build(s.Config, s.Log, parts.OpenStore(s.AWS, s.Config.Tables),
 			refunds.NewQueue(queues, s.Config.RefundQueueURL), wxqueue.New(queues, s.Config.WeChatQueueURL), verifier)
 	})
 }

@@ -11,13 +11,13 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/stockguard/stockguard/internal/coldstart"
-	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/function/reconcile"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
+	"github.com/stockguard/stockguard/internal/wiring/function/parts"
+	"github.com/stockguard/stockguard/internal/wiring/function/reconcile"
 )
 
 func main() {
 	coldstart.Run(reconcile.Function, os.Getenv, reconcile.Load, func(s coldstart.Start[reconcile.Config]) (*lambdaevent.Function, error) {
-		return reconcile.Build(s.Config, s.Log, dynamo.Open(s.AWS, s.Config.Tables, dynamo.Options{}), sns.NewFromConfig(s.AWS))
+		return reconcile.Build(s.Config, s.Log, parts.OpenStore(s.AWS, s.Config.Tables), sns.NewFromConfig(s.AWS))
 	})
 }

@@ -2,7 +2,6 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -30,63 +29,27 @@ const (
 	watermarkKey   = "reconcile#watermark"
 )
 
-// ErrMoved is returned by SaveCheckpoint, SaveWatermark and Repair when what they were
-// conditioned on changed since it was read (another run, or live traffic): nothing
-// was written.
-var ErrMoved = errors.New("changed since read")
-
-// ShardCounters are one shard item's counters, in units.
-type ShardCounters struct {
-	Available, Reserved, OnHand int
-}
-
-// ShardMark is where a shard stands in the ledger (see Cut): the ledger entries that
-// ever moved it (Seq) and its current epoch.
-type ShardMark struct {
-	Seq   int `dynamodbav:"seq"`
-	Epoch int `dynamodbav:"epoch"`
-}
-
-// SKUState is one SKU as a reconcile run finds it.
-type SKUState struct {
-	SKU    string                // SKU id
-	Shards map[int]ShardCounters // shard number → counters; missing shards are absent
-	Marks  map[int]ShardMark     // shard number → its seq and epoch, read with the counters
-	// Retired are shards a reshard deleted (shard number → its seq and epoch at the
-	// deletion, when it held no unit); a shard grown again carries on from them.
-	Retired    map[int]ShardMark
-	ShardCount int         // shards the SKU record declares
-	Checkpoint *Checkpoint // nil before the SKU's first checkpoint
-}
-
-// Watermark is reconcile's progress: every ledger entry not yet summed in a checkpoint
-// was written after Through (zero before the first run), and the last full re-check
-// of the ledger ran at FullCheck (zero: never).
-type Watermark struct {
-	Through, FullCheck time.Time
-}
-
 // Stock reads every SKU's counters and checkpoint, and the watermark, with one
 // strongly consistent Scan of the skus table: its size follows the catalogue, not the
 // history. read, when not nil, is told each page's item count.
-func (s *Store) Stock(ctx context.Context, read func(items int)) ([]SKUState, Watermark, error) {
-	scan := stockScan{byID: map[string]*SKUState{}}
+func (s *Store) Stock(ctx context.Context, read func(items int)) ([]inventory.SKUState, inventory.Watermark, error) {
+	scan := stockScan{byID: map[string]*inventory.SKUState{}}
 	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.tables.SKUs), ConsistentRead: aws.Bool(true)})
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
-			return nil, Watermark{}, s.storeError("scan stock", err)
+			return nil, inventory.Watermark{}, s.storeError("scan stock", err)
 		}
 		if read != nil {
 			read(len(page.Items))
 		}
 		for _, item := range page.Items {
 			if err := scan.add(item); err != nil {
-				return nil, Watermark{}, err
+				return nil, inventory.Watermark{}, err
 			}
 		}
 	}
-	out := make([]SKUState, 0, len(scan.byID))
+	out := make([]inventory.SKUState, 0, len(scan.byID))
 	for _, id := range slices.Sorted(maps.Keys(scan.byID)) {
 		out = append(out, *scan.byID[id])
 	}
@@ -95,13 +58,13 @@ func (s *Store) Stock(ctx context.Context, read func(items int)) ([]SKUState, Wa
 
 // stockScan gathers the items of the skus table by SKU.
 type stockScan struct {
-	byID      map[string]*SKUState
-	watermark Watermark
+	byID      map[string]*inventory.SKUState
+	watermark inventory.Watermark
 }
 
-func (sc *stockScan) state(sku string) *SKUState {
+func (sc *stockScan) state(sku string) *inventory.SKUState {
 	if sc.byID[sku] == nil {
-		sc.byID[sku] = &SKUState{SKU: sku, Shards: map[int]ShardCounters{}, Marks: map[int]ShardMark{}}
+		sc.byID[sku] = &inventory.SKUState{SKU: sku, Shards: map[int]inventory.ShardCounters{}, Marks: map[int]inventory.ShardMark{}}
 	}
 	return sc.byID[sku]
 }
@@ -128,17 +91,17 @@ func (sc *stockScan) add(item map[string]types.AttributeValue) error {
 				return fmt.Errorf("decode SKU %s: retired shard %q", rec.SKU, k)
 			}
 			if st.Retired == nil {
-				st.Retired = map[int]ShardMark{}
+				st.Retired = map[int]inventory.ShardMark{}
 			}
-			st.Retired[n] = m
+			st.Retired[n] = inventory.ShardMark{Seq: m.Seq, Epoch: m.Epoch}
 		}
 	case kindShard:
 		var rec shardRecord
 		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
 			return fmt.Errorf("decode shard: %w", err)
 		}
-		sc.state(rec.SKU).Shards[rec.Shard] = ShardCounters{Available: rec.Available, Reserved: rec.Reserved, OnHand: rec.OnHand}
-		sc.state(rec.SKU).Marks[rec.Shard] = ShardMark{Seq: rec.Seq, Epoch: rec.Epoch}
+		sc.state(rec.SKU).Shards[rec.Shard] = inventory.ShardCounters{Available: rec.Available, Reserved: rec.Reserved, OnHand: rec.OnHand}
+		sc.state(rec.SKU).Marks[rec.Shard] = inventory.ShardMark{Seq: rec.Seq, Epoch: rec.Epoch}
 	case kindCheckpoint:
 		var rec checkpointRecord
 		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
@@ -154,34 +117,12 @@ func (sc *stockScan) add(item map[string]types.AttributeValue) error {
 		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
 			return fmt.Errorf("decode watermark: %w", err)
 		}
-		sc.watermark = Watermark{Through: time.UnixMilli(rec.Through).UTC()}
+		sc.watermark = inventory.Watermark{Through: time.UnixMilli(rec.Through).UTC()}
 		if rec.FullCheck != 0 {
 			sc.watermark.FullCheck = time.UnixMilli(rec.FullCheck).UTC()
 		}
 	}
 	return nil
-}
-
-// Sums are ledger sums for one shard, in units.
-type Sums struct {
-	Available, OnHand int
-}
-
-// ShardBooks are one shard's ledger sums over the entries of a cut (see Cut), in units.
-type ShardBooks struct {
-	Available, OnHand int // Σ available and on-hand deltas
-	Adjusted          int // Σ ADJUST on-hand deltas on the shard (units stocked, net)
-	Committed         int // Σ COMMIT units on the shard
-	Returned          int // Σ RETURN units on the shard
-	Epoch             int // entries stamped with this epoch or an earlier one are summed in
-	Seq               int // how many entries that is: the shard's seq at the cut
-}
-
-// Checkpoint holds one SKU's ledger sums, per shard, through a cut of each shard.
-type Checkpoint struct {
-	SKU     string             // SKU id
-	Version int                // saves are conditioned on it; each save adds one
-	Shards  map[int]ShardBooks // shard number → sums through its cut
 }
 
 // checkpointRecord keeps the per-shard sums as maps of numbers (shard → value).
@@ -202,26 +143,26 @@ type checkpointRecord struct {
 // fields pairs each per-shard map of the record with its ShardBooks field.
 func (rec *checkpointRecord) fields() []struct {
 	m   *map[string]int
-	get func(*ShardBooks) *int
+	get func(*inventory.ShardBooks) *int
 } {
 	type field = struct {
 		m   *map[string]int
-		get func(*ShardBooks) *int
+		get func(*inventory.ShardBooks) *int
 	}
 	return []field{
-		{&rec.Available, func(b *ShardBooks) *int { return &b.Available }},
-		{&rec.OnHand, func(b *ShardBooks) *int { return &b.OnHand }},
-		{&rec.Adjusted, func(b *ShardBooks) *int { return &b.Adjusted }},
-		{&rec.Committed, func(b *ShardBooks) *int { return &b.Committed }},
-		{&rec.Returned, func(b *ShardBooks) *int { return &b.Returned }},
-		{&rec.Epoch, func(b *ShardBooks) *int { return &b.Epoch }},
-		{&rec.Seq, func(b *ShardBooks) *int { return &b.Seq }},
+		{&rec.Available, func(b *inventory.ShardBooks) *int { return &b.Available }},
+		{&rec.OnHand, func(b *inventory.ShardBooks) *int { return &b.OnHand }},
+		{&rec.Adjusted, func(b *inventory.ShardBooks) *int { return &b.Adjusted }},
+		{&rec.Committed, func(b *inventory.ShardBooks) *int { return &b.Committed }},
+		{&rec.Returned, func(b *inventory.ShardBooks) *int { return &b.Returned }},
+		{&rec.Epoch, func(b *inventory.ShardBooks) *int { return &b.Epoch }},
+		{&rec.Seq, func(b *inventory.ShardBooks) *int { return &b.Seq }},
 	}
 }
 
 // checkpoint decodes the record.
-func (rec checkpointRecord) checkpoint() (*Checkpoint, error) {
-	cp := &Checkpoint{SKU: rec.SKU, Version: rec.Version, Shards: map[int]ShardBooks{}}
+func (rec checkpointRecord) checkpoint() (*inventory.Checkpoint, error) {
+	cp := &inventory.Checkpoint{SKU: rec.SKU, Version: rec.Version, Shards: map[int]inventory.ShardBooks{}}
 	for _, f := range rec.fields() {
 		values, err := shardsFromRecord(*f.m)
 		if err != nil {
@@ -239,7 +180,7 @@ func (rec checkpointRecord) checkpoint() (*Checkpoint, error) {
 // SaveCheckpoint writes cp with version prev+1, conditioned on the stored checkpoint
 // still having version prev (absent when prev is 0). It returns an error wrapping
 // ErrMoved when another run saved it first.
-func (s *Store) SaveCheckpoint(ctx context.Context, cp Checkpoint, prev int) error {
+func (s *Store) SaveCheckpoint(ctx context.Context, cp inventory.Checkpoint, prev int) error {
 	rec := checkpointRecord{PK: cp.SKU + "#checkpoint", Kind: kindCheckpoint, SKU: cp.SKU, Version: prev + 1}
 	for _, f := range rec.fields() {
 		if len(cp.Shards) == 0 { // an empty map is left out: minidyn mangles empty maps
@@ -267,7 +208,7 @@ type watermarkRecord struct {
 
 // SaveWatermark records w, conditioned like SaveCheckpoint on the watermark read
 // (its Through was prev; zero: none yet).
-func (s *Store) SaveWatermark(ctx context.Context, w Watermark, prev time.Time) error {
+func (s *Store) SaveWatermark(ctx context.Context, w inventory.Watermark, prev time.Time) error {
 	rec := watermarkRecord{PK: watermarkKey, Kind: kindWatermark, Through: w.Through.UnixMilli()}
 	if !w.FullCheck.IsZero() {
 		rec.FullCheck = w.FullCheck.UnixMilli()
@@ -284,26 +225,13 @@ func throughWas(prev time.Time) expression.ConditionBuilder {
 	return expression.Name("through").Equal(expression.Value(prev.UnixMilli()))
 }
 
-// ShardFix is one shard's repair: the counters as read (the condition), the counters
-// to set, and the ledger deltas of its REPAIR entry.
-type ShardFix struct {
-	Shard int           // shard number
-	Seen  ShardCounters // counters as read; the repair applies only if they still hold
-	// Available and OnHand are the counters to set (reserved becomes OnHand −
-	// Available); equal to Seen when only the ledger is fixed.
-	Available, OnHand int
-	// LedgerAvailable and LedgerOnHand are the REPAIR entry's deltas, which count in
-	// the ledger sums (non-zero when the ledger, not the counters, was wrong).
-	LedgerAvailable, LedgerOnHand int
-}
-
 // Repair applies fixes to one SKU's shards in one TransactWriteItems: per shard a
 // REPAIR ledger entry (ref run, keyed run#REPAIR#sku#shard, recording the counter
 // change in fixAvailable/fixOnHand and its ledger deltas in dAvailable/dOnHand), and
 // an update setting the counters, conditioned on available, onHand and reserved still
 // holding the values read — never a blind SET. Errors: ErrMoved when a counter moved
 // (nothing written), ErrBusy, or another store error.
-func (s *Store) Repair(ctx context.Context, run, sku, reason string, fixes []ShardFix) error {
+func (s *Store) Repair(ctx context.Context, run, sku, reason string, fixes []inventory.ShardFix) error {
 	t := s.newTxn("repair " + sku)
 	at := s.now().UnixMilli()
 	avail, onHand, reserved := expression.Name("available"), expression.Name("onHand"), expression.Name("reserved")
@@ -324,7 +252,7 @@ func (s *Store) Repair(ctx context.Context, run, sku, reason string, fixes []Sha
 			FixAvailable: fix.Available, FixOnHand: fix.OnHand, At: at, Reason: reason,
 		})
 	}
-	return s.apply(ctx, t, ErrMoved)
+	return s.apply(ctx, t, inventory.ErrMoved)
 }
 
 // The latest reconcile report, kept in the skus table (pk reconcile#report) for the

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/uuid"
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // A consistent cut of the books, shard by shard.
@@ -174,23 +175,16 @@ func roundToken(token string, round int) string {
 	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(token+"#"+strconv.Itoa(round))).String()
 }
 
-// ShardCut is a shard as it was at the instant of a Cut.
-type ShardCut struct {
-	Counters ShardCounters
-	Epoch    int // the epoch the cut closed: entries stamped with it or earlier applied before the cut
-	Seq      int // ledger entries that ever moved the shard, up to the cut
-}
-
 // Cut moves shard n of sku to its next epoch with one UpdateItem (ADD epoch :1,
 // conditioned on the item existing) and returns the shard as it was just before
 // (ReturnValues ALL_OLD: DynamoDB API Reference, UpdateItem). It returns an error
 // wrapping ErrMoved when the shard item does not exist.
-func (s *Store) Cut(ctx context.Context, sku string, n int) (ShardCut, error) {
+func (s *Store) Cut(ctx context.Context, sku string, n int) (inventory.ShardCut, error) {
 	expr, err := expression.NewBuilder().
 		WithUpdate(expression.Add(expression.Name("epoch"), expression.Value(1))).
 		WithCondition(expression.AttributeExists(expression.Name("pk"))).Build()
 	if err != nil {
-		return ShardCut{}, fmt.Errorf("build cut: %w", err)
+		return inventory.ShardCut{}, fmt.Errorf("build cut: %w", err)
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName: aws.String(s.tables.SKUs), Key: pkOf(shardKey(sku, n)),
@@ -200,15 +194,15 @@ func (s *Store) Cut(ctx context.Context, sku string, n int) (ShardCut, error) {
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return ShardCut{}, fmt.Errorf("cut shard %d of %s: %w", n, sku, ErrMoved)
+		return inventory.ShardCut{}, fmt.Errorf("cut shard %d of %s: %w", n, sku, inventory.ErrMoved)
 	}
 	if err != nil {
-		return ShardCut{}, s.storeError("cut shard "+strconv.Itoa(n)+" of "+sku, err)
+		return inventory.ShardCut{}, s.storeError("cut shard "+strconv.Itoa(n)+" of "+sku, err)
 	}
 	var rec shardRecord
 	if err := attributevalue.UnmarshalMap(out.Attributes, &rec); err != nil {
-		return ShardCut{}, fmt.Errorf("decode shard %d of %s: %w", n, sku, err)
+		return inventory.ShardCut{}, fmt.Errorf("decode shard %d of %s: %w", n, sku, err)
 	}
 	s.epochs.note(shardKey(sku, n), rec.Epoch+1)
-	return ShardCut{Counters: ShardCounters{Available: rec.Available, Reserved: rec.Reserved, OnHand: rec.OnHand}, Epoch: rec.Epoch, Seq: rec.Seq}, nil
+	return inventory.ShardCut{Counters: inventory.ShardCounters{Available: rec.Available, Reserved: rec.Reserved, OnHand: rec.OnHand}, Epoch: rec.Epoch, Seq: rec.Seq}, nil
 }

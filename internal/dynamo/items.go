@@ -57,8 +57,8 @@ func (s *Store) scanPage(ctx context.Context, table string, filter expression.Co
 const scanLimit = 200
 
 // pagesOf yields the ledger entries of pages (see yieldPages).
-func (s *Store) pagesOf(ctx context.Context, more func() bool, next func(context.Context) ([]map[string]types.AttributeValue, error)) func(func(LedgerEntry, error) bool) {
-	return func(yield func(LedgerEntry, error) bool) { s.yieldPages(ctx, more, next, nil, yield) }
+func (s *Store) pagesOf(ctx context.Context, more func() bool, next func(context.Context) ([]map[string]types.AttributeValue, error)) func(func(inventory.LedgerEntry, error) bool) {
+	return func(yield func(inventory.LedgerEntry, error) bool) { s.yieldPages(ctx, more, next, nil, yield) }
 }
 
 var errBadCursor = inventory.InvalidError("after is not a cursor from a previous page")
@@ -163,7 +163,7 @@ func (s *Store) putIf(ctx context.Context, what string, rec any, cond expression
 	})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return fmt.Errorf("save %s: %w", what, ErrMoved)
+		return fmt.Errorf("save %s: %w", what, inventory.ErrMoved)
 	}
 	if err != nil {
 		return s.storeError("save "+what, err)
@@ -173,11 +173,11 @@ func (s *Store) putIf(ctx context.Context, what string, rec any, cond expression
 
 // yieldPages decodes the ledger items of each page and yields them; false means stop.
 func (s *Store) yieldPages(ctx context.Context, more func() bool, next func(context.Context) ([]map[string]types.AttributeValue, error),
-	read func(int), yield func(LedgerEntry, error) bool) bool {
+	read func(int), yield func(inventory.LedgerEntry, error) bool) bool {
 	for more() {
 		items, err := next(ctx)
 		if err != nil {
-			yield(LedgerEntry{}, s.storeError("read ledger", err))
+			yield(inventory.LedgerEntry{}, s.storeError("read ledger", err))
 			return false
 		}
 		if read != nil {
@@ -186,12 +186,12 @@ func (s *Store) yieldPages(ctx context.Context, more func() bool, next func(cont
 		for _, item := range items {
 			var rec ledgerRecord
 			if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
-				yield(LedgerEntry{}, fmt.Errorf("decode ledger entry: %w", err))
+				yield(inventory.LedgerEntry{}, fmt.Errorf("decode ledger entry: %w", err))
 				return false
 			}
 			e, err := rec.entry()
 			if err != nil {
-				yield(LedgerEntry{}, err)
+				yield(inventory.LedgerEntry{}, err)
 				return false
 			}
 			if !yield(e, nil) {

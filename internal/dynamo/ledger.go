@@ -62,7 +62,7 @@ func ledgerShard(sku string, shards map[string]int, repair *int) string {
 // the last moments may show on a later read). A shard grown past the count and shrunk
 // back is in the record's retired shards. Errors wrap inventory.ErrInvalidRequest for
 // a cursor this store did not issue, inventory.ErrSKUNotFound.
-func (s *Store) Ledger(ctx context.Context, sku, after string) ([]LedgerEntry, string, error) {
+func (s *Store) Ledger(ctx context.Context, sku, after string) ([]inventory.LedgerEntry, string, error) {
 	from, err := decodeLedgerCursor(after)
 	if err != nil {
 		return nil, "", err
@@ -80,7 +80,7 @@ func (s *Store) Ledger(ctx context.Context, sku, after string) ([]LedgerEntry, s
 			numbers[n] = true
 		}
 	}
-	var all []LedgerEntry
+	var all []inventory.LedgerEntry
 	for _, n := range slices.Sorted(maps.Keys(numbers)) {
 		entries, err := s.ledgerBucketPage(ctx, sku+"#"+strconv.Itoa(n), from)
 		if err != nil {
@@ -88,7 +88,7 @@ func (s *Store) Ledger(ctx context.Context, sku, after string) ([]LedgerEntry, s
 		}
 		all = append(all, entries...)
 	}
-	slices.SortFunc(all, func(a, b LedgerEntry) int {
+	slices.SortFunc(all, func(a, b inventory.LedgerEntry) int {
 		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.Key, b.Key))
 	})
 	if len(all) <= PageSize {
@@ -100,7 +100,7 @@ func (s *Store) Ledger(ctx context.Context, sku, after string) ([]LedgerEntry, s
 }
 
 // ledgerBucketPage reads up to PageSize+1 entries of one LedgerByShard key after from.
-func (s *Store) ledgerBucketPage(ctx context.Context, key string, from ledgerCursor) ([]LedgerEntry, error) {
+func (s *Store) ledgerBucketPage(ctx context.Context, key string, from ledgerCursor) ([]inventory.LedgerEntry, error) {
 	cond := expression.Key("ledgerShard").Equal(expression.Value(key)).And(expression.Key("at").GreaterThanEqual(expression.Value(from.At)))
 	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
 	if err != nil {
@@ -110,7 +110,7 @@ func (s *Store) ledgerBucketPage(ctx context.Context, key string, from ledgerCur
 		TableName: aws.String(s.tables.StockLog), IndexName: aws.String(ShardIndex), Limit: aws.Int32(PageSize + 1),
 		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
-	var out []LedgerEntry
+	var out []inventory.LedgerEntry
 	for e, err := range s.pagesOf(ctx, pages.HasMorePages, func(ctx context.Context) ([]map[string]types.AttributeValue, error) {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
@@ -154,59 +154,16 @@ func decodeLedgerCursor(cursor string) (ledgerCursor, error) {
 	return c, nil
 }
 
-// LedgerEntry is one stock_log entry as reconcile reads it. Quantities are units.
-type LedgerEntry struct {
-	Key        string       // the entry's key: ref#op#skuId (REPAIR: ref#REPAIR#skuId#shard)
-	Ref        string       // order id, adjustment id or repair run id
-	Op         inventory.Op // the ledger operation (inventory.Op: its effect on the counters)
-	SKU        string       // SKU id
-	Qty        int          // units of the line (REPAIR: 0)
-	DAvailable int          // change to the SKU's available units
-	DOnHand    int          // change to the SKU's on-hand units
-	Shards     map[int]int  // shard → units of Qty on it (REPAIR: nil, see Shard)
-	Shard      int          // REPAIR only: the one shard DAvailable and DOnHand apply to
-	At         time.Time    // when the entry was written (writer's clock, ms)
-	Reason     string       // ADJUST, MOVE and REPAIR entries: why
-	By         string       // operator entries: the caller's IAM principal ARN
-	// Epochs are the epochs of the shards the entry moved when it was written
-	// (shard → epoch; see Cut). An entry without one counts as epoch 0.
-	Epochs map[int]int
-}
-
-// ShardDeltas returns the entry's change to each shard's available and on-hand
-// units: a REPAIR entry's signed deltas on its one shard, any other entry's units on
-// each of its shards in the direction of its deltas.
-func (e LedgerEntry) ShardDeltas() map[int]Sums {
-	if e.Op == inventory.OpRepair {
-		return map[int]Sums{e.Shard: {Available: e.DAvailable, OnHand: e.DOnHand}}
-	}
-	out := make(map[int]Sums, len(e.Shards))
-	for n, units := range e.Shards {
-		out[n] = Sums{Available: units * sign(e.DAvailable), OnHand: units * sign(e.DOnHand)}
-	}
-	return out
-}
-
-func sign(n int) int {
-	switch {
-	case n > 0:
-		return 1
-	case n < 0:
-		return -1
-	}
-	return 0
-}
-
-func (r ledgerRecord) entry() (LedgerEntry, error) {
+func (r ledgerRecord) entry() (inventory.LedgerEntry, error) {
 	shards, err := shardsFromRecord(r.Shards)
 	if err != nil {
-		return LedgerEntry{}, fmt.Errorf("decode ledger entry %s: %w", r.PK, err)
+		return inventory.LedgerEntry{}, fmt.Errorf("decode ledger entry %s: %w", r.PK, err)
 	}
 	epochs, err := shardsFromRecord(r.Epochs)
 	if err != nil {
-		return LedgerEntry{}, fmt.Errorf("decode ledger entry %s: %w", r.PK, err)
+		return inventory.LedgerEntry{}, fmt.Errorf("decode ledger entry %s: %w", r.PK, err)
 	}
-	e := LedgerEntry{
+	e := inventory.LedgerEntry{
 		Key: r.PK, Ref: r.Ref, Op: r.Op, SKU: r.SKU, Qty: r.Qty, DAvailable: r.DAvailable, DOnHand: r.DOnHand,
 		Shards: shards, At: time.UnixMilli(r.At).UTC(), Reason: r.Reason, By: r.By, Epochs: epochs,
 	}
@@ -224,15 +181,15 @@ func (r ledgerRecord) entry() (LedgerEntry, error) {
 // eventually consistent, so entries written in the last moments may be missing;
 // callers keep a margin (see package reconcile). read, when not nil, is told how many
 // items each page returned.
-func (s *Store) LedgerSince(ctx context.Context, shards map[string][]int, after, until time.Time, read func(items int)) iter.Seq2[LedgerEntry, error] {
-	return func(yield func(LedgerEntry, error) bool) {
+func (s *Store) LedgerSince(ctx context.Context, shards map[string][]int, after, until time.Time, read func(items int)) iter.Seq2[inventory.LedgerEntry, error] {
+	return func(yield func(inventory.LedgerEntry, error) bool) {
 		for _, sku := range slices.Sorted(maps.Keys(shards)) {
 			for _, n := range shards[sku] {
 				key := expression.Key("ledgerShard").Equal(expression.Value(sku + "#" + strconv.Itoa(n))).
 					And(expression.Key("at").Between(expression.Value(after.UnixMilli()+1), expression.Value(until.UnixMilli())))
 				expr, err := expression.NewBuilder().WithKeyCondition(key).Build()
 				if err != nil {
-					yield(LedgerEntry{}, fmt.Errorf("build ledger query: %w", err))
+					yield(inventory.LedgerEntry{}, fmt.Errorf("build ledger query: %w", err))
 					return
 				}
 				pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
@@ -255,8 +212,8 @@ func (s *Store) LedgerSince(ctx context.Context, shards map[string][]int, after,
 
 // LedgerAll yields every ledger entry with a consistent Scan of the stock_log table: it
 // reads all history, for the first reconcile run only.
-func (s *Store) LedgerAll(ctx context.Context, read func(items int)) iter.Seq2[LedgerEntry, error] {
-	return func(yield func(LedgerEntry, error) bool) {
+func (s *Store) LedgerAll(ctx context.Context, read func(items int)) iter.Seq2[inventory.LedgerEntry, error] {
+	return func(yield func(inventory.LedgerEntry, error) bool) {
 		pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.tables.StockLog), ConsistentRead: aws.Bool(true)})
 		s.yieldPages(ctx, pages.HasMorePages, func(ctx context.Context) ([]map[string]types.AttributeValue, error) {
 			page, err := pages.NextPage(ctx)

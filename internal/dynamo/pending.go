@@ -109,28 +109,20 @@ func (s *Store) DuePending(ctx context.Context, before time.Time) iter.Seq2[stri
 	}
 }
 
-// OpenOrder is a PENDING order as the PendingByExpiry index shows it.
-type OpenOrder struct {
-	ID        string                // order id
-	UserID    string                // owner
-	ExpiresAt time.Time             // end of its payment window
-	Items     []inventory.OrderItem // SKU, Qty and Shards (no prices)
-}
-
 // OpenOrders yields every order the PendingByExpiry index shows as PENDING, bucket by
 // bucket, a page at a time: their number follows open orders, not history. The index
 // is eventually consistent: an order paid or released a moment ago may still show.
 // read, when not nil, is told what each page paid for (the items read before the
 // status filter).
-func (s *Store) OpenOrders(ctx context.Context, read func(items int)) iter.Seq2[OpenOrder, error] {
-	return func(yield func(OpenOrder, error) bool) {
+func (s *Store) OpenOrders(ctx context.Context, read func(items int)) iter.Seq2[inventory.OpenOrder, error] {
+	return func(yield func(inventory.OpenOrder, error) bool) {
 		for b := range PendingBuckets {
 			more, err := s.eachPending(ctx, pendingKey(b), "open order", nil, read, func(rec orderRecord) bool {
-				o := OpenOrder{ID: rec.PK, UserID: rec.UserID, ExpiresAt: time.UnixMilli(rec.PendingExpiresAt).UTC()}
+				o := inventory.OpenOrder{ID: rec.PK, UserID: rec.UserID, ExpiresAt: time.UnixMilli(rec.PendingExpiresAt).UTC()}
 				for _, it := range rec.Items {
 					shards, err := shardsFromRecord(it.Shards)
 					if err != nil {
-						yield(OpenOrder{}, fmt.Errorf("decode open order %s: %w", rec.PK, err))
+						yield(inventory.OpenOrder{}, fmt.Errorf("decode open order %s: %w", rec.PK, err))
 						return false
 					}
 					o.Items = append(o.Items, inventory.OrderItem{SKU: it.SKU, Qty: it.Qty, Shards: shards, Limited: it.Limited})
@@ -138,7 +130,7 @@ func (s *Store) OpenOrders(ctx context.Context, read func(items int)) iter.Seq2[
 				return yield(o, nil)
 			})
 			if err != nil {
-				yield(OpenOrder{}, err)
+				yield(inventory.OpenOrder{}, err)
 			}
 			if !more {
 				return

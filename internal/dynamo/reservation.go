@@ -17,45 +17,19 @@ import (
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
-// ReserveRequest asks to reserve a cart for a user.
-type ReserveRequest struct {
-	UserID string         // the caller's identity (JWT sub)
-	Cart   inventory.Cart // validated, merged lines
-	// IdempotencyKey is optional: with one the order id is inventory.KeyedOrderID of
-	// the user and key, so the same user, key and cart get the same order for as long
-	// as it is kept (another cart under the key: ErrIdempotencyKeyReused).
-	IdempotencyKey string
-	// Subscriptions are the subscribe-message template ids the buyer accepted, kept on
-	// the order (inventory.Order.Subscriptions); not part of the cart's idempotency.
-	Subscriptions []string
-	// Slot, when set (from NewSlot), is the id and times the new order gets, so that
-	// work needing only those (the close message) can start before the outcome is
-	// known; zero means a fresh slot.
-	Slot OrderSlot
-}
-
-// OrderSlot is the id and times of an order before it is reserved. Until a Reserve
-// with it opens the order, nothing names it: an order id that never opens is never
-// found, so anything sent ahead for it (a close message) releases nothing.
-type OrderSlot struct {
-	OrderID   string    // a fresh order id (inventory.NewOrderID), or the key's (inventory.KeyedOrderID)
-	CreatedAt time.Time // UTC, from the store's clock
-	ExpiresAt time.Time // CreatedAt + the store's payment timeout
-}
-
 // NewSlot returns an order slot on the store's clock and payment timeout for user's
 // request with idempotency key key: the key's order id (inventory.KeyedOrderID), or a
 // fresh one without a key. Its only error is the order id generator's.
-func (s *Store) NewSlot(user, key string) (OrderSlot, error) {
+func (s *Store) NewSlot(user, key string) (inventory.OrderSlot, error) {
 	id := inventory.KeyedOrderID(user, key)
 	if key == "" {
 		var err error
 		if id, err = inventory.NewOrderID(); err != nil {
-			return OrderSlot{}, err
+			return inventory.OrderSlot{}, err
 		}
 	}
 	now := s.now()
-	return OrderSlot{OrderID: id, CreatedAt: now, ExpiresAt: now.Add(s.opts.PaymentTimeout)}, nil
+	return inventory.OrderSlot{OrderID: id, CreatedAt: now, ExpiresAt: now.Add(s.opts.PaymentTimeout)}, nil
 }
 
 // Reserve reserves every line of the cart and opens a PENDING order in one
@@ -72,7 +46,7 @@ func (s *Store) NewSlot(user, key string) (OrderSlot, error) {
 // conflicted after bounded retries; nothing reserved). Any other error is a store
 // failure and also leaves nothing reserved unless the write's outcome could not be
 // read back; such an order expires and is released like any unpaid order.
-func (s *Store) Reserve(ctx context.Context, req ReserveRequest) (*inventory.Order, bool, error) {
+func (s *Store) Reserve(ctx context.Context, req inventory.ReserveRequest) (*inventory.Order, bool, error) {
 	slot := req.Slot
 	if slot.OrderID == "" {
 		var err error
@@ -167,7 +141,7 @@ func (r *reservation) run(ctx context.Context) (*inventory.Order, bool, error) {
 // reservation is one order's way through Reserve.
 type reservation struct {
 	s         *Store
-	req       ReserveRequest
+	req       inventory.ReserveRequest
 	id        string
 	nonce     string // 14 hex digits, this reservation's own (its transactions' tokens)
 	hash      string

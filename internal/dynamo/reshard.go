@@ -21,18 +21,6 @@ const reshardRounds = 64
 // and a ledger entry, and the SKU record one more action, within DynamoDB's 100.
 const maxMoveShards = 49
 
-// ReshardResult is what a Reshard call did (units).
-type ReshardResult struct {
-	SKU    string `json:"skuId"`
-	Shards int    `json:"shards"`       // shard items the SKU has now
-	Target int    `json:"targetShards"` // shard count asked for
-	Moved  int    `json:"moved"`        // available units moved between shards by this call
-	// Complete is false when shards past Target still hold units reserved by PENDING
-	// orders: they stay (buyers may still use them) until those orders are paid or
-	// released; call Reshard again then.
-	Complete bool `json:"complete"`
-}
-
 // Reshard splits sku's stock over target shard items (1..inventory.MaxShards) while
 // buyers keep buying. Growing adds empty shards in one transaction with the new count
 // on the SKU record and every shard; then available units move between shards in
@@ -45,11 +33,11 @@ type ReshardResult struct {
 // a reservation deciding STOCK_OUT (see unmoved), and reserved units never move. by (the caller's principal) is recorded on every entry and the record.
 // Errors wrap inventory.ErrInvalidRequest (target out of range), ErrSKUNotFound, or
 // ErrBusy (the shards kept changing for reshardRounds transactions).
-func (s *Store) Reshard(ctx context.Context, sku string, target int, by string) (*ReshardResult, error) {
+func (s *Store) Reshard(ctx context.Context, sku string, target int, by string) (*inventory.ReshardResult, error) {
 	if target < 1 || target > inventory.MaxShards {
 		return nil, inventory.InvalidError("shards must be an integer from 1 to %d", inventory.MaxShards)
 	}
-	res := &ReshardResult{SKU: sku, Target: target}
+	res := &inventory.ReshardResult{SKU: sku, Target: target}
 	for range reshardRounds {
 		rec, err := s.skuRecordOf(ctx, sku)
 		if err != nil {
@@ -72,7 +60,7 @@ func (s *Store) Reshard(ctx context.Context, sku string, target int, by string) 
 
 // reshardStep sends the next transaction of a reshard of rec to target, or reports
 // done: the layout is as asked, or only reserved units hold shards past target.
-func (s *Store) reshardStep(ctx context.Context, rec *skuRecord, target int, by string, res *ReshardResult) (bool, error) {
+func (s *Store) reshardStep(ctx context.Context, rec *skuRecord, target int, by string, res *inventory.ReshardResult) (bool, error) {
 	if rec.Shards < target {
 		return false, s.growShards(ctx, rec, target, by)
 	}
@@ -212,10 +200,10 @@ func (s *Store) dropShards(ctx context.Context, rec *skuRecord, target int, by s
 	t := s.newTxn("shrink " + rec.SKU + " to " + strconv.Itoa(target) + " shards")
 	retired := maps.Clone(rec.Retired)
 	if retired == nil {
-		retired = map[string]ShardMark{}
+		retired = map[string]markRecord{}
 	}
 	for n := target; n < rec.Shards; n++ {
-		retired[strconv.Itoa(n)] = ShardMark{Seq: shards[n].Seq, Epoch: shards[n].Epoch}
+		retired[strconv.Itoa(n)] = markRecord{Seq: shards[n].Seq, Epoch: shards[n].Epoch}
 	}
 	upd := expression.Set(expression.Name("shards"), expression.Value(target)).Set(expression.Name("retired"), expression.Value(retired))
 	s.layoutUpdate(t, rec, by, upd, expression.AttributeExists(expression.Name("pk")))

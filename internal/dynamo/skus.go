@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -17,25 +16,9 @@ import (
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
-// ShardDetail is one shard item's counters (units).
-type ShardDetail struct {
-	Shard     int `json:"shard"`
-	Available int `json:"available"`
-	Reserved  int `json:"reserved"`
-	OnHand    int `json:"onHand"`
-}
-
-// SKUDetail is a SKU with its stock per shard and its last change.
-type SKUDetail struct {
-	inventory.SKU
-	PerShard  []ShardDetail // by shard number
-	UpdatedBy string        // principal of the last change ("" when unknown)
-	UpdatedAt time.Time     // when (zero when unknown)
-}
-
 // SKUDetail reads sku's record and every shard (steady: no unit in transit, see
 // steadyShards). Errors wrap inventory.ErrSKUNotFound or ErrBusy.
-func (s *Store) SKUDetail(ctx context.Context, sku string) (*SKUDetail, error) {
+func (s *Store) SKUDetail(ctx context.Context, sku string) (*inventory.SKUDetail, error) {
 	for range steadyRounds {
 		shards, rec, err := s.steadyShards(ctx, sku)
 		if err != nil {
@@ -57,12 +40,12 @@ func (s *Store) steadySKU(ctx context.Context, id string) (*inventory.SKU, error
 	return &d.SKU, nil
 }
 
-func detailOf(rec skuRecord, shards []shardRecord) *SKUDetail {
-	d := &SKUDetail{SKU: *recordSKU(rec, shards), UpdatedBy: rec.UpdatedBy, UpdatedAt: fromMilli(rec.UpdatedAt)}
+func detailOf(rec skuRecord, shards []shardRecord) *inventory.SKUDetail {
+	d := &inventory.SKUDetail{SKU: *recordSKU(rec, shards), UpdatedBy: rec.UpdatedBy, UpdatedAt: fromMilli(rec.UpdatedAt)}
 	for _, sh := range shards {
-		d.PerShard = append(d.PerShard, ShardDetail{Shard: sh.Shard, Available: sh.Available, Reserved: sh.Reserved, OnHand: sh.OnHand})
+		d.PerShard = append(d.PerShard, inventory.ShardDetail{Shard: sh.Shard, Available: sh.Available, Reserved: sh.Reserved, OnHand: sh.OnHand})
 	}
-	slices.SortFunc(d.PerShard, func(a, b ShardDetail) int { return cmp.Compare(a.Shard, b.Shard) })
+	slices.SortFunc(d.PerShard, func(a, b inventory.ShardDetail) int { return cmp.Compare(a.Shard, b.Shard) })
 	return d
 }
 
@@ -70,18 +53,18 @@ func detailOf(rec skuRecord, shards []shardRecord) *SKUDetail {
 // shards, and the cursor of the next page ("" at the end). It scans the skus table
 // (its size follows the catalogue). Errors wrap inventory.ErrInvalidRequest for a
 // cursor this store did not issue.
-func (s *Store) SKUs(ctx context.Context, after string) ([]*SKUDetail, string, error) {
+func (s *Store) SKUs(ctx context.Context, after string) ([]*inventory.SKUDetail, string, error) {
 	return s.skuPage(ctx, after, expression.Name("kind").Equal(expression.Value(kindSKU)))
 }
 
 // SKUsOnSale is SKUs of the SKUs on sale (onSale set: on sale now, upcoming or sold
 // out), for the buyer's list; a SKU put off sale is not in it.
-func (s *Store) SKUsOnSale(ctx context.Context, after string) ([]*SKUDetail, string, error) {
+func (s *Store) SKUsOnSale(ctx context.Context, after string) ([]*inventory.SKUDetail, string, error) {
 	return s.skuPage(ctx, after, expression.Name("kind").Equal(expression.Value(kindSKU)).
 		And(expression.Name("onSale").Equal(expression.Value(true))))
 }
 
-func (s *Store) skuPage(ctx context.Context, after string, filter expression.ConditionBuilder) ([]*SKUDetail, string, error) {
+func (s *Store) skuPage(ctx context.Context, after string, filter expression.ConditionBuilder) ([]*inventory.SKUDetail, string, error) {
 	start, err := decodeCursor(after, "pk")
 	if err != nil {
 		return nil, "", err
@@ -102,7 +85,7 @@ func (s *Store) skuPage(ctx context.Context, after string, filter expression.Con
 	if err != nil {
 		return nil, "", err
 	}
-	out := make([]*SKUDetail, len(recs))
+	out := make([]*inventory.SKUDetail, len(recs))
 	for i, rec := range recs {
 		out[i] = detailOf(rec, shards[rec.SKU])
 	}
@@ -219,9 +202,15 @@ type skuRecord struct {
 	// Retired keeps, per shard number a reshard deleted, the shard's seq and epoch at
 	// the deletion: reconcile's cut of the deleted shard, and where the shard carries
 	// on if it is grown again (see dropShards).
-	Retired   map[string]ShardMark `dynamodbav:"retired,omitempty"`
-	UpdatedBy string               `dynamodbav:"updatedBy,omitempty"` // principal of the last change
-	UpdatedAt int64                `dynamodbav:"updatedAt,omitempty"` // Unix milliseconds of the last change
+	Retired   map[string]markRecord `dynamodbav:"retired,omitempty"`
+	UpdatedBy string                `dynamodbav:"updatedBy,omitempty"` // principal of the last change
+	UpdatedAt int64                 `dynamodbav:"updatedAt,omitempty"` // Unix milliseconds of the last change
+}
+
+// markRecord is an inventory.ShardMark as the SKU record keeps it.
+type markRecord struct {
+	Seq   int `dynamodbav:"seq"`
+	Epoch int `dynamodbav:"epoch"`
 }
 
 // ErrSKUExists is returned by CreateSKU and EnsureSKU when a different SKU has the id

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/stockguard/stockguard/internal/dynamo"
 )
 
 // Lookup returns the value of the variable name, "" when it is not set: os.Getenv,
@@ -66,21 +64,6 @@ func Seconds(get Lookup, name string) (time.Duration, error) {
 		return 0, &Error{Name: name, Value: v, Want: "a positive whole number of seconds"}
 	}
 	return time.Duration(n) * time.Second, nil
-}
-
-// Tables reads the three table names; each must be set.
-func Tables(get Lookup) (dynamo.Tables, error) {
-	var t dynamo.Tables
-	for _, v := range []struct {
-		name string
-		dst  *string
-	}{{SKUsTable, &t.SKUs}, {OrdersTable, &t.Orders}, {StockLogTable, &t.StockLog}} {
-		var err error
-		if *v.dst, err = Required(get, v.name, "a DynamoDB table name"); err != nil {
-			return dynamo.Tables{}, err
-		}
-	}
-	return t, nil
 }
 
 // Count reads name as a whole number from 0 to max.

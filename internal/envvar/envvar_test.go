@@ -29,21 +29,6 @@ func TestSeconds_AcceptsOnlyPositiveWholeSeconds(t *testing.T) {
 		[]string{"", "0", "-1", "1.5", "15m", " 9"})
 }
 
-func TestTables_NamesTheFirstMissingTable(t *testing.T) {
-	all := map[string]string{SKUsTable: "s", OrdersTable: "o", StockLogTable: "l"}
-	if got, err := Tables(Map(all)); err != nil || got.SKUs != "s" || got.Orders != "o" || got.StockLog != "l" {
-		t.Errorf("%+v %v", got, err)
-	}
-	for name := range all {
-		vars := map[string]string{SKUsTable: "s", OrdersTable: "o", StockLogTable: "l"}
-		vars[name] = ""
-		var e *Error
-		if _, err := Tables(Map(vars)); !errors.As(err, &e) || e.Name != name {
-			t.Errorf("%s empty: %v", name, err)
-		}
-	}
-}
-
 func TestCount_AcceptsWholeNumbersUpToMax(t *testing.T) {
 	upTo100 := func(get Lookup, name string) (int, error) { return Count(get, name, 100) }
 	checkReader(t, upTo100, map[string]int{"0": 0, "7": 7, "100": 100}, []string{"", "-1", "101", "1.5", "ten"})

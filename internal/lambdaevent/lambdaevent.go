@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 )
@@ -129,4 +131,32 @@ func (f *Function) Invoke(ctx context.Context, event json.RawMessage) (any, erro
 	default:
 		return nil, &NotServedError{Function: f.Name, Kind: kind}
 	}
+}
+
+// Backoff bounds: by default a failed message (a refund, a WeChat call) is next delivered after
+// BackoffBase × 2^(receives−1), at most MaxBackoff (Amazon SQS API Reference,
+// ChangeMessageVisibility: at most 12 hours).
+const (
+	BackoffBase = 30 * time.Second
+	MaxBackoff  = 12 * time.Hour
+)
+
+// BackoffAfter is how long a message received receives times (≥ 1) stays hidden after
+// a failure: base doubling per receive, at least a second, at most MaxBackoff.
+func BackoffAfter(base time.Duration, receives int) time.Duration {
+	d := max(base, time.Second)
+	for i := 1; i < receives && d < MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, MaxBackoff)
+}
+
+// Receives is how often an SQS message was received, from its ApproximateReceiveCount
+// attribute; 1 when absent or unreadable.
+func Receives(m events.SQSMessage) int {
+	n, err := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/stockguard/stockguard/internal/closeq"
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
@@ -36,8 +35,8 @@ const maxIdempotencyKeyBytes = 64
 // the reservation, the owner's read,
 // and a page of the owner's orders, newest first.
 type Placing interface {
-	NewSlot(user, key string) (dynamo.OrderSlot, error)
-	Reserve(ctx context.Context, req dynamo.ReserveRequest) (*inventory.Order, bool, error)
+	NewSlot(user, key string) (inventory.OrderSlot, error)
+	Reserve(ctx context.Context, req inventory.ReserveRequest) (*inventory.Order, bool, error)
 	Order(ctx context.Context, userID, id string) (*inventory.Order, error)
 	UserOrders(ctx context.Context, userID, after string) ([]*inventory.Order, string, error)
 }
@@ -99,7 +98,7 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	scheduled := r.scheduleClose(ctx, slot)
-	order, replayed, err := r.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart, IdempotencyKey: key, Slot: slot, Subscriptions: subs})
+	order, replayed, err := r.store.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: cart, IdempotencyKey: key, Slot: slot, Subscriptions: subs})
 	sendErr := scheduled()
 	busy := 0.0
 	if errors.Is(err, inventory.ErrBusy) {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/stockguard/stockguard/internal/closeq"
-	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
 )
 
@@ -29,7 +29,7 @@ const scheduleTimeout = 2 * time.Second
 // closed when it comes after. A message
 // that arrives before a slow reservation has written its order is dropped the same
 // way; the sweep then releases that order, up to a sweep period late.
-func (r *Checkout) scheduleClose(ctx context.Context, slot dynamo.OrderSlot) func() error {
+func (r *Checkout) scheduleClose(ctx context.Context, slot inventory.OrderSlot) func() error {
 	if r.queue == nil {
 		return func() error { return nil }
 	}

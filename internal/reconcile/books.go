@@ -4,7 +4,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
@@ -18,18 +17,18 @@ type books struct {
 // shard, and for the SKU as a whole. short lists the shards whose entries read fall
 // short of (or exceed) the number their seq counts since the checkpoint.
 type ledgerSums struct {
-	shards map[int]dynamo.ShardBooks
+	shards map[int]inventory.ShardBooks
 	total  books
 	short  []int
 }
 
 // sums adds to sku's checkpoint (none on a full re-check) each shard's entries
 // stamped after the checkpoint's epoch and up to its cut's.
-func sums(sku dynamo.SKUState, cuts map[int]dynamo.ShardCut, entries []dynamo.LedgerEntry, read check) ledgerSums {
-	out := ledgerSums{shards: map[int]dynamo.ShardBooks{}}
+func sums(sku inventory.SKUState, cuts map[int]inventory.ShardCut, entries []inventory.LedgerEntry, read check) ledgerSums {
+	out := ledgerSums{shards: map[int]inventory.ShardBooks{}}
 	for _, n := range slices.Sorted(maps.Keys(cuts)) {
 		c := cuts[n]
-		b := dynamo.ShardBooks{Epoch: -1}
+		b := inventory.ShardBooks{Epoch: -1}
 		if cp := sku.Checkpoint; cp != nil && read == sinceCheckpoints {
 			if prev, ok := cp.Shards[n]; ok {
 				b = prev
@@ -87,10 +86,10 @@ func (d *differ) add(rule Rule, expected, actual int) {
 
 // check compares one SKU's counters at its cuts with its ledger sums through the same
 // cuts, and records its differences and whether a repair explains them.
-func (r *Reconciler) check(snap *snapshot, sku dynamo.SKUState) {
+func (r *Reconciler) check(snap *snapshot, sku inventory.SKUState) {
 	ledger, cuts := snap.ledger[sku.SKU], snap.cuts[sku.SKU]
 	d := &differ{sku: sku.SKU}
-	var c dynamo.ShardCounters
+	var c inventory.ShardCounters
 	for _, sc := range cuts {
 		c.Available += sc.Counters.Available
 		c.OnHand += sc.Counters.OnHand
@@ -121,8 +120,8 @@ func (r *Reconciler) check(snap *snapshot, sku dynamo.SKUState) {
 // the differences, and false when some shard's cannot be explained. The reserved
 // units a shard's counters should hold are the ledger's (RESERVE − RELEASE − COMMIT
 // through the cut); the open orders (pending) only pick which side a repair trusts.
-func (d *differ) shards(cuts map[int]dynamo.ShardCut, ledger ledgerSums, pending map[int]int) ([]dynamo.ShardFix, bool) {
-	var fixes []dynamo.ShardFix
+func (d *differ) shards(cuts map[int]inventory.ShardCut, ledger ledgerSums, pending map[int]int) ([]inventory.ShardFix, bool) {
+	var fixes []inventory.ShardFix
 	fixable := true
 	for _, n := range slices.Sorted(maps.Keys(cuts)) {
 		sc, l, p := cuts[n].Counters, ledger.shards[n], pending[n]
@@ -155,23 +154,23 @@ func (d *differ) shards(cuts map[int]dynamo.ShardCut, ledger ledgerSums, pending
 
 // shardFix is the repair that explains shard n's difference, with the open orders
 // (p reserved units) as the reference; false when none does.
-func shardFix(n int, sc dynamo.ShardCounters, l dynamo.ShardBooks, p int) (dynamo.ShardFix, bool) {
+func shardFix(n int, sc inventory.ShardCounters, l inventory.ShardBooks, p int) (inventory.ShardFix, bool) {
 	ledgerFits := l.OnHand-l.Available == p && l.Available >= 0 && l.Available <= l.OnHand
 	countersFit := sc.OnHand-sc.Available == p && sc.Available >= 0 && sc.Available <= sc.OnHand
 	switch {
 	case ledgerFits && !countersFit:
 		// The ledger agrees with the open orders: the counters drifted.
-		return dynamo.ShardFix{Shard: n, Seen: sc, Available: l.Available, OnHand: l.OnHand}, true
+		return inventory.ShardFix{Shard: n, Seen: sc, Available: l.Available, OnHand: l.OnHand}, true
 	case countersFit && !ledgerFits:
 		// The counters agree with the open orders: the ledger lost or gained entries.
-		return dynamo.ShardFix{Shard: n, Seen: sc, Available: sc.Available, OnHand: sc.OnHand,
+		return inventory.ShardFix{Shard: n, Seen: sc, Available: sc.Available, OnHand: sc.OnHand,
 			LedgerAvailable: sc.Available - l.Available, LedgerOnHand: sc.OnHand - l.OnHand}, true
 	case countersFit && ledgerFits && sc.Reserved != p && sc.Available == l.Available && sc.OnHand == l.OnHand:
 		// Only the reserved counter drifted.
-		return dynamo.ShardFix{Shard: n, Seen: sc, Available: sc.Available, OnHand: sc.OnHand}, true
+		return inventory.ShardFix{Shard: n, Seen: sc, Available: sc.Available, OnHand: sc.OnHand}, true
 	}
 	// Neither side, or both, agree with the orders (e.g. available and on-hand off by
 	// the same amount: a lost or doubled ADJUST, or a counter edit): which is right is
 	// a fact about the warehouse, for a person to establish.
-	return dynamo.ShardFix{}, false
+	return inventory.ShardFix{}, false
 }

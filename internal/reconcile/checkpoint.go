@@ -6,7 +6,7 @@ import (
 	"maps"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // fold saves, for every SKU whose shards moved since its checkpoint, the ledger sums
@@ -24,7 +24,7 @@ func (r *Reconciler) fold(ctx context.Context, snap *snapshot) {
 		if sku.Checkpoint != nil {
 			prev = sku.Checkpoint.Version
 		}
-		if err := r.store.SaveCheckpoint(ctx, dynamo.Checkpoint{SKU: sku.SKU, Shards: sums.shards}, prev); err != nil {
+		if err := r.store.SaveCheckpoint(ctx, inventory.Checkpoint{SKU: sku.SKU, Shards: sums.shards}, prev); err != nil {
 			r.log.LogAttrs(ctx, slog.LevelWarn, "checkpoint not saved; the watermark stays", slog.String("skuId", sku.SKU), slog.String("error", err.Error()))
 			saved = false
 		}

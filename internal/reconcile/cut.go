@@ -6,7 +6,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // cut takes the cut of every shard (see dynamo.Cut): a shard whose seq has not moved
@@ -18,15 +18,15 @@ import (
 // at its retired seq and epoch.
 func (r *Reconciler) cut(ctx context.Context, snap *snapshot, read func(int)) error {
 	for _, sku := range snap.skus {
-		cuts := map[int]dynamo.ShardCut{}
+		cuts := map[int]inventory.ShardCut{}
 		for _, n := range slices.Sorted(maps.Keys(sku.Shards)) {
 			mark := sku.Marks[n]
 			if cp, ok := checkpointed(sku, n); ok && snap.check == sinceCheckpoints && cp.Seq == mark.Seq {
-				cuts[n] = dynamo.ShardCut{Counters: sku.Shards[n], Epoch: cp.Epoch, Seq: cp.Seq}
+				cuts[n] = inventory.ShardCut{Counters: sku.Shards[n], Epoch: cp.Epoch, Seq: cp.Seq}
 				continue
 			}
 			c, err := r.store.Cut(ctx, sku.SKU, n)
-			if errors.Is(err, dynamo.ErrMoved) {
+			if errors.Is(err, inventory.ErrMoved) {
 				continue // deleted since the Scan: the shard count rule reports it
 			}
 			if err != nil {
@@ -37,7 +37,7 @@ func (r *Reconciler) cut(ctx context.Context, snap *snapshot, read func(int)) er
 		}
 		for n, m := range sku.Retired {
 			if _, live := sku.Shards[n]; !live {
-				cuts[n] = dynamo.ShardCut{Epoch: m.Epoch, Seq: m.Seq}
+				cuts[n] = inventory.ShardCut{Epoch: m.Epoch, Seq: m.Seq}
 			}
 		}
 		snap.cuts[sku.SKU] = cuts
@@ -49,7 +49,7 @@ func (r *Reconciler) cut(ctx context.Context, snap *snapshot, read func(int)) er
 // have none): the only shards with ledger entries not yet in a checkpoint, so the only
 // ones whose entries since the watermark a run reads (dynamo.Store.LedgerSince). A
 // live shard is judged by the seq the Scan read, a deleted one by its retired seq.
-func moved(skus []dynamo.SKUState) map[string][]int {
+func moved(skus []inventory.SKUState) map[string][]int {
 	out := map[string][]int{}
 	for _, sku := range skus {
 		seqs := map[int]int{}
@@ -69,9 +69,9 @@ func moved(skus []dynamo.SKUState) map[string][]int {
 }
 
 // checkpointed is shard n's checkpoint, if it has one.
-func checkpointed(sku dynamo.SKUState, n int) (dynamo.ShardBooks, bool) {
+func checkpointed(sku inventory.SKUState, n int) (inventory.ShardBooks, bool) {
 	if sku.Checkpoint == nil {
-		return dynamo.ShardBooks{}, false
+		return inventory.ShardBooks{}, false
 	}
 	b, ok := sku.Checkpoint.Shards[n]
 	return b, ok

@@ -98,7 +98,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/stockguard/stockguard/internal/clock"
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
 )
@@ -118,18 +117,18 @@ type Publisher interface {
 // entries, and what a run writes back (checkpoints, watermark, repairs, releases of
 // overdue orders, its report).
 type Books interface {
-	Stock(ctx context.Context, read func(items int)) ([]dynamo.SKUState, dynamo.Watermark, error)
-	Cut(ctx context.Context, sku string, n int) (dynamo.ShardCut, error)
-	LedgerSince(ctx context.Context, shards map[string][]int, after, until time.Time, read func(items int)) iter.Seq2[dynamo.LedgerEntry, error]
-	LedgerAll(ctx context.Context, read func(items int)) iter.Seq2[dynamo.LedgerEntry, error]
-	OpenOrders(ctx context.Context, read func(items int)) iter.Seq2[dynamo.OpenOrder, error]
+	Stock(ctx context.Context, read func(items int)) ([]inventory.SKUState, inventory.Watermark, error)
+	Cut(ctx context.Context, sku string, n int) (inventory.ShardCut, error)
+	LedgerSince(ctx context.Context, shards map[string][]int, after, until time.Time, read func(items int)) iter.Seq2[inventory.LedgerEntry, error]
+	LedgerAll(ctx context.Context, read func(items int)) iter.Seq2[inventory.LedgerEntry, error]
+	OpenOrders(ctx context.Context, read func(items int)) iter.Seq2[inventory.OpenOrder, error]
 	RefundingBefore(ctx context.Context, before time.Time) iter.Seq2[string, error]
 	Lookup(ctx context.Context, id string) (*inventory.Order, error)
 	Returned(ctx context.Context, order *inventory.Order) (map[string]int, error)
 	Release(ctx context.Context, order *inventory.Order, reason inventory.CancelReason) (*inventory.Order, bool, error)
-	SaveCheckpoint(ctx context.Context, cp dynamo.Checkpoint, prev int) error
-	SaveWatermark(ctx context.Context, w dynamo.Watermark, prev time.Time) error
-	Repair(ctx context.Context, run, sku, reason string, fixes []dynamo.ShardFix) error
+	SaveCheckpoint(ctx context.Context, cp inventory.Checkpoint, prev int) error
+	SaveWatermark(ctx context.Context, w inventory.Watermark, prev time.Time) error
+	Repair(ctx context.Context, run, sku, reason string, fixes []inventory.ShardFix) error
 	SaveReport(ctx context.Context, report []byte) error
 }
 
@@ -290,20 +289,20 @@ func New(store Books, alert Publisher, log *slog.Logger, cfg Config) *Reconciler
 
 // snapshot is what one pass read and concluded.
 type snapshot struct {
-	skus      []dynamo.SKUState
-	mark      dynamo.Watermark
-	check     check                              // a full re-check or from the checkpoints
-	cuts      map[string]map[int]dynamo.ShardCut // SKU → shard → the shard at its cut
-	entries   []dynamo.LedgerEntry               // read this pass: after the watermark (all, the first time)
-	bySKU     map[string][]dynamo.LedgerEntry    // the same, by SKU
-	ledger    map[string]ledgerSums              // SKU → sums through the cuts
-	pending   map[string]map[int]int             // SKU → shard → reserved units of open orders
-	overdue   []dynamo.OpenOrder                 // PENDING past expiresAt + grace
-	diffs     map[string][]Difference            // SKU → broken rules
-	fixes     map[string][]dynamo.ShardFix       // SKU → repairs that would explain them
-	unfixable []string                           // SKUs no repair explains
-	short     bool                               // some shard's entries read did not match its seq
-	scan      bool                               // read the ledger with a Scan, not through the index
+	skus      []inventory.SKUState
+	mark      inventory.Watermark
+	check     check                                 // a full re-check or from the checkpoints
+	cuts      map[string]map[int]inventory.ShardCut // SKU → shard → the shard at its cut
+	entries   []inventory.LedgerEntry               // read this pass: after the watermark (all, the first time)
+	bySKU     map[string][]inventory.LedgerEntry    // the same, by SKU
+	ledger    map[string]ledgerSums                 // SKU → sums through the cuts
+	pending   map[string]map[int]int                // SKU → shard → reserved units of open orders
+	overdue   []inventory.OpenOrder                 // PENDING past expiresAt + grace
+	diffs     map[string][]Difference               // SKU → broken rules
+	fixes     map[string][]inventory.ShardFix       // SKU → repairs that would explain them
+	unfixable []string                              // SKUs no repair explains
+	short     bool                                  // some shard's entries read did not match its seq
+	scan      bool                                  // read the ledger with a Scan, not through the index
 	now       time.Time
 }
 
@@ -372,7 +371,7 @@ func (r *Reconciler) keep(ctx context.Context, rep *Report) {
 // pass reads the stock, cuts the shards, reads the open orders and the ledger since
 // the watermark, and concludes differences, overdue orders and possible repairs.
 func (r *Reconciler) pass(ctx context.Context, read func(int)) (*snapshot, error) {
-	snap := &snapshot{now: r.cfg.Now().UTC(), cuts: map[string]map[int]dynamo.ShardCut{}, pending: map[string]map[int]int{}}
+	snap := &snapshot{now: r.cfg.Now().UTC(), cuts: map[string]map[int]inventory.ShardCut{}, pending: map[string]map[int]int{}}
 	var err error
 	if snap.skus, snap.mark, err = r.store.Stock(ctx, read); err != nil {
 		return nil, err
@@ -404,8 +403,8 @@ func (r *Reconciler) pass(ctx context.Context, read func(int)) (*snapshot, error
 // full re-check, or when the watermark is too old to walk the index) and checks every
 // SKU at its cuts.
 func (r *Reconciler) conclude(ctx context.Context, snap *snapshot, read func(int)) error {
-	snap.entries, snap.bySKU, snap.ledger = nil, map[string][]dynamo.LedgerEntry{}, map[string]ledgerSums{}
-	snap.diffs, snap.fixes, snap.unfixable, snap.short = map[string][]Difference{}, map[string][]dynamo.ShardFix{}, nil, false
+	snap.entries, snap.bySKU, snap.ledger = nil, map[string][]inventory.LedgerEntry{}, map[string]ledgerSums{}
+	snap.diffs, snap.fixes, snap.unfixable, snap.short = map[string][]Difference{}, map[string][]inventory.ShardFix{}, nil, false
 	entries := r.store.LedgerAll(ctx, read)
 	if w := snap.mark.Through; snap.check == sinceCheckpoints && !snap.scan && !w.IsZero() && snap.now.Sub(w) <= maxCatchUp {
 		entries = r.store.LedgerSince(ctx, moved(snap.skus), w, snap.now.Add(clockAhead), read)

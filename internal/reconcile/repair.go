@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/metric"
 )
@@ -24,7 +23,7 @@ func (r *Reconciler) repair(ctx context.Context, snap *snapshot) []Repaired {
 		fixes := snap.fixes[sku]
 		if err := r.store.Repair(ctx, run, sku, "reconcile", fixes); err != nil {
 			level := slog.LevelError
-			if errors.Is(err, dynamo.ErrMoved) {
+			if errors.Is(err, inventory.ErrMoved) {
 				level = slog.LevelWarn // live traffic moved the counters: next run
 			}
 			r.log.LogAttrs(ctx, level, "repair not applied", slog.String("skuId", sku), slog.String("error", err.Error()))

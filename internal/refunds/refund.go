@@ -33,6 +33,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/metric"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
@@ -90,7 +91,7 @@ type Options struct {
 	// WeChat Pay about it; default 30 minutes.
 	StuckAfter time.Duration
 	// Backoff is how long a failed refund message waits before its second delivery,
-	// doubling with every further receive (see BackoffAfter); default BackoffBase.
+	// doubling with every further receive (see lambdaevent.BackoffAfter); default lambdaevent.BackoffBase.
 	Backoff time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
@@ -115,7 +116,7 @@ func NewRefunder(store Settling, pay Payments, queue *Queue, log *slog.Logger, o
 		opts.Now = time.Now
 	}
 	if opts.Backoff <= 0 {
-		opts.Backoff = BackoffBase
+		opts.Backoff = lambdaevent.BackoffBase
 	}
 	return &Refunder{store: store, pay: pay, queue: queue, log: log, opts: opts}
 }
@@ -139,7 +140,7 @@ func (r *Refunder) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQ
 			done, err := r.handleRecord(ctx, rec)
 			if err != nil {
 				r.log.LogAttrs(ctx, slog.LevelWarn, "refund request failed; it will be retried",
-					slog.String("messageId", rec.MessageId), slog.Duration("after", BackoffAfter(r.opts.Backoff, Receives(rec))), slog.String("error", err.Error()))
+					slog.String("messageId", rec.MessageId), slog.Duration("after", lambdaevent.BackoffAfter(r.opts.Backoff, lambdaevent.Receives(rec))), slog.String("error", err.Error()))
 				r.backoff(ctx, rec)
 			}
 			mu.Lock()
@@ -165,7 +166,7 @@ func (r *Refunder) backoff(ctx context.Context, rec events.SQSMessage) {
 	if r.queue == nil || rec.ReceiptHandle == "" {
 		return
 	}
-	if err := r.queue.Hide(ctx, rec.ReceiptHandle, BackoffAfter(r.opts.Backoff, Receives(rec))); err != nil {
+	if err := r.queue.Hide(ctx, rec.ReceiptHandle, lambdaevent.BackoffAfter(r.opts.Backoff, lambdaevent.Receives(rec))); err != nil {
 		r.log.LogAttrs(ctx, slog.LevelWarn, "refund message kept its visibility timeout", slog.String("error", err.Error()))
 	}
 }

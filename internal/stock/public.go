@@ -8,7 +8,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -26,7 +25,7 @@ const cacheControl = "public, max-age=1"
 // its stock summed over its shards, and a page of the SKUs on sale.
 type Reader interface {
 	SKU(ctx context.Context, id string) (*inventory.SKU, error)
-	SKUsOnSale(ctx context.Context, after string) ([]*dynamo.SKUDetail, string, error)
+	SKUsOnSale(ctx context.Context, after string) ([]*inventory.SKUDetail, string, error)
 }
 
 // Public serves RouteShow and RoutePublicList from answers at most MaxStale old: each

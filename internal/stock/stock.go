@@ -16,7 +16,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -43,10 +42,10 @@ type Catalog interface {
 	EnsureSKU(ctx context.Context, in inventory.NewSKU) (bool, error)
 	PatchSKU(ctx context.Context, sku string, p inventory.SKUPatch, by string) (*inventory.SKU, error)
 	Adjust(ctx context.Context, sku string, a inventory.Adjustment) (bool, error)
-	Reshard(ctx context.Context, sku string, target int, by string) (*dynamo.ReshardResult, error)
-	SKUDetail(ctx context.Context, sku string) (*dynamo.SKUDetail, error)
-	SKUs(ctx context.Context, after string) ([]*dynamo.SKUDetail, string, error)
-	Ledger(ctx context.Context, sku, after string) ([]dynamo.LedgerEntry, string, error)
+	Reshard(ctx context.Context, sku string, target int, by string) (*inventory.ReshardResult, error)
+	SKUDetail(ctx context.Context, sku string) (*inventory.SKUDetail, error)
+	SKUs(ctx context.Context, after string) ([]*inventory.SKUDetail, string, error)
+	Ledger(ctx context.Context, sku, after string) ([]inventory.LedgerEntry, string, error)
 }
 
 // Merchant serves the merchant's SKU routes (docs/contract.md, "Merchant API").

@@ -6,28 +6,28 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/stockguard/stockguard/internal/dynamo"
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // skuJSON is the merchant API's SKU: the buyer's view plus the stock per shard
 // (units), the limit, the shard count and the last change. Times are RFC 3339 UTC,
 // money fen.
 type skuJSON struct {
-	SKU          string               `json:"skuId"`
-	Name         string               `json:"name"`
-	Price        int64                `json:"price"`
-	Currency     string               `json:"currency"`
-	OnSale       bool                 `json:"onSale"`
-	Status       string               `json:"status"`
-	SaleStartsAt string               `json:"saleStartsAt,omitempty"`
-	LimitPerUser int                  `json:"limitPerUser"`
-	Shards       int                  `json:"shards"`
-	Available    int                  `json:"available"`
-	Reserved     int                  `json:"reserved"`
-	OnHand       int                  `json:"onHand"`
-	PerShard     []dynamo.ShardDetail `json:"perShard"`
-	UpdatedBy    string               `json:"updatedBy,omitempty"`
-	UpdatedAt    string               `json:"updatedAt,omitempty"`
+	SKU          string                  `json:"skuId"`
+	Name         string                  `json:"name"`
+	Price        int64                   `json:"price"`
+	Currency     string                  `json:"currency"`
+	OnSale       bool                    `json:"onSale"`
+	Status       string                  `json:"status"`
+	SaleStartsAt string                  `json:"saleStartsAt,omitempty"`
+	LimitPerUser int                     `json:"limitPerUser"`
+	Shards       int                     `json:"shards"`
+	Available    int                     `json:"available"`
+	Reserved     int                     `json:"reserved"`
+	OnHand       int                     `json:"onHand"`
+	PerShard     []inventory.ShardDetail `json:"perShard"`
+	UpdatedBy    string                  `json:"updatedBy,omitempty"`
+	UpdatedAt    string                  `json:"updatedAt,omitempty"`
 }
 
 func rfc3339(t time.Time) string {
@@ -37,7 +37,7 @@ func rfc3339(t time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-func skuView(d *dynamo.SKUDetail, now time.Time) skuJSON {
+func skuView(d *inventory.SKUDetail, now time.Time) skuJSON {
 	return skuJSON{
 		SKU: d.ID, Name: d.Name, Price: d.Price, Currency: d.Currency, OnSale: d.OnSale,
 		Status: string(d.Status(now)), SaleStartsAt: rfc3339(d.SaleStartsAt), LimitPerUser: d.LimitPerUser,
@@ -74,7 +74,7 @@ type entryJSON struct {
 	By         string         `json:"by,omitempty"`
 }
 
-func entryView(e dynamo.LedgerEntry) entryJSON {
+func entryView(e inventory.LedgerEntry) entryJSON {
 	v := entryJSON{Key: e.Key, Ref: e.Ref, Op: string(e.Op), SKU: e.SKU, Qty: e.Qty, DAvailable: e.DAvailable, DOnHand: e.DOnHand,
 		At: rfc3339(e.At), Reason: e.Reason, By: e.By}
 	if len(e.Shards) > 0 {

@@ -2,7 +2,7 @@
 // (which trigger is served by which adapter of which capability, Define), the handler
 // bound from that table (Table.Bind), and the settings its configuration is read with
 // (Read and the readers). Each function's own wiring is a package under
-// internal/function (e.g. internal/function/createorder): its Config, its Load reading
+// internal/wiring/function (e.g. internal/wiring/function/createorder): its Config, its Load reading
 // that Config from the environment the main passes, its Build taking exactly the
 // clients it needs, and its Function describing it; a function's binary links only
 // that package and what it imports. package function lists them all, for the local
@@ -24,7 +24,7 @@ import (
 )
 
 // A Function is one Lambda function of template.yaml: its logical id, short name and
-// triggers. Each function's package under internal/function declares its own.
+// triggers. Each function's package under internal/wiring/function declares its own.
 type Function struct {
 	// Name is the function's logical id in template.yaml, e.g. CreateOrderFunction.
 	Name string

@@ -4,7 +4,7 @@
 // refund) and done by the wechat function, which alone calls WeChat's server API.
 // A message names what to do and on which order or refund; the store stays the
 // authority on the rest. Work that fails for a reason worth retrying is delivered
-// again with backoff (refunds.BackoffAfter: 30 s doubling, ChangeMessageVisibility);
+// again with backoff (lambdaevent.BackoffAfter: 30 s doubling, ChangeMessageVisibility);
 // after the queue's maxReceiveCount it moves to the dead-letter queue, which is
 // alarmed (RUNBOOK.md, WeChatDeadLetterAlarm).
 package wxqueue
@@ -23,7 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/inventory"
-	"github.com/stockguard/stockguard/internal/refunds"
+	"github.com/stockguard/stockguard/internal/lambdaevent"
 )
 
 // Kinds of work.
@@ -124,11 +124,11 @@ type Worker struct {
 }
 
 // NewWorker returns a Worker handing each message to handlers[kind]; queue (nil:
-// none) lengthens failed messages' visibility by refunds.BackoffAfter(backoff, receives)
-// (backoff zero: refunds.BackoffBase).
+// none) lengthens failed messages' visibility by lambdaevent.BackoffAfter(backoff, receives)
+// (backoff zero: lambdaevent.BackoffBase).
 func NewWorker(queue *Queue, log *slog.Logger, backoff time.Duration, handlers map[string]Handler) *Worker {
 	if backoff <= 0 {
-		backoff = refunds.BackoffBase
+		backoff = lambdaevent.BackoffBase
 	}
 	return &Worker{queue: queue, log: log, handlers: handlers, backoff: backoff}
 }
@@ -155,7 +155,7 @@ func (w *Worker) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQSE
 				return
 			}
 			if err := h(ctx, m); err != nil {
-				after := refunds.BackoffAfter(w.backoff, refunds.Receives(rec))
+				after := lambdaevent.BackoffAfter(w.backoff, lambdaevent.Receives(rec))
 				w.log.LogAttrs(ctx, slog.LevelWarn, "WeChat queue work failed; it will be retried", slog.String("kind", m.Kind),
 					slog.String("messageId", rec.MessageId), slog.Duration("after", after), slog.String("error", err.Error()))
 				if w.queue != nil && rec.ReceiptHandle != "" {

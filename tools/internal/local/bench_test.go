@@ -17,7 +17,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/stockguard/stockguard/internal/closeq"
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/testing/testkit"
 	"github.com/stockguard/stockguard/tools/internal/local"
@@ -184,7 +183,7 @@ func BenchmarkReleaseLag(b *testing.B) {
 			c, _ := inventory.NewCart([]inventory.Line{{SKU: "cup-01", Qty: 1}})
 			var ids []string
 			for i := 0; b.Loop(); i++ {
-				order, _, err := stack.Store.Reserve(ctx, dynamo.ReserveRequest{UserID: "u" + strconv.Itoa(i), Cart: c})
+				order, _, err := stack.Store.Reserve(ctx, inventory.ReserveRequest{UserID: "u" + strconv.Itoa(i), Cart: c})
 				if err != nil {
 					b.Fatal(err)
 				}

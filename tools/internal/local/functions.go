@@ -13,16 +13,6 @@ import (
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
-	"github.com/stockguard/stockguard/internal/function/admin"
-	alertchatfn "github.com/stockguard/stockguard/internal/function/alertchat"
-	"github.com/stockguard/stockguard/internal/function/closeorder"
-	"github.com/stockguard/stockguard/internal/function/createorder"
-	"github.com/stockguard/stockguard/internal/function/jwks"
-	loginfn "github.com/stockguard/stockguard/internal/function/login"
-	"github.com/stockguard/stockguard/internal/function/paycallback"
-	reconcilefn "github.com/stockguard/stockguard/internal/function/reconcile"
-	"github.com/stockguard/stockguard/internal/function/refund"
-	"github.com/stockguard/stockguard/internal/function/wechat"
 	"github.com/stockguard/stockguard/internal/idtoken"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/login"
@@ -30,12 +20,22 @@ import (
 	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/internal/wechatpay"
+	"github.com/stockguard/stockguard/internal/wiring/function/admin"
+	alertchatfn "github.com/stockguard/stockguard/internal/wiring/function/alertchat"
+	"github.com/stockguard/stockguard/internal/wiring/function/closeorder"
+	"github.com/stockguard/stockguard/internal/wiring/function/createorder"
+	"github.com/stockguard/stockguard/internal/wiring/function/jwks"
+	loginfn "github.com/stockguard/stockguard/internal/wiring/function/login"
+	"github.com/stockguard/stockguard/internal/wiring/function/paycallback"
+	reconcilefn "github.com/stockguard/stockguard/internal/wiring/function/reconcile"
+	"github.com/stockguard/stockguard/internal/wiring/function/refund"
+	"github.com/stockguard/stockguard/internal/wiring/function/wechat"
 	"github.com/stockguard/stockguard/internal/wxlogin"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
 // wireFunction builds one function's handler from its environment env with the
-// function's own wiring, as its main does (the package under internal/function): the
+// function's own wiring, as its main does (the package under internal/wiring/function): the
 // same configuration loading (so a bad setting fails Start, naming the variable), the
 // same Build. Only what is local differs: the configuration's local values and the
 // clients (the embedded servers, the WeChat stand-ins, the in-memory key).
@@ -54,7 +54,7 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 		wechat.Function.Name:      wired(wechat.Load, w.wechat),
 	}[name]
 	if !ok {
-		return nil, fmt.Errorf("no wiring under internal/function")
+		return nil, fmt.Errorf("no wiring under internal/wiring/function")
 	}
 	fn, err := build(env)
 	if err != nil {
@@ -123,7 +123,7 @@ func (w wirer) payCallback(c paycallback.Config) (*lambdaevent.Function, error) 
 // try (a second refund within it is refused 429 and waits its turn in the refund
 // queue); StackConfig.Refund changes its options.
 func (w wirer) refund(c refund.Config) (*lambdaevent.Function, error) {
-	if w.cfg.RefundInterval > 0 && w.cfg.RefundInterval < cmp.Or(c.Backoff, refunds.BackoffBase) {
+	if w.cfg.RefundInterval > 0 && w.cfg.RefundInterval < cmp.Or(c.Backoff, lambdaevent.BackoffBase) {
 		c.Backoff = w.cfg.RefundInterval
 	}
 	if w.cfg.Refund != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/stockguard/stockguard/internal/envvar"
-	"github.com/stockguard/stockguard/internal/function"
+	"github.com/stockguard/stockguard/internal/wiring/function"
 	"github.com/stockguard/stockguard/tools/internal/local"
 	"github.com/stockguard/stockguard/tools/internal/sam"
 	"github.com/stockguard/stockguard/tools/internal/testing/stacktest"
@@ -63,7 +63,7 @@ var invalidValues = map[string][]string{
 // the stack starts with the template's environment as it is, no function reads one
 // the template does not set. The environments are the ones the stack hands each
 // function (the template's, resolved locally); each wrong setting goes through the
-// configuration loading every main and the stack run (its package's Load under internal/function), and one
+// configuration loading every main and the stack run (its package's Load under internal/wiring/function), and one
 // per function through local.Start itself, whose error must also name the function.
 func TestFunctions_RefuseToStartOnAMissingOrInvalidSetting(t *testing.T) {
 	envs := map[string]map[string]string{}

@@ -88,7 +88,7 @@ const modulePath = "github.com/stockguard/stockguard"
 // servedWith reads which function serves with which package: every package a
 // function's binary links (go list -deps of functions/<name>, built as the Makefile
 // builds it), under the function's short name, its directory's name. Each function's
-// wiring (internal/function/<name>) imports only what that function serves with.
+// wiring (internal/wiring/function/<name>) imports only what that function serves with.
 func servedWith(t *testing.T, root string) map[string][]string {
 	t.Helper()
 	mains, err := filepath.Glob(filepath.Join(root, "functions", "*", "main.go"))

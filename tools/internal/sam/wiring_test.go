@@ -20,9 +20,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/function"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/testing/testkit"
+	"github.com/stockguard/stockguard/internal/wiring/function"
 	"github.com/stockguard/stockguard/tools/internal/sam"
 )
 

@@ -21,7 +21,7 @@ func TestCut_CountersAtACutAreTheEntriesStampedUpToIt(t *testing.T) {
 	var mu sync.Mutex
 	var cuts []struct {
 		shard int
-		cut   dynamo.ShardCut
+		cut   inventory.ShardCut
 	}
 	testkit.Parallel(24, func(i int) {
 		if i%3 == 2 { // a third of the goroutines cut, the others buy and cancel
@@ -35,14 +35,14 @@ func TestCut_CountersAtACutAreTheEntriesStampedUpToIt(t *testing.T) {
 				mu.Lock()
 				cuts = append(cuts, struct {
 					shard int
-					cut   dynamo.ShardCut
+					cut   inventory.ShardCut
 				}{n, c})
 				mu.Unlock()
 			}
 			return
 		}
 		user := fmt.Sprintf("u%d", i)
-		order, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "jar", Qty: 1 + i%3})})
+		order, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "jar", Qty: 1 + i%3})})
 		if err != nil {
 			t.Error(err)
 			return
@@ -60,7 +60,7 @@ func TestCut_CountersAtACutAreTheEntriesStampedUpToIt(t *testing.T) {
 		}
 		cuts = append(cuts, struct {
 			shard int
-			cut   dynamo.ShardCut
+			cut   inventory.ShardCut
 		}{n, c})
 	}
 	entries := e.Scan(t, e.Tables.StockLog)

@@ -69,7 +69,7 @@ func TestReserve_LostResponseAfterAppliedWriteConvergesOnOneOrder(t *testing.T) 
 			e := newEnv(t, dynamo.Options{}, f.wrap)
 			e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
 			f.left.Store(1)
-			order, replayed, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", IdempotencyKey: key, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})})
+			order, replayed, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "u", IdempotencyKey: key, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})})
 			if err != nil || replayed {
 				t.Fatalf("replayed=%v err=%v; want the order, created", replayed, err)
 			}
@@ -89,7 +89,7 @@ func TestReserve_RetriesTransactionConflictsThenSucceeds(t *testing.T) {
 	f := &faults{fault: conflict}
 	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
 	f.left.Store(dynamo.MaxAttempts - 1)
-	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
+	if _, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatalf("after %d conflicts: %v, want the order", dynamo.MaxAttempts-1, err)
 	}
 	b := e.books(t, "cup")
@@ -110,7 +110,7 @@ func TestReserve_AnswersBusyAndReservesNothingWhenThrottlingPersists(t *testing.
 	f := &faults{fault: throttled}
 	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
 	f.left.Store(1 << 30)
-	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+	_, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
 	if !errors.Is(err, inventory.ErrBusy) {
 		t.Fatalf("persistent throttling: %v, want BUSY", err)
 	}
@@ -124,7 +124,7 @@ func TestReserve_AnswersBusyAndReservesNothingWhenConflictsPersist(t *testing.T)
 	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
 	f.left.Store(1 << 30)
 	sent := e.sent("TransactWriteItems")
-	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+	_, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
 	if !errors.Is(err, inventory.ErrBusy) {
 		t.Fatalf("persistent conflicts: %v, want BUSY", err)
 	}
@@ -156,11 +156,11 @@ func (d *down) wrap(next http.Handler) http.Handler {
 func TestReserve_StoreFailureAnswersBusyAndReservesNothing(t *testing.T) {
 	d := &down{}
 	e := newEnv(t, dynamo.Options{}, d.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
-	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "warm", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
+	if _, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "warm", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err)
 	}
 	d.on.Store(true)
-	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+	_, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
 	d.on.Store(false)
 	if !errors.Is(err, inventory.ErrBusy) {
 		t.Fatalf("store down: %v, want BUSY", err)
@@ -175,13 +175,13 @@ func TestReserve_StoreFailureAnswersBusyAndReservesNothing(t *testing.T) {
 func TestReserve_ChargesTheCurrentPriceWhenTheCachedOneIsStale(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5, Price: 100, Shards: 2})
 	ctx := context.Background()
-	if _, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "a", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
+	if _, _, err := e.store.Reserve(ctx, inventory.ReserveRequest{UserID: "a", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err) // caches the price 100
 	}
 	for _, pk := range []string{"cup", "cup#shard#0", "cup#shard#1"} { // an operator's price change
 		e.Set(t, e.Tables.SKUs, pk, "price", 150)
 	}
-	order, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "b", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})})
+	order, _, err := e.store.Reserve(ctx, inventory.ReserveRequest{UserID: "b", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestReserve_ReadsBackAnOrderWhoseEveryResponseWasLost(t *testing.T) {
 	f := &faults{fault: applyThenDrop}
 	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
 	f.left.Store(dynamo.MaxAttempts) // the SDK gives up: the outcome is unknown to it
-	order, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+	order, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
 	if err != nil {
 		t.Fatalf("%v, want the order that was written", err)
 	}
@@ -211,7 +211,7 @@ func TestReserve_ReadsBackAnOrderWhoseEveryResponseWasLost(t *testing.T) {
 func TestReserve_ACopyReadingTheKeysOrderBackIsAReplay(t *testing.T) {
 	f := &faults{fault: throttled}
 	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
-	req := dynamo.ReserveRequest{UserID: "u", IdempotencyKey: "tap-1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})}
+	req := inventory.ReserveRequest{UserID: "u", IdempotencyKey: "tap-1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})}
 	first, replayed, err := e.store.Reserve(context.Background(), req)
 	if err != nil || replayed {
 		t.Fatalf("first: replayed=%v err=%v", replayed, err)

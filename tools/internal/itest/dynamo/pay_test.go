@@ -100,7 +100,7 @@ func TestPay_AfterCancelReservesAgainWhenStockRemains(t *testing.T) {
 		t.Errorf("cup onHand %d available %d, want 7 and 7", b.onHand, b.available)
 	}
 	// The limit counts the paid units again.
-	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); !errors.Is(err, inventory.ErrLimitExceeded) {
+	if _, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "u1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); !errors.Is(err, inventory.ErrLimitExceeded) {
 		t.Errorf("another cup for u1: %v, want LIMIT_EXCEEDED", err)
 	}
 	e.Check(t)
@@ -214,7 +214,7 @@ func TestPay_LatePaymentsAndNewBuyersNeverOversell(t *testing.T) {
 					}
 					note(res.String())
 				default:
-					_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: fmt.Sprintf("new-%d", i), Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})})
+					_, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: fmt.Sprintf("new-%d", i), Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})})
 					if err == nil {
 						note("new order")
 					} else if !errors.Is(err, inventory.ErrStockOut) {

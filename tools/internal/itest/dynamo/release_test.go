@@ -24,7 +24,7 @@ var newClock = testkit.NewClock
 
 func (e *env) reserve(t testing.TB, user string, lines ...inventory.Line) *inventory.Order {
 	t.Helper()
-	order, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: user, Cart: cart(t, lines...)})
+	order, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: user, Cart: cart(t, lines...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestCancel_PaidOrderIsNotCancellable(t *testing.T) {
 func TestRelease_GivesThePurchaseLimitBack(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 2})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
-	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); !errors.Is(err, inventory.ErrLimitExceeded) {
+	if _, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "u1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); !errors.Is(err, inventory.ErrLimitExceeded) {
 		t.Fatalf("third unit: err = %v, want LIMIT_EXCEEDED", err)
 	}
 	if _, _, err := e.store.Cancel(context.Background(), "u1", order.ID); err != nil {

@@ -77,7 +77,7 @@ func TestReserve_ConcurrentBuyersNeverOversellNorFalselyReject(t *testing.T) {
 			e.createSKU(t, inventory.NewSKU{ID: "cup-01", Stock: tc.stock, Shards: tc.shards})
 			var got outcome
 			parallel(tc.buyers, func(i int) {
-				got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{
+				got.record(e.store.Reserve(context.Background(), inventory.ReserveRequest{
 					UserID: fmt.Sprintf("buyer-%d", i), Cart: cart(t, inventory.Line{SKU: "cup-01", Qty: 1}),
 				}))
 			})
@@ -107,7 +107,7 @@ func TestReserve_ShardedStockNeverAnswersStockOutWhileShardsCanServe(t *testing.
 		qty[i] = 1 + rand.IntN(5)
 	}
 	parallel(buyers, func(i int) {
-		_, _, errs[i] = e.store.Reserve(context.Background(), dynamo.ReserveRequest{
+		_, _, errs[i] = e.store.Reserve(context.Background(), inventory.ReserveRequest{
 			UserID: fmt.Sprintf("u%d", i), Cart: cart(t, inventory.Line{SKU: "mug", Qty: qty[i]}),
 		})
 	})
@@ -134,14 +134,14 @@ func TestReserve_ShardedStockNeverAnswersStockOutWhileShardsCanServe(t *testing.
 func TestReserve_SplitsALineAcrossShardsWhenNoSingleShardSuffices(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
 	e.createSKU(t, inventory.NewSKU{ID: "vase", Stock: 12, Shards: 4}) // 3 units per shard
-	order, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "vase", Qty: 12})})
+	order, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "vase", Qty: 12})})
 	if err != nil {
 		t.Fatalf("12 of 12 units over 4 shards: %v", err)
 	}
 	if len(order.Items[0].Shards) != 4 {
 		t.Errorf("reserved on shards %v, want all 4", order.Items[0].Shards)
 	}
-	_, _, err = e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "v", Cart: cart(t, inventory.Line{SKU: "vase", Qty: 1})})
+	_, _, err = e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "v", Cart: cart(t, inventory.Line{SKU: "vase", Qty: 1})})
 	if !errors.Is(err, inventory.ErrStockOut) {
 		t.Errorf("after selling out: %v, want STOCK_OUT", err)
 	}
@@ -152,7 +152,7 @@ func TestReserve_MultiSKUCartIsAllOrNothing(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10}, inventory.NewSKU{ID: "saucer", Stock: 3, Shards: 2})
 	ctx := context.Background()
 
-	_, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "u", Cart: cart(t,
+	_, _, err := e.store.Reserve(ctx, inventory.ReserveRequest{UserID: "u", Cart: cart(t,
 		inventory.Line{SKU: "cup", Qty: 2}, inventory.Line{SKU: "saucer", Qty: 4})})
 	var skuErr *inventory.SKUError
 	if !errors.As(err, &skuErr) || !errors.Is(err, inventory.ErrStockOut) || skuErr.SKU != "saucer" {
@@ -165,7 +165,7 @@ func TestReserve_MultiSKUCartIsAllOrNothing(t *testing.T) {
 	// Concurrent carts: every order takes one cup and one saucer; saucers run out first.
 	var got outcome
 	parallel(40, func(i int) {
-		got.record(e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: fmt.Sprint(i), Cart: cart(t,
+		got.record(e.store.Reserve(ctx, inventory.ReserveRequest{UserID: fmt.Sprint(i), Cart: cart(t,
 			inventory.Line{SKU: "cup", Qty: 1}, inventory.Line{SKU: "saucer", Qty: 1})}))
 	})
 	if got.created != 3 || got.errs[inventory.ErrStockOut.Error()] != 37 {
@@ -183,12 +183,12 @@ func TestReserve_PerUserLimitHoldsUnderParallelRequests(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 100, LimitPerUser: 2, Shards: 2})
 	var got outcome
 	parallel(20, func(int) {
-		got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "greedy", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}))
+		got.record(e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "greedy", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}))
 	})
 	if got.created != 2 || got.errs[inventory.ErrLimitExceeded.Error()] != 18 {
 		t.Errorf("created %d, rejections %v; want 2 and 18 LIMIT_EXCEEDED", got.created, got.errs)
 	}
-	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "other", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 3})})
+	_, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "other", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 3})})
 	if !errors.Is(err, inventory.ErrLimitExceeded) {
 		t.Errorf("3 units at a limit of 2: %v, want LIMIT_EXCEEDED", err)
 	}
@@ -199,7 +199,7 @@ func TestReserve_SameIdempotencyKeyInParallelReservesOnce(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 50})
 	var got outcome
 	parallel(20, func(int) {
-		got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{
+		got.record(e.store.Reserve(context.Background(), inventory.ReserveRequest{
 			UserID: "u", IdempotencyKey: "k-1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2}),
 		}))
 	})
@@ -213,7 +213,7 @@ func TestReserve_SameIdempotencyKeyInParallelReservesOnce(t *testing.T) {
 	b.checkBalanced(t, 50)
 
 	before := e.Scan(t, e.Tables.Orders)
-	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{
+	_, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{
 		UserID: "u", IdempotencyKey: "k-1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 3}),
 	})
 	if !errors.Is(err, inventory.ErrIdempotencyKeyReused) {
@@ -223,7 +223,7 @@ func TestReserve_SameIdempotencyKeyInParallelReservesOnce(t *testing.T) {
 		t.Errorf("a reused key wrote orders: %d items before, %d after", len(before), len(after))
 	}
 	// Another user's identical key is a different key.
-	if _, replayed, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{
+	if _, replayed, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{
 		UserID: "v", IdempotencyKey: "k-1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2}),
 	}); err != nil || replayed {
 		t.Errorf("other user, same key: replayed=%v err=%v; want a new order", replayed, err)
@@ -235,14 +235,14 @@ func TestReserve_SameIdempotencyKeyInParallelReservesOnce(t *testing.T) {
 func TestReserve_OffSaleWinsOverAStaleCache(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5, Shards: 2})
 	ctx := context.Background()
-	if _, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "a", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
+	if _, _, err := e.store.Reserve(ctx, inventory.ReserveRequest{UserID: "a", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err)
 	}
 	operator := store{dynamo.New(e.DB, e.Tables, dynamo.Options{})}
 	if err := operator.SetOnSale(ctx, "cup", false); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "b", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+	_, _, err := e.store.Reserve(ctx, inventory.ReserveRequest{UserID: "b", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
 	if !errors.Is(err, inventory.ErrOffSale) {
 		t.Errorf("got %v, want SKU_OFF_SALE", err)
 	}
@@ -254,7 +254,7 @@ func TestReserve_OffSaleWinsOverAStaleCache(t *testing.T) {
 func TestReserve_IdempotencyKeyHoldsAsLongAsItsOrder(t *testing.T) {
 	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	e := newEnv(t, dynamo.Options{Now: func() time.Time { return now }}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
-	req := dynamo.ReserveRequest{UserID: "u", IdempotencyKey: "k", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}
+	req := inventory.ReserveRequest{UserID: "u", IdempotencyKey: "k", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}
 	first, _, err := e.store.Reserve(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -283,13 +283,13 @@ func TestReserve_ReplaysAKeyedOrderAfterItsSKUSoldOut(t *testing.T) {
 		t.Run(fmt.Sprint(shards, " shards"), func(t *testing.T) {
 			e := newEnv(t, dynamo.Options{}, nil)
 			e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 4, Shards: shards})
-			req := dynamo.ReserveRequest{UserID: "u", IdempotencyKey: "last-units", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 4})}
+			req := inventory.ReserveRequest{UserID: "u", IdempotencyKey: "last-units", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 4})}
 			first, _, err := e.store.Reserve(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			// Another buyer learns the shards are empty, warming the shard hints.
-			if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "v", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); !errors.Is(err, inventory.ErrStockOut) {
+			if _, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "v", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); !errors.Is(err, inventory.ErrStockOut) {
 				t.Fatalf("sold out: %v", err)
 			}
 			again, replayed, err := e.store.Reserve(context.Background(), req)
@@ -309,7 +309,7 @@ func TestReserve_RaisedLimitIsNotRefusedFromAStaleCache(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 1})
 	ctx := context.Background()
 	buy := func(user string, qty int) error {
-		_, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: qty})})
+		_, _, err := e.store.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: qty})})
 		return err
 	}
 	if err := buy("u", 1); err != nil { // caches limit 1
@@ -340,7 +340,7 @@ func TestReserve_WideCartOfShardedSKUsSucceedsOnAColdCache(t *testing.T) {
 	}
 	for _, n := range []int{6, 20} {
 		fresh := dynamo.New(e.DB, e.Tables, dynamo.Options{}) // a cold container
-		if _, _, err := fresh.Reserve(context.Background(), dynamo.ReserveRequest{UserID: fmt.Sprint("u", n), Cart: cart(t, lines[:n]...)}); err != nil {
+		if _, _, err := fresh.Reserve(context.Background(), inventory.ReserveRequest{UserID: fmt.Sprint("u", n), Cart: cart(t, lines[:n]...)}); err != nil {
 			t.Errorf("%d lines of 8 units over 4-unit shards: %v", n, err)
 		}
 	}
@@ -354,7 +354,7 @@ func TestReserve_WideCartOfShardedSKUsSucceedsOnAColdCache(t *testing.T) {
 func TestReserve_RefusesACartTooWideForOneTransactionAndChangesNothing(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "p1", Stock: 64, Shards: 64}, inventory.NewSKU{ID: "p2", Stock: 64, Shards: 64})
 	before := e.Scan(t, e.Tables.SKUs)
-	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t,
+	_, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "u", Cart: cart(t,
 		inventory.Line{SKU: "p1", Qty: 64}, inventory.Line{SKU: "p2", Qty: 64})})
 	if !errors.Is(err, inventory.ErrCartTooLarge) {
 		t.Fatalf("131 actions: %v, want CART_TOO_LARGE", err)
@@ -362,7 +362,7 @@ func TestReserve_RefusesACartTooWideForOneTransactionAndChangesNothing(t *testin
 	if after := e.Scan(t, e.Tables.SKUs); !reflect.DeepEqual(before, after) {
 		t.Error("a refused cart changed shard items")
 	}
-	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "p1", Qty: 64})}); err != nil {
+	if _, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "p1", Qty: 64})}); err != nil {
 		t.Errorf("one line of 64 shards fits: %v", err)
 	}
 	e.books(t, "p1").checkBalanced(t, 64)
@@ -378,7 +378,7 @@ func TestReserve_ParallelCopiesOfAKeyedRequestAllGetTheOrderOnShardedStock(t *te
 			qty := 7 * shards / 4
 			var got outcome
 			parallel(20, func(int) {
-				got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "alice", IdempotencyKey: "tap-1", Cart: cart(t, inventory.Line{SKU: "k", Qty: qty})}))
+				got.record(e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "alice", IdempotencyKey: "tap-1", Cart: cart(t, inventory.Line{SKU: "k", Qty: qty})}))
 			})
 			if got.created != 1 || got.replayed != 19 || len(got.orders) != 1 || len(got.errs) != 0 {
 				t.Errorf("created %d, replayed %d, orders %d, errors %v; want 1, 19, 1, none", got.created, got.replayed, len(got.orders), got.errs)
@@ -405,7 +405,7 @@ func TestReserve_ConcurrentWideShardedCartsAreAllServedWhenStockSuffices(t *test
 	}
 	var got outcome
 	parallel(10, func(i int) {
-		got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: fmt.Sprint("b", i), Cart: cart(t, lines...)}))
+		got.record(e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: fmt.Sprint("b", i), Cart: cart(t, lines...)}))
 	})
 	if got.created != 10 || len(got.errs) != 0 {
 		t.Errorf("created %d, errors %v; want all 10 served", got.created, got.errs)
@@ -427,7 +427,7 @@ func TestReserve_PlansSplitLinesOverTheFullestShardsWhenStaleHintsDoNotFit(t *te
 		e.Set(t, e.Tables.SKUs, id+"#shard#0", "onHand", 60)
 		lines = append(lines, inventory.Line{SKU: id, Qty: 61}) // no shard covers a line alone
 	}
-	order, _, err := dynamo.New(e.DB, e.Tables, dynamo.Options{}).Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, lines...)})
+	order, _, err := dynamo.New(e.DB, e.Tables, dynamo.Options{}).Reserve(context.Background(), inventory.ReserveRequest{UserID: "u", Cart: cart(t, lines...)})
 	if err != nil {
 		t.Fatalf("8 lines of 61 over a 60-unit shard and 63 one-unit shards: %v", err)
 	}
@@ -439,7 +439,7 @@ func TestReserve_PlansSplitLinesOverTheFullestShardsWhenStaleHintsDoNotFit(t *te
 	// What is left (62 one-unit shards per SKU) could serve the cart again, but only
 	// with 8 × 61 shard updates: refused whole, nothing changed.
 	before := e.Scan(t, e.Tables.SKUs)
-	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "v", Cart: cart(t, lines...)}); !errors.Is(err, inventory.ErrCartTooLarge) {
+	if _, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "v", Cart: cart(t, lines...)}); !errors.Is(err, inventory.ErrCartTooLarge) {
 		t.Errorf("a cart needing 497 actions: %v, want CART_TOO_LARGE", err)
 	}
 	if after := e.Scan(t, e.Tables.SKUs); !reflect.DeepEqual(before, after) {

@@ -21,7 +21,7 @@ func TestReserve_AfterSellOutRefusesWithReadsAndNoWrite(t *testing.T) {
 			e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: shards, Shards: shards})
 			ctx := context.Background()
 			buy := func(user string) (*inventory.Order, error) {
-				o, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+				o, _, err := e.store.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
 				return o, err
 			}
 			var last *inventory.Order
@@ -69,7 +69,7 @@ func TestReserve_AfterSellOutAKeyedBuyerIsRefusedOrReplayedWithOneRead(t *testin
 			e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: shards, Shards: shards})
 			ctx := context.Background()
 			buy := func(user, key string) (*inventory.Order, bool, error) {
-				return e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, IdempotencyKey: key, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+				return e.store.Reserve(ctx, inventory.ReserveRequest{UserID: user, IdempotencyKey: key, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
 			}
 			var last *inventory.Order
 			for i := range shards {

@@ -24,13 +24,13 @@ func TestUserOrders_PagesTheOwnersOrdersNewestFirst(t *testing.T) {
 	var mine []string // oldest first
 	for i := range dynamo.UserPageSize + 5 {
 		now = now.Add(time.Millisecond * time.Duration(1+i%3)) // some orders a millisecond apart, none at the same instant
-		o, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "ann", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+		o, _, err := e.store.Reserve(ctx, inventory.ReserveRequest{UserID: "ann", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
 		if err != nil {
 			t.Fatal(err)
 		}
 		mine = append(mine, o.ID)
 		if i == 3 {
-			other, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "bob", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+			other, _, err := e.store.Reserve(ctx, inventory.ReserveRequest{UserID: "bob", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,10 +16,10 @@ import (
 
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/function/createorder"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/stock"
+	"github.com/stockguard/stockguard/internal/wiring/function/createorder"
 	"github.com/stockguard/stockguard/tools/internal/testing/stacktest"
 )
 

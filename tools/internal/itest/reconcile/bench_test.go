@@ -73,7 +73,7 @@ func BenchmarkReconcile(b *testing.B) {
 		store := dynamo.New(stack.DB, stack.Tables, dynamo.Options{Now: clock.Now, PaymentTimeout: time.Hour})
 		for i := range orders {
 			c, _ := inventory.NewCart([]inventory.Line{{SKU: fmt.Sprintf("sku-%04d", i%skus), Qty: 1}})
-			if _, _, err := store.Reserve(ctx, dynamo.ReserveRequest{UserID: "u" + strconv.Itoa(i), Cart: c}); err != nil {
+			if _, _, err := store.Reserve(ctx, inventory.ReserveRequest{UserID: "u" + strconv.Itoa(i), Cart: c}); err != nil {
 				b.Fatal(err)
 			}
 		}

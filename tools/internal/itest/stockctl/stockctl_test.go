@@ -25,7 +25,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/stockctl"
 	"github.com/stockguard/stockguard/tools/internal/local"
@@ -397,7 +396,7 @@ func TestStockctl_AnIncompleteReshardExitsThree(t *testing.T) {
 	var held *inventory.Order
 	for i := range 2 { // one unit per shard: both shards hold one reserved unit
 		cart, _ := inventory.NewCart([]inventory.Line{{SKU: "mug", Qty: 1}})
-		o, _, err := h.stack.Store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: fmt.Sprint("u", i), Cart: cart})
+		o, _, err := h.stack.Store.Reserve(context.Background(), inventory.ReserveRequest{UserID: fmt.Sprint("u", i), Cart: cart})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wiring"
+	"github.com/stockguard/stockguard/internal/wiring/function/parts"
 )
 
 // Config is closeOrder's configuration (template.yaml, CloseOrderFunction's
@@ -45,7 +46,7 @@ type Config struct {
 // variable missing or invalid.
 func Load(get envvar.Lookup) (Config, error) {
 	var c Config
-	return c, wiring.Read(get, wiring.Into(&c.Tables, envvar.Tables), wiring.CloseQueueURL(&c.CloseQueueURL), wiring.PaySecret(&c.SecretARN),
+	return c, wiring.Read(get, parts.Tables(&c.Tables), wiring.CloseQueueURL(&c.CloseQueueURL), wiring.PaySecret(&c.SecretARN),
 		wiring.Into(&c.NotifyBaseURL, func(get envvar.Lookup) (string, error) {
 			return envvar.CallbackBase(get, "NOTIFY_BASE_URL", "the base https URL of the notify route, without a trailing slash")
 		}),

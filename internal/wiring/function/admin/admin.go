@@ -8,7 +8,6 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
-	"github.com/stockguard/stockguard/internal/function/parts"
 	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/orders"
@@ -17,6 +16,7 @@ import (
 	"github.com/stockguard/stockguard/internal/shipping"
 	"github.com/stockguard/stockguard/internal/stock"
 	"github.com/stockguard/stockguard/internal/wiring"
+	"github.com/stockguard/stockguard/internal/wiring/function/parts"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
@@ -32,7 +32,7 @@ type Config struct {
 // variable missing or invalid.
 func Load(get envvar.Lookup) (Config, error) {
 	var c Config
-	return c, wiring.Read(get, wiring.Into(&c.Tables, envvar.Tables), parts.Reconcile(&c.Reconcile),
+	return c, wiring.Read(get, parts.Tables(&c.Tables), parts.Reconcile(&c.Reconcile),
 		wiring.RefundQueueURL(&c.RefundQueueURL), wiring.WeChatQueueURL(&c.WeChatQueueURL))
 }
 

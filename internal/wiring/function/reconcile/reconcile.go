@@ -8,10 +8,10 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
-	"github.com/stockguard/stockguard/internal/function/parts"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/wiring"
+	"github.com/stockguard/stockguard/internal/wiring/function/parts"
 )
 
 // Config is reconcile's configuration (template.yaml, ReconcileFunction's
@@ -25,7 +25,7 @@ type Config struct {
 // variable missing or invalid.
 func Load(get envvar.Lookup) (Config, error) {
 	var c Config
-	return c, wiring.Read(get, wiring.Into(&c.Tables, envvar.Tables), parts.Reconcile(&c.Reconcile))
+	return c, wiring.Read(get, parts.Tables(&c.Tables), parts.Reconcile(&c.Reconcile))
 }
 
 var table = wiring.Define("ReconcileFunction", "reconcile",

@@ -8,10 +8,10 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
-	"github.com/stockguard/stockguard/internal/function/parts"
 	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
@@ -19,6 +19,7 @@ import (
 	"github.com/stockguard/stockguard/internal/orders"
 	"github.com/stockguard/stockguard/internal/stock"
 	"github.com/stockguard/stockguard/internal/wiring"
+	"github.com/stockguard/stockguard/internal/wiring/function/parts"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
@@ -41,7 +42,7 @@ type Config struct {
 // variable missing or invalid.
 func Load(get envvar.Lookup) (Config, error) {
 	var c Config
-	return c, wiring.Read(get, wiring.Into(&c.Tables, envvar.Tables), wiring.Seconds(&c.PaymentTimeout, "PAYMENT_TIMEOUT_SECONDS"),
+	return c, wiring.Read(get, parts.Tables(&c.Tables), wiring.Seconds(&c.PaymentTimeout, "PAYMENT_TIMEOUT_SECONDS"),
 		wiring.CloseQueueURL(&c.CloseQueueURL),
 		wiring.Into(&c.Shaping.PerMinute, func(get envvar.Lookup) (int, error) {
 			return envvar.Count(get, "ORDERS_PER_USER_SKU_PER_MINUTE", inventory.MaxShapingPerMinute)
@@ -53,6 +54,12 @@ func Load(get envvar.Lookup) (Config, error) {
 // and the shaping, on the clock now (nil: time.Now).
 func (c Config) StoreOptions(now func() time.Time) dynamo.Options {
 	return dynamo.Options{PaymentTimeout: c.PaymentTimeout, Shaping: c.Shaping, Now: now}
+}
+
+// OpenStore is the deployed store this configuration gives, through aws's DynamoDB
+// client, on the real clock.
+func (c Config) OpenStore(aws aws.Config) *dynamo.Store {
+	return dynamo.Open(aws, c.Tables, c.StoreOptions(nil))
 }
 
 // built is what createOrder's routes are served by.

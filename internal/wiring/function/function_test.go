@@ -13,10 +13,10 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
-	"github.com/stockguard/stockguard/internal/function"
-	alertchatfn "github.com/stockguard/stockguard/internal/function/alertchat"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/teamchat"
+	"github.com/stockguard/stockguard/internal/wiring/function"
+	alertchatfn "github.com/stockguard/stockguard/internal/wiring/function/alertchat"
 )
 
 func TestLoad_AlertChatReadsItsVariables(t *testing.T) {

@@ -9,11 +9,11 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
-	"github.com/stockguard/stockguard/internal/function/parts"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/notices"
 	"github.com/stockguard/stockguard/internal/shipping"
 	"github.com/stockguard/stockguard/internal/wiring"
+	"github.com/stockguard/stockguard/internal/wiring/function/parts"
 	"github.com/stockguard/stockguard/internal/wxapi"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
@@ -40,7 +40,7 @@ type Config struct {
 // variable missing or invalid.
 func Load(get envvar.Lookup) (Config, error) {
 	var c Config
-	return c, wiring.Read(get, wiring.Into(&c.Tables, envvar.Tables), wiring.WeChatQueueURL(&c.WeChatQueueURL), wiring.PaySecret(&c.SecretARN),
+	return c, wiring.Read(get, parts.Tables(&c.Tables), wiring.WeChatQueueURL(&c.WeChatQueueURL), wiring.PaySecret(&c.SecretARN),
 		parts.Notices(&c.Notices), wiring.Into(&c.OrderDetailPath, detailPath))
 }
 
