@@ -24,7 +24,7 @@ import (
 // ErrIdempotencyKeyReused (the id was used with another delta or reason), ErrStockOut
 // (a write-off larger than the available units; reserved units are never written
 // off), or ErrBusy.
-func (s *Store) Adjust(ctx context.Context, sku string, a inventory.Adjustment) (bool, error) {
+func (s *StockStore) Adjust(ctx context.Context, sku string, a inventory.Adjustment) (bool, error) {
 	if err := a.Validate(); err != nil {
 		return false, err
 	}
@@ -40,7 +40,7 @@ func (s *Store) Adjust(ctx context.Context, sku string, a inventory.Adjustment) 
 }
 
 // adjustOnce plans and sends one try of Adjust; errGone means try again.
-func (s *Store) adjustOnce(ctx context.Context, sku, key string, a inventory.Adjustment) (bool, error) {
+func (s *StockStore) adjustOnce(ctx context.Context, sku, key string, a inventory.Adjustment) (bool, error) {
 	if done, err := s.adjusted(ctx, key, a); err != nil || done {
 		return false, err
 	}
@@ -112,7 +112,7 @@ func adjustPlan(rec *skuRecord, shards []shardRecord, delta int) (map[int]int, e
 
 // adjusted reports whether the ADJUST entry key exists with a's delta and reason; an
 // entry with another delta or reason is an error wrapping ErrIdempotencyKeyReused.
-func (s *Store) adjusted(ctx context.Context, key string, a inventory.Adjustment) (bool, error) {
+func (s *StockStore) adjusted(ctx context.Context, key string, a inventory.Adjustment) (bool, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.tables.StockLog), Key: pkOf(key), ConsistentRead: aws.Bool(true),
 	})

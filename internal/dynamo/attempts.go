@@ -24,7 +24,7 @@ import (
 // (ttl, Unix seconds) one window after its window ends. A refused attempt is not
 // counted. Errors: inventory.ErrBusy (throttled or unavailable) or another store error;
 // a limit below 1 or a window under a second refuses everything.
-func (s *Store) CountAttempt(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (bool, error) {
+func (s *SessionStore) CountAttempt(ctx context.Context, key string, limit int, window time.Duration, now time.Time) (bool, error) {
 	if limit < 1 || window < time.Second {
 		return false, nil
 	}
@@ -62,7 +62,7 @@ func (s *Store) CountAttempt(ctx context.Context, key string, limit int, window 
 // Unix seconds; DynamoDB removes expired items within days, so LoadSession does not
 // rely on it). Errors: inventory.ErrBusy (throttled or unavailable) or another store
 // error.
-func (s *Store) SaveSession(ctx context.Context, key string, sealed []byte, expires time.Time) error {
+func (s *SessionStore) SaveSession(ctx context.Context, key string, sealed []byte, expires time.Time) error {
 	_, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName: aws.String(s.tables.Orders),
 		Item: map[string]types.AttributeValue{
@@ -82,7 +82,7 @@ func (s *Store) SaveSession(ctx context.Context, key string, sealed []byte, expi
 // eventually consistent GetItem (half a read unit; a read that misses a save made
 // just before only costs the caller a new token). Errors: inventory.ErrBusy or
 // another store error.
-func (s *Store) LoadSession(ctx context.Context, key string) ([]byte, error) {
+func (s *SessionStore) LoadSession(ctx context.Context, key string) ([]byte, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.tables.Orders), Key: pkOf("session#" + key),
 		ProjectionExpression: aws.String("sealed"),

@@ -81,7 +81,7 @@ const (
 // skuRecords returns the SKU records for ids, from the cache when from allows and it
 // holds them, otherwise read with one strongly consistent BatchGetItem. Missing ids
 // are absent from the map.
-func (s *Store) skuRecords(ctx context.Context, ids []string, from source) (map[string]catalogEntry, error) {
+func (s *store) skuRecords(ctx context.Context, ids []string, from source) (map[string]catalogEntry, error) {
 	now := s.now()
 	out := make(map[string]catalogEntry, len(ids))
 	var missing []string

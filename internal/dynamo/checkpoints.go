@@ -32,7 +32,7 @@ const (
 // Stock reads every SKU's counters and checkpoint, and the watermark, with one
 // strongly consistent Scan of the skus table: its size follows the catalogue, not the
 // history. read, when not nil, is told each page's item count.
-func (s *Store) Stock(ctx context.Context, read func(items int)) ([]inventory.SKUState, inventory.Watermark, error) {
+func (s *BookStore) Stock(ctx context.Context, read func(items int)) ([]inventory.SKUState, inventory.Watermark, error) {
 	scan := stockScan{byID: map[string]*inventory.SKUState{}}
 	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.tables.SKUs), ConsistentRead: aws.Bool(true)})
 	for pages.HasMorePages() {
@@ -180,7 +180,7 @@ func (rec checkpointRecord) checkpoint() (*inventory.Checkpoint, error) {
 // SaveCheckpoint writes cp with version prev+1, conditioned on the stored checkpoint
 // still having version prev (absent when prev is 0). It returns an error wrapping
 // ErrMoved when another run saved it first.
-func (s *Store) SaveCheckpoint(ctx context.Context, cp inventory.Checkpoint, prev int) error {
+func (s *BookStore) SaveCheckpoint(ctx context.Context, cp inventory.Checkpoint, prev int) error {
 	rec := checkpointRecord{PK: cp.SKU + "#checkpoint", Kind: kindCheckpoint, SKU: cp.SKU, Version: prev + 1}
 	for _, f := range rec.fields() {
 		if len(cp.Shards) == 0 { // an empty map is left out: minidyn mangles empty maps
@@ -208,7 +208,7 @@ type watermarkRecord struct {
 
 // SaveWatermark records w, conditioned like SaveCheckpoint on the watermark read
 // (its Through was prev; zero: none yet).
-func (s *Store) SaveWatermark(ctx context.Context, w inventory.Watermark, prev time.Time) error {
+func (s *BookStore) SaveWatermark(ctx context.Context, w inventory.Watermark, prev time.Time) error {
 	rec := watermarkRecord{PK: watermarkKey, Kind: kindWatermark, Through: w.Through.UnixMilli()}
 	if !w.FullCheck.IsZero() {
 		rec.FullCheck = w.FullCheck.UnixMilli()
@@ -231,7 +231,7 @@ func throughWas(prev time.Time) expression.ConditionBuilder {
 // an update setting the counters, conditioned on available, onHand and reserved still
 // holding the values read — never a blind SET. Errors: ErrMoved when a counter moved
 // (nothing written), ErrBusy, or another store error.
-func (s *Store) Repair(ctx context.Context, run, sku, reason string, fixes []inventory.ShardFix) error {
+func (s *BookStore) Repair(ctx context.Context, run, sku, reason string, fixes []inventory.ShardFix) error {
 	t := s.newTxn("repair " + sku)
 	at := s.now().UnixMilli()
 	avail, onHand, reserved := expression.Name("available"), expression.Name("onHand"), expression.Name("reserved")
@@ -270,7 +270,7 @@ type reportRecord struct {
 }
 
 // SaveReport keeps report (a reconcile report's JSON) as the latest one.
-func (s *Store) SaveReport(ctx context.Context, report []byte) error {
+func (s *BookStore) SaveReport(ctx context.Context, report []byte) error {
 	item, err := attributevalue.MarshalMap(reportRecord{PK: reportKey, Kind: kindReport, At: s.now().UnixMilli(), Report: string(report)})
 	if err != nil {
 		return fmt.Errorf("encode report: %w", err)
@@ -282,7 +282,7 @@ func (s *Store) SaveReport(ctx context.Context, report []byte) error {
 }
 
 // LatestReport returns the JSON of the last report SaveReport kept, nil when none.
-func (s *Store) LatestReport(ctx context.Context) ([]byte, error) {
+func (s *BookStore) LatestReport(ctx context.Context) ([]byte, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.tables.SKUs), Key: pkOf(reportKey), ConsistentRead: aws.Bool(true),
 	})

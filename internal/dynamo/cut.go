@@ -179,7 +179,7 @@ func roundToken(token string, round int) string {
 // conditioned on the item existing) and returns the shard as it was just before
 // (ReturnValues ALL_OLD: DynamoDB API Reference, UpdateItem). It returns an error
 // wrapping ErrMoved when the shard item does not exist.
-func (s *Store) Cut(ctx context.Context, sku string, n int) (inventory.ShardCut, error) {
+func (s *BookStore) Cut(ctx context.Context, sku string, n int) (inventory.ShardCut, error) {
 	expr, err := expression.NewBuilder().
 		WithUpdate(expression.Add(expression.Name("epoch"), expression.Value(1))).
 		WithCondition(expression.AttributeExists(expression.Name("pk"))).Build()

@@ -32,7 +32,7 @@ func definiteFailure(what string, cause error) error {
 // DynamoDB was throttled, conflicted or unavailable (a server fault or no answer at
 // all after the SDK's retries): nothing was written, so the caller may answer "busy,
 // retry". Client faults stay plain errors: they are bugs.
-func (s *Store) storeError(op string, err error) error {
+func (s *store) storeError(op string, err error) error {
 	if ferr := definiteFailure(op, err); ferr != nil {
 		return ferr // busy when throttled or conflicted; a plain error for other 4xx
 	}

@@ -23,7 +23,7 @@ const PageSize = 50
 // scanPage scans table for up to PageSize items matching filter from start, and
 // returns them with the cursor of the next page ("" at the end): the key of the last
 // item returned, where a Scan resumes (DynamoDB API Reference, Scan: ExclusiveStartKey).
-func (s *Store) scanPage(ctx context.Context, table string, filter expression.ConditionBuilder, start map[string]types.AttributeValue) ([]map[string]types.AttributeValue, string, error) {
+func (s *store) scanPage(ctx context.Context, table string, filter expression.ConditionBuilder, start map[string]types.AttributeValue) ([]map[string]types.AttributeValue, string, error) {
 	expr, err := expression.NewBuilder().WithFilter(filter).Build()
 	if err != nil {
 		return nil, "", fmt.Errorf("build scan filter: %w", err)
@@ -57,7 +57,7 @@ func (s *Store) scanPage(ctx context.Context, table string, filter expression.Co
 const scanLimit = 200
 
 // pagesOf yields the ledger entries of pages (see yieldPages).
-func (s *Store) pagesOf(ctx context.Context, more func() bool, next func(context.Context) ([]map[string]types.AttributeValue, error)) func(func(inventory.LedgerEntry, error) bool) {
+func (s *store) pagesOf(ctx context.Context, more func() bool, next func(context.Context) ([]map[string]types.AttributeValue, error)) func(func(inventory.LedgerEntry, error) bool) {
 	return func(yield func(inventory.LedgerEntry, error) bool) { s.yieldPages(ctx, more, next, nil, yield) }
 }
 
@@ -110,7 +110,7 @@ const maxBatchGetKeys = 100
 // batchGet reads items by pk with ConsistentRead, 100 keys per BatchGetItem, re-asking
 // for unprocessed keys a bounded number of times; it fails with an error wrapping
 // inventory.ErrBusy when keys stay unprocessed.
-func (s *Store) batchGet(ctx context.Context, table string, keys []string) ([]map[string]types.AttributeValue, error) {
+func (s *store) batchGet(ctx context.Context, table string, keys []string) ([]map[string]types.AttributeValue, error) {
 	var out []map[string]types.AttributeValue
 	for chunk := range slices.Chunk(keys, maxBatchGetKeys) {
 		items, err := s.batchGetChunk(ctx, table, chunk)
@@ -122,7 +122,7 @@ func (s *Store) batchGet(ctx context.Context, table string, keys []string) ([]ma
 	return out, nil
 }
 
-func (s *Store) batchGetChunk(ctx context.Context, table string, keys []string) ([]map[string]types.AttributeValue, error) {
+func (s *store) batchGetChunk(ctx context.Context, table string, keys []string) ([]map[string]types.AttributeValue, error) {
 	req := types.KeysAndAttributes{ConsistentRead: aws.Bool(true)}
 	for _, k := range keys {
 		req.Keys = append(req.Keys, pkOf(k))
@@ -148,7 +148,7 @@ func (s *Store) batchGetChunk(ctx context.Context, table string, keys []string) 
 }
 
 // putIf puts rec into the skus table if cond holds.
-func (s *Store) putIf(ctx context.Context, what string, rec any, cond expression.ConditionBuilder) error {
+func (s *store) putIf(ctx context.Context, what string, rec any, cond expression.ConditionBuilder) error {
 	item, err := attributevalue.MarshalMap(rec)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", what, err)
@@ -172,7 +172,7 @@ func (s *Store) putIf(ctx context.Context, what string, rec any, cond expression
 }
 
 // yieldPages decodes the ledger items of each page and yields them; false means stop.
-func (s *Store) yieldPages(ctx context.Context, more func() bool, next func(context.Context) ([]map[string]types.AttributeValue, error),
+func (s *store) yieldPages(ctx context.Context, more func() bool, next func(context.Context) ([]map[string]types.AttributeValue, error),
 	read func(int), yield func(inventory.LedgerEntry, error) bool) bool {
 	for more() {
 		items, err := next(ctx)
@@ -204,7 +204,7 @@ func (s *Store) yieldPages(ctx context.Context, more func() bool, next func(cont
 
 // get reads the item pk of table strongly consistently into rec, which it leaves as
 // it is when there is no such item; what names the item in errors.
-func (s *Store) get(ctx context.Context, table, pk, what string, rec any) error {
+func (s *store) get(ctx context.Context, table, pk, what string, rec any) error {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(table), Key: pkOf(pk), ConsistentRead: aws.Bool(true),
 	})

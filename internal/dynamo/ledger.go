@@ -62,7 +62,7 @@ func ledgerShard(sku string, shards map[string]int, repair *int) string {
 // the last moments may show on a later read). A shard grown past the count and shrunk
 // back is in the record's retired shards. Errors wrap inventory.ErrInvalidRequest for
 // a cursor this store did not issue, inventory.ErrSKUNotFound.
-func (s *Store) Ledger(ctx context.Context, sku, after string) ([]inventory.LedgerEntry, string, error) {
+func (s *BookStore) Ledger(ctx context.Context, sku, after string) ([]inventory.LedgerEntry, string, error) {
 	from, err := decodeLedgerCursor(after)
 	if err != nil {
 		return nil, "", err
@@ -100,7 +100,7 @@ func (s *Store) Ledger(ctx context.Context, sku, after string) ([]inventory.Ledg
 }
 
 // ledgerBucketPage reads up to PageSize+1 entries of one LedgerByShard key after from.
-func (s *Store) ledgerBucketPage(ctx context.Context, key string, from ledgerCursor) ([]inventory.LedgerEntry, error) {
+func (s *BookStore) ledgerBucketPage(ctx context.Context, key string, from ledgerCursor) ([]inventory.LedgerEntry, error) {
 	cond := expression.Key("ledgerShard").Equal(expression.Value(key)).And(expression.Key("at").GreaterThanEqual(expression.Value(from.At)))
 	expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
 	if err != nil {
@@ -181,7 +181,7 @@ func (r ledgerRecord) entry() (inventory.LedgerEntry, error) {
 // eventually consistent, so entries written in the last moments may be missing;
 // callers keep a margin (see package reconcile). read, when not nil, is told how many
 // items each page returned.
-func (s *Store) LedgerSince(ctx context.Context, shards map[string][]int, after, until time.Time, read func(items int)) iter.Seq2[inventory.LedgerEntry, error] {
+func (s *BookStore) LedgerSince(ctx context.Context, shards map[string][]int, after, until time.Time, read func(items int)) iter.Seq2[inventory.LedgerEntry, error] {
 	return func(yield func(inventory.LedgerEntry, error) bool) {
 		for _, sku := range slices.Sorted(maps.Keys(shards)) {
 			for _, n := range shards[sku] {
@@ -212,7 +212,7 @@ func (s *Store) LedgerSince(ctx context.Context, shards map[string][]int, after,
 
 // LedgerAll yields every ledger entry with a consistent Scan of the stock_log table: it
 // reads all history, for the first reconcile run only.
-func (s *Store) LedgerAll(ctx context.Context, read func(items int)) iter.Seq2[inventory.LedgerEntry, error] {
+func (s *BookStore) LedgerAll(ctx context.Context, read func(items int)) iter.Seq2[inventory.LedgerEntry, error] {
 	return func(yield func(inventory.LedgerEntry, error) bool) {
 		pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.tables.StockLog), ConsistentRead: aws.Bool(true)})
 		s.yieldPages(ctx, pages.HasMorePages, func(ctx context.Context) ([]map[string]types.AttributeValue, error) {
@@ -255,7 +255,7 @@ type ledgerRecord struct {
 // refund's entries are keyed by inventory.RefundLedgerRef; the order id's keys are
 // read even without a refund, so that a stray entry shows), strongly consistent, and
 // returns their units by SKU (absent: none).
-func (s *Store) Returned(ctx context.Context, order *inventory.Order) (map[string]int, error) {
+func (s *BookStore) Returned(ctx context.Context, order *inventory.Order) (map[string]int, error) {
 	refs := []string{order.ID}
 	for _, r := range order.Refunds {
 		if ref := inventory.RefundLedgerRef(order.ID, r); ref != order.ID {

@@ -19,7 +19,7 @@ import (
 // Order returns the order with id if it belongs to userID, read strongly consistently.
 // Anyone else's order, an unknown id or a malformed id gives an error wrapping
 // inventory.ErrOrderNotFound, so callers cannot probe for other users' orders.
-func (s *Store) Order(ctx context.Context, userID, id string) (*inventory.Order, error) {
+func (s *OrderStore) Order(ctx context.Context, userID, id string) (*inventory.Order, error) {
 	if !inventory.ValidOrderID(id) {
 		return nil, inventory.ErrOrderNotFound
 	}
@@ -36,7 +36,7 @@ func (s *Store) Order(ctx context.Context, userID, id string) (*inventory.Order,
 // Lookup returns the order with id whoever owns it, read strongly consistently, for
 // trusted callers (payment notifications, operators, the local runner); a user's
 // request must go through Order. Errors: inventory.ErrOrderNotFound, or a store error.
-func (s *Store) Lookup(ctx context.Context, id string) (*inventory.Order, error) {
+func (s *OrderStore) Lookup(ctx context.Context, id string) (*inventory.Order, error) {
 	if !inventory.ValidOrderID(id) {
 		return nil, inventory.ErrOrderNotFound
 	}
@@ -51,7 +51,7 @@ func (s *Store) Lookup(ctx context.Context, id string) (*inventory.Order, error)
 }
 
 // order reads an order by id; nil without error when there is none.
-func (s *Store) order(ctx context.Context, id string) (*inventory.Order, error) {
+func (s *store) order(ctx context.Context, id string) (*inventory.Order, error) {
 	var rec orderRecord
 	if err := s.get(ctx, s.tables.Orders, id, "order "+id, &rec); err != nil {
 		return nil, err
@@ -87,12 +87,12 @@ func (s *Store) order(ctx context.Context, id string) (*inventory.Order, error) 
 // paid by another transaction: nothing changed, the money must be refunded by hand);
 // inventory.ErrBusy (throttled, conflicted or unavailable: nothing changed, retry); or
 // another store error.
-func (s *Store) Pay(ctx context.Context, p inventory.Payment) (*inventory.Order, inventory.PayResult, error) {
+func (s *OrderStore) Pay(ctx context.Context, p inventory.Payment) (*inventory.Order, inventory.PayResult, error) {
 	order, err := s.payable(ctx, &p)
 	if err != nil {
 		return order, 0, err
 	}
-	o, c, err := transact(ctx, s, s.orderSubject(order.ID), order, func(ctx context.Context, o *inventory.Order, r inventory.Retry) (inventory.Change, error) {
+	o, c, err := transact(ctx, s.store, s.orderSubject(order.ID), order, func(ctx context.Context, o *inventory.Order, r inventory.Retry) (inventory.Change, error) {
 		var stock map[string]inventory.StockNow
 		if o.NeedsStock(p, r) {
 			var err error
@@ -109,7 +109,7 @@ func (s *Store) Pay(ctx context.Context, p inventory.Payment) (*inventory.Order,
 }
 
 // payable fills p's PaidAt (now when zero, UTC) and reads the order it pays.
-func (s *Store) payable(ctx context.Context, p *inventory.Payment) (*inventory.Order, error) {
+func (s *OrderStore) payable(ctx context.Context, p *inventory.Payment) (*inventory.Order, error) {
 	if p.PaidAt.IsZero() {
 		p.PaidAt = s.now()
 	}
@@ -129,7 +129,7 @@ func (s *Store) payable(ctx context.Context, p *inventory.Payment) (*inventory.O
 
 // stockNow reads, strongly consistent, the SKUs of order's lines as a late payment
 // needs them, with their per-user limits (absent SKUs are gone).
-func (s *Store) stockNow(ctx context.Context, order *inventory.Order) (map[string]inventory.StockNow, error) {
+func (s *OrderStore) stockNow(ctx context.Context, order *inventory.Order) (map[string]inventory.StockNow, error) {
 	ids := make([]string, len(order.Items))
 	for i, it := range order.Items {
 		ids[i] = it.SKU
@@ -167,7 +167,7 @@ func (s *Store) stockNow(ctx context.Context, order *inventory.Order) (map[strin
 //
 // Errors: inventory.ErrNotPayable (the order left PENDING meanwhile: nothing stored);
 // inventory.ErrBusy (throttled or unavailable); another store error.
-func (s *Store) SetPrepay(ctx context.Context, order *inventory.Order, prepayID string, at time.Time) error {
+func (s *OrderStore) SetPrepay(ctx context.Context, order *inventory.Order, prepayID string, at time.Time) error {
 	expr, err := expression.NewBuilder().
 		WithUpdate(expression.Set(expression.Name("prepayId"), expression.Value(prepayID)).
 			Set(expression.Name("prepayAt"), expression.Value(formatTime(at)))).
@@ -401,9 +401,9 @@ func (r orderRecord) order() (*inventory.Order, error) {
 // Errors: inventory.ErrBusy (throttled, conflicted or unavailable; or a WeChat Pay
 // order was opened since the read: ask WeChat Pay again; nothing released), or
 // another store error.
-func (s *Store) Release(ctx context.Context, order *inventory.Order, reason inventory.CancelReason) (*inventory.Order, bool, error) {
+func (s *OrderStore) Release(ctx context.Context, order *inventory.Order, reason inventory.CancelReason) (*inventory.Order, bool, error) {
 	seen, now := order.PrepayID, s.now()
-	o, c, err := transact(ctx, s, s.orderSubject(order.ID), order, func(_ context.Context, o *inventory.Order, r inventory.Retry) (inventory.Change, error) {
+	o, c, err := transact(ctx, s.store, s.orderSubject(order.ID), order, func(_ context.Context, o *inventory.Order, r inventory.Retry) (inventory.Change, error) {
 		return o.Release(reason, seen, now, r)
 	})
 	if err != nil {
@@ -413,7 +413,7 @@ func (s *Store) Release(ctx context.Context, order *inventory.Order, reason inve
 }
 
 // mustOrder reads an order that must exist.
-func (s *Store) mustOrder(ctx context.Context, id string) (*inventory.Order, error) {
+func (s *store) mustOrder(ctx context.Context, id string) (*inventory.Order, error) {
 	order, err := s.order(ctx, id)
 	if err != nil {
 		return nil, err

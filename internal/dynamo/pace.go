@@ -99,7 +99,7 @@ func toPaceItem(p teamchat.Pace, version int64, token string) paceItem {
 // "pace#<digest of key>"); the record expires through the table's TTL 14 days after
 // its last write. Errors: inventory.ErrBusy (throttled, unavailable, or still losing
 // the race after paceAttempts rounds), another store error, or ctx's.
-func (s *Store) UpdatePace(ctx context.Context, key string, decide func(*teamchat.Pace) bool) error {
+func (s *SessionStore) UpdatePace(ctx context.Context, key string, decide func(*teamchat.Pace) bool) error {
 	pk := PaceKeyPrefix + digest(key)
 	for round := range paceAttempts {
 		if round > 0 {
@@ -123,7 +123,7 @@ func (s *Store) UpdatePace(ctx context.Context, key string, decide func(*teamcha
 	return fmt.Errorf("update pace: %w: %d rounds lost to other writers", inventory.ErrBusy, paceAttempts)
 }
 
-func (s *Store) readPace(ctx context.Context, pk string) (paceItem, bool, error) {
+func (s *SessionStore) readPace(ctx context.Context, pk string) (paceItem, bool, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.tables.Orders), Key: pkOf(pk), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return paceItem{}, false, s.storeError("read pace", err)
@@ -143,7 +143,7 @@ func (s *Store) readPace(ctx context.Context, pk string) (paceItem, bool, error)
 // UpdateItem (SET every field, REMOVE an empty list), which answers a failed condition
 // with the item as it stands (ReturnValuesOnConditionCheckFailure ALL_OLD): the
 // embedded DynamoDB returns no item there for a PutItem.
-func (s *Store) writePace(ctx context.Context, pk string, version int64, found bool, p teamchat.Pace) (bool, error) {
+func (s *SessionStore) writePace(ctx context.Context, pk string, version int64, found bool, p teamchat.Pace) (bool, error) {
 	random := make([]byte, 16)
 	rand.Read(random)
 	token := hex.EncodeToString(random)

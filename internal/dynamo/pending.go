@@ -20,7 +20,7 @@ import (
 // the next page: a filtered Scan of the orders table (its cost follows the table, so
 // it is for operators, not for buyers' requests). Errors wrap
 // inventory.ErrInvalidRequest for a cursor this store did not issue.
-func (s *Store) Orders(ctx context.Context, status inventory.Status, after string) ([]*inventory.Order, string, error) {
+func (s *OrderStore) Orders(ctx context.Context, status inventory.Status, after string) ([]*inventory.Order, string, error) {
 	start, err := decodeCursor(after, "pk")
 	if err != nil {
 		return nil, "", err
@@ -49,7 +49,7 @@ func (s *Store) Orders(ctx context.Context, status inventory.Status, after strin
 // cursor of the next page ("" when none is left). Each page queries the index for the
 // ids due and reads at most PageSize orders. Errors wrap inventory.ErrInvalidRequest
 // for a cursor that is not an order id.
-func (s *Store) Overdue(ctx context.Context, before time.Time, after string) ([]*inventory.Order, string, error) {
+func (s *OrderStore) Overdue(ctx context.Context, before time.Time, after string) ([]*inventory.Order, string, error) {
 	if after != "" && !inventory.ValidOrderID(after) {
 		return nil, "", errBadCursor
 	}
@@ -90,7 +90,7 @@ func (s *Store) Overdue(ctx context.Context, before time.Time, after string) ([]
 // eventually consistent and may still show an order that has just been paid or
 // cancelled: callers act through Expire, which reads the order first. Iteration stops
 // at the first error.
-func (s *Store) DuePending(ctx context.Context, before time.Time) iter.Seq2[string, error] {
+func (s *OrderStore) DuePending(ctx context.Context, before time.Time) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		first := rand.IntN(PendingBuckets)
 		for i := range PendingBuckets {
@@ -114,7 +114,7 @@ func (s *Store) DuePending(ctx context.Context, before time.Time) iter.Seq2[stri
 // is eventually consistent: an order paid or released a moment ago may still show.
 // read, when not nil, is told what each page paid for (the items read before the
 // status filter).
-func (s *Store) OpenOrders(ctx context.Context, read func(items int)) iter.Seq2[inventory.OpenOrder, error] {
+func (s *OrderStore) OpenOrders(ctx context.Context, read func(items int)) iter.Seq2[inventory.OpenOrder, error] {
 	return func(yield func(inventory.OpenOrder, error) bool) {
 		for b := range PendingBuckets {
 			more, err := s.eachPending(ctx, pendingKey(b), "open order", nil, read, func(rec orderRecord) bool {
@@ -150,7 +150,7 @@ func pendingKey(bucket int) expression.KeyConditionBuilder {
 // page at a time; read, when not nil, is told the items each page read. It reports
 // whether to go on: false once each returned false or on an error, which it returns
 // (what names the items in it).
-func (s *Store) eachPending(ctx context.Context, key expression.KeyConditionBuilder, what string, proj *expression.ProjectionBuilder,
+func (s *OrderStore) eachPending(ctx context.Context, key expression.KeyConditionBuilder, what string, proj *expression.ProjectionBuilder,
 	read func(items int), each func(orderRecord) bool) (bool, error) {
 	b := expression.NewBuilder().WithKeyCondition(key).
 		WithFilter(expression.Name("status").Equal(expression.Value(string(inventory.StatusPending))))

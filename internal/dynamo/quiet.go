@@ -39,7 +39,7 @@ type quietItem struct {
 // lapses; TTL deletion is late by up to days, which the condition on until makes
 // harmless. Errors: a period under a second; inventory.ErrBusy (throttled or
 // unavailable) or another store error.
-func (s *Store) ClaimQuiet(ctx context.Context, key string, period time.Duration, now time.Time) (token string, won bool, err error) {
+func (s *SessionStore) ClaimQuiet(ctx context.Context, key string, period time.Duration, now time.Time) (token string, won bool, err error) {
 	if period < time.Second {
 		return "", false, fmt.Errorf("claim quiet period: %v is under a second", period)
 	}
@@ -83,7 +83,7 @@ func (s *Store) ClaimQuiet(ctx context.Context, key string, period time.Duration
 // conditioned on the token; a claim that lapsed and was taken by another caller since
 // is left alone, and that is not an error. Errors: inventory.ErrBusy or another store
 // error.
-func (s *Store) ReleaseQuiet(ctx context.Context, key, token string) error {
+func (s *SessionStore) ReleaseQuiet(ctx context.Context, key, token string) error {
 	expr, err := expression.NewBuilder().WithCondition(expression.Name("token").Equal(expression.Value(token))).Build()
 	if err != nil {
 		return fmt.Errorf("build quiet release: %w", err)

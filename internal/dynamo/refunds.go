@@ -112,9 +112,9 @@ func (t *txn) mark(outRefundNo string, now time.Time) {
 // inventory.ErrBusy (throttled, conflicted or unavailable: nothing changed), or
 // another store error (a shard the order committed on is gone, or the books disagree
 // with the order).
-func (s *Store) StartRefund(ctx context.Context, order *inventory.Order, r inventory.RefundRequest, window time.Duration) (*inventory.Order, string, error) {
+func (s *RefundStore) StartRefund(ctx context.Context, order *inventory.Order, r inventory.RefundRequest, window time.Duration) (*inventory.Order, string, error) {
 	now := s.now()
-	o, c, err := transact(ctx, s, s.orderSubject(order.ID), order, func(_ context.Context, o *inventory.Order, retry inventory.Retry) (inventory.Change, error) {
+	o, c, err := transact(ctx, s.store, s.orderSubject(order.ID), order, func(_ context.Context, o *inventory.Order, retry inventory.Retry) (inventory.Change, error) {
 		return o.StartRefund(r, window, now, retry)
 	})
 	if err != nil || c.None() {
@@ -129,7 +129,7 @@ func (s *Store) StartRefund(ctx context.Context, order *inventory.Order, r inven
 // goods). Recording the same payment again returns the record as it is. It returns the
 // refund and whether this call created it. Errors: inventory.ErrBusy, or another
 // store error.
-func (s *Store) SecondPayment(ctx context.Context, p inventory.Payment) (*inventory.Refund, bool, error) {
+func (s *RefundStore) SecondPayment(ctx context.Context, p inventory.Payment) (*inventory.Refund, bool, error) {
 	no := inventory.ExtraOutRefundNo(p.OrderID, p.TransactionID)
 	now := s.now()
 	rec := extraRecord{
@@ -159,7 +159,7 @@ func (s *Store) SecondPayment(ctx context.Context, p inventory.Payment) (*invent
 // REFUNDED) or a second payment's. Errors: inventory.ErrRefundNotFound (no such
 // refund: malformed, unknown, or an order not being refunded under that number), or a
 // store error.
-func (s *Store) RefundByNo(ctx context.Context, outRefundNo string) (*inventory.Refund, error) {
+func (s *store) RefundByNo(ctx context.Context, outRefundNo string) (*inventory.Refund, error) {
 	orderID, own, ok := inventory.RefundOf(outRefundNo)
 	if !ok {
 		return nil, fmt.Errorf("refund %q: %w", outRefundNo, inventory.ErrRefundNotFound)
@@ -213,7 +213,7 @@ func (r extraRecord) refund() (*inventory.Refund, error) {
 // Errors: inventory.ErrRefundNotFound (no refund has that out_refund_no),
 // inventory.ErrRefundMismatch (out_trade_no or amount are not the refund's: nothing
 // changed), inventory.ErrBusy, or another store error.
-func (s *Store) MarkRefunded(ctx context.Context, res inventory.RefundResult) (*inventory.Refund, bool, error) {
+func (s *RefundStore) MarkRefunded(ctx context.Context, res inventory.RefundResult) (*inventory.Refund, bool, error) {
 	now := s.now()
 	if orderID, own, ok := inventory.RefundOf(res.OutRefundNo); ok && own {
 		order, err := s.order(ctx, orderID)
@@ -223,7 +223,7 @@ func (s *Store) MarkRefunded(ctx context.Context, res inventory.RefundResult) (*
 		if order == nil || order.RefundByNo(res.OutRefundNo) == nil {
 			return nil, false, fmt.Errorf("refund %s: %w", res.OutRefundNo, inventory.ErrRefundNotFound)
 		}
-		o, c, err := transact(ctx, s, s.orderSubject(orderID), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
+		o, c, err := transact(ctx, s.store, s.orderSubject(orderID), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
 			return o.RecordRefund(res, now)
 		})
 		if err != nil {
@@ -235,7 +235,7 @@ func (s *Store) MarkRefunded(ctx context.Context, res inventory.RefundResult) (*
 	if err != nil {
 		return nil, false, err
 	}
-	r, c, err := transact(ctx, s, s.refundSubject(res.OutRefundNo), refund, func(_ context.Context, r *inventory.Refund, _ inventory.Retry) (inventory.Change, error) {
+	r, c, err := transact(ctx, s.store, s.refundSubject(res.OutRefundNo), refund, func(_ context.Context, r *inventory.Refund, _ inventory.Retry) (inventory.Change, error) {
 		return r.Record(res, now)
 	})
 	if err != nil {
@@ -249,7 +249,7 @@ func (s *Store) MarkRefunded(ctx context.Context, res inventory.RefundResult) (*
 // oldest first, a page at a time (their markers: see refundingRecord). The index is eventually consistent: a refund just marked REFUNDED may still show;
 // callers act through MarkRefunded, which reads it first. Iteration stops at the
 // first error.
-func (s *Store) RefundingBefore(ctx context.Context, before time.Time) iter.Seq2[string, error] {
+func (s *RefundStore) RefundingBefore(ctx context.Context, before time.Time) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		key := expression.Key("refundBucket").Equal(expression.Value(refundBucketValue)).
 			And(expression.Key("refundingSince").LessThan(expression.Value(before.UnixMilli())))
@@ -291,13 +291,13 @@ func (s *Store) RefundingBefore(ctx context.Context, before time.Time) iter.Seq2
 // inventory.ErrOrderNotFound, inventory.ErrRefundNotFound, inventory.ErrRefundNotAllowed
 // (nothing to resolve that way: nothing changed), inventory.ErrBusy, or another store
 // error.
-func (s *Store) ResolveRefund(ctx context.Context, orderID, outRefundNo string, how inventory.Resolution, by, reason string) (*inventory.Order, error) {
+func (s *RefundStore) ResolveRefund(ctx context.Context, orderID, outRefundNo string, how inventory.Resolution, by, reason string) (*inventory.Order, error) {
 	order, err := s.mustOrder(ctx, orderID)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
-	o, _, err := transact(ctx, s, s.orderSubject(orderID), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
+	o, _, err := transact(ctx, s.store, s.orderSubject(orderID), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
 		return o.ResolveRefund(outRefundNo, how, by, reason, now)
 	})
 	return o, err

@@ -20,7 +20,7 @@ import (
 // NewSlot returns an order slot on the store's clock and payment timeout for user's
 // request with idempotency key key: the key's order id (inventory.KeyedOrderID), or a
 // fresh one without a key. Its only error is the order id generator's.
-func (s *Store) NewSlot(user, key string) (inventory.OrderSlot, error) {
+func (s *OrderStore) NewSlot(user, key string) (inventory.OrderSlot, error) {
 	id := inventory.KeyedOrderID(user, key)
 	if key == "" {
 		var err error
@@ -46,7 +46,7 @@ func (s *Store) NewSlot(user, key string) (inventory.OrderSlot, error) {
 // conflicted after bounded retries; nothing reserved). Any other error is a store
 // failure and also leaves nothing reserved unless the write's outcome could not be
 // read back; such an order expires and is released like any unpaid order.
-func (s *Store) Reserve(ctx context.Context, req inventory.ReserveRequest) (*inventory.Order, bool, error) {
+func (s *OrderStore) Reserve(ctx context.Context, req inventory.ReserveRequest) (*inventory.Order, bool, error) {
 	slot := req.Slot
 	if slot.OrderID == "" {
 		var err error
@@ -61,7 +61,7 @@ func (s *Store) Reserve(ctx context.Context, req inventory.ReserveRequest) (*inv
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return nil, false, fmt.Errorf("reserve: nonce: %w", err)
 	}
-	r := &reservation{s: s, req: req, id: slot.OrderID, nonce: hex.EncodeToString(nonce[:]), hash: req.Cart.Hash(), createdAt: slot.CreatedAt, expiresAt: slot.ExpiresAt}
+	r := &reservation{s: s.store, req: req, id: slot.OrderID, nonce: hex.EncodeToString(nonce[:]), hash: req.Cart.Hash(), createdAt: slot.CreatedAt, expiresAt: slot.ExpiresAt}
 	if s.opts.Shaping.On() {
 		if order, replayed, err := r.shape(ctx); order != nil || err != nil {
 			return order, replayed, err
@@ -140,7 +140,7 @@ func (r *reservation) run(ctx context.Context) (*inventory.Order, bool, error) {
 
 // reservation is one order's way through Reserve.
 type reservation struct {
-	s         *Store
+	s         *store
 	req       inventory.ReserveRequest
 	id        string
 	nonce     string // 14 hex digits, this reservation's own (its transactions' tokens)

@@ -33,7 +33,7 @@ const maxMoveShards = 49
 // a reservation deciding STOCK_OUT (see unmoved), and reserved units never move. by (the caller's principal) is recorded on every entry and the record.
 // Errors wrap inventory.ErrInvalidRequest (target out of range), ErrSKUNotFound, or
 // ErrBusy (the shards kept changing for reshardRounds transactions).
-func (s *Store) Reshard(ctx context.Context, sku string, target int, by string) (*inventory.ReshardResult, error) {
+func (s *StockStore) Reshard(ctx context.Context, sku string, target int, by string) (*inventory.ReshardResult, error) {
 	if target < 1 || target > inventory.MaxShards {
 		return nil, inventory.InvalidError("shards must be an integer from 1 to %d", inventory.MaxShards)
 	}
@@ -60,7 +60,7 @@ func (s *Store) Reshard(ctx context.Context, sku string, target int, by string) 
 
 // reshardStep sends the next transaction of a reshard of rec to target, or reports
 // done: the layout is as asked, or only reserved units hold shards past target.
-func (s *Store) reshardStep(ctx context.Context, rec *skuRecord, target int, by string, res *inventory.ReshardResult) (bool, error) {
+func (s *StockStore) reshardStep(ctx context.Context, rec *skuRecord, target int, by string, res *inventory.ReshardResult) (bool, error) {
 	if rec.Shards < target {
 		return false, s.growShards(ctx, rec, target, by)
 	}
@@ -98,7 +98,7 @@ func (s *Store) reshardStep(ctx context.Context, rec *skuRecord, target int, by 
 
 // layoutUpdate bumps the record's move counter from rec's, conditioned on it and on
 // the shard count being rec's, and records by.
-func (s *Store) layoutUpdate(t *txn, rec *skuRecord, by string, upd expression.UpdateBuilder, cond expression.ConditionBuilder) {
+func (s *StockStore) layoutUpdate(t *txn, rec *skuRecord, by string, upd expression.UpdateBuilder, cond expression.ConditionBuilder) {
 	upd = upd.Set(expression.Name("moves"), expression.Value(rec.Moves+1)).
 		Set(expression.Name("updatedAt"), expression.Value(s.now().UnixMilli()))
 	if by != "" {
@@ -113,7 +113,7 @@ func (s *Store) layoutUpdate(t *txn, rec *skuRecord, by string, upd expression.U
 // on-sale and sale start (conditioned on them being unchanged), and sets the new count
 // on the record and every shard, in one transaction. A shard deleted before carries on
 // from its retired seq, one epoch on (see dropShards).
-func (s *Store) growShards(ctx context.Context, rec *skuRecord, target int, by string) error {
+func (s *StockStore) growShards(ctx context.Context, rec *skuRecord, target int, by string) error {
 	t := s.newTxn("grow " + rec.SKU + " to " + strconv.Itoa(target) + " shards")
 	same := expression.Name("price").Equal(expression.Value(rec.Price)).
 		And(expression.Name("onSale").Equal(expression.Value(rec.OnSale))).
@@ -151,7 +151,7 @@ func sameStart(ms int64) expression.ConditionBuilder {
 // maxMoveShards shards): each shard touched is updated once by its net change,
 // conditioned on the units it gives still being available, with its MOVE ledger
 // entry. It returns the units moved.
-func (s *Store) move(ctx context.Context, rec *skuRecord, plan []inventory.Transfer, by string, target int) (int, error) {
+func (s *StockStore) move(ctx context.Context, rec *skuRecord, plan []inventory.Transfer, by string, target int) (int, error) {
 	net, moved := map[int]int{}, 0
 	for _, tr := range plan {
 		_, from := net[tr.From]
@@ -196,7 +196,7 @@ func (s *Store) move(ctx context.Context, rec *skuRecord, plan []inventory.Trans
 // shard's seq and epoch (retired): every ledger entry of the shard is stamped with
 // that epoch or an earlier one, so reconcile can sum them without a shard item to cut,
 // and a shard grown again starts one epoch later.
-func (s *Store) dropShards(ctx context.Context, rec *skuRecord, target int, by string, shards map[int]shardRecord) error {
+func (s *StockStore) dropShards(ctx context.Context, rec *skuRecord, target int, by string, shards map[int]shardRecord) error {
 	t := s.newTxn("shrink " + rec.SKU + " to " + strconv.Itoa(target) + " shards")
 	retired := maps.Clone(rec.Retired)
 	if retired == nil {

@@ -48,7 +48,7 @@ func shapingToken(sku, tok string) string { return "k:" + sku + ":" + tok }
 // It returns a *inventory.RateLimitedError (wrapping inventory.ErrRateLimited) for
 // the first SKU whose window is full, an error wrapping inventory.ErrBusy when
 // DynamoDB was throttled or unavailable, and nil when admitted.
-func (s *Store) shape(ctx context.Context, user, key string, cart inventory.Cart) error {
+func (s *store) shape(ctx context.Context, user, key string, cart inventory.Cart) error {
 	rule, now := s.opts.Shaping, s.now()
 	start, end := rule.Window(now)
 	tok := ""

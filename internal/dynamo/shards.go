@@ -15,7 +15,7 @@ import (
 
 // shardRecords reads every shard item of the SKUs in counts (SKU id → shard count)
 // with strongly consistent reads, refreshes the shard hints, and groups the items by SKU.
-func (s *Store) shardRecords(ctx context.Context, counts map[string]int) (map[string][]shardRecord, error) {
+func (s *store) shardRecords(ctx context.Context, counts map[string]int) (map[string][]shardRecord, error) {
 	var keys []string
 	for sku, n := range counts {
 		for i := range n {
@@ -39,7 +39,7 @@ func (s *Store) shardRecords(ctx context.Context, counts map[string]int) (map[st
 
 // shardRead decodes a shard item read strongly consistently and notes what it shows:
 // its available units (the shard hints) and its epoch.
-func (s *Store) shardRead(item map[string]types.AttributeValue) (shardRecord, error) {
+func (s *store) shardRead(item map[string]types.AttributeValue) (shardRecord, error) {
 	var rec shardRecord
 	if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
 		return shardRecord{}, fmt.Errorf("decode shard item: %w", err)
@@ -93,7 +93,7 @@ func unmoved(shards []shardRecord, rec skuRecord) bool {
 // again (all strongly consistent). When the record's move counter and shard count are
 // the same both times it returns the shards and the record; otherwise a nil record
 // (read again).
-func (s *Store) steadyShards(ctx context.Context, sku string) ([]shardRecord, *skuRecord, error) {
+func (s *store) steadyShards(ctx context.Context, sku string) ([]shardRecord, *skuRecord, error) {
 	before, err := s.skuRecordOf(ctx, sku)
 	if err != nil {
 		return nil, nil, err
@@ -130,7 +130,7 @@ func shardCounts(shards []shardRecord) map[int]shardRecord {
 // error, when DynamoDB cancelled the read because a transaction was writing one of
 // the items (TransactionCanceledException, TransactionConflict): read another way.
 // A missing or non-order item at id gives a nil order.
-func (s *Store) shardsAndOrder(ctx context.Context, sku string, n int, id string) (shards []shardRecord, order *inventory.Order, ok bool, err error) {
+func (s *store) shardsAndOrder(ctx context.Context, sku string, n int, id string) (shards []shardRecord, order *inventory.Order, ok bool, err error) {
 	items := make([]types.TransactGetItem, 0, n+1)
 	for i := range n {
 		items = append(items, types.TransactGetItem{Get: &types.Get{TableName: aws.String(s.tables.SKUs), Key: pkOf(shardKey(sku, i))}})

@@ -75,12 +75,12 @@ func (r *shippingRecord) shipping() (*inventory.Shipping, error) {
 // inventory.ErrNotShippable, inventory.ErrIdempotencyKeyReused, an
 // *inventory.InvalidRequestError (nothing written), inventory.ErrBusy, or another
 // store error.
-func (s *Store) Ship(ctx context.Context, id string, sh inventory.Shipment) (*inventory.Order, bool, error) {
+func (s *OrderStore) Ship(ctx context.Context, id string, sh inventory.Shipment) (*inventory.Order, bool, error) {
 	order, err := s.Lookup(ctx, id)
 	if err != nil {
 		return nil, false, err
 	}
-	o, c, err := transact(ctx, s, s.orderSubject(id), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
+	o, c, err := transact(ctx, s.store, s.orderSubject(id), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
 		return o.Ship(sh)
 	})
 	if err != nil {
@@ -93,13 +93,13 @@ func (s *Store) Ship(ctx context.Context, id string, sh inventory.Shipment) (*in
 // the order id (inventory.Order.ShippingResult; errText empty: accepted) through the
 // one transition path, and returns the order as it stands. Errors:
 // inventory.ErrOrderNotFound, inventory.ErrBusy, or another store error.
-func (s *Store) RecordShipping(ctx context.Context, id string, n int, errText string, final bool) (*inventory.Order, error) {
+func (s *OrderStore) RecordShipping(ctx context.Context, id string, n int, errText string, final bool) (*inventory.Order, error) {
 	order, err := s.Lookup(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
-	o, _, err := transact(ctx, s, s.orderSubject(id), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
+	o, _, err := transact(ctx, s.store, s.orderSubject(id), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
 		return o.ShippingResult(n, errText, final, now), nil
 	})
 	return o, err
@@ -138,12 +138,12 @@ func (r *presaleRecord) presale() (*inventory.Presale, error) {
 // inventory.ErrOrderNotFound, inventory.ErrNotShippable, an
 // *inventory.InvalidRequestError (nothing written), inventory.ErrBusy, or another store
 // error.
-func (s *Store) DeclarePresale(ctx context.Context, id string, shipAt time.Time) (*inventory.Order, bool, error) {
+func (s *OrderStore) DeclarePresale(ctx context.Context, id string, shipAt time.Time) (*inventory.Order, bool, error) {
 	order, err := s.Lookup(ctx, id)
 	if err != nil {
 		return nil, false, err
 	}
-	o, c, err := transact(ctx, s, s.orderSubject(id), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
+	o, c, err := transact(ctx, s.store, s.orderSubject(id), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
 		return o.DeclarePresale(shipAt)
 	})
 	if err != nil {
@@ -156,13 +156,13 @@ func (s *Store) DeclarePresale(ctx context.Context, id string, shipAt time.Time)
 // (inventory.Order.PresaleResult; errText empty: accepted) through the one transition
 // path, and returns the order as it stands. Errors: inventory.ErrOrderNotFound,
 // inventory.ErrBusy, or another store error.
-func (s *Store) RecordPresale(ctx context.Context, id, errText string, final bool) (*inventory.Order, error) {
+func (s *OrderStore) RecordPresale(ctx context.Context, id, errText string, final bool) (*inventory.Order, error) {
 	order, err := s.Lookup(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
-	o, _, err := transact(ctx, s, s.orderSubject(id), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
+	o, _, err := transact(ctx, s.store, s.orderSubject(id), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
 		return o.PresaleResult(errText, final, now), nil
 	})
 	return o, err
@@ -174,7 +174,7 @@ func (s *Store) RecordPresale(ctx context.Context, id, errText string, final boo
 // created the claim, false when the message was claimed before. A sender that then
 // fails to send for a reason worth retrying gives the claim back (DropNotice). Errors:
 // inventory.ErrBusy, or another store error.
-func (s *Store) ClaimNotice(ctx context.Context, key string) (bool, error) {
+func (s *OrderStore) ClaimNotice(ctx context.Context, key string) (bool, error) {
 	expr, err := expression.NewBuilder().WithCondition(expression.AttributeNotExists(expression.Name("pk"))).Build()
 	if err != nil {
 		return false, fmt.Errorf("build notice claim: %w", err)
@@ -202,7 +202,7 @@ func (s *Store) ClaimNotice(ctx context.Context, key string) (bool, error) {
 
 // DropNotice gives back the claim on the subscribe message key, so that a retry may
 // send it. Errors: inventory.ErrBusy, or another store error.
-func (s *Store) DropNotice(ctx context.Context, key string) error {
+func (s *OrderStore) DropNotice(ctx context.Context, key string) error {
 	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.tables.Orders), Key: pkOf(noticeKey(key))})
 	if err != nil {
 		return s.storeError("drop notice "+key, err)

@@ -18,7 +18,7 @@ import (
 
 // SKUDetail reads sku's record and every shard (steady: no unit in transit, see
 // steadyShards). Errors wrap inventory.ErrSKUNotFound or ErrBusy.
-func (s *Store) SKUDetail(ctx context.Context, sku string) (*inventory.SKUDetail, error) {
+func (s *StockStore) SKUDetail(ctx context.Context, sku string) (*inventory.SKUDetail, error) {
 	for range steadyRounds {
 		shards, rec, err := s.steadyShards(ctx, sku)
 		if err != nil {
@@ -32,7 +32,7 @@ func (s *Store) SKUDetail(ctx context.Context, sku string) (*inventory.SKUDetail
 }
 
 // steadySKU is SKU read through SKUDetail.
-func (s *Store) steadySKU(ctx context.Context, id string) (*inventory.SKU, error) {
+func (s *StockStore) steadySKU(ctx context.Context, id string) (*inventory.SKU, error) {
 	d, err := s.SKUDetail(ctx, id)
 	if err != nil {
 		return nil, err
@@ -53,18 +53,18 @@ func detailOf(rec skuRecord, shards []shardRecord) *inventory.SKUDetail {
 // shards, and the cursor of the next page ("" at the end). It scans the skus table
 // (its size follows the catalogue). Errors wrap inventory.ErrInvalidRequest for a
 // cursor this store did not issue.
-func (s *Store) SKUs(ctx context.Context, after string) ([]*inventory.SKUDetail, string, error) {
+func (s *StockStore) SKUs(ctx context.Context, after string) ([]*inventory.SKUDetail, string, error) {
 	return s.skuPage(ctx, after, expression.Name("kind").Equal(expression.Value(kindSKU)))
 }
 
 // SKUsOnSale is SKUs of the SKUs on sale (onSale set: on sale now, upcoming or sold
 // out), for the buyer's list; a SKU put off sale is not in it.
-func (s *Store) SKUsOnSale(ctx context.Context, after string) ([]*inventory.SKUDetail, string, error) {
+func (s *StockStore) SKUsOnSale(ctx context.Context, after string) ([]*inventory.SKUDetail, string, error) {
 	return s.skuPage(ctx, after, expression.Name("kind").Equal(expression.Value(kindSKU)).
 		And(expression.Name("onSale").Equal(expression.Value(true))))
 }
 
-func (s *Store) skuPage(ctx context.Context, after string, filter expression.ConditionBuilder) ([]*inventory.SKUDetail, string, error) {
+func (s *StockStore) skuPage(ctx context.Context, after string, filter expression.ConditionBuilder) ([]*inventory.SKUDetail, string, error) {
 	start, err := decodeCursor(after, "pk")
 	if err != nil {
 		return nil, "", err
@@ -103,7 +103,7 @@ const layoutRounds = 8
 // then, and errors wrapping inventory.ErrInvalidRequest (SKUPatch.Validate),
 // inventory.ErrSKUNotFound, or inventory.ErrBusy (the shards kept changing, or
 // DynamoDB stayed throttled).
-func (s *Store) PatchSKU(ctx context.Context, sku string, p inventory.SKUPatch, by string) (*inventory.SKU, error) {
+func (s *StockStore) PatchSKU(ctx context.Context, sku string, p inventory.SKUPatch, by string) (*inventory.SKU, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -166,7 +166,7 @@ func patchUpdates(p inventory.SKUPatch, by string, at int64) (rec, shard express
 
 // skuRecordOf reads the SKU record of sku (strongly consistent). It returns an error
 // wrapping inventory.ErrSKUNotFound when there is none.
-func (s *Store) skuRecordOf(ctx context.Context, sku string) (*skuRecord, error) {
+func (s *store) skuRecordOf(ctx context.Context, sku string) (*skuRecord, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.tables.SKUs), Key: pkOf(skuKey(sku)), ConsistentRead: aws.Bool(true),
 	})
@@ -227,7 +227,7 @@ var errGone = errors.New("item gone")
 // returns an error wrapping inventory.ErrInvalidRequest for fields outside the SKU
 // bounds (inventory.NewSKU.Validate), ErrSKUExists when a different SKU has the id, and
 // inventory.ErrBusy when DynamoDB stayed throttled or the outcome cannot be read back.
-func (s *Store) EnsureSKU(ctx context.Context, in inventory.NewSKU) (bool, error) {
+func (s *StockStore) EnsureSKU(ctx context.Context, in inventory.NewSKU) (bool, error) {
 	count := shardCountOf(in)
 	in = in.WithDefaults()
 	if err := in.Validate(); err != nil {
@@ -339,7 +339,7 @@ func recordSKU(rec skuRecord, shards []shardRecord) *inventory.SKU {
 // reads it (the record, the shards, the record again, until no unit moved meanwhile),
 // so that units in transit are never counted twice. It returns an error wrapping
 // inventory.ErrSKUNotFound for an unknown id.
-func (s *Store) SKU(ctx context.Context, id string) (*inventory.SKU, error) {
+func (s *StockStore) SKU(ctx context.Context, id string) (*inventory.SKU, error) {
 	for range 2 {
 		shards := 1
 		if e, ok := s.catalog.get(id, s.now()); ok {

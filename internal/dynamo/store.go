@@ -118,13 +118,48 @@ type Options struct {
 }
 
 // Store reads and writes stock, orders and the ledger. It is safe for concurrent use.
+// Its methods come from one part per aggregate, each over the same client, tables,
+// options and caches and sending its changes through the one transaction builder
+// (txn.go) and transition path (transition.go): OrderStore (orders, pending orders,
+// reservations, shipments), StockStore (SKUs, shards, stock adjustments, reshards),
+// BookStore (the ledger, checkpoints, reconcile's cut and repairs), RefundStore
+// (refunds) and SessionStore (login attempts, alert pacing and quiet periods).
 type Store struct {
+	*store
+	OrderStore
+	StockStore
+	BookStore
+	RefundStore
+	SessionStore
+}
+
+// store is what every part of Store shares.
+type store struct {
 	db      *dynamodb.Client
 	tables  Tables
 	opts    Options
 	catalog *catalog
 	epochs  *epochCache
 }
+
+// OrderStore is Store's part for orders: placing (the reservation), reading, paying,
+// releasing, shipping and listing them, and the PENDING orders' index.
+type OrderStore struct{ *store }
+
+// StockStore is Store's part for SKUs and their shard items: creating and changing
+// SKUs, reading them steady, stock adjustments and reshards.
+type StockStore struct{ *store }
+
+// BookStore is Store's part for the books: the stock_log ledger, reconcile's cut,
+// checkpoints, watermark and repairs.
+type BookStore struct{ *store }
+
+// RefundStore is Store's part for refunds: starting, settling and listing them.
+type RefundStore struct{ *store }
+
+// SessionStore is Store's part for what login and the alerts keep: sign-in attempts
+// and sealed tokens, alert pacing and quiet periods.
+type SessionStore struct{ *store }
 
 // New returns a Store over db (built with ClientOptions for stockguard's retry rules).
 func New(db *dynamodb.Client, tables Tables, opts Options) *Store {
@@ -140,14 +175,15 @@ func New(db *dynamodb.Client, tables Tables, opts Options) *Store {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Store{db: db, tables: tables, opts: opts, catalog: newCatalog(opts.CatalogTTL), epochs: &epochCache{}}
+	base := &store{db: db, tables: tables, opts: opts, catalog: newCatalog(opts.CatalogTTL), epochs: &epochCache{}}
+	return &Store{base, OrderStore{base}, StockStore{base}, BookStore{base}, RefundStore{base}, SessionStore{base}}
 }
 
-func (s *Store) now() time.Time { return s.opts.Now().UTC() }
+func (s *store) now() time.Time { return s.opts.Now().UTC() }
 
 // Now is the store's clock (Options.Now) in UTC: the time reservations are
 // conditioned on, so that a sale start is judged by one clock.
-func (s *Store) Now() time.Time { return s.now() }
+func (s *store) Now() time.Time { return s.now() }
 
 // Open returns a Store over a DynamoDB client built from awsCfg with ClientOptions: a
 // deployed function's store.

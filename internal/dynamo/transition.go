@@ -36,7 +36,7 @@ type subject[T any] struct {
 }
 
 // orderSubject is the order id.
-func (s *Store) orderSubject(id string) subject[*inventory.Order] {
+func (s *store) orderSubject(id string) subject[*inventory.Order] {
 	return subject[*inventory.Order]{
 		read:  func(ctx context.Context) (*inventory.Order, error) { return s.mustOrder(ctx, id) },
 		key:   func(o *inventory.Order) string { return o.ID },
@@ -47,7 +47,7 @@ func (s *Store) orderSubject(id string) subject[*inventory.Order] {
 
 // refundSubject is the refund of a second payment outRefundNo, on its own record (an
 // order's own refunds change with their order: orderSubject).
-func (s *Store) refundSubject(outRefundNo string) subject[*inventory.Refund] {
+func (s *store) refundSubject(outRefundNo string) subject[*inventory.Refund] {
 	return subject[*inventory.Refund]{
 		read:  func(ctx context.Context) (*inventory.Refund, error) { return s.RefundByNo(ctx, outRefundNo) },
 		key:   func(r *inventory.Refund) string { return extraKey(r.OutRefundNo) },
@@ -75,7 +75,7 @@ type decision[T any] func(ctx context.Context, record T, r inventory.Retry) (inv
 // Store errors return a zero record: inventory.ErrBusy (throttled, conflicted or
 // unavailable, or no answer within maxTransitionRounds), or a plain error when a
 // condition fails that only fails when the books disagree with the record.
-func transact[T any](ctx context.Context, s *Store, sub subject[T], cur T, decide decision[T]) (T, inventory.Change, error) {
+func transact[T any](ctx context.Context, s *store, sub subject[T], cur T, decide decision[T]) (T, inventory.Change, error) {
 	var zero T
 	var retry inventory.Retry
 	var c inventory.Change
@@ -210,7 +210,7 @@ var guardAttributes = []struct {
 // w what c writes on it): the record's update conditioned on its status (and c's
 // guards) as read, the refund marker, the purchase counters, and per stock move the
 // update of each shard (see stockCondition) with its ledger entries.
-func (s *Store) changeTxn(pk string, before map[string]types.AttributeValue, w write, c inventory.Change) *txn {
+func (s *store) changeTxn(pk string, before map[string]types.AttributeValue, w write, c inventory.Change) *txn {
 	t := s.newTxn(c.String())
 	cond := expression.Name("status").Equal(expression.Value(string(c.From)))
 	for _, g := range guardAttributes {
@@ -309,7 +309,7 @@ const (
 // parameters. When the outcome is unknown the record is read back, on a short deadline
 // of its own: shown reports whether it shows this very change applied. Errors wrap
 // inventory.ErrBusy when DynamoDB was throttled, conflicted or unavailable.
-func (s *Store) sendTransition(ctx context.Context, t *txn, shown func(context.Context) (bool, error)) (sendResult, parts, error) {
+func (s *store) sendTransition(ctx context.Context, t *txn, shown func(context.Context) (bool, error)) (sendResult, parts, error) {
 	t.token = uuid.NewString()
 	out, err := s.send(ctx, t)
 	switch {

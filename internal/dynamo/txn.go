@@ -24,7 +24,7 @@ import (
 // shard's seq by the number of the txn's ledger entries on it and is conditioned on
 // the shard's epoch, which those entries carry.
 type txn struct {
-	s       *Store
+	s       *store
 	what    string // "reserve order …", "release order …" for errors
 	token   string // ClientRequestToken; "" lets the SDK make one
 	acts    []func() (types.TransactWriteItem, error)
@@ -69,7 +69,7 @@ func (p part) String() string {
 	}
 }
 
-func (s *Store) newTxn(what string) *txn { return &txn{s: s, what: what} }
+func (s *store) newTxn(what string) *txn { return &txn{s: s, what: what} }
 
 // add appends a built action playing p, keeping the first build error.
 func (t *txn) add(p part, it types.TransactWriteItem, err error) {
@@ -229,7 +229,7 @@ func (ps parts) has(k partKind) bool {
 // A txn refused only because a shard's epoch moved on (a reconcile cut since the
 // epoch was cached) is built again with the epoch the refusal returned and sent
 // again, up to maxEpochRounds times, under a ClientRequestToken derived from its own.
-func (s *Store) send(ctx context.Context, t *txn) (outcome, error) {
+func (s *store) send(ctx context.Context, t *txn) (outcome, error) {
 	if t.err != nil {
 		return outcome{}, t.err
 	}
@@ -242,7 +242,7 @@ func (s *Store) send(ctx context.Context, t *txn) (outcome, error) {
 }
 
 // sendOnce builds t and sends it once (see send).
-func (s *Store) sendOnce(ctx context.Context, t *txn, round int) (outcome, error) {
+func (s *store) sendOnce(ctx context.Context, t *txn, round int) (outcome, error) {
 	t.epochs = nil // read the cached epochs afresh
 	items := make([]types.TransactWriteItem, len(t.acts))
 	for i, act := range t.acts {
@@ -285,7 +285,7 @@ func (s *Store) sendOnce(ctx context.Context, t *txn, round int) (outcome, error
 // apply sends t, a write that has no order to read back. A failed condition gives
 // an error wrapping refused; other errors wrap inventory.ErrBusy when DynamoDB was
 // throttled or conflicted or the outcome is unknown.
-func (s *Store) apply(ctx context.Context, t *txn, refused error) error {
+func (s *store) apply(ctx context.Context, t *txn, refused error) error {
 	out, err := s.send(ctx, t)
 	switch {
 	case err != nil:
@@ -301,7 +301,7 @@ func (s *Store) apply(ctx context.Context, t *txn, refused error) error {
 // readBack reads order id after a write whose outcome is unknown (cause), on a short
 // deadline of its own; mine reports whether the order shows the write applied. It
 // returns an error wrapping inventory.ErrBusy when the order cannot be read.
-func (s *Store) readBack(ctx context.Context, what, id string, cause error, mine func(*inventory.Order) bool) (*inventory.Order, bool, error) {
+func (s *store) readBack(ctx context.Context, what, id string, cause error, mine func(*inventory.Order) bool) (*inventory.Order, bool, error) {
 	cctx, cancel := convergeContext(ctx)
 	defer cancel()
 	order, err := s.order(cctx, id)
@@ -313,7 +313,7 @@ func (s *Store) readBack(ctx context.Context, what, id string, cause error, mine
 
 // putNew is a transactional Put of rec that fails when an item with its pk exists,
 // unless orReplace (a condition on the existing item) holds.
-func (s *Store) putNew(table string, rec any, orReplace *expression.ConditionBuilder) (types.TransactWriteItem, error) {
+func (s *store) putNew(table string, rec any, orReplace *expression.ConditionBuilder) (types.TransactWriteItem, error) {
 	item, err := attributevalue.MarshalMap(rec)
 	if err != nil {
 		return types.TransactWriteItem{}, fmt.Errorf("encode item for %s: %w", table, err)

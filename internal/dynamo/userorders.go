@@ -37,7 +37,7 @@ const UserPageSize = 20
 // missing from the first page until the index has it. Errors wrap
 // inventory.ErrInvalidRequest for a cursor this store did not issue for userID, or
 // inventory.ErrBusy.
-func (s *Store) UserOrders(ctx context.Context, userID, after string) ([]*inventory.Order, string, error) {
+func (s *OrderStore) UserOrders(ctx context.Context, userID, after string) ([]*inventory.Order, string, error) {
 	start, err := decodeUserCursor(userID, after)
 	if err != nil {
 		return nil, "", err
@@ -75,7 +75,7 @@ func (s *Store) UserOrders(ctx context.Context, userID, after string) ([]*invent
 }
 
 // ordersByID reads the orders ids name, strongly consistently, in the order of ids.
-func (s *Store) ordersByID(ctx context.Context, ids []string) ([]*inventory.Order, error) {
+func (s *OrderStore) ordersByID(ctx context.Context, ids []string) ([]*inventory.Order, error) {
 	items, err := s.batchGet(ctx, s.tables.Orders, ids)
 	if err != nil {
 		return nil, err
