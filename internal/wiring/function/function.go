@@ -55,32 +55,25 @@ func ByName(name string) (wiring.Function, bool) {
 // with its package's Load, as its main does, and returns Load's error: nil when the
 // function would start. An unknown name is an error.
 func Check(name string, get envvar.Lookup) error {
-	var err error
-	switch name {
-	case createorder.Function.Name:
-		_, err = createorder.Load(get)
-	case closeorder.Function.Name:
-		_, err = closeorder.Load(get)
-	case paycallback.Function.Name:
-		_, err = paycallback.Load(get)
-	case refund.Function.Name:
-		_, err = refund.Load(get)
-	case reconcilefn.Function.Name:
-		_, err = reconcilefn.Load(get)
-	case admin.Function.Name:
-		_, err = admin.Load(get)
-	case loginfn.Function.Name:
-		_, err = loginfn.Load(get)
-	case jwks.Function.Name:
-		_, err = jwks.Load(get)
-	case alertchatfn.Function.Name:
-		_, err = alertchatfn.Load(get)
-	case wechat.Function.Name:
-		_, err = wechat.Load(get)
-	default:
-		err = errors.New("no function " + name)
+	load, ok := map[string]func(envvar.Lookup) error{
+		createorder.Function.Name: loads(createorder.Load), closeorder.Function.Name: loads(closeorder.Load),
+		paycallback.Function.Name: loads(paycallback.Load), refund.Function.Name: loads(refund.Load),
+		reconcilefn.Function.Name: loads(reconcilefn.Load), admin.Function.Name: loads(admin.Load),
+		loginfn.Function.Name: loads(loginfn.Load), jwks.Function.Name: loads(jwks.Load),
+		alertchatfn.Function.Name: loads(alertchatfn.Load), wechat.Function.Name: loads(wechat.Load),
+	}[name]
+	if !ok {
+		return errors.New("no function " + name)
 	}
-	return err
+	return load(get)
+}
+
+// loads is load with its configuration dropped: only whether it reads.
+func loads[C any](load func(envvar.Lookup) (C, error)) func(envvar.Lookup) error {
+	return func(get envvar.Lookup) error {
+		_, err := load(get)
+		return err
+	}
 }
 
 // Compile-time checks: the store implements what each capability declares it needs.
