@@ -14,14 +14,14 @@ import (
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/wiring/function/admin"
-	"github.com/stockguard/stockguard/internal/wiring/function/parts"
+	"github.com/stockguard/stockguard/internal/wiring/function/tables"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
 func main() {
 	coldstart.Run(admin.Function, os.Getenv, admin.Load, func(s coldstart.Start[admin.Config]) (*lambdaevent.Function, error) {
 		queues := sqs.NewFromConfig(s.AWS)
-		return admin.Build(s.Config, s.Log, parts.OpenStore(s.AWS, s.Config.Tables), sns.NewFromConfig(s.AWS),
+		return admin.Build(s.Config, s.Log, tables.Open(s.AWS, s.Config.Tables), sns.NewFromConfig(s.AWS),
 			refunds.NewQueue(queues, s.Config.RefundQueueURL), wxqueue.New(queues, s.Config.WeChatQueueURL))
 	})
 }

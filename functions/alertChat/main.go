@@ -16,7 +16,7 @@ import (
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/secret"
 	alertchatfn "github.com/stockguard/stockguard/internal/wiring/function/alertchat"
-	"github.com/stockguard/stockguard/internal/wiring/function/parts"
+	"github.com/stockguard/stockguard/internal/wiring/function/tables"
 )
 
 func main() {
@@ -25,6 +25,6 @@ func main() {
 		if _, err := webhooks(context.Background()); err != nil {
 			return nil, fmt.Errorf("read the chat webhooks secret: %w", err)
 		}
-		return alertchatfn.Build(s.Config, s.Log, parts.OpenStore(s.AWS, s.Config.StoreTables()), webhooks)
+		return alertchatfn.Build(s.Config, s.Log, tables.Open(s.AWS, s.Config.StoreTables()), webhooks)
 	})
 }

@@ -21,7 +21,7 @@ import (
 	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/secret"
 	"github.com/stockguard/stockguard/internal/wiring/function/closeorder"
-	"github.com/stockguard/stockguard/internal/wiring/function/parts"
+	"github.com/stockguard/stockguard/internal/wiring/function/tables"
 )
 
 func main() {
@@ -31,7 +31,7 @@ func main() {
 			return nil, err
 		}
 		queues := sqs.NewFromConfig(s.AWS)
-		return closeorder.Build(s.Config, s.Log, parts.OpenStore(s.AWS, s.Config.Tables),
+		return closeorder.Build(s.Config, s.Log, tables.Open(s.AWS, s.Config.Tables),
 			closeq.New(queues, s.Config.CloseQueueURL, nil), refunds.NewQueue(queues, s.Config.RefundQueueURL), merchant)
 	})
 }

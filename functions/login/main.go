@@ -17,7 +17,7 @@ import (
 	tokens "github.com/stockguard/stockguard/internal/login"
 	"github.com/stockguard/stockguard/internal/secret"
 	"github.com/stockguard/stockguard/internal/wiring/function/login"
-	"github.com/stockguard/stockguard/internal/wiring/function/parts"
+	"github.com/stockguard/stockguard/internal/wiring/function/tables"
 	"github.com/stockguard/stockguard/internal/wxlogin"
 )
 
@@ -39,6 +39,6 @@ func main() {
 		if err != nil {
 			return nil, err
 		}
-		return login.Build(s.Config, s.Log, parts.OpenStore(s.AWS, s.Config.StoreTables()), wechat, signer, seal)
+		return login.Build(s.Config, s.Log, tables.Open(s.AWS, s.Config.StoreTables()), wechat, signer, seal)
 	})
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/secret"
-	"github.com/stockguard/stockguard/internal/wiring/function/parts"
 	"github.com/stockguard/stockguard/internal/wiring/function/paycallback"
+	"github.com/stockguard/stockguard/internal/wiring/function/tables"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
@@ -30,7 +30,7 @@ func main() {
 			return nil, err
 		}
 		queues := sqs.NewFromConfig(s.AWS)
-		return paycallback.Build(s.Config, s.Log, parts.OpenStore(s.AWS, s.Config.Tables),
+		return paycallback.Build(s.Config, s.Log, tables.Open(s.AWS, s.Config.Tables),
 			refunds.NewQueue(queues, s.Config.RefundQueueURL), wxqueue.New(queues, s.Config.WeChatQueueURL), verifier)
 	})
 }

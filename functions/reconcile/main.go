@@ -12,12 +12,12 @@ import (
 
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
-	"github.com/stockguard/stockguard/internal/wiring/function/parts"
 	"github.com/stockguard/stockguard/internal/wiring/function/reconcile"
+	"github.com/stockguard/stockguard/internal/wiring/function/tables"
 )
 
 func main() {
 	coldstart.Run(reconcile.Function, os.Getenv, reconcile.Load, func(s coldstart.Start[reconcile.Config]) (*lambdaevent.Function, error) {
-		return reconcile.Build(s.Config, s.Log, parts.OpenStore(s.AWS, s.Config.Tables), sns.NewFromConfig(s.AWS))
+		return reconcile.Build(s.Config, s.Log, tables.Open(s.AWS, s.Config.Tables), sns.NewFromConfig(s.AWS))
 	})
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/secret"
-	"github.com/stockguard/stockguard/internal/wiring/function/parts"
+	"github.com/stockguard/stockguard/internal/wiring/function/tables"
 	"github.com/stockguard/stockguard/internal/wiring/function/wechat"
 	"github.com/stockguard/stockguard/internal/wxapi"
 	"github.com/stockguard/stockguard/internal/wxqueue"
@@ -39,6 +39,6 @@ func main() {
 		if err := api.UpdateOrderDetailPath(ctx, s.Config.OrderDetailPath); err != nil {
 			s.Log.LogAttrs(ctx, slog.LevelWarn, "order detail path not set", slog.String("error", err.Error()))
 		}
-		return wechat.Build(s.Config, s.Log, parts.OpenStore(s.AWS, s.Config.Tables), wxqueue.New(sqs.NewFromConfig(s.AWS), s.Config.WeChatQueueURL), api)
+		return wechat.Build(s.Config, s.Log, tables.Open(s.AWS, s.Config.Tables), wxqueue.New(sqs.NewFromConfig(s.AWS), s.Config.WeChatQueueURL), api)
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stockguard/stockguard/internal/stock"
 	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wiring/function/parts"
+	"github.com/stockguard/stockguard/internal/wiring/function/tables"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
@@ -32,7 +33,7 @@ type Config struct {
 // variable missing or invalid.
 func Load(get envvar.Lookup) (Config, error) {
 	var c Config
-	return c, wiring.Read(get, parts.Tables(&c.Tables), parts.Reconcile(&c.Reconcile),
+	return c, wiring.Read(get, tables.Read(&c.Tables), parts.Reconcile(&c.Reconcile),
 		wiring.RefundQueueURL(&c.RefundQueueURL), wiring.WeChatQueueURL(&c.WeChatQueueURL))
 }
 

@@ -19,7 +19,7 @@ import (
 	"github.com/stockguard/stockguard/internal/refunds"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wiring"
-	"github.com/stockguard/stockguard/internal/wiring/function/parts"
+	"github.com/stockguard/stockguard/internal/wiring/function/tables"
 )
 
 // Config is closeOrder's configuration (template.yaml, CloseOrderFunction's
@@ -46,7 +46,7 @@ type Config struct {
 // variable missing or invalid.
 func Load(get envvar.Lookup) (Config, error) {
 	var c Config
-	return c, wiring.Read(get, parts.Tables(&c.Tables), wiring.CloseQueueURL(&c.CloseQueueURL), wiring.PaySecret(&c.SecretARN),
+	return c, wiring.Read(get, tables.Read(&c.Tables), wiring.CloseQueueURL(&c.CloseQueueURL), wiring.PaySecret(&c.SecretARN),
 		wiring.Into(&c.NotifyBaseURL, func(get envvar.Lookup) (string, error) {
 			return envvar.CallbackBase(get, "NOTIFY_BASE_URL", "the base https URL of the notify route, without a trailing slash")
 		}),

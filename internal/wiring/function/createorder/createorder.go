@@ -20,6 +20,7 @@ import (
 	"github.com/stockguard/stockguard/internal/stock"
 	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wiring/function/parts"
+	"github.com/stockguard/stockguard/internal/wiring/function/tables"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
@@ -42,7 +43,7 @@ type Config struct {
 // variable missing or invalid.
 func Load(get envvar.Lookup) (Config, error) {
 	var c Config
-	return c, wiring.Read(get, parts.Tables(&c.Tables), wiring.Seconds(&c.PaymentTimeout, "PAYMENT_TIMEOUT_SECONDS"),
+	return c, wiring.Read(get, tables.Read(&c.Tables), wiring.Seconds(&c.PaymentTimeout, "PAYMENT_TIMEOUT_SECONDS"),
 		wiring.CloseQueueURL(&c.CloseQueueURL),
 		wiring.Into(&c.Shaping.PerMinute, func(get envvar.Lookup) (int, error) {
 			return envvar.Count(get, "ORDERS_PER_USER_SKU_PER_MINUTE", inventory.MaxShapingPerMinute)

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/inventory"
@@ -18,28 +17,6 @@ import (
 	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
-
-// Tables reads the three table names into *dst: SKUS_TABLE, ORDERS_TABLE and
-// STOCK_LOG_TABLE, each required (an *envvar.Error names the first missing).
-func Tables(dst *dynamo.Tables) wiring.Setting {
-	return func(get envvar.Lookup) (err error) {
-		for _, v := range []struct {
-			name string
-			dst  *string
-		}{{envvar.SKUsTable, &dst.SKUs}, {envvar.OrdersTable, &dst.Orders}, {envvar.StockLogTable, &dst.StockLog}} {
-			if *v.dst, err = envvar.Required(get, v.name, "a DynamoDB table name"); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
-// OpenStore is the deployed store on tables through cfg's DynamoDB client, with the
-// store's default options (dynamo.Open).
-func OpenStore(cfg aws.Config, tables dynamo.Tables) *dynamo.Store {
-	return dynamo.Open(cfg, tables, dynamo.Options{})
-}
 
 // Notices reads the subscribe messages' settings into *dst: PAY_REMINDER_TEMPLATE_ID
 // and REFUND_DONE_TEMPLATE_ID ("off" turns that message off), PAY_REMINDER_LEAD_SECONDS

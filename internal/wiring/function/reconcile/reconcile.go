@@ -12,6 +12,7 @@ import (
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wiring/function/parts"
+	"github.com/stockguard/stockguard/internal/wiring/function/tables"
 )
 
 // Config is reconcile's configuration (template.yaml, ReconcileFunction's
@@ -25,7 +26,7 @@ type Config struct {
 // variable missing or invalid.
 func Load(get envvar.Lookup) (Config, error) {
 	var c Config
-	return c, wiring.Read(get, parts.Tables(&c.Tables), parts.Reconcile(&c.Reconcile))
+	return c, wiring.Read(get, tables.Read(&c.Tables), parts.Reconcile(&c.Reconcile))
 }
 
 var table = wiring.Define("ReconcileFunction", "reconcile",

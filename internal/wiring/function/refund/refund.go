@@ -14,6 +14,7 @@ import (
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wiring/function/parts"
+	"github.com/stockguard/stockguard/internal/wiring/function/tables"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
@@ -39,7 +40,7 @@ type Config struct {
 // variable missing or invalid.
 func Load(get envvar.Lookup) (Config, error) {
 	var c Config
-	return c, wiring.Read(get, parts.Tables(&c.Tables), wiring.RefundQueueURL(&c.RefundQueueURL), wiring.PaySecret(&c.SecretARN),
+	return c, wiring.Read(get, tables.Read(&c.Tables), wiring.RefundQueueURL(&c.RefundQueueURL), wiring.PaySecret(&c.SecretARN),
 		wiring.Into(&c.NotifyURL, func(get envvar.Lookup) (string, error) {
 			return envvar.CallbackURL(get, "REFUND_NOTIFY_URL", "the refund-notify route's absolute https URL")
 		}),

@@ -14,6 +14,7 @@ import (
 	"github.com/stockguard/stockguard/internal/shipping"
 	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wiring/function/parts"
+	"github.com/stockguard/stockguard/internal/wiring/function/tables"
 	"github.com/stockguard/stockguard/internal/wxapi"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
@@ -40,7 +41,7 @@ type Config struct {
 // variable missing or invalid.
 func Load(get envvar.Lookup) (Config, error) {
 	var c Config
-	return c, wiring.Read(get, parts.Tables(&c.Tables), wiring.WeChatQueueURL(&c.WeChatQueueURL), wiring.PaySecret(&c.SecretARN),
+	return c, wiring.Read(get, tables.Read(&c.Tables), wiring.WeChatQueueURL(&c.WeChatQueueURL), wiring.PaySecret(&c.SecretARN),
 		parts.Notices(&c.Notices), wiring.Into(&c.OrderDetailPath, detailPath))
 }
 
