@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/stockguard/stockguard/internal/buildinfo"
 	"github.com/stockguard/stockguard/internal/stockctl"
@@ -29,7 +30,9 @@ func main() {
 		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
 		HTTP: &http.Client{Timeout: 150 * time.Second},
 		LoadConfig: func(ctx context.Context, o stockctl.ConfigOptions) (aws.Config, error) {
-			opts := []func(*config.LoadOptions) error{config.WithRegion(o.Region), config.WithSharedConfigProfile(o.Profile)}
+			// The SDK's own log lines (e.g. its IMDSv1 fallback warning) would stand
+			// before stockctl's answer; its errors reach the operator through that answer.
+			opts := []func(*config.LoadOptions) error{config.WithRegion(o.Region), config.WithSharedConfigProfile(o.Profile), config.WithLogger(logging.Nop{})}
 			if o.Local { // the local stack needs no credentials: do not ask the EC2 metadata service
 				opts = append(opts, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
 			}

@@ -3,7 +3,6 @@ package stockctl
 import (
 	"context"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -102,36 +101,3 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 // StackOutputsFunc reads a CloudFormation stack's outputs, key → value
 // (DescribeStacks; AWS CloudFormation API Reference, "DescribeStacks", "Output").
 type StackOutputsFunc func(ctx context.Context, cfg aws.Config, stack string) (map[string]string, error)
-
-// writeCompletion writes the completion script of shell (bash, zsh or fish) for
-// stockctl's commands and global flags. Errors: another shell.
-func writeCompletion(w io.Writer, shell string) error {
-	names := make([]string, len(commands))
-	for i, c := range commands {
-		names[i] = c.name
-	}
-	words := strings.Join(names, " ")
-	flags := "--endpoint --region --profile --stack -o --version --help"
-	switch shell {
-	case "bash":
-		_, err := fmt.Fprintf(w, "# stockctl completion for bash: source <(stockctl completion bash)\n"+
-			"_stockctl() {\n  local cur=\"${COMP_WORDS[COMP_CWORD]}\"\n"+
-			"  if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); return; fi\n"+
-			"  COMPREPLY=($(compgen -W %q -- \"$cur\"))\n}\ncomplete -F _stockctl stockctl\n", flags, words)
-		return err
-	case "zsh":
-		_, err := fmt.Fprintf(w, "#compdef stockctl\n# stockctl completion for zsh: stockctl completion zsh > \"${fpath[1]}/_stockctl\"\n"+
-			"_arguments '1:command:(%s)' '*:: :->args'\n", words)
-		return err
-	case "fish":
-		_, err := fmt.Fprintf(w, "# stockctl completion for fish: stockctl completion fish > ~/.config/fish/completions/stockctl.fish\n"+
-			"complete -c stockctl -f -n __fish_use_subcommand -a %q\n", words)
-		for _, f := range strings.Fields(flags) {
-			if err == nil && strings.HasPrefix(f, "--") {
-				_, err = fmt.Fprintf(w, "complete -c stockctl -l %s\n", strings.TrimPrefix(f, "--"))
-			}
-		}
-		return err
-	}
-	return usageError("completion: shell must be bash, zsh or fish, got %q", shell)
-}
