@@ -232,7 +232,7 @@ var sentinelAnswers = []sentinelAnswer{
 	{inventory.ErrOffSale, http.StatusConflict, "SKU_OFF_SALE", "this SKU is not on sale", true, 0},
 	{inventory.ErrLimitExceeded, http.StatusConflict, "LIMIT_EXCEEDED", "per-user purchase limit reached for this SKU", true, 0},
 	{inventory.ErrCartTooLarge, http.StatusConflict, "CART_TOO_LARGE", "this cart needs more stock shards than one order can reserve at once; order fewer items per cart", false, 0},
-	{inventory.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request", false, 0},
+	{inventory.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this idempotency key (the Idempotency-Key header, or the adjustmentId, refundId or shipmentId) was used with a different request", false, 0},
 	{inventory.ErrNotCancellable, http.StatusConflict, "ORDER_NOT_CANCELLABLE", "this order is paid and can no longer be cancelled", false, 0},
 	{inventory.ErrNotPayable, http.StatusConflict, "ORDER_NOT_PAYABLE", "this order is no longer waiting for payment", false, 0},
 	{inventory.ErrNotShippable, http.StatusConflict, "ORDER_NOT_SHIPPABLE", "only a PAID order with units not shipped yet can be shipped; nothing was sent", false, 0},

@@ -164,20 +164,22 @@ func (r *Checkout) Mine(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	return httpapi.JSON(http.StatusOK, out), nil
 }
 
-// idempotencyKey reads the optional Idempotency-Key header: 1-64 printable ASCII.
-// API Gateway HTTP APIs deliver header names in lower case.
+// idempotencyKey reads the optional Idempotency-Key header: 1-64 printable ASCII
+// characters other than a comma. API Gateway HTTP APIs deliver header names in lower
+// case and join a header sent twice with commas (payload format 2.0: "Duplicate
+// headers are combined with commas", "Working with AWS Lambda proxy integrations for
+// HTTP APIs"), so a comma means two keys, and which one the client meant is unknown.
 func idempotencyKey(headers map[string]string) (string, error) {
 	key, ok := headers["idempotency-key"]
 	if !ok {
 		return "", nil
 	}
-	if len(key) < 1 || len(key) > maxIdempotencyKeyBytes {
-		return "", inventory.InvalidError("Idempotency-Key must be 1-%d printable ASCII characters", maxIdempotencyKeyBytes)
+	valid := len(key) >= 1 && len(key) <= maxIdempotencyKeyBytes
+	for i := 0; valid && i < len(key); i++ {
+		valid = key[i] >= 0x20 && key[i] <= 0x7e && key[i] != ','
 	}
-	for i := 0; i < len(key); i++ {
-		if key[i] < 0x20 || key[i] > 0x7e {
-			return "", inventory.InvalidError("Idempotency-Key must be 1-%d printable ASCII characters", maxIdempotencyKeyBytes)
-		}
+	if !valid {
+		return "", inventory.InvalidError("Idempotency-Key must be one header of 1-%d printable ASCII characters without a comma", maxIdempotencyKeyBytes)
 	}
 	return key, nil
 }

@@ -9,8 +9,6 @@ package stock
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -138,11 +136,6 @@ func (m *Merchant) Adjust(ctx context.Context, req events.APIGatewayV2HTTPReques
 	}
 	a.By = by
 	applied, err := m.store.Adjust(ctx, id, a)
-	if errors.Is(err, inventory.ErrIdempotencyKeyReused) {
-		// The route has no Idempotency-Key header: the answer names the adjustmentId.
-		return events.APIGatewayV2HTTPResponse{}, &httpapi.Failure{Status: http.StatusUnprocessableEntity, Code: "IDEMPOTENCY_KEY_REUSED",
-			Message: fmt.Sprintf("adjustment id %s was used with a different request", a.ID), Err: err}
-	}
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}

@@ -165,6 +165,7 @@ func TestCreateOrder_RejectsBadRequestsAndChangesNothing(t *testing.T) {
 		{"empty Idempotency-Key", header("idempotency-key", ""), 400, "INVALID_REQUEST", ""},
 		{"65-char Idempotency-Key", header("idempotency-key", strings.Repeat("k", 65)), 400, "INVALID_REQUEST", ""},
 		{"non-ASCII Idempotency-Key", header("idempotency-key", "ключ"), 400, "INVALID_REQUEST", ""},
+		{"Idempotency-Key sent twice (API Gateway joins them with a comma)", header("idempotency-key", "k-1,k-2"), 400, "INVALID_REQUEST", ""},
 		{"no identity", noIdentity, 401, "UNAUTHORIZED", ""},
 		{"empty sub claim", emptySub, 401, "UNAUTHORIZED", ""},
 		{"sub claim over 255 bytes", longSub, 401, "UNAUTHORIZED", ""},
