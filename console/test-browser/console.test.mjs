@@ -74,8 +74,18 @@ async function go(page, hash) {
   await new Promise((r) => setTimeout(r, 300));
 }
 
-/** modalOK clicks the open modal's OK button. */
+/**
+ * settle waits until no CSS animation or transition runs (a modal's opening zoom): a
+ * click lands where puppeteer measured the element, which a running zoom moves, so a
+ * click during one can miss (the sale's OK then sent nothing, about one run in two).
+ */
+async function settle(page) {
+  await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== 'running'), { timeout: 5000 });
+}
+
+/** modalOK clicks the open modal's OK button, once the modal stands still. */
 async function modalOK(page) {
+  await settle(page);
   await page.click('.arco-modal-footer .arco-btn-primary');
 }
 
@@ -148,6 +158,7 @@ test('the owner runs a sale from the console', async (t) => {
     const row = await page.waitForSelector('xpath///tr[.//td[contains(., "lamp-05")]]');
     await (await row.$('[data-action="sale"]')).click();
     await page.waitForSelector('#sale-form');
+    await settle(page);
     await page.click('#sale-form label:first-child');
     await modalOK(page);
     await page.waitForSelector('xpath///tr[.//td[contains(., "lamp-05")]]//*[@data-status="ON_SALE"]', { timeout: 15_000 });
@@ -189,6 +200,7 @@ test('the owner runs a sale from the console', async (t) => {
     await waitText(page, '#order-detail', '已支付');
     await page.click('#refund-button');
     await page.waitForSelector('#refund-qty-lamp-05 input, input#refund-qty-lamp-05');
+    await settle(page);
     await page.type('#refund-qty-lamp-05 input, input#refund-qty-lamp-05', '1');
     await page.type('#refund-reason', '一件退货');
     await modalOK(page);
@@ -202,7 +214,7 @@ test('the owner runs a sale from the console', async (t) => {
   await t.test('ships it with a carrier from the list', async () => {
     await page.click('#ship-button');
     await page.waitForSelector('#ship-form');
-    await new Promise((r) => setTimeout(r, 400)); // the modal's opening animation
+    await settle(page);
     for (let i = 0; ; i++) {
       await (await page.$$('#ship-form .arco-select-view'))[1].click(); // the second select: the carrier
       if (await page.waitForSelector('.arco-select-option', { timeout: 3000 }).catch(() => null)) break;
