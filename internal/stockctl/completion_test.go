@@ -28,8 +28,8 @@ func TestCompletion_BashCompletesCommandsFlagsAndValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	for line, want := range map[string]string{
-		"stockctl res":                                "reshard",
-		"stockctl refund-":                            "refund-retry refund-settled",
+		"stockctl res":     "reshard",
+		"stockctl refund-": "refund-retry refund-settled",
 		"stockctl --endpoint http://127.0.0.1:3000 r": "reshard refund refund-retry refund-settled reconcile",
 		"stockctl --stack shop ship --t":              "--tracking --type",
 		"stockctl ship o-1 --type ":                   "express same-city virtual self-pickup",
