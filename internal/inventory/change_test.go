@@ -234,8 +234,8 @@ func TestStartRefund_Decisions(t *testing.T) {
 		t.Errorf("refund-pending: %+v, want no goods and no counters", c)
 	}
 	for _, s := range []inventory.Status{inventory.StatusRefunding, inventory.StatusRefunded} {
-		if c, err := paid(s).StartRefund(merchant, 0, now, inventory.Retry{}); err != nil || !c.None() {
-			t.Errorf("%s: %v, %v; want no change", s, c.Kind, err)
+		if c, err := paid(s).StartRefund(merchant, 0, now, inventory.Retry{}); !errors.Is(err, inventory.ErrRefundExceedsPaid) || !c.None() {
+			t.Errorf("%s: %v, %v; want no change and ErrRefundExceedsPaid", s, c.Kind, err)
 		}
 	}
 	if _, err := paid(inventory.StatusCancelled).StartRefund(merchant, 0, now, inventory.Retry{}); !errors.Is(err, inventory.ErrRefundNotAllowed) {

@@ -134,8 +134,8 @@ const (
 // (window 0: never) until a shipment is recorded; an operator any PAID order, or a REFUND_PENDING one whole. A
 // refund already made under r's refundId (Key) answers RefundUnderway or RefundDone
 // when r asks the same (Body), else an error wrapping ErrIdempotencyKeyReused. An order
-// REFUNDING or REFUNDED answers RefundUnderway or RefundDone to a request of "all that
-// is left" without a refundId, and ErrRefundExceedsPaid to any other. No order takes
+// REFUNDING or REFUNDED answers ErrRefundExceedsPaid to any other request, with a
+// refundId or without (nothing is left: its body is not silently ignored). No order takes
 // more than MaxRefundsPerOrder refunds, nor any after RefundPeriod from its payment
 // (WeChat Pay's rules), refused before any goods move. Refusals are *RefusalError
 // values naming the order's status and what can be refunded; they wrap
@@ -156,13 +156,9 @@ func (o *Order) RefundStep(r RefundRequest, window time.Duration, now time.Time)
 	}
 	switch o.Status {
 	case StatusRefunding, StatusRefunded:
-		if r.RefundID != "" || r.Lines != nil {
-			return 0, refusal(ErrRefundExceedsPaid, "order %s is %s: nothing is left to refund", o.ID, o.Status)
-		}
-		if o.Status == StatusRefunded {
-			return RefundDone, nil
-		}
-		return RefundUnderway, nil
+		// Not a replay (those are answered above, by key and body): whatever it asks,
+		// with or without a refundId, nothing is left to refund.
+		return 0, refusal(ErrRefundExceedsPaid, "order %s is %s: nothing is left to refund", o.ID, o.Status)
 	case StatusRefundPending:
 		switch {
 		case !r.Requester.trusted():
