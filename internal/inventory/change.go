@@ -486,7 +486,8 @@ func (o *Order) withRefund(i int, r *Refund, marker *Marker) Change {
 // (refundedAt = res.At or now, refundAmount = res.Amount, refundError cleared) and takes it off the
 // REFUNDING list; CLOSED and ABNORMAL keep it REFUNDING with refundError set (the
 // money must be returned by hand), and so does REFUSED (the refund API refused it for
-// good: refundError "REFUSED <code>"); PROCESSING, a result already recorded and a refund
+// good: refundError "REFUSED <code>") and WAITING (the refund API waits on the merchant,
+// e.g. its balance: refundError WaitingError(code), asked again from the queue); PROCESSING, a result already recorded and a refund
 // already REFUNDED are NoChange. The change is conditioned on the out_refund_no as
 // read. Errors: Check's (ErrRefundMismatch).
 func (r *Refund) Record(res RefundResult, now time.Time) (Change, error) {
@@ -508,10 +509,13 @@ func (r *Refund) Record(res RefundResult, now time.Time) (Change, error) {
 		// by hand.
 		next.Status, next.RefundedAt, next.RefundAmount, next.Error = StatusRefunded, &at, res.Amount, ""
 		c.Marker = &Marker{OutRefundNo: r.OutRefundNo, Remove: true}
-	case RefundStateClosed, RefundStateAbnormal, RefundStateRefused:
+	case RefundStateClosed, RefundStateAbnormal, RefundStateRefused, RefundStateWaiting:
 		why := res.State
-		if res.State == RefundStateRefused {
+		switch res.State {
+		case RefundStateRefused:
 			why += " " + res.Code
+		case RefundStateWaiting:
+			why = WaitingError(res.Code)
 		}
 		if r.Error == why {
 			return Change{}, nil

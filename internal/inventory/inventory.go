@@ -258,6 +258,11 @@ type Order struct {
 	// Subscriptions are the template ids of WeChat subscribe messages the buyer accepted
 	// at checkout (wx.requestSubscribeMessage), for this order's messages.
 	Subscriptions []string
+	// SecondRefunds are the out_refund_no of the refunds of second payments of the order
+	// (ExtraOutRefundNo: each a refund of its own record, owed back whole), sorted; and
+	// Second those refunds as read with the order for its views (nil when not read).
+	SecondRefunds []string
+	Second        []Refund
 }
 
 // SaleStatus is how a SKU's availability is shown to buyers.

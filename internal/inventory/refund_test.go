@@ -224,3 +224,30 @@ func TestOrderRefundStep_BuyersRefundStopsAtTheFirstShipment(t *testing.T) {
 		}
 	}
 }
+
+func TestRefundRecord_WaitingOnTheMerchantTellsToTopUpAndIsNotSettledByHand(t *testing.T) {
+	now := time.Date(2026, 11, 11, 1, 0, 0, 0, time.UTC)
+	o := &inventory.Order{ID: "order-1", Status: inventory.StatusRefunding, Amount: 900, Currency: "CNY",
+		Refunds: []inventory.OrderRefund{{RefundID: "all", OutRefundNo: "order-1_R", Amount: 900, Status: inventory.StatusRefunding, Since: now}}}
+	waiting := inventory.RefundResult{OutRefundNo: "order-1_R", OutTradeNo: "order-1", Amount: 900, State: inventory.RefundStateWaiting, Code: "NOT_ENOUGH"}
+	c, err := o.RecordRefund(waiting, now)
+	if err != nil || c.None() {
+		t.Fatalf("RecordRefund = %v, %v", c.Kind, err)
+	}
+	r := c.Order.RefundByNo("order-1_R")
+	if r.Status != inventory.StatusRefunding || !r.Waiting() || r.Refused() || !strings.Contains(r.Error, "top it up") {
+		t.Errorf("refund after NOT_ENOUGH: %+v, want REFUNDING, waiting, telling to top up", r)
+	}
+	if c, err := c.Order.RecordRefund(waiting, now); err != nil || !c.None() {
+		t.Errorf("the same answer again: %v, %v; want no change", c.Kind, err)
+	}
+	for _, how := range []inventory.Resolution{inventory.SettleRefund, inventory.RetryRefund} {
+		if _, err := c.Order.ResolveRefund("order-1_R", how, "op", "by hand", now); !errors.Is(err, inventory.ErrRefundNotAllowed) {
+			t.Errorf("resolve %v of a waiting refund: %v, want ErrRefundNotAllowed", how, err)
+		}
+	}
+	done, err := c.Order.RecordRefund(inventory.RefundResult{OutRefundNo: "order-1_R", OutTradeNo: "order-1", Amount: 900, State: inventory.RefundStateSuccess}, now)
+	if err != nil || done.Order.Status != inventory.StatusRefunded || done.Order.Refunds[0].Error != "" {
+		t.Errorf("SUCCESS after waiting: %+v, %v; want REFUNDED without error", done.Order, err)
+	}
+}
