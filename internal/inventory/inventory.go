@@ -60,6 +60,9 @@ var (
 	ErrPaidTwice = errors.New("order already paid by another transaction")
 	// ErrIdempotencyKeyReused: the idempotency key was used with a different cart.
 	ErrIdempotencyKeyReused = errors.New("idempotency key reused with a different request")
+	// ErrAftersaleNotFound: the order has no after-sale with that aftersaleId.
+	// docs/contract.md: 404 AFTERSALE_NOT_FOUND.
+	ErrAftersaleNotFound = errors.New("after-sale not found")
 	// ErrBusy: the store stayed throttled or conflicted after bounded retries; nothing
 	// was reserved.
 	ErrBusy = errors.New("store busy")
@@ -263,6 +266,8 @@ type Order struct {
 	// Second those refunds as read with the order for its views (nil when not read).
 	SecondRefunds []string
 	Second        []Refund
+	// Aftersales are the buyer's after-sale requests, oldest first (aftersale.go).
+	Aftersales []Aftersale
 }
 
 // SaleStatus is how a SKU's availability is shown to buyers.
