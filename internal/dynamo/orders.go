@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -30,7 +31,7 @@ func (s *OrderStore) Order(ctx context.Context, userID, id string) (*inventory.O
 	if order == nil || order.UserID != userID {
 		return nil, inventory.ErrOrderNotFound
 	}
-	return order, nil
+	return order, s.withSecondPayments(ctx, order)
 }
 
 // Lookup returns the order with id whoever owns it, read strongly consistently, for
@@ -47,7 +48,21 @@ func (s *OrderStore) Lookup(ctx context.Context, id string) (*inventory.Order, e
 	if order == nil {
 		return nil, inventory.ErrOrderNotFound
 	}
-	return order, nil
+	return order, s.withSecondPayments(ctx, order)
+}
+
+// withSecondPayments reads the refunds of order's second payments into order.Second
+// (one GetItem each; most orders have none).
+func (s *store) withSecondPayments(ctx context.Context, order *inventory.Order) error {
+	order.Second = nil
+	for _, no := range order.SecondRefunds {
+		r, err := s.RefundByNo(ctx, no)
+		if err != nil {
+			return fmt.Errorf("order %s: %w", order.ID, err)
+		}
+		order.Second = append(order.Second, *r)
+	}
+	return nil
 }
 
 // order reads an order by id; nil without error when there is none.
@@ -229,6 +244,9 @@ type orderRecord struct {
 	Shipping      *shippingRecord `dynamodbav:"shipping,omitempty"`
 	Presale       *presaleRecord  `dynamodbav:"presale,omitempty"`
 	Subscriptions []string        `dynamodbav:"subscriptions,omitempty"`
+	// SecondRefunds are the out_refund_no of its second payments' refunds, added by
+	// SecondPayment (a string set).
+	SecondRefunds []string `dynamodbav:"secondRefunds,stringset,omitempty"`
 }
 
 // refundRecord is one of an order's refunds (inventory.OrderRefund).
@@ -320,6 +338,7 @@ func newOrderRecord(o *inventory.Order) orderRecord {
 		TransactionID: o.TransactionID, PrepayID: o.PrepayID, PrepayAt: formatOptional(o.PrepayAt),
 		RefundRev: o.RefundRev, DueCause: o.DueCause,
 		Shipping: newShippingRecord(o.Shipping), Presale: newPresaleRecord(o.Presale), Subscriptions: o.Subscriptions,
+		SecondRefunds: o.SecondRefunds,
 	}
 	for _, r := range o.Refunds {
 		rec.Refunds = append(rec.Refunds, newRefundRecord(r))
@@ -339,7 +358,7 @@ func (r orderRecord) order() (*inventory.Order, error) {
 		ID: r.PK, UserID: r.UserID, Status: inventory.Status(r.Status), Amount: r.Amount,
 		Currency: r.Currency, CancelReason: inventory.CancelReason(r.CancelReason),
 		TransactionID: r.TransactionID, CartHash: r.CartHash, ReservedBy: r.ReservedBy, PrepayID: r.PrepayID, RefundRev: r.RefundRev, DueCause: r.DueCause,
-		Subscriptions: r.Subscriptions,
+		Subscriptions: r.Subscriptions, SecondRefunds: slices.Sorted(slices.Values(r.SecondRefunds)),
 	}
 	var err error
 	if o.Shipping, err = r.Shipping.shipping(); err != nil {

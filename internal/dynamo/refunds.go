@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
@@ -49,6 +50,7 @@ type extraRecord struct {
 	Currency      string `dynamodbav:"currency"`
 	PaidAt        string `dynamodbav:"paidAt"`
 	Status        string `dynamodbav:"status"`
+	Resolution    string `dynamodbav:"resolution,omitempty"` // an operator's retry or settlement
 	refundFields
 }
 
@@ -61,12 +63,13 @@ type refundState struct {
 	RefundedAt   string `dynamodbav:"refundedAt,omitempty"`
 	RefundAmount int64  `dynamodbav:"refundAmount,omitempty"`
 	RefundError  string `dynamodbav:"refundError,omitempty"`
+	Resolution   string `dynamodbav:"resolution,omitempty"`
 }
 
 func newRefundState(r *inventory.Refund) refundState {
 	return refundState{
 		Status: string(r.Status), OutRefundNo: r.OutRefundNo, RefundedAt: formatOptional(r.RefundedAt),
-		RefundAmount: r.RefundAmount, RefundError: r.Error,
+		RefundAmount: r.RefundAmount, RefundError: r.Error, Resolution: r.Resolution,
 	}
 }
 
@@ -140,6 +143,10 @@ func (s *RefundStore) SecondPayment(ctx context.Context, p inventory.Payment) (*
 	t := s.newTxn("record second payment " + p.TransactionID + " of order " + p.OrderID)
 	t.put(part{kind: partOrder}, s.tables.Orders, rec, nil)
 	t.mark(no, now)
+	// Listed on its order, so the order's views show it (a set: adding twice is once).
+	t.update(part{kind: partOrder}, s.tables.Orders, p.OrderID,
+		expression.Add(expression.Name("secondRefunds"), expression.Value(&types.AttributeValueMemberSS{Value: []string{no}})),
+		expression.AttributeExists(expression.Name("pk")))
 	out, err := s.send(ctx, t)
 	if err != nil {
 		return nil, false, err
@@ -191,6 +198,7 @@ func (r extraRecord) refund() (*inventory.Refund, error) {
 	out := &inventory.Refund{
 		OutRefundNo: r.OutRefundNo, OrderID: r.OrderID, TransactionID: r.TransactionID, Amount: r.Amount, Total: r.Amount,
 		Currency: r.Currency, Status: inventory.Status(r.Status), RefundAmount: r.RefundAmount, Error: r.RefundError,
+		Resolution: r.Resolution,
 	}
 	since, err := parseTime(r.RefundingAt)
 	if err != nil {
@@ -285,20 +293,37 @@ func (s *RefundStore) RefundingBefore(ctx context.Context, before time.Time) ite
 }
 
 // ResolveRefund records an operator's resolution of refund outRefundNo of order
-// orderID (inventory.Order.ResolveRefund: a retry of a refund WeChat Pay's refund API
-// refused, or a refund settled outside WeChat Pay), by their IAM principal with reason,
-// through the one transition path. It returns the order as it stands. Errors:
-// inventory.ErrOrderNotFound, inventory.ErrRefundNotFound, inventory.ErrRefundNotAllowed
-// (nothing to resolve that way: nothing changed), inventory.ErrBusy, or another store
-// error.
+// orderID (inventory.Order.ResolveRefund for the order's own refunds,
+// inventory.Refund.Resolve for a second payment's: a retry of a refund WeChat Pay's
+// refund API refused, or a refund settled outside WeChat Pay), by their IAM principal
+// with reason, through the one transition path. It returns the order as it stands
+// (Lookup's view, second payments' refunds included). Errors:
+// inventory.ErrOrderNotFound, inventory.ErrRefundNotFound (no such refund of that
+// order), inventory.ErrRefundNotAllowed (nothing to resolve that way: nothing
+// changed), inventory.ErrBusy, or another store error.
 func (s *RefundStore) ResolveRefund(ctx context.Context, orderID, outRefundNo string, how inventory.Resolution, by, reason string) (*inventory.Order, error) {
 	order, err := s.mustOrder(ctx, orderID)
 	if err != nil {
 		return nil, err
 	}
 	now := s.now()
+	if id, own, ok := inventory.RefundOf(outRefundNo); ok && !own && id == orderID {
+		refund, err := s.RefundByNo(ctx, outRefundNo)
+		if err != nil {
+			return nil, err
+		}
+		if _, _, err := transact(ctx, s.store, s.refundSubject(outRefundNo), refund, func(_ context.Context, r *inventory.Refund, _ inventory.Retry) (inventory.Change, error) {
+			return r.Resolve(how, by, reason, now)
+		}); err != nil {
+			return nil, err
+		}
+		return (&OrderStore{s.store}).Lookup(ctx, orderID)
+	}
 	o, _, err := transact(ctx, s.store, s.orderSubject(orderID), order, func(_ context.Context, o *inventory.Order, _ inventory.Retry) (inventory.Change, error) {
 		return o.ResolveRefund(outRefundNo, how, by, reason, now)
 	})
-	return o, err
+	if err != nil {
+		return nil, err
+	}
+	return o, s.withSecondPayments(ctx, o)
 }

@@ -113,8 +113,10 @@ func transact[T any](ctx context.Context, s *store, sub subject[T], cur T, decid
 // held less than a give-back needs (changed by hand) are skipped next time, a counter
 // that refused units counted again makes a late payment over its limit, and a shard
 // that no longer holds the available units a move takes sends the decision round
-// again. Any other failure means the books disagree with the record: an error.
+// again, and so does a shard a refund's RETURN finds deleted by a reshard (its units
+// go back on shard 0 next round). Any other failure means the books disagree with the record: an error.
 func nextRetry(c inventory.Change, what string, failed parts, r inventory.Retry) (inventory.Retry, error) {
+	retired := maps.Clone(r.Retired) // as this round decided: shard 0 refusing too is news
 	for _, f := range failed {
 		switch {
 		case f.kind == partLimit && limitUnits(c, f) < 0:
@@ -122,6 +124,8 @@ func nextRetry(c inventory.Change, what string, failed parts, r inventory.Retry)
 		case f.kind == partLimit:
 			r.OverLimit = true
 		case f.kind == partShard && stockMove(c, f.line).TakesAvailable():
+		case f.kind == partShard && stockMove(c, f.line).Returns() && !retired[f.sku]:
+			r.Retire(f.sku) // a shrinking reshard deleted the shard: return on shard 0
 		default:
 			return r, booksOff(what, failed)
 		}

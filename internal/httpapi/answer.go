@@ -147,8 +147,19 @@ func Order(o *inventory.Order) OrderJSON {
 	if o.Status == inventory.StatusRefunded {
 		v.RefundAmount = v.RefundedAmount
 	}
+	for _, r := range o.Second { // second payments', owed back whole: no lines, no goods
+		v.Refunds = append(v.Refunds, RefundJSON{
+			RefundID: SecondPaymentRefundID, OutRefundNo: r.OutRefundNo, Lines: []inventory.RefundLine{}, Amount: r.Amount, Status: string(r.Status),
+			RequestedAt: rfc3339(r.Since), RefundedAt: optional(r.RefundedAt), Error: r.Error, Resolution: r.Resolution,
+		})
+	}
 	return v
 }
+
+// SecondPaymentRefundID is the refundId shown for the refund of a second payment of an
+// order (docs/contract.md): its own out_refund_no (order id, "_T", 16 hex), its
+// amount the whole second payment (fen), no lines.
+const SecondPaymentRefundID = "second-payment"
 
 // MerchantOrderJSON is the contract's order with its owner, for the merchant API.
 type MerchantOrderJSON struct {

@@ -135,6 +135,10 @@ func (m StockMove) Delta(q int) Delta {
 	return d
 }
 
+// Returns reports whether m gives units back to stock (RETURN), which only needs its
+// shards to be there: a shard refusing it was deleted by a reshard.
+func (m StockMove) Returns() bool { return slices.Contains(m.Ops, OpReturn) }
+
 // TakesAvailable reports whether m takes available units, which another buyer may
 // have taken since they were read (a late payment's RESERVE): a shard refusing it is
 // news, not a sign that the books are off.
@@ -181,10 +185,23 @@ type Entry struct {
 // Retry is what earlier rounds of a change learnt from the store, for the next
 // decision: purchase counters that held less than the order counted (changed by hand:
 // they are not given back), and whether the user's counter refused a late payment's
-// units (OverLimit).
+// units (OverLimit), and SKUs a shard of which, that a refund would return units to,
+// a shrinking reshard deleted (Retired).
 type Retry struct {
 	Drifted   map[string]bool // SKU ids
 	OverLimit bool
+	// Retired are SKU ids one of whose shards a reshard deleted after the order
+	// committed units on it: their units go back on shard 0, which no reshard deletes
+	// (shards past the target are the ones dropped, and the target is at least 1).
+	Retired map[string]bool
+}
+
+// Retire records that a shard of sku an order committed units on is gone.
+func (r *Retry) Retire(sku string) {
+	if r.Retired == nil {
+		r.Retired = map[string]bool{}
+	}
+	r.Retired[sku] = true
 }
 
 // Drift records that the counter of sku held less than a give-back needed.
@@ -397,8 +414,37 @@ func (o *Order) StartRefund(req RefundRequest, window time.Duration, now time.Ti
 		}
 		if ref.Restocked {
 			back := OrderItem{SKU: it.SKU, Qty: l.Qty, UnitPrice: it.UnitPrice, Shards: returnShards(it, o.RefundedUnits(it.SKU, true), l.Qty), Limited: it.Limited}
+			if r.Retired[it.SKU] {
+				back.Shards = map[int]int{0: l.Qty}
+			}
 			c.Stock = append(c.Stock, StockMove{Line: i, Item: back, Ops: []Op{OpReturn}})
 		}
+	}
+	return fitRefund(c)
+}
+
+// fitRefund makes the goods step c of a refund fit in one TransactWriteItems of at
+// most MaxTransactionActions actions (DynamoDB API Reference, TransactWriteItems:
+// "up to 100 action requests";
+// https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html):
+// its REFUNDING marker makes it one action more than the order's reservation, which
+// may have used all 100. Units return on fewer shards first (each line's on its
+// lowest-numbered shard: any shard of a SKU sells them the same); a change that
+// still does not fit is refused, a *RefusalError wrapping ErrRefundNotAllowed that
+// says to refund the order in parts (with lines), and nothing moves.
+func fitRefund(c Change) (Change, error) {
+	if c.Actions() <= MaxTransactionActions {
+		return c, nil
+	}
+	for i, m := range c.Stock {
+		if len(m.Item.Shards) > 1 {
+			item := m.Item
+			item.Shards = map[int]int{slices.Min(mapsKeys(item.Shards)): item.Qty}
+			c.Stock[i].Item = item
+		}
+	}
+	if n := c.Actions(); n > MaxTransactionActions {
+		return Change{}, refusal(ErrRefundNotAllowed, "refunding these %d lines of order %s at once needs %d transaction actions, more than DynamoDB's %d: refund them in parts, naming lines", len(c.Stock), c.Order.ID, n, MaxTransactionActions)
 	}
 	return c, nil
 }
@@ -440,7 +486,8 @@ func (o *Order) withRefund(i int, r *Refund, marker *Marker) Change {
 // (refundedAt = res.At or now, refundAmount = res.Amount, refundError cleared) and takes it off the
 // REFUNDING list; CLOSED and ABNORMAL keep it REFUNDING with refundError set (the
 // money must be returned by hand), and so does REFUSED (the refund API refused it for
-// good: refundError "REFUSED <code>"); PROCESSING, a result already recorded and a refund
+// good: refundError "REFUSED <code>") and WAITING (the refund API waits on the merchant,
+// e.g. its balance: refundError WaitingError(code), asked again from the queue); PROCESSING, a result already recorded and a refund
 // already REFUNDED are NoChange. The change is conditioned on the out_refund_no as
 // read. Errors: Check's (ErrRefundMismatch).
 func (r *Refund) Record(res RefundResult, now time.Time) (Change, error) {
@@ -462,10 +509,13 @@ func (r *Refund) Record(res RefundResult, now time.Time) (Change, error) {
 		// by hand.
 		next.Status, next.RefundedAt, next.RefundAmount, next.Error = StatusRefunded, &at, res.Amount, ""
 		c.Marker = &Marker{OutRefundNo: r.OutRefundNo, Remove: true}
-	case RefundStateClosed, RefundStateAbnormal, RefundStateRefused:
+	case RefundStateClosed, RefundStateAbnormal, RefundStateRefused, RefundStateWaiting:
 		why := res.State
-		if res.State == RefundStateRefused {
+		switch res.State {
+		case RefundStateRefused:
 			why += " " + res.Code
+		case RefundStateWaiting:
+			why = WaitingError(res.Code)
 		}
 		if r.Error == why {
 			return Change{}, nil

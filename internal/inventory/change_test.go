@@ -234,8 +234,8 @@ func TestStartRefund_Decisions(t *testing.T) {
 		t.Errorf("refund-pending: %+v, want no goods and no counters", c)
 	}
 	for _, s := range []inventory.Status{inventory.StatusRefunding, inventory.StatusRefunded} {
-		if c, err := paid(s).StartRefund(merchant, 0, now, inventory.Retry{}); err != nil || !c.None() {
-			t.Errorf("%s: %v, %v; want no change", s, c.Kind, err)
+		if c, err := paid(s).StartRefund(merchant, 0, now, inventory.Retry{}); !errors.Is(err, inventory.ErrRefundExceedsPaid) || !c.None() {
+			t.Errorf("%s: %v, %v; want no change and ErrRefundExceedsPaid", s, c.Kind, err)
 		}
 	}
 	if _, err := paid(inventory.StatusCancelled).StartRefund(merchant, 0, now, inventory.Retry{}); !errors.Is(err, inventory.ErrRefundNotAllowed) {
@@ -381,5 +381,78 @@ func TestRecordRefund_OrderRefundedWithItsLastRefund(t *testing.T) {
 	}
 	if _, err := o.RecordRefund(success("order-1_R3", 1), at); !errors.Is(err, inventory.ErrRefundNotFound) {
 		t.Errorf("an unknown refund: %v", err)
+	}
+}
+
+// paidOrderOf is a PAID order of lines, each of qty units over the given shards
+// (one unit per shard), limited or not.
+func paidOrderOf(lines, shards int, limited bool) *inventory.Order {
+	at := t0.Add(time.Minute)
+	o := &inventory.Order{ID: "big-1", UserID: "alice", Status: inventory.StatusPaid, Currency: "CNY", CreatedAt: t0, PaidAt: &at, TransactionID: "tx1"}
+	for i := range lines {
+		it := inventory.OrderItem{SKU: fmt.Sprintf("sku-%02d", i), Qty: shards, UnitPrice: 10, Shards: map[int]int{}, Limited: limited}
+		for n := range shards {
+			it.Shards[n] = 1
+		}
+		o.Items = append(o.Items, it)
+		o.Amount += int64(shards) * 10
+	}
+	return o
+}
+
+func TestStartRefund_OfAReservationOfExactly100ActionsFitsOrIsRefused(t *testing.T) {
+	merchant := inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "arn:aws:iam::1:user/op", Reason: "damaged"}
+	now := t0.Add(time.Hour)
+
+	// 11 lines over 8 shards: 1 + 11 × (8 + 1) = 100 actions to reserve; the refund's
+	// marker would make 101: the units go back on one shard per line instead.
+	o := paidOrderOf(11, 8, false)
+	if n := inventory.ReservationActions(o.Items); n != inventory.MaxTransactionActions {
+		t.Fatalf("reservation takes %d actions, want %d", n, inventory.MaxTransactionActions)
+	}
+	c, err := o.StartRefund(merchant, 0, now, inventory.Retry{})
+	if err != nil || c.Actions() > inventory.MaxTransactionActions {
+		t.Fatalf("StartRefund = %d actions, %v; want at most %d", c.Actions(), err, inventory.MaxTransactionActions)
+	}
+	for _, m := range c.Stock {
+		if len(m.Item.Shards) != 1 || m.Item.Shards[0] != 8 {
+			t.Errorf("line %d returns on %v, want all 8 units on shard 0", m.Line, m.Item.Shards)
+		}
+	}
+
+	// 33 limited lines on one shard each: 1 + 33 × 3 = 100; no fewer shards to use.
+	o = paidOrderOf(33, 1, true)
+	if n := inventory.ReservationActions(o.Items); n != inventory.MaxTransactionActions {
+		t.Fatalf("reservation takes %d actions, want %d", n, inventory.MaxTransactionActions)
+	}
+	if _, err := o.StartRefund(merchant, 0, now, inventory.Retry{}); !errors.Is(err, inventory.ErrRefundNotAllowed) {
+		t.Errorf("whole refund of 101 actions: %v, want ErrRefundNotAllowed", err)
+	}
+	part := merchant
+	part.Lines = []inventory.RefundLine{{SKU: "sku-00", Qty: 1}}
+	if c, err := o.StartRefund(part, 0, now, inventory.Retry{}); err != nil || c.Kind != inventory.ChangeRefundStart {
+		t.Errorf("refund of one line: %v, %v", c.Kind, err)
+	}
+}
+
+func TestStartRefund_ReturnsUnitsOfARetiredShardOnShard0(t *testing.T) {
+	o := pendingOrder()
+	at := t0.Add(time.Minute)
+	o.Status, o.PaidAt, o.TransactionID = inventory.StatusPaid, &at, "tx1"
+	merchant := inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "arn:aws:iam::1:user/op", Reason: "damaged"}
+	var r inventory.Retry
+	r.Retire("cup")
+	c, err := o.StartRefund(merchant, 0, t0.Add(time.Hour), r)
+	if err != nil || len(c.Stock) != 2 {
+		t.Fatalf("StartRefund = %+v, %v", c.Stock, err)
+	}
+	if got := c.Stock[0].Item.Shards; len(got) != 1 || got[0] != 3 {
+		t.Errorf("cup returns on %v, want its 3 units on shard 0", got)
+	}
+	if got := c.Stock[1].Item.Shards; len(got) != 1 || got[1] != 1 {
+		t.Errorf("saucer returns on %v, want shard 1 as committed", got)
+	}
+	if !c.Stock[0].Returns() || c.Stock[0].TakesAvailable() {
+		t.Errorf("a RETURN move: Returns %v TakesAvailable %v", c.Stock[0].Returns(), c.Stock[0].TakesAvailable())
 	}
 }

@@ -60,6 +60,9 @@ var (
 	ErrPaidTwice = errors.New("order already paid by another transaction")
 	// ErrIdempotencyKeyReused: the idempotency key was used with a different cart.
 	ErrIdempotencyKeyReused = errors.New("idempotency key reused with a different request")
+	// ErrAftersaleNotFound: the order has no after-sale with that aftersaleId.
+	// docs/contract.md: 404 AFTERSALE_NOT_FOUND.
+	ErrAftersaleNotFound = errors.New("after-sale not found")
 	// ErrBusy: the store stayed throttled or conflicted after bounded retries; nothing
 	// was reserved.
 	ErrBusy = errors.New("store busy")
@@ -258,6 +261,13 @@ type Order struct {
 	// Subscriptions are the template ids of WeChat subscribe messages the buyer accepted
 	// at checkout (wx.requestSubscribeMessage), for this order's messages.
 	Subscriptions []string
+	// SecondRefunds are the out_refund_no of the refunds of second payments of the order
+	// (ExtraOutRefundNo: each a refund of its own record, owed back whole), sorted; and
+	// Second those refunds as read with the order for its views (nil when not read).
+	SecondRefunds []string
+	Second        []Refund
+	// Aftersales are the buyer's after-sale requests, oldest first (aftersale.go).
+	Aftersales []Aftersale
 }
 
 // SaleStatus is how a SKU's availability is shown to buyers.

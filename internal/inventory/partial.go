@@ -335,7 +335,8 @@ const (
 // ResolveRefund decides an operator's resolution of o's refund outRefundNo at now,
 // recorded with by (their IAM principal) and reason: RetryRefund clears a REFUSED
 // refund's error (it stays REFUNDING; the caller puts it on the refund queue);
-// SettleRefund marks a refund with an error (REFUSED, CLOSED or ABNORMAL) REFUNDED, its
+// SettleRefund marks a refund with an error (REFUSED, CLOSED or ABNORMAL; not WAITING,
+// which the queue asks again) REFUNDED, its
 // whole amount settled outside WeChat Pay (off the REFUNDING list; the order REFUNDED
 // with the last of its refunds). Conditioned on the order's refunds as read. Errors:
 // ErrRefundNotFound; a *RefusalError wrapping ErrRefundNotAllowed when the refund has
@@ -345,22 +346,39 @@ func (o *Order) ResolveRefund(outRefundNo string, how Resolution, by, reason str
 	if i < 0 {
 		return Change{}, fmt.Errorf("refund %s of order %s: %w", outRefundNo, o.ID, ErrRefundNotFound)
 	}
-	r := o.RefundByNo(outRefundNo)
+	c, err := o.RefundByNo(outRefundNo).Resolve(how, by, reason, now)
+	if err != nil {
+		return Change{}, err
+	}
+	out := o.withRefund(i, c.Refund, c.Marker)
+	out.Order.Refunds[i].Resolution = c.Refund.Resolution
+	return out, nil
+}
+
+// Resolve decides an operator's resolution of r at now (see Order.ResolveRefund, which
+// it decides for an order's own refunds; a second payment's refund is decided by it
+// alone, conditioned on its out_refund_no as read): RetryRefund clears a REFUSED
+// refund's error, SettleRefund marks a refund with an error (not WAITING) REFUNDED,
+// its whole amount settled outside WeChat Pay. Resolution records what, by whom and
+// why. Errors: a *RefusalError wrapping ErrRefundNotAllowed when r has nothing to
+// resolve that way.
+func (r *Refund) Resolve(how Resolution, by, reason string, now time.Time) (Change, error) {
 	switch {
 	case r.Status != StatusRefunding || r.Error == "":
-		return Change{}, refusal(errNothingToResolve, "refund %s is %s without an error from WeChat Pay: nothing to retry or settle", outRefundNo, r.Status)
+		return Change{}, refusal(errNothingToResolve, "refund %s is %s without an error from WeChat Pay: nothing to retry or settle", r.OutRefundNo, r.Status)
+	case r.Waiting():
+		return Change{}, refusal(errNothingToResolve, "refund %s is asked of WeChat Pay again by itself (%s): settling it by hand too would pay twice", r.OutRefundNo, r.Error)
 	case how == RetryRefund && !r.Refused():
-		return Change{}, refusal(errNothingToResolve, "refund %s is %s at WeChat Pay, which takes no second request under its out_refund_no: settle it by hand", outRefundNo, r.Error)
+		return Change{}, refusal(errNothingToResolve, "refund %s is %s at WeChat Pay, which takes no second request under its out_refund_no: settle it by hand", r.OutRefundNo, r.Error)
 	}
-	note := fmt.Sprintf("%s by %s: %s", map[Resolution]string{RetryRefund: "retried", SettleRefund: "settled outside WeChat Pay"}[how], by, reason)
-	var marker *Marker
+	next := *r
+	next.Resolution = fmt.Sprintf("%s by %s: %s", map[Resolution]string{RetryRefund: "retried", SettleRefund: "settled outside WeChat Pay"}[how], by, reason)
+	c := Change{Kind: ChangeRefundResult, From: r.Status, Refund: &next, Guards: GuardRefundNo}
 	if how == RetryRefund {
-		r.Error = ""
+		next.Error = ""
 	} else {
-		r.Status, r.RefundedAt, r.RefundAmount = StatusRefunded, &now, r.Amount
-		marker = &Marker{OutRefundNo: outRefundNo, Remove: true}
+		next.Status, next.RefundedAt, next.RefundAmount = StatusRefunded, &now, r.Amount
+		c.Marker = &Marker{OutRefundNo: r.OutRefundNo, Remove: true}
 	}
-	c := o.withRefund(i, r, marker)
-	c.Order.Refunds[i].Resolution = note
 	return c, nil
 }

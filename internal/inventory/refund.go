@@ -134,8 +134,8 @@ const (
 // (window 0: never) until a shipment is recorded; an operator any PAID order, or a REFUND_PENDING one whole. A
 // refund already made under r's refundId (Key) answers RefundUnderway or RefundDone
 // when r asks the same (Body), else an error wrapping ErrIdempotencyKeyReused. An order
-// REFUNDING or REFUNDED answers RefundUnderway or RefundDone to a request of "all that
-// is left" without a refundId, and ErrRefundExceedsPaid to any other. No order takes
+// REFUNDING or REFUNDED answers ErrRefundExceedsPaid to any other request, with a
+// refundId or without (nothing is left: its body is not silently ignored). No order takes
 // more than MaxRefundsPerOrder refunds, nor any after RefundPeriod from its payment
 // (WeChat Pay's rules), refused before any goods move. Refusals are *RefusalError
 // values naming the order's status and what can be refunded; they wrap
@@ -156,13 +156,9 @@ func (o *Order) RefundStep(r RefundRequest, window time.Duration, now time.Time)
 	}
 	switch o.Status {
 	case StatusRefunding, StatusRefunded:
-		if r.RefundID != "" || r.Lines != nil {
-			return 0, refusal(ErrRefundExceedsPaid, "order %s is %s: nothing is left to refund", o.ID, o.Status)
-		}
-		if o.Status == StatusRefunded {
-			return RefundDone, nil
-		}
-		return RefundUnderway, nil
+		// Not a replay (those are answered above, by key and body): whatever it asks,
+		// with or without a refundId, nothing is left to refund.
+		return 0, refusal(ErrRefundExceedsPaid, "order %s is %s: nothing is left to refund", o.ID, o.Status)
 	case StatusRefundPending:
 		switch {
 		case !r.Requester.trusted():
@@ -212,6 +208,7 @@ type Refund struct {
 	RefundedAt    *time.Time // when WeChat Pay reported it done
 	RefundAmount  int64      // fen WeChat Pay reported refunded, once REFUNDED
 	Error         string     // refundError: why WeChat Pay closed it, marked it abnormal or refused it for good
+	Resolution    string     // an operator's last retry or settlement of it: what, by whom (IAM principal), why
 }
 
 // RefundByNo is o's own refund with out_refund_no no as its money step sees it; nil
@@ -225,6 +222,7 @@ func (o *Order) RefundByNo(no string) *Refund {
 	return &Refund{
 		OutRefundNo: r.OutRefundNo, OrderID: o.ID, TransactionID: o.TransactionID, Amount: r.Amount, Total: o.Amount,
 		Currency: o.Currency, Status: r.Status, Since: r.Since, RefundedAt: r.RefundedAt, RefundAmount: r.RefundAmount, Error: r.Error,
+		Resolution: r.Resolution,
 	}
 }
 
@@ -251,7 +249,30 @@ const (
 	// RefundStateRefused is stockguard's own, not WeChat Pay's: the refund API refused
 	// the request for good (wechatpay.FinalRefusal); the money must be settled by hand.
 	RefundStateRefused = "REFUSED"
+	// RefundStateWaiting is stockguard's own too: the refund API answered a refusal
+	// that waits on the merchant (NOT_ENOUGH: the merchant's available balance cannot
+	// cover the refund, WeChat Pay APIv3 docs, 申请退款, 错误码 NOT_ENOUGH "余额不足"); the
+	// refund stays on the refund queue and is asked again under the same
+	// out_refund_no, so it must not be settled by hand meanwhile.
+	RefundStateWaiting = "WAITING"
 )
+
+// codeNotEnough is WeChat Pay's NOT_ENOUGH (申请退款, 错误码: 余额不足).
+const codeNotEnough = "NOT_ENOUGH"
+
+// WaitingError is the refundError of a refund the refund API answered code, a refusal
+// that waits on the merchant (RefundStateWaiting): "WAITING <code>: " and what the
+// operator must do, in words shown by stockctl and the merchant's order view.
+func WaitingError(code string) string {
+	if code == codeNotEnough {
+		return RefundStateWaiting + " " + code + ": the merchant's WeChat Pay balance cannot cover this refund: top it up; the refund is asked again by itself"
+	}
+	return RefundStateWaiting + " " + code + ": WeChat Pay waits on the merchant; the refund is asked again by itself"
+}
+
+// Waiting reports whether r waits on the merchant (RefundStateWaiting): asked again
+// from the refund queue, never to be settled by hand meanwhile.
+func (r *Refund) Waiting() bool { return strings.HasPrefix(r.Error, RefundStateWaiting+" ") }
 
 // Refused reports whether the refund API refused r for good (its Error is a refusal):
 // it is not requested again until an operator retries it.
@@ -283,7 +304,10 @@ func (r RefundRequest) ValidateReason() error {
 // before money", "Reconcile"): RETURN entries of exactly the units its restocking
 // refunds cover, none beyond; per line no more units refunded than paid; each refund's
 // amount its lines' units × unit price; and no more refunded than paid, asked or
-// reported. It returns one line per broken rule, none when the order is in order.
+// reported; and of the refunds of its second payments read with it (Second), each
+// reported refunded whole, and none left with an error WeChat Pay will not fix (retry
+// or settle it: the merchant API's refund-retry and refund-settle take them). It
+// returns one line per broken rule, none when the order is in order.
 func (o *Order) RefundProblems(returned map[string]int) []string {
 	var out []string
 	for _, it := range o.Items {
@@ -309,6 +333,14 @@ func (o *Order) RefundProblems(returned map[string]int) []string {
 	}
 	if asked, got := o.RefundsAmount(), o.RefundedAmount(); asked > o.Amount || got > o.Amount {
 		out = append(out, fmt.Sprintf("%s: refunds of %d fen asked, %d reported, of %d paid", o.ID, asked, got, o.Amount))
+	}
+	for _, r := range o.Second {
+		switch {
+		case r.Status == StatusRefunded && r.RefundAmount != r.Amount:
+			out = append(out, fmt.Sprintf("%s: second payment's refund %s reported %d fen of %d paid", o.ID, r.OutRefundNo, r.RefundAmount, r.Amount))
+		case r.Status == StatusRefunding && r.Error != "" && !r.Waiting():
+			out = append(out, fmt.Sprintf("%s: second payment's refund %s of %d fen is %s: retry or settle it", o.ID, r.OutRefundNo, r.Amount, r.Error))
+		}
 	}
 	return out
 }

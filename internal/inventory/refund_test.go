@@ -28,8 +28,8 @@ func TestOrderRefundStep_WhoMayRefundWhat(t *testing.T) {
 		{"buyer of a REFUND_PENDING order", inventory.StatusRefundPending, buyer, time.Hour, paidAt, 0},
 		{"buyer of a PENDING order", inventory.StatusPending, buyer, time.Hour, paidAt, 0},
 		{"buyer of a CANCELLED order", inventory.StatusCancelled, buyer, time.Hour, paidAt, 0},
-		{"buyer of a REFUNDING order", inventory.StatusRefunding, buyer, 0, paidAt, inventory.RefundUnderway},
-		{"buyer of a REFUNDED order", inventory.StatusRefunded, buyer, 0, paidAt, inventory.RefundDone},
+		{"buyer again, order REFUNDING", inventory.StatusRefunding, buyer, 0, paidAt, inventory.RefundUnderway},
+		{"buyer again, order REFUNDED", inventory.StatusRefunded, buyer, 0, paidAt, inventory.RefundDone},
 		{"merchant, long after", inventory.StatusPaid, merchant, 0, paidAt.AddDate(1, 0, 0), inventory.RefundReturn},
 		{"merchant without restock", inventory.StatusPaid, keep, 0, paidAt, inventory.RefundKeep},
 		{"merchant of a REFUND_PENDING order", inventory.StatusRefundPending, merchant, 0, paidAt, inventory.RefundKeep},
@@ -37,11 +37,36 @@ func TestOrderRefundStep_WhoMayRefundWhat(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := &inventory.Order{ID: "order-1", Status: tc.status, PaidAt: &paidAt}
+			if tc.status == inventory.StatusRefunding || tc.status == inventory.StatusRefunded {
+				// The same request made that refund: a replay.
+				o.Refunds = []inventory.OrderRefund{{RefundID: tc.r.Key(), Body: tc.r.Body(), Status: tc.status}}
+			}
 			got, err := o.RefundStep(tc.r, tc.window, tc.now)
 			if got != tc.want || (tc.want == 0) != errors.Is(err, inventory.ErrRefundNotAllowed) {
 				t.Errorf("RefundStep = %v, %v; want %v", got, err, tc.want)
 			}
 		})
+	}
+}
+
+func TestOrderRefundStep_AnyOtherRequestOfAnOrderRefundedWholeIsExceedsPaid(t *testing.T) {
+	paidAt := time.Date(2026, 11, 11, 0, 0, 0, 0, time.UTC)
+	done := inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "op", Reason: "damaged", RefundID: "r1"}
+	for _, status := range []inventory.Status{inventory.StatusRefunding, inventory.StatusRefunded} {
+		o := &inventory.Order{ID: "order-1", Status: status, PaidAt: &paidAt,
+			Refunds: []inventory.OrderRefund{{RefundID: done.Key(), Body: done.Body(), Status: status}}}
+		for name, r := range map[string]inventory.RefundRequest{
+			"without refundId, no restock": {Requester: inventory.Merchant, Goods: inventory.KeepGoods, By: "op", Reason: "again"},
+			"without refundId, restock":    {Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "op", Reason: "damaged"},
+			"another refundId":             {Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "op", Reason: "damaged", RefundID: "r2"},
+		} {
+			if step, err := o.RefundStep(r, 0, paidAt); !errors.Is(err, inventory.ErrRefundExceedsPaid) {
+				t.Errorf("%s, %s: %v, %v; want ErrRefundExceedsPaid", status, name, step, err)
+			}
+		}
+		if step, err := o.RefundStep(done, 0, paidAt); err != nil || step == 0 {
+			t.Errorf("%s, the same request again: %v, %v; want a replay", status, step, err)
+		}
 	}
 }
 
@@ -197,5 +222,32 @@ func TestOrderRefundStep_BuyersRefundStopsAtTheFirstShipment(t *testing.T) {
 		if step, err := o.RefundStep(merchant, 0, paidAt.Add(time.Minute)); err != nil || step != inventory.RefundKeep {
 			t.Errorf("%s: the merchant's refund without restock: %v %v, want RefundKeep", status, step, err)
 		}
+	}
+}
+
+func TestRefundRecord_WaitingOnTheMerchantTellsToTopUpAndIsNotSettledByHand(t *testing.T) {
+	now := time.Date(2026, 11, 11, 1, 0, 0, 0, time.UTC)
+	o := &inventory.Order{ID: "order-1", Status: inventory.StatusRefunding, Amount: 900, Currency: "CNY",
+		Refunds: []inventory.OrderRefund{{RefundID: "all", OutRefundNo: "order-1_R", Amount: 900, Status: inventory.StatusRefunding, Since: now}}}
+	waiting := inventory.RefundResult{OutRefundNo: "order-1_R", OutTradeNo: "order-1", Amount: 900, State: inventory.RefundStateWaiting, Code: "NOT_ENOUGH"}
+	c, err := o.RecordRefund(waiting, now)
+	if err != nil || c.None() {
+		t.Fatalf("RecordRefund = %v, %v", c.Kind, err)
+	}
+	r := c.Order.RefundByNo("order-1_R")
+	if r.Status != inventory.StatusRefunding || !r.Waiting() || r.Refused() || !strings.Contains(r.Error, "top it up") {
+		t.Errorf("refund after NOT_ENOUGH: %+v, want REFUNDING, waiting, telling to top up", r)
+	}
+	if c, err := c.Order.RecordRefund(waiting, now); err != nil || !c.None() {
+		t.Errorf("the same answer again: %v, %v; want no change", c.Kind, err)
+	}
+	for _, how := range []inventory.Resolution{inventory.SettleRefund, inventory.RetryRefund} {
+		if _, err := c.Order.ResolveRefund("order-1_R", how, "op", "by hand", now); !errors.Is(err, inventory.ErrRefundNotAllowed) {
+			t.Errorf("resolve %v of a waiting refund: %v, want ErrRefundNotAllowed", how, err)
+		}
+	}
+	done, err := c.Order.RecordRefund(inventory.RefundResult{OutRefundNo: "order-1_R", OutTradeNo: "order-1", Amount: 900, State: inventory.RefundStateSuccess}, now)
+	if err != nil || done.Order.Status != inventory.StatusRefunded || done.Order.Refunds[0].Error != "" {
+		t.Errorf("SUCCESS after waiting: %+v, %v; want REFUNDED without error", done.Order, err)
 	}
 }

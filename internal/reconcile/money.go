@@ -34,7 +34,7 @@ func (r *Reconciler) money(ctx context.Context, snap *snapshot, rep *Report) err
 		if err != nil {
 			return err
 		}
-		if id, own, ok := inventory.RefundOf(no); ok && own {
+		if id, _, ok := inventory.RefundOf(no); ok { // its own refunds and its second payments'
 			ids[id] = true
 		}
 	}

@@ -203,6 +203,15 @@ func (r *Refunder) handleRecord(ctx context.Context, rec events.SQSMessage) (boo
 		})
 		return false, err
 	}
+	if code, waits := wechatpay.WaitsOnMerchant(err); waits {
+		// The merchant must act (top up): recorded on the refund for the operator to
+		// see; the message is retried as any other failure.
+		if _, _, aerr := Apply(ctx, r.store, r.log, inventory.RefundResult{
+			OutRefundNo: refund.OutRefundNo, OutTradeNo: refund.OrderID, Amount: refund.Amount, State: inventory.RefundStateWaiting, Code: code,
+		}); aerr != nil {
+			err = errors.Join(err, aerr)
+		}
+	}
 	if err != nil {
 		return false, fmt.Errorf("refund %s: %w", refund.OutRefundNo, err)
 	}
@@ -216,13 +225,17 @@ func (r *Refunder) handleRecord(ctx context.Context, rec events.SQSMessage) (boo
 // and amount owed. A result that newly marks a refund CLOSED or ABNORMAL is logged at
 // error level and counted in the RefundAbnormal metric (Function dimension "refund",
 // whichever function records it: one metric for the alarm to watch):
-// the money must be returned by hand. Errors are MarkRefunded's.
+// the money must be returned by hand. One that newly waits on the merchant (WAITING,
+// e.g. NOT_ENOUGH) is logged at warn level with what to do, and not alarmed as such. Errors are MarkRefunded's.
 func Apply(ctx context.Context, store Results, log *slog.Logger, res inventory.RefundResult) (*inventory.Refund, bool, error) {
 	refund, changed, err := store.MarkRefunded(ctx, res)
 	if err != nil {
 		return refund, false, err
 	}
-	if changed && refund.Status == inventory.StatusRefunding && refund.Error != "" {
+	if changed && refund.Waiting() {
+		log.LogAttrs(ctx, slog.LevelWarn, "WeChat Pay waits on the merchant: "+refund.Error,
+			slog.String("outRefundNo", refund.OutRefundNo), slog.String("outTradeNo", refund.OrderID), slog.Int64("amount", refund.Amount))
+	} else if changed && refund.Status == inventory.StatusRefunding && refund.Error != "" {
 		log.LogAttrs(ctx, slog.LevelError, "WeChat Pay did not refund: return the money by hand",
 			slog.String("outRefundNo", refund.OutRefundNo), slog.String("outTradeNo", refund.OrderID),
 			slog.Int64("amount", refund.Amount), slog.String("refundStatus", res.State))

@@ -251,7 +251,7 @@ func (r *Routes) resolve(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return nil, err
 	}
 	id, no := req.PathParameters["orderId"], req.PathParameters["outRefundNo"]
-	if orderID, own, ok := inventory.RefundOf(no); !ok || !own || orderID != id {
+	if orderID, _, ok := inventory.RefundOf(no); !ok || orderID != id { // the order's own, or a second payment's
 		return nil, fmt.Errorf("refund %q of order %s: %w", no, id, inventory.ErrRefundNotFound)
 	}
 	return r.resolver.ResolveRefund(ctx, id, no, how, by, *b.Reason)

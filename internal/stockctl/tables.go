@@ -185,7 +185,7 @@ func printOrder(w io.Writer, data []byte) error {
 		fmt.Fprintf(tw, "%s\t%d\t%s\n", it.SKU, it.Qty, fen(it.UnitPrice))
 	}
 	if len(o.Refunds) > 0 {
-		fmt.Fprintf(tw, "\nREFUND\tOUT_REFUND_NO\tLINES\tAMOUNT\tSTATUS\tRESTOCKED\tREQUESTED\tERROR (settle by hand)\n")
+		fmt.Fprintf(tw, "\nREFUND\tOUT_REFUND_NO\tLINES\tAMOUNT\tSTATUS\tRESTOCKED\tREQUESTED\tERROR (REFUSED/CLOSED/ABNORMAL: settle by hand; WAITING: see its text)\n")
 	}
 	for _, r := range o.Refunds {
 		var lines []string

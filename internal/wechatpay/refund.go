@@ -66,6 +66,19 @@ func FinalRefusal(err error) (string, bool) {
 	return "", false
 }
 
+// WaitsOnMerchant reports whether err, the refund API's answer to "申请退款", is a
+// refusal to retry once the merchant acts, and its code: CodeNotEnough (余额不足: the
+// merchant's available balance cannot cover the refund; WeChat Pay APIv3 docs, 申请退款,
+// 错误码: "此状态代表退款申请失败，商户可根据具体的错误提示做相应的处理" — top up, then retry with
+// the same out_refund_no).
+func WaitsOnMerchant(err error) (string, bool) {
+	var apiErr *APIError
+	if errors.As(err, &apiErr) && apiErr.Code == CodeNotEnough {
+		return apiErr.Code, true
+	}
+	return "", false
+}
+
 var (
 	// ErrNotFound: WeChat Pay has no such order or refund (an *APIError with HTTP 404 and
 	// CodeOrderNotExist or CodeResourceNotExists unwraps to it).

@@ -253,3 +253,51 @@ func TestStartRefund_RacingALatePayment(t *testing.T) {
 	}
 	e.Check(t)
 }
+
+func TestStartRefund_AfterAShrinkingReshardReturnsUnitsToALiveShard(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 4, Shards: 4})
+	order := e.paidOrder(t, "u1", "tx-1", inventory.Line{SKU: "cup", Qty: 4})
+	if len(order.Items[0].Shards) < 2 {
+		t.Fatalf("order committed on %v, want several shards", order.Items[0].Shards)
+	}
+	// Every shard is empty once paid: the shrink deletes shards 1..3 at once.
+	if res, err := e.store.Reshard(context.Background(), "cup", 1, "arn:aws:iam::000000000000:user/op"); err != nil || !res.Complete {
+		t.Fatalf("Reshard: %+v %v", res, err)
+	}
+	got, started, err := e.store.StartRefund(context.Background(), order, operator, 0)
+	if err != nil || started == "" || got.Status != inventory.StatusRefunding {
+		t.Fatalf("StartRefund: %+v %q %v", got, started, err)
+	}
+	if b := e.books(t, "cup"); b.onHand != 4 || b.available != 4 {
+		t.Errorf("cup onHand %d available %d, want 4 and 4 back on the live shard", b.onHand, b.available)
+	}
+	if ops := e.Ops(t, order.ID); ops[string(inventory.OpReturn)] != 1 {
+		t.Errorf("ledger %v, want one RETURN", ops)
+	}
+	e.Check(t)
+}
+
+func TestStartRefund_OfAReservationOf100ActionsIsNoServerError(t *testing.T) {
+	var skus []inventory.NewSKU
+	var lines []inventory.Line
+	for i := range 11 {
+		id := fmt.Sprintf("sku-%02d", i)
+		skus = append(skus, inventory.NewSKU{ID: id, Stock: 8, Shards: 8})
+		lines = append(lines, inventory.Line{SKU: id, Qty: 8})
+	}
+	e := newEnv(t, dynamo.Options{}, nil, skus...)
+	order := e.paidOrder(t, "u1", "tx-1", lines...)
+	if n := inventory.ReservationActions(order.Items); n != inventory.MaxTransactionActions {
+		t.Fatalf("the reservation took %d actions, want %d", n, inventory.MaxTransactionActions)
+	}
+	got, started, err := e.store.StartRefund(context.Background(), order, operator, 0)
+	if err != nil || started == "" || got.Status != inventory.StatusRefunding {
+		t.Fatalf("StartRefund: %q %v", started, err)
+	}
+	for _, l := range lines {
+		if b := e.books(t, l.SKU); b.onHand != 8 || b.available != 8 {
+			t.Errorf("%s onHand %d available %d, want 8 and 8", l.SKU, b.onHand, b.available)
+		}
+	}
+	e.Check(t)
+}

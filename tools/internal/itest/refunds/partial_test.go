@@ -356,17 +356,31 @@ func TestRefusals_FinalStopsAtOnceRetryLaterWaits(t *testing.T) {
 	}
 
 	// Retry later: the merchant's balance is short; the queue keeps asking.
+	alarms := len(h.Logged(t, "RefundAbnormal", 1.0))
 	h.PayServer.SetRefundRefusal(wechatpay.CodeNotEnough)
 	short, _ := paid(t, h, "buyer3", cupsAndSaucer)
 	if code, out := merchantRefund(t, h, short, `{"restock":true,"reason":"returned"}`); code != http.StatusAccepted {
 		t.Fatalf("refund: %d %v", code, out)
 	}
 	eventually(t, waitLimit, "retried", func() bool { return len(h.Logged(t, "msg", "refund request failed; it will be retried")) > 0 })
-	if r := h.Lookup(t, short).Refunds[0]; r.Error != "" || r.Status != inventory.StatusRefunding {
-		t.Errorf("refund short of balance %+v, want REFUNDING without an error", r)
+	if r := h.Lookup(t, short).Refunds[0]; r.Error != inventory.WaitingError(wechatpay.CodeNotEnough) || r.Status != inventory.StatusRefunding {
+		t.Errorf("refund short of balance %+v, want REFUNDING with the error telling to top up", r)
+	}
+	if code, out := h.Call(t, http.MethodGet, "/admin/orders/"+short, "", nil, ""); code != http.StatusOK ||
+		!strings.Contains(fmt.Sprint(out["refunds"].([]any)[0].(map[string]any)["error"]), "top it up") {
+		t.Errorf("admin order view: %d %v, want the refund's error telling to top up", code, out)
+	}
+	if code, out := resolve(short, "settle", `{"reason":"paid by hand"}`); code != http.StatusConflict || out["code"] != "REFUND_NOT_ALLOWED" {
+		t.Errorf("settle a refund the queue asks again: %d %v, want 409 REFUND_NOT_ALLOWED", code, out)
+	}
+	if n := len(h.Logged(t, "RefundAbnormal", 1.0)); n != alarms {
+		t.Errorf("%d RefundAbnormal alarms, want still %d: a short balance is not settled by hand", n, alarms)
 	}
 	h.PayServer.SetRefundRefusal("")
 	eventually(t, waitLimit, "refunded once topped up", func() bool { return status(t, h, short) == inventory.StatusRefunded })
+	if r := h.Lookup(t, short).Refunds[0]; r.Error != "" {
+		t.Errorf("refunded after the top-up with error %q, want none", r.Error)
+	}
 	h.Check(t)
 }
 

@@ -1,0 +1,124 @@
+package inventory_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// paidForAftersale is a PAID order of 3 cups and 1 saucer, one cup refunded already.
+func paidForAftersale() *inventory.Order {
+	o := pendingOrder()
+	at := t0.Add(time.Minute)
+	o.Status, o.PaidAt, o.TransactionID = inventory.StatusPaid, &at, "tx1"
+	o.Refunds = []inventory.OrderRefund{{RefundID: "r1", OutRefundNo: "order-1_R", Lines: []inventory.RefundLine{{SKU: "cup", Qty: 1}}, Amount: 100, Status: inventory.StatusRefunded}}
+	return o
+}
+
+func TestAftersaleRequest_Validate(t *testing.T) {
+	good := inventory.AftersaleRequest{ID: "as-1", Kind: inventory.AftersaleReturnRefund, Reason: "broken", Images: []string{"https://img.example.com/1.jpg"},
+		Lines: []inventory.RefundLine{{SKU: "cup", Qty: 1}, {SKU: "cup", Qty: 1}}}
+	if err := good.Validate(); err != nil || len(good.Lines) != 1 || good.Lines[0].Qty != 2 {
+		t.Errorf("Validate = %v, lines %v; want nil and the cup lines merged", err, good.Lines)
+	}
+	for name, mutate := range map[string]func(*inventory.AftersaleRequest){
+		"no id":         func(r *inventory.AftersaleRequest) { r.ID = "" },
+		"long id":       func(r *inventory.AftersaleRequest) { r.ID = string(make([]byte, inventory.MaxAftersaleIDLength+1)) },
+		"unknown kind":  func(r *inventory.AftersaleRequest) { r.Kind = "exchange" },
+		"no reason":     func(r *inventory.AftersaleRequest) { r.Reason = "" },
+		"http image":    func(r *inventory.AftersaleRequest) { r.Images = []string{"http://img.example.com/1.jpg"} },
+		"10 images":     func(r *inventory.AftersaleRequest) { r.Images = make([]string, 10) },
+		"a zero line":   func(r *inventory.AftersaleRequest) { r.Lines = []inventory.RefundLine{{SKU: "cup", Qty: 0}} },
+		"an empty list": func(r *inventory.AftersaleRequest) { r.Lines = []inventory.RefundLine{} },
+	} {
+		r := good
+		r.Lines = []inventory.RefundLine{{SKU: "cup", Qty: 1}}
+		mutate(&r)
+		if err := r.Validate(); !errors.Is(err, inventory.ErrInvalidRequest) {
+			t.Errorf("%s: %v, want ErrInvalidRequest", name, err)
+		}
+	}
+}
+
+func TestRequestAftersale_IdempotentAndNeverBeyondWhatIsLeft(t *testing.T) {
+	o := paidForAftersale()
+	now := t0.Add(time.Hour)
+	r := inventory.AftersaleRequest{ID: "as-1", Kind: inventory.AftersaleRefund, Reason: "late", Lines: []inventory.RefundLine{{SKU: "cup", Qty: 2}}}
+	next, created, err := o.RequestAftersale(r, now)
+	if err != nil || !created || next.Aftersale("as-1").Status != inventory.AftersaleRequested || len(o.Aftersales) != 0 {
+		t.Fatalf("RequestAftersale = %+v %v %v", next.Aftersales, created, err)
+	}
+	if again, created, err := next.RequestAftersale(r, now); err != nil || created || again != next {
+		t.Errorf("same request again: %v %v, want the order unchanged", created, err)
+	}
+	other := r
+	other.Reason = "changed my mind"
+	if _, _, err := next.RequestAftersale(other, now); !errors.Is(err, inventory.ErrIdempotencyKeyReused) {
+		t.Errorf("same id, other body: %v, want ErrIdempotencyKeyReused", err)
+	}
+	// 3 cups paid, 1 refunded, 2 claimed by as-1: no cup is left to ask for.
+	more := inventory.AftersaleRequest{ID: "as-2", Kind: inventory.AftersaleRefund, Reason: "x", Lines: []inventory.RefundLine{{SKU: "cup", Qty: 1}}}
+	if _, _, err := next.RequestAftersale(more, now); !errors.Is(err, inventory.ErrRefundExceedsPaid) {
+		t.Errorf("a cup beyond what is left: %v, want ErrRefundExceedsPaid", err)
+	}
+	all := inventory.AftersaleRequest{ID: "as-3", Kind: inventory.AftersaleReturnRefund, Reason: "x"}
+	if n, _, err := next.RequestAftersale(all, now); err != nil || len(n.Aftersale("as-3").Lines) != 1 || n.Aftersale("as-3").Lines[0] != (inventory.RefundLine{SKU: "saucer", Qty: 1}) {
+		t.Errorf("all that is left: %v, want the saucer only", err)
+	}
+	// A rejected after-sale gives its units back to ask for.
+	rejected, _, err := next.DecideAftersale("as-1", false, "op", "not late", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := rejected.RequestAftersale(more, now); err != nil {
+		t.Errorf("after the rejection: %v, want the cup free to ask for", err)
+	}
+	pending := pendingOrder()
+	if _, _, err := pending.RequestAftersale(r, now); !errors.Is(err, inventory.ErrRefundNotAllowed) {
+		t.Errorf("a PENDING order: %v, want ErrRefundNotAllowed", err)
+	}
+}
+
+func TestAftersale_RefundAtApprovalReturnRefundAtReceipt(t *testing.T) {
+	now := t0.Add(time.Hour)
+	o, _, _ := paidForAftersale().RequestAftersale(inventory.AftersaleRequest{ID: "money", Kind: inventory.AftersaleRefund, Reason: "late", Lines: []inventory.RefundLine{{SKU: "cup", Qty: 1}}}, now)
+	o, _, _ = o.RequestAftersale(inventory.AftersaleRequest{ID: "goods", Kind: inventory.AftersaleReturnRefund, Reason: "broken", Lines: []inventory.RefundLine{{SKU: "saucer", Qty: 1}}}, now)
+
+	o, refund, err := o.DecideAftersale("money", true, "op", "", now)
+	if err != nil || refund == nil || refund.Goods != inventory.KeepGoods || refund.RefundID != "aftersale-money" || refund.Requester != inventory.Merchant || len(refund.Lines) != 1 {
+		t.Fatalf("approve refund: %+v %v; want a refund of its lines without goods", refund, err)
+	}
+	if _, again, err := o.DecideAftersale("money", true, "op", "", now); err != nil || again == nil || again.RefundID != refund.RefundID {
+		t.Errorf("approved again: %+v %v, want the same refund (StartRefund replays it)", again, err)
+	}
+	if _, _, err := o.DecideAftersale("money", false, "op", "no", now); !errors.Is(err, inventory.ErrRefundNotAllowed) {
+		t.Errorf("reject an approved one: %v, want ErrRefundNotAllowed", err)
+	}
+	if _, _, err := o.ReceiveAftersale("goods", "op", now); !errors.Is(err, inventory.ErrRefundNotAllowed) {
+		t.Errorf("receive before approval: %v, want ErrRefundNotAllowed", err)
+	}
+	o, refund, err = o.DecideAftersale("goods", true, "op", "", now)
+	if err != nil || refund != nil || o.Aftersale("goods").Status != inventory.AftersaleApproved {
+		t.Fatalf("approve return-refund: %+v %v; want APPROVED and no refund before the goods are back", refund, err)
+	}
+	o, refund, err = o.ReceiveAftersale("goods", "op", now)
+	if err != nil || refund == nil || refund.Goods != inventory.ReturnGoods || o.Aftersale("goods").ReceivedAt == nil {
+		t.Fatalf("receive: %+v %v; want the refund with the units restocked", refund, err)
+	}
+	// The refund it starts is issue 25's partial refund.
+	c, err := o.StartRefund(*refund, 0, now, inventory.Retry{})
+	if err != nil || len(c.Stock) != 1 || c.Stock[0].Item.SKU != "saucer" || c.Order.Status != inventory.StatusPaid {
+		t.Errorf("StartRefund of the received return: %+v %v", c.Stock, err)
+	}
+	if o := o.AftersaleRefunding("goods", "order-1_R2"); o.Aftersale("goods").Status != inventory.AftersaleRefunding || o.Aftersale("goods").OutRefundNo != "order-1_R2" {
+		t.Errorf("after its refund started: %+v", o.Aftersale("goods"))
+	}
+	if _, _, err := o.DecideAftersale("nope", true, "op", "", now); !errors.Is(err, inventory.ErrAftersaleNotFound) {
+		t.Errorf("unknown after-sale: %v, want ErrAftersaleNotFound", err)
+	}
+	if _, _, err := o.ReceiveAftersale("money", "op", now); !errors.Is(err, inventory.ErrRefundNotAllowed) {
+		t.Errorf("receive a refund without return: %v, want ErrRefundNotAllowed", err)
+	}
+}
