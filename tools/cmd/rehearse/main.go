@@ -123,7 +123,7 @@ func defineSaleFlags(fs *flag.FlagSet, c *rehearse.Config) {
 func defineQuotaFlags(fs *flag.FlagSet, c *rehearse.Config) {
 	d := rehearse.Defaults
 	fs.Float64Var(&c.Gateway.Rate, "api-rate", 0, "API Gateway account throttle, requests/s (0: the default 10,000)")
-	fs.IntVar(&c.Gateway.Burst, "api-burst", 0, "API Gateway account burst (0: the default 5,000)")
+	fs.IntVar(&c.Gateway.Burst, "api-burst", 0, "API Gateway account burst, at most 5,000 (0: 5,000; AWS grants no more: \"Amazon API Gateway quotas\")")
 	fs.IntVar(&c.StageRate, "stage-rate", 0, "the template's ApiThrottleRateLimit for this sale (0: the template's default)")
 	fs.IntVar(&c.StageBurst, "stage-burst", 0, "the template's ApiThrottleBurstLimit for this sale (0: the template's default)")
 	fs.IntVar(&c.Lambda.AccountConcurrency, "lambda-concurrency", 0, "Lambda account concurrency (0: the default 1,000)")

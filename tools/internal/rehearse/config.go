@@ -208,6 +208,9 @@ func (c Config) checkQuotas() error {
 	case c.Warm < 0:
 		return badFlag("warm", "must not be negative")
 	}
+	if err := c.Gateway.Check(); err != nil {
+		return badFlag("api-burst", "%v", err)
+	}
 	for name, n := range c.Reserved {
 		if n < 0 {
 			return badFlag("reserved", "%s=%d: must not be negative", name, n)

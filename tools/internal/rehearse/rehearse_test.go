@@ -32,7 +32,7 @@ func small(t *testing.T, buyers int) rehearse.Config {
 		Retries: 2, Seed: 7,
 		Slowdown:  2,
 		Model:     ddblimits.Config{WriteUnits: 2, Burst: 5 * time.Second},
-		Gateway:   quotas.GatewayConfig{Rate: 1e6, Burst: 1e6},
+		Gateway:   quotas.GatewayConfig{Rate: 1e6, Burst: quotas.AccountBurst},
 		StageRate: 1e6, StageBurst: 1e6,
 		Lambda:   quotas.LambdaConfig{AccountConcurrency: 100000},
 		Reserved: map[string]int{"CloseOrderFunction": 1000, "PayCallbackFunction": 1000},
