@@ -101,6 +101,7 @@ type Settings struct {
 	LambdaConcurrency                 int
 	ColdStartMs                       float64
 	PartitionWriteUnits               float64
+	WarmWriteUnits, WarmReadUnits     float64 // each table's warm throughput at the start, units/s (0: warm to its quota)
 	PeakBuyersPerSecond               float64
 }
 
@@ -487,6 +488,7 @@ func (s *sale) settings() Settings {
 		APIRate: cmp.Or(c.Gateway.Rate, quotas.AccountRequestsPerSecond), APIBurst: cmp.Or(c.Gateway.Burst, quotas.AccountBurst),
 		LambdaConcurrency: cmp.Or(c.Lambda.AccountConcurrency, quotas.AccountConcurrency), ColdStartMs: float64(c.Lambda.ColdStart) / float64(time.Millisecond),
 		PartitionWriteUnits: s.model.Config().WriteUnits, PeakBuyersPerSecond: c.PeakBuyers(),
+		WarmWriteUnits: s.model.Config().WarmWriteUnits, WarmReadUnits: s.model.Config().WarmReadUnits,
 	}
 	if t := s.stageThrottle(); t != nil {
 		st.StageRate, st.StageBurst = t.Rate, float64(t.Burst)
@@ -523,8 +525,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	c := r.Config
 	fmt.Fprintf(tw, "sale\t%d SKUs × %d units on %d shards, %d buyers over %.0f s (%.0f%% in the first tenth, peak %.0f/s), %d page views each\n",
 		c.SKUs, c.Stock, c.Shards, c.Buyers, c.OverSeconds, c.Spike*100, c.PeakBuyersPerSecond, c.PageViews)
-	fmt.Fprintf(tw, "quotas\tAPI account %.0f/s (burst %d), routes %.0f/s (burst %.0f), Lambda %d concurrent, partitions %.0f WU/s\n",
-		c.APIRate, c.APIBurst, c.StageRate, c.StageBurst, c.LambdaConcurrency, c.PartitionWriteUnits)
+	fmt.Fprintf(tw, "quotas\tAPI account %.0f/s (burst %d), routes %.0f/s (burst %.0f), Lambda %d concurrent, partitions %.0f WU/s, tables warm to %.0f WU/s and %.0f RU/s (0: their quota)\n",
+		c.APIRate, c.APIBurst, c.StageRate, c.StageBurst, c.LambdaConcurrency, c.PartitionWriteUnits, c.WarmWriteUnits, c.WarmReadUnits)
 	fmt.Fprintf(tw, "clock\t%.1f× slower: %.0f s of sale in %.0f s wall, %.0f s CPU; worst lag %.1f ms at 1×\n",
 		r.Slowdown, r.ModelSeconds, r.WallSeconds, r.CPUSeconds, r.LagMs)
 	fmt.Fprintf(tw, "orders\t%d created, peak %.0f/s, mean %.0f/s, p50 %.1f ms, p99 %.1f ms per request, p99 %.1f ms a buyer waits (first tap to final answer); at the end %s\n",
