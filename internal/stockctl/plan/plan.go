@@ -434,7 +434,7 @@ func (p Plan) Write(w io.Writer) error {
 	fmt.Fprintf(w, "Deploy with ApiThrottleRateLimit=%.0f; ask AWS for an API Gateway throttle of %.0f requests/s and %d concurrent Lambda executions; reserve %d for closeOrder and %d for payCallback.\n",
 		p.StageRate, p.AccountRate, p.AccountConcurrency, p.CloseOrderReserved, p.PayCallbackReserved)
 	if p.WarmWriteUnits > 0 {
-		fmt.Fprintf(w, "Pre-warm the tables at least 24 hours before the sale: deploy with TableWarmWriteUnits=%.0f TableWarmReadUnits=%.0f (a new on-demand table serves %d writes and %d reads a second at once, and at most twice its previous peak within 30 minutes: \"Pre-warming a table for on-demand capacity mode\"); pre-warming is billed once per table (\"Amazon DynamoDB pricing\"), not in the cost below.\n",
+		fmt.Fprintf(w, "Pre-warm the tables at least 24 hours before the sale: deploy with TableWarmWriteUnits=%.0f TableWarmReadUnits=%.0f (a new on-demand table serves %d writes and %d reads a second at once, and at most twice its previous peak within 30 minutes: \"Pre-warming a table for on-demand capacity mode\"); raising it is billed (\"Amazon DynamoDB pricing\"), not in the cost below.\n",
 			p.WarmWriteUnits, p.WarmReadUnits, NewTableWriteUnits, NewTableReadUnits)
 	}
 	fmt.Fprintf(w, "Cost: $%.2f per million orders with their page views (DynamoDB $%.2f: %.1f write and %.1f read units per order; Lambda $%.2f; API Gateway $%.2f; SQS $%.2f).\n",
