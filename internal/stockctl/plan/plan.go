@@ -23,6 +23,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/stockguard/stockguard/internal/inventory"
@@ -185,6 +186,11 @@ type Plan struct {
 	AccountConcurrency, CloseOrderReserved, PayCallbackReserved     int
 	WriteUnitsPerOrder, ReadUnitsPerOrder, APIRequestsPerOrder      float64
 	LambdaInvocationsPerOrder, LambdaGBSecondsPerOrder, SQSPerOrder float64
+	// WarmWriteUnits and WarmReadUnits are the warm throughput to pre-warm the tables
+	// to before the sale (template parameters TableWarmWriteUnits and
+	// TableWarmReadUnits), units per second: the busiest table's peak with headroom,
+	// 0 when a new on-demand table's NewTableWriteUnits and NewTableReadUnits carry it.
+	WarmWriteUnits, WarmReadUnits float64
 	// USDPerMillionOrders is what a million orders cost with their page views.
 	USDPerMillionOrders float64
 	Cost                Cost // of a million orders
@@ -198,6 +204,7 @@ func Make(d Demand, x Design, p Prices) Plan {
 	pl := Plan{Demand: d}
 	t := pl.planSKUs(x)
 	pl.addIndexAndTableLoads(x, t)
+	pl.planWarmThroughput()
 	pl.planAPIGateway(x, t)
 	pl.planLambda(x, t)
 	pl.rankLoads()
@@ -272,6 +279,36 @@ func (pl *Plan) addIndexAndTableLoads(x Design, t totals) {
 		Load{Limit: "table OrdersTable writes", Peak: orders * (4 + paid*(x.PrepayWrites+2) + released*4), Ceiling: TableRequestUnits, Unit: "WRU/s", Setting: "a per-table quota increase"},
 		Load{Limit: "table StockLogTable writes", Peak: orders * 4, Ceiling: TableRequestUnits, Unit: "WRU/s", Setting: "a per-table quota increase"},
 	)
+}
+
+// The warm throughput of a new on-demand table, units per second: what it serves at
+// once, and at most twice its previous peak within 30 minutes ("Pre-warming a table
+// for on-demand capacity mode",
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/pre-warming-on-demand-capacity-mode.html).
+const (
+	NewTableWriteUnits = 4000
+	NewTableReadUnits  = 12000
+)
+
+// planWarmThroughput sets the warm throughput to pre-warm the tables to: a sale's first
+// second comes at its peak, which a table past its warm throughput throttles
+// ("Understanding DynamoDB warm throughput"). It reads the table loads
+// addIndexAndTableLoads added.
+func (pl *Plan) planWarmThroughput() {
+	var write, read float64
+	for _, l := range pl.Loads {
+		switch {
+		case strings.HasPrefix(l.Limit, "table ") && strings.HasSuffix(l.Limit, " writes"):
+			write = max(write, l.Peak)
+		case strings.HasPrefix(l.Limit, "table ") && strings.HasSuffix(l.Limit, " reads"):
+			read = max(read, l.Peak)
+		}
+	}
+	if write <= NewTableWriteUnits && read <= NewTableReadUnits {
+		return
+	}
+	pl.WarmWriteUnits = max(NewTableWriteUnits, math.Ceil(write*Headroom))
+	pl.WarmReadUnits = max(NewTableReadUnits, math.Ceil(read*Headroom))
 }
 
 // planAPIGateway sets the stage and account rates to deploy with and ask for, and
@@ -396,6 +433,10 @@ func (p Plan) Write(w io.Writer) error {
 	fmt.Fprintf(w, "\n%s %s (%.0f%%).\n", b.Limit, verb, 100*b.Utilisation())
 	fmt.Fprintf(w, "Deploy with ApiThrottleRateLimit=%.0f; ask AWS for an API Gateway throttle of %.0f requests/s and %d concurrent Lambda executions; reserve %d for closeOrder and %d for payCallback.\n",
 		p.StageRate, p.AccountRate, p.AccountConcurrency, p.CloseOrderReserved, p.PayCallbackReserved)
+	if p.WarmWriteUnits > 0 {
+		fmt.Fprintf(w, "Pre-warm the tables at least 24 hours before the sale: deploy with TableWarmWriteUnits=%.0f TableWarmReadUnits=%.0f (a new on-demand table serves %d writes and %d reads a second at once, and at most twice its previous peak within 30 minutes: \"Pre-warming a table for on-demand capacity mode\"); raising it is billed (\"Amazon DynamoDB pricing\"), not in the cost below.\n",
+			p.WarmWriteUnits, p.WarmReadUnits, NewTableWriteUnits, NewTableReadUnits)
+	}
 	fmt.Fprintf(w, "Cost: $%.2f per million orders with their page views (DynamoDB $%.2f: %.1f write and %.1f read units per order; Lambda $%.2f; API Gateway $%.2f; SQS $%.2f).\n",
 		p.USDPerMillionOrders, p.Cost.DynamoDB, p.WriteUnitsPerOrder, p.ReadUnitsPerOrder, p.Cost.Lambda, p.Cost.APIGateway, p.Cost.SQS)
 	l := p.LoginCost

@@ -165,3 +165,45 @@ func TestMake_LoginCostsOneRSASignPerNewToken(t *testing.T) {
 		t.Errorf("plan output %v:\n%s", err, out.String())
 	}
 }
+
+// A sale's first second comes at its peak: the plan advises pre-warming the tables
+// when the busiest table's peak is past what a new on-demand table serves at once
+// (4,000 write and 12,000 read units a second, "Pre-warming a table for on-demand
+// capacity mode"), to that peak with headroom; a sale a new table carries gets none.
+func TestMake_AdvisesPreWarmingPastANewTable(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		demand      plan.Demand
+		write, read float64 // 0: no pre-warming
+	}{
+		{"a trickle", plan.Evenly(1, 1, 1, 0.7), 0, 0},
+		{"a small sale", plan.Evenly(10, 100, 300, 0.7), 0, 0},
+		{"30,000 orders/s over 10 SKUs", plan.Evenly(10, 30000, 100000, 0.7), -1, -1},
+	} {
+		p := plan.Make(tc.demand, plan.Today(), plan.DefaultPrices)
+		var out strings.Builder
+		if err := p.Write(&out); err != nil {
+			t.Fatal(err)
+		}
+		advised := strings.Contains(out.String(), "Pre-warm the tables")
+		if tc.write == 0 {
+			if p.WarmWriteUnits != 0 || p.WarmReadUnits != 0 || advised {
+				t.Errorf("%s: warm %v/%v, advised %v; want no pre-warming", tc.name, p.WarmWriteUnits, p.WarmReadUnits, advised)
+			}
+			continue
+		}
+		var write, read float64
+		for _, l := range p.Loads {
+			if strings.HasPrefix(l.Limit, "table ") && strings.HasSuffix(l.Limit, " writes") {
+				write = max(write, l.Peak)
+			}
+			if strings.HasPrefix(l.Limit, "table ") && strings.HasSuffix(l.Limit, " reads") {
+				read = max(read, l.Peak)
+			}
+		}
+		if p.WarmWriteUnits != math.Ceil(write*plan.Headroom) || p.WarmReadUnits != max(12000, math.Ceil(read*plan.Headroom)) || !advised {
+			t.Errorf("%s: warm %v WU/s, %v RU/s (advised %v); want the busiest table's %v and %v with headroom", tc.name, p.WarmWriteUnits, p.WarmReadUnits, advised, write, read)
+		}
+		t.Logf("%s: pre-warm to %.0f WU/s, %.0f RU/s", tc.name, p.WarmWriteUnits, p.WarmReadUnits)
+	}
+}

@@ -9,7 +9,9 @@
 // decide: the sale (-skus, -stock, -shards, -limit), the buyers (-buyers, -over,
 // -spike, -page-views, -think, -pay-ratio, -cancel-ratio, -late-ratio, -pay-after,
 // -payment-timeout, -retries, -seed), the quotas (-api-rate, -api-burst, -stage-rate,
-// -stage-burst, -lambda-concurrency, -cold-start, -partition-wcu), the clock
+// -stage-burst, -lambda-concurrency, -cold-start, -partition-wcu, -table-wcu,
+// -table-rcu, -warm-wcu, -warm-rcu: a table starts cold, as a new on-demand one, unless
+// pre-warmed), the clock
 // (-slowdown, -real-rate) and the prices (-usd-*).
 //
 // Exit status: 0 when every check passed (nothing oversold, no false STOCK_OUT, every
@@ -30,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stockguard/stockguard/tools/internal/ddblimits"
 	"github.com/stockguard/stockguard/tools/internal/rehearse"
 )
 
@@ -123,7 +126,7 @@ func defineSaleFlags(fs *flag.FlagSet, c *rehearse.Config) {
 func defineQuotaFlags(fs *flag.FlagSet, c *rehearse.Config) {
 	d := rehearse.Defaults
 	fs.Float64Var(&c.Gateway.Rate, "api-rate", 0, "API Gateway account throttle, requests/s (0: the default 10,000)")
-	fs.IntVar(&c.Gateway.Burst, "api-burst", 0, "API Gateway account burst (0: the default 5,000)")
+	fs.IntVar(&c.Gateway.Burst, "api-burst", 0, "API Gateway account burst, at most 5,000 (0: 5,000; AWS grants no more: \"Amazon API Gateway quotas\")")
 	fs.IntVar(&c.StageRate, "stage-rate", 0, "the template's ApiThrottleRateLimit for this sale (0: the template's default)")
 	fs.IntVar(&c.StageBurst, "stage-burst", 0, "the template's ApiThrottleBurstLimit for this sale (0: the template's default)")
 	fs.IntVar(&c.Lambda.AccountConcurrency, "lambda-concurrency", 0, "Lambda account concurrency (0: the default 1,000)")
@@ -134,6 +137,8 @@ func defineQuotaFlags(fs *flag.FlagSet, c *rehearse.Config) {
 	fs.IntVar(&c.Warm, "warm", 0, "createOrder execution environments warm at the start (provisioned concurrency; 0: cold)")
 	fs.Float64Var(&c.Model.TableWriteUnits, "table-wcu", 0, "each table's write request units/s quota (0: DynamoDB's default 40,000)")
 	fs.Float64Var(&c.Model.TableReadUnits, "table-rcu", 0, "each table's read request units/s quota (0: DynamoDB's default 40,000)")
+	fs.Float64Var(&c.Model.WarmWriteUnits, "warm-wcu", ddblimits.NewTableWriteUnits, "each table's warm write throughput, units/s: a new on-demand table's 4,000, or what it was pre-warmed to (0: warm up to -table-wcu)")
+	fs.Float64Var(&c.Model.WarmReadUnits, "warm-rcu", ddblimits.NewTableReadUnits, "each table's warm read throughput, units/s: a new on-demand table's 12,000, or what it was pre-warmed to (0: warm up to -table-rcu)")
 	fs.Float64Var(&c.Model.WriteUnits, "partition-wcu", 0, "write units/s of one partition, item or index key (0: DynamoDB's 1,000)")
 }
 

@@ -27,6 +27,9 @@ func TestRun_RefusesBadFlagsNamingThem(t *testing.T) {
 		{[]string{"-slowdown", "0.5"}, "-slowdown: must be 0 (chosen) or at least 1"},
 		{[]string{"-reserved", "CloseOrderFunction"}, `invalid value "CloseOrderFunction" for flag -reserved`},
 		{[]string{"-usd-wru", "-1"}, "-usd-wru: must not be negative"},
+		// "Amazon API Gateway quotas": the account burst is not requestable.
+		{[]string{"-api-burst", "100000"}, `-api-burst: an API Gateway account burst of 100000 is not a setting AWS grants: the burst is 5000 and cannot be requested ("Amazon API Gateway quotas"`},
+		{[]string{"-warm-rcu", "-1"}, "-warm-wcu: -warm-wcu and -warm-rcu must not be negative"},
 		{[]string{"-frobnicate"}, "flag provided but not defined: -frobnicate"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {

@@ -45,8 +45,21 @@
 //     and 40,000 write request units per second (Developer Guide, "Quotas in Amazon
 //     DynamoDB", "Throughput default quotas", per table, on-demand), refused with
 //     reason TableWriteAccountLimitExceeded or TableReadAccountLimitExceeded
-//     (ThrottlingReason's AccountLimitExceeded). The table is assumed warm (pre-warmed
-//     or past the peak it serves; "DynamoDB warm throughput").
+//     (ThrottlingReason's AccountLimitExceeded).
+//   - A cold table. Below its quota a table serves at once only its warm throughput:
+//     a new on-demand table "will be able to sustain up to 4,000 writes per second
+//     and 12,000 reads per second", and "throttling can still occur if the throughput
+//     exceeds twice the previous peak within the same 30 minutes" (Developer Guide,
+//     "Pre-warming a table for on-demand capacity mode",
+//     https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/pre-warming-on-demand-capacity-mode.html;
+//     "Understanding DynamoDB warm throughput",
+//     https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/warm-throughput.html:
+//     the values a table "can instantaneously support", raised ahead of a sale by
+//     pre-warming, WarmThroughput in CreateTable/UpdateTable). With
+//     Config.WarmWriteUnits/WarmReadUnits set, each table's ceiling per second is
+//     min(quota, max(warm, 2 × the highest units it served in one second so far)),
+//     refused with the table quota's reason; the model's whole run is taken as one
+//     30-minute window. Unset, the table is warm up to its quota (pre-warmed).
 //   - Reads of Query and Scan cost what their answer holds: the items' total size
 //     rounded up to 4 KB, 1 unit per 4 KB strongly consistent and half that
 //     eventually consistent (index queries are always eventually consistent;
@@ -115,6 +128,29 @@ const (
 // "Quotas in Amazon DynamoDB", "Throughput default quotas": 40,000 per table).
 const TableRequestUnits = 40000
 
+// The warm throughput of a new on-demand table, units per second ("Pre-warming a
+// table for on-demand capacity mode": "New on-demand tables will be able to sustain
+// up to 4,000 writes per second and 12,000 reads per second").
+const (
+	NewTableWriteUnits = 4000
+	NewTableReadUnits  = 12000
+)
+
+// WarmCeiling is what a table whose warm throughput is warm (units per second) serves
+// in one second at once after serving at most peak in any second before: up to twice
+// its previous peak, never below its warm throughput ("Pre-warming a table for
+// on-demand capacity mode"), never above quota.
+func WarmCeiling(warm, peak, quota float64) float64 {
+	return min(quota, max(warm, 2*peak))
+}
+
+// warmth is one table's traffic per second of model time, for its warm ceiling.
+type warmth struct {
+	window time.Time // start of the current second (real time)
+	units  float64   // units served in it
+	peak   float64   // most units served in one earlier second
+}
+
 // Config sets the model's limits. Durations and rates are at 1× (real DynamoDB); the
 // zero value of each field takes the default noted.
 type Config struct {
@@ -127,6 +163,11 @@ type Config struct {
 	// TableWriteUnits and TableReadUnits are each table's quotas in request units per
 	// second; default TableRequestUnits (40,000) each.
 	TableWriteUnits, TableReadUnits float64
+	// WarmWriteUnits and WarmReadUnits are each table's warm throughput at the start,
+	// units per second (NewTableWriteUnits and NewTableReadUnits for a new on-demand
+	// table, or what it was pre-warmed to); 0: warm up to the quota. See the package
+	// doc, "A cold table".
+	WarmWriteUnits, WarmReadUnits float64
 	// Burst is how much unused capacity a partition may bank, as time at its full
 	// rate; default 10 ms (10 write units). DynamoDB does not document a partition's
 	// burst depth; over a window T a partition never serves more than rate × (T +
@@ -208,6 +249,7 @@ type Model struct {
 	mu        sync.Mutex
 	items     map[string]*itemState
 	limits    map[string]*bucket // index partitions and tables, by limit name
+	warm      map[string]*warmth // tables' traffic per second, by limit name
 	stats     map[string]Counts
 	throttled map[string]int
 	first     map[string]time.Time // when each limit first refused a request
@@ -229,7 +271,7 @@ type Counts struct {
 // New returns a model enforcing cfg (defaults filled in).
 func New(cfg Config) *Model {
 	m := &Model{
-		cfg: cfg.withDefaults(), now: time.Now, items: map[string]*itemState{}, limits: map[string]*bucket{},
+		cfg: cfg.withDefaults(), now: time.Now, items: map[string]*itemState{}, limits: map[string]*bucket{}, warm: map[string]*warmth{},
 		stats: map[string]Counts{}, throttled: map[string]int{}, first: map[string]time.Time{}, keyAttrs: map[string][]string{},
 	}
 	for table, indexes := range m.cfg.Indexes {
@@ -736,13 +778,44 @@ func (m *Model) takeBase(s *itemState, now time.Time, a access, units float64, c
 			return limit{name: "item " + a.table + " " + keyName(a.key), reason: "TableWriteKeyRangeThroughputExceeded", resource: arn(a.table, "")}, false
 		}
 		l := limit{name: "table " + a.table + " writes", reason: "TableWriteAccountLimitExceeded", resource: arn(a.table, "")}
-		return l, m.limit(l.name).take(now, m.cfg.TableWriteUnits/slow, m.cfg.TableWriteUnits, units, commit)
+		return l, m.takeTable(now, l.name, m.cfg.TableWriteUnits, m.cfg.WarmWriteUnits, units, commit)
 	}
 	if !s.read.take(now, m.cfg.ReadUnits/slow, m.cfg.ReadUnits*m.cfg.Burst.Seconds(), units, commit) {
 		return limit{name: "item " + a.table + " " + keyName(a.key), reason: "TableReadKeyRangeThroughputExceeded", resource: arn(a.table, "")}, false
 	}
 	l := limit{name: "table " + a.table + " reads", reason: "TableReadAccountLimitExceeded", resource: arn(a.table, "")}
-	return l, m.limit(l.name).take(now, m.cfg.TableReadUnits/slow, m.cfg.TableReadUnits, units, commit)
+	return l, m.takeTable(now, l.name, m.cfg.TableReadUnits, m.cfg.WarmReadUnits, units, commit)
+}
+
+// takeTable checks (and with commit, takes) units from the table limit name: its
+// quota's bucket and, when warm > 0, its warm ceiling for the current second
+// (WarmCeiling of the busiest second before it).
+func (m *Model) takeTable(now time.Time, name string, quota, warm, units float64, commit bool) bool {
+	slow := m.cfg.Slowdown
+	if warm > 0 {
+		w := m.warm[name]
+		if w == nil {
+			w = &warmth{window: now}
+			m.warm[name] = w
+		}
+		second := time.Duration(float64(time.Second) * slow)
+		if now.Sub(w.window) >= second {
+			w.peak = max(w.peak, w.units)
+			w.units = 0
+			w.window = w.window.Add(now.Sub(w.window).Truncate(second))
+		}
+		if w.units+units > WarmCeiling(warm, w.peak, quota) {
+			return false
+		}
+		if !m.limit(name).take(now, quota/slow, quota, units, commit) {
+			return false
+		}
+		if commit {
+			w.units += units
+		}
+		return true
+	}
+	return m.limit(name).take(now, quota/slow, quota, units, commit)
 }
 
 // queryLimit names the partition a Query reads (a Scan: its table's quota).

@@ -242,3 +242,61 @@ func TestNewQuery_ReadsThePartitionOfTheKeyCondition(t *testing.T) {
 		t.Errorf("parsed %+v, %v", r.query, err)
 	}
 }
+
+// A cold table serves at once only its warm throughput, then up to twice its
+// previous peak each second ("Pre-warming a table for on-demand capacity mode",
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/pre-warming-on-demand-capacity-mode.html:
+// a new on-demand table sustains 4,000 writes and 12,000 reads per second; throttling
+// "if the throughput exceeds twice the previous peak within the same 30 minutes";
+// "Understanding DynamoDB warm throughput": pre-warming raises what it serves at once),
+// never past its quota (40,000 per table, "Quotas in Amazon DynamoDB").
+func TestModel_ColdTableServesItsWarmThroughputThenDoubles(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		a    func(i int) access
+		op   string
+		want []int // units admitted in each second
+	}{
+		{"a new on-demand table's writes", Config{WarmWriteUnits: NewTableWriteUnits}, func(i int) access { return put("T", fmt.Sprint("w", i)) }, "PutItem",
+			[]int{4000, 8000, 16000, 32000, 40000}},
+		{"a new on-demand table's reads", Config{WarmReadUnits: NewTableReadUnits}, func(i int) access { return read("T", fmt.Sprint("r", i), 1, false) }, "GetItem",
+			[]int{12000, 24000, 40000, 40000}},
+		{"writes of a table pre-warmed to 30,000", Config{WarmWriteUnits: 30000}, func(i int) access { return put("T", fmt.Sprint("w", i)) }, "PutItem",
+			[]int{30000, 40000, 40000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.TransactionHold = time.Nanosecond
+			m := New(tc.cfg)
+			got := make([]int, len(tc.want))
+			i := 0
+			for now := t0; now.Before(t0.Add(time.Duration(len(tc.want)) * time.Second)); now = now.Add(time.Millisecond) {
+				for ; !m.admit(now, tc.op, request{accesses: []access{tc.a(i)}}).refused(); i++ {
+					got[now.Sub(t0)/time.Second]++
+				}
+				i++
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("admitted per second %v, want %v", got, tc.want)
+			}
+			for name := range m.Throttled() {
+				if name != "table T writes" && name != "table T reads" {
+					t.Errorf("throttled by %q, want only the table's ceiling", name)
+				}
+			}
+		})
+	}
+}
+
+func TestWarmCeiling(t *testing.T) {
+	for _, tc := range []struct{ warm, peak, quota, want float64 }{
+		{4000, 0, 40000, 4000},      // new: the warm throughput
+		{4000, 3000, 40000, 6000},   // twice the previous peak
+		{4000, 30000, 40000, 40000}, // never past the quota
+		{30000, 0, 40000, 30000},    // pre-warmed
+	} {
+		if got := WarmCeiling(tc.warm, tc.peak, tc.quota); got != tc.want {
+			t.Errorf("WarmCeiling(%v, %v, %v) = %v, want %v", tc.warm, tc.peak, tc.quota, got, tc.want)
+		}
+	}
+}

@@ -32,6 +32,13 @@
 // API Gateway API": "If the Lambda API rejects the invocation request, API Gateway
 // returns a 500 error code"), and which an SQS event source leaves on the queue.
 //
+// Only settings AWS grants: the account's rate can be raised on request, its burst
+// cannot ("Amazon API Gateway quotas",
+// https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html: "The burst
+// quota is determined by the API Gateway service team based on the overall RPS quota
+// for the account in the Region. It is not a quota that a customer can control or
+// request changes to."), so GatewayConfig.Check refuses a burst above AccountBurst.
+//
 // What it leaves out: provisioned concurrency, environments being reclaimed when
 // idle, API Gateway's own latency and the burst's other "factors" the throttling page
 // mentions (throttles are targets applied on a best-effort basis; the model applies
@@ -40,6 +47,7 @@ package quotas
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -70,6 +78,12 @@ const (
 	// always leaves at least 100 units unreserved).
 	UnreservedMinimum = 100
 )
+
+// QuotasPage is the AWS page that says which API Gateway quotas can be requested.
+const QuotasPage = `"Amazon API Gateway quotas" (https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html)`
+
+// ErrUnrequestable is the error (wrapped) of a setting AWS does not grant on request.
+var ErrUnrequestable = errors.New("not a setting AWS grants")
 
 // bucket is a token bucket in real time.
 type bucket struct {
@@ -106,6 +120,17 @@ type GatewayConfig struct {
 	Slowdown float64
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+}
+
+// Check returns an error wrapping ErrUnrequestable, naming QuotasPage, when c asks
+// for a setting AWS does not grant: an account burst above AccountBurst (the burst
+// is set by the API Gateway service team, not requested); nil otherwise. The rate may
+// be raised on request, so any rate passes.
+func (c GatewayConfig) Check() error {
+	if c.Burst > AccountBurst {
+		return fmt.Errorf("an API Gateway account burst of %d is %w: the burst is %d and cannot be requested (%s)", c.Burst, ErrUnrequestable, AccountBurst, QuotasPage)
+	}
+	return nil
 }
 
 // Gateway is API Gateway's throttling in front of the routes of a template's HTTP

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -300,5 +301,33 @@ func TestLambda_ARefusedInvocationIsAnswered500ByTheGateway(t *testing.T) {
 	}
 	if th := l.Throttled(); th["Lambda CreateOrderFunction ReservedFunctionConcurrentInvocationLimitExceeded"] != 1 {
 		t.Errorf("throttled %v", th)
+	}
+}
+
+// Only settings AWS grants: the account's rate may be raised on request, its burst may
+// not ("Amazon API Gateway quotas",
+// https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html: the burst
+// "is not a quota that a customer can control or request changes to").
+func TestGatewayConfig_CheckRefusesABurstAWSDoesNotGrant(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cfg     quotas.GatewayConfig
+		refused bool
+	}{
+		{"the defaults", quotas.GatewayConfig{}, false},
+		{"the default burst", quotas.GatewayConfig{Burst: 5000}, false},
+		{"a smaller burst", quotas.GatewayConfig{Burst: 1000}, false},
+		{"a raised rate (requestable)", quotas.GatewayConfig{Rate: 215000}, false},
+		{"one past the burst", quotas.GatewayConfig{Burst: 5001}, true},
+		{"the README's old 100,000", quotas.GatewayConfig{Rate: 215000, Burst: 100000}, true},
+	} {
+		err := tc.cfg.Check()
+		if got := err != nil; got != tc.refused {
+			t.Errorf("%s: Check() = %v; want refused %v", tc.name, err, tc.refused)
+			continue
+		}
+		if tc.refused && (!errors.Is(err, quotas.ErrUnrequestable) || !strings.Contains(err.Error(), "Amazon API Gateway quotas")) {
+			t.Errorf("%s: Check() = %v; want ErrUnrequestable naming the quota page", tc.name, err)
+		}
 	}
 }

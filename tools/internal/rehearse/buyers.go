@@ -48,8 +48,12 @@ type buyer struct {
 	fate    fate
 	orderID string
 	orderWU float32 // write units of its order requests
-	ordered bool    // sent at least one POST /orders
-	got     bool    // has an order
+	orderRU float32 // read units of its order requests
+	// firstOrder is the model time the buyer first sent POST /orders (the first
+	// click), valid once ordered.
+	firstOrder time.Duration
+	ordered    bool // sent at least one POST /orders
+	got        bool // has an order
 }
 
 // event is a buyer's next step at a model time.
@@ -359,13 +363,18 @@ func (e *engine) viewed(a reply) {
 func (e *engine) ordered(a reply) {
 	b := &e.buyers[a.ev.buyer]
 	r := e.s.rec
+	if !b.ordered {
+		b.firstOrder = e.s.modelTime(a.start)
+	}
 	b.ordered = true
 	b.orderWU += float32(a.meter.WriteUnits())
+	b.orderRU += float32(a.meter.ReadUnits())
 	if a.status == http.StatusCreated || a.status == http.StatusOK {
 		var o struct{ OrderID string }
 		json.Unmarshal(a.body, &o)
 		b.orderID, b.got, b.tries = o.OrderID, true, 0
 		r.created(o.OrderID, b.sku, a.start, a.end, a.now)
+		r.buyerAnswered(a.now - b.firstOrder)
 		r.add("orders created", a.meter)
 		e.raiseLastOK(a.now)
 		e.afterOrder(a.ev.buyer, a.now)
@@ -380,7 +389,8 @@ func (e *engine) ordered(a reply) {
 		r.stockOut(b.sku, a.start, a.end, a.now)
 	}
 	if !e.retry(a, stepOrder) {
-		r.refused(float64(b.orderWU))
+		r.buyerAnswered(a.now - b.firstOrder)
+		r.refused(float64(b.orderWU), float64(b.orderRU))
 	}
 }
 

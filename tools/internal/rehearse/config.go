@@ -205,8 +205,13 @@ func (c Config) checkQuotas() error {
 		return badFlag("partition-wcu", "must not be negative")
 	case c.Model.TableWriteUnits < 0 || c.Model.TableReadUnits < 0:
 		return badFlag("table-wcu", "-table-wcu and -table-rcu must not be negative")
+	case c.Model.WarmWriteUnits < 0 || c.Model.WarmReadUnits < 0:
+		return badFlag("warm-wcu", "-warm-wcu and -warm-rcu must not be negative")
 	case c.Warm < 0:
 		return badFlag("warm", "must not be negative")
+	}
+	if err := c.Gateway.Check(); err != nil {
+		return badFlag("api-burst", "%v", err)
 	}
 	for name, n := range c.Reserved {
 		if n < 0 {

@@ -19,13 +19,17 @@ type recorder struct {
 	// timeline series, counts per bucket of model time
 	series                    map[string][]int
 	orderLatency, pageLatency []float32 // ms at 1×
-	orders                    []createdOrder
-	stockOuts                 [][]booktest.Window // per SKU
-	soldOutAt                 []time.Duration     // per SKU; -1 never
-	left                      map[string]int
-	refusedBuyers             int
-	refusedWU                 float64
-	units                     map[string]*units // by what the requests were for
+	// buyerLatency is each ordering buyer's wait from the first POST /orders to the
+	// final answer (created, or refused with no retry left), retries and the waits
+	// before them included; ms at 1×.
+	buyerLatency         []float32
+	orders               []createdOrder
+	stockOuts            [][]booktest.Window // per SKU
+	soldOutAt            []time.Duration     // per SKU; -1 never
+	left                 map[string]int
+	refusedBuyers        int
+	refusedWU, refusedRU float64
+	units                map[string]*units // by what the requests were for
 }
 
 // createdOrder is one 201.
@@ -196,12 +200,22 @@ func (r *recorder) leave(why string) {
 	r.left[why]++
 }
 
-// refused records a buyer whose order requests all failed, and their write units.
-func (r *recorder) refused(writeUnits float64) {
+// buyerAnswered records one ordering buyer's wait d (model time) from the first
+// click to the final answer.
+func (r *recorder) buyerAnswered(d time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.buyerLatency = append(r.buyerLatency, float32(float64(d)/float64(time.Millisecond)))
+}
+
+// refused records a buyer whose order requests all failed, and their write and read
+// units.
+func (r *recorder) refused(writeUnits, readUnits float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.refusedBuyers++
 	r.refusedWU += writeUnits
+	r.refusedRU += readUnits
 	r.left["refused an order"]++
 }
 

@@ -32,7 +32,7 @@ func small(t *testing.T, buyers int) rehearse.Config {
 		Retries: 2, Seed: 7,
 		Slowdown:  2,
 		Model:     ddblimits.Config{WriteUnits: 2, Burst: 5 * time.Second},
-		Gateway:   quotas.GatewayConfig{Rate: 1e6, Burst: 1e6},
+		Gateway:   quotas.GatewayConfig{Rate: 1e6, Burst: quotas.AccountBurst},
 		StageRate: 1e6, StageBurst: 1e6,
 		Lambda:   quotas.LambdaConfig{AccountConcurrency: 100000},
 		Reserved: map[string]int{"CloseOrderFunction": 1000, "PayCallbackFunction": 1000},
@@ -136,5 +136,36 @@ func TestRehearsal_NoIndexKeyThrottlesPastTheOldCeiling(t *testing.T) {
 				t.Logf("PendingByExpiry refused %d writes (retried)", n)
 			}
 		})
+	}
+}
+
+// TestRehearsal_FiguresABuyerSees plays a sale with demand 10× the stock (200 buyers
+// for 20 units): buyers are refused, and the report gives what they cost and what a
+// buyer waits. A buyer's wait runs from the first POST /orders to the final answer, a
+// refusal after the last retry included, so it is never below the per-request p99 of
+// the answers that created orders.
+func TestRehearsal_FiguresABuyerSees(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a whole sale")
+	}
+	c := small(t, 200)
+	c.SKUs, c.Stock, c.Shards = 1, 20, 4
+	r, err := rehearse.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s; %d orders; buyer p99 %.1f ms, request p99 %.1f ms; per refused buyer %.2f WU, %.2f RU; buyers %v",
+		r.Verdict(), r.Orders.Created, r.Orders.BuyerP99Ms, r.Orders.P99Ms, r.WriteUnitsPerRefusedBuyer, r.ReadUnitsPerRefusedBuyer, r.Buyers)
+	if r.Oversold != 0 || r.FalseStockOut != 0 || !r.ReconcileClean {
+		t.Errorf("oversold %d, false STOCK_OUT %d, reconcile clean %v; want 0, 0, true", r.Oversold, r.FalseStockOut, r.ReconcileClean)
+	}
+	if r.Buyers["refused an order"] == 0 {
+		t.Fatalf("no buyer refused with demand 10× the stock: %v", r.Buyers)
+	}
+	if r.Orders.BuyerP99Ms <= 0 || r.Orders.BuyerP99Ms < r.Orders.P99Ms {
+		t.Errorf("buyer p99 %.1f ms, request p99 %.1f ms; want a positive buyer p99 no lower than the request's", r.Orders.BuyerP99Ms, r.Orders.P99Ms)
+	}
+	if r.ReadUnitsPerRefusedBuyer <= 0 {
+		t.Errorf("read units per refused buyer %.2f; a STOCK_OUT reads the shards, want it counted", r.ReadUnitsPerRefusedBuyer)
 	}
 }

@@ -55,9 +55,13 @@ type Report struct {
 	FirstThrottles []FirstThrottle `json:"firstThrottles"`
 	Binding        string          `json:"binding"`
 
-	WriteUnitsPerOrder        float64 `json:"writeUnitsPerOrder"`
-	ReadUnitsPerPageView      float64 `json:"readUnitsPerPageView"`
+	WriteUnitsPerOrder   float64 `json:"writeUnitsPerOrder"`
+	ReadUnitsPerPageView float64 `json:"readUnitsPerPageView"`
+	// WriteUnitsPerRefusedBuyer and ReadUnitsPerRefusedBuyer are the DynamoDB units
+	// of the POST /orders requests (retries included) of the buyers who got no order,
+	// averaged over them (0 when none was refused).
 	WriteUnitsPerRefusedBuyer float64 `json:"writeUnitsPerRefusedBuyer"`
+	ReadUnitsPerRefusedBuyer  float64 `json:"readUnitsPerRefusedBuyer"`
 	// Units breaks the DynamoDB units down by what the requests were for, per request
 	// of that kind.
 	Units map[string]UnitsSummary `json:"units"`
@@ -97,6 +101,7 @@ type Settings struct {
 	LambdaConcurrency                 int
 	ColdStartMs                       float64
 	PartitionWriteUnits               float64
+	WarmWriteUnits, WarmReadUnits     float64 // each table's warm throughput at the start, units/s (0: warm to its quota)
 	PeakBuyersPerSecond               float64
 }
 
@@ -106,7 +111,12 @@ type OrdersSummary struct {
 	PerSecondPeak float64 `json:"perSecondPeak"`
 	PerSecondMean float64 `json:"perSecondMean"`
 	P50Ms         float64 `json:"p50Ms"`
-	P99Ms         float64 `json:"p99Ms"`
+	P99Ms         float64 `json:"p99Ms"` // per request answered 201/200, each attempt apart
+	// BuyerP99Ms is the p99 of what a buyer waits from the first tap on buy (the
+	// first POST /orders) to the final answer: the order, or the refusal after the
+	// last retry; 429, 500 and 503 answers, the waits before each retry and refusals
+	// all included.
+	BuyerP99Ms float64 `json:"buyerP99Ms"`
 	// By status at the end: PAID, CANCELLED (released), REFUND_PENDING, …
 	ByStatus map[string]int `json:"byStatus"`
 }
@@ -367,6 +377,7 @@ func (s *sale) summariseRates(r *Report) {
 		r.Orders.PerSecondMean = float64(r.Orders.Created) / (float64(n) * bucket.Seconds()) // from the start to the last order
 	}
 	r.Orders.P50Ms, r.Orders.P99Ms = percentile(rec.orderLatency, 50), percentile(rec.orderLatency, 99)
+	r.Orders.BuyerP99Ms = percentile(rec.buyerLatency, 99)
 	r.Pages.Served = len(rec.pageLatency)
 	r.Pages.PerSecondPeak = perSecondPeak(r.Timeline.Pages, perSecond)
 	r.Pages.P50Ms, r.Pages.P99Ms = percentile(rec.pageLatency, 50), percentile(rec.pageLatency, 99)
@@ -429,6 +440,7 @@ func (s *sale) summariseUnits(r *Report) (write, read float64) {
 	}
 	if rec.refusedBuyers > 0 {
 		r.WriteUnitsPerRefusedBuyer = rec.refusedWU / float64(rec.refusedBuyers)
+		r.ReadUnitsPerRefusedBuyer = rec.refusedRU / float64(rec.refusedBuyers)
 	}
 	if r.Orders.Created > 0 {
 		pageWrites := 0.0
@@ -476,6 +488,7 @@ func (s *sale) settings() Settings {
 		APIRate: cmp.Or(c.Gateway.Rate, quotas.AccountRequestsPerSecond), APIBurst: cmp.Or(c.Gateway.Burst, quotas.AccountBurst),
 		LambdaConcurrency: cmp.Or(c.Lambda.AccountConcurrency, quotas.AccountConcurrency), ColdStartMs: float64(c.Lambda.ColdStart) / float64(time.Millisecond),
 		PartitionWriteUnits: s.model.Config().WriteUnits, PeakBuyersPerSecond: c.PeakBuyers(),
+		WarmWriteUnits: s.model.Config().WarmWriteUnits, WarmReadUnits: s.model.Config().WarmReadUnits,
 	}
 	if t := s.stageThrottle(); t != nil {
 		st.StageRate, st.StageBurst = t.Rate, float64(t.Burst)
@@ -512,17 +525,17 @@ func (r *Report) WriteTable(w io.Writer) error {
 	c := r.Config
 	fmt.Fprintf(tw, "sale\t%d SKUs × %d units on %d shards, %d buyers over %.0f s (%.0f%% in the first tenth, peak %.0f/s), %d page views each\n",
 		c.SKUs, c.Stock, c.Shards, c.Buyers, c.OverSeconds, c.Spike*100, c.PeakBuyersPerSecond, c.PageViews)
-	fmt.Fprintf(tw, "quotas\tAPI account %.0f/s (burst %d), routes %.0f/s (burst %.0f), Lambda %d concurrent, partitions %.0f WU/s\n",
-		c.APIRate, c.APIBurst, c.StageRate, c.StageBurst, c.LambdaConcurrency, c.PartitionWriteUnits)
+	fmt.Fprintf(tw, "quotas\tAPI account %.0f/s (burst %d), routes %.0f/s (burst %.0f), Lambda %d concurrent, partitions %.0f WU/s, tables warm to %.0f WU/s and %.0f RU/s (0: their quota)\n",
+		c.APIRate, c.APIBurst, c.StageRate, c.StageBurst, c.LambdaConcurrency, c.PartitionWriteUnits, c.WarmWriteUnits, c.WarmReadUnits)
 	fmt.Fprintf(tw, "clock\t%.1f× slower: %.0f s of sale in %.0f s wall, %.0f s CPU; worst lag %.1f ms at 1×\n",
 		r.Slowdown, r.ModelSeconds, r.WallSeconds, r.CPUSeconds, r.LagMs)
-	fmt.Fprintf(tw, "orders\t%d created, peak %.0f/s, mean %.0f/s, p50 %.1f ms, p99 %.1f ms; at the end %s\n",
-		r.Orders.Created, r.Orders.PerSecondPeak, r.Orders.PerSecondMean, r.Orders.P50Ms, r.Orders.P99Ms, counts(r.Orders.ByStatus))
+	fmt.Fprintf(tw, "orders\t%d created, peak %.0f/s, mean %.0f/s, p50 %.1f ms, p99 %.1f ms per request, p99 %.1f ms a buyer waits (first tap to final answer); at the end %s\n",
+		r.Orders.Created, r.Orders.PerSecondPeak, r.Orders.PerSecondMean, r.Orders.P50Ms, r.Orders.P99Ms, r.Orders.BuyerP99Ms, counts(r.Orders.ByStatus))
 	fmt.Fprintf(tw, "pages\t%d served, peak %.0f/s, p50 %.1f ms, p99 %.1f ms\n", r.Pages.Served, r.Pages.PerSecondPeak, r.Pages.P50Ms, r.Pages.P99Ms)
 	fmt.Fprintf(tw, "answers\t%s\n", counts(r.Answers))
 	fmt.Fprintf(tw, "buyers left\t%s\n", counts(r.Buyers))
-	fmt.Fprintf(tw, "units\t%.1f write units per order's life, %.2f read units per page view, %.1f write units per refused buyer\n",
-		r.WriteUnitsPerOrder, r.ReadUnitsPerPageView, r.WriteUnitsPerRefusedBuyer)
+	fmt.Fprintf(tw, "units\t%.1f write units per order's life, %.2f read units per page view, %.1f write and %.1f read units per refused buyer\n",
+		r.WriteUnitsPerOrder, r.ReadUnitsPerPageView, r.WriteUnitsPerRefusedBuyer, r.ReadUnitsPerRefusedBuyer)
 	fmt.Fprintf(tw, "cost\t$%.2f per million orders (for the sale: DynamoDB $%.4f, Lambda $%.4f, API Gateway $%.4f, SQS $%.4f)\n",
 		r.USDPerMillionOrders, r.Cost.DynamoDB, r.Cost.Lambda, r.Cost.APIGateway, r.Cost.SQS)
 	fmt.Fprintf(tw, "verdict\t%s\n", r.Verdict())

@@ -266,8 +266,9 @@ func dropNoValueItems(v any) any {
 // withoutUnmodelled encodes doc without the SAM properties goformation v7.14.9's
 // schema lacks and would reject: an AWS::Serverless::HttpApi's Auth.EnableIamAuthorizer
 // (SAM HttpApiAuth) and AccessLogSettings (which goformation spells AccessLogSetting),
-// and an AWS::Serverless::Function's LoggingConfig (Lambda's advanced logging
-// controls). They stay in the raw resources (see HTTPAPIs and Functions).
+// an AWS::Serverless::Function's LoggingConfig (Lambda's advanced logging
+// controls), and an AWS::DynamoDB::Table's WarmThroughput (pre-warming, which the
+// local tables need not). They stay in the raw resources (see HTTPAPIs and Functions).
 func withoutUnmodelled(doc map[string]any) ([]byte, error) {
 	for _, r := range asMap(doc["Resources"]) {
 		res := asMap(r)
@@ -277,6 +278,8 @@ func withoutUnmodelled(doc map[string]any) ([]byte, error) {
 			delete(asMap(res["Properties"]), "AccessLogSettings")
 		case "AWS::Serverless::Function":
 			delete(asMap(res["Properties"]), "LoggingConfig")
+		case "AWS::DynamoDB::Table":
+			delete(asMap(res["Properties"]), "WarmThroughput")
 		}
 	}
 	out, err := json.Marshal(doc)
