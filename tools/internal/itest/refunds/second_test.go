@@ -36,7 +36,8 @@ func TestSecondPaymentRefund_ListedCheckedAndRetriedLikeAnyOther(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("GET %s: %d %v", path, code, out)
 		}
-		for _, r := range out["refunds"].([]any) {
+		refunds, _ := out["refunds"].([]any)
+		for _, r := range refunds {
 			if r := r.(map[string]any); strings.Contains(fmt.Sprint(r["outRefundNo"]), "_T") {
 				return r
 			}
