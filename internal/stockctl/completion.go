@@ -48,37 +48,7 @@ func writeCompletion(w io.Writer, shell string) error {
 	flags, values := completionWords()
 	switch shell {
 	case "bash", "zsh":
-		var b strings.Builder
-		if shell == "zsh" {
-			b.WriteString("#compdef stockctl\n# stockctl completion for zsh: stockctl completion zsh > \"${fpath[1]}/_stockctl\"\n" +
-				"autoload -U +X bashcompinit && bashcompinit\n")
-		} else {
-			b.WriteString("# stockctl completion for bash: source <(stockctl completion bash)\n")
-		}
-		b.WriteString("_stockctl() {\n  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\" cmd=\"\" skip=\"\" w opts\n")
-		fmt.Fprintf(&b, "  for w in \"${COMP_WORDS[@]:1:COMP_CWORD-1}\"; do\n    if [[ -n $skip ]]; then skip=\"\"; continue; fi\n"+
-			"    case $w in %s) skip=1 ;; -*) ;; *) cmd=$w; break ;; esac\n  done\n", strings.Join(valuedFlags, "|"))
-		b.WriteString("  case $prev in\n")
-		for _, k := range slices.Sorted(func(yield func(string) bool) {
-			for k := range values {
-				if !yield(k) {
-					return
-				}
-			}
-		}) {
-			if strings.HasPrefix(k, "-") {
-				fmt.Fprintf(&b, "    %s) COMPREPLY=($(compgen -W %q -- \"$cur\")); return ;;\n", k, strings.Join(values[k], " "))
-			}
-		}
-		b.WriteString("  esac\n  case $cmd in\n")
-		for _, n := range names {
-			fmt.Fprintf(&b, "    %s) opts=%q ;;\n", n, strings.Join(flags[n], " "))
-		}
-		fmt.Fprintf(&b, "  esac\n  if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"%s $opts\" -- \"$cur\")); return; fi\n", strings.Join(globalFlags, " "))
-		fmt.Fprintf(&b, "  if [[ -z $cmd ]]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); return; fi\n", strings.Join(names, " "))
-		fmt.Fprintf(&b, "  if [[ $cmd == completion && $prev == completion ]]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); fi\n}\n", strings.Join(values["completion"], " "))
-		b.WriteString("complete -F _stockctl stockctl\n")
-		_, err := io.WriteString(w, b.String())
+		_, err := io.WriteString(w, bashCompletion(shell, names, flags, values))
 		return err
 	case "fish":
 		var b strings.Builder
@@ -104,4 +74,40 @@ func writeCompletion(w io.Writer, shell string) error {
 		return err
 	}
 	return usageError("completion: shell must be bash, zsh or fish, got %q", shell)
+}
+
+// bashCompletion is the bash script (zsh: the same through bashcompinit) of
+// writeCompletion.
+func bashCompletion(shell string, names []string, flags, values map[string][]string) string {
+	var b strings.Builder
+	if shell == "zsh" {
+		b.WriteString("#compdef stockctl\n# stockctl completion for zsh: stockctl completion zsh > \"${fpath[1]}/_stockctl\"\n" +
+			"autoload -U +X bashcompinit && bashcompinit\n")
+	} else {
+		b.WriteString("# stockctl completion for bash: source <(stockctl completion bash)\n")
+	}
+	b.WriteString("_stockctl() {\n  local cur=\"${COMP_WORDS[COMP_CWORD]}\" prev=\"${COMP_WORDS[COMP_CWORD-1]}\" cmd=\"\" skip=\"\" w opts\n")
+	fmt.Fprintf(&b, "  for w in \"${COMP_WORDS[@]:1:COMP_CWORD-1}\"; do\n    if [[ -n $skip ]]; then skip=\"\"; continue; fi\n"+
+		"    case $w in %s) skip=1 ;; -*) ;; *) cmd=$w; break ;; esac\n  done\n", strings.Join(valuedFlags, "|"))
+	b.WriteString("  case $prev in\n")
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range values {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		if strings.HasPrefix(k, "-") {
+			fmt.Fprintf(&b, "    %s) COMPREPLY=($(compgen -W %q -- \"$cur\")); return ;;\n", k, strings.Join(values[k], " "))
+		}
+	}
+	b.WriteString("  esac\n  case $cmd in\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "    %s) opts=%q ;;\n", n, strings.Join(flags[n], " "))
+	}
+	fmt.Fprintf(&b, "  esac\n  if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"%s $opts\" -- \"$cur\")); return; fi\n", strings.Join(globalFlags, " "))
+	fmt.Fprintf(&b, "  if [[ -z $cmd ]]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); return; fi\n", strings.Join(names, " "))
+	fmt.Fprintf(&b, "  if [[ $cmd == completion && $prev == completion ]]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); fi\n}\n", strings.Join(values["completion"], " "))
+	b.WriteString("complete -F _stockctl stockctl\n")
+	return b.String()
 }
