@@ -427,3 +427,49 @@ func (s *Store) mustOrder(ctx context.Context, id string) (*inventory.Order, err
 	}
 	return order, nil
 }
+
+// SetAddress sets the address of userID's order id to a (validated) while the order
+// may still take one (inventory.Order.AddressChangeable): one UpdateItem conditioned on
+// the owner, the status PENDING or PAID and no shipping recorded (DynamoDB API
+// Reference, UpdateItem, ConditionExpression), so a shipment that lands first locks
+// it. It returns the order as it then is. The same address again is no change and no
+// error, whatever the order's state.
+//
+// Errors: inventory.ErrOrderNotFound (anyone else's, unknown or malformed id);
+// inventory.ErrAddressLocked (shipped or closed: nothing changed); inventory.ErrBusy;
+// another store error.
+func (s *Store) SetAddress(ctx context.Context, userID, id string, a inventory.Address) (*inventory.Order, error) {
+	order, err := s.Order(ctx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	if order.Address != nil && *order.Address == a {
+		return order, nil
+	}
+	if !order.AddressChangeable() {
+		return nil, fmt.Errorf("set address of order %s: %w", id, inventory.ErrAddressLocked)
+	}
+	expr, err := expression.NewBuilder().
+		WithUpdate(expression.Set(expression.Name("address"), expression.Value(a))).
+		WithCondition(expression.Name("userId").Equal(expression.Value(userID)).
+			And(expression.Name("status").In(expression.Value(string(inventory.StatusPending)), expression.Value(string(inventory.StatusPaid)))).
+			And(expression.AttributeNotExists(expression.Name("shipping")))).
+		Build()
+	if err != nil {
+		return nil, fmt.Errorf("build address update of %s: %w", id, err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.tables.Orders), Key: pkOf(id),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return nil, fmt.Errorf("set address of order %s: changed meanwhile: %w", id, inventory.ErrAddressLocked)
+	case err != nil:
+		return nil, s.storeError("set address of order "+id, err)
+	}
+	order.Address = &a
+	return order, nil
+}

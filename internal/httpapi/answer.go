@@ -257,6 +257,7 @@ var sentinelAnswers = []sentinelAnswer{
 	{inventory.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this Idempotency-Key was used with a different request", false, 0},
 	{inventory.ErrNotCancellable, http.StatusConflict, "ORDER_NOT_CANCELLABLE", "this order is paid and can no longer be cancelled", false, 0},
 	{inventory.ErrNotPayable, http.StatusConflict, "ORDER_NOT_PAYABLE", "this order is no longer waiting for payment", false, 0},
+	{inventory.ErrAddressLocked, http.StatusConflict, "ADDRESS_LOCKED", "the order has shipped (or is closed): its address can no longer be changed", false, 0},
 	{inventory.ErrNotShippable, http.StatusConflict, "ORDER_NOT_SHIPPABLE", "only a PAID order with units not shipped yet can be shipped; nothing was sent", false, 0},
 	{inventory.ErrRefundNotAllowed, http.StatusConflict, "REFUND_NOT_ALLOWED", "this order cannot be refunded by you now", false, 0},
 	{inventory.ErrRefundExceedsPaid, http.StatusConflict, "REFUND_EXCEEDS_PAID", "the refund asks for more than is left to refund", false, 0},

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"errors"
 	"strings"
 	"unicode/utf8"
 )
@@ -36,6 +37,16 @@ const (
 	DeliveryExpress = "express"
 	DeliveryNone    = "none"
 )
+
+// ErrAddressLocked: the order's address can no longer be changed: something of it was
+// shipped, or it is no longer PENDING or PAID.
+var ErrAddressLocked = errors.New("order address can no longer be changed")
+
+// AddressChangeable reports whether o's address may still be changed by its owner: o
+// is PENDING or PAID and nothing of it was shipped.
+func (o *Order) AddressChangeable() bool {
+	return (o.Status == StatusPending || o.Status == StatusPaid) && (o.Shipping == nil || len(o.Shipping.Shipments) == 0)
+}
 
 // ValidDelivery reports whether d is a delivery a SKU may have.
 func ValidDelivery(d string) bool { return d == DeliveryExpress || d == DeliveryNone }

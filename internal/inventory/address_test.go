@@ -63,3 +63,25 @@ func TestAddress_Masked_DropsStreetAndPhone(t *testing.T) {
 		t.Errorf("Masked = %+v, want %+v", m, want)
 	}
 }
+
+func TestOrder_AddressChangeable_UntilTheFirstShipmentWhilePendingOrPaid(t *testing.T) {
+	shipped := &inventory.Shipping{Shipments: []inventory.Shipment{{}}}
+	for _, tc := range []struct {
+		status   inventory.Status
+		shipping *inventory.Shipping
+		want     bool
+	}{
+		{inventory.StatusPending, nil, true},
+		{inventory.StatusPaid, nil, true},
+		{inventory.StatusPaid, &inventory.Shipping{}, true},
+		{inventory.StatusPaid, shipped, false},
+		{inventory.StatusCancelled, nil, false},
+		{inventory.StatusRefunding, nil, false},
+		{inventory.StatusRefunded, nil, false},
+	} {
+		o := &inventory.Order{Status: tc.status, Shipping: tc.shipping}
+		if got := o.AddressChangeable(); got != tc.want {
+			t.Errorf("%s, shipping %v: %t, want %t", tc.status, tc.shipping, got, tc.want)
+		}
+	}
+}

@@ -21,6 +21,8 @@ const (
 	RoutePlace = "POST /orders"
 	RouteGet   = "GET /orders/{orderId}"
 	RouteMine  = "GET /orders"
+	// RouteAddress is the owner's change of an order's address.
+	RouteAddress = "PATCH /orders/{orderId}/address"
 )
 
 // MaxBodyBytes is the largest POST /orders body accepted (docs/contract.md, "POST
@@ -40,6 +42,7 @@ type Placing interface {
 	Reserve(ctx context.Context, req dynamo.ReserveRequest) (*inventory.Order, bool, error)
 	Order(ctx context.Context, userID, id string) (*inventory.Order, error)
 	UserOrders(ctx context.Context, userID, after string) ([]*inventory.Order, string, error)
+	SetAddress(ctx context.Context, userID, id string, a inventory.Address) (*inventory.Order, error)
 }
 
 // Checkout serves RoutePlace, RouteGet and RouteMine.
@@ -134,6 +137,37 @@ func (r *Checkout) Get(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	order, err := r.store.Order(ctx, user, req.PathParameters["orderId"])
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return httpapi.JSON(http.StatusOK, httpapi.Order(order)), nil
+}
+
+// maxAddressBodyBytes bounds a PATCH /orders/{orderId}/address body.
+const maxAddressBodyBytes = 4 << 10
+
+// ChangeAddress serves RouteAddress (docs/contract.md, "PATCH /orders/{orderId}/address"):
+// the body is an address as POST /orders takes it (DecodeAddress); the caller's own
+// order gets it while it is PENDING or PAID and nothing of it has shipped (200 with the
+// order; the same address again is 200 too, whenever); 409 ADDRESS_LOCKED after the
+// first shipment or once closed; 404 ORDER_NOT_FOUND for anyone else's order.
+func (r *Checkout) ChangeAddress(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	user, err := httpapi.UserID(req)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	body, err := httpapi.Body(req, maxAddressBodyBytes)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	if err := httpapi.NoDuplicateKeys(body); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	a, err := DecodeAddress(body)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	order, err := r.store.SetAddress(ctx, user, req.PathParameters["orderId"], *a)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}

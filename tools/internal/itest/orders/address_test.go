@@ -116,3 +116,40 @@ func TestSKUDelivery_DefaultsToExpressAndAPatchChangesIt(t *testing.T) {
 		t.Errorf("order of vase after delivery none, without address: %d %v, want 201", status, out)
 	}
 }
+
+func TestChangeAddress_ByTheOwnerUntilTheFirstShipment(t *testing.T) {
+	stack := stacktest.New(t, stacktest.Options{Seed: parcelSeed, SQS: true}) // a shipment is queued for upload
+	id := stack.Order(t, "alice", `{"items":[{"skuId":"vase","qty":2}],"address":`+addr+`}`)
+	moved := strings.Replace(addr, street, "阅江西路222号", 1)
+	if status, out := stack.Call(t, http.MethodPatch, "/orders/"+id+"/address", "bob", nil, moved); status != http.StatusNotFound {
+		t.Errorf("another buyer changes it: %d %v, want 404", status, out)
+	}
+	if status, out := stack.OutsideContract("bad phone").Call(t, http.MethodPatch, "/orders/"+id+"/address", "alice", nil, strings.Replace(moved, phone, "call me", 1)); status != http.StatusBadRequest {
+		t.Errorf("bad phone: %d %v, want 400", status, out)
+	}
+	for range 2 { // the same change twice: the same answer
+		status, out := stack.Call(t, http.MethodPatch, "/orders/"+id+"/address", "alice", nil, moved)
+		if a, _ := out["address"].(map[string]any); status != http.StatusOK || a["detailInfo"] != "阅江西路222号" {
+			t.Fatalf("owner changes it: %d %v, want 200 with the new address", status, out)
+		}
+	}
+	if _, out := stack.Call(t, http.MethodGet, "/orders/"+id, "alice", nil, ""); out["address"].(map[string]any)["detailInfo"] != "阅江西路222号" {
+		t.Errorf("read back: %v", out["address"])
+	}
+	if status, out := stack.Call(t, http.MethodPost, "/orders/"+id+"/pay", "alice", nil, ""); status != http.StatusOK {
+		t.Fatalf("pay: %d %v", status, out)
+	}
+	if status, out := stack.Call(t, http.MethodPost, "/_local/pay/"+id, "", nil, ""); status != http.StatusNoContent {
+		t.Fatalf("local pay: %d %v", status, out)
+	}
+	if status, out := stack.Call(t, http.MethodPost, "/admin/orders/"+id+"/shipments", "", nil,
+		`{"shipmentId":"parcel-1","type":"express","carrier":"YTO","tracking":"YT3750696145732"}`); status != http.StatusAccepted {
+		t.Fatalf("ship: %d %v", status, out)
+	}
+	if status, out := stack.Call(t, http.MethodPatch, "/orders/"+id+"/address", "alice", nil, addr); status != http.StatusConflict || out["code"] != "ADDRESS_LOCKED" {
+		t.Errorf("after the first shipment: %d %v, want 409 ADDRESS_LOCKED", status, out)
+	}
+	if status, _ := stack.Call(t, http.MethodPatch, "/orders/"+id+"/address", "alice", nil, moved); status != http.StatusOK {
+		t.Errorf("the applied change repeated after shipping: %d, want 200", status)
+	}
+}
