@@ -247,6 +247,9 @@ type orderRecord struct {
 	// SecondRefunds are the out_refund_no of its second payments' refunds, added by
 	// SecondPayment (a string set).
 	SecondRefunds []string `dynamodbav:"secondRefunds,stringset,omitempty"`
+	// Address is the order's delivery address (personal data, see the README's privacy
+	// notes), stored as the API takes it.
+	Address *inventory.Address `dynamodbav:"address,omitempty"`
 }
 
 // refundRecord is one of an order's refunds (inventory.OrderRefund).
@@ -338,7 +341,7 @@ func newOrderRecord(o *inventory.Order) orderRecord {
 		TransactionID: o.TransactionID, PrepayID: o.PrepayID, PrepayAt: formatOptional(o.PrepayAt),
 		RefundRev: o.RefundRev, DueCause: o.DueCause,
 		Shipping: newShippingRecord(o.Shipping), Presale: newPresaleRecord(o.Presale), Subscriptions: o.Subscriptions,
-		SecondRefunds: o.SecondRefunds,
+		SecondRefunds: o.SecondRefunds, Address: o.Address,
 	}
 	for _, r := range o.Refunds {
 		rec.Refunds = append(rec.Refunds, newRefundRecord(r))
@@ -358,7 +361,7 @@ func (r orderRecord) order() (*inventory.Order, error) {
 		ID: r.PK, UserID: r.UserID, Status: inventory.Status(r.Status), Amount: r.Amount,
 		Currency: r.Currency, CancelReason: inventory.CancelReason(r.CancelReason),
 		TransactionID: r.TransactionID, CartHash: r.CartHash, ReservedBy: r.ReservedBy, PrepayID: r.PrepayID, RefundRev: r.RefundRev, DueCause: r.DueCause,
-		Subscriptions: r.Subscriptions, SecondRefunds: slices.Sorted(slices.Values(r.SecondRefunds)),
+		Subscriptions: r.Subscriptions, SecondRefunds: slices.Sorted(slices.Values(r.SecondRefunds)), Address: r.Address,
 	}
 	var err error
 	if o.Shipping, err = r.Shipping.shipping(); err != nil {
@@ -440,5 +443,51 @@ func (s *store) mustOrder(ctx context.Context, id string) (*inventory.Order, err
 	if order == nil {
 		return nil, fmt.Errorf("order %s vanished: %w", id, inventory.ErrOrderNotFound)
 	}
+	return order, nil
+}
+
+// SetAddress sets the address of userID's order id to a (validated) while the order
+// may still take one (inventory.Order.AddressChangeable): one UpdateItem conditioned on
+// the owner, the status PENDING or PAID and no shipping recorded (DynamoDB API
+// Reference, UpdateItem, ConditionExpression), so a shipment that lands first locks
+// it. It returns the order as it then is. The same address again is no change and no
+// error, whatever the order's state.
+//
+// Errors: inventory.ErrOrderNotFound (anyone else's, unknown or malformed id);
+// inventory.ErrAddressLocked (shipped or closed: nothing changed); inventory.ErrBusy;
+// another store error.
+func (s *Store) SetAddress(ctx context.Context, userID, id string, a inventory.Address) (*inventory.Order, error) {
+	order, err := s.Order(ctx, userID, id)
+	if err != nil {
+		return nil, err
+	}
+	if order.Address != nil && *order.Address == a {
+		return order, nil
+	}
+	if !order.AddressChangeable() {
+		return nil, fmt.Errorf("set address of order %s: %w", id, inventory.ErrAddressLocked)
+	}
+	expr, err := expression.NewBuilder().
+		WithUpdate(expression.Set(expression.Name("address"), expression.Value(a))).
+		WithCondition(expression.Name("userId").Equal(expression.Value(userID)).
+			And(expression.Name("status").In(expression.Value(string(inventory.StatusPending)), expression.Value(string(inventory.StatusPaid)))).
+			And(expression.AttributeNotExists(expression.Name("shipping")))).
+		Build()
+	if err != nil {
+		return nil, fmt.Errorf("build address update of %s: %w", id, err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.tables.Orders), Key: pkOf(id),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		return nil, fmt.Errorf("set address of order %s: changed meanwhile: %w", id, inventory.ErrAddressLocked)
+	case err != nil:
+		return nil, s.storeError("set address of order "+id, err)
+	}
+	order.Address = &a
 	return order, nil
 }

@@ -29,6 +29,7 @@ type shipmentRecord struct {
 	Carrier    string                  `dynamodbav:"carrier,omitempty"`
 	TrackingNo string                  `dynamodbav:"tracking,omitempty"`
 	Contact    string                  `dynamodbav:"contact,omitempty"`
+	Receiver   string                  `dynamodbav:"receiverContact,omitempty"` // masked`
 	Items      []inventory.ShippedItem `dynamodbav:"items"`
 }
 
@@ -47,7 +48,7 @@ func newShippingRecord(s *inventory.Shipping) *shippingRecord {
 	r := &shippingRecord{Status: string(s.Status), Uploaded: s.Uploaded, UploadedAt: formatOptional(s.UploadedAt), Error: s.Error}
 	for _, sh := range s.Shipments {
 		r.Shipments = append(r.Shipments, shipmentRecord{ID: sh.ID, Logistics: string(sh.Logistics), Carrier: sh.Carrier,
-			TrackingNo: sh.TrackingNo, Contact: sh.Contact, Items: sh.Items})
+			TrackingNo: sh.TrackingNo, Contact: sh.Contact, Receiver: sh.ReceiverContact, Items: sh.Items})
 	}
 	return r
 }
@@ -63,7 +64,7 @@ func (r *shippingRecord) shipping() (*inventory.Shipping, error) {
 	}
 	for _, sh := range r.Shipments {
 		s.Shipments = append(s.Shipments, inventory.Shipment{ID: sh.ID, Logistics: inventory.Logistics(sh.Logistics),
-			Carrier: sh.Carrier, TrackingNo: sh.TrackingNo, Contact: sh.Contact, Items: sh.Items})
+			Carrier: sh.Carrier, TrackingNo: sh.TrackingNo, Contact: sh.Contact, ReceiverContact: sh.Receiver, Items: sh.Items})
 	}
 	return s, nil
 }

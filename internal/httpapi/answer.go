@@ -42,6 +42,9 @@ type OrderJSON struct {
 	RefundedAmount int64         `json:"refundedAmount,omitempty"`
 	Shipping       *ShippingJSON `json:"shipping,omitempty"`
 	Presale        *PresaleJSON  `json:"presale,omitempty"`
+	// Address is where the parcel goes: whole in one order's view (the owner's, the
+	// merchant's), masked in lists (ListedOrder); absent when the order has none.
+	Address *inventory.Address `json:"address,omitempty"`
 }
 
 // RefundJSON is one refund of an order (docs/contract.md, "Merchant API": refunds).
@@ -129,7 +132,7 @@ func Order(o *inventory.Order) OrderJSON {
 		PaidAt: optional(o.PaidAt), CancelledAt: optional(o.CancelledAt),
 		CancelReason: string(o.CancelReason), TransactionID: o.TransactionID,
 		RefundedAmount: o.RefundedAmount(), Items: make([]itemJSON, len(o.Items)),
-		Shipping: ShippingView(o.Shipping), Presale: PresaleView(o.Presale),
+		Shipping: ShippingView(o.Shipping), Presale: PresaleView(o.Presale), Address: o.Address,
 	}
 	for i, it := range o.Items {
 		v.Items[i] = itemJSON{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice}
@@ -161,6 +164,17 @@ func Order(o *inventory.Order) OrderJSON {
 // amount the whole second payment (fen), no lines.
 const SecondPaymentRefundID = "second-payment"
 
+// ListedOrder is Order as lists show it: the address masked (inventory.Address.Masked:
+// no street, the phone as 189****1234).
+func ListedOrder(o *inventory.Order) OrderJSON {
+	v := Order(o)
+	if o.Address != nil {
+		m := o.Address.Masked()
+		v.Address = &m
+	}
+	return v
+}
+
 // MerchantOrderJSON is the contract's order with its owner, for the merchant API.
 type MerchantOrderJSON struct {
 	OrderJSON
@@ -175,6 +189,14 @@ func MerchantOrder(o *inventory.Order) MerchantOrderJSON {
 	if o.Shipping != nil {
 		v.Shipments = o.Shipping.Shipments
 	}
+	return v
+}
+
+// ListedMerchantOrder is MerchantOrder as lists show it: the address masked, as in
+// ListedOrder.
+func ListedMerchantOrder(o *inventory.Order) MerchantOrderJSON {
+	v := MerchantOrder(o)
+	v.OrderJSON = ListedOrder(o)
 	return v
 }
 
@@ -246,6 +268,7 @@ var sentinelAnswers = []sentinelAnswer{
 	{inventory.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this idempotency key (the Idempotency-Key header, or the adjustmentId, refundId or shipmentId) was used with a different request", false, 0},
 	{inventory.ErrNotCancellable, http.StatusConflict, "ORDER_NOT_CANCELLABLE", "this order is paid and can no longer be cancelled", false, 0},
 	{inventory.ErrNotPayable, http.StatusConflict, "ORDER_NOT_PAYABLE", "this order is no longer waiting for payment", false, 0},
+	{inventory.ErrAddressLocked, http.StatusConflict, "ADDRESS_LOCKED", "the order has shipped (or is closed): its address can no longer be changed", false, 0},
 	{inventory.ErrNotShippable, http.StatusConflict, "ORDER_NOT_SHIPPABLE", "only a PAID order with units not shipped yet can be shipped; nothing was sent", false, 0},
 	{inventory.ErrRefundNotAllowed, http.StatusConflict, "REFUND_NOT_ALLOWED", "this order cannot be refunded by you now", false, 0},
 	{inventory.ErrRefundExceedsPaid, http.StatusConflict, "REFUND_EXCEEDS_PAID", "the refund asks for more than is left to refund", false, 0},

@@ -268,6 +268,8 @@ type Order struct {
 	Second        []Refund
 	// Aftersales are the buyer's after-sale requests, oldest first (aftersale.go).
 	Aftersales []Aftersale
+	// Address is where the parcel goes (nil when no line ships by express).
+	Address *Address
 }
 
 // SaleStatus is how a SKU's availability is shown to buyers.
@@ -295,6 +297,8 @@ type SKU struct {
 	Available    int    // sellable units; reserved = OnHand − Available
 	// SaleStartsAt is when orders are first accepted (UTC); zero means no start time.
 	SaleStartsAt time.Time
+	// Delivery is DeliveryExpress (its orders need an address) or DeliveryNone.
+	Delivery string
 }
 
 // Upcoming reports whether the SKU's sale starts after now.

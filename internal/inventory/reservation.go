@@ -13,6 +13,10 @@ type ReserveRequest struct {
 	// Subscriptions are the subscribe-message template ids the buyer accepted, kept on
 	// the order (Order.Subscriptions); not part of the cart's idempotency.
 	Subscriptions []string
+	// Address is where the parcel goes, validated (Address.Validate); it is required
+	// when a line's SKU ships by express (DeliveryExpress), and kept on the order; not
+	// part of the cart's idempotency.
+	Address *Address
 	// Slot, when set (from the store's NewSlot, orders.Placing), is the id and times the new order gets, so that
 	// work needing only those (the close message) can start before the outcome is
 	// known; zero means a fresh slot.

@@ -87,6 +87,17 @@ type Shipment struct {
 	// Contact is a masked phone number ("189****1234"), required by WeChat for the
 	// carrier SF ("发货信息录入": contact "当发货的物流公司为顺丰时，联系方式为必填").
 	Contact string `json:"contact,omitempty"`
+	// ReceiverContact is the order's address phone masked (MaskPhone), filled by Ship
+	// for the carrier SF when the merchant gives no Contact, and uploaded as
+	// contact.receiver_contact ("发货信息录入": contact.receiver_contact, "采用掩码传输，
+	// 最后4位数字不能打掩码"; https://developers.weixin.qq.com/miniprogram/dev/server/API/order_shipping/api_uploadshippinginfo).
+	ReceiverContact string `json:"receiverContact,omitempty"`
+}
+
+// asked is s as the merchant asked it: without what Ship filled from the order.
+func (s Shipment) asked() Shipment {
+	s.ReceiverContact = ""
+	return s
 }
 
 // Shipping is an order's shipping information: its shipments, oldest first, and
@@ -125,8 +136,6 @@ func (s Shipment) Check() error {
 		return InvalidError("tracking must be 1-%d printable ASCII characters", MaxTrackingNoBytes)
 	case s.Contact != "" && (len(s.Contact) > 64 || !maskedContact.MatchString(s.Contact)):
 		return InvalidError("contact must be a masked phone number whose last 4 digits show, e.g. 189****1234")
-	case s.Carrier == "SF" && s.Contact == "":
-		return InvalidError("WeChat needs a contact (masked phone number) for the carrier SF")
 	}
 	seen := map[string]bool{}
 	for i, it := range s.Items {
@@ -195,7 +204,7 @@ func (o *Order) Shipment(id string) (Shipment, bool) {
 // 10060006); more than MaxShipments shipments).
 func (o *Order) Ship(s Shipment) (Change, error) {
 	if old, ok := o.Shipment(s.ID); ok {
-		if old.Hash() != s.Hash() && !sameItemsFilled(old, s) {
+		if old.asked().Hash() != s.Hash() && !sameItemsFilled(old.asked(), s) {
 			return Change{}, fmt.Errorf("shipment %s of order %s: %w", s.ID, o.ID, ErrIdempotencyKeyReused)
 		}
 		return Change{}, nil
@@ -203,6 +212,12 @@ func (o *Order) Ship(s Shipment) (Change, error) {
 	left := o.Unshipped()
 	if o.Status != StatusPaid || len(left) == 0 {
 		return Change{}, fmt.Errorf("ship order %s (%s): %w", o.ID, o.Status, ErrNotShippable)
+	}
+	if s.Carrier == "SF" && s.Contact == "" {
+		if o.Address == nil {
+			return Change{}, InvalidError("WeChat needs a contact (masked phone number) for the carrier SF, and the order has no address to take it from")
+		}
+		s.ReceiverContact = MaskPhone(o.Address.TelNumber)
 	}
 	var prior []Shipment
 	if o.Shipping != nil {

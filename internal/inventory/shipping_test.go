@@ -117,7 +117,6 @@ func TestShipment_Check(t *testing.T) {
 		{ID: "x", Logistics: "drone"},
 		{ID: "x", Logistics: inventory.LogisticsExpress, Carrier: "YTO"},
 		{ID: "x", Logistics: inventory.LogisticsExpress, TrackingNo: "1"},
-		{ID: "x", Logistics: inventory.LogisticsExpress, Carrier: "SF", TrackingNo: "1"},
 		{ID: "x", Logistics: inventory.LogisticsExpress, Carrier: "SF", TrackingNo: "1", Contact: "13912345678"},
 		{ID: "x", Logistics: inventory.LogisticsVirtual, Items: []inventory.ShippedItem{{SKU: "cup", Qty: 0}}},
 		{ID: "x", Logistics: inventory.LogisticsVirtual, Items: []inventory.ShippedItem{{SKU: "cup", Qty: 1}, {SKU: "cup", Qty: 1}}},
@@ -256,5 +255,27 @@ func TestStartRefund_CancelsAPresaleNotDeclared(t *testing.T) {
 	declared := c.Order.PresaleResult("", false, t0).Order
 	if r, _ := declared.StartRefund(req, 0, t0, inventory.Retry{}); r.Order.Presale.Status != inventory.PresaleDeclared {
 		t.Errorf("refund of a declared presale: %+v", r.Order.Presale)
+	}
+}
+
+// An SF parcel without the merchant's contact takes the order address's phone, masked,
+// as contact.receiver_contact; the same request again is the same shipment; an order
+// without an address cannot fill it.
+func TestShip_SFContactFilledFromTheAddressMasked(t *testing.T) {
+	sf := inventory.Shipment{ID: "sf1", Logistics: inventory.LogisticsExpress, Carrier: "SF", TrackingNo: "SF1",
+		Items: []inventory.ShippedItem{{SKU: "cup", Qty: 1}}}
+	o := paidOrder()
+	o.Address = &inventory.Address{UserName: "张三", TelNumber: "18912341234", ProvinceName: "广东省", CityName: "广州市", DetailInfo: "新港中路397号"}
+	after := shipped(t, o, sf)
+	got, _ := after.Shipment("sf1")
+	if got.ReceiverContact != "189****1234" || got.Contact != "" {
+		t.Fatalf("shipment %+v, want receiverContact 189****1234", got)
+	}
+	if c, err := after.Ship(sf); err != nil || !c.None() {
+		t.Errorf("the same SF shipment again: %v %v, want no change", c, err)
+	}
+	var inv *inventory.InvalidRequestError
+	if _, err := paidOrder().Ship(sf); !errors.As(err, &inv) {
+		t.Errorf("SF without contact nor address: %v, want an invalid request", err)
 	}
 }

@@ -20,6 +20,8 @@ const (
 	RoutePlace = "POST /orders"
 	RouteGet   = "GET /orders/{orderId}"
 	RouteMine  = "GET /orders"
+	// RouteAddress is the owner's change of an order's address.
+	RouteAddress = "PATCH /orders/{orderId}/address"
 )
 
 // MaxBodyBytes is the largest POST /orders body accepted (docs/contract.md, "POST
@@ -39,6 +41,7 @@ type Placing interface {
 	Reserve(ctx context.Context, req inventory.ReserveRequest) (*inventory.Order, bool, error)
 	Order(ctx context.Context, userID, id string) (*inventory.Order, error)
 	UserOrders(ctx context.Context, userID, after string) ([]*inventory.Order, string, error)
+	SetAddress(ctx context.Context, userID, id string, a inventory.Address) (*inventory.Order, error)
 }
 
 // Checkout serves RoutePlace, RouteGet and RouteMine.
@@ -89,7 +92,7 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	cart, subs, err := decodeOrder(body, r.templates)
+	in, err := decodeOrder(body, r.templates)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
@@ -98,7 +101,7 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	scheduled := r.scheduleClose(ctx, slot)
-	order, replayed, err := r.store.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: cart, IdempotencyKey: key, Slot: slot, Subscriptions: subs})
+	order, replayed, err := r.store.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: in.cart, IdempotencyKey: key, Slot: slot, Subscriptions: in.subs, Address: in.address})
 	sendErr := scheduled()
 	busy := 0.0
 	if errors.Is(err, inventory.ErrBusy) {
@@ -139,6 +142,37 @@ func (r *Checkout) Get(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 	return httpapi.JSON(http.StatusOK, httpapi.Order(order)), nil
 }
 
+// maxAddressBodyBytes bounds a PATCH /orders/{orderId}/address body.
+const maxAddressBodyBytes = 4 << 10
+
+// ChangeAddress serves RouteAddress (docs/contract.md, "PATCH /orders/{orderId}/address"):
+// the body is an address as POST /orders takes it (DecodeAddress); the caller's own
+// order gets it while it is PENDING or PAID and nothing of it has shipped (200 with the
+// order; the same address again is 200 too, whenever); 409 ADDRESS_LOCKED after the
+// first shipment or once closed; 404 ORDER_NOT_FOUND for anyone else's order.
+func (r *Checkout) ChangeAddress(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	user, err := httpapi.UserID(req)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	body, err := httpapi.Body(req, maxAddressBodyBytes)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	if err := httpapi.NoDuplicateKeys(body); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	a, err := DecodeAddress(body)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	order, err := r.store.SetAddress(ctx, user, req.PathParameters["orderId"], *a)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return httpapi.JSON(http.StatusOK, httpapi.Order(order)), nil
+}
+
 // buyerPage is one page of RouteMine.
 type buyerPage struct {
 	Orders []httpapi.OrderJSON `json:"orders"`
@@ -146,7 +180,7 @@ type buyerPage struct {
 }
 
 // Mine serves RouteMine (docs/contract.md, "GET /orders"): a page of the caller's own
-// orders, newest first (?after= the previous page's next); 400 INVALID_REQUEST for a
+// orders (their addresses masked, httpapi.ListedOrder), newest first (?after= the previous page's next); 400 INVALID_REQUEST for a
 // cursor that is not one.
 func (r *Checkout) Mine(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	user, err := httpapi.UserID(req)
@@ -159,7 +193,7 @@ func (r *Checkout) Mine(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	}
 	out := buyerPage{Orders: make([]httpapi.OrderJSON, len(orders)), Next: next}
 	for i, o := range orders {
-		out.Orders[i] = httpapi.Order(o)
+		out.Orders[i] = httpapi.ListedOrder(o)
 	}
 	return httpapi.JSON(http.StatusOK, out), nil
 }

@@ -324,7 +324,7 @@ func Upload(o *inventory.Order, now time.Time) wxapi.Shipment {
 		u.Mode, u.AllDelivered = wxapi.DeliverySplit, complete
 	}
 	for _, s := range shipments {
-		u.Packages = append(u.Packages, wxapi.Package{TrackingNo: s.TrackingNo, ExpressCompany: s.Carrier, ItemDesc: itemDesc(s.Items), ConsignorContact: s.Contact})
+		u.Packages = append(u.Packages, wxapi.Package{TrackingNo: s.TrackingNo, ExpressCompany: s.Carrier, ItemDesc: itemDesc(s.Items), ConsignorContact: s.Contact, ReceiverContact: s.ReceiverContact})
 	}
 	return u
 }

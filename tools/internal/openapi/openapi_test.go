@@ -53,6 +53,7 @@ func TestLoad_DocumentHasEveryRoute(t *testing.T) {
 		"POST /orders":                                              "jwt",
 		"GET /orders":                                               "jwt",
 		"GET /orders/{orderId}":                                     "jwt",
+		"PATCH /orders/{orderId}/address":                           "jwt",
 		"POST /orders/{orderId}/pay":                                "jwt",
 		"POST /orders/{orderId}/cancel":                             "jwt",
 		"POST /orders/{orderId}/refund":                             "jwt",

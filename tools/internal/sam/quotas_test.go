@@ -29,6 +29,9 @@ func TestWiring_QuotasInFrontOfTheFunctions(t *testing.T) {
 	}
 	for _, r := range routes {
 		w, ok := want[r.Method+" "+r.Path]
+		if !ok || r.API == "ConsoleApi" { // ConsoleApi serves the staff's admin routes, at its own rate
+			continue
+		}
 		if !ok {
 			continue
 		}

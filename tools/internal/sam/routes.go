@@ -34,7 +34,7 @@ type Route struct {
 }
 
 // Routes returns the routes of every HttpApi event of every AWS::Serverless::Function,
-// sorted by Path, then Method. It returns an error when an event's ApiId names no
+// sorted by Path, then Method, Function and API. It returns an error when an event's ApiId names no
 // AWS::Serverless::HttpApi of the template or two events declare the same method and
 // path on the same API (API Gateway rejects duplicate route keys).
 func (t *Template) Routes() ([]Route, error) {
@@ -73,7 +73,7 @@ func (t *Template) Routes() ([]Route, error) {
 		}
 	}
 	slices.SortFunc(routes, func(a, b Route) int {
-		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Method, b.Method), cmp.Compare(a.Function, b.Function))
+		return cmp.Or(cmp.Compare(a.Path, b.Path), cmp.Compare(a.Method, b.Method), cmp.Compare(a.Function, b.Function), cmp.Compare(a.API, b.API))
 	})
 	return routes, nil
 }
