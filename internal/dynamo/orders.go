@@ -456,7 +456,7 @@ func (s *store) mustOrder(ctx context.Context, id string) (*inventory.Order, err
 // Errors: inventory.ErrOrderNotFound (anyone else's, unknown or malformed id);
 // inventory.ErrAddressLocked (shipped or closed: nothing changed); inventory.ErrBusy;
 // another store error.
-func (s *Store) SetAddress(ctx context.Context, userID, id string, a inventory.Address) (*inventory.Order, error) {
+func (s *OrderStore) SetAddress(ctx context.Context, userID, id string, a inventory.Address) (*inventory.Order, error) {
 	order, err := s.Order(ctx, userID, id)
 	if err != nil {
 		return nil, err
