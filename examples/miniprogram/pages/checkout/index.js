@@ -8,6 +8,7 @@
 const { newIdempotencyKey } = require('../../api.js');
 const config = require('../../config.js');
 const { yuan, canBuy, stockNote, messageFor, definitive } = require('../../view.js');
+const { strings } = require('../../i18n.js');
 
 /** @type {WechatMiniprogram.App.Instance<import('../../app.js').AppOption>} */
 const app = getApp();
@@ -18,12 +19,12 @@ const MAX_QTY = 9999;
 /**
  * @typedef {{ sku: import('../../api.js').Sku | null, price: string, note: string,
  *   qty: number, max: number, total: string, canBuy: boolean, busy: boolean,
- *   error: string }} Data
+ *   error: string, t: import('../../i18n.js').Table }} Data
  */
 
 Page({
   data: /** @type {Data} */ ({
-    sku: null, price: '', note: '', qty: 1, max: 1, total: '', canBuy: false, busy: false, error: '',
+    sku: null, price: '', note: '', qty: 1, max: 1, total: '', canBuy: false, busy: false, error: '', t: strings(),
   }),
   skuId: '',
   /** the Idempotency-Key of the order being placed */

@@ -7,23 +7,25 @@
 const {
   yuan, when, statusText, refunded, canPay, canCancel, canRefund, messageFor,
 } = require('../../view.js');
+const { strings, t } = require('../../i18n.js');
 
 /** @type {WechatMiniprogram.App.Instance<import('../../app.js').AppOption>} */
 const app = getApp();
 
 /**
  * @typedef {{ skuId: string, qty: number, price: string }} Line
- * @typedef {{ id: string, amount: string, status: string, when: string, error: string }} RefundRow
+ * @typedef {{ id: string, text: string, when: string, error: string }} RefundRow
  * @typedef {{ order: import('../../api.js').Order | null, status: string, amount: string,
  *   placed: string, lines: Line[], refunds: RefundRow[], refunded: string,
  *   canPay: boolean, canCancel: boolean, canRefund: boolean, busy: boolean,
- *   error: string }} Data
+ *   error: string, orderLabel: string, t: import('../../i18n.js').Table }} Data
  */
 
 Page({
   data: /** @type {Data} */ ({
     order: null, status: '', amount: '', placed: '', lines: [], refunds: [], refunded: '',
     canPay: false, canCancel: false, canRefund: false, busy: false, error: '',
+    orderLabel: '', t: strings(),
   }),
   orderId: '',
 
@@ -58,11 +60,12 @@ Page({
       order,
       status: statusText(order.status),
       amount: yuan(order.amount),
-      placed: when(order.createdAt),
+      orderLabel: t('order', { id: order.orderId }),
+      placed: t('placed', { time: when(order.createdAt) }),
       lines: order.items.map((it) => ({ skuId: it.skuId, qty: it.qty, price: yuan(it.unitPrice) })),
       refunds: (order.refunds || []).map((r, i) => ({
-        id: r.refundId || r.outRefundNo || String(i + 1), amount: yuan(r.amount),
-        status: r.status, when: r.refundedAt ? when(r.refundedAt) : '', error: r.error || '',
+        id: r.refundId || r.outRefundNo || String(i + 1),
+        text: t('refundLine', { amount: yuan(r.amount), status: statusText(/** @type {import('../../api.js').OrderStatus} */ (r.status)) }), when: r.refundedAt ? when(r.refundedAt) : '', error: r.error || '',
       })),
       refunded: back > 0 ? yuan(back) : '',
       canPay: !this.data.busy && canPay(order, now),
@@ -76,13 +79,13 @@ Page({
   },
 
   cancel() {
-    return this.act('Cancel this order?', 'Its items go back on sale.', () => app.api.cancel(this.orderId));
+    return this.act(t('cancelTitle'), t('cancelContent'), () => app.api.cancel(this.orderId));
   },
 
   refund() {
     const order = this.data.order;
     const left = order ? yuan(order.amount - refunded(order)) : '';
-    return this.act('Refund this order?', `¥${left} goes back to your WeChat Pay.`, () => app.api.refund(this.orderId));
+    return this.act(t('refundTitle'), t('refundContent', { amount: left }), () => app.api.refund(this.orderId));
   },
 
   /**

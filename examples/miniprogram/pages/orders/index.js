@@ -4,6 +4,7 @@
 'use strict';
 const { yuan, when, statusText } = require('../../view.js');
 const { listHandlers, emptyList } = require('../../paging.js');
+const { strings } = require('../../i18n.js');
 
 /** @type {WechatMiniprogram.App.Instance<import('../../app.js').AppOption>} */
 const app = getApp();
@@ -31,7 +32,7 @@ async function fetchRows(after) {
 }
 
 Page({
-  data: /** @type {import('../../paging.js').ListData<Row>} */ (emptyList()),
+  data: { ...(/** @type {import('../../paging.js').ListData<Row>} */ (emptyList())), t: strings() },
   ...listHandlers(fetchRows),
 
   onShow() {

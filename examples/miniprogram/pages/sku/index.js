@@ -5,17 +5,18 @@
 // open the button early.
 'use strict';
 const { yuan, msUntil, countdown, canBuy, stockNote, messageFor } = require('../../view.js');
+const { strings, t } = require('../../i18n.js');
 
 /** @type {WechatMiniprogram.App.Instance<import('../../app.js').AppOption>} */
 const app = getApp();
 
 /**
  * @typedef {{ sku: import('../../api.js').Sku | null, price: string, note: string,
- *   startsIn: string, canBuy: boolean, error: string }} Data
+ *   startsIn: string, canBuy: boolean, error: string, t: import('../../i18n.js').Table }} Data
  */
 
 Page({
-  data: /** @type {Data} */ ({ sku: null, price: '', note: '', startsIn: '', canBuy: false, error: '' }),
+  data: /** @type {Data} */ ({ sku: null, price: '', note: '', startsIn: '', canBuy: false, error: '', t: strings() }),
   skuId: '',
   /** setInterval handle of the countdown; 0 when none runs */
   timer: 0,
@@ -57,7 +58,7 @@ Page({
     const wait = sku.status === 'UPCOMING' ? msUntil(sku.saleStartsAt, now) : 0;
     this.setData({
       sku, price: yuan(sku.price), note: stockNote(sku, now),
-      startsIn: wait > 0 ? countdown(wait) : '', canBuy: canBuy(sku, now),
+      startsIn: wait > 0 ? t('saleStartsIn', { time: countdown(wait) }) : '', canBuy: canBuy(sku, now),
     });
     this.stopTimer();
     if (wait > 0) this.timer = setInterval(() => this.tick(), 1000);
@@ -69,7 +70,7 @@ Page({
     if (!sku) return;
     const wait = msUntil(sku.saleStartsAt, app.api.now());
     if (wait > 0) {
-      this.setData({ startsIn: countdown(wait) });
+      this.setData({ startsIn: t('saleStartsIn', { time: countdown(wait) }) });
       return;
     }
     this.stopTimer();

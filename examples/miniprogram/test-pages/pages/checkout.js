@@ -53,7 +53,7 @@ test('the API stays busy: three sends, then a clear message; a tap again is the 
   await settle(wx);
   await tap(page, '#submit');
   await settle(wx);
-  assert.equal(text(page, '#error'), 'The shop is very busy; please try again in 2 s.');
+  assert.equal(text(page, '#error'), '当前人数较多，请2 秒后再试。');
   assert.equal(waits.length, 2);
   assert.ok(waits.every((ms) => ms >= 2000 && ms <= 3000));
   assert.equal(attr(page, '#submit', 'disabled'), false);
@@ -79,10 +79,10 @@ test('no network, then STOCK_OUT: the tap after the lost send keeps the key, the
   await settle(wx);
   await tap(page, '#submit');
   await settle(wx);
-  assert.equal(text(page, '#error'), 'No connection to the shop; check the network and try again.');
+  assert.equal(text(page, '#error'), '无法连接到商城，请检查网络后重试。');
   await tap(page, '#submit');
   await settle(wx);
-  assert.equal(text(page, '#error'), 'Sold out: not enough left for this quantity.');
+  assert.equal(text(page, '#error'), '库存不足，无法购买这么多。');
   await tap(page, '#submit');
   await settle(wx);
   const keys = wx.requests.filter((r) => r.method === 'POST').map((r) => r.header['Idempotency-Key']);

@@ -26,7 +26,7 @@ async function detail(t, body, { nowIso = '2026-03-01T12:10:00Z', refundWindowSe
 test('PENDING: Pay and Cancel, no Refund', async (t) => {
   const { page, wx } = await detail(t, order());
   assert.deepEqual(buttons(page), ['#pay', '#cancel']);
-  assert.equal(text(page, '#status'), 'Awaiting payment');
+  assert.equal(text(page, '#status'), '待付款');
   assert.equal(text(page, '#amount'), '¥798.00');
   await tap(page, '#pay');
   assert.deepEqual(wx.navigations, [{ how: 'navigateTo', url: '/pages/pay/index?orderId=o123456' }]);
@@ -40,7 +40,7 @@ test('PENDING past its expiresAt: Cancel only', async (t) => {
 test('PAID and the shop allows no buyer refunds (window 0): no button', async (t) => {
   const { page } = await detail(t, paid(), { refundWindowSeconds: 0 });
   assert.deepEqual(buttons(page), []);
-  assert.equal(text(page, '#status'), 'Paid');
+  assert.equal(text(page, '#status'), '已付款');
 });
 
 test('PAID within the refund window: Refund; confirmed, POST /refund and the REFUNDING order shown', async (t) => {
@@ -51,10 +51,10 @@ test('PAID within the refund window: Refund; confirmed, POST /refund and the REF
   assert.deepEqual(buttons(page), ['#refund']);
   await tap(page, '#refund');
   await settle(wx);
-  assert.deepEqual(wx.modals, [{ title: 'Refund this order?', content: '¥798.00 goes back to your WeChat Pay.' }]);
+  assert.deepEqual(wx.modals, [{ title: '退款？', content: '¥798.00 将退回你的微信支付。' }]);
   assert.equal(wx.requests.at(-1).method, 'POST');
   assert.equal(wx.requests.at(-1).path, '/orders/o123456/refund');
-  assert.equal(text(page, '#status'), 'Refund under way');
+  assert.equal(text(page, '#status'), '退款中');
   assert.deepEqual(buttons(page), []);
 });
 
@@ -70,11 +70,11 @@ test('partly refunded: the refunds and the amount back are listed; Refund offers
   });
   const { page, wx } = await detail(t, body, { refundWindowSeconds: 3600, modal: false });
   assert.equal(text(page, '#refunded'), '¥399.00');
-  assert.deepEqual(texts(page, '.refund').map((s) => s.replace(/ \d{4}-.*$/, '')), ['Refund ¥399.00: REFUNDED']);
+  assert.deepEqual(texts(page, '.refund').map((s) => s.replace(/ \d{4}-.*$/, '')), ['退款 ¥399.00：已退款']);
   assert.deepEqual(buttons(page), ['#refund']);
   await tap(page, '#refund');
   await settle(wx);
-  assert.equal(wx.modals[0].content, '¥399.00 goes back to your WeChat Pay.');
+  assert.equal(wx.modals[0].content, '¥399.00 将退回你的微信支付。');
   assert.equal(wx.requests.length, 1); // declined: nothing sent
 });
 
@@ -108,7 +108,7 @@ test('Cancel: declined sends nothing; confirmed sends POST /cancel and shows CAN
   await tap(page, '#cancel');
   await settle(wx);
   assert.deepEqual(wx.requests.map((r) => `${r.method} ${r.path}`), ['GET /orders/o123456', 'POST /orders/o123456/cancel']);
-  assert.equal(text(page, '#status'), 'Cancelled');
+  assert.equal(text(page, '#status'), '已取消');
   assert.deepEqual(buttons(page), []);
 });
 
@@ -122,7 +122,7 @@ test('Cancel refused because it was paid meanwhile: the message, and the order r
   });
   await tap(page, '#cancel');
   await settle(wx);
-  assert.equal(text(page, '#error'), 'This order is paid and can no longer be cancelled.');
-  assert.equal(text(page, '#status'), 'Paid');
+  assert.equal(text(page, '#error'), '该订单已付款，无法取消。');
+  assert.equal(text(page, '#status'), '已付款');
   assert.deepEqual(buttons(page), []);
 });

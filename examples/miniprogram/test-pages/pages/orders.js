@@ -21,13 +21,13 @@ test('the buyer\'s orders as the API pages them (newest first), signed in, then 
   const wx = fakeWx(mine(), { storage: signedIn() });
   const { page } = openPage('orders', { wx, show: true });
   await settle(wx);
-  assert.deepEqual(texts(page, '.order .badge'), ['Awaiting payment', 'Paid']);
+  assert.deepEqual(texts(page, '.order .badge'), ['待付款', '已付款']);
   assert.equal(wx.requests[0].header.Authorization, `Bearer ${TOKEN}`);
   page.instance.onReachBottom();
   await settle(wx);
   assert.deepEqual(wx.requests.map((r) => r.query.after), [undefined, 'p2']);
-  assert.deepEqual(texts(page, '.order .badge'), ['Awaiting payment', 'Paid', 'Cancelled']);
-  assert.equal(text(page, '#end'), 'That is all.');
+  assert.deepEqual(texts(page, '.order .badge'), ['待付款', '已付款', '已取消']);
+  assert.equal(text(page, '#end'), '没有更多了');
   assert.equal(el(page, '#more'), undefined);
   await tap(page, page.querySelectorAll('.order')[2]);
   assert.deepEqual(wx.navigations, [{ how: 'navigateTo', url: '/pages/order/index?orderId=o100001' }]);
@@ -63,5 +63,5 @@ test('no orders yet', async () => {
   const wx = fakeWx({ 'GET /orders': json(200, { orders: [] }) }, { storage: signedIn() });
   const { page } = openPage('orders', { wx, show: true });
   await settle(wx);
-  assert.equal(text(page, '#empty'), 'No orders yet.');
+  assert.equal(text(page, '#empty'), '还没有订单');
 });
