@@ -28,7 +28,7 @@ test('app.json: every page has its .js, .wxml and .json; the tab pages are pages
     for (const ext of ['js', 'wxml', 'json']) assert.ok(fs.existsSync(path.join(root, `${page}.${ext}`)), `${page}.${ext}`);
   }
   const tabs = app.tabBar.list.map((t) => t.pagePath);
-  assert.deepEqual(tabs, ['pages/skus/index', 'pages/orders/index']);
+  assert.deepEqual(tabs, ['pages/skus/index', 'pages/cart/index', 'pages/orders/index']);
   for (const tab of tabs) assert.ok(app.pages.includes(tab), tab);
   assert.equal(app.pages[0], tabs[0]); // the app opens on the product list
 });

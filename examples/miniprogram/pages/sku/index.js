@@ -2,10 +2,12 @@
 // countdown to its saleStartsAt, and the buy button, greyed while the SKU is SOLD_OUT,
 // OFF_SALE or has nothing available, and while UPCOMING until the countdown ends. The
 // countdown runs on the API's clock (api.now()), so a phone with a wrong clock does not
-// open the button early.
+// open the button early. "加入购物车" adds one to the cart (cart.js); "立即购买" adds one and
+// opens the cart, where the order is placed.
 'use strict';
 const { yuan, msUntil, countdown, canBuy, stockNote, messageFor } = require('../../view.js');
 const { strings, t } = require('../../i18n.js');
+const { addToCart } = require('../../cart.js');
 
 /** @type {WechatMiniprogram.App.Instance<import('../../app.js').AppOption>} */
 const app = getApp();
@@ -85,6 +87,13 @@ Page({
 
   buy() {
     if (!this.data.canBuy) return;
-    wx.navigateTo({ url: `/pages/checkout/index?skuId=${encodeURIComponent(this.skuId)}` });
+    addToCart(wx, this.skuId, 1);
+    wx.switchTab({ url: '/pages/cart/index' });
+  },
+
+  add() {
+    if (!this.data.canBuy) return;
+    addToCart(wx, this.skuId, 1);
+    wx.showToast({ title: t('addedToCart'), icon: 'success' });
   },
 });

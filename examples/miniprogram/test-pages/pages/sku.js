@@ -24,7 +24,7 @@ test('OFF_SALE: greyed, "Not on sale"', async () => {
   assert.equal(text(page, '#buy'), '已下架');
 });
 
-test('ON_SALE: what is left as the API says, price in yuan, buy opens checkout; no sign-in for a public page', async () => {
+test('ON_SALE: what is left as the API says, price in yuan; buy puts one in the cart and opens it; no sign-in for a public page', async () => {
   const wx = fakeWx({ 'GET /skus/cup-01': json(200, sku({ status: 'LOW_STOCK', available: 2 })) });
   const { page } = openPage('sku', { wx, query: { skuId: 'cup-01' } });
   await settle(wx);
@@ -32,7 +32,8 @@ test('ON_SALE: what is left as the API says, price in yuan, buy opens checkout; 
   assert.equal(text(page, '#note'), '仅剩 2 件');
   assert.equal(text(page, '.price'), '¥399.00');
   await tap(page, '#buy');
-  assert.deepEqual(wx.navigations, [{ how: 'navigateTo', url: '/pages/checkout/index?skuId=cup-01' }]);
+  assert.deepEqual(wx.navigations, [{ how: 'switchTab', url: '/pages/cart/index' }]);
+  assert.deepEqual(wx.storage['stockguard.cart'], [{ skuId: 'cup-01', qty: 1 }]);
   assert.equal(wx.logins, 0);
   assert.equal(wx.requests[0].header.Authorization, undefined);
 });
@@ -88,4 +89,15 @@ test('an unknown SKU shows the API\'s refusal in plain words and no buy button',
   await settle(wx);
   assert.equal(text(page, '#error'), '该商品不存在。');
   assert.equal(text(page, '#buy'), '');
+});
+
+test('加入购物车 adds one more to the SKU\'s line each tap and stays on the page', async () => {
+  const wx = fakeWx({ 'GET /skus/cup-01': json(200, sku()) }, { storage: { 'stockguard.cart': [{ skuId: 'mug-02', qty: 1 }] } });
+  const { page } = openPage('sku', { wx, query: { skuId: 'cup-01' } });
+  await settle(wx);
+  await tap(page, '#add');
+  await tap(page, '#add');
+  assert.deepEqual(wx.storage['stockguard.cart'], [{ skuId: 'mug-02', qty: 1 }, { skuId: 'cup-01', qty: 2 }]);
+  assert.deepEqual(wx.toasts, ['已加入购物车', '已加入购物车']);
+  assert.deepEqual(wx.navigations, []);
 });
