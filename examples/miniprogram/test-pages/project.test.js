@@ -23,7 +23,7 @@ test('project.config.json: a mini-program project with an AppID, the test and np
 });
 
 test('app.json: every page has its .js, .wxml and .json; the tab pages are pages', () => {
-  assert.equal(app.pages.length, 6);
+  assert.equal(app.pages.length, 7);
   for (const page of app.pages) {
     for (const ext of ['js', 'wxml', 'json']) assert.ok(fs.existsSync(path.join(root, `${page}.${ext}`)), `${page}.${ext}`);
   }
