@@ -106,7 +106,7 @@ func newFlags() (*flag.FlagSet, *options, func() error) {
 	fs.Usage = func() {} // run prints the help
 	o := &options{cfg: local.StackConfig{Parameters: map[string]string{}}}
 	var dynamoAddr, sqsAddr, payAddr, loginAddr, wxapiAddr string
-	fs.StringVar(&o.seed, "seed", "", "create the SKUs of this JSON seed file at start, each through POST /admin/skus: [{\"skuId\",\"name\",\"price\",\"stock\",\"limitPerUser\"?,\"shards\"?}], e.g. -seed examples/seed.json")
+	fs.StringVar(&o.seed, "seed", "", "create the SKUs of this JSON seed file at start, each through POST /admin/skus: [{\"skuId\",\"name\",\"price\",\"stock\",\"limitPerUser\"?,\"shards\"?,\"delivery\"?}], e.g. -seed examples/seed.json")
 	consoleFlags(fs, o)
 	fs.DurationVar(&o.cfg.PaymentTimeout, "payment-timeout", 15*time.Minute, "how long an order stays PENDING before it is released, e.g. -payment-timeout 10s")
 	fs.DurationVar(&o.cfg.RefundInterval, "refund-interval", time.Minute, "the least time the WeChat Pay stand-in keeps between two refunds of one payment (WeChat Pay's rule: a minute), e.g. -refund-interval 1s")

@@ -229,6 +229,9 @@ type orderRecord struct {
 	Shipping      *shippingRecord `dynamodbav:"shipping,omitempty"`
 	Presale       *presaleRecord  `dynamodbav:"presale,omitempty"`
 	Subscriptions []string        `dynamodbav:"subscriptions,omitempty"`
+	// Address is the order's delivery address (personal data, see the README's privacy
+	// notes), stored as the API takes it.
+	Address *inventory.Address `dynamodbav:"address,omitempty"`
 }
 
 // refundRecord is one of an order's refunds (inventory.OrderRefund).
@@ -320,6 +323,7 @@ func newOrderRecord(o *inventory.Order) orderRecord {
 		TransactionID: o.TransactionID, PrepayID: o.PrepayID, PrepayAt: formatOptional(o.PrepayAt),
 		RefundRev: o.RefundRev, DueCause: o.DueCause,
 		Shipping: newShippingRecord(o.Shipping), Presale: newPresaleRecord(o.Presale), Subscriptions: o.Subscriptions,
+		Address: o.Address,
 	}
 	for _, r := range o.Refunds {
 		rec.Refunds = append(rec.Refunds, newRefundRecord(r))
@@ -339,7 +343,7 @@ func (r orderRecord) order() (*inventory.Order, error) {
 		ID: r.PK, UserID: r.UserID, Status: inventory.Status(r.Status), Amount: r.Amount,
 		Currency: r.Currency, CancelReason: inventory.CancelReason(r.CancelReason),
 		TransactionID: r.TransactionID, CartHash: r.CartHash, ReservedBy: r.ReservedBy, PrepayID: r.PrepayID, RefundRev: r.RefundRev, DueCause: r.DueCause,
-		Subscriptions: r.Subscriptions,
+		Subscriptions: r.Subscriptions, Address: r.Address,
 	}
 	var err error
 	if o.Shipping, err = r.Shipping.shipping(); err != nil {

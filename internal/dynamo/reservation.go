@@ -28,6 +28,10 @@ type ReserveRequest struct {
 	// Subscriptions are the subscribe-message template ids the buyer accepted, kept on
 	// the order (inventory.Order.Subscriptions); not part of the cart's idempotency.
 	Subscriptions []string
+	// Address is where the parcel goes, validated (inventory.Address.Validate); it is
+	// required when a line's SKU ships by express (inventory.DeliveryExpress), and kept
+	// on the order; not part of the cart's idempotency.
+	Address *inventory.Address
 	// Slot, when set (from NewSlot), is the id and times the new order gets, so that
 	// work needing only those (the close message) can start before the outcome is
 	// known; zero means a fresh slot.
@@ -206,8 +210,8 @@ func (r *reservation) plan(ctx context.Context) error {
 		}
 		r.lines[i] = linePlan{line: l}
 		err := r.replan(ctx, i, e, hintsFirst)
-		if errors.Is(err, inventory.ErrLimitExceeded) && e.fetched.Before(r.createdAt) {
-			err = r.refresh(ctx, i) // the limit came from the cache: check it afresh
+		if (errors.Is(err, inventory.ErrLimitExceeded) || r.needsAddress(e.rec)) && e.fetched.Before(r.createdAt) {
+			err = r.refresh(ctx, i) // the limit or the delivery came from the cache: check it afresh
 		}
 		if err != nil {
 			return err
@@ -236,6 +240,9 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 	lp.rec = e.rec
 	if e.rec.Currency != inventory.Currency {
 		return fmt.Errorf("SKU %s is priced in %q, not %s", e.rec.SKU, e.rec.Currency, inventory.Currency)
+	}
+	if r.needsAddress(e.rec) {
+		return inventory.InvalidError("address is required: SKU %s ships by express; give \"address\" as wx.chooseAddress returns it", e.rec.SKU)
 	}
 	if e.rec.LimitPerUser > 0 && lp.line.Qty > e.rec.LimitPerUser {
 		return &inventory.SKUError{Err: inventory.ErrLimitExceeded, SKU: lp.line.SKU}
@@ -269,6 +276,14 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 		return err
 	}
 	return r.confirmStockOut(ctx, i, shards[e.rec.SKU])
+}
+
+// needsAddress reports whether rec's SKU ships by express while the request gives no
+// address: the request is refused (a refusal read from the cache is read again; an
+// order accepted from the cache may miss a change of delivery made in the last
+// Options.CatalogTTL, as a lowered limit may).
+func (r *reservation) needsAddress(rec skuRecord) bool {
+	return r.req.Address == nil && rec.delivery() == inventory.DeliveryExpress
 }
 
 // allocateFrom sets line i's allocation from freshly read shard items
@@ -341,7 +356,7 @@ func (r *reservation) order() *inventory.Order {
 	order := &inventory.Order{
 		ID: r.id, UserID: r.req.UserID, Status: inventory.StatusPending,
 		Currency: inventory.Currency, CartHash: r.hash, ReservedBy: r.nonce,
-		CreatedAt: r.createdAt, ExpiresAt: r.expiresAt, Subscriptions: r.req.Subscriptions,
+		CreatedAt: r.createdAt, ExpiresAt: r.expiresAt, Subscriptions: r.req.Subscriptions, Address: r.req.Address,
 	}
 	for _, lp := range r.lines {
 		order.Items = append(order.Items, inventory.OrderItem{

@@ -169,6 +169,9 @@ func patchUpdates(p inventory.SKUPatch, by string, at int64) (rec, shard express
 	if p.LimitPerUser != nil {
 		rec = rec.Set(expression.Name("limitPerUser"), expression.Value(*p.LimitPerUser))
 	}
+	if p.Delivery != nil {
+		rec = rec.Set(expression.Name("delivery"), expression.Value(deliveryAttr(*p.Delivery)))
+	}
 	if p.Price != nil {
 		both("price", *p.Price)
 	}
@@ -222,6 +225,25 @@ type skuRecord struct {
 	Retired   map[string]ShardMark `dynamodbav:"retired,omitempty"`
 	UpdatedBy string               `dynamodbav:"updatedBy,omitempty"` // principal of the last change
 	UpdatedAt int64                `dynamodbav:"updatedAt,omitempty"` // Unix milliseconds of the last change
+	// Delivery is inventory.DeliveryNone, or "" for inventory.DeliveryExpress (SKUs
+	// created before deliveries were kept ship by express).
+	Delivery string `dynamodbav:"delivery,omitempty"`
+}
+
+// delivery is the SKU's inventory delivery.
+func (r skuRecord) delivery() string {
+	if r.Delivery == "" {
+		return inventory.DeliveryExpress
+	}
+	return r.Delivery
+}
+
+// deliveryAttr is the stored form of delivery d: "" for the default, express.
+func deliveryAttr(d string) string {
+	if d == inventory.DeliveryExpress {
+		return ""
+	}
+	return d
 }
 
 // ErrSKUExists is returned by CreateSKU and EnsureSKU when a different SKU has the id
@@ -250,6 +272,7 @@ func (s *Store) EnsureSKU(ctx context.Context, in inventory.NewSKU) (bool, error
 		PK: skuKey(in.ID), Kind: kindSKU, SKU: in.ID, Name: in.Name, Price: in.Price,
 		Currency: inventory.Currency, OnSale: !in.OffSale, Shards: in.Shards, LimitPerUser: in.LimitPerUser,
 		SaleStartsAt: unixMilli(in.SaleStartsAt), CreateHash: hash, UpdatedBy: in.By, UpdatedAt: now.UnixMilli(),
+		Delivery: deliveryAttr(in.Delivery),
 	}, nil)
 	split := in.Split()
 	for n := range in.Shards {
@@ -320,8 +343,12 @@ func madeBy(rec *skuRecord, in inventory.NewSKU, count shardCount) bool {
 // createHash digests the fields of a create request (defaults filled) that make a
 // SKU, so that a repeated request can be told from a different one.
 func createHash(in inventory.NewSKU) string {
-	sum := sha256.Sum256(fmt.Appendf(nil, "%q|%q|%d|%d|%d|%d|%t|%d|%q",
-		in.ID, in.Name, in.Price, in.Stock, in.LimitPerUser, in.Shards, in.OffSale, unixMilli(in.SaleStartsAt), in.Ref))
+	text := fmt.Appendf(nil, "%q|%q|%d|%d|%d|%d|%t|%d|%q",
+		in.ID, in.Name, in.Price, in.Stock, in.LimitPerUser, in.Shards, in.OffSale, unixMilli(in.SaleStartsAt), in.Ref)
+	if d := deliveryAttr(in.Delivery); d != "" { // the default adds nothing: digests of SKUs made before stay valid
+		text = fmt.Appendf(text, "|%q", d)
+	}
+	sum := sha256.Sum256(text)
 	return hex.EncodeToString(sum[:])
 }
 
@@ -329,7 +356,7 @@ func recordSKU(rec skuRecord, shards []shardRecord) *inventory.SKU {
 	sku := &inventory.SKU{
 		ID: rec.SKU, Name: rec.Name, Price: rec.Price, Currency: rec.Currency,
 		OnSale: rec.OnSale, Shards: rec.Shards, LimitPerUser: rec.LimitPerUser,
-		SaleStartsAt: fromMilli(rec.SaleStartsAt),
+		SaleStartsAt: fromMilli(rec.SaleStartsAt), Delivery: rec.delivery(),
 	}
 	for _, sh := range shards {
 		sku.OnHand += sh.OnHand

@@ -99,8 +99,9 @@ type Options struct {
 	// CatalogTTL is how long a SKU record (price, shard count, limit) read from the
 	// skus table is reused before being read again; default DefaultCatalogTTL (5 s). A stale entry
 	// never refuses a buyer: the reservation's conditions check price and on-sale on
-	// the shard items, and a failed price, shard or limit check re-reads the record
-	// before answering. A lowered per-user limit takes up to CatalogTTL to apply.
+	// the shard items, and a failed price, shard, limit or address check re-reads the record
+	// before answering. A lowered per-user limit, or a SKU made to ship by express, takes up to
+	// CatalogTTL to apply.
 	CatalogTTL time.Duration
 	// MaxRounds bounds how many reservation transactions one order may try; default
 	// 12. A round is lost when a shard turned out short or a cached price or limit was

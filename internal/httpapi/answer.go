@@ -42,6 +42,9 @@ type OrderJSON struct {
 	RefundedAmount int64         `json:"refundedAmount,omitempty"`
 	Shipping       *ShippingJSON `json:"shipping,omitempty"`
 	Presale        *PresaleJSON  `json:"presale,omitempty"`
+	// Address is where the parcel goes: whole in one order's view (the owner's, the
+	// merchant's), masked in lists (ListedOrder); absent when the order has none.
+	Address *inventory.Address `json:"address,omitempty"`
 }
 
 // RefundJSON is one refund of an order (docs/contract.md, "Merchant API": refunds).
@@ -129,7 +132,7 @@ func Order(o *inventory.Order) OrderJSON {
 		PaidAt: optional(o.PaidAt), CancelledAt: optional(o.CancelledAt),
 		CancelReason: string(o.CancelReason), TransactionID: o.TransactionID,
 		RefundedAmount: o.RefundedAmount(), Items: make([]itemJSON, len(o.Items)),
-		Shipping: ShippingView(o.Shipping), Presale: PresaleView(o.Presale),
+		Shipping: ShippingView(o.Shipping), Presale: PresaleView(o.Presale), Address: o.Address,
 	}
 	for i, it := range o.Items {
 		v.Items[i] = itemJSON{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice}
@@ -150,6 +153,17 @@ func Order(o *inventory.Order) OrderJSON {
 	return v
 }
 
+// ListedOrder is Order as lists show it: the address masked (inventory.Address.Masked:
+// no street, the phone as 189****1234).
+func ListedOrder(o *inventory.Order) OrderJSON {
+	v := Order(o)
+	if o.Address != nil {
+		m := o.Address.Masked()
+		v.Address = &m
+	}
+	return v
+}
+
 // MerchantOrderJSON is the contract's order with its owner, for the merchant API.
 type MerchantOrderJSON struct {
 	OrderJSON
@@ -164,6 +178,14 @@ func MerchantOrder(o *inventory.Order) MerchantOrderJSON {
 	if o.Shipping != nil {
 		v.Shipments = o.Shipping.Shipments
 	}
+	return v
+}
+
+// ListedMerchantOrder is MerchantOrder as lists show it: the address masked, as in
+// ListedOrder.
+func ListedMerchantOrder(o *inventory.Order) MerchantOrderJSON {
+	v := MerchantOrder(o)
+	v.OrderJSON = ListedOrder(o)
 	return v
 }
 

@@ -258,6 +258,8 @@ type Order struct {
 	// Subscriptions are the template ids of WeChat subscribe messages the buyer accepted
 	// at checkout (wx.requestSubscribeMessage), for this order's messages.
 	Subscriptions []string
+	// Address is where the parcel goes (nil when no line ships by express).
+	Address *Address
 }
 
 // SaleStatus is how a SKU's availability is shown to buyers.
@@ -285,6 +287,8 @@ type SKU struct {
 	Available    int    // sellable units; reserved = OnHand − Available
 	// SaleStartsAt is when orders are first accepted (UTC); zero means no start time.
 	SaleStartsAt time.Time
+	// Delivery is DeliveryExpress (its orders need an address) or DeliveryNone.
+	Delivery string
 }
 
 // Upcoming reports whether the SKU's sale starts after now.

@@ -33,16 +33,22 @@ type NewSKU struct {
 	// PeakOrdersPerSecond is the operator's expected peak of orders per second for
 	// the SKU's sale, ≥ 0; it sizes Shards when Shards is 0 (0: no expectation, 1 shard).
 	PeakOrdersPerSecond int
+	// Delivery is DeliveryExpress or DeliveryNone; "" means DeliveryExpress.
+	Delivery string
 }
 
 // WithDefaults fills the zero fields that have defaults: Shards
-// ShardsForPeak(PeakOrdersPerSecond) (1 without a peak), Ref "init".
+// ShardsForPeak(PeakOrdersPerSecond) (1 without a peak), Ref "init", Delivery
+// DeliveryExpress.
 func (n NewSKU) WithDefaults() NewSKU {
 	if n.Shards == 0 {
 		n.Shards = ShardsForPeak(n.PeakOrdersPerSecond)
 	}
 	if n.Ref == "" {
 		n.Ref = "init"
+	}
+	if n.Delivery == "" {
+		n.Delivery = DeliveryExpress
 	}
 	return n
 }
@@ -65,6 +71,8 @@ func (n NewSKU) Validate() error {
 		return InvalidError("SKU %s peakOrdersPerSecond must not be negative", n.ID)
 	case n.Shards < 1 || n.Shards > MaxShards:
 		return InvalidError("SKU %s shards must be 1 to %d", n.ID, MaxShards)
+	case !ValidDelivery(n.Delivery):
+		return InvalidError("SKU %s delivery must be %q or %q", n.ID, DeliveryExpress, DeliveryNone)
 	}
 	return nil
 }
@@ -101,14 +109,17 @@ type SKUPatch struct {
 	LimitPerUser *int       // units per user, 0..MaxStock, 0 = no limit
 	OnSale       *bool      // false: orders answer SKU_OFF_SALE
 	SaleStartsAt *time.Time // UTC; orders before it answer SALE_NOT_STARTED; zero clears it
+	Delivery     *string    // DeliveryExpress or DeliveryNone
 }
 
 // Validate checks p against the SKU bounds: at least one field, and each set field
 // within them. It returns an *InvalidRequestError otherwise.
 func (p SKUPatch) Validate() error {
 	switch {
-	case p.Name == nil && p.Price == nil && p.LimitPerUser == nil && p.OnSale == nil && p.SaleStartsAt == nil:
-		return InvalidError("nothing to change: give name, price, limitPerUser, onSale or saleStartsAt")
+	case p.Name == nil && p.Price == nil && p.LimitPerUser == nil && p.OnSale == nil && p.SaleStartsAt == nil && p.Delivery == nil:
+		return InvalidError("nothing to change: give name, price, limitPerUser, onSale, saleStartsAt or delivery")
+	case p.Delivery != nil && !ValidDelivery(*p.Delivery):
+		return InvalidError("delivery must be %q or %q", DeliveryExpress, DeliveryNone)
 	case p.Name != nil && !validText(*p.Name, MaxNameLength):
 		return InvalidError("name must be 1 to %d characters of text", MaxNameLength)
 	case p.Price != nil && (*p.Price < 1 || *p.Price > MaxPrice):

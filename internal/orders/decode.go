@@ -20,31 +20,82 @@ const MaxSubscriptions = 3
 // then validated and merged by inventory.NewCart. Every error is an
 // *inventory.InvalidRequestError.
 func decodeCart(body []byte) (inventory.Cart, error) {
-	cart, _, err := decodeOrder(body, nil)
-	return cart, err
+	in, err := decodeOrder(body, nil)
+	return in.cart, err
 }
 
-// decodeOrder is decodeCart that also reads "subscriptions": the subscribe-message
+// orderBody is a POST /orders body decoded.
+type orderBody struct {
+	cart    inventory.Cart
+	subs    []string
+	address *inventory.Address // nil when not given
+}
+
+// decodeOrder is decodeCart that also reads "subscriptions" (the subscribe-message
 // template ids the buyer accepted at checkout, an array of distinct strings, each one
-// of allowed (the configured templates), at most MaxSubscriptions.
-func decodeOrder(body []byte, allowed []string) (inventory.Cart, []string, error) {
+// of allowed (the configured templates), at most MaxSubscriptions) and "address" (see
+// decodeAddress).
+func decodeOrder(body []byte, allowed []string) (orderBody, error) {
 	var top map[string]json.RawMessage
 	if err := httpapi.DecodeStrict(body, &top); err != nil || top == nil {
-		return nil, nil, inventory.InvalidError("body must be a JSON object like {\"items\":[{\"skuId\":\"cup-01\",\"qty\":1}]}")
+		return orderBody{}, inventory.InvalidError("body must be a JSON object like {\"items\":[{\"skuId\":\"cup-01\",\"qty\":1}]}")
 	}
 	if err := httpapi.NoDuplicateKeys(body); err != nil {
-		return nil, nil, err
+		return orderBody{}, err
 	}
-	subs, err := subscriptions(top, allowed)
-	if err != nil {
-		return nil, nil, err
+	var out orderBody
+	var err error
+	if out.subs, err = subscriptions(top, allowed); err != nil {
+		return orderBody{}, err
+	}
+	if raw, ok := top["address"]; ok {
+		if out.address, err = DecodeAddress(raw); err != nil {
+			return orderBody{}, err
+		}
 	}
 	delete(top, "subscriptions")
+	delete(top, "address")
 	if err := httpapi.OnlyFields(top, "items"); err != nil {
-		return nil, nil, err
+		return orderBody{}, err
 	}
-	cart, err := decodeLines(top)
-	return cart, subs, err
+	out.cart, err = decodeLines(top)
+	return out, err
+}
+
+// ExampleAddress is a POST /orders "address" as wx.chooseAddress gives it (a made-up
+// consignee): the shape error messages show, and what tools that place orders send.
+const ExampleAddress = `{"userName":"李四","telNumber":"13800138000","provinceName":"广东省","cityName":"广州市","countyName":"天河区","detailInfo":"天河路1号","postalCode":"510000"}`
+
+// DecodeAddress reads raw, a body's "address", strictly: an object of exactly the
+// string fields userName, telNumber, provinceName, cityName, countyName, detailInfo
+// and optionally postalCode (what wx.chooseAddress returns), checked by
+// inventory.Address.Validate. Every error is an *inventory.InvalidRequestError naming
+// the field; none repeats a value.
+func DecodeAddress(raw json.RawMessage) (*inventory.Address, error) {
+	var fields map[string]json.RawMessage
+	if err := httpapi.DecodeStrict(raw, &fields); err != nil || fields == nil {
+		return nil, inventory.InvalidError("address must be an object like %s", ExampleAddress)
+	}
+	_, postal := fields["postalCode"]
+	if !postal {
+		fields["postalCode"] = json.RawMessage(`""`)
+	}
+	if err := httpapi.OnlyFields(fields, "userName", "telNumber", "provinceName", "cityName", "countyName", "detailInfo", "postalCode"); err != nil {
+		return nil, inventory.InvalidError("address: %s; example: %s", err.Error(), ExampleAddress)
+	}
+	var a inventory.Address
+	for name, dst := range map[string]*string{
+		"userName": &a.UserName, "telNumber": &a.TelNumber, "provinceName": &a.ProvinceName, "cityName": &a.CityName,
+		"countyName": &a.CountyName, "detailInfo": &a.DetailInfo, "postalCode": &a.PostalCode,
+	} {
+		if err := httpapi.DecodeStrict(fields[name], dst); err != nil {
+			return nil, inventory.InvalidError("address.%s must be a string", name)
+		}
+	}
+	if err := a.Validate(); err != nil {
+		return nil, err
+	}
+	return &a, nil
 }
 
 // subscriptions reads and checks top's optional "subscriptions".

@@ -51,3 +51,23 @@ func TestDecodeCart_MergesManyRawLinesOfOneSKU(t *testing.T) {
 		t.Errorf("501 lines of one SKU: %v %v, want one line of 501", cart, err)
 	}
 }
+
+func TestDecodeOrder_ReadsTheAddressAsWxChooseAddressGivesIt(t *testing.T) {
+	body := `{"items":[{"skuId":"vase","qty":1}],"address":{"userName":"张三","telNumber":"18912341234","provinceName":"广东省","cityName":"广州市","countyName":"海珠区","detailInfo":"新港中路397号"}}`
+	in, err := decodeOrder([]byte(body), nil)
+	if err != nil || in.address == nil || in.address.DetailInfo != "新港中路397号" || in.address.PostalCode != "" {
+		t.Fatalf("decode: %+v %v", in.address, err)
+	}
+	for want, addr := range map[string]string{
+		"address must be":   `null`,
+		"nationalCode":      `{"userName":"张三","telNumber":"18912341234","provinceName":"广东省","cityName":"广州市","countyName":"海珠区","detailInfo":"x","nationalCode":"440105"}`,
+		"detailInfo":        `{"userName":"张三","telNumber":"18912341234","provinceName":"广东省","cityName":"广州市","countyName":"海珠区"}`,
+		"address.telNumber": `{"userName":"张三","telNumber":18912341234,"provinceName":"广东省","cityName":"广州市","countyName":"海珠区","detailInfo":"x"}`,
+		"address.userName":  `{"userName":"","telNumber":"18912341234","provinceName":"广东省","cityName":"广州市","countyName":"海珠区","detailInfo":"x"}`,
+	} {
+		_, err := decodeOrder([]byte(`{"items":[{"skuId":"vase","qty":1}],"address":`+addr+`}`), nil)
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "18912341234") {
+			t.Errorf("%s: got %v, want an error naming it and not repeating the phone", want, err)
+		}
+	}
+}

@@ -58,8 +58,8 @@ type orderPage struct {
 }
 
 // List serves RouteList: ?status=PENDING_OVERDUE, REFUND_PENDING or REFUNDING, or
-// ?userId= a buyer's orders (the user id the orders carry, newest first, 20 a page), a
-// page at a time (?after= the previous page's next; a cursor this route did not give:
+// ?userId= a buyer's orders (the user id the orders carry, newest first, 20 a page),
+// their addresses masked (httpapi.ListedMerchantOrder), a page at a time (?after= the previous page's next; a cursor this route did not give:
 // 400).
 func (m *Merchant) List(ctx context.Context, req events.APIGatewayV2HTTPRequest, _ string) (events.APIGatewayV2HTTPResponse, error) {
 	var orders []*inventory.Order
@@ -83,12 +83,12 @@ func (m *Merchant) List(ctx context.Context, req events.APIGatewayV2HTTPRequest,
 	}
 	out := orderPage{Orders: make([]httpapi.MerchantOrderJSON, len(orders)), Next: next}
 	for i, o := range orders {
-		out.Orders[i] = httpapi.MerchantOrder(o)
+		out.Orders[i] = httpapi.ListedMerchantOrder(o)
 	}
 	return httpapi.JSON(http.StatusOK, out), nil
 }
 
-// Lookup serves RouteLookup: any order, with its owner.
+// Lookup serves RouteLookup: any order, with its owner and its whole address.
 func (m *Merchant) Lookup(ctx context.Context, req events.APIGatewayV2HTTPRequest, _ string) (events.APIGatewayV2HTTPResponse, error) {
 	o, err := m.store.Lookup(ctx, req.PathParameters["orderId"])
 	if err != nil {

@@ -90,7 +90,7 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	cart, subs, err := decodeOrder(body, r.templates)
+	in, err := decodeOrder(body, r.templates)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
@@ -99,7 +99,7 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	scheduled := r.scheduleClose(ctx, slot)
-	order, replayed, err := r.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart, IdempotencyKey: key, Slot: slot, Subscriptions: subs})
+	order, replayed, err := r.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: in.cart, IdempotencyKey: key, Slot: slot, Subscriptions: in.subs, Address: in.address})
 	sendErr := scheduled()
 	busy := 0.0
 	if errors.Is(err, inventory.ErrBusy) {
@@ -147,7 +147,7 @@ type buyerPage struct {
 }
 
 // Mine serves RouteMine (docs/contract.md, "GET /orders"): a page of the caller's own
-// orders, newest first (?after= the previous page's next); 400 INVALID_REQUEST for a
+// orders (their addresses masked, httpapi.ListedOrder), newest first (?after= the previous page's next); 400 INVALID_REQUEST for a
 // cursor that is not one.
 func (r *Checkout) Mine(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	user, err := httpapi.UserID(req)
@@ -160,7 +160,7 @@ func (r *Checkout) Mine(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	}
 	out := buyerPage{Orders: make([]httpapi.OrderJSON, len(orders)), Next: next}
 	for i, o := range orders {
-		out.Orders[i] = httpapi.Order(o)
+		out.Orders[i] = httpapi.ListedOrder(o)
 	}
 	return httpapi.JSON(http.StatusOK, out), nil
 }

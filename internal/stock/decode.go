@@ -45,12 +45,12 @@ type newSKUBody struct {
 const newSKUExample = `{"skuId":"cup-01","name":"Cup","price":39900,"stock":100,"limitPerUser":2,"shards":1,"onSale":true,"saleStartsAt":"2026-11-11T10:00:00Z"}`
 
 // decodeNewSKU parses a POST /admin/skus body (docs/contract.md, "Merchant API"): skuId, name and price
-// required; currency CNY when given; onSale true when not given; no field null. Bounds are checked by
+// required; currency CNY when given; onSale true and delivery "express" when not given; no field null. Bounds are checked by
 // inventory.NewSKU.Validate.
 func decodeNewSKU(req events.APIGatewayV2HTTPRequest) (inventory.NewSKU, error) {
 	var b newSKUBody
 	fields, err := httpapi.DecodeFields(req, MaxBodyBytes, &b, newSKUExample,
-		"skuId", "name", "price", "currency", "stock", "limitPerUser", "shards", "onSale", "saleStartsAt", "peakOrdersPerSecond")
+		"skuId", "name", "price", "currency", "stock", "limitPerUser", "shards", "onSale", "saleStartsAt", "peakOrdersPerSecond", "delivery")
 	if err != nil {
 		return inventory.NewSKU{}, err
 	}
@@ -66,6 +66,11 @@ func decodeNewSKU(req events.APIGatewayV2HTTPRequest) (inventory.NewSKU, error) 
 		return inventory.NewSKU{}, inventory.InvalidError("shards must be 1 to %d", inventory.MaxShards)
 	}
 	in := inventory.NewSKU{ID: *b.SKU, Name: *b.Name, Price: *b.Price, OffSale: b.OnSale != nil && !*b.OnSale}
+	if b.Delivery != nil {
+		if in.Delivery = *b.Delivery; in.Delivery == "" { // "" would be taken as the default
+			return inventory.NewSKU{}, inventory.InvalidError("delivery must be %q or %q", inventory.DeliveryExpress, inventory.DeliveryNone)
+		}
+	}
 	for _, f := range []struct {
 		dst *int
 		src *int
@@ -90,6 +95,7 @@ type patchBody struct {
 	LimitPerUser *int    `json:"limitPerUser"`
 	OnSale       *bool   `json:"onSale"`
 	SaleStartsAt *string `json:"saleStartsAt"`
+	Delivery     *string `json:"delivery"` // "express" (the default) or "none"
 }
 
 // start is SaleStartsAt parsed (see parseStart), the zero time when not given or null.
@@ -103,18 +109,18 @@ func (b patchBody) start() (time.Time, error) {
 const patchExample = `{"price":29900,"onSale":true,"saleStartsAt":"2026-11-11T10:00:00Z"}`
 
 // decodePatch parses a PATCH /admin/skus/{skuId} body: any of name, price,
-// limitPerUser, onSale, saleStartsAt (null clears the start time). Bounds are checked
+// limitPerUser, onSale, saleStartsAt (null clears the start time), delivery. Bounds are checked
 // by inventory.SKUPatch.Validate.
 func decodePatch(req events.APIGatewayV2HTTPRequest) (inventory.SKUPatch, error) {
 	var b patchBody
-	fields, err := httpapi.DecodeFields(req, MaxBodyBytes, &b, patchExample, "name", "price", "limitPerUser", "onSale", "saleStartsAt")
+	fields, err := httpapi.DecodeFields(req, MaxBodyBytes, &b, patchExample, "name", "price", "limitPerUser", "onSale", "saleStartsAt", "delivery")
 	if err != nil {
 		return inventory.SKUPatch{}, err
 	}
 	if err := httpapi.NotNull(fields, "saleStartsAt"); err != nil {
 		return inventory.SKUPatch{}, err
 	}
-	p := inventory.SKUPatch{Name: b.Name, Price: b.Price, LimitPerUser: b.LimitPerUser, OnSale: b.OnSale}
+	p := inventory.SKUPatch{Name: b.Name, Price: b.Price, LimitPerUser: b.LimitPerUser, OnSale: b.OnSale, Delivery: b.Delivery}
 	if _, ok := fields["saleStartsAt"]; ok {
 		t, err := b.start()
 		if err != nil {

@@ -64,12 +64,15 @@ type publicJSON struct {
 	Available int    `json:"available"`
 	// SaleStartsAt is when orders open (RFC 3339 UTC), when the SKU has a start time.
 	SaleStartsAt string `json:"saleStartsAt,omitempty"`
+	// Delivery is "express" (an order of it needs an address) or "none".
+	Delivery string `json:"delivery"`
 }
 
 func publicView(sku *inventory.SKU, now time.Time) publicJSON {
 	v := publicJSON{
 		SKU: sku.ID, Name: sku.Name, Price: sku.Price, Currency: sku.Currency,
 		Status: string(sku.Status(now)), Available: sku.Sellable(now),
+		Delivery: sku.Delivery,
 	}
 	if !sku.SaleStartsAt.IsZero() {
 		v.SaleStartsAt = sku.SaleStartsAt.UTC().Format(time.RFC3339Nano)

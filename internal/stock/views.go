@@ -21,6 +21,7 @@ type skuJSON struct {
 	Status       string               `json:"status"`
 	SaleStartsAt string               `json:"saleStartsAt,omitempty"`
 	LimitPerUser int                  `json:"limitPerUser"`
+	Delivery     string               `json:"delivery"` // "express" or "none"
 	Shards       int                  `json:"shards"`
 	Available    int                  `json:"available"`
 	Reserved     int                  `json:"reserved"`
@@ -41,7 +42,8 @@ func skuView(d *dynamo.SKUDetail, now time.Time) skuJSON {
 	return skuJSON{
 		SKU: d.ID, Name: d.Name, Price: d.Price, Currency: d.Currency, OnSale: d.OnSale,
 		Status: string(d.Status(now)), SaleStartsAt: rfc3339(d.SaleStartsAt), LimitPerUser: d.LimitPerUser,
-		Shards: d.Shards, Available: d.Available, Reserved: d.OnHand - d.Available, OnHand: d.OnHand,
+		Delivery: d.Delivery,
+		Shards:   d.Shards, Available: d.Available, Reserved: d.OnHand - d.Available, OnHand: d.OnHand,
 		PerShard: d.PerShard, UpdatedBy: d.UpdatedBy, UpdatedAt: rfc3339(d.UpdatedAt),
 	}
 }

@@ -14,8 +14,8 @@ import (
 
 // The seeds of the sales: 30 cups at 39,900 fen, on one shard or on four.
 const (
-	oneShard   = `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30}]`
-	fourShards = `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30,"shards":4}]`
+	oneShard   = `[{"skuId":"cup-01","delivery":"none","name":"cup","price":39900,"stock":30}]`
+	fourShards = `[{"skuId":"cup-01","delivery":"none","name":"cup","price":39900,"stock":30,"shards":4}]`
 )
 
 // localSale starts a local stack configured by opts, serves its HTTP API, and returns

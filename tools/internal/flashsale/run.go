@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/orders"
 )
 
 // Errors returned (wrapped) by Run. Setup errors (ErrInvalidConfig, ErrSKUNotFound,
@@ -155,7 +156,10 @@ func (o outcome) latency() time.Duration {
 // sell lets every buyer order once (with retries when cfg.Idempotency) and returns what
 // each saw, indexed by buyer, and the wall time of the sale.
 func sell(ctx context.Context, a *api, cfg Config) ([]outcome, time.Duration) {
-	body, _ := json.Marshal(map[string][]orderLine{"items": {{SKUID: cfg.SKU, Qty: cfg.Qty}}}) // cannot fail
+	body, _ := json.Marshal(map[string]any{ // cannot fail
+		"items":   []orderLine{{SKUID: cfg.SKU, Qty: cfg.Qty}},
+		"address": json.RawMessage(orders.ExampleAddress), // the SKU may ship by express
+	})
 	runID := rand.Text()
 	retries := 0
 	if cfg.Idempotency {

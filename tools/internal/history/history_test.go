@@ -87,9 +87,9 @@ func newHistory(t testing.TB, seed uint64, f *faults) *history {
 	h := &history{t: t, seed: seed, faults: f, alerts: &publisher{}, orders: map[string]string{}}
 	h.stack = stacktest.New(t, stacktest.Options{
 		Seed: `[
-		{"skuId":"cup","name":"cup","price":100,"stock":40,"limitPerUser":4},
-		{"skuId":"teapot","name":"teapot","price":900,"stock":60,"shards":4},
-		{"skuId":"saucer","name":"saucer","price":50,"stock":25}]`,
+		{"skuId":"cup","delivery":"none","name":"cup","price":100,"stock":40,"limitPerUser":4},
+		{"skuId":"teapot","delivery":"none","name":"teapot","price":900,"stock":60,"shards":4},
+		{"skuId":"saucer","delivery":"none","name":"saucer","price":50,"stock":25}]`,
 		Stack: local.StackConfig{PaymentTimeout: 5 * time.Minute, DynamoDBWrap: f.wrap},
 	})
 	h.clock = h.stack.Clock

@@ -417,7 +417,7 @@ func (c *handler) order(ctx context.Context, user string) outcome {
 	resp, _ := c.h(ctx, events.APIGatewayV2HTTPRequest{
 		Version: "2.0", RouteKey: orders.RoutePlace, RawPath: "/orders",
 		Headers: map[string]string{"content-type": "application/json"},
-		Body:    `{"items":[{"skuId":"` + SKU + `","qty":1}]}`,
+		Body:    `{"items":[{"skuId":"` + SKU + `","qty":1}],"address":` + orders.ExampleAddress + `}`,
 		RequestContext: events.APIGatewayV2HTTPRequestContext{
 			RouteKey:   orders.RoutePlace,
 			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{JWT: &events.APIGatewayV2HTTPRequestContextAuthorizerJWTDescription{Claims: map[string]string{"sub": user}}},

@@ -35,7 +35,7 @@ func alertReachesTheBotOncePerQuietPeriod(t *testing.T, awsEndpoint string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { bot.Close() })
-	stack := stacktest.New(t, stacktest.Options{SQS: true, Seed: `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30}]`,
+	stack := stacktest.New(t, stacktest.Options{SQS: true, Seed: `[{"skuId":"cup-01","delivery":"none","name":"cup","price":39900,"stock":30}]`,
 		Stack: local.StackConfig{AlertWebhooks: []teamchat.Webhook{bot.Webhook()}, SchedulePeriod: time.Hour, AWSEndpoint: awsEndpoint}})
 	stack.RunInBackground(t)
 	stack.Add(t, stack.Tables.SKUs, "cup-01#shard#0", "available", 10)
@@ -94,7 +94,7 @@ func TestAlerts_AnAlertLambdaGaveUpOnIsRedrivenFromTheFailedQueue(t *testing.T) 
 	}
 	t.Cleanup(func() { bot.Close() })
 	bot.FailNext(chattest.FailServerError, 9)
-	stack := stacktest.New(t, stacktest.Options{SQS: true, Seed: `[{"skuId":"cup-01","name":"cup","price":39900,"stock":30}]`,
+	stack := stacktest.New(t, stacktest.Options{SQS: true, Seed: `[{"skuId":"cup-01","delivery":"none","name":"cup","price":39900,"stock":30}]`,
 		Stack: local.StackConfig{AlertWebhooks: []teamchat.Webhook{bot.Webhook()}, SchedulePeriod: time.Hour, AsyncRetryDelay: time.Second}})
 	stack.RunInBackground(t)
 	stack.Add(t, stack.Tables.SKUs, "cup-01#shard#0", "available", 10)

@@ -25,7 +25,7 @@ import (
 )
 
 // bottomless is a SKU that cannot sell out during a benchmark.
-const bottomless = `[{"skuId":"cup-01","name":"cup","price":39900,"stock":100000000}]`
+const bottomless = `[{"skuId":"cup-01","delivery":"none","name":"cup","price":39900,"stock":100000000}]`
 
 // benchStack starts the local stack with the bottomless SKU and counts the DynamoDB
 // requests its client sends (retries included).

@@ -173,7 +173,7 @@ func owns(f sam.Function, routes []sam.Route, kind string) bool {
 // changes nothing: no order, stock or ledger entry moves.
 func TestFunctions_RefuseEventsTheyDoNotOwn(t *testing.T) {
 	functions, routes := templateFunctions(t)
-	stack := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup-01","name":"cup","price":100,"stock":10}]`})
+	stack := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup-01","delivery":"none","name":"cup","price":100,"stock":10}]`})
 	// A PENDING order, which a cancel routed to the wrong function would release.
 	order := invokeHTTP(t, stack, "CreateOrderFunction", foreignEvents(t, routes, "")["route:POST /orders"])
 	id, _ := order["orderId"].(string)

@@ -34,7 +34,7 @@ func payStackWith(t *testing.T, stock int, options ...func(*local.StackConfig)) 
 	for _, o := range options {
 		o(&cfg)
 	}
-	s := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup-01","name":"cup","price":100,"stock":` + itoa(stock) + `}]`, Stack: cfg})
+	s := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup-01","delivery":"none","name":"cup","price":100,"stock":` + itoa(stock) + `}]`, Stack: cfg})
 	return s.Stack, s.Clock, s.Log
 }
 

@@ -20,7 +20,7 @@ import (
 func TestStack_ConcurrentInvocationsGetTheirOwnAnswers(t *testing.T) {
 	var seed []string
 	for i := range 8 {
-		seed = append(seed, fmt.Sprintf(`{"skuId":"sku-%d","name":"n","price":%d,"stock":1}`, i, 100+i))
+		seed = append(seed, fmt.Sprintf(`{"skuId":"sku-%d","delivery":"none","name":"n","price":%d,"stock":1}`, i, 100+i))
 	}
 	stack := stacktest.New(t, stacktest.Options{Seed: "[" + strings.Join(seed, ",") + "]"})
 	testkit.Parallel(256, func(i int) {
@@ -54,7 +54,7 @@ func TestStack_ServesTheOpenAPIDocument(t *testing.T) {
 // stack, as from API Gateway: never a redirect (which a client following it would
 // turn into the cleaned route) and never an HTML body.
 func TestStack_UncleanPathsAreNotFound(t *testing.T) {
-	stack := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup","name":"n","price":100,"stock":1}]`})
+	stack := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup","delivery":"none","name":"n","price":100,"stock":1}]`})
 	for _, tc := range []struct{ method, path string }{
 		{"GET", "//skus/cup"}, {"GET", "/./skus/cup"}, {"GET", "/skus/../skus/cup"}, {"GET", "/skus/cup/."},
 		{"POST", "//orders"}, {"POST", "/x/../orders"}, {"POST", "//_local/invoke/reconcile"},

@@ -25,7 +25,7 @@ var staff = []staffidp.Account{
 func consoleStack(t *testing.T) (*local.Stack, map[string]string) {
 	t.Helper()
 	// On the wall clock: the staff provider stamps its tokens with it.
-	stack := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup-01","name":"cup","price":100,"stock":10}]`, RealTime: true,
+	stack := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup-01","delivery":"none","name":"cup","price":100,"stock":10}]`, RealTime: true,
 		Stack: local.StackConfig{PaymentTimeout: 15 * time.Minute, Staff: staff}}).Stack
 	tokens := map[string]string{}
 	for _, a := range staff {
@@ -49,12 +49,12 @@ func console(t *testing.T, stack *local.Stack, method, path, token, body string)
 // member; what a role may not do is 403 ROLE_FORBIDDEN and changes nothing.
 func TestConsole_RolesOnTheMerchantRoutes(t *testing.T) {
 	stack, tokens := consoleStack(t)
-	status, sku := console(t, stack, "POST", "/admin/skus", tokens["owner"], `{"skuId":"mug-04","name":"mug","price":5900,"stock":20}`)
+	status, sku := console(t, stack, "POST", "/admin/skus", tokens["owner"], `{"skuId":"mug-04","delivery":"none","name":"mug","price":5900,"stock":20}`)
 	if status != http.StatusCreated || sku["updatedBy"] != "staff:owner" {
 		t.Fatalf("owner creates a SKU: %d %v; want 201 recorded as staff:owner", status, sku)
 	}
 	writes := []struct{ method, path, body string }{
-		{"POST", "/admin/skus", `{"skuId":"x-1","name":"x","price":1}`},
+		{"POST", "/admin/skus", `{"skuId":"x-1","delivery":"none","name":"x","price":1}`},
 		{"PATCH", "/admin/skus/mug-04", `{"limitPerUser":1}`},
 		{"POST", "/admin/skus/mug-04/adjustments", `{"adjustmentId":"restock-1","delta":5,"reason":"delivery"}`},
 		{"PUT", "/admin/skus/mug-04/shards", `{"shards":2}`},

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/stockguard/stockguard/internal/orders"
 	"github.com/stockguard/stockguard/internal/wechatpay/paytest"
 	"github.com/stockguard/stockguard/tools/internal/ddblimits"
 )
@@ -254,7 +255,7 @@ func (e *engine) do(ctx context.Context, ev event) {
 	case stepView:
 		status, body = s.call(ctx, s.inner, http.MethodGet, "/skus/"+sku, "", "", "")
 	case stepOrder:
-		status, body = s.call(ctx, s.inner, http.MethodPost, "/orders", user, user+"-1", `{"items":[{"skuId":"`+sku+`","qty":1}]}`)
+		status, body = s.call(ctx, s.inner, http.MethodPost, "/orders", user, user+"-1", `{"items":[{"skuId":"`+sku+`","qty":1}],"address":`+orders.ExampleAddress+`}`)
 	case stepPrepay:
 		status, body = s.call(ctx, s.inner, http.MethodPost, "/orders/"+b.orderID+"/pay", user, "", "")
 	case stepCancel:

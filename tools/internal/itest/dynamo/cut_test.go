@@ -16,7 +16,7 @@ import (
 // exactly the ledger entries stamped with its epoch or an earlier one, and each
 // shard's seq counts its entries.
 func TestCut_CountersAtACutAreTheEntriesStampedUpToIt(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "jar", Stock: 200, Shards: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "jar", Stock: 200, Shards: 2})
 	cutter := dynamo.New(e.DB, e.Tables, dynamo.Options{}) // reconcile's own store
 	var mu sync.Mutex
 	var cuts []struct {

@@ -67,7 +67,7 @@ func TestReserve_LostResponseAfterAppliedWriteConvergesOnOneOrder(t *testing.T) 
 		t.Run("idempotency key "+key, func(t *testing.T) {
 			f := &faults{fault: applyThenDrop}
 			e := newEnv(t, dynamo.Options{}, f.wrap)
-			e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 5})
+			e.createSKU(t, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 5})
 			f.left.Store(1)
 			order, replayed, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", IdempotencyKey: key, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})})
 			if err != nil || replayed {
@@ -87,7 +87,7 @@ func TestReserve_LostResponseAfterAppliedWriteConvergesOnOneOrder(t *testing.T) 
 
 func TestReserve_RetriesTransactionConflictsThenSucceeds(t *testing.T) {
 	f := &faults{fault: conflict}
-	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 5})
 	f.left.Store(dynamo.MaxAttempts - 1)
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatalf("after %d conflicts: %v, want the order", dynamo.MaxAttempts-1, err)
@@ -108,7 +108,7 @@ func throttled(_ http.Handler, w http.ResponseWriter, _ *http.Request) {
 // A store that stays throttled is BUSY (503 with Retry-After), never an internal error.
 func TestReserve_AnswersBusyAndReservesNothingWhenThrottlingPersists(t *testing.T) {
 	f := &faults{fault: throttled}
-	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 5})
 	f.left.Store(1 << 30)
 	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
 	if !errors.Is(err, inventory.ErrBusy) {
@@ -121,7 +121,7 @@ func TestReserve_AnswersBusyAndReservesNothingWhenThrottlingPersists(t *testing.
 
 func TestReserve_AnswersBusyAndReservesNothingWhenConflictsPersist(t *testing.T) {
 	f := &faults{fault: conflict}
-	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 5})
 	f.left.Store(1 << 30)
 	sent := e.sent("TransactWriteItems")
 	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
@@ -155,7 +155,7 @@ func (d *down) wrap(next http.Handler) http.Handler {
 
 func TestReserve_StoreFailureAnswersBusyAndReservesNothing(t *testing.T) {
 	d := &down{}
-	e := newEnv(t, dynamo.Options{}, d.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, d.wrap, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 5})
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "warm", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +173,7 @@ func TestReserve_StoreFailureAnswersBusyAndReservesNothing(t *testing.T) {
 }
 
 func TestReserve_ChargesTheCurrentPriceWhenTheCachedOneIsStale(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5, Price: 100, Shards: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 5, Price: 100, Shards: 2})
 	ctx := context.Background()
 	if _, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "a", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err) // caches the price 100
@@ -193,7 +193,7 @@ func TestReserve_ChargesTheCurrentPriceWhenTheCachedOneIsStale(t *testing.T) {
 
 func TestReserve_ReadsBackAnOrderWhoseEveryResponseWasLost(t *testing.T) {
 	f := &faults{fault: applyThenDrop}
-	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 5})
 	f.left.Store(dynamo.MaxAttempts) // the SDK gives up: the outcome is unknown to it
 	order, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
 	if err != nil {
@@ -210,7 +210,7 @@ func TestReserve_ReadsBackAnOrderWhoseEveryResponseWasLost(t *testing.T) {
 // as a replay, not as the order's creation.
 func TestReserve_ACopyReadingTheKeysOrderBackIsAReplay(t *testing.T) {
 	f := &faults{fault: throttled}
-	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 5})
 	req := dynamo.ReserveRequest{UserID: "u", IdempotencyKey: "tap-1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 2})}
 	first, replayed, err := e.store.Reserve(context.Background(), req)
 	if err != nil || replayed {

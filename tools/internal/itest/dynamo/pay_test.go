@@ -17,7 +17,7 @@ func payment(o *inventory.Order, tx string) inventory.Payment {
 }
 
 func TestPay_CommitsTheReservedUnitsOnce(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, Shards: 4, LimitPerUser: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10, Shards: 4, LimitPerUser: 5})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3})
 	results := map[inventory.PayResult]int{}
 	var mu sync.Mutex
@@ -47,7 +47,7 @@ func TestPay_CommitsTheReservedUnitsOnce(t *testing.T) {
 }
 
 func TestPay_RejectsWhatDoesNotMatchAndChangesNothing(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 	paid := e.reserve(t, "u2", inventory.Line{SKU: "cup", Qty: 1})
 	if _, _, err := e.store.Pay(context.Background(), payment(paid, "tx-paid")); err != nil {
@@ -81,7 +81,7 @@ func TestPay_RejectsWhatDoesNotMatchAndChangesNothing(t *testing.T) {
 }
 
 func TestPay_AfterCancelReservesAgainWhenStockRemains(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, Shards: 2, LimitPerUser: 3}, inventory.NewSKU{ID: "saucer", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10, Shards: 2, LimitPerUser: 3}, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "saucer", Stock: 5})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3}, inventory.Line{SKU: "saucer", Qty: 1})
 	if _, _, err := e.store.Cancel(context.Background(), "u1", order.ID); err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ func TestPay_AfterCancelReservesAgainWhenStockRemains(t *testing.T) {
 }
 
 func TestPay_AfterCancelWithStockGoneIsRefundPending(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 3})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 3})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 	if _, _, err := e.store.Cancel(context.Background(), "u1", order.ID); err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestPay_AfterCancelWithStockGoneIsRefundPending(t *testing.T) {
 // released and committed from the same reservation, and the books balance.
 func TestPay_RacingTimeoutAndCancelResolvesEachOrderOneWay(t *testing.T) {
 	c := newClock()
-	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil, inventory.NewSKU{ID: "cup", Stock: 200, Shards: 4, LimitPerUser: 4}, inventory.NewSKU{ID: "saucer", Stock: 200})
+	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 200, Shards: 4, LimitPerUser: 4}, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "saucer", Stock: 200})
 	const orders = 30
 	list := make([]*inventory.Order, orders)
 	for i := range list {
@@ -192,7 +192,7 @@ func TestPay_LatePaymentsAndNewBuyersNeverOversell(t *testing.T) {
 		t.Run(fmt.Sprint(trial), func(t *testing.T) {
 			c := newClock()
 			e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil)
-			e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10, Shards: 2})
+			e.createSKU(t, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10, Shards: 2})
 			var first []*inventory.Order
 			for i := range 5 {
 				first = append(first, e.reserve(t, fmt.Sprintf("first-%d", i), inventory.Line{SKU: "cup", Qty: 2}))
@@ -248,7 +248,7 @@ func TestPay_LateWhereANewOrderWouldBeRefusedIsRefundPending(t *testing.T) {
 		setup func(t *testing.T, e *env) *inventory.Order
 	}{
 		{"limit reached meanwhile", func(t *testing.T, e *env) *inventory.Order {
-			e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 2})
+			e.createSKU(t, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10, LimitPerUser: 2})
 			first := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 			if _, _, err := e.store.Cancel(context.Background(), "u1", first.ID); err != nil {
 				t.Fatal(err)
@@ -257,7 +257,7 @@ func TestPay_LateWhereANewOrderWouldBeRefusedIsRefundPending(t *testing.T) {
 			return first
 		}},
 		{"off sale meanwhile", func(t *testing.T, e *env) *inventory.Order {
-			e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 10})
+			e.createSKU(t, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10})
 			first := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 			if _, _, err := e.store.Cancel(context.Background(), "u1", first.ID); err != nil {
 				t.Fatal(err)
@@ -271,7 +271,7 @@ func TestPay_LateWhereANewOrderWouldBeRefusedIsRefundPending(t *testing.T) {
 			var lines []inventory.Line
 			for i := range 20 {
 				id := fmt.Sprintf("sku-%02d", i)
-				e.createSKU(t, inventory.NewSKU{ID: id, Stock: 15, Shards: 3})
+				e.createSKU(t, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: id, Stock: 15, Shards: 3})
 				lines = append(lines, inventory.Line{SKU: id, Qty: 13}) // 3 shards a line
 			}
 			first := e.reserve(t, "u1", lines...) // 81 actions; paying late needs 101

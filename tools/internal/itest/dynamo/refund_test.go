@@ -29,8 +29,8 @@ func (e *env) paidOrder(t testing.TB, user, tx string, lines ...inventory.Line) 
 }
 
 func TestStartRefund_ReturnsTheCommittedUnitsOnceHoweverOftenAsked(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, Shards: 4, LimitPerUser: 5},
-		inventory.NewSKU{ID: "saucer", Stock: 10})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10, Shards: 4, LimitPerUser: 5},
+		inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "saucer", Stock: 10})
 	order := e.paidOrder(t, "u1", "tx-1", inventory.Line{SKU: "cup", Qty: 5}, inventory.Line{SKU: "saucer", Qty: 2})
 	var moved atomic.Int32
 	parallel(20, func(int) {
@@ -59,7 +59,7 @@ func TestStartRefund_ReturnsTheCommittedUnitsOnceHoweverOftenAsked(t *testing.T)
 }
 
 func TestStartRefund_WithoutRestockOrForARefundPendingOrderMovesNoGoods(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 3, LimitPerUser: 3})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 3, LimitPerUser: 3})
 	paid := e.paidOrder(t, "u1", "tx-1", inventory.Line{SKU: "cup", Qty: 1})
 	late := e.reserve(t, "u2", inventory.Line{SKU: "cup", Qty: 2})
 	if _, _, err := e.store.Cancel(context.Background(), "u2", late.ID); err != nil {
@@ -88,7 +88,7 @@ func TestStartRefund_WithoutRestockOrForARefundPendingOrderMovesNoGoods(t *testi
 
 func TestStartRefund_RefusesWhatMayNotBeRefundedAndChangesNothing(t *testing.T) {
 	c := newClock()
-	e := newEnv(t, dynamo.Options{Now: c.Now}, nil, inventory.NewSKU{ID: "cup", Stock: 10})
+	e := newEnv(t, dynamo.Options{Now: c.Now}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10})
 	pending := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 1})
 	cancelled := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 1})
 	if _, _, err := e.store.Cancel(context.Background(), "u1", cancelled.ID); err != nil {
@@ -129,7 +129,7 @@ func result(r *inventory.Refund, state string) inventory.RefundResult {
 }
 
 func TestMarkRefunded_TurnsRefundedOnceAndRefusesOtherRefunds(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10})
 	order := e.paidOrder(t, "u1", "tx-1", inventory.Line{SKU: "cup", Qty: 2})
 	other := e.paidOrder(t, "u2", "tx-2", inventory.Line{SKU: "cup", Qty: 1})
 	if _, err := e.store.RefundByNo(context.Background(), inventory.OutRefundNo(other.ID, 1)); !errors.Is(err, inventory.ErrRefundNotFound) {
@@ -183,7 +183,7 @@ func TestMarkRefunded_TurnsRefundedOnceAndRefusesOtherRefunds(t *testing.T) {
 }
 
 func TestSecondPayment_IsOwedBackUnderItsOwnNumberOnce(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10})
 	order := e.paidOrder(t, "u1", "tx-1", inventory.Line{SKU: "cup", Qty: 2})
 	second := payment(order, "tx-2")
 	if _, _, err := e.store.Pay(context.Background(), second); !errors.Is(err, inventory.ErrPaidTwice) {
@@ -220,7 +220,7 @@ func TestSecondPayment_IsOwedBackUnderItsOwnNumberOnce(t *testing.T) {
 // A refund racing a late payment of the same cancelled order: the refund is refused
 // while the order is CANCELLED and goes through once it is PAID; never both ways.
 func TestStartRefund_RacingALatePayment(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 40, Shards: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 40, Shards: 2})
 	const n = 10
 	for i := range n {
 		order := e.reserve(t, fmt.Sprint("u", i), inventory.Line{SKU: "cup", Qty: 2})

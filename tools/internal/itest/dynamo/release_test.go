@@ -33,7 +33,7 @@ func (e *env) reserve(t testing.TB, user string, lines ...inventory.Line) *inven
 
 func TestExpire_LeavesAnOrderAloneUntilItsWindowEnds(t *testing.T) {
 	c := newClock()
-	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: 15 * time.Minute}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: 15 * time.Minute}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 5})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 	before := e.Scan(t, e.Tables.Orders)
 
@@ -70,7 +70,7 @@ func TestExpire_UnknownOrderIsNotFound(t *testing.T) {
 // order is released exactly once and the books balance.
 func TestRelease_ConcurrentExpiresAndCancelsReleaseEachOrderOnce(t *testing.T) {
 	c := newClock()
-	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil, inventory.NewSKU{ID: "cup", Stock: 40, Shards: 4, LimitPerUser: 3}, inventory.NewSKU{ID: "saucer", Stock: 40})
+	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 40, Shards: 4, LimitPerUser: 3}, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "saucer", Stock: 40})
 	var orders []*inventory.Order
 	for i := range 8 {
 		orders = append(orders, e.reserve(t, fmt.Sprintf("u%d", i), inventory.Line{SKU: "cup", Qty: 3}, inventory.Line{SKU: "saucer", Qty: 2}))
@@ -106,7 +106,7 @@ func TestRelease_ConcurrentExpiresAndCancelsReleaseEachOrderOnce(t *testing.T) {
 }
 
 func TestCancel_AnswersPerOwnerAndStatus(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 5})
 	order := e.reserve(t, "owner", inventory.Line{SKU: "cup", Qty: 1})
 	for _, tc := range []struct {
 		name, user, id string
@@ -136,7 +136,7 @@ func TestCancel_AnswersPerOwnerAndStatus(t *testing.T) {
 }
 
 func TestCancel_PaidOrderIsNotCancellable(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 5})
 	order := e.reserve(t, "owner", inventory.Line{SKU: "cup", Qty: 1})
 	e.Set(t, e.Tables.Orders, order.ID, "status", "PAID")
 	before := e.Scan(t, e.Tables.SKUs)
@@ -149,7 +149,7 @@ func TestCancel_PaidOrderIsNotCancellable(t *testing.T) {
 }
 
 func TestRelease_GivesThePurchaseLimitBack(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10, LimitPerUser: 2})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 2})
 	if _, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); !errors.Is(err, inventory.ErrLimitExceeded) {
 		t.Fatalf("third unit: err = %v, want LIMIT_EXCEEDED", err)
@@ -164,7 +164,7 @@ func TestRelease_GivesThePurchaseLimitBack(t *testing.T) {
 // A purchase counter lowered by hand below what the order counted must not block the
 // release of its stock: the stock comes back, the counter is left alone.
 func TestRelease_ReleasesStockWhenThePurchaseCounterDrifted(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 5})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10, LimitPerUser: 5})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3})
 	e.Set(t, e.Tables.Orders, "limit#cup#u1", "bought", 1)
 	_, released, err := e.store.Cancel(context.Background(), "u1", order.ID)
@@ -182,7 +182,7 @@ func TestRelease_ReleasesStockWhenThePurchaseCounterDrifted(t *testing.T) {
 // A shard whose reserved counter holds less than the order reserved means the books
 // are already off: the release refuses, changes nothing, and says so.
 func TestRelease_RefusesWhenAShardHoldsLessReservedThanTheOrder(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10})
 	order := e.reserve(t, "u1", inventory.Line{SKU: "cup", Qty: 3})
 	e.Set(t, e.Tables.SKUs, "cup#shard#0", "reserved", 2)
 	skus, orders, ledger := e.Scan(t, e.Tables.SKUs), e.Scan(t, e.Tables.Orders), e.Scan(t, e.Tables.StockLog)
@@ -196,7 +196,7 @@ func TestRelease_RefusesWhenAShardHoldsLessReservedThanTheOrder(t *testing.T) {
 
 func TestDuePending_ListsOnlyDuePendingOrdersAcrossBuckets(t *testing.T) {
 	c := newClock()
-	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil, inventory.NewSKU{ID: "cup", Stock: 100})
+	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 100})
 	due := map[string]bool{}
 	for i := range 40 {
 		due[e.reserve(t, fmt.Sprintf("u%d", i), inventory.Line{SKU: "cup", Qty: 1}).ID] = true
@@ -247,7 +247,7 @@ func TestLeavingPending_RemovesTheIndexKeys(t *testing.T) {
 			next.ServeHTTP(w, r)
 		})
 	}
-	e := newEnv(t, dynamo.Options{}, capture, inventory.NewSKU{ID: "cup", Stock: 10})
+	e := newEnv(t, dynamo.Options{}, capture, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10})
 	for _, leave := range []func(o *inventory.Order) error{
 		func(o *inventory.Order) error {
 			_, _, err := e.store.Cancel(context.Background(), o.UserID, o.ID)

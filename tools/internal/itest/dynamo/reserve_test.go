@@ -74,7 +74,7 @@ func TestReserve_ConcurrentBuyersNeverOversellNorFalselyReject(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%d buyers on %d units in %d shards", tc.buyers, tc.stock, tc.shards), func(t *testing.T) {
 			e := newEnv(t, dynamo.Options{}, nil)
-			e.createSKU(t, inventory.NewSKU{ID: "cup-01", Stock: tc.stock, Shards: tc.shards})
+			e.createSKU(t, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup-01", Stock: tc.stock, Shards: tc.shards})
 			var got outcome
 			parallel(tc.buyers, func(i int) {
 				got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{
@@ -99,7 +99,7 @@ func TestReserve_ConcurrentBuyersNeverOversellNorFalselyReject(t *testing.T) {
 // With stock that only goes down, a STOCK_OUT for q units is false if, at the end,
 // q units are still available: they were available when it was answered too.
 func TestReserve_ShardedStockNeverAnswersStockOutWhileShardsCanServe(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "mug", Stock: 60, Shards: 4})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "mug", Stock: 60, Shards: 4})
 	const buyers = 120
 	qty := make([]int, buyers)
 	errs := make([]error, buyers)
@@ -133,7 +133,7 @@ func TestReserve_ShardedStockNeverAnswersStockOutWhileShardsCanServe(t *testing.
 
 func TestReserve_SplitsALineAcrossShardsWhenNoSingleShardSuffices(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	e.createSKU(t, inventory.NewSKU{ID: "vase", Stock: 12, Shards: 4}) // 3 units per shard
+	e.createSKU(t, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "vase", Stock: 12, Shards: 4}) // 3 units per shard
 	order, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t, inventory.Line{SKU: "vase", Qty: 12})})
 	if err != nil {
 		t.Fatalf("12 of 12 units over 4 shards: %v", err)
@@ -149,7 +149,7 @@ func TestReserve_SplitsALineAcrossShardsWhenNoSingleShardSuffices(t *testing.T) 
 }
 
 func TestReserve_MultiSKUCartIsAllOrNothing(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10}, inventory.NewSKU{ID: "saucer", Stock: 3, Shards: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10}, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "saucer", Stock: 3, Shards: 2})
 	ctx := context.Background()
 
 	_, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "u", Cart: cart(t,
@@ -180,7 +180,7 @@ func TestReserve_MultiSKUCartIsAllOrNothing(t *testing.T) {
 }
 
 func TestReserve_PerUserLimitHoldsUnderParallelRequests(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 100, LimitPerUser: 2, Shards: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 100, LimitPerUser: 2, Shards: 2})
 	var got outcome
 	parallel(20, func(int) {
 		got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "greedy", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}))
@@ -196,7 +196,7 @@ func TestReserve_PerUserLimitHoldsUnderParallelRequests(t *testing.T) {
 }
 
 func TestReserve_SameIdempotencyKeyInParallelReservesOnce(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 50})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 50})
 	var got outcome
 	parallel(20, func(int) {
 		got.record(e.store.Reserve(context.Background(), dynamo.ReserveRequest{
@@ -233,7 +233,7 @@ func TestReserve_SameIdempotencyKeyInParallelReservesOnce(t *testing.T) {
 // Two stores stand for two warm Lambda containers: one caches the SKU as on sale,
 // the other takes it off sale; the first must not sell from its stale cache.
 func TestReserve_OffSaleWinsOverAStaleCache(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 5, Shards: 2})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 5, Shards: 2})
 	ctx := context.Background()
 	if _, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "a", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}); err != nil {
 		t.Fatal(err)
@@ -253,7 +253,7 @@ func TestReserve_OffSaleWinsOverAStaleCache(t *testing.T) {
 // order for as long as the order is kept: past the contract's 24 h too.
 func TestReserve_IdempotencyKeyHoldsAsLongAsItsOrder(t *testing.T) {
 	now := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
-	e := newEnv(t, dynamo.Options{Now: func() time.Time { return now }}, nil, inventory.NewSKU{ID: "cup", Stock: 5})
+	e := newEnv(t, dynamo.Options{Now: func() time.Time { return now }}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 5})
 	req := dynamo.ReserveRequest{UserID: "u", IdempotencyKey: "k", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})}
 	first, _, err := e.store.Reserve(context.Background(), req)
 	if err != nil {
@@ -282,7 +282,7 @@ func TestReserve_ReplaysAKeyedOrderAfterItsSKUSoldOut(t *testing.T) {
 	for _, shards := range []int{1, 4} {
 		t.Run(fmt.Sprint(shards, " shards"), func(t *testing.T) {
 			e := newEnv(t, dynamo.Options{}, nil)
-			e.createSKU(t, inventory.NewSKU{ID: "cup", Stock: 4, Shards: shards})
+			e.createSKU(t, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 4, Shards: shards})
 			req := dynamo.ReserveRequest{UserID: "u", IdempotencyKey: "last-units", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 4})}
 			first, _, err := e.store.Reserve(context.Background(), req)
 			if err != nil {
@@ -306,7 +306,7 @@ func TestReserve_ReplaysAKeyedOrderAfterItsSKUSoldOut(t *testing.T) {
 
 // A raised per-user limit applies at once, even in a container that cached the old one.
 func TestReserve_RaisedLimitIsNotRefusedFromAStaleCache(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 10, LimitPerUser: 1})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10, LimitPerUser: 1})
 	ctx := context.Background()
 	buy := func(user string, qty int) error {
 		_, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: qty})})
@@ -335,7 +335,7 @@ func TestReserve_WideCartOfShardedSKUsSucceedsOnAColdCache(t *testing.T) {
 	var lines []inventory.Line
 	for i := range 20 {
 		id := fmt.Sprintf("t%02d", i)
-		e.createSKU(t, inventory.NewSKU{ID: id, Stock: 64, Shards: 16, LimitPerUser: 100}) // 4 units per shard
+		e.createSKU(t, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: id, Stock: 64, Shards: 16, LimitPerUser: 100}) // 4 units per shard
 		lines = append(lines, inventory.Line{SKU: id, Qty: 8})
 	}
 	for _, n := range []int{6, 20} {
@@ -352,7 +352,7 @@ func TestReserve_WideCartOfShardedSKUsSucceedsOnAColdCache(t *testing.T) {
 // Two lines each spread thin over 64 one-unit shards cannot fit in one transaction:
 // the cart is refused whole (CART_TOO_LARGE), and nothing moves.
 func TestReserve_RefusesACartTooWideForOneTransactionAndChangesNothing(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "p1", Stock: 64, Shards: 64}, inventory.NewSKU{ID: "p2", Stock: 64, Shards: 64})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "p1", Stock: 64, Shards: 64}, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "p2", Stock: 64, Shards: 64})
 	before := e.Scan(t, e.Tables.SKUs)
 	_, _, err := e.store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: "u", Cart: cart(t,
 		inventory.Line{SKU: "p1", Qty: 64}, inventory.Line{SKU: "p2", Qty: 64})})
@@ -374,7 +374,7 @@ func TestReserve_ParallelCopiesOfAKeyedRequestAllGetTheOrderOnShardedStock(t *te
 	for _, shards := range []int{4, 64} {
 		t.Run(fmt.Sprint(shards, " shards"), func(t *testing.T) {
 			e := newEnv(t, dynamo.Options{}, nil)
-			e.createSKU(t, inventory.NewSKU{ID: "k", Stock: 10 * shards / 4, Shards: shards})
+			e.createSKU(t, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "k", Stock: 10 * shards / 4, Shards: shards})
 			qty := 7 * shards / 4
 			var got outcome
 			parallel(20, func(int) {
@@ -400,7 +400,7 @@ func TestReserve_ConcurrentWideShardedCartsAreAllServedWhenStockSuffices(t *test
 	var lines []inventory.Line
 	for i := range 8 {
 		id := fmt.Sprintf("w%02d", i)
-		e.createSKU(t, inventory.NewSKU{ID: id, Stock: 2000, Shards: 64})
+		e.createSKU(t, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: id, Stock: 2000, Shards: 64})
 		lines = append(lines, inventory.Line{SKU: id, Qty: 100})
 	}
 	var got outcome
@@ -422,8 +422,8 @@ func TestReserve_PlansSplitLinesOverTheFullestShardsWhenStaleHintsDoNotFit(t *te
 	var lines []inventory.Line
 	for i := range 8 { // 8 lines over random shards would need ~260 updates
 		id := fmt.Sprint("s", i)
-		e.createSKU(t, inventory.NewSKU{ID: id, Stock: 64, Shards: 64}) // one unit per shard
-		e.Set(t, e.Tables.SKUs, id+"#shard#0", "available", 60)         // then a restock lands on shard 0
+		e.createSKU(t, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: id, Stock: 64, Shards: 64}) // one unit per shard
+		e.Set(t, e.Tables.SKUs, id+"#shard#0", "available", 60)                                           // then a restock lands on shard 0
 		e.Set(t, e.Tables.SKUs, id+"#shard#0", "onHand", 60)
 		lines = append(lines, inventory.Line{SKU: id, Qty: 61}) // no shard covers a line alone
 	}

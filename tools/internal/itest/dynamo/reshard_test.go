@@ -76,7 +76,7 @@ func TestReserve_AReshardBetweenShardReadsIsNoStockOut(t *testing.T) {
 		}
 	}))
 	store = e.store.Store
-	e.createSKU(t, inventory.NewSKU{ID: "torn", Stock: 5, Shards: 2}) // 3 + 2 units
+	e.createSKU(t, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "torn", Stock: 5, Shards: 2}) // 3 + 2 units
 	armed.Store(true)
 	cart, _ := inventory.NewCart([]inventory.Line{{SKU: "torn", Qty: 4}}) // no one shard holds 4
 	order, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: "alice", Cart: cart})
@@ -114,7 +114,7 @@ func TestReserve_ARebalanceBetweenShardReadsIsNoStockOut(t *testing.T) {
 		}
 	}))
 	store = e.store.Store
-	e.createSKU(t, inventory.NewSKU{ID: "even", Stock: 20, Shards: 2}) // 10 + 10 units
+	e.createSKU(t, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "even", Stock: 20, Shards: 2}) // 10 + 10 units
 	buy := func(user string, qty int) (*inventory.Order, error) {
 		o, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "even", Qty: qty})})
 		return o, err

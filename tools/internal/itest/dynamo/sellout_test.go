@@ -18,7 +18,7 @@ import (
 func TestReserve_AfterSellOutRefusesWithReadsAndNoWrite(t *testing.T) {
 	for _, shards := range []int{1, 4} {
 		t.Run(fmt.Sprintf("%d shards", shards), func(t *testing.T) {
-			e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: shards, Shards: shards})
+			e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: shards, Shards: shards})
 			ctx := context.Background()
 			buy := func(user string) (*inventory.Order, error) {
 				o, _, err := e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
@@ -66,7 +66,7 @@ func TestReserve_AfterSellOutRefusesWithReadsAndNoWrite(t *testing.T) {
 func TestReserve_AfterSellOutAKeyedBuyerIsRefusedOrReplayedWithOneRead(t *testing.T) {
 	for _, shards := range []int{1, 4} {
 		t.Run(fmt.Sprintf("%d shards", shards), func(t *testing.T) {
-			e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: shards, Shards: shards})
+			e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: shards, Shards: shards})
 			ctx := context.Background()
 			buy := func(user, key string) (*inventory.Order, bool, error) {
 				return e.store.Reserve(ctx, dynamo.ReserveRequest{UserID: user, IdempotencyKey: key, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})

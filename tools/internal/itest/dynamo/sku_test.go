@@ -11,7 +11,7 @@ import (
 
 func TestCreateSKU_RejectsBadFieldsAndWritesNothing(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
-	ok := inventory.NewSKU{ID: "cup", Name: "cup", Price: 100, Stock: 5}
+	ok := inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Name: "cup", Price: 100, Stock: 5}
 	for _, tc := range []struct {
 		name string
 		edit func(*inventory.NewSKU)
@@ -44,7 +44,7 @@ func TestEnsureSKU_SizedFromThePeakIgnoresTheShardCountItWasCreatedWith(t *testi
 	ctx := context.Background()
 	e := newEnv(t, dynamo.Options{}, nil)
 	// Created when the sizing rule gave 4 shards for this peak (the rule now gives 5).
-	old := inventory.NewSKU{ID: "cup", Name: "cup", Price: 100, Stock: 5, PeakOrdersPerSecond: 1000, Shards: 4}
+	old := inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Name: "cup", Price: 100, Stock: 5, PeakOrdersPerSecond: 1000, Shards: 4}
 	if err := e.store.CreateSKU(ctx, old); err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 func TestTransitions_ReturnTheOrderTheTableHoldsWithoutReadingItAgain(t *testing.T) {
 	c := newClock()
 	e := newEnv(t, dynamo.Options{Now: c.Now, PaymentTimeout: time.Minute}, nil,
-		inventory.NewSKU{ID: "cup", Stock: 10, Shards: 3, LimitPerUser: 5}, inventory.NewSKU{ID: "saucer", Stock: 10})
+		inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10, Shards: 3, LimitPerUser: 5}, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "saucer", Stock: 10})
 	ctx := context.Background()
 	lines := []inventory.Line{{SKU: "cup", Qty: 2}, {SKU: "saucer", Qty: 1}}
 	check := func(t *testing.T, what string, got *inventory.Order, reads, want int) {

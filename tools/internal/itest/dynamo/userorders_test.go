@@ -19,7 +19,7 @@ import (
 // a cursor given to someone else.
 func TestUserOrders_PagesTheOwnersOrdersNewestFirst(t *testing.T) {
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	e := newEnv(t, dynamo.Options{Now: func() time.Time { return now }}, nil, inventory.NewSKU{ID: "cup", Stock: 100})
+	e := newEnv(t, dynamo.Options{Now: func() time.Time { return now }}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 100})
 	ctx := context.Background()
 	var mine []string // oldest first
 	for i := range dynamo.UserPageSize + 5 {
@@ -114,8 +114,8 @@ func mustOrder(t *testing.T, e *env, user, id string) *inventory.Order {
 func TestSKUsOnSale_LeavesOutWhatIsOffSale(t *testing.T) {
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	e := newEnv(t, dynamo.Options{Now: func() time.Time { return now }}, nil,
-		inventory.NewSKU{ID: "cup", Stock: 3, Shards: 2}, inventory.NewSKU{ID: "pot", Stock: 0},
-		inventory.NewSKU{ID: "jar", Stock: 1, OffSale: true}, inventory.NewSKU{ID: "vase", Stock: 1, SaleStartsAt: now.Add(time.Hour)})
+		inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 3, Shards: 2}, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "pot", Stock: 0},
+		inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "jar", Stock: 1, OffSale: true}, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "vase", Stock: 1, SaleStartsAt: now.Add(time.Hour)})
 	skus, next, err := e.store.SKUsOnSale(context.Background(), "")
 	if err != nil || next != "" {
 		t.Fatalf("next %q, %v", next, err)

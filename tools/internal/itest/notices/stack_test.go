@@ -25,7 +25,7 @@ const (
 func noticeStack(t *testing.T) *stacktest.Stack {
 	t.Helper()
 	h := stacktest.New(t, stacktest.Options{SQS: true, RealTime: true,
-		Seed: `[{"skuId":"cup-01","name":"cup","price":39900,"stock":10}]`,
+		Seed: `[{"skuId":"cup-01","delivery":"none","name":"cup","price":39900,"stock":10}]`,
 		Stack: local.StackConfig{PaymentTimeout: 20 * time.Second, WeChatBackoff: time.Second,
 			Environment: func(_ string, env map[string]string) {
 				if _, ok := env["PAY_REMINDER_LEAD_SECONDS"]; ok {
@@ -102,7 +102,7 @@ func TestSubscribeMessages_ExactCounts(t *testing.T) {
 // Subscriptions must be configured templates: anything else is 400 with nothing
 // reserved.
 func TestSubscriptions_UnknownTemplateIsRefused(t *testing.T) {
-	h := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup-01","name":"cup","price":100,"stock":1}]`})
+	h := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup-01","delivery":"none","name":"cup","price":100,"stock":1}]`})
 	for _, body := range []string{
 		`{"items":[{"skuId":"cup-01","qty":1}],"subscriptions":["someone-elses"]}`,
 		`{"items":[{"skuId":"cup-01","qty":1}],"subscriptions":["` + remind + `","` + remind + `"]}`,

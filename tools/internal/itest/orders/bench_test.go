@@ -80,7 +80,7 @@ func benchInjected(b *testing.B, perMinute string) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { stack.Close() })
-	if err := stack.Seed(ctx, strings.NewReader(`[{"skuId":"cup-01","name":"cup","price":39900,"stock":100000000}]`)); err != nil {
+	if err := stack.Seed(ctx, strings.NewReader(`[{"skuId":"cup-01","delivery":"none","name":"cup","price":39900,"stock":100000000}]`)); err != nil {
 		b.Fatal(err)
 	}
 	sqsClient := local.NewSQSClient(stack.SQS.URL(), func(o *sqs.Options) { o.HTTPClient = delayed(sqsRoundTrip) })

@@ -14,8 +14,8 @@ import (
 // same cart does not help) and changes nothing; one action fewer fits.
 func TestCreateOrder_CartTooLargeForOneTransactionIsRefusedAndChangesNothing(t *testing.T) {
 	stack := stacktest.New(t, stacktest.Options{Seed: `[
-		{"skuId":"thin-a","name":"a","price":100,"stock":64,"shards":64},
-		{"skuId":"thin-b","name":"b","price":100,"stock":64,"shards":64}]`})
+		{"skuId":"thin-a","delivery":"none","name":"a","price":100,"stock":64,"shards":64},
+		{"skuId":"thin-b","delivery":"none","name":"b","price":100,"stock":64,"shards":64}]`})
 	h := &harness{stack: stack, handler: createOrder(t, stack.Store, nil, slog.New(slog.DiscardHandler))}
 	req := fixture(t, "create-order.json")
 	before := h.snapshot(t)

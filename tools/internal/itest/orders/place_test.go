@@ -58,9 +58,9 @@ func createOrder(t testing.TB, store *dynamo.Store, queue *closeq.Queue, log *sl
 func newHandler(t testing.TB) (*stacktest.Stack, handler) {
 	t.Helper()
 	stack := stacktest.New(t, stacktest.Options{Seed: `[
-		{"skuId":"cup-01","name":"cup","price":39900,"stock":10,"limitPerUser":3},
-		{"skuId":"saucer-02","name":"saucer","price":12900,"stock":2,"shards":2},
-		{"skuId":"retired","name":"old","price":100,"stock":5}]`})
+		{"skuId":"cup-01","delivery":"none","name":"cup","price":39900,"stock":10,"limitPerUser":3},
+		{"skuId":"saucer-02","delivery":"none","name":"saucer","price":12900,"stock":2,"shards":2},
+		{"skuId":"retired","delivery":"none","name":"old","price":100,"stock":5}]`})
 	off := false
 	if _, err := stack.Store.PatchSKU(context.Background(), "retired", inventory.SKUPatch{OnSale: &off}, ""); err != nil {
 		t.Fatal(err)

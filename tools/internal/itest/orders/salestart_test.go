@@ -37,7 +37,7 @@ func TestSaleStart_NobodyBuysBeforeItAndEveryoneAfter(t *testing.T) {
 	stack := stacktest.New(t, stacktest.Options{Seed: "[]"})
 	clock := stack.Clock
 	start := clock.Now().Add(time.Minute)
-	if created, err := stack.Store.EnsureSKU(context.Background(), inventory.NewSKU{
+	if created, err := stack.Store.EnsureSKU(context.Background(), inventory.NewSKU{Delivery: inventory.DeliveryNone,
 		ID: "flash", Name: "flash", Price: 100, Stock: stock, Shards: 4, SaleStartsAt: start,
 	}); err != nil || !created {
 		t.Fatalf("create flash: %v (created %v)", err, created)

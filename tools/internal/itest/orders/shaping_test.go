@@ -46,8 +46,8 @@ func shapingHarness(t *testing.T, perMinute int) (*harness, *testkit.Clock) {
 	t.Helper()
 	stack := stacktest.New(t, stacktest.Options{
 		Seed: `[
-		{"skuId":"cup","name":"cup","price":100,"stock":1000,"shards":4},
-		{"skuId":"saucer","name":"saucer","price":100,"stock":1000}]`,
+		{"skuId":"cup","delivery":"none","name":"cup","price":100,"stock":1000,"shards":4},
+		{"skuId":"saucer","delivery":"none","name":"saucer","price":100,"stock":1000}]`,
 		Stack: local.StackConfig{Environment: func(function string, env map[string]string) {
 			if function == "CreateOrderFunction" {
 				env["ORDERS_PER_USER_SKU_PER_MINUTE"] = strconv.Itoa(perMinute)

@@ -43,7 +43,7 @@ func BenchmarkReconcile(b *testing.B) {
 	}
 	var seed []string
 	for i := range skus {
-		seed = append(seed, fmt.Sprintf(`{"skuId":"sku-%04d","name":"n","price":100,"stock":1000}`, i))
+		seed = append(seed, fmt.Sprintf(`{"skuId":"sku-%04d","delivery":"none","name":"n","price":100,"stock":1000}`, i))
 	}
 	stack := stacktest.New(b, stacktest.Options{Seed: "[" + strings.Join(seed, ",") + "]"})
 	clock := stack.Clock

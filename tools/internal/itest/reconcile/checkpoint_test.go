@@ -150,7 +150,7 @@ func TestReconcile_HourBoundaryNewSKUAndFailedCheckpointStayClean(t *testing.T) 
 	h.Clock.Advance(59*time.Minute + 30*time.Second) // 00:59:30
 	h.Order(t, "a", `{"items":[{"skuId":"teapot","qty":1},{"skuId":"saucer","qty":1}]}`)
 	h.Clock.Advance(20 * time.Second) // 00:59:50
-	if created, err := store.EnsureSKU(context.Background(), inventory.NewSKU{ID: "late", Name: "late", Price: 5, Stock: 40, Shards: 2}); err != nil || !created {
+	if created, err := store.EnsureSKU(context.Background(), inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "late", Name: "late", Price: 5, Stock: 40, Shards: 2}); err != nil || !created {
 		t.Fatalf("create late: %v (created %v)", err, created)
 	}
 	h.Order(t, "b", `{"items":[{"skuId":"late","qty":3}]}`)

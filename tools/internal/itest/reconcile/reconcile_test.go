@@ -41,9 +41,9 @@ func newStack(t *testing.T, tune func(*reconcile.Config), wrap ...local.Middlewa
 	}
 	return stacktest.New(t, stacktest.Options{
 		Seed: `[
-		{"skuId":"cup","name":"cup","price":100,"stock":60,"limitPerUser":5},
-		{"skuId":"teapot","name":"teapot","price":900,"stock":80,"shards":4},
-		{"skuId":"saucer","name":"saucer","price":50,"stock":1000}]`,
+		{"skuId":"cup","delivery":"none","name":"cup","price":100,"stock":60,"limitPerUser":5},
+		{"skuId":"teapot","delivery":"none","name":"teapot","price":900,"stock":80,"shards":4},
+		{"skuId":"saucer","delivery":"none","name":"saucer","price":50,"stock":1000}]`,
 		Stack: local.StackConfig{
 			PaymentTimeout: 10 * time.Minute, DynamoDBWrap: mw,
 			Reconcile: func(c *reconcile.Config) {

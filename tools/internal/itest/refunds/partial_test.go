@@ -378,7 +378,7 @@ func TestRefusals_FinalStopsAtOnceRetryLaterWaits(t *testing.T) {
 func TestPartialRefunds_RacingALatePaymentAndARepairingReconcile(t *testing.T) {
 	for round := range 3 {
 		h := stacktest.New(t, stacktest.Options{
-			Seed: `[{"skuId":"mug","name":"mug","price":700,"stock":3}]`,
+			Seed: `[{"skuId":"mug","delivery":"none","name":"mug","price":700,"stock":3}]`,
 			Stack: local.StackConfig{PaymentTimeout: time.Minute, Reconcile: func(c *reconcile.Config) {
 				c.Repair, c.Window = true, reconcile.Window{End: 24*time.Hour - time.Second, Loc: time.UTC}
 				c.ConfirmDelay = time.Millisecond

@@ -38,7 +38,7 @@ const (
 // reconcile and booktest find the books clean.
 func TestRandomizedSale_EveryRefundOwedEndsRefunded(t *testing.T) {
 	rng := rand.New(rand.NewPCG(*saleSeed, 1))
-	h := stacktest.New(t, stacktest.Options{SQS: true, Seed: `[{"skuId":"mug","name":"mug","price":500,"stock":` + fmt.Sprint(*saleBuyers/2) + `,"shards":2}]`,
+	h := stacktest.New(t, stacktest.Options{SQS: true, Seed: `[{"skuId":"mug","delivery":"none","name":"mug","price":500,"stock":` + fmt.Sprint(*saleBuyers/2) + `,"shards":2}]`,
 		Stack: local.StackConfig{PaymentTimeout: time.Hour, Environment: func(f string, env map[string]string) {
 			if f == "CloseOrderFunction" {
 				env["USER_REFUND_WINDOW"] = "24h"

@@ -15,7 +15,7 @@ import (
 // The stacks here run the WeChat queue (SQS): goaws keeps global state, so no test of
 // this file runs in parallel.
 
-const cups = `[{"skuId":"cup-01","name":"cup","price":39900,"stock":10},{"skuId":"saucer-02","name":"saucer","price":1500,"stock":10}]`
+const cups = `[{"skuId":"cup-01","delivery":"none","name":"cup","price":39900,"stock":10},{"skuId":"saucer-02","delivery":"none","name":"saucer","price":1500,"stock":10}]`
 
 // shipStack is a local stack with SQS running its event sources, retrying WeChat
 // work after 1 s.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stockguard/stockguard/internal/orders"
 	"github.com/stockguard/stockguard/internal/testing/testkit"
 	"github.com/stockguard/stockguard/tools/internal/local"
 	"github.com/stockguard/stockguard/tools/internal/testing/booktest"
@@ -46,7 +47,7 @@ func (e *env) must(t testing.TB, want int, method, path, body string) map[string
 
 // buy places an order of qty units of sku as user.
 func (e *env) buy(user, sku string, qty int) (int, map[string]any) {
-	return e.stack.Call(e.t, "POST", "/orders", user, nil, fmt.Sprintf(`{"items":[{"skuId":%q,"qty":%d}]}`, sku, qty))
+	return e.stack.Call(e.t, "POST", "/orders", user, nil, fmt.Sprintf(`{"items":[{"skuId":%q,"qty":%d}],"address":%s}`, sku, qty, orders.ExampleAddress))
 }
 
 // clean fails t unless booktest finds the books balanced and a reconcile run through

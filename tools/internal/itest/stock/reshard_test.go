@@ -20,7 +20,7 @@ import (
 func TestReshard_BuyersRacingAReshardSeeNoFalseStockOutAndNoOversell(t *testing.T) {
 	const stock, groups, perGroup = 120, 8, 15
 	e := newEnv(t)
-	e.must(t, http.StatusCreated, "POST", "/admin/skus", fmt.Sprintf(`{"skuId":"hot","name":"Hot","price":100,"stock":%d}`, stock))
+	e.must(t, http.StatusCreated, "POST", "/admin/skus", fmt.Sprintf(`{"skuId":"hot","delivery":"none","name":"Hot","price":100,"stock":%d}`, stock))
 	var (
 		mu                  sync.Mutex
 		orders              []string

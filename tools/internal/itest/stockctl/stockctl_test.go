@@ -27,6 +27,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/orders"
 	"github.com/stockguard/stockguard/internal/stockctl"
 	"github.com/stockguard/stockguard/tools/internal/local"
 	"github.com/stockguard/stockguard/tools/internal/testing/booktest"
@@ -235,7 +236,7 @@ func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
 // cupOrder places buyer's order of 2 cups through the stack's API.
 func (h *harness) cupOrder(t *testing.T) struct{ OrderID string } {
 	t.Helper()
-	req := httptest.NewRequest("POST", "/orders", strings.NewReader(`{"items":[{"skuId":"cup","qty":2}]}`))
+	req := httptest.NewRequest("POST", "/orders", strings.NewReader(`{"items":[{"skuId":"cup","qty":2}],"address":`+orders.ExampleAddress+`}`))
 	req.Header.Set("X-User-Id", "buyer")
 	rec := httptest.NewRecorder()
 	h.stack.API.ServeHTTP(rec, req)
@@ -397,7 +398,8 @@ func TestStockctl_AnIncompleteReshardExitsThree(t *testing.T) {
 	var held *inventory.Order
 	for i := range 2 { // one unit per shard: both shards hold one reserved unit
 		cart, _ := inventory.NewCart([]inventory.Line{{SKU: "mug", Qty: 1}})
-		o, _, err := h.stack.Store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: fmt.Sprint("u", i), Cart: cart})
+		o, _, err := h.stack.Store.Reserve(context.Background(), dynamo.ReserveRequest{UserID: fmt.Sprint("u", i), Cart: cart, Address: &inventory.Address{
+			UserName: "李四", TelNumber: "13800138000", ProvinceName: "广东省", CityName: "广州市", DetailInfo: "天河路1号"}})
 		if err != nil {
 			t.Fatal(err)
 		}

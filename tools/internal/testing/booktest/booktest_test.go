@@ -35,7 +35,7 @@ func TestProblems_NamesEveryInjectedDrift(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			h := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup","name":"cup","price":100,"stock":20,"shards":2,"limitPerUser":5}]`})
+			h := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"cup","delivery":"none","name":"cup","price":100,"stock":20,"shards":2,"limitPerUser":5}]`})
 			c, _ := inventory.NewCart([]inventory.Line{{SKU: "cup", Qty: 2}})
 			order, _, err := h.Store.Reserve(ctx, dynamo.ReserveRequest{UserID: "u1", Cart: c})
 			if err != nil {

@@ -375,7 +375,7 @@ func (w *world) checkIssuerAndLogin(t *testing.T) {
 // createOrder's public read sees it. It returns the SKU id.
 func (w *world) checkAdmin(t *testing.T) string {
 	const sku = "rie-mug"
-	body := `{"skuId":"` + sku + `","name":"mug","price":2500,"stock":10}`
+	body := `{"skuId":"` + sku + `","delivery":"none","name":"mug","price":2500,"stock":10}`
 	status, out := w.stack.Call(t, http.MethodPost, "/admin/skus", "", map[string]string{"Content-Type": "application/json"}, body)
 	want(t, "POST /admin/skus", status, http.StatusCreated, out)
 	status, out = w.stack.Call(t, http.MethodPost, "/admin/skus", "", map[string]string{"Content-Type": "application/json"}, body)

@@ -51,10 +51,11 @@ import (
 
 // StandardSeed is the SKUs a stack starts with unless Options.Seed says otherwise
 // (prices in fen): "cup", 39,900 fen, 100 units over 4 shards, at most 4 per user;
-// "saucer", 12,900 fen, 100 units on one shard, no limit.
+// "saucer", 12,900 fen, 100 units on one shard, no limit. Neither ships (delivery
+// "none"), so their orders need no address; tests of parcels seed SKUs of their own.
 const StandardSeed = `[
-	{"skuId":"cup","name":"cup","price":39900,"stock":100,"limitPerUser":4,"shards":4},
-	{"skuId":"saucer","name":"saucer","price":12900,"stock":100}]`
+	{"skuId":"cup","delivery":"none","name":"cup","price":39900,"stock":100,"limitPerUser":4,"shards":4},
+	{"skuId":"saucer","delivery":"none","name":"saucer","price":12900,"stock":100}]`
 
 // Options configure New. The zero value is the standard stack: no SQS server, the
 // template's settings, StandardSeed, Stack.Clock as every function's clock.

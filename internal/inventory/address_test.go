@@ -1,0 +1,65 @@
+package inventory_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+func goodAddress() inventory.Address {
+	return inventory.Address{UserName: "张三", TelNumber: "18912341234", ProvinceName: "广东省", CityName: "广州市", CountyName: "海珠区", DetailInfo: "新港中路397号", PostalCode: "510000"}
+}
+
+func TestAddress_Validate_NamesTheBadField(t *testing.T) {
+	for _, tc := range []struct {
+		field string
+		edit  func(*inventory.Address)
+	}{
+		{"userName", func(a *inventory.Address) { a.UserName = "" }},
+		{"userName", func(a *inventory.Address) { a.UserName = strings.Repeat("张", 41) }},
+		{"provinceName", func(a *inventory.Address) { a.ProvinceName = " " }},
+		{"cityName", func(a *inventory.Address) { a.CityName = "广州\n市" }},
+		{"detailInfo", func(a *inventory.Address) { a.DetailInfo = strings.Repeat("路", 201) }},
+		{"countyName", func(a *inventory.Address) { a.CountyName = "\x00" }},
+		{"telNumber", func(a *inventory.Address) { a.TelNumber = "1234" }},
+		{"telNumber", func(a *inventory.Address) { a.TelNumber = "189-1234-abcd" }},
+		{"telNumber", func(a *inventory.Address) { a.TelNumber = strings.Repeat("1", 21) }},
+		{"postalCode", func(a *inventory.Address) { a.PostalCode = "51000a" }},
+	} {
+		a := goodAddress()
+		tc.edit(&a)
+		err := a.Validate()
+		if !errors.Is(err, inventory.ErrInvalidRequest) || !strings.Contains(err.Error(), "address."+tc.field) {
+			t.Errorf("%s: got %v, want an invalid request naming address.%s", tc.field, err, tc.field)
+		}
+	}
+	ok := goodAddress()
+	ok.CountyName, ok.PostalCode = "", "" // a city without counties (东莞市); no postal code
+	if err := ok.Validate(); err != nil {
+		t.Errorf("valid address refused: %v", err)
+	}
+}
+
+func TestMaskPhone_KeepsTheLastFourDigits(t *testing.T) {
+	for in, want := range map[string]string{
+		"18912341234":   "189****1234",
+		"021-12345678":  "021-****5678",
+		"+86 189123412": "+86 *****3412",
+		"12345":         "*2345",
+		"1234":          "1234",
+	} {
+		if got := inventory.MaskPhone(in); got != want {
+			t.Errorf("MaskPhone(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestAddress_Masked_DropsStreetAndPhone(t *testing.T) {
+	m := goodAddress().Masked()
+	want := inventory.Address{UserName: "张*", TelNumber: "189****1234", ProvinceName: "广东省", CityName: "广州市", CountyName: "海珠区"}
+	if m != want {
+		t.Errorf("Masked = %+v, want %+v", m, want)
+	}
+}
