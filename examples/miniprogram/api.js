@@ -1,7 +1,7 @@
 // The stockguard HTTP API as the mini-program uses it (tools/internal/openapi/openapi.yaml in
 // the repository): WeChat login, the public SKU list and SKUs, orders, payment through
-// wx.requestPayment, cancel and refund. Plain CommonJS without npm packages, so the same
-// file runs in the mini-program and under `node --test` (with a wx shim).
+// wx.requestPayment, cancel, refund and after-sale requests. Plain CommonJS without npm
+// packages, so the same file runs in the mini-program and under `node --test` (with a wx shim).
 //
 // createApi({ baseURL, wx }) returns an object whose methods return Promises. A failed
 // call rejects with an ApiError { statusCode, code, message, skuId, retryAfter } built
@@ -29,8 +29,11 @@
  * A SKU as GET /skus/{skuId} answers it. price in fen; available in units, conservative
  * (never above what can be sold, 0 when SOLD_OUT); saleStartsAt RFC 3339 (status UPCOMING
  * until then).
+ * limitPerUser (units one buyer may buy, 0 or absent: none said) and delivery
+ * ('express' by default, 'none' for goods that do not ship) when the API gives them.
  * @typedef {{ skuId: string, name: string, price: number, currency: string,
- *   status: SkuStatus, available: number, saleStartsAt?: string }} Sku
+ *   status: SkuStatus, available: number, saleStartsAt?: string, limitPerUser?: number,
+ *   delivery?: 'express' | 'none' }} Sku
  *
  * One page of GET /skus: next is the `after` of the following page, absent on the last.
  * @typedef {{ skus: Sku[], next?: string }} SkuPage
@@ -43,14 +46,39 @@
  * @typedef {{ refundId?: string, outRefundNo?: string, lines?: Line[], amount: number,
  *   status: string, refundedAt?: string, error?: string }} Refund
  *
+ * The delivery address as wx.chooseAddress answers it, passed through as POST /orders'
+ * `address` (https://developers.weixin.qq.com/miniprogram/dev/api/open-api/address/wx.chooseAddress.html).
+ * @typedef {{ userName: string, telNumber: string, provinceName: string, cityName: string,
+ *   countyName: string, detailInfo: string, postalCode?: string }} Address
+ *
+ * Where the shipping of an order stands (GET /orders/{orderId} `shipping`).
+ * @typedef {{ status: 'QUEUED' | 'UPLOADED' | 'FAILED' | 'CANCELLED', uploadedAt?: string,
+ *   error?: string }} Shipping
+ *
+ * One parcel the shop sent: type as POST /admin/orders/{orderId}/shipments takes it,
+ * carrier WeChat's express company code, items the units in it.
+ * @typedef {{ shipmentId?: string, type: 'express' | 'same-city' | 'virtual' | 'self-pickup',
+ *   carrier?: string, tracking?: string, items?: Line[], uploadedAt?: string }} Shipment
+ *
+ * Whether the buyer has confirmed receipt (WeChat's settlement events; issue 36): the
+ * API's `receipt`, a state or an object with the state and its time.
+ * @typedef {string | { status: string, confirmedAt?: string }} Receipt
+ *
+ * One after-sale request of the buyer.
+ * @typedef {'refund' | 'return-refund'} AftersaleKind
+ * @typedef {{ aftersaleId: string, kind: AftersaleKind, status: string, lines?: Line[],
+ *   reason?: string }} Aftersale
+ *
  * An order as its owner sees it: amounts in fen, times RFC 3339. refunds (oldest
  * first) and refundedAmount (what WeChat Pay reported refunded) once it has refunds;
- * refundedAt and refundAmount once it is REFUNDED.
+ * refundedAt and refundAmount once it is REFUNDED; address, shipping, shipments, receipt
+ * and aftersales once the API has them.
  * @typedef {{ orderId: string, status: OrderStatus, items: OrderItem[], amount: number,
  *   currency: string, createdAt: string, expiresAt: string, paidAt?: string,
  *   cancelledAt?: string, cancelReason?: 'USER' | 'TIMEOUT', transactionId?: string,
  *   refundedAt?: string, refundAmount?: number,
- *   refunds?: Refund[], refundedAmount?: number }} Order
+ *   refunds?: Refund[], refundedAmount?: number, address?: Address, shipping?: Shipping,
+ *   shipments?: Shipment[], receipt?: Receipt, aftersales?: Aftersale[] }} Order
  *
  * One page of GET /orders, newest first.
  * @typedef {{ orders: Order[], next?: string }} OrderPage
@@ -364,18 +392,21 @@ function createApi({
      * createOrder reserves stock for the lines and opens a PENDING order. The same
      * idempotencyKey with the same lines answers the same order and never reserves twice.
      * subscriptions are the subscribe-message template ids the buyer accepted
-     * (wx.requestSubscribeMessage), sent only when there are some.
+     * (wx.requestSubscribeMessage), sent only when there are some; address the
+     * delivery address (wx.chooseAddress's fields), needed when a line ships.
      * @param {Line[]} items
      * @param {string} [idempotencyKey]
      * @param {string[]} [subscriptions]
+     * @param {Address} [address]
      * @returns {Promise<Order>}
      */
-    createOrder(items, idempotencyKey, subscriptions = []) {
+    createOrder(items, idempotencyKey, subscriptions = [], address) {
       /** @type {Record<string, string>} */
       const header = idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {};
-      /** @type {{ items: Line[], subscriptions?: string[] }} */
+      /** @type {{ items: Line[], subscriptions?: string[], address?: Address }} */
       const data = { items };
       if (subscriptions.length > 0) data.subscriptions = subscriptions;
+      if (address) data.address = address;
       return asBuyer('POST', '/orders', { data, header });
     },
     /**
@@ -428,6 +459,17 @@ function createApi({
      */
     refund(orderId) {
       return asBuyer('POST', `/orders/${seg(orderId)}/refund`);
+    },
+    /**
+     * requestAftersale: POST /orders/{orderId}/aftersales, an after-sale request (202,
+     * REQUESTED). aftersaleId is its idempotency key: send the same one again after a
+     * lost answer; lines absent means the whole order.
+     * @param {string} orderId
+     * @param {{ aftersaleId: string, kind: AftersaleKind, lines?: Line[], reason: string }} request
+     * @returns {Promise<Aftersale>}
+     */
+    requestAftersale(orderId, request) {
+      return asBuyer('POST', `/orders/${seg(orderId)}/aftersales`, { data: request });
     },
     /**
      * waitForStatus reads the order until its status is one of statuses, at most tries

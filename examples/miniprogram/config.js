@@ -4,6 +4,8 @@
 // refundWindowSeconds = the stack's UserRefundWindow parameter.
 'use strict';
 module.exports = {
+  /** the buyer's language: 'zh_CN' (default) or 'en' (i18n.js holds both) */
+  locale: 'zh_CN',
   /** the API's base URL, no trailing slash; the local stack (go run ./cmd/local) by default */
   baseURL: 'http://127.0.0.1:3000',
   /**

@@ -3,6 +3,7 @@
 // plain message for each refusal. No wx calls, so it runs under node as it is.
 'use strict';
 const { ApiError, RequestError } = require('./api.js');
+const { t, has } = require('./i18n.js');
 
 /**
  * @typedef {import('./api.js').Sku} Sku
@@ -90,29 +91,20 @@ function canBuy(sku, nowMs) {
  * @returns {string}
  */
 function stockNote(sku, nowMs) {
-  if (sku.status === 'OFF_SALE') return 'Not on sale';
-  if (sku.status === 'SOLD_OUT' || sku.available <= 0) return 'Sold out';
-  if (sku.status === 'UPCOMING' && !canBuy(sku, nowMs)) return `${sku.available} for sale soon`;
-  if (sku.status === 'LOW_STOCK') return `Only ${sku.available} left`;
-  return `${sku.available} left`;
+  if (sku.status === 'OFF_SALE') return t('notOnSale');
+  if (sku.status === 'SOLD_OUT' || sku.available <= 0) return t('soldOut');
+  if (sku.status === 'UPCOMING' && !canBuy(sku, nowMs)) return t('soonForSale', { n: sku.available });
+  if (sku.status === 'LOW_STOCK') return t('onlyLeft', { n: sku.available });
+  return t('left', { n: sku.available });
 }
 
-/** @type {Record<OrderStatus, string>} */
-const STATUS_TEXT = {
-  PENDING: 'Awaiting payment',
-  PAID: 'Paid',
-  CANCELLED: 'Cancelled',
-  REFUND_PENDING: 'Paid; the shop owes a refund',
-  REFUNDING: 'Refund under way',
-  REFUNDED: 'Refunded',
-};
-
 /**
+ * statusText: the order status in the buyer's words.
  * @param {OrderStatus} status
  * @returns {string}
  */
 function statusText(status) {
-  return STATUS_TEXT[status] || status;
+  return has(`status${status}`) ? t(`status${status}`) : status;
 }
 
 /**
@@ -147,51 +139,133 @@ function canCancel(order) {
 /**
  * canRefund: the buyer may refund a PAID order with something left to refund, within
  * the shop's refund window after paidAt (the UserRefundWindow template parameter;
- * 0, the default, means never: only the shop refunds).
+ * 0, the default, means never: only the shop refunds), and never once something has
+ * shipped (the API answers REFUND_NOT_ALLOWED: that is an after-sale then).
  * @param {Order} order
  * @param {number} nowMs
  * @param {number} windowSeconds
  * @returns {boolean}
  */
 function canRefund(order, nowMs, windowSeconds) {
-  if (order.status !== 'PAID' || windowSeconds <= 0 || !order.paidAt) return false;
+  if (order.status !== 'PAID' || windowSeconds <= 0 || !order.paidAt || shipped(order)) return false;
   if (refunded(order) >= order.amount) return false;
   const paidAt = Date.parse(order.paidAt);
   return !Number.isNaN(paidAt) && nowMs < paidAt + windowSeconds * 1000;
 }
 
-/** @type {Record<string, string>} */
-const MESSAGES = {
-  STOCK_OUT: 'Sold out: not enough left for this quantity.',
-  LIMIT_EXCEEDED: 'You have reached the purchase limit for this item.',
-  SALE_NOT_STARTED: 'The sale has not started yet.',
-  SKU_OFF_SALE: 'This item is no longer on sale.',
-  SKU_NOT_FOUND: 'This item does not exist.',
-  CART_TOO_LARGE: 'Too many items in one order; please order fewer.',
-  IDEMPOTENCY_KEY_REUSED: 'This order changed while it was being sent; please try again.',
-  ORDER_NOT_PAYABLE: 'This order can no longer be paid.',
-  ORDER_NOT_CANCELLABLE: 'This order is paid and can no longer be cancelled.',
-  ORDER_NOT_FOUND: 'Order not found.',
-  REFUND_NOT_ALLOWED: 'This order can no longer be refunded here; please contact the shop.',
-  REFUND_EXCEEDS_PAID: 'Everything paid has already been refunded.',
-  PAYMENT_REFUSED: 'WeChat Pay refused this payment.',
-};
+/**
+ * shipped: the shop has sent something (a shipment recorded, being uploaded to WeChat or
+ * uploaded; not one refused for good or cancelled).
+ * @param {Order} order
+ * @returns {boolean}
+ */
+function shipped(order) {
+  if (order.shipments && order.shipments.length > 0) return true;
+  return !!order.shipping && (order.shipping.status === 'QUEUED' || order.shipping.status === 'UPLOADED');
+}
 
 /**
- * messageFor is what a page shows when a call failed.
+ * receiptState: the API's receipt state ('CONFIRMED' once the buyer, or WeChat
+ * automatically, confirmed receipt), '' when it says none.
+ * @param {Order} order
+ * @returns {string}
+ */
+function receiptState(order) {
+  const r = order.receipt;
+  if (!r) return '';
+  return typeof r === 'string' ? r : r.status || '';
+}
+
+/**
+ * The order tabs of the list, in order: 全部 / 待付款 / 待发货 / 待收货 / 售后.
+ * @typedef {'all' | 'pending' | 'toShip' | 'toReceive' | 'aftersale'} Tab
+ * @type {Tab[]}
+ */
+const TABS = ['all', 'pending', 'toShip', 'toReceive', 'aftersale'];
+
+/**
+ * inTab: whether the order belongs under a tab, by the order states of docs/contract.md:
+ * pending = PENDING; toShip = PAID with nothing shipped; toReceive = PAID, shipped, receipt
+ * not confirmed; aftersale = money going or gone back (REFUND_PENDING, REFUNDING,
+ * REFUNDED) or any refund or after-sale request on it. CANCELLED orders and received ones
+ * are under all only.
+ * @param {Order} order
+ * @param {Tab} tab
+ * @returns {boolean}
+ */
+function inTab(order, tab) {
+  switch (tab) {
+    case 'pending':
+      return order.status === 'PENDING';
+    case 'toShip':
+      return order.status === 'PAID' && !shipped(order);
+    case 'toReceive':
+      return order.status === 'PAID' && shipped(order) && receiptState(order) !== 'CONFIRMED';
+    case 'aftersale':
+      return ['REFUND_PENDING', 'REFUNDING', 'REFUNDED'].includes(order.status) ||
+        (order.refunds || []).length > 0 || (order.aftersales || []).length > 0;
+    default:
+      return true;
+  }
+}
+
+/**
+ * canConfirmReceipt: the confirm-receipt button (WeChat's confirm-receipt component,
+ * opened with the transaction id) shows for a PAID order whose shipping WeChat holds
+ * (UPLOADED: the component finds no order before that), not yet confirmed.
+ * @param {Order} order
+ * @returns {boolean}
+ */
+function canConfirmReceipt(order) {
+  return order.status === 'PAID' && !!order.transactionId && !!order.shipping &&
+    order.shipping.status === 'UPLOADED' && receiptState(order) !== 'CONFIRMED';
+}
+
+/**
+ * refundableLines: per line, the units not refunded yet (the order's items less every
+ * refund's lines; a refund without lines covers the whole order).
+ * @param {Order} order
+ * @returns {{ skuId: string, qty: number, unitPrice: number }[]}
+ */
+function refundableLines(order) {
+  /** @type {Record<string, number>} */
+  const back = {};
+  let all = false;
+  for (const r of order.refunds || []) {
+    if (!r.lines) all = true;
+    for (const l of r.lines || []) back[l.skuId] = (back[l.skuId] || 0) + l.qty;
+  }
+  return order.items.map((it) => ({
+    skuId: it.skuId, unitPrice: it.unitPrice, qty: all ? 0 : Math.max(0, it.qty - (back[it.skuId] || 0)),
+  }));
+}
+
+/**
+ * canAftersale: a PAID order with something left to refund may get an after-sale request.
+ * @param {Order} order
+ * @returns {boolean}
+ */
+function canAftersale(order) {
+  return order.status === 'PAID' && refundableLines(order).some((l) => l.qty > 0);
+}
+
+/**
+ * messageFor is what a page shows when a call failed: the API's code in the buyer's
+ * words (i18n.js), else its message.
  * @param {unknown} err
  * @returns {string}
  */
 function messageFor(err) {
   if (err instanceof ApiError) {
     if (err.statusCode === 429 || err.statusCode === 503) {
-      const wait = err.retryAfter ? ` in ${err.retryAfter} s` : ' in a moment';
-      return `The shop is very busy; please try again${wait}.`;
+      const wait = err.retryAfter ? t('busyIn', { n: err.retryAfter }) : t('busyMoment');
+      return t('busy', { wait });
     }
-    if (err.statusCode === 401) return 'Could not sign you in; please try again.';
-    return MESSAGES[err.code] || err.message;
+    if (err.statusCode === 401) return t('signInFailed');
+    if (err.code === 'INVALID_REQUEST') return t('INVALID_REQUEST', { message: err.message });
+    return err.code && has(err.code) ? t(err.code) : err.message;
   }
-  if (err instanceof RequestError) return 'No connection to the shop; check the network and try again.';
+  if (err instanceof RequestError) return t('offline');
   if (err && typeof err === 'object' && 'errMsg' in err) return String(err.errMsg);
   return err instanceof Error ? err.message : String(err);
 }
@@ -218,5 +292,6 @@ function cancelledByBuyer(err) {
 
 module.exports = {
   yuan, msUntil, countdown, when, canBuy, stockNote, statusText, refunded, canPay, canCancel,
-  canRefund, messageFor, definitive, cancelledByBuyer,
+  canRefund, messageFor, definitive, cancelledByBuyer, shipped, receiptState, TABS, inTab,
+  canConfirmReceipt, refundableLines, canAftersale,
 };

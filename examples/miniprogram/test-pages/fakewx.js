@@ -10,7 +10,9 @@
  * to match any rest of the path. Every request is recorded in wx.requests; navigation,
  * modals, payment and storage are recorded too.
  */
-function fakeWx(routes, { storage = {}, modal = true, payment = 'ok', date, subscribe = {} } = {}) {
+function fakeWx(routes, {
+  storage = {}, modal = true, payment = 'ok', date, subscribe = {}, address = [], settings = {}, businessView = 'success',
+} = {}) {
   const wx = {
     requests: [],
     navigations: [],
@@ -85,6 +87,38 @@ function fakeWx(routes, { storage = {}, modal = true, payment = 'ok', date, subs
     },
     switchTab({ url }) {
       wx.navigations.push({ how: 'switchTab', url });
+    },
+    toasts: [],
+    addressAsks: 0,
+    settingsOpened: 0,
+    businessViews: [],
+    // chooseAddress answers address[i] to the i-th ask (the last one again after the end):
+    // an address object, or 'deny' (the permission refused: "chooseAddress:fail auth
+    // deny") or 'cancel' (the buyer closed the picker).
+    chooseAddress({ success, fail }) {
+      const answer = address[Math.min(wx.addressAsks++, address.length - 1)];
+      setImmediate(() => {
+        if (answer === 'deny') fail({ errMsg: 'chooseAddress:fail auth deny' });
+        else if (answer === 'cancel' || answer === undefined) fail({ errMsg: 'chooseAddress:fail cancel' });
+        else success({ ...answer, nationalCode: '156', errMsg: 'chooseAddress:ok' });
+      });
+    },
+    // openSetting answers the permissions as settings gives them ({'scope.address': true}).
+    openSetting() {
+      wx.settingsOpened++;
+      return Promise.resolve({ authSetting: { ...settings }, errMsg: 'openSetting:ok' });
+    },
+    // openBusinessView records the call and answers as WeChat's confirm-receipt
+    // component does: success with extraData.status ('success', 'fail', 'cancel').
+    openBusinessView(params) {
+      wx.businessViews.push({ businessType: params.businessType, extraData: params.extraData });
+      setImmediate(() => params.success({ errMsg: 'openBusinessView:ok', extraData: { status: businessView } }));
+    },
+    showToast({ title }) {
+      wx.toasts.push(title);
+    },
+    navigateBack() {
+      wx.navigations.push({ how: 'navigateBack' });
     },
     showModal({ title, content }) {
       wx.modals.push({ title, content });

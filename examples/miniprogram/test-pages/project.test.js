@@ -23,12 +23,12 @@ test('project.config.json: a mini-program project with an AppID, the test and np
 });
 
 test('app.json: every page has its .js, .wxml and .json; the tab pages are pages', () => {
-  assert.equal(app.pages.length, 6);
+  assert.equal(app.pages.length, 7);
   for (const page of app.pages) {
     for (const ext of ['js', 'wxml', 'json']) assert.ok(fs.existsSync(path.join(root, `${page}.${ext}`)), `${page}.${ext}`);
   }
   const tabs = app.tabBar.list.map((t) => t.pagePath);
-  assert.deepEqual(tabs, ['pages/skus/index', 'pages/orders/index']);
+  assert.deepEqual(tabs, ['pages/skus/index', 'pages/cart/index', 'pages/orders/index']);
   for (const tab of tabs) assert.ok(app.pages.includes(tab), tab);
   assert.equal(app.pages[0], tabs[0]); // the app opens on the product list
 });

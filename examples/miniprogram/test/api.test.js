@@ -17,6 +17,11 @@ const { createApi, ApiError } = require('../api.js');
 const { msUntil } = require('../view.js');
 
 const SESSION = 'stockguard.session'; // api.js's storage key
+/** A delivery address as wx.chooseAddress answers it (the seed's SKUs ship by express). */
+const HOME = {
+  userName: '张三', telNumber: '18912341234', provinceName: '广东省', cityName: '广州市',
+  countyName: '海珠区', detailInfo: '新港中路397号', postalCode: '510000',
+};
 
 const root = path.resolve(__dirname, '..', '..', '..');
 const paymentTimeoutSeconds = 4;
@@ -176,7 +181,7 @@ test('login → order → pay → PAID', async () => {
   assert.equal(expiresIn, 7200);
   const sku = await api.getSku('cup-01');
   assert.ok(sku.available > 0, 'the seed has cups');
-  const order = await api.createOrder([{ skuId: 'cup-01', qty: 1 }], 'tap-1');
+  const order = await api.createOrder([{ skuId: 'cup-01', qty: 1 }], 'tap-1', [], HOME);
   assert.equal(order.status, 'PENDING');
   assert.ok(msUntil(order.expiresAt, Date.now()) <= paymentTimeoutSeconds * 1000);
   const params = await api.pay(order.orderId);
@@ -194,9 +199,9 @@ test('the accepted subscribe templates go with the order; a template the shop do
   const api = createApi({ baseURL, wx: shim('frank') });
   await api.login();
   const before = await api.getSku('saucer-02');
-  const order = await api.createOrder([{ skuId: 'saucer-02', qty: 1 }], 'tap-frank', ['local-pay-reminder', 'local-refund-done']);
+  const order = await api.createOrder([{ skuId: 'saucer-02', qty: 1 }], 'tap-frank', ['local-pay-reminder', 'local-refund-done'], HOME);
   assert.equal(order.status, 'PENDING');
-  await assert.rejects(api.createOrder([{ skuId: 'saucer-02', qty: 1 }], 'tap-frank-2', ['someone-elses']), (err) => {
+  await assert.rejects(api.createOrder([{ skuId: 'saucer-02', qty: 1 }], 'tap-frank-2', ['someone-elses'], HOME), (err) => {
     assert.ok(err instanceof ApiError);
     assert.equal(err.statusCode, 400);
     assert.equal(err.code, 'INVALID_REQUEST');
@@ -209,7 +214,7 @@ test('the accepted subscribe templates go with the order; a template the shop do
 test('order → let it expire → the pay call is refused', async () => {
   const api = createApi({ baseURL, wx: shim('bob') });
   await api.login();
-  const order = await api.createOrder([{ skuId: 'cup-01', qty: 1 }]);
+  const order = await api.createOrder([{ skuId: 'cup-01', qty: 1 }], undefined, [], HOME);
   await new Promise((r) => setTimeout(r, msUntil(order.expiresAt, Date.now()) + 1000));
   await assert.rejects(api.pay(order.orderId), (err) => {
     assert.ok(err instanceof ApiError);
@@ -222,7 +227,7 @@ test('order → let it expire → the pay call is refused', async () => {
 test('cancel closes the order, then paying is refused', async () => {
   const api = createApi({ baseURL, wx: shim('carol') });
   await api.login();
-  const fresh = await api.createOrder([{ skuId: 'cup-01', qty: 1 }]);
+  const fresh = await api.createOrder([{ skuId: 'cup-01', qty: 1 }], undefined, [], HOME);
   const cancelled = await api.cancel(fresh.orderId);
   assert.equal(cancelled.status, 'CANCELLED');
   assert.equal(cancelled.cancelReason, 'USER');
@@ -232,7 +237,7 @@ test('cancel closes the order, then paying is refused', async () => {
 test('no token yet: the first order signs in silently and keeps the token in storage', async () => {
   const wx = shim('dave');
   const api = createApi({ baseURL, wx });
-  const order = await api.createOrder([{ skuId: 'cup-01', qty: 1 }]);
+  const order = await api.createOrder([{ skuId: 'cup-01', qty: 1 }], undefined, [], HOME);
   assert.equal(order.status, 'PENDING');
   assert.equal(wx.logins, 1);
   assert.deepEqual(wx.requests, ['POST /auth/wechat 200', 'POST /orders 201']);
@@ -248,7 +253,7 @@ test('a kept token the stack refuses (signed by another key): 401 → one silent
   const stale = foreignToken('o-erin');
   const wx = shim('erin', { [SESSION]: { token: stale, expiresAt: Date.now() + 3_600_000 } });
   const api = createApi({ baseURL, wx });
-  const order = await api.createOrder([{ skuId: 'cup-01', qty: 1 }], 'tap-erin');
+  const order = await api.createOrder([{ skuId: 'cup-01', qty: 1 }], 'tap-erin', [], HOME);
   assert.equal(order.status, 'PENDING');
   assert.equal(wx.logins, 1);
   assert.deepEqual(wx.requests, ['POST /orders 401', 'POST /auth/wechat 200', 'POST /orders 201']);
@@ -261,7 +266,7 @@ test('a kept token the stack refuses (signed by another key): 401 → one silent
 test('a kept token known to be expired (its expiresIn is past): signs in first, never sends it', async () => {
   const wx = shim('fay', { [SESSION]: { token: 'expired-token', expiresAt: Date.now() - 1000 } });
   const api = createApi({ baseURL, wx });
-  await api.createOrder([{ skuId: 'cup-01', qty: 1 }]);
+  await api.createOrder([{ skuId: 'cup-01', qty: 1 }], undefined, [], HOME);
   assert.deepEqual(wx.requests, ['POST /auth/wechat 200', 'POST /orders 201']);
   assert.equal(wx.logins, 1);
 });
@@ -271,7 +276,7 @@ test('a 401 whose sign-in is refused too (a used code) ends there: no loop', asy
   await createApi({ baseURL, wx: first }).login(); // uses the code test-gus
   const wx = shim('gus', { [SESSION]: { token: 'garbage', expiresAt: Date.now() + 3_600_000 } });
   const api = createApi({ baseURL, wx });
-  await assert.rejects(api.createOrder([{ skuId: 'cup-01', qty: 1 }]), (err) => {
+  await assert.rejects(api.createOrder([{ skuId: 'cup-01', qty: 1 }], undefined, [], HOME), (err) => {
     assert.ok(err instanceof ApiError);
     assert.equal(err.statusCode, 401);
     return true;
@@ -284,8 +289,8 @@ test('a 401 whose sign-in is refused too (a used code) ends there: no loop', asy
 test('listOrders is the buyer\'s own, newest first, a page at a time', async () => {
   const hank = createApi({ baseURL, wx: shim('hank') });
   const placed = [];
-  for (let i = 0; i < 21; i++) placed.push((await hank.createOrder([{ skuId: 'saucer-02', qty: 1 }])).orderId);
-  const other = await createApi({ baseURL, wx: shim('iris') }).createOrder([{ skuId: 'saucer-02', qty: 1 }]);
+  for (let i = 0; i < 21; i++) placed.push((await hank.createOrder([{ skuId: 'saucer-02', qty: 1 }], undefined, [], HOME)).orderId);
+  const other = await createApi({ baseURL, wx: shim('iris') }).createOrder([{ skuId: 'saucer-02', qty: 1 }], undefined, [], HOME);
   const pages = [];
   let after = '';
   for (;;) {
@@ -304,9 +309,9 @@ test('listOrders is the buyer\'s own, newest first, a page at a time', async () 
 
 test('listOrders shows a cancelled order CANCELLED and a paid one PAID', async () => {
   const api = createApi({ baseURL, wx: shim('jack') });
-  const cancelled = await api.createOrder([{ skuId: 'saucer-02', qty: 1 }]);
+  const cancelled = await api.createOrder([{ skuId: 'saucer-02', qty: 1 }], undefined, [], HOME);
   await api.cancel(cancelled.orderId);
-  const paid = await api.createOrder([{ skuId: 'saucer-02', qty: 1 }]);
+  const paid = await api.createOrder([{ skuId: 'saucer-02', qty: 1 }], undefined, [], HOME);
   await api.pay(paid.orderId);
   await api.waitForStatus(paid.orderId, ['PAID']);
   const orders = await walk((after) => api.listOrders(after), 'orders');
@@ -320,4 +325,19 @@ test('listOrders with a kept token the stack refuses: 401 → one silent sign-in
   assert.deepEqual(page.orders, []);
   assert.equal(wx.logins, 1);
   assert.deepEqual(wx.requests, ['GET /orders 401', 'POST /auth/wechat 200', 'GET /orders 200']);
+});
+
+test('a cart of two SKUs is one order with the address, shown whole to its owner; without the address it is refused', async () => {
+  const api = createApi({ baseURL, wx: shim('lena') });
+  await assert.rejects(api.createOrder([{ skuId: 'cup-01', qty: 1 }], 'cart-lena-0'), (err) => {
+    assert.ok(err instanceof ApiError);
+    assert.equal(err.statusCode, 400);
+    assert.equal(err.code, 'INVALID_REQUEST');
+    assert.match(err.message, /address/);
+    return true;
+  });
+  const order = await api.createOrder([{ skuId: 'cup-01', qty: 1 }, { skuId: 'saucer-02', qty: 2 }], 'cart-lena-1', [], HOME);
+  assert.deepEqual(order.items.map((it) => [it.skuId, it.qty]), [['cup-01', 1], ['saucer-02', 2]]);
+  const read = await api.getOrder(order.orderId);
+  assert.deepEqual(read.address, HOME);
 });

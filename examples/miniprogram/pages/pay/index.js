@@ -4,18 +4,21 @@
 // the page waits for that, then opens the order.
 'use strict';
 const { yuan, msUntil, countdown, canPay, statusText, messageFor, cancelledByBuyer } = require('../../view.js');
+const { strings, t } = require('../../i18n.js');
 
 /** @type {WechatMiniprogram.App.Instance<import('../../app.js').AppOption>} */
 const app = getApp();
 
 /**
  * @typedef {{ order: import('../../api.js').Order | null, amount: string, status: string,
- *   left: string, canPay: boolean, busy: boolean, note: string, error: string }} Data
+ *   left: string, canPay: boolean, busy: boolean, note: string, error: string,
+ *   orderLabel: string, t: import('../../i18n.js').Table }} Data
  */
 
 Page({
   data: /** @type {Data} */ ({
     order: null, amount: '', status: '', left: '', canPay: false, busy: false, note: '', error: '',
+    orderLabel: '', t: strings(),
   }),
   orderId: '',
   /** setInterval handle of the countdown; 0 when none runs */
@@ -54,7 +57,7 @@ Page({
     const wait = order.status === 'PENDING' ? msUntil(order.expiresAt, app.api.now()) : 0;
     this.setData({
       order, amount: yuan(order.amount), status: statusText(order.status),
-      left: countdown(wait), canPay: !this.confirming && canPay(order, app.api.now()),
+      orderLabel: t('order', { id: order.orderId }), left: t('payWithin', { time: countdown(wait) }), canPay: !this.confirming && canPay(order, app.api.now()),
     });
     this.stopTimer();
     if (wait > 0) this.timer = setInterval(() => this.tick(), 1000);
@@ -65,7 +68,7 @@ Page({
     const order = this.data.order;
     if (!order) return;
     const wait = msUntil(order.expiresAt, app.api.now());
-    this.setData({ left: countdown(wait), canPay: wait > 0 && !this.data.busy && !this.confirming });
+    this.setData({ left: t('payWithin', { time: countdown(wait) }), canPay: wait > 0 && !this.data.busy && !this.confirming });
     if (wait === 0) {
       this.stopTimer();
       this.load(); // released at expiry: the API shows it CANCELLED
@@ -85,13 +88,13 @@ Page({
       this.confirming = true;
       const order = await app.api.waitForStatus(this.orderId, ['PAID', 'REFUND_PENDING', 'REFUNDING', 'REFUNDED', 'CANCELLED']);
       if (order.status === 'PENDING') {
-        this.setData({ note: 'Payment made; the shop is confirming it.' });
+        this.setData({ note: t('paymentConfirming') });
         this.show(order);
         return;
       }
       wx.redirectTo({ url: `/pages/order/index?orderId=${encodeURIComponent(this.orderId)}` });
     } catch (err) {
-      this.setData({ error: cancelledByBuyer(err) ? 'Payment not completed.' : messageFor(err) });
+      this.setData({ error: cancelledByBuyer(err) ? t('paymentNotCompleted') : messageFor(err) });
       this.load();
     } finally {
       this.setData({ busy: false });

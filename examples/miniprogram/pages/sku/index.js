@@ -2,20 +2,23 @@
 // countdown to its saleStartsAt, and the buy button, greyed while the SKU is SOLD_OUT,
 // OFF_SALE or has nothing available, and while UPCOMING until the countdown ends. The
 // countdown runs on the API's clock (api.now()), so a phone with a wrong clock does not
-// open the button early.
+// open the button early. "加入购物车" adds one to the cart (cart.js); "立即购买" adds one and
+// opens the cart, where the order is placed.
 'use strict';
 const { yuan, msUntil, countdown, canBuy, stockNote, messageFor } = require('../../view.js');
+const { strings, t } = require('../../i18n.js');
+const { addToCart } = require('../../cart.js');
 
 /** @type {WechatMiniprogram.App.Instance<import('../../app.js').AppOption>} */
 const app = getApp();
 
 /**
  * @typedef {{ sku: import('../../api.js').Sku | null, price: string, note: string,
- *   startsIn: string, canBuy: boolean, error: string }} Data
+ *   startsIn: string, canBuy: boolean, error: string, t: import('../../i18n.js').Table }} Data
  */
 
 Page({
-  data: /** @type {Data} */ ({ sku: null, price: '', note: '', startsIn: '', canBuy: false, error: '' }),
+  data: /** @type {Data} */ ({ sku: null, price: '', note: '', startsIn: '', canBuy: false, error: '', t: strings() }),
   skuId: '',
   /** setInterval handle of the countdown; 0 when none runs */
   timer: 0,
@@ -57,7 +60,7 @@ Page({
     const wait = sku.status === 'UPCOMING' ? msUntil(sku.saleStartsAt, now) : 0;
     this.setData({
       sku, price: yuan(sku.price), note: stockNote(sku, now),
-      startsIn: wait > 0 ? countdown(wait) : '', canBuy: canBuy(sku, now),
+      startsIn: wait > 0 ? t('saleStartsIn', { time: countdown(wait) }) : '', canBuy: canBuy(sku, now),
     });
     this.stopTimer();
     if (wait > 0) this.timer = setInterval(() => this.tick(), 1000);
@@ -69,7 +72,7 @@ Page({
     if (!sku) return;
     const wait = msUntil(sku.saleStartsAt, app.api.now());
     if (wait > 0) {
-      this.setData({ startsIn: countdown(wait) });
+      this.setData({ startsIn: t('saleStartsIn', { time: countdown(wait) }) });
       return;
     }
     this.stopTimer();
@@ -84,6 +87,13 @@ Page({
 
   buy() {
     if (!this.data.canBuy) return;
-    wx.navigateTo({ url: `/pages/checkout/index?skuId=${encodeURIComponent(this.skuId)}` });
+    addToCart(wx, this.skuId, 1);
+    wx.switchTab({ url: '/pages/cart/index' });
+  },
+
+  add() {
+    if (!this.data.canBuy) return;
+    addToCart(wx, this.skuId, 1);
+    wx.showToast({ title: t('addedToCart'), icon: 'success' });
   },
 });

@@ -4,6 +4,7 @@
 'use strict';
 const { yuan, stockNote, canBuy } = require('../../view.js');
 const { listHandlers, emptyList } = require('../../paging.js');
+const { strings } = require('../../i18n.js');
 
 /** @type {WechatMiniprogram.App.Instance<import('../../app.js').AppOption>} */
 const app = getApp();
@@ -30,7 +31,7 @@ async function fetchRows(after) {
 }
 
 Page({
-  data: /** @type {import('../../paging.js').ListData<Row>} */ (emptyList()),
+  data: { ...(/** @type {import('../../paging.js').ListData<Row>} */ (emptyList())), t: strings() },
   ...listHandlers(fetchRows),
 
   onLoad() {

@@ -11,7 +11,7 @@ const paid = (over) => order({ status: 'PAID', paidAt: '2026-03-01T12:05:00Z', t
 
 /** The buttons the page shows, by id. */
 function buttons(page) {
-  return ['#pay', '#cancel', '#refund'].filter((id) => el(page, id));
+  return ['#pay', '#cancel', '#confirm', '#refund', '#aftersale'].filter((id) => el(page, id));
 }
 
 /** Renders the detail of the order that GET answers, at nowIso. */
@@ -26,7 +26,7 @@ async function detail(t, body, { nowIso = '2026-03-01T12:10:00Z', refundWindowSe
 test('PENDING: Pay and Cancel, no Refund', async (t) => {
   const { page, wx } = await detail(t, order());
   assert.deepEqual(buttons(page), ['#pay', '#cancel']);
-  assert.equal(text(page, '#status'), 'Awaiting payment');
+  assert.equal(text(page, '#status'), '待付款');
   assert.equal(text(page, '#amount'), '¥798.00');
   await tap(page, '#pay');
   assert.deepEqual(wx.navigations, [{ how: 'navigateTo', url: '/pages/pay/index?orderId=o123456' }]);
@@ -37,10 +37,10 @@ test('PENDING past its expiresAt: Cancel only', async (t) => {
   assert.deepEqual(buttons(page), ['#cancel']);
 });
 
-test('PAID and the shop allows no buyer refunds (window 0): no button', async (t) => {
+test('PAID and the shop allows no buyer refunds (window 0): 申请售后 only', async (t) => {
   const { page } = await detail(t, paid(), { refundWindowSeconds: 0 });
-  assert.deepEqual(buttons(page), []);
-  assert.equal(text(page, '#status'), 'Paid');
+  assert.deepEqual(buttons(page), ['#aftersale']);
+  assert.equal(text(page, '#status'), '已付款');
 });
 
 test('PAID within the refund window: Refund; confirmed, POST /refund and the REFUNDING order shown', async (t) => {
@@ -48,19 +48,19 @@ test('PAID within the refund window: Refund; confirmed, POST /refund and the REF
     refundWindowSeconds: 3600,
     routes: { 'POST /orders/o123456/refund': json(202, paid({ status: 'REFUNDING' })) },
   });
-  assert.deepEqual(buttons(page), ['#refund']);
+  assert.deepEqual(buttons(page), ['#refund', '#aftersale']);
   await tap(page, '#refund');
   await settle(wx);
-  assert.deepEqual(wx.modals, [{ title: 'Refund this order?', content: '¥798.00 goes back to your WeChat Pay.' }]);
+  assert.deepEqual(wx.modals, [{ title: '退款？', content: '¥798.00 将退回你的微信支付。' }]);
   assert.equal(wx.requests.at(-1).method, 'POST');
   assert.equal(wx.requests.at(-1).path, '/orders/o123456/refund');
-  assert.equal(text(page, '#status'), 'Refund under way');
+  assert.equal(text(page, '#status'), '退款中');
   assert.deepEqual(buttons(page), []);
 });
 
-test('PAID after the refund window: no Refund', async (t) => {
+test('PAID after the refund window: no Refund, 申请售后 instead', async (t) => {
   const { page } = await detail(t, paid(), { refundWindowSeconds: 3600, nowIso: '2026-03-01T13:05:01Z' });
-  assert.deepEqual(buttons(page), []);
+  assert.deepEqual(buttons(page), ['#aftersale']);
 });
 
 test('partly refunded: the refunds and the amount back are listed; Refund offers what is left', async (t) => {
@@ -70,11 +70,11 @@ test('partly refunded: the refunds and the amount back are listed; Refund offers
   });
   const { page, wx } = await detail(t, body, { refundWindowSeconds: 3600, modal: false });
   assert.equal(text(page, '#refunded'), '¥399.00');
-  assert.deepEqual(texts(page, '.refund').map((s) => s.replace(/ \d{4}-.*$/, '')), ['Refund ¥399.00: REFUNDED']);
-  assert.deepEqual(buttons(page), ['#refund']);
+  assert.deepEqual(texts(page, '.refund').map((s) => s.replace(/ \d{4}-.*$/, '')), ['退款 ¥399.00：已退款']);
+  assert.deepEqual(buttons(page), ['#refund', '#aftersale']);
   await tap(page, '#refund');
   await settle(wx);
-  assert.equal(wx.modals[0].content, '¥399.00 goes back to your WeChat Pay.');
+  assert.equal(wx.modals[0].content, '¥399.00 将退回你的微信支付。');
   assert.equal(wx.requests.length, 1); // declined: nothing sent
 });
 
@@ -108,7 +108,7 @@ test('Cancel: declined sends nothing; confirmed sends POST /cancel and shows CAN
   await tap(page, '#cancel');
   await settle(wx);
   assert.deepEqual(wx.requests.map((r) => `${r.method} ${r.path}`), ['GET /orders/o123456', 'POST /orders/o123456/cancel']);
-  assert.equal(text(page, '#status'), 'Cancelled');
+  assert.equal(text(page, '#status'), '已取消');
   assert.deepEqual(buttons(page), []);
 });
 
@@ -122,7 +122,78 @@ test('Cancel refused because it was paid meanwhile: the message, and the order r
   });
   await tap(page, '#cancel');
   await settle(wx);
-  assert.equal(text(page, '#error'), 'This order is paid and can no longer be cancelled.');
-  assert.equal(text(page, '#status'), 'Paid');
-  assert.deepEqual(buttons(page), []);
+  assert.equal(text(page, '#error'), '该订单已付款，无法取消。');
+  assert.equal(text(page, '#status'), '已付款');
+  assert.deepEqual(buttons(page), ['#aftersale']);
+});
+
+const home = {
+  userName: '张三', telNumber: '18912341234', provinceName: '广东省', cityName: '广州市',
+  countyName: '海珠区', detailInfo: '新港中路397号',
+};
+const shipped = (over) => paid({
+  address: home,
+  shipping: { status: 'UPLOADED', uploadedAt: '2026-03-01T13:00:00Z' },
+  shipments: [
+    { shipmentId: 'sh1', type: 'express', carrier: 'SF', tracking: 'SF1234567890', items: [{ skuId: 'cup-01', qty: 1 }], uploadedAt: '2026-03-01T13:00:00Z' },
+    { shipmentId: 'sh2', type: 'express', carrier: 'ZTO', tracking: '7500000001', items: [{ skuId: 'cup-01', qty: 1 }] },
+  ],
+  ...over,
+});
+
+test('shipped: the address, each parcel (carrier, tracking, what is in it), 确认收货 and 申请售后; no Refund even within the window', async (t) => {
+  const { page } = await detail(t, shipped(), { refundWindowSeconds: 3600 });
+  assert.equal(text(page, '#who'), '张三 18912341234');
+  assert.equal(text(page, '#where'), '广东省广州市海珠区新港中路397号');
+  assert.deepEqual(texts(page, '.shipment .parcel'), ['SF SF1234567890', 'ZTO 7500000001']);
+  assert.deepEqual(texts(page, '.shipment').map((s) => s.replace(/发货时间 \d{4}-\d\d-\d\d \d\d:00$/, '')), ['快递SF SF1234567890cup-01 × 1', '快递ZTO 7500000001cup-01 × 1']);
+  assert.equal(text(page, '#receipt'), '');
+  assert.deepEqual(buttons(page), ['#confirm', '#aftersale']);
+});
+
+test('确认收货 opens WeChat\'s confirm-receipt component with the transaction id, then shows the API\'s receipt', async (t) => {
+  let reads = 0;
+  const { page, wx } = await detail(t, shipped(), {
+    routes: {
+      'GET /orders/o123456': () => ({
+        status: 200,
+        body: ++reads === 1 ? shipped() : shipped({ receipt: { status: 'CONFIRMED', confirmedAt: '2026-03-01T12:11:00Z' } }),
+      }),
+    },
+  });
+  await tap(page, '#confirm');
+  await settle(wx);
+  assert.deepEqual(wx.businessViews, [{ businessType: 'weappOrderConfirm', extraData: { transaction_id: 't1' } }]);
+  assert.equal(reads, 2);
+  assert.match(text(page, '#receipt'), /^已于 2026-03-01 \d\d:11 确认收货$/);
+  assert.deepEqual(buttons(page), ['#aftersale']);
+});
+
+test('the component says success but the API has no receipt yet: the button stays, nothing is claimed', async (t) => {
+  const { page, wx } = await detail(t, shipped());
+  await tap(page, '#confirm');
+  await settle(wx);
+  assert.equal(wx.businessViews.length, 1);
+  assert.equal(text(page, '#receipt'), '');
+  assert.deepEqual(buttons(page), ['#confirm', '#aftersale']);
+});
+
+test('a WeChat without openBusinessView: asked to update, nothing opened', async (t) => {
+  const { page, wx } = await detail(t, shipped());
+  delete wx.openBusinessView;
+  await tap(page, '#confirm');
+  assert.equal(text(page, '#error'), '请升级微信到最新版本后再确认收货。');
+});
+
+test('shipping still being uploaded (QUEUED): the parcel shown, no 确认收货 yet (WeChat does not hold it)', async (t) => {
+  const { page } = await detail(t, shipped({ shipping: { status: 'QUEUED' } }));
+  assert.equal(texts(page, '.shipment').length, 2);
+  assert.deepEqual(buttons(page), ['#aftersale']);
+});
+
+test('申请售后 opens the after-sale page; the requests made are listed', async (t) => {
+  const { page, wx } = await detail(t, shipped({ aftersales: [{ aftersaleId: 'as1', kind: 'return-refund', status: 'REQUESTED' }] }));
+  assert.deepEqual(texts(page, '.aftersale'), ['售后 退货退款：REQUESTED']);
+  await tap(page, '#aftersale');
+  assert.deepEqual(wx.navigations, [{ how: 'navigateTo', url: '/pages/aftersale/index?orderId=o123456' }]);
 });

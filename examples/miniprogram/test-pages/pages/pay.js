@@ -19,9 +19,9 @@ test('amount and time left; Pay → POST /pay → wx.requestPayment with its par
   const { page } = openPage('pay', { wx, query: { orderId: 'o123456' } });
   await settle(wx);
   assert.equal(text(page, '#amount'), '¥399.00');
-  assert.equal(text(page, '#left'), 'Pay within 01:30');
+  assert.equal(text(page, '#left'), '请在 01:30 内付款');
   t.mock.timers.tick(1000);
-  assert.equal(text(page, '#left'), 'Pay within 01:29');
+  assert.equal(text(page, '#left'), '请在 01:29 内付款');
   assert.equal(attr(page, '#pay', 'disabled'), false);
   await tap(page, '#pay');
   await settle(wx);
@@ -42,7 +42,7 @@ test('the buyer closes the payment sheet: "Payment not completed.", still payabl
   await settle(wx);
   await tap(page, '#pay');
   await settle(wx);
-  assert.equal(text(page, '#error'), 'Payment not completed.');
+  assert.equal(text(page, '#error'), '未完成付款。');
   assert.equal(attr(page, '#pay', 'disabled'), false);
   assert.deepEqual(wx.navigations, []);
   page.instance.onUnload();
@@ -58,14 +58,14 @@ test('time runs out: Pay greys at 00:00, the order is read again and shows relea
   }, { storage: signedIn() });
   const { page } = openPage('pay', { wx, query: { orderId: 'o123456' } });
   await settle(wx);
-  assert.equal(text(page, '#left'), 'Pay within 00:02');
+  assert.equal(text(page, '#left'), '请在 00:02 内付款');
   t.mock.timers.tick(1000);
-  assert.equal(text(page, '#left'), 'Pay within 00:01');
+  assert.equal(text(page, '#left'), '请在 00:01 内付款');
   t.mock.timers.tick(1000);
   assert.equal(attr(page, '#pay', 'disabled'), true);
   await settle(wx);
   assert.equal(reads, 2);
-  assert.equal(text(page, '#status'), 'Cancelled');
+  assert.equal(text(page, '#status'), '已取消');
   assert.equal(el(page, '#pay'), undefined);
 });
 
@@ -79,7 +79,7 @@ test('the order can no longer be paid: the API\'s 409 in plain words', async (t)
   await settle(wx);
   await tap(page, '#pay');
   await settle(wx);
-  assert.equal(text(page, '#error'), 'This order can no longer be paid.');
+  assert.equal(text(page, '#error'), '该订单已无法付款。');
   assert.equal(wx.payments.length, 0);
   page.instance.onUnload();
 });
@@ -96,7 +96,7 @@ test('paid, but the API has not heard from WeChat Pay yet: "confirming", and no 
   await settle(wx);
   assert.equal(waits.length, 19); // 20 reads of the order, 500 ms apart
   assert.ok(waits.every((ms) => ms === 500));
-  assert.equal(text(page, '#note'), 'Payment made; the shop is confirming it.');
+  assert.equal(text(page, '#note'), '已付款，商家正在确认。');
   assert.equal(attr(page, '#pay', 'disabled'), true);
   t.mock.timers.tick(1000);
   assert.equal(attr(page, '#pay', 'disabled'), true);

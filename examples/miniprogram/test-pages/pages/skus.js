@@ -19,14 +19,14 @@ test('the first page, then the next one by its cursor, then the end; public: no 
   const { page } = openPage('skus', { wx });
   await settle(wx);
   assert.deepEqual(texts(page, '.sku .title'), ['Item a', 'Item b']);
-  assert.deepEqual(texts(page, '.sku .note'), ['7 left', 'Only 1 left']);
+  assert.deepEqual(texts(page, '.sku .note'), ['剩余 7 件', '仅剩 1 件']);
   assert.equal(text(page, '#end'), '');
   await tap(page, '#more');
   await settle(wx);
   assert.deepEqual(wx.requests.map((r) => r.query.after), [undefined, 'c2']);
   assert.deepEqual(texts(page, '.sku .title'), ['Item a', 'Item b', 'Item c', 'Item d']);
   assert.equal(el(page, '#more'), undefined);
-  assert.equal(text(page, '#end'), 'That is all.');
+  assert.equal(text(page, '#end'), '没有更多了');
   page.instance.onReachBottom(); // past the end: nothing more is asked for
   await settle(wx);
   assert.equal(wx.requests.length, 2);
@@ -41,7 +41,7 @@ test('a sold-out SKU is greyed in the list; a tap on a row opens that product', 
   page.instance.onReachBottom();
   await settle(wx);
   const notes = page.querySelectorAll('.sku .note');
-  assert.equal(notes[3].dom.textContent, 'Sold out');
+  assert.equal(notes[3].dom.textContent, '已售罄');
   assert.ok(notes[3].dom.classList.contains('main--muted'));
   assert.ok(!notes[0].dom.classList.contains('main--muted'));
   await tap(page, page.querySelectorAll('.sku')[1]);
@@ -66,7 +66,7 @@ test('a busy API with a Retry-After longer than the page waits: one try, a clear
   const wx = fakeWx({ 'GET /skus': json(503, { code: 'BUSY', message: 'busy' }, { 'Retry-After': '30' }) });
   const { page, waits } = openPage('skus', { wx });
   await settle(wx);
-  assert.equal(text(page, '#error'), 'The shop is very busy; please try again in 30 s.');
+  assert.equal(text(page, '#error'), '当前人数较多，请30 秒后再试。');
   assert.equal(wx.requests.length, 1);
   assert.deepEqual(waits, []);
 });
@@ -75,6 +75,6 @@ test('an empty shop says so', async () => {
   const wx = fakeWx({ 'GET /skus': json(200, { skus: [] }) });
   const { page } = openPage('skus', { wx });
   await settle(wx);
-  assert.equal(text(page, '#empty'), 'Nothing on sale right now.');
+  assert.equal(text(page, '#empty'), '暂无在售商品');
   assert.equal(el(page, '#more'), undefined);
 });
