@@ -255,7 +255,7 @@ func TestStartRefund_RacingALatePayment(t *testing.T) {
 }
 
 func TestStartRefund_AfterAShrinkingReshardReturnsUnitsToALiveShard(t *testing.T) {
-	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{ID: "cup", Stock: 4, Shards: 4})
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 4, Shards: 4})
 	order := e.paidOrder(t, "u1", "tx-1", inventory.Line{SKU: "cup", Qty: 4})
 	if len(order.Items[0].Shards) < 2 {
 		t.Fatalf("order committed on %v, want several shards", order.Items[0].Shards)
@@ -282,7 +282,7 @@ func TestStartRefund_OfAReservationOf100ActionsIsNoServerError(t *testing.T) {
 	var lines []inventory.Line
 	for i := range 11 {
 		id := fmt.Sprintf("sku-%02d", i)
-		skus = append(skus, inventory.NewSKU{ID: id, Stock: 8, Shards: 8})
+		skus = append(skus, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: id, Stock: 8, Shards: 8})
 		lines = append(lines, inventory.Line{SKU: id, Qty: 8})
 	}
 	e := newEnv(t, dynamo.Options{}, nil, skus...)
