@@ -129,6 +129,8 @@ after(async () => {
 });
 
 let orderId;
+/** address is the buyer's delivery address (the lamp ships by express: an order of it needs one). */
+const address = { userName: '张三', telNumber: '18912341234', provinceName: '广东省', cityName: '广州市', countyName: '海珠区', detailInfo: '新港中路397号' };
 
 test('the owner runs a sale from the console', async (t) => {
   const page = await signIn('owner', { shot: 'login.png' });
@@ -171,7 +173,7 @@ test('the owner runs a sale from the console', async (t) => {
     const card = '[data-sku="lamp-05"]';
     await page.waitForSelector(card);
     await new Promise((r) => setTimeout(r, 3500)); // one refresh: the next readings count what changed
-    const placed = await call('POST', '/orders', { headers: { 'X-User-Id': 'alice' }, body: { items: [{ skuId: 'lamp-05', qty: 2 }] } });
+    const placed = await call('POST', '/orders', { headers: { 'X-User-Id': 'alice' }, body: { items: [{ skuId: 'lamp-05', qty: 2 }], address } });
     assert.equal(placed.status, 201, JSON.stringify(placed.body));
     orderId = placed.body.orderId;
     await waitText(page, `${card} [data-field="reserved"]`, '^.*2$');
