@@ -115,7 +115,7 @@ func (c *Client) sign(ctx context.Context, req *http.Request, body []byte) error
 	}
 	creds, err := c.Credentials.Retrieve(ctx)
 	if err != nil {
-		return fmt.Errorf("no usable AWS credentials (give --profile, or set AWS_PROFILE or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY): %w", err)
+		return fmt.Errorf("no usable AWS credentials (%s): %w", credentialsHint, err)
 	}
 	sum := sha256.Sum256(body)
 	now := time.Now

@@ -204,7 +204,7 @@ func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
 	c := &Client{Endpoint: u, Region: cmp.Or(region, cfg.Region, "us-east-1"), Credentials: cfg.Credentials, HTTP: env.HTTP}
 	if !Loopback(u) {
 		if c.Credentials == nil {
-			return nil, errors.New("no AWS credentials found (default credential chain)")
+			return nil, errors.New("no AWS credentials found (default credential chain): " + credentialsHint)
 		}
 		return c, nil
 	}
@@ -257,8 +257,8 @@ func (c *call) send(ctx context.Context, method, path string, body any, table fu
 	return table(c.out, answer)
 }
 
-// parse parses a command's flags, taking a leading positional argument (the SKU or
-// order id) when want is not "" and the arguments start with one.
+// parse parses a command's flags, taking one positional argument (the SKU or order
+// id) when want is not "": before the flags, after them, or after "--".
 func parse(fs *flag.FlagSet, args []string, want string) (string, error) {
 	fs.SetOutput(io.Discard)
 	var pos string
@@ -271,8 +271,12 @@ func parse(fs *flag.FlagSet, args []string, want string) (string, error) {
 		}
 		return "", usageError("%s: %v", fs.Name(), err)
 	}
-	if fs.NArg() > 0 {
-		return "", usageError("%s: unexpected %q", fs.Name(), fs.Arg(0))
+	rest := fs.Args()
+	if want != "" && pos == "" && len(rest) > 0 { // after the flags, or after "--" (an id starting with "-")
+		pos, rest = rest[0], rest[1:]
+	}
+	if len(rest) > 0 {
+		return "", usageError("%s: unexpected %q", fs.Name(), rest[0])
 	}
 	if want != "" && pos == "" {
 		return "", usageError("%s needs %s", fs.Name(), want)

@@ -2,6 +2,7 @@ package stockctl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -72,13 +73,17 @@ func (g *globals) field(name string) *string {
 	return map[string]*string{"endpoint": &g.endpoint, "region": &g.region, "profile": &g.profile, "stack": &g.stack, "o": &g.output}[name]
 }
 
+// credentialsHint says how an operator gives stockctl AWS credentials.
+const credentialsHint = "give --profile, or set AWS_PROFILE or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+
 // ApiURLOutput is the template's stack output naming the HTTP API's URL (template.yaml,
 // Outputs), which --stack reads.
 const ApiURLOutput = "ApiUrl"
 
 // stackEndpoint is the API URL of the CloudFormation stack name: its ApiUrl output, read
 // with env.StackOutputs (DescribeStacks) under the region and profile of g. Errors: no
-// such stack or output, or the AWS configuration cannot be loaded.
+// region, no usable credentials (said before any call), no such stack or output, or
+// the AWS configuration cannot be loaded.
 func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 	if env.StackOutputs == nil {
 		return "", usageError("--stack is not available in this build")
@@ -86,6 +91,15 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 	cfg, err := env.LoadConfig(ctx, ConfigOptions{Region: g.region, Profile: g.profile})
 	if err != nil {
 		return "", fmt.Errorf("load AWS configuration: %w", err)
+	}
+	if cfg.Region == "" {
+		return "", errors.New("no AWS region for --stack: give --region, or set AWS_REGION or the profile's region")
+	}
+	if cfg.Credentials == nil {
+		return "", errors.New("no AWS credentials found: " + credentialsHint)
+	}
+	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
+		return "", fmt.Errorf("no usable AWS credentials (%s): %w", credentialsHint, err)
 	}
 	outputs, err := env.StackOutputs(ctx, cfg, g.stack)
 	if err != nil {

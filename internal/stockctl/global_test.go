@@ -2,8 +2,10 @@ package stockctl_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -34,7 +36,9 @@ func run(args []string, stacks map[string]map[string]string, loaded *[]stockctl.
 		Version: "stockctl v9.9.9 (go1.26.0)",
 		LoadConfig: func(_ context.Context, o stockctl.ConfigOptions) (aws.Config, error) {
 			*loaded = append(*loaded, o)
-			return aws.Config{}, nil
+			return aws.Config{Region: cmp.Or(o.Region, "cn-north-1"), Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+				return aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret"}, nil
+			})}, nil
 		},
 		StackOutputs: func(_ context.Context, _ aws.Config, name string) (map[string]string, error) {
 			if o, ok := stacks[name]; ok {
@@ -56,6 +60,7 @@ func TestRun_TakesGlobalFlagsAfterTheCommand(t *testing.T) {
 		{"get", "cup-01", "--endpoint", srv.URL, "-o=json", "--profile=shop"},
 		{"get", "-endpoint=" + srv.URL, "cup-01", "--profile", "shop", "-o", "json"},
 		{"--endpoint", srv.URL, "--profile", "shop", "-o", "json", "--", "get", "cup-01"},
+		{"--endpoint", srv.URL, "--profile", "shop", "-o", "json", "get", "--", "cup-01"},
 	} {
 		var loaded []stockctl.ConfigOptions
 		code, out, errOut := run(args, nil, &loaded)
@@ -66,7 +71,7 @@ func TestRun_TakesGlobalFlagsAfterTheCommand(t *testing.T) {
 			t.Errorf("%q: configuration loaded with %+v, want profile shop, local", args, loaded)
 		}
 	}
-	if len(*paths) != 4 || (*paths)[0] != "/admin/skus/cup-01" {
+	if len(*paths) != 5 || (*paths)[0] != "/admin/skus/cup-01" {
 		t.Errorf("paths %q", *paths)
 	}
 }
@@ -121,5 +126,33 @@ func TestRun_VersionAndCompletion(t *testing.T) {
 	}
 	if len(loaded) != 0 {
 		t.Errorf("--version or completion loaded an AWS configuration: %+v", loaded)
+	}
+}
+
+// --stack without a region, or without usable credentials, says what to give before
+// any call to CloudFormation.
+func TestRun_StackNamesAMissingRegionOrCredentials(t *testing.T) {
+	for _, c := range []struct {
+		cfg  aws.Config
+		want string
+	}{
+		{aws.Config{}, "no AWS region for --stack: give --region"},
+		{aws.Config{Region: "cn-north-1"}, "no AWS credentials found: give --profile"},
+		{aws.Config{Region: "cn-north-1", Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+			return aws.Credentials{}, errors.New("no EC2 IMDS role found")
+		})}, "no usable AWS credentials (give --profile"},
+	} {
+		var errOut bytes.Buffer
+		called := false
+		env := stockctl.Env{Stdout: io.Discard, Stderr: &errOut, Getenv: func(string) string { return "" }, HTTP: http.DefaultClient,
+			LoadConfig: func(context.Context, stockctl.ConfigOptions) (aws.Config, error) { return c.cfg, nil },
+			StackOutputs: func(context.Context, aws.Config, string) (map[string]string, error) {
+				called = true
+				return nil, errors.New("DescribeStacks")
+			},
+		}
+		if code := stockctl.Run(context.Background(), []string{"--stack", "shop", "list"}, env); code != stockctl.ExitError || !strings.Contains(errOut.String(), c.want) || called {
+			t.Errorf("%+v: exit %d, err %q, DescribeStacks called %v; want %q", c.cfg, code, errOut.String(), called, c.want)
+		}
 	}
 }
