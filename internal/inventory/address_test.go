@@ -23,6 +23,9 @@ func TestAddress_Validate_NamesTheBadField(t *testing.T) {
 		{"cityName", func(a *inventory.Address) { a.CityName = "广州\n市" }},
 		{"detailInfo", func(a *inventory.Address) { a.DetailInfo = strings.Repeat("路", 201) }},
 		{"countyName", func(a *inventory.Address) { a.CountyName = "\x00" }},
+		{"detailInfo", func(a *inventory.Address) { a.DetailInfo = "新港中路\u202e号793" }}, // right-to-left override
+		{"detailInfo", func(a *inventory.Address) { a.DetailInfo = "新港中路\u2028397号" }}, // line separator
+		{"userName", func(a *inventory.Address) { a.UserName = "\u2066张三\u2069" }},     // isolates
 		{"telNumber", func(a *inventory.Address) { a.TelNumber = "1234" }},
 		{"telNumber", func(a *inventory.Address) { a.TelNumber = "189-1234-abcd" }},
 		{"telNumber", func(a *inventory.Address) { a.TelNumber = strings.Repeat("1", 21) }},
@@ -37,6 +40,7 @@ func TestAddress_Validate_NamesTheBadField(t *testing.T) {
 	}
 	ok := goodAddress()
 	ok.CountyName, ok.PostalCode = "", "" // a city without counties (东莞市); no postal code
+	ok.UserName = "张三👨\u200d👩\u200d👧"     // an emoji sequence keeps its joiners
 	if err := ok.Validate(); err != nil {
 		t.Errorf("valid address refused: %v", err)
 	}

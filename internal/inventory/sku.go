@@ -154,10 +154,15 @@ func (a Adjustment) Validate() error {
 }
 
 // validText reports whether s is 1..n characters of valid UTF-8 without control
-// characters.
+// characters, line or paragraph separators (U+2028, U+2029) or the bidirectional
+// embedding, override and isolate controls (U+202A–U+202E, U+2066–U+2069; Unicode
+// Standard Annex #9), which can make a name, a reason or an address on a parcel's
+// label read otherwise than it is stored. Joiners stay: emoji sequences use them.
 func validText(s string, n int) bool {
 	if strings.TrimSpace(s) == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > n {
 		return false
 	}
-	return !strings.ContainsFunc(s, unicode.IsControl)
+	return !strings.ContainsFunc(s, func(r rune) bool {
+		return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
+	})
 }
