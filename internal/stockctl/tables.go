@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // The table views decode the routes' JSON (docs/contract.md, "Merchant API") into these.
@@ -155,9 +157,11 @@ func printReshard(w io.Writer, data []byte) error {
 }
 
 type orderView struct {
-	OrderID, Status, UserID, CreatedAt, ExpiresAt string
-	Amount, RefundedAmount                        int64
-	Items                                         []struct {
+	OrderID, Status, UserID, CreatedAt, ExpiresAt, PaidAt string
+	Amount, RefundedAmount                                int64
+	Address                                               *inventory.Address
+	Shipping                                              *struct{ Status, UploadedAt, Error string }
+	Items                                                 []struct {
 		SKU       string `json:"skuId"`
 		Qty       int
 		UnitPrice int64
@@ -179,8 +183,17 @@ func printOrder(w io.Writer, data []byte) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "order\t%s\t%s\nuser\t%s\t\namount\t%s\t\ncreated\t%s\t\nexpires\t%s\t\n\nSKU\tQTY\tUNIT PRICE\n",
-		o.OrderID, o.Status, o.UserID, fen(o.Amount), o.CreatedAt, o.ExpiresAt)
+	fmt.Fprintf(tw, "order\t%s\t%s\nuser\t%s\t\namount\t%s\t\ncreated\t%s\t\nexpires\t%s\t\n", o.OrderID, o.Status, o.UserID, fen(o.Amount), o.CreatedAt, o.ExpiresAt)
+	if o.PaidAt != "" {
+		fmt.Fprintf(tw, "paid\t%s\t\n", o.PaidAt)
+	}
+	if a := o.Address; a != nil { // the merchant's view: whole, to ship by
+		fmt.Fprintf(tw, "ship to\t%s %s\t\n\t%s%s%s%s %s\t\n", a.UserName, a.TelNumber, a.ProvinceName, a.CityName, a.CountyName, a.DetailInfo, a.PostalCode)
+	}
+	if sh := o.Shipping; sh != nil {
+		fmt.Fprintf(tw, "shipping\t%s %s\t%s\n", sh.Status, sh.UploadedAt, sh.Error)
+	}
+	fmt.Fprintf(tw, "\nSKU\tQTY\tUNIT PRICE\n")
 	for _, it := range o.Items {
 		fmt.Fprintf(tw, "%s\t%d\t%s\n", it.SKU, it.Qty, fen(it.UnitPrice))
 	}

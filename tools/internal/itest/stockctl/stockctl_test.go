@@ -406,6 +406,10 @@ func TestStockctl_AnIncompleteReshardExitsThree(t *testing.T) {
 			held = o
 		}
 	}
+	// The order's table shows where to ship it, whole: the merchant ships by it.
+	if code, out, errOut := h.run(secretKey, "orders", held.ID); code != stockctl.ExitOK || !strings.Contains(out, "ship to") || !strings.Contains(out, "13800138000") || !strings.Contains(out, "天河路1号") {
+		t.Errorf("orders %s: exit %d, %q %q; want the address whole", held.ID, code, out, errOut)
+	}
 	for _, json := range []bool{false, true} {
 		args := []string{"reshard", "mug", "--shards", "1"}
 		if json {
