@@ -389,7 +389,15 @@ func (g *gateway) event(r *http.Request, rt Route, params []string, body []byte,
 // read, and an AWS_IAM route is refused 403.
 func (g *gateway) identity(r *http.Request, rt Route) (*events.APIGatewayV2HTTPRequestContextAuthorizerDescription, int) {
 	network := fromNetwork(r.Context())
+	// A header sent twice reaches API Gateway's authorizer as the two values joined
+	// with a comma (payload format 2.0), which no token or signature is; the local
+	// identity headers sent twice name nobody either.
+	twice := len(r.Header.Values("Authorization")) > 1 || len(r.Header.Values("X-User-Id")) > 1 || len(r.Header.Values(OperatorHeader)) > 1
 	switch {
+	case twice && rt.IAM:
+		return nil, http.StatusForbidden
+	case twice && !rt.Public:
+		return nil, http.StatusUnauthorized
 	case rt.IAM && network:
 		return nil, http.StatusForbidden // no IAM here to verify a SigV4 signature with
 	case rt.IAM && notSigV4(r.Header.Get("Authorization")):

@@ -504,3 +504,28 @@ func TestNewGateway_PanicsOnConfigurationErrors(t *testing.T) {
 		})
 	}
 }
+
+// An identity header sent twice (two tokens, two X-User-Id, two X-Operator-Id) names
+// nobody: API Gateway's authorizer sees the values joined by a comma, which no token
+// or signature is. Refused before the function runs.
+func TestGateway_RefusesAnIdentityHeaderSentTwice(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		method, target, header string
+		want                   int
+	}{
+		{"GET", "/orders/ord-1", "X-User-Id", http.StatusUnauthorized},
+		{"GET", "/orders/ord-1", "Authorization", http.StatusUnauthorized},
+		{"POST", "/admin/skus", OperatorHeader, http.StatusForbidden},
+	} {
+		var calls []invocation
+		gw := NewGateway([]Route{{Method: "GET", Path: "/orders/{orderId}", Function: "f"}, {Method: "POST", Path: "/admin/skus", Function: "f", IAM: true}},
+			map[string]lambda.Handler{"f": recordingHandler("f", &calls, events.APIGatewayV2HTTPResponse{StatusCode: http.StatusOK})}, fixedOptions())
+		r := httptest.NewRequest(tc.method, tc.target, strings.NewReader(`{}`))
+		r.Header.Add(tc.header, "alice")
+		r.Header.Add(tc.header, "bob")
+		if w := serve1(gw, r); w.Code != tc.want || len(calls) != 0 {
+			t.Errorf("%s twice on %s: %d with %d invocations, want %d and none", tc.header, tc.target, w.Code, len(calls), tc.want)
+		}
+	}
+}
