@@ -359,6 +359,11 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 	if *id == "" || *typ == "" {
 		return usageError("ship needs --shipment-id and --type")
 	}
+	switch inventory.Logistics(*typ) {
+	case inventory.LogisticsExpress, inventory.LogisticsSameCity, inventory.LogisticsVirtual, inventory.LogisticsSelfPickup:
+	default:
+		return usageError("ship: --type must be express, same-city, virtual or self-pickup, got %q", *typ)
+	}
 	body := map[string]any{"shipmentId": *id, "type": *typ}
 	for k, v := range map[string]string{"carrier": *carrier, "tracking": *tracking, "contact": *contact} {
 		if v != "" {

@@ -210,6 +210,7 @@ func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
 		{[]string{"ship", "0123456789abcdef", "--shipment-id", "p1", "--type", "virtual"}, secretKey, stockctl.ExitError, "404 ORDER_NOT_FOUND", false},
 		{[]string{"ship", "0123456789abcdef", "--type", "virtual"}, secretKey, stockctl.ExitUsage, "needs --shipment-id", false},
 		{[]string{"ship", "0123456789abcdef", "--shipment-id", "p1", "--type", "virtual", "--item", "cup"}, secretKey, stockctl.ExitUsage, "SKU:QTY", false},
+		{[]string{"ship", "0123456789abcdef", "--shipment-id", "p1", "--type", "teleport"}, secretKey, stockctl.ExitUsage, "--type must be express, same-city, virtual or self-pickup", false},
 		{[]string{"-o", "yaml", "list"}, secretKey, stockctl.ExitUsage, "-o must be", false},
 	} {
 		if tc.outside {
