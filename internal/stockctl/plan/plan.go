@@ -442,5 +442,10 @@ func (p Plan) Write(w io.Writer) error {
 	l := p.LoginCost
 	_, err := fmt.Fprintf(w, "Login: $%.2f per million new tokens (KMS $%.2f: one RSA 2048 kms:Sign each; DynamoDB $%.2f; Lambda $%.2f; API Gateway $%.2f); $%.2f per million answered from the kept token.\n",
 		l.Total(), l.KMS, l.DynamoDB, l.Lambda, l.APIGateway, p.ReusedLoginCost.Total())
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "Keys: $%.2f a month whatever the sale, %d KMS keys at $%.2f (the orders table's, which encrypts the buyers' addresses; the alerts topic's; the login signing key; one more during a signing key rotation).\n",
+		StackKMSKeys*KMSKeyUSDPerMonth, StackKMSKeys, KMSKeyUSDPerMonth)
 	return err
 }

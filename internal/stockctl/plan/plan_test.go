@@ -166,6 +166,16 @@ func TestMake_LoginCostsOneRSASignPerNewToken(t *testing.T) {
 	}
 }
 
+// The stack's KMS keys cost a month whatever the orders (AWS KMS pricing: $1 a key a
+// month): the orders table's customer managed key among them.
+func TestWrite_SaysWhatTheStacksKMSKeysCostAMonth(t *testing.T) {
+	var out strings.Builder
+	if err := plan.Make(plan.Evenly(1, 10, 10, 0.7), plan.Today(), plan.DefaultPrices).Write(&out); err != nil ||
+		!strings.Contains(out.String(), "Keys: $3.00 a month whatever the sale, 3 KMS keys at $1.00 (the orders table's") {
+		t.Errorf("plan output %v:\n%s", err, out.String())
+	}
+}
+
 // A sale's first second comes at its peak: the plan advises pre-warming the tables
 // when the busiest table's peak is past what a new on-demand table serves at once
 // (4,000 write and 12,000 read units a second, "Pre-warming a table for on-demand

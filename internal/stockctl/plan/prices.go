@@ -32,6 +32,19 @@ type Prices struct {
 	KMSRSARequests    float64 `json:"usdPerMillionKmsRsa2048Requests"`
 }
 
+// KMSKeyUSDPerMonth is what one AWS KMS key costs a month whether it is used or not
+// ("AWS Key Management Service pricing", aws.amazon.com/kms/pricing/: "Each AWS KMS
+// key that you create in AWS KMS costs $1/month", prorated hourly), and StackKMSKeys
+// the keys a deployed stack keeps (template.yaml): the orders table's
+// (OrdersTableKey, DynamoDB encryption at rest), the alerts topic's (AlertsKey) and the
+// login signing key (SigningKeyA; SigningKeyB too during a rotation). Symmetric
+// requests, such as DynamoDB's to the orders table's key, cost $0.03 per 10,000, and
+// DynamoDB caches a caller's table key for up to 5 minutes, so they are left out.
+const (
+	KMSKeyUSDPerMonth = 1.00
+	StackKMSKeys      = 3
+)
+
 // DefaultPrices are the prices of the sources in Prices' doc.
 var DefaultPrices = Prices{
 	WriteRequestUnits: 0.625, ReadRequestUnits: 0.125,

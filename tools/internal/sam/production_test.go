@@ -193,6 +193,92 @@ func TestProduction_AlertsTopicIsEncryptedWithAKeyAlarmsAndPublishersMayUse(t *t
 	}
 }
 
+// The orders table, which holds the buyers' openids and addresses, is encrypted at
+// rest with a customer managed key of the template (symmetric, rotated, retained like
+// the table), whose policy lets the account's IAM policies grant its use through
+// DynamoDB only and lets DynamoDB describe it; every function that reads or writes
+// the table is granted, through DynamoDB only, what DynamoDB needs of a customer
+// managed key (Amazon DynamoDB Developer Guide, "Encryption at rest: how it works":
+// kms:Encrypt, kms:Decrypt, kms:ReEncrypt*, kms:GenerateDataKey*, kms:DescribeKey,
+// kms:CreateGrant). The other tables hold no personal data and keep the AWS owned key.
+func TestProduction_OrdersTableIsEncryptedWithAKeyItsFunctionsMayUseThroughDynamoDB(t *testing.T) {
+	tpl := loadRealTemplate(t)
+	settings, err := tpl.TableSettings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := tpl.KMSKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	managed, err := tpl.ManagedPolicies()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyARN := func(k sam.KMSKey) string { return "arn:aws:kms:" + sam.Region + ":" + sam.AccountID + ":key/" + k.Name }
+	var key sam.KMSKey
+	for _, s := range settings {
+		want := s.Name == "OrdersTable"
+		if got := s.KMSKey != ""; got != want {
+			t.Errorf("%s: encrypted with a KMS key %v (%q), want %v", s.Name, got, s.KMSKey, want)
+		}
+		if want {
+			i := slices.IndexFunc(keys, func(k sam.KMSKey) bool { return keyARN(k) == s.KMSKey })
+			if i < 0 {
+				t.Fatalf("%s KMSMasterKeyId %q is not the ARN of a KMS key of the template", s.Name, s.KMSKey)
+			}
+			key = keys[i]
+		}
+	}
+	if key.Name == "" {
+		t.Fatal("no table is encrypted with a key of the template")
+	}
+	if key.KeySpec != "" && key.KeySpec != "SYMMETRIC_DEFAULT" || !key.Rotation {
+		t.Errorf("%s: KeySpec %q rotation %v; DynamoDB takes only symmetric keys, and rotation should be on", key.Name, key.KeySpec, key.Rotation)
+	}
+	if i := slices.IndexFunc(tpl.Resources(), func(r sam.Resource) bool { return r.Name == key.Name }); i < 0 || !tpl.Resources()[i].Retained() {
+		t.Errorf("%s is not retained: the retained table would outlive its key", key.Name)
+	}
+	viaDynamoDB := "dynamodb." + sam.Region + ".amazonaws.com"
+	needs := []string{"kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt", "kms:GenerateDataKey", "kms:DescribeKey", "kms:CreateGrant"}
+	for _, action := range needs {
+		s := allows(key.Policy, action, "*", "AWS", "arn:aws:iam::"+sam.AccountID+":root")
+		if s == nil {
+			t.Errorf("%s policy lets no IAM policy of the account grant %s", key.Name, action)
+		} else if dataUse := !slices.Contains([]string{"kms:DescribeKey", "kms:CreateGrant"}, action); dataUse && !slices.Equal(s.Condition["StringEquals"]["kms:ViaService"], []string{viaDynamoDB}) {
+			t.Errorf("%s policy %s: %s without kms:ViaService %s", key.Name, s.Sid, action, viaDynamoDB)
+		}
+	}
+	if allows(key.Policy, "kms:DescribeKey", "*", "Service", "dynamodb.amazonaws.com") == nil {
+		t.Errorf("%s policy: dynamodb.amazonaws.com may not describe the key", key.Name)
+	}
+	users := 0
+	for _, f := range realFunctions(t) {
+		if allows(f.Policies.Statements, "dynamodb:GetItem", "arn:aws:dynamodb:"+sam.Region+":"+sam.AccountID+":table/OrdersTable", "", "") == nil &&
+			allows(f.Policies.Statements, "dynamodb:UpdateItem", "arn:aws:dynamodb:"+sam.Region+":"+sam.AccountID+":table/OrdersTable", "", "") == nil {
+			continue
+		}
+		users++
+		var granted []sam.Statement
+		for _, m := range managed {
+			if slices.Contains(f.Policies.Managed, m.Name) {
+				granted = append(granted, m.Statements...)
+			}
+		}
+		for _, action := range needs {
+			s := allows(granted, action, keyARN(key), "", "")
+			if s == nil {
+				t.Errorf("%s uses the orders table but may not %s with %s", f.Name, action, key.Name)
+			} else if !slices.Equal(s.Condition["StringEquals"]["kms:ViaService"], []string{viaDynamoDB}) {
+				t.Errorf("%s: %s granted by %s without kms:ViaService %s", f.Name, action, s.Sid, viaDynamoDB)
+			}
+		}
+	}
+	if users != 9 {
+		t.Errorf("%d functions use the orders table, want 9 (all but jwks)", users)
+	}
+}
+
 // Every EventBridge schedule retries a bounded time and then sends what it could not
 // deliver to a dead-letter queue of the template, which lets events.amazonaws.com send
 // only for that schedule's rule and has an alarm (Amazon EventBridge User Guide,
@@ -286,6 +372,8 @@ func TestProduction_StateIsRetained(t *testing.T) {
 		}
 		switch {
 		case r.Type == "AWS::DynamoDB::Table", r.Type == "AWS::Logs::LogGroup", strings.HasPrefix(r.Name, "SigningKey"),
+			// The key the retained orders table is encrypted with.
+			r.Name == "OrdersTableKey",
 			r.Type == "AWS::SQS::Queue" && deadLetter[r.Name],
 			// The staff accounts; the console's bucket, which CloudFormation cannot delete
 			// while it holds the uploaded files.

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/awslabs/goformation/v7/cloudformation/iam"
 	"github.com/awslabs/goformation/v7/cloudformation/kms"
 	"github.com/awslabs/goformation/v7/cloudformation/sqs"
 )
@@ -85,6 +86,22 @@ func (t *Template) KMSKeys() ([]KMSKey, error) {
 		policy, err := documentStatements(k.KeyPolicy)
 		key.Policy = policy
 		return key, err
+	})
+}
+
+// ManagedPolicy is an AWS::IAM::ManagedPolicy: its logical id (what a function's
+// Policies entry !Ref names, resolved locally) and its statements.
+type ManagedPolicy struct {
+	Name       string
+	Statements []Statement
+}
+
+// ManagedPolicies returns every AWS::IAM::ManagedPolicy, sorted by Name. An error names
+// a policy whose PolicyDocument is not an IAM policy document.
+func (t *Template) ManagedPolicies() ([]ManagedPolicy, error) {
+	return inIDOrder("managed policy", t.cf.GetAllIAMManagedPolicyResources(), func(id string, p *iam.ManagedPolicy) (ManagedPolicy, error) {
+		statements, err := documentStatements(p.PolicyDocument)
+		return ManagedPolicy{Name: id, Statements: statements}, err
 	})
 }
 

@@ -1,6 +1,7 @@
 package sam
 
 import (
+	"cmp"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -42,10 +43,16 @@ type TableSettings struct {
 	// DeletionProtection reports DeletionProtectionEnabled: DynamoDB refuses to
 	// delete the table until it is turned off.
 	DeletionProtection bool
+	// KMSKey is SSESpecification.KMSMasterKeyId (resolved: a key of the template is
+	// its local ARN, see [Template]) when SSEEnabled with SSEType KMS: the table is
+	// encrypted at rest with that key; "" when it keeps the AWS owned key (DynamoDB
+	// Developer Guide, "Encryption at rest: how it works"). A KMS table without
+	// KMSMasterKeyId (the AWS managed key aws/dynamodb) reads "alias/aws/dynamodb".
+	KMSKey string
 }
 
-// TableSettings returns the TTL, point-in-time recovery, deletion policy and deletion
-// protection of every AWS::DynamoDB::Table, sorted by Name (the logical id). It never
+// TableSettings returns the TTL, point-in-time recovery, deletion policy, deletion
+// protection and encryption key of every AWS::DynamoDB::Table, sorted by Name (the logical id). It never
 // fails today; the error is there so that it can grow checks without changing callers.
 func (t *Template) TableSettings() ([]TableSettings, error) {
 	return inIDOrder("table", t.cf.GetAllDynamoDBTableResources(), func(id string, table *cfndynamodb.Table) (TableSettings, error) {
@@ -56,6 +63,9 @@ func (t *Template) TableSettings() ([]TableSettings, error) {
 		}
 		if pitr := table.PointInTimeRecoverySpecification; pitr != nil {
 			s.PointInTimeRecovery = aws.ToBool(pitr.PointInTimeRecoveryEnabled)
+		}
+		if sse := table.SSESpecification; sse != nil && sse.SSEEnabled && aws.ToString(sse.SSEType) == "KMS" {
+			s.KMSKey = cmp.Or(aws.ToString(sse.KMSMasterKeyId), "alias/aws/dynamodb")
 		}
 		return s, nil
 	})
