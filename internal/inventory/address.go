@@ -6,10 +6,12 @@ import (
 	"unicode/utf8"
 )
 
-// Address is where an order's parcel goes: the fields wx.chooseAddress returns, so the
-// mini-program passes them through ("wx.chooseAddress", success: userName, postalCode,
-// provinceName, cityName, countyName, detailInfo, telNumber;
+// Address is where an order's parcel goes: what wx.chooseAddress returns, so the
+// mini-program passes its answer through unchanged ("wx.chooseAddress", object.success
+// res: userName, postalCode, provinceName, cityName, countyName, streetName,
+// detailInfo, detailInfoNew, nationalCode, telNumber, errMsg;
 // https://developers.weixin.qq.com/miniprogram/dev/api/open-api/address/wx.chooseAddress.html).
+// The fields below are kept; PickerOnlyFields are taken and not kept.
 // It is personal data: the owner's order view and the merchant's order view show it
 // whole, lists show Masked, and it never goes to logs, alerts or metrics.
 type Address struct {
@@ -18,9 +20,22 @@ type Address struct {
 	ProvinceName string `json:"provinceName" dynamodbav:"provinceName"`                 // 1..MaxAddressName characters
 	CityName     string `json:"cityName" dynamodbav:"cityName"`                         // 1..MaxAddressName characters
 	CountyName   string `json:"countyName" dynamodbav:"countyName,omitempty"`           // 0..MaxAddressName characters (some cities have none)
+	StreetName   string `json:"streetName,omitempty" dynamodbav:"streetName,omitempty"` // the fourth level (街道, 镇), 0..MaxAddressName characters; newer pickers only
 	DetailInfo   string `json:"detailInfo,omitempty" dynamodbav:"detailInfo"`           // street and house, 1..MaxAddressDetail characters
 	PostalCode   string `json:"postalCode,omitempty" dynamodbav:"postalCode,omitempty"` // optional, up to 10 ASCII digits
 }
+
+// PickerOnlyFields are the fields of wx.chooseAddress's answer that an address takes
+// and does not keep, so that the client may send the answer as it is: detailInfoNew
+// (the new picker's form of detailInfo, which is kept), nationalCode (the country
+// code: the shop ships within one country) and errMsg (the call's result,
+// "chooseAddress:ok"). Each must be a string of at most MaxAddressDetail characters
+// of text, or empty.
+var PickerOnlyFields = []string{"detailInfoNew", "nationalCode", "errMsg"}
+
+// ValidPickerOnly reports whether v may be the value of one of PickerOnlyFields:
+// empty, or text (see Validate) of at most MaxAddressDetail characters.
+func ValidPickerOnly(v string) bool { return v == "" || validText(v, MaxAddressDetail) }
 
 // Address bounds, in characters.
 const (
@@ -64,6 +79,7 @@ func (a Address) Validate() error {
 		{"provinceName", a.ProvinceName, MaxAddressName, false},
 		{"cityName", a.CityName, MaxAddressName, false},
 		{"countyName", a.CountyName, MaxAddressName, true},
+		{"streetName", a.StreetName, MaxAddressName, true},
 		{"detailInfo", a.DetailInfo, MaxAddressDetail, false},
 	} {
 		if f.optional && f.value == "" {
@@ -128,7 +144,8 @@ func MaskPhone(s string) string {
 }
 
 // Masked is a as lists show it: the consignee's first character then '*', the phone
-// masked (MaskPhone), the province, city and county; no street and no postal code.
+// masked (MaskPhone), the province, city and county; no street (neither streetName
+// nor detailInfo) and no postal code.
 func (a Address) Masked() Address {
 	name := ""
 	if r, n := utf8.DecodeRuneInString(a.UserName); n > 0 {

@@ -30,6 +30,8 @@ func TestAddress_Validate_NamesTheBadField(t *testing.T) {
 		{"telNumber", func(a *inventory.Address) { a.TelNumber = "189-1234-abcd" }},
 		{"telNumber", func(a *inventory.Address) { a.TelNumber = strings.Repeat("1", 21) }},
 		{"postalCode", func(a *inventory.Address) { a.PostalCode = "51000a" }},
+		{"streetName", func(a *inventory.Address) { a.StreetName = strings.Repeat("街", 41) }},
+		{"streetName", func(a *inventory.Address) { a.StreetName = "新港\n街道" }},
 	} {
 		a := goodAddress()
 		tc.edit(&a)
@@ -61,7 +63,9 @@ func TestMaskPhone_KeepsTheLastFourDigits(t *testing.T) {
 }
 
 func TestAddress_Masked_DropsStreetAndPhone(t *testing.T) {
-	m := goodAddress().Masked()
+	a := goodAddress()
+	a.StreetName = "新港街道"
+	m := a.Masked()
 	want := inventory.Address{UserName: "张*", TelNumber: "189****1234", ProvinceName: "广东省", CityName: "广州市", CountyName: "海珠区"}
 	if m != want {
 		t.Errorf("Masked = %+v, want %+v", m, want)

@@ -66,27 +66,41 @@ func decodeOrder(body []byte, allowed []string) (orderBody, error) {
 // consignee): the shape error messages show, and what tools that place orders send.
 const ExampleAddress = `{"userName":"李四","telNumber":"13800138000","provinceName":"广东省","cityName":"广州市","countyName":"天河区","detailInfo":"天河路1号","postalCode":"510000"}`
 
-// DecodeAddress reads raw, a body's "address", strictly: an object of exactly the
-// string fields userName, telNumber, provinceName, cityName, countyName, detailInfo
-// and optionally postalCode (what wx.chooseAddress returns), checked by
-// inventory.Address.Validate. Every error is an *inventory.InvalidRequestError naming
-// the field; none repeats a value.
+// DecodeAddress reads raw, a body's "address", strictly: an object of the string
+// fields userName, telNumber, provinceName, cityName, countyName, detailInfo and
+// optionally postalCode and streetName (kept), and optionally
+// inventory.PickerOnlyFields (taken, checked and dropped): what wx.chooseAddress
+// returns, so its answer passes through unchanged. Any other field is refused. The
+// kept fields are checked by inventory.Address.Validate. Every error is an
+// *inventory.InvalidRequestError naming the field; none repeats a value.
 func DecodeAddress(raw json.RawMessage) (*inventory.Address, error) {
 	var fields map[string]json.RawMessage
 	if err := httpapi.DecodeStrict(raw, &fields); err != nil || fields == nil {
 		return nil, inventory.InvalidError("address must be an object like %s", ExampleAddress)
 	}
-	_, postal := fields["postalCode"]
-	if !postal {
-		fields["postalCode"] = json.RawMessage(`""`)
+	for _, name := range inventory.PickerOnlyFields {
+		v, given := fields[name]
+		if !given {
+			continue
+		}
+		var s string
+		if err := httpapi.DecodeStrict(v, &s); err != nil || !inventory.ValidPickerOnly(s) {
+			return nil, inventory.InvalidError("address.%s must be a string of at most %d characters of text", name, inventory.MaxAddressDetail)
+		}
+		delete(fields, name)
 	}
-	if err := httpapi.OnlyFields(fields, "userName", "telNumber", "provinceName", "cityName", "countyName", "detailInfo", "postalCode"); err != nil {
+	for _, optional := range []string{"postalCode", "streetName"} {
+		if _, given := fields[optional]; !given {
+			fields[optional] = json.RawMessage(`""`)
+		}
+	}
+	if err := httpapi.OnlyFields(fields, "userName", "telNumber", "provinceName", "cityName", "countyName", "streetName", "detailInfo", "postalCode"); err != nil {
 		return nil, inventory.InvalidError("address: %s; example: %s", err.Error(), ExampleAddress)
 	}
 	var a inventory.Address
 	for name, dst := range map[string]*string{
 		"userName": &a.UserName, "telNumber": &a.TelNumber, "provinceName": &a.ProvinceName, "cityName": &a.CityName,
-		"countyName": &a.CountyName, "detailInfo": &a.DetailInfo, "postalCode": &a.PostalCode,
+		"countyName": &a.CountyName, "streetName": &a.StreetName, "detailInfo": &a.DetailInfo, "postalCode": &a.PostalCode,
 	} {
 		if err := httpapi.DecodeStrict(fields[name], dst); err != nil {
 			return nil, inventory.InvalidError("address.%s must be a string", name)

@@ -1,6 +1,7 @@
 package orders
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -52,6 +53,26 @@ func TestDecodeCart_MergesManyRawLinesOfOneSKU(t *testing.T) {
 	}
 }
 
+// wx.chooseAddress's whole answer, as the picker gives it (its page lists userName,
+// postalCode, provinceName, cityName, countyName, streetName, detailInfo,
+// detailInfoNew, nationalCode, telNumber, errMsg), passes through: the address fields
+// are kept, streetName included; detailInfoNew, nationalCode and errMsg are dropped.
+func TestDecodeAddress_TakesTheWholeAnswerOfWxChooseAddress(t *testing.T) {
+	picker := `{"errMsg":"chooseAddress:ok","userName":"张三","nationalCode":"510000","telNumber":"18912341234","postalCode":"510000","provinceName":"广东省","cityName":"广州市","countyName":"海珠区","streetName":"新港街道","detailInfo":"新港中路397号","detailInfoNew":"新港街道新港中路397号"}`
+	a, err := DecodeAddress(json.RawMessage(picker))
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	want := inventory.Address{UserName: "张三", TelNumber: "18912341234", ProvinceName: "广东省", CityName: "广州市", CountyName: "海珠区",
+		StreetName: "新港街道", DetailInfo: "新港中路397号", PostalCode: "510000"}
+	if *a != want {
+		t.Errorf("decoded %+v, want %+v", *a, want)
+	}
+	if out, _ := json.Marshal(a); strings.Contains(string(out), "errMsg") || strings.Contains(string(out), "detailInfoNew") || strings.Contains(string(out), "nationalCode") {
+		t.Errorf("kept what is not kept: %s", out)
+	}
+}
+
 func TestDecodeOrder_ReadsTheAddressAsWxChooseAddressGivesIt(t *testing.T) {
 	body := `{"items":[{"skuId":"vase","qty":1}],"address":{"userName":"张三","telNumber":"18912341234","provinceName":"广东省","cityName":"广州市","countyName":"海珠区","detailInfo":"新港中路397号"}}`
 	in, err := decodeOrder([]byte(body), nil)
@@ -59,11 +80,14 @@ func TestDecodeOrder_ReadsTheAddressAsWxChooseAddressGivesIt(t *testing.T) {
 		t.Fatalf("decode: %+v %v", in.address, err)
 	}
 	for want, addr := range map[string]string{
-		"address must be":   `null`,
-		"nationalCode":      `{"userName":"张三","telNumber":"18912341234","provinceName":"广东省","cityName":"广州市","countyName":"海珠区","detailInfo":"x","nationalCode":"440105"}`,
-		"detailInfo":        `{"userName":"张三","telNumber":"18912341234","provinceName":"广东省","cityName":"广州市","countyName":"海珠区"}`,
-		"address.telNumber": `{"userName":"张三","telNumber":18912341234,"provinceName":"广东省","cityName":"广州市","countyName":"海珠区","detailInfo":"x"}`,
-		"address.userName":  `{"userName":"","telNumber":"18912341234","provinceName":"广东省","cityName":"广州市","countyName":"海珠区","detailInfo":"x"}`,
+		"address must be":    `null`,
+		"nationalCode":       `{"userName":"张三","telNumber":"18912341234","provinceName":"广东省","cityName":"广州市","countyName":"海珠区","detailInfo":"x","nationalCode":440105}`,
+		"errMsg":             `{"userName":"张三","telNumber":"18912341234","provinceName":"广东省","cityName":"广州市","countyName":"海珠区","detailInfo":"x","errMsg":"a\u0000b"}`,
+		"unknown field":      `{"userName":"张三","telNumber":"18912341234","provinceName":"广东省","cityName":"广州市","countyName":"海珠区","detailInfo":"x","idCard":"x"}`,
+		"address.streetName": `{"userName":"张三","telNumber":"18912341234","provinceName":"广东省","cityName":"广州市","countyName":"海珠区","streetName":"` + strings.Repeat("街", 41) + `","detailInfo":"x"}`,
+		"detailInfo":         `{"userName":"张三","telNumber":"18912341234","provinceName":"广东省","cityName":"广州市","countyName":"海珠区"}`,
+		"address.telNumber":  `{"userName":"张三","telNumber":18912341234,"provinceName":"广东省","cityName":"广州市","countyName":"海珠区","detailInfo":"x"}`,
+		"address.userName":   `{"userName":"","telNumber":"18912341234","provinceName":"广东省","cityName":"广州市","countyName":"海珠区","detailInfo":"x"}`,
 	} {
 		_, err := decodeOrder([]byte(`{"items":[{"skuId":"vase","qty":1}],"address":`+addr+`}`), nil)
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "18912341234") {

@@ -22,6 +22,13 @@ const (
 	RouteMine  = "GET /orders"
 	// RouteAddress is the owner's change of an order's address.
 	RouteAddress = "PATCH /orders/{orderId}/address"
+	// RouteAddressPut is RouteAddress for the mini-program, whose wx.request sends no
+	// PATCH (its method takes OPTIONS, GET, HEAD, POST, PUT, DELETE, TRACE and CONNECT:
+	// "wx.request", object.method,
+	// https://developers.weixin.qq.com/miniprogram/dev/api/network/request/wx.request.html).
+	// The body is the whole address either way, so PUT's replace is what PATCH does;
+	// ChangeAddress serves both.
+	RouteAddressPut = "PUT /orders/{orderId}/address"
 )
 
 // MaxBodyBytes is the largest POST /orders body accepted (docs/contract.md, "POST
@@ -142,10 +149,11 @@ func (r *Checkout) Get(ctx context.Context, req events.APIGatewayV2HTTPRequest) 
 	return httpapi.JSON(http.StatusOK, httpapi.Order(order)), nil
 }
 
-// maxAddressBodyBytes bounds a PATCH /orders/{orderId}/address body.
+// maxAddressBodyBytes bounds a PATCH or PUT /orders/{orderId}/address body.
 const maxAddressBodyBytes = 4 << 10
 
-// ChangeAddress serves RouteAddress (docs/contract.md, "PATCH /orders/{orderId}/address"):
+// ChangeAddress serves RouteAddress and RouteAddressPut alike (docs/contract.md,
+// "PATCH /orders/{orderId}/address"):
 // the body is an address as POST /orders takes it (DecodeAddress); the caller's own
 // order gets it while it is PENDING or PAID and nothing of it has shipped (200 with the
 // order; the same address again is 200 too, whenever); 409 ADDRESS_LOCKED after the

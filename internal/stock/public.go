@@ -65,13 +65,17 @@ type publicJSON struct {
 	SaleStartsAt string `json:"saleStartsAt,omitempty"`
 	// Delivery is "express" (an order of it needs an address) or "none".
 	Delivery string `json:"delivery"`
+	// LimitPerUser is the most units one buyer may hold over their open and paid
+	// orders (a cart shows it before checkout; beyond it POST /orders answers
+	// LIMIT_EXCEEDED); absent when the merchant set no limit.
+	LimitPerUser int `json:"limitPerUser,omitempty"`
 }
 
 func publicView(sku *inventory.SKU, now time.Time) publicJSON {
 	v := publicJSON{
 		SKU: sku.ID, Name: sku.Name, Price: sku.Price, Currency: sku.Currency,
 		Status: string(sku.Status(now)), Available: sku.Sellable(now),
-		Delivery: sku.Delivery,
+		Delivery: sku.Delivery, LimitPerUser: sku.LimitPerUser,
 	}
 	if !sku.SaleStartsAt.IsZero() {
 		v.SaleStartsAt = sku.SaleStartsAt.UTC().Format(time.RFC3339Nano)

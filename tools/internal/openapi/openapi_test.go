@@ -54,6 +54,7 @@ func TestLoad_DocumentHasEveryRoute(t *testing.T) {
 		"GET /orders":                                               "jwt",
 		"GET /orders/{orderId}":                                     "jwt",
 		"PATCH /orders/{orderId}/address":                           "jwt",
+		"PUT /orders/{orderId}/address":                             "jwt",
 		"POST /orders/{orderId}/pay":                                "jwt",
 		"POST /orders/{orderId}/cancel":                             "jwt",
 		"POST /orders/{orderId}/refund":                             "jwt",

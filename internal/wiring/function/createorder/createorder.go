@@ -74,6 +74,7 @@ var table = wiring.Define("CreateOrderFunction", "createOrder",
 	wiring.Route(orders.RouteGet, func(b built) httpapi.Route { return b.checkout.Get }),
 	wiring.Route(orders.RouteMine, func(b built) httpapi.Route { return b.checkout.Mine }),
 	wiring.Route(orders.RouteAddress, func(b built) httpapi.Route { return b.checkout.ChangeAddress }),
+	wiring.Route(orders.RouteAddressPut, func(b built) httpapi.Route { return b.checkout.ChangeAddress }),
 	wiring.Route(stock.RouteShow, func(b built) httpapi.Route { return b.public.Show }),
 	wiring.Route(stock.RoutePublicList, func(b built) httpapi.Route { return b.public.List }),
 )

@@ -153,3 +153,78 @@ func TestChangeAddress_ByTheOwnerUntilTheFirstShipment(t *testing.T) {
 		t.Errorf("the applied change repeated after shipping: %d, want 200", status)
 	}
 }
+
+// The mini-program's wx.request sends no PATCH (its method takes OPTIONS, GET, HEAD,
+// POST, PUT, DELETE, TRACE, CONNECT), so PUT on the same path is the same change, with
+// the same answers; and its body is read as JSON whatever the Content-Type says, as
+// every JSON route's (docs/contract.md, Conventions).
+func TestChangeAddress_PutIsPatchForTheMiniProgram(t *testing.T) {
+	stack := stacktest.New(t, stacktest.Options{Seed: parcelSeed, SQS: true})
+	id := stack.Order(t, "alice", `{"items":[{"skuId":"vase","qty":1}],"address":`+addr+`}`)
+	moved := strings.Replace(addr, street, "阅江西路222号", 1)
+	if status, out := stack.Call(t, http.MethodPut, "/orders/"+id+"/address", "bob", nil, moved); status != http.StatusNotFound || out["code"] != "ORDER_NOT_FOUND" {
+		t.Errorf("another buyer puts it: %d %v, want 404", status, out)
+	}
+	if status, out := stack.OutsideContract("bad phone").Call(t, http.MethodPut, "/orders/"+id+"/address", "alice", nil, strings.Replace(moved, phone, "call me", 1)); status != http.StatusBadRequest {
+		t.Errorf("bad phone: %d %v, want 400", status, out)
+	}
+	status, out := stack.OutsideContract("a JSON body sent as text/plain").Call(t, http.MethodPut, "/orders/"+id+"/address", "alice",
+		map[string]string{"Content-Type": "text/plain"}, moved)
+	if a, _ := out["address"].(map[string]any); status != http.StatusOK || a["detailInfo"] != "阅江西路222号" {
+		t.Fatalf("owner puts it as text/plain: %d %v, want 200 with the new address", status, out)
+	}
+	if status, out := stack.OutsideContract("a JSON body sent as text/plain").Call(t, http.MethodPatch, "/orders/"+id+"/address", "alice",
+		map[string]string{"Content-Type": "text/plain; charset=utf-8"}, moved); status != http.StatusOK {
+		t.Errorf("owner patches it as text/plain: %d %v, want 200 as with PUT", status, out)
+	}
+	if _, out := stack.Call(t, http.MethodGet, "/orders/"+id, "alice", nil, ""); out["address"].(map[string]any)["detailInfo"] != "阅江西路222号" {
+		t.Errorf("read back: %v", out["address"])
+	}
+	if status, out := stack.Call(t, http.MethodPost, "/orders/"+id+"/pay", "alice", nil, ""); status != http.StatusOK {
+		t.Fatalf("pay: %d %v", status, out)
+	}
+	if status, out := stack.Call(t, http.MethodPost, "/_local/pay/"+id, "", nil, ""); status != http.StatusNoContent {
+		t.Fatalf("local pay: %d %v", status, out)
+	}
+	if status, out := stack.Call(t, http.MethodPost, "/admin/orders/"+id+"/shipments", "", nil,
+		`{"shipmentId":"parcel-1","type":"express","carrier":"YTO","tracking":"YT3750696145732"}`); status != http.StatusAccepted {
+		t.Fatalf("ship: %d %v", status, out)
+	}
+	if status, out := stack.Call(t, http.MethodPut, "/orders/"+id+"/address", "alice", nil, addr); status != http.StatusConflict || out["code"] != "ADDRESS_LOCKED" {
+		t.Errorf("after the first shipment: %d %v, want 409 ADDRESS_LOCKED", status, out)
+	}
+}
+
+// wx.chooseAddress's answer as it is (its page: userName, postalCode, provinceName,
+// cityName, countyName, streetName, detailInfo, detailInfoNew, nationalCode,
+// telNumber, errMsg) is taken by POST /orders and by the address change: streetName
+// is kept with the address fields, detailInfoNew, nationalCode and errMsg are not.
+func TestOrderAddress_TakesWxChooseAddressAnswerAsItIs(t *testing.T) {
+	stack := stacktest.New(t, stacktest.Options{Seed: parcelSeed})
+	picker := `{"errMsg":"chooseAddress:ok","userName":"张三","nationalCode":"510000","telNumber":"` + phone + `","postalCode":"510000","provinceName":"广东省","cityName":"广州市","countyName":"海珠区","streetName":"新港街道","detailInfo":"` + street + `","detailInfoNew":"新港街道` + street + `"}`
+	status, out := stack.Call(t, http.MethodPost, "/orders", "alice", nil, `{"items":[{"skuId":"vase","qty":1}],"address":`+picker+`}`)
+	if status != http.StatusCreated {
+		t.Fatalf("order with the picker's answer: %d %v, want 201", status, out)
+	}
+	id := out["orderId"].(string)
+	for _, method := range []string{http.MethodPatch, http.MethodPut} {
+		if status, out := stack.Call(t, method, "/orders/"+id+"/address", "alice", nil, picker); status != http.StatusOK {
+			t.Errorf("%s with the picker's answer: %d %v, want 200", method, status, out)
+		}
+	}
+	for _, who := range []string{"/orders/" + id, "/admin/orders/" + id} {
+		_, got := stack.Call(t, http.MethodGet, who, "alice", nil, "")
+		a, _ := got["address"].(map[string]any)
+		if a["streetName"] != "新港街道" || a["detailInfo"] != street || a["errMsg"] != nil || a["nationalCode"] != nil || a["detailInfoNew"] != nil {
+			t.Errorf("%s: address %v, want streetName kept and the picker-only fields dropped", who, a)
+		}
+	}
+	_, got := stack.Call(t, http.MethodGet, "/orders", "alice", nil, "")
+	if a := got["orders"].([]any)[0].(map[string]any)["address"].(map[string]any); a["streetName"] != nil {
+		t.Errorf("the list shows the street level: %v", a)
+	}
+	if status, out := stack.OutsideContract("a field wx.chooseAddress does not answer").Call(t, http.MethodPost, "/orders", "alice", nil,
+		`{"items":[{"skuId":"vase","qty":1}],"address":`+strings.Replace(picker, `"errMsg"`, `"idCard":"x","errMsg"`, 1)+`}`); status != http.StatusBadRequest {
+		t.Errorf("an unknown address field: %d %v, want 400", status, out)
+	}
+}
