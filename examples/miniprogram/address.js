@@ -1,5 +1,6 @@
-// The delivery address: wx.chooseAddress opens WeChat's own address picker and answers
-// the fields POST /orders takes as `address` (WeChat developer documentation,
+// The delivery address: wx.chooseAddress opens WeChat's own address picker, whose answer
+// POST /orders takes as `address` and PUT /orders/{orderId}/address as its body, as it
+// is (WeChat developer documentation,
 // wx.chooseAddress: https://developers.weixin.qq.com/miniprogram/dev/api/open-api/address/wx.chooseAddress.html;
 // app.json declares it in requiredPrivateInfos, as that page asks of mini-programs
 // released after 2022-07-14). A buyer who once refused the address permission gets
@@ -20,18 +21,13 @@ const ADDRESS_KEY = 'stockguard.address';
  */
 
 /**
- * fromPicker keeps the fields the API takes (postalCode only when given).
+ * fromPicker: the picker's answer as it is (a copy): the API takes every field
+ * wx.chooseAddress answers.
  * @param {WechatMiniprogram.ChooseAddressSuccessCallbackResult} res
  * @returns {Address}
  */
 function fromPicker(res) {
-  /** @type {Address} */
-  const a = {
-    userName: res.userName, telNumber: res.telNumber, provinceName: res.provinceName,
-    cityName: res.cityName, countyName: res.countyName, detailInfo: res.detailInfo,
-  };
-  if (res.postalCode) a.postalCode = res.postalCode;
-  return a;
+  return { ...res };
 }
 
 /**

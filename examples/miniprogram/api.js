@@ -46,10 +46,14 @@
  * @typedef {{ refundId?: string, outRefundNo?: string, lines?: Line[], amount: number,
  *   status: string, refundedAt?: string, error?: string }} Refund
  *
- * The delivery address as wx.chooseAddress answers it, passed through as POST /orders'
- * `address` (https://developers.weixin.qq.com/miniprogram/dev/api/open-api/address/wx.chooseAddress.html).
+ * The delivery address as wx.chooseAddress answers it, passed through unchanged as POST
+ * /orders' `address` and PUT /orders/{orderId}/address's body
+ * (https://developers.weixin.qq.com/miniprogram/dev/api/open-api/address/wx.chooseAddress.html);
+ * the API keeps streetName with the other address fields and drops detailInfoNew,
+ * nationalCode and errMsg.
  * @typedef {{ userName: string, telNumber: string, provinceName: string, cityName: string,
- *   countyName: string, detailInfo: string, postalCode?: string }} Address
+ *   countyName: string, detailInfo: string, postalCode?: string, streetName?: string,
+ *   detailInfoNew?: string, nationalCode?: string, errMsg?: string }} Address
  *
  * Where the shipping of an order stands (GET /orders/{orderId} `shipping`).
  * @typedef {{ status: 'QUEUED' | 'UPLOADED' | 'FAILED' | 'CANCELLED', uploadedAt?: string,
@@ -109,10 +113,17 @@
  * @property {() => number} [random] in [0, 1) (default Math.random)
  * @property {(ms: number) => Promise<void>} [sleep]
  *
- * @typedef {'GET' | 'POST'} Method
+ * @typedef {'GET' | 'POST' | 'PUT'} Method one of WX_REQUEST_METHODS
  * @typedef {{ data?: WechatMiniprogram.IAnyObject, header?: Record<string, string>,
  *   token?: string }} SendOptions
  */
+
+/**
+ * The methods wx.request sends ("wx.request", object.method 的合法值:
+ * https://developers.weixin.qq.com/miniprogram/dev/api/network/request/wx.request.html).
+ * PATCH is not among them: the address change is PUT /orders/{orderId}/address.
+ */
+const WX_REQUEST_METHODS = Object.freeze(['OPTIONS', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'TRACE', 'CONNECT']);
 
 /** A token is treated as expired this long before its expiresIn runs out (ms). */
 const EXPIRY_MARGIN_MS = 60000;
@@ -425,6 +436,18 @@ function createApi({
       return asBuyer('GET', `/orders/${seg(orderId)}`);
     },
     /**
+     * changeAddress: PUT /orders/{orderId}/address, the order's new delivery address
+     * (wx.chooseAddress's answer as it is), while the order is PENDING or PAID and
+     * nothing of it has shipped; 409 ADDRESS_LOCKED after that. PUT, not PATCH, which
+     * wx.request cannot send (WX_REQUEST_METHODS); the same address again is 200.
+     * @param {string} orderId
+     * @param {Address} address
+     * @returns {Promise<Order>}
+     */
+    changeAddress(orderId, address) {
+      return asBuyer('PUT', `/orders/${seg(orderId)}/address`, { data: address });
+    },
+    /**
      * pay: POST /orders/{orderId}/pay for the wx.requestPayment parameters, then the
      * payment sheet. Resolves once the buyer has paid (the order turns PAID when WeChat
      * Pay's notification reaches the API: see waitForStatus); rejects with
@@ -492,4 +515,4 @@ function createApi({
 
 /** @typedef {ReturnType<typeof createApi>} Api */
 
-module.exports = { createApi, ApiError, RequestError, newIdempotencyKey, headerValue };
+module.exports = { createApi, ApiError, RequestError, newIdempotencyKey, headerValue, WX_REQUEST_METHODS };

@@ -210,6 +210,18 @@ function inTab(order, tab) {
 }
 
 /**
+ * canChangeAddress: the buyer may change the delivery address of a PENDING or PAID order
+ * that has one and of which nothing has shipped (the API's rule: PUT
+ * /orders/{orderId}/address answers 409 ADDRESS_LOCKED after the first shipment).
+ * @param {Order} order
+ * @returns {boolean}
+ */
+function canChangeAddress(order) {
+  return (order.status === 'PENDING' || order.status === 'PAID') && !!order.address && !order.shipping &&
+    !(order.shipments && order.shipments.length > 0);
+}
+
+/**
  * canConfirmReceipt: the confirm-receipt button (WeChat's confirm-receipt component,
  * opened with the transaction id) shows for a PAID order whose shipping WeChat holds
  * (UPLOADED: the component finds no order before that), not yet confirmed.
@@ -293,5 +305,5 @@ function cancelledByBuyer(err) {
 module.exports = {
   yuan, msUntil, countdown, when, canBuy, stockNote, statusText, refunded, canPay, canCancel,
   canRefund, messageFor, definitive, cancelledByBuyer, shipped, receiptState, TABS, inTab,
-  canConfirmReceipt, refundableLines, canAftersale,
+  canConfirmReceipt, refundableLines, canAftersale, canChangeAddress,
 };

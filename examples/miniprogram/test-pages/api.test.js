@@ -137,3 +137,14 @@ test('paging: after= is sent escaped, absent for the first page', async () => {
   assert.equal(wx.requests[0].header.Authorization, undefined);
   assert.equal(wx.requests[2].header.Authorization, `Bearer ${TOKEN}`);
 });
+
+test('wx.request sends none of PATCH (its method list, WX_REQUEST_METHODS): the fake fails it, and changeAddress sends PUT', async () => {
+  const patched = { status: 200, body: { orderId: 'o1' } };
+  const wx = fakeWx({ 'PATCH /orders/o1/address': () => patched, 'PUT /orders/o1/address': () => patched },
+    { storage: { [KEY]: { token: TOKEN, expiresAt: Date.now() + 3_600_000 } } });
+  const failed = await new Promise((resolve) => wx.request({ url: 'https://api.example.test/orders/o1/address', method: 'PATCH', success: () => resolve(''), fail: (e) => resolve(e.errMsg) }));
+  assert.match(failed, /^request:fail/);
+  const { api: a } = api(wx);
+  assert.deepEqual(await a.changeAddress('o1', { userName: '张三', telNumber: '18912341234', provinceName: '广东省', cityName: '广州市', countyName: '', detailInfo: 'x' }), { orderId: 'o1' });
+  assert.deepEqual(calls(wx), ['PATCH /orders/o1/address -', `PUT /orders/o1/address Bearer ${TOKEN}`]);
+});

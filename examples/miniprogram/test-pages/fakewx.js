@@ -2,13 +2,16 @@
 // the API would; logins, subscribe-message dialogs, payments, navigation, modals and
 // storage are recorded.
 'use strict';
+const { WX_REQUEST_METHODS } = require('../api.js');
 
 /**
  * fakeWx is a wx whose request answers from routes: { 'GET /skus/cup-01': handler } where
  * a handler gets { method, path, query, data, header } and returns { status, body,
  * header? } (or throws { errMsg } for a failed wx.request). A route key may end with '*'
- * to match any rest of the path. Every request is recorded in wx.requests; navigation,
- * modals, payment and storage are recorded too.
+ * to match any rest of the path. A method wx.request does not send (PATCH: see
+ * api.js WX_REQUEST_METHODS) fails the request, as nothing would reach the API; the
+ * failure's text is ours, the page does not give one. Every request is recorded in
+ * wx.requests; navigation, modals, payment and storage are recorded too.
  */
 function fakeWx(routes, {
   storage = {}, modal = true, payment = 'ok', date, subscribe = {}, address = [], settings = {}, businessView = 'success',
@@ -26,6 +29,10 @@ function fakeWx(routes, {
       const u = new URL(url);
       const req = { method, path: u.pathname, query: Object.fromEntries(u.searchParams), data, header };
       wx.requests.push(req);
+      if (!WX_REQUEST_METHODS.includes(method)) {
+        setImmediate(() => fail({ errMsg: `request:fail invalid method ${method}` }));
+        return;
+      }
       const key = `${method} ${u.pathname}`;
       const handler = routes[key] || Object.entries(routes).find(([k]) => k.endsWith('*') && key.startsWith(k.slice(0, -1)))?.[1];
       wx.inflight++;

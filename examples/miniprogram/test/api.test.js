@@ -13,7 +13,7 @@ const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
 const crypto = require('node:crypto');
-const { createApi, ApiError } = require('../api.js');
+const { createApi, ApiError, WX_REQUEST_METHODS } = require('../api.js');
 const { msUntil } = require('../view.js');
 
 const SESSION = 'stockguard.session'; // api.js's storage key
@@ -66,6 +66,7 @@ function shim(name, storage = {}) {
   const prepaid = new Map(); // package → order id, as WeChat knows an order by its prepay_id
   const wx = { requests: [], sent: [], answers: [], logins: 0, storage };
   async function request({ url, method = 'GET', data, header = {}, success, fail }) {
+    if (!WX_REQUEST_METHODS.includes(method)) return fail({ errMsg: `request:fail invalid method ${method}` }); // as wx.request's page allows
     try {
       wx.sent.push({ method, path: new URL(url).pathname, header: { ...header } });
       const res = await fetch(url, { method, headers: header, body: data === undefined ? undefined : JSON.stringify(data) });
@@ -325,6 +326,19 @@ test('listOrders with a kept token the stack refuses: 401 → one silent sign-in
   assert.deepEqual(page.orders, []);
   assert.equal(wx.logins, 1);
   assert.deepEqual(wx.requests, ['GET /orders 401', 'POST /auth/wechat 200', 'GET /orders 200']);
+});
+
+test('changeAddress: PUT with wx.chooseAddress\'s answer as it is; the order keeps the address fields, not errMsg', async () => {
+  const api = createApi({ baseURL, wx: shim('mona') });
+  const order = await api.createOrder([{ skuId: 'cup-01', qty: 1 }], undefined, [], HOME);
+  const picked = {
+    ...HOME, detailInfo: '阅江西路222号', streetName: '新港街道', detailInfoNew: '新港街道阅江西路222号',
+    nationalCode: '510000', errMsg: 'chooseAddress:ok',
+  };
+  const changed = await api.changeAddress(order.orderId, picked);
+  const kept = { ...HOME, detailInfo: '阅江西路222号', streetName: '新港街道' };
+  assert.deepEqual(changed.address, kept);
+  assert.deepEqual((await api.getOrder(order.orderId)).address, kept);
 });
 
 test('a cart of two SKUs is one order with the address, shown whole to its owner; without the address it is refused', async () => {

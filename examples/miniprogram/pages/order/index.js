@@ -5,7 +5,9 @@
 // allow: Pay and Cancel while PENDING; Refund while PAID within the shop's refund window
 // (config.js refundWindowSeconds, the API's UserRefundWindow) with something left to
 // refund and nothing shipped; 申请售后 while PAID with something left to refund; 确认收货
-// once WeChat holds the shipping (view.js canConfirmReceipt).
+// once WeChat holds the shipping (view.js canConfirmReceipt); 更换 (the address) while
+// PENDING or PAID and nothing shipped (view.js canChangeAddress): WeChat's address picker,
+// then PUT /orders/{orderId}/address with its answer (wx.request sends no PATCH).
 //
 // 确认收货 opens WeChat's own confirm-receipt component (WeChat developer documentation,
 // 小程序确认收货组件接入说明: wx.openBusinessView with businessType 'weappOrderConfirm' and
@@ -17,9 +19,9 @@
 'use strict';
 const {
   yuan, when, statusText, refunded, canPay, canCancel, canRefund, messageFor, receiptState,
-  canConfirmReceipt, canAftersale,
+  canConfirmReceipt, canAftersale, canChangeAddress,
 } = require('../../view.js');
-const { addressLines } = require('../../address.js');
+const { addressLines, pickAddress } = require('../../address.js');
 const { strings, t } = require('../../i18n.js');
 
 /** @type {WechatMiniprogram.App.Instance<import('../../app.js').AppOption>} */
@@ -34,7 +36,7 @@ const app = getApp();
  *   address: { who: string, where: string } | null, shipments: ShipmentRow[], receipt: string,
  *   aftersales: { id: string, text: string }[],
  *   canPay: boolean, canCancel: boolean, canRefund: boolean, canConfirm: boolean,
- *   canAftersale: boolean, busy: boolean,
+ *   canAftersale: boolean, canChangeAddress: boolean, busy: boolean,
  *   error: string, orderLabel: string, t: import('../../i18n.js').Table }} Data
  */
 
@@ -60,7 +62,7 @@ Page({
     order: null, status: '', amount: '', placed: '', lines: [], refunds: [], refunded: '',
     address: null, shipments: [], receipt: '', aftersales: [],
     canPay: false, canCancel: false, canRefund: false, canConfirm: false, canAftersale: false,
-    busy: false, error: '', orderLabel: '', t: strings(),
+    canChangeAddress: false, busy: false, error: '', orderLabel: '', t: strings(),
   }),
   orderId: '',
 
@@ -118,6 +120,7 @@ Page({
       })),
       canConfirm: !this.data.busy && canConfirmReceipt(order),
       canAftersale: !this.data.busy && canAftersale(order),
+      canChangeAddress: !this.data.busy && canChangeAddress(order),
       canPay: !this.data.busy && canPay(order, now),
       canCancel: !this.data.busy && canCancel(order),
       canRefund: !this.data.busy && canRefund(order, now, app.refundWindowSeconds),
@@ -142,6 +145,27 @@ Page({
       success: () => this.load(), // whatever the component says: the API's receipt
       fail: (/** @type {{ errMsg: string }} */ err) => this.setData({ error: messageFor(err) }),
     });
+  },
+
+  /**
+   * changeAddress: WeChat's address picker, then the order's new address (PUT); a closed
+   * picker or a refused permission changes nothing.
+   */
+  async changeAddress() {
+    if (this.data.busy) return;
+    try {
+      const address = await pickAddress(wx);
+      if (!address) return;
+      this.setData({ busy: true, error: '', canChangeAddress: false });
+      const order = await app.api.changeAddress(this.orderId, address);
+      this.setData({ busy: false });
+      this.show(order);
+    } catch (err) {
+      const busy = this.data.busy;
+      this.setData({ busy: false });
+      if (busy) await this.load(); // what the order is now, e.g. shipped meanwhile
+      this.setData({ error: messageFor(err) });
+    }
   },
 
   aftersale() {

@@ -85,10 +85,11 @@ test('no address yet: the order waits for one; wx.chooseAddress\'s fields go wit
   await settle(wx);
   assert.equal(wx.addressAsks, 1);
   assert.equal(text(page, '#who'), '张三 18912341234');
-  assert.deepEqual(wx.storage['stockguard.address'], home); // nationalCode and errMsg left out
+  const picked = { ...home, nationalCode: '156', errMsg: 'chooseAddress:ok' }; // the picker's whole answer: the API takes it
+  assert.deepEqual(wx.storage['stockguard.address'], picked);
   await tap(page, '#submit');
   await settle(wx);
-  assert.deepEqual(wx.requests.filter((r) => r.method === 'POST')[0].data.address, home);
+  assert.deepEqual(wx.requests.filter((r) => r.method === 'POST')[0].data.address, picked);
 });
 
 test('the address permission refused: the buyer is told and sent to the settings; given there, the picker opens again', async () => {

@@ -197,3 +197,59 @@ test('申请售后 opens the after-sale page; the requests made are listed', asy
   await tap(page, '#aftersale');
   assert.deepEqual(wx.navigations, [{ how: 'navigateTo', url: '/pages/aftersale/index?orderId=o123456' }]);
 });
+
+test('更换 the address: WeChat\'s picker, then PUT with its answer as it is (wx.request sends no PATCH), and the order it answers', async (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-03-01T12:10:00Z') });
+  const moved = { ...home, detailInfo: '阅江西路222号', streetName: '新港街道' };
+  const wx = fakeWx({
+    'GET /orders/o123456': json(200, paid({ address: home })),
+    'PUT /orders/o123456/address': (req) => ({ status: 200, body: paid({ address: { ...moved, userName: req.data.userName } }) }),
+  }, { storage: signedIn(), address: [moved] });
+  const { page } = openPage('order', { wx, query: { orderId: 'o123456' } });
+  await settle(wx);
+  assert.equal(text(page, '#change-address'), '更换');
+  await tap(page, '#change-address');
+  await settle(wx);
+  const put = wx.requests.at(-1);
+  assert.equal(put.method, 'PUT');
+  assert.equal(put.path, '/orders/o123456/address');
+  assert.deepEqual(put.data, { ...moved, nationalCode: '156', errMsg: 'chooseAddress:ok' }); // the picker's answer as it is
+  assert.equal(text(page, '#where'), '广东省广州市海珠区阅江西路222号');
+  assert.equal(text(page, '#error'), '');
+});
+
+test('更换: the picker closed changes nothing', async (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-03-01T12:10:00Z') });
+  const wx = fakeWx({ 'GET /orders/o123456': json(200, order({ address: home })) }, { storage: signedIn(), address: ['cancel'] });
+  const { page } = openPage('order', { wx, query: { orderId: 'o123456' } });
+  await settle(wx);
+  await tap(page, '#change-address');
+  await settle(wx);
+  assert.deepEqual(wx.requests.map((r) => r.method), ['GET']);
+  assert.equal(text(page, '#error'), '');
+});
+
+for (const [name, body] of [
+  ['shipped', shipped()], ['shipping queued', paid({ address: home, shipping: { status: 'QUEUED' } })],
+  ['cancelled', order({ status: 'CANCELLED', address: home })], ['without an address', paid()],
+]) {
+  test(`no 更换 for an order ${name}`, async (t) => {
+    const { page } = await detail(t, body);
+    assert.equal(el(page, '#change-address'), undefined);
+  });
+}
+
+test('更换 refused because the order shipped meanwhile: the message, and the order read again', async (t) => {
+  t.mock.timers.enable({ apis: ['Date'], now: Date.parse('2026-03-01T12:10:00Z') });
+  let reads = 0;
+  const wx = fakeWx({
+    'GET /orders/o123456': () => ({ status: 200, body: ++reads === 1 ? paid({ address: home }) : shipped() }),
+    'PUT /orders/o123456/address': json(409, { code: 'ADDRESS_LOCKED', message: 'locked' }),
+  }, { storage: signedIn(), address: [home] });
+  const { page } = openPage('order', { wx, query: { orderId: 'o123456' } });
+  await settle(wx);
+  await tap(page, '#change-address');
+  await settle(wx);
+  assert.equal(text(page, '#error'), '订单已发货或已关闭，收货地址无法再修改。');
+  assert.equal(el(page, '#change-address'), undefined);
+});
