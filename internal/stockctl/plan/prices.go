@@ -39,7 +39,8 @@ type Prices struct {
 // (OrdersTableKey, DynamoDB encryption at rest), the alerts topic's (AlertsKey) and the
 // login signing key (SigningKeyA; SigningKeyB too during a rotation). Symmetric
 // requests, such as DynamoDB's to the orders table's key, cost $0.03 per 10,000, and
-// DynamoDB caches a caller's table key for up to 5 minutes, so they are left out.
+// DynamoDB asks KMS for a caller's table key again only after 5 minutes without use
+// (AWS KMS Developer Guide, "How Amazon DynamoDB uses AWS KMS"), so they are left out.
 const (
 	KMSKeyUSDPerMonth = 1.00
 	StackKMSKeys      = 3
