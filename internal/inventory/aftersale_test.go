@@ -2,6 +2,7 @@ package inventory_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,5 +181,15 @@ func TestRequestAftersale_BoundedPerOrder(t *testing.T) {
 	}
 	if _, _, err := o.RequestAftersale(inventory.AftersaleRequest{ID: "one-more", Kind: inventory.AftersaleRefund, Reason: "x"}, now); !errors.Is(err, inventory.ErrRefundNotAllowed) {
 		t.Errorf("after-sale %d: %v, want ErrRefundNotAllowed", inventory.MaxAftersalesPerOrder+1, err)
+	}
+}
+
+func TestBuyerRefund_OfAShippedOrderPointsToTheAftersaleRoute(t *testing.T) {
+	o := paidForAftersale()
+	o.Shipping = &inventory.Shipping{Status: inventory.ShippingQueued, Shipments: []inventory.Shipment{{ID: "s1", Logistics: inventory.LogisticsExpress}}}
+	_, err := o.RefundStep(inventory.RefundRequest{Requester: inventory.Buyer, Goods: inventory.ReturnGoods}, time.Hour, t0.Add(2*time.Minute))
+	var refusal *inventory.RefusalError
+	if !errors.Is(err, inventory.ErrRefundNotAllowed) || !errors.As(err, &refusal) || !strings.Contains(refusal.Reason, "POST /orders/order-1/aftersales") {
+		t.Errorf("buyer's refund of a shipped order: %v; want REFUND_NOT_ALLOWED naming the after-sale route", err)
 	}
 }
