@@ -404,8 +404,8 @@ func TestStockctl_CommandHelpNeedsNoEndpoint(t *testing.T) {
 		name, args, _ := strings.Cut(strings.TrimSpace(line), " ")
 		synopses[name] = strings.TrimSpace(args)
 	}
-	if len(synopses) != 17 {
-		t.Fatalf("stockctl -h lists %d commands, want 17:\n%s", len(synopses), out.String())
+	if len(synopses) != 18 {
+		t.Fatalf("stockctl -h lists %d commands, want 18:\n%s", len(synopses), out.String())
 	}
 	for name, args := range synopses {
 		for _, argv := range [][]string{{name, "-h"}, {name, "--help"}, {"-o", "json", name, "cup-01", "-h"}} {
