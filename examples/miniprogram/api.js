@@ -68,10 +68,13 @@
  * API's `receipt`, a state or an object with the state and its time.
  * @typedef {string | { status: string, confirmedAt?: string }} Receipt
  *
- * One after-sale request of the buyer.
+ * One after-sale of the buyer (docs/contract.md, POST /orders/{orderId}/aftersales):
+ * REQUESTED, APPROVED (a return-refund waiting for its goods), REJECTED (rejectReason)
+ * or REFUNDING (its refund outRefundNo started, listed in refunds).
  * @typedef {'refund' | 'return-refund'} AftersaleKind
  * @typedef {{ aftersaleId: string, kind: AftersaleKind, status: string, lines?: Line[],
- *   reason?: string }} Aftersale
+ *   reason?: string, images?: string[], requestedAt?: string, decidedAt?: string,
+ *   rejectReason?: string, receivedAt?: string, outRefundNo?: string }} Aftersale
  *
  * An order as its owner sees it: amounts in fen, times RFC 3339. refunds (oldest
  * first) and refundedAmount (what WeChat Pay reported refunded) once it has refunds;
@@ -484,12 +487,13 @@ function createApi({
       return asBuyer('POST', `/orders/${seg(orderId)}/refund`);
     },
     /**
-     * requestAftersale: POST /orders/{orderId}/aftersales, an after-sale request (202,
-     * REQUESTED). aftersaleId is its idempotency key: send the same one again after a
-     * lost answer; lines absent means the whole order.
+     * requestAftersale: POST /orders/{orderId}/aftersales, an after-sale request (202
+     * with the order, the after-sale REQUESTED in its aftersales). aftersaleId (1–54
+     * printable ASCII characters) is its idempotency key: send the same one again after
+     * a lost answer; lines absent means every unit left.
      * @param {string} orderId
-     * @param {{ aftersaleId: string, kind: AftersaleKind, lines?: Line[], reason: string }} request
-     * @returns {Promise<Aftersale>}
+     * @param {{ aftersaleId: string, kind: AftersaleKind, lines?: Line[], reason: string, images?: string[] }} request
+     * @returns {Promise<Order>}
      */
     requestAftersale(orderId, request) {
       return asBuyer('POST', `/orders/${seg(orderId)}/aftersales`, { data: request });

@@ -22,9 +22,10 @@ module.exports = {
   refundWindowSeconds: 0,
   /**
    * The one-time subscribe-message templates the shop sends (the API's
-   * PayReminderTemplateId and RefundDoneTemplateId; the local stack's by default):
-   * checkout asks the buyer for them with wx.requestSubscribeMessage and sends the
-   * accepted ids with the order. [] asks nothing.
+   * PayReminderTemplateId, RefundDoneTemplateId and AftersaleTemplateId; the local
+   * stack's by default): checkout asks the buyer for them with
+   * wx.requestSubscribeMessage (at most 3 at once) and sends the accepted ids with the
+   * order. [] asks nothing.
    */
-  subscribeTemplates: ['local-pay-reminder', 'local-refund-done'],
+  subscribeTemplates: ['local-pay-reminder', 'local-refund-done', 'local-aftersale'],
 };

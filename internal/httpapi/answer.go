@@ -45,6 +45,26 @@ type OrderJSON struct {
 	// Address is where the parcel goes: whole in one order's view (the owner's, the
 	// merchant's), masked in lists (ListedOrder); absent when the order has none.
 	Address *inventory.Address `json:"address,omitempty"`
+	// Aftersales are the buyer's after-sales, oldest first; absent when none.
+	Aftersales []AftersaleJSON `json:"aftersales,omitempty"`
+}
+
+// AftersaleJSON is one after-sale of an order (docs/contract.md, "POST
+// /orders/{orderId}/aftersales"): what was asked, where it stands (REQUESTED,
+// APPROVED, REJECTED, REFUNDING), when, and the out_refund_no of the refund it
+// started (listed in refunds).
+type AftersaleJSON struct {
+	AftersaleID  string                 `json:"aftersaleId"`
+	Kind         string                 `json:"kind"`
+	Lines        []inventory.RefundLine `json:"lines"`
+	Reason       string                 `json:"reason"`
+	Images       []string               `json:"images,omitempty"`
+	Status       string                 `json:"status"`
+	RequestedAt  string                 `json:"requestedAt"`
+	DecidedAt    string                 `json:"decidedAt,omitempty"`
+	RejectReason string                 `json:"rejectReason,omitempty"`
+	ReceivedAt   string                 `json:"receivedAt,omitempty"`
+	OutRefundNo  string                 `json:"outRefundNo,omitempty"`
 }
 
 // RefundJSON is one refund of an order (docs/contract.md, "Merchant API": refunds).
@@ -149,6 +169,13 @@ func Order(o *inventory.Order) OrderJSON {
 	}
 	if o.Status == inventory.StatusRefunded {
 		v.RefundAmount = v.RefundedAmount
+	}
+	for _, a := range o.Aftersales {
+		v.Aftersales = append(v.Aftersales, AftersaleJSON{
+			AftersaleID: a.ID, Kind: string(a.Kind), Lines: a.Lines, Reason: a.Reason, Images: a.Images, Status: string(a.Status),
+			RequestedAt: rfc3339(a.RequestedAt), DecidedAt: optional(a.DecidedAt), RejectReason: a.RejectReason,
+			ReceivedAt: optional(a.ReceivedAt), OutRefundNo: a.OutRefundNo,
+		})
 	}
 	for _, r := range o.Second { // second payments', owed back whole: no lines, no goods
 		v.Refunds = append(v.Refunds, RefundJSON{
@@ -265,7 +292,7 @@ var sentinelAnswers = []sentinelAnswer{
 	{inventory.ErrOffSale, http.StatusConflict, "SKU_OFF_SALE", "this SKU is not on sale", true, 0},
 	{inventory.ErrLimitExceeded, http.StatusConflict, "LIMIT_EXCEEDED", "per-user purchase limit reached for this SKU", true, 0},
 	{inventory.ErrCartTooLarge, http.StatusConflict, "CART_TOO_LARGE", "this cart needs more stock shards than one order can reserve at once; order fewer items per cart", false, 0},
-	{inventory.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this idempotency key (the Idempotency-Key header, or the adjustmentId, refundId or shipmentId) was used with a different request", false, 0},
+	{inventory.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this idempotency key (the Idempotency-Key header, or the adjustmentId, refundId, shipmentId or aftersaleId) was used with a different request", false, 0},
 	{inventory.ErrNotCancellable, http.StatusConflict, "ORDER_NOT_CANCELLABLE", "this order is paid and can no longer be cancelled", false, 0},
 	{inventory.ErrNotPayable, http.StatusConflict, "ORDER_NOT_PAYABLE", "this order is no longer waiting for payment", false, 0},
 	{inventory.ErrAddressLocked, http.StatusConflict, "ADDRESS_LOCKED", "the order has shipped (or is closed): its address can no longer be changed", false, 0},
@@ -276,6 +303,7 @@ var sentinelAnswers = []sentinelAnswer{
 	{inventory.ErrRateLimited, http.StatusTooManyRequests, "RATE_LIMITED", "too many requests; please retry later", false, RateLimitedRetryAfterSeconds},
 	{inventory.ErrOrderNotFound, http.StatusNotFound, "ORDER_NOT_FOUND", "no such order", false, 0},
 	{inventory.ErrRefundNotFound, http.StatusNotFound, "REFUND_NOT_FOUND", "the order has no refund with that out_refund_no", false, 0},
+	{inventory.ErrAftersaleNotFound, http.StatusNotFound, "AFTERSALE_NOT_FOUND", "the order has no after-sale with that aftersaleId", false, 0},
 	{inventory.ErrBusy, http.StatusServiceUnavailable, "BUSY", "the store is busy; nothing was changed, please retry", false, BusyRetryAfterSeconds},
 }
 

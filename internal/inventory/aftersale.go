@@ -45,6 +45,12 @@ const (
 	MaxAftersaleImages = 9
 	// MaxImageURLLength bounds one image URL.
 	MaxImageURLLength = 512
+	// MaxAftersalesPerOrder is how many after-sales one order takes, whatever became of
+	// them: each is kept on the order's item (at most about 7 KB: an id, a reason and
+	// a rejection's of MaxReasonLength characters, MaxAftersaleImages URLs, MaxLines
+	// lines), so the order stays far below DynamoDB's 400 KB item size (DynamoDB
+	// Developer Guide, "Service, account, and table quotas": item size).
+	MaxAftersalesPerOrder = 10
 )
 
 const aftersaleRefundPrefix = "aftersale-"
@@ -139,6 +145,9 @@ func (o *Order) RequestAftersale(r AftersaleRequest, now time.Time) (*Order, boo
 	}
 	if o.Status != StatusPaid {
 		return nil, false, refusal(ErrRefundNotAllowed, "order %s is %s: only a PAID order takes an after-sale", o.ID, o.Status)
+	}
+	if len(o.Aftersales) >= MaxAftersalesPerOrder {
+		return nil, false, refusal(ErrRefundNotAllowed, "order %s has had %d after-sales, the most one order takes: ask the shop", o.ID, MaxAftersalesPerOrder)
 	}
 	lines, err := o.aftersaleLines(r.Lines)
 	if err != nil {
@@ -280,4 +289,74 @@ func (o *Order) AftersaleRefunding(id, outRefundNo string) *Order {
 		}
 	}
 	return &next
+}
+
+// The changes the store writes (through its one transition path): each after-sale
+// decision above, as one inventory.Change conditioned on the order's status, its
+// after-sales and its refunds as read, so that concurrent requests and decisions on
+// one order are applied one after the other and none is lost. A decision that starts
+// the after-sale's refund is that refund's goods step (StartRefund) in the same
+// change, with the after-sale REFUNDING under its out_refund_no: either both are
+// written or neither.
+
+// RequestAftersaleChange is RequestAftersale as a change: NoChange for the same
+// request again. Errors are RequestAftersale's.
+func (o *Order) RequestAftersaleChange(r AftersaleRequest, now time.Time) (Change, error) {
+	next, created, err := o.RequestAftersale(r, now)
+	if err != nil || !created {
+		return Change{}, err
+	}
+	// Refunds as read too: what is left to ask for depends on them.
+	return Change{Kind: ChangeAftersale, From: o.Status, Order: next, Guards: GuardAftersales | GuardRefunds}, nil
+}
+
+// DecideAftersaleChange is DecideAftersale as a change: an approved "refund" starts
+// its refund in the same change (retry as StartRefund takes it); a decision already
+// made the same way is NoChange. Errors are DecideAftersale's and StartRefund's
+// (e.g. ErrRefundExceedsPaid when another refund took the units meanwhile: nothing
+// is decided).
+func (o *Order) DecideAftersaleChange(id string, approve bool, by, reason string, now time.Time, retry Retry) (Change, error) {
+	next, refund, err := o.DecideAftersale(id, approve, by, reason, now)
+	if err != nil {
+		return Change{}, err
+	}
+	return o.aftersaleChange(id, next, refund, now, retry)
+}
+
+// ReceiveAftersaleChange is ReceiveAftersale as a change: the goods received and the
+// refund started with its units back in stock (RETURN, on the shards they left, or on
+// shard 0 of a SKU a reshard shrank: retry), once. Errors are ReceiveAftersale's and
+// StartRefund's.
+func (o *Order) ReceiveAftersaleChange(id, by string, now time.Time, retry Retry) (Change, error) {
+	next, refund, err := o.ReceiveAftersale(id, by, now)
+	if err != nil {
+		return Change{}, err
+	}
+	return o.aftersaleChange(id, next, refund, now, retry)
+}
+
+// aftersaleChange is the change from o to next, after-sale id's decision, starting
+// refund (nil: none) on next and recording its out_refund_no on the after-sale.
+func (o *Order) aftersaleChange(id string, next *Order, refund *RefundRequest, now time.Time, retry Retry) (Change, error) {
+	if refund == nil {
+		if next == o {
+			return Change{}, nil
+		}
+		return Change{Kind: ChangeAftersale, From: o.Status, Order: next, Guards: GuardAftersales | GuardRefunds}, nil
+	}
+	c, err := next.StartRefund(*refund, 0, now, retry)
+	switch {
+	case err != nil:
+		return Change{}, err
+	case c.None():
+		// Its refund was started already: the after-sale records it, if not yet.
+		started := next.Refund(refund.Key())
+		if a := next.Aftersale(id); started == nil || a.Status == AftersaleRefunding {
+			return Change{}, nil
+		}
+		return Change{Kind: ChangeAftersale, From: o.Status, Order: next.AftersaleRefunding(id, started.OutRefundNo), Guards: GuardAftersales | GuardRefunds}, nil
+	}
+	c.Order = c.Order.AftersaleRefunding(id, c.Marker.OutRefundNo)
+	c.Guards |= GuardAftersales
+	return c, nil
 }

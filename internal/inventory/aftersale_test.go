@@ -2,6 +2,7 @@ package inventory_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,5 +121,75 @@ func TestAftersale_RefundAtApprovalReturnRefundAtReceipt(t *testing.T) {
 	}
 	if _, _, err := o.ReceiveAftersale("money", "op", now); !errors.Is(err, inventory.ErrRefundNotAllowed) {
 		t.Errorf("receive a refund without return: %v, want ErrRefundNotAllowed", err)
+	}
+}
+
+func TestAftersaleChanges_OneConditionalChangeEachAndReplaysAreNone(t *testing.T) {
+	now := t0.Add(time.Hour)
+	o := paidForAftersale()
+	c, err := o.RequestAftersaleChange(inventory.AftersaleRequest{ID: "money", Kind: inventory.AftersaleRefund, Reason: "late", Lines: []inventory.RefundLine{{SKU: "cup", Qty: 1}}}, now)
+	if err != nil || c.Kind != inventory.ChangeAftersale || c.From != inventory.StatusPaid || !c.Guards.Has(inventory.GuardAftersales|inventory.GuardRefunds) || len(c.Stock) != 0 {
+		t.Fatalf("request: %+v %v; want an after-sale change conditioned on the after-sales and refunds as read", c, err)
+	}
+	o = c.Order
+	if again, err := o.RequestAftersaleChange(o.Aftersales[0].AftersaleRequest, now); err != nil || !again.None() {
+		t.Errorf("the same request again: %v %v, want no change", again.Kind, err)
+	}
+	c, err = o.DecideAftersaleChange("money", true, "op", "", now, inventory.Retry{})
+	if err != nil || c.Kind != inventory.ChangeRefundStart || len(c.Stock) != 0 || !c.Guards.Has(inventory.GuardAftersales|inventory.GuardRefunds) || c.Marker == nil {
+		t.Fatalf("approve a refund: %+v %v; want its refund started, no goods, in the same change", c, err)
+	}
+	a := c.Order.Aftersale("money")
+	if a.Status != inventory.AftersaleRefunding || a.OutRefundNo != "order-1_R2" || c.Marker.OutRefundNo != "order-1_R2" || c.Order.Refund("aftersale-money") == nil {
+		t.Fatalf("approved: %+v; want REFUNDING under order-1_R2", a)
+	}
+	o = c.Order
+	if again, err := o.DecideAftersaleChange("money", true, "op", "", now, inventory.Retry{}); err != nil || !again.None() {
+		t.Errorf("approved again: %v %v, want no change (nothing refunded twice)", again.Kind, err)
+	}
+
+	c, _ = o.RequestAftersaleChange(inventory.AftersaleRequest{ID: "goods", Kind: inventory.AftersaleReturnRefund, Reason: "broken", Lines: []inventory.RefundLine{{SKU: "saucer", Qty: 1}}}, now)
+	o = c.Order
+	c, err = o.DecideAftersaleChange("goods", true, "op", "", now, inventory.Retry{})
+	if err != nil || c.Kind != inventory.ChangeAftersale || len(c.Stock) != 0 || c.Marker != nil || c.Order.Aftersale("goods").Status != inventory.AftersaleApproved {
+		t.Fatalf("approve a return-refund: %+v %v; want APPROVED, nothing restocked or refunded yet", c, err)
+	}
+	o = c.Order
+	c, err = o.ReceiveAftersaleChange("goods", "op", now, inventory.Retry{Retired: map[string]bool{"saucer": true}})
+	if err != nil || c.Kind != inventory.ChangeRefundStart || len(c.Stock) != 1 || c.Stock[0].Item.SKU != "saucer" || c.Stock[0].Item.Shards[0] != 1 || !c.Stock[0].Returns() {
+		t.Fatalf("receive: %+v %v; want the saucer returned (on shard 0: its shard was retired) with its refund", c.Stock, err)
+	}
+	if a := c.Order.Aftersale("goods"); a.Status != inventory.AftersaleRefunding || a.ReceivedAt == nil || a.OutRefundNo != "order-1_R3" {
+		t.Errorf("received: %+v", a)
+	}
+	if again, err := c.Order.ReceiveAftersaleChange("goods", "op", now, inventory.Retry{}); err != nil || !again.None() {
+		t.Errorf("received again: %v %v, want no change (restocked once)", again.Kind, err)
+	}
+}
+
+func TestRequestAftersale_BoundedPerOrder(t *testing.T) {
+	o := paidForAftersale()
+	now := t0.Add(time.Hour)
+	for i := range inventory.MaxAftersalesPerOrder {
+		next, _, err := o.RequestAftersale(inventory.AftersaleRequest{ID: "as-" + string(rune('a'+i)), Kind: inventory.AftersaleRefund, Reason: "x", Lines: []inventory.RefundLine{{SKU: "cup", Qty: 1}}}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o, _, err = next.DecideAftersale(next.Aftersales[i].ID, false, "op", "no", now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := o.RequestAftersale(inventory.AftersaleRequest{ID: "one-more", Kind: inventory.AftersaleRefund, Reason: "x"}, now); !errors.Is(err, inventory.ErrRefundNotAllowed) {
+		t.Errorf("after-sale %d: %v, want ErrRefundNotAllowed", inventory.MaxAftersalesPerOrder+1, err)
+	}
+}
+
+func TestBuyerRefund_OfAShippedOrderPointsToTheAftersaleRoute(t *testing.T) {
+	o := paidForAftersale()
+	o.Shipping = &inventory.Shipping{Status: inventory.ShippingQueued, Shipments: []inventory.Shipment{{ID: "s1", Logistics: inventory.LogisticsExpress}}}
+	_, err := o.RefundStep(inventory.RefundRequest{Requester: inventory.Buyer, Goods: inventory.ReturnGoods}, time.Hour, t0.Add(2*time.Minute))
+	var refusal *inventory.RefusalError
+	if !errors.Is(err, inventory.ErrRefundNotAllowed) || !errors.As(err, &refusal) || !strings.Contains(refusal.Reason, "POST /orders/order-1/aftersales") {
+		t.Errorf("buyer's refund of a shipped order: %v; want REFUND_NOT_ALLOWED naming the after-sale route", err)
 	}
 }

@@ -81,12 +81,16 @@ const (
 	ChangePresale
 	// ChangePresaleResult: PAID stays PAID, WeChat's answer to it recorded.
 	ChangePresaleResult
+	// ChangeAftersale: the status stays, an after-sale requested, decided or its goods
+	// received (aftersale.go); one that starts its refund is a ChangeRefundStart.
+	ChangeAftersale
 )
 
 var kindNames = map[ChangeKind]string{
 	NoChange: "nothing", ChangeRelease: "release", ChangeCommit: "commit", ChangePayLate: "pay late",
 	ChangeRefundDue: "refund-pending", ChangeRefundStart: "refund", ChangeRefundResult: "refund result",
 	ChangeShip: "ship", ChangeShippingResult: "shipping result", ChangePresale: "presale", ChangePresaleResult: "presale result",
+	ChangeAftersale: "after-sale",
 }
 
 // String names the kind in words, e.g. "release".
@@ -111,6 +115,9 @@ const (
 	GuardShipping
 	// GuardPresale: the order's presale declaration is the one read (or still none).
 	GuardPresale
+	// GuardAftersales: the order's after-sales are as read (or there are still none),
+	// so that concurrent requests and decisions never overwrite each other.
+	GuardAftersales
 )
 
 // Has reports whether g holds every guard of h.

@@ -184,13 +184,13 @@ func (o *Order) paidRefundStep(r RefundRequest, window time.Duration, now time.T
 		return RefundKeep, nil
 	case !r.Requester.trusted() && o.Shipping != nil && len(o.Shipping.Shipments) > 0:
 		// A buyer's refund puts the units back on sale: not those with the courier.
-		return 0, refusal(ErrRefundNotAllowed, "order %s has shipped (%d parcel(s)): units on their way cannot go back on sale, ask the shop", o.ID, len(o.Shipping.Shipments))
+		return 0, refusal(ErrRefundNotAllowed, "order %s has shipped (%d parcel(s)): units on their way cannot go back on sale; ask for an after-sale instead (POST /orders/%s/aftersales)", o.ID, len(o.Shipping.Shipments), o.ID)
 	case r.Requester.trusted() || o.PaidAt != nil && window > 0 && now.Before(o.PaidAt.Add(window)):
 		return RefundReturn, nil
 	case window <= 0:
-		return 0, refusal(ErrRefundNotAllowed, "order %s is PAID, but buyers cannot refund by themselves here: ask the shop", o.ID)
+		return 0, refusal(ErrRefundNotAllowed, "order %s is PAID, but buyers cannot refund by themselves here: ask for an after-sale (POST /orders/%s/aftersales)", o.ID, o.ID)
 	}
-	return 0, refusal(ErrRefundNotAllowed, "order %s is PAID, but the buyer's refund window (%v after payment) is over: ask the shop", o.ID, window)
+	return 0, refusal(ErrRefundNotAllowed, "order %s is PAID, but the buyer's refund window (%v after payment) is over: ask for an after-sale (POST /orders/%s/aftersales)", o.ID, window, o.ID)
 }
 
 // Refund is one refund stockguard owes or made, as its money step sees it: one of an

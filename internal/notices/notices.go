@@ -1,6 +1,8 @@
 // Package notices sends the buyer WeChat one-time subscribe messages ("发送订阅消息",
 // package wxapi): a pay reminder shortly before an unpaid order is released, and a
-// refund-done message when a refund settles. The buyer accepts the templates in the
+// refund-done message when a refund settles (an after-sale's too: its refund is one
+// like any other), and an after-sale message when the merchant approves or rejects
+// a buyer's after-sale. The buyer accepts the templates in the
 // mini-program (wx.requestSubscribeMessage) at checkout; the accepted template ids
 // come with POST /orders and are kept on the order (inventory.Order.Subscriptions).
 //
@@ -41,17 +43,23 @@ const MetricFunction = "wechat"
 // kind's rules, wxapi.CheckKeyword checks them):
 //   - pay reminder: character_string1 the order id, amount2 the amount ("¥399.00"),
 //     time3 when the order is released (China Standard Time, "2026-11-11 08:15");
-//   - refund done: character_string1 the order id, amount2 the amount refunded.
+//   - refund done: character_string1 the order id, amount2 the amount refunded;
+//   - after-sale decided: character_string1 the order id, phrase2 the decision
+//     ("已同意" approved, "已拒绝" rejected), thing3 what next (the rejection's reason,
+//     cut to 20 characters; "请寄回商品" for a return-refund to send back; "退款处理中"
+//     for a refund under way).
 var (
 	PayReminderKeywords = []string{"character_string1", "amount2", "time3"}
 	RefundDoneKeywords  = []string{"character_string1", "amount2"}
+	AftersaleKeywords   = []string{"character_string1", "phrase2", "thing3"}
 )
 
 // Config is what the notices need besides their clients.
 type Config struct {
-	// PayReminderTemplate and RefundDoneTemplate are the template ids
-	// (PAY_REMINDER_TEMPLATE_ID, REFUND_DONE_TEMPLATE_ID); empty turns that message off.
-	PayReminderTemplate, RefundDoneTemplate string
+	// PayReminderTemplate, RefundDoneTemplate and AftersaleTemplate are the template
+	// ids (PAY_REMINDER_TEMPLATE_ID, REFUND_DONE_TEMPLATE_ID, AFTERSALE_TEMPLATE_ID);
+	// empty turns that message off.
+	PayReminderTemplate, RefundDoneTemplate, AftersaleTemplate string
 	// Lead is how long before expiresAt the pay reminder is due (PAY_REMINDER_LEAD_SECONDS).
 	Lead time.Duration
 	// Page is the mini-program page a message opens, the order id appended:
@@ -65,7 +73,7 @@ type Config struct {
 // Templates are the configured template ids, the ones POST /orders accepts.
 func (c Config) Templates() []string {
 	var out []string
-	for _, t := range []string{c.PayReminderTemplate, c.RefundDoneTemplate} {
+	for _, t := range []string{c.PayReminderTemplate, c.RefundDoneTemplate, c.AftersaleTemplate} {
 		if t != "" {
 			out = append(out, t)
 		}
@@ -130,8 +138,29 @@ func (s Settled[S]) MarkRefunded(ctx context.Context, res inventory.RefundResult
 	return r, changed, err
 }
 
-// Notices sends the messages (the wechat function's KindPayReminder and KindRefundDone
-// work).
+// Decisions queues the after-sale message of each decision the merchant makes
+// (refunds.Notifier).
+type Decisions struct {
+	Queue Sender // nil: no message
+	Log   *slog.Logger
+}
+
+// AftersaleDecided queues the message telling the buyer of order orderID how
+// after-sale aftersaleID was decided; the wechat function sends it once (a decision
+// made again is the same message, claimed once). A failed send is logged and counted,
+// never returned: the decision stands.
+func (d Decisions) AftersaleDecided(ctx context.Context, orderID, aftersaleID string) {
+	if d.Queue == nil {
+		return
+	}
+	if err := d.Queue.Send(ctx, wxqueue.Message{Kind: wxqueue.KindAftersale, OrderID: orderID, AftersaleID: aftersaleID}, 0); err != nil {
+		d.Log.LogAttrs(ctx, slog.LevelError, "after-sale message not queued", slog.String("orderId", orderID), slog.String("error", err.Error()))
+		metric.Emit(ctx, d.Log, MetricFunction, metric.NoticeFailed.Of(1))
+	}
+}
+
+// Notices sends the messages (the wechat function's KindPayReminder, KindRefundDone
+// and KindAftersale work).
 type Notices struct {
 	store  Store
 	wechat WeChat
@@ -204,6 +233,47 @@ func (n *Notices) RefundDone(ctx context.Context, m wxqueue.Message) error {
 		Data:             map[string]string{"character_string1": o.ID, "amount2": yuan(r.RefundAmount)},
 		MiniprogramState: n.cfg.MiniprogramState,
 	})
+}
+
+// Aftersale sends the after-sale message m names once the after-sale is approved or
+// rejected and its order's buyer accepted the template; once per after-sale and
+// decision. Errors: the store's, and WeChat's that are worth retrying.
+func (n *Notices) Aftersale(ctx context.Context, m wxqueue.Message) error {
+	if n.cfg.AftersaleTemplate == "" {
+		return nil
+	}
+	o, err := n.store.Lookup(ctx, m.OrderID)
+	switch {
+	case errors.Is(err, inventory.ErrOrderNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	a := o.Aftersale(m.AftersaleID)
+	if a == nil || a.DecidedAt == nil || !slices.Contains(o.Subscriptions, n.cfg.AftersaleTemplate) {
+		return nil
+	}
+	decision, next := "已同意", "退款处理中"
+	switch {
+	case a.Status == inventory.AftersaleRejected:
+		decision, next = "已拒绝", cut(a.RejectReason, 20)
+	case a.Kind == inventory.AftersaleReturnRefund && a.ReceivedAt == nil:
+		next = "请寄回商品"
+	}
+	return n.send(ctx, "aftersale#"+o.ID+"#"+a.ID, wxapi.SubscribeMessage{
+		ToUser: o.UserID, TemplateID: n.cfg.AftersaleTemplate, Page: n.cfg.Page + o.ID,
+		Data:             map[string]string{"character_string1": o.ID, "phrase2": decision, "thing3": next},
+		MiniprogramState: n.cfg.MiniprogramState,
+	})
+}
+
+// cut is s in at most n characters, "…" ending one that was longer.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 // send claims key and sends msg: a claim taken before means sent (or being sent)

@@ -81,6 +81,13 @@ var commands = []command{
 		"Records a refund WeChat Pay refused, closed or marked abnormal as settled outside WeChat\n" +
 			"Pay, the money returned by hand (POST /admin/orders/{orderId}/refunds/{outRefundNo}/settle).",
 		`stockctl refund-settled 01a22e5575f07d0ea5bc5c5688f0f062 01a22e5575f07d0ea5bc5c5688f0f062_R --reason "paid back by bank transfer"`, resolveRefund("refund-settled", "settle")},
+	{"aftersales", "approve|reject|received ORDER_ID AFTERSALE_ID [--reason TEXT]",
+		"Decides a buyer's after-sale (POST /admin/orders/{orderId}/aftersales/{aftersaleId}/...):\n" +
+			"approve (a refund is refunded at once, the goods staying with the buyer; a return-refund\n" +
+			"waits for its goods), reject --reason (told to the buyer), or received: the goods of an\n" +
+			"approved return-refund are back, in stock again, and its refund starts. Each step again\n" +
+			"changes nothing; `stockctl orders ORDER_ID` lists the order's after-sales.",
+		`stockctl aftersales received 01a22e5575f07d0ea5bc5c5688f0f062 as-1`, decideAftersale},
 	{"ship", "ORDER_ID --shipment-id ID --type express|same-city|virtual|self-pickup [--carrier CODE --tracking NO] [--contact 189****1234] [--item SKU:QTY]...",
 		"Ships a PAID order (POST /admin/orders/{orderId}/shipments) and uploads that to WeChat, which\n" +
 			"holds the shop's money until it is: express needs --carrier (WeChat's express company code,\n" +
@@ -334,6 +341,38 @@ func resolveRefund(name, what string) func(ctx context.Context, c *call, args []
 		path := "/admin/orders/" + url.PathEscape(id) + "/refunds/" + url.PathEscape(no) + "/" + what
 		return c.send(ctx, "POST", path, map[string]any{"reason": *reason}, printOrder)
 	}
+}
+
+// decideAftersale approves, rejects or receives one after-sale of an order.
+func decideAftersale(ctx context.Context, c *call, args []string) error {
+	fs := flag.NewFlagSet("aftersales", flag.ContinueOnError)
+	reason := fs.String("reason", "", "why (reject: told to the buyer)")
+	const want = "approve, reject or received, an order id and an after-sale id"
+	if len(args) < 2 || strings.HasPrefix(args[0], "-") || strings.HasPrefix(args[1], "-") { // -h, or too few
+		if _, err := parse(fs, args, want); err != nil {
+			return err
+		}
+		return usageError("aftersales needs %s", want)
+	}
+	step, id := args[0], args[1]
+	if step != "approve" && step != "reject" && step != "received" {
+		return usageError("aftersales: %q is not approve, reject or received", step)
+	}
+	as, err := parse(fs, args[2:], "an after-sale id")
+	if err != nil {
+		return err
+	}
+	var body any
+	switch {
+	case step == "reject" && *reason == "":
+		return usageError("aftersales reject needs --reason")
+	case step == "reject":
+		body = map[string]any{"reason": *reason}
+	case *reason != "":
+		return usageError("aftersales %s takes no --reason", step)
+	}
+	path := "/admin/orders/" + url.PathEscape(id) + "/aftersales/" + url.PathEscape(as) + "/" + step
+	return c.send(ctx, "POST", path, body, printOrder)
 }
 
 // shipOrder ships an order through POST /admin/orders/{orderId}/shipments.

@@ -38,7 +38,8 @@ func completionWords() (flags, values map[string][]string) {
 
 // writeCompletion writes the completion script of shell (bash, zsh or fish): the
 // commands, the global flags, each command's own flags, and the values of the flags
-// that take one of a few (-o, --type, --status) and of completion's shell. Errors:
+// that take one of a few (-o, --type, --status) and of the first argument of the
+// commands that take one of a few (completion's shell, aftersales' step). Errors:
 // another shell.
 func writeCompletion(w io.Writer, shell string) error {
 	names := make([]string, len(commands))
@@ -69,7 +70,11 @@ func writeCompletion(w io.Writer, shell string) error {
 				b.WriteString(line + "\n")
 			}
 		}
-		fmt.Fprintf(&b, "complete -c stockctl -n '__fish_seen_subcommand_from completion' -x -a %q\n", strings.Join(values["completion"], " "))
+		for _, n := range names {
+			if v, ok := values[n]; ok {
+				fmt.Fprintf(&b, "complete -c stockctl -n '__fish_seen_subcommand_from %s' -x -a %q\n", n, strings.Join(v, " "))
+			}
+		}
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
@@ -107,7 +112,15 @@ func bashCompletion(shell string, names []string, flags, values map[string][]str
 	}
 	fmt.Fprintf(&b, "  esac\n  if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"%s $opts\" -- \"$cur\")); return; fi\n", strings.Join(globalFlags, " "))
 	fmt.Fprintf(&b, "  if [[ -z $cmd ]]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); return; fi\n", strings.Join(names, " "))
-	fmt.Fprintf(&b, "  if [[ $cmd == completion && $prev == completion ]]; then COMPREPLY=($(compgen -W %q -- \"$cur\")); fi\n}\n", strings.Join(values["completion"], " "))
+	// A command's first argument, when its usage names the few it takes
+	// (completion's shell, aftersales' step).
+	b.WriteString("  if [[ $prev == \"$cmd\" ]]; then case $cmd in\n")
+	for _, n := range names {
+		if v, ok := values[n]; ok {
+			fmt.Fprintf(&b, "    %s) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n", n, strings.Join(v, " "))
+		}
+	}
+	b.WriteString("  esac; fi\n}\n")
 	b.WriteString("complete -F _stockctl stockctl\n")
 	return b.String()
 }

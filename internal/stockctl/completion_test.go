@@ -37,6 +37,7 @@ func TestCompletion_BashCompletesCommandsFlagsAndValues(t *testing.T) {
 		"stockctl -o ":                                "table json",
 		"stockctl completion ":                        "bash zsh fish",
 		"stockctl create --of":                        "--off-sale",
+		"stockctl aftersales ":                        "approve reject received",
 	} {
 		words := strings.Split(line, " ")
 		cmd := exec.Command(bash, "--norc", "--noprofile", "-c", `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _stockctl; echo "${COMPREPLY[*]}"`, "_", file)

@@ -175,6 +175,13 @@ type orderView struct {
 			Qty int
 		}
 	}
+	Aftersales []struct {
+		AftersaleID, Kind, Reason, Status, RequestedAt, RejectReason, OutRefundNo string
+		Lines                                                                     []struct {
+			SKU string `json:"skuId"`
+			Qty int
+		}
+	}
 }
 
 func printOrder(w io.Writer, data []byte) error {
@@ -209,6 +216,20 @@ func printOrder(w io.Writer, data []byte) error {
 	}
 	if len(o.Refunds) > 0 {
 		fmt.Fprintf(tw, "refunded\t%s\t\n", fen(o.RefundedAmount))
+	}
+	if len(o.Aftersales) > 0 {
+		fmt.Fprintf(tw, "\nAFTER-SALE\tKIND\tLINES\tSTATUS\tREQUESTED\tREASON\tREFUND\n")
+	}
+	for _, a := range o.Aftersales {
+		var lines []string
+		for _, l := range a.Lines {
+			lines = append(lines, fmt.Sprintf("%s:%d", l.SKU, l.Qty))
+		}
+		reason := a.Reason
+		if a.RejectReason != "" {
+			reason += " (rejected: " + a.RejectReason + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.AftersaleID, a.Kind, strings.Join(lines, ","), a.Status, a.RequestedAt, reason, a.OutRefundNo)
 	}
 	return tw.Flush()
 }

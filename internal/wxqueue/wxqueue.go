@@ -32,6 +32,7 @@ const (
 	KindPresale     = "presale"     // declare an order a presale (package shipping)
 	KindPayReminder = "payReminder" // remind the buyer to pay before expiry (package notices)
 	KindRefundDone  = "refundDone"  // tell the buyer a refund went through (package notices)
+	KindAftersale   = "aftersale"   // tell the buyer an after-sale was approved or rejected (package notices)
 )
 
 // MaxDelay is the longest delay of one SQS message (Amazon SQS Developer Guide,
@@ -46,8 +47,9 @@ var ErrMalformed = errors.New("malformed WeChat queue message")
 // Message is the body of a message, as JSON.
 type Message struct {
 	Kind        string `json:"kind"`
-	OrderID     string `json:"orderId,omitempty"`     // upload, presale, payReminder
+	OrderID     string `json:"orderId,omitempty"`     // upload, presale, payReminder, aftersale
 	OutRefundNo string `json:"outRefundNo,omitempty"` // refundDone
+	AftersaleID string `json:"aftersaleId,omitempty"` // aftersale
 	// At, for payReminder, is when the reminder is due (RFC 3339, UTC).
 	At time.Time `json:"at,omitzero"`
 }
@@ -63,6 +65,10 @@ func Decode(body string) (Message, error) {
 	case KindUpload, KindPresale, KindPayReminder:
 		if !inventory.ValidOrderID(m.OrderID) {
 			return Message{}, fmt.Errorf("%w: %s without a valid orderId", ErrMalformed, m.Kind)
+		}
+	case KindAftersale:
+		if !inventory.ValidOrderID(m.OrderID) || m.AftersaleID == "" || len(m.AftersaleID) > inventory.MaxAftersaleIDLength {
+			return Message{}, fmt.Errorf("%w: aftersale without a valid orderId and aftersaleId", ErrMalformed)
 		}
 	case KindRefundDone:
 		if !inventory.ValidOutRefundNo(m.OutRefundNo) {

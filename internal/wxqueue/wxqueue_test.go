@@ -18,12 +18,14 @@ func TestDecode_RefusesWhatIsNotAMessageOfTheQueue(t *testing.T) {
 	for _, body := range []string{
 		``, `[]`, `{"kind":"upload"}`, `{"kind":"upload","orderId":"x y"}`, `{"kind":"refundDone","orderId":"` + order + `"}`,
 		`{"kind":"ship","orderId":"` + order + `"}`, `{"kind":"payReminder","orderId":"` + order + `","at":"tomorrow"}`,
+		`{"kind":"aftersale","orderId":"` + order + `"}`, `{"kind":"aftersale","aftersaleId":"as-1"}`,
 	} {
 		if _, err := wxqueue.Decode(body); !errors.Is(err, wxqueue.ErrMalformed) {
 			t.Errorf("%q: %v", body, err)
 		}
 	}
-	for _, body := range []string{`{"kind":"upload","orderId":"` + order + `"}`, `{"kind":"refundDone","outRefundNo":"` + order + `_R"}`} {
+	for _, body := range []string{`{"kind":"upload","orderId":"` + order + `"}`, `{"kind":"refundDone","outRefundNo":"` + order + `_R"}`,
+		`{"kind":"aftersale","orderId":"` + order + `","aftersaleId":"as-1"}`} {
 		if _, err := wxqueue.Decode(body); err != nil {
 			t.Errorf("%q: %v", body, err)
 		}

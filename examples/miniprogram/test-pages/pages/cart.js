@@ -234,13 +234,13 @@ test('a SKU that sold out meanwhile: shown so, and "提交订单" is greyed', as
 
 test('the tap asks for the subscribe messages first and sends the accepted template ids with the order', async () => {
   const { page, wx } = await cart({ ...skus, 'POST /orders': json(201, order(1)) },
-    { storage: kept([{ skuId: 'cup-01', qty: 1 }]), subscribe: { 'local-pay-reminder': 'accept', 'local-refund-done': 'reject' } });
+    { storage: kept([{ skuId: 'cup-01', qty: 1 }]), subscribe: { 'local-pay-reminder': 'accept', 'local-refund-done': 'reject', 'local-aftersale': 'accept' } });
   assert.deepEqual(wx.subscribeAsks, []); // nothing asked before the tap
   await tap(page, '#submit');
   await settle(wx);
-  assert.deepEqual(wx.subscribeAsks, [['local-pay-reminder', 'local-refund-done']]);
+  assert.deepEqual(wx.subscribeAsks, [['local-pay-reminder', 'local-refund-done', 'local-aftersale']]);
   const posts = wx.requests.filter((r) => r.method === 'POST');
-  assert.deepEqual(posts[0].data, { items: [{ skuId: 'cup-01', qty: 1 }], subscriptions: ['local-pay-reminder'], address: home });
+  assert.deepEqual(posts[0].data, { items: [{ skuId: 'cup-01', qty: 1 }], subscriptions: ['local-pay-reminder', 'local-aftersale'], address: home });
 });
 
 test('a failed subscribe dialog never stops the order: it goes without subscriptions', async () => {

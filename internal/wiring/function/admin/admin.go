@@ -1,5 +1,5 @@
 // Package admin is the admin function's wiring: the merchant API under /admin/ (SKUs,
-// adjustments, reshards, ledgers, orders, refunds, shipments, reconcile), behind the
+// adjustments, reshards, ledgers, orders, refunds, after-sales, shipments, reconcile), behind the
 // HTTP API's AWS_IAM authorization.
 package admin
 
@@ -10,6 +10,7 @@ import (
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
+	"github.com/stockguard/stockguard/internal/notices"
 	"github.com/stockguard/stockguard/internal/orders"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/refunds"
@@ -42,6 +43,7 @@ type built struct {
 	catalog   *stock.Merchant
 	orders    *orders.Merchant
 	refunds   *refunds.Routes
+	after     *refunds.AftersaleRoutes
 	shipping  *shipping.Routes
 	reconcile *reconcile.Routes
 }
@@ -59,6 +61,9 @@ var table = wiring.Define("AdminFunction", "admin",
 	wiring.MerchantRoute(refunds.RouteMerchant, func(b built) httpapi.MerchantRoute { return b.refunds.Merchant }),
 	wiring.MerchantRoute(refunds.RouteRetry, func(b built) httpapi.MerchantRoute { return b.refunds.Retry }),
 	wiring.MerchantRoute(refunds.RouteSettle, func(b built) httpapi.MerchantRoute { return b.refunds.Settle }),
+	wiring.MerchantRoute(refunds.RouteAftersaleApprove, func(b built) httpapi.MerchantRoute { return b.after.Approve }),
+	wiring.MerchantRoute(refunds.RouteAftersaleReject, func(b built) httpapi.MerchantRoute { return b.after.Reject }),
+	wiring.MerchantRoute(refunds.RouteAftersaleReceived, func(b built) httpapi.MerchantRoute { return b.after.Received }),
 	wiring.MerchantRoute(shipping.RouteShip, func(b built) httpapi.MerchantRoute { return b.shipping.Ship }),
 	wiring.MerchantRoute(shipping.RoutePresale, func(b built) httpapi.MerchantRoute { return b.shipping.Presale }),
 	wiring.MerchantRoute(reconcile.RouteRun, func(b built) httpapi.MerchantRoute { return b.reconcile.Run }),
@@ -69,13 +74,16 @@ var table = wiring.Define("AdminFunction", "admin",
 var Function = table.Function
 
 // Build returns admin's handler: on store, logging to log; reconcile's alerts go to
-// alerts, merchants' refunds to refundQueue, shipments' uploads and refund-done
-// messages to wechatQueue (any nil: none sent; the shipment route then answers 503).
+// alerts, merchants' refunds (after-sales' too) to refundQueue, shipments' uploads and
+// after-sale messages to wechatQueue (any nil: none sent; the shipment route then
+// answers 503).
 func Build(cfg Config, log *slog.Logger, store *dynamo.Store, alerts reconcile.Publisher, refundQueue *refunds.Queue, wechatQueue *wxqueue.Queue) (*lambdaevent.Function, error) {
+	starter := refunds.NewStarter(store, refundQueue, log)
 	return table.Bind(log, built{
 		catalog:   stock.NewMerchant(store, store.Now),
 		orders:    orders.NewMerchant(store, store.Now),
-		refunds:   refunds.NewRoutes(store, store, refunds.NewStarter(store, refundQueue, log), 0),
+		refunds:   refunds.NewRoutes(store, store, starter, 0),
+		after:     refunds.NewAftersaleRoutes(store, starter, notices.Decisions{Queue: parts.Sender(wechatQueue), Log: log}),
 		shipping:  shipping.NewRoutes(store, parts.Sender(wechatQueue), log),
 		reconcile: reconcile.NewRoutes(parts.Reconciler(cfg.Reconcile, log, store, alerts), store),
 	}), nil

@@ -2,7 +2,8 @@
 // unpaid orders from close-order queue messages, from its scheduled sweep and from
 // POST /orders/{orderId}/cancel, asking WeChat Pay first about orders that have a
 // WeChat Pay order; and it starts payments (POST /orders/{orderId}/pay) and buyers'
-// refunds (POST /orders/{orderId}/refund).
+// refunds (POST /orders/{orderId}/refund) and after-sale requests (POST
+// /orders/{orderId}/aftersales).
 package closeorder
 
 import (
@@ -60,12 +61,14 @@ type built struct {
 	releaser *orders.Releaser
 	start    *payments.Start
 	refunds  *refunds.Routes
+	after    *refunds.AftersaleRoutes
 }
 
 var table = wiring.Define("CloseOrderFunction", "closeOrder",
 	wiring.Route(orders.RouteCancel, func(b built) httpapi.Route { return b.releaser.Cancel }),
 	wiring.Route(payments.RoutePay, func(b built) httpapi.Route { return b.start.Route }),
 	wiring.Route(refunds.RouteBuyer, func(b built) httpapi.Route { return b.refunds.Buyer }),
+	wiring.Route(refunds.RouteAftersale, func(b built) httpapi.Route { return b.after.Request }),
 	wiring.Queue(wiring.CloseOrderQueue, func(b built) wiring.SQSHandler { return b.releaser.HandleSQS }),
 	wiring.Schedule(func(b built) wiring.Scheduled { return wiring.Result(b.releaser.Sweep) }),
 )
@@ -86,5 +89,6 @@ func Build(cfg Config, log *slog.Logger, store *dynamo.Store, closeQueue *closeq
 			NotifyBaseURL: cfg.NotifyBaseURL, OpenIDClaim: cfg.OpenIDClaim, Now: store.Now,
 		}),
 		refunds: refunds.NewRoutes(store, store, starter, cfg.UserRefundWindow),
+		after:   refunds.NewAftersaleRoutes(store, starter, nil),
 	}), nil
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
-// Notices reads the subscribe messages' settings into *dst: PAY_REMINDER_TEMPLATE_ID
-// and REFUND_DONE_TEMPLATE_ID ("off" turns that message off), PAY_REMINDER_LEAD_SECONDS
+// Notices reads the subscribe messages' settings into *dst: PAY_REMINDER_TEMPLATE_ID,
+// REFUND_DONE_TEMPLATE_ID and AFTERSALE_TEMPLATE_ID ("off" turns that message off), PAY_REMINDER_LEAD_SECONDS
 // and ORDER_PAGE, all required.
 func Notices(dst *notices.Config) wiring.Setting {
 	return func(get envvar.Lookup) (err error) {
@@ -27,7 +27,7 @@ func Notices(dst *notices.Config) wiring.Setting {
 		for _, v := range []struct {
 			name string
 			dst  *string
-		}{{"PAY_REMINDER_TEMPLATE_ID", &dst.PayReminderTemplate}, {"REFUND_DONE_TEMPLATE_ID", &dst.RefundDoneTemplate}} {
+		}{{"PAY_REMINDER_TEMPLATE_ID", &dst.PayReminderTemplate}, {"REFUND_DONE_TEMPLATE_ID", &dst.RefundDoneTemplate}, {"AFTERSALE_TEMPLATE_ID", &dst.AftersaleTemplate}} {
 			if *v.dst, err = envvar.Required(get, v.name, want); err != nil {
 				return err
 			}

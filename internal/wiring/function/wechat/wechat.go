@@ -69,5 +69,6 @@ func Build(cfg Config, log *slog.Logger, store *dynamo.Store, queue *wxqueue.Que
 	n := notices.New(store, api, parts.Sender(queue), cfg.Notices, log, store.Now)
 	return table.Bind(log, wxqueue.NewWorker(queue, log, cfg.Backoff, map[string]wxqueue.Handler{
 		wxqueue.KindUpload: up.Upload, wxqueue.KindPresale: up.Declare, wxqueue.KindPayReminder: n.Remind, wxqueue.KindRefundDone: n.RefundDone,
+		wxqueue.KindAftersale: n.Aftersale,
 	})), nil
 }

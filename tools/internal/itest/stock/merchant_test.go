@@ -153,7 +153,7 @@ func TestAdjust_AppliesOnceAndNeverWritesOffReservedUnits(t *testing.T) {
 		t.Errorf("after the restock ×11: available %d, reserved %d, on-hand %d; want 17, 0, 17", a, r, h)
 	}
 	if code, out := e.call("POST", "/admin/skus/cup/adjustments", `{"adjustmentId":"restock-1","delta":8,"reason":"delivery"}`); code != http.StatusUnprocessableEntity || out["code"] != "IDEMPOTENCY_KEY_REUSED" ||
-		out["message"] != "this idempotency key (the Idempotency-Key header, or the adjustmentId, refundId or shipmentId) was used with a different request" {
+		out["message"] != "this idempotency key (the Idempotency-Key header, or the adjustmentId, refundId, shipmentId or aftersaleId) was used with a different request" {
 		t.Errorf("same id, other body: %d %v", code, out)
 	}
 	if code, _ := e.buy("alice", "cup", 5); code != http.StatusCreated {

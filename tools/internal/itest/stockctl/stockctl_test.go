@@ -268,6 +268,55 @@ func TestStockctl_RefundsAPaidOrder(t *testing.T) {
 	booktest.Check(t, h.stack.DB, h.stack.Tables)
 }
 
+// stockctl aftersales approves and rejects a buyer's after-sales, and refuses a bad
+// command line before calling the API.
+func TestStockctl_DecidesAftersales(t *testing.T) {
+	h := newHarness(t)
+	if code, _, errOut := h.run(secretKey, "create", "--sku", "cup", "--name", "Cup", "--price", "100", "--stock", "3"); code != 0 {
+		t.Fatalf("create: %d %s", code, errOut)
+	}
+	order := h.cupOrder(t)
+	rec := httptest.NewRecorder()
+	h.stack.API.ServeHTTP(rec, httptest.NewRequest("POST", "/_local/pay/"+order.OrderID, nil))
+	if rec.Code != http.StatusNoContent {
+		t.Fatalf("pay: %d %s", rec.Code, rec.Body)
+	}
+	for _, id := range []string{"as-1", "as-2"} {
+		req := httptest.NewRequest("POST", "/orders/"+order.OrderID+"/aftersales", strings.NewReader(`{"aftersaleId":"`+id+`","kind":"refund","lines":[{"skuId":"cup","qty":1}],"reason":"late"}`))
+		req.Header.Set("X-User-Id", "buyer")
+		rec := httptest.NewRecorder()
+		h.stack.API.ServeHTTP(rec, req)
+		if rec.Code != http.StatusAccepted {
+			t.Fatalf("after-sale %s: %d %s", id, rec.Code, rec.Body)
+		}
+	}
+	for _, args := range [][]string{
+		{"aftersales", "frobnicate", order.OrderID, "as-1"},
+		{"aftersales", "reject", order.OrderID, "as-2"},
+		{"aftersales", "approve", order.OrderID, "as-1", "--reason", "x"},
+		{"aftersales", "approve", order.OrderID},
+	} {
+		if code, _, errOut := h.run(secretKey, args...); code != stockctl.ExitUsage {
+			t.Errorf("stockctl %s: exit %d (%s), want %d", strings.Join(args, " "), code, errOut, stockctl.ExitUsage)
+		}
+	}
+	code, out, errOut := h.run(secretKey, "aftersales", "approve", order.OrderID, "as-1")
+	if code != 0 || !strings.Contains(out, "as-1") || !strings.Contains(out, "REFUNDING") || !strings.Contains(out, order.OrderID+"_R") {
+		t.Errorf("approve: %d %s %s", code, out, errOut)
+	}
+	code, out, errOut = h.run(secretKey, "aftersales", "reject", order.OrderID, "as-2", "--reason", "not late")
+	if code != 0 || !strings.Contains(out, "REJECTED") || !strings.Contains(out, "(rejected: not late)") {
+		t.Errorf("reject: %d %s %s", code, out, errOut)
+	}
+	if code, _, errOut := h.run(secretKey, "aftersales", "received", order.OrderID, "as-1"); code != stockctl.ExitError || !strings.Contains(errOut, "409 REFUND_NOT_ALLOWED") {
+		t.Errorf("received of a refund: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut := h.run(secretKey, "aftersales", "approve", order.OrderID, "nope"); code != stockctl.ExitError || !strings.Contains(errOut, "404 AFTERSALE_NOT_FOUND") {
+		t.Errorf("unknown after-sale: exit %d, stderr %q", code, errOut)
+	}
+	booktest.Check(t, h.stack.DB, h.stack.Tables)
+}
+
 // stockctl ship of an order not paid is refused with the route's 409, nothing shipped.
 func TestStockctl_ShipRefusesAnUnpaidOrder(t *testing.T) {
 	h := newHarness(t)
@@ -355,8 +404,8 @@ func TestStockctl_CommandHelpNeedsNoEndpoint(t *testing.T) {
 		name, args, _ := strings.Cut(strings.TrimSpace(line), " ")
 		synopses[name] = strings.TrimSpace(args)
 	}
-	if len(synopses) != 17 {
-		t.Fatalf("stockctl -h lists %d commands, want 17:\n%s", len(synopses), out.String())
+	if len(synopses) != 18 {
+		t.Fatalf("stockctl -h lists %d commands, want 18:\n%s", len(synopses), out.String())
 	}
 	for name, args := range synopses {
 		for _, argv := range [][]string{{name, "-h"}, {name, "--help"}, {"-o", "json", name, "cup-01", "-h"}} {
