@@ -31,9 +31,15 @@ const (
 	// WaitlistHoldSeconds is how long a waitlisted buyer's exclusive hold on
 	// returned units lasts, in seconds; an unused hold passes to the next buyer.
 	WaitlistHoldSeconds = 300
+	// FrontierStepSeconds is the shortest span of one admission step, in seconds:
+	// admissions less than this after a step's start join it (and expire with it),
+	// so the frontier item keeps at most AdmissionSeconds/FrontierStepSeconds + 1
+	// steps however often the admitter ticks.
+	FrontierStepSeconds = 1
 	// MaxRiskRank is the highest risk_rank WeChat's getUserRiskRank returns: its
 	// legal values are 0, 1, 2, 3, 4, higher meaning riskier (WeChat mini-program
-	// server API, "获取用户安全等级 getUserRiskRank", 返回参数 risk_rank).
+	// server API, "获取用户安全等级 getUserRiskRank", 返回参数 risk_rank:
+	// https://developers.weixin.qq.com/miniprogram/dev/server/API/sec-center/safety-control-capability/api_getuserriskrank.html).
 	MaxRiskRank = 4
 )
 
@@ -205,12 +211,18 @@ func (f Frontier) AdmittedUnexpired(now time.Time) int {
 }
 
 // Advance returns f after a tick at now that admitted d.Admit more buyers and
-// found the SKU sold out or not. Steps expired before the last expired one are
-// dropped, so the item stays at most about AdmissionSeconds ticks long.
+// found the SKU sold out or not. Admissions less than FrontierStepSeconds after the
+// last step's start join that step (expiring with it, a little early, never late);
+// steps expired before the last expired one are dropped. So the item keeps at most
+// AdmissionSeconds/FrontierStepSeconds + 1 steps.
 func (f Frontier) Advance(now time.Time, d AdmissionDecision) Frontier {
 	steps := slices.Clone(f.Steps)
 	if d.Admit > 0 {
-		steps = append(steps, AdmissionStep{Through: f.Admitted() + d.Admit, At: now})
+		if n := len(steps); n > 0 && now.Sub(steps[n-1].At) < FrontierStepSeconds*time.Second {
+			steps[n-1].Through += d.Admit
+		} else {
+			steps = append(steps, AdmissionStep{Through: f.Admitted() + d.Admit, At: now})
+		}
 	}
 	last := -1
 	for i, s := range steps {

@@ -117,7 +117,7 @@ type admission struct {
 // TestAdmission_NeverExceedsPurchasableUnits runs 1,000 random sales of 200 ticks
 // each (fixed seed): admitted buyers order (some take fewer units than they may),
 // pending orders are paid or released, refunds restock, admissions expire, and
-// ticks come 0.2 to 90 s apart. After every tick the unused, unexpired admissions
+// ticks come 250 ms (sharing a frontier step) to 90 s apart. After every tick the unused, unexpired admissions
 // never exceed the purchasable units (nor, each claiming UnitsPerAdmission, the
 // available ones); the tick says SoldOut exactly when nothing is purchasable; and
 // with no admission outstanding it admits all the units, rate and line allow.
@@ -161,7 +161,11 @@ func TestAdmission_NeverExceedsPurchasableUnits(t *testing.T) {
 				available += 1 + r.IntN(3) // a refund restocks
 			}
 			waiting += r.IntN(20)
-			now = now.Add(time.Duration(200+r.IntN(90_000)) * time.Millisecond)
+			if r.IntN(2) == 0 {
+				now = now.Add(250 * time.Millisecond) // the admitter's tick: admissions share a step
+			} else {
+				now = now.Add(time.Duration(200+r.IntN(90_000)) * time.Millisecond)
+			}
 
 			in := inventory.AdmissionInput{
 				Available: available, Reserved: reserved,
@@ -170,8 +174,13 @@ func TestAdmission_NeverExceedsPurchasableUnits(t *testing.T) {
 			}
 			d := in.Decide()
 			f = f.Advance(now, d)
-			for range d.Admit {
-				adm = append(adm, admission{expires: now.Add(inventory.AdmissionSeconds * time.Second)})
+			for pos := f.Admitted() - d.Admit + 1; pos <= f.Admitted(); pos++ {
+				// The admission lasts as its token says: until its step expires.
+				st, exp := f.Status(pos, now)
+				if st != inventory.TicketAdmitted || exp.After(now.Add(inventory.AdmissionSeconds*time.Second)) {
+					t.Fatalf("sale %d tick %d: position %d just admitted is %s until %v", sale, tick, pos, st, exp)
+				}
+				adm = append(adm, admission{expires: exp})
 			}
 			waiting -= d.Admit
 			ticks++
@@ -264,6 +273,23 @@ func TestFrontier_AdvanceKeepsTheItemSmall(t *testing.T) {
 		if got, _ := f.Status(pos, now); got != want {
 			t.Errorf("position %d: %s, want %s", pos, got, want)
 		}
+	}
+	// Ticking four times a second: a second's admissions share one step, which
+	// expires with its first.
+	var g inventory.Frontier
+	now = saleStart
+	for range 4 * 3600 {
+		now = now.Add(250 * time.Millisecond)
+		g = g.Advance(now, inventory.AdmissionDecision{Admit: 1})
+	}
+	if n := len(g.Steps); n > inventory.AdmissionSeconds/inventory.FrontierStepSeconds+1 {
+		t.Fatalf("4 ticks a second: %d steps kept, want at most %d", n, inventory.AdmissionSeconds+1)
+	}
+	if g.Admitted() != 14_400 || g.AdmittedUnexpired(now) != 4*inventory.AdmissionSeconds {
+		t.Fatalf("4 ticks a second: admitted %d, unexpired %d; want 14400 and %d", g.Admitted(), g.AdmittedUnexpired(now), 4*inventory.AdmissionSeconds)
+	}
+	if st, exp := g.Status(g.Admitted(), now); st != inventory.TicketAdmitted || exp.After(now.Add(inventory.AdmissionSeconds*time.Second)) {
+		t.Fatalf("the last admitted: %s until %v; want ADMITTED for at most %d s", st, exp, inventory.AdmissionSeconds)
 	}
 }
 
