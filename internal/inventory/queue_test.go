@@ -1,0 +1,507 @@
+package inventory_test
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+var saleStart = time.Date(2026, 11, 11, 0, 0, 0, 0, time.UTC)
+
+func TestQueueSettings_ValidateBounds(t *testing.T) {
+	for _, tc := range []struct {
+		q    inventory.QueueSettings
+		want string // "" = valid; otherwise part of the reason
+	}{
+		{inventory.QueueSettings{}, ""},
+		{inventory.QueueSettings{Queue: true}, ""},
+		{inventory.QueueSettings{Queue: true, FairWindowSeconds: inventory.MaxFairWindowSeconds, RiskThreshold: inventory.MaxRiskRank}, ""},
+		{inventory.QueueSettings{RiskThreshold: 1}, ""}, // the risk check works without a queue
+		{inventory.QueueSettings{Queue: true, FairWindowSeconds: -1}, "fairWindowSeconds must"},
+		{inventory.QueueSettings{Queue: true, FairWindowSeconds: inventory.MaxFairWindowSeconds + 1}, "fairWindowSeconds must"},
+		{inventory.QueueSettings{FairWindowSeconds: 10}, "needs queue"},
+		{inventory.QueueSettings{Queue: true, RiskThreshold: -1}, "riskThreshold must"},
+		{inventory.QueueSettings{Queue: true, RiskThreshold: inventory.MaxRiskRank + 1}, "riskThreshold must"},
+	} {
+		err := tc.q.Validate()
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%+v: %v, want valid", tc.q, err)
+			}
+			continue
+		}
+		var ie *inventory.InvalidRequestError
+		if !errors.Is(err, inventory.ErrInvalidRequest) || !errors.As(err, &ie) || !strings.Contains(ie.Reason, tc.want) {
+			t.Errorf("%+v: %v, want INVALID_REQUEST saying %q", tc.q, err, tc.want)
+		}
+	}
+}
+
+func TestQueueSettings_CheckRiskRefusesAtOrAboveTheThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		threshold int
+		answer    inventory.RiskAnswer
+		refused   bool
+	}{
+		{0, inventory.RiskAnswer{Rank: 4, Known: true}, false}, // check off
+		{4, inventory.RiskAnswer{Rank: 3, Known: true}, false},
+		{4, inventory.RiskAnswer{Rank: 4, Known: true}, true},
+		{1, inventory.RiskAnswer{Rank: 0, Known: true}, false},
+		{1, inventory.RiskAnswer{Rank: 1, Known: true}, true},
+		{2, inventory.RiskAnswer{Rank: 3, Known: true}, true},
+		{1, inventory.RiskAnswer{}, false},                     // WeChat gave no rank: fail open
+		{1, inventory.RiskAnswer{Rank: 9, Known: true}, false}, // not a legal risk_rank: unknown
+		{1, inventory.RiskAnswer{Rank: -1, Known: true}, false},
+	} {
+		q := inventory.QueueSettings{Queue: true, RiskThreshold: tc.threshold}
+		err := q.CheckRisk("sku-1", tc.answer)
+		var se *inventory.SKUError
+		if got := err != nil; got != tc.refused {
+			t.Errorf("threshold %d, %+v: %v, want refused %v", tc.threshold, tc.answer, err, tc.refused)
+		} else if got && (!errors.Is(err, inventory.ErrRiskRejected) || !errors.As(err, &se) || se.SKU != "sku-1") {
+			t.Errorf("threshold %d, %+v: %v, want a *SKUError for sku-1 wrapping ErrRiskRejected", tc.threshold, tc.answer, err)
+		}
+	}
+}
+
+func TestAdmissionRatePerSecond_IsThePlannersShardRate(t *testing.T) {
+	for shards, want := range map[int]int{0: 200, 1: 200, 2: 400, 50: 10_000, inventory.MaxShards: 12_800} {
+		if got := inventory.AdmissionRatePerSecond(shards); got != want {
+			t.Errorf("%d shards: %d admissions/s, want %d", shards, got, want)
+		}
+	}
+	// A SKU sized for a peak is admitted at least at that peak.
+	for _, peak := range []int{1, 199, 200, 201, 5_000, 12_800} {
+		if r := inventory.AdmissionRatePerSecond(inventory.ShardsForPeak(peak)); r < peak {
+			t.Errorf("peak %d/s: shards for it admit %d/s", peak, r)
+		}
+	}
+}
+
+func TestAdmissionInput_Decide(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   inventory.AdmissionInput
+		want inventory.AdmissionDecision
+	}{
+		{"bounded by units", inventory.AdmissionInput{Available: 10, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{Admit: 10}},
+		{"bounded by rate", inventory.AdmissionInput{Available: 10_000, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{Admit: 200}},
+		{"bounded by the line", inventory.AdmissionInput{Available: 10_000, Budget: 200, Waiting: 3}, inventory.AdmissionDecision{Admit: 3}},
+		{"unexpired admissions claim units", inventory.AdmissionInput{Available: 10, AdmittedUnexpired: 7, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{Admit: 3}},
+		{"more admitted than available admits none", inventory.AdmissionInput{Available: 5, Reserved: 3, AdmittedUnexpired: 7, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{}},
+		{"units per buyer", inventory.AdmissionInput{Available: 10, AdmittedUnexpired: 1, UnitsPerAdmission: 3, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{Admit: 2}},
+		{"all held by pending orders: wait, not sold out", inventory.AdmissionInput{Reserved: 4, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{}},
+		{"nothing purchasable: sold out", inventory.AdmissionInput{AdmittedUnexpired: 3, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{SoldOut: true}},
+		{"negative counts count as 0", inventory.AdmissionInput{Available: -2, Reserved: -1, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{SoldOut: true}},
+		{"no budget", inventory.AdmissionInput{Available: 10, Waiting: 1000}, inventory.AdmissionDecision{}},
+	} {
+		if got := tc.in.Decide(); got != tc.want {
+			t.Errorf("%s: %+v.Decide() = %+v, want %+v", tc.name, tc.in, got, tc.want)
+		}
+	}
+}
+
+// admission is one admitted buyer of the simulation below.
+type admission struct {
+	expires time.Time
+	used    bool
+}
+
+// TestAdmission_NeverExceedsPurchasableUnits runs 1,000 random sales of 200 ticks
+// each (fixed seed): admitted buyers order (some take fewer units than they may),
+// pending orders are paid or released, refunds restock, admissions expire, and
+// ticks come 250 ms (sharing a frontier step) to 90 s apart. After every tick the unused, unexpired admissions
+// never exceed the purchasable units (nor, each claiming UnitsPerAdmission, the
+// available ones); the tick says SoldOut exactly when nothing is purchasable; and
+// with no admission outstanding it admits all the units, rate and line allow.
+func TestAdmission_NeverExceedsPurchasableUnits(t *testing.T) {
+	r := rand.New(rand.NewPCG(38, 2026))
+	var ticks, admitted, soldOut int
+	for sale := range 1000 {
+		per := 1 + r.IntN(3)
+		available, reserved := r.IntN(50), 0
+		waiting := r.IntN(300)
+		rate := inventory.AdmissionRatePerSecond(1 + r.IntN(3))
+		now := saleStart
+		var f inventory.Frontier
+		var adm []admission
+		var pending []int // units of each PENDING order
+		for tick := range 200 {
+			// Between ticks: buyers act, orders settle, refunds restock.
+			for i := range adm {
+				a := &adm[i]
+				if a.used || !now.Before(a.expires) || r.IntN(3) != 0 {
+					continue
+				}
+				q := 1 + r.IntN(per)
+				if q > available {
+					continue // STOCK_OUT for this buyer: the admission stays unused
+				}
+				a.used = true
+				available -= q
+				reserved += q
+				pending = append(pending, q)
+			}
+			for len(pending) > 0 && r.IntN(2) == 0 {
+				i := r.IntN(len(pending))
+				if r.IntN(2) == 0 { // released
+					available += pending[i]
+				}
+				reserved -= pending[i]
+				pending = slices.Delete(pending, i, i+1)
+			}
+			if r.IntN(20) == 0 {
+				available += 1 + r.IntN(3) // a refund restocks
+			}
+			waiting += r.IntN(20)
+			if r.IntN(2) == 0 {
+				now = now.Add(250 * time.Millisecond) // the admitter's tick: admissions share a step
+			} else {
+				now = now.Add(time.Duration(200+r.IntN(90_000)) * time.Millisecond)
+			}
+
+			in := inventory.AdmissionInput{
+				Available: available, Reserved: reserved,
+				AdmittedUnexpired: f.AdmittedUnexpired(now),
+				UnitsPerAdmission: per, Budget: rate, Waiting: waiting,
+			}
+			d := in.Decide()
+			f = f.Advance(now, d)
+			for pos := f.Admitted() - d.Admit + 1; pos <= f.Admitted(); pos++ {
+				// The admission lasts as its token says: until its step expires.
+				st, exp := f.Status(pos, now)
+				if st != inventory.TicketAdmitted || exp.After(now.Add(inventory.AdmissionSeconds*time.Second)) {
+					t.Fatalf("sale %d tick %d: position %d just admitted is %s until %v", sale, tick, pos, st, exp)
+				}
+				adm = append(adm, admission{expires: exp})
+			}
+			waiting -= d.Admit
+			ticks++
+			admitted += d.Admit
+			if d.SoldOut {
+				soldOut++
+			}
+
+			outstanding := 0
+			unexpired := 0
+			for _, a := range adm {
+				if now.Before(a.expires) {
+					unexpired++
+					if !a.used {
+						outstanding++
+					}
+				}
+			}
+			if p := available + reserved; outstanding > p || outstanding*per > available {
+				t.Fatalf("sale %d tick %d: %d unused admissions (each up to %d units) with %d available, %d purchasable", sale, tick, outstanding, per, available, p)
+			}
+			if got := f.AdmittedUnexpired(now); got != unexpired {
+				t.Fatalf("sale %d tick %d: frontier counts %d unexpired admissions, the buyers %d", sale, tick, got, unexpired)
+			}
+			if d.SoldOut != (available+reserved == 0) {
+				t.Fatalf("sale %d tick %d: SoldOut %v with %d available, %d reserved", sale, tick, d.SoldOut, available, reserved)
+			}
+			if in.AdmittedUnexpired == 0 && d.Admit != min(available/per, rate, in.Waiting) {
+				t.Fatalf("sale %d tick %d: admitted %d with nothing outstanding, %d available, rate %d, %d waiting", sale, tick, d.Admit, available, rate, in.Waiting)
+			}
+		}
+	}
+	// The scenarios reach every case (fixed seed: these are exact).
+	if admitted == 0 || soldOut == 0 || soldOut == ticks {
+		t.Fatalf("%d ticks, %d admitted, %d sold out: the scenarios miss a case", ticks, admitted, soldOut)
+	}
+}
+
+func TestFrontier_StatusOfATicket(t *testing.T) {
+	t0 := saleStart
+	life := inventory.AdmissionSeconds * time.Second
+	f := inventory.Frontier{Steps: []inventory.AdmissionStep{{Through: 100, At: t0}, {Through: 250, At: t0.Add(10 * time.Second)}}}
+	for _, tc := range []struct {
+		name     string
+		f        inventory.Frontier
+		position int
+		now      time.Time
+		want     inventory.TicketStatus
+		expires  time.Time
+	}{
+		{"first step, in time", f, 1, t0.Add(time.Second), inventory.TicketAdmitted, t0.Add(life)},
+		{"second step", f, 101, t0.Add(time.Minute), inventory.TicketAdmitted, t0.Add(10*time.Second + life)},
+		{"first step, run out", f, 100, t0.Add(life), inventory.TicketExpired, time.Time{}},
+		{"second step still on", f, 250, t0.Add(life), inventory.TicketAdmitted, t0.Add(10*time.Second + life)},
+		{"behind the frontier", f, 251, t0.Add(time.Second), inventory.TicketWaiting, time.Time{}},
+		{"not drawn yet", f, 0, t0.Add(time.Second), inventory.TicketWaiting, time.Time{}},
+		{"sold out while waiting", inventory.Frontier{Steps: f.Steps, SoldOut: true}, 251, t0.Add(time.Second), inventory.TicketSoldOut, time.Time{}},
+		{"admitted before the sell-out", inventory.Frontier{Steps: f.Steps, SoldOut: true}, 5, t0.Add(time.Second), inventory.TicketAdmitted, t0.Add(life)},
+		{"no admission yet", inventory.Frontier{}, 1, t0, inventory.TicketWaiting, time.Time{}},
+	} {
+		got, exp := tc.f.Status(tc.position, tc.now)
+		if got != tc.want || !exp.Equal(tc.expires) {
+			t.Errorf("%s: Status(%d) = %s until %v, want %s until %v", tc.name, tc.position, got, exp, tc.want, tc.expires)
+		}
+	}
+	if got := f.EstimatedWaitSeconds(650, 200); got != 2 {
+		t.Errorf("400 ahead at 200/s: %d s, want 2", got)
+	}
+	if got := f.EstimatedWaitSeconds(3, 200); got != 0 {
+		t.Errorf("admitted: %d s, want 0", got)
+	}
+}
+
+// A frontier advanced once a second for an hour keeps at most about
+// AdmissionSeconds steps, and still tells each position its status.
+func TestFrontier_AdvanceKeepsTheItemSmall(t *testing.T) {
+	var f inventory.Frontier
+	now := saleStart
+	for range 3600 {
+		now = now.Add(time.Second)
+		f = f.Advance(now, inventory.AdmissionDecision{Admit: 10})
+	}
+	if n := len(f.Steps); n > inventory.AdmissionSeconds+1 {
+		t.Fatalf("%d steps kept, want at most %d", n, inventory.AdmissionSeconds+1)
+	}
+	if f.Admitted() != 36_000 || f.AdmittedUnexpired(now) != 10*inventory.AdmissionSeconds {
+		t.Fatalf("admitted %d, unexpired %d; want 36000 and %d", f.Admitted(), f.AdmittedUnexpired(now), 10*inventory.AdmissionSeconds)
+	}
+	for pos, want := range map[int]inventory.TicketStatus{1: inventory.TicketExpired, 34_200: inventory.TicketExpired, 34_201: inventory.TicketAdmitted, 36_000: inventory.TicketAdmitted, 36_001: inventory.TicketWaiting} {
+		if got, _ := f.Status(pos, now); got != want {
+			t.Errorf("position %d: %s, want %s", pos, got, want)
+		}
+	}
+	// Ticking four times a second: a second's admissions share one step, which
+	// expires with its first.
+	var g inventory.Frontier
+	now = saleStart
+	for range 4 * 3600 {
+		now = now.Add(250 * time.Millisecond)
+		g = g.Advance(now, inventory.AdmissionDecision{Admit: 1})
+	}
+	if n := len(g.Steps); n > inventory.AdmissionSeconds/inventory.FrontierStepSeconds+1 {
+		t.Fatalf("4 ticks a second: %d steps kept, want at most %d", n, inventory.AdmissionSeconds+1)
+	}
+	if g.Admitted() != 14_400 || g.AdmittedUnexpired(now) != 4*inventory.AdmissionSeconds {
+		t.Fatalf("4 ticks a second: admitted %d, unexpired %d; want 14400 and %d", g.Admitted(), g.AdmittedUnexpired(now), 4*inventory.AdmissionSeconds)
+	}
+	if st, exp := g.Status(g.Admitted(), now); st != inventory.TicketAdmitted || exp.After(now.Add(inventory.AdmissionSeconds*time.Second)) {
+		t.Fatalf("the last admitted: %s until %v; want ADMITTED for at most %d s", st, exp, inventory.AdmissionSeconds)
+	}
+}
+
+func testSeed() inventory.DrawSeed {
+	var s inventory.DrawSeed
+	for i := range s {
+		s[i] = byte(i)
+	}
+	return s
+}
+
+// The draw is HMAC-SHA256(seed, ticket), first 8 bytes, ascending. The expected
+// order was computed outside Go, so anyone can check a published draw the same way:
+//
+//	printf %s t-0001 | openssl dgst -sha256 -mac HMAC -macopt hexkey:<seed>
+func TestDrawSeed_FairOrderIsRecomputable(t *testing.T) {
+	seed := testSeed()
+	tickets := []string{"t-0001", "t-0002", "t-0003", "t-0004", "t-0005", "t-0006"}
+	want := []string{"t-0005", "t-0004", "t-0003", "t-0006", "t-0001", "t-0002"}
+	if got := seed.FairOrder(tickets); !slices.Equal(got, want) {
+		t.Fatalf("FairOrder = %v, want %v", got, want)
+	}
+	if got := seed.DrawKey("t-0005"); got != 0x260a0ca20b37f764 {
+		t.Fatalf("DrawKey(t-0005) = %x, want 260a0ca20b37f764", got)
+	}
+	// The same seed gives the same order whatever order the tickets come in.
+	shuffled := slices.Clone(tickets)
+	slices.Reverse(shuffled)
+	if got := seed.FairOrder(shuffled); !slices.Equal(got, want) {
+		t.Fatalf("reversed input: %v, want %v", got, want)
+	}
+	if !slices.Equal(shuffled, []string{"t-0006", "t-0005", "t-0004", "t-0003", "t-0002", "t-0001"}) {
+		t.Fatalf("FairOrder changed its input: %v", shuffled)
+	}
+	// Another seed, another order.
+	other := seed
+	other[0] ^= 1
+	if slices.Equal(other.FairOrder(tickets), want) {
+		t.Fatal("a different seed drew the same order")
+	}
+}
+
+func TestDrawSeed_CommitmentAndReveal(t *testing.T) {
+	seed := testSeed()
+	const commitment = "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd" // sha256sum of the seed's bytes
+	if seed.Commitment() != commitment || !seed.Matches(strings.ToUpper(commitment)) {
+		t.Fatalf("Commitment = %s, want %s", seed.Commitment(), commitment)
+	}
+	revealed, err := inventory.ParseDrawSeed("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+	if err != nil || revealed != seed {
+		t.Fatalf("ParseDrawSeed = %x, %v", revealed, err)
+	}
+	other := seed
+	other[31]++
+	if other.Matches(commitment) {
+		t.Fatal("a different seed matches the commitment")
+	}
+	for _, bad := range []string{"", "00", strings.Repeat("0", 63), strings.Repeat("g", 64), strings.Repeat("0", 66)} {
+		if _, err := inventory.ParseDrawSeed(bad); !errors.Is(err, inventory.ErrInvalidRequest) {
+			t.Errorf("ParseDrawSeed(%q) = %v, want INVALID_REQUEST", bad, err)
+		}
+	}
+}
+
+// TestDrawSeed_FairOrderIsUnbiased draws 4 tickets with 24,000 fixed seeds: each of
+// the 24 orders should come about 1,000 times. Pearson's chi-square over the 24
+// counts must stay below 49.73, the 0.999 quantile of chi-square with 23 degrees of
+// freedom; the seeds are fixed, so the statistic (printed) is the same every run.
+// Each ticket must also come first in about a quarter of the draws, whichever
+// arrived first.
+func TestDrawSeed_FairOrderIsUnbiased(t *testing.T) {
+	const draws = 24_000
+	tickets := []string{"t-early", "t-second", "t-third", "t-late"} // in arrival order
+	perm := map[string]int{}
+	first := map[string]int{}
+	for i := range draws {
+		seed := inventory.DrawSeed(sha256.Sum256(fmt.Appendf(nil, "rehearsal seed %d", i)))
+		order := seed.FairOrder(tickets)
+		perm[strings.Join(order, ",")]++
+		first[order[0]]++
+	}
+	if len(perm) != 24 {
+		t.Fatalf("%d distinct orders drawn, want all 24", len(perm))
+	}
+	const expected = draws / 24.0
+	chi2 := 0.0
+	for _, n := range perm {
+		d := float64(n) - expected
+		chi2 += d * d / expected
+	}
+	t.Logf("chi-square over 24 orders: %.2f (23 df); first places: %v", chi2, first)
+	if chi2 >= 49.73 {
+		t.Fatalf("chi-square %.2f ≥ 49.73: the draw favours some orders: %v", chi2, perm)
+	}
+	for _, tk := range tickets {
+		// A quarter is 6,000; a binomial's standard deviation here is 67, so ±400 is 6σ.
+		if n := first[tk]; n < 5_600 || n > 6_400 {
+			t.Errorf("%s came first %d times in %d draws, want about 6000", tk, n, draws)
+		}
+	}
+}
+
+func TestQueueSettings_LineDrawsTheFairWindowThenQueuesByArrival(t *testing.T) {
+	seed := testSeed()
+	q := inventory.QueueSettings{Queue: true, FairWindowSeconds: 10}
+	arrivals := []inventory.Arrival{
+		{"t-0001", saleStart.Add(9 * time.Second)},
+		{"late-b", saleStart.Add(12 * time.Second)},
+		{"t-0002", saleStart.Add(-time.Second)}, // before the start: in the draw
+		{"late-a", saleStart.Add(12 * time.Second)},
+		{"t-0005", saleStart},
+		{"late-0", saleStart.Add(10 * time.Second)}, // the window's end: by arrival
+		{"t-0003", saleStart.Add(5 * time.Second)},
+	}
+	got, err := q.Line(seed, saleStart, arrivals)
+	want := []string{"t-0005", "t-0003", "t-0001", "t-0002", "late-0", "late-a", "late-b"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("Line = %v, %v; want %v", got, err, want)
+	}
+	// Without a fair window everyone queues by arrival.
+	got, err = inventory.QueueSettings{Queue: true}.Line(seed, saleStart, arrivals)
+	want = []string{"t-0002", "t-0005", "t-0003", "t-0001", "late-0", "late-a", "late-b"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("no window: Line = %v, %v; want %v", got, err, want)
+	}
+	if _, err := q.Line(seed, saleStart, append(arrivals, inventory.Arrival{"t-0001", saleStart})); !errors.Is(err, inventory.ErrInvalidRequest) {
+		t.Fatalf("a ticket twice: %v, want INVALID_REQUEST", err)
+	}
+}
+
+func TestWaitlist_PassHoldsGivesReturnedUnitsInOrderAndPassesUnusedHolds(t *testing.T) {
+	t0 := saleStart
+	hold := inventory.WaitlistHoldSeconds * time.Second
+	w := inventory.Waitlist{{Buyer: "w1"}, {Buyer: "w2"}, {Buyer: "w3"}, {Buyer: "w4"}}
+
+	// One unit comes back: the first in line holds it.
+	c := w.PassHolds(1, 1, t0)
+	if !slices.Equal(c.Granted, []int{0}) || c.Passed != nil || c.Free != 0 ||
+		c.Entries[0] != (inventory.WaitEntry{Buyer: "w1", State: inventory.WaitHolding, Units: 1, HoldUntil: t0.Add(hold)}) || c.Entries[1].State != "" {
+		t.Fatalf("one unit back: %v %+v", c, c.Entries)
+	}
+	if w[0].State != "" {
+		t.Fatal("PassHolds changed its receiver")
+	}
+	// Before the hold ends nothing passes, even with no unit free.
+	if c2 := c.Entries.PassHolds(0, 1, t0.Add(hold-time.Nanosecond)); c2.Passed != nil || c2.Granted != nil {
+		t.Fatalf("hold still on: %v", c2)
+	}
+	// The hold runs out unused: it passes to the next, and w1 is never offered again.
+	c = c.Entries.PassHolds(0, 1, t0.Add(hold))
+	if !slices.Equal(c.Passed, []int{0}) || !slices.Equal(c.Granted, []int{1}) || c.Entries[0].State != inventory.WaitPassed || c.Entries[1].State != inventory.WaitHolding {
+		t.Fatalf("hold ran out: %v %+v", c, c.Entries)
+	}
+	// w2 orders; three more units come back, two per buyer: w3 gets 2, w4 gets 1.
+	c.Entries[1].State = inventory.WaitUsed
+	c = c.Entries.PassHolds(3, 2, t0.Add(hold+time.Second))
+	if !slices.Equal(c.Granted, []int{2, 3}) || c.Entries[2].Units != 2 || c.Entries[3].Units != 1 || c.Free != 0 || c.Entries[0].State != inventory.WaitPassed || c.Entries[1].State != inventory.WaitUsed {
+		t.Fatalf("three back: %v %+v", c, c.Entries)
+	}
+	// Units left when nobody waits stay free.
+	if c = c.Entries.PassHolds(4, 1, t0.Add(hold+2*time.Second)); c.Free != 4 || c.Granted != nil {
+		t.Fatalf("nobody waiting: %v", c)
+	}
+}
+
+// Over random waitlists and returns (fixed seed), units held never exceed the units
+// returned, holds go to the earliest waiting buyers, and nobody holds twice.
+func TestWaitlist_PassHoldsNeverHoldsMoreThanReturned(t *testing.T) {
+	r := rand.New(rand.NewPCG(38, 7))
+	for run := range 1000 {
+		w := make(inventory.Waitlist, 1+r.IntN(30))
+		for i := range w {
+			w[i].Buyer = fmt.Sprint("w", i)
+		}
+		per := 1 + r.IntN(3)
+		now := saleStart
+		returned, used := 0, 0
+		offered := map[int]int{}
+		for range 20 {
+			back := r.IntN(4)
+			returned += back
+			now = now.Add(time.Duration(r.IntN(2*inventory.WaitlistHoldSeconds)) * time.Second)
+			c := w.PassHolds(back, per, now)
+			held := 0
+			lastGranted := -1
+			for _, i := range c.Granted {
+				offered[i]++
+				if offered[i] > 1 || i < lastGranted {
+					t.Fatalf("run %d: entry %d offered %d times (granted %v)", run, i, offered[i], c.Granted)
+				}
+				lastGranted = i
+			}
+			for i, e := range c.Entries {
+				switch e.State {
+				case inventory.WaitHolding:
+					held += e.Units
+					if r.IntN(3) == 0 { // the buyer orders with the hold
+						used += e.Units
+						c.Entries[i] = inventory.WaitEntry{Buyer: e.Buyer, State: inventory.WaitUsed}
+						held -= e.Units
+					}
+				case "", inventory.WaitWaiting:
+					if c.Free > 0 {
+						t.Fatalf("run %d: %d units free while %s waits", run, c.Free, e.Buyer)
+					}
+				}
+			}
+			if held+used+c.Free != returned {
+				t.Fatalf("run %d: %d held + %d used + %d free ≠ %d returned", run, held, used, c.Free, returned)
+			}
+			w = c.Entries
+			returned -= c.Free // free units go back to open sale; not counted again
+		}
+	}
+}
