@@ -250,6 +250,8 @@ type orderRecord struct {
 	// Address is the order's delivery address (personal data, see the README's privacy
 	// notes), stored as the API takes it.
 	Address *inventory.Address `dynamodbav:"address,omitempty"`
+	// Receipt is WeChat's confirmation of receipt (receipt.go).
+	Receipt *receiptRecord `dynamodbav:"receipt,omitempty"`
 }
 
 // refundRecord is one of an order's refunds (inventory.OrderRefund).
@@ -341,7 +343,7 @@ func newOrderRecord(o *inventory.Order) orderRecord {
 		TransactionID: o.TransactionID, PrepayID: o.PrepayID, PrepayAt: formatOptional(o.PrepayAt),
 		RefundRev: o.RefundRev, DueCause: o.DueCause,
 		Shipping: newShippingRecord(o.Shipping), Presale: newPresaleRecord(o.Presale), Subscriptions: o.Subscriptions,
-		SecondRefunds: o.SecondRefunds, Address: o.Address,
+		SecondRefunds: o.SecondRefunds, Address: o.Address, Receipt: newReceiptRecord(o.Receipt),
 	}
 	for _, r := range o.Refunds {
 		rec.Refunds = append(rec.Refunds, newRefundRecord(r))
@@ -368,6 +370,9 @@ func (r orderRecord) order() (*inventory.Order, error) {
 		return nil, err
 	}
 	if o.Presale, err = r.Presale.presale(); err != nil {
+		return nil, err
+	}
+	if o.Receipt, err = r.Receipt.receipt(); err != nil {
 		return nil, err
 	}
 	if o.CreatedAt, err = parseTime(r.CreatedAt); err != nil {

@@ -81,12 +81,16 @@ const (
 	ChangePresale
 	// ChangePresaleResult: PAID stays PAID, WeChat's answer to it recorded.
 	ChangePresaleResult
+	// ChangeReceipt: the status stays, WeChat's confirmation of receipt recorded
+	// (Order.ConfirmReceipt).
+	ChangeReceipt
 )
 
 var kindNames = map[ChangeKind]string{
 	NoChange: "nothing", ChangeRelease: "release", ChangeCommit: "commit", ChangePayLate: "pay late",
 	ChangeRefundDue: "refund-pending", ChangeRefundStart: "refund", ChangeRefundResult: "refund result",
 	ChangeShip: "ship", ChangeShippingResult: "shipping result", ChangePresale: "presale", ChangePresaleResult: "presale result",
+	ChangeReceipt: "receipt",
 }
 
 // String names the kind in words, e.g. "release".
@@ -111,6 +115,9 @@ const (
 	GuardShipping
 	// GuardPresale: the order's presale declaration is the one read (or still none).
 	GuardPresale
+	// GuardReceipt: the order's receipt is the one read (or still none), so that a
+	// receipt is recorded once.
+	GuardReceipt
 )
 
 // Has reports whether g holds every guard of h.

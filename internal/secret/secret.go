@@ -83,3 +83,19 @@ func Notifications(ctx context.Context, log *slog.Logger, awsCfg aws.Config, arn
 	}
 	return verifier, nil
 }
+
+// MessageToken reads the merchant secret arn once and returns its messageToken, the
+// Token of the mini-program's message push ("" when the secret has none: every push is
+// then refused). Errors: the secret cannot be read or is malformed
+// (wechatpay.ParseSecret).
+func MessageToken(ctx context.Context, awsCfg aws.Config, arn string) (string, error) {
+	data, err := Reader(awsCfg, arn)(ctx)
+	if err != nil {
+		return "", fmt.Errorf("read the WeChat Pay secret: %w", err)
+	}
+	s, err := wechatpay.ParseSecret(data)
+	if err != nil {
+		return "", fmt.Errorf("parse the WeChat Pay secret: %w", err)
+	}
+	return s.MessageToken, nil
+}
