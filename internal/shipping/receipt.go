@@ -37,7 +37,7 @@ type ReceiptRecorder interface {
 // the order its merchant_trade_no (out_trade_no) names (inventory.Order.ConfirmReceipt),
 // once; every other push, and a settlement naming no order of ours or another payment
 // than the order's, is acknowledged ("success") and logged, never with personal data.
-// A store failure answers 500 and WeChat pushes again. Supported: 明文模式 and 兼容模式
+// A store failure answers 500 and WeChat retries ("消息推送": at most three times). Supported: 明文模式 and 兼容模式
 // (the plain fields are read; Encrypt is not decrypted), JSON or XML; a 安全模式 push
 // (Encrypt alone) is refused 400.
 type Messages struct {
