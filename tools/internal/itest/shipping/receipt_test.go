@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -161,4 +162,45 @@ func TestMessages_URLCheckAndIgnoredPushes(t *testing.T) {
 	if n := len(h.Logged(t, "msg", "settlement for an unknown order")); n != 1 {
 		t.Errorf("%d unknown-order lines, want 1", n)
 	}
+}
+
+// WeChat delivering one settlement many times at once (its retries racing the first
+// delivery) records exactly one receipt: every delivery answers "success", one log line
+// says recorded and the others replayed, and the order's books are untouched.
+func TestConfirmReceipt_ConcurrentDeliveriesRecordOnce(t *testing.T) {
+	h := stacktest.New(t, stacktest.Options{})
+	id := h.Order(t, "ivan", `{"items":[{"skuId":"cup","qty":1}]}`)
+	if code, out := h.Call(t, http.MethodPost, "/_local/pay/"+id, "", nil, ""); code != http.StatusNoContent {
+		t.Fatalf("pay: %d %v", code, out)
+	}
+	o := h.Lookup(t, id)
+	push := wxapi.Push{MsgType: wxapi.MsgTypeEvent, Event: wxapi.EventOrderSettlement, TransactionID: o.TransactionID, MerchantTradeNo: id,
+		ConfirmReceiveMethod: wxapi.ConfirmAuto, ConfirmReceiveTime: h.Clock.Now().Unix(), SettlementTime: h.Clock.Now().Unix()}
+	const deliveries = 16
+	var wg sync.WaitGroup
+	codes := make([]int, deliveries)
+	for i := range deliveries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], _ = pushed(t, h, local.LocalMessageToken, push, h.Clock.Now())
+		}()
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != http.StatusOK {
+			t.Errorf("delivery %d: %d", i, c)
+		}
+	}
+	results := map[any]int{}
+	for _, l := range h.Logged(t, "route", "POST /wechat/messages") {
+		results[l["result"]]++
+	}
+	if results["recorded"] != 1 || results["replayed"] != deliveries-1 {
+		t.Errorf("results %v, want 1 recorded and %d replayed", results, deliveries-1)
+	}
+	if r := h.Lookup(t, id).Receipt; r == nil || r.Method != "auto" || r.ConfirmedAt.Unix() != push.ConfirmReceiveTime {
+		t.Errorf("receipt %+v", r)
+	}
+	h.Check(t)
 }
