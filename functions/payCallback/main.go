@@ -7,7 +7,7 @@
 // again when a notification names an unknown Wechatpay-Serial or the configuration is
 // older than its TTL (see wechatpay.RotatingVerifier). It also serves the
 // mini-program's message push (GET and POST /wechat/messages), verified with the same
-// secret's messageToken, read at cold start.
+// secret's messageToken (read with it, and again at most every 10 minutes).
 package main
 
 import (
@@ -27,16 +27,13 @@ import (
 
 func main() {
 	coldstart.Run(paycallback.Function, os.Getenv, paycallback.Load, func(s coldstart.Start[paycallback.Config]) (*lambdaevent.Function, error) {
-		verifier, err := secret.Notifications(context.Background(), s.Log, s.AWS, s.Config.SecretARN, paycallback.Function.Short)
-		if err != nil {
-			return nil, err
-		}
-		token, err := secret.MessageToken(context.Background(), s.AWS, s.Config.SecretARN)
+		var token secret.MessageToken
+		verifier, err := secret.Notifications(context.Background(), s.Log, s.AWS, s.Config.SecretARN, paycallback.Function.Short, &token)
 		if err != nil {
 			return nil, err
 		}
 		queues := sqs.NewFromConfig(s.AWS)
 		return paycallback.Build(s.Config, s.Log, tables.Open(s.AWS, s.Config.Tables),
-			refunds.NewQueue(queues, s.Config.RefundQueueURL), wxqueue.New(queues, s.Config.WeChatQueueURL), verifier, token)
+			refunds.NewQueue(queues, s.Config.RefundQueueURL), wxqueue.New(queues, s.Config.WeChatQueueURL), verifier, token.Get)
 	})
 }

@@ -41,16 +41,16 @@ type ReceiptRecorder interface {
 // (the plain fields are read; Encrypt is not decrypted), JSON or XML; a 安全模式 push
 // (Encrypt alone) is refused 400.
 type Messages struct {
-	token  string
+	token  func(context.Context) string
 	orders ReceiptRecorder
 	log    *slog.Logger
 	now    func() time.Time
 }
 
-// NewMessages returns the message push's handler: token is the message push's Token
-// ("" refuses every request), receipts recorded on orders, logging to log, now the
-// clock of the timestamp check (nil: time.Now).
-func NewMessages(token string, orders ReceiptRecorder, log *slog.Logger, now func() time.Time) *Messages {
+// NewMessages returns the message push's handler: token returns the message push's
+// Token, current at each request ("" refuses every request), receipts recorded on
+// orders, logging to log, now the clock of the timestamp check (nil: time.Now).
+func NewMessages(token func(context.Context) string, orders ReceiptRecorder, log *slog.Logger, now func() time.Time) *Messages {
 	if now == nil {
 		now = time.Now
 	}
@@ -64,13 +64,14 @@ func fail(status int, message string, err error) *httpapi.Failure {
 }
 
 // verify checks req's query string against the token.
-func (m *Messages) verify(req events.APIGatewayV2HTTPRequest) (wxapi.PushQuery, error) {
+func (m *Messages) verify(ctx context.Context, req events.APIGatewayV2HTTPRequest) (wxapi.PushQuery, error) {
 	q := req.QueryStringParameters
 	pq := wxapi.PushQuery{Signature: q["signature"], Timestamp: q["timestamp"], Nonce: q["nonce"], Echostr: q["echostr"]}
-	if m.token == "" {
-		m.log.Error("message push refused: the merchant secret has no messageToken")
+	token := m.token(ctx)
+	if token == "" {
+		m.log.LogAttrs(ctx, slog.LevelError, "message push refused: the merchant secret has no messageToken")
 	}
-	if err := wxapi.VerifyPush(m.token, pq, m.now()); err != nil {
+	if err := wxapi.VerifyPush(token, pq, m.now()); err != nil {
 		return pq, fail(http.StatusUnauthorized, "signature verification failed", err)
 	}
 	return pq, nil
@@ -84,8 +85,8 @@ func text(body string) events.APIGatewayV2HTTPResponse {
 
 // Check serves RouteMessagesCheck: WeChat's URL check ("消息推送": "若确认此次GET请求
 // 来自微信服务器，请原样返回echostr参数内容"), 200 with echostr once verified.
-func (m *Messages) Check(_ context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	q, err := m.verify(req)
+func (m *Messages) Check(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	q, err := m.verify(ctx, req)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
@@ -97,7 +98,7 @@ func (m *Messages) Check(_ context.Context, req events.APIGatewayV2HTTPRequest) 
 
 // Push serves RouteMessages: one pushed message, verified, then read (see Messages).
 func (m *Messages) Push(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	if _, err := m.verify(req); err != nil {
+	if _, err := m.verify(ctx, req); err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	body, err := httpapi.Body(req, MaxMessageBytes)

@@ -117,7 +117,7 @@ func (w wirer) payCallback(c paycallback.Config) (*lambdaevent.Function, error) 
 	if err != nil {
 		return nil, err
 	}
-	return paycallback.Build(c, w.log, w.store(c.Tables, dynamo.Options{}), w.s.refundQueue(c.RefundQueueURL), w.s.wechatQueue(c.WeChatQueueURL), verifier, LocalMessageToken)
+	return paycallback.Build(c, w.log, w.store(c.Tables, dynamo.Options{}), w.s.refundQueue(c.RefundQueueURL), w.s.wechatQueue(c.WeChatQueueURL), verifier, func(context.Context) string { return LocalMessageToken })
 }
 
 // refund waits no longer than the stand-in's refund interval before a refund's second

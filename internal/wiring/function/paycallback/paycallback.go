@@ -6,6 +6,7 @@
 package paycallback
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
@@ -61,9 +62,9 @@ var Function = table.Function
 // Build returns payCallback's handler: notifications verified by verifier, recorded
 // on store, logging to log; a late payment's refund goes to refundQueue, a settled
 // refund's message to wechatQueue (either nil: none sent); message pushes verified
-// with messageToken (the merchant secret's messageToken; "" refuses them all) on the
-// store's clock.
-func Build(cfg Config, log *slog.Logger, store *dynamo.Store, refundQueue *refunds.Queue, wechatQueue *wxqueue.Queue, verifier *wechatpay.RotatingVerifier, messageToken string) (*lambdaevent.Function, error) {
+// with the token messageToken returns (the merchant secret's messageToken; "" refuses
+// them all) on the store's clock.
+func Build(cfg Config, log *slog.Logger, store *dynamo.Store, refundQueue *refunds.Queue, wechatQueue *wxqueue.Queue, verifier *wechatpay.RotatingVerifier, messageToken func(context.Context) string) (*lambdaevent.Function, error) {
 	recorder := payments.NewRecorder(store, refunds.NewStarter(store, refundQueue, log), log)
 	return table.Bind(log, built{
 		payments: payments.NewNotify(verifier, recorder, log, table.Short),
