@@ -103,7 +103,7 @@ func (m *Messages) Push(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	}
 	body, err := httpapi.Body(req, MaxMessageBytes)
 	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, fail(http.StatusBadRequest, "body too large", err)
+		return events.APIGatewayV2HTTPResponse{}, fail(http.StatusBadRequest, "malformed body (too large, or bad base64)", err)
 	}
 	p, err := wxapi.ParsePush(body)
 	switch {
