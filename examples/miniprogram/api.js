@@ -61,12 +61,14 @@
  *
  * One parcel the shop sent: type as POST /admin/orders/{orderId}/shipments takes it,
  * carrier WeChat's express company code, items the units in it.
- * @typedef {{ shipmentId?: string, type: 'express' | 'same-city' | 'virtual' | 'self-pickup',
- *   carrier?: string, tracking?: string, items?: Line[], uploadedAt?: string }} Shipment
+ * @typedef {{ shipmentId: string, type: 'express' | 'same-city' | 'virtual' | 'self-pickup',
+ *   carrier?: string, tracking?: string, items: Line[], uploadedAt?: string }} Shipment
  *
- * Whether the buyer has confirmed receipt (WeChat's settlement events; issue 36): the
- * API's `receipt`, a state or an object with the state and its time.
- * @typedef {string | { status: string, confirmedAt?: string }} Receipt
+ * Whether the buyer has confirmed receipt (docs/contract.md, GET /orders/{orderId}):
+ * WAITING once something shipped, CONFIRMED once WeChat's settlement event reported it,
+ * with when and how (buyer: in WeChat's confirm-receipt component; auto: WeChat itself).
+ * @typedef {{ status: 'WAITING' | 'CONFIRMED', confirmedAt?: string,
+ *   method?: 'buyer' | 'auto' }} Receipt
  *
  * One after-sale of the buyer (docs/contract.md, POST /orders/{orderId}/aftersales):
  * REQUESTED, APPROVED (a return-refund waiting for its goods), REJECTED (rejectReason)

@@ -171,9 +171,7 @@ function shipped(order) {
  * @returns {string}
  */
 function receiptState(order) {
-  const r = order.receipt;
-  if (!r) return '';
-  return typeof r === 'string' ? r : r.status || '';
+  return order.receipt ? order.receipt.status : '';
 }
 
 /**

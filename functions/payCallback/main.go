@@ -5,7 +5,9 @@
 // without). The merchant id, app id, APIv3 key and platform public keys come from the
 // AWS Secrets Manager secret it names (see wechatpay.Secret), read at cold start and
 // again when a notification names an unknown Wechatpay-Serial or the configuration is
-// older than its TTL (see wechatpay.RotatingVerifier).
+// older than its TTL (see wechatpay.RotatingVerifier). It also serves the
+// mini-program's message push (GET and POST /wechat/messages), verified with the same
+// secret's messageToken (read with it, and again at most every 10 minutes).
 package main
 
 import (
@@ -25,12 +27,13 @@ import (
 
 func main() {
 	coldstart.Run(paycallback.Function, os.Getenv, paycallback.Load, func(s coldstart.Start[paycallback.Config]) (*lambdaevent.Function, error) {
-		verifier, err := secret.Notifications(context.Background(), s.Log, s.AWS, s.Config.SecretARN, paycallback.Function.Short)
+		var token secret.MessageToken
+		verifier, err := secret.Notifications(context.Background(), s.Log, s.AWS, s.Config.SecretARN, paycallback.Function.Short, &token)
 		if err != nil {
 			return nil, err
 		}
 		queues := sqs.NewFromConfig(s.AWS)
 		return paycallback.Build(s.Config, s.Log, tables.Open(s.AWS, s.Config.Tables),
-			refunds.NewQueue(queues, s.Config.RefundQueueURL), wxqueue.New(queues, s.Config.WeChatQueueURL), verifier)
+			refunds.NewQueue(queues, s.Config.RefundQueueURL), wxqueue.New(queues, s.Config.WeChatQueueURL), verifier, token.Get)
 	})
 }

@@ -252,6 +252,8 @@ type orderRecord struct {
 	Address *inventory.Address `dynamodbav:"address,omitempty"`
 	// Aftersales are the buyer's after-sales (aftersales.go).
 	Aftersales []aftersaleRecord `dynamodbav:"aftersales,omitempty"`
+	// Receipt is WeChat's confirmation of receipt (receipt.go).
+	Receipt *receiptRecord `dynamodbav:"receipt,omitempty"`
 }
 
 // refundRecord is one of an order's refunds (inventory.OrderRefund).
@@ -344,6 +346,7 @@ func newOrderRecord(o *inventory.Order) orderRecord {
 		RefundRev: o.RefundRev, DueCause: o.DueCause,
 		Shipping: newShippingRecord(o.Shipping), Presale: newPresaleRecord(o.Presale), Subscriptions: o.Subscriptions,
 		SecondRefunds: o.SecondRefunds, Address: o.Address, Aftersales: newAftersaleRecords(o.Aftersales),
+		Receipt: newReceiptRecord(o.Receipt),
 	}
 	for _, r := range o.Refunds {
 		rec.Refunds = append(rec.Refunds, newRefundRecord(r))
@@ -373,6 +376,9 @@ func (r orderRecord) order() (*inventory.Order, error) {
 		return nil, err
 	}
 	if o.Aftersales, err = r.aftersales(); err != nil {
+		return nil, err
+	}
+	if o.Receipt, err = r.Receipt.receipt(); err != nil {
 		return nil, err
 	}
 	if o.CreatedAt, err = parseTime(r.CreatedAt); err != nil {

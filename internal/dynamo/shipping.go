@@ -31,6 +31,7 @@ type shipmentRecord struct {
 	Contact    string                  `dynamodbav:"contact,omitempty"`
 	Receiver   string                  `dynamodbav:"receiverContact,omitempty"` // masked`
 	Items      []inventory.ShippedItem `dynamodbav:"items"`
+	UploadedAt string                  `dynamodbav:"uploadedAt,omitempty"`
 }
 
 type shippingRecord struct {
@@ -48,7 +49,7 @@ func newShippingRecord(s *inventory.Shipping) *shippingRecord {
 	r := &shippingRecord{Status: string(s.Status), Uploaded: s.Uploaded, UploadedAt: formatOptional(s.UploadedAt), Error: s.Error}
 	for _, sh := range s.Shipments {
 		r.Shipments = append(r.Shipments, shipmentRecord{ID: sh.ID, Logistics: string(sh.Logistics), Carrier: sh.Carrier,
-			TrackingNo: sh.TrackingNo, Contact: sh.Contact, Receiver: sh.ReceiverContact, Items: sh.Items})
+			TrackingNo: sh.TrackingNo, Contact: sh.Contact, Receiver: sh.ReceiverContact, Items: sh.Items, UploadedAt: formatOptional(sh.UploadedAt)})
 	}
 	return r
 }
@@ -63,8 +64,12 @@ func (r *shippingRecord) shipping() (*inventory.Shipping, error) {
 		return nil, err
 	}
 	for _, sh := range r.Shipments {
+		at, err := optionalTime(sh.UploadedAt)
+		if err != nil {
+			return nil, err
+		}
 		s.Shipments = append(s.Shipments, inventory.Shipment{ID: sh.ID, Logistics: inventory.Logistics(sh.Logistics),
-			Carrier: sh.Carrier, TrackingNo: sh.TrackingNo, Contact: sh.Contact, ReceiverContact: sh.Receiver, Items: sh.Items})
+			Carrier: sh.Carrier, TrackingNo: sh.TrackingNo, Contact: sh.Contact, ReceiverContact: sh.Receiver, Items: sh.Items, UploadedAt: at})
 	}
 	return s, nil
 }

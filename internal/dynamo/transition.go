@@ -208,7 +208,8 @@ func (w write) shownBy(attrs map[string]types.AttributeValue) bool {
 var guardAttributes = []struct {
 	guard inventory.Guard
 	name  string
-}{{inventory.GuardPrepay, "prepayId"}, {inventory.GuardRefundNo, "outRefundNo"}, {inventory.GuardRefunds, "refundRev"}, {inventory.GuardShipping, "shipping"}, {inventory.GuardPresale, "presale"}, {inventory.GuardAftersales, "aftersales"}}
+}{{inventory.GuardPrepay, "prepayId"}, {inventory.GuardRefundNo, "outRefundNo"}, {inventory.GuardRefunds, "refundRev"}, {inventory.GuardShipping, "shipping"}, {inventory.GuardPresale, "presale"}, {inventory.GuardAftersales, "aftersales"},
+	{inventory.GuardReceipt, "receipt"}}
 
 // changeTxn builds the transaction of c on the record pk (attributes before as read,
 // w what c writes on it): the record's update conditioned on its status (and c's

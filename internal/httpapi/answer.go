@@ -47,6 +47,10 @@ type OrderJSON struct {
 	Address *inventory.Address `json:"address,omitempty"`
 	// Aftersales are the buyer's after-sales, oldest first; absent when none.
 	Aftersales []AftersaleJSON `json:"aftersales,omitempty"`
+	// Shipments are the parcels shipped, oldest first (the parcel's path); Receipt is
+	// where the buyer's receipt stands, absent before any shipment.
+	Shipments []ShipmentJSON `json:"shipments,omitempty"`
+	Receipt   *ReceiptJSON   `json:"receipt,omitempty"`
 }
 
 // AftersaleJSON is one after-sale of an order (docs/contract.md, "POST
@@ -65,6 +69,62 @@ type AftersaleJSON struct {
 	RejectReason string                 `json:"rejectReason,omitempty"`
 	ReceivedAt   string                 `json:"receivedAt,omitempty"`
 	OutRefundNo  string                 `json:"outRefundNo,omitempty"`
+}
+
+// ShipmentJSON is one shipment of an order as the contract shows it (docs/contract.md,
+// "GET /orders/{orderId}": shipments): how it travels (type express, same-city,
+// virtual or self-pickup), the carrier's code and tracking number, what it holds, the
+// masked phone numbers uploaded with it, and when WeChat accepted the upload holding
+// it (absent while queued).
+type ShipmentJSON struct {
+	ShipmentID      string                  `json:"shipmentId"`
+	Type            string                  `json:"type"`
+	Carrier         string                  `json:"carrier,omitempty"`
+	Tracking        string                  `json:"tracking,omitempty"`
+	Items           []inventory.ShippedItem `json:"items"`
+	Contact         string                  `json:"contact,omitempty"`
+	ReceiverContact string                  `json:"receiverContact,omitempty"`
+	UploadedAt      string                  `json:"uploadedAt,omitempty"`
+}
+
+// ReceiptJSON is an order's receipt as the contract shows it: status WAITING (shipped,
+// not confirmed yet) or CONFIRMED, with when it was confirmed and how (method buyer or
+// auto; absent when WeChat named no method it documents).
+type ReceiptJSON struct {
+	Status      string `json:"status"`
+	ConfirmedAt string `json:"confirmedAt,omitempty"`
+	Method      string `json:"method,omitempty"`
+}
+
+// ShipmentsView is s's shipments as the contract shows them; nil for none. A shipment
+// uploaded before shipments carried their own time shows the shipping's last upload.
+func ShipmentsView(s *inventory.Shipping) []ShipmentJSON {
+	if s == nil {
+		return nil
+	}
+	var out []ShipmentJSON
+	for i, sh := range s.Shipments {
+		at := sh.UploadedAt
+		if at == nil && i < s.Uploaded {
+			at = s.UploadedAt
+		}
+		out = append(out, ShipmentJSON{ShipmentID: sh.ID, Type: string(sh.Logistics), Carrier: sh.Carrier, Tracking: sh.TrackingNo,
+			Items: sh.Items, Contact: sh.Contact, ReceiverContact: sh.ReceiverContact, UploadedAt: optional(at)})
+	}
+	return out
+}
+
+// ReceiptView is o's receipt as the contract shows it; nil before any shipment.
+func ReceiptView(o *inventory.Order) *ReceiptJSON {
+	state := o.ReceiptState()
+	if state == "" {
+		return nil
+	}
+	v := &ReceiptJSON{Status: string(state)}
+	if o.Receipt != nil {
+		v.ConfirmedAt, v.Method = rfc3339(o.Receipt.ConfirmedAt), string(o.Receipt.Method)
+	}
+	return v
 }
 
 // RefundJSON is one refund of an order (docs/contract.md, "Merchant API": refunds).
@@ -153,6 +213,7 @@ func Order(o *inventory.Order) OrderJSON {
 		CancelReason: string(o.CancelReason), TransactionID: o.TransactionID,
 		RefundedAmount: o.RefundedAmount(), Items: make([]itemJSON, len(o.Items)),
 		Shipping: ShippingView(o.Shipping), Presale: PresaleView(o.Presale), Address: o.Address,
+		Shipments: ShipmentsView(o.Shipping), Receipt: ReceiptView(o),
 	}
 	for i, it := range o.Items {
 		v.Items[i] = itemJSON{SKU: it.SKU, Qty: it.Qty, UnitPrice: it.UnitPrice}
@@ -205,18 +266,13 @@ func ListedOrder(o *inventory.Order) OrderJSON {
 // MerchantOrderJSON is the contract's order with its owner, for the merchant API.
 type MerchantOrderJSON struct {
 	OrderJSON
-	UserID    string               `json:"userId"`
-	Shipments []inventory.Shipment `json:"shipments,omitempty"` // what was shipped, oldest first
+	UserID string `json:"userId"`
 }
 
 // MerchantOrder is the merchant API's view of an order (docs/contract.md, "Merchant
-// API"): Order and the owner's user id.
+// API"): Order (its shipments and receipt included) and the owner's user id.
 func MerchantOrder(o *inventory.Order) MerchantOrderJSON {
-	v := MerchantOrderJSON{OrderJSON: Order(o), UserID: o.UserID}
-	if o.Shipping != nil {
-		v.Shipments = o.Shipping.Shipments
-	}
-	return v
+	return MerchantOrderJSON{OrderJSON: Order(o), UserID: o.UserID}
 }
 
 // ListedMerchantOrder is MerchantOrder as lists show it: the address masked, as in

@@ -84,6 +84,9 @@ const (
 	// ChangeAftersale: the status stays, an after-sale requested, decided or its goods
 	// received (aftersale.go); one that starts its refund is a ChangeRefundStart.
 	ChangeAftersale
+	// ChangeReceipt: the status stays, WeChat's confirmation of receipt recorded
+	// (Order.ConfirmReceipt).
+	ChangeReceipt
 )
 
 var kindNames = map[ChangeKind]string{
@@ -91,6 +94,7 @@ var kindNames = map[ChangeKind]string{
 	ChangeRefundDue: "refund-pending", ChangeRefundStart: "refund", ChangeRefundResult: "refund result",
 	ChangeShip: "ship", ChangeShippingResult: "shipping result", ChangePresale: "presale", ChangePresaleResult: "presale result",
 	ChangeAftersale: "after-sale",
+	ChangeReceipt:   "receipt",
 }
 
 // String names the kind in words, e.g. "release".
@@ -118,6 +122,9 @@ const (
 	// GuardAftersales: the order's after-sales are as read (or there are still none),
 	// so that concurrent requests and decisions never overwrite each other.
 	GuardAftersales
+	// GuardReceipt: the order's receipt is the one read (or still none), so that a
+	// receipt is recorded once.
+	GuardReceipt
 )
 
 // Has reports whether g holds every guard of h.

@@ -270,6 +270,9 @@ type Order struct {
 	Aftersales []Aftersale
 	// Address is where the parcel goes (nil when no line ships by express).
 	Address *Address
+	// Receipt is WeChat's confirmation that the parcels were received (see
+	// Order.ConfirmReceipt); nil until WeChat reports one.
+	Receipt *Receipt
 }
 
 // SaleStatus is how a SKU's availability is shown to buyers.

@@ -92,6 +92,9 @@ type Shipment struct {
 	// contact.receiver_contact ("发货信息录入": contact.receiver_contact, "采用掩码传输，
 	// 最后4位数字不能打掩码"; https://developers.weixin.qq.com/miniprogram/dev/server/API/order_shipping/api_uploadshippinginfo).
 	ReceiverContact string `json:"receiverContact,omitempty"`
+	// UploadedAt is when WeChat accepted the upload that first held this shipment
+	// (Order.ShippingResult); nil until then. Not part of the request (Hash).
+	UploadedAt *time.Time `json:"-"`
 }
 
 // asked is s as the merchant asked it: without what Ship filled from the order.
@@ -285,6 +288,12 @@ func (o *Order) ShippingResult(n int, errText string, final bool, now time.Time)
 	sh := *o.Shipping
 	switch {
 	case errText == "" && n >= sh.Uploaded:
+		sh.Shipments = slices.Clone(sh.Shipments)
+		for i := sh.Uploaded; i < n && i < len(sh.Shipments); i++ {
+			if sh.Shipments[i].UploadedAt == nil {
+				sh.Shipments[i].UploadedAt = &now
+			}
+		}
 		sh.Uploaded, sh.UploadedAt, sh.Error = n, &now, ""
 		sh.Status = ShippingQueued
 		if n >= len(sh.Shipments) {

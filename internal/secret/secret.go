@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
@@ -74,12 +76,66 @@ func Merchant(ctx context.Context, log *slog.Logger, awsCfg aws.Config, arn, fun
 // Notifications returns the verifier of WeChat Pay notifications configured by the
 // merchant secret arn, read again when a notification names an unknown
 // Wechatpay-Serial or after a TTL (wechatpay.RotatingVerifier); each re-read is counted
-// for function (its short name). Errors: the secret cannot be read or configures no
-// verifier.
-func Notifications(ctx context.Context, log *slog.Logger, awsCfg aws.Config, arn, function string) (*wechatpay.RotatingVerifier, error) {
-	verifier, err := wechatpay.NewRotatingVerifier(ctx, Reader(awsCfg, arn), reloads(log, function))
+// for function (its short name). Each read also gives token (when not nil) the secret's
+// messageToken. Errors: the secret cannot be read or configures no verifier.
+func Notifications(ctx context.Context, log *slog.Logger, awsCfg aws.Config, arn, function string, token *MessageToken) (*wechatpay.RotatingVerifier, error) {
+	read := Reader(awsCfg, arn)
+	if token != nil {
+		read = token.noted(read)
+	}
+	verifier, err := wechatpay.NewRotatingVerifier(ctx, read, reloads(log, function))
 	if err != nil {
 		return nil, fmt.Errorf("configure WeChat Pay verification from the secret: %w", err)
 	}
 	return verifier, nil
+}
+
+// MessageToken is the merchant secret's messageToken (the Token of the mini-program's
+// message push, "" when the secret has none) as last read: at cold start by the read
+// Notifications makes anyway, then again at most every wechatpay.DefaultSecretTTL when
+// Get is called, so a token changed in the secret applies without a redeploy, as the
+// WeChat Pay keys do. Safe for concurrent use.
+type MessageToken struct {
+	read   func(context.Context) ([]byte, error)
+	now    func() time.Time
+	mu     sync.Mutex
+	token  string
+	readAt time.Time // last read attempt
+}
+
+// Get returns the token, reading the secret again first when the last read is older
+// than wechatpay.DefaultSecretTTL; a failed read keeps the token read before.
+func (m *MessageToken) Get(ctx context.Context) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.read != nil && m.now().Sub(m.readAt) >= wechatpay.DefaultSecretTTL {
+		m.readAt = m.now()
+		if data, err := m.read(ctx); err == nil {
+			m.keep(data)
+		}
+	}
+	return m.token
+}
+
+// keep takes the token from data, a read of the secret; m.mu is held or m is not
+// shared yet.
+func (m *MessageToken) keep(data []byte) {
+	if s, err := wechatpay.ParseSecret(data); err == nil {
+		m.token = s.MessageToken
+	}
+}
+
+// noted wraps read so that each successful read also refreshes m.
+func (m *MessageToken) noted(read func(context.Context) ([]byte, error)) func(context.Context) ([]byte, error) {
+	m.read, m.now = read, time.Now
+	return func(ctx context.Context) ([]byte, error) {
+		data, err := read(ctx)
+		if err == nil {
+			m.mu.Lock()
+			m.keep(data)
+			m.readAt = m.now()
+			m.mu.Unlock()
+		}
+		return data, err
+	}
 }

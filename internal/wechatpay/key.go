@@ -53,14 +53,16 @@ func ParsePublicKey(pemBytes []byte) (*rsa.PublicKey, error) {
 //	 "apiV3Key": "<32 characters>",
 //	 "platformPublicKeys": {"PUB_KEY_ID_…": "-----BEGIN PUBLIC KEY-----…", "<cert serial>": "-----BEGIN CERTIFICATE-----…"},
 //	 "merchantPrivateKey": "-----BEGIN PRIVATE KEY-----…", "merchantSerial": "<40 hex digits>",
-//	 "appSecret": "<mini-program AppSecret>"}
+//	 "appSecret": "<mini-program AppSecret>", "messageToken": "<message push Token>"}
 //
 // platformPublicKeys maps each Wechatpay-Serial to its PEM (see ParsePublicKey); list
 // the old and the new key while WeChat Pay rotates them. The last three fields are needed
 // only by callers of the merchant API and of WeChat login: merchantPrivateKey is the
 // merchant API private key (apiclient_key.pem, see ParsePrivateKey), merchantSerial the
 // serial number of the merchant API certificate ("签名生成": serial_no), and appSecret the
-// mini-program's AppSecret that jscode2session requires.
+// mini-program's AppSecret that jscode2session requires. messageToken is the Token of
+// the mini-program's message push (消息推送: 开发管理 → 开发设置 → 消息推送), with which
+// WeChat signs the events it pushes (wxapi.VerifyPush); payCallback alone reads it.
 type Secret struct {
 	MchID      string            `json:"mchid"`
 	AppID      string            `json:"appid"`
@@ -70,6 +72,7 @@ type Secret struct {
 	MerchantPrivateKey string `json:"merchantPrivateKey,omitempty"`
 	MerchantSerial     string `json:"merchantSerial,omitempty"`
 	AppSecret          string `json:"appSecret,omitempty"`
+	MessageToken       string `json:"messageToken,omitempty"`
 }
 
 // ParseSecret decodes a Secret's JSON. Unknown fields are rejected so a misspelt key is
@@ -80,7 +83,7 @@ func ParseSecret(data []byte) (*Secret, error) {
 	dec.DisallowUnknownFields()
 	var s Secret
 	if err := dec.Decode(&s); err != nil {
-		return nil, errors.New("wechatpay: secret: not a JSON object of mchid, appid, apiV3Key, platformPublicKeys, merchantPrivateKey, merchantSerial and appSecret")
+		return nil, errors.New("wechatpay: secret: not a JSON object of mchid, appid, apiV3Key, platformPublicKeys, merchantPrivateKey, merchantSerial, appSecret and messageToken")
 	}
 	return &s, nil
 }

@@ -73,6 +73,7 @@ type payment struct {
 	finished  bool // shipped in full (unified, or split with is_all_delivered)
 	reshipped bool // the one re-shipment has been used
 	special   []SpecialOrder
+	settled   *wxapi.Push // the settlement push, once its receipt is confirmed (ConfirmReceipt)
 }
 
 // AddPayment makes p known (replacing a payment with the same transaction_id), as

@@ -15,6 +15,11 @@
 //     fields of the wrong type is refused with 47001; each documented rule with its
 //     documented errcode.
 //
+// It also plays the confirmation of receipt (ConfirmReceipt: the buyer in WeChat's
+// confirm-receipt component, or WeChat automatically, for a payment whose shipping it
+// holds) and signs the trade_manage_order_settlement push WeChat then sends to the
+// mini-program's message push URL (SignPush, "消息推送").
+//
 // Like WeChat it answers errors with HTTP 200 and {"errcode","errmsg"}. It records what it
 // accepted (shipments and special-order declarations per payment, the detail path,
 // subscribe messages per buyer) and fails on demand (FailNext, FailPaymentNotFound,

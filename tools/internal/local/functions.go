@@ -108,15 +108,16 @@ func (w wirer) closeOrder(c closeorder.Config) (*lambdaevent.Function, error) {
 	return closeorder.Build(c, w.log, w.store(c.Tables, dynamo.Options{}), w.s.closeQueue(c.CloseQueueURL), w.s.refundQueue(c.RefundQueueURL), merchant)
 }
 
-// payCallback verifies with the local platform's secret (deployed: the Secrets Manager
-// secret WECHATPAY_SECRET_ARN names).
+// payCallback verifies with the local platform's secret and LocalMessageToken
+// (deployed: the Secrets Manager secret WECHATPAY_SECRET_ARN names, and its
+// messageToken).
 func (w wirer) payCallback(c paycallback.Config) (*lambdaevent.Function, error) {
 	read := func(context.Context) ([]byte, error) { return w.s.Payments.Secret() }
 	verifier, err := wechatpay.NewRotatingVerifier(context.Background(), read, wechatpay.RotateOptions{Now: w.cfg.Now})
 	if err != nil {
 		return nil, err
 	}
-	return paycallback.Build(c, w.log, w.store(c.Tables, dynamo.Options{}), w.s.refundQueue(c.RefundQueueURL), w.s.wechatQueue(c.WeChatQueueURL), verifier)
+	return paycallback.Build(c, w.log, w.store(c.Tables, dynamo.Options{}), w.s.refundQueue(c.RefundQueueURL), w.s.wechatQueue(c.WeChatQueueURL), verifier, func(context.Context) string { return LocalMessageToken })
 }
 
 // refund waits no longer than the stand-in's refund interval before a refund's second

@@ -1,11 +1,15 @@
 package local
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"time"
 
 	"github.com/stockguard/stockguard/internal/idtoken"
@@ -138,4 +142,52 @@ func (s *Stack) payAtStandIn(w http.ResponseWriter, r *http.Request, req *wechat
 		w.WriteHeader(d.StatusCode)
 		w.Write(d.Body)
 	}
+}
+
+// LocalMessageToken is the Token of the local mini-program's message push: payCallback
+// verifies pushes with it, and POST /_local/receipt signs with it as WeChat signs with
+// the Token configured in the mini-program admin.
+const LocalMessageToken = "local-message-token"
+
+// maxReceiptBodyBytes bounds the optional body of POST /_local/receipt/{orderId}.
+const maxReceiptBodyBytes = 1 << 10
+
+// serveReceipt serves POST /_local/receipt/{orderId} (docs/contract.md, "Local-only
+// routes"): the receipt of the order is confirmed at the WeChat stand-in (body optional
+// {"method": "buyer" (the default: the buyer in the confirm-receipt component) or
+// "auto"}), which pushes the signed trade_manage_order_settlement event to POST
+// /wechat/messages as WeChat does (wxapitest.ConfirmReceipt, SignPush); the answer is
+// that route's status and body. WeChat confirms only a payment whose shipping it holds:
+// anything else is 409 NOT_CONFIRMABLE, nothing pushed.
+func (s *Stack) serveReceipt(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		Method *string `json:"method"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxReceiptBodyBytes))
+	dec.DisallowUnknownFields()
+	method := wxapi.ConfirmManual
+	err := dec.Decode(&in)
+	switch {
+	case err != nil && !errors.Is(err, io.EOF), dec.More(), in.Method != nil && *in.Method != "buyer" && *in.Method != "auto":
+		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"method\": \"buyer\" or \"auto\"} or empty"}`))
+		return
+	case in.Method != nil && *in.Method == "auto":
+		method = wxapi.ConfirmAuto
+	}
+	push, err := s.WxAPIServer.ConfirmReceipt(r.PathValue("orderId"), method)
+	if err != nil {
+		writeLocalJSON(w, http.StatusConflict, []byte(`{"code":"NOT_CONFIRMABLE","message":"WeChat confirms the receipt of a paid order only once its shipping was uploaded"}`))
+		return
+	}
+	query, body := wxapitest.SignPush(LocalMessageToken, push, s.Store.Now())
+	req := httptest.NewRequestWithContext(r.Context(), http.MethodPost, "/wechat/messages?"+query.Encode(), bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.RemoteAddr = r.RemoteAddr
+	rec := httptest.NewRecorder()
+	s.API.ServeHTTP(rec, req)
+	for k, v := range rec.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(rec.Code)
+	w.Write(rec.Body.Bytes())
 }

@@ -62,6 +62,8 @@ func TestLoad_DocumentHasEveryRoute(t *testing.T) {
 		"GET /skus":                                                 "",
 		"POST /payments/wechatpay/notify":                           "",
 		"POST /payments/wechatpay/refund-notify":                    "",
+		"GET /wechat/messages":                                      "",
+		"POST /wechat/messages":                                     "",
 		"POST /admin/skus":                                          "sigv4",
 		"GET /admin/skus":                                           "sigv4",
 		"GET /admin/skus/{skuId}":                                   "sigv4",
@@ -81,6 +83,7 @@ func TestLoad_DocumentHasEveryRoute(t *testing.T) {
 		"GET /.well-known/openid-configuration":                     "",
 		"GET /.well-known/jwks.json":                                "",
 		"POST /_local/pay/{orderId}":                                "",
+		"POST /_local/receipt/{orderId}":                            "",
 		"POST /_local/invoke/{function}":                            "",
 		"GET /openapi.yaml":                                         "",
 

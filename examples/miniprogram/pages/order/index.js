@@ -52,8 +52,7 @@ const SHIP_TYPE_KEYS = {
  */
 function receiptText(order) {
   if (receiptState(order) !== 'CONFIRMED') return '';
-  const r = order.receipt;
-  const at = r && typeof r === 'object' && r.confirmedAt ? when(r.confirmedAt) : '';
+  const at = order.receipt && order.receipt.confirmedAt ? when(order.receipt.confirmedAt) : '';
   return at ? t('receivedAt', { time: at }) : t('received');
 }
 

@@ -1,9 +1,12 @@
 // Package paycallback is the payCallback function's wiring: WeChat Pay APIv3's payment
 // and refund notifications (POST /payments/wechatpay/notify and /refund-notify),
-// verified and decrypted, each payment and refund result recorded exactly once.
+// verified and decrypted, each payment and refund result recorded exactly once; and
+// the mini-program's message push (GET and POST /wechat/messages), whose settlement
+// events record the buyer's confirmation of receipt.
 package paycallback
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
@@ -13,6 +16,7 @@ import (
 	"github.com/stockguard/stockguard/internal/notify"
 	"github.com/stockguard/stockguard/internal/payments"
 	"github.com/stockguard/stockguard/internal/refunds"
+	"github.com/stockguard/stockguard/internal/shipping"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wiring/function/parts"
@@ -42,11 +46,14 @@ func Load(get envvar.Lookup) (Config, error) {
 type built struct {
 	payments *payments.Notify
 	refunds  *refunds.Notify
+	messages *shipping.Messages
 }
 
 var table = wiring.Define("PayCallbackFunction", "payCallback",
 	wiring.Route(payments.RouteNotify, func(b built) httpapi.Route { return b.payments.Route }),
 	wiring.Route(refunds.RouteNotify, func(b built) httpapi.Route { return b.refunds.Route }),
+	wiring.Route(shipping.RouteMessagesCheck, func(b built) httpapi.Route { return b.messages.Check }),
+	wiring.Route(shipping.RouteMessages, func(b built) httpapi.Route { return b.messages.Push }),
 ).AnswerWith(notify.Answer)
 
 // Function is payCallback as template.yaml declares it.
@@ -54,11 +61,14 @@ var Function = table.Function
 
 // Build returns payCallback's handler: notifications verified by verifier, recorded
 // on store, logging to log; a late payment's refund goes to refundQueue, a settled
-// refund's message to wechatQueue (either nil: none sent).
-func Build(cfg Config, log *slog.Logger, store *dynamo.Store, refundQueue *refunds.Queue, wechatQueue *wxqueue.Queue, verifier *wechatpay.RotatingVerifier) (*lambdaevent.Function, error) {
+// refund's message to wechatQueue (either nil: none sent); message pushes verified
+// with the token messageToken returns (the merchant secret's messageToken; "" refuses
+// them all) on the store's clock.
+func Build(cfg Config, log *slog.Logger, store *dynamo.Store, refundQueue *refunds.Queue, wechatQueue *wxqueue.Queue, verifier *wechatpay.RotatingVerifier, messageToken func(context.Context) string) (*lambdaevent.Function, error) {
 	recorder := payments.NewRecorder(store, refunds.NewStarter(store, refundQueue, log), log)
 	return table.Bind(log, built{
 		payments: payments.NewNotify(verifier, recorder, log, table.Short),
 		refunds:  refunds.NewNotify(verifier, parts.Settling(store, wechatQueue, log), log),
+		messages: shipping.NewMessages(messageToken, store, log, store.Now),
 	}), nil
 }

@@ -77,6 +77,7 @@ func TestBootstraps_AnswerEveryRouteAndSourceUnderTheLambdaRuntime(t *testing.T)
 	mug := w.checkAdmin(t)
 	paid := w.checkOrderAndPayment(t, mug)
 	w.checkShipping(t, paid)
+	w.checkReceipt(t, paid)
 	w.checkCancel(t, mug)
 	w.checkQueueAndSweep(t, mug)
 	w.checkReconcile(t)
@@ -237,6 +238,14 @@ func (w *world) awsEndpoints(t *testing.T, tpl *sam.Template, merchant *paytest.
 	}
 	secret, err := w.stack.Payments.MerchantSecret(merchant, local.LocalAppSecret)
 	if err != nil {
+		t.Fatal(err)
+	}
+	var withToken wechatpay.Secret // and the message push's Token, as deployed
+	if err := json.Unmarshal(secret, &withToken); err != nil {
+		t.Fatal(err)
+	}
+	withToken.MessageToken = local.LocalMessageToken
+	if secret, err = json.Marshal(withToken); err != nil {
 		t.Fatal(err)
 	}
 	w.chatBot = chattest.NewReceiver(teamchat.WeCom, "")
@@ -540,6 +549,28 @@ func (w *world) checkShipping(t *testing.T, paid string) {
 	}
 	if o := w.stack.Lookup(t, paid); o.Shipping == nil || o.Shipping.Status != inventory.ShippingUploaded || len(w.stack.WxAPIServer.Shipments(paid)) != 1 {
 		t.Errorf("order %s after the upload: shipping %+v, %d uploads at WeChat; want UPLOADED, 1", paid, o.Shipping, len(w.stack.WxAPIServer.Shipments(paid)))
+	}
+}
+
+// checkReceipt: payCallback answers WeChat's URL check of the message push and takes
+// the settlement push of the shipped order, both signed with the secret's
+// messageToken: the order's receipt is CONFIRMED; a push signed otherwise is 401.
+func (w *world) checkReceipt(t *testing.T, paid string) {
+	push, err := w.stack.WxAPIServer.ConfirmReceipt(paid, wxapi.ConfirmManual)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, body := wxapitest.SignPush(local.LocalMessageToken, push, time.Now())
+	check := url.Values{"signature": q["signature"], "timestamp": q["timestamp"], "nonce": q["nonce"], "echostr": {"5678"}}
+	status, _ := w.stack.Call(t, http.MethodGet, "/wechat/messages?"+check.Encode(), "", nil, "")
+	want(t, "GET /wechat/messages", status, http.StatusOK, nil)
+	forged, _ := wxapitest.SignPush("not-the-token", push, time.Now())
+	status, out := w.stack.Call(t, http.MethodPost, "/wechat/messages?"+forged.Encode(), "", map[string]string{"Content-Type": "application/json"}, string(body))
+	want(t, "POST /wechat/messages (forged)", status, http.StatusUnauthorized, out)
+	status, out = w.stack.Call(t, http.MethodPost, "/wechat/messages?"+q.Encode(), "", map[string]string{"Content-Type": "application/json"}, string(body))
+	want(t, "POST /wechat/messages", status, http.StatusOK, out)
+	if r := w.stack.Lookup(t, paid).Receipt; r == nil || r.Method != inventory.ReceiptByBuyer {
+		t.Errorf("order %s after the settlement push: receipt %+v, want confirmed by the buyer", paid, r)
 	}
 }
 
