@@ -5,14 +5,25 @@
 //
 //	go run ./tools/cmd/rehearse -skus 10 -stock 1000 -buyers 20000 -over 10s
 //
-// Every rate and latency is reported at 1×. Flags name what a merchant and AWS
-// decide: the sale (-skus, -stock, -shards, -limit), the buyers (-buyers, -over,
-// -spike, -page-views, -think, -pay-ratio, -cancel-ratio, -late-ratio, -pay-after,
-// -payment-timeout, -retries, -seed), the quotas (-api-rate, -api-burst, -stage-rate,
-// -stage-burst, -lambda-concurrency, -cold-start, -partition-wcu, -table-wcu,
-// -table-rcu, -warm-wcu, -warm-rcu: a table starts cold, as a new on-demand one, unless
-// pre-warmed), the clock
-// (-slowdown, -real-rate) and the prices (-usd-*).
+// Every rate and latency is reported at 1×. rehearse -h prints every flag with its
+// default; by what it decides:
+//
+//   - the sale, what a merchant decides: -skus, -stock, -shards, -limit, -template
+//     (the SAM template the stack is wired from);
+//   - the buyers: -buyers, -over, -spike, -page-views, -think, -pay-ratio,
+//     -cancel-ratio, -late-ratio, -pay-after, -payment-timeout, -retries, -seed;
+//   - the clock: -slowdown, -min-slowdown, -real-rate;
+//   - the quotas AWS decides and the template's settings a sale overrides: -api-rate,
+//     -api-burst (at most 5,000: AWS grants no more), -stage-rate, -stage-burst,
+//     -lambda-concurrency, -cold-start, -reserved (reserved concurrency per function),
+//     -warm (createOrder environments warm at the start: provisioned concurrency),
+//     -partition-wcu, -table-wcu, -table-rcu, -warm-wcu, -warm-rcu (a table starts
+//     cold, as a new on-demand one, unless pre-warmed);
+//   - the prices (US dollars, us-east-1; internal/stockctl/plan.Prices cites each
+//     page): -usd-wru, -usd-rru, -usd-lambda-requests, -usd-gb-second,
+//     -usd-api-requests, -usd-sqs-requests, -usd-kms-rsa-requests;
+//   - the files written besides the table: -json (the whole report), -png (the plot),
+//     -cpuprofile, -blockprofile.
 //
 // Exit status: 0 when every check passed (nothing oversold, no false STOCK_OUT, every
 // 201 backed, the books balanced, the final reconcile clean), 1 when one did not, 2
@@ -67,13 +78,8 @@ type outputs struct {
 // not to be played: after -h (code 0, the usage on stdout) or on a bad flag or
 // argument (code 2, one line on stderr).
 func parse(args []string, stdout, stderr io.Writer) (c rehearse.Config, o outputs, code int, proceed bool) {
-	fs := flag.NewFlagSet("rehearse", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are one line, below
 	c = rehearse.Defaults
-	defineSaleFlags(fs, &c)
-	defineQuotaFlags(fs, &c)
-	definePriceFlags(fs, &c)
-	defineOutputFlags(fs, &o)
+	fs := newFlagSet(&c, &o)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprintln(stdout, "usage: rehearse [flags]\n\nPlays a whole flash sale through the local stack in process, on a slowed clock, against\nmodels of DynamoDB's, API Gateway's and Lambda's limits; prints what refused first, the units\nper operation, the cost and a verdict (oversold, false STOCK_OUT, books, reconcile), and\nwrites a plot. More in go doc ./tools/cmd/rehearse and the README, \"A whole sale against every limit\".\n\nFlags:")
@@ -93,6 +99,18 @@ func parse(args []string, stdout, stderr io.Writer) (c rehearse.Config, o output
 		return c, o, 2, false
 	}
 	return c, o, 0, true
+}
+
+// newFlagSet defines every flag of rehearse on c and o (the package doc lists them
+// all; its test checks it). Errors are not printed: parse prints them in one line.
+func newFlagSet(c *rehearse.Config, o *outputs) *flag.FlagSet {
+	fs := flag.NewFlagSet("rehearse", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	defineSaleFlags(fs, c)
+	defineQuotaFlags(fs, c)
+	definePriceFlags(fs, c)
+	defineOutputFlags(fs, o)
+	return fs
 }
 
 // defineSaleFlags defines the flags of what a merchant decides and how the buyers
