@@ -168,6 +168,38 @@ func (l Load) Utilisation() float64 { return l.Peak / l.Ceiling }
 type SKUPlan struct {
 	SKU
 	Shards int
+	// Uncarried, when set, says that the SKU's peak is past what its shards carry
+	// with Shards already inventory.MaxShards, the most a SKU has: no setting carries
+	// the sale as asked, and it says what would.
+	Uncarried *Uncarried `json:",omitempty"`
+}
+
+// Uncarried is what would carry a SKU's peak past what the most shards carry: a
+// waiting room in front of POST /orders that admits at most AdmitOrders orders a
+// second (issue 38, not built yet), or the SKU's stock split into SplitInto SKUs,
+// each sized by inventory.ShardsForPeak. CarriedOrders is the most orders a second
+// its shards carry at their partitions' ceiling; AdmitOrders the planned load of
+// inventory.MaxShards shards (inventory.ShardsForPeak's headroom).
+type Uncarried struct {
+	CarriedOrders, AdmitOrders float64
+	SplitInto                  int
+}
+
+// uncarried is what would carry a SKU of peak orders a second on shards shards, nil
+// when they carry it (fewer than the most shards, or the most carry the peak).
+func uncarried(orders float64, shards int, x Design) *Uncarried {
+	carried := float64(shards) * PartitionWriteUnits / x.ShardWritesPerOrder
+	if shards < inventory.MaxShards || orders <= carried {
+		return nil
+	}
+	admit := float64(inventory.MaxShards * inventory.ShardCeilingOrdersPerSecond / inventory.ShardHeadroom)
+	return &Uncarried{CarriedOrders: carried, AdmitOrders: admit, SplitInto: int(math.Ceil(orders / admit))}
+}
+
+// Setting is what the plan advises for a load on the SKU's shards past their ceiling.
+func (u *Uncarried) Setting() string {
+	return fmt.Sprintf("none carries it: already %d shards, the most; a waiting room (issue 38) admitting %.0f orders/s, or split the SKU into %d SKUs",
+		inventory.MaxShards, u.AdmitOrders, u.SplitInto)
 }
 
 // Plan is a sale's plan.
@@ -244,7 +276,12 @@ func (pl *Plan) planSKUs(x Design) totals {
 		if shards <= 0 {
 			shards = inventory.ShardsForPeak(int(math.Ceil(s.Orders)))
 		}
-		pl.SKUs = append(pl.SKUs, SKUPlan{SKU: s, Shards: shards})
+		un := uncarried(s.Orders, shards, x)
+		pl.SKUs = append(pl.SKUs, SKUPlan{SKU: s, Shards: shards, Uncarried: un})
+		reshard := "more shards (reshard)"
+		if un != nil {
+			reshard = un.Setting()
+		}
 		t.orders += s.Orders
 		t.views += s.PageViews
 		// Each environment serving the page reads it at most once a second.
@@ -252,11 +289,11 @@ func (pl *Plan) planSKUs(x Design) totals {
 		t.viewReads += pageReads * float64(1+shards)
 		pl.Loads = append(pl.Loads,
 			Load{Limit: fmt.Sprintf("item SkusTable %s#shard#n (each of %d)", s.ID, shards), Peak: s.Orders * x.ShardWritesPerOrder / float64(shards), Ceiling: PartitionWriteUnits, Unit: "WU/s",
-				Setting: "more shards (reshard)"},
+				Setting: reshard},
 			Load{Limit: fmt.Sprintf("item SkusTable %s (and each shard), read by each page environment once a second", s.ID), Peak: pageReads, Ceiling: PartitionReadUnits, Unit: "RU/s",
 				Setting: "a partition: a CDN in front of the page"},
 			Load{Limit: fmt.Sprintf("index StockLogTable.LedgerByShard %s#n (each of %d)", s.ID, shards), Peak: s.Orders * x.IndexEntriesPerOrder / float64(shards), Ceiling: PartitionWriteUnits, Unit: "WU/s",
-				Setting: "more shards (reshard)"},
+				Setting: reshard},
 		)
 	}
 	return t
@@ -425,12 +462,19 @@ func (p Plan) Write(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintln(w)
+	for _, s := range p.SKUs {
+		if u := s.Uncarried; u != nil {
+			fmt.Fprintf(w, "%s CANNOT BE CARRIED AS ASKED: %.0f orders/s is past the %.0f that %d shards, the most a SKU has, carry at their partitions' ceiling; no setting or quota raises it. What would carry it: a waiting room (issue 38) that admits %.0f orders/s (its shards' planned load), or split the SKU into %d SKUs.\n",
+				s.ID, s.Orders, u.CarriedOrders, s.Shards, u.AdmitOrders, u.SplitInto)
+		}
+	}
 	b, over := p.Binding()
 	verb := "binds first, under its ceiling"
 	if over {
 		verb = "binds first, PAST its ceiling"
 	}
-	fmt.Fprintf(w, "\n%s %s (%.0f%%).\n", b.Limit, verb, 100*b.Utilisation())
+	fmt.Fprintf(w, "%s %s (%.0f%%).\n", b.Limit, verb, 100*b.Utilisation())
 	fmt.Fprintf(w, "Deploy with ApiThrottleRateLimit=%.0f; ask AWS for an API Gateway throttle of %.0f requests/s and %d concurrent Lambda executions; reserve %d for closeOrder and %d for payCallback.\n",
 		p.StageRate, p.AccountRate, p.AccountConcurrency, p.CloseOrderReserved, p.PayCallbackReserved)
 	if p.WarmWriteUnits > 0 {

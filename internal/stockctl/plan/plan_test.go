@@ -207,3 +207,38 @@ func TestMake_AdvisesPreWarmingPastANewTable(t *testing.T) {
 		t.Logf("%s: pre-warm to %.0f WU/s, %.0f RU/s", tc.name, p.WarmWriteUnits, p.WarmReadUnits)
 	}
 }
+
+// One SKU past what the most shards carry (100,000 orders/s: 6,250 write units a
+// second on each of 64 shard items) is a sale no setting carries: the plan says so
+// and what would (a waiting room admitting the shards' planned rate, or the SKU split),
+// never "more shards" at the most shards. Just under the ceiling (15,000 orders/s on 64
+// shards, 938 WU/s each) is carried.
+func TestMake_OneSKUPastTheMostShardsCannotBeCarriedAsAsked(t *testing.T) {
+	p := plan.Make(plan.Evenly(1, 100000, 1, 0.7), plan.Today(), plan.DefaultPrices)
+	u := p.SKUs[0].Uncarried
+	if p.SKUs[0].Shards != inventory.MaxShards || u == nil || u.CarriedOrders != 16000 || u.AdmitOrders != 12800 || u.SplitInto != 8 {
+		t.Fatalf("100,000 orders/s on one SKU: %d shards, uncarried %+v; want 64 shards carrying 16,000, a waiting room at 12,800, a split into 8", p.SKUs[0].Shards, u)
+	}
+	for _, l := range p.Loads {
+		if strings.Contains(l.Setting, "more shards") {
+			t.Errorf("%s advises %q at the most shards", l.Limit, l.Setting)
+		}
+	}
+	if s := load(t, p, "item SkusTable sku-000#shard#n").Setting; !strings.Contains(s, "a waiting room (issue 38)") || !strings.Contains(s, "split the SKU into 8 SKUs") {
+		t.Errorf("the shard items' setting %q; want the waiting room and the split", s)
+	}
+	var out strings.Builder
+	if err := p.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"sku-000 CANNOT BE CARRIED AS ASKED", "a waiting room (issue 38) that admits 12800 orders/s", "split the SKU into 8 SKUs"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the plan lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, orders := range []float64{12000, 15000} {
+		if p := plan.Make(plan.Evenly(1, orders, 1, 0.7), plan.Today(), plan.DefaultPrices); p.SKUs[0].Uncarried != nil {
+			t.Errorf("%.0f orders/s on %d shards: uncarried %+v; want carried", orders, p.SKUs[0].Shards, p.SKUs[0].Uncarried)
+		}
+	}
+}
