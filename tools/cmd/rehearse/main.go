@@ -19,9 +19,13 @@
 //     -warm (createOrder environments warm at the start: provisioned concurrency),
 //     -partition-wcu, -table-wcu, -table-rcu, -warm-wcu, -warm-rcu (a table starts
 //     cold, as a new on-demand one, unless pre-warmed);
+//   - WeChat Pay: -wechatpay-rtt (its merchant API's round trip, taken by the
+//     stand-in on every call);
 //   - the prices (US dollars, us-east-1; internal/stockctl/plan.Prices cites each
-//     page): -usd-wru, -usd-rru, -usd-lambda-requests, -usd-gb-second,
-//     -usd-api-requests, -usd-sqs-requests, -usd-kms-rsa-requests;
+//     page): -usd-wru, -usd-rru, -usd-warm-wcu, -usd-warm-rcu (pre-warming),
+//     -usd-lambda-requests, -usd-gb-second, -usd-provisioned-gb-second,
+//     -usd-api-requests, -usd-sqs-requests, -usd-kms-rsa-requests,
+//     -usd-kms-key-month, -usd-log-gb, -usd-xray-traces;
 //   - the files written besides the table: -json (the whole report), -png (the plot),
 //     -cpuprofile, -blockprofile.
 //
@@ -152,6 +156,7 @@ func defineQuotaFlags(fs *flag.FlagSet, c *rehearse.Config) {
 	fs.Func("reserved", "FUNCTION=N,…: reserved concurrency replacing the template's, e.g. CloseOrderFunction=600 (what stockctl plan advises)", func(v string) error {
 		return parseReserved(v, c)
 	})
+	fs.DurationVar(&c.WeChatPayRoundTrip, "wechatpay-rtt", d.WeChatPayRoundTrip, "one round trip of WeChat Pay's merchant API (the prepay's JSAPI order, a release's query and close), at 1× (an assumption: WeChat Pay publishes none)")
 	fs.IntVar(&c.Warm, "warm", 0, "createOrder execution environments warm at the start (provisioned concurrency; 0: cold)")
 	fs.Float64Var(&c.Model.TableWriteUnits, "table-wcu", 0, "each table's write request units/s quota (0: DynamoDB's default 40,000)")
 	fs.Float64Var(&c.Model.TableReadUnits, "table-rcu", 0, "each table's read request units/s quota (0: DynamoDB's default 40,000)")
@@ -175,17 +180,14 @@ func parseReserved(v string, c *rehearse.Config) error {
 	return nil
 }
 
-// definePriceFlags defines the flags of the on-demand prices the cost is computed
-// with, in USD.
+// definePriceFlags defines a flag for each of the prices the cost is computed with,
+// in US dollars (plan.Prices' table: its pages, us-east-1), defaulting to
+// rehearse.Defaults'.
 func definePriceFlags(fs *flag.FlagSet, c *rehearse.Config) {
-	d := rehearse.Defaults
-	fs.Float64Var(&c.Prices.WriteRequestUnits, "usd-wru", d.Prices.WriteRequestUnits, "USD per million DynamoDB write request units (on-demand pricing, us-east-1)")
-	fs.Float64Var(&c.Prices.ReadRequestUnits, "usd-rru", d.Prices.ReadRequestUnits, "USD per million DynamoDB read request units (on-demand pricing, us-east-1)")
-	fs.Float64Var(&c.Prices.LambdaRequests, "usd-lambda-requests", d.Prices.LambdaRequests, "USD per million Lambda requests (Lambda pricing)")
-	fs.Float64Var(&c.Prices.LambdaGBSeconds, "usd-gb-second", d.Prices.LambdaGBSeconds, "USD per Lambda GB-second on Arm (Lambda pricing)")
-	fs.Float64Var(&c.Prices.APIRequests, "usd-api-requests", d.Prices.APIRequests, "USD per million HTTP API requests (API Gateway pricing)")
-	fs.Float64Var(&c.Prices.SQSRequests, "usd-sqs-requests", d.Prices.SQSRequests, "USD per million SQS requests (SQS pricing)")
-	fs.Float64Var(&c.Prices.KMSRSARequests, "usd-kms-rsa-requests", d.Prices.KMSRSARequests, "USD per million AWS KMS requests to an RSA 2048 key (AWS KMS pricing)")
+	c.Prices = rehearse.Defaults.Prices
+	for _, f := range c.Prices.Flags() {
+		fs.Float64Var(f.Value, f.Name, *f.Value, f.Usage)
+	}
 }
 
 // defineOutputFlags defines the flags naming the files written besides the table.
