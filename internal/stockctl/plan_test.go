@@ -63,3 +63,21 @@ func TestStockctl_PlanSizesASaleWithoutTheAPI(t *testing.T) {
 		}
 	}
 }
+
+// stockctl plan --orders 100000 --page-views 1 --skus 1: one SKU past what 64 shards
+// carry is a sale that cannot be carried as asked, said with what would carry it, and
+// never "more shards".
+func TestStockctl_PlanSaysASKUPastTheMostShardsCannotBeCarried(t *testing.T) {
+	code, out, errOut := runPlan("plan", "--orders", "100000", "--page-views", "1", "--skus", "1")
+	if code != stockctl.ExitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"sku-000 CANNOT BE CARRIED AS ASKED", "a waiting room (issue 38)", "split the SKU into 8 SKUs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the plan lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "more shards") {
+		t.Errorf("the plan advises more shards at 64:\n%s", out)
+	}
+}

@@ -86,9 +86,16 @@ type Design struct {
 	// batches of up to 10.
 	SQSRequestsPerOrder float64
 	// Invocation durations at 1× (seconds), for concurrency (rate × duration) and
-	// GB-seconds: what the rehearsal's model measures, plus for the prepay the WeChat
-	// Pay round trip, which the rehearsal does not model (an assumption).
+	// GB-seconds: what the rehearsal's model measures; the prepay's includes
+	// WeChatPaySeconds.
 	OrderSeconds, PageSeconds, PrepaySeconds, PaymentSeconds, ReleaseSeconds float64
+	// WeChatPaySeconds is one round trip of WeChat Pay's merchant API (the prepay's
+	// JSAPI 下单, POST /v3/pay/transactions/jsapi; the query and close of a release)
+	// from the functions' region: an assumption, WeChat Pay publishes no latency. Its
+	// servers are in mainland China and the template's region is us-east-1, about
+	// 180 ms apart over the Pacific on a kept connection. The rehearsal's stand-in
+	// takes it on every merchant API call (tools/cmd/rehearse -wechatpay-rtt).
+	WeChatPaySeconds float64
 	// Memory of createOrder, closeOrder and payCallback in MB (template.yaml).
 	CreateOrderMB, CloseOrderMB, PayCallbackMB float64
 	// Reserved concurrency of closeOrder, payCallback and reconcile (template.yaml),
@@ -104,6 +111,101 @@ type Design struct {
 	// is an assumption (WeChat's jscode2session and kms:Sign round trips); LoginMB
 	// the login function's memory (template.yaml).
 	LoginWrites, LoginReads, LoginSeconds, LoginMB float64
+	// LoginsPerOrder is how many logins that sign a new token each order brings: its
+	// buyer signs in once for the sale (a repeat login within the hour is answered
+	// from the kept token and signs nothing).
+	LoginsPerOrder float64
+
+	// CloudWatch Logs: LogBytesPerInvocation is what one invocation logs, the
+	// function's own JSON lines (412 bytes an invocation, measured on the local stack
+	// over the README's buy, pay and cancel walkthrough with -log-format json: 30,491
+	// bytes over 74 invocations) and Lambda's platform.start and platform.report
+	// records of the JSON log format (526 bytes with their tracing field; "Lambda
+	// JSON log format", system log level INFO); AccessLogBytesPerRequest is API
+	// Gateway's access log line of one request (the template's AccessLogSettings
+	// format with a WeChat mini-program's user agent: 566 bytes).
+	LogBytesPerInvocation, AccessLogBytesPerRequest float64
+	// X-Ray: with Tracing Active and no sampling rule in the template, X-Ray's
+	// default rule records the first request each second (XRayReservoirPerSecond)
+	// and XRaySampled of the others ("Visualize Lambda function invocations using
+	// AWS X-Ray", "Configuring sampling rules"); each sampled invocation is one trace
+	// (an HTTP API traces nothing itself).
+	XRaySampled, XRayReservoirPerSecond float64
+	// PreWarmedTables is how many tables TableWarmWriteUnits and TableWarmReadUnits
+	// pre-warm (template.yaml: SkusTable, OrdersTable, StockLogTable); KMSKeys the
+	// customer managed keys the stack keeps (template.yaml: the orders table's
+	// OrdersTableKey, which encrypts the buyers' addresses at rest; the alerts topic's
+	// AlertsKey; the login signing key, and a fourth during a signing-key rotation).
+	// DynamoDB's symmetric requests to the table's key ($0.03 per 10,000) are left out:
+	// DynamoDB asks KMS again only after 5 minutes without use (AWS KMS Developer
+	// Guide, "How Amazon DynamoDB uses AWS KMS").
+	PreWarmedTables, KMSKeys int
+	// ProvisionedMinutes is how long createOrder's provisioned concurrency is kept
+	// configured for a sale when the plan advises it: an assumption (set before the
+	// sale, removed after it), billed for at least 5 minutes.
+	ProvisionedMinutes float64
+}
+
+// MinProvisionedSeconds is the least provisioned concurrency is billed for: 5
+// minutes ("AWS Lambda pricing", "Provisioned Concurrency").
+const MinProvisionedSeconds = 300
+
+// ProvisionedGBSeconds is what envs environments of memoryMB provisioned for seconds
+// are billed for, in GB-seconds: at least MinProvisionedSeconds.
+func ProvisionedGBSeconds(envs int, memoryMB, seconds float64) float64 {
+	if envs <= 0 {
+		return 0
+	}
+	return float64(envs) * memoryMB / 1024 * max(seconds, MinProvisionedSeconds)
+}
+
+// LogBytes is what invocations Lambda invocations and apiRequests API requests
+// ingest into CloudWatch Logs.
+func (x Design) LogBytes(invocations, apiRequests float64) float64 {
+	return invocations*x.LogBytesPerInvocation + apiRequests*x.AccessLogBytesPerRequest
+}
+
+// XRayTraces is the traces X-Ray's default rule records of invocations Lambda
+// invocations over seconds.
+func (x Design) XRayTraces(invocations, seconds float64) float64 {
+	reservoir := min(invocations, x.XRayReservoirPerSecond*seconds)
+	return reservoir + (invocations-reservoir)*x.XRaySampled
+}
+
+// PreWarmUsage is what pre-warming every table of the design to write and read units a
+// second raises: the units above a new on-demand table's (NewTableWriteUnits,
+// NewTableReadUnits), per table.
+func (x Design) PreWarmUsage(write, read float64) Usage {
+	n := float64(x.PreWarmedTables)
+	return Usage{WarmWriteUnits: n * max(write-NewTableWriteUnits, 0), WarmReadUnits: n * max(read-NewTableReadUnits, 0)}
+}
+
+// LoginUsage is what logins logins use: the signing ones (a new token: one kms:Sign
+// each, and the kept token written) or those answered from the kept token.
+func (x Design) LoginUsage(logins float64, signed bool) Usage {
+	u := Usage{
+		WriteRequestUnits: x.LoginWrites * logins, ReadRequestUnits: x.LoginReads * logins,
+		LambdaRequests: logins, LambdaGBSeconds: x.LoginSeconds * x.LoginMB / 1024 * logins,
+		APIRequests: logins, LogBytes: x.LogBytes(logins, logins), XRayTraces: logins * x.XRaySampled,
+	}
+	if signed {
+		u.KMSRSARequests = logins
+	} else {
+		u.WriteRequestUnits -= logins
+	}
+	return u
+}
+
+// Add is u and v together.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		WriteRequestUnits: u.WriteRequestUnits + v.WriteRequestUnits, ReadRequestUnits: u.ReadRequestUnits + v.ReadRequestUnits,
+		WarmWriteUnits: u.WarmWriteUnits + v.WarmWriteUnits, WarmReadUnits: u.WarmReadUnits + v.WarmReadUnits,
+		LambdaRequests: u.LambdaRequests + v.LambdaRequests, LambdaGBSeconds: u.LambdaGBSeconds + v.LambdaGBSeconds,
+		ProvisionedGBSeconds: u.ProvisionedGBSeconds + v.ProvisionedGBSeconds,
+		APIRequests:          u.APIRequests + v.APIRequests, SQSRequests: u.SQSRequests + v.SQSRequests,
+		KMSRSARequests: u.KMSRSARequests + v.KMSRSARequests, LogBytes: u.LogBytes + v.LogBytes, XRayTraces: u.XRayTraces + v.XRayTraces,
+	}
 }
 
 // Today is the design as it is.
@@ -116,10 +218,14 @@ func Today() Design {
 		PendingByExpiryKeys:  128,
 		SQSRequestsPerOrder:  1.2,
 		OrderSeconds:         0.030, PageSeconds: 0.010, PrepaySeconds: 0.200, PaymentSeconds: 0.020, ReleaseSeconds: 0.020,
-		CreateOrderMB: 256, CloseOrderMB: 256, PayCallbackMB: 128,
+		WeChatPaySeconds: 0.180,
+		CreateOrderMB:    256, CloseOrderMB: 256, PayCallbackMB: 128,
 		CloseOrderReserved: 20, PayCallbackReserved: 20, ReconcileReserved: 1, QueueConcurrency: 10,
 		StageRate:   500,
-		LoginWrites: 3, LoginReads: 0.5, LoginSeconds: 0.150, LoginMB: 256,
+		LoginWrites: 3, LoginReads: 0.5, LoginSeconds: 0.150, LoginMB: 256, LoginsPerOrder: 1,
+		LogBytesPerInvocation: 412 + 526, AccessLogBytesPerRequest: 566,
+		XRaySampled: 0.05, XRayReservoirPerSecond: 1,
+		PreWarmedTables: 3, KMSKeys: 3, ProvisionedMinutes: 30,
 	}
 }
 
@@ -168,6 +274,38 @@ func (l Load) Utilisation() float64 { return l.Peak / l.Ceiling }
 type SKUPlan struct {
 	SKU
 	Shards int
+	// Uncarried, when set, says that the SKU's peak is past what its shards carry
+	// with Shards already inventory.MaxShards, the most a SKU has: no setting carries
+	// the sale as asked, and it says what would.
+	Uncarried *Uncarried `json:",omitempty"`
+}
+
+// Uncarried is what would carry a SKU's peak past what the most shards carry: a
+// waiting room in front of POST /orders that admits at most AdmitOrders orders a
+// second (issue 38, not built yet), or the SKU's stock split into SplitInto SKUs,
+// each sized by inventory.ShardsForPeak. CarriedOrders is the most orders a second
+// its shards carry at their partitions' ceiling; AdmitOrders the planned load of
+// inventory.MaxShards shards (inventory.ShardsForPeak's headroom).
+type Uncarried struct {
+	CarriedOrders, AdmitOrders float64
+	SplitInto                  int
+}
+
+// uncarried is what would carry a SKU of peak orders a second on shards shards, nil
+// when they carry it (fewer than the most shards, or the most carry the peak).
+func uncarried(orders float64, shards int, x Design) *Uncarried {
+	carried := float64(shards) * PartitionWriteUnits / x.ShardWritesPerOrder
+	if shards < inventory.MaxShards || orders <= carried {
+		return nil
+	}
+	admit := float64(inventory.MaxShards * inventory.ShardCeilingOrdersPerSecond / inventory.ShardHeadroom)
+	return &Uncarried{CarriedOrders: carried, AdmitOrders: admit, SplitInto: int(math.Ceil(orders / admit))}
+}
+
+// Setting is what the plan advises for a load on the SKU's shards past their ceiling.
+func (u *Uncarried) Setting() string {
+	return fmt.Sprintf("none carries it: already %d shards, the most; a waiting room (issue 38) admitting %.0f orders/s, or split the SKU into %d SKUs",
+		inventory.MaxShards, u.AdmitOrders, u.SplitInto)
 }
 
 // Plan is a sale's plan.
@@ -191,9 +329,20 @@ type Plan struct {
 	// TableWarmReadUnits), units per second: the busiest table's peak with headroom,
 	// 0 when a new on-demand table's NewTableWriteUnits and NewTableReadUnits carry it.
 	WarmWriteUnits, WarmReadUnits float64
-	// USDPerMillionOrders is what a million orders cost with their page views.
+	// ProvisionedConcurrency is the createOrder environments to keep provisioned
+	// through the sale when Lambda's scaling rate would not start them in time (0
+	// when it would), for Design.ProvisionedMinutes.
+	ProvisionedConcurrency int
+	ProvisionedMinutes     float64
+	// USDPerMillionOrders is what a million orders cost with their page views and
+	// their buyers' logins (Cost.Total): every on-demand line, fixed costs apart.
 	USDPerMillionOrders float64
-	Cost                Cost // of a million orders
+	Cost                Cost // of a million orders, line by line
+	// FixedPerSale is what one sale costs whatever its orders: the provisioned
+	// concurrency and the pre-warming advised. KMSKeysPerMonth is the customer managed
+	// keys' monthly fee, whatever the sales.
+	FixedPerSale    Cost
+	KMSKeysPerMonth float64
 	// LoginCost is what a million logins that sign a new token cost (one kms:Sign to
 	// an RSA 2048 key each), ReusedLoginCost a million answered from the kept token.
 	LoginCost, ReusedLoginCost Cost
@@ -209,6 +358,11 @@ func Make(d Demand, x Design, p Prices) Plan {
 	pl.planLambda(x, t)
 	pl.rankLoads()
 	pl.costPerOrder(x, t, p)
+	pl.FixedPerSale = p.Cost(x.PreWarmUsage(pl.WarmWriteUnits, pl.WarmReadUnits).Add(Usage{
+		ProvisionedGBSeconds: ProvisionedGBSeconds(pl.ProvisionedConcurrency, x.CreateOrderMB, x.ProvisionedMinutes*60),
+	}))
+	pl.KMSKeysPerMonth = float64(x.KMSKeys) * p.KMSKeyMonths
+	pl.ProvisionedMinutes = x.ProvisionedMinutes
 	pl.LoginCost, pl.ReusedLoginCost = loginCosts(x, p)
 	return pl
 }
@@ -217,15 +371,7 @@ func Make(d Demand, x Design, p Prices) Plan {
 // answering the kept one.
 func loginCosts(x Design, p Prices) (signed, reused Cost) {
 	const million = 1e6
-	login := Usage{
-		WriteRequestUnits: x.LoginWrites * million, ReadRequestUnits: x.LoginReads * million,
-		LambdaRequests: million, LambdaGBSeconds: x.LoginSeconds * x.LoginMB / 1024 * million,
-		APIRequests: million, KMSRSARequests: million,
-	}
-	signed = p.Cost(login)
-	login.WriteRequestUnits -= million
-	login.KMSRSARequests = 0
-	return signed, p.Cost(login)
+	return p.Cost(x.LoginUsage(million, true)), p.Cost(x.LoginUsage(million, false))
 }
 
 // totals are a demand's peak summed over its SKUs, per second: orders, page views,
@@ -244,7 +390,12 @@ func (pl *Plan) planSKUs(x Design) totals {
 		if shards <= 0 {
 			shards = inventory.ShardsForPeak(int(math.Ceil(s.Orders)))
 		}
-		pl.SKUs = append(pl.SKUs, SKUPlan{SKU: s, Shards: shards})
+		un := uncarried(s.Orders, shards, x)
+		pl.SKUs = append(pl.SKUs, SKUPlan{SKU: s, Shards: shards, Uncarried: un})
+		reshard := "more shards (reshard)"
+		if un != nil {
+			reshard = un.Setting()
+		}
 		t.orders += s.Orders
 		t.views += s.PageViews
 		// Each environment serving the page reads it at most once a second.
@@ -252,11 +403,11 @@ func (pl *Plan) planSKUs(x Design) totals {
 		t.viewReads += pageReads * float64(1+shards)
 		pl.Loads = append(pl.Loads,
 			Load{Limit: fmt.Sprintf("item SkusTable %s#shard#n (each of %d)", s.ID, shards), Peak: s.Orders * x.ShardWritesPerOrder / float64(shards), Ceiling: PartitionWriteUnits, Unit: "WU/s",
-				Setting: "more shards (reshard)"},
+				Setting: reshard},
 			Load{Limit: fmt.Sprintf("item SkusTable %s (and each shard), read by each page environment once a second", s.ID), Peak: pageReads, Ceiling: PartitionReadUnits, Unit: "RU/s",
 				Setting: "a partition: a CDN in front of the page"},
 			Load{Limit: fmt.Sprintf("index StockLogTable.LedgerByShard %s#n (each of %d)", s.ID, shards), Peak: s.Orders * x.IndexEntriesPerOrder / float64(shards), Ceiling: PartitionWriteUnits, Unit: "WU/s",
-				Setting: "more shards (reshard)"},
+				Setting: reshard},
 		)
 	}
 	return t
@@ -342,14 +493,21 @@ func (pl *Plan) planLambda(x Design, t totals) {
 	pl.CloseOrderReserved = max(pl.CloseOrderReserved, x.CloseOrderReserved)
 	need := createC*Headroom + float64(pl.CloseOrderReserved+pl.PayCallbackReserved+x.ReconcileReserved) + 100 // Lambda keeps 100 unreserved
 	pl.AccountConcurrency = max(AccountConcurrency, int(math.Ceil(need)))
+	if createC > scaledIn10s {
+		pl.ProvisionedConcurrency = int(math.Ceil(createC * Headroom))
+	}
 	pl.Loads = append(pl.Loads,
 		Load{Limit: "Lambda CreateOrderFunction (the unreserved concurrency)", Peak: createC, Ceiling: AccountConcurrency - float64(x.CloseOrderReserved+x.PayCallbackReserved+x.ReconcileReserved), Unit: "concurrent", Setting: fmt.Sprintf("ask for %d concurrent executions", pl.AccountConcurrency)},
 		Load{Limit: "Lambda CloseOrderFunction (reserved)", Peak: closeC, Ceiling: float64(x.CloseOrderReserved), Unit: "concurrent", Setting: fmt.Sprintf("ReservedConcurrentExecutions: %d", pl.CloseOrderReserved)},
 		Load{Limit: "Lambda PayCallbackFunction (reserved)", Peak: payC, Ceiling: float64(x.PayCallbackReserved), Unit: "concurrent", Setting: fmt.Sprintf("ReservedConcurrentExecutions: %d", pl.PayCallbackReserved)},
-		Load{Limit: "Lambda scaling rate (createOrder's environments in the first 10 s)", Peak: createC, Ceiling: 1000, Unit: "environments",
-			Setting: "fixed: warm environments before the sale (provisioned concurrency)"},
+		Load{Limit: "Lambda scaling rate (createOrder's environments in the first 10 s)", Peak: createC, Ceiling: scaledIn10s, Unit: "environments",
+			Setting: fmt.Sprintf("fixed: provision %d environments before the sale (provisioned concurrency)", pl.ProvisionedConcurrency)},
 	)
 }
+
+// scaledIn10s is how many environments of a function Lambda starts in a sale's first
+// 10 seconds: 1,000 every 10 seconds ("Lambda scaling behavior").
+const scaledIn10s = 1000
 
 // rankLoads clears the setting of every load carried as it is and sorts the loads
 // most utilised first (stable: ties keep their order).
@@ -371,7 +529,8 @@ func (pl *Plan) rankLoads() {
 }
 
 // costPerOrder sets what one order uses (its life's units, paid or released, and
-// its page views' reads, requests and invocations) and what a million cost at p.
+// its page views' reads, requests and invocations, its logs and traces, its buyer's
+// login) and what a million cost at p, line by line.
 func (pl *Plan) costPerOrder(x Design, t totals, p Prices) {
 	paid := pl.Demand.PayRatio
 	released := 1 - paid
@@ -388,12 +547,15 @@ func (pl *Plan) costPerOrder(x Design, t totals, p Prices) {
 		paid*(x.PrepaySeconds*x.CloseOrderMB/1024+x.PaymentSeconds*x.PayCallbackMB/1024) + released*x.ReleaseSeconds*x.CloseOrderMB/1024
 	pl.SQSPerOrder = x.SQSRequestsPerOrder
 	const million = 1e6
-	pl.Cost = p.Cost(Usage{
+	invocations, requests := pl.LambdaInvocationsPerOrder*million, pl.APIRequestsPerOrder*million
+	order := Usage{
 		WriteRequestUnits: pl.WriteUnitsPerOrder * million, ReadRequestUnits: pl.ReadUnitsPerOrder * million,
-		LambdaRequests: pl.LambdaInvocationsPerOrder * million, LambdaGBSeconds: pl.LambdaGBSecondsPerOrder * million,
-		APIRequests: pl.APIRequestsPerOrder * million, SQSRequests: pl.SQSPerOrder * million,
-	})
-	pl.USDPerMillionOrders = pl.Cost.Total()
+		LambdaRequests: invocations, LambdaGBSeconds: pl.LambdaGBSecondsPerOrder * million,
+		APIRequests: requests, SQSRequests: pl.SQSPerOrder * million,
+		LogBytes: x.LogBytes(invocations, requests), XRayTraces: invocations * x.XRaySampled,
+	}
+	pl.Cost = p.Cost(order.Add(x.LoginUsage(x.LoginsPerOrder*million, true)))
+	pl.USDPerMillionOrders = pl.Cost.Total
 }
 
 // Binding is the limit that binds first (the most utilised), and whether it binds at
@@ -425,27 +587,32 @@ func (p Plan) Write(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintln(w)
+	for _, s := range p.SKUs {
+		if u := s.Uncarried; u != nil {
+			fmt.Fprintf(w, "%s CANNOT BE CARRIED AS ASKED: %.0f orders/s is past the %.0f that %d shards, the most a SKU has, carry at their partitions' ceiling; no setting or quota raises it. What would carry it: a waiting room (issue 38) that admits %.0f orders/s (its shards' planned load), or split the SKU into %d SKUs.\n",
+				s.ID, s.Orders, u.CarriedOrders, s.Shards, u.AdmitOrders, u.SplitInto)
+		}
+	}
 	b, over := p.Binding()
 	verb := "binds first, under its ceiling"
 	if over {
 		verb = "binds first, PAST its ceiling"
 	}
-	fmt.Fprintf(w, "\n%s %s (%.0f%%).\n", b.Limit, verb, 100*b.Utilisation())
+	fmt.Fprintf(w, "%s %s (%.0f%%).\n", b.Limit, verb, 100*b.Utilisation())
 	fmt.Fprintf(w, "Deploy with ApiThrottleRateLimit=%.0f; ask AWS for an API Gateway throttle of %.0f requests/s and %d concurrent Lambda executions; reserve %d for closeOrder and %d for payCallback.\n",
 		p.StageRate, p.AccountRate, p.AccountConcurrency, p.CloseOrderReserved, p.PayCallbackReserved)
 	if p.WarmWriteUnits > 0 {
-		fmt.Fprintf(w, "Pre-warm the tables at least 24 hours before the sale: deploy with TableWarmWriteUnits=%.0f TableWarmReadUnits=%.0f (a new on-demand table serves %d writes and %d reads a second at once, and at most twice its previous peak within 30 minutes: \"Pre-warming a table for on-demand capacity mode\"); raising it is billed (\"Amazon DynamoDB pricing\"), not in the cost below.\n",
+		fmt.Fprintf(w, "Pre-warm the tables at least 24 hours before the sale: deploy with TableWarmWriteUnits=%.0f TableWarmReadUnits=%.0f (a new on-demand table serves %d writes and %d reads a second at once, and at most twice its previous peak within 30 minutes: \"Pre-warming a table for on-demand capacity mode\"); raising it is billed once (\"Understanding DynamoDB warm throughput\"): the fixed cost below.\n",
 			p.WarmWriteUnits, p.WarmReadUnits, NewTableWriteUnits, NewTableReadUnits)
 	}
-	fmt.Fprintf(w, "Cost: $%.2f per million orders with their page views (DynamoDB $%.2f: %.1f write and %.1f read units per order; Lambda $%.2f; API Gateway $%.2f; SQS $%.2f).\n",
-		p.USDPerMillionOrders, p.Cost.DynamoDB, p.WriteUnitsPerOrder, p.ReadUnitsPerOrder, p.Cost.Lambda, p.Cost.APIGateway, p.Cost.SQS)
+	c, f := p.Cost, p.FixedPerSale
+	fmt.Fprintf(w, "Cost: $%.2f per million orders with their page views and their buyers' logins (DynamoDB $%.2f: %.1f write and %.1f read units per order's life; Lambda requests $%.2f and GB-seconds $%.2f; API Gateway $%.2f; SQS $%.2f; KMS signing $%.2f; CloudWatch Logs $%.2f; X-Ray $%.2f).\n",
+		p.USDPerMillionOrders, c.DynamoDB, p.WriteUnitsPerOrder, p.ReadUnitsPerOrder, c.LambdaRequests, c.LambdaGBSeconds, c.APIGateway, c.SQS, c.KMS, c.Logs, c.XRay)
+	fmt.Fprintf(w, "Fixed: $%.2f per sale, whatever its orders (provisioned concurrency $%.2f: %d createOrder environments for %.0f minutes; pre-warming $%.2f); KMS keys $%.2f a month.\n",
+		f.Total, f.ProvisionedConcurrency, p.ProvisionedConcurrency, p.ProvisionedMinutes, f.PreWarming, p.KMSKeysPerMonth)
 	l := p.LoginCost
-	_, err := fmt.Fprintf(w, "Login: $%.2f per million new tokens (KMS $%.2f: one RSA 2048 kms:Sign each; DynamoDB $%.2f; Lambda $%.2f; API Gateway $%.2f); $%.2f per million answered from the kept token.\n",
-		l.Total(), l.KMS, l.DynamoDB, l.Lambda, l.APIGateway, p.ReusedLoginCost.Total())
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "Keys: $%.2f a month whatever the sale, %d KMS keys at $%.2f (the orders table's, which encrypts the buyers' addresses; the alerts topic's; the login signing key; one more during a signing key rotation).\n",
-		StackKMSKeys*KMSKeyUSDPerMonth, StackKMSKeys, KMSKeyUSDPerMonth)
+	_, err := fmt.Fprintf(w, "Login: $%.2f per million new tokens (KMS $%.2f: one RSA 2048 kms:Sign each; DynamoDB $%.2f; Lambda $%.2f; API Gateway $%.2f; logs and traces $%.2f); $%.2f per million answered from the kept token.\n",
+		l.Total, l.KMS, l.DynamoDB, l.Lambda(), l.APIGateway, l.Logs+l.XRay, p.ReusedLoginCost.Total)
 	return err
 }

@@ -119,7 +119,8 @@ func TestMake_PerOrderCostOfTodaysDesign(t *testing.T) {
 	if want := 40.0/1000 + 0.7*3; math.Abs(p.ReadUnitsPerOrder-want) > 1e-9 {
 		t.Errorf("%.2f read units per order, want %.2f", p.ReadUnitsPerOrder, want)
 	}
-	wantDynamo := (p.WriteUnitsPerOrder*0.625 + p.ReadUnitsPerOrder*0.125)
+	// With the buyer's login: 3 write units and 0.5 read units.
+	wantDynamo := (p.WriteUnitsPerOrder+3)*0.625 + (p.ReadUnitsPerOrder+0.5)*0.125
 	if math.Abs(p.Cost.DynamoDB-wantDynamo) > 1e-9 || p.USDPerMillionOrders <= p.Cost.DynamoDB {
 		t.Errorf("cost %+v, DynamoDB want $%.4f per million orders", p.Cost, wantDynamo)
 	}
@@ -157,21 +158,11 @@ func TestMake_LoginCostsOneRSASignPerNewToken(t *testing.T) {
 	if want := 3*0.625 + 0.5*0.125; math.Abs(signed.DynamoDB-want) > 1e-9 || math.Abs(reused.DynamoDB-(want-0.625)) > 1e-9 {
 		t.Errorf("DynamoDB per million logins: %.4f new, %.4f reused; want %.4f and %.4f", signed.DynamoDB, reused.DynamoDB, want, want-0.625)
 	}
-	if signed.APIGateway != 1.00 || signed.Lambda <= 0.20 || signed.Lambda != reused.Lambda {
-		t.Errorf("API Gateway %.2f, Lambda %.4f new and %.4f reused", signed.APIGateway, signed.Lambda, reused.Lambda)
+	if signed.APIGateway != 1.00 || signed.Lambda() <= 0.20 || signed.Lambda() != reused.Lambda() {
+		t.Errorf("API Gateway %.2f, Lambda %.4f new and %.4f reused", signed.APIGateway, signed.Lambda(), reused.Lambda())
 	}
 	var out strings.Builder
-	if err := p.Write(&out); err != nil || !strings.Contains(out.String(), "Login: $6.64 per million new tokens (KMS $3.00") {
-		t.Errorf("plan output %v:\n%s", err, out.String())
-	}
-}
-
-// The stack's KMS keys cost a month whatever the orders (AWS KMS pricing: $1 a key a
-// month): the orders table's customer managed key among them.
-func TestWrite_SaysWhatTheStacksKMSKeysCostAMonth(t *testing.T) {
-	var out strings.Builder
-	if err := plan.Make(plan.Evenly(1, 10, 10, 0.7), plan.Today(), plan.DefaultPrices).Write(&out); err != nil ||
-		!strings.Contains(out.String(), "Keys: $3.00 a month whatever the sale, 3 KMS keys at $1.00 (the orders table's") {
+	if err := p.Write(&out); err != nil || !strings.Contains(out.String(), "Login: $7.59 per million new tokens (KMS $3.00") {
 		t.Errorf("plan output %v:\n%s", err, out.String())
 	}
 }
@@ -215,5 +206,101 @@ func TestMake_AdvisesPreWarmingPastANewTable(t *testing.T) {
 			t.Errorf("%s: warm %v WU/s, %v RU/s (advised %v); want the busiest table's %v and %v with headroom", tc.name, p.WarmWriteUnits, p.WarmReadUnits, advised, write, read)
 		}
 		t.Logf("%s: pre-warm to %.0f WU/s, %.0f RU/s", tc.name, p.WarmWriteUnits, p.WarmReadUnits)
+	}
+}
+
+// One SKU past what the most shards carry (100,000 orders/s: 6,250 write units a
+// second on each of 64 shard items) is a sale no setting carries: the plan says so
+// and what would (a waiting room admitting the shards' planned rate, or the SKU split),
+// never "more shards" at the most shards. Just under the ceiling (15,000 orders/s on 64
+// shards, 938 WU/s each) is carried.
+func TestMake_OneSKUPastTheMostShardsCannotBeCarriedAsAsked(t *testing.T) {
+	p := plan.Make(plan.Evenly(1, 100000, 1, 0.7), plan.Today(), plan.DefaultPrices)
+	u := p.SKUs[0].Uncarried
+	if p.SKUs[0].Shards != inventory.MaxShards || u == nil || u.CarriedOrders != 16000 || u.AdmitOrders != 12800 || u.SplitInto != 8 {
+		t.Fatalf("100,000 orders/s on one SKU: %d shards, uncarried %+v; want 64 shards carrying 16,000, a waiting room at 12,800, a split into 8", p.SKUs[0].Shards, u)
+	}
+	for _, l := range p.Loads {
+		if strings.Contains(l.Setting, "more shards") {
+			t.Errorf("%s advises %q at the most shards", l.Limit, l.Setting)
+		}
+	}
+	if s := load(t, p, "item SkusTable sku-000#shard#n").Setting; !strings.Contains(s, "a waiting room (issue 38)") || !strings.Contains(s, "split the SKU into 8 SKUs") {
+		t.Errorf("the shard items' setting %q; want the waiting room and the split", s)
+	}
+	var out strings.Builder
+	if err := p.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"sku-000 CANNOT BE CARRIED AS ASKED", "a waiting room (issue 38) that admits 12800 orders/s", "split the SKU into 8 SKUs"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the plan lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, orders := range []float64{12000, 15000} {
+		if p := plan.Make(plan.Evenly(1, orders, 1, 0.7), plan.Today(), plan.DefaultPrices); p.SKUs[0].Uncarried != nil {
+			t.Errorf("%.0f orders/s on %d shards: uncarried %+v; want carried", orders, p.SKUs[0].Shards, p.SKUs[0].Uncarried)
+		}
+	}
+}
+
+// The bill has every line (DynamoDB, Lambda requests and GB-seconds, API Gateway,
+// SQS, KMS signing at the buyer's login, CloudWatch Logs, X-Ray) per million orders,
+// and the fixed cost of one sale apart: createOrder's provisioned concurrency, billed
+// whether used or not for ProvisionedMinutes (5 at least), and the tables'
+// pre-warming, once per table for the units above a new table's. A sale Lambda's
+// scaling and a new table carry has no fixed cost.
+func TestMake_CostsEveryLineAndTheFixedCostOfASaleApart(t *testing.T) {
+	x, prices := plan.Today(), plan.DefaultPrices
+	p := plan.Make(plan.Evenly(10, 30000, 100000, 0.7), x, prices)
+	c := p.Cost
+	const million = 1e6
+	invocations, requests := p.LambdaInvocationsPerOrder*million+million, p.APIRequestsPerOrder*million+million // with the logins
+	for _, line := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"KMS", c.KMS, 3.00},
+		{"CloudWatch Logs", c.Logs, (invocations*(412+526) + requests*566) / (1 << 30) * 0.50},
+		{"X-Ray", c.XRay, invocations * 0.05 / million * 5.00},
+		{"Lambda requests", c.LambdaRequests, invocations / million * 0.20},
+		{"provisioned concurrency per order", c.ProvisionedConcurrency, 0},
+		{"pre-warming per order", c.PreWarming, 0},
+		{"total", c.Total, c.DynamoDB + c.LambdaRequests + c.LambdaGBSeconds + c.APIGateway + c.SQS + c.KMS + c.Logs + c.XRay},
+		{"USDPerMillionOrders", p.USDPerMillionOrders, c.Total},
+	} {
+		if math.Abs(line.got-line.want) > 1e-6 || line.want < 0 {
+			t.Errorf("%s: $%.6f per million orders, want $%.6f", line.name, line.got, line.want)
+		}
+	}
+	if c.Logs <= 0 || c.XRay <= 0 || c.SQS <= 0 || c.APIGateway <= 0 || c.LambdaGBSeconds <= 0 {
+		t.Errorf("a line is missing: %+v", c)
+	}
+	f := p.FixedPerSale
+	if p.ProvisionedConcurrency <= 1000 || p.WarmWriteUnits <= 4000 {
+		t.Fatalf("30,000 orders/s: %d environments provisioned, tables warmed to %.0f WU/s; want both", p.ProvisionedConcurrency, p.WarmWriteUnits)
+	}
+	wantPC := float64(p.ProvisionedConcurrency) * 256 / 1024 * x.ProvisionedMinutes * 60 * 0.0000033334
+	wantWarm := 3 * ((p.WarmWriteUnits-4000)*0.00065 + (p.WarmReadUnits-12000)*0.00013)
+	if math.Abs(f.ProvisionedConcurrency-wantPC) > 1e-6 || math.Abs(f.PreWarming-wantWarm) > 1e-6 || math.Abs(f.Total-wantPC-wantWarm) > 1e-6 || f.DynamoDB != 0 {
+		t.Errorf("fixed per sale %+v; want provisioned concurrency $%.4f and pre-warming $%.4f", f, wantPC, wantWarm)
+	}
+	if p.KMSKeysPerMonth != 3 { // the orders table's, the alerts topic's, the signing key
+		t.Errorf("KMS keys $%.2f a month; want 3 keys at $1", p.KMSKeysPerMonth)
+	}
+	if got := plan.ProvisionedGBSeconds(10, 1024, 60); got != 10*300 {
+		t.Errorf("10 GB provisioned for a minute: %.0f GB-seconds billed; want 5 minutes' 3,000", got)
+	}
+	var out strings.Builder
+	if err := p.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"CloudWatch Logs $", "X-Ray $", "KMS signing $3.00", "Fixed: $", "provisioned concurrency $", "pre-warming $", "KMS keys $3.00 a month"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the plan lacks %q:\n%s", want, out.String())
+		}
+	}
+	if small := plan.Make(plan.Evenly(1, 20, 100, 0.7), x, prices); small.FixedPerSale.Total != 0 || small.ProvisionedConcurrency != 0 {
+		t.Errorf("a small sale's fixed cost %+v, %d environments provisioned; want none", small.FixedPerSale, small.ProvisionedConcurrency)
 	}
 }

@@ -5,14 +5,29 @@
 //
 //	go run ./tools/cmd/rehearse -skus 10 -stock 1000 -buyers 20000 -over 10s
 //
-// Every rate and latency is reported at 1×. Flags name what a merchant and AWS
-// decide: the sale (-skus, -stock, -shards, -limit), the buyers (-buyers, -over,
-// -spike, -page-views, -think, -pay-ratio, -cancel-ratio, -late-ratio, -pay-after,
-// -payment-timeout, -retries, -seed), the quotas (-api-rate, -api-burst, -stage-rate,
-// -stage-burst, -lambda-concurrency, -cold-start, -partition-wcu, -table-wcu,
-// -table-rcu, -warm-wcu, -warm-rcu: a table starts cold, as a new on-demand one, unless
-// pre-warmed), the clock
-// (-slowdown, -real-rate) and the prices (-usd-*).
+// Every rate and latency is reported at 1×. rehearse -h prints every flag with its
+// default; by what it decides:
+//
+//   - the sale, what a merchant decides: -skus, -stock, -shards, -limit, -template
+//     (the SAM template the stack is wired from);
+//   - the buyers: -buyers, -over, -spike, -page-views, -think, -pay-ratio,
+//     -cancel-ratio, -late-ratio, -pay-after, -payment-timeout, -retries, -seed;
+//   - the clock: -slowdown, -min-slowdown, -real-rate;
+//   - the quotas AWS decides and the template's settings a sale overrides: -api-rate,
+//     -api-burst (at most 5,000: AWS grants no more), -stage-rate, -stage-burst,
+//     -lambda-concurrency, -cold-start, -reserved (reserved concurrency per function),
+//     -warm (createOrder environments warm at the start: provisioned concurrency),
+//     -partition-wcu, -table-wcu, -table-rcu, -warm-wcu, -warm-rcu (a table starts
+//     cold, as a new on-demand one, unless pre-warmed);
+//   - WeChat Pay: -wechatpay-rtt (its merchant API's round trip, taken by the
+//     stand-in on every call);
+//   - the prices (US dollars, us-east-1; internal/stockctl/plan.Prices cites each
+//     page): -usd-wru, -usd-rru, -usd-warm-wcu, -usd-warm-rcu (pre-warming),
+//     -usd-lambda-requests, -usd-gb-second, -usd-provisioned-gb-second,
+//     -usd-api-requests, -usd-sqs-requests, -usd-kms-rsa-requests,
+//     -usd-kms-key-month, -usd-log-gb, -usd-xray-traces;
+//   - the files written besides the table: -json (the whole report), -png (the plot),
+//     -cpuprofile, -blockprofile.
 //
 // Exit status: 0 when every check passed (nothing oversold, no false STOCK_OUT, every
 // 201 backed, the books balanced, the final reconcile clean), 1 when one did not, 2
@@ -67,13 +82,8 @@ type outputs struct {
 // not to be played: after -h (code 0, the usage on stdout) or on a bad flag or
 // argument (code 2, one line on stderr).
 func parse(args []string, stdout, stderr io.Writer) (c rehearse.Config, o outputs, code int, proceed bool) {
-	fs := flag.NewFlagSet("rehearse", flag.ContinueOnError)
-	fs.SetOutput(io.Discard) // errors are one line, below
 	c = rehearse.Defaults
-	defineSaleFlags(fs, &c)
-	defineQuotaFlags(fs, &c)
-	definePriceFlags(fs, &c)
-	defineOutputFlags(fs, &o)
+	fs := newFlagSet(&c, &o)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprintln(stdout, "usage: rehearse [flags]\n\nPlays a whole flash sale through the local stack in process, on a slowed clock, against\nmodels of DynamoDB's, API Gateway's and Lambda's limits; prints what refused first, the units\nper operation, the cost and a verdict (oversold, false STOCK_OUT, books, reconcile), and\nwrites a plot. More in go doc ./tools/cmd/rehearse and the README, \"A whole sale against every limit\".\n\nFlags:")
@@ -93,6 +103,18 @@ func parse(args []string, stdout, stderr io.Writer) (c rehearse.Config, o output
 		return c, o, 2, false
 	}
 	return c, o, 0, true
+}
+
+// newFlagSet defines every flag of rehearse on c and o (the package doc lists them
+// all; its test checks it). Errors are not printed: parse prints them in one line.
+func newFlagSet(c *rehearse.Config, o *outputs) *flag.FlagSet {
+	fs := flag.NewFlagSet("rehearse", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	defineSaleFlags(fs, c)
+	defineQuotaFlags(fs, c)
+	definePriceFlags(fs, c)
+	defineOutputFlags(fs, o)
+	return fs
 }
 
 // defineSaleFlags defines the flags of what a merchant decides and how the buyers
@@ -134,6 +156,7 @@ func defineQuotaFlags(fs *flag.FlagSet, c *rehearse.Config) {
 	fs.Func("reserved", "FUNCTION=N,…: reserved concurrency replacing the template's, e.g. CloseOrderFunction=600 (what stockctl plan advises)", func(v string) error {
 		return parseReserved(v, c)
 	})
+	fs.DurationVar(&c.WeChatPayRoundTrip, "wechatpay-rtt", d.WeChatPayRoundTrip, "one round trip of WeChat Pay's merchant API (the prepay's JSAPI order, a release's query and close), at 1× (an assumption: WeChat Pay publishes none)")
 	fs.IntVar(&c.Warm, "warm", 0, "createOrder execution environments warm at the start (provisioned concurrency; 0: cold)")
 	fs.Float64Var(&c.Model.TableWriteUnits, "table-wcu", 0, "each table's write request units/s quota (0: DynamoDB's default 40,000)")
 	fs.Float64Var(&c.Model.TableReadUnits, "table-rcu", 0, "each table's read request units/s quota (0: DynamoDB's default 40,000)")
@@ -157,17 +180,14 @@ func parseReserved(v string, c *rehearse.Config) error {
 	return nil
 }
 
-// definePriceFlags defines the flags of the on-demand prices the cost is computed
-// with, in USD.
+// definePriceFlags defines a flag for each of the prices the cost is computed with,
+// in US dollars (plan.Prices' table: its pages, us-east-1), defaulting to
+// rehearse.Defaults'.
 func definePriceFlags(fs *flag.FlagSet, c *rehearse.Config) {
-	d := rehearse.Defaults
-	fs.Float64Var(&c.Prices.WriteRequestUnits, "usd-wru", d.Prices.WriteRequestUnits, "USD per million DynamoDB write request units (on-demand pricing, us-east-1)")
-	fs.Float64Var(&c.Prices.ReadRequestUnits, "usd-rru", d.Prices.ReadRequestUnits, "USD per million DynamoDB read request units (on-demand pricing, us-east-1)")
-	fs.Float64Var(&c.Prices.LambdaRequests, "usd-lambda-requests", d.Prices.LambdaRequests, "USD per million Lambda requests (Lambda pricing)")
-	fs.Float64Var(&c.Prices.LambdaGBSeconds, "usd-gb-second", d.Prices.LambdaGBSeconds, "USD per Lambda GB-second on Arm (Lambda pricing)")
-	fs.Float64Var(&c.Prices.APIRequests, "usd-api-requests", d.Prices.APIRequests, "USD per million HTTP API requests (API Gateway pricing)")
-	fs.Float64Var(&c.Prices.SQSRequests, "usd-sqs-requests", d.Prices.SQSRequests, "USD per million SQS requests (SQS pricing)")
-	fs.Float64Var(&c.Prices.KMSRSARequests, "usd-kms-rsa-requests", d.Prices.KMSRSARequests, "USD per million AWS KMS requests to an RSA 2048 key (AWS KMS pricing)")
+	c.Prices = rehearse.Defaults.Prices
+	for _, f := range c.Prices.Flags() {
+		fs.Float64Var(f.Value, f.Name, *f.Value, f.Usage)
+	}
 }
 
 // defineOutputFlags defines the flags naming the files written besides the table.

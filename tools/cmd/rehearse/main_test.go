@@ -2,8 +2,14 @@ package main
 
 import (
 	"bytes"
+	"flag"
+	"go/parser"
+	"go/token"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/stockguard/stockguard/tools/internal/rehearse"
 )
 
 // A bad flag is one line naming it, exit status 2, and no sale.
@@ -38,5 +44,35 @@ func TestRun_RefusesBadFlagsNamingThem(t *testing.T) {
 		if code != 2 || out.Len() != 0 || strings.Count(errOut.String(), "\n") != 1 || !strings.HasPrefix(errOut.String(), "rehearse: ") || !strings.Contains(errOut.String(), tc.want) {
 			t.Errorf("rehearse %s: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", strings.Join(tc.args, " "), code, out.String(), errOut.String(), tc.want)
 		}
+	}
+}
+
+// Every flag rehearse defines is in -h's list and named in the package doc (what go
+// doc ./tools/cmd/rehearse shows), so neither can miss one added later.
+func TestUsage_NamesEveryFlag(t *testing.T) {
+	var help, errOut bytes.Buffer
+	if code := run([]string{"-h"}, &help, &errOut); code != 0 {
+		t.Fatalf("rehearse -h: exit %d, stderr %q", code, errOut.String())
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "main.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	if err != nil || f.Doc == nil {
+		t.Fatalf("main.go's package doc: %v", err)
+	}
+	doc := f.Doc.Text()
+	c := rehearse.Defaults
+	var o outputs
+	n := 0
+	newFlagSet(&c, &o).VisitAll(func(fl *flag.Flag) {
+		n++
+		named := regexp.MustCompile(`(^|[^\w-])-` + regexp.QuoteMeta(fl.Name) + `($|[^\w-])`)
+		if !named.MatchString(doc) {
+			t.Errorf("the package doc does not name -%s", fl.Name)
+		}
+		if !named.MatchString(help.String()) {
+			t.Errorf("rehearse -h does not list -%s", fl.Name)
+		}
+	})
+	if n < 40 {
+		t.Errorf("%d flags visited; want every flag of rehearse", n)
 	}
 }

@@ -1,6 +1,10 @@
 package local_test
 
 import (
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +33,29 @@ func TestAlerts_AReconcileDifferenceReachesTheWeComBotOncePerQuietPeriod(t *test
 	})
 }
 
+// readmeBooksBreak is how many units the README's walkthrough ("Make the books wrong
+// behind the store's back") adds to cup-01's shard 0, checking that its "put the books
+// right" takes as many away: the alert test plays that walkthrough, so a walkthrough
+// that breaks the books by less than the alert threshold posts nothing and fails it.
+func readmeBooksBreak(t *testing.T) int {
+	t.Helper()
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, walk, ok := strings.Cut(string(readme), "Make the books wrong behind the store's back")
+	d := regexp.MustCompile(`\{":d":\{"N":"(-?\d+)"\}\}`).FindAllStringSubmatch(walk, 2)
+	if !ok || len(d) != 2 {
+		t.Fatal("the README's books walkthrough (two updates of :d) not found")
+	}
+	broken, _ := strconv.Atoi(d[0][1])
+	right, _ := strconv.Atoi(d[1][1])
+	if broken <= 0 || right != -broken {
+		t.Fatalf("the README breaks the books by %d and puts them right with %d", broken, right)
+	}
+	return broken
+}
+
 func alertReachesTheBotOncePerQuietPeriod(t *testing.T, awsEndpoint string) {
 	bot := chattest.NewReceiver(teamchat.WeCom, "")
 	if err := bot.Start("127.0.0.1:0"); err != nil {
@@ -38,7 +65,8 @@ func alertReachesTheBotOncePerQuietPeriod(t *testing.T, awsEndpoint string) {
 	stack := stacktest.New(t, stacktest.Options{SQS: true, Seed: `[{"skuId":"cup-01","delivery":"none","name":"cup","price":39900,"stock":30}]`,
 		Stack: local.StackConfig{AlertWebhooks: []teamchat.Webhook{bot.Webhook()}, SchedulePeriod: time.Hour, AWSEndpoint: awsEndpoint}})
 	stack.RunInBackground(t)
-	stack.Add(t, stack.Tables.SKUs, "cup-01#shard#0", "available", 10)
+	units := readmeBooksBreak(t)
+	stack.Add(t, stack.Tables.SKUs, "cup-01#shard#0", "available", units)
 
 	reconcile := func() {
 		t.Helper()
@@ -55,7 +83,7 @@ func alertReachesTheBotOncePerQuietPeriod(t *testing.T, awsEndpoint string) {
 	testkit.Eventually(t, 20*time.Second, "the WeCom bot gets the alert", func() bool { return len(bot.Received()) == 1 })
 	t.Logf("alert posted %v after reconcile returned", time.Since(sent).Round(time.Millisecond))
 	got := bot.Received()[0]
-	for _, want := range []string{"Books differ for 1 SKU(s): cup-01", "cup-01 · available: expected 30, actual 40 (+10 units)",
+	for _, want := range []string{"Books differ for 1 SKU(s): cup-01", fmt.Sprintf("cup-01 · available: expected 30, actual %d (+%d units)", 30+units, units),
 		"**Runbook:** ReconcileDifferencesAlarm (RUNBOOK.md#reconciledifferencesalarm)"} {
 		if !strings.Contains(got.Text, want) {
 			t.Errorf("message lacks %q:\n%s", want, got.Text)
@@ -97,7 +125,8 @@ func TestAlerts_AnAlertLambdaGaveUpOnIsRedrivenFromTheFailedQueue(t *testing.T) 
 	stack := stacktest.New(t, stacktest.Options{SQS: true, Seed: `[{"skuId":"cup-01","delivery":"none","name":"cup","price":39900,"stock":30}]`,
 		Stack: local.StackConfig{AlertWebhooks: []teamchat.Webhook{bot.Webhook()}, SchedulePeriod: time.Hour, AsyncRetryDelay: time.Second}})
 	stack.RunInBackground(t)
-	stack.Add(t, stack.Tables.SKUs, "cup-01#shard#0", "available", 10)
+	units := readmeBooksBreak(t)
+	stack.Add(t, stack.Tables.SKUs, "cup-01#shard#0", "available", units)
 	var rep struct {
 		Differences []map[string]any `json:"differences"`
 	}

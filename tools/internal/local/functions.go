@@ -5,11 +5,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/stockguard/stockguard/internal/clock"
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
@@ -216,7 +219,25 @@ func (w wirer) wechat(c wechat.Config) (*lambdaevent.Function, error) {
 // locally it is the local platform's secret, read the same way.
 func (s *Stack) merchantClient(cfg StackConfig) (*wechatpay.RotatingClient, error) {
 	read := func(context.Context) ([]byte, error) { return s.Payments.MerchantSecret(s.merchant, "") }
-	return wechatpay.NewRotatingClient(context.Background(), read, wechatpay.RotateOptions{Now: cfg.Now, BaseURL: s.PayServer.URL()})
+	opts := wechatpay.RotateOptions{Now: cfg.Now, BaseURL: s.PayServer.URL()}
+	if cfg.PayRoundTrip > 0 {
+		opts.HTTPClient = &http.Client{Transport: delayed{next: http.DefaultTransport, by: time.Duration(float64(cfg.PayRoundTrip) * max(cfg.Slowdown, 1))}}
+	}
+	return wechatpay.NewRotatingClient(context.Background(), read, opts)
+}
+
+// delayed is a transport whose every request takes by longer (a remote service's
+// round trip), or until its context is done.
+type delayed struct {
+	next http.RoundTripper
+	by   time.Duration
+}
+
+func (d delayed) RoundTrip(r *http.Request) (*http.Response, error) {
+	if err := clock.Sleep(r.Context(), d.by); err != nil {
+		return nil, err
+	}
+	return d.next.RoundTrip(r)
 }
 
 // localWebhooks are StackConfig.AlertWebhooks as the alert function reads them

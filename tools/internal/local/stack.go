@@ -111,6 +111,11 @@ type StackConfig struct {
 	// listen, WxAPIAddr the stand-in of WeChat's server API (wxapitest); default
 	// "127.0.0.1:0" (a free port).
 	PayAddr, LoginAddr, WxAPIAddr string
+	// PayRoundTrip, when positive, is added to every call the functions make to the
+	// WeChat Pay stand-in's merchant API (JSAPI 下单, query, close, refund), times
+	// Slowdown: WeChat Pay's round trip from the functions' region, which the
+	// stand-in on this machine does not take.
+	PayRoundTrip time.Duration
 	// WeChatBackoff, when positive, replaces how long failed WeChat queue work (a
 	// shipping upload, a subscribe message) waits before its next delivery (tests
 	// shorten it; deployed 30 s doubling).

@@ -12,7 +12,7 @@ import (
 
 // Config is one sale. Durations and rates are at 1× (the real services' time). The
 // sale's fields must be set (Defaults has tools/cmd/rehearse's); the zero value of a
-// technical one (Template, MinSlowdown, RealRate, SQSRoundTrip, Prices) takes
+// technical one (Template, MinSlowdown, RealRate, SQSRoundTrip, WeChatPayRoundTrip, Prices) takes
 // Defaults'.
 type Config struct {
 	// Template is the path of template.yaml.
@@ -69,6 +69,10 @@ type Config struct {
 	// Warm is how many createOrder execution environments are warm when the sale
 	// starts (provisioned concurrency, or a warm-up); 0 starts cold.
 	Warm int
+	// WeChatPayRoundTrip is how long each call of the stand-in WeChat Pay's merchant
+	// API takes on top of its own work (the prepay's JSAPI 下单, a release's query and
+	// close): plan.Design.WeChatPaySeconds by default, an assumption.
+	WeChatPayRoundTrip time.Duration
 	// Prices are the on-demand prices the cost is computed with.
 	Prices plan.Prices
 }
@@ -84,9 +88,10 @@ var Defaults = Config{
 	Retries:     2,
 	Seed:        1,
 	MinSlowdown: 2, RealRate: 500,
-	SQSRoundTrip: 8 * time.Millisecond,
-	Lambda:       quotas.LambdaConfig{ColdStart: 100 * time.Millisecond},
-	Prices:       plan.DefaultPrices,
+	SQSRoundTrip:       8 * time.Millisecond,
+	WeChatPayRoundTrip: time.Duration(plan.Today().WeChatPaySeconds * float64(time.Second)),
+	Lambda:             quotas.LambdaConfig{ColdStart: 100 * time.Millisecond},
+	Prices:             plan.DefaultPrices,
 }
 
 // withDefaults fills the zero fields of c from Defaults.
@@ -108,6 +113,7 @@ func (c Config) withDefaults() Config {
 	setF(&c.MinSlowdown, d.MinSlowdown)
 	setF(&c.RealRate, d.RealRate)
 	setD(&c.SQSRoundTrip, d.SQSRoundTrip)
+	setD(&c.WeChatPayRoundTrip, d.WeChatPayRoundTrip)
 	if c.Prices == (plan.Prices{}) {
 		c.Prices = d.Prices
 	}
@@ -209,6 +215,8 @@ func (c Config) checkQuotas() error {
 		return badFlag("warm-wcu", "-warm-wcu and -warm-rcu must not be negative")
 	case c.Warm < 0:
 		return badFlag("warm", "must not be negative")
+	case c.WeChatPayRoundTrip < 0:
+		return badFlag("wechatpay-rtt", "must not be negative")
 	}
 	if err := c.Gateway.Check(); err != nil {
 		return badFlag("api-burst", "%v", err)

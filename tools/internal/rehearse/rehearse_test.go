@@ -2,6 +2,7 @@ package rehearse_test
 
 import (
 	"context"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -167,5 +168,47 @@ func TestRehearsal_FiguresABuyerSees(t *testing.T) {
 	}
 	if r.ReadUnitsPerRefusedBuyer <= 0 {
 		t.Errorf("read units per refused buyer %.2f; a STOCK_OUT reads the shards, want it counted", r.ReadUnitsPerRefusedBuyer)
+	}
+}
+
+// TestRehearsal_TheBillHasEveryLine plays a small sale with 5 createOrder
+// environments provisioned and the tables warm to their quota (pre-warmed): the
+// report prices every line per million orders (CloudWatch Logs, X-Ray, KMS signing at
+// each buyer's login among them) and the sale's fixed cost apart, provisioned
+// concurrency billed its 5 minutes at least and the pre-warming once per table; and
+// closeOrder's prepays took WeChat Pay's round trip.
+func TestRehearsal_TheBillHasEveryLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a whole sale")
+	}
+	c := small(t, 60)
+	c.Warm = 5
+	r, err := rehearse.Run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, f, p := r.USDPerMillionOrders, r.USDFixedPerSale, plan.DefaultPrices
+	t.Logf("%s; %d orders; per million orders %+v; fixed %+v", r.Verdict(), r.Orders.Created, m, f)
+	if r.Orders.Created == 0 {
+		t.Fatal("no order")
+	}
+	perOrder := 1e6 / float64(r.Orders.Created)
+	if want := float64(c.Buyers) * 3.00 / 1e6 * perOrder; math.Abs(m.KMS-want) > 1e-9 {
+		t.Errorf("KMS $%.4f per million orders; want one kms:Sign per buyer, $%.4f", m.KMS, want)
+	}
+	if m.Logs <= 0 || m.XRay <= 0 || m.DynamoDB <= 0 || m.LambdaRequests <= 0 || m.LambdaGBSeconds <= 0 || m.APIGateway <= 0 || m.SQS <= 0 {
+		t.Errorf("a line is missing: %+v", m)
+	}
+	wantPC := 5 * 256.0 / 1024 * plan.MinProvisionedSeconds * p.ProvisionedGBSeconds // the sale is shorter than 5 minutes
+	wantWarm := 3 * ((40000-4000)*p.WarmWriteUnits + (40000-12000)*p.WarmReadUnits)
+	if math.Abs(f.ProvisionedConcurrency-wantPC) > 1e-9 || math.Abs(f.PreWarming-wantWarm) > 1e-9 || math.Abs(f.Total-wantPC-wantWarm) > 1e-9 {
+		t.Errorf("fixed per sale %+v; want provisioned concurrency $%.6f, pre-warming $%.4f", f, wantPC, wantWarm)
+	}
+	if math.Abs(m.ProvisionedConcurrency-f.ProvisionedConcurrency*perOrder) > 1e-6 || math.Abs(m.Total*float64(r.Orders.Created)/1e6-r.Cost.Total) > 1e-6 {
+		t.Errorf("per million orders %+v is not the sale's cost %+v spread over %d orders", m, r.Cost, r.Orders.Created)
+	}
+	closeOrder := r.Lambda["CloseOrderFunction"]
+	if paid := r.Orders.ByStatus["PAID"]; paid == 0 || closeOrder.Busy < time.Duration(paid)*180*time.Millisecond {
+		t.Errorf("closeOrder busy %v for %d paid orders; want WeChat Pay's 180 ms round trip in each prepay", closeOrder.Busy, paid)
 	}
 }

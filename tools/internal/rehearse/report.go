@@ -69,7 +69,15 @@ type Report struct {
 	Lambda      map[string]quotas.FunctionStats `json:"lambda"`
 	SQSRequests map[string]int64                `json:"sqsRequests"`
 
-	USDPerMillionOrders float64     `json:"usdPerMillionOrders"`
+	// USDPerMillionOrders is what a million orders cost, line by line (Total: all of
+	// them), the sale's fixed cost spread over its orders included; USDFixedPerSale
+	// is that fixed cost of the one sale apart (provisioned concurrency, pre-warming);
+	// Cost is what the whole sale cost, Usage what it used (Prices say each line's
+	// source); USDKMSKeysPerMonth is the stack's customer managed keys' monthly fee,
+	// whatever the sales.
+	USDPerMillionOrders plan.Cost   `json:"usdPerMillionOrders"`
+	USDFixedPerSale     plan.Cost   `json:"usdFixedPerSale"`
+	USDKMSKeysPerMonth  float64     `json:"usdKmsKeysPerMonth"`
 	Cost                plan.Cost   `json:"cost"`
 	Usage               plan.Usage  `json:"usage"`
 	Prices              plan.Prices `json:"prices"`
@@ -358,9 +366,9 @@ func (s *sale) summarise(r *Report, e *engine, end time.Time) {
 	s.summariseRates(r)
 	s.summariseThrottles(r)
 	write, read := s.summariseUnits(r)
-	s.summariseCost(r, write, read)
 	r.LagMs = float64(e.lag.Load()) / s.slow / float64(time.Millisecond)
 	r.ModelSeconds = s.modelTime(end).Seconds()
+	s.summariseCost(r, write, read)
 }
 
 // summariseRates fills the timeline and the orders' and page views' counts, rates
@@ -453,9 +461,14 @@ func (s *sale) summariseUnits(r *Report) (write, read float64) {
 }
 
 // summariseCost fills what Lambda and SQS did, the sale's usage (write and read are
-// its DynamoDB units; API requests are those API Gateway admitted), its cost and
-// the cost of a million orders.
+// its DynamoDB units; API requests are those API Gateway admitted; CloudWatch Logs,
+// X-Ray and each buyer's login as plan.Design counts them, the login signing a new
+// token), its cost, the cost of a million orders line by line, and the fixed cost of
+// the sale apart: createOrder's provisioned environments (Config.Warm) for the sale,
+// billed 5 minutes at least, and the tables' warm throughput raised above a new
+// table's.
 func (s *sale) summariseCost(r *Report, write, read float64) {
+	x := plan.Today()
 	r.Lambda = s.lambda.Stats()
 	r.SQSRequests = map[string]int64{"all": s.sqsCalls.Load()}
 	u := plan.Usage{WriteRequestUnits: write, ReadRequestUnits: read, SQSRequests: float64(s.sqsCalls.Load())}
@@ -471,11 +484,24 @@ func (s *sale) summariseCost(r *Report, write, read float64) {
 	for _, n := range s.gateway.Throttled() {
 		u.APIRequests -= float64(n)
 	}
+	u.LogBytes = x.LogBytes(u.LambdaRequests, u.APIRequests)
+	u.XRayTraces = x.XRayTraces(u.LambdaRequests, r.ModelSeconds)
+	u = u.Add(x.LoginUsage(float64(s.cfg.Buyers), true))
+	m := s.model.Config()
+	warm := x.PreWarmUsage(cmp.Or(m.WarmWriteUnits, m.TableWriteUnits), cmp.Or(m.WarmReadUnits, m.TableReadUnits))
+	u.WarmWriteUnits, u.WarmReadUnits = warm.WarmWriteUnits, warm.WarmReadUnits
+	u.ProvisionedGBSeconds = plan.ProvisionedGBSeconds(s.cfg.Warm, float64(r.Lambda[createOrderFunction].MemoryMB), r.ModelSeconds)
 	r.Usage, r.Cost = u, s.cfg.Prices.Cost(u)
+	r.USDFixedPerSale = r.Cost.Fixed()
+	r.USDKMSKeysPerMonth = float64(x.KMSKeys) * s.cfg.Prices.KMSKeyMonths
 	if r.Orders.Created > 0 {
-		r.USDPerMillionOrders = r.Cost.Total() / float64(r.Orders.Created) * 1e6
+		r.USDPerMillionOrders = r.Cost.Scale(1e6 / float64(r.Orders.Created))
 	}
 }
+
+// createOrderFunction is the template's createOrder function, whose environments
+// Config.Warm provisions.
+const createOrderFunction = "CreateOrderFunction"
 
 // settings echoes the configuration.
 func (s *sale) settings() Settings {
@@ -536,8 +562,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(tw, "buyers left\t%s\n", counts(r.Buyers))
 	fmt.Fprintf(tw, "units\t%.1f write units per order's life, %.2f read units per page view, %.1f write and %.1f read units per refused buyer\n",
 		r.WriteUnitsPerOrder, r.ReadUnitsPerPageView, r.WriteUnitsPerRefusedBuyer, r.ReadUnitsPerRefusedBuyer)
-	fmt.Fprintf(tw, "cost\t$%.2f per million orders (for the sale: DynamoDB $%.4f, Lambda $%.4f, API Gateway $%.4f, SQS $%.4f)\n",
-		r.USDPerMillionOrders, r.Cost.DynamoDB, r.Cost.Lambda, r.Cost.APIGateway, r.Cost.SQS)
+	m, f := r.USDPerMillionOrders, r.USDFixedPerSale
+	fmt.Fprintf(tw, "cost\t$%.2f per million orders: DynamoDB $%.2f, Lambda requests $%.2f and GB-seconds $%.2f, API Gateway $%.2f, SQS $%.2f, KMS signing at login $%.2f, CloudWatch Logs $%.2f, X-Ray $%.2f, provisioned concurrency $%.2f, pre-warming $%.2f\n",
+		m.Total, m.DynamoDB, m.LambdaRequests, m.LambdaGBSeconds, m.APIGateway, m.SQS, m.KMS, m.Logs, m.XRay, m.ProvisionedConcurrency, m.PreWarming)
+	fmt.Fprintf(tw, "fixed\t$%.2f for this sale whatever its orders (provisioned concurrency $%.2f, pre-warming $%.2f; in the lines above, spread over its orders); the sale in all $%.2f; KMS keys $%.2f a month\n",
+		f.Total, f.ProvisionedConcurrency, f.PreWarming, r.Cost.Total, r.USDKMSKeysPerMonth)
 	fmt.Fprintf(tw, "verdict\t%s\n", r.Verdict())
 	if err := tw.Flush(); err != nil {
 		return err

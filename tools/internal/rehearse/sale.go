@@ -19,8 +19,8 @@
 // 429, 500 and 503 answers, and with an order pays (POST /orders/{orderId}/pay, then
 // pays at the stand-in WeChat Pay, whose notification reaches payCallback through
 // the gateway), cancels, pays late (after the order was released) or lets it expire.
-// The close-order queue is drained by as many pollers as its event source's maximum
-// concurrency, the sweep and reconcile run on their template schedules, and after
+// The close-order queue is drained by pollers that scale out as Lambda's SQS event
+// source does (5 batches at once, 300 more a minute, up to its maximum concurrency), the sweep and reconcile run on their template schedules, and after
 // the last order's expiry a final sweep and reconcile run.
 //
 // The checks: nothing oversold (no PAID and PENDING units beyond the stock, no shard
@@ -280,7 +280,7 @@ func (s *sale) startStack(ctx context.Context, params map[string]string) error {
 	var err error
 	s.stack, err = local.Start(ctx, local.StackConfig{
 		Template: cfg.Template, Parameters: params, SQSAddr: "127.0.0.1:0", InProcess: true,
-		Slowdown: s.slow, PaymentTimeout: s.real(cfg.PaymentTimeout),
+		Slowdown: s.slow, PaymentTimeout: s.real(cfg.PaymentTimeout), PayRoundTrip: cfg.WeChatPayRoundTrip,
 		DynamoDBOptions: []func(*dynamodb.Options){s.model.ClientOptions},
 		SQSWrap:         s.sqsWrap,
 		WrapFunction:    s.wrapFunction,
@@ -383,8 +383,9 @@ func (f invokeFunc) Invoke(ctx context.Context, payload []byte) ([]byte, error) 
 	return f(ctx, payload)
 }
 
-// poll drains every SQS event source of the template with as many pollers as its
-// maximum concurrency (one when unset), as Lambda's event source mapping scales out.
+// poll drains every SQS event source of the template with pollers that scale out as
+// Lambda's event source mapping does (pollScaled): from 5 batches at once, up to its
+// maximum concurrency.
 func (s *sale) poll(ctx context.Context, wg *sync.WaitGroup) error {
 	functions, err := s.functions()
 	if err != nil {
@@ -401,9 +402,7 @@ func (s *sale) poll(ctx context.Context, wg *sync.WaitGroup) error {
 				BatchSize: ev.BatchSize, ReportBatchItemFailures: slices.Contains(ev.FunctionResponseTypes, "ReportBatchItemFailures"),
 				Logger: slog.New(slog.DiscardHandler),
 			}
-			for range max(ev.MaximumConcurrency, 1) {
-				wg.Go(func() { local.Poll(ctx, cfg) })
-			}
+			s.pollScaled(ctx, wg, cfg, ev.MaximumConcurrency)
 		}
 	}
 	return nil
