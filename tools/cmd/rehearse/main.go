@@ -135,6 +135,7 @@ func defineQuotaFlags(fs *flag.FlagSet, c *rehearse.Config) {
 		return parseReserved(v, c)
 	})
 	fs.IntVar(&c.Warm, "warm", 0, "createOrder execution environments warm at the start (provisioned concurrency; 0: cold)")
+	fs.BoolVar(&c.CloudFront, "cloudfront", d.CloudFront, "buyers read the page through CloudFront (template.yaml's PageDistribution: one cache honouring max-age=1 in front of GET /skus/{skuId}); false: from the API, each Lambda environment's own cache")
 	fs.Float64Var(&c.Model.TableWriteUnits, "table-wcu", 0, "each table's write request units/s quota (0: DynamoDB's default 40,000)")
 	fs.Float64Var(&c.Model.TableReadUnits, "table-rcu", 0, "each table's read request units/s quota (0: DynamoDB's default 40,000)")
 	fs.Float64Var(&c.Model.WarmWriteUnits, "warm-wcu", ddblimits.NewTableWriteUnits, "each table's warm write throughput, units/s: a new on-demand table's 4,000, or what it was pre-warmed to (0: warm up to -table-wcu)")

@@ -7,8 +7,11 @@
 // WeChat Pay), reached in process. In front of DynamoDB sits tools/internal/ddblimits
 // (per-item and per-index-partition throughput, table quotas, transaction conflicts,
 // round trips), in front of the functions tools/internal/quotas (API Gateway's account
-// and route throttles, Lambda's concurrency, scaling rate and cold starts), and every
-// SQS call takes a round trip. All of them run Slowdown times slower than the real
+// and route throttles, Lambda's concurrency, scaling rate and cold starts, each
+// modeled execution environment running a handler instance of its own, with its own
+// caches and hints, as a deployed one does), and every SQS call takes a round trip.
+// With Config.CloudFront, buyers read the page through a model of the stack's
+// CloudFront distribution (edge). All of them run Slowdown times slower than the real
 // services, so that two cores can play a sale of tens of thousands of requests per
 // second; every rate and latency is reported at 1×.
 //
@@ -80,6 +83,8 @@ type sale struct {
 	fnMeters   map[string]*ddblimits.Meter
 	invMu      sync.Mutex
 	invWindows []window // closeOrder and payCallback invocations, real time
+	// edge is CloudFront in front of the page (Config.CloudFront), nil without it
+	edge *edge
 
 	rec *recorder
 }
@@ -208,6 +213,9 @@ func setUp(ctx context.Context, cfg Config) (*sale, error) {
 		s.slow = max(cfg.MinSlowdown, admittedPeak(cfg, routes)/cfg.RealRate)
 	}
 	s.newModel(tables)
+	if cfg.CloudFront {
+		s.edge = newEdge(s.slow, time.Now)
+	}
 	if err := s.newQuotas(functions); err != nil {
 		return nil, err
 	}
@@ -357,11 +365,18 @@ func (s *sale) sqsWrap(next http.Handler) http.Handler {
 	})
 }
 
-// wrapFunction puts Lambda's quotas in front of a function and meters its DynamoDB
-// units; closeOrder's and payCallback's invocation windows are kept (a release or a
-// payment is done by the time its invocation ended).
+// wrapFunction puts Lambda's quotas in front of a function, with a handler instance
+// of its own in each execution environment (local.Stack.Instance: its own caches and
+// hints, as deployed), and meters its DynamoDB units; closeOrder's and payCallback's
+// invocation windows are kept (a release or a payment is done by the time its
+// invocation ended).
 func (s *sale) wrapFunction(name string, h lambda.Handler) lambda.Handler {
-	quota := s.lambda.Wrap(name, h)
+	quota := s.lambda.WrapEnvironments(name, func() (lambda.Handler, error) {
+		if s.stack == nil { // invoked while the stack starts: its own handler
+			return h, nil
+		}
+		return s.stack.Instance(name)
+	})
 	return invokeFunc(func(ctx context.Context, payload []byte) ([]byte, error) {
 		if m := s.fnMeters[name]; m != nil {
 			ctx = ddblimits.WithMeter(ctx, m)
@@ -482,6 +497,12 @@ func (s *sale) meter(name string) *ddblimits.Meter {
 
 // call sends one request to api in process and returns its status and body.
 func (s *sale) call(ctx context.Context, api http.Handler, method, path, user, key, body string) (int, []byte) {
+	status, out, _ := s.send(ctx, api, method, path, user, key, body)
+	return status, out
+}
+
+// send is call that also returns the answer's headers.
+func (s *sale) send(ctx context.Context, api http.Handler, method, path, user, key, body string) (int, []byte, http.Header) {
 	var rd *strings.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -501,7 +522,7 @@ func (s *sale) call(ctx context.Context, api http.Handler, method, path, user, k
 	}
 	rec := httptest.NewRecorder()
 	api.ServeHTTP(rec, req)
-	return rec.Code, rec.Body.Bytes()
+	return rec.Code, rec.Body.Bytes(), rec.Header()
 }
 
 // stageThrottle is the throttle of POST /orders: the stage's default route throttle
