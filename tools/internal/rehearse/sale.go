@@ -37,6 +37,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -470,7 +471,10 @@ func scheduleMeter(function string) string {
 }
 
 // invokeScheduled invokes function as its schedule does, metered as meter, and
-// returns its result.
+// returns its result. An invocation Lambda refuses (a reserved concurrency of 1 still
+// taken by the previous run) is sent again a second later, up to 60 times, as
+// EventBridge retries a throttled target ("Event retry policy and using dead-letter
+// queues in Amazon EventBridge": throttling errors are retried, for up to 24 hours).
 func (s *sale) invokeScheduled(ctx context.Context, function, meter string) ([]byte, error) {
 	ctx = ddblimits.WithMeter(ctx, s.meter(meter))
 	ev := local.ScheduledEvent(time.Now(), "arn:aws:events:"+local.Region+":"+local.AccountID+":rule/"+function)
@@ -478,7 +482,16 @@ func (s *sale) invokeScheduled(ctx context.Context, function, meter string) ([]b
 	if err != nil {
 		return nil, err
 	}
-	return s.stack.Handlers[function].Invoke(ctx, payload)
+	for try := 1; ; try++ {
+		out, err := s.stack.Handlers[function].Invoke(ctx, payload)
+		var tooMany *quotas.TooManyRequests
+		if !errors.As(err, &tooMany) || try == 60 {
+			return out, err
+		}
+		if err := clock.Sleep(ctx, time.Second); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // meter returns the meter named name, made on first use.
