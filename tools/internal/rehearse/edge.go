@@ -11,10 +11,10 @@ import (
 // edge is the model of CloudFront in front of the public GET routes (template.yaml's
 // PageDistribution): one cache that every buyer's page view reaches first, as if all
 // of CloudFront's edges sent their misses through one Origin Shield ("Use Amazon
-// CloudFront Origin Shield": with Origin Shield on, "all requests from all of
-// CloudFront's caching layers to your origin go through Origin Shield"; the model
-// leaves out the edges' own caches, which only take more views off the shield). It
-// follows the distribution's cache policy:
+// CloudFront Origin Shield"; CloudFront API Reference, OriginShield: "When it's
+// enabled, CloudFront routes all requests through Origin Shield"; the model leaves out
+// the edges' own caches, which only take more views off the shield). It follows the
+// distribution's cache policy:
 //
 //   - an answer is cached for the max-age of its Cache-Control, within the policy's
 //     minimum and maximum TTL, and for the policy's default TTL without one ("Manage
@@ -23,10 +23,13 @@ import (
 //   - the cache key is the path and the query string (the policy forwards only
 //     after=, which GET /skus pages with: "Understand cache policies");
 //   - requests for an object that is being fetched wait for that fetch instead of
-//     each going to the origin ("Request collapsing" in "Origin Shield": CloudFront
-//     sends one request for an object to the origin at a time);
+//     each going to the origin (request collapsing, described in "Use Amazon
+//     CloudFront Origin Shield");
 //   - only 200 answers are kept: the distribution's custom error responses cache
-//     5xx for 0 s, and API Gateway's 429 is never cached.
+//     5xx for 0 s ("Control how long CloudFront caches errors"), and the model keeps
+//     no other error either (API Gateway's 429 is not among the codes CloudFront
+//     caches, "How CloudFront processes HTTP 4xx and 5xx status codes from your
+//     origin").
 //
 // A view the cache answers costs no API Gateway request, no Lambda invocation and no
 // read; its latency is taken as 0 (an edge's own few milliseconds are left out).
