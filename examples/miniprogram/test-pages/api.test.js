@@ -137,3 +137,21 @@ test('paging: after= is sent escaped, absent for the first page', async () => {
   assert.equal(wx.requests[0].header.Authorization, undefined);
   assert.equal(wx.requests[2].header.Authorization, `Bearer ${TOKEN}`);
 });
+
+test('the public SKU pages are read at pageURL (CloudFront), every other call at baseURL', async () => {
+  const wx = fakeWx({
+    'GET /skus': json(200, { skus: [] }), 'GET /skus/a': json(200, { skuId: 'a' }),
+    'POST /auth/wechat': signIn, 'GET /orders/o1': orderRoute,
+  });
+  const { api: a } = api(wx, { pageURL: 'https://page.example.test' });
+  await a.listSkus();
+  await a.getSku('a');
+  await a.getOrder('o1');
+  assert.deepEqual(wx.requests.map((r) => `${r.host} ${r.method} ${r.path}`), [
+    'page.example.test GET /skus', 'page.example.test GET /skus/a',
+    'api.example.test POST /auth/wechat', 'api.example.test GET /orders/o1',
+  ]);
+  const { api: plain } = api(wx);
+  await plain.getSku('a');
+  assert.equal(wx.requests.at(-1).host, 'api.example.test', 'without pageURL the page is read at baseURL');
+});

@@ -24,7 +24,7 @@ function fakeWx(routes, {
     inflight: 0,
     request({ url, method = 'GET', data, header = {}, success, fail }) {
       const u = new URL(url);
-      const req = { method, path: u.pathname, query: Object.fromEntries(u.searchParams), data, header };
+      const req = { method, host: u.host, path: u.pathname, query: Object.fromEntries(u.searchParams), data, header };
       wx.requests.push(req);
       const key = `${method} ${u.pathname}`;
       const handler = routes[key] || Object.entries(routes).find(([k]) => k.endsWith('*') && key.startsWith(k.slice(0, -1)))?.[1];
