@@ -281,6 +281,10 @@ type LambdaConfig struct {
 	// 1×; default DefaultIdleTimeout, negative: never. Environments given by Warm are
 	// never reclaimed (provisioned concurrency).
 	IdleTimeout time.Duration
+	// OnLive, when set, is told each time a function's environments alive (busy or
+	// idle) change: the function, how many are alive, and when (the model's clock). It
+	// is called with the model's lock held: it must not call the model.
+	OnLive func(function string, live int, at time.Time)
 	// Slowdown is the clock scale; default 1.
 	Slowdown float64
 	// Now is the clock; default time.Now.
@@ -328,6 +332,9 @@ type Lambda struct {
 }
 
 type function struct {
+	name    string
+	onLive  func(function string, live int, at time.Time) // LambdaConfig.OnLive
+	now     func() time.Time
 	running int            // invocations running
 	idle    []*environment // environments free, the one freed last at the end
 	live    int            // environments alive, busy or idle
@@ -346,10 +353,18 @@ type environment struct {
 	provisioned bool // from Warm: never reclaimed
 }
 
+// setLive sets how many environments of f are alive and tells OnLive.
+func (f *function) setLive(n int) {
+	f.live = n
+	if f.onLive != nil {
+		f.onLive(f.name, n, f.now())
+	}
+}
+
 // add counts a new environment of f.
 func (f *function) add(provisioned bool) *environment {
 	f.nextID++
-	f.live++
+	f.setLive(f.live + 1)
 	f.stats.Environments++
 	f.stats.PeakLive = max(f.stats.PeakLive, f.live)
 	return &environment{id: f.nextID, provisioned: provisioned}
@@ -365,7 +380,7 @@ func (f *function) sweep(now, cutoff time.Time) {
 	kept := f.idle[:0]
 	for _, e := range f.idle {
 		if !e.provisioned && e.freed.Before(cutoff) {
-			f.live--
+			f.setLive(f.live - 1)
 			f.stats.Recycled++
 			continue
 		}
@@ -399,7 +414,7 @@ func NewLambda(functions []sam.Function, cfg LambdaConfig) (*Lambda, error) {
 	}
 	l := &Lambda{cfg: cfg, reserved: map[string]int{}, fns: map[string]*function{}, unreserved: cfg.AccountConcurrency, throttled: map[string]int{}, first: map[string]time.Time{}}
 	for _, f := range functions {
-		l.fns[f.Name] = &function{stats: FunctionStats{MemoryMB: f.MemorySize}}
+		l.fns[f.Name] = l.newFunction(f.Name, f.MemorySize)
 		if f.ReservedConcurrency != nil {
 			l.reserved[f.Name] = *f.ReservedConcurrency
 			l.unreserved -= *f.ReservedConcurrency
@@ -411,6 +426,11 @@ func NewLambda(functions []sam.Function, cfg LambdaConfig) (*Lambda, error) {
 	return l, nil
 }
 
+// newFunction is the model of a function the template declares with memoryMB.
+func (l *Lambda) newFunction(name string, memoryMB int) *function {
+	return &function{name: name, onLive: l.cfg.OnLive, now: l.cfg.Now, stats: FunctionStats{MemoryMB: memoryMB}}
+}
+
 // Warm gives function name n execution environments before any invocation, as
 // provisioned concurrency or a warm-up before a sale would: they start idle and take
 // nothing from the scaling rate.
@@ -419,7 +439,7 @@ func (l *Lambda) Warm(name string, n int) {
 	defer l.mu.Unlock()
 	f := l.fns[name]
 	if f == nil {
-		f = &function{}
+		f = l.newFunction(name, 0)
 		l.fns[name] = f
 	}
 	for range n {
@@ -439,7 +459,7 @@ func (l *Lambda) acquire(name string) (env *environment, cold bool, err error) {
 	defer l.mu.Unlock()
 	f := l.fns[name]
 	if f == nil {
-		f = &function{}
+		f = l.newFunction(name, 0)
 		l.fns[name] = f
 	}
 	refuse := func(reason string) (*environment, bool, error) {
@@ -494,7 +514,7 @@ func (l *Lambda) release(name string, env *environment, broken bool, d time.Dura
 	f := l.fns[name]
 	f.running--
 	if broken {
-		f.live--
+		f.setLive(f.live - 1)
 	} else {
 		env.freed = l.cfg.Now()
 		f.idle = append(f.idle, env)

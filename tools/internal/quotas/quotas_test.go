@@ -3,9 +3,11 @@ package quotas_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -410,9 +412,14 @@ func TestLambda_EachEnvironmentRunsAnInstanceOfItsOwn(t *testing.T) {
 
 // An environment idle longer than IdleTimeout is reclaimed with its instance: the
 // next invocation is a cold start on a new one. Warm (provisioned) environments stay.
+// OnLive hears every change of the environments alive.
 func TestLambda_IdleEnvironmentsAreReclaimed(t *testing.T) {
 	c := newClock()
-	l, err := quotas.NewLambda([]sam.Function{{Name: "F"}, {Name: "P"}}, quotas.LambdaConfig{Now: c.Now, IdleTimeout: 10 * time.Minute, Slowdown: 2})
+	var heard []string
+	onLive := func(function string, live int, at time.Time) {
+		heard = append(heard, fmt.Sprintf("%s %d at %v", function, live, at.Sub(newClock().Now())))
+	}
+	l, err := quotas.NewLambda([]sam.Function{{Name: "F"}, {Name: "P"}}, quotas.LambdaConfig{Now: c.Now, IdleTimeout: 10 * time.Minute, Slowdown: 2, OnLive: onLive})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,5 +451,8 @@ func TestLambda_IdleEnvironmentsAreReclaimed(t *testing.T) {
 	}
 	if st := l.Stats()["P"]; st.Environments != 1 || st.Recycled != 0 || st.ColdStarts != 0 || len(pin.counts()) != 1 {
 		t.Errorf("P's stats %+v (instances %v), want its provisioned environment kept", st, pin.counts())
+	}
+	if want := []string{"P 1 at 0s", "F 1 at 0s", "F 0 at 40m0s", "F 1 at 40m0s"}; !slices.Equal(heard, want) {
+		t.Errorf("OnLive heard %q, want %q", heard, want)
 	}
 }

@@ -3,6 +3,7 @@ package rehearse_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -203,6 +204,8 @@ func TestRehearsal_ThePageThroughCloudFront(t *testing.T) {
 	direct := run(false)
 	if n := direct.EnvironmentsPeak["CreateOrderFunction"]; n < 2 {
 		t.Fatalf("%d createOrder environments; the sale needs 2 or more to show anything", n)
+	} else if series := direct.Environments["CreateOrderFunction"]; len(series) == 0 || slices.Max(series) != n {
+		t.Errorf("createOrder's environments over time %v, want their most %d", series, n)
 	}
 	if direct.Pages.CloudFront || direct.Pages.OriginFetches != 0 {
 		t.Errorf("read from the API: pages %+v, want no CloudFront", direct.Pages)

@@ -70,8 +70,11 @@ type Report struct {
 	SQSRequests map[string]int64                `json:"sqsRequests"`
 
 	// EnvironmentsPeak is the most execution environments (busy or idle) each
-	// function had alive at once, by logical id (functions that ran only).
-	EnvironmentsPeak map[string]int `json:"environmentsPeak"`
+	// function had alive at once, by logical id (functions that ran only);
+	// Environments is, per function, the most alive in each bucket of the timeline
+	// (Timeline.BucketSeconds) until the last change.
+	EnvironmentsPeak map[string]int   `json:"environmentsPeak"`
+	Environments     map[string][]int `json:"environments"`
 
 	USDPerMillionOrders float64     `json:"usdPerMillionOrders"`
 	Cost                plan.Cost   `json:"cost"`
@@ -467,7 +470,7 @@ func (s *sale) summariseUnits(r *Report) (write, read float64) {
 // the cost of a million orders.
 func (s *sale) summariseCost(r *Report, write, read float64) {
 	r.Lambda = s.lambda.Stats()
-	r.EnvironmentsPeak = map[string]int{}
+	r.EnvironmentsPeak, r.Environments = map[string]int{}, s.liveTimeline()
 	for name, f := range r.Lambda {
 		if f.PeakLive > 0 {
 			r.EnvironmentsPeak[name] = f.PeakLive

@@ -86,6 +86,10 @@ type sale struct {
 	invWindows []window // closeOrder and payCallback invocations, real time
 	// edge is CloudFront in front of the page (Config.CloudFront), nil without it
 	edge *edge
+	// live is, per function, the most environments alive in each timeline bucket
+	// (-1: no change in that bucket)
+	liveMu sync.Mutex
+	live   map[string][]int
 
 	rec *recorder
 }
@@ -266,6 +270,7 @@ func (s *sale) newQuotas(functions []sam.Function) error {
 	}
 	lcfg := cfg.Lambda
 	lcfg.Slowdown = s.slow
+	lcfg.OnLive = s.noteLive
 	var err error
 	if s.lambda, err = quotas.NewLambda(functions, lcfg); err != nil {
 		return err
@@ -391,6 +396,45 @@ func (s *sale) wrapFunction(name string, h lambda.Handler) lambda.Handler {
 		}
 		return out, err
 	})
+}
+
+// noteLive keeps the most environments of function alive in the timeline's bucket of
+// at (bucket 0 before the sale starts).
+func (s *sale) noteLive(function string, live int, at time.Time) {
+	b := 0
+	if !s.start.IsZero() {
+		b = max(int(s.modelTime(at)/bucket), 0)
+	}
+	s.liveMu.Lock()
+	defer s.liveMu.Unlock()
+	if s.live == nil {
+		s.live = map[string][]int{}
+	}
+	series := s.live[function]
+	for len(series) <= b {
+		series = append(series, -1)
+	}
+	series[b] = max(series[b], live)
+	s.live[function] = series
+}
+
+// liveTimeline is noteLive's series, each bucket without a change carrying the one
+// before it.
+func (s *sale) liveTimeline() map[string][]int {
+	s.liveMu.Lock()
+	defer s.liveMu.Unlock()
+	out := map[string][]int{}
+	for name, series := range s.live {
+		filled, last := make([]int, len(series)), 0
+		for i, n := range series {
+			if n >= 0 {
+				last = n
+			}
+			filled[i] = last
+		}
+		out[name] = filled
+	}
+	return out
 }
 
 type invokeFunc func(context.Context, []byte) ([]byte, error)
