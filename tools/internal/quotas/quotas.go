@@ -50,8 +50,8 @@
 // publishes no figure).
 //
 // What it leaves out: provisioned concurrency's own billing, the periodic recycling
-// of environments that are busy, API Gateway's own latency and the burst's other "factors" the throttling page
-// mentions (throttles are targets applied on a best-effort basis; the model applies
+// of environments that are busy, API Gateway's own latency and the burst's other
+// "factors" the throttling page mentions (throttles are targets applied on a best-effort basis; the model applies
 // them exactly).
 package quotas
 
@@ -88,9 +88,9 @@ const (
 	// always leaves at least 100 units unreserved).
 	UnreservedMinimum = 100
 	// DefaultIdleTimeout is how long an idle execution environment is kept before it
-	// is reclaimed, at 1×: an assumption of the model (Lambda publishes no figure;
-	// environments are commonly observed warm for 5 to 15 minutes, the model takes the
-	// shorter).
+	// is reclaimed, at 1×: an assumption of the model ("Understanding the Lambda
+	// execution environment lifecycle" says an idle environment may be shut down but
+	// gives no figure). A sale lasts minutes, so it matters only to long runs.
 	DefaultIdleTimeout = 5 * time.Minute
 )
 
