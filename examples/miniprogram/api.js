@@ -109,6 +109,10 @@
  *
  * @typedef {object} ApiOptions
  * @property {string} baseURL the API's base URL, no trailing slash
+ * @property {string} [pageURL] where the public SKU pages (GET /skus, GET /skus/{skuId})
+ *   are read, no trailing slash: deployed, the stack's CloudFront distribution (its
+ *   PageUrl, behind a request domain of its own), which asks the API once a second per
+ *   page for every buyer; default baseURL
  * @property {Wx} wx
  * @property {() => Promise<string>} [loginCode] where sign-in codes come from; default
  *   wx.login (the local stack's stand-in accepts only its own test codes, see config.js)
@@ -120,7 +124,7 @@
  *
  * @typedef {'GET' | 'POST' | 'PUT'} Method one of WX_REQUEST_METHODS
  * @typedef {{ data?: WechatMiniprogram.IAnyObject, header?: Record<string, string>,
- *   token?: string }} SendOptions
+ *   token?: string, base?: string }} SendOptions base: the base URL, default baseURL
  */
 
 /**
@@ -212,7 +216,7 @@ function newIdempotencyKey() {
  * @param {ApiOptions} options
  */
 function createApi({
-  baseURL, wx, loginCode, storageKey = 'stockguard.session', retry = {},
+  baseURL, pageURL = baseURL, wx, loginCode, storageKey = 'stockguard.session', retry = {},
   now = () => Date.now(), random = Math.random, sleep = defaultSleep,
 }) {
   const tries = retry.tries || 3;
@@ -259,13 +263,13 @@ function createApi({
    * @param {SendOptions} options
    * @returns {Promise<WechatMiniprogram.RequestSuccessCallbackResult>}
    */
-  function requestOnce(method, path, { data, header, token }) {
+  function requestOnce(method, path, { data, header, token, base = baseURL }) {
     /** @type {Record<string, string>} */
     const h = { 'Content-Type': 'application/json', ...header };
     if (token) h.Authorization = `Bearer ${token}`;
     return new Promise((resolve, reject) => {
       wx.request({
-        url: baseURL + path,
+        url: base + path,
         method,
         data,
         header: h,
@@ -395,14 +399,14 @@ function createApi({
      * @returns {Promise<SkuPage>}
      */
     listSkus(after = '') {
-      return send('GET', `/skus${afterQuery(after)}`);
+      return send('GET', `/skus${afterQuery(after)}`, { base: pageURL });
     },
     /**
      * @param {string} skuId
      * @returns {Promise<Sku>}
      */
     getSku(skuId) {
-      return send('GET', `/skus/${seg(skuId)}`);
+      return send('GET', `/skus/${seg(skuId)}`, { base: pageURL });
     },
     /**
      * createOrder reserves stock for the lines and opens a PENDING order. The same

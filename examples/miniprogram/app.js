@@ -12,6 +12,7 @@ const config = require('./config.js');
 App({
   api: createApi({
     baseURL: config.baseURL,
+    pageURL: config.pageURL || config.baseURL,
     wx,
     loginCode: config.localBuyer ? async () => `test-${config.localBuyer}` : undefined,
   }),

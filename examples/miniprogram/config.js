@@ -1,13 +1,21 @@
 // Where the API is and what the shop allows. For a deployment: baseURL = the API's
 // custom domain (https, with an ICP 备案, listed as a request合法域名 of the
-// mini-program; not the stack's execute-api ApiUrl: see README.md), localBuyer = '',
-// refundWindowSeconds = the stack's UserRefundWindow parameter.
+// mini-program; not the stack's execute-api ApiUrl: see README.md), pageURL = the
+// page domain aliased to the stack's PageUrl, localBuyer = '', refundWindowSeconds =
+// the stack's UserRefundWindow parameter.
 'use strict';
 module.exports = {
   /** the buyer's language: 'zh_CN' (default) or 'en' (i18n.js holds both) */
   locale: 'zh_CN',
   /** the API's base URL, no trailing slash; the local stack (go run ./cmd/local) by default */
   baseURL: 'http://127.0.0.1:3000',
+  /**
+   * Where the public SKU pages are read (GET /skus, GET /skus/{skuId}), no trailing
+   * slash: for a deployment, a request domain of its own aliased to the stack's
+   * CloudFront distribution (the PageUrl output), so that the page costs the API one
+   * read a second per SKU, not one per Lambda environment. '' reads them at baseURL.
+   */
+  pageURL: '',
   /**
    * Against the local stack only: its jscode2session stand-in accepts no code of
    * wx.login, only "test-<name>" (once per stack run; buyer openid "o-<name>"), so the

@@ -148,3 +148,21 @@ test('wx.request sends none of PATCH (its method list, WX_REQUEST_METHODS): the 
   assert.deepEqual(await a.changeAddress('o1', { userName: '张三', telNumber: '18912341234', provinceName: '广东省', cityName: '广州市', countyName: '', detailInfo: 'x' }), { orderId: 'o1' });
   assert.deepEqual(calls(wx), ['PATCH /orders/o1/address -', `PUT /orders/o1/address Bearer ${TOKEN}`]);
 });
+
+test('the public SKU pages are read at pageURL (CloudFront), every other call at baseURL', async () => {
+  const wx = fakeWx({
+    'GET /skus': json(200, { skus: [] }), 'GET /skus/a': json(200, { skuId: 'a' }),
+    'POST /auth/wechat': signIn, 'GET /orders/o1': orderRoute,
+  });
+  const { api: a } = api(wx, { pageURL: 'https://page.example.test' });
+  await a.listSkus();
+  await a.getSku('a');
+  await a.getOrder('o1');
+  assert.deepEqual(wx.requests.map((r) => `${r.host} ${r.method} ${r.path}`), [
+    'page.example.test GET /skus', 'page.example.test GET /skus/a',
+    'api.example.test POST /auth/wechat', 'api.example.test GET /orders/o1',
+  ]);
+  const { api: plain } = api(wx);
+  await plain.getSku('a');
+  assert.equal(wx.requests.at(-1).host, 'api.example.test', 'without pageURL the page is read at baseURL');
+});

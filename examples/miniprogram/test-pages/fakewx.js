@@ -27,7 +27,7 @@ function fakeWx(routes, {
     inflight: 0,
     request({ url, method = 'GET', data, header = {}, success, fail }) {
       const u = new URL(url);
-      const req = { method, path: u.pathname, query: Object.fromEntries(u.searchParams), data, header };
+      const req = { method, host: u.host, path: u.pathname, query: Object.fromEntries(u.searchParams), data, header };
       wx.requests.push(req);
       if (!WX_REQUEST_METHODS.includes(method)) {
         setImmediate(() => fail({ errMsg: `request:fail invalid method ${method}` }));

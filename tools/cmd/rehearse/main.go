@@ -12,6 +12,8 @@
 //     (the SAM template the stack is wired from);
 //   - the buyers: -buyers, -over, -spike, -page-views, -think, -pay-ratio,
 //     -cancel-ratio, -late-ratio, -pay-after, -payment-timeout, -retries, -seed;
+//   - the page: -cloudfront (read through the model of the stack's CloudFront
+//     distribution, the default, or from the API, each Lambda environment's own cache);
 //   - the clock: -slowdown, -min-slowdown, -real-rate;
 //   - the quotas AWS decides and the template's settings a sale overrides: -api-rate,
 //     -api-burst (at most 5,000: AWS grants no more), -stage-rate, -stage-burst,
@@ -158,6 +160,7 @@ func defineQuotaFlags(fs *flag.FlagSet, c *rehearse.Config) {
 	})
 	fs.DurationVar(&c.WeChatPayRoundTrip, "wechatpay-rtt", d.WeChatPayRoundTrip, "one round trip of WeChat Pay's merchant API (the prepay's JSAPI order, a release's query and close), at 1× (an assumption: WeChat Pay publishes none)")
 	fs.IntVar(&c.Warm, "warm", 0, "createOrder execution environments warm at the start (provisioned concurrency; 0: cold)")
+	fs.BoolVar(&c.CloudFront, "cloudfront", d.CloudFront, "buyers read the page through CloudFront (template.yaml's PageDistribution: one cache honouring max-age=1 in front of GET /skus/{skuId}); false: from the API, each Lambda environment's own cache")
 	fs.Float64Var(&c.Model.TableWriteUnits, "table-wcu", 0, "each table's write request units/s quota (0: DynamoDB's default 40,000)")
 	fs.Float64Var(&c.Model.TableReadUnits, "table-rcu", 0, "each table's read request units/s quota (0: DynamoDB's default 40,000)")
 	fs.Float64Var(&c.Model.WarmWriteUnits, "warm-wcu", ddblimits.NewTableWriteUnits, "each table's warm write throughput, units/s: a new on-demand table's 4,000, or what it was pre-warmed to (0: warm up to -table-wcu)")

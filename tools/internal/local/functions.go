@@ -42,8 +42,8 @@ import (
 // same configuration loading (so a bad setting fails Start, naming the variable), the
 // same Build. Only what is local differs: the configuration's local values and the
 // clients (the embedded servers, the WeChat stand-ins, the in-memory key).
-func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, log *slog.Logger) (lambda.Handler, error) {
-	w := wirer{s: s, cfg: cfg, log: log}
+func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, log *slog.Logger, instance bool) (lambda.Handler, error) {
+	w := wirer{s: s, cfg: cfg, log: log, instance: instance}
 	build, ok := map[string]func(envvar.Lookup) (*lambdaevent.Function, error){
 		createorder.Function.Name: wired(createorder.Load, w.createOrder),
 		closeorder.Function.Name:  wired(closeorder.Load, w.closeOrder),
@@ -79,11 +79,13 @@ func wired[C any](load func(envvar.Lookup) (C, error), build func(C) (*lambdaeve
 }
 
 // wirer builds each function with the stack's clients, logging to log, after giving
-// its configuration its local values.
+// its configuration its local values. An instance (Stack.Instance) leaves the stack's
+// own fields as the first build set them.
 type wirer struct {
-	s   *Stack
-	cfg StackConfig
-	log *slog.Logger
+	s        *Stack
+	cfg      StackConfig
+	log      *slog.Logger
+	instance bool
 }
 
 // store is a function's store on the embedded DynamoDB, on the stack's clock.
@@ -91,13 +93,17 @@ func (w wirer) store(tables dynamo.Tables, opts dynamo.Options) *dynamo.Store {
 	return dynamo.New(w.s.DB, tables, w.s.storeOptions(opts))
 }
 
-// createOrder's store is the stack's Store; its payment timeout StackConfig's.
+// createOrder's store is the stack's Store (an instance's, one of its own); its
+// payment timeout StackConfig's.
 func (w wirer) createOrder(c createorder.Config) (*lambdaevent.Function, error) {
 	if w.cfg.PaymentTimeout > 0 {
 		c.PaymentTimeout = w.cfg.PaymentTimeout
 	}
-	w.s.Tables, w.s.Store = c.Tables, w.store(c.Tables, c.StoreOptions(nil))
-	return createorder.Build(c, w.log, w.s.Store, w.s.closeQueue(c.CloseQueueURL), w.s.wechatQueue(c.WeChatQueueURL))
+	store := w.store(c.Tables, c.StoreOptions(nil))
+	if !w.instance {
+		w.s.Tables, w.s.Store = c.Tables, store
+	}
+	return createorder.Build(c, w.log, store, w.s.closeQueue(c.CloseQueueURL), w.s.wechatQueue(c.WeChatQueueURL))
 }
 
 // closeOrder's notify_url base is the local API's own URL, the issuer: deployed, it is
@@ -210,7 +216,9 @@ func (w wirer) wechat(c wechat.Config) (*lambdaevent.Function, error) {
 	if w.cfg.WeChatBackoff > 0 {
 		c.Backoff = w.cfg.WeChatBackoff
 	}
-	w.s.detailPath = c.OrderDetailPath
+	if !w.instance {
+		w.s.detailPath = c.OrderDetailPath
+	}
 	return wechat.Build(c, w.log, w.store(c.Tables, dynamo.Options{}), w.s.wechatQueue(c.WeChatQueueURL), w.s.wxClient)
 }
 

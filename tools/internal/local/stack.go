@@ -415,20 +415,45 @@ func (s *Stack) startSQS(ctx context.Context, addr string, tpl *sam.Template) er
 func (s *Stack) wire(cfg StackConfig) (map[string]lambda.Handler, error) {
 	handlers := map[string]lambda.Handler{}
 	for _, f := range s.functions {
-		env := maps.Clone(f.Environment)
-		if cfg.Environment != nil {
-			cfg.Environment(f.Name, env)
-		}
-		h, err := s.wireFunction(cfg, f.Name, envvar.Map(env), cfg.Logger.With("function", f.Name))
+		h, err := s.build(cfg, f, false)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.Name, err)
 		}
-		handlers[f.Name] = deadline{h, s.scaled(time.Duration(f.Timeout) * time.Second)}
+		handlers[f.Name] = h
 		if cfg.WrapFunction != nil {
 			handlers[f.Name] = cfg.WrapFunction(f.Name, handlers[f.Name])
 		}
 	}
 	return handlers, nil
+}
+
+// build builds function f's handler from its template environment (see wire); an
+// instance is one more handler of a function already wired, which leaves the stack's
+// own values (Store, Tables) as the first one set them.
+func (s *Stack) build(cfg StackConfig, f sam.Function, instance bool) (lambda.Handler, error) {
+	env := maps.Clone(f.Environment)
+	if cfg.Environment != nil {
+		cfg.Environment(f.Name, env)
+	}
+	h, err := s.wireFunction(cfg, f.Name, envvar.Map(env), cfg.Logger.With("function", f.Name), instance)
+	if err != nil {
+		return nil, err
+	}
+	return deadline{h, s.scaled(time.Duration(f.Timeout) * time.Second)}, nil
+}
+
+// Instance builds a new handler of function (a logical id) the way Start built the
+// one in Handlers: the same environment, configuration and Build, so the instance has
+// caches of its own (the store's catalog and cut epochs, the public page's answers,
+// sell-out hints) while sharing the stack's clients. Load tools give each modeled
+// execution environment one (quotas.Lambda.WrapEnvironments). It is not wrapped by
+// StackConfig.WrapFunction. Safe for concurrent use once Start has returned.
+func (s *Stack) Instance(function string) (lambda.Handler, error) {
+	i := slices.IndexFunc(s.functions, func(f sam.Function) bool { return f.Name == function })
+	if i < 0 {
+		return nil, fmt.Errorf("the template has no function %s", function)
+	}
+	return s.build(s.cfg, s.functions[i], true)
 }
 
 // handler is a function's lambda.Handler that may be invoked concurrently, as the local

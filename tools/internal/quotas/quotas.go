@@ -39,9 +39,19 @@
 // for the account in the Region. It is not a quota that a customer can control or
 // request changes to."), so GatewayConfig.Check refuses a burst above AccountBurst.
 //
-// What it leaves out: provisioned concurrency, environments being reclaimed when
-// idle, API Gateway's own latency and the burst's other "factors" the throttling page
-// mentions (throttles are targets applied on a best-effort basis; the model applies
+// Each environment is one instance of the function's handler (Lambda.WrapEnvironments):
+// built at its cold start, reused while warm, so what a deployed environment keeps in
+// memory (caches, hints) is kept per environment. An invocation takes the environment
+// freed last (Lambda does not document which idle environment it picks; the most
+// recently used keeps the fewest warm, so an idle one can age out). Environments idle
+// longer than LambdaConfig.IdleTimeout are reclaimed (an assumption: Lambda documents
+// that it keeps an environment warm for some time after an invocation and may
+// reclaim it, "Understanding the Lambda execution environment lifecycle", but
+// publishes no figure).
+//
+// What it leaves out: provisioned concurrency's own billing, the periodic recycling
+// of environments that are busy, API Gateway's own latency and the burst's other
+// "factors" the throttling page mentions (throttles are targets applied on a best-effort basis; the model applies
 // them exactly).
 package quotas
 
@@ -77,6 +87,11 @@ const (
 	// without a reservation ("Configuring reserved concurrency for a function": Lambda
 	// always leaves at least 100 units unreserved).
 	UnreservedMinimum = 100
+	// DefaultIdleTimeout is how long an idle execution environment is kept before it
+	// is reclaimed, at 1×: an assumption of the model ("Understanding the Lambda
+	// execution environment lifecycle" says an idle environment may be shut down but
+	// gives no figure). A sale lasts minutes, so it matters only to long runs.
+	DefaultIdleTimeout = 5 * time.Minute
 )
 
 // QuotasPage is the AWS page that says which API Gateway quotas can be requested.
@@ -262,6 +277,14 @@ type LambdaConfig struct {
 	// ColdStart is how long a new execution environment initialises before its first
 	// invocation runs, at 1×; 0 adds nothing.
 	ColdStart time.Duration
+	// IdleTimeout is how long an environment may stay idle before it is reclaimed, at
+	// 1×; default DefaultIdleTimeout, negative: never. Environments given by Warm are
+	// never reclaimed (provisioned concurrency).
+	IdleTimeout time.Duration
+	// OnLive, when set, is told each time a function's environments alive (busy or
+	// idle) change: the function, how many are alive, and when (the model's clock). It
+	// is called with the model's lock held: it must not call the model.
+	OnLive func(function string, live int, at time.Time)
 	// Slowdown is the clock scale; default 1.
 	Slowdown float64
 	// Now is the clock; default time.Now.
@@ -288,7 +311,9 @@ type FunctionStats struct {
 	Invocations  int           // invocations run (cold ones included)
 	ColdStarts   int           // invocations that created an environment
 	Throttles    int           // invocations refused
-	Environments int           // environments created
+	Environments int           // environments created (Warm's included)
+	Recycled     int           // environments reclaimed after IdleTimeout idle
+	PeakLive     int           // most environments alive (busy or idle) at once
 	Peak         int           // most invocations running at once
 	Busy         time.Duration // Σ invocation durations (cold starts included), at 1×
 	MemoryMB     int           // the function's memory setting
@@ -307,9 +332,62 @@ type Lambda struct {
 }
 
 type function struct {
-	running, idle int // invocations running; environments free
-	scaling       bucket
-	stats         FunctionStats
+	name    string
+	onLive  func(function string, live int, at time.Time) // LambdaConfig.OnLive
+	now     func() time.Time
+	running int            // invocations running
+	idle    []*environment // environments free, the one freed last at the end
+	live    int            // environments alive, busy or idle
+	swept   time.Time      // when idle was last swept of environments past IdleTimeout
+	nextID  int
+	scaling bucket
+	stats   FunctionStats
+}
+
+// environment is one execution environment: its handler instance, built at its first
+// invocation, and when it was last freed (real time).
+type environment struct {
+	id          int
+	handler     lambda.Handler
+	freed       time.Time
+	provisioned bool // from Warm: never reclaimed
+}
+
+// setLive sets how many environments of f are alive and tells OnLive.
+func (f *function) setLive(n int) {
+	f.live = n
+	if f.onLive != nil {
+		f.onLive(f.name, n, f.now())
+	}
+}
+
+// add counts a new environment of f.
+func (f *function) add(provisioned bool) *environment {
+	f.nextID++
+	f.setLive(f.live + 1)
+	f.stats.Environments++
+	f.stats.PeakLive = max(f.stats.PeakLive, f.live)
+	return &environment{id: f.nextID, provisioned: provisioned}
+}
+
+// sweep reclaims the idle environments freed before cutoff, at most once per second
+// of real time (a sweep walks every idle environment).
+func (f *function) sweep(now, cutoff time.Time) {
+	if now.Sub(f.swept) < time.Second {
+		return
+	}
+	f.swept = now
+	kept := f.idle[:0]
+	for _, e := range f.idle {
+		if !e.provisioned && e.freed.Before(cutoff) {
+			f.setLive(f.live - 1)
+			f.stats.Recycled++
+			continue
+		}
+		kept = append(kept, e)
+	}
+	clear(f.idle[len(kept):]) // the reclaimed instances' memory goes
+	f.idle = kept
 }
 
 // NewLambda returns the model of functions (sam.Template.Functions) under cfg. It
@@ -331,9 +409,12 @@ func NewLambda(functions []sam.Function, cfg LambdaConfig) (*Lambda, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
 	l := &Lambda{cfg: cfg, reserved: map[string]int{}, fns: map[string]*function{}, unreserved: cfg.AccountConcurrency, throttled: map[string]int{}, first: map[string]time.Time{}}
 	for _, f := range functions {
-		l.fns[f.Name] = &function{stats: FunctionStats{MemoryMB: f.MemorySize}}
+		l.fns[f.Name] = l.newFunction(f.Name, f.MemorySize)
 		if f.ReservedConcurrency != nil {
 			l.reserved[f.Name] = *f.ReservedConcurrency
 			l.unreserved -= *f.ReservedConcurrency
@@ -345,6 +426,11 @@ func NewLambda(functions []sam.Function, cfg LambdaConfig) (*Lambda, error) {
 	return l, nil
 }
 
+// newFunction is the model of a function the template declares with memoryMB.
+func (l *Lambda) newFunction(name string, memoryMB int) *function {
+	return &function{name: name, onLive: l.cfg.OnLive, now: l.cfg.Now, stats: FunctionStats{MemoryMB: memoryMB}}
+}
+
 // Warm gives function name n execution environments before any invocation, as
 // provisioned concurrency or a warm-up before a sale would: they start idle and take
 // nothing from the scaling rate.
@@ -353,35 +439,37 @@ func (l *Lambda) Warm(name string, n int) {
 	defer l.mu.Unlock()
 	f := l.fns[name]
 	if f == nil {
-		f = &function{}
+		f = l.newFunction(name, 0)
 		l.fns[name] = f
 	}
-	f.idle += n
-	f.stats.Environments += n
+	for range n {
+		f.idle = append(f.idle, f.add(true))
+	}
 }
 
 // Unreserved returns the concurrency the functions without a reservation share.
 func (l *Lambda) Unreserved() int { return l.unreserved }
 
-// acquire starts an invocation of name: on an idle environment, or on a new one (cold)
-// when the scaling rate allows; refused when the function's or the account's
-// concurrency is used up or no environment may be created.
-func (l *Lambda) acquire(name string) (cold bool, err error) {
+// acquire starts an invocation of name: on the idle environment freed last, or on a
+// new one (cold) when the scaling rate allows; refused when the function's or the
+// account's concurrency is used up or no environment may be created. Idle
+// environments past IdleTimeout are reclaimed first.
+func (l *Lambda) acquire(name string) (env *environment, cold bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	f := l.fns[name]
 	if f == nil {
-		f = &function{}
+		f = l.newFunction(name, 0)
 		l.fns[name] = f
 	}
-	refuse := func(reason string) (bool, error) {
+	refuse := func(reason string) (*environment, bool, error) {
 		f.stats.Throttles++
 		key := "Lambda " + name + " " + reason
 		l.throttled[key]++
 		if _, ok := l.first[key]; !ok {
 			l.first[key] = l.cfg.Now()
 		}
-		return false, &TooManyRequests{Function: name, Reason: reason}
+		return nil, false, &TooManyRequests{Function: name, Reason: reason}
 	}
 	if r, ok := l.reserved[name]; ok {
 		if f.running >= r {
@@ -390,16 +478,21 @@ func (l *Lambda) acquire(name string) (cold bool, err error) {
 	} else if l.shared >= l.unreserved {
 		return refuse("ConcurrentInvocationLimitExceeded")
 	}
-	if f.idle == 0 {
+	now := l.cfg.Now()
+	if l.cfg.IdleTimeout > 0 {
+		f.sweep(now, now.Add(-time.Duration(float64(l.cfg.IdleTimeout)*l.cfg.Slowdown)))
+	}
+	if len(f.idle) == 0 {
 		rate := float64(l.cfg.ScalingEnvironments) / l.cfg.ScalingPeriod.Seconds() / l.cfg.Slowdown
-		if !f.scaling.take(l.cfg.Now(), rate, float64(l.cfg.ScalingEnvironments)) {
+		if !f.scaling.take(now, rate, float64(l.cfg.ScalingEnvironments)) {
 			return refuse("FunctionScalingRateExceeded")
 		}
-		f.idle++
-		f.stats.Environments++
+		f.idle = append(f.idle, f.add(false))
 		cold = true
 	}
-	f.idle--
+	env = f.idle[len(f.idle)-1]
+	f.idle[len(f.idle)-1] = nil
+	f.idle = f.idle[:len(f.idle)-1]
 	f.running++
 	if _, ok := l.reserved[name]; !ok {
 		l.shared++
@@ -409,16 +502,23 @@ func (l *Lambda) acquire(name string) (cold bool, err error) {
 	if cold {
 		f.stats.ColdStarts++
 	}
-	return cold, nil
+	return env, cold, nil
 }
 
-// release ends an invocation of name that ran for d (real time).
-func (l *Lambda) release(name string, d time.Duration) {
+// release ends an invocation of name on env that ran for d (real time); env is idle
+// again unless broken (its handler could not be built: Lambda discards an environment
+// whose initialisation failed).
+func (l *Lambda) release(name string, env *environment, broken bool, d time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	f := l.fns[name]
 	f.running--
-	f.idle++
+	if broken {
+		f.setLive(f.live - 1)
+	} else {
+		env.freed = l.cfg.Now()
+		f.idle = append(f.idle, env)
+	}
 	if _, ok := l.reserved[name]; !ok {
 		l.shared--
 	}
@@ -427,35 +527,63 @@ func (l *Lambda) release(name string, d time.Duration) {
 
 // Invoke runs one invocation of function name with h (payload in, result out) under
 // the quotas: refused with *TooManyRequests, else run after a cold start when it gets
-// a new environment.
+// a new environment. Every environment runs h itself (see WrapEnvironments for an
+// instance per environment).
 func (l *Lambda) Invoke(ctx context.Context, name string, h lambda.Handler, payload []byte) ([]byte, error) {
-	cold, err := l.acquire(name)
+	return l.invoke(ctx, name, h, nil, payload)
+}
+
+// invoke runs one invocation of name: with shared when not nil, else on the handler
+// instance of its environment, which build makes at the environment's first
+// invocation. An error of build is the invocation's, and the environment is
+// discarded.
+func (l *Lambda) invoke(ctx context.Context, name string, shared lambda.Handler, build func() (lambda.Handler, error), payload []byte) (out []byte, err error) {
+	env, cold, err := l.acquire(name)
 	if err != nil {
 		return nil, err
 	}
-	start := time.Now()
-	defer func() { l.release(name, time.Since(start)) }()
+	start, broken := time.Now(), false
+	defer func() { l.release(name, env, broken, time.Since(start)) }()
 	if cold && l.cfg.ColdStart > 0 {
 		if err := clock.Sleep(ctx, time.Duration(float64(l.cfg.ColdStart)*l.cfg.Slowdown)); err != nil {
 			return nil, err
 		}
 	}
-	return h.Invoke(ctx, payload)
+	if shared != nil {
+		return shared.Invoke(ctx, payload)
+	}
+	if env.handler == nil { // only this invocation holds env
+		if env.handler, err = build(); err != nil {
+			broken = true
+			return nil, fmt.Errorf("%s: initialising an environment: %w", name, err)
+		}
+	}
+	return env.handler.Invoke(ctx, payload)
 }
 
-// Wrap returns h under the quotas as function name (for local.StackConfig.WrapFunction).
+// Wrap returns h under the quotas as function name (for local.StackConfig.WrapFunction),
+// every environment running h itself.
 func (l *Lambda) Wrap(name string, h lambda.Handler) lambda.Handler {
-	return invoker{l: l, name: name, h: h}
+	return invoker{l: l, name: name, shared: h}
+}
+
+// WrapEnvironments returns function name under the quotas with a handler instance
+// per execution environment: build makes one (as the function's main does at its
+// init) at an environment's first invocation, and the environment keeps it until it
+// is reclaimed; a deployed environment's caches are its own, and so are these.
+func (l *Lambda) WrapEnvironments(name string, build func() (lambda.Handler, error)) lambda.Handler {
+	return invoker{l: l, name: name, build: build}
 }
 
 type invoker struct {
-	l    *Lambda
-	name string
-	h    lambda.Handler
+	l      *Lambda
+	name   string
+	shared lambda.Handler
+	build  func() (lambda.Handler, error)
 }
 
 func (i invoker) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
-	return i.l.Invoke(ctx, i.name, i.h, payload)
+	return i.l.invoke(ctx, i.name, i.shared, i.build, payload)
 }
 
 // Stats returns what Lambda did for each function, by logical id.

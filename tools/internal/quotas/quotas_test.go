@@ -3,9 +3,11 @@ package quotas_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -329,5 +331,128 @@ func TestGatewayConfig_CheckRefusesABurstAWSDoesNotGrant(t *testing.T) {
 		if tc.refused && (!errors.Is(err, quotas.ErrUnrequestable) || !strings.Contains(err.Error(), "Amazon API Gateway quotas")) {
 			t.Errorf("%s: Check() = %v; want ErrUnrequestable naming the quota page", tc.name, err)
 		}
+	}
+}
+
+// instances is a function whose every handler instance counts the invocations it ran:
+// build is WrapEnvironments's, and ran[i] the invocations of the i-th instance built.
+type instances struct {
+	mu  sync.Mutex
+	ran []int
+}
+
+func (in *instances) build(hold chan struct{}) func() (lambda.Handler, error) {
+	return func() (lambda.Handler, error) {
+		in.mu.Lock()
+		defer in.mu.Unlock()
+		i := len(in.ran)
+		in.ran = append(in.ran, 0)
+		return handler(func(context.Context, []byte) ([]byte, error) {
+			in.mu.Lock()
+			in.ran[i]++
+			in.mu.Unlock()
+			if hold != nil {
+				<-hold
+			}
+			return nil, nil
+		}), nil
+	}
+}
+
+func (in *instances) counts() []int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return append([]int(nil), in.ran...)
+}
+
+// Each execution environment runs a handler instance of its own, built at its cold
+// start and kept while it is warm: 3 invocations at once build 3 instances; 5 more,
+// one after another, all run on the environment freed last and build none.
+func TestLambda_EachEnvironmentRunsAnInstanceOfItsOwn(t *testing.T) {
+	c := newClock()
+	l, err := quotas.NewLambda([]sam.Function{{Name: "F"}}, quotas.LambdaConfig{Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in instances
+	hold := make(chan struct{})
+	f := l.WrapEnvironments("F", in.build(hold))
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			if _, err := f.Invoke(context.Background(), nil); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	for {
+		if st := l.Stats()["F"]; st.Peak == 3 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(hold)
+	wg.Wait()
+	if got := in.counts(); len(got) != 3 || got[0]+got[1]+got[2] != 3 {
+		t.Fatalf("3 invocations at once ran on instances %v, want 3 instances of 1 each", got)
+	}
+	for range 5 {
+		if _, err := f.Invoke(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := in.counts()
+	if len(got) != 3 || got[0]+got[1]+got[2] != 8 || max(got[0], got[1], got[2]) != 6 {
+		t.Errorf("5 more one after another: instances %v, want no new one and all 5 on one", got)
+	}
+	if st := l.Stats()["F"]; st.Environments != 3 || st.PeakLive != 3 || st.ColdStarts != 3 || st.Invocations != 8 {
+		t.Errorf("stats %+v, want 3 environments (3 alive at most) for 8 invocations", st)
+	}
+}
+
+// An environment idle longer than IdleTimeout is reclaimed with its instance: the
+// next invocation is a cold start on a new one. Warm (provisioned) environments stay.
+// OnLive hears every change of the environments alive.
+func TestLambda_IdleEnvironmentsAreReclaimed(t *testing.T) {
+	c := newClock()
+	var heard []string
+	onLive := func(function string, live int, at time.Time) {
+		heard = append(heard, fmt.Sprintf("%s %d at %v", function, live, at.Sub(newClock().Now())))
+	}
+	l, err := quotas.NewLambda([]sam.Function{{Name: "F"}, {Name: "P"}}, quotas.LambdaConfig{Now: c.Now, IdleTimeout: 10 * time.Minute, Slowdown: 2, OnLive: onLive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Warm("P", 1)
+	var in, pin instances
+	f, p := l.WrapEnvironments("F", in.build(nil)), l.WrapEnvironments("P", pin.build(nil))
+	invoke := func(h lambda.Handler) {
+		t.Helper()
+		if _, err := h.Invoke(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	invoke(f)
+	invoke(p)
+	c.Add(19 * time.Minute) // 9.5 minutes at 1× (Slowdown 2): still warm
+	invoke(f)
+	invoke(p)
+	if got := in.counts(); len(got) != 1 {
+		t.Fatalf("after 9.5 idle minutes: instances %v, want the first one reused", got)
+	}
+	c.Add(21 * time.Minute) // 10.5 minutes at 1×
+	invoke(f)
+	invoke(p)
+	if got := in.counts(); len(got) != 2 || got[1] != 1 {
+		t.Errorf("after 10.5 idle minutes: instances %v, want a second one for the third invocation", got)
+	}
+	if st := l.Stats()["F"]; st.Environments != 2 || st.Recycled != 1 || st.ColdStarts != 2 || st.PeakLive != 1 {
+		t.Errorf("F's stats %+v, want 2 environments, 1 reclaimed, never 2 alive at once", st)
+	}
+	if st := l.Stats()["P"]; st.Environments != 1 || st.Recycled != 0 || st.ColdStarts != 0 || len(pin.counts()) != 1 {
+		t.Errorf("P's stats %+v (instances %v), want its provisioned environment kept", st, pin.counts())
+	}
+	if want := []string{"P 1 at 0s", "F 1 at 0s", "F 0 at 40m0s", "F 1 at 40m0s"}; !slices.Equal(heard, want) {
+		t.Errorf("OnLive heard %q, want %q", heard, want)
 	}
 }

@@ -213,8 +213,16 @@ func (e *engine) sleep(ctx context.Context, timer *time.Timer, wait time.Duratio
 // dispatch plays event ev, now due: answered at once when API Gateway throttles it,
 // else on a goroutine of its own that wakes run when done.
 func (e *engine) dispatch(ctx context.Context, ev event) {
-	// API Gateway answers a throttled request itself, at once: no goroutine.
-	if route := routes[ev.step]; route != "" && e.s.gateway.Admit(route) != "" {
+	if ev.step == stepView && e.s.edge != nil {
+		// CloudFront answers from its cache at once, before API Gateway: no
+		// goroutine; a miss goes to the origin (do).
+		if o := e.s.edge.fresh(e.pagePath(ev), time.Now()); o != nil {
+			now := time.Now()
+			e.outcome(ev, o.status, o.body, now, now, &ddblimits.Meter{})
+			return
+		}
+	} else if route := routes[ev.step]; route != "" && e.s.gateway.Admit(route) != "" {
+		// API Gateway answers a throttled request itself, at once: no goroutine.
 		e.throttled(ev)
 		return
 	}
@@ -227,6 +235,27 @@ func (e *engine) dispatch(ctx context.Context, ev event) {
 		default:
 		}
 	})
+}
+
+// pagePath is the path of the page ev's buyer views.
+func (e *engine) pagePath(ev event) string {
+	return "/skus/" + e.s.skuIDs[e.buyers[ev.buyer].sku]
+}
+
+// view reads the page at path: through CloudFront when the sale has it (a miss is
+// sent to the origin through API Gateway's throttles), else from the API, which
+// dispatch already admitted.
+func (s *sale) view(ctx context.Context, path string) (int, []byte) {
+	if s.edge == nil {
+		return s.call(ctx, s.inner, http.MethodGet, path, "", "", "")
+	}
+	status, body, _ := s.edge.get(path, time.Now(), func() (int, []byte, http.Header) {
+		if s.gateway.Admit(routes[stepView]) != "" {
+			return http.StatusTooManyRequests, tooMany, nil
+		}
+		return s.send(ctx, s.inner, http.MethodGet, path, "", "", "")
+	})
+	return status, body
 }
 
 // routes are the API routes of the steps that call the API (the others: "").
@@ -257,7 +286,7 @@ func (e *engine) do(ctx context.Context, ev event) {
 	var body []byte
 	switch ev.step {
 	case stepView:
-		status, body = s.call(ctx, s.inner, http.MethodGet, "/skus/"+sku, "", "", "")
+		status, body = s.view(ctx, "/skus/"+sku)
 	case stepOrder:
 		status, body = s.call(ctx, s.inner, http.MethodPost, "/orders", user, user+"-1", `{"items":[{"skuId":"`+sku+`","qty":1}],"address":`+orders.ExampleAddress+`}`)
 	case stepPrepay:

@@ -73,6 +73,10 @@ type Config struct {
 	// API takes on top of its own work (the prepay's JSAPI 下单, a release's query and
 	// close): plan.Design.WeChatPaySeconds by default, an assumption.
 	WeChatPayRoundTrip time.Duration
+	// CloudFront has buyers read the page through the model of template.yaml's
+	// PageDistribution (see edge): one cache in front of GET /skus/{skuId} that asks
+	// the API once per object per max-age. false: they read it from the API.
+	CloudFront bool
 	// Prices are the on-demand prices the cost is computed with.
 	Prices plan.Prices
 }
@@ -82,7 +86,7 @@ var Defaults = Config{
 	Template: "template.yaml",
 	SKUs:     10, Stock: 1000, LimitPerUser: 1,
 	Buyers: 20000, Over: 10 * time.Second, Spike: 0.8,
-	PageViews: 2, Think: time.Second,
+	PageViews: 2, Think: time.Second, CloudFront: true,
 	PayRatio: 0.7, CancelRatio: 0.1, LateRatio: 0.02,
 	PayAfter: 5 * time.Second, PaymentTimeout: 30 * time.Second,
 	Retries:     2,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -210,5 +211,63 @@ func TestRehearsal_TheBillHasEveryLine(t *testing.T) {
 	closeOrder := r.Lambda["CloseOrderFunction"]
 	if paid := r.Orders.ByStatus["PAID"]; paid == 0 || closeOrder.Busy < time.Duration(paid)*180*time.Millisecond {
 		t.Errorf("closeOrder busy %v for %d paid orders; want WeChat Pay's 180 ms round trip in each prepay", closeOrder.Busy, paid)
+	}
+}
+
+// TestRehearsal_ThePageThroughCloudFront plays one small sale of a SKU's page twice.
+// Read from the API, every createOrder environment (each a handler instance of its
+// own) keeps its own one-second cache, so the page is read once per environment that
+// serves it: with many environments, far more reads than seconds. Through
+// CloudFront's model, the API is asked at most once per max-age (1 s of the sale's
+// clock) while the answers are 200, however many environments there are; every view
+// is either a fetch or a hit. (Which environment serves which view depends on the
+// machine's timing, so the exact counts are in the quotas, local and edge tests.)
+func TestRehearsal_ThePageThroughCloudFront(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a whole sale")
+	}
+	c := small(t, 120)
+	c.SKUs, c.Stock, c.Shards = 1, 200, 4
+	c.PageViews = 2
+	c.Lambda.ColdStart = 50 * time.Millisecond // views overlap: many environments
+	run := func(cloudFront bool) *rehearse.Report {
+		c.CloudFront = cloudFront
+		r, err := rehearse.Run(context.Background(), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages := r.Units["page views"]
+		t.Logf("CloudFront %v: %s; %d views, %.0f DynamoDB requests for them, %d origin fetches, %d hits; environments %v; %.1f s of sale",
+			cloudFront, r.Verdict(), pages.Requests, pages.DynamoDBRequests*float64(pages.Requests), r.Pages.OriginFetches, r.Pages.CacheHits, r.EnvironmentsPeak, r.ModelSeconds)
+		if r.Oversold != 0 || r.FalseStockOut != 0 || !r.ReconcileClean {
+			t.Errorf("oversold %d, false STOCK_OUT %d, reconcile clean %v", r.Oversold, r.FalseStockOut, r.ReconcileClean)
+		}
+		return r
+	}
+	direct := run(false)
+	if n := direct.EnvironmentsPeak["CreateOrderFunction"]; n < 2 {
+		t.Fatalf("%d createOrder environments; the sale needs 2 or more to show anything", n)
+	} else if series := direct.Environments["CreateOrderFunction"]; len(series) == 0 || slices.Max(series) != n {
+		t.Errorf("createOrder's environments over time %v, want their most %d", series, n)
+	}
+	if direct.Pages.CloudFront || direct.Pages.OriginFetches != 0 {
+		t.Errorf("read from the API: pages %+v, want no CloudFront", direct.Pages)
+	}
+	directReads := direct.Units["page views"].DynamoDBRequests * float64(direct.Units["page views"].Requests)
+	if directReads <= direct.ModelSeconds*float64(c.Slowdown)+1 {
+		t.Errorf("read from the API: %.0f DynamoDB requests for the page in %.1f s of real time; want more than one process's one a second", directReads, direct.ModelSeconds*c.Slowdown)
+	}
+
+	edge := run(true)
+	pages := edge.Units["page views"]
+	if !edge.Pages.CloudFront || edge.Pages.OriginFetches+edge.Pages.CacheHits != pages.Requests {
+		t.Errorf("through CloudFront: %d fetches + %d hits, want the %d views", edge.Pages.OriginFetches, edge.Pages.CacheHits, pages.Requests)
+	}
+	if most := int(edge.ModelSeconds) + 1; edge.Pages.OriginFetches < 1 || edge.Pages.OriginFetches > most {
+		t.Errorf("through CloudFront: %d origin fetches in %.1f s of sale, want 1 to one per second (%d)", edge.Pages.OriginFetches, edge.ModelSeconds, most)
+	}
+	edgeReads := pages.DynamoDBRequests * float64(pages.Requests)
+	if edgeReads >= directReads {
+		t.Errorf("through CloudFront: %.0f DynamoDB requests for the page, want fewer than the %.0f from the API", edgeReads, directReads)
 	}
 }

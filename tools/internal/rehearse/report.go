@@ -75,12 +75,19 @@ type Report struct {
 	// Cost is what the whole sale cost, Usage what it used (Prices say each line's
 	// source); USDKMSKeysPerMonth is the stack's customer managed keys' monthly fee,
 	// whatever the sales.
-	USDPerMillionOrders plan.Cost   `json:"usdPerMillionOrders"`
-	USDFixedPerSale     plan.Cost   `json:"usdFixedPerSale"`
-	USDKMSKeysPerMonth  float64     `json:"usdKmsKeysPerMonth"`
-	Cost                plan.Cost   `json:"cost"`
-	Usage               plan.Usage  `json:"usage"`
-	Prices              plan.Prices `json:"prices"`
+	USDPerMillionOrders plan.Cost `json:"usdPerMillionOrders"`
+	USDFixedPerSale     plan.Cost `json:"usdFixedPerSale"`
+	USDKMSKeysPerMonth  float64   `json:"usdKmsKeysPerMonth"`
+	// EnvironmentsPeak is the most execution environments (busy or idle) each
+	// function had alive at once, by logical id (functions that ran only);
+	// Environments is, per function, the most alive in each bucket of the timeline
+	// (Timeline.BucketSeconds) until the last change.
+	EnvironmentsPeak map[string]int   `json:"environmentsPeak"`
+	Environments     map[string][]int `json:"environments"`
+
+	Cost   plan.Cost   `json:"cost"`
+	Usage  plan.Usage  `json:"usage"`
+	Prices plan.Prices `json:"prices"`
 
 	SKUs []SKUSummary `json:"skus"`
 	// Timeline is the sale second by second.
@@ -135,6 +142,12 @@ type PagesSummary struct {
 	PerSecondPeak float64 `json:"perSecondPeak"`
 	P50Ms         float64 `json:"p50Ms"`
 	P99Ms         float64 `json:"p99Ms"`
+	// CloudFront says whether the page was read through CloudFront (Config.CloudFront);
+	// OriginFetches is how many views it sent to the API, CacheHits how many it
+	// answered from its cache (or after a fetch already under way).
+	CloudFront    bool `json:"cloudFront"`
+	OriginFetches int  `json:"originFetches,omitempty"`
+	CacheHits     int  `json:"cacheHits,omitempty"`
 }
 
 // UnitsSummary is the DynamoDB cost of one kind of request, per request.
@@ -470,6 +483,16 @@ func (s *sale) summariseUnits(r *Report) (write, read float64) {
 func (s *sale) summariseCost(r *Report, write, read float64) {
 	x := plan.Today()
 	r.Lambda = s.lambda.Stats()
+	r.EnvironmentsPeak, r.Environments = map[string]int{}, s.liveTimeline()
+	for name, f := range r.Lambda {
+		if f.PeakLive > 0 {
+			r.EnvironmentsPeak[name] = f.PeakLive
+		}
+	}
+	if s.edge != nil {
+		r.Pages.CloudFront = true
+		r.Pages.OriginFetches, r.Pages.CacheHits = s.edge.counts()
+	}
 	r.SQSRequests = map[string]int64{"all": s.sqsCalls.Load()}
 	u := plan.Usage{WriteRequestUnits: write, ReadRequestUnits: read, SQSRequests: float64(s.sqsCalls.Load())}
 	for _, f := range r.Lambda {
@@ -558,6 +581,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(tw, "orders\t%d created, peak %.0f/s, mean %.0f/s, p50 %.1f ms, p99 %.1f ms per request, p99 %.1f ms a buyer waits (first tap to final answer); at the end %s\n",
 		r.Orders.Created, r.Orders.PerSecondPeak, r.Orders.PerSecondMean, r.Orders.P50Ms, r.Orders.P99Ms, r.Orders.BuyerP99Ms, counts(r.Orders.ByStatus))
 	fmt.Fprintf(tw, "pages\t%d served, peak %.0f/s, p50 %.1f ms, p99 %.1f ms\n", r.Pages.Served, r.Pages.PerSecondPeak, r.Pages.P50Ms, r.Pages.P99Ms)
+	if r.Pages.CloudFront {
+		fmt.Fprintf(tw, "cloudfront\t%d page views sent to the API, %d answered from the cache\n", r.Pages.OriginFetches, r.Pages.CacheHits)
+	}
+	fmt.Fprintf(tw, "environments\t%s (most alive at once)\n", counts(r.EnvironmentsPeak))
 	fmt.Fprintf(tw, "answers\t%s\n", counts(r.Answers))
 	fmt.Fprintf(tw, "buyers left\t%s\n", counts(r.Buyers))
 	fmt.Fprintf(tw, "units\t%.1f write units per order's life, %.2f read units per page view, %.1f write and %.1f read units per refused buyer\n",

@@ -7,8 +7,11 @@
 // WeChat Pay), reached in process. In front of DynamoDB sits tools/internal/ddblimits
 // (per-item and per-index-partition throughput, table quotas, transaction conflicts,
 // round trips), in front of the functions tools/internal/quotas (API Gateway's account
-// and route throttles, Lambda's concurrency, scaling rate and cold starts), and every
-// SQS call takes a round trip. All of them run Slowdown times slower than the real
+// and route throttles, Lambda's concurrency, scaling rate and cold starts, each
+// modeled execution environment running a handler instance of its own, with its own
+// caches and hints, as a deployed one does), and every SQS call takes a round trip.
+// With Config.CloudFront, buyers read the page through a model of the stack's
+// CloudFront distribution (edge). All of them run Slowdown times slower than the real
 // services, so that two cores can play a sale of tens of thousands of requests per
 // second; every rate and latency is reported at 1×.
 //
@@ -34,6 +37,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -80,6 +84,12 @@ type sale struct {
 	fnMeters   map[string]*ddblimits.Meter
 	invMu      sync.Mutex
 	invWindows []window // closeOrder and payCallback invocations, real time
+	// edge is CloudFront in front of the page (Config.CloudFront), nil without it
+	edge *edge
+	// live is, per function, the most environments alive in each timeline bucket
+	// (-1: no change in that bucket)
+	liveMu sync.Mutex
+	live   map[string][]int
 
 	rec *recorder
 }
@@ -208,6 +218,9 @@ func setUp(ctx context.Context, cfg Config) (*sale, error) {
 		s.slow = max(cfg.MinSlowdown, admittedPeak(cfg, routes)/cfg.RealRate)
 	}
 	s.newModel(tables)
+	if cfg.CloudFront {
+		s.edge = newEdge(s.slow, time.Now)
+	}
 	if err := s.newQuotas(functions); err != nil {
 		return nil, err
 	}
@@ -257,6 +270,7 @@ func (s *sale) newQuotas(functions []sam.Function) error {
 	}
 	lcfg := cfg.Lambda
 	lcfg.Slowdown = s.slow
+	lcfg.OnLive = s.noteLive
 	var err error
 	if s.lambda, err = quotas.NewLambda(functions, lcfg); err != nil {
 		return err
@@ -357,11 +371,18 @@ func (s *sale) sqsWrap(next http.Handler) http.Handler {
 	})
 }
 
-// wrapFunction puts Lambda's quotas in front of a function and meters its DynamoDB
-// units; closeOrder's and payCallback's invocation windows are kept (a release or a
-// payment is done by the time its invocation ended).
+// wrapFunction puts Lambda's quotas in front of a function, with a handler instance
+// of its own in each execution environment (local.Stack.Instance: its own caches and
+// hints, as deployed), and meters its DynamoDB units; closeOrder's and payCallback's
+// invocation windows are kept (a release or a payment is done by the time its
+// invocation ended).
 func (s *sale) wrapFunction(name string, h lambda.Handler) lambda.Handler {
-	quota := s.lambda.Wrap(name, h)
+	quota := s.lambda.WrapEnvironments(name, func() (lambda.Handler, error) {
+		if s.stack == nil { // invoked while the stack starts: its own handler
+			return h, nil
+		}
+		return s.stack.Instance(name)
+	})
 	return invokeFunc(func(ctx context.Context, payload []byte) ([]byte, error) {
 		if m := s.fnMeters[name]; m != nil {
 			ctx = ddblimits.WithMeter(ctx, m)
@@ -375,6 +396,45 @@ func (s *sale) wrapFunction(name string, h lambda.Handler) lambda.Handler {
 		}
 		return out, err
 	})
+}
+
+// noteLive keeps the most environments of function alive in the timeline's bucket of
+// at (bucket 0 before the sale starts).
+func (s *sale) noteLive(function string, live int, at time.Time) {
+	b := 0
+	if !s.start.IsZero() {
+		b = max(int(s.modelTime(at)/bucket), 0)
+	}
+	s.liveMu.Lock()
+	defer s.liveMu.Unlock()
+	if s.live == nil {
+		s.live = map[string][]int{}
+	}
+	series := s.live[function]
+	for len(series) <= b {
+		series = append(series, -1)
+	}
+	series[b] = max(series[b], live)
+	s.live[function] = series
+}
+
+// liveTimeline is noteLive's series, each bucket without a change carrying the one
+// before it.
+func (s *sale) liveTimeline() map[string][]int {
+	s.liveMu.Lock()
+	defer s.liveMu.Unlock()
+	out := map[string][]int{}
+	for name, series := range s.live {
+		filled, last := make([]int, len(series)), 0
+		for i, n := range series {
+			if n >= 0 {
+				last = n
+			}
+			filled[i] = last
+		}
+		out[name] = filled
+	}
+	return out
 }
 
 type invokeFunc func(context.Context, []byte) ([]byte, error)
@@ -454,7 +514,10 @@ func scheduleMeter(function string) string {
 }
 
 // invokeScheduled invokes function as its schedule does, metered as meter, and
-// returns its result.
+// returns its result. An invocation Lambda refuses (a reserved concurrency of 1 still
+// taken by the previous run) is sent again a second later, up to 60 times, as
+// EventBridge retries a throttled target ("Event retry policy and using dead-letter
+// queues in Amazon EventBridge": throttling errors are retried, for up to 24 hours).
 func (s *sale) invokeScheduled(ctx context.Context, function, meter string) ([]byte, error) {
 	ctx = ddblimits.WithMeter(ctx, s.meter(meter))
 	ev := local.ScheduledEvent(time.Now(), "arn:aws:events:"+local.Region+":"+local.AccountID+":rule/"+function)
@@ -462,7 +525,16 @@ func (s *sale) invokeScheduled(ctx context.Context, function, meter string) ([]b
 	if err != nil {
 		return nil, err
 	}
-	return s.stack.Handlers[function].Invoke(ctx, payload)
+	for try := 1; ; try++ {
+		out, err := s.stack.Handlers[function].Invoke(ctx, payload)
+		var tooMany *quotas.TooManyRequests
+		if !errors.As(err, &tooMany) || try == 60 {
+			return out, err
+		}
+		if err := clock.Sleep(ctx, time.Second); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // meter returns the meter named name, made on first use.
@@ -481,6 +553,12 @@ func (s *sale) meter(name string) *ddblimits.Meter {
 
 // call sends one request to api in process and returns its status and body.
 func (s *sale) call(ctx context.Context, api http.Handler, method, path, user, key, body string) (int, []byte) {
+	status, out, _ := s.send(ctx, api, method, path, user, key, body)
+	return status, out
+}
+
+// send is call that also returns the answer's headers.
+func (s *sale) send(ctx context.Context, api http.Handler, method, path, user, key, body string) (int, []byte, http.Header) {
 	var rd *strings.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -500,7 +578,7 @@ func (s *sale) call(ctx context.Context, api http.Handler, method, path, user, k
 	}
 	rec := httptest.NewRecorder()
 	api.ServeHTTP(rec, req)
-	return rec.Code, rec.Body.Bytes()
+	return rec.Code, rec.Body.Bytes(), rec.Header()
 }
 
 // stageThrottle is the throttle of POST /orders: the stage's default route throttle
