@@ -81,9 +81,9 @@ func newRefundState(r *inventory.Refund) refundState {
 
 // RefundingIndex is the sparse GSI of refunds in REFUNDING (orders and second
 // payments) on the orders table, over their markers (refundingRecord): hash key
-// refundBucket (refundBucket: one of RefundBuckets values from a hash of the
-// out_refund_no, or legacyRefundBucket on markers written before the buckets), range
-// key refundingSince (Unix milliseconds).
+// refundBucket (R0..R15 from a hash of the out_refund_no, see refundBucket; the
+// legacyRefundBucket on markers written before the buckets), range key refundingSince
+// (Unix milliseconds).
 const RefundingIndex = "RefundingBySince"
 
 // RefundBuckets is how many refundBucket values (R0..R15) refunds under way are spread
