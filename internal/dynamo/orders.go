@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -258,20 +259,24 @@ type orderRecord struct {
 
 // refundRecord is one of an order's refunds (inventory.OrderRefund).
 type refundRecord struct {
-	RefundID     string             `dynamodbav:"refundId"`
-	OutRefundNo  string             `dynamodbav:"outRefundNo"`
-	Lines        []refundLineRecord `dynamodbav:"lines"`
-	Amount       int64              `dynamodbav:"amount"`
-	Status       string             `dynamodbav:"status"`
-	Since        string             `dynamodbav:"since"`
-	Restocked    bool               `dynamodbav:"restocked,omitempty"`
-	By           string             `dynamodbav:"by,omitempty"`
-	Reason       string             `dynamodbav:"reason,omitempty"`
-	Body         string             `dynamodbav:"body,omitempty"`
-	RefundedAt   string             `dynamodbav:"refundedAt,omitempty"`
-	RefundAmount int64              `dynamodbav:"refundAmount,omitempty"`
-	Error        string             `dynamodbav:"error,omitempty"`
-	Resolution   string             `dynamodbav:"resolution,omitempty"`
+	RefundID    string             `dynamodbav:"refundId"`
+	OutRefundNo string             `dynamodbav:"outRefundNo"`
+	Lines       []refundLineRecord `dynamodbav:"lines"`
+	Amount      int64              `dynamodbav:"amount"`
+	Status      string             `dynamodbav:"status"`
+	Since       string             `dynamodbav:"since"`
+	Restocked   bool               `dynamodbav:"restocked,omitempty"`
+	By          string             `dynamodbav:"by,omitempty"`
+	Reason      string             `dynamodbav:"reason,omitempty"`
+	// Body is inventory.OrderRefund.Body: lines and goods as asked, the reason apart.
+	// Refunds written before carry the reason in it too (`lines=… goods=… reason="…"`,
+	// the reason twice on the item): read as their body without it (bodyOf), and written
+	// so when the order's refunds next change.
+	Body         string `dynamodbav:"body,omitempty"`
+	RefundedAt   string `dynamodbav:"refundedAt,omitempty"`
+	RefundAmount int64  `dynamodbav:"refundAmount,omitempty"`
+	Error        string `dynamodbav:"error,omitempty"`
+	Resolution   string `dynamodbav:"resolution,omitempty"`
 }
 
 type refundLineRecord struct {
@@ -294,7 +299,7 @@ func newRefundRecord(r inventory.OrderRefund) refundRecord {
 func (r refundRecord) refund() (inventory.OrderRefund, error) {
 	out := inventory.OrderRefund{
 		RefundID: r.RefundID, OutRefundNo: r.OutRefundNo, Amount: r.Amount, Status: inventory.Status(r.Status),
-		Restocked: r.Restocked, By: r.By, Reason: r.Reason, Body: r.Body, RefundAmount: r.RefundAmount, Error: r.Error,
+		Restocked: r.Restocked, By: r.By, Reason: r.Reason, Body: bodyOf(r.Body), RefundAmount: r.RefundAmount, Error: r.Error,
 		Resolution: r.Resolution,
 	}
 	for _, l := range r.Lines {
@@ -306,6 +311,15 @@ func (r refundRecord) refund() (inventory.OrderRefund, error) {
 	}
 	out.RefundedAt, err = optionalTime(r.RefundedAt)
 	return out, err
+}
+
+// bodyOf is the body (inventory.RefundRequest.Body) a refund record holds: as
+// written, or for one written while bodies held the reason too, what precedes its
+// " reason=" (neither lines, which are SKU ids and quantities, nor goods, a number,
+// hold a space).
+func bodyOf(stored string) string {
+	body, _, _ := strings.Cut(stored, " reason=")
+	return body
 }
 
 // legacyRefund is the one refund of an order recorded before refunds came in parts:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -79,12 +81,43 @@ func newRefundState(r *inventory.Refund) refundState {
 
 // RefundingIndex is the sparse GSI of refunds in REFUNDING (orders and second
 // payments) on the orders table, over their markers (refundingRecord): hash key
-// refundBucket (always refundBucketValue), range key refundingSince (Unix
-// milliseconds).
+// refundBucket (R0..R15 from a hash of the out_refund_no, see refundBucket; the
+// legacyRefundBucket on markers written before the buckets), range key refundingSince
+// (Unix milliseconds).
 const RefundingIndex = "RefundingBySince"
 
-// refundBucketValue is the one refundBucket value: refunds are few next to orders.
-const refundBucketValue = "R"
+// RefundBuckets is how many refundBucket values (R0..R15) refunds under way are spread
+// over, from a hash of the out_refund_no (as PendingBuckets spreads PENDING orders), so
+// that no single index partition takes every refund of the system: a partition serves
+// 1,000 write units a second (DynamoDB Developer Guide, "Partitions and data
+// distribution"; "Best practices for designing and using partition keys effectively",
+// "Using write sharding to distribute workloads evenly"), and a refund writes its key
+// twice (the marker put when it starts, deleted when it ends), so one key carried 500
+// refunds a second for the whole system, and a refund write the index could not take
+// throttled the order's own write with it ("Understanding GSI write throttling and
+// back-pressure in DynamoDB"). 16 keys carry 8,000 refunds a second. Readers
+// (RefundingBefore) query every bucket and merge them in time order, so the number may
+// grow but never shrink.
+const RefundBuckets = 16
+
+// legacyRefundBucket is the one refundBucket value markers had before RefundBuckets:
+// a marker lives while its refund is under way, so those left from before the buckets
+// go as their refunds end. Readers query it too, while any may remain (RUNBOOK,
+// "Refund markers written before the buckets").
+const legacyRefundBucket = "R"
+
+// refundBucket is the refundBucket value of refund outRefundNo's marker: R0..R15.
+func refundBucket(outRefundNo string) string { return "R" + bucket(outRefundNo, RefundBuckets) }
+
+// refundingKeys are the refundBucket values readers query: every bucket, and the
+// legacy key.
+func refundingKeys() []string {
+	keys := []string{legacyRefundBucket}
+	for b := range RefundBuckets {
+		keys = append(keys, "R"+strconv.Itoa(b))
+	}
+	return keys
+}
 
 // extraKey is the key of a second payment's record; markKey of a refund's marker.
 func extraKey(outRefundNo string) string { return "refund#" + outRefundNo }
@@ -94,7 +127,7 @@ func markKey(outRefundNo string) string { return "refunding#" + outRefundNo }
 // mark adds the Put of the marker that lists refund outRefundNo as REFUNDING since now.
 func (t *txn) mark(outRefundNo string, now time.Time) {
 	t.put(part{kind: partOrder}, t.s.tables.Orders, refundingRecord{
-		PK: markKey(outRefundNo), Kind: kindMark, RefundBucket: refundBucketValue, RefundingSince: now.UnixMilli(),
+		PK: markKey(outRefundNo), Kind: kindMark, RefundBucket: refundBucket(outRefundNo), RefundingSince: now.UnixMilli(),
 	}, nil)
 }
 
@@ -254,16 +287,86 @@ func (s *RefundStore) MarkRefunded(ctx context.Context, res inventory.RefundResu
 
 // RefundingBefore lists the out_refund_no of every refund (orders and second
 // payments) that the RefundingBySince index shows REFUNDING since before `before`,
-// oldest first, a page at a time (their markers: see refundingRecord). The index is eventually consistent: a refund just marked REFUNDED may still show;
+// oldest first (ties in out_refund_no order), a page at a time (their markers: see
+// refundingRecord): it queries every refundBucket (refundingKeys) and merges them.
+// The index is eventually consistent: a refund just marked REFUNDED may still show;
 // callers act through MarkRefunded, which reads it first. Iteration stops at the
 // first error.
 func (s *RefundStore) RefundingBefore(ctx context.Context, before time.Time) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
-		key := expression.Key("refundBucket").Equal(expression.Value(refundBucketValue)).
+		var heads []refundingHead
+		defer func() {
+			for _, h := range heads {
+				h.stop()
+			}
+		}()
+		for _, key := range refundingKeys() {
+			next, stop := iter.Pull2(s.refundingIn(ctx, key, before))
+			heads = append(heads, refundingHead{next: next, stop: stop})
+			if !heads[len(heads)-1].advance() {
+				heads[len(heads)-1].stop()
+				heads = heads[:len(heads)-1]
+			}
+		}
+		for len(heads) > 0 {
+			i := 0
+			for j := range heads {
+				if heads[j].before(heads[i]) {
+					i = j
+				}
+			}
+			h := &heads[i]
+			if h.err != nil {
+				yield("", h.err)
+				return
+			}
+			if !yield(h.rec.PK[len(markKey("")):], nil) {
+				return
+			}
+			if !h.advance() {
+				h.stop()
+				heads = slices.Delete(heads, i, i+1)
+			}
+		}
+	}
+}
+
+// refundingHead is one bucket's query in RefundingBefore's merge: its next marker (or
+// error) and how to go on.
+type refundingHead struct {
+	next func() (refundingRecord, error, bool)
+	stop func()
+	rec  refundingRecord
+	err  error
+}
+
+// advance reads the bucket's next marker, reporting false when there is none.
+func (h *refundingHead) advance() bool {
+	var ok bool
+	h.rec, h.err, ok = h.next()
+	return ok
+}
+
+// before orders heads: an error first, then the older marker, then the smaller key.
+func (h refundingHead) before(o refundingHead) bool {
+	switch {
+	case h.err != nil || o.err != nil:
+		return h.err != nil && o.err == nil
+	case h.rec.RefundingSince != o.rec.RefundingSince:
+		return h.rec.RefundingSince < o.rec.RefundingSince
+	}
+	return h.rec.PK < o.rec.PK
+}
+
+// refundingIn yields the markers of index key refundBucket = key since before
+// `before`, oldest first, a page at a time.
+func (s *RefundStore) refundingIn(ctx context.Context, key string, before time.Time) iter.Seq2[refundingRecord, error] {
+	return func(yield func(refundingRecord, error) bool) {
+		cond := expression.Key("refundBucket").Equal(expression.Value(key)).
 			And(expression.Key("refundingSince").LessThan(expression.Value(before.UnixMilli())))
-		expr, err := expression.NewBuilder().WithKeyCondition(key).Build()
+		expr, err := expression.NewBuilder().WithKeyCondition(cond).Build()
 		if err != nil {
-			yield("", fmt.Errorf("build refunding query: %w", err))
+			yield(refundingRecord{}, fmt.Errorf("build refunding query: %w", err))
 			return
 		}
 		pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
@@ -273,18 +376,16 @@ func (s *RefundStore) RefundingBefore(ctx context.Context, before time.Time) ite
 		for pages.HasMorePages() {
 			page, err := pages.NextPage(ctx)
 			if err != nil {
-				yield("", s.storeError("query refunding", err))
+				yield(refundingRecord{}, s.storeError("query refunding", err))
 				return
 			}
 			for _, item := range page.Items {
-				var rec struct {
-					PK string `dynamodbav:"pk"`
-				}
+				var rec refundingRecord
 				if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
-					yield("", fmt.Errorf("decode refunding item: %w", err))
+					yield(refundingRecord{}, fmt.Errorf("decode refunding item: %w", err))
 					return
 				}
-				if no, ok := strings.CutPrefix(rec.PK, markKey("")); ok && !yield(no, nil) {
+				if strings.HasPrefix(rec.PK, markKey("")) && !yield(rec, nil) {
 					return
 				}
 			}

@@ -289,7 +289,7 @@ func TestRecordRefundResult_Decisions(t *testing.T) {
 // lines and amount; exactly its units returned, on the shards they were committed on
 // after those earlier refunds returned; the counters given back per unit; the order
 // PAID until the refund that covers the rest; nothing past what was paid; the
-// refundId the idempotency key; WeChat Pay's 50 refunds and one year.
+// refundId the idempotency key; 20 refunds an order (MaxOrderRefunds) and WeChat Pay's one year.
 func TestStartRefund_InParts(t *testing.T) {
 	now := t0.Add(time.Hour)
 	o := pendingOrder()
@@ -341,11 +341,11 @@ func TestStartRefund_InParts(t *testing.T) {
 		t.Errorf("a year after payment: %v, want ErrRefundNotAllowed", err)
 	}
 	full := *o
-	for len(full.Refunds) < inventory.MaxRefundsPerOrder {
+	for len(full.Refunds) < inventory.MaxOrderRefunds {
 		full.Refunds = append(full.Refunds, inventory.OrderRefund{RefundID: fmt.Sprint(len(full.Refunds))})
 	}
-	if _, err := full.StartRefund(req("51", inventory.ReturnGoods, cup(1)), 0, now, inventory.Retry{}); !errors.Is(err, inventory.ErrRefundNotAllowed) {
-		t.Errorf("the 51st refund: %v, want ErrRefundNotAllowed", err)
+	if _, err := full.StartRefund(req("21", inventory.ReturnGoods, cup(1)), 0, now, inventory.Retry{}); !errors.Is(err, inventory.ErrRefundNotAllowed) {
+		t.Errorf("the 21st refund: %v, want ErrRefundNotAllowed", err)
 	}
 	var refusal *inventory.RefusalError
 	if _, err := pendingOrder().StartRefund(req("p", inventory.ReturnGoods), 0, now, inventory.Retry{}); !errors.As(err, &refusal) || !strings.Contains(refusal.Reason, "PENDING") || !strings.Contains(refusal.Reason, "only PAID") {

@@ -33,6 +33,17 @@ const (
 	RefundPeriod = 365 * 24 * time.Hour
 )
 
+// MaxOrderRefunds is how many refunds one order takes at most, below WeChat Pay's
+// MaxRefundsPerOrder: the order's item carries every refund (docs/design.md, "Refunds
+// on the order's item"), about 250 bytes each besides its reason (up to
+// MaxReasonLength characters, 600 bytes of CJK text), and every later write of the
+// order costs a write unit per KB of it, twice in a transaction (DynamoDB Developer
+// Guide, "DynamoDB read and write capacity", "Capacity management for
+// transactions"). 20 refunds (one per line of the largest cart, MaxLines) keep an
+// order's item under about 20 KB. The 21st is refused, 409 REFUND_NOT_ALLOWED
+// (docs/contract.md).
+const MaxOrderRefunds = 20
+
 // MaxRefundIDLength bounds a refundId: 1 to 64 printable ASCII characters, like an
 // Idempotency-Key.
 const MaxRefundIDLength = 64
@@ -74,7 +85,7 @@ type OrderRefund struct {
 	Restocked    bool         // its units went back to stock (RETURN entries keyed by RefundLedgerRef)
 	By           string       // who asked: principal ARN, user id or "stockguard"
 	Reason       string       // why, as the caller said
-	Body         string       // the request as asked (RefundRequest.Body): the same refundId with another body is refused
+	Body         string       // the request's lines and goods as asked (RefundRequest.Body); the same refundId asking other ones, or another Reason, is refused
 	RefundedAt   *time.Time   // when WeChat Pay reported it done
 	RefundAmount int64        // fen WeChat Pay reported refunded, once REFUNDED
 	Error        string       // why WeChat Pay closed it, marked it abnormal or refused it for good
@@ -141,9 +152,18 @@ func (r RefundRequest) Key() string {
 	return "lines-" + hex.EncodeToString(sum[:8])
 }
 
-// Body is what r asks, in one line: the same refundId must come with the same body.
+// Body is what r asks besides its reason, in one line: its lines as asked and its
+// goods. The same refundId must come with the same body and reason (OrderRefund.Asks);
+// the reason is kept once, in OrderRefund.Reason, so that an order's item does not
+// grow by it twice.
 func (r RefundRequest) Body() string {
-	return fmt.Sprintf("lines=%s goods=%d reason=%q", linesText(r.Lines), r.Goods, r.Reason)
+	return fmt.Sprintf("lines=%s goods=%d", linesText(r.Lines), r.Goods)
+}
+
+// Asks reports whether req asks what made r: the same body (lines and goods as asked)
+// and the same reason.
+func (r *OrderRefund) Asks(req RefundRequest) bool {
+	return r.Body == req.Body() && r.Reason == req.Reason
 }
 
 func linesText(lines []RefundLine) string {

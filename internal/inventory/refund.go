@@ -133,21 +133,22 @@ const (
 // before money"). A buyer may refund their PAID order within window after PaidAt
 // (window 0: never) until a shipment is recorded; an operator any PAID order, or a REFUND_PENDING one whole. A
 // refund already made under r's refundId (Key) answers RefundUnderway or RefundDone
-// when r asks the same (Body), else an error wrapping ErrIdempotencyKeyReused. An order
+// when r asks the same (OrderRefund.Asks), else an error wrapping ErrIdempotencyKeyReused. An order
 // REFUNDING or REFUNDED answers ErrRefundExceedsPaid to any other request, with a
 // refundId or without (nothing is left: its body is not silently ignored). No order takes
-// more than MaxRefundsPerOrder refunds, nor any after RefundPeriod from its payment
-// (WeChat Pay's rules), refused before any goods move. Refusals are *RefusalError
+// more than MaxOrderRefunds refunds (below WeChat Pay's MaxRefundsPerOrder), nor any
+// after RefundPeriod from its payment (WeChat Pay's rule), refused before any goods
+// move. Refusals are *RefusalError
 // values naming the order's status and what can be refunded; they wrap
 // ErrRefundNotAllowed unless said otherwise.
 func (o *Order) RefundStep(r RefundRequest, window time.Duration, now time.Time) (RefundStep, error) {
 	if done := o.Refund(r.Key()); done != nil {
 		switch {
-		case done.Body != r.Body() && r.RefundID == "" && (o.Status == StatusRefunding || o.Status == StatusRefunded):
+		case !done.Asks(r) && r.RefundID == "" && (o.Status == StatusRefunding || o.Status == StatusRefunded):
 			return 0, refusal(ErrRefundExceedsPaid, "order %s is %s: nothing is left to refund", o.ID, o.Status)
-		case done.Body != r.Body() && r.RefundID == "":
+		case !done.Asks(r) && r.RefundID == "":
 			return 0, refusal(ErrIdempotencyKeyReused, "order %s has a refund of these lines asked with another reason or restock; to refund them again, give a refundId", o.ID)
-		case done.Body != r.Body():
+		case !done.Asks(r):
 			return 0, refusal(ErrIdempotencyKeyReused, "refundId %q of order %s was used with another request (its lines, restock or reason differ)", r.Key(), o.ID)
 		case done.Status == StatusRefunded:
 			return RefundDone, nil
@@ -176,8 +177,8 @@ func (o *Order) RefundStep(r RefundRequest, window time.Duration, now time.Time)
 // paidRefundStep is RefundStep for a PAID order.
 func (o *Order) paidRefundStep(r RefundRequest, window time.Duration, now time.Time) (RefundStep, error) {
 	switch {
-	case len(o.Refunds) >= MaxRefundsPerOrder:
-		return 0, refusal(ErrRefundNotAllowed, "order %s has had %d refunds, the most WeChat Pay takes of one payment", o.ID, MaxRefundsPerOrder)
+	case len(o.Refunds) >= MaxOrderRefunds:
+		return 0, refusal(ErrRefundNotAllowed, "order %s has had %d refunds, the most one order takes: the rest must be settled by hand", o.ID, MaxOrderRefunds)
 	case o.PaidAt != nil && now.After(o.PaidAt.Add(RefundPeriod)):
 		return 0, refusal(ErrRefundNotAllowed, "order %s was paid more than a year ago: WeChat Pay refunds no payment older than that", o.ID)
 	case r.Requester.trusted() && r.Goods == KeepGoods:

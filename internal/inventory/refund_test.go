@@ -39,7 +39,7 @@ func TestOrderRefundStep_WhoMayRefundWhat(t *testing.T) {
 			o := &inventory.Order{ID: "order-1", Status: tc.status, PaidAt: &paidAt}
 			if tc.status == inventory.StatusRefunding || tc.status == inventory.StatusRefunded {
 				// The same request made that refund: a replay.
-				o.Refunds = []inventory.OrderRefund{{RefundID: tc.r.Key(), Body: tc.r.Body(), Status: tc.status}}
+				o.Refunds = []inventory.OrderRefund{{RefundID: tc.r.Key(), Body: tc.r.Body(), Reason: tc.r.Reason, Status: tc.status}}
 			}
 			got, err := o.RefundStep(tc.r, tc.window, tc.now)
 			if got != tc.want || (tc.want == 0) != errors.Is(err, inventory.ErrRefundNotAllowed) {
@@ -54,7 +54,7 @@ func TestOrderRefundStep_AnyOtherRequestOfAnOrderRefundedWholeIsExceedsPaid(t *t
 	done := inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "op", Reason: "damaged", RefundID: "r1"}
 	for _, status := range []inventory.Status{inventory.StatusRefunding, inventory.StatusRefunded} {
 		o := &inventory.Order{ID: "order-1", Status: status, PaidAt: &paidAt,
-			Refunds: []inventory.OrderRefund{{RefundID: done.Key(), Body: done.Body(), Status: status}}}
+			Refunds: []inventory.OrderRefund{{RefundID: done.Key(), Body: done.Body(), Reason: done.Reason, Status: status}}}
 		for name, r := range map[string]inventory.RefundRequest{
 			"without refundId, no restock": {Requester: inventory.Merchant, Goods: inventory.KeepGoods, By: "op", Reason: "again"},
 			"without refundId, restock":    {Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "op", Reason: "damaged"},
@@ -249,5 +249,34 @@ func TestRefundRecord_WaitingOnTheMerchantTellsToTopUpAndIsNotSettledByHand(t *t
 	done, err := c.Order.RecordRefund(inventory.RefundResult{OutRefundNo: "order-1_R", OutTradeNo: "order-1", Amount: 900, State: inventory.RefundStateSuccess}, now)
 	if err != nil || done.Order.Status != inventory.StatusRefunded || done.Order.Refunds[0].Error != "" {
 		t.Errorf("SUCCESS after waiting: %+v, %v; want REFUNDED without error", done.Order, err)
+	}
+}
+
+// A refund keeps its reason once: the body holds the lines and goods asked, not the
+// reason, and a request under the same refundId is a replay only with the same reason.
+func TestOrderRefund_BodyLeavesTheReasonToReason(t *testing.T) {
+	paidAt := time.Date(2026, 11, 11, 0, 0, 0, 0, time.UTC)
+	reason := strings.Repeat("退", inventory.MaxReasonLength)
+	done := inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "op", Reason: reason, RefundID: "r1"}
+	if strings.Contains(done.Body(), "退") {
+		t.Errorf("body %q holds the reason", done.Body())
+	}
+	o := &inventory.Order{ID: "order-1", Status: inventory.StatusPaid, PaidAt: &paidAt, Amount: 200,
+		Items: []inventory.OrderItem{{SKU: "cup", Qty: 2, UnitPrice: 100}}}
+	c, err := o.StartRefund(done, 0, paidAt, inventory.Retry{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Order.Refund("r1")
+	if r == nil || r.Reason != reason || strings.Contains(r.Body, "退") || !r.Asks(done) {
+		t.Fatalf("refund %+v, want the reason once, in Reason", r)
+	}
+	if step, err := c.Order.RefundStep(done, 0, paidAt); err != nil || step != inventory.RefundUnderway {
+		t.Errorf("the same request again: %v %v, want RefundUnderway", step, err)
+	}
+	other := done
+	other.Reason = "another"
+	if _, err := c.Order.RefundStep(other, 0, paidAt); !errors.Is(err, inventory.ErrIdempotencyKeyReused) {
+		t.Errorf("refundId r1 with another reason: %v, want ErrIdempotencyKeyReused", err)
 	}
 }

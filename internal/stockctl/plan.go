@@ -52,6 +52,7 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	orders := fs.Float64("orders", 0, "peak orders per second, all SKUs together")
 	views := fs.Float64("page-views", 0, "peak page views (GET /skus/{skuId}) per second, all SKUs together")
 	payRatio := fs.Float64("pay-ratio", 0.7, "share of orders paid (the rest are released)")
+	refunds := fs.Float64("refunds", 0, "peak refunds started per second, all SKUs together (RefundingBySince's keys)")
 	var each skuFlags
 	fs.Var(&each, "sku", "ID:ORDERS:PAGEVIEWS, one SKU's peaks per second (repeat; replaces --skus, --orders and --page-views)")
 	if _, err := parse(fs, args, ""); err != nil {
@@ -60,8 +61,8 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	switch {
 	case *skus < 1 || *skus > 10000:
 		return usageError("plan: --skus must be 1 to 10,000")
-	case !peak(*orders) || !peak(*views):
-		return usageError("plan: --orders and --page-views must be numbers from 0 to %d", maxPeak)
+	case !peak(*orders) || !peak(*views) || !peak(*refunds):
+		return usageError("plan: --orders, --page-views and --refunds must be numbers from 0 to %d", maxPeak)
 	case !(*payRatio >= 0 && *payRatio <= 1):
 		return usageError("plan: --pay-ratio must be 0 to 1")
 	case len(each) == 0 && *orders == 0 && *views == 0:
@@ -71,6 +72,7 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	if len(each) > 0 {
 		d = plan.Demand{SKUs: each, PayRatio: *payRatio}
 	}
+	d.Refunds = *refunds
 	p := plan.Make(d, plan.Today(), plan.DefaultPrices)
 	if asJSON {
 		enc := json.NewEncoder(out)

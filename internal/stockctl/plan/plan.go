@@ -9,7 +9,8 @@
 //   - a partition serves 1,000 write units and 3,000 read units a second
 //     (tools/internal/ddblimits): every shard item, the SKU record, and every index key
 //     (LedgerByShard: one key per shard, written with it; PendingByExpiry: 128 keys
-//     for all SKUs; OrdersByUser: one key per buyer);
+//     for all SKUs; RefundingBySince: 16 keys for all refunds under way; OrdersByUser:
+//     one key per buyer);
 //   - a table serves 40,000 read and 40,000 write request units a second by default
 //     (tools/internal/ddblimits, "Throughput default quotas");
 //   - API Gateway's account throttle, 10,000 requests a second by default, and the
@@ -76,6 +77,15 @@ type Design struct {
 	// PendingByExpiryKeys is the keys PendingByExpiry spreads all SKUs' writes over
 	// (dynamo.PendingBuckets); LedgerByShard's keys are the shards.
 	PendingByExpiryKeys int
+	// RefundingKeys is the keys RefundingBySince spreads the refunds under way over
+	// (dynamo.RefundBuckets), RefundIndexEntries the entries a refund writes there (its
+	// marker put when it starts, deleted when it ends), and RefundOrderWrites the write
+	// units a refund takes on the orders table: at its start the order and the marker,
+	// at its result the order and the marker's delete, 2 each in a transaction (an
+	// order's item under 1 KB: a short reason; see docs/design.md, "Refunds on the
+	// order's item"), besides the purchase counter a restocking refund gives back.
+	RefundingKeys                         int
+	RefundIndexEntries, RefundOrderWrites float64
 	// A page view (GET /skus/{skuId}) is answered from an answer at most 1 s old kept
 	// by the createOrder environment (stock.MaxStale): each environment serving the
 	// page reads the SKU record and every shard item, strongly consistent (1 read unit
@@ -226,6 +236,7 @@ func Today() Design {
 		LogBytesPerInvocation: 412 + 526, AccessLogBytesPerRequest: 566,
 		XRaySampled: 0.05, XRayReservoirPerSecond: 1,
 		PreWarmedTables: 3, KMSKeys: 3, ProvisionedMinutes: 30,
+		RefundingKeys: 16, RefundIndexEntries: 2, RefundOrderWrites: 8,
 	}
 }
 
@@ -237,11 +248,13 @@ type SKU struct {
 	ShardsWant int // 0: sized by inventory.ShardsForPeak
 }
 
-// Demand is a sale to plan: its SKUs, and the share of orders paid (the rest are
-// released).
+// Demand is a sale to plan: its SKUs, the share of orders paid (the rest are
+// released), and the refunds started per second at the peak, all SKUs together
+// (automatic ones of payments that came after the stock went, buyers' and the shop's).
 type Demand struct {
 	SKUs     []SKU
 	PayRatio float64
+	Refunds  float64
 }
 
 // Evenly is a demand of orders and page views per second in total, spread evenly
@@ -414,7 +427,7 @@ func (pl *Plan) planSKUs(x Design) totals {
 }
 
 // addIndexAndTableLoads adds the loads all SKUs share: the keys of PendingByExpiry
-// and each table's write and read quotas.
+// and RefundingBySince, and each table's write and read quotas.
 func (pl *Plan) addIndexAndTableLoads(x Design, t totals) {
 	paid := pl.Demand.PayRatio
 	released := 1 - paid
@@ -422,12 +435,15 @@ func (pl *Plan) addIndexAndTableLoads(x Design, t totals) {
 	pl.Loads = append(pl.Loads,
 		Load{Limit: fmt.Sprintf("index OrdersTable.PendingByExpiry P<k> (each of %d)", x.PendingByExpiryKeys), Peak: orders * x.IndexEntriesPerOrder / float64(x.PendingByExpiryKeys), Ceiling: PartitionWriteUnits, Unit: "WU/s",
 			Setting: spreadIndex},
+		Load{Limit: fmt.Sprintf("index OrdersTable.RefundingBySince R<k> (each of %d)", x.RefundingKeys), Peak: pl.Demand.Refunds * x.RefundIndexEntries / float64(x.RefundingKeys), Ceiling: PartitionWriteUnits, Unit: "WU/s",
+			Setting: spreadIndex},
 		Load{Limit: "table SkusTable writes", Peak: orders * x.ShardWritesPerOrder, Ceiling: TableRequestUnits, Unit: "WRU/s", Setting: "a per-table quota increase"},
 		Load{Limit: "table SkusTable reads", Peak: t.viewReads, Ceiling: TableRequestUnits, Unit: "RRU/s", Setting: "a per-table quota increase"},
 		// The orders table takes the order and counter (4), the
 		// prepay (1), the payment's order update (2) or the release's order and
-		// counter (4); the ledger two transactional entries (4).
-		Load{Limit: "table OrdersTable writes", Peak: orders * (4 + paid*(x.PrepayWrites+2) + released*4), Ceiling: TableRequestUnits, Unit: "WRU/s", Setting: "a per-table quota increase"},
+		// counter (4), and each refund's order and marker; the ledger two
+		// transactional entries (4).
+		Load{Limit: "table OrdersTable writes", Peak: orders*(4+paid*(x.PrepayWrites+2)+released*4) + pl.Demand.Refunds*x.RefundOrderWrites, Ceiling: TableRequestUnits, Unit: "WRU/s", Setting: "a per-table quota increase"},
 		Load{Limit: "table StockLogTable writes", Peak: orders * 4, Ceiling: TableRequestUnits, Unit: "WRU/s", Setting: "a per-table quota increase"},
 	)
 }

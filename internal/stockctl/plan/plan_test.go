@@ -145,6 +145,36 @@ func TestToday_PendingByExpiryKeysAreTheStoresBuckets(t *testing.T) {
 	}
 }
 
+// The planner's RefundingBySince keys are the store's buckets.
+func TestToday_RefundingKeysAreTheStoresBuckets(t *testing.T) {
+	if got := plan.Today().RefundingKeys; got != dynamo.RefundBuckets {
+		t.Errorf("the planner spreads RefundingBySince over %d keys, the store over %d", got, dynamo.RefundBuckets)
+	}
+}
+
+// Refunds under way are counted per RefundingBySince key: each refund puts its marker
+// and deletes it (2 writes), spread over the 16 keys, so 8,000 refunds a second fill a
+// key (one key took 500); past that the plan says the index must spread further. Their
+// order and marker writes count on the orders table.
+func TestMake_CountsRefundWritesPerRefundingKey(t *testing.T) {
+	for _, tc := range []struct {
+		refunds, perKey float64
+		past            bool
+	}{{0, 0, false}, {500, 62.5, false}, {8000, 1000, false}, {12000, 1500, true}} {
+		d := plan.Evenly(10, 1000, 1000, 0.7)
+		d.Refunds = tc.refunds
+		p := plan.Make(d, plan.Today(), plan.DefaultPrices)
+		l := load(t, p, "index OrdersTable.RefundingBySince R<k> (each of 16)")
+		if l.Peak != tc.perKey || (l.Peak > l.Ceiling) != tc.past || (l.Setting != "") != tc.past {
+			t.Errorf("%.0f refunds/s: %+v, want %.1f WU/s a key, past %v", tc.refunds, l, tc.perKey, tc.past)
+		}
+		none := plan.Make(plan.Evenly(10, 1000, 1000, 0.7), plan.Today(), plan.DefaultPrices)
+		if got, want := load(t, p, "table OrdersTable writes").Peak-load(t, none, "table OrdersTable writes").Peak, tc.refunds*8; math.Abs(got-want) > 1e-9 {
+			t.Errorf("%.0f refunds/s add %.0f WRU/s on the orders table, want %.0f", tc.refunds, got, want)
+		}
+	}
+}
+
 // A million logins that sign a new token cost a million kms:Sign requests to the RSA
 // 2048 key at $0.03 per 10,000 (AWS KMS pricing), with 3 write and 0.5 read units, a
 // Lambda invocation and an API request each; one answered from the kept token signs

@@ -27,8 +27,9 @@
 //     deleted or its index key removed) one, 1 unit per KB of the entry (Developer
 //     Guide, "Using Global Secondary Indexes in DynamoDB", "Provisioned throughput
 //     considerations for Global Secondary Indexes"). The model reads an update's
-//     effect from its UpdateExpression and keeps each item's index keys as its writes
-//     leave them. An index partition key (the value of the index's hash key) is one
+//     effect from its UpdateExpression and keeps each item's index keys, and its size
+//     (a Put's whole item, then each attribute an update sets or removes), as its
+//     writes leave them: an item an update grew costs its new size on its next write. An index partition key (the value of the index's hash key) is one
 //     partition with the same 1,000 write units per second: entries written with a
 //     sort key that only grows (a time) all land at the end of the key's range, so
 //     DynamoDB cannot split it by heat ("Understanding DynamoDB warm throughput":
@@ -563,6 +564,8 @@ type itemState struct {
 	write, read bucket
 	heldUntil   time.Time
 	size        int                        // bytes: the item's last written size as the model estimates it
+	attrs       map[string]int             // bytes of each top-level attribute (name and value), as its writes left them
+	whole       bool                       // attrs cover the whole item: it was Put through the model
 	keyAttrs    map[string]json.RawMessage // the item's index key attributes, as its writes left them
 	entries     map[string]indexEntry      // index name → the item's entry there
 }
@@ -897,11 +900,15 @@ func (m *Model) applied(now time.Time, op string, r request) float64 {
 	defer m.mu.Unlock()
 	units := 0.0
 	for _, a := range r.accesses {
-		indexes := m.cfg.Indexes[a.table]
-		if a.change == nil || len(indexes) == 0 {
+		if a.change == nil {
 			continue
 		}
 		s := m.state(a.item)
+		s.learn(a.change)
+		indexes := m.cfg.Indexes[a.table]
+		if len(indexes) == 0 {
+			continue
+		}
 		next := m.nextKeyAttrs(s, a)
 		after := entries(indexes, m.cfg.Keys[a.table], s.entries, next, a.change, max(s.size, a.putSize))
 		for _, w := range indexWrites(indexes, s.entries, after, a.change) {
@@ -912,6 +919,48 @@ func (m *Model) applied(now time.Time, op string, r request) float64 {
 	}
 	m.addUnitsLocked(op, units, units, 0)
 	return units
+}
+
+// learn keeps the item's size as the applied write c leaves it, so that its next write
+// costs what the item has grown (or shrunk) to: a Put's whole item; an Update's
+// attributes set to a value it names, each replacing the attribute's size, and those
+// it removes (a nested path, an ADD or an expression leaves the attribute's size as it
+// was). An item never Put through the model is at least its last size and what its
+// updates set. The write itself was charged at the size before it (DynamoDB charges an
+// update the larger of before and after: the model under-charges the write that grows
+// an item, not those after it).
+func (s *itemState) learn(c *change) {
+	switch {
+	case c.put != nil:
+		s.attrs, s.whole = make(map[string]int, len(c.put)), true
+		for n, v := range c.put {
+			s.attrs[n] = len(n) + len(v)
+		}
+	case c.delete:
+		s.attrs, s.whole, s.size = nil, false, 0
+		return
+	default:
+		if s.attrs == nil {
+			s.attrs = map[string]int{}
+		}
+		for n, v := range c.set {
+			if v != nil {
+				s.attrs[n] = len(n) + len(v)
+			}
+		}
+		for n := range c.remove {
+			delete(s.attrs, n)
+		}
+	}
+	n := 0
+	for _, b := range s.attrs {
+		n += b
+	}
+	if s.whole {
+		s.size = n
+	} else {
+		s.size = max(s.size, n)
+	}
 }
 
 // queried charges a Query or Scan whose answer held size bytes of items at now: the

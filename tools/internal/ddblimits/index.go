@@ -77,7 +77,7 @@ func (ix Index) projects(name string) bool {
 type change struct {
 	put    rawItem                    // a Put: the whole new item
 	delete bool                       // a Delete
-	set    map[string]json.RawMessage // an Update: attributes set (nil: to a value the model cannot tell)
+	set    map[string]json.RawMessage // an Update: attributes set (nil: to a value the model cannot tell, or in part by a nested path)
 	remove map[string]bool            // an Update: attributes removed
 	named  map[string]bool            // an Update: every top-level attribute it names
 }
@@ -107,8 +107,9 @@ type indexWrite struct {
 
 // entries computes an item's index entries after a write: from the whole item for a
 // Put, from its entries before (old) and the attributes the update sets and removes
-// for an Update, none for a Delete. keys are the table's key attributes (KEYS_ONLY
-// entries hold them); size is the item's size estimate after the write.
+// for an Update (an ALL entry the item's size after it), none for a Delete. keys are
+// the table's key attributes (KEYS_ONLY entries hold them); size is the item's size
+// estimate after the write.
 func entries(indexes []Index, keys []string, old map[string]indexEntry, keyAttrs map[string]json.RawMessage, c *change, size int) map[string]indexEntry {
 	out := map[string]indexEntry{}
 	if c.delete {
@@ -132,6 +133,8 @@ func entries(indexes []Index, keys []string, old map[string]indexEntry, keyAttrs
 		switch {
 		case c.put != nil:
 			e.size = projectedSize(ix, keys, c.put)
+		case ix.Projection == "ALL" || ix.Projection == "":
+			e.size = size // an update of an item projected whole: the item as it leaves it
 		case old[ix.Name].size > 0:
 			e.size = old[ix.Name].size
 		default:
@@ -245,7 +248,9 @@ func parseUpdate(expr string, names map[string]string, values rawItem) *change {
 				attr := topAttribute(lhs, names)
 				c.named[attr] = true
 				rhs = strings.TrimSpace(rhs)
-				if v, ok := values[rhs]; ok && isPlaceholder(rhs) {
+				// A value for the whole attribute only: a nested path's (items[0].qty)
+				// is not the attribute's.
+				if v, ok := values[rhs]; ok && isPlaceholder(rhs) && !strings.ContainsAny(strings.TrimSpace(lhs), ".[") {
 					c.set[attr] = v
 				} else {
 					c.set[attr] = nil

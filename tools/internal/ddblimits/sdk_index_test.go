@@ -114,3 +114,46 @@ func TestModel_SDKIndexThrottlesTheBaseWrite(t *testing.T) {
 		t.Errorf("query: %v, %d items, %.2f read units; want 1 item, 0.5 units", err, res.Count, q.ReadUnits())
 	}
 }
+
+// An item grown by an update costs what it has grown to on its next write (DynamoDB
+// charges a write 1 unit per KB of the item, "DynamoDB read and write capacity"), and
+// a nested path's value is not taken for its whole attribute: the model learns an
+// item's size from its updates, not only from its Put.
+func TestModel_SDKUpdatesGrowTheItemsNextWrites(t *testing.T) {
+	db, _ := newIndexedClient(t, ddblimits.Config{RoundTrip: time.Millisecond})
+	ctx := context.Background()
+	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("E"), Item: entry("a", "H#0", "1")}); err != nil {
+		t.Fatal(err)
+	}
+	update := func(expr string, values map[string]types.AttributeValue) float64 {
+		t.Helper()
+		var meter ddblimits.Meter
+		if _, err := db.UpdateItem(ddblimits.WithMeter(ctx, &meter), &dynamodb.UpdateItemInput{
+			TableName: aws.String("E"), Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: "a"}},
+			UpdateExpression: aws.String(expr), ExpressionAttributeValues: values,
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return meter.WriteUnits()
+	}
+	big := map[string]types.AttributeValue{":v": &types.AttributeValueMemberL{Value: []types.AttributeValue{
+		&types.AttributeValueMemberS{Value: strings.Repeat("x", 2500)}, &types.AttributeValueMemberN{Value: "1"}}}}
+	// The item under 1 KB before, its entry (ALL) about 2.6 KB after.
+	if got := update("SET refunds = :v", big); got != 1+3 {
+		t.Errorf("the update that grows the item: %.0f write units, want 1 for the item (its size before) and 3 for its entry", got)
+	}
+	// Now about 2.6 KB: 3 units for the item, 3 for its entry.
+	small := map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: "2"}}
+	if got := update("SET n = :n", small); got != 3+3 {
+		t.Errorf("the next write of the 2.6 KB item: %.0f write units, want 6", got)
+	}
+	if got := update("SET refunds[1] = :n", small); got != 3+3 {
+		t.Errorf("a nested update of it: %.0f write units, want 6 (the list keeps its size)", got)
+	}
+	if got := update("REMOVE refunds", nil); got != 3+1 {
+		t.Errorf("the update that shrinks it: %.0f write units, want 3 for the item and 1 for its entry", got)
+	}
+	if got := update("SET n = :n", small); got != 2 {
+		t.Errorf("the next write after the list went: %.0f write units, want 2", got)
+	}
+}

@@ -238,26 +238,28 @@ func TestPartialRefunds_WeChatPaysRulesOnRefunds(t *testing.T) {
 
 }
 
-// WeChat Pay takes no 51st refund of a payment and none a year after it: stockguard
-// refuses both before any goods move (the money steps are left out: no refund queue).
-func TestPartialRefunds_FiftyRefundsAtMostAndNoneAfterAYear(t *testing.T) {
+// An order takes no 21st refund (inventory.MaxOrderRefunds: its item carries every
+// refund), and WeChat Pay none a year after the payment: stockguard refuses both before
+// any goods move (the money steps are left out: no refund queue).
+func TestPartialRefunds_TwentyRefundsAtMostAndNoneAfterAYear(t *testing.T) {
 	h := stacktest.New(t, options("0", false))
 	id, _ := paid(t, h, "buyer", `{"items":[{"skuId":"saucer","qty":60}]}`)
 	onHand := h.OnHand(t, "saucer")
-	for i := 1; i <= inventory.MaxRefundsPerOrder; i++ {
+	for i := 1; i <= inventory.MaxOrderRefunds; i++ {
 		if code, out := merchantRefund(t, h, id, refundBody(fmt.Sprint("n", i), "saucer 1")); code != http.StatusAccepted {
 			t.Fatalf("refund %d: %d %v", i, code, out)
 		}
 	}
-	if on := h.OnHand(t, "saucer"); on != onHand+inventory.MaxRefundsPerOrder {
-		t.Errorf("saucer on-hand %d, want %d", on, onHand+inventory.MaxRefundsPerOrder)
+	if on := h.OnHand(t, "saucer"); on != onHand+inventory.MaxOrderRefunds {
+		t.Errorf("saucer on-hand %d, want %d", on, onHand+inventory.MaxOrderRefunds)
 	}
 	before := h.Snapshot(t)
-	if code, out := merchantRefund(t, h, id, refundBody("n51", "saucer 1")); code != http.StatusConflict || out["code"] != "REFUND_NOT_ALLOWED" {
-		t.Errorf("51st refund: %d %v, want 409 REFUND_NOT_ALLOWED", code, out)
+	if code, out := merchantRefund(t, h, id, refundBody("n21", "saucer 1")); code != http.StatusConflict || out["code"] != "REFUND_NOT_ALLOWED" ||
+		!strings.Contains(fmt.Sprint(out["message"]), "20 refunds") {
+		t.Errorf("21st refund: %d %v, want 409 REFUND_NOT_ALLOWED naming the 20 refunds", code, out)
 	}
 	if h.Snapshot(t) != before {
-		t.Error("the refused 51st refund changed the tables")
+		t.Error("the refused 21st refund changed the tables")
 	}
 	old, _ := paid(t, h, "buyer2", `{"items":[{"skuId":"saucer","qty":1}]}`)
 	h.Clock.Advance(inventory.RefundPeriod + time.Hour)
