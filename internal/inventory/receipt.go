@@ -10,6 +10,10 @@ import (
 // order's own (a second payment of it, or an order never paid); nothing is recorded.
 var ErrOtherPayment = errors.New("settlement names another payment than the order's")
 
+// ErrNothingShipped: a settlement names an order with no shipment recorded; WeChat's
+// confirm-receipt component confirms only shipped orders, so nothing is recorded.
+var ErrNothingShipped = errors.New("settlement of an order with no shipment recorded")
+
 // Confirm receipt (确认收货): the buyer confirms in WeChat's own confirm-receipt
 // component (小程序发货信息管理服务, "小程序确认收货组件"), or WeChat confirms by itself
 // once the confirmation period is over; WeChat then pushes trade_manage_order_settlement
@@ -67,10 +71,14 @@ func (o *Order) ReceiptState() ReceiptStatus {
 // about the parcel, refunds or not). A receipt already recorded is NoChange: WeChat's
 // repeats (and a second event after the first) change nothing, the first one stays.
 // Errors: ErrOtherPayment when transactionID is not o's payment (a second payment of
-// the order, or an order never paid): nothing is recorded.
+// the order, or an order never paid), ErrNothingShipped when o has no shipment:
+// nothing is recorded.
 func (o *Order) ConfirmReceipt(transactionID string, r Receipt) (Change, error) {
 	if o.TransactionID == "" || o.TransactionID != transactionID {
 		return Change{}, fmt.Errorf("receipt of order %s: %w", o.ID, ErrOtherPayment)
+	}
+	if o.Shipping == nil || len(o.Shipping.Shipments) == 0 {
+		return Change{}, fmt.Errorf("receipt of order %s: %w", o.ID, ErrNothingShipped)
 	}
 	if o.Receipt != nil {
 		return Change{}, nil

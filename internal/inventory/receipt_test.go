@@ -34,8 +34,8 @@ func TestReceiptState(t *testing.T) {
 
 // WeChat's settlement of the order's own payment records the receipt once, whatever
 // the order's status, conditioned on none recorded yet; a repeat, or a later event
-// with another time or method, changes nothing; a settlement of another payment is
-// refused.
+// with another time or method, changes nothing; a settlement of another payment, or
+// of an order with no shipment, is refused.
 func TestConfirmReceipt_Decisions(t *testing.T) {
 	at := time.Date(2026, 11, 20, 8, 30, 15, 0, time.FixedZone("CST", 8*3600))
 	o := shipped(t, paidOrder(), parcel)
@@ -53,7 +53,10 @@ func TestConfirmReceipt_Decisions(t *testing.T) {
 		}
 	}
 
-	refunding := paidOrder()
+	if _, err := paidOrder().ConfirmReceipt(o.TransactionID, inventory.Receipt{ConfirmedAt: at}); !errors.Is(err, inventory.ErrNothingShipped) {
+		t.Errorf("a paid order with no shipment: %v, want ErrNothingShipped", err)
+	}
+	refunding := shipped(t, paidOrder(), parcel)
 	refunding.Status = inventory.StatusRefunding
 	if c, err := refunding.ConfirmReceipt(refunding.TransactionID, inventory.Receipt{ConfirmedAt: at, Method: inventory.ReceiptAuto}); err != nil || c.From != inventory.StatusRefunding || c.Order.Status != inventory.StatusRefunding {
 		t.Errorf("a refunding order: %+v, %v", c, err)

@@ -128,10 +128,21 @@ func (m *Messages) Push(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 	return text(wxapi.PushSuccess), nil
 }
 
+// confirmedAt is WeChat's confirm_receive_time (Unix seconds), or now when it names
+// no time or one later than now and the timestamp check's window (a clock WeChat's
+// signature vouches for cannot be ahead of ours by more).
+func confirmedAt(unix int64, now time.Time) time.Time {
+	at := time.Unix(unix, 0).UTC()
+	if unix <= 0 || at.After(now.Add(wxapi.MaxPushSkew)) {
+		return now.UTC()
+	}
+	return at
+}
+
 // confirm records the receipt p reports and says what came of it: "recorded",
 // "replayed" (recorded before), or why nothing was: "unknown order", "other payment".
 func (m *Messages) confirm(ctx context.Context, p *wxapi.Push) (string, error) {
-	r := inventory.Receipt{ConfirmedAt: time.Unix(p.ConfirmReceiveTime, 0).UTC(), Method: ReceiptMethod(p.ConfirmReceiveMethod)}
+	r := inventory.Receipt{ConfirmedAt: confirmedAt(p.ConfirmReceiveTime, m.now()), Method: ReceiptMethod(p.ConfirmReceiveMethod)}
 	id := p.MerchantTradeNo
 	_, recorded, err := m.orders.ConfirmReceipt(ctx, id, p.TransactionID, r)
 	if inventory.ValidOrderID(id) {
@@ -145,8 +156,11 @@ func (m *Messages) confirm(ctx context.Context, p *wxapi.Push) (string, error) {
 		m.log.LogAttrs(ctx, slog.LevelWarn, "settlement for an unknown order", slog.Bool("validOrderId", inventory.ValidOrderID(id)))
 		return "unknown order", nil
 	case errors.Is(err, inventory.ErrOtherPayment):
-		m.log.LogAttrs(ctx, slog.LevelWarn, "settlement of another payment than the order's (a second payment): nothing recorded")
+		m.log.LogAttrs(ctx, slog.LevelWarn, "settlement names another payment than the order's (a second payment, or an order never paid): nothing recorded", slog.String("outTradeNo", id))
 		return "other payment", nil
+	case errors.Is(err, inventory.ErrNothingShipped):
+		m.log.LogAttrs(ctx, slog.LevelWarn, "settlement of an order with no shipment recorded: nothing recorded", slog.String("outTradeNo", id))
+		return "not shipped", nil
 	case err != nil:
 		return "", fmt.Errorf("record the receipt of %s: %w", id, err)
 	case recorded:

@@ -168,14 +168,14 @@ func TestMessages_URLCheckAndIgnoredPushes(t *testing.T) {
 // delivery) records exactly one receipt: every delivery answers "success", one log line
 // says recorded and the others replayed, and the order's books are untouched.
 func TestConfirmReceipt_ConcurrentDeliveriesRecordOnce(t *testing.T) {
-	h := stacktest.New(t, stacktest.Options{})
-	id := h.Order(t, "ivan", `{"items":[{"skuId":"cup","qty":1}]}`)
-	if code, out := h.Call(t, http.MethodPost, "/_local/pay/"+id, "", nil, ""); code != http.StatusNoContent {
-		t.Fatalf("pay: %d %v", code, out)
+	h := shipStack(t, local.StackConfig{})
+	id := paidOrder(t, h, "ivan")
+	if code, out := ship(t, h, id, express); code != http.StatusAccepted {
+		t.Fatalf("ship: %d %v", code, out)
 	}
-	o := h.Lookup(t, id)
+	o, now := h.Lookup(t, id), time.Now()
 	push := wxapi.Push{MsgType: wxapi.MsgTypeEvent, Event: wxapi.EventOrderSettlement, TransactionID: o.TransactionID, MerchantTradeNo: id,
-		ConfirmReceiveMethod: wxapi.ConfirmAuto, ConfirmReceiveTime: h.Clock.Now().Unix(), SettlementTime: h.Clock.Now().Unix()}
+		ConfirmReceiveMethod: wxapi.ConfirmAuto, ConfirmReceiveTime: now.Unix(), SettlementTime: now.Unix()}
 	const deliveries = 16
 	var wg sync.WaitGroup
 	codes := make([]int, deliveries)
@@ -183,7 +183,7 @@ func TestConfirmReceipt_ConcurrentDeliveriesRecordOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			codes[i], _ = pushed(t, h, local.LocalMessageToken, push, h.Clock.Now())
+			codes[i], _ = pushed(t, h, local.LocalMessageToken, push, now)
 		}()
 	}
 	wg.Wait()
