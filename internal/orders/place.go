@@ -2,6 +2,7 @@ package orders
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -169,6 +170,12 @@ func (r *Checkout) ChangeAddress(ctx context.Context, req events.APIGatewayV2HTT
 	}
 	if err := httpapi.NoDuplicateKeys(body); err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	var wrapped struct {
+		Address json.RawMessage `json:"address"`
+	}
+	if json.Unmarshal(body, &wrapped) == nil && wrapped.Address != nil {
+		return events.APIGatewayV2HTTPResponse{}, inventory.InvalidError(`the body is the address itself, not {"address": …}; example: %s`, ExampleAddress)
 	}
 	a, err := DecodeAddress(body)
 	if err != nil {

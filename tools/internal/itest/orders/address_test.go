@@ -168,6 +168,9 @@ func TestChangeAddress_PutIsPatchForTheMiniProgram(t *testing.T) {
 	if status, out := stack.OutsideContract("bad phone").Call(t, http.MethodPut, "/orders/"+id+"/address", "alice", nil, strings.Replace(moved, phone, "call me", 1)); status != http.StatusBadRequest {
 		t.Errorf("bad phone: %d %v, want 400", status, out)
 	}
+	if status, out := stack.OutsideContract("the address wrapped as in POST /orders").Call(t, http.MethodPut, "/orders/"+id+"/address", "alice", nil, `{"address":`+moved+`}`); status != http.StatusBadRequest || !strings.Contains(out["message"].(string), "the body is the address itself") {
+		t.Errorf("wrapped: %d %v, want 400 saying the body is the address", status, out)
+	}
 	status, out := stack.OutsideContract("a JSON body sent as text/plain").Call(t, http.MethodPut, "/orders/"+id+"/address", "alice",
 		map[string]string{"Content-Type": "text/plain"}, moved)
 	if a, _ := out["address"].(map[string]any); status != http.StatusOK || a["detailInfo"] != "阅江西路222号" {
