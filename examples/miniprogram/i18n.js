@@ -38,6 +38,8 @@ const TABLES = {
     refundTitle: '退款？', refundContent: '¥{amount} 将退回你的微信支付。',
     upgradeWeChat: '请升级微信到最新版本后再确认收货。',
     aftersaleLine: '售后 {kind}：{status}',
+    aftersaleREQUESTED: '待商家处理', aftersaleAPPROVED: '商家已同意，请寄回商品', aftersaleREJECTED: '商家已拒绝',
+    aftersaleREFUNDING: '退款中', aftersaleREFUNDED: '已退款',
     // pay
     payWithWeChat: '微信支付', payWithin: '请在 {time} 内付款', paymentConfirming: '已付款，商家正在确认。',
     paymentNotCompleted: '未完成付款。',
@@ -88,6 +90,8 @@ const TABLES = {
     refundTitle: 'Refund this order?', refundContent: '¥{amount} goes back to your WeChat Pay.',
     upgradeWeChat: 'Please update WeChat to confirm receipt.',
     aftersaleLine: 'After-sale {kind}: {status}',
+    aftersaleREQUESTED: 'waiting for the shop', aftersaleAPPROVED: 'approved: send the goods back', aftersaleREJECTED: 'rejected by the shop',
+    aftersaleREFUNDING: 'refund under way', aftersaleREFUNDED: 'refunded',
     payWithWeChat: 'Pay with WeChat', payWithin: 'Pay within {time}', paymentConfirming: 'Payment made; the shop is confirming it.',
     paymentNotCompleted: 'Payment not completed.',
     aftersaleTitle: 'After-sale request', kindRefund: 'Refund only', kindReturnRefund: 'Return and refund',

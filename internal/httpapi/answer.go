@@ -233,7 +233,7 @@ func Order(o *inventory.Order) OrderJSON {
 	}
 	for _, a := range o.Aftersales {
 		v.Aftersales = append(v.Aftersales, AftersaleJSON{
-			AftersaleID: a.ID, Kind: string(a.Kind), Lines: a.Lines, Reason: a.Reason, Images: a.Images, Status: string(a.Status),
+			AftersaleID: a.ID, Kind: string(a.Kind), Lines: a.Lines, Reason: a.Reason, Images: a.Images, Status: string(o.AftersaleShown(a)),
 			RequestedAt: rfc3339(a.RequestedAt), DecidedAt: optional(a.DecidedAt), RejectReason: a.RejectReason,
 			ReceivedAt: optional(a.ReceivedAt), OutRefundNo: a.OutRefundNo,
 		})

@@ -34,7 +34,23 @@ const (
 	AftersaleApproved  AftersaleStatus = "APPROVED" // a return-refund waiting for the goods
 	AftersaleRejected  AftersaleStatus = "REJECTED"
 	AftersaleRefunding AftersaleStatus = "REFUNDING" // its refund started (OutRefundNo)
+	// AftersaleRefunded is not stored: an after-sale REFUNDING whose refund WeChat Pay
+	// reported REFUNDED is shown so (Order.AftersaleShown).
+	AftersaleRefunded AftersaleStatus = "REFUNDED"
 )
+
+// AftersaleShown is a's status as the order's views show it: REFUNDING becomes
+// REFUNDED once the refund it started (a.OutRefundNo) is REFUNDED on o.
+func (o *Order) AftersaleShown(a Aftersale) AftersaleStatus {
+	if a.Status == AftersaleRefunding {
+		for _, r := range o.Refunds {
+			if r.OutRefundNo == a.OutRefundNo && r.Status == StatusRefunded {
+				return AftersaleRefunded
+			}
+		}
+	}
+	return a.Status
+}
 
 // Bounds of an after-sale request.
 const (
@@ -103,8 +119,9 @@ func (r *AftersaleRequest) Validate() error {
 	}
 	for _, img := range r.Images {
 		u, err := url.Parse(img)
-		if err != nil || u.Scheme != "https" || u.Host == "" || len(img) > MaxImageURLLength {
-			return InvalidError("images must be https URLs of at most %d characters", MaxImageURLLength)
+		if err != nil || u.Scheme != "https" || u.Host == "" || len(img) > MaxImageURLLength ||
+			strings.IndexFunc(img, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+			return InvalidError("images must be https URLs of at most %d characters, spaces escaped (%%20)", MaxImageURLLength)
 		}
 	}
 	return nil
@@ -138,7 +155,11 @@ func (a *Aftersale) open() bool {
 // ErrRefundNotAllowed (o is not PAID) or ErrRefundExceedsPaid (more than is left).
 func (o *Order) RequestAftersale(r AftersaleRequest, now time.Time) (*Order, bool, error) {
 	if a := o.Aftersale(r.ID); a != nil {
-		if a.body() != r.body() {
+		asked := r
+		if r.Lines == nil { // every unit left: as resolved when first asked
+			asked.Lines = a.Lines
+		}
+		if a.body() != asked.body() {
 			return nil, false, refusal(ErrIdempotencyKeyReused, "aftersaleId %q of order %s was used with another request", r.ID, o.ID)
 		}
 		return o, false, nil
@@ -148,6 +169,9 @@ func (o *Order) RequestAftersale(r AftersaleRequest, now time.Time) (*Order, boo
 	}
 	if len(o.Aftersales) >= MaxAftersalesPerOrder {
 		return nil, false, refusal(ErrRefundNotAllowed, "order %s has had %d after-sales, the most one order takes: ask the shop", o.ID, MaxAftersalesPerOrder)
+	}
+	if err := o.refundsLeft(); err != nil {
+		return nil, false, err
 	}
 	lines, err := o.aftersaleLines(r.Lines)
 	if err != nil {
@@ -200,6 +224,35 @@ func (o *Order) aftersaleLines(asked []RefundLine) ([]RefundLine, error) {
 	return out, nil
 }
 
+// refundsLeft refuses an after-sale on o once o took MaxOrderRefunds refunds: its
+// refund could never start. The error wraps ErrRefundNotAllowed.
+func (o *Order) refundsLeft() error {
+	if len(o.Refunds) >= MaxOrderRefunds {
+		return refusal(ErrRefundNotAllowed, "order %s has had %d refunds, the most one order takes: ask the shop", o.ID, MaxOrderRefunds)
+	}
+	return nil
+}
+
+// stillRefundable checks, before an approval, that a's refund can still start: o is
+// PAID, below MaxOrderRefunds, and a's lines are paid and not refunded since (another
+// refund may have taken them after the request). Errors wrap ErrRefundNotAllowed or
+// ErrRefundExceedsPaid.
+func (o *Order) stillRefundable(a Aftersale) error {
+	if o.Status != StatusPaid {
+		return refusal(ErrRefundNotAllowed, "order %s is %s: after-sale %s has nothing left to refund", o.ID, o.Status, a.ID)
+	}
+	if err := o.refundsLeft(); err != nil {
+		return err
+	}
+	for _, l := range a.Lines {
+		i := slices.IndexFunc(o.Items, func(it OrderItem) bool { return it.SKU == l.SKU })
+		if i < 0 || o.Items[i].Qty-o.RefundedUnits(l.SKU, false) < l.Qty {
+			return refusal(ErrRefundExceedsPaid, "order %s: after-sale %s asks %d units of %s, which another refund took meanwhile: reject it", o.ID, a.ID, l.Qty, l.SKU)
+		}
+	}
+	return nil
+}
+
 // DecideAftersale decides the merchant's approval (approve true) or rejection (with
 // reason) of o's after-sale id by (IAM principal) at now. It returns the order as it
 // becomes and, when the money is to go now (an approved "refund"), the refund to
@@ -224,6 +277,11 @@ func (o *Order) DecideAftersale(id string, approve bool, by, reason string, now 
 		return o, a.refund(false), nil
 	default:
 		return nil, nil, refusal(ErrRefundNotAllowed, "after-sale %s of order %s is %s", id, o.ID, a.Status)
+	}
+	if approve {
+		if err := o.stillRefundable(a); err != nil {
+			return nil, nil, err
+		}
 	}
 	a.Status, a.DecidedAt, a.DecidedBy = want, &now, by
 	if !approve {

@@ -2,6 +2,7 @@ package inventory_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,7 @@ func TestAftersaleRequest_Validate(t *testing.T) {
 		"unknown kind":  func(r *inventory.AftersaleRequest) { r.Kind = "exchange" },
 		"no reason":     func(r *inventory.AftersaleRequest) { r.Reason = "" },
 		"http image":    func(r *inventory.AftersaleRequest) { r.Images = []string{"http://img.example.com/1.jpg"} },
+		"a space":       func(r *inventory.AftersaleRequest) { r.Images = []string{"https://img.example.com/a b.jpg"} },
 		"10 images":     func(r *inventory.AftersaleRequest) { r.Images = make([]string, 10) },
 		"a zero line":   func(r *inventory.AftersaleRequest) { r.Lines = []inventory.RefundLine{{SKU: "cup", Qty: 0}} },
 		"an empty list": func(r *inventory.AftersaleRequest) { r.Lines = []inventory.RefundLine{} },
@@ -191,5 +193,91 @@ func TestBuyerRefund_OfAShippedOrderPointsToTheAftersaleRoute(t *testing.T) {
 	var refusal *inventory.RefusalError
 	if !errors.Is(err, inventory.ErrRefundNotAllowed) || !errors.As(err, &refusal) || !strings.Contains(refusal.Reason, "POST /orders/order-1/aftersales") {
 		t.Errorf("buyer's refund of a shipped order: %v; want REFUND_NOT_ALLOWED naming the after-sale route", err)
+	}
+}
+
+// A request that left its lines out ("every unit left"), sent again the same way after
+// the answer was lost, is the same request although its lines were resolved when
+// first asked; with another reason it is still another request.
+func TestRequestAftersale_WithoutLinesReplays(t *testing.T) {
+	r := inventory.AftersaleRequest{ID: "as-all", Kind: inventory.AftersaleReturnRefund, Reason: "bad"}
+	next, created, err := paidForAftersale().RequestAftersale(r, t0.Add(time.Hour))
+	if err != nil || !created || len(next.Aftersale("as-all").Lines) == 0 {
+		t.Fatalf("first: %v %v", created, err)
+	}
+	if again, created, err := next.RequestAftersale(r, t0.Add(2*time.Hour)); err != nil || created || again != next {
+		t.Errorf("the same request again: %v %v, want the order unchanged", created, err)
+	}
+	r.Reason = "worse"
+	if _, _, err := next.RequestAftersale(r, t0.Add(2*time.Hour)); !errors.Is(err, inventory.ErrIdempotencyKeyReused) {
+		t.Errorf("another reason: %v, want ErrIdempotencyKeyReused", err)
+	}
+}
+
+// An approval finds what is left to refund as it is then: units another refund took
+// since the request, an order refunded whole, or one at its MaxOrderRefunds refunds
+// are refused, the after-sale left REQUESTED (the merchant rejects it), never
+// APPROVED with a refund that can never start.
+func TestDecideAftersale_ApprovalNeedsItsUnitsStillRefundable(t *testing.T) {
+	r := inventory.AftersaleRequest{ID: "as-1", Kind: inventory.AftersaleReturnRefund, Reason: "cracked", Lines: []inventory.RefundLine{{SKU: "cup", Qty: 2}}}
+	asked, _, err := paidForAftersale().RequestAftersale(r, t0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := *asked // the merchant refunded a cup meanwhile: 1 of 3 left
+	took.Refunds = append(slices.Clone(asked.Refunds), inventory.OrderRefund{RefundID: "m1", OutRefundNo: "order-1_R2", Lines: []inventory.RefundLine{{SKU: "cup", Qty: 1}}, Status: inventory.StatusRefunding})
+	whole := *asked
+	whole.Status = inventory.StatusRefunded
+	capped := *asked
+	capped.Refunds = make([]inventory.OrderRefund, inventory.MaxOrderRefunds)
+	for name, c := range map[string]struct {
+		o    *inventory.Order
+		want error
+	}{"lines taken": {&took, inventory.ErrRefundExceedsPaid}, "refunded whole": {&whole, inventory.ErrRefundNotAllowed}, "at the refund cap": {&capped, inventory.ErrRefundNotAllowed}} {
+		if _, _, err := c.o.DecideAftersale("as-1", true, "op", "", t0.Add(2*time.Hour)); !errors.Is(err, c.want) {
+			t.Errorf("%s: approve = %v, want %v", name, err, c.want)
+		}
+		if next, _, err := c.o.DecideAftersale("as-1", false, "op", "gone", t0.Add(2*time.Hour)); err != nil || next.Aftersale("as-1").Status != inventory.AftersaleRejected {
+			t.Errorf("%s: reject = %v, want REJECTED", name, err)
+		}
+	}
+	if _, _, err := capped.RequestAftersale(inventory.AftersaleRequest{ID: "as-2", Kind: inventory.AftersaleRefund, Reason: "x", Lines: []inventory.RefundLine{{SKU: "saucer", Qty: 1}}}, t0.Add(2*time.Hour)); !errors.Is(err, inventory.ErrRefundNotAllowed) {
+		t.Errorf("a request at the refund cap: %v, want ErrRefundNotAllowed", err)
+	}
+}
+
+// The views show an after-sale REFUNDED once the refund it started is REFUNDED.
+func TestAftersaleShown_RefundedWithItsRefund(t *testing.T) {
+	o := paidForAftersale()
+	a := inventory.Aftersale{Status: inventory.AftersaleRefunding, OutRefundNo: "order-1_R2"}
+	o.Refunds = append(o.Refunds, inventory.OrderRefund{OutRefundNo: "order-1_R2", Status: inventory.StatusRefunding})
+	if got := o.AftersaleShown(a); got != inventory.AftersaleRefunding {
+		t.Errorf("refund under way: %s, want REFUNDING", got)
+	}
+	o.Refunds[1].Status = inventory.StatusRefunded
+	if got := o.AftersaleShown(a); got != inventory.AftersaleRefunded {
+		t.Errorf("refund done: %s, want REFUNDED", got)
+	}
+}
+
+// A refund without goods back of a shipped order (an approved "refund" after-sale)
+// leaves the units with the buyer, so their purchase counters stay counted: the
+// per-user limit does not let the buyer hold more. The same units returned
+// (ReturnGoods, a received "return-refund") are given back.
+func TestStartRefund_UnitsKeptByTheBuyerStayCounted(t *testing.T) {
+	paid := paidOrder()
+	at := t0.Add(time.Minute)
+	paid.PaidAt = &at
+	o := shipped(t, paid, parcel)
+	now := at.Add(time.Hour)
+	for goods, want := range map[inventory.Goods]int{inventory.KeepGoods: 0, inventory.ReturnGoods: 1} {
+		req := inventory.RefundRequest{Requester: inventory.Merchant, Goods: goods, By: "op", Reason: "after-sale", RefundID: "as", Lines: []inventory.RefundLine{{SKU: "cup", Qty: 1}}}
+		c, err := o.StartRefund(req, 0, now, inventory.Retry{})
+		if err != nil {
+			t.Fatalf("goods %v: %v", goods, err)
+		}
+		if len(c.Limits) != want || want == 1 && c.Limits[0].Units != -1 {
+			t.Errorf("goods %v: counters %+v, want %d given back", goods, c.Limits, want)
+		}
 	}
 }

@@ -380,7 +380,8 @@ func (o *Order) Pay(p Payment, stock map[string]StockNow, now time.Time, r Retry
 // exact, so the refund that takes what is left takes exactly what is left of the
 // payment: no rounding). The order stays PAID while its refunds cover part of the
 // payment and becomes REFUNDING with the refund that covers the rest. From PAID the
-// purchase counters are given back per unit refunded (except those r found drifted)
+// purchase counters are given back per unit refunded (except those r found drifted,
+// and units kept by the buyer: a refund without restock once something shipped)
 // and, when restocking, exactly the refunded units are RETURNed, on the shards they were
 // committed on, after those earlier refunds returned; the RETURN entries are keyed by
 // RefundLedgerRef. The change is conditioned on the order's refunds as read
@@ -420,10 +421,14 @@ func (o *Order) StartRefund(req RefundRequest, window time.Duration, now time.Ti
 	if o.Status != StatusPaid {
 		return c, nil // REFUND_PENDING: neither stock nor counters were held
 	}
+	// Units that shipped and stay with the buyer (a refund without goods back, such as
+	// an approved "refund" after-sale) are still the buyer's: their purchase counters
+	// are not given back, or the per-user limit would let the buyer hold more.
+	kept := !ref.Restocked && o.Shipping != nil && len(o.Shipping.Shipments) > 0
 	for _, l := range lines {
 		i := slices.IndexFunc(o.Items, func(it OrderItem) bool { return it.SKU == l.SKU })
 		it := o.Items[i]
-		if it.Limited && !r.Drifted[it.SKU] {
+		if it.Limited && !r.Drifted[it.SKU] && !kept {
 			c.Limits = append(c.Limits, LimitMove{Line: i, SKU: it.SKU, Units: -l.Qty})
 		}
 		if ref.Restocked {

@@ -115,7 +115,7 @@ Page({
       receipt: receiptText(order),
       aftersales: (order.aftersales || []).map((a) => ({
         id: a.aftersaleId,
-        text: t('aftersaleLine', { kind: t(a.kind === 'refund' ? 'kindRefund' : 'kindReturnRefund'), status: a.status }),
+        text: t('aftersaleLine', { kind: t(a.kind === 'refund' ? 'kindRefund' : 'kindReturnRefund'), status: t(`aftersale${a.status}`) }),
       })),
       canConfirm: !this.data.busy && canConfirmReceipt(order),
       canAftersale: !this.data.busy && canAftersale(order),

@@ -193,7 +193,7 @@ test('shipping still being uploaded (QUEUED): the parcel shown, no 确认收货 
 
 test('申请售后 opens the after-sale page; the requests made are listed', async (t) => {
   const { page, wx } = await detail(t, shipped({ aftersales: [{ aftersaleId: 'as1', kind: 'return-refund', status: 'REQUESTED' }] }));
-  assert.deepEqual(texts(page, '.aftersale'), ['售后 退货退款：REQUESTED']);
+  assert.deepEqual(texts(page, '.aftersale'), ['售后 退货退款：待商家处理']);
   await tap(page, '#aftersale');
   assert.deepEqual(wx.navigations, [{ how: 'navigateTo', url: '/pages/aftersale/index?orderId=o123456' }]);
 });

@@ -146,8 +146,8 @@ func TestAftersale_ReturnRefundRestocksAndRefundsOnceAtReceipt(t *testing.T) {
 	if code, out := h.Call(t, http.MethodGet, "/admin/orders/"+id, "", nil, ""); code != http.StatusOK || out["aftersales"].([]any)[0].(map[string]any)["outRefundNo"] != a.OutRefundNo {
 		t.Errorf("merchant's view: %d %v, want the after-sale with its outRefundNo", code, out["aftersales"])
 	}
-	if code, out := h.Call(t, http.MethodGet, "/orders/"+id, "buyer", nil, ""); code != http.StatusOK || out["aftersales"].([]any)[0].(map[string]any)["status"] != "REFUNDING" {
-		t.Errorf("owner's view: %d %v, want the after-sale REFUNDING", code, out["aftersales"])
+	if code, out := h.Call(t, http.MethodGet, "/orders/"+id, "buyer", nil, ""); code != http.StatusOK || out["aftersales"].([]any)[0].(map[string]any)["status"] != "REFUNDED" {
+		t.Errorf("owner's view: %d %v, want the after-sale REFUNDED with its refund", code, out["aftersales"])
 	}
 	h.Check(t)
 }
