@@ -62,7 +62,8 @@ var commands = []command{
 			"commit, release, return, adjustment and move, with its units and who or what made it.",
 		"stockctl ledger mug-04", ledger},
 	{"orders", "ORDER_ID | --status PENDING_OVERDUE|REFUND_PENDING|REFUNDING [--after CURSOR]",
-		"Shows one order with its owner and lines (GET /admin/orders/{orderId}), or lists the orders\n" +
+		"Shows one order with its owner and lines, its shipping and receipt (WAITING, or CONFIRMED\n" +
+			"with when and how), refunds and after-sales (GET /admin/orders/{orderId}), or lists the orders\n" +
 			"that need a look (GET /admin/orders?status=): PENDING past their payment time, paid after\n" +
 			"release and waiting for their refund, or refunds under way.",
 		"stockctl orders --status PENDING_OVERDUE", orders},

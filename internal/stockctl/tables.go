@@ -161,6 +161,7 @@ type orderView struct {
 	Amount, RefundedAmount                                int64
 	Address                                               *inventory.Address
 	Shipping                                              *struct{ Status, UploadedAt, Error string }
+	Receipt                                               *struct{ Status, ConfirmedAt, Method string }
 	Items                                                 []struct {
 		SKU       string `json:"skuId"`
 		Qty       int
@@ -199,6 +200,9 @@ func printOrder(w io.Writer, data []byte) error {
 	}
 	if sh := o.Shipping; sh != nil {
 		fmt.Fprintf(tw, "shipping\t%s %s\t%s\n", sh.Status, sh.UploadedAt, sh.Error)
+	}
+	if r := o.Receipt; r != nil { // WAITING, or CONFIRMED at WeChat's time by buyer or auto
+		fmt.Fprintf(tw, "receipt\t%s %s\t%s\n", r.Status, r.ConfirmedAt, r.Method)
 	}
 	fmt.Fprintf(tw, "\nSKU\tQTY\tUNIT PRICE\n")
 	for _, it := range o.Items {

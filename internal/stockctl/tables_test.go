@@ -32,3 +32,33 @@ func TestPrintReport_ShowsRefundProblemsAndStuckRefunds(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintOrder_ShowsReceiptAndAftersales(t *testing.T) {
+	for _, tc := range []struct {
+		name, order string
+		want, not   []string
+	}{
+		{"confirmed", `{"orderId":"o1","status":"PAID","shipping":{"status":"UPLOADED","uploadedAt":"2026-01-02T03:04:05Z"},
+			"receipt":{"status":"CONFIRMED","confirmedAt":"2026-01-05T00:00:00Z","method":"buyer"},
+			"aftersales":[{"aftersaleId":"as-1","kind":"return-refund","lines":[{"skuId":"cup","qty":1}],"reason":"broken","status":"APPROVED","requestedAt":"2026-01-06T00:00:00Z"}]}`,
+			[]string{"receipt", "CONFIRMED 2026-01-05T00:00:00Z", "buyer", "AFTER-SALE", "as-1", "return-refund", "cup:1", "APPROVED", "broken"}, nil},
+		{"waiting", `{"orderId":"o2","status":"PAID","shipping":{"status":"QUEUED"},"receipt":{"status":"WAITING"}}`,
+			[]string{"receipt", "WAITING"}, []string{"AFTER-SALE"}},
+		{"none before shipping", `{"orderId":"o3","status":"PAID"}`, nil, []string{"receipt", "AFTER-SALE"}},
+	} {
+		var out strings.Builder
+		if err := printOrder(&out, []byte(tc.order)); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.name, w, out.String())
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(out.String(), w) {
+				t.Errorf("%s: output has %q:\n%s", tc.name, w, out.String())
+			}
+		}
+	}
+}
