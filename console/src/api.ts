@@ -17,12 +17,22 @@ export interface Refund {
   refundId: string; outRefundNo: string; lines: Line[]; amount: number; status: string; requestedAt: string;
   restocked: boolean; refundedAt?: string; error?: string; resolution?: string;
 }
-export interface Shipment { shipmentId: string; type: string; carrier?: string; tracking?: string; items?: Line[]; contact?: string; }
+export interface Shipment { shipmentId: string; type: string; carrier?: string; tracking?: string; items?: Line[]; contact?: string; uploadedAt?: string; }
+/** A buyer's after-sale (POST /orders/{orderId}/aftersales) as the merchant decides it. */
+export interface Aftersale {
+  aftersaleId: string; kind: 'refund' | 'return-refund'; lines: Line[]; reason: string; images?: string[];
+  status: 'REQUESTED' | 'APPROVED' | 'REJECTED' | 'REFUNDING' | 'REFUNDED'; requestedAt: string;
+  decidedAt?: string; rejectReason?: string; receivedAt?: string; outRefundNo?: string;
+}
+/** A merchant's step on an after-sale: POST /admin/orders/{orderId}/aftersales/{aftersaleId}/<step>. */
+export type AftersaleStep = 'approve' | 'reject' | 'received';
+/** The buyer's receipt of the goods, once something shipped: WAITING, or CONFIRMED (by the buyer or WeChat's auto). */
+export interface Receipt { status: 'WAITING' | 'CONFIRMED'; confirmedAt?: string; method?: 'buyer' | 'auto'; }
 export interface Order {
   orderId: string; status: string; items: { skuId: string; qty: number; unitPrice?: number; price?: number }[]; amount: number; currency: string;
   createdAt: string; expiresAt: string; paidAt?: string; cancelledAt?: string; cancelReason?: string; transactionId?: string;
   refundedAt?: string; refundAmount?: number; refunds?: Refund[]; refundedAmount?: number; userId: string;
-  shipping?: { status: string; uploadedAt?: string; error?: string }; shipments?: Shipment[];
+  shipping?: { status: string; uploadedAt?: string; error?: string }; shipments?: Shipment[]; receipt?: Receipt; aftersales?: Aftersale[];
   presale?: { shipAt: string; status: string; declaredAt?: string; error?: string };
   /** The delivery address, once orders carry one; absent, the page leaves the row out. */
   address?: { name?: string; phone?: string; province?: string; city?: string; district?: string; detail?: string };
@@ -86,10 +96,21 @@ export class Api {
   refundAction(id: string, outRefundNo: string, action: 'retry' | 'settle', reason: string) {
     return this.call<Order>('POST', `/admin/orders/${encodeURIComponent(id)}/refunds/${encodeURIComponent(outRefundNo)}/${action}`, { reason });
   }
+  /** Approves, rejects (with a reason told to the buyer) or receives the goods of an after-sale; answers the order. */
+  aftersale(id: string, aftersaleId: string, step: AftersaleStep, reason?: string) {
+    return this.call<Order>('POST', `/admin/orders/${encodeURIComponent(id)}/aftersales/${encodeURIComponent(aftersaleId)}/${step}`, step === 'reject' ? { reason } : undefined);
+  }
   ship(id: string, b: Record<string, unknown>) { return this.call<{ shipping: unknown }>('POST', '/admin/orders/' + encodeURIComponent(id) + '/shipments', b); }
   presale(id: string, shipAt: string) { return this.call<unknown>('POST', '/admin/orders/' + encodeURIComponent(id) + '/presale', { shipAt }); }
   latestReport() { return this.call<Report>('GET', '/admin/reconcile/latest'); }
   runReconcile() { return this.call<Report>('POST', '/admin/reconcile'); }
+}
+
+/** aftersaleSteps are the steps an after-sale takes now: approve or reject while REQUESTED, received once a return-refund is APPROVED. */
+export function aftersaleSteps(a: Pick<Aftersale, 'kind' | 'status'>): AftersaleStep[] {
+  if (a.status === 'REQUESTED') return ['approve', 'reject'];
+  if (a.status === 'APPROVED' && a.kind === 'return-refund') return ['received'];
+  return [];
 }
 
 /** yuan shows fen as yuan with two decimals: 39900 → "¥399.00". */

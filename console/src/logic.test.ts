@@ -1,7 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createInstance } from 'i18next';
 import { may, roleOf } from './auth';
 import { rates } from './pages/LiveSale';
-import { newKey, yuan, type Sku } from './api';
+import { aftersaleSteps, Api, newKey, yuan, type Sku } from './api';
+import { receiptText } from './pages/Orders';
 import zhCN from './locales/zh-CN';
 import enUS from './locales/en-US';
 
@@ -49,5 +51,45 @@ describe('locales', () => {
   const keys = (o: object, p = ''): string[] => Object.entries(o).flatMap(([k, v]) => (typeof v === 'object' ? keys(v, p + k + '.') : [p + k]));
   it('English has every Chinese key and no other', () => {
     expect(keys(enUS).sort()).toEqual(keys(zhCN).sort());
+  });
+});
+
+describe('after-sales', () => {
+  it('offers approve and reject on a request, received on an approved return only', () => {
+    expect(aftersaleSteps({ kind: 'refund', status: 'REQUESTED' })).toEqual(['approve', 'reject']);
+    expect(aftersaleSteps({ kind: 'return-refund', status: 'REQUESTED' })).toEqual(['approve', 'reject']);
+    expect(aftersaleSteps({ kind: 'return-refund', status: 'APPROVED' })).toEqual(['received']);
+    expect(aftersaleSteps({ kind: 'refund', status: 'APPROVED' })).toEqual([]);
+    for (const status of ['REJECTED', 'REFUNDING', 'REFUNDED'] as const) {
+      expect(aftersaleSteps({ kind: 'return-refund', status })).toEqual([]);
+    }
+  });
+
+  afterEach(() => vi.unstubAllGlobals());
+  it('calls the merchant API route of each step, a reason only with reject', async () => {
+    const calls: { url: string; method?: string; body?: unknown }[] = [];
+    vi.stubGlobal('fetch', async (url: string, init: RequestInit) => {
+      calls.push({ url, method: init.method, body: init.body });
+      return new Response('{"orderId":"o 1"}', { status: 200 });
+    });
+    const api = new Api('/console/api', () => 'tok', () => {});
+    await api.aftersale('o 1', 'as/1', 'approve');
+    await api.aftersale('o 1', 'as-2', 'reject', 'worn');
+    await api.aftersale('o 1', 'as-3', 'received');
+    expect(calls).toEqual([
+      { url: '/console/api/admin/orders/o%201/aftersales/as%2F1/approve', method: 'POST', body: undefined },
+      { url: '/console/api/admin/orders/o%201/aftersales/as-2/reject', method: 'POST', body: '{"reason":"worn"}' },
+      { url: '/console/api/admin/orders/o%201/aftersales/as-3/received', method: 'POST', body: undefined },
+    ]);
+  });
+});
+
+describe('receiptText', () => {
+  it('shows the receipt, with when and by whom once confirmed', async () => {
+    const i18n = createInstance();
+    await i18n.init({ showSupportNotice: false, lng: 'en-US', resources: { 'en-US': { translation: enUS } } });
+    expect(receiptText({ status: 'WAITING' }, i18n.t, 'en-US')).toBe('Waiting for the buyer');
+    const s = receiptText({ status: 'CONFIRMED', confirmedAt: '2026-01-05T00:00:00Z', method: 'auto' }, i18n.t, 'en-US');
+    expect(s).toMatch(/^Confirmed · .*2026.* · by WeChat \(auto\)$/);
   });
 });

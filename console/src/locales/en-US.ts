@@ -29,7 +29,13 @@ const enUS: Messages = {
     shipAt: 'Ships at', declarePresale: 'Declare a presale', declared: 'Presale declared', byBuyer: 'By buyer (user id)', address: 'Address',
     statusList: { PENDING_OVERDUE: 'Unpaid past expiry', REFUND_PENDING: 'Refund pending', REFUNDING: 'Refunding' },
     shipTypes: { express: 'Express', 'same-city': 'Same city', virtual: 'Virtual', 'self-pickup': 'Self pickup' },
-    afterSales: 'After-sales (a later release)',
+    uploadedAt: 'Uploaded to WeChat', receipt: 'Receipt', receiptSt: { WAITING: 'Waiting for the buyer', CONFIRMED: 'Confirmed' }, receiptBy: { buyer: 'by the buyer', auto: 'by WeChat (auto)' },
+    afterSales: 'After-sales', as: {
+      id: 'After-sale id', kind: 'Kind', kinds: { refund: 'Refund only', 'return-refund': 'Return and refund' }, reason: 'Reason', requestedAt: 'Requested', decidedAt: 'Decided', receivedAt: 'Goods back',
+      none: 'No after-sales', approve: 'Approve', reject: 'Reject', received: 'Goods received', rejectReason: 'Reason (told to the buyer)',
+      done: { approve: 'After-sale {{id}} approved', reject: 'After-sale {{id}} rejected', received: 'Goods received, refund started: {{id}}' },
+      st: { REQUESTED: 'Requested', APPROVED: 'Approved, waiting for the goods', REJECTED: 'Rejected', REFUNDING: 'Refunding', REFUNDED: 'Refunded' },
+    },
     st: { PENDING: 'Pending', PAID: 'Paid', CANCELLED: 'Cancelled', REFUND_PENDING: 'Refund pending', REFUNDING: 'Refunding', REFUNDED: 'Refunded' },
   },
   refunds: {

@@ -27,7 +27,13 @@ const zhCN = {
     shipAt: '预计发货时间', declarePresale: '申报预售', declared: '已申报预售', byBuyer: '按买家（用户 id）', address: '收货地址',
     statusList: { PENDING_OVERDUE: '超时未支付', REFUND_PENDING: '待退款', REFUNDING: '退款中' },
     shipTypes: { express: '快递', 'same-city': '同城配送', virtual: '虚拟发货', 'self-pickup': '自提' },
-    afterSales: '售后申请（待后续版本）',
+    uploadedAt: '已上传微信', receipt: '确认收货', receiptSt: { WAITING: '待买家确认收货', CONFIRMED: '已确认收货' }, receiptBy: { buyer: '买家确认', auto: '微信自动确认' },
+    afterSales: '售后申请', as: {
+      id: '售后单号', kind: '类型', kinds: { refund: '仅退款', 'return-refund': '退货退款' }, reason: '原因', requestedAt: '申请时间', decidedAt: '处理时间', receivedAt: '收到退货',
+      none: '没有售后申请', approve: '同意', reject: '拒绝', received: '已收到退货', rejectReason: '拒绝原因（会告知买家）',
+      done: { approve: '已同意售后 {{id}}', reject: '已拒绝售后 {{id}}', received: '已收到退货，开始退款：{{id}}' },
+      st: { REQUESTED: '待处理', APPROVED: '已同意，待退货', REJECTED: '已拒绝', REFUNDING: '退款中', REFUNDED: '已退款' },
+    },
     st: { PENDING: '待支付', PAID: '已支付', CANCELLED: '已取消', REFUND_PENDING: '待退款', REFUNDING: '退款中', REFUNDED: '已退款' },
   },
   refunds: {

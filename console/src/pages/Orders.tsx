@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useState } from 'react';
-import { Alert, Button, Card, DatePicker, Descriptions, Form, Input, InputNumber, Message, Modal, Select, Space, Switch, Table, Tag } from '@arco-design/web-react';
+import { Alert, Button, Card, DatePicker, Descriptions, Form, Input, InputNumber, Message, Modal, Popconfirm, Select, Space, Switch, Table, Tag } from '@arco-design/web-react';
+import type { TFunction } from 'i18next';
 import { useTranslation } from 'react-i18next';
-import { ApiError, newKey, when, yuan, type Line, type Order } from '../api';
+import { aftersaleSteps, ApiError, newKey, when, yuan, type Aftersale, type AftersaleStep, type Line, type Order, type Receipt } from '../api';
 import { useSession } from '../session';
 
 const listable = ['PENDING_OVERDUE', 'REFUND_PENDING', 'REFUNDING'];
@@ -22,7 +23,7 @@ export function OrderStatus({ status }: { status: string }) {
   return <Tag color={statusColor[status]} data-status={status}>{t('orders.st.' + status, { defaultValue: status })}</Tag>;
 }
 
-/** The orders page: find by id or list by status; an order with its payment, refunds and shipments. */
+/** The orders page: find by id or list by status; an order with its payment, refunds, shipments, receipt and after-sales. */
 export function Orders({ orderId }: { orderId: string }) {
   const { t, i18n } = useTranslation();
   const { go, api, fail } = useSession();
@@ -97,6 +98,7 @@ function OrderDetail({ id }: { id: string }) {
           { label: t('orders.paidAt'), value: when(order.paidAt, i18n.language) },
           { label: t('orders.transactionId'), value: order.transactionId ?? '—' },
           { label: t('orders.shipments'), value: order.shipping ? `${order.shipping.status}${order.shipping.error ? ' · ' + order.shipping.error : ''}` : '—' },
+          ...(order.receipt ? [{ label: t('orders.receipt'), value: <span id="order-receipt" data-receipt={order.receipt.status}>{receiptText(order.receipt, t, i18n.language)}</span> }] : []),
         ]} />
         <Table rowKey="skuId" size="small" pagination={false} data={order.items} columns={[
           { title: t('orders.lines'), dataIndex: 'skuId' }, { title: t('orders.qty'), dataIndex: 'qty' },
@@ -117,14 +119,72 @@ function OrderDetail({ id }: { id: string }) {
           { title: 'shipmentId', dataIndex: 'shipmentId' }, { title: t('orders.shipType'), dataIndex: 'type', render: (v: string) => t('orders.shipTypes.' + v, { defaultValue: v }) },
           { title: t('orders.carrier'), dataIndex: 'carrier' }, { title: t('orders.tracking'), dataIndex: 'tracking' },
           { title: t('orders.shipItems'), dataIndex: 'items', render: (ls?: Line[]) => (ls ?? []).map((l) => `${l.skuId}×${l.qty}`).join(', ') },
+          { title: t('orders.uploadedAt'), dataIndex: 'uploadedAt', render: (s?: string) => when(s, i18n.language) },
         ]} />
         {order.presale && <p>{t('orders.presale')}: {new Date(order.presale.shipAt).toLocaleDateString()} · {order.presale.status}</p>}
       </Card>
-      <Alert type="info" content={t('orders.afterSales')} />
+      <Aftersales order={order} onDone={load} />
       {dialog === 'refund' && <RefundDialog order={order} onDone={done} onClose={() => setDialog(null)} />}
       {dialog === 'ship' && <ShipDialog order={order} onDone={done} onClose={() => setDialog(null)} />}
       {dialog === 'presale' && <PresaleDialog order={order} onDone={done} onClose={() => setDialog(null)} />}
     </div>
+  );
+}
+
+/** receiptText is the order's receipt on one line: its status, and once confirmed when and by whom. */
+export function receiptText(r: Receipt, t: TFunction, lang: string) {
+  const st = t('orders.receiptSt.' + r.status, { defaultValue: r.status });
+  return r.status === 'CONFIRMED' ? [st, when(r.confirmedAt, lang), r.method && t('orders.receiptBy.' + r.method, { defaultValue: r.method })].filter(Boolean).join(' · ') : st;
+}
+
+const aftersaleColor: Record<string, string> = { REQUESTED: 'orange', APPROVED: 'arcoblue', REJECTED: 'gray', REFUNDING: 'purple', REFUNDED: 'green' };
+
+/** The order's after-sales with the steps each takes now (approve or reject a request, receive a return's goods). */
+function Aftersales({ order, onDone }: { order: Order; onDone: () => void }) {
+  const { t, i18n } = useTranslation();
+  const { api, fail } = useSession();
+  const [rejecting, setRejecting] = useState<Aftersale | null>(null);
+  const [busy, setBusy] = useState('');
+  const step = (a: Aftersale, s: AftersaleStep, reason?: string) => {
+    setBusy(a.aftersaleId + '/' + s);
+    return api.aftersale(order.orderId, a.aftersaleId, s, reason)
+      .then(() => { Message.success(t('orders.as.done.' + s, { id: a.aftersaleId })); setRejecting(null); onDone(); }, fail)
+      .finally(() => setBusy(''));
+  };
+  const button = (a: Aftersale, s: AftersaleStep) => {
+    const b = <Button key={s} size="mini" type={s === 'reject' ? 'secondary' : 'primary'} status={s === 'reject' ? 'danger' : undefined}
+      className={'aftersale-' + s} loading={busy === a.aftersaleId + '/' + s} onClick={s === 'reject' ? () => setRejecting(a) : undefined}>{t('orders.as.' + s)}</Button>;
+    // Approving or receiving starts a refund: asked once more; rejecting asks its reason.
+    return s === 'reject' ? b : <Popconfirm key={s} title={`${t('orders.as.' + s)}: ${a.aftersaleId}?`} onOk={() => step(a, s)}>{b}</Popconfirm>;
+  };
+  const lines = (ls: Line[]) => ls.map((l) => `${l.skuId}×${l.qty}`).join(', ');
+  return (
+    <Card title={t('orders.afterSales')} size="small" id="order-aftersales">
+      <Table rowKey="aftersaleId" size="small" pagination={false} data={order.aftersales ?? []} scroll={{ x: 900 }} noDataElement={t('orders.as.none')} columns={[
+        { title: t('orders.as.id'), dataIndex: 'aftersaleId', render: (s: string) => <span className="mono">{s}</span> },
+        { title: t('orders.as.kind'), dataIndex: 'kind', render: (k: string) => t('orders.as.kinds.' + k, { defaultValue: k }) },
+        { title: t('orders.lines'), dataIndex: 'lines', render: lines },
+        { title: t('orders.as.reason'), dataIndex: 'reason', render: (r: string, a: Aftersale) => (a.rejectReason ? `${r} · ${t('orders.as.st.REJECTED')}: ${a.rejectReason}` : r) },
+        { title: t('orders.status'), dataIndex: 'status', render: (s: string) => <Tag color={aftersaleColor[s]} data-status={s}>{t('orders.as.st.' + s, { defaultValue: s })}</Tag> },
+        { title: t('orders.as.requestedAt'), dataIndex: 'requestedAt', render: (s: string) => when(s, i18n.language) },
+        { title: t('orders.as.decidedAt'), dataIndex: 'decidedAt', render: (s?: string) => when(s, i18n.language) },
+        { title: 'out_refund_no', dataIndex: 'outRefundNo', render: (s?: string) => <span className="mono">{s ?? ''}</span> },
+        { title: '', render: (_: unknown, a: Aftersale) => <Space>{aftersaleSteps(a).map((s) => button(a, s))}</Space> },
+      ]} />
+      {rejecting && (
+        <RejectDialog aftersale={rejecting} busy={busy !== ''} onOk={(reason) => void step(rejecting, 'reject', reason)} onClose={() => setRejecting(null)} />
+      )}
+    </Card>
+  );
+}
+
+function RejectDialog({ aftersale, busy, onOk, onClose }: { aftersale: Aftersale; busy: boolean; onOk: (reason: string) => void; onClose: () => void }) {
+  const { t } = useTranslation();
+  const [reason, setReason] = useState('');
+  return (
+    <Modal title={`${t('orders.as.reject')}: ${aftersale.aftersaleId}`} visible onOk={() => onOk(reason.trim())} onCancel={onClose} confirmLoading={busy} okButtonProps={{ disabled: !reason.trim() }}>
+      <Input id="aftersale-reject-reason" placeholder={t('orders.as.rejectReason')} value={reason} onChange={setReason} maxLength={200} />
+    </Modal>
   );
 }
 
