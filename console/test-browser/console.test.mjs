@@ -1,7 +1,8 @@
 // The merchant console in a real browser: Debian's chromium driven by puppeteer-core
 // (which downloads no browser), against the local stack started on free ports. A whole
 // sale from the console alone: the owner signs in, creates a SKU, opens its sale,
-// watches an order arrive on the live page, refunds part of it, ships it, runs
+// watches an order arrive on the live page, refunds part of it, ships it, sees the
+// buyer's receipt, rejects one after-sale and approves and receives another, runs
 // reconcile; the operator is refused a restock; the viewer can change nothing (403);
 // a buyer's token reaches no merchant route. Screenshots of the main pages go to
 // $SHOTS (a temporary directory unless set; `SHOTS=../docs/console npm run
@@ -230,6 +231,58 @@ test('the owner runs a sale from the console', async (t) => {
     const order = (await call('GET', '/admin/orders/' + orderId)).body;
     assert.equal(order.shipments.length, 1);
     assert.equal(order.shipments[0].carrier, 'YTO');
+    await waitText(page, '#order-receipt', '待买家确认收货');
+  });
+
+  await t.test("shows the buyer's receipt and decides their after-sales", async () => {
+    for (let i = 0; (await call('GET', '/admin/orders/' + orderId)).body.shipping.status !== 'UPLOADED'; i++) {
+      if (i === 100) throw new Error('the shipment was not uploaded to WeChat in 20 s');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const confirmed = await fetch(api + '/_local/receipt/' + orderId, { method: 'POST' }); // WeChat's push, answered "success"
+    assert.equal(confirmed.status, 200, await confirmed.text());
+    const ask = (body) => call('POST', `/orders/${orderId}/aftersales`, { headers: { 'X-User-Id': 'alice' }, body });
+    assert.equal((await ask({ aftersaleId: 'as-1', kind: 'refund', reason: '不想要了' })).status, 202);
+    await page.click('#order-detail .arco-card-header .arco-btn'); // 刷新
+    await waitText(page, '#order-receipt', '已确认收货.*买家确认');
+    const row = (id) => `xpath///*[@id="order-aftersales"]//tr[.//td[contains(., "${id}")]]`;
+    await page.waitForSelector(row('as-1') + '//*[@data-status="REQUESTED"]');
+    assert.equal(await page.$(row('as-1') + '//*[contains(@class, "aftersale-received")]'), null, 'no received on a request');
+
+    await (await page.waitForSelector(row('as-1') + '//*[contains(@class, "aftersale-reject")]')).click();
+    await page.waitForSelector('#aftersale-reject-reason');
+    await settle(page);
+    await page.type('#aftersale-reject-reason', '已发货，请申请退货退款');
+    await modalOK(page);
+    await messageText(page, 'as-1');
+    await page.waitForSelector(row('as-1') + '//*[@data-status="REJECTED"]', { timeout: 15_000 });
+    assert.equal((await call('GET', '/admin/orders/' + orderId)).body.aftersales[0].rejectReason, '已发货，请申请退货退款');
+
+    assert.equal((await ask({ aftersaleId: 'as-2', kind: 'return-refund', reason: '灯罩有划痕' })).status, 202);
+    await page.click('#order-detail .arco-card-header .arco-btn');
+    // Approve and received ask once more (Popconfirm). Its OK is clicked in the page, not
+    // at coordinates: the popup's opening zoom starts a frame after it mounts, so
+    // settle() can see no animation yet and a click at the measured spot misses.
+    const confirmStep = async (step) => {
+      await (await page.waitForSelector(row('as-2') + `//*[contains(@class, "aftersale-${step}")]`, { timeout: 15_000 })).click();
+      await page.waitForSelector('.arco-popconfirm .arco-btn-primary');
+      const [resp] = await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith(`/aftersales/as-2/${step}`), { timeout: 15_000 }),
+        page.$eval('.arco-popconfirm .arco-btn-primary', (b) => b.click()),
+      ]);
+      assert.equal(resp.status(), 200, step);
+    };
+    await confirmStep('approve');
+    await page.waitForSelector(row('as-2') + '//*[@data-status="APPROVED"]', { timeout: 15_000 });
+    const before = (await call('GET', '/admin/skus/lamp-05')).body.onHand;
+    await confirmStep('received');
+    await page.waitForSelector(row('as-2') + '//*[@data-status="REFUNDING" or @data-status="REFUNDED"]', { timeout: 15_000 });
+    const order = (await call('GET', '/admin/orders/' + orderId)).body;
+    assert.deepEqual(order.aftersales.map((a) => [a.aftersaleId, a.status === 'REFUNDED' ? 'REFUNDING' : a.status]), [['as-1', 'REJECTED'], ['as-2', 'REFUNDING']]);
+    assert.equal(order.refunds.length, 2, 'the return started its refund');
+    assert.equal((await call('GET', '/admin/skus/lamp-05')).body.onHand, before + 1, 'the lamp is back in stock');
+    assert.equal(await page.$(row('as-2') + '//button'), null, 'no step left');
+    await page.waitForFunction(() => !document.querySelector('.arco-message'), { timeout: 15_000 }); // the picture without them
     await page.screenshot({ path: join(shots, 'order.png'), fullPage: true });
   });
 
