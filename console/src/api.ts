@@ -34,8 +34,11 @@ export interface Order {
   refundedAt?: string; refundAmount?: number; refunds?: Refund[]; refundedAmount?: number; userId: string;
   shipping?: { status: string; uploadedAt?: string; error?: string }; shipments?: Shipment[]; receipt?: Receipt; aftersales?: Aftersale[];
   presale?: { shipAt: string; status: string; declaredAt?: string; error?: string };
-  /** The delivery address, once orders carry one; absent, the page leaves the row out. */
-  address?: { name?: string; phone?: string; province?: string; city?: string; district?: string; detail?: string };
+  /** The delivery address as wx.chooseAddress gave it (docs/contract.md, "POST /orders"), whole in the merchant's view; absent when the order ships nothing. */
+  address?: {
+    userName: string; telNumber: string; provinceName: string; cityName: string; countyName: string;
+    streetName?: string; detailInfo: string; postalCode?: string;
+  };
 }
 export interface Report {
   skusChecked: number; differences: { skuId: string; rule: string; expected: number; actual: number }[];

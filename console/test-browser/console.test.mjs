@@ -232,6 +232,7 @@ test('the owner runs a sale from the console', async (t) => {
     assert.equal(order.shipments.length, 1);
     assert.equal(order.shipments[0].carrier, 'YTO');
     await waitText(page, '#order-receipt', '待买家确认收货');
+    assert.equal(await textOf(page, '#order-address'), '张三 · 18912341234 · 广东省广州市海珠区新港中路397号', 'the merchant sees where the parcel goes, whole');
   });
 
   await t.test("shows the buyer's receipt and decides their after-sales", async () => {

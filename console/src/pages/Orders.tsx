@@ -64,7 +64,8 @@ export function Orders({ orderId }: { orderId: string }) {
 
 /** addressText is an address on one line, in the order a Chinese address is written. */
 export function addressText(a: NonNullable<Order['address']>) {
-  return [a.name, a.phone, [a.province, a.city, a.district, a.detail].filter(Boolean).join('')].filter(Boolean).join(' · ');
+  return [a.userName, a.telNumber, [a.provinceName, a.cityName, a.countyName, a.detailInfo].filter(Boolean).join(''), a.postalCode]
+    .filter(Boolean).join(' · ');
 }
 
 function OrderDetail({ id }: { id: string }) {
@@ -92,7 +93,7 @@ function OrderDetail({ id }: { id: string }) {
       </Space>}>
         <Descriptions column={{ xs: 1, md: 2 }} data={[
           { label: t('orders.buyer'), value: order.userId },
-          ...(order.address ? [{ label: t('orders.address'), value: addressText(order.address) }] : []),
+          ...(order.address ? [{ label: t('orders.address'), value: <span id="order-address">{addressText(order.address)}</span> }] : []),
           { label: t('orders.amount'), value: yuan(order.amount) },
           { label: t('orders.createdAt'), value: when(order.createdAt, i18n.language) },
           { label: t('orders.paidAt'), value: when(order.paidAt, i18n.language) },
