@@ -235,8 +235,8 @@ func (o *Order) refundsLeft() error {
 
 // stillRefundable checks, before an approval, that a's refund can still start: o is
 // PAID, below MaxOrderRefunds, and a's lines are paid and not refunded since (another
-// refund may have taken them after the request). Errors wrap ErrRefundNotAllowed or
-// ErrRefundExceedsPaid.
+// refund may have taken them after the request), as a refund's own lines are checked
+// (refundLines). Errors wrap ErrRefundNotAllowed or ErrRefundExceedsPaid.
 func (o *Order) stillRefundable(a Aftersale) error {
 	if o.Status != StatusPaid {
 		return refusal(ErrRefundNotAllowed, "order %s is %s: after-sale %s has nothing left to refund", o.ID, o.Status, a.ID)
@@ -244,13 +244,8 @@ func (o *Order) stillRefundable(a Aftersale) error {
 	if err := o.refundsLeft(); err != nil {
 		return err
 	}
-	for _, l := range a.Lines {
-		i := slices.IndexFunc(o.Items, func(it OrderItem) bool { return it.SKU == l.SKU })
-		if i < 0 || o.Items[i].Qty-o.RefundedUnits(l.SKU, false) < l.Qty {
-			return refusal(ErrRefundExceedsPaid, "order %s: after-sale %s asks %d units of %s, which another refund took meanwhile: reject it", o.ID, a.ID, l.Qty, l.SKU)
-		}
-	}
-	return nil
+	_, _, err := o.refundLines(RefundRequest{Lines: a.Lines}) // a.Lines were resolved when asked: never nil
+	return err
 }
 
 // DecideAftersale decides the merchant's approval (approve true) or rejection (with
