@@ -94,5 +94,5 @@ replace github.com/stockguard/stockguard => ../
 // minidyn with the fixes third_party/minidyn/PATCHES.md lists.
 replace github.com/truora/minidyn => ./third_party/minidyn
 
-// goaws v0.5.4, the non-test sources of the packages the stack imports.
+// goaws with the fix third_party/goaws/PATCHES.md describes.
 replace github.com/Admiral-Piett/goaws => ./third_party/goaws

@@ -117,6 +117,12 @@ func ReceiveMessageV1(req *http.Request) (int, interfaces.AbstractResponseBody) 
 			randomId := uuid.NewString()
 			msg.ReceiptHandle = msg.Uuid + "#" + randomId
 			msg.ReceiptTime = time.Now().UTC()
+			// stockguard: count every receive. ApproximateReceiveCount is "the number of
+			// times a message has been received across all queues but not deleted"
+			// (Amazon SQS API Reference, ReceiveMessage, MessageSystemAttributeName);
+			// upstream never incremented NumberOfReceives and always reported 1. The count
+			// moves with the message to a dead-letter queue (the struct is copied there).
+			msg.NumberOfReceives++
 
 			if requestBody.VisibilityTimeout != 0 {
 				msg.VisibilityTimeout = time.Now().Add(time.Duration(requestBody.VisibilityTimeout) * time.Second)
@@ -157,7 +163,7 @@ func buildResultMessage(m *models.SqsMessage) *models.ResultMessage {
 		Attributes: map[string]string{
 			"ApproximateFirstReceiveTimestamp": fmt.Sprintf("%d", m.ReceiptTime.UnixNano()/int64(time.Millisecond)),
 			"SenderId":                         models.CurrentEnvironment.AccountID,
-			"ApproximateReceiveCount":          fmt.Sprintf("%d", m.NumberOfReceives+1),
+			"ApproximateReceiveCount":          fmt.Sprintf("%d", m.NumberOfReceives),
 			"SentTimestamp":                    fmt.Sprintf("%d", time.Now().UTC().UnixNano()/int64(time.Millisecond)),
 		},
 	}
