@@ -44,14 +44,16 @@ func redriveTo(dlq, maxReceiveCount string) string {
 	return `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:` + AccountID + `:` + dlq + `","maxReceiveCount":"` + maxReceiveCount + `"}`
 }
 
-// receive long-polls queueURL for up to 1 s and returns at most one message.
+// receive long-polls queueURL for up to 1 s and returns at most one message, with all
+// its message and system attributes.
 func receive(ctx context.Context, t *testing.T, client *sqs.Client, queueURL string) *types.Message {
 	t.Helper()
 	out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-		QueueUrl:              aws.String(queueURL),
-		WaitTimeSeconds:       1,
-		MaxNumberOfMessages:   1,
-		MessageAttributeNames: []string{"All"},
+		QueueUrl:                    aws.String(queueURL),
+		WaitTimeSeconds:             1,
+		MaxNumberOfMessages:         1,
+		MessageAttributeNames:       []string{"All"},
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 	})
 	if err != nil {
 		t.Fatalf("ReceiveMessage: %v", err)
