@@ -93,3 +93,6 @@ replace github.com/stockguard/stockguard => ../
 
 // minidyn with the fixes third_party/minidyn/PATCHES.md lists.
 replace github.com/truora/minidyn => ./third_party/minidyn
+
+// goaws with the fix third_party/goaws/PATCHES.md describes.
+replace github.com/Admiral-Piett/goaws => ./third_party/goaws

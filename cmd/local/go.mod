@@ -61,9 +61,10 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-// The service and the tools from this repository, as go.work uses them; minidyn as the
-// tools module replaces it (a dependency's replace directives do not apply here).
+// The service and the tools from this repository, as go.work uses them; minidyn and goaws as the
+// tools module replaces them (a dependency's replace directives do not apply here).
 replace (
+	github.com/Admiral-Piett/goaws => ../../tools/third_party/goaws
 	github.com/stockguard/stockguard => ../..
 	github.com/stockguard/stockguard/tools => ../../tools
 	github.com/truora/minidyn => ../../tools/third_party/minidyn

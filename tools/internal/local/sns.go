@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -13,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/tools/internal/sam"
 )
 
@@ -46,30 +46,6 @@ type snsDelivery struct {
 	// names ("" for none): after tries failed invocations, Lambda's invocation record
 	// goes there (see failed).
 	onFailure string
-	// failures counts the failed invocations of each message: goaws reports every
-	// ApproximateReceiveCount as 1.
-	failures *failureCounts
-}
-
-// failureCounts counts failed invocations by message id; safe for concurrent use.
-type failureCounts struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-// add counts one more failure of id and returns how many there were.
-func (c *failureCounts) add(id string) int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.n[id]++
-	return c.n[id]
-}
-
-// forget drops id's count.
-func (c *failureCounts) forget(id string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.n, id)
 }
 
 // snsRetryVisibility is how long a delivery that failed waits before it is handed to
@@ -85,7 +61,7 @@ const (
 // deliveryFor is the delivery of f's SNS event ev from queueURL: its tries and its
 // on-failure destination's queue URL.
 func (s *Stack) deliveryFor(f sam.Function, ev sam.SNSEvent, queueURL, subscription string) (snsDelivery, error) {
-	d := snsDelivery{function: f.Name, event: ev, queueURL: queueURL, subscription: subscription, tries: snsTries, failures: &failureCounts{n: map[string]int{}}}
+	d := snsDelivery{function: f.Name, event: ev, queueURL: queueURL, subscription: subscription, tries: snsTries}
 	if inv := f.EventInvoke; inv != nil {
 		if inv.MaximumRetryAttempts >= 0 {
 			d.tries = inv.MaximumRetryAttempts + 1
@@ -167,7 +143,6 @@ func (d snsDelivery) poll(ctx context.Context, s *Stack, h lambda.Handler) {
 			for _, m := range batch.Records {
 				ev, err := d.invoke(ctx, h, m.Body)
 				if err == nil {
-					d.failures.forget(m.MessageId)
 					continue
 				}
 				s.cfg.Logger.Warn("sns delivery failed", "function", d.function, "event", d.event.Name, "error", err)
@@ -187,11 +162,10 @@ func (d snsDelivery) poll(ctx context.Context, s *Stack, h lambda.Handler) {
 // the event as requestPayload, the error as responsePayload) and returns nil, the
 // message done; without one, the message goes to the delivery's -failed queue.
 func (d snsDelivery) failed(ctx context.Context, s *Stack, m events.SQSMessage, ev events.SNSEvent, cause error) error {
-	tries := d.failures.add(m.MessageId)
+	tries := lambdaevent.Receives(m) // each receive was one invocation
 	if d.onFailure == "" || tries < d.tries {
 		return cause
 	}
-	d.failures.forget(m.MessageId)
 	record := map[string]any{
 		"version":   "1.0",
 		"timestamp": s.cfg.Now().UTC().Format("2006-01-02T15:04:05.000Z"),

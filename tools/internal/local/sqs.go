@@ -39,18 +39,21 @@ type SQSOptions struct {
 	Endpoint string
 }
 
-// SQSServer is an in-memory SQS-compatible API (goaws v0.5.4) served over
+// SQSServer is an in-memory SQS-compatible API (goaws v0.5.4, patched as
+// third_party/goaws/PATCHES.md says) served over
 // HTTP; the same server answers goaws' SNS API (see NewSNSClient). It speaks the SQS JSON protocol (Content-Type
 // application/x-amz-json-1.0, X-Amz-Target "AmazonSQS.<Operation>") used by
 // aws-sdk-go-v2, and the older query protocol.
 //
 // Exercised by this package's tests: CreateQueue, SendMessage with
-// DelaySeconds and message attributes, ReceiveMessage with WaitTimeSeconds,
-// DeleteMessage, GetQueueAttributes, ListQueues, and a RedrivePolicy that
-// moves a message to its dead-letter queue once its visibility timeout has
-// expired maxReceiveCount times (goaws checks once per second). goaws also
-// serves GetQueueUrl, SetQueueAttributes, ChangeMessageVisibility,
-// SendMessageBatch, DeleteMessageBatch, PurgeQueue and DeleteQueue.
+// DelaySeconds and message attributes, ReceiveMessage with WaitTimeSeconds and
+// ApproximateReceiveCount (the receives so far, across queues),
+// ChangeMessageVisibility, DeleteMessage, GetQueueAttributes, ListQueues, and a
+// RedrivePolicy that moves a message to its dead-letter queue once it has been
+// received maxReceiveCount times and becomes visible again (goaws checks expired
+// visibility timeouts once per second). goaws also serves GetQueueUrl,
+// SetQueueAttributes, SendMessageBatch, DeleteMessageBatch, PurgeQueue and
+// DeleteQueue.
 //
 // Known gaps of goaws v0.5.4:
 //   - DelaySeconds above 900 is accepted (real SQS rejects it).
@@ -64,8 +67,8 @@ type SQSOptions struct {
 //   - Errors carry codes such as "AWS.SimpleQueueService.NonExistentQueue",
 //     so the SDK returns them as generic smithy.APIError values, not as the
 //     typed errors (types.QueueDoesNotExist) real SQS produces.
-//   - ApproximateReceiveCount is always 1 and SentTimestamp is the receive
-//     time; QueueArn has an empty region (arn:aws:sqs::<AccountID>:<queue>);
+//   - SentTimestamp is the receive time, and ApproximateFirstReceiveTimestamp
+//     the latest receive's; QueueArn has an empty region (arn:aws:sqs::<AccountID>:<queue>);
 //     FIFO queues are not dependable.
 //
 // With SQSOptions.Endpoint the server is a front of another SQS and SNS API

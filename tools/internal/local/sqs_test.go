@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -43,14 +44,16 @@ func redriveTo(dlq, maxReceiveCount string) string {
 	return `{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:` + AccountID + `:` + dlq + `","maxReceiveCount":"` + maxReceiveCount + `"}`
 }
 
-// receive long-polls queueURL for up to 1 s and returns at most one message.
+// receive long-polls queueURL for up to 1 s and returns at most one message, with all
+// its message and system attributes.
 func receive(ctx context.Context, t *testing.T, client *sqs.Client, queueURL string) *types.Message {
 	t.Helper()
 	out, err := client.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-		QueueUrl:              aws.String(queueURL),
-		WaitTimeSeconds:       1,
-		MaxNumberOfMessages:   1,
-		MessageAttributeNames: []string{"All"},
+		QueueUrl:                    aws.String(queueURL),
+		WaitTimeSeconds:             1,
+		MaxNumberOfMessages:         1,
+		MessageAttributeNames:       []string{"All"},
+		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
 	})
 	if err != nil {
 		t.Fatalf("ReceiveMessage: %v", err)
@@ -238,5 +241,48 @@ func TestStartSQS_OneServerPerProcessAtATime(t *testing.T) {
 	}
 	if len(out.QueueUrls) != 0 {
 		t.Errorf("restarted server kept queues: %v", out.QueueUrls)
+	}
+}
+
+// ApproximateReceiveCount is "the number of times a message has been received across all
+// queues but not deleted" (Amazon SQS API Reference, ReceiveMessage,
+// MessageSystemAttributeName), and a RedrivePolicy's maxReceiveCount counts the same
+// receives: received maxReceiveCount times, the message moves to the dead-letter queue,
+// where the count goes on.
+func TestSQS_ApproximateReceiveCountCountsReceivesUntilRedrive(t *testing.T) {
+	ctx := t.Context()
+	_, client := startSQS(t)
+	urls := createQueues(t, client,
+		Queue{Name: "RefundQueue", Attributes: map[string]string{"VisibilityTimeout": "30", "RedrivePolicy": redriveTo("RefundDLQ", "3")}},
+		Queue{Name: "RefundDLQ"},
+	)
+	if _, err := client.SendMessage(ctx, &sqs.SendMessageInput{QueueUrl: aws.String(urls["RefundQueue"]), MessageBody: aws.String("refund")}); err != nil {
+		t.Fatalf("SendMessage: %v", err)
+	}
+	for want := 1; want <= 3; want++ {
+		msg := receive(ctx, t, client, urls["RefundQueue"])
+		if msg == nil {
+			t.Fatalf("receive %d: no message", want)
+		}
+		if got := msg.Attributes["ApproximateReceiveCount"]; got != strconv.Itoa(want) {
+			t.Errorf("receive %d: ApproximateReceiveCount = %q, want %d", want, got, want)
+		}
+		// Visible again at once, as after its visibility timeout.
+		if _, err := client.ChangeMessageVisibility(ctx, &sqs.ChangeMessageVisibilityInput{
+			QueueUrl: aws.String(urls["RefundQueue"]), ReceiptHandle: msg.ReceiptHandle, VisibilityTimeout: 0,
+		}); err != nil {
+			t.Fatalf("ChangeMessageVisibility after receive %d: %v", want, err)
+		}
+	}
+	if msg := receive(ctx, t, client, urls["RefundQueue"]); msg != nil {
+		t.Fatalf("received a 4th time from the source queue (ApproximateReceiveCount %q), want it redriven after maxReceiveCount = 3",
+			msg.Attributes["ApproximateReceiveCount"])
+	}
+	dead := receive(ctx, t, client, urls["RefundDLQ"])
+	if dead == nil {
+		t.Fatal("message not in the dead-letter queue after maxReceiveCount = 3 receives")
+	}
+	if got := dead.Attributes["ApproximateReceiveCount"]; got != "4" {
+		t.Errorf("ApproximateReceiveCount in the dead-letter queue = %q, want 4 (counted across all queues)", got)
 	}
 }
