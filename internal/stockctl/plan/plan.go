@@ -12,7 +12,11 @@
 //     for all SKUs; RefundingBySince: 16 keys for all refunds under way; OrdersByUser:
 //     one key per buyer);
 //   - a table serves 40,000 read and 40,000 write request units a second by default
-//     (tools/internal/ddblimits, "Throughput default quotas");
+//     (tools/internal/ddblimits, "Throughput default quotas"), and a new on-demand table
+//     or global secondary index only its warm throughput at once, 4,000 writes and
+//     12,000 reads a second, unless pre-warmed ("Understanding DynamoDB warm
+//     throughput"): the plan advises TableWarmWriteUnits, TableWarmReadUnits and
+//     IndexWarmWriteUnits, and prices them;
 //   - API Gateway's account throttle, 10,000 requests a second by default, and the
 //     stage's route throttle, the template's ApiThrottleRateLimit (tools/internal/quotas);
 //   - Lambda's account concurrency, 1,000 by default, and the reserved concurrency of
@@ -150,6 +154,16 @@ type Design struct {
 	// DynamoDB asks KMS again only after 5 minutes without use (AWS KMS Developer
 	// Guide, "How Amazon DynamoDB uses AWS KMS").
 	PreWarmedTables, KMSKeys int
+	// PreWarmedIndexes is how many global secondary indexes IndexWarmWriteUnits
+	// pre-warms (template.yaml: the sale's hot ones, OrdersTable's PendingByExpiry and
+	// OrdersByUser and StockLogTable's LedgerByShard; RefundingBySince keeps
+	// DynamoDB's own 4,000, 2,000 refunds a second). An index has its own warm
+	// throughput, a new on-demand one's that of a new table ("Understanding DynamoDB
+	// warm throughput"), and every index entry an order writes is a write of it.
+	// OrdersByUserEntriesPerOrder is the entries an order writes to OrdersByUser (one,
+	// KEYS_ONLY: put with the order, never rewritten).
+	PreWarmedIndexes            int
+	OrdersByUserEntriesPerOrder float64
 	// ProvisionedMinutes is how long createOrder's provisioned concurrency is kept
 	// configured for a sale when the plan advises it: an assumption (set before the
 	// sale, removed after it), billed for at least 5 minutes.
@@ -230,6 +244,13 @@ func (x Design) PreWarmUsage(write, read float64) Usage {
 	return Usage{WarmWriteUnits: n * max(write-NewTableWriteUnits, 0), WarmReadUnits: n * max(read-NewTableReadUnits, 0)}
 }
 
+// IndexPreWarmUsage is what pre-warming every hot index of the design to write units
+// a second raises: the units above a new on-demand index's (NewTableWriteUnits), per
+// index; their read warm throughput stays DynamoDB's own.
+func (x Design) IndexPreWarmUsage(write float64) Usage {
+	return Usage{WarmWriteUnits: float64(x.PreWarmedIndexes) * max(write-NewTableWriteUnits, 0)}
+}
+
 // LoginUsage is what logins logins use: the signing ones (a new token: one kms:Sign
 // each, and the kept token written) or those answered from the kept token.
 func (x Design) LoginUsage(logins float64, signed bool) Usage {
@@ -276,6 +297,7 @@ func Today() Design {
 		LogBytesPerInvocation: 412 + 526, AccessLogBytesPerRequest: 566,
 		XRaySampled: 0.05, XRayReservoirPerSecond: 1,
 		PreWarmedTables: 3, KMSKeys: 3, ProvisionedMinutes: 30,
+		PreWarmedIndexes: 3, OrdersByUserEntriesPerOrder: 1,
 		RefundingKeys: 16, RefundIndexEntries: 2, RefundOrderWrites: 8,
 		RefundWrites: 18, RefundReads: 6, RefundAPIRequests: 2, RefundInvocations: 4, RefundSQSRequests: 6,
 		RefundStartSeconds: 0.030, RefundStepSeconds: 0.020, RefundMB: 256,
@@ -406,6 +428,13 @@ type Plan struct {
 	// 0 when a new on-demand table's NewTableWriteUnits and NewTableReadUnits carry it.
 	WarmWriteUnits float64 `json:"warmWriteUnits"`
 	WarmReadUnits  float64 `json:"warmReadUnits"`
+	// IndexWarmWriteUnits is the write warm throughput to pre-warm the hot indexes to
+	// (template parameter IndexWarmWriteUnits), units per second: the busiest index's
+	// entries a second at the peak with headroom, 0 when a new on-demand index's
+	// NewTableWriteUnits carry it. IndexWrites is each hot index's entries a second
+	// at the peak.
+	IndexWarmWriteUnits float64      `json:"indexWarmWriteUnits"`
+	IndexWrites         []IndexWrite `json:"indexWrites"`
 	// ProvisionedConcurrency is the createOrder environments to keep provisioned
 	// through the sale when Lambda's scaling rate would not start them in time (0
 	// when it would), for Design.ProvisionedMinutes.
@@ -422,6 +451,8 @@ type Plan struct {
 	// keys' monthly fee, whatever the sales.
 	FixedPerSale    Cost    `json:"usdFixedPerSale"`
 	KMSKeysPerMonth float64 `json:"usdKmsKeysPerMonth"`
+	// IndexPreWarming is the indexes' part of FixedPerSale.PreWarming.
+	IndexPreWarming float64 `json:"usdIndexPreWarming"`
 	// LoginCost is what a million logins that sign a new token cost (one kms:Sign to
 	// an RSA 2048 key each), ReusedLoginCost a million answered from the kept token,
 	// RefundCostEach a million refunds over their whole life.
@@ -444,14 +475,16 @@ func Make(d Demand, x Design, p Prices) Plan {
 	t := pl.planSKUs(x)
 	pl.addIndexAndTableLoads(x, t)
 	pl.planWarmThroughput()
+	pl.planIndexWarmThroughput(x, t)
 	pl.planAPIGateway(x, t)
 	pl.planLambda(x, t)
 	pl.rankLoads()
 	pl.costPerOrder(x, t, p)
-	pl.FixedPerSale = p.Cost(x.PreWarmUsage(pl.WarmWriteUnits, pl.WarmReadUnits).Add(Usage{
+	pl.FixedPerSale = p.Cost(x.PreWarmUsage(pl.WarmWriteUnits, pl.WarmReadUnits).Add(x.IndexPreWarmUsage(pl.IndexWarmWriteUnits)).Add(Usage{
 		ProvisionedGBSeconds: ProvisionedGBSeconds(pl.ProvisionedConcurrency, x.CreateOrderMB, x.ProvisionedMinutes*60),
 	}))
 	pl.KMSKeysPerMonth = float64(x.KMSKeys) * p.KMSKeyMonths
+	pl.IndexPreWarming = p.Cost(x.IndexPreWarmUsage(pl.IndexWarmWriteUnits)).PreWarming
 	pl.ProvisionedMinutes = x.ProvisionedMinutes
 	pl.LoginCost, pl.ReusedLoginCost = loginCosts(x, p)
 	pl.RefundCostEach = p.Cost(x.RefundUsage(1e6))
@@ -555,6 +588,43 @@ func (pl *Plan) planWarmThroughput() {
 	}
 	pl.WarmWriteUnits = max(NewTableWriteUnits, math.Ceil(write*Headroom))
 	pl.WarmReadUnits = max(NewTableReadUnits, math.Ceil(read*Headroom))
+}
+
+// IndexWrite is one global secondary index's writes at the peak: Index names it as
+// Table.Index, WriteUnits is its write units (entries under 1 KB) a second.
+type IndexWrite struct {
+	Index      string  `json:"index"`
+	WriteUnits float64 `json:"writeUnitsPerSecond"`
+}
+
+// planIndexWarmThroughput sets the write warm throughput to pre-warm the hot indexes
+// to: each index entry is a write of its index, which throttles the base write past
+// the index's warm throughput as past a key's partition ("Understanding GSI write
+// throttling and back-pressure in DynamoDB"). PendingByExpiry and LedgerByShard take
+// IndexEntriesPerOrder entries an order, OrdersByUser OrdersByUserEntriesPerOrder.
+func (pl *Plan) planIndexWarmThroughput(x Design, t totals) {
+	pl.IndexWrites = []IndexWrite{
+		{"OrdersTable.PendingByExpiry", t.orders * x.IndexEntriesPerOrder},
+		{"StockLogTable.LedgerByShard", t.orders * x.IndexEntriesPerOrder},
+		{"OrdersTable.OrdersByUser", t.orders * x.OrdersByUserEntriesPerOrder},
+	}
+	busiest := 0.0
+	for _, w := range pl.IndexWrites {
+		busiest = max(busiest, w.WriteUnits)
+	}
+	if busiest > NewTableWriteUnits {
+		pl.IndexWarmWriteUnits = math.Ceil(busiest * Headroom)
+	}
+}
+
+// indexWritesText is ws as "PendingByExpiry 60000, LedgerByShard 60000, …".
+func indexWritesText(ws []IndexWrite) string {
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		_, index, _ := strings.Cut(w.Index, ".")
+		parts[i] = fmt.Sprintf("%s %.0f", index, w.WriteUnits)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // planAPIGateway sets the stage and account rates to deploy with and ask for, and
@@ -704,6 +774,10 @@ func (p Plan) Write(w io.Writer) error {
 		fmt.Fprintf(w, "Pre-warm the tables at least 24 hours before the sale: deploy with TableWarmWriteUnits=%.0f TableWarmReadUnits=%.0f (a new on-demand table serves %d writes and %d reads a second at once, and at most twice its previous peak within 30 minutes: \"Pre-warming a table for on-demand capacity mode\"); raising it is billed once (\"Understanding DynamoDB warm throughput\"): the fixed cost below.\n",
 			p.WarmWriteUnits, p.WarmReadUnits, NewTableWriteUnits, NewTableReadUnits)
 	}
+	if p.IndexWarmWriteUnits > 0 {
+		fmt.Fprintf(w, "Pre-warm the indexes too, at the same time: deploy with IndexWarmWriteUnits=%.0f (%s index writes a second at the peak; a new on-demand index, like a table, serves %d at once, and its writes past that throttle the orders' own: \"Understanding GSI write throttling and back-pressure\"); billed once as the tables' are: the fixed cost below.\n",
+			p.IndexWarmWriteUnits, indexWritesText(p.IndexWrites), NewTableWriteUnits)
+	}
 	if c := p.Cost; c != nil {
 		fmt.Fprintf(w, "Cost: $%.2f per million orders with their page views, their buyers' logins and their refunds (DynamoDB $%.2f: %.1f write and %.1f read units per order's life; Lambda requests $%.2f and GB-seconds $%.2f; API Gateway $%.2f; SQS $%.2f; KMS signing $%.2f; CloudWatch Logs $%.2f; X-Ray $%.2f).\n",
 			c.Total, c.DynamoDB, p.WriteUnitsPerOrder, p.ReadUnitsPerOrder, c.LambdaRequests, c.LambdaGBSeconds, c.APIGateway, c.SQS, c.KMS, c.Logs, c.XRay)
@@ -715,8 +789,8 @@ func (p Plan) Write(w io.Writer) error {
 	fmt.Fprintf(w, "Refund: $%.2f per million refunds over their life (DynamoDB $%.2f: %.0f write and %.0f read units each; Lambda $%.2f: WeChat Pay's refund call and WeChat's notice free but billed as their round trips' time; API Gateway $%.2f; SQS $%.2f; logs and traces $%.2f).\n",
 		r.Total, r.DynamoDB, p.WriteUnitsPerRefund, p.ReadUnitsPerRefund, r.Lambda(), r.APIGateway, r.SQS, r.Logs+r.XRay)
 	f := p.FixedPerSale
-	fmt.Fprintf(w, "Fixed: $%.2f per sale, whatever its orders (provisioned concurrency $%.2f: %d createOrder environments for %.0f minutes; pre-warming $%.2f); KMS keys $%.2f a month.\n",
-		f.Total, f.ProvisionedConcurrency, p.ProvisionedConcurrency, p.ProvisionedMinutes, f.PreWarming, p.KMSKeysPerMonth)
+	fmt.Fprintf(w, "Fixed: $%.2f per sale, whatever its orders (provisioned concurrency $%.2f: %d createOrder environments for %.0f minutes; pre-warming $%.2f, of which the indexes $%.2f); KMS keys $%.2f a month.\n",
+		f.Total, f.ProvisionedConcurrency, p.ProvisionedConcurrency, p.ProvisionedMinutes, f.PreWarming, p.IndexPreWarming, p.KMSKeysPerMonth)
 	l := p.LoginCost
 	_, err := fmt.Fprintf(w, "Login: $%.2f per million new tokens (KMS $%.2f: one RSA 2048 kms:Sign each; DynamoDB $%.2f; Lambda $%.2f; API Gateway $%.2f; logs and traces $%.2f); $%.2f per million answered from the kept token.\n",
 		l.Total, l.KMS, l.DynamoDB, l.Lambda(), l.APIGateway, l.Logs+l.XRay, p.ReusedLoginCost.Total)

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -311,7 +312,7 @@ func TestMake_CostsEveryLineAndTheFixedCostOfASaleApart(t *testing.T) {
 		t.Fatalf("30,000 orders/s: %d environments provisioned, tables warmed to %.0f WU/s; want both", p.ProvisionedConcurrency, p.WarmWriteUnits)
 	}
 	wantPC := float64(p.ProvisionedConcurrency) * 256 / 1024 * x.ProvisionedMinutes * 60 * 0.0000033334
-	wantWarm := 3 * ((p.WarmWriteUnits-4000)*0.00065 + (p.WarmReadUnits-12000)*0.00013)
+	wantWarm := 3*((p.WarmWriteUnits-4000)*0.00065+(p.WarmReadUnits-12000)*0.00013) + 3*(p.IndexWarmWriteUnits-4000)*0.00065
 	if math.Abs(f.ProvisionedConcurrency-wantPC) > 1e-6 || math.Abs(f.PreWarming-wantWarm) > 1e-6 || math.Abs(f.Total-wantPC-wantWarm) > 1e-6 || f.DynamoDB != 0 {
 		t.Errorf("fixed per sale %+v; want provisioned concurrency $%.4f and pre-warming $%.4f", f, wantPC, wantWarm)
 	}
@@ -393,5 +394,34 @@ func TestMake_NoOrdersHasNoCostPerOrder(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "Cost: no cost per order: the plan has no orders (--orders 0)") || strings.Contains(out.String(), "per million orders") {
 		t.Errorf("the plan of no orders:\n%s", out.String())
+	}
+}
+
+// Each order writes 2 entries to PendingByExpiry and to LedgerByShard and 1 to
+// OrdersByUser: at 30,000 orders/s the busiest index takes 60,000 writes a second, far
+// past a new on-demand index's 4,000, so the plan advises pre-warming the three hot
+// indexes to that with headroom (IndexWarmWriteUnits) and prices it once per index
+// in the fixed cost; a sale a new index carries advises none.
+func TestMake_AdvisesPreWarmingTheHotIndexes(t *testing.T) {
+	p := plan.Make(plan.Evenly(10, 30000, 100000, 0.7), plan.Today(), plan.DefaultPrices)
+	want := []plan.IndexWrite{{Index: "OrdersTable.PendingByExpiry", WriteUnits: 60000}, {Index: "StockLogTable.LedgerByShard", WriteUnits: 60000}, {Index: "OrdersTable.OrdersByUser", WriteUnits: 30000}}
+	if !slices.Equal(p.IndexWrites, want) || p.IndexWarmWriteUnits != 75000 {
+		t.Errorf("index writes %v, pre-warm to %.0f; want %v and 75000", p.IndexWrites, p.IndexWarmWriteUnits, want)
+	}
+	if wantCost := 3 * (75000 - 4000) * 0.00065; math.Abs(p.IndexPreWarming-wantCost) > 1e-9 {
+		t.Errorf("index pre-warming $%.4f, want $%.4f", p.IndexPreWarming, wantCost)
+	}
+	var out strings.Builder
+	if err := p.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"deploy with IndexWarmWriteUnits=75000", "PendingByExpiry 60000, LedgerByShard 60000, OrdersByUser 30000", "of which the indexes $138.45"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the plan lacks %q:\n%s", want, out.String())
+		}
+	}
+	small := plan.Make(plan.Evenly(1, 1500, 100, 0.7), plan.Today(), plan.DefaultPrices)
+	if small.IndexWarmWriteUnits != 0 || small.IndexPreWarming != 0 || strings.Contains(func() string { var b strings.Builder; _ = small.Write(&b); return b.String() }(), "IndexWarmWriteUnits") {
+		t.Errorf("1,500 orders/s (3,000 index writes a second): pre-warm indexes to %.0f for $%.2f; want none", small.IndexWarmWriteUnits, small.IndexPreWarming)
 	}
 }
