@@ -21,9 +21,13 @@ type catalog struct {
 }
 
 type catalogEntry struct {
-	rec     skuRecord
-	fetched time.Time
-	hint    inventory.ShardStock // last seen available per shard, or inventory.UnknownStock
+	rec skuRecord
+	// fetched is when rec was known current: the time of a strongly consistent read,
+	// or the zero time for an eventually consistent one (rec is then the record as it
+	// was at some earlier moment, as a cached one is). readAt is when it was read,
+	// which its TTL counts from.
+	fetched, readAt time.Time
+	hint            inventory.ShardStock // last seen available per shard, or inventory.UnknownStock
 }
 
 func newCatalog(ttl time.Duration) *catalog {
@@ -34,10 +38,18 @@ func (c *catalog) get(sku string, now time.Time) (catalogEntry, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.entries[sku]
-	return e, ok && now.Sub(e.fetched) < c.ttl
+	return e, ok && now.Sub(e.readAt) < c.ttl
 }
 
-func (c *catalog) put(rec skuRecord, now time.Time) {
+// put keeps rec, read strongly consistent at now.
+func (c *catalog) put(rec skuRecord, now time.Time) { c.keep(rec, now, true) }
+
+// keep keeps rec, read at now, strongly consistent or not.
+func (c *catalog) keep(rec skuRecord, now time.Time, consistent bool) {
+	fetched := now
+	if !consistent {
+		fetched = time.Time{}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	hint := c.entries[rec.SKU].hint
@@ -47,7 +59,7 @@ func (c *catalog) put(rec skuRecord, now time.Time) {
 			hint[i] = inventory.UnknownStock
 		}
 	}
-	c.entries[rec.SKU] = catalogEntry{rec: rec, fetched: now, hint: hint}
+	c.entries[rec.SKU] = catalogEntry{rec: rec, fetched: fetched, readAt: now, hint: hint}
 }
 
 func (c *catalog) forget(sku string) {
@@ -74,13 +86,20 @@ func (c *catalog) noteShard(sku string, shard, available int) {
 type source int
 
 const (
-	cacheFirst source = iota // the catalog cache while its entries last
+	cacheFirst source = iota // the catalog cache while its entries last, else an eventually consistent read
 	tableOnly                // a strongly consistent read, the cache refreshed
 )
 
 // skuRecords returns the SKU records for ids, from the cache when from allows and it
-// holds them, otherwise read with one strongly consistent BatchGetItem. Missing ids
-// are absent from the map.
+// holds them. Those it reads: with tableOnly, one strongly consistent BatchGetItem;
+// with cacheFirst, one eventually consistent BatchGetItem (half a read unit each, so
+// a partition serves twice as many: the first order of each new createOrder
+// environment reads the record of a hot SKU), then a strongly consistent one of the
+// ids it did not find (a SKU created a moment ago may not show yet). A record read
+// eventually consistent may be a moment old, as a cached one is, and is kept as one
+// (catalogEntry.fetched zero): nothing that holds on a SKU record is decided from it
+// (docs/design.md, "Sell-out": the transaction's conditions, a refusal re-read
+// afresh, the shards' move stamps). Missing ids are absent from the map.
 func (s *store) skuRecords(ctx context.Context, ids []string, from source) (map[string]catalogEntry, error) {
 	now := s.now()
 	out := make(map[string]catalogEntry, len(ids))
@@ -95,25 +114,44 @@ func (s *store) skuRecords(ctx context.Context, ids []string, from source) (map[
 	if len(missing) == 0 {
 		return out, nil
 	}
-	keys := make([]string, len(missing))
-	for i, id := range missing {
+	consistent := from == tableOnly
+	if err := s.readSKURecords(ctx, missing, consistent, out); err != nil {
+		return nil, err
+	}
+	if !consistent {
+		missing = slices.DeleteFunc(missing, func(id string) bool { _, ok := out[id]; return ok })
+		if len(missing) > 0 {
+			if err := s.readSKURecords(ctx, missing, true, out); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+// readSKURecords reads the SKU records of ids with one BatchGetItem (strongly
+// consistent or not) into out and the cache; ids without one are left out.
+func (s *store) readSKURecords(ctx context.Context, ids []string, consistent bool, out map[string]catalogEntry) error {
+	now := s.now()
+	keys := make([]string, len(ids))
+	for i, id := range ids {
 		keys[i] = skuKey(id)
 	}
-	items, err := s.batchGet(ctx, s.tables.SKUs, keys)
+	items, err := s.batchGetRead(ctx, s.tables.SKUs, keys, consistent)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, item := range items {
 		var rec skuRecord
 		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
-			return nil, fmt.Errorf("decode SKU record: %w", err)
+			return fmt.Errorf("decode SKU record: %w", err)
 		}
 		if rec.Kind != kindSKU || rec.Shards < 1 {
 			continue
 		}
-		s.catalog.put(rec, now)
+		s.catalog.keep(rec, now, consistent)
 		e, _ := s.catalog.get(rec.SKU, now)
 		out[rec.SKU] = e
 	}
-	return out, nil
+	return nil
 }

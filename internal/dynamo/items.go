@@ -111,9 +111,15 @@ const maxBatchGetKeys = 100
 // for unprocessed keys a bounded number of times; it fails with an error wrapping
 // inventory.ErrBusy when keys stay unprocessed.
 func (s *store) batchGet(ctx context.Context, table string, keys []string) ([]map[string]types.AttributeValue, error) {
+	return s.batchGetRead(ctx, table, keys, true)
+}
+
+// batchGetRead is batchGet, strongly consistent or not (an eventually consistent read
+// costs half a read unit per 4 KB and may miss the latest writes).
+func (s *store) batchGetRead(ctx context.Context, table string, keys []string, consistent bool) ([]map[string]types.AttributeValue, error) {
 	var out []map[string]types.AttributeValue
 	for chunk := range slices.Chunk(keys, maxBatchGetKeys) {
-		items, err := s.batchGetChunk(ctx, table, chunk)
+		items, err := s.batchGetChunk(ctx, table, chunk, consistent)
 		if err != nil {
 			return nil, err
 		}
@@ -122,8 +128,8 @@ func (s *store) batchGet(ctx context.Context, table string, keys []string) ([]ma
 	return out, nil
 }
 
-func (s *store) batchGetChunk(ctx context.Context, table string, keys []string) ([]map[string]types.AttributeValue, error) {
-	req := types.KeysAndAttributes{ConsistentRead: aws.Bool(true)}
+func (s *store) batchGetChunk(ctx context.Context, table string, keys []string, consistent bool) ([]map[string]types.AttributeValue, error) {
+	req := types.KeysAndAttributes{ConsistentRead: aws.Bool(consistent)}
 	for _, k := range keys {
 		req.Keys = append(req.Keys, pkOf(k))
 	}

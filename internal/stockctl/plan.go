@@ -44,6 +44,11 @@ const maxPeak = 10_000_000
 // (NaN and infinities are not).
 func peak(v float64) bool { return v >= 0 && v <= maxPeak }
 
+// DefaultRefundRatio is plan's --refund-ratio when none is given: 5 % of orders
+// refunded over their life (late payments after a sell-out, buyers' refunds within the
+// window, after-sales), an assumption; a shop that knows its own rate gives it.
+const DefaultRefundRatio = 0.05
+
 // planSale runs "plan": sizes a sale from the peaks given (internal/stockctl/plan)
 // without calling the API, and prints the plan (or its JSON).
 func planSale(out io.Writer, asJSON bool, args []string) error {
@@ -53,6 +58,7 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	views := fs.Float64("page-views", 0, "peak page views (GET /skus/{skuId}) per second, all SKUs together")
 	payRatio := fs.Float64("pay-ratio", 0.7, "share of orders paid (the rest are released)")
 	refunds := fs.Float64("refunds", 0, "peak refunds started per second, all SKUs together (RefundingBySince's keys)")
+	refundRatio := fs.Float64("refund-ratio", DefaultRefundRatio, "share of orders refunded over their life, at most --pay-ratio (prices the refunds per order)")
 	var each skuFlags
 	fs.Var(&each, "sku", "ID:ORDERS:PAGEVIEWS, one SKU's peaks per second (repeat; replaces --skus, --orders and --page-views)")
 	if _, err := parse(fs, args, ""); err != nil {
@@ -65,6 +71,8 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 		return usageError("plan: --orders, --page-views and --refunds must be numbers from 0 to %d", maxPeak)
 	case !(*payRatio >= 0 && *payRatio <= 1):
 		return usageError("plan: --pay-ratio must be 0 to 1")
+	case !(*refundRatio >= 0 && *refundRatio <= *payRatio):
+		return usageError("plan: --refund-ratio must be 0 to --pay-ratio (%g): only a paid order is refunded", *payRatio)
 	case len(each) == 0 && *orders == 0 && *views == 0:
 		return usageError("plan needs --orders and --page-views, or --sku")
 	}
@@ -72,7 +80,7 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	if len(each) > 0 {
 		d = plan.Demand{SKUs: each, PayRatio: *payRatio}
 	}
-	d.Refunds = *refunds
+	d.Refunds, d.RefundRatio = *refunds, *refundRatio
 	p := plan.Make(d, plan.Today(), plan.DefaultPrices)
 	if asJSON {
 		enc := json.NewEncoder(out)

@@ -33,13 +33,32 @@ func TestStockctl_PlanSizesASaleWithoutTheAPI(t *testing.T) {
 	code, out, _ = runPlan("-o", "json", "plan", "--sku", "hot:12000:30000", "--sku", "cold:100:300")
 	var p struct {
 		SKUs []struct {
-			ID     string
-			Shards int
-		}
-		USDPerMillionOrders float64
+			ID     string `json:"skuId"`
+			Shards int    `json:"shards"`
+		} `json:"skus"`
+		Demand struct {
+			RefundRatio float64 `json:"refundRatio"`
+		} `json:"demand"`
+		USDPerMillionOrders struct {
+			Total float64 `json:"total"`
+		} `json:"usdPerMillionOrders"`
+		Refunds struct {
+			Total float64 `json:"total"`
+		} `json:"usdRefundsPerMillionOrders"`
 	}
-	if code != stockctl.ExitOK || json.Unmarshal([]byte(out), &p) != nil || len(p.SKUs) != 2 || p.SKUs[0].Shards != 60 || p.SKUs[1].Shards != 1 || p.USDPerMillionOrders <= 0 {
+	if code != stockctl.ExitOK || json.Unmarshal([]byte(out), &p) != nil || len(p.SKUs) != 2 || p.SKUs[0].ID != "hot" || p.SKUs[0].Shards != 60 || p.SKUs[1].Shards != 1 ||
+		p.USDPerMillionOrders.Total <= p.Refunds.Total || p.Refunds.Total <= 0 || p.Demand.RefundRatio != stockctl.DefaultRefundRatio {
 		t.Errorf("-o json plan --sku …: exit %d, %+v from %s", code, p, out)
+	}
+	// Every key of the plan's JSON is camelCase, as the API's and the rehearsal's.
+	var doc any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range jsonKeys(doc) {
+		if key == "" || key[0] < 'a' || key[0] > 'z' || strings.ContainsAny(key, "_- ") {
+			t.Errorf("the plan's JSON has the key %q, not camelCase", key)
+		}
 	}
 	for _, tc := range []struct {
 		args []string
@@ -55,6 +74,9 @@ func TestStockctl_PlanSizesASaleWithoutTheAPI(t *testing.T) {
 		{[]string{"plan", "--sku", "hot:NaN:1"}, `"hot:NaN:1": orders and page views must be numbers`},
 		{[]string{"plan", "--sku", "hot:1:1", "--sku", "hot:2:2"}, "SKU hot given twice"},
 		{[]string{"plan", "--orders", "1", "--pay-ratio", "2"}, "--pay-ratio must be 0 to 1"},
+		{[]string{"plan", "--orders", "1", "--pay-ratio", "0.5", "--refund-ratio", "0.6"}, "--refund-ratio must be 0 to --pay-ratio (0.5): only a paid order is refunded"},
+		{[]string{"plan", "--orders", "1", "--refund-ratio", "-0.1"}, "--refund-ratio must be 0 to --pay-ratio"},
+		{[]string{"plan", "--orders", "1", "--refund-ratio", "NaN"}, "--refund-ratio must be 0 to --pay-ratio"},
 		{[]string{"plan", "--sku", "hot:lots:1"}, `"hot:lots:1": orders and page views must be numbers`},
 		{[]string{"plan", "--orders", "1", "extra"}, `unexpected "extra"`},
 	} {
@@ -62,6 +84,40 @@ func TestStockctl_PlanSizesASaleWithoutTheAPI(t *testing.T) {
 		if code != stockctl.ExitUsage || out != "" || !strings.HasPrefix(errOut, "stockctl: ") || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("stockctl %s: exit %d, stdout %q, stderr %q; want a usage error with %q", strings.Join(tc.args, " "), code, out, errOut, tc.want)
 		}
+	}
+}
+
+// jsonKeys is every object key in v, a decoded JSON document, at any depth.
+func jsonKeys(v any) []string {
+	var keys []string
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			keys = append(keys, k)
+			keys = append(keys, jsonKeys(e)...)
+		}
+	case []any:
+		for _, e := range v {
+			keys = append(keys, jsonKeys(e)...)
+		}
+	}
+	return keys
+}
+
+// stockctl plan --orders 0 (page views alone) prints no cost per million orders: it
+// says there is none, and its JSON has no usdPerMillionOrders.
+func TestStockctl_PlanOfNoOrdersHasNoCostPerOrder(t *testing.T) {
+	code, out, errOut := runPlan("plan", "--orders", "0", "--page-views", "5000")
+	if code != stockctl.ExitOK || errOut != "" {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if !strings.Contains(out, "Cost: no cost per order: the plan has no orders (--orders 0)") || strings.Contains(out, "per million orders") {
+		t.Errorf("the plan of no orders:\n%s", out)
+	}
+	code, out, _ = runPlan("-o", "json", "plan", "--orders", "0", "--page-views", "5000")
+	var doc map[string]any
+	if code != stockctl.ExitOK || json.Unmarshal([]byte(out), &doc) != nil || doc["usdPerMillionOrders"] != nil || doc["usdFixedPerSale"] == nil {
+		t.Errorf("-o json plan --orders 0: exit %d, %s", code, out)
 	}
 }
 

@@ -12,7 +12,11 @@
 //     for all SKUs; RefundingBySince: 16 keys for all refunds under way; OrdersByUser:
 //     one key per buyer);
 //   - a table serves 40,000 read and 40,000 write request units a second by default
-//     (tools/internal/ddblimits, "Throughput default quotas");
+//     (tools/internal/ddblimits, "Throughput default quotas"), and a new on-demand table
+//     or global secondary index only its warm throughput at once, 4,000 writes and
+//     12,000 reads a second, unless pre-warmed ("Understanding DynamoDB warm
+//     throughput"): the plan advises TableWarmWriteUnits, TableWarmReadUnits and
+//     IndexWarmWriteUnits, and prices them;
 //   - API Gateway's account throttle, 10,000 requests a second by default, and the
 //     stage's route throttle, the template's ApiThrottleRateLimit (tools/internal/quotas);
 //   - Lambda's account concurrency, 1,000 by default, and the reserved concurrency of
@@ -150,10 +154,60 @@ type Design struct {
 	// DynamoDB asks KMS again only after 5 minutes without use (AWS KMS Developer
 	// Guide, "How Amazon DynamoDB uses AWS KMS").
 	PreWarmedTables, KMSKeys int
+	// PreWarmedIndexes is how many global secondary indexes IndexWarmWriteUnits
+	// pre-warms (template.yaml: the sale's hot ones, OrdersTable's PendingByExpiry and
+	// OrdersByUser and StockLogTable's LedgerByShard; RefundingBySince keeps
+	// DynamoDB's own 4,000, 2,000 refunds a second). An index has its own warm
+	// throughput, a new on-demand one's that of a new table ("Understanding DynamoDB
+	// warm throughput"), and every index entry an order writes is a write of it.
+	// OrdersByUserEntriesPerOrder is the entries an order writes to OrdersByUser (one,
+	// KEYS_ONLY: put with the order, never rewritten).
+	PreWarmedIndexes            int
+	OrdersByUserEntriesPerOrder float64
 	// ProvisionedMinutes is how long createOrder's provisioned concurrency is kept
 	// configured for a sale when the plan advises it: an assumption (set before the
 	// sale, removed after it), billed for at least 5 minutes.
 	ProvisionedMinutes float64
+
+	// A refund's life, as internal/refunds runs a buyer's refund of a paid one-line
+	// order of one unit whose goods go back to stock:
+	//   - its start (POST /orders/{orderId}/refund, closeOrder, RefundStartSeconds)
+	//     reads the order (1 read unit) and writes one transaction of the order, its
+	//     REFUNDING marker, the purchase counter, the shard and the RETURN entry (2
+	//     units each) with the marker's RefundingBySince entry and the entry's
+	//     LedgerByShard one (1 each): 12; it sends the refund message;
+	//   - the refund function (the refund queue) reads the order (1), asks WeChat
+	//     Pay's refund API (APIv3 退款申请) and checks its answer, PROCESSING, against
+	//     the order read again (1), writing nothing;
+	//   - WeChat Pay's refund notification (POST /payments/wechatpay/refund-notify,
+	//     payCallback) reads the order (1) and writes the order and the marker's delete
+	//     (2 each) with the index entry's delete (1): 5; it queues the buyer's notice;
+	//   - the notice (the WeChat queue, the wechat function) reads the refund's order
+	//     twice (2), claims the notice (a put, 1) and sends WeChat's subscribe message.
+	// RefundWrites (18) and RefundReads (6, strongly consistent) are their units;
+	// RefundAPIRequests the two API requests; RefundInvocations the four invocations
+	// and RefundSQSRequests the two messages sent, received and deleted (6: refunds
+	// are few, so each batch is taken as one message). WeChat Pay charges no fee per
+	// API call and WeChat none per subscribe message: they cost their round trip,
+	// WeChatPaySeconds each (the subscribe message's assumed alike), billed as the
+	// refund and wechat functions' duration. RefundStepSeconds is each function's own
+	// time besides; RefundMB the refund and wechat functions' memory (template.yaml).
+	RefundWrites, RefundReads, RefundAPIRequests, RefundInvocations, RefundSQSRequests float64
+	RefundStartSeconds, RefundStepSeconds, RefundMB                                    float64
+}
+
+// RefundUsage is what refunds refunds use over their whole life (Design's refund
+// fields): their units, requests, invocations, GB-seconds, logs and traces.
+func (x Design) RefundUsage(refunds float64) Usage {
+	gbSeconds := (x.RefundStartSeconds*x.CloseOrderMB + x.RefundStepSeconds*x.PayCallbackMB +
+		2*(x.RefundStepSeconds+x.WeChatPaySeconds)*x.RefundMB) / 1024
+	invocations, requests := x.RefundInvocations*refunds, x.RefundAPIRequests*refunds
+	return Usage{
+		WriteRequestUnits: x.RefundWrites * refunds, ReadRequestUnits: x.RefundReads * refunds,
+		LambdaRequests: invocations, LambdaGBSeconds: gbSeconds * refunds,
+		APIRequests: requests, SQSRequests: x.RefundSQSRequests * refunds,
+		LogBytes: x.LogBytes(invocations, requests), XRayTraces: invocations * x.XRaySampled,
+	}
 }
 
 // MinProvisionedSeconds is the least provisioned concurrency is billed for: 5
@@ -188,6 +242,13 @@ func (x Design) XRayTraces(invocations, seconds float64) float64 {
 func (x Design) PreWarmUsage(write, read float64) Usage {
 	n := float64(x.PreWarmedTables)
 	return Usage{WarmWriteUnits: n * max(write-NewTableWriteUnits, 0), WarmReadUnits: n * max(read-NewTableReadUnits, 0)}
+}
+
+// IndexPreWarmUsage is what pre-warming every hot index of the design to write units
+// a second raises: the units above a new on-demand index's (NewTableWriteUnits), per
+// index; their read warm throughput stays DynamoDB's own.
+func (x Design) IndexPreWarmUsage(write float64) Usage {
+	return Usage{WarmWriteUnits: float64(x.PreWarmedIndexes) * max(write-NewTableWriteUnits, 0)}
 }
 
 // LoginUsage is what logins logins use: the signing ones (a new token: one kms:Sign
@@ -236,25 +297,32 @@ func Today() Design {
 		LogBytesPerInvocation: 412 + 526, AccessLogBytesPerRequest: 566,
 		XRaySampled: 0.05, XRayReservoirPerSecond: 1,
 		PreWarmedTables: 3, KMSKeys: 3, ProvisionedMinutes: 30,
+		PreWarmedIndexes: 3, OrdersByUserEntriesPerOrder: 1,
 		RefundingKeys: 16, RefundIndexEntries: 2, RefundOrderWrites: 8,
+		RefundWrites: 18, RefundReads: 6, RefundAPIRequests: 2, RefundInvocations: 4, RefundSQSRequests: 6,
+		RefundStartSeconds: 0.030, RefundStepSeconds: 0.020, RefundMB: 256,
 	}
 }
 
 // SKU is what a merchant expects of one SKU at the peak, per second.
 type SKU struct {
-	ID         string
-	Orders     float64
-	PageViews  float64
-	ShardsWant int // 0: sized by inventory.ShardsForPeak
+	ID         string  `json:"skuId"`
+	Orders     float64 `json:"ordersPerSecond"`
+	PageViews  float64 `json:"pageViewsPerSecond"`
+	ShardsWant int     `json:"shardsWant"` // 0: sized by inventory.ShardsForPeak
 }
 
 // Demand is a sale to plan: its SKUs, the share of orders paid (the rest are
-// released), and the refunds started per second at the peak, all SKUs together
-// (automatic ones of payments that came after the stock went, buyers' and the shop's).
+// released), the share of orders refunded over their life (RefundRatio, at most
+// PayRatio: only a paid order is refunded; it prices the refunds per order), and the
+// refunds started per second at the peak, all SKUs together (automatic ones of
+// payments that came after the stock went, buyers' and the shop's; it loads
+// RefundingBySince's keys and the orders table).
 type Demand struct {
-	SKUs     []SKU
-	PayRatio float64
-	Refunds  float64
+	SKUs        []SKU   `json:"skus"`
+	PayRatio    float64 `json:"payRatio"`
+	RefundRatio float64 `json:"refundRatio"`
+	Refunds     float64 `json:"refundsPerSecond"`
 }
 
 // Evenly is a demand of orders and page views per second in total, spread evenly
@@ -271,13 +339,14 @@ func Evenly(skus int, orders, pageViews, payRatio float64) Demand {
 type Load struct {
 	// Limit names it as the rehearsal's throttles do, e.g. "index
 	// OrdersTable.PendingByExpiry P<k> (each of 128)".
-	Limit string
+	Limit string `json:"limit"`
 	// Peak is the load at the peak and Ceiling what the limit serves, in Unit.
-	Peak, Ceiling float64
-	Unit          string
+	Peak    float64 `json:"peak"`
+	Ceiling float64 `json:"ceiling"`
+	Unit    string  `json:"unit"`
 	// Setting is what to set or ask AWS for when the peak passes the ceiling: "" when
 	// it cannot be raised (a partition) or need not be.
-	Setting string
+	Setting string `json:"setting"`
 }
 
 // Utilisation is Peak / Ceiling.
@@ -286,11 +355,11 @@ func (l Load) Utilisation() float64 { return l.Peak / l.Ceiling }
 // SKUPlan is one SKU's part of a plan.
 type SKUPlan struct {
 	SKU
-	Shards int
+	Shards int `json:"shards"`
 	// Uncarried, when set, says that the SKU's peak is past what its shards carry
 	// with Shards already inventory.MaxShards, the most a SKU has: no setting carries
 	// the sale as asked, and it says what would.
-	Uncarried *Uncarried `json:",omitempty"`
+	Uncarried *Uncarried `json:"uncarried,omitempty"`
 }
 
 // Uncarried is what would carry a SKU's peak past what the most shards carry: a
@@ -300,8 +369,9 @@ type SKUPlan struct {
 // its shards carry at their partitions' ceiling; AdmitOrders the planned load of
 // inventory.MaxShards shards (inventory.ShardsForPeak's headroom).
 type Uncarried struct {
-	CarriedOrders, AdmitOrders float64
-	SplitInto                  int
+	CarriedOrders float64 `json:"carriedOrdersPerSecond"`
+	AdmitOrders   float64 `json:"admitOrdersPerSecond"`
+	SplitInto     int     `json:"splitInto"`
 }
 
 // uncarried is what would carry a SKU of peak orders a second on shards shards, nil
@@ -321,44 +391,82 @@ func (u *Uncarried) Setting() string {
 		inventory.MaxShards, u.AdmitOrders, u.SplitInto)
 }
 
-// Plan is a sale's plan.
+// Plan is a sale's plan. Its JSON (stockctl -o json plan) has camelCase keys, as the
+// API's and the rehearsal's report; what it costs is in US dollars, under usd… keys.
 type Plan struct {
-	Demand Demand
-	SKUs   []SKUPlan
+	Demand Demand    `json:"demand"`
+	SKUs   []SKUPlan `json:"skus"`
 	// Loads are every limit's load, most utilised first: Loads[0] binds first.
-	Loads []Load
+	Loads []Load `json:"loads"`
 	// StageRate is the ApiThrottleRateLimit to deploy with (the busiest route's peak
 	// with headroom, never below the template's default: the limit holds every route,
 	// also those the plan does not count, such as login and GET /orders), AccountRate
 	// the API Gateway throttle to ask for (10,000 when that suffices),
 	// AccountConcurrency the Lambda concurrency to ask for, CloseOrderReserved and
 	// PayCallbackReserved the reservations to set.
-	StageRate, AccountRate                                          float64
-	AccountConcurrency, CloseOrderReserved, PayCallbackReserved     int
-	WriteUnitsPerOrder, ReadUnitsPerOrder, APIRequestsPerOrder      float64
-	LambdaInvocationsPerOrder, LambdaGBSecondsPerOrder, SQSPerOrder float64
+	StageRate           float64 `json:"stageRate"`
+	AccountRate         float64 `json:"accountRate"`
+	AccountConcurrency  int     `json:"accountConcurrency"`
+	CloseOrderReserved  int     `json:"closeOrderReserved"`
+	PayCallbackReserved int     `json:"payCallbackReserved"`
+	// What one order's life uses, with its page views' reads, requests and
+	// invocations (its buyer's login and its refunds apart): all 0 when the demand
+	// has no orders.
+	WriteUnitsPerOrder        float64 `json:"writeUnitsPerOrder"`
+	ReadUnitsPerOrder         float64 `json:"readUnitsPerOrder"`
+	APIRequestsPerOrder       float64 `json:"apiRequestsPerOrder"`
+	LambdaInvocationsPerOrder float64 `json:"lambdaInvocationsPerOrder"`
+	LambdaGBSecondsPerOrder   float64 `json:"lambdaGBSecondsPerOrder"`
+	SQSPerOrder               float64 `json:"sqsRequestsPerOrder"`
+	// WriteUnitsPerRefund and ReadUnitsPerRefund are what a refund's life uses
+	// (Design.RefundWrites, RefundReads).
+	WriteUnitsPerRefund float64 `json:"writeUnitsPerRefund"`
+	ReadUnitsPerRefund  float64 `json:"readUnitsPerRefund"`
 	// WarmWriteUnits and WarmReadUnits are the warm throughput to pre-warm the tables
 	// to before the sale (template parameters TableWarmWriteUnits and
 	// TableWarmReadUnits), units per second: the busiest table's peak with headroom,
 	// 0 when a new on-demand table's NewTableWriteUnits and NewTableReadUnits carry it.
-	WarmWriteUnits, WarmReadUnits float64
+	WarmWriteUnits float64 `json:"warmWriteUnits"`
+	WarmReadUnits  float64 `json:"warmReadUnits"`
+	// IndexWarmWriteUnits is the write warm throughput to pre-warm the hot indexes to
+	// (template parameter IndexWarmWriteUnits), units per second: the busiest index's
+	// entries a second at the peak with headroom, 0 when a new on-demand index's
+	// NewTableWriteUnits carry it. IndexWrites is each hot index's entries a second
+	// at the peak.
+	IndexWarmWriteUnits float64      `json:"indexWarmWriteUnits"`
+	IndexWrites         []IndexWrite `json:"indexWrites"`
 	// ProvisionedConcurrency is the createOrder environments to keep provisioned
 	// through the sale when Lambda's scaling rate would not start them in time (0
 	// when it would), for Design.ProvisionedMinutes.
-	ProvisionedConcurrency int
-	ProvisionedMinutes     float64
-	// USDPerMillionOrders is what a million orders cost with their page views and
-	// their buyers' logins (Cost.Total): every on-demand line, fixed costs apart.
-	USDPerMillionOrders float64
-	Cost                Cost // of a million orders, line by line
+	ProvisionedConcurrency int     `json:"provisionedConcurrency"`
+	ProvisionedMinutes     float64 `json:"provisionedMinutes"`
+	// Cost is what a million orders cost with their page views, their buyers' logins
+	// and their refunds (Demand.RefundRatio of them), line by line, fixed costs apart;
+	// nil when the demand has no orders (a plan of page views alone has no cost per
+	// order). RefundCost is the refunds' part of it.
+	Cost       *Cost `json:"usdPerMillionOrders,omitempty"`
+	RefundCost *Cost `json:"usdRefundsPerMillionOrders,omitempty"`
 	// FixedPerSale is what one sale costs whatever its orders: the provisioned
 	// concurrency and the pre-warming advised. KMSKeysPerMonth is the customer managed
 	// keys' monthly fee, whatever the sales.
-	FixedPerSale    Cost
-	KMSKeysPerMonth float64
+	FixedPerSale    Cost    `json:"usdFixedPerSale"`
+	KMSKeysPerMonth float64 `json:"usdKmsKeysPerMonth"`
+	// IndexPreWarming is the indexes' part of FixedPerSale.PreWarming.
+	IndexPreWarming float64 `json:"usdIndexPreWarming"`
 	// LoginCost is what a million logins that sign a new token cost (one kms:Sign to
-	// an RSA 2048 key each), ReusedLoginCost a million answered from the kept token.
-	LoginCost, ReusedLoginCost Cost
+	// an RSA 2048 key each), ReusedLoginCost a million answered from the kept token,
+	// RefundCostEach a million refunds over their whole life.
+	LoginCost       Cost `json:"usdPerMillionNewTokenLogins"`
+	ReusedLoginCost Cost `json:"usdPerMillionKeptTokenLogins"`
+	RefundCostEach  Cost `json:"usdPerMillionRefunds"`
+}
+
+// USDPerMillionOrders is Cost.Total, and false when the demand has no orders.
+func (p Plan) USDPerMillionOrders() (float64, bool) {
+	if p.Cost == nil {
+		return 0, false
+	}
+	return p.Cost.Total, true
 }
 
 // Make plans demand d on design x at prices p.
@@ -367,16 +475,20 @@ func Make(d Demand, x Design, p Prices) Plan {
 	t := pl.planSKUs(x)
 	pl.addIndexAndTableLoads(x, t)
 	pl.planWarmThroughput()
+	pl.planIndexWarmThroughput(x, t)
 	pl.planAPIGateway(x, t)
 	pl.planLambda(x, t)
 	pl.rankLoads()
 	pl.costPerOrder(x, t, p)
-	pl.FixedPerSale = p.Cost(x.PreWarmUsage(pl.WarmWriteUnits, pl.WarmReadUnits).Add(Usage{
+	pl.FixedPerSale = p.Cost(x.PreWarmUsage(pl.WarmWriteUnits, pl.WarmReadUnits).Add(x.IndexPreWarmUsage(pl.IndexWarmWriteUnits)).Add(Usage{
 		ProvisionedGBSeconds: ProvisionedGBSeconds(pl.ProvisionedConcurrency, x.CreateOrderMB, x.ProvisionedMinutes*60),
 	}))
 	pl.KMSKeysPerMonth = float64(x.KMSKeys) * p.KMSKeyMonths
+	pl.IndexPreWarming = p.Cost(x.IndexPreWarmUsage(pl.IndexWarmWriteUnits)).PreWarming
 	pl.ProvisionedMinutes = x.ProvisionedMinutes
 	pl.LoginCost, pl.ReusedLoginCost = loginCosts(x, p)
+	pl.RefundCostEach = p.Cost(x.RefundUsage(1e6))
+	pl.WriteUnitsPerRefund, pl.ReadUnitsPerRefund = x.RefundWrites, x.RefundReads
 	return pl
 }
 
@@ -478,6 +590,43 @@ func (pl *Plan) planWarmThroughput() {
 	pl.WarmReadUnits = max(NewTableReadUnits, math.Ceil(read*Headroom))
 }
 
+// IndexWrite is one global secondary index's writes at the peak: Index names it as
+// Table.Index, WriteUnits is its write units (entries under 1 KB) a second.
+type IndexWrite struct {
+	Index      string  `json:"index"`
+	WriteUnits float64 `json:"writeUnitsPerSecond"`
+}
+
+// planIndexWarmThroughput sets the write warm throughput to pre-warm the hot indexes
+// to: each index entry is a write of its index, which throttles the base write past
+// the index's warm throughput as past a key's partition ("Understanding GSI write
+// throttling and back-pressure in DynamoDB"). PendingByExpiry and LedgerByShard take
+// IndexEntriesPerOrder entries an order, OrdersByUser OrdersByUserEntriesPerOrder.
+func (pl *Plan) planIndexWarmThroughput(x Design, t totals) {
+	pl.IndexWrites = []IndexWrite{
+		{"OrdersTable.PendingByExpiry", t.orders * x.IndexEntriesPerOrder},
+		{"StockLogTable.LedgerByShard", t.orders * x.IndexEntriesPerOrder},
+		{"OrdersTable.OrdersByUser", t.orders * x.OrdersByUserEntriesPerOrder},
+	}
+	busiest := 0.0
+	for _, w := range pl.IndexWrites {
+		busiest = max(busiest, w.WriteUnits)
+	}
+	if busiest > NewTableWriteUnits {
+		pl.IndexWarmWriteUnits = math.Ceil(busiest * Headroom)
+	}
+}
+
+// indexWritesText is ws as "PendingByExpiry 60000, LedgerByShard 60000, …".
+func indexWritesText(ws []IndexWrite) string {
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		_, index, _ := strings.Cut(w.Index, ".")
+		parts[i] = fmt.Sprintf("%s %.0f", index, w.WriteUnits)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // planAPIGateway sets the stage and account rates to deploy with and ask for, and
 // adds the loads on API Gateway's account throttle and the two busy routes: POST
 // /orders, and per paid order the prepay and the notification.
@@ -546,17 +695,18 @@ func (pl *Plan) rankLoads() {
 
 // costPerOrder sets what one order uses (its life's units, paid or released, and
 // its page views' reads, requests and invocations, its logs and traces, its buyer's
-// login) and what a million cost at p, line by line.
+// login, its share of refunds) and what a million cost at p, line by line; nothing
+// when the demand has no orders.
 func (pl *Plan) costPerOrder(x Design, t totals, p Prices) {
 	paid := pl.Demand.PayRatio
 	released := 1 - paid
 	orders, views := t.orders, t.views
-	pl.WriteUnitsPerOrder = x.CreateWrites + paid*(x.PrepayWrites+x.PaymentWrites) + released*x.ReleaseWrites
-	viewsPerOrder := 0.0
-	if orders > 0 {
-		viewsPerOrder = views / orders
-		pl.ReadUnitsPerOrder = paid*(x.PrepayReads+x.PaymentReads) + t.viewReads/orders
+	if orders <= 0 {
+		return // no orders: no cost per order
 	}
+	pl.WriteUnitsPerOrder = x.CreateWrites + paid*(x.PrepayWrites+x.PaymentWrites) + released*x.ReleaseWrites
+	viewsPerOrder := views / orders
+	pl.ReadUnitsPerOrder = paid*(x.PrepayReads+x.PaymentReads) + t.viewReads/orders
 	pl.APIRequestsPerOrder = 1 + 2*paid + viewsPerOrder
 	pl.LambdaInvocationsPerOrder = 1 + paid*2 + released/10 + viewsPerOrder // releases come in batches of 10
 	pl.LambdaGBSecondsPerOrder = x.OrderSeconds*x.CreateOrderMB/1024 + viewsPerOrder*x.PageSeconds*x.CreateOrderMB/1024 +
@@ -570,8 +720,10 @@ func (pl *Plan) costPerOrder(x Design, t totals, p Prices) {
 		APIRequests: requests, SQSRequests: pl.SQSPerOrder * million,
 		LogBytes: x.LogBytes(invocations, requests), XRayTraces: invocations * x.XRaySampled,
 	}
-	pl.Cost = p.Cost(order.Add(x.LoginUsage(x.LoginsPerOrder*million, true)))
-	pl.USDPerMillionOrders = pl.Cost.Total
+	refunds := x.RefundUsage(pl.Demand.RefundRatio * million)
+	refundCost := p.Cost(refunds)
+	all := p.Cost(order.Add(x.LoginUsage(x.LoginsPerOrder*million, true)).Add(refunds))
+	pl.Cost, pl.RefundCost = &all, &refundCost
 }
 
 // Binding is the limit that binds first (the most utilised), and whether it binds at
@@ -622,11 +774,23 @@ func (p Plan) Write(w io.Writer) error {
 		fmt.Fprintf(w, "Pre-warm the tables at least 24 hours before the sale: deploy with TableWarmWriteUnits=%.0f TableWarmReadUnits=%.0f (a new on-demand table serves %d writes and %d reads a second at once, and at most twice its previous peak within 30 minutes: \"Pre-warming a table for on-demand capacity mode\"); raising it is billed once (\"Understanding DynamoDB warm throughput\"): the fixed cost below.\n",
 			p.WarmWriteUnits, p.WarmReadUnits, NewTableWriteUnits, NewTableReadUnits)
 	}
-	c, f := p.Cost, p.FixedPerSale
-	fmt.Fprintf(w, "Cost: $%.2f per million orders with their page views and their buyers' logins (DynamoDB $%.2f: %.1f write and %.1f read units per order's life; Lambda requests $%.2f and GB-seconds $%.2f; API Gateway $%.2f; SQS $%.2f; KMS signing $%.2f; CloudWatch Logs $%.2f; X-Ray $%.2f).\n",
-		p.USDPerMillionOrders, c.DynamoDB, p.WriteUnitsPerOrder, p.ReadUnitsPerOrder, c.LambdaRequests, c.LambdaGBSeconds, c.APIGateway, c.SQS, c.KMS, c.Logs, c.XRay)
-	fmt.Fprintf(w, "Fixed: $%.2f per sale, whatever its orders (provisioned concurrency $%.2f: %d createOrder environments for %.0f minutes; pre-warming $%.2f); KMS keys $%.2f a month.\n",
-		f.Total, f.ProvisionedConcurrency, p.ProvisionedConcurrency, p.ProvisionedMinutes, f.PreWarming, p.KMSKeysPerMonth)
+	if p.IndexWarmWriteUnits > 0 {
+		fmt.Fprintf(w, "Pre-warm the indexes too, at the same time: deploy with IndexWarmWriteUnits=%.0f (%s index writes a second at the peak; a new on-demand index, like a table, serves %d at once, and its writes past that throttle the orders' own: \"Understanding GSI write throttling and back-pressure\"); billed once as the tables' are: the fixed cost below.\n",
+			p.IndexWarmWriteUnits, indexWritesText(p.IndexWrites), NewTableWriteUnits)
+	}
+	if c := p.Cost; c != nil {
+		fmt.Fprintf(w, "Cost: $%.2f per million orders with their page views, their buyers' logins and their refunds (DynamoDB $%.2f: %.1f write and %.1f read units per order's life; Lambda requests $%.2f and GB-seconds $%.2f; API Gateway $%.2f; SQS $%.2f; KMS signing $%.2f; CloudWatch Logs $%.2f; X-Ray $%.2f).\n",
+			c.Total, c.DynamoDB, p.WriteUnitsPerOrder, p.ReadUnitsPerOrder, c.LambdaRequests, c.LambdaGBSeconds, c.APIGateway, c.SQS, c.KMS, c.Logs, c.XRay)
+		fmt.Fprintf(w, "Refunds: $%.2f of it, %.1f%% of the orders refunded (--refund-ratio %g).\n", p.RefundCost.Total, 100*p.Demand.RefundRatio, p.Demand.RefundRatio)
+	} else {
+		fmt.Fprintln(w, "Cost: no cost per order: the plan has no orders (--orders 0), so nothing is divided by them; the fixed cost and the cost per login and per refund below still hold.")
+	}
+	r := p.RefundCostEach
+	fmt.Fprintf(w, "Refund: $%.2f per million refunds over their life (DynamoDB $%.2f: %.0f write and %.0f read units each; Lambda $%.2f: WeChat Pay's refund call and WeChat's notice free but billed as their round trips' time; API Gateway $%.2f; SQS $%.2f; logs and traces $%.2f).\n",
+		r.Total, r.DynamoDB, p.WriteUnitsPerRefund, p.ReadUnitsPerRefund, r.Lambda(), r.APIGateway, r.SQS, r.Logs+r.XRay)
+	f := p.FixedPerSale
+	fmt.Fprintf(w, "Fixed: $%.2f per sale, whatever its orders (provisioned concurrency $%.2f: %d createOrder environments for %.0f minutes; pre-warming $%.2f, of which the indexes $%.2f); KMS keys $%.2f a month.\n",
+		f.Total, f.ProvisionedConcurrency, p.ProvisionedConcurrency, p.ProvisionedMinutes, f.PreWarming, p.IndexPreWarming, p.KMSKeysPerMonth)
 	l := p.LoginCost
 	_, err := fmt.Fprintf(w, "Login: $%.2f per million new tokens (KMS $%.2f: one RSA 2048 kms:Sign each; DynamoDB $%.2f; Lambda $%.2f; API Gateway $%.2f; logs and traces $%.2f); $%.2f per million answered from the kept token.\n",
 		l.Total, l.KMS, l.DynamoDB, l.Lambda(), l.APIGateway, l.Logs+l.XRay, p.ReusedLoginCost.Total)

@@ -2,6 +2,7 @@ package plan_test
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,7 +122,7 @@ func TestMake_PerOrderCostOfTodaysDesign(t *testing.T) {
 	}
 	// With the buyer's login: 3 write units and 0.5 read units.
 	wantDynamo := (p.WriteUnitsPerOrder+3)*0.625 + (p.ReadUnitsPerOrder+0.5)*0.125
-	if math.Abs(p.Cost.DynamoDB-wantDynamo) > 1e-9 || p.USDPerMillionOrders <= p.Cost.DynamoDB {
+	if total, ok := p.USDPerMillionOrders(); math.Abs(p.Cost.DynamoDB-wantDynamo) > 1e-9 || !ok || total <= p.Cost.DynamoDB {
 		t.Errorf("cost %+v, DynamoDB want $%.4f per million orders", p.Cost, wantDynamo)
 	}
 }
@@ -283,7 +284,7 @@ func TestMake_OneSKUPastTheMostShardsCannotBeCarriedAsAsked(t *testing.T) {
 func TestMake_CostsEveryLineAndTheFixedCostOfASaleApart(t *testing.T) {
 	x, prices := plan.Today(), plan.DefaultPrices
 	p := plan.Make(plan.Evenly(10, 30000, 100000, 0.7), x, prices)
-	c := p.Cost
+	c := *p.Cost
 	const million = 1e6
 	invocations, requests := p.LambdaInvocationsPerOrder*million+million, p.APIRequestsPerOrder*million+million // with the logins
 	for _, line := range []struct {
@@ -297,7 +298,7 @@ func TestMake_CostsEveryLineAndTheFixedCostOfASaleApart(t *testing.T) {
 		{"provisioned concurrency per order", c.ProvisionedConcurrency, 0},
 		{"pre-warming per order", c.PreWarming, 0},
 		{"total", c.Total, c.DynamoDB + c.LambdaRequests + c.LambdaGBSeconds + c.APIGateway + c.SQS + c.KMS + c.Logs + c.XRay},
-		{"USDPerMillionOrders", p.USDPerMillionOrders, c.Total},
+		{"USDPerMillionOrders", func() float64 { v, _ := p.USDPerMillionOrders(); return v }(), c.Total},
 	} {
 		if math.Abs(line.got-line.want) > 1e-6 || line.want < 0 {
 			t.Errorf("%s: $%.6f per million orders, want $%.6f", line.name, line.got, line.want)
@@ -311,7 +312,7 @@ func TestMake_CostsEveryLineAndTheFixedCostOfASaleApart(t *testing.T) {
 		t.Fatalf("30,000 orders/s: %d environments provisioned, tables warmed to %.0f WU/s; want both", p.ProvisionedConcurrency, p.WarmWriteUnits)
 	}
 	wantPC := float64(p.ProvisionedConcurrency) * 256 / 1024 * x.ProvisionedMinutes * 60 * 0.0000033334
-	wantWarm := 3 * ((p.WarmWriteUnits-4000)*0.00065 + (p.WarmReadUnits-12000)*0.00013)
+	wantWarm := 3*((p.WarmWriteUnits-4000)*0.00065+(p.WarmReadUnits-12000)*0.00013) + 3*(p.IndexWarmWriteUnits-4000)*0.00065
 	if math.Abs(f.ProvisionedConcurrency-wantPC) > 1e-6 || math.Abs(f.PreWarming-wantWarm) > 1e-6 || math.Abs(f.Total-wantPC-wantWarm) > 1e-6 || f.DynamoDB != 0 {
 		t.Errorf("fixed per sale %+v; want provisioned concurrency $%.4f and pre-warming $%.4f", f, wantPC, wantWarm)
 	}
@@ -332,5 +333,95 @@ func TestMake_CostsEveryLineAndTheFixedCostOfASaleApart(t *testing.T) {
 	}
 	if small := plan.Make(plan.Evenly(1, 20, 100, 0.7), x, prices); small.FixedPerSale.Total != 0 || small.ProvisionedConcurrency != 0 {
 		t.Errorf("a small sale's fixed cost %+v, %d environments provisioned; want none", small.FixedPerSale, small.ProvisionedConcurrency)
+	}
+}
+
+// A refund's life (internal/refunds: its start, the refund function's request to
+// WeChat Pay, the notification, the buyer's notice) costs 18 write and 6 read units,
+// 2 API requests, 4 invocations, 6 SQS requests and two round trips of Lambda time;
+// a million orders of which RefundRatio are refunded carry that share of it, and the
+// plan prints it as a line of its own.
+func TestMake_PricesTheRefundsOfTheOrders(t *testing.T) {
+	x, prices := plan.Today(), plan.DefaultPrices
+	d := plan.Evenly(10, 1000, 2000, 0.7)
+	none := plan.Make(d, x, prices)
+	d.RefundRatio = 0.05
+	p := plan.Make(d, x, prices)
+	each := p.RefundCostEach
+	const million = 1e6
+	gbSeconds := (0.030*256 + 0.020*128 + 2*(0.020+0.180)*256) / 1024
+	for _, line := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"DynamoDB", each.DynamoDB, 18*0.625 + 6*0.125},
+		{"Lambda requests", each.LambdaRequests, 4 * 0.20},
+		{"Lambda GB-seconds", each.LambdaGBSeconds, gbSeconds * million * 0.0000133334},
+		{"API Gateway", each.APIGateway, 2 * 1.00},
+		{"SQS", each.SQS, 6 * 0.40},
+		{"KMS", each.KMS, 0},
+		{"the refunds' part of a million orders", p.RefundCost.Total, 0.05 * each.Total},
+		{"a million orders with their refunds", p.Cost.Total, none.Cost.Total + 0.05*each.Total},
+	} {
+		if math.Abs(line.got-line.want) > 1e-6 {
+			t.Errorf("%s: $%.6f, want $%.6f", line.name, line.got, line.want)
+		}
+	}
+	if p.WriteUnitsPerRefund != 18 || p.ReadUnitsPerRefund != 6 {
+		t.Errorf("a refund's life: %.0f write and %.0f read units; want 18 and 6", p.WriteUnitsPerRefund, p.ReadUnitsPerRefund)
+	}
+	var out strings.Builder
+	if err := p.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"their refunds (DynamoDB", "Refunds: $", "5.0% of the orders refunded (--refund-ratio 0.05)", "per million refunds over their life (DynamoDB $12.00: 18 write and 6 read units each"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the plan lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// A demand of page views alone has no cost per order: the plan says so instead of
+// dividing by no orders, and its JSON has no usdPerMillionOrders.
+func TestMake_NoOrdersHasNoCostPerOrder(t *testing.T) {
+	p := plan.Make(plan.Evenly(1, 0, 5000, 0.7), plan.Today(), plan.DefaultPrices)
+	if total, ok := p.USDPerMillionOrders(); ok || p.Cost != nil || p.RefundCost != nil || p.ReadUnitsPerOrder != 0 || p.APIRequestsPerOrder != 0 {
+		t.Errorf("no orders: $%.2f per million orders (%v), %+v", total, ok, p)
+	}
+	var out strings.Builder
+	if err := p.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Cost: no cost per order: the plan has no orders (--orders 0)") || strings.Contains(out.String(), "per million orders") {
+		t.Errorf("the plan of no orders:\n%s", out.String())
+	}
+}
+
+// Each order writes 2 entries to PendingByExpiry and to LedgerByShard and 1 to
+// OrdersByUser: at 30,000 orders/s the busiest index takes 60,000 writes a second, far
+// past a new on-demand index's 4,000, so the plan advises pre-warming the three hot
+// indexes to that with headroom (IndexWarmWriteUnits) and prices it once per index
+// in the fixed cost; a sale a new index carries advises none.
+func TestMake_AdvisesPreWarmingTheHotIndexes(t *testing.T) {
+	p := plan.Make(plan.Evenly(10, 30000, 100000, 0.7), plan.Today(), plan.DefaultPrices)
+	want := []plan.IndexWrite{{Index: "OrdersTable.PendingByExpiry", WriteUnits: 60000}, {Index: "StockLogTable.LedgerByShard", WriteUnits: 60000}, {Index: "OrdersTable.OrdersByUser", WriteUnits: 30000}}
+	if !slices.Equal(p.IndexWrites, want) || p.IndexWarmWriteUnits != 75000 {
+		t.Errorf("index writes %v, pre-warm to %.0f; want %v and 75000", p.IndexWrites, p.IndexWarmWriteUnits, want)
+	}
+	if wantCost := 3 * (75000 - 4000) * 0.00065; math.Abs(p.IndexPreWarming-wantCost) > 1e-9 {
+		t.Errorf("index pre-warming $%.4f, want $%.4f", p.IndexPreWarming, wantCost)
+	}
+	var out strings.Builder
+	if err := p.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"deploy with IndexWarmWriteUnits=75000", "PendingByExpiry 60000, LedgerByShard 60000, OrdersByUser 30000", "of which the indexes $138.45"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the plan lacks %q:\n%s", want, out.String())
+		}
+	}
+	small := plan.Make(plan.Evenly(1, 1500, 100, 0.7), plan.Today(), plan.DefaultPrices)
+	if small.IndexWarmWriteUnits != 0 || small.IndexPreWarming != 0 || strings.Contains(func() string { var b strings.Builder; _ = small.Write(&b); return b.String() }(), "IndexWarmWriteUnits") {
+		t.Errorf("1,500 orders/s (3,000 index writes a second): pre-warm indexes to %.0f for $%.2f; want none", small.IndexWarmWriteUnits, small.IndexPreWarming)
 	}
 }

@@ -111,20 +111,22 @@ func (p Prices) Check() error {
 
 // Usage is what a sale used of each priced thing.
 type Usage struct {
-	WriteRequestUnits, ReadRequestUnits float64
+	WriteRequestUnits float64 `json:"writeRequestUnits"`
+	ReadRequestUnits  float64 `json:"readRequestUnits"`
 	// WarmWriteUnits and WarmReadUnits are the units a second the tables' warm
 	// throughput was raised by, summed over the tables pre-warmed.
-	WarmWriteUnits, WarmReadUnits float64
-	LambdaRequests                float64
-	LambdaGBSeconds               float64
+	WarmWriteUnits  float64 `json:"warmWriteUnits"`
+	WarmReadUnits   float64 `json:"warmReadUnits"`
+	LambdaRequests  float64 `json:"lambdaRequests"`
+	LambdaGBSeconds float64 `json:"lambdaGBSeconds"`
 	// ProvisionedGBSeconds are the GB-seconds of provisioned concurrency configured
 	// (environments × memory × seconds, at least 5 minutes).
-	ProvisionedGBSeconds float64
-	APIRequests          float64
-	SQSRequests          float64
-	KMSRSARequests       float64 // requests to an RSA 2048 key (kms:Sign)
-	LogBytes             float64 // CloudWatch Logs ingested: the functions' and API Gateway's
-	XRayTraces           float64
+	ProvisionedGBSeconds float64 `json:"provisionedGBSeconds"`
+	APIRequests          float64 `json:"apiRequests"`
+	SQSRequests          float64 `json:"sqsRequests"`
+	KMSRSARequests       float64 `json:"kmsRsa2048Requests"` // requests to an RSA 2048 key (kms:Sign)
+	LogBytes             float64 `json:"logBytes"`           // CloudWatch Logs ingested: the functions' and API Gateway's
+	XRayTraces           float64 `json:"xRayTraces"`
 }
 
 // Cost is what a usage costs at some prices, in US dollars, line by line, and in

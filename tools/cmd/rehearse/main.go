@@ -19,8 +19,8 @@
 //     -api-burst (at most 5,000: AWS grants no more), -stage-rate, -stage-burst,
 //     -lambda-concurrency, -cold-start, -reserved (reserved concurrency per function),
 //     -warm (createOrder environments warm at the start: provisioned concurrency),
-//     -partition-wcu, -table-wcu, -table-rcu, -warm-wcu, -warm-rcu (a table starts
-//     cold, as a new on-demand one, unless pre-warmed);
+//     -partition-wcu, -table-wcu, -table-rcu, -warm-wcu, -warm-rcu, -index-warm-wcu
+//     (a table or index starts cold, as a new on-demand one, unless pre-warmed);
 //   - WeChat Pay: -wechatpay-rtt (its merchant API's round trip, taken by the
 //     stand-in on every call);
 //   - the prices (US dollars, us-east-1; internal/stockctl/plan.Prices cites each
@@ -165,6 +165,7 @@ func defineQuotaFlags(fs *flag.FlagSet, c *rehearse.Config) {
 	fs.Float64Var(&c.Model.TableReadUnits, "table-rcu", 0, "each table's read request units/s quota (0: DynamoDB's default 40,000)")
 	fs.Float64Var(&c.Model.WarmWriteUnits, "warm-wcu", ddblimits.NewTableWriteUnits, "each table's warm write throughput, units/s: a new on-demand table's 4,000, or what it was pre-warmed to (0: warm up to -table-wcu)")
 	fs.Float64Var(&c.Model.WarmReadUnits, "warm-rcu", ddblimits.NewTableReadUnits, "each table's warm read throughput, units/s: a new on-demand table's 12,000, or what it was pre-warmed to (0: warm up to -table-rcu)")
+	fs.Float64Var(&c.Model.IndexWarmWriteUnits, "index-warm-wcu", ddblimits.NewTableWriteUnits, "each global secondary index's warm write throughput, units/s: a new on-demand index's 4,000, or what it was pre-warmed to (the template's IndexWarmWriteUnits; 0: warm up to its quota)")
 	fs.Float64Var(&c.Model.WriteUnits, "partition-wcu", 0, "write units/s of one partition, item or index key (0: DynamoDB's 1,000)")
 }
 

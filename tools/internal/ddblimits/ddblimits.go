@@ -61,6 +61,16 @@
 //     min(quota, max(warm, 2 × the highest units it served in one second so far)),
 //     refused with the table quota's reason; the model's whole run is taken as one
 //     30-minute window. Unset, the table is warm up to its quota (pre-warmed).
+//     A global secondary index has its own warm throughput, with the same values for a
+//     new on-demand index and raised apart from its table's (WarmThroughput on the
+//     GlobalSecondaryIndex; API Reference, "GlobalSecondaryIndexWarmThroughputDescription";
+//     "Understanding DynamoDB warm throughput": "available by default for all tables
+//     and global secondary indexes"): with Config.IndexWarmWriteUnits set, each index's
+//     writes in one second are held to WarmCeiling(IndexWarmWriteUnits, its busiest
+//     second, the table's write quota), and a base write whose index entries pass it is
+//     refused as a GSI's back-pressure is, reason IndexWriteAccountLimitExceeded with the
+//     index's ARN ("Understanding GSI write throttling and back-pressure in DynamoDB").
+//     Unset, an index is warm up to its quota and only its keys' partitions bind.
 //   - Reads of Query and Scan cost what their answer holds: the items' total size
 //     rounded up to 4 KB, 1 unit per 4 KB strongly consistent and half that
 //     eventually consistent (index queries are always eventually consistent;
@@ -145,7 +155,8 @@ func WarmCeiling(warm, peak, quota float64) float64 {
 	return min(quota, max(warm, 2*peak))
 }
 
-// warmth is one table's traffic per second of model time, for its warm ceiling.
+// warmth is one table's (or index's) traffic per second of model time, for its warm
+// ceiling.
 type warmth struct {
 	window time.Time // start of the current second (real time)
 	units  float64   // units served in it
@@ -169,6 +180,10 @@ type Config struct {
 	// table, or what it was pre-warmed to); 0: warm up to the quota. See the package
 	// doc, "A cold table".
 	WarmWriteUnits, WarmReadUnits float64
+	// IndexWarmWriteUnits is each global secondary index's warm write throughput at the
+	// start, units per second (NewTableWriteUnits for a new on-demand index, or what it
+	// was pre-warmed to); 0: warm up to its quota. See the package doc, "A cold table".
+	IndexWarmWriteUnits float64
 	// Burst is how much unused capacity a partition may bank, as time at its full
 	// rate; default 10 ms (10 write units). DynamoDB does not document a partition's
 	// burst depth; over a window T a partition never serves more than rate × (T +
@@ -720,12 +735,45 @@ func (m *Model) takeThroughput(now time.Time, r request, v *verdict) (write, rea
 // partition it would write has not the units left at now. It takes nothing (index
 // units are taken once the write is applied). m.mu is held.
 func (m *Model) checkIndexWrites(now time.Time, s *itemState, i int, a access, v *verdict) {
+	perIndex := map[string]float64{}
 	for _, w := range m.plannedIndexWrites(s, a) {
 		l := limit{name: "index " + a.table + "." + w.index + " " + w.hash, reason: "IndexWriteKeyRangeThroughputExceeded", resource: arn(a.table, w.index)}
 		if !m.limit(l.name).take(now, m.cfg.WriteUnits/m.cfg.Slowdown, m.cfg.WriteUnits*m.cfg.Burst.Seconds(), w.units, false) {
 			v.throttled(i, l)
 		}
+		perIndex[w.index] += w.units
 	}
+	if m.cfg.IndexWarmWriteUnits <= 0 {
+		return
+	}
+	for _, index := range slices.Sorted(maps.Keys(perIndex)) {
+		l := indexWritesLimit(a.table, index)
+		if w := m.warmth(now, l.name); w.units+perIndex[index] > WarmCeiling(m.cfg.IndexWarmWriteUnits, w.peak, m.cfg.TableWriteUnits) {
+			v.throttled(i, l)
+		}
+	}
+}
+
+// indexWritesLimit is the limit of all writes to one index (its warm throughput).
+func indexWritesLimit(table, index string) limit {
+	return limit{name: "index " + table + "." + index + " writes", reason: "IndexWriteAccountLimitExceeded", resource: arn(table, index)}
+}
+
+// warmth is the traffic of the table or index limit name in the current second of
+// model time at now, the second before rolled into its peak.
+func (m *Model) warmth(now time.Time, name string) *warmth {
+	w := m.warm[name]
+	if w == nil {
+		w = &warmth{window: now}
+		m.warm[name] = w
+	}
+	second := time.Duration(float64(time.Second) * m.cfg.Slowdown)
+	if now.Sub(w.window) >= second {
+		w.peak = max(w.peak, w.units)
+		w.units = 0
+		w.window = w.window.Add(now.Sub(w.window).Truncate(second))
+	}
+	return w
 }
 
 // recordThrottleLocked counts the throttle of the throttled verdict v against the
@@ -796,17 +844,7 @@ func (m *Model) takeBase(s *itemState, now time.Time, a access, units float64, c
 func (m *Model) takeTable(now time.Time, name string, quota, warm, units float64, commit bool) bool {
 	slow := m.cfg.Slowdown
 	if warm > 0 {
-		w := m.warm[name]
-		if w == nil {
-			w = &warmth{window: now}
-			m.warm[name] = w
-		}
-		second := time.Duration(float64(time.Second) * slow)
-		if now.Sub(w.window) >= second {
-			w.peak = max(w.peak, w.units)
-			w.units = 0
-			w.window = w.window.Add(now.Sub(w.window).Truncate(second))
-		}
+		w := m.warmth(now, name)
 		if w.units+units > WarmCeiling(warm, w.peak, quota) {
 			return false
 		}
@@ -913,6 +951,9 @@ func (m *Model) applied(now time.Time, op string, r request) float64 {
 		after := entries(indexes, m.cfg.Keys[a.table], s.entries, next, a.change, max(s.size, a.putSize))
 		for _, w := range indexWrites(indexes, s.entries, after, a.change) {
 			m.limit("index "+a.table+"."+w.index+" "+w.hash).charge(now, m.cfg.WriteUnits/m.cfg.Slowdown, m.cfg.WriteUnits*m.cfg.Burst.Seconds(), w.units)
+			if m.cfg.IndexWarmWriteUnits > 0 {
+				m.warmth(now, indexWritesLimit(a.table, w.index).name).units += w.units
+			}
 			units += w.units
 		}
 		s.keyAttrs, s.entries = next, after

@@ -300,3 +300,45 @@ func TestWarmCeiling(t *testing.T) {
 		}
 	}
 }
+
+// A new on-demand index serves at once only its own warm throughput, 4,000 writes a
+// second, then twice its busiest second, whatever its table's ("Understanding DynamoDB
+// warm throughput": tables and global secondary indexes each have one); a base write
+// whose entry would pass it is refused as the index's back-pressure. Pre-warmed to
+// 6,000 it serves 6,000 at once. Entries spread over 100 index keys, and the base
+// table's quota and the partitions are raised, so only the index's warmth binds.
+func TestModel_ColdIndexServesItsWarmThroughputThenDoubles(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		warm float64
+		want []int // entries admitted in each second
+	}{
+		{"a new on-demand index", NewTableWriteUnits, []int{4000, 8000, 16000}},
+		{"an index pre-warmed to 6,000", 6000, []int{6000, 12000}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := ledger
+			cfg.IndexWarmWriteUnits, cfg.TransactionHold = tc.warm, time.Nanosecond
+			cfg.TableWriteUnits = 1e9 // the base table never binds
+			cfg.WriteUnits = 1e6      // nor an item's or index key's partition
+			m := New(cfg)
+			got := make([]int, len(tc.want))
+			i := 0
+			for now := t0; now.Before(t0.Add(time.Duration(len(tc.want)) * time.Second)); now = now.Add(time.Millisecond) {
+				for write(m, now, "PutItem", putEntry(fmt.Sprint("e", i), fmt.Sprint("H#", i%100), i)) {
+					got[now.Sub(t0)/time.Second]++
+					i++
+				}
+				i++
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("admitted per second %v, want %v", got, tc.want)
+			}
+			for name := range m.Throttled() {
+				if name != "index L.ByTime writes" {
+					t.Errorf("throttled by %q, want only the index's warm throughput", name)
+				}
+			}
+		})
+	}
+}

@@ -217,6 +217,8 @@ func (c Config) checkQuotas() error {
 		return badFlag("table-wcu", "-table-wcu and -table-rcu must not be negative")
 	case c.Model.WarmWriteUnits < 0 || c.Model.WarmReadUnits < 0:
 		return badFlag("warm-wcu", "-warm-wcu and -warm-rcu must not be negative")
+	case c.Model.IndexWarmWriteUnits < 0:
+		return badFlag("index-warm-wcu", "must not be negative")
 	case c.Warm < 0:
 		return badFlag("warm", "must not be negative")
 	case c.WeChatPayRoundTrip < 0:

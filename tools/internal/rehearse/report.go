@@ -117,6 +117,7 @@ type Settings struct {
 	ColdStartMs                       float64
 	PartitionWriteUnits               float64
 	WarmWriteUnits, WarmReadUnits     float64 // each table's warm throughput at the start, units/s (0: warm to its quota)
+	IndexWarmWriteUnits               float64 // each index's warm write throughput at the start, units/s (0: warm to its quota)
 	PeakBuyersPerSecond               float64
 }
 
@@ -511,7 +512,8 @@ func (s *sale) summariseCost(r *Report, write, read float64) {
 	u.XRayTraces = x.XRayTraces(u.LambdaRequests, r.ModelSeconds)
 	u = u.Add(x.LoginUsage(float64(s.cfg.Buyers), true))
 	m := s.model.Config()
-	warm := x.PreWarmUsage(cmp.Or(m.WarmWriteUnits, m.TableWriteUnits), cmp.Or(m.WarmReadUnits, m.TableReadUnits))
+	warm := x.PreWarmUsage(cmp.Or(m.WarmWriteUnits, m.TableWriteUnits), cmp.Or(m.WarmReadUnits, m.TableReadUnits)).
+		Add(x.IndexPreWarmUsage(cmp.Or(m.IndexWarmWriteUnits, m.TableWriteUnits)))
 	u.WarmWriteUnits, u.WarmReadUnits = warm.WarmWriteUnits, warm.WarmReadUnits
 	u.ProvisionedGBSeconds = plan.ProvisionedGBSeconds(s.cfg.Warm, float64(r.Lambda[createOrderFunction].MemoryMB), r.ModelSeconds)
 	r.Usage, r.Cost = u, s.cfg.Prices.Cost(u)
@@ -538,6 +540,7 @@ func (s *sale) settings() Settings {
 		LambdaConcurrency: cmp.Or(c.Lambda.AccountConcurrency, quotas.AccountConcurrency), ColdStartMs: float64(c.Lambda.ColdStart) / float64(time.Millisecond),
 		PartitionWriteUnits: s.model.Config().WriteUnits, PeakBuyersPerSecond: c.PeakBuyers(),
 		WarmWriteUnits: s.model.Config().WarmWriteUnits, WarmReadUnits: s.model.Config().WarmReadUnits,
+		IndexWarmWriteUnits: s.model.Config().IndexWarmWriteUnits,
 	}
 	if t := s.stageThrottle(); t != nil {
 		st.StageRate, st.StageBurst = t.Rate, float64(t.Burst)
@@ -574,8 +577,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 	c := r.Config
 	fmt.Fprintf(tw, "sale\t%d SKUs × %d units on %d shards, %d buyers over %.0f s (%.0f%% in the first tenth, peak %.0f/s), %d page views each\n",
 		c.SKUs, c.Stock, c.Shards, c.Buyers, c.OverSeconds, c.Spike*100, c.PeakBuyersPerSecond, c.PageViews)
-	fmt.Fprintf(tw, "quotas\tAPI account %.0f/s (burst %d), routes %.0f/s (burst %.0f), Lambda %d concurrent, partitions %.0f WU/s, tables warm to %.0f WU/s and %.0f RU/s (0: their quota)\n",
-		c.APIRate, c.APIBurst, c.StageRate, c.StageBurst, c.LambdaConcurrency, c.PartitionWriteUnits, c.WarmWriteUnits, c.WarmReadUnits)
+	fmt.Fprintf(tw, "quotas\tAPI account %.0f/s (burst %d), routes %.0f/s (burst %.0f), Lambda %d concurrent, partitions %.0f WU/s, tables warm to %.0f WU/s and %.0f RU/s, indexes to %.0f WU/s (0: their quota)\n",
+		c.APIRate, c.APIBurst, c.StageRate, c.StageBurst, c.LambdaConcurrency, c.PartitionWriteUnits, c.WarmWriteUnits, c.WarmReadUnits, c.IndexWarmWriteUnits)
 	fmt.Fprintf(tw, "clock\t%.1f× slower: %.0f s of sale in %.0f s wall, %.0f s CPU; worst lag %.1f ms at 1×\n",
 		r.Slowdown, r.ModelSeconds, r.WallSeconds, r.CPUSeconds, r.LagMs)
 	fmt.Fprintf(tw, "orders\t%d created, peak %.0f/s, mean %.0f/s, p50 %.1f ms, p99 %.1f ms per request, p99 %.1f ms a buyer waits (first tap to final answer); at the end %s\n",

@@ -2,11 +2,13 @@ package sam_test
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stockguard/stockguard/internal/stockctl/plan"
 	"github.com/stockguard/stockguard/internal/testing/testkit"
 	"github.com/stockguard/stockguard/tools/internal/sam"
 )
@@ -115,6 +117,31 @@ func TestProduction_TablesAreProtectedRecoverableAndRetained(t *testing.T) {
 		if !s.DeletionProtection || !s.PointInTimeRecovery || s.DeletionPolicy != "Retain" {
 			t.Errorf("%s: deletion protection %v, PITR %v, DeletionPolicy %q; want true, true, Retain", s.Name, s.DeletionProtection, s.PointInTimeRecovery, s.DeletionPolicy)
 		}
+	}
+}
+
+// The sale's hot indexes (each order writes entries to them) can be pre-warmed
+// (IndexWarmWriteUnits), as many as stockctl plan prices: an index has its own warm
+// throughput, and its writes past it throttle the orders' own.
+func TestProduction_HotIndexesArePreWarmedAsThePlanPricesThem(t *testing.T) {
+	settings, err := loadRealTemplate(t).TableSettings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	n := 0
+	for _, s := range settings {
+		if len(s.WarmIndexes) > 0 {
+			got[s.Name] = s.WarmIndexes
+			n += len(s.WarmIndexes)
+		}
+	}
+	want := map[string][]string{"OrdersTable": {"PendingByExpiry", "OrdersByUser"}, "StockLogTable": {"LedgerByShard"}}
+	if !maps.EqualFunc(got, want, slices.Equal) || n != plan.Today().PreWarmedIndexes {
+		t.Errorf("pre-warmed indexes %v, want %v (plan prices %d)", got, want, plan.Today().PreWarmedIndexes)
+	}
+	if p, ok := loadRealTemplate(t).Parameters()["IndexWarmWriteUnits"]; !ok || fmt.Sprint(p.Default) != "4000" {
+		t.Errorf("IndexWarmWriteUnits parameter %+v, want Default 4000 (a new on-demand index's)", p)
 	}
 }
 

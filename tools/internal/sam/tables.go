@@ -49,10 +49,13 @@ type TableSettings struct {
 	// Developer Guide, "Encryption at rest: how it works"). A KMS table without
 	// KMSMasterKeyId (the AWS managed key aws/dynamodb) reads "alias/aws/dynamodb".
 	KMSKey string
+	// WarmIndexes names the global secondary indexes whose WarmThroughput the template
+	// sets (pre-warming; "Understanding DynamoDB warm throughput"), in template order.
+	WarmIndexes []string
 }
 
 // TableSettings returns the TTL, point-in-time recovery, deletion policy, deletion
-// protection and encryption key of every AWS::DynamoDB::Table, sorted by Name (the logical id). It never
+// protection, encryption key and pre-warmed indexes of every AWS::DynamoDB::Table, sorted by Name (the logical id). It never
 // fails today; the error is there so that it can grow checks without changing callers.
 func (t *Template) TableSettings() ([]TableSettings, error) {
 	return inIDOrder("table", t.cf.GetAllDynamoDBTableResources(), func(id string, table *cfndynamodb.Table) (TableSettings, error) {
@@ -66,6 +69,14 @@ func (t *Template) TableSettings() ([]TableSettings, error) {
 		}
 		if sse := table.SSESpecification; sse != nil && sse.SSEEnabled && aws.ToString(sse.SSEType) == "KMS" {
 			s.KMSKey = cmp.Or(aws.ToString(sse.KMSMasterKeyId), "alias/aws/dynamodb")
+		}
+		// WarmThroughput is not in goformation's schema (withoutUnmodelled): read raw.
+		gsis, _ := asMap(asMap(asMap(t.source["Resources"])[id])["Properties"])["GlobalSecondaryIndexes"].([]any)
+		for _, g := range gsis {
+			if gsi := asMap(g); gsi["WarmThroughput"] != nil {
+				name, _ := gsi["IndexName"].(string)
+				s.WarmIndexes = append(s.WarmIndexes, name)
+			}
 		}
 		return s, nil
 	})

@@ -77,7 +77,7 @@ func TestTableSettings_ReportsWhatCreateTableCannotSet(t *testing.T) {
 	}
 	want := []TableSettings{
 		{Name: "LedgerTable"}, // TTL specified but disabled
-		{Name: "OrdersTable", TimeToLiveAttribute: "ttl", PointInTimeRecovery: true, DeletionPolicy: "Retain"},
+		{Name: "OrdersTable", TimeToLiveAttribute: "ttl", PointInTimeRecovery: true, DeletionPolicy: "Retain", WarmIndexes: []string{"PendingByExpiry"}},
 	}
 	equalJSON(t, "table settings", got, want)
 }

@@ -267,8 +267,8 @@ func dropNoValueItems(v any) any {
 // schema lacks and would reject: an AWS::Serverless::HttpApi's Auth.EnableIamAuthorizer
 // (SAM HttpApiAuth) and AccessLogSettings (which goformation spells AccessLogSetting),
 // an AWS::Serverless::Function's LoggingConfig (Lambda's advanced logging
-// controls), and an AWS::DynamoDB::Table's WarmThroughput (pre-warming, which the
-// local tables need not). They stay in the raw resources (see HTTPAPIs and Functions).
+// controls), and an AWS::DynamoDB::Table's WarmThroughput and its global secondary
+// indexes' (pre-warming, which the local tables need not). They stay in the raw resources (see HTTPAPIs and Functions).
 func withoutUnmodelled(doc map[string]any) ([]byte, error) {
 	for _, r := range asMap(doc["Resources"]) {
 		res := asMap(r)
@@ -280,6 +280,11 @@ func withoutUnmodelled(doc map[string]any) ([]byte, error) {
 			delete(asMap(res["Properties"]), "LoggingConfig")
 		case "AWS::DynamoDB::Table":
 			delete(asMap(res["Properties"]), "WarmThroughput")
+			if gsis, ok := asMap(res["Properties"])["GlobalSecondaryIndexes"].([]any); ok {
+				for _, g := range gsis {
+					delete(asMap(g), "WarmThroughput")
+				}
+			}
 		}
 	}
 	out, err := json.Marshal(doc)
