@@ -124,7 +124,8 @@ type Options struct {
 // (txn.go) and transition path (transition.go): OrderStore (orders, pending orders,
 // reservations, shipments), StockStore (SKUs, shards, stock adjustments, reshards),
 // BookStore (the ledger, checkpoints, reconcile's cut and repairs), RefundStore
-// (refunds) and SessionStore (login attempts, alert pacing and quiet periods).
+// (refunds), SessionStore (login attempts, alert pacing and quiet periods) and
+// QueueStore (the waiting room's tickets and frontiers).
 type Store struct {
 	*store
 	OrderStore
@@ -132,6 +133,7 @@ type Store struct {
 	BookStore
 	RefundStore
 	SessionStore
+	QueueStore
 }
 
 // store is what every part of Store shares.
@@ -141,6 +143,8 @@ type store struct {
 	opts    Options
 	catalog *catalog
 	epochs  *epochCache
+	// frontiers caches the waiting room's frontiers (QueueStore.FrontierOf).
+	frontiers *frontierCache
 }
 
 // OrderStore is Store's part for orders: placing (the reservation), reading, paying,
@@ -176,8 +180,9 @@ func New(db *dynamodb.Client, tables Tables, opts Options) *Store {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	base := &store{db: db, tables: tables, opts: opts, catalog: newCatalog(opts.CatalogTTL), epochs: &epochCache{}}
-	return &Store{base, OrderStore{base}, StockStore{base}, BookStore{base}, RefundStore{base}, SessionStore{base}}
+	base := &store{db: db, tables: tables, opts: opts, catalog: newCatalog(opts.CatalogTTL), epochs: &epochCache{},
+		frontiers: &frontierCache{entries: map[string]frontierEntry{}}}
+	return &Store{base, OrderStore{base}, StockStore{base}, BookStore{base}, RefundStore{base}, SessionStore{base}, QueueStore{base}}
 }
 
 func (s *store) now() time.Time { return s.opts.Now().UTC() }
