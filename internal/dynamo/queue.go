@@ -85,7 +85,8 @@ func (r ticketRecord) ticket() inventory.Ticket {
 // hold (one per buyer and SKU): one conditional PutItem (attribute_not_exists(pk))
 // of an item whose id is inventory.TicketID(user, sku); a second request reads the
 // first's ticket back from the refusal (ALL_OLD), so concurrent requests of one buyer
-// make one ticket. It reports whether the ticket is new. Errors: a *SKUError wrapping
+// make one ticket (a refusal without the old item, as the embedded DynamoDB answers,
+// costs one strongly consistent read instead). It reports whether the ticket is new. Errors: a *SKUError wrapping
 // inventory.ErrSKUNotFound or inventory.ErrQueueNotEnabled (the SKU record, from the
 // catalog cache: a SKU put in the queue takes up to Options.CatalogTTL to issue
 // tickets), inventory.ErrBusy.
@@ -130,8 +131,15 @@ func (s *QueueStore) TakeTicket(ctx context.Context, user, sku string) (inventor
 			return inventory.Ticket{}, false, fmt.Errorf("decode ticket: %w", err)
 		}
 		return old.ticket(), false, nil
-	case errors.As(err, &ccf):
-		return inventory.Ticket{}, false, fmt.Errorf("take ticket of %s: refused without the item: %w", sku, inventory.ErrBusy)
+	case errors.As(err, &ccf): // refused without the item: read it
+		var old ticketRecord
+		if err := s.get(ctx, s.tables.Orders, ticketKey(id), "ticket", &old); err != nil {
+			return inventory.Ticket{}, false, err
+		}
+		if old.Kind != kindTicket {
+			return inventory.Ticket{}, false, fmt.Errorf("take ticket of %s: refused, then not found: %w", sku, inventory.ErrBusy)
+		}
+		return old.ticket(), false, nil
 	}
 	// A write whose answer was lost may have applied: the ticket (ours, the id being
 	// the user's and SKU's) is read back.
@@ -312,4 +320,37 @@ func (t *txn) ticketUse(a *inventory.Admission, order string) {
 		And(expression.Name("buyer").Equal(expression.Value(a.User)))
 	t.update(part{kind: partTicket, sku: a.SKU}, t.s.tables.Orders, ticketKey(a.Ticket),
 		expression.Set(expression.Name("usedBy"), expression.Value(order)), cond)
+}
+
+// PlaceTicket writes ticket id's place in line, once (the admitter, head of the line
+// first): one conditional UpdateItem, 1 write unit; the TicketsByArrival entry is
+// KEYS_ONLY, so it is not rewritten. It reports false when the ticket already had a
+// position (a second admitter's write changes nothing). Errors: inventory.ErrTicketNotFound
+// (no such ticket), inventory.ErrBusy.
+func (s *QueueStore) PlaceTicket(ctx context.Context, id string, position int) (bool, error) {
+	if position < 1 {
+		return false, inventory.InvalidError("a position is 1 or more")
+	}
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.tables.Orders), Key: pkOf(ticketKey(id)),
+		UpdateExpression:          aws.String("SET #p = :p"),
+		ConditionExpression:       aws.String("attribute_exists(pk) AND attribute_not_exists(#p)"),
+		ExpressionAttributeNames:  map[string]string{"#p": "position"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":p": &types.AttributeValueMemberN{Value: strconv.Itoa(position)}},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf):
+		var old ticketRecord
+		if err := s.get(ctx, s.tables.Orders, ticketKey(id), "ticket", &old); err != nil {
+			return false, err
+		}
+		if old.Kind != kindTicket {
+			return false, inventory.ErrTicketNotFound
+		}
+		return false, nil
+	case err != nil:
+		return false, s.storeError("place ticket", err)
+	}
+	return true, nil
 }
