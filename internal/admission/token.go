@@ -93,7 +93,7 @@ func (k *Keys) Check(token string, now time.Time) (inventory.Admission, error) {
 		if _, err := p.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return key, nil }); err != nil {
 			continue
 		}
-		return inventory.Admission{User: c.Subject, SKU: c.SKU, Ticket: c.Ticket, Position: c.Position, Expires: c.ExpiresAt.Time}, nil
+		return inventory.Admission{User: c.Subject, SKU: c.SKU, Ticket: c.Ticket, Position: c.Position, Expires: c.ExpiresAt.UTC()}, nil
 	}
 	return inventory.Admission{}, ErrInvalid
 }
