@@ -33,7 +33,9 @@
 //     set "r:skuId" per SKU), the last expired through the table's TTL attribute "ttl". Order ids cannot contain '#', so they never collide. PENDING orders carry pendingBucket (P0..P127) and
 //     pendingExpiresAt (Unix milliseconds), the keys of the sparse GSI PendingByExpiry.
 //     The skus table also holds reconcile's per-SKU checkpoints (pk = skuId#checkpoint)
-//     and its watermark (pk = reconcile#watermark).
+//     and its watermark (pk = reconcile#watermark), and each queued SKU's admission
+//     frontier (pk = skuId#queue, see QueueStore). The orders table also holds the
+//     waiting room's tickets (pk = ticket#<id>, in the GSI TicketsByArrival).
 //   - stock_log: ledger entries (pk = ref#op#skuId, ref an order id, an adjustment id
 //     or a repair run; REPAIR entries add #shard), written with attribute_not_exists(pk)
 //     so that a repeated write fails. The LedgerByShard GSI (see ShardIndex) lists a
