@@ -129,7 +129,7 @@ func TestQueueSettings_StoredValidatedAndShown(t *testing.T) {
 }
 
 // N concurrent requests of one buyer for one SKU make exactly one ticket, and all
-// answer it; another buyer gets another. A SKU without a queue or an unknown one
+// answer it; a later request keeps its first arrival; another buyer gets another. A SKU without a queue or an unknown one
 // issues none.
 func TestTakeTicket_ConcurrentRequestsOfOneBuyerMakeOneTicket(t *testing.T) {
 	s := newStack(t)
@@ -149,6 +149,14 @@ func TestTakeTicket_ConcurrentRequestsOfOneBuyerMakeOneTicket(t *testing.T) {
 		if codes[i] != http.StatusAccepted || tickets[i] != tickets[0] || tickets[i] == "" {
 			t.Fatalf("request %d: %d %q, want 202 %q; log %v", i, codes[i], tickets[i], tickets[0], s.Log)
 		}
+	}
+	arrived := s.Item(t, s.Tables.Orders, "ticket#"+tickets[0])["arrivedMs"]
+	s.Clock.Advance(time.Minute)
+	if again := take(t, s, "alice", "drop"); again != tickets[0] {
+		t.Errorf("a minute later alice got %s, want %s", again, tickets[0])
+	}
+	if got := s.Item(t, s.Tables.Orders, "ticket#"+tickets[0])["arrivedMs"]; got != arrived {
+		t.Errorf("arrivedMs %v after a second request, want the first arrival %v", got, arrived)
 	}
 	if bob := take(t, s, "bob", "drop"); bob == tickets[0] {
 		t.Error("bob got alice's ticket")
