@@ -1,10 +1,12 @@
 // Command createOrder is the createOrder Lambda function: POST /orders reserves stock
 // and opens a PENDING order; GET /orders/{orderId} and GET /skus/{skuId} read them
 // (package createorder: its configuration, which it refuses to start without, and its
-// handler).
+// handler); POST /skus/{skuId}/queue and GET /queue/{ticket} serve the waiting room,
+// whose admission signing secret it reads once at cold start.
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -12,14 +14,19 @@ import (
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/coldstart"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
+	"github.com/stockguard/stockguard/internal/secret"
 	"github.com/stockguard/stockguard/internal/wiring/function/createorder"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
 func main() {
 	coldstart.Run(createorder.Function, os.Getenv, createorder.Load, func(s coldstart.Start[createorder.Config]) (*lambdaevent.Function, error) {
+		keys, err := secret.AdmissionKeys(context.Background(), s.AWS, s.Config.AdmissionSecretARN)
+		if err != nil {
+			return nil, err
+		}
 		queues := sqs.NewFromConfig(s.AWS)
 		return createorder.Build(s.Config, s.Log, s.Config.OpenStore(s.AWS),
-			closeq.New(queues, s.Config.CloseQueueURL, nil), wxqueue.New(queues, s.Config.WeChatQueueURL))
+			closeq.New(queues, s.Config.CloseQueueURL, nil), wxqueue.New(queues, s.Config.WeChatQueueURL), keys)
 	})
 }

@@ -40,7 +40,9 @@ func (s *OrderStore) NewSlot(user, key string) (inventory.OrderSlot, error) {
 // a *inventory.RateLimitedError wrapping inventory.ErrRateLimited, nothing reserved.
 //
 // Errors (check with errors.Is; per-SKU ones come as *inventory.SKUError):
-// inventory.ErrSKUNotFound, ErrOffSale, ErrLimitExceeded, ErrStockOut (the SKU's shards
+// inventory.ErrSKUNotFound, ErrOffSale, ErrLimitExceeded, ErrAdmissionRequired (a
+// line of a SKU with a waiting room without req.Admission for it, or with one
+// another order used), ErrStockOut (the SKU's shards
 // together cannot cover the line), ErrCartTooLarge (even over the fewest shards the
 // cart needs more than one transaction's actions), ErrIdempotencyKeyReused, ErrBusy (throttled or
 // conflicted after bounded retries; nothing reserved). Any other error is a store
@@ -211,6 +213,9 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 	if e.rec.Currency != inventory.Currency {
 		return fmt.Errorf("SKU %s is priced in %q, not %s", e.rec.SKU, e.rec.Currency, inventory.Currency)
 	}
+	if e.rec.Queue && !r.admitted(e.rec.SKU) {
+		return &inventory.SKUError{Err: inventory.ErrAdmissionRequired, SKU: e.rec.SKU}
+	}
 	if r.needsAddress(e.rec) {
 		return inventory.InvalidError("address is required: SKU %s ships by express; give \"address\" as wx.chooseAddress returns it", e.rec.SKU)
 	}
@@ -246,6 +251,12 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 		return err
 	}
 	return r.confirmStockOut(ctx, i, shards[e.rec.SKU])
+}
+
+// admitted reports whether the request's admission lets its user order sku at the
+// order's time (the waiting room; its ticket is marked used in the transaction).
+func (r *reservation) admitted(sku string) bool {
+	return r.req.Admission != nil && r.req.Admission.Admits(r.req.UserID, sku, r.createdAt)
 }
 
 // needsAddress reports whether rec's SKU ships by express while the request gives no
@@ -339,7 +350,8 @@ func (r *reservation) order() *inventory.Order {
 
 // build assembles round's transaction for order: the order Put (conditioned on its
 // id being new, which makes a keyed request idempotent: its id is the key's), then
-// per line the purchase counter Update, the RESERVE of its units on
+// per line the purchase counter Update, for a SKU with a waiting room its ticket's
+// usedBy (ticketUse), the RESERVE of its units on
 // each shard used (conditioned on available >= q, on sale, the order's price, the
 // sale having started by the order's time and the shard count the plan used) and its
 // RESERVE ledger entry.
@@ -357,6 +369,9 @@ func (r *reservation) build(order *inventory.Order, round int) *txn {
 		rec := r.lines[i].rec
 		if limit := rec.LimitPerUser; limit > 0 {
 			t.counter(i, it.SKU, r.req.UserID, countUpdate(r.req.UserID, it.SKU, it.Qty), limitCondition(it.Qty, limit))
+		}
+		if rec.Queue {
+			t.ticketUse(r.req.Admission, r.id) // replan checked the admission is for this SKU
 		}
 		t.lineStock(i, it, ref, func(q int) expression.ConditionBuilder {
 			return availableOnSale(q).And(expression.Name("price").Equal(expression.Value(rec.Price))).
@@ -420,6 +435,9 @@ func (r *reservation) explain(ctx context.Context, out outcome) (*answer, error)
 			return nil, err
 		}
 		return &answer{order: order, replayed: replayed}, nil
+	}
+	if out.has(partTicket) { // the admission opened another order already
+		return nil, &inventory.SKUError{Err: inventory.ErrAdmissionRequired, SKU: r.req.Admission.SKU}
 	}
 	f := out.failed[0]
 	if f.kind == partLimit {

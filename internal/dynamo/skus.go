@@ -114,6 +114,15 @@ func (s *StockStore) PatchSKU(ctx context.Context, sku string, p inventory.SKUPa
 		}
 		t := s.newTxn("update SKU " + sku)
 		recUpd, shardUpd, touchShards := patchUpdates(p, by, s.now().UnixMilli())
+		if p.Queue != nil || p.FairWindowSeconds != nil || p.RiskThreshold != nil {
+			q, err := p.ApplyQueue(rec.queue())
+			if err != nil {
+				return nil, err
+			}
+			recUpd = recUpd.Set(expression.Name("queue"), expression.Value(q.Queue)).
+				Set(expression.Name("fairWindowSeconds"), expression.Value(q.FairWindowSeconds)).
+				Set(expression.Name("riskThreshold"), expression.Value(q.RiskThreshold))
+		}
 		count := expression.Name("shards").Equal(expression.Value(rec.Shards))
 		t.update(part{kind: partSKU, sku: sku}, s.tables.SKUs, skuKey(sku), recUpd, count)
 		if touchShards {
@@ -211,6 +220,16 @@ type skuRecord struct {
 	// Delivery is inventory.DeliveryNone, or "" for inventory.DeliveryExpress (SKUs
 	// created before deliveries were kept ship by express).
 	Delivery string `dynamodbav:"delivery,omitempty"`
+	// Queue, FairWindowSeconds and RiskThreshold are the SKU's
+	// inventory.QueueSettings (absent on SKUs created before: none).
+	Queue             bool `dynamodbav:"queue,omitempty"`
+	FairWindowSeconds int  `dynamodbav:"fairWindowSeconds,omitempty"`
+	RiskThreshold     int  `dynamodbav:"riskThreshold,omitempty"`
+}
+
+// queue is the SKU's waiting-room settings.
+func (r skuRecord) queue() inventory.QueueSettings {
+	return inventory.QueueSettings{Queue: r.Queue, FairWindowSeconds: r.FairWindowSeconds, RiskThreshold: r.RiskThreshold}
 }
 
 // delivery is the SKU's inventory delivery.
@@ -262,6 +281,7 @@ func (s *StockStore) EnsureSKU(ctx context.Context, in inventory.NewSKU) (bool, 
 		Currency: inventory.Currency, OnSale: !in.OffSale, Shards: in.Shards, LimitPerUser: in.LimitPerUser,
 		SaleStartsAt: unixMilli(in.SaleStartsAt), CreateHash: hash, UpdatedBy: in.By, UpdatedAt: now.UnixMilli(),
 		Delivery: deliveryAttr(in.Delivery),
+		Queue:    in.Queue.Queue, FairWindowSeconds: in.Queue.FairWindowSeconds, RiskThreshold: in.Queue.RiskThreshold,
 	}, nil)
 	split := in.Split()
 	for n := range in.Shards {
@@ -337,6 +357,9 @@ func createHash(in inventory.NewSKU) string {
 	if d := deliveryAttr(in.Delivery); d != "" { // the default adds nothing: digests of SKUs made before stay valid
 		text = fmt.Appendf(text, "|%q", d)
 	}
+	if in.Queue != (inventory.QueueSettings{}) { // likewise: no waiting room adds nothing
+		text = fmt.Appendf(text, "|queue %t %d %d", in.Queue.Queue, in.Queue.FairWindowSeconds, in.Queue.RiskThreshold)
+	}
 	sum := sha256.Sum256(text)
 	return hex.EncodeToString(sum[:])
 }
@@ -345,7 +368,7 @@ func recordSKU(rec skuRecord, shards []shardRecord) *inventory.SKU {
 	sku := &inventory.SKU{
 		ID: rec.SKU, Name: rec.Name, Price: rec.Price, Currency: rec.Currency,
 		OnSale: rec.OnSale, Shards: rec.Shards, LimitPerUser: rec.LimitPerUser,
-		SaleStartsAt: fromMilli(rec.SaleStartsAt), Delivery: rec.delivery(),
+		SaleStartsAt: fromMilli(rec.SaleStartsAt), Delivery: rec.delivery(), Queue: rec.queue(),
 	}
 	for _, sh := range shards {
 		sku.OnHand += sh.OnHand

@@ -33,7 +33,9 @@
 //     set "r:skuId" per SKU), the last expired through the table's TTL attribute "ttl". Order ids cannot contain '#', so they never collide. PENDING orders carry pendingBucket (P0..P127) and
 //     pendingExpiresAt (Unix milliseconds), the keys of the sparse GSI PendingByExpiry.
 //     The skus table also holds reconcile's per-SKU checkpoints (pk = skuId#checkpoint)
-//     and its watermark (pk = reconcile#watermark).
+//     and its watermark (pk = reconcile#watermark), and each queued SKU's admission
+//     frontier (pk = skuId#queue, see QueueStore). The orders table also holds the
+//     waiting room's tickets (pk = ticket#<id>, in the GSI TicketsByArrival).
 //   - stock_log: ledger entries (pk = ref#op#skuId, ref an order id, an adjustment id
 //     or a repair run; REPAIR entries add #shard), written with attribute_not_exists(pk)
 //     so that a repeated write fails. The LedgerByShard GSI (see ShardIndex) lists a
@@ -124,7 +126,8 @@ type Options struct {
 // (txn.go) and transition path (transition.go): OrderStore (orders, pending orders,
 // reservations, shipments), StockStore (SKUs, shards, stock adjustments, reshards),
 // BookStore (the ledger, checkpoints, reconcile's cut and repairs), RefundStore
-// (refunds) and SessionStore (login attempts, alert pacing and quiet periods).
+// (refunds), SessionStore (login attempts, alert pacing and quiet periods) and
+// QueueStore (the waiting room's tickets and frontiers).
 type Store struct {
 	*store
 	OrderStore
@@ -132,6 +135,7 @@ type Store struct {
 	BookStore
 	RefundStore
 	SessionStore
+	QueueStore
 }
 
 // store is what every part of Store shares.
@@ -141,6 +145,8 @@ type store struct {
 	opts    Options
 	catalog *catalog
 	epochs  *epochCache
+	// frontiers caches the waiting room's frontiers (QueueStore.FrontierOf).
+	frontiers *frontierCache
 }
 
 // OrderStore is Store's part for orders: placing (the reservation), reading, paying,
@@ -176,8 +182,9 @@ func New(db *dynamodb.Client, tables Tables, opts Options) *Store {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	base := &store{db: db, tables: tables, opts: opts, catalog: newCatalog(opts.CatalogTTL), epochs: &epochCache{}}
-	return &Store{base, OrderStore{base}, StockStore{base}, BookStore{base}, RefundStore{base}, SessionStore{base}}
+	base := &store{db: db, tables: tables, opts: opts, catalog: newCatalog(opts.CatalogTTL), epochs: &epochCache{},
+		frontiers: &frontierCache{entries: map[string]frontierEntry{}}}
+	return &Store{base, OrderStore{base}, StockStore{base}, BookStore{base}, RefundStore{base}, SessionStore{base}, QueueStore{base}}
 }
 
 func (s *store) now() time.Time { return s.opts.Now().UTC() }

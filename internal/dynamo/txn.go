@@ -44,6 +44,7 @@ const (
 	partShard
 	partLedger
 	partSKU
+	partTicket // the waiting-room ticket an order's admission uses (QueueStore)
 )
 
 // part says what one action of a txn is.
@@ -64,6 +65,8 @@ func (p part) String() string {
 		return "the purchase counter of " + p.sku
 	case partSKU:
 		return "the SKU record of " + p.sku
+	case partTicket:
+		return "the waiting-room ticket for " + p.sku
 	default:
 		return "the order"
 	}

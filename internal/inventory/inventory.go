@@ -302,6 +302,9 @@ type SKU struct {
 	SaleStartsAt time.Time
 	// Delivery is DeliveryExpress (its orders need an address) or DeliveryNone.
 	Delivery string
+	// Queue is the SKU's waiting room (docs/design.md, "Waiting room"); the zero
+	// value is none.
+	Queue QueueSettings
 }
 
 // Upcoming reports whether the SKU's sale starts after now.

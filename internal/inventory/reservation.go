@@ -21,6 +21,11 @@ type ReserveRequest struct {
 	// work needing only those (the close message) can start before the outcome is
 	// known; zero means a fresh slot.
 	Slot OrderSlot
+	// Admission is the caller's admission from the waiting room, its token's
+	// signature checked (nil: none). A line whose SKU has a waiting room needs one
+	// for its SKU and user, unexpired and unused (ErrAdmissionRequired otherwise);
+	// the order marks its ticket used in the reservation's transaction.
+	Admission *Admission
 }
 
 // OrderSlot is the id and times of an order before it is reserved. Until a reservation

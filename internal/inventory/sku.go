@@ -35,6 +35,8 @@ type NewSKU struct {
 	PeakOrdersPerSecond int
 	// Delivery is DeliveryExpress or DeliveryNone; "" means DeliveryExpress.
 	Delivery string
+	// Queue is the SKU's waiting room (QueueSettings.Validate); zero: none.
+	Queue QueueSettings
 }
 
 // WithDefaults fills the zero fields that have defaults: Shards
@@ -74,7 +76,7 @@ func (n NewSKU) Validate() error {
 	case !ValidDelivery(n.Delivery):
 		return InvalidError("SKU %s delivery must be %q or %q", n.ID, DeliveryExpress, DeliveryNone)
 	}
-	return nil
+	return n.Queue.Validate()
 }
 
 // Split spreads the initial stock over the shards (shard → units): evenly, the
@@ -110,14 +112,43 @@ type SKUPatch struct {
 	OnSale       *bool      // false: orders answer SKU_OFF_SALE
 	SaleStartsAt *time.Time // UTC; orders before it answer SALE_NOT_STARTED; zero clears it
 	Delivery     *string    // DeliveryExpress or DeliveryNone
+	// Queue, FairWindowSeconds and RiskThreshold change the SKU's QueueSettings
+	// (Apply checks the result).
+	Queue             *bool
+	FairWindowSeconds *int
+	RiskThreshold     *int
+}
+
+// queueChange reports whether p changes any waiting-room setting.
+func (p SKUPatch) queueChange() bool {
+	return p.Queue != nil || p.FairWindowSeconds != nil || p.RiskThreshold != nil
+}
+
+// ApplyQueue returns the SKU's waiting-room settings q after p, or an error wrapping
+// ErrInvalidRequest when they break QueueSettings.Validate (turning the queue off
+// while a fair window is set clears the window).
+func (p SKUPatch) ApplyQueue(q QueueSettings) (QueueSettings, error) {
+	if p.Queue != nil {
+		q.Queue = *p.Queue
+		if !q.Queue && p.FairWindowSeconds == nil {
+			q.FairWindowSeconds = 0
+		}
+	}
+	if p.FairWindowSeconds != nil {
+		q.FairWindowSeconds = *p.FairWindowSeconds
+	}
+	if p.RiskThreshold != nil {
+		q.RiskThreshold = *p.RiskThreshold
+	}
+	return q, q.Validate()
 }
 
 // Validate checks p against the SKU bounds: at least one field, and each set field
 // within them. It returns an *InvalidRequestError otherwise.
 func (p SKUPatch) Validate() error {
 	switch {
-	case p.Name == nil && p.Price == nil && p.LimitPerUser == nil && p.OnSale == nil && p.SaleStartsAt == nil && p.Delivery == nil:
-		return InvalidError("nothing to change: give name, price, limitPerUser, onSale, saleStartsAt or delivery")
+	case p.Name == nil && p.Price == nil && p.LimitPerUser == nil && p.OnSale == nil && p.SaleStartsAt == nil && p.Delivery == nil && !p.queueChange():
+		return InvalidError("nothing to change: give name, price, limitPerUser, onSale, saleStartsAt, delivery, queue, fairWindowSeconds or riskThreshold")
 	case p.Delivery != nil && !ValidDelivery(*p.Delivery):
 		return InvalidError("delivery must be %q or %q", DeliveryExpress, DeliveryNone)
 	case p.Name != nil && !validText(*p.Name, MaxNameLength):
@@ -126,6 +157,10 @@ func (p SKUPatch) Validate() error {
 		return InvalidError("price must be 1 to %d fen", int64(MaxPrice))
 	case p.LimitPerUser != nil && (*p.LimitPerUser < 0 || *p.LimitPerUser > MaxStock):
 		return InvalidError("limitPerUser must be 0 to %d", MaxStock)
+	}
+	if p.queueChange() {
+		_, err := p.ApplyQueue(QueueSettings{Queue: true}) // bounds only: the SKU's settings are checked with them
+		return err
 	}
 	return nil
 }

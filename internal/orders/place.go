@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/stockguard/stockguard/internal/admission"
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/inventory"
@@ -62,6 +63,16 @@ type Checkout struct {
 	// called with each newly placed order (see WithSubscriptions).
 	templates []string
 	placed    func(context.Context, *inventory.Order)
+	// admissions check the Admission-Token header (see WithAdmissions).
+	admissions *admission.Keys
+}
+
+// WithAdmissions makes r read POST /orders' Admission-Token header, checked with
+// keys, into the reservation's admission (an order of a SKU with a waiting room needs
+// one). Without it such orders are refused ADMISSION_REQUIRED.
+func (r *Checkout) WithAdmissions(keys *admission.Keys) *Checkout {
+	r.admissions = keys
+	return r
 }
 
 // WithSubscriptions makes r accept the optional "subscriptions" of POST /orders,
@@ -109,7 +120,8 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	scheduled := r.scheduleClose(ctx, slot)
-	order, replayed, err := r.store.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: in.cart, IdempotencyKey: key, Slot: slot, Subscriptions: in.subs, Address: in.address})
+	order, replayed, err := r.store.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: in.cart, IdempotencyKey: key, Slot: slot, Subscriptions: in.subs, Address: in.address,
+		Admission: r.admissions.FromHeader(req.Headers, slot.CreatedAt)})
 	sendErr := scheduled()
 	busy := 0.0
 	if errors.Is(err, inventory.ErrBusy) {

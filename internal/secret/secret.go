@@ -1,6 +1,7 @@
 // Package secret reads the AWS Secrets Manager secrets the functions' mains configure
 // WeChat's clients from: the WeChat Pay merchant secret (wechatpay.Secret), which also
-// holds the mini-program's app id and AppSecret, and the chat webhooks secret. Only the
+// holds the mini-program's app id and AppSecret, the chat webhooks secret, and the
+// waiting room's admission signing secret. Only the
 // functions that read a secret link it (and the Secrets Manager client).
 package secret
 
@@ -14,7 +15,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
 
+	"github.com/stockguard/stockguard/internal/admission"
 	"github.com/stockguard/stockguard/internal/metric"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 )
@@ -24,14 +27,55 @@ import (
 // start and again when the merchant's keys rotate, and for alertChat's webhooks). The
 // function's policy must allow secretsmanager:GetSecretValue on arn.
 func Reader(awsCfg aws.Config, arn string) func(context.Context) ([]byte, error) {
+	return stageReader(awsCfg, arn, "")
+}
+
+// stageReader is Reader of the version of arn that carries the staging label stage
+// ("": AWSCURRENT, Secrets Manager's default).
+func stageReader(awsCfg aws.Config, arn, stage string) func(context.Context) ([]byte, error) {
 	client := secretsmanager.NewFromConfig(awsCfg)
+	in := secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)}
+	if stage != "" {
+		in.VersionStage = aws.String(stage)
+	}
 	return func(ctx context.Context) ([]byte, error) {
-		out, err := client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(arn)})
+		in := in
+		out, err := client.GetSecretValue(ctx, &in)
 		if err != nil {
 			return nil, err
 		}
 		return []byte(aws.ToString(out.SecretString)), nil
 	}
+}
+
+// AdmissionKeys reads the admission signing secret arn at its two versions, the
+// staging labels AWSCURRENT and AWSPREVIOUS (Secrets Manager moves AWSPREVIOUS to
+// the old version when a new value is put: "Secrets Manager concepts", secret
+// versions), and returns the keys derived from them (admission.KeyFromSecret):
+// tokens are signed with the current one and still accepted with the previous one.
+// A secret with no previous version yet gives no previous key. Errors: the current
+// version cannot be read or is too short.
+func AdmissionKeys(ctx context.Context, awsCfg aws.Config, arn string) (*admission.Keys, error) {
+	current, err := stageReader(awsCfg, arn, "AWSCURRENT")(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the admission secret: %w", err)
+	}
+	cur, err := admission.KeyFromSecret(current)
+	if err != nil {
+		return nil, err
+	}
+	var prev []byte
+	var missing *types.ResourceNotFoundException
+	switch old, err := stageReader(awsCfg, arn, "AWSPREVIOUS")(ctx); {
+	case errors.As(err, &missing):
+	case err != nil:
+		return nil, fmt.Errorf("read the admission secret's previous version: %w", err)
+	default:
+		if prev, err = admission.KeyFromSecret(old); err != nil {
+			return nil, err
+		}
+	}
+	return admission.NewKeys(cur, prev)
 }
 
 // App reads the merchant secret arn once and returns it; errors: the secret cannot be

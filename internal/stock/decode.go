@@ -45,12 +45,13 @@ type newSKUBody struct {
 const newSKUExample = `{"skuId":"cup-01","name":"Cup","price":39900,"stock":100,"limitPerUser":2,"shards":1,"onSale":true,"saleStartsAt":"2026-11-11T10:00:00Z"}`
 
 // decodeNewSKU parses a POST /admin/skus body (docs/contract.md, "Merchant API"): skuId, name and price
-// required; currency CNY when given; onSale true and delivery "express" when not given; no field null. Bounds are checked by
+// required; currency CNY when given; onSale true and delivery "express" when not given; queue false,
+// fairWindowSeconds and riskThreshold 0 when not given; no field null. Bounds are checked by
 // inventory.NewSKU.Validate.
 func decodeNewSKU(req events.APIGatewayV2HTTPRequest) (inventory.NewSKU, error) {
 	var b newSKUBody
-	fields, err := httpapi.DecodeFields(req, MaxBodyBytes, &b, newSKUExample,
-		"skuId", "name", "price", "currency", "stock", "limitPerUser", "shards", "onSale", "saleStartsAt", "peakOrdersPerSecond", "delivery")
+	fields, err := httpapi.DecodeFields(req, MaxBodyBytes, &b, newSKUExample, append([]string{
+		"skuId", "name", "price", "currency", "stock", "limitPerUser", "shards", "onSale", "saleStartsAt", "peakOrdersPerSecond", "delivery"}, queueFields...)...)
 	if err != nil {
 		return inventory.NewSKU{}, err
 	}
@@ -66,6 +67,7 @@ func decodeNewSKU(req events.APIGatewayV2HTTPRequest) (inventory.NewSKU, error) 
 		return inventory.NewSKU{}, inventory.InvalidError("shards must be 1 to %d", inventory.MaxShards)
 	}
 	in := inventory.NewSKU{ID: *b.SKU, Name: *b.Name, Price: *b.Price, OffSale: b.OnSale != nil && !*b.OnSale}
+	in.Queue.Queue = b.Queue != nil && *b.Queue
 	if b.Delivery != nil {
 		if in.Delivery = *b.Delivery; in.Delivery == "" { // "" would be taken as the default
 			return inventory.NewSKU{}, inventory.InvalidError("delivery must be %q or %q", inventory.DeliveryExpress, inventory.DeliveryNone)
@@ -74,7 +76,8 @@ func decodeNewSKU(req events.APIGatewayV2HTTPRequest) (inventory.NewSKU, error) 
 	for _, f := range []struct {
 		dst *int
 		src *int
-	}{{&in.Stock, b.Stock}, {&in.LimitPerUser, b.LimitPerUser}, {&in.Shards, b.Shards}, {&in.PeakOrdersPerSecond, b.PeakOrdersPerSecond}} {
+	}{{&in.Stock, b.Stock}, {&in.LimitPerUser, b.LimitPerUser}, {&in.Shards, b.Shards}, {&in.PeakOrdersPerSecond, b.PeakOrdersPerSecond},
+		{&in.Queue.FairWindowSeconds, b.FairWindowSeconds}, {&in.Queue.RiskThreshold, b.RiskThreshold}} {
 		if f.src != nil {
 			*f.dst = *f.src
 		}
@@ -96,7 +99,15 @@ type patchBody struct {
 	OnSale       *bool   `json:"onSale"`
 	SaleStartsAt *string `json:"saleStartsAt"`
 	Delivery     *string `json:"delivery"` // "express" (the default) or "none"
+	// Queue, FairWindowSeconds and RiskThreshold are the waiting room's settings
+	// (inventory.QueueSettings).
+	Queue             *bool `json:"queue"`
+	FairWindowSeconds *int  `json:"fairWindowSeconds"`
+	RiskThreshold     *int  `json:"riskThreshold"`
 }
+
+// queueFields are the waiting room's fields of both bodies.
+var queueFields = []string{"queue", "fairWindowSeconds", "riskThreshold"}
 
 // start is SaleStartsAt parsed (see parseStart), the zero time when not given or null.
 func (b patchBody) start() (time.Time, error) {
@@ -113,14 +124,15 @@ const patchExample = `{"price":29900,"onSale":true,"saleStartsAt":"2026-11-11T10
 // by inventory.SKUPatch.Validate.
 func decodePatch(req events.APIGatewayV2HTTPRequest) (inventory.SKUPatch, error) {
 	var b patchBody
-	fields, err := httpapi.DecodeFields(req, MaxBodyBytes, &b, patchExample, "name", "price", "limitPerUser", "onSale", "saleStartsAt", "delivery")
+	fields, err := httpapi.DecodeFields(req, MaxBodyBytes, &b, patchExample, append([]string{"name", "price", "limitPerUser", "onSale", "saleStartsAt", "delivery"}, queueFields...)...)
 	if err != nil {
 		return inventory.SKUPatch{}, err
 	}
 	if err := httpapi.NotNull(fields, "saleStartsAt"); err != nil {
 		return inventory.SKUPatch{}, err
 	}
-	p := inventory.SKUPatch{Name: b.Name, Price: b.Price, LimitPerUser: b.LimitPerUser, OnSale: b.OnSale, Delivery: b.Delivery}
+	p := inventory.SKUPatch{Name: b.Name, Price: b.Price, LimitPerUser: b.LimitPerUser, OnSale: b.OnSale, Delivery: b.Delivery,
+		Queue: b.Queue, FairWindowSeconds: b.FairWindowSeconds, RiskThreshold: b.RiskThreshold}
 	if _, ok := fields["saleStartsAt"]; ok {
 		t, err := b.start()
 		if err != nil {

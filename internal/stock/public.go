@@ -69,13 +69,16 @@ type publicJSON struct {
 	// orders (a cart shows it before checkout; beyond it POST /orders answers
 	// LIMIT_EXCEEDED); absent when the merchant set no limit.
 	LimitPerUser int `json:"limitPerUser,omitempty"`
+	// Queue says the SKU sells through the waiting room: take a ticket (POST
+	// /skus/{skuId}/queue) and order with its admission.
+	Queue bool `json:"queue"`
 }
 
 func publicView(sku *inventory.SKU, now time.Time) publicJSON {
 	v := publicJSON{
 		SKU: sku.ID, Name: sku.Name, Price: sku.Price, Currency: sku.Currency,
 		Status: string(sku.Status(now)), Available: sku.Sellable(now),
-		Delivery: sku.Delivery, LimitPerUser: sku.LimitPerUser,
+		Delivery: sku.Delivery, LimitPerUser: sku.LimitPerUser, Queue: sku.Queue.Queue,
 	}
 	if !sku.SaleStartsAt.IsZero() {
 		v.SaleStartsAt = sku.SaleStartsAt.UTC().Format(time.RFC3339Nano)

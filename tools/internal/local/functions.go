@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
+	"github.com/stockguard/stockguard/internal/admission"
 	"github.com/stockguard/stockguard/internal/clock"
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
@@ -94,7 +95,8 @@ func (w wirer) store(tables dynamo.Tables, opts dynamo.Options) *dynamo.Store {
 }
 
 // createOrder's store is the stack's Store (an instance's, one of its own); its
-// payment timeout StackConfig's.
+// payment timeout StackConfig's; its admission keys LocalAdmissionKeys (deployed:
+// the Secrets Manager secret ADMISSION_SECRET_ARN names).
 func (w wirer) createOrder(c createorder.Config) (*lambdaevent.Function, error) {
 	if w.cfg.PaymentTimeout > 0 {
 		c.PaymentTimeout = w.cfg.PaymentTimeout
@@ -103,7 +105,11 @@ func (w wirer) createOrder(c createorder.Config) (*lambdaevent.Function, error) 
 	if !w.instance {
 		w.s.Tables, w.s.Store = c.Tables, store
 	}
-	return createorder.Build(c, w.log, store, w.s.closeQueue(c.CloseQueueURL), w.s.wechatQueue(c.WeChatQueueURL))
+	keys, err := LocalAdmissionKeys()
+	if err != nil {
+		return nil, err
+	}
+	return createorder.Build(c, w.log, store, w.s.closeQueue(c.CloseQueueURL), w.s.wechatQueue(c.WeChatQueueURL), keys)
 }
 
 // closeOrder's notify_url base is the local API's own URL, the issuer: deployed, it is
@@ -308,4 +314,19 @@ func (s *Stack) wechatQueue(name string) *wxqueue.Queue {
 		return nil
 	}
 	return wxqueue.New(s.SQSClient(), url)
+}
+
+// LocalAdmissionSecret is the admission signing secret's value locally (deployed, a
+// random value Secrets Manager generates): local admission tokens are signed with
+// the key derived from it (admission.KeyFromSecret), and tests may mint their own.
+const LocalAdmissionSecret = "local-admission-secret-not-for-production-use"
+
+// LocalAdmissionKeys are the admission keys of the local createOrder: from
+// LocalAdmissionSecret, no previous version.
+func LocalAdmissionKeys() (*admission.Keys, error) {
+	key, err := admission.KeyFromSecret([]byte(LocalAdmissionSecret))
+	if err != nil {
+		return nil, err
+	}
+	return admission.NewKeys(key, nil)
 }

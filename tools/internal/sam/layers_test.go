@@ -21,9 +21,11 @@ var layers = map[string]int{
 
 	"dynamo": 1, "wechatpay": 1, "wxapi": 1, "wxlogin": 1, "teamchat": 1, "closeq": 1,
 	"wxqueue": 1, "httpapi": 1, "notify": 1, "secret": 1, "idtoken/kmssign": 1,
+	"admission": 1,
 
 	"orders": 2, "payments": 2, "refunds": 2, "shipping": 2, "notices": 2, "stock": 2,
 	"reconcile": 2, "login": 2, "alertchat": 2, "stockctl": 2, "stockctl/plan": 2,
+	"waitroom": 2,
 
 	"wiring": 3, "coldstart": 3,
 }

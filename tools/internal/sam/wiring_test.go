@@ -634,7 +634,7 @@ func TestWiring_QueuesCanBeCreatedInDependencyOrder(t *testing.T) {
 	}
 }
 
-func TestWiring_OrdersTableHasPendingRefundingAndUserIndexesAndTTL(t *testing.T) {
+func TestWiring_OrdersTableHasPendingRefundingUserAndArrivalIndexesAndTTL(t *testing.T) {
 	tpl := loadRealTemplate(t)
 	tables, err := tpl.Tables()
 	if err != nil {
@@ -659,6 +659,7 @@ func TestWiring_OrdersTableHasPendingRefundingAndUserIndexesAndTTL(t *testing.T)
 		dynamo.PendingIndex:   {"HASH pendingBucket S", "RANGE pendingExpiresAt N"},
 		dynamo.RefundingIndex: {"HASH refundBucket S", "RANGE refundingSince N"},
 		dynamo.UserIndex:      {"HASH userId S", "RANGE createdMs N"},
+		dynamo.ArrivalIndex:   {"HASH arrivalBucket S", "RANGE arrivedMs N"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("OrdersTable index keys = %v, want %v", got, want)

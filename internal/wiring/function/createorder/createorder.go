@@ -1,6 +1,7 @@
 // Package createorder is the createOrder function's wiring: POST /orders reserves
 // stock and opens a PENDING order, GET /orders/{orderId} and GET /orders read the
-// buyer's orders, GET /skus/{skuId} and GET /skus the public SKUs.
+// buyer's orders, GET /skus/{skuId} and GET /skus the public SKUs, POST
+// /skus/{skuId}/queue and GET /queue/{ticket} the waiting room.
 package createorder
 
 import (
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/stockguard/stockguard/internal/admission"
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
@@ -18,6 +20,7 @@ import (
 	"github.com/stockguard/stockguard/internal/notices"
 	"github.com/stockguard/stockguard/internal/orders"
 	"github.com/stockguard/stockguard/internal/stock"
+	"github.com/stockguard/stockguard/internal/waitroom"
 	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wiring/function/parts"
 	"github.com/stockguard/stockguard/internal/wiring/function/tables"
@@ -37,6 +40,10 @@ type Config struct {
 	CloseQueueURL, WeChatQueueURL string
 	// Notices are the subscribe messages' settings (parts.Notices).
 	Notices notices.Config
+	// AdmissionSecretARN is ADMISSION_SECRET_ARN: the Secrets Manager secret the
+	// waiting room's admission tokens are signed with (secret.AdmissionKeys), read by
+	// the main at cold start.
+	AdmissionSecretARN string
 }
 
 // Load reads Config from get (the main passes os.Getenv); an error names the first
@@ -48,7 +55,8 @@ func Load(get envvar.Lookup) (Config, error) {
 		wiring.Into(&c.Shaping.PerMinute, func(get envvar.Lookup) (int, error) {
 			return envvar.Count(get, "ORDERS_PER_USER_SKU_PER_MINUTE", inventory.MaxShapingPerMinute)
 		}),
-		wiring.WeChatQueueURL(&c.WeChatQueueURL), parts.Notices(&c.Notices))
+		wiring.WeChatQueueURL(&c.WeChatQueueURL), parts.Notices(&c.Notices),
+		wiring.Required(&c.AdmissionSecretARN, "ADMISSION_SECRET_ARN", "the ARN of the admission signing secret"))
 }
 
 // StoreOptions are the store's options this configuration gives: the payment timeout
@@ -67,6 +75,7 @@ func (c Config) OpenStore(aws aws.Config) *dynamo.Store {
 type built struct {
 	checkout *orders.Checkout
 	public   *stock.Public
+	room     *waitroom.Room
 }
 
 var table = wiring.Define("CreateOrderFunction", "createOrder",
@@ -77,6 +86,8 @@ var table = wiring.Define("CreateOrderFunction", "createOrder",
 	wiring.Route(orders.RouteAddressPut, func(b built) httpapi.Route { return b.checkout.ChangeAddress }),
 	wiring.Route(stock.RouteShow, func(b built) httpapi.Route { return b.public.Show }),
 	wiring.Route(stock.RoutePublicList, func(b built) httpapi.Route { return b.public.List }),
+	wiring.Route(waitroom.RouteTake, func(b built) httpapi.Route { return b.room.Take }),
+	wiring.Route(waitroom.RoutePoll, func(b built) httpapi.Route { return b.room.Poll }),
 )
 
 // Function is createOrder as template.yaml declares it.
@@ -84,13 +95,15 @@ var Function = table.Function
 
 // Build returns createOrder's handler: on store (built with cfg.StoreOptions), logging
 // to log, each order's close message sent to closeQueue and its pay reminder to
-// wechatQueue (either nil: none sent; the sweep still releases the order).
-func Build(cfg Config, log *slog.Logger, store *dynamo.Store, closeQueue *closeq.Queue, wechatQueue *wxqueue.Queue) (*lambdaevent.Function, error) {
+// wechatQueue (either nil: none sent; the sweep still releases the order); the
+// waiting room's admissions are minted and checked with keys.
+func Build(cfg Config, log *slog.Logger, store *dynamo.Store, closeQueue *closeq.Queue, wechatQueue *wxqueue.Queue, keys *admission.Keys) (*lambdaevent.Function, error) {
 	placed := func(ctx context.Context, o *inventory.Order) {
 		notices.Schedule(ctx, parts.Sender(wechatQueue), cfg.Notices, log, table.Short, o, store.Now())
 	}
 	return table.Bind(log, built{
-		checkout: orders.NewCheckout(store, closeQueue, log, table.Short).WithSubscriptions(cfg.Notices.Templates(), placed),
+		checkout: orders.NewCheckout(store, closeQueue, log, table.Short).WithSubscriptions(cfg.Notices.Templates(), placed).WithAdmissions(keys),
 		public:   stock.NewPublic(store, store.Now),
+		room:     waitroom.NewRoom(store, keys, store.Now),
 	}), nil
 }

@@ -1,0 +1,143 @@
+package inventory
+
+// The buyer's side of the waiting room (docs/design.md, "Waiting room"): tickets,
+// what a poll answers and the admission an order needs.
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"time"
+)
+
+// Waiting-room errors, checked with errors.Is. The per-SKU ones come wrapped in a
+// *SKUError.
+var (
+	// ErrQueueNotEnabled: the SKU has no waiting room (queue off), so it issues no
+	// ticket; its buyers order directly (docs/contract.md, 409 QUEUE_NOT_ENABLED).
+	ErrQueueNotEnabled = errors.New("SKU has no waiting room")
+	// ErrAdmissionRequired: an order line names a SKU with a waiting room and the
+	// request carries no valid admission of the caller for it (none, another
+	// user's or SKU's, expired, forged, or already used by another order)
+	// (docs/contract.md, 403 ADMISSION_REQUIRED). Nothing is reserved.
+	ErrAdmissionRequired = errors.New("an admission from the waiting room is required")
+	// ErrTicketNotFound: no ticket of the caller has that id (docs/contract.md, 404
+	// TICKET_NOT_FOUND): another buyer's ticket is not found either.
+	ErrTicketNotFound = errors.New("ticket not found")
+)
+
+// TicketID is the id of user's ticket for sku: the first 16 bytes of
+// SHA-256("ticket" 0 user 0 sku), hex (32 characters), like KeyedOrderID. The same
+// buyer and SKU always get the same id, so one conditioned write keeps one ticket
+// per buyer and SKU.
+func TicketID(user, sku string) string {
+	sum := sha256.Sum256([]byte("ticket\x00" + user + "\x00" + sku))
+	return hex.EncodeToString(sum[:16])
+}
+
+// ValidTicketID reports whether s has TicketID's shape (32 lower-case hex digits).
+func ValidTicketID(s string) bool {
+	if len(s) != 32 {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Ticket is one buyer's place in a SKU's waiting room.
+type Ticket struct {
+	ID        string    // TicketID(User, SKU)
+	SKU       string    // the SKU id
+	User      string    // the buyer (JWT sub)
+	ArrivedAt time.Time // when it was first taken (the store's clock, milliseconds)
+	// Position is its place in the line (1-based), 0 until the admitter places it.
+	Position int
+	UsedBy   string // the order its admission opened; "" while unused
+}
+
+// TicketView is what a poll of a ticket answers (GET /queue/{ticket}).
+type TicketView struct {
+	Status TicketStatus
+	// Position is the ticket's place in line, 0 when not placed yet.
+	Position int
+	// EstimatedWaitSeconds is the wait at the SKU's admission rate (WAITING only).
+	EstimatedWaitSeconds int
+	// AdmissionExpires is when the admission ends (ADMITTED only).
+	AdmissionExpires time.Time
+	// NextPollSeconds is how long the buyer should wait before polling again
+	// (NextPoll), 0 once the status is final (SOLD_OUT, EXPIRED) or ADMITTED.
+	NextPollSeconds int
+}
+
+// Poll bounds, in seconds (docs/design.md, "Polling costs no write").
+const (
+	// MinPollSeconds is the poll interval of a buyer whose wait is short.
+	MinPollSeconds = 1
+	// MaxPollSeconds is the longest interval a waiting buyer is told to wait.
+	MaxPollSeconds = 30
+)
+
+// NextPoll is how long, in whole seconds, a WAITING buyer should wait before polling
+// again: until the fair window's end (windowEnd, when now is before it; at most
+// MaxFairWindowSeconds), since nobody learns a place before the draw; else
+// MinPollSeconds while the wait is under MaxPollSeconds, a tenth of the wait
+// (rounded up) beyond, at most MaxPollSeconds.
+func NextPoll(waitSeconds int, windowEnd, now time.Time) int {
+	if now.Before(windowEnd) {
+		return max(int((windowEnd.Sub(now)+time.Second-1)/time.Second), MinPollSeconds)
+	}
+	if waitSeconds < MaxPollSeconds {
+		return MinPollSeconds
+	}
+	return min((waitSeconds+9)/10, MaxPollSeconds)
+}
+
+// View is what a poll of t answers at now from the SKU's frontier f, the SKU's
+// settings q and sale start (for the fair window; zero: none) and admission rate
+// (AdmissionRatePerSecond of its shards): Frontier.Status of t's position, with its
+// wait and the next poll while WAITING.
+func (f Frontier) View(t Ticket, q QueueSettings, start time.Time, ratePerSecond int, now time.Time) TicketView {
+	status, expires := f.Status(t.Position, now)
+	v := TicketView{Status: status, Position: t.Position, AdmissionExpires: expires}
+	if status != TicketWaiting {
+		return v
+	}
+	var windowEnd time.Time
+	if !start.IsZero() {
+		windowEnd = q.FairWindowEnd(start)
+	}
+	if t.Position > 0 {
+		v.EstimatedWaitSeconds = f.EstimatedWaitSeconds(t.Position, ratePerSecond)
+	}
+	v.NextPollSeconds = NextPoll(v.EstimatedWaitSeconds, windowEnd, now)
+	return v
+}
+
+// Admission is what an admission token says (claims sub, sku, tkt, pos, exp): user
+// may open one order with SKU until Expires, once.
+type Admission struct {
+	User     string    // sub: the buyer
+	SKU      string    // sku
+	Ticket   string    // tkt: the ticket id, marked usedBy the order that uses it
+	Position int       // pos: the ticket's place in line
+	Expires  time.Time // exp: the admission's step's expiry (Frontier.Status)
+}
+
+// Admits reports whether a lets user order sku at now: its user and SKU, not
+// expired. The caller has checked its signature.
+func (a Admission) Admits(user, sku string, now time.Time) bool {
+	return a.User == user && a.SKU == sku && now.Before(a.Expires)
+}
+
+// QueueSKU is what a poll needs of a SKU besides its frontier: its waiting-room
+// settings, sale start (zero: none) and shard count (its admission rate,
+// AdmissionRatePerSecond).
+type QueueSKU struct {
+	Queue        QueueSettings
+	SaleStartsAt time.Time
+	Shards       int
+}

@@ -1,0 +1,126 @@
+package inventory_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+func TestTicketID_OnePerBuyerAndSKU(t *testing.T) {
+	a := inventory.TicketID("alice", "drop")
+	if a != inventory.TicketID("alice", "drop") || !inventory.ValidTicketID(a) {
+		t.Fatalf("TicketID not stable or not valid: %q", a)
+	}
+	for _, other := range []string{inventory.TicketID("bob", "drop"), inventory.TicketID("alice", "mug"), inventory.TicketID("alice\x00drop", "")} {
+		if other == a {
+			t.Errorf("%q collides with alice's ticket for drop", other)
+		}
+	}
+	for _, bad := range []string{"", "x", a[:31], a + "0", "A" + a[1:], "g" + a[1:]} {
+		if inventory.ValidTicketID(bad) {
+			t.Errorf("ValidTicketID(%q) = true", bad)
+		}
+	}
+}
+
+func TestNextPoll_FollowsTheWaitAndTheFairWindow(t *testing.T) {
+	now := saleStart.Add(10 * time.Second)
+	for _, tc := range []struct {
+		wait      int
+		windowEnd time.Time
+		want      int
+	}{
+		{0, time.Time{}, 1},
+		{29, time.Time{}, 1},
+		{30, time.Time{}, 3},
+		{101, time.Time{}, 11},
+		{300, time.Time{}, 30},
+		{10_000, time.Time{}, 30},
+		{0, now.Add(20 * time.Second), 20},
+		{0, now.Add(1500 * time.Millisecond), 2},
+		{500, now, 30}, // the window just closed
+	} {
+		if got := inventory.NextPoll(tc.wait, tc.windowEnd, now); got != tc.want {
+			t.Errorf("NextPoll(%d, %v) = %d, want %d", tc.wait, tc.windowEnd, got, tc.want)
+		}
+	}
+}
+
+func TestFrontier_ViewOfATicket(t *testing.T) {
+	q := inventory.QueueSettings{Queue: true, FairWindowSeconds: 30}
+	f := inventory.Frontier{}.Advance(saleStart.Add(40*time.Second), inventory.AdmissionDecision{Admit: 100})
+	at := saleStart.Add(41 * time.Second)
+	for _, tc := range []struct {
+		name     string
+		ticket   inventory.Ticket
+		now      time.Time
+		frontier inventory.Frontier
+		want     inventory.TicketView
+	}{
+		{"not placed, window open", inventory.Ticket{}, saleStart.Add(10 * time.Second), inventory.Frontier{},
+			inventory.TicketView{Status: inventory.TicketWaiting, NextPollSeconds: 20}},
+		{"not placed, window closed", inventory.Ticket{}, at, f,
+			inventory.TicketView{Status: inventory.TicketWaiting, NextPollSeconds: 1}},
+		{"placed far back", inventory.Ticket{Position: 100 + 200*60}, at, f,
+			inventory.TicketView{Status: inventory.TicketWaiting, Position: 12_100, EstimatedWaitSeconds: 60, NextPollSeconds: 6}},
+		{"admitted", inventory.Ticket{Position: 7}, at, f,
+			inventory.TicketView{Status: inventory.TicketAdmitted, Position: 7, AdmissionExpires: saleStart.Add((40 + inventory.AdmissionSeconds) * time.Second)}},
+		{"expired", inventory.Ticket{Position: 7}, saleStart.Add((40 + inventory.AdmissionSeconds) * time.Second), f,
+			inventory.TicketView{Status: inventory.TicketExpired, Position: 7}},
+		{"sold out", inventory.Ticket{Position: 101}, at, inventory.Frontier{Steps: f.Steps, SoldOut: true},
+			inventory.TicketView{Status: inventory.TicketSoldOut, Position: 101}},
+	} {
+		if got := tc.frontier.View(tc.ticket, q, saleStart, 200, tc.now); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestAdmission_AdmitsItsUserAndSKUUntilItExpires(t *testing.T) {
+	a := inventory.Admission{User: "alice", SKU: "drop", Ticket: "t", Position: 1, Expires: saleStart.Add(time.Minute)}
+	if !a.Admits("alice", "drop", saleStart) {
+		t.Error("alice refused")
+	}
+	for _, c := range []struct {
+		user, sku string
+		at        time.Time
+	}{{"bob", "drop", saleStart}, {"alice", "mug", saleStart}, {"alice", "drop", a.Expires}} {
+		if a.Admits(c.user, c.sku, c.at) {
+			t.Errorf("admits %s for %s at %v", c.user, c.sku, c.at)
+		}
+	}
+}
+
+func TestSKUPatch_QueueSettingsAppliedAndChecked(t *testing.T) {
+	yes, no, ten, five, bad := true, false, 10, 5, 301
+	cur := inventory.QueueSettings{Queue: true, FairWindowSeconds: 30, RiskThreshold: 2}
+	for _, tc := range []struct {
+		name    string
+		p       inventory.SKUPatch
+		want    inventory.QueueSettings
+		invalid bool
+	}{
+		{"window", inventory.SKUPatch{FairWindowSeconds: &ten}, inventory.QueueSettings{Queue: true, FairWindowSeconds: 10, RiskThreshold: 2}, false},
+		{"queue off clears the window", inventory.SKUPatch{Queue: &no}, inventory.QueueSettings{RiskThreshold: 2}, false},
+		{"queue off with a window", inventory.SKUPatch{Queue: &no, FairWindowSeconds: &ten}, inventory.QueueSettings{}, true},
+		{"risk out of bounds", inventory.SKUPatch{RiskThreshold: &five}, inventory.QueueSettings{}, true},
+		{"window out of bounds", inventory.SKUPatch{Queue: &yes, FairWindowSeconds: &bad}, inventory.QueueSettings{}, true},
+	} {
+		got, err := tc.p.ApplyQueue(cur)
+		if tc.invalid != errors.Is(err, inventory.ErrInvalidRequest) || !tc.invalid && got != tc.want {
+			t.Errorf("%s: %+v, %v; want %+v (invalid %t)", tc.name, got, err, tc.want, tc.invalid)
+		}
+		if tc.invalid && tc.name != "queue off with a window" && !errors.Is(tc.p.Validate(), inventory.ErrInvalidRequest) {
+			t.Errorf("%s: Validate let it through", tc.name)
+		}
+	}
+	if err := (inventory.SKUPatch{RiskThreshold: new(0)}).Validate(); err != nil {
+		t.Errorf("a patch of riskThreshold alone: %v", err)
+	}
+	sku := inventory.NewSKU{ID: "x", Name: "x", Price: 1, Shards: 1, Delivery: inventory.DeliveryNone, Queue: inventory.QueueSettings{FairWindowSeconds: 10}}
+	if !errors.Is(sku.Validate(), inventory.ErrInvalidRequest) {
+		t.Error("a new SKU with a fair window and no queue was taken")
+	}
+}

@@ -1,0 +1,131 @@
+// Package waitroom serves the waiting room's buyer routes (docs/design.md, "Waiting
+// room"): taking a ticket (POST /skus/{skuId}/queue) and polling it (GET
+// /queue/{ticket}), whose ADMITTED answer carries the admission token (package
+// admission) that POST /orders for the SKU then needs.
+package waitroom
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/stockguard/stockguard/internal/admission"
+	"github.com/stockguard/stockguard/internal/httpapi"
+	"github.com/stockguard/stockguard/internal/inventory"
+)
+
+// Route keys of the waiting room (API Gateway RouteKey values, see template.yaml).
+const (
+	RouteTake = "POST /skus/{skuId}/queue"
+	RoutePoll = "GET /queue/{ticket}"
+)
+
+// Tickets is what the waiting room's routes need of the store (dynamo.Store).
+type Tickets interface {
+	// TakeTicket gives user a ticket for sku, or the one they hold, and says if new.
+	TakeTicket(ctx context.Context, user, sku string) (inventory.Ticket, bool, error)
+	// TicketOf reads user's ticket id (inventory.ErrTicketNotFound for anyone else's).
+	TicketOf(ctx context.Context, user, id string) (inventory.Ticket, error)
+	// QueueSKUOf reads what a poll needs of sku.
+	QueueSKUOf(ctx context.Context, sku string) (inventory.QueueSKU, error)
+	// FrontierOf reads sku's admission frontier (cached per instance) and its version.
+	FrontierOf(ctx context.Context, sku string) (inventory.Frontier, int64, error)
+}
+
+// Room serves RouteTake and RoutePoll.
+type Room struct {
+	store Tickets
+	keys  *admission.Keys
+	now   func() time.Time
+}
+
+// NewRoom returns the waiting room's routes over store, minting admissions with
+// keys, on the clock now (the store's).
+func NewRoom(store Tickets, keys *admission.Keys, now func() time.Time) *Room {
+	return &Room{store: store, keys: keys, now: now}
+}
+
+// ticketJSON is the contract's ticket (docs/contract.md, "POST /skus/{skuId}/queue"
+// and "GET /queue/{ticket}"). Position and EstimatedWaitSeconds are null until the
+// admitter places the ticket in line.
+type ticketJSON struct {
+	Ticket               string `json:"ticket"`
+	SKU                  string `json:"skuId"`
+	Status               string `json:"status"`
+	Position             *int   `json:"position"`
+	EstimatedWaitSeconds *int   `json:"estimatedWaitSeconds"`
+	// NextPollSeconds is how long to wait before polling again (WAITING only).
+	NextPollSeconds int `json:"nextPollSeconds,omitempty"`
+	// Admission is the Admission-Token of POST /orders (ADMITTED only), valid until
+	// AdmissionExpiresAt (RFC 3339 UTC).
+	Admission          string `json:"admission,omitempty"`
+	AdmissionExpiresAt string `json:"admissionExpiresAt,omitempty"`
+}
+
+// Take serves RouteTake: the caller's ticket for the SKU (202; the same ticket again
+// for a buyer who holds one) with its status as a poll answers it; 404 SKU_NOT_FOUND,
+// 409 QUEUE_NOT_ENABLED for a SKU without a waiting room.
+func (r *Room) Take(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	user, err := httpapi.UserID(req)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	sku := req.PathParameters["skuId"]
+	if !inventory.ValidSKUID(sku) {
+		return events.APIGatewayV2HTTPResponse{}, &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku}
+	}
+	t, _, err := r.store.TakeTicket(ctx, user, sku)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return r.answer(ctx, http.StatusAccepted, t)
+}
+
+// Poll serves RoutePoll: the status of the caller's ticket (docs/contract.md, "GET
+// /queue/{ticket}"); 404 TICKET_NOT_FOUND for an unknown ticket or another buyer's.
+// It writes nothing: it reads the ticket (eventually consistent) and the SKU's
+// frontier (cached per instance).
+func (r *Room) Poll(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	user, err := httpapi.UserID(req)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	t, err := r.store.TicketOf(ctx, user, req.PathParameters["ticket"])
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return r.answer(ctx, http.StatusOK, t)
+}
+
+// answer is t's status (inventory.Frontier.View), with an admission token when it is
+// ADMITTED, as status.
+func (r *Room) answer(ctx context.Context, status int, t inventory.Ticket) (events.APIGatewayV2HTTPResponse, error) {
+	sku, err := r.store.QueueSKUOf(ctx, t.SKU)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	f, _, err := r.store.FrontierOf(ctx, t.SKU)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	v := f.View(t, sku.Queue, sku.SaleStartsAt, inventory.AdmissionRatePerSecond(sku.Shards), r.now())
+	out := ticketJSON{Ticket: t.ID, SKU: t.SKU, Status: string(v.Status), NextPollSeconds: v.NextPollSeconds}
+	if t.Position > 0 {
+		out.Position = &v.Position
+		if v.Status == inventory.TicketWaiting {
+			out.EstimatedWaitSeconds = &v.EstimatedWaitSeconds
+		}
+	}
+	if v.Status == inventory.TicketAdmitted {
+		token, err := r.keys.Mint(inventory.Admission{User: t.User, SKU: t.SKU, Ticket: t.ID, Position: t.Position, Expires: v.AdmissionExpires})
+		if err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
+		out.Admission, out.AdmissionExpiresAt = token, v.AdmissionExpires.UTC().Format(time.RFC3339)
+	}
+	resp := httpapi.JSON(status, out)
+	resp.Headers["Cache-Control"] = "no-store"
+	return resp, nil
+}

@@ -1,0 +1,313 @@
+// Package waitroom_test tests the waiting room's buyer side (package waitroom, the
+// queue settings of package stock, the admission check of package orders and the
+// store's tickets and frontiers) through the local stack: the real SDK against the
+// embedded DynamoDB.
+package waitroom_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/admission"
+	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/tools/internal/local"
+	"github.com/stockguard/stockguard/tools/internal/testing/stacktest"
+)
+
+// seed: "drop" sells through the waiting room (3 units, one shard, no address
+// needed); "mug" does not.
+const seed = `[
+	{"skuId":"drop","delivery":"none","name":"drop","price":1000,"stock":3,"shards":1,"queue":true},
+	{"skuId":"mug","delivery":"none","name":"mug","price":1000,"stock":3}]`
+
+func newStack(t *testing.T) *stacktest.Stack {
+	t.Helper()
+	return stacktest.New(t, stacktest.Options{Seed: seed})
+}
+
+func num(v any) int { f, _ := v.(float64); return int(f) }
+
+// take takes user's ticket for sku and returns its id.
+func take(t *testing.T, s *stacktest.Stack, user, sku string) string {
+	t.Helper()
+	code, out := s.Call(t, "POST", "/skus/"+sku+"/queue", user, nil, "")
+	if code != http.StatusAccepted {
+		t.Fatalf("take %s as %s: %d %v", sku, user, code, out)
+	}
+	return out["ticket"].(string)
+}
+
+// admit places ticket at position and writes a frontier admitting through through
+// (now), then moves the clock past every instance's frontier cache.
+func admit(t *testing.T, s *stacktest.Stack, sku, ticket string, position, through int, soldOut bool) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.Store.PlaceTicket(ctx, ticket, position); err != nil {
+		t.Fatal(err)
+	}
+	f, version, err := s.Store.FrontierOf(ctx, sku)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := inventory.AdmissionDecision{Admit: through - f.Admitted(), SoldOut: soldOut}
+	if err := s.Store.AdvanceFrontier(ctx, sku, version, f.Advance(s.Clock.Now(), d)); err != nil {
+		t.Fatal(err)
+	}
+	s.Clock.Advance(time.Second)
+}
+
+// order places an order of one unit of sku as user with the admission token (""
+// none) and idempotency key (""  none).
+func order(t *testing.T, s *stacktest.Stack, user, sku, token, key string) (int, map[string]any) {
+	headers := map[string]string{}
+	if token != "" {
+		headers["Admission-Token"] = token
+	}
+	if key != "" {
+		headers["Idempotency-Key"] = key
+	}
+	return s.Call(t, "POST", "/orders", user, headers, fmt.Sprintf(`{"items":[{"skuId":%q,"qty":1}]}`, sku))
+}
+
+// A SKU's waiting-room settings are taken on create and patch within their bounds,
+// shown to the merchant, and queue to buyers; anything else is 400 and changes nothing.
+func TestQueueSettings_StoredValidatedAndShown(t *testing.T) {
+	s := stacktest.New(t, stacktest.Options{Seed: "[]"})
+	call := func(want int, method, path, body string) map[string]any {
+		t.Helper()
+		code, out := s.Call(t, method, path, "", nil, body)
+		if code != want {
+			t.Fatalf("%s %s %s: %d %v, want %d", method, path, body, code, out, want)
+		}
+		return out
+	}
+	out := call(http.StatusCreated, "POST", "/admin/skus", `{"skuId":"q","name":"Q","price":100,"stock":5,"queue":true,"fairWindowSeconds":10,"riskThreshold":2}`)
+	if out["queue"] != true || num(out["fairWindowSeconds"]) != 10 || num(out["riskThreshold"]) != 2 {
+		t.Fatalf("created: %v", out)
+	}
+	call(http.StatusOK, "POST", "/admin/skus", `{"skuId":"q","name":"Q","price":100,"stock":5,"queue":true,"fairWindowSeconds":10,"riskThreshold":2}`)
+	call(http.StatusCreated, "POST", "/admin/skus", `{"skuId":"plain","name":"P","price":100,"stock":5}`)
+	if got := call(http.StatusOK, "GET", "/skus/q", ""); got["queue"] != true {
+		t.Errorf("public view of q: %v", got)
+	}
+	if got := call(http.StatusOK, "GET", "/skus/plain", ""); got["queue"] != false {
+		t.Errorf("public view of plain: %v", got)
+	}
+	before := s.Snapshot(t)
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/admin/skus", `{"skuId":"n","name":"N","price":100,"queue":true,"fairWindowSeconds":301}`},
+		{"POST", "/admin/skus", `{"skuId":"n","name":"N","price":100,"queue":true,"fairWindowSeconds":-1}`},
+		{"POST", "/admin/skus", `{"skuId":"n","name":"N","price":100,"fairWindowSeconds":10}`},
+		{"POST", "/admin/skus", `{"skuId":"n","name":"N","price":100,"riskThreshold":5}`},
+		{"POST", "/admin/skus", `{"skuId":"n","name":"N","price":100,"queue":"yes"}`},
+		{"POST", "/admin/skus", `{"skuId":"n","name":"N","price":100,"queue":null}`},
+		{"PATCH", "/admin/skus/plain", `{"fairWindowSeconds":10}`},
+		{"PATCH", "/admin/skus/q", `{"riskThreshold":-1}`},
+		{"PATCH", "/admin/skus/q", `{"queue":false,"fairWindowSeconds":5}`},
+	} {
+		code, out := s.OutsideContract("bad waiting-room settings").Call(t, c.method, c.path, "", nil, c.body)
+		if code != http.StatusBadRequest || out["code"] != "INVALID_REQUEST" {
+			t.Errorf("%s %s %s: %d %v, want 400 INVALID_REQUEST", c.method, c.path, c.body, code, out)
+		}
+	}
+	if s.Snapshot(t) != before {
+		t.Error("a refused request changed the tables")
+	}
+	out = call(http.StatusOK, "PATCH", "/admin/skus/q", `{"queue":false}`)
+	if out["queue"] != false || num(out["fairWindowSeconds"]) != 0 || num(out["riskThreshold"]) != 2 {
+		t.Errorf("queue off: %v", out)
+	}
+	call(http.StatusOK, "PATCH", "/admin/skus/plain", `{"queue":true,"fairWindowSeconds":30}`)
+	if out := call(http.StatusOK, "GET", "/admin/skus/plain", ""); out["queue"] != true || num(out["fairWindowSeconds"]) != 30 {
+		t.Errorf("plain after patch: %v", out)
+	}
+}
+
+// N concurrent requests of one buyer for one SKU make exactly one ticket, and all
+// answer it; a later request keeps its first arrival; another buyer gets another. A SKU without a queue or an unknown one
+// issues none.
+func TestTakeTicket_ConcurrentRequestsOfOneBuyerMakeOneTicket(t *testing.T) {
+	s := newStack(t)
+	const n = 16
+	tickets := make([]string, n)
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			code, out := s.Call(t, "POST", "/skus/drop/queue", "alice", nil, "")
+			codes[i] = code
+			tickets[i], _ = out["ticket"].(string)
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		if codes[i] != http.StatusAccepted || tickets[i] != tickets[0] || tickets[i] == "" {
+			t.Fatalf("request %d: %d %q, want 202 %q; log %v", i, codes[i], tickets[i], tickets[0], s.Log)
+		}
+	}
+	arrived := s.Item(t, s.Tables.Orders, "ticket#"+tickets[0])["arrivedMs"]
+	s.Clock.Advance(time.Minute)
+	if again := take(t, s, "alice", "drop"); again != tickets[0] {
+		t.Errorf("a minute later alice got %s, want %s", again, tickets[0])
+	}
+	if got := s.Item(t, s.Tables.Orders, "ticket#"+tickets[0])["arrivedMs"]; got != arrived {
+		t.Errorf("arrivedMs %v after a second request, want the first arrival %v", got, arrived)
+	}
+	if bob := take(t, s, "bob", "drop"); bob == tickets[0] {
+		t.Error("bob got alice's ticket")
+	}
+	count := 0
+	for _, it := range s.Scan(t, s.Tables.Orders) {
+		if strings.HasPrefix(it["pk"].(string), "ticket#") {
+			count++
+		}
+	}
+	if count != 2 {
+		t.Errorf("%d ticket items, want 2 (alice's and bob's)", count)
+	}
+	if code, out := s.Call(t, "POST", "/skus/mug/queue", "alice", nil, ""); code != http.StatusConflict || out["code"] != "QUEUE_NOT_ENABLED" {
+		t.Errorf("mug: %d %v", code, out)
+	}
+	if code, out := s.Call(t, "POST", "/skus/nope/queue", "alice", nil, ""); code != http.StatusNotFound || out["code"] != "SKU_NOT_FOUND" {
+		t.Errorf("nope: %d %v", code, out)
+	}
+}
+
+// A poll answers WAITING until the ticket is placed and admitted, then ADMITTED with
+// an admission, EXPIRED after it; a ticket not admitted when the frontier says sold
+// out is SOLD_OUT. Another buyer's ticket and an unknown one are not found.
+func TestPoll_FollowsTheFrontier(t *testing.T) {
+	s := newStack(t)
+	alice, bob := take(t, s, "alice", "drop"), take(t, s, "bob", "drop")
+	poll := func(user, ticket string) (int, map[string]any) {
+		t.Helper()
+		return s.Call(t, "GET", "/queue/"+ticket, user, nil, "")
+	}
+	if code, out := poll("alice", alice); code != 200 || out["status"] != "WAITING" || out["position"] != nil || num(out["nextPollSeconds"]) < 1 {
+		t.Fatalf("before placing: %d %v", code, out)
+	}
+	for _, c := range []struct{ user, ticket string }{{"bob", alice}, {"alice", strings.Repeat("0", 32)}} {
+		if code, out := poll(c.user, c.ticket); code != http.StatusNotFound || out["code"] != "TICKET_NOT_FOUND" {
+			t.Errorf("%s polling %s: %d %v", c.user, c.ticket, code, out)
+		}
+	}
+	if code, out := s.OutsideContract("malformed ticket").Call(t, "GET", "/queue/x%23y", "alice", nil, ""); code != http.StatusNotFound {
+		t.Errorf("malformed ticket: %d %v", code, out)
+	}
+	if _, err := s.Store.PlaceTicket(context.Background(), bob, 2); err != nil {
+		t.Fatal(err)
+	}
+	admit(t, s, "drop", alice, 1, 1, false)
+	code, out := poll("alice", alice)
+	if code != 200 || out["status"] != "ADMITTED" || num(out["position"]) != 1 || out["admission"] == nil {
+		t.Fatalf("admitted: %d %v", code, out)
+	}
+	if code, out := poll("bob", bob); code != 200 || out["status"] != "WAITING" || num(out["position"]) != 2 || out["estimatedWaitSeconds"] == nil {
+		t.Fatalf("bob waiting: %d %v", code, out)
+	}
+	admit(t, s, "drop", bob, 2, 1, true) // bob already placed: the frontier only says sold out
+	if _, out := poll("bob", bob); out["status"] != "SOLD_OUT" {
+		t.Errorf("bob after sell-out: %v", out)
+	}
+	if _, out := poll("alice", alice); out["status"] != "ADMITTED" {
+		t.Errorf("alice after sell-out, admission unexpired: %v", out)
+	}
+	s.Clock.Advance(inventory.AdmissionSeconds * time.Second)
+	if _, out := poll("alice", alice); out["status"] != "EXPIRED" || out["admission"] != nil {
+		t.Errorf("alice after the admission: %v", out)
+	}
+}
+
+// An order of a queued SKU without a valid admission of the caller for it is 403
+// ADMISSION_REQUIRED and writes nothing: no token, a forged one, another buyer's,
+// another SKU's, an expired one. An order of a SKU without a queue needs none.
+func TestOrder_WithoutAdmissionIsRefusedAndReservesNothing(t *testing.T) {
+	s := newStack(t)
+	alice := take(t, s, "alice", "drop")
+	admit(t, s, "drop", alice, 1, 1, false)
+	_, out := s.Call(t, "GET", "/queue/"+alice, "alice", nil, "")
+	token := out["admission"].(string)
+	keys, err := local.LocalAdmissionKeys()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := admission.NewKeys(make([]byte, admission.KeySize), nil)
+	claim := inventory.Admission{User: "alice", SKU: "drop", Ticket: alice, Position: 1, Expires: s.Clock.Now().Add(time.Minute)}
+	forged, _ := other.Mint(claim)
+	otherSKU := claim
+	otherSKU.SKU = "mug"
+	mugToken, _ := keys.Mint(otherSKU)
+	expired := claim
+	expired.Expires = s.Clock.Now().Add(-time.Second)
+	expiredToken, _ := keys.Mint(expired)
+
+	before := s.Snapshot(t)
+	for _, c := range []struct{ name, user, token string }{
+		{"no token", "alice", ""}, {"forged", "alice", forged}, {"another buyer's", "bob", token},
+		{"another SKU's", "alice", mugToken}, {"expired", "alice", expiredToken}, {"not a JWT", "alice", "x"},
+	} {
+		code, out := order(t, s, c.user, "drop", c.token, "")
+		if code != http.StatusForbidden || out["code"] != "ADMISSION_REQUIRED" || out["skuId"] != "drop" {
+			t.Errorf("%s: %d %v, want 403 ADMISSION_REQUIRED", c.name, code, out)
+		}
+	}
+	if s.Snapshot(t) != before {
+		t.Error("a refused order changed the tables")
+	}
+	if code, out := order(t, s, "alice", "mug", "", ""); code != http.StatusCreated {
+		t.Errorf("mug without a token: %d %v", code, out)
+	}
+}
+
+// N concurrent orders with one admission (each its own idempotency key) open exactly
+// one order and reserve exactly one unit; the ticket names that order, and the
+// winner's key replays it.
+func TestOrder_OneAdmissionOpensOneOrder(t *testing.T) {
+	s := newStack(t)
+	alice := take(t, s, "alice", "drop")
+	admit(t, s, "drop", alice, 1, 1, false)
+	_, out := s.Call(t, "GET", "/queue/"+alice, "alice", nil, "")
+	token := out["admission"].(string)
+	const n = 16
+	codes, ids := make([]int, n), make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			code, out := order(t, s, "alice", "drop", token, fmt.Sprintf("key-%d", i))
+			codes[i] = code
+			ids[i], _ = out["orderId"].(string)
+		})
+	}
+	wg.Wait()
+	created, refused, winner := 0, 0, -1
+	for i, code := range codes {
+		switch code {
+		case http.StatusCreated:
+			created++
+			winner = i
+		case http.StatusForbidden:
+			refused++
+		default:
+			t.Errorf("order %d: %d", i, code)
+		}
+	}
+	if created != 1 || refused != n-1 {
+		t.Fatalf("%d created, %d refused; want 1 and %d", created, refused, n-1)
+	}
+	if got := s.Available(t, "drop"); got != 2 {
+		t.Errorf("available %d, want 2", got)
+	}
+	if used := s.Item(t, s.Tables.Orders, "ticket#"+alice)["usedBy"]; used != ids[winner] {
+		t.Errorf("ticket usedBy %v, want %s", used, ids[winner])
+	}
+	code, again := order(t, s, "alice", "drop", token, fmt.Sprintf("key-%d", winner))
+	if code != http.StatusOK || again["orderId"] != ids[winner] {
+		t.Errorf("replay: %d %v", code, again)
+	}
+	s.Check(t)
+}
