@@ -155,6 +155,9 @@ func patchUpdates(p inventory.SKUPatch, by string, at int64) (rec, shard express
 	if p.Delivery != nil {
 		rec = rec.Set(expression.Name("delivery"), expression.Value(deliveryAttr(*p.Delivery)))
 	}
+	if p.RiskThreshold != nil {
+		rec = rec.Set(expression.Name("riskThreshold"), expression.Value(*p.RiskThreshold))
+	}
 	if p.Price != nil {
 		both("price", *p.Price)
 	}
@@ -211,6 +214,8 @@ type skuRecord struct {
 	// Delivery is inventory.DeliveryNone, or "" for inventory.DeliveryExpress (SKUs
 	// created before deliveries were kept ship by express).
 	Delivery string `dynamodbav:"delivery,omitempty"`
+	// RiskThreshold is inventory.SKU.RiskThreshold; absent: 0, no scalper check.
+	RiskThreshold int `dynamodbav:"riskThreshold,omitempty"`
 }
 
 // delivery is the SKU's inventory delivery.
@@ -345,7 +350,7 @@ func recordSKU(rec skuRecord, shards []shardRecord) *inventory.SKU {
 	sku := &inventory.SKU{
 		ID: rec.SKU, Name: rec.Name, Price: rec.Price, Currency: rec.Currency,
 		OnSale: rec.OnSale, Shards: rec.Shards, LimitPerUser: rec.LimitPerUser,
-		SaleStartsAt: fromMilli(rec.SaleStartsAt), Delivery: rec.delivery(),
+		SaleStartsAt: fromMilli(rec.SaleStartsAt), Delivery: rec.delivery(), RiskThreshold: rec.RiskThreshold,
 	}
 	for _, sh := range shards {
 		sku.OnHand += sh.OnHand

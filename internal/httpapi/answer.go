@@ -347,6 +347,7 @@ var sentinelAnswers = []sentinelAnswer{
 	{inventory.ErrStockOut, http.StatusConflict, "STOCK_OUT", "not enough stock available", true, 0},
 	{inventory.ErrOffSale, http.StatusConflict, "SKU_OFF_SALE", "this SKU is not on sale", true, 0},
 	{inventory.ErrLimitExceeded, http.StatusConflict, "LIMIT_EXCEEDED", "per-user purchase limit reached for this SKU", true, 0},
+	{inventory.ErrRiskRejected, http.StatusForbidden, "RISK_REJECTED", "WeChat's security rating of this account does not allow buying this SKU; nothing was reserved", true, 0},
 	{inventory.ErrCartTooLarge, http.StatusConflict, "CART_TOO_LARGE", "this cart needs more stock shards than one order can reserve at once; order fewer items per cart", false, 0},
 	{inventory.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this idempotency key (the Idempotency-Key header, or the adjustmentId, refundId, shipmentId or aftersaleId) was used with a different request", false, 0},
 	{inventory.ErrNotCancellable, http.StatusConflict, "ORDER_NOT_CANCELLABLE", "this order is paid and can no longer be cancelled", false, 0},

@@ -302,6 +302,9 @@ type SKU struct {
 	SaleStartsAt time.Time
 	// Delivery is DeliveryExpress (its orders need an address) or DeliveryNone.
 	Delivery string
+	// RiskThreshold is the scalper check's threshold (QueueSettings.RiskThreshold):
+	// buyers whose getUserRiskRank risk_rank is at or above it are refused; 0: no check.
+	RiskThreshold int
 }
 
 // Upcoming reports whether the SKU's sale starts after now.

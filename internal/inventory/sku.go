@@ -110,14 +110,16 @@ type SKUPatch struct {
 	OnSale       *bool      // false: orders answer SKU_OFF_SALE
 	SaleStartsAt *time.Time // UTC; orders before it answer SALE_NOT_STARTED; zero clears it
 	Delivery     *string    // DeliveryExpress or DeliveryNone
+	// RiskThreshold is QueueSettings.RiskThreshold: 0 (no check) to MaxRiskRank.
+	RiskThreshold *int
 }
 
 // Validate checks p against the SKU bounds: at least one field, and each set field
 // within them. It returns an *InvalidRequestError otherwise.
 func (p SKUPatch) Validate() error {
 	switch {
-	case p.Name == nil && p.Price == nil && p.LimitPerUser == nil && p.OnSale == nil && p.SaleStartsAt == nil && p.Delivery == nil:
-		return InvalidError("nothing to change: give name, price, limitPerUser, onSale, saleStartsAt or delivery")
+	case p.Name == nil && p.Price == nil && p.LimitPerUser == nil && p.OnSale == nil && p.SaleStartsAt == nil && p.Delivery == nil && p.RiskThreshold == nil:
+		return InvalidError("nothing to change: give name, price, limitPerUser, onSale, saleStartsAt, delivery or riskThreshold")
 	case p.Delivery != nil && !ValidDelivery(*p.Delivery):
 		return InvalidError("delivery must be %q or %q", DeliveryExpress, DeliveryNone)
 	case p.Name != nil && !validText(*p.Name, MaxNameLength):
@@ -126,6 +128,8 @@ func (p SKUPatch) Validate() error {
 		return InvalidError("price must be 1 to %d fen", int64(MaxPrice))
 	case p.LimitPerUser != nil && (*p.LimitPerUser < 0 || *p.LimitPerUser > MaxStock):
 		return InvalidError("limitPerUser must be 0 to %d", MaxStock)
+	case p.RiskThreshold != nil:
+		return QueueSettings{RiskThreshold: *p.RiskThreshold}.Validate()
 	}
 	return nil
 }

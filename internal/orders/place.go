@@ -62,6 +62,8 @@ type Checkout struct {
 	// called with each newly placed order (see WithSubscriptions).
 	templates []string
 	placed    func(context.Context, *inventory.Order)
+	// risk is the scalper check (WithRiskCheck); nil checks nobody.
+	risk *RiskCheck
 }
 
 // WithSubscriptions makes r accept the optional "subscriptions" of POST /orders,
@@ -103,6 +105,11 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	in, err := decodeOrder(body, r.templates)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	if r.risk != nil {
+		if err := r.risk.Check(ctx, req, user, in.cart); err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
 	}
 	slot, err := r.store.NewSlot(user, key)
 	if err != nil {

@@ -96,6 +96,8 @@ type patchBody struct {
 	OnSale       *bool   `json:"onSale"`
 	SaleStartsAt *string `json:"saleStartsAt"`
 	Delivery     *string `json:"delivery"` // "express" (the default) or "none"
+	// RiskThreshold is the scalper check's threshold, 0 (off) to inventory.MaxRiskRank.
+	RiskThreshold *int `json:"riskThreshold"`
 }
 
 // start is SaleStartsAt parsed (see parseStart), the zero time when not given or null.
@@ -109,18 +111,19 @@ func (b patchBody) start() (time.Time, error) {
 const patchExample = `{"price":29900,"onSale":true,"saleStartsAt":"2026-11-11T10:00:00Z"}`
 
 // decodePatch parses a PATCH /admin/skus/{skuId} body: any of name, price,
-// limitPerUser, onSale, saleStartsAt (null clears the start time), delivery. Bounds are checked
+// limitPerUser, onSale, saleStartsAt (null clears the start time), delivery,
+// riskThreshold. Bounds are checked
 // by inventory.SKUPatch.Validate.
 func decodePatch(req events.APIGatewayV2HTTPRequest) (inventory.SKUPatch, error) {
 	var b patchBody
-	fields, err := httpapi.DecodeFields(req, MaxBodyBytes, &b, patchExample, "name", "price", "limitPerUser", "onSale", "saleStartsAt", "delivery")
+	fields, err := httpapi.DecodeFields(req, MaxBodyBytes, &b, patchExample, "name", "price", "limitPerUser", "onSale", "saleStartsAt", "delivery", "riskThreshold")
 	if err != nil {
 		return inventory.SKUPatch{}, err
 	}
 	if err := httpapi.NotNull(fields, "saleStartsAt"); err != nil {
 		return inventory.SKUPatch{}, err
 	}
-	p := inventory.SKUPatch{Name: b.Name, Price: b.Price, LimitPerUser: b.LimitPerUser, OnSale: b.OnSale, Delivery: b.Delivery}
+	p := inventory.SKUPatch{Name: b.Name, Price: b.Price, LimitPerUser: b.LimitPerUser, OnSale: b.OnSale, Delivery: b.Delivery, RiskThreshold: b.RiskThreshold}
 	if _, ok := fields["saleStartsAt"]; ok {
 		t, err := b.start()
 		if err != nil {

@@ -13,22 +13,25 @@ import (
 // (units), the limit, the shard count and the last change. Times are RFC 3339 UTC,
 // money fen.
 type skuJSON struct {
-	SKU          string                  `json:"skuId"`
-	Name         string                  `json:"name"`
-	Price        int64                   `json:"price"`
-	Currency     string                  `json:"currency"`
-	OnSale       bool                    `json:"onSale"`
-	Status       string                  `json:"status"`
-	SaleStartsAt string                  `json:"saleStartsAt,omitempty"`
-	LimitPerUser int                     `json:"limitPerUser"`
-	Delivery     string                  `json:"delivery"` // "express" or "none"
-	Shards       int                     `json:"shards"`
-	Available    int                     `json:"available"`
-	Reserved     int                     `json:"reserved"`
-	OnHand       int                     `json:"onHand"`
-	PerShard     []inventory.ShardDetail `json:"perShard"`
-	UpdatedBy    string                  `json:"updatedBy,omitempty"`
-	UpdatedAt    string                  `json:"updatedAt,omitempty"`
+	SKU          string `json:"skuId"`
+	Name         string `json:"name"`
+	Price        int64  `json:"price"`
+	Currency     string `json:"currency"`
+	OnSale       bool   `json:"onSale"`
+	Status       string `json:"status"`
+	SaleStartsAt string `json:"saleStartsAt,omitempty"`
+	LimitPerUser int    `json:"limitPerUser"`
+	Delivery     string `json:"delivery"` // "express" or "none"
+	// RiskThreshold is the scalper check's threshold: buyers whose WeChat risk rank is
+	// at or above it get 403 RISK_REJECTED; 0: no check.
+	RiskThreshold int                     `json:"riskThreshold"`
+	Shards        int                     `json:"shards"`
+	Available     int                     `json:"available"`
+	Reserved      int                     `json:"reserved"`
+	OnHand        int                     `json:"onHand"`
+	PerShard      []inventory.ShardDetail `json:"perShard"`
+	UpdatedBy     string                  `json:"updatedBy,omitempty"`
+	UpdatedAt     string                  `json:"updatedAt,omitempty"`
 }
 
 func rfc3339(t time.Time) string {
@@ -42,8 +45,8 @@ func skuView(d *inventory.SKUDetail, now time.Time) skuJSON {
 	return skuJSON{
 		SKU: d.ID, Name: d.Name, Price: d.Price, Currency: d.Currency, OnSale: d.OnSale,
 		Status: string(d.Status(now)), SaleStartsAt: rfc3339(d.SaleStartsAt), LimitPerUser: d.LimitPerUser,
-		Delivery: d.Delivery,
-		Shards:   d.Shards, Available: d.Available, Reserved: d.OnHand - d.Available, OnHand: d.OnHand,
+		Delivery: d.Delivery, RiskThreshold: d.RiskThreshold,
+		Shards: d.Shards, Available: d.Available, Reserved: d.OnHand - d.Available, OnHand: d.OnHand,
 		PerShard: d.PerShard, UpdatedBy: d.UpdatedBy, UpdatedAt: rfc3339(d.UpdatedAt),
 	}
 }

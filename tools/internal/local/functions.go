@@ -33,6 +33,7 @@ import (
 	reconcilefn "github.com/stockguard/stockguard/internal/wiring/function/reconcile"
 	"github.com/stockguard/stockguard/internal/wiring/function/refund"
 	"github.com/stockguard/stockguard/internal/wiring/function/wechat"
+	"github.com/stockguard/stockguard/internal/wxapi"
 	"github.com/stockguard/stockguard/internal/wxlogin"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
@@ -94,7 +95,7 @@ func (w wirer) store(tables dynamo.Tables, opts dynamo.Options) *dynamo.Store {
 }
 
 // createOrder's store is the stack's Store (an instance's, one of its own); its
-// payment timeout StackConfig's.
+// payment timeout StackConfig's; its scalper check asks the server API stand-in.
 func (w wirer) createOrder(c createorder.Config) (*lambdaevent.Function, error) {
 	if w.cfg.PaymentTimeout > 0 {
 		c.PaymentTimeout = w.cfg.PaymentTimeout
@@ -103,7 +104,8 @@ func (w wirer) createOrder(c createorder.Config) (*lambdaevent.Function, error) 
 	if !w.instance {
 		w.s.Tables, w.s.Store = c.Tables, store
 	}
-	return createorder.Build(c, w.log, store, w.s.closeQueue(c.CloseQueueURL), w.s.wechatQueue(c.WeChatQueueURL))
+	ask := createorder.RiskAsker(func(context.Context) (*wxapi.Client, error) { return w.s.wxClient, nil })
+	return createorder.Build(c, w.log, store, w.s.closeQueue(c.CloseQueueURL), w.s.wechatQueue(c.WeChatQueueURL), ask)
 }
 
 // closeOrder's notify_url base is the local API's own URL, the issuer: deployed, it is
