@@ -89,9 +89,11 @@ func (r *Checkout) WithRiskCheck(rc *RiskCheck) *Checkout {
 // the answer comes from this instance's copy, else the kept item (one GetItem), else
 // WeChat (then kept: one PutItem); concurrent orders of one buyer in an instance ask
 // once. WeChat is told the buyer's openid (req's openid claim) and address (API
-// Gateway's requestContext.http.sourceIp); neither is logged. A WeChat failure, or a
-// store failure reading the kept answer, lets the buyer through (WeChat's counted as
-// RiskUnknown): a WeChat outage must not refuse buyers while stock remains.
+// Gateway's requestContext.http.sourceIp); neither is logged. A failure reading the
+// kept answer asks WeChat; WeChat giving no rank lets the buyer through (counted as
+// RiskUnknown): a WeChat outage must not refuse buyers while stock remains. Its
+// errors: the thresholds' read (the reservation's own read), UNAUTHORIZED without
+// the openid claim, or a *inventory.SKUError wrapping inventory.ErrRiskRejected.
 func (rc *RiskCheck) Check(ctx context.Context, req events.APIGatewayV2HTTPRequest, user string, cart inventory.Cart) error {
 	ids := make([]string, len(cart))
 	for i, l := range cart {

@@ -48,7 +48,12 @@ func riskItems(t *testing.T, stack *stacktest.Stack) []map[string]any {
 func TestRiskCheck_RejectedBuyerReservesNothingAndWeChatIsAskedOnce(t *testing.T) {
 	const orders = 24
 	stack := riskStack(t, 3)
-	stack.WxAPIServer.SetRiskRank("scalper", 3)
+	if code, body := stack.Call(t, http.MethodPost, "/_local/riskrank/scalper", "", nil, `{"riskRank":3}`); code != http.StatusNoContent {
+		t.Fatalf("POST /_local/riskrank/scalper: %d %v", code, body)
+	}
+	if code, body := stack.OutsideContract("rank 5").Call(t, http.MethodPost, "/_local/riskrank/fan", "", nil, `{"riskRank":5}`); code != http.StatusBadRequest || body["code"] != "INVALID_REQUEST" {
+		t.Fatalf("rank 5: %d %v, want 400 INVALID_REQUEST", code, body)
+	}
 	stack.WxAPIServer.SetRiskRank("fan", 2)
 	before := stack.Snapshot(t)
 
