@@ -106,14 +106,16 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
+	slot, err := r.store.NewSlot(user, key)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	// After the slot, so that a SKU record the check reads is no older than the order
+	// (the reservation re-reads a cached record older than its order before refusing).
 	if r.risk != nil {
 		if err := r.risk.Check(ctx, req, user, in.cart); err != nil {
 			return events.APIGatewayV2HTTPResponse{}, err
 		}
-	}
-	slot, err := r.store.NewSlot(user, key)
-	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	scheduled := r.scheduleClose(ctx, slot)
 	order, replayed, err := r.store.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: in.cart, IdempotencyKey: key, Slot: slot, Subscriptions: in.subs, Address: in.address})
