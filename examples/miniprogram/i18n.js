@@ -50,6 +50,7 @@ const TABLES = {
     // refusals
     STOCK_OUT: '库存不足，无法购买这么多。',
     LIMIT_EXCEEDED: '已达到该商品的限购数量。',
+    RISK_REJECTED: '微信安全评估未通过，无法购买该商品。',
     SALE_NOT_STARTED: '还未开售。',
     SKU_OFF_SALE: '该商品已下架。',
     SKU_NOT_FOUND: '该商品不存在。',
@@ -99,6 +100,7 @@ const TABLES = {
     chooseLines: 'Choose what the request is for.', reasonNeeded: 'Give a reason.', aftersaleKind: 'Kind',
     STOCK_OUT: 'Sold out: not enough left for this quantity.',
     LIMIT_EXCEEDED: 'You have reached the purchase limit for this item.',
+    RISK_REJECTED: 'WeChat\'s security check of your account does not allow buying this item.',
     SALE_NOT_STARTED: 'The sale has not started yet.',
     SKU_OFF_SALE: 'This item is no longer on sale.',
     SKU_NOT_FOUND: 'This item does not exist.',

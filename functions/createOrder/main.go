@@ -2,7 +2,9 @@
 // and opens a PENDING order; GET /orders/{orderId} and GET /skus/{skuId} read them
 // (package createorder: its configuration, which it refuses to start without, and its
 // handler); POST /skus/{skuId}/queue and GET /queue/{ticket} serve the waiting room,
-// whose admission signing secret it reads once at cold start.
+// whose admission signing secret it reads once at cold start. The scalper check asks
+// WeChat's server API with the app id and AppSecret of the AWS Secrets Manager secret
+// it names, read at the first check.
 package main
 
 import (
@@ -16,6 +18,7 @@ import (
 	"github.com/stockguard/stockguard/internal/lambdaevent"
 	"github.com/stockguard/stockguard/internal/secret"
 	"github.com/stockguard/stockguard/internal/wiring/function/createorder"
+	"github.com/stockguard/stockguard/internal/wxapi"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
@@ -26,7 +29,14 @@ func main() {
 			return nil, err
 		}
 		queues := sqs.NewFromConfig(s.AWS)
+		ask := createorder.RiskAsker(func(ctx context.Context) (*wxapi.Client, error) {
+			app, err := secret.App(ctx, s.AWS, s.Config.SecretARN)
+			if err != nil {
+				return nil, err
+			}
+			return wxapi.New(wxapi.Config{AppID: app.AppID, AppSecret: app.AppSecret})
+		})
 		return createorder.Build(s.Config, s.Log, s.Config.OpenStore(s.AWS),
-			closeq.New(queues, s.Config.CloseQueueURL, nil), wxqueue.New(queues, s.Config.WeChatQueueURL), keys)
+			closeq.New(queues, s.Config.CloseQueueURL, nil), wxqueue.New(queues, s.Config.WeChatQueueURL), keys, ask)
 	})
 }

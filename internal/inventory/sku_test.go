@@ -74,3 +74,15 @@ func TestValidSKUID_RefusesDotSegments(t *testing.T) {
 		}
 	}
 }
+
+func TestSKUPatchValidate_RiskThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		threshold int
+		ok        bool
+	}{{0, true}, {1, true}, {inventory.MaxRiskRank, true}, {-1, false}, {inventory.MaxRiskRank + 1, false}} {
+		err := inventory.SKUPatch{RiskThreshold: &tc.threshold}.Validate()
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, inventory.ErrInvalidRequest)) {
+			t.Errorf("riskThreshold %d alone: %v, want ok=%v", tc.threshold, err, tc.ok)
+		}
+	}
+}

@@ -45,6 +45,11 @@ var (
 	// Busy is 1 for an order request answered 503 BUSY, 0 for one the store decided
 	// otherwise; its Average is the BUSY rate of order requests.
 	Busy = Name{"Busy", Count}
+	// RiskUnknown counts scalper checks WeChat gave no rank for (an errcode, a
+	// timeout): the buyer was let through (docs/design.md, "The scalper check").
+	RiskUnknown = Name{"RiskUnknown", Count}
+	// RiskRejected counts order requests answered 403 RISK_REJECTED.
+	RiskRejected = Name{"RiskRejected", Count}
 )
 
 // payCallback.

@@ -65,6 +65,8 @@ type Checkout struct {
 	placed    func(context.Context, *inventory.Order)
 	// admissions check the Admission-Token header (see WithAdmissions).
 	admissions *admission.Keys
+	// risk is the scalper check (WithRiskCheck); nil checks nobody.
+	risk *RiskCheck
 }
 
 // WithAdmissions makes r read POST /orders' Admission-Token header, checked with
@@ -118,6 +120,13 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	slot, err := r.store.NewSlot(user, key)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	// After the slot, so that a SKU record the check reads is no older than the order
+	// (the reservation re-reads a cached record older than its order before refusing).
+	if r.risk != nil {
+		if err := r.risk.Check(ctx, req, user, in.cart); err != nil {
+			return events.APIGatewayV2HTTPResponse{}, err
+		}
 	}
 	scheduled := r.scheduleClose(ctx, slot)
 	order, replayed, err := r.store.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: in.cart, IdempotencyKey: key, Slot: slot, Subscriptions: in.subs, Address: in.address,

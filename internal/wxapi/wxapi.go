@@ -1,7 +1,8 @@
 // Package wxapi calls WeChat's mini-program server API (https://api.weixin.qq.com) with the
 // app's access token: shipping information (小程序发货信息管理服务: upload_shipping_info,
 // opspecialorder), the order center's detail path (小程序购物订单: update_order_detail_path)
-// and one-time subscribe messages (subscribeMessage.send).
+// one-time subscribe messages (subscribeMessage.send) and the buyer's risk rank
+// (getUserRiskRank, 获取用户安全等级).
 //
 // # The access token
 //
@@ -45,6 +46,7 @@
 //   - "发送订阅消息" (subscribeMessage.send): OpenApiDoc/mp-message-management/subscribe-message/sendMessage.html
 //   - "订阅消息" (订阅消息参数值内容限制说明): framework/open-ability/subscribe-message.html
 //   - "获取接口调用凭据" (getAccessToken): OpenApiDoc/mp-access-token/getAccessToken.html
+//   - "获取用户安全等级" (getUserRiskRank): server/API/sec-center/safety-control-capability/api_getuserriskrank.html
 //   - "通用错误码" (global errcodes), linked from each API page's 错误码 section.
 //
 // Two rules come from WeChat's staff in its developer community, not from a doc page:
@@ -81,6 +83,7 @@ const (
 	PathOpSpecialOrder        = "/wxa/sec/order/opspecialorder"
 	PathUpdateOrderDetailPath = "/wxa/sec/order/update_order_detail_path"
 	PathSubscribeSend         = "/cgi-bin/message/subscribe/send"
+	PathGetUserRiskRank       = "/wxa/getuserriskrank"
 )
 
 // Operation names, as in Error.Op: the API's English name on its doc page.
@@ -90,6 +93,7 @@ const (
 	OpSpecialOrder          = "opspecialorder"
 	OpUpdateOrderDetailPath = "update_order_detail_path"
 	OpSubscribeSend         = "subscribeMessage.send"
+	OpGetUserRiskRank       = "getUserRiskRank"
 )
 
 // DefaultTimeout bounds one HTTP exchange with WeChat when Config.HTTPClient is nil (5
@@ -333,6 +337,11 @@ func New(cfg Config) (*Client, error) {
 // answer's errcode. A token refusal (40001, 40014, 42001) drops the token, fetches the
 // current one and resends once.
 func (c *Client) call(ctx context.Context, op, path string, req any) error {
+	return c.callInto(ctx, op, path, req, nil)
+}
+
+// callInto is call, decoding an errcode-0 answer into out as well (nil: not decoded).
+func (c *Client) callInto(ctx context.Context, op, path string, req, out any) error {
 	body, err := encode(req)
 	if err != nil {
 		return fmt.Errorf("wxapi: %s: encode request: %w", op, err)
@@ -341,7 +350,7 @@ func (c *Client) call(ctx context.Context, op, path string, req any) error {
 	if err != nil {
 		return err
 	}
-	err = c.send(ctx, op, path, tok, body)
+	err = c.send(ctx, op, path, tok, body, out)
 	var werr *Error
 	if !errors.As(err, &werr) || !werr.tokenRefused() {
 		return err
@@ -353,16 +362,23 @@ func (c *Client) call(ctx context.Context, op, path string, req any) error {
 	if fresh == tok { // WeChat's token service still hands out the refused token
 		return err
 	}
-	return c.send(ctx, op, path, fresh, body)
+	return c.send(ctx, op, path, fresh, body, out)
 }
 
-// send POSTs body to path?access_token=tok and decodes the errcode answer.
-func (c *Client) send(ctx context.Context, op, path, tok string, body []byte) error {
+// send POSTs body to path?access_token=tok and decodes the errcode answer, and an
+// errcode-0 answer into out when out is not nil.
+func (c *Client) send(ctx context.Context, op, path, tok string, body []byte, out any) error {
 	answer, status, err := c.post(ctx, op, c.base+path+"?access_token="+url.QueryEscape(tok), body)
 	if err != nil {
 		return err
 	}
-	return decodeResult(op, status, answer)
+	if err := decodeResult(op, status, answer); err != nil || out == nil {
+		return err
+	}
+	if json.Unmarshal(answer, out) != nil {
+		return fmt.Errorf("%w: %s: the answer is not the documented JSON", ErrUnavailable, op)
+	}
+	return nil
 }
 
 // post sends one JSON POST and returns the answer's status and body (at most

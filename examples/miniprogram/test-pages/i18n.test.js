@@ -35,6 +35,10 @@ test('English as the second locale; an unknown locale falls back to zh_CN', () =
   assert.equal(statusText('PAID'), '已付款');
 });
 
+test('a buyer refused by the scalper check reads why, not the API\'s English', () => {
+  assert.equal(messageFor(new ApiError(403, { code: 'RISK_REJECTED', message: 'refused', skuId: 'cup-01' }, {}, 0)), '微信安全评估未通过，无法购买该商品。');
+});
+
 test('an API code without a string shows the API\'s own message', () => {
   assert.equal(messageFor(new ApiError(409, { code: 'SOMETHING_NEW', message: 'as the API says' }, {}, 0)), 'as the API says');
 });

@@ -8,8 +8,9 @@
 //     its own expiry; force_refresh true replaces the token and revokes the old ones,
 //     except within 30 seconds of the previous forced call, which returns the current one;
 //   - POST /wxa/sec/order/upload_shipping_info ("发货信息录入"), /wxa/sec/order/opspecialorder
-//     ("特殊发货报备"), /wxa/sec/order/update_order_detail_path ("小程序购物订单") and
-//     /cgi-bin/message/subscribe/send ("发送订阅消息"), each checking its access_token
+//     ("特殊发货报备"), /wxa/sec/order/update_order_detail_path ("小程序购物订单"),
+//     /cgi-bin/message/subscribe/send ("发送订阅消息") and /wxa/getuserriskrank
+//     ("获取用户安全等级": the rank SetRiskRank gave the openid), each checking its access_token
 //     (41001 missing, 40001 unknown or revoked, 42001 expired) and its documented request
 //     shape strictly: a body that is not JSON, has fields the page does not document or
 //     fields of the wrong type is refused with 47001; each documented rule with its
@@ -105,6 +106,8 @@ type Server struct {
 	grants     map[grantKey]int
 	messages   []Message
 	detailPath string
+	ranks      map[string]int // openid → risk_rank (SetRiskRank)
+	riskAsked  int64          // getUserRiskRank answers given: the last unoin_id
 
 	serving testkit.Background
 }
@@ -119,7 +122,7 @@ type failure struct {
 func NewServer(appID, secret string, opts Options) *Server {
 	s := &Server{appID: appID, secret: secret, now: opts.Now,
 		calls: map[string]int{}, failures: map[string]failure{}, tokens: map[string]time.Time{},
-		notFound: map[string]int{}, templates: map[string][]string{}, grants: map[grantKey]int{}}
+		notFound: map[string]int{}, ranks: map[string]int{}, templates: map[string][]string{}, grants: map[grantKey]int{}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -178,7 +181,7 @@ func (s *Server) TokensIssued() int {
 	return s.issued
 }
 
-// ServeHTTP answers the five documented paths; others get 404.
+// ServeHTTP answers the six documented paths; others get 404.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	s.mu.Lock()
@@ -219,6 +222,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answerCode(w, code, msg)
 		return
 	}
+	if path == wxapi.PathGetUserRiskRank {
+		code, msg, fields := s.getUserRiskRank(body)
+		if code != 0 {
+			answerCode(w, code, msg)
+			return
+		}
+		fields["errcode"], fields["errmsg"] = 0, msg
+		answer(w, fields)
+		return
+	}
 	code, msg := route(s, body)
 	answerCode(w, code, msg)
 }
@@ -230,6 +243,7 @@ var routes = map[string]func(*Server, []byte) (int, string){
 	wxapi.PathOpSpecialOrder:        (*Server).opSpecialOrder,
 	wxapi.PathUpdateOrderDetailPath: (*Server).updateOrderDetailPath,
 	wxapi.PathSubscribeSend:         (*Server).subscribeSend,
+	wxapi.PathGetUserRiskRank:       nil, // served by getUserRiskRank
 }
 
 // failing answers an injected failure; it reports false for an unknown one.

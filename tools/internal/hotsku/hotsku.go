@@ -388,7 +388,7 @@ func (b *buyers) newContainer() container {
 		return newConditional(b.db, b.tables, b.queue, ttl)
 	}
 	store := dynamo.New(b.db, b.tables, dynamo.Options{CatalogTTL: ttl})
-	fn, err := createorder.Build(createorder.Config{Tables: b.tables}, slog.New(slog.DiscardHandler), store, b.queue, nil, nil)
+	fn, err := createorder.Build(createorder.Config{Tables: b.tables}, slog.New(slog.DiscardHandler), store, b.queue, nil, nil, nil)
 	if err != nil {
 		panic(err) // createOrder needs nothing the buyers lack
 	}

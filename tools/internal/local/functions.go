@@ -34,6 +34,7 @@ import (
 	reconcilefn "github.com/stockguard/stockguard/internal/wiring/function/reconcile"
 	"github.com/stockguard/stockguard/internal/wiring/function/refund"
 	"github.com/stockguard/stockguard/internal/wiring/function/wechat"
+	"github.com/stockguard/stockguard/internal/wxapi"
 	"github.com/stockguard/stockguard/internal/wxlogin"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
@@ -96,7 +97,8 @@ func (w wirer) store(tables dynamo.Tables, opts dynamo.Options) *dynamo.Store {
 
 // createOrder's store is the stack's Store (an instance's, one of its own); its
 // payment timeout StackConfig's; its admission keys LocalAdmissionKeys (deployed:
-// the Secrets Manager secret ADMISSION_SECRET_ARN names).
+// the Secrets Manager secret ADMISSION_SECRET_ARN names); its scalper check asks the
+// server API stand-in.
 func (w wirer) createOrder(c createorder.Config) (*lambdaevent.Function, error) {
 	if w.cfg.PaymentTimeout > 0 {
 		c.PaymentTimeout = w.cfg.PaymentTimeout
@@ -109,7 +111,8 @@ func (w wirer) createOrder(c createorder.Config) (*lambdaevent.Function, error) 
 	if err != nil {
 		return nil, err
 	}
-	return createorder.Build(c, w.log, store, w.s.closeQueue(c.CloseQueueURL), w.s.wechatQueue(c.WeChatQueueURL), keys)
+	ask := createorder.RiskAsker(func(context.Context) (*wxapi.Client, error) { return w.s.wxClient, nil })
+	return createorder.Build(c, w.log, store, w.s.closeQueue(c.CloseQueueURL), w.s.wechatQueue(c.WeChatQueueURL), keys, ask)
 }
 
 // closeOrder's notify_url base is the local API's own URL, the issuer: deployed, it is

@@ -374,6 +374,7 @@ func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 	mux.Handle("POST /_local/invoke/{function}", wrap(http.HandlerFunc(s.serveInvoke)))
 	mux.Handle("POST /_local/pay/{orderId}", wrap(http.HandlerFunc(s.servePay)))
 	mux.Handle("POST /_local/receipt/{orderId}", wrap(http.HandlerFunc(s.serveReceipt)))
+	mux.Handle("POST /_local/riskrank/{openid}", wrap(http.HandlerFunc(s.serveRiskRank)))
 	mux.Handle("GET "+openapi.Path, wrap(openapi.Handler()))
 	if err := s.serveConsole(mux, consoleRoutes, wrap); err != nil {
 		return err

@@ -191,3 +191,22 @@ func (s *Stack) serveReceipt(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(rec.Code)
 	w.Write(rec.Body.Bytes())
 }
+
+// serveRiskRank serves POST /_local/riskrank/{openid} (docs/contract.md, "Local-only
+// routes"): body {"riskRank": 0..4}; from then on the WeChat stand-in's getUserRiskRank
+// answers that rank for the buyer (wxapitest.SetRiskRank), so that an order of a SKU
+// whose riskThreshold is at or below it answers 403 RISK_REJECTED. Locally the buyer's
+// openid is their user id (the X-User-Id header or the token's sub). 204; a bad body 400.
+func (s *Stack) serveRiskRank(w http.ResponseWriter, r *http.Request) {
+	var in struct {
+		RiskRank *int `json:"riskRank"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxReceiptBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&in); err != nil || dec.More() || in.RiskRank == nil || *in.RiskRank < 0 || *in.RiskRank > wxapi.MaxRiskRank {
+		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"riskRank\": 0 to 4}"}`))
+		return
+	}
+	s.WxAPIServer.SetRiskRank(r.PathValue("openid"), *in.RiskRank)
+	w.WriteHeader(http.StatusNoContent)
+}

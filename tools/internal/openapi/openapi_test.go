@@ -84,6 +84,7 @@ func TestLoad_DocumentHasEveryRoute(t *testing.T) {
 		"GET /.well-known/jwks.json":                                "",
 		"POST /_local/pay/{orderId}":                                "",
 		"POST /_local/receipt/{orderId}":                            "",
+		"POST /_local/riskrank/{openid}":                            "",
 		"POST /_local/invoke/{function}":                            "",
 		"GET /openapi.yaml":                                         "",
 

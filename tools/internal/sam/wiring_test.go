@@ -775,8 +775,8 @@ func TestWiring_SecretPoliciesAcceptTheARNFormsTheParameterAllows(t *testing.T) 
 				t.Errorf("%s with WechatPaySecretArn=%s: GetSecretValue allowed on %s", f.Name, given, other)
 			}
 		}
-		if readers != 5 {
-			t.Errorf("%d functions read the secret, want 5 (closeOrder, payCallback, refund, login, wechat)", readers)
+		if readers != 6 {
+			t.Errorf("%d functions read the secret, want 6 (closeOrder, payCallback, refund, login, wechat, createOrder)", readers)
 		}
 	}
 }

@@ -6,7 +6,10 @@ package createorder
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -24,6 +27,7 @@ import (
 	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wiring/function/parts"
 	"github.com/stockguard/stockguard/internal/wiring/function/tables"
+	"github.com/stockguard/stockguard/internal/wxapi"
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
@@ -44,6 +48,12 @@ type Config struct {
 	// waiting room's admission tokens are signed with (secret.AdmissionKeys), read by
 	// the main at cold start.
 	AdmissionSecretARN string
+	// SecretARN is WECHATPAY_SECRET_ARN: the secret holding the app id and AppSecret,
+	// which the main reads at the first scalper check (RiskAsker).
+	SecretARN string
+	// OpenIDClaim is OPENID_CLAIM: the JWT claim holding the buyer's openid, which the
+	// scalper check tells WeChat.
+	OpenIDClaim string
 }
 
 // Load reads Config from get (the main passes os.Getenv); an error names the first
@@ -55,8 +65,9 @@ func Load(get envvar.Lookup) (Config, error) {
 		wiring.Into(&c.Shaping.PerMinute, func(get envvar.Lookup) (int, error) {
 			return envvar.Count(get, "ORDERS_PER_USER_SKU_PER_MINUTE", inventory.MaxShapingPerMinute)
 		}),
-		wiring.WeChatQueueURL(&c.WeChatQueueURL), parts.Notices(&c.Notices),
-		wiring.Required(&c.AdmissionSecretARN, "ADMISSION_SECRET_ARN", "the ARN of the admission signing secret"))
+		wiring.WeChatQueueURL(&c.WeChatQueueURL), parts.Notices(&c.Notices), wiring.PaySecret(&c.SecretARN),
+		wiring.Required(&c.AdmissionSecretARN, "ADMISSION_SECRET_ARN", "the ARN of the admission signing secret"),
+		wiring.Required(&c.OpenIDClaim, "OPENID_CLAIM", "the JWT claim holding the buyer's openid, e.g. sub"))
 }
 
 // StoreOptions are the store's options this configuration gives: the payment timeout
@@ -96,14 +107,55 @@ var Function = table.Function
 // Build returns createOrder's handler: on store (built with cfg.StoreOptions), logging
 // to log, each order's close message sent to closeQueue and its pay reminder to
 // wechatQueue (either nil: none sent; the sweep still releases the order); the
-// waiting room's admissions are minted and checked with keys.
-func Build(cfg Config, log *slog.Logger, store *dynamo.Store, closeQueue *closeq.Queue, wechatQueue *wxqueue.Queue, keys *admission.Keys) (*lambdaevent.Function, error) {
+// waiting room's admissions are minted and checked with keys; buyers of SKUs with a
+// riskThreshold are rated by ask (RiskAsker; nil: nobody is checked).
+func Build(cfg Config, log *slog.Logger, store *dynamo.Store, closeQueue *closeq.Queue, wechatQueue *wxqueue.Queue, keys *admission.Keys, ask orders.RiskAsker) (*lambdaevent.Function, error) {
 	placed := func(ctx context.Context, o *inventory.Order) {
 		notices.Schedule(ctx, parts.Sender(wechatQueue), cfg.Notices, log, table.Short, o, store.Now())
 	}
+	checkout := orders.NewCheckout(store, closeQueue, log, table.Short).WithSubscriptions(cfg.Notices.Templates(), placed).WithAdmissions(keys)
+	if ask != nil {
+		checkout.WithRiskCheck(orders.NewRiskCheck(store, ask, cfg.OpenIDClaim, log, table.Short, store.Now))
+	}
 	return table.Bind(log, built{
-		checkout: orders.NewCheckout(store, closeQueue, log, table.Short).WithSubscriptions(cfg.Notices.Templates(), placed).WithAdmissions(keys),
+		checkout: checkout,
 		public:   stock.NewPublic(store, store.Now),
 		room:     waitroom.NewRoom(store, keys, store.Now),
 	}), nil
+}
+
+// RiskAsker is the scalper check's question to WeChat (getUserRiskRank, scene 1,
+// marketing fraud) through the client open returns, opened at the first question so
+// that a shop without thresholds never reads the app's secret; a failed open is tried
+// again at the next question. Its errors quote neither the openid nor WeChat's errmsg.
+func RiskAsker(open func(context.Context) (*wxapi.Client, error)) orders.RiskAsker {
+	var mu sync.Mutex
+	var client *wxapi.Client
+	opened := func(ctx context.Context) (*wxapi.Client, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if client == nil {
+			c, err := open(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("open the WeChat server API client: %w", err)
+			}
+			client = c
+		}
+		return client, nil
+	}
+	return func(ctx context.Context, openid, clientIP string) (inventory.RiskAnswer, error) {
+		c, err := opened(ctx)
+		if err != nil {
+			return inventory.RiskAnswer{}, err
+		}
+		rank, err := c.GetUserRiskRank(ctx, wxapi.RiskRequest{OpenID: openid, Scene: wxapi.SceneMarketing, ClientIP: clientIP})
+		var werr *wxapi.Error
+		switch {
+		case errors.As(err, &werr):
+			return inventory.RiskAnswer{}, fmt.Errorf("%s errcode %d", wxapi.OpGetUserRiskRank, werr.Code)
+		case err != nil:
+			return inventory.RiskAnswer{}, err
+		}
+		return inventory.RiskAnswer{Rank: rank.Rank, Known: true}, nil
+	}
 }

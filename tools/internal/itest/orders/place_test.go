@@ -45,7 +45,7 @@ type handler = func(context.Context, events.APIGatewayV2HTTPRequest) (events.API
 // to queue (nil: none).
 func createOrder(t testing.TB, store *dynamo.Store, queue *closeq.Queue, log *slog.Logger) handler {
 	t.Helper()
-	fn, err := createorder.Build(createorder.Config{}, log, store, queue, nil, nil)
+	fn, err := createorder.Build(createorder.Config{}, log, store, queue, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
