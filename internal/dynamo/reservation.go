@@ -81,6 +81,21 @@ func (s *OrderStore) Reserve(ctx context.Context, req inventory.ReserveRequest) 
 	return order, replayed, err
 }
 
+// KeyedOrder returns the order a request with req's idempotency key already placed,
+// replayed when another request opened it, as Reserve answers a refused copy of a
+// keyed request (reservation.replay: one strongly consistent GetItem of the key's
+// order id): nil with nil error when req has no key or the key has no order yet;
+// inventory.ErrIdempotencyKeyReused when the key's order is of another cart; any other
+// error is a store failure. The scalper check asks it before refusing a keyed request,
+// so that a copy of an order placed before the buyer was rated gets the order back.
+func (s *OrderStore) KeyedOrder(ctx context.Context, req inventory.ReserveRequest) (*inventory.Order, bool, error) {
+	if req.IdempotencyKey == "" {
+		return nil, false, nil
+	}
+	r := &reservation{s: s.store, req: req, id: inventory.KeyedOrderID(req.UserID, req.IdempotencyKey), hash: req.Cart.Hash()}
+	return r.replay(ctx)
+}
+
 // shape admits the request under Options.Shaping (Store.shape). A keyed request
 // that is refused gets the order of its key instead when the key has one (an
 // idempotent replay is never refused by shaping). A nil order and nil error mean

@@ -48,6 +48,7 @@ const maxIdempotencyKeyBytes = 64
 type Placing interface {
 	NewSlot(user, key string) (inventory.OrderSlot, error)
 	Reserve(ctx context.Context, req inventory.ReserveRequest) (*inventory.Order, bool, error)
+	KeyedOrder(ctx context.Context, req inventory.ReserveRequest) (*inventory.Order, bool, error)
 	Order(ctx context.Context, userID, id string) (*inventory.Order, error)
 	UserOrders(ctx context.Context, userID, after string) ([]*inventory.Order, string, error)
 	SetAddress(ctx context.Context, userID, id string, a inventory.Address) (*inventory.Order, error)
@@ -125,7 +126,7 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	// (the reservation re-reads a cached record older than its order before refusing).
 	if r.risk != nil {
 		if err := r.risk.Check(ctx, req, user, in.cart); err != nil {
-			return events.APIGatewayV2HTTPResponse{}, err
+			return r.refusedKeyed(ctx, inventory.ReserveRequest{UserID: user, Cart: in.cart, IdempotencyKey: key}, err)
 		}
 	}
 	scheduled := r.scheduleClose(ctx, slot)
@@ -140,21 +141,46 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	status := http.StatusCreated
-	if replayed {
-		status = http.StatusOK
-	} else if sendErr != nil {
+	if !replayed && sendErr != nil {
 		r.closeNotScheduled(ctx, order.ID, sendErr)
 	}
 	if !replayed && r.placed != nil {
 		r.placed(ctx, order)
+	}
+	return placedAnswer(order, replayed), nil
+}
+
+// refusedKeyed answers a request the scalper check refused with refusal, unless it is
+// a copy of a keyed request that already got its order (placed before the buyer was
+// rated, or before the threshold was set): that copy gets the order back, as the
+// reservation answers a refused copy (Placing.KeyedOrder).
+func (r *Checkout) refusedKeyed(ctx context.Context, req inventory.ReserveRequest, refusal error) (events.APIGatewayV2HTTPResponse, error) {
+	if req.IdempotencyKey == "" || !errors.Is(refusal, inventory.ErrRiskRejected) {
+		return events.APIGatewayV2HTTPResponse{}, refusal
+	}
+	order, replayed, err := r.store.KeyedOrder(ctx, req)
+	switch {
+	case err != nil:
+		return events.APIGatewayV2HTTPResponse{}, err
+	case order == nil:
+		return events.APIGatewayV2HTTPResponse{}, refusal
+	}
+	return placedAnswer(order, replayed), nil
+}
+
+// placedAnswer is POST /orders' answer with order: 201, or 200 with
+// Idempotent-Replayed: true when replayed.
+func placedAnswer(order *inventory.Order, replayed bool) events.APIGatewayV2HTTPResponse {
+	status := http.StatusCreated
+	if replayed {
+		status = http.StatusOK
 	}
 	resp := httpapi.JSON(status, httpapi.Order(order))
 	resp.Headers["Location"] = "/orders/" + order.ID
 	if replayed {
 		resp.Headers["Idempotent-Replayed"] = "true"
 	}
-	return resp, nil
+	return resp
 }
 
 // Get serves RouteGet (docs/contract.md, "GET /orders/{orderId}"): the caller's own

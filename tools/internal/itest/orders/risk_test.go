@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/orders"
 	"github.com/stockguard/stockguard/internal/testing/testkit"
 	"github.com/stockguard/stockguard/internal/wxapi"
@@ -156,6 +157,37 @@ func TestRiskCheck_WeChatErrorLetsTheBuyerBuy(t *testing.T) {
 				}
 			}
 		}
+	}
+	stack.Check(t)
+}
+
+// A keyed order placed before its buyer was refused stays its key's answer: after the
+// SKU gets a riskThreshold the buyer is at, a copy of the request (the same
+// Idempotency-Key and cart) gets the order back, 200, nothing reserved again; a new
+// key is refused 403 RISK_REJECTED, and WeChat is asked once.
+func TestRiskCheck_KeyedReplayOfAnEarlierOrderReturnsIt(t *testing.T) {
+	stack := stacktest.New(t, stacktest.Options{})
+	stack.WxAPIServer.SetRiskRank("scalper", 4)
+	keyed := map[string]string{"Idempotency-Key": "tap-1"}
+	code, created := stack.Call(t, http.MethodPost, "/orders", "scalper", keyed, cupOrder)
+	if code != http.StatusCreated {
+		t.Fatalf("order before the threshold: %d %v", code, created)
+	}
+	if code, sku := stack.Call(t, http.MethodPatch, "/admin/skus/cup", "", nil, `{"riskThreshold":3}`); code != http.StatusOK || sku["riskThreshold"] != 3.0 {
+		t.Fatalf("set riskThreshold: %d %v", code, sku)
+	}
+	stack.Clock.Advance(dynamo.DefaultCatalogTTL + time.Second) // createOrder's SKU cache reads the threshold
+	if code, again := stack.Call(t, http.MethodPost, "/orders", "scalper", keyed, cupOrder); code != http.StatusOK || again["orderId"] != created["orderId"] {
+		t.Errorf("replay after the threshold: %d %v, want 200 with order %v", code, again, created["orderId"])
+	}
+	if code, body := stack.Call(t, http.MethodPost, "/orders", "scalper", map[string]string{"Idempotency-Key": "tap-2"}, cupOrder); code != http.StatusForbidden || body["code"] != "RISK_REJECTED" {
+		t.Errorf("a new key: %d %v, want 403 RISK_REJECTED", code, body)
+	}
+	if n := stack.Available(t, "cup"); n != 99 {
+		t.Errorf("cup available %d, want 99", n)
+	}
+	if n := stack.WxAPIServer.Calls(wxapi.PathGetUserRiskRank); n != 1 {
+		t.Errorf("WeChat asked %d times, want 1", n)
 	}
 	stack.Check(t)
 }
