@@ -92,7 +92,7 @@ func DecodeAddress(raw json.RawMessage) (*inventory.Address, error) {
 		}
 		var s string
 		if err := httpapi.DecodeStrict(v, &s); err != nil || !inventory.ValidPickerOnly(s) {
-			return nil, inventory.InvalidError("address.%s must be a string of at most %d characters of text", name, inventory.MaxAddressDetail)
+			return nil, inventory.InvalidError("address.%s must be a string of at most %d %s", name, inventory.MaxAddressDetail, inventory.TextRule)
 		}
 		delete(fields, name)
 	}

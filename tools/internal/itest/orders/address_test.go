@@ -36,6 +36,7 @@ func TestCreateOrder_AnExpressLineNeedsAValidAddressAndNothingIsWrittenWithoutOn
 		{`{"items":[{"skuId":"vase","qty":1}],"address":` + strings.Replace(addr, street, strings.Repeat("路", 201), 1) + `}`, "address.detailInfo"},
 		{`{"items":[{"skuId":"vase","qty":1}],"address":` + strings.Replace(addr, "广州市", "广州\\u0000市", 1) + `}`, "address.cityName"},
 		{`{"items":[{"skuId":"vase","qty":1}],"address":` + strings.Replace(addr, `"postalCode":"510000"`, `"postalCode":"51-00"`, 1) + `}`, "address.postalCode"},
+		{`{"items":[{"skuId":"vase","qty":1}],"address":` + strings.Replace(addr, "张三", "张\\u200f三", 1) + `}`, "address.userName"}, // RLM
 		{`{"items":[{"skuId":"vase","qty":1}],"address":"广州市海珠区新港中路397号"}`, "address"},
 		{`{"items":[{"skuId":"vase","qty":1}],"address":` + strings.Replace(addr, `"postalCode"`, `"zip"`, 1) + `}`, "address"},
 	} {
