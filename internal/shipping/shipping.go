@@ -117,7 +117,12 @@ func (r *Routes) Ship(ctx context.Context, req events.APIGatewayV2HTTPRequest, _
 			return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("queue upload of %s: %w", o.ID, inventory.ErrBusy)
 		}
 	}
-	recorded, _ := o.Shipment(s.ID)
+	var recorded httpapi.ShipmentJSON
+	for _, v := range httpapi.ShipmentsView(o.Shipping) {
+		if v.ShipmentID == s.ID {
+			recorded = v
+		}
+	}
 	return httpapi.JSON(http.StatusAccepted, shipmentAnswer{OrderID: o.ID, Shipment: recorded, Shipping: httpapi.ShippingView(o.Shipping)}), nil
 }
 
@@ -161,8 +166,8 @@ type presaleAnswer struct {
 // shipmentAnswer is RouteShip's 202 body.
 type shipmentAnswer struct {
 	OrderID  string                `json:"orderId"`
-	Shipment inventory.Shipment    `json:"shipment"`
-	Shipping *httpapi.ShippingJSON `json:"shipping"`
+	Shipment httpapi.ShipmentJSON  `json:"shipment"` // with its own uploadedAt: absent until WeChat accepted it
+	Shipping *httpapi.ShippingJSON `json:"shipping"` // the order's: its uploadedAt is the last upload's, of any shipment
 }
 
 // decodeShipment parses a shipment body strictly: shipmentId and type required,
