@@ -160,6 +160,9 @@ type linePlan struct {
 	line  inventory.Line
 	rec   skuRecord
 	alloc map[int]int // shard → units
+	// unsold: this reservation read the SKU's summary without soldOut; a refusal
+	// from its shards, all empty, then enters the state (enterSoldOut).
+	unsold bool
 }
 
 // plan reads the SKU records (cache first) and picks the shards each line starts on.
@@ -225,6 +228,18 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 		if alloc, ok := e.hint.Allocate(lp.line.Qty); ok {
 			lp.alloc = alloc
 			return nil
+		}
+		// The hints say short: a sold-out SKU refuses from its summary alone (a keyed
+		// request then reads its key's order, after the summary: Reserve's replay).
+		if e.rec.OnSale {
+			sold, err := r.s.soldOut(ctx, e.rec.SKU)
+			if err != nil {
+				return err
+			}
+			if sold {
+				return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: lp.line.SKU}
+			}
+			lp.unsold = true
 		}
 	}
 	if r.req.IdempotencyKey != "" && len(r.lines) == 1 {
@@ -552,9 +567,19 @@ const steadyRounds = 6
 // record's move counter brackets unchanged (steadyShards, at most steadyRounds
 // times). After a sell-out with no reshard under way that costs no read beyond the
 // shards'. Other errors, and nil, pass through.
+//
+// A STOCK_OUT from unmoved shards that are all empty, after this reservation read the
+// SKU's summary without soldOut, also sets soldOut (enterSoldOut, best effort), so
+// that the buyers after it are refused from the summary alone.
 func (r *reservation) confirmStockOut(ctx context.Context, i int, shards []shardRecord) error {
 	err := r.allocateFrom(i, shards)
-	if !errors.Is(err, inventory.ErrStockOut) || unmoved(shards, r.lines[i].rec) {
+	if !errors.Is(err, inventory.ErrStockOut) {
+		return err
+	}
+	if unmoved(shards, r.lines[i].rec) {
+		if lp := r.lines[i]; lp.unsold && allEmpty(shards) {
+			_ = r.s.enterSoldOut(ctx, lp.rec) // a refused entry changes nothing; the refusal stands on the read
+		}
 		return err
 	}
 	sku, before := r.lines[i].line.SKU, r.lines[i].rec

@@ -34,6 +34,10 @@ type txn struct {
 	epochs  map[string]int  // shard key → the epoch the last build conditioned on
 	moves   int             // a MOVE's number, stamped on every shard it touches (0: none)
 	err     error           // the first build error
+	// summaries are the SKUs whose summary item the txn checks or updates (it adds
+	// available units to one of their shards: see summary); unsold those whose
+	// soldOut a send found present, removed by the next build.
+	summaries, unsold map[string]bool
 }
 
 type partKind int
@@ -44,6 +48,7 @@ const (
 	partShard
 	partLedger
 	partSKU
+	partSummary
 )
 
 // part says what one action of a txn is.
@@ -64,6 +69,8 @@ func (p part) String() string {
 		return "the purchase counter of " + p.sku
 	case partSKU:
 		return "the SKU record of " + p.sku
+	case partSummary:
+		return "the summary of " + p.sku
 	default:
 		return "the order"
 	}
@@ -106,7 +113,11 @@ func (t *txn) counter(line int, sku, user string, upd expression.UpdateBuilder, 
 
 // shard adds the update of one stock shard item by d, under cond; at send time it
 // also advances the shard's seq and is conditioned on its epoch (see sequenced).
+// A change that adds available units also takes sku's summary item (see summary).
 func (t *txn) shard(line int, sku string, n int, d inventory.Delta, cond expression.ConditionBuilder) {
+	if d.Available > 0 {
+		t.summary(sku)
+	}
 	key := shardKey(sku, n)
 	t.parts = append(t.parts, part{kind: partShard, line: line, sku: sku, shard: n})
 	t.acts = append(t.acts, func() (types.TransactWriteItem, error) {
@@ -126,6 +137,9 @@ func (t *txn) shard(line int, sku string, n int, d inventory.Delta, cond express
 // newShard adds the Put of a new shard item, starting at rec's epoch; its seq is
 // rec's plus the txn's ledger entries on it.
 func (t *txn) newShard(rec shardRecord) {
+	if rec.Available > 0 {
+		t.summary(rec.SKU)
+	}
 	if t.fresh == nil {
 		t.fresh = map[string]int{}
 	}
@@ -229,13 +243,20 @@ func (ps parts) has(k partKind) bool {
 // A txn refused only because a shard's epoch moved on (a reconcile cut since the
 // epoch was cached) is built again with the epoch the refusal returned and sent
 // again, up to maxEpochRounds times, under a ClientRequestToken derived from its own.
+// So is a txn that adds available units to a sold-out SKU (its summary's check
+// failed): the next build removes soldOut instead of checking it (see summary).
 func (s *store) send(ctx context.Context, t *txn) (outcome, error) {
 	if t.err != nil {
 		return outcome{}, t.err
 	}
 	for round := 0; ; round++ {
 		out, err := s.sendOnce(ctx, t, round)
-		if err != nil || round+1 >= maxEpochRounds || !t.staleEpochs(out.failed) {
+		if err != nil || round+1 >= maxEpochRounds {
+			return out, err
+		}
+		// Both are read: each fixes its part of the next build.
+		stale, sold := t.staleEpochs(out.failed), t.soldOutFailed(out.failed)
+		if !stale && !sold {
 			return out, err
 		}
 	}
