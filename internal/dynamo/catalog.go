@@ -24,6 +24,9 @@ type catalogEntry struct {
 	rec     skuRecord
 	fetched time.Time
 	hint    inventory.ShardStock // last seen available per shard, or inventory.UnknownStock
+	// soldOut: the SKU's summary carried soldOut when read with rec by this very
+	// call of skuRecords (never from the cache).
+	soldOut bool
 }
 
 func newCatalog(ttl time.Duration) *catalog {
@@ -80,7 +83,11 @@ const (
 
 // skuRecords returns the SKU records for ids, from the cache when from allows and it
 // holds them, otherwise read with one strongly consistent BatchGetItem. Missing ids
-// are absent from the map.
+// are absent from the map. With cacheFirst (a reservation's plan) the records read
+// come with their SKUs' summary items in the same BatchGetItem (1 read unit more
+// each, no round trip more): a sold-out SKU's entry says soldOut, and its shard hints
+// are noted empty, so that an environment that never saw the SKU refuses its buyers
+// without a transaction (docs/design.md, "Sell-out: one summary item").
 func (s *store) skuRecords(ctx context.Context, ids []string, from source) (map[string]catalogEntry, error) {
 	now := s.now()
 	out := make(map[string]catalogEntry, len(ids))
@@ -95,25 +102,50 @@ func (s *store) skuRecords(ctx context.Context, ids []string, from source) (map[
 	if len(missing) == 0 {
 		return out, nil
 	}
-	keys := make([]string, len(missing))
-	for i, id := range missing {
-		keys[i] = skuKey(id)
+	keys := make([]string, 0, 2*len(missing))
+	for _, id := range missing {
+		keys = append(keys, skuKey(id))
+		if from == cacheFirst {
+			keys = append(keys, summaryKey(id))
+		}
 	}
 	items, err := s.batchGet(ctx, s.tables.SKUs, keys)
 	if err != nil {
 		return nil, err
 	}
+	sold := map[string]bool{}
 	for _, item := range items {
 		var rec skuRecord
 		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
 			return nil, fmt.Errorf("decode SKU record: %w", err)
 		}
+		if _, ok := item["soldOut"]; ok && rec.Kind == kindSummary {
+			sold[rec.SKU] = true
+		}
 		if rec.Kind != kindSKU || rec.Shards < 1 {
 			continue
 		}
 		s.catalog.put(rec, now)
-		e, _ := s.catalog.get(rec.SKU, now)
-		out[rec.SKU] = e
+	}
+	for _, id := range missing {
+		if sold[id] {
+			s.catalog.noteEmpty(id)
+		}
+		if e, ok := s.catalog.get(id, now); ok {
+			e.soldOut = sold[id]
+			out[id] = e
+		}
 	}
 	return out, nil
+}
+
+// noteEmpty records every shard of sku as holding no available unit (its summary
+// says sold out).
+func (c *catalog) noteEmpty(sku string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[sku]; ok {
+		e.hint = make(inventory.ShardStock, len(e.hint))
+		c.entries[sku] = e
+	}
 }

@@ -229,10 +229,14 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 			lp.alloc = alloc
 			return nil
 		}
-		// The hints say short: a sold-out SKU refuses from its summary alone (a keyed
-		// request then reads its key's order, after the summary: Reserve's replay).
+		// The hints say short: a sold-out SKU refuses from its summary alone, read now
+		// or with the record by this reservation (a keyed request then reads its
+		// key's order, after the summary: Reserve's replay).
 		if e.rec.OnSale {
-			sold, err := r.s.soldOut(ctx, e.rec.SKU)
+			sold, err := e.soldOut, error(nil)
+			if !sold {
+				sold, err = r.s.soldOut(ctx, e.rec.SKU)
+			}
 			if err != nil {
 				return err
 			}
