@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -27,6 +28,10 @@ import (
 // unit at that instant, and a buyer is refused from that one read.
 
 const kindSummary = "SUMMARY"
+
+// entryClaim is how long one environment's claim to enter a SKU's sold-out state
+// keeps the others from sending the entry's transaction (enterSoldOut).
+const entryClaim = time.Second
 
 func summaryKey(sku string) string { return sku + "#sum" }
 
@@ -62,9 +67,34 @@ func (s *store) soldOut(ctx context.Context, sku string) (bool, error) {
 // shard count unchanged). A unit that came back meanwhile fails a check and nothing
 // is written. It is best effort: a refusal stands on its own read whatever this
 // returns; the error only says why the state was not entered.
+//
+// Many environments refuse at once when a SKU sells out, and each would send that
+// transaction (n + 2 items, 2 write units each). So each first claims the entry with
+// one conditional UpdateItem of the summary (1 write unit, charged whether or not it
+// applies): it applies only while soldOut is absent and no claim was made in the
+// last entryClaim; only the one whose claim applied sends the transaction.
 func (s *store) enterSoldOut(ctx context.Context, rec skuRecord) error {
+	now := s.now().UnixMilli()
+	entering := expression.Name("entering")
+	claim, err := expression.NewBuilder().
+		WithUpdate(expression.Set(entering, expression.Value(now)).
+			Set(expression.Name("kind"), expression.Value(kindSummary)).
+			Set(expression.Name("skuId"), expression.Value(rec.SKU))).
+		WithCondition(expression.AttributeNotExists(expression.Name("soldOut")).
+			And(expression.AttributeNotExists(entering).Or(entering.LessThan(expression.Value(now - entryClaim.Milliseconds()))))).
+		Build()
+	if err != nil {
+		return fmt.Errorf("build the sold-out claim of %s: %w", rec.SKU, err)
+	}
+	if _, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.tables.SKUs), Key: pkOf(summaryKey(rec.SKU)),
+		UpdateExpression: claim.Update(), ConditionExpression: claim.Condition(),
+		ExpressionAttributeNames: claim.Names(), ExpressionAttributeValues: claim.Values(),
+	}); err != nil {
+		return s.storeError("claim the sold-out entry of "+rec.SKU, err)
+	}
 	t := s.newTxn("enter sold out " + rec.SKU)
-	mark := soldOutMark{Moves: rec.Moves, Shards: rec.Shards, At: s.now().UnixMilli()}
+	mark := soldOutMark{Moves: rec.Moves, Shards: rec.Shards, At: now}
 	upd := expression.Set(expression.Name("soldOut"), expression.Value(mark)).
 		Set(expression.Name("kind"), expression.Value(kindSummary)).
 		Set(expression.Name("skuId"), expression.Value(rec.SKU))
