@@ -512,6 +512,16 @@ func (r *reservation) shardFailed(ctx context.Context, ro part, old map[string]t
 		if lp.rec.Shards == 1 {
 			return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
 		}
+		// A sold-out SKU refuses from its summary (1 read unit) rather than from a
+		// read of every shard.
+		sold, err := r.s.soldOut(ctx, sku)
+		if err != nil {
+			return err
+		}
+		if sold {
+			return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
+		}
+		lp.unsold = true
 		return r.rereadShards(ctx)
 	}
 	// Missing shard, a changed price or shard count: the cached SKU record is stale.
