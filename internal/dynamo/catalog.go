@@ -24,9 +24,9 @@ type catalogEntry struct {
 	rec     skuRecord
 	fetched time.Time
 	hint    inventory.ShardStock // last seen available per shard, or inventory.UnknownStock
-	// soldOut: the SKU's summary carried soldOut when read with rec by this very
-	// call of skuRecords (never from the cache).
-	soldOut bool
+	// summary: the SKU's summary as read with rec by this very call of skuRecords
+	// (never from the cache; nil when not read).
+	summary *summaryRecord
 }
 
 func newCatalog(ttl time.Duration) *catalog {
@@ -113,14 +113,18 @@ func (s *store) skuRecords(ctx context.Context, ids []string, from source) (map[
 	if err != nil {
 		return nil, err
 	}
-	sold := map[string]bool{}
+	sums := map[string]*summaryRecord{}
 	for _, item := range items {
 		var rec skuRecord
 		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
 			return nil, fmt.Errorf("decode SKU record: %w", err)
 		}
-		if _, ok := item["soldOut"]; ok && rec.Kind == kindSummary {
-			sold[rec.SKU] = true
+		if rec.Kind == kindSummary {
+			var sum summaryRecord
+			if err := attributevalue.UnmarshalMap(item, &sum); err != nil {
+				return nil, fmt.Errorf("decode the summary of %s: %w", rec.SKU, err)
+			}
+			sums[sum.SKU] = &sum
 		}
 		if rec.Kind != kindSKU || rec.Shards < 1 {
 			continue
@@ -128,11 +132,15 @@ func (s *store) skuRecords(ctx context.Context, ids []string, from source) (map[
 		s.catalog.put(rec, now)
 	}
 	for _, id := range missing {
-		if sold[id] {
+		sum := sums[id]
+		if sum == nil && from == cacheFirst {
+			sum = &summaryRecord{} // read, and not there: no credits, not sold out
+		}
+		if sum != nil && sum.SoldOut != nil {
 			s.catalog.noteEmpty(id)
 		}
 		if e, ok := s.catalog.get(id, now); ok {
-			e.soldOut = sold[id]
+			e.summary = sum
 			out[id] = e
 		}
 	}

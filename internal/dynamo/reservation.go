@@ -160,9 +160,10 @@ type linePlan struct {
 	line  inventory.Line
 	rec   skuRecord
 	alloc map[int]int // shard → units
-	// unsold: this reservation read the SKU's summary without soldOut; a refusal
-	// from its shards, all empty, then enters the state (enterSoldOut).
-	unsold bool
+	// summary: this reservation read the SKU's summary, without soldOut, before
+	// its shards; a refusal from them, all empty, then enters the state
+	// (enterSoldOut, conditioned on the summary's credits read).
+	summary *summaryRecord
 }
 
 // plan reads the SKU records (cache first) and picks the shards each line starts on.
@@ -233,17 +234,18 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 		// or with the record by this reservation (a keyed request then reads its
 		// key's order, after the summary: Reserve's replay).
 		if e.rec.OnSale {
-			sold, err := e.soldOut, error(nil)
-			if !sold {
-				sold, err = r.s.soldOut(ctx, e.rec.SKU)
+			sum, err := e.summary, error(nil)
+			if sum == nil {
+				sum = new(summaryRecord)
+				*sum, err = r.s.summaryOf(ctx, e.rec.SKU)
 			}
 			if err != nil {
 				return err
 			}
-			if sold {
+			if sum.SoldOut != nil {
 				return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: lp.line.SKU}
 			}
-			lp.unsold = true
+			lp.summary = sum
 		}
 	}
 	if r.req.IdempotencyKey != "" && len(r.lines) == 1 {
@@ -514,14 +516,14 @@ func (r *reservation) shardFailed(ctx context.Context, ro part, old map[string]t
 		}
 		// A sold-out SKU refuses from its summary (1 read unit) rather than from a
 		// read of every shard.
-		sold, err := r.s.soldOut(ctx, sku)
+		sum, err := r.s.summaryOf(ctx, sku)
 		if err != nil {
 			return err
 		}
-		if sold {
+		if sum.SoldOut != nil {
 			return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
 		}
-		lp.unsold = true
+		lp.summary = &sum
 		return r.rereadShards(ctx)
 	}
 	// Missing shard, a changed price or shard count: the cached SKU record is stale.
@@ -591,8 +593,8 @@ func (r *reservation) confirmStockOut(ctx context.Context, i int, shards []shard
 		return err
 	}
 	if unmoved(shards, r.lines[i].rec) {
-		if lp := r.lines[i]; lp.unsold && allEmpty(shards) {
-			_ = r.s.enterSoldOut(ctx, lp.rec) // a refused entry changes nothing; the refusal stands on the read
+		if lp := r.lines[i]; lp.summary != nil && allEmpty(shards) {
+			_ = r.s.enterSoldOut(ctx, lp.rec, lp.summary.Credits) // a refused entry changes nothing; the refusal stands on the read
 		}
 		return err
 	}

@@ -34,10 +34,9 @@ type txn struct {
 	epochs  map[string]int  // shard key → the epoch the last build conditioned on
 	moves   int             // a MOVE's number, stamped on every shard it touches (0: none)
 	err     error           // the first build error
-	// summaries are the SKUs whose summary item the txn checks or updates (it adds
-	// available units to one of their shards: see summary); unsold those whose
-	// soldOut a send found present, removed by the next build.
-	summaries, unsold map[string]bool
+	// summaries are the SKUs whose summary item the txn updates (it adds available
+	// units to one of their shards: see summary).
+	summaries map[string]bool
 }
 
 type partKind int
@@ -243,20 +242,13 @@ func (ps parts) has(k partKind) bool {
 // A txn refused only because a shard's epoch moved on (a reconcile cut since the
 // epoch was cached) is built again with the epoch the refusal returned and sent
 // again, up to maxEpochRounds times, under a ClientRequestToken derived from its own.
-// So is a txn that adds available units to a sold-out SKU (its summary's check
-// failed): the next build removes soldOut instead of checking it (see summary).
 func (s *store) send(ctx context.Context, t *txn) (outcome, error) {
 	if t.err != nil {
 		return outcome{}, t.err
 	}
 	for round := 0; ; round++ {
 		out, err := s.sendOnce(ctx, t, round)
-		if err != nil || round+1 >= maxEpochRounds {
-			return out, err
-		}
-		// Both are read: each fixes its part of the next build.
-		stale, sold := t.staleEpochs(out.failed), t.soldOutFailed(out.failed)
-		if !stale && !sold {
+		if err != nil || round+1 >= maxEpochRounds || !t.staleEpochs(out.failed) {
 			return out, err
 		}
 	}
