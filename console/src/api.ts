@@ -109,10 +109,13 @@ export class Api {
   runReconcile() { return this.call<Report>('POST', '/admin/reconcile'); }
 }
 
-/** aftersaleSteps are the steps an after-sale takes now: approve or reject while REQUESTED, received once a return-refund is APPROVED. */
+/**
+ * aftersaleSteps are the steps an after-sale takes now: approve or reject while REQUESTED; received or reject
+ * once a return-refund is APPROVED (reject: its goods never came, or another refund took its units).
+ */
 export function aftersaleSteps(a: Pick<Aftersale, 'kind' | 'status'>): AftersaleStep[] {
   if (a.status === 'REQUESTED') return ['approve', 'reject'];
-  if (a.status === 'APPROVED' && a.kind === 'return-refund') return ['received'];
+  if (a.status === 'APPROVED' && a.kind === 'return-refund') return ['received', 'reject'];
   return [];
 }
 

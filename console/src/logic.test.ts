@@ -55,10 +55,10 @@ describe('locales', () => {
 });
 
 describe('after-sales', () => {
-  it('offers approve and reject on a request, received on an approved return only', () => {
+  it('offers approve and reject on a request, received or reject on an approved return only', () => {
     expect(aftersaleSteps({ kind: 'refund', status: 'REQUESTED' })).toEqual(['approve', 'reject']);
     expect(aftersaleSteps({ kind: 'return-refund', status: 'REQUESTED' })).toEqual(['approve', 'reject']);
-    expect(aftersaleSteps({ kind: 'return-refund', status: 'APPROVED' })).toEqual(['received']);
+    expect(aftersaleSteps({ kind: 'return-refund', status: 'APPROVED' })).toEqual(['received', 'reject']);
     expect(aftersaleSteps({ kind: 'refund', status: 'APPROVED' })).toEqual([]);
     for (const status of ['REJECTED', 'REFUNDING', 'REFUNDED'] as const) {
       expect(aftersaleSteps({ kind: 'return-refund', status })).toEqual([]);

@@ -1,12 +1,14 @@
 package dynamo
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -23,7 +25,7 @@ const PageSize = 50
 // scanPage scans table for up to PageSize items matching filter from start, and
 // returns them with the cursor of the next page ("" at the end): the key of the last
 // item returned, where a Scan resumes (DynamoDB API Reference, Scan: ExclusiveStartKey).
-func (s *store) scanPage(ctx context.Context, table string, filter expression.ConditionBuilder, start map[string]types.AttributeValue) ([]map[string]types.AttributeValue, string, error) {
+func (s *store) scanPage(ctx context.Context, table, listing string, filter expression.ConditionBuilder, start map[string]types.AttributeValue) ([]map[string]types.AttributeValue, string, error) {
 	expr, err := expression.NewBuilder().WithFilter(filter).Build()
 	if err != nil {
 		return nil, "", fmt.Errorf("build scan filter: %w", err)
@@ -42,12 +44,12 @@ func (s *store) scanPage(ctx context.Context, table string, filter expression.Co
 		switch {
 		case len(items) > PageSize:
 			items = items[:PageSize]
-			next, err := encodeCursor(map[string]types.AttributeValue{"pk": items[PageSize-1]["pk"]})
+			next, err := encodeCursor(listing, items[PageSize-1]["pk"])
 			return items, next, err
 		case len(start) == 0:
 			return items, "", nil
 		case len(items) == PageSize:
-			next, err := encodeCursor(start)
+			next, err := encodeCursor(listing, start["pk"])
 			return items, next, err
 		}
 	}
@@ -61,41 +63,55 @@ func (s *store) pagesOf(ctx context.Context, more func() bool, next func(context
 	return func(yield func(inventory.LedgerEntry, error) bool) { s.yieldPages(ctx, more, next, nil, yield) }
 }
 
-var errBadCursor = inventory.InvalidError("after is not a cursor from a previous page")
+var errBadCursor = inventory.InvalidError("after is not a cursor from a previous page of this list: leave it out to start from the first page")
 
-// encodeCursor makes an opaque cursor of a DynamoDB key of string and number values.
-func encodeCursor(key map[string]types.AttributeValue) (string, error) {
-	var m map[string]any
-	if err := attributevalue.UnmarshalMap(key, &m); err != nil {
-		return "", fmt.Errorf("encode cursor: %w", err)
+// maxCursorKey bounds a cursor's key, in bytes: the tables' keys are printable ASCII
+// ids far shorter (DynamoDB's own bound on a partition key is 2048 bytes; DynamoDB
+// Developer Guide, "Service, account, and table quotas": partition key length).
+const maxCursorKey = 1024
+
+// pageCursor is a scan cursor as its page gives it: the listing it belongs to and the
+// pk of the last item read.
+type pageCursor struct {
+	Listing string `json:"l"`
+	PK      string `json:"pk"`
+}
+
+// encodeCursor makes an opaque cursor of the listing (e.g. "skus") and pk, the key of
+// the last item a scan read (a string attribute).
+func encodeCursor(listing string, pk types.AttributeValue) (string, error) {
+	s, ok := pk.(*types.AttributeValueMemberS)
+	if !ok {
+		return "", fmt.Errorf("encode cursor: the key is a %T, not a string", pk)
 	}
-	data, err := json.Marshal(m)
+	data, err := json.Marshal(pageCursor{Listing: listing, PK: s.Value})
 	if err != nil {
 		return "", fmt.Errorf("encode cursor: %w", err)
 	}
 	return base64.RawURLEncoding.EncodeToString(data), nil
 }
 
-// decodeCursor reads a cursor made by encodeCursor for a key of exactly the string
-// attributes names; "" is the first page (nil key).
-func decodeCursor(cursor string, names ...string) (map[string]types.AttributeValue, error) {
+// decodeCursor reads a cursor encodeCursor made for listing as the ExclusiveStartKey
+// of a scan; "" is the first page (nil key). Anything else (not base64, not its JSON,
+// another listing's, a key that no table holds the like of) is errBadCursor, before
+// DynamoDB is asked. A well-formed cursor made by hand is a position in the same
+// list, which its caller may read anyway.
+func decodeCursor(listing, cursor string) (map[string]types.AttributeValue, error) {
 	if cursor == "" {
 		return nil, nil
 	}
 	data, err := base64.RawURLEncoding.DecodeString(cursor)
-	var m map[string]string
-	if err != nil || json.Unmarshal(data, &m) != nil || len(m) != len(names) {
+	if err != nil {
 		return nil, errBadCursor
 	}
-	key := map[string]types.AttributeValue{}
-	for _, n := range names {
-		v, ok := m[n]
-		if !ok || v == "" {
-			return nil, errBadCursor
-		}
-		key[n] = &types.AttributeValueMemberS{Value: v}
+	var c pageCursor
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&c) != nil || dec.More() || c.Listing != listing || c.PK == "" || len(c.PK) > maxCursorKey ||
+		strings.ContainsFunc(c.PK, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
+		return nil, errBadCursor
 	}
-	return key, nil
+	return map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: c.PK}}, nil
 }
 
 // maxBatchGetRounds bounds how often batchGet re-asks for UnprocessedKeys (the

@@ -21,12 +21,13 @@ import (
 // it is for operators, not for buyers' requests). Errors wrap
 // inventory.ErrInvalidRequest for a cursor this store did not issue.
 func (s *OrderStore) Orders(ctx context.Context, status inventory.Status, after string) ([]*inventory.Order, string, error) {
-	start, err := decodeCursor(after, "pk")
+	listing := "orders " + string(status)
+	start, err := decodeCursor(listing, after)
 	if err != nil {
 		return nil, "", err
 	}
 	filter := expression.Name("kind").Equal(expression.Value(kindOrder)).And(expression.Name("status").Equal(expression.Value(string(status))))
-	items, next, err := s.scanPage(ctx, s.tables.Orders, filter, start)
+	items, next, err := s.scanPage(ctx, s.tables.Orders, listing, filter, start)
 	if err != nil {
 		return nil, "", err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
@@ -50,46 +51,58 @@ func detailOf(rec skuRecord, shards []shardRecord) *inventory.SKUDetail {
 }
 
 // SKUs lists up to PageSize SKUs after the cursor with their stock summed over their
-// shards, and the cursor of the next page ("" at the end). It scans the skus table
-// (its size follows the catalogue). Errors wrap inventory.ErrInvalidRequest for a
-// cursor this store did not issue.
-func (s *StockStore) SKUs(ctx context.Context, after string) ([]*inventory.SKUDetail, string, error) {
-	return s.skuPage(ctx, after, expression.Name("kind").Equal(expression.Value(kindSKU)))
+// shards, the cursor of the next page ("" at the end), and the keys of the SKU items
+// of the page it skipped as unreadable (an attribute of the wrong type, an invalid id
+// or shard count: written by hand or by a bug), so that one such item never fails the
+// whole list; the caller logs them. It scans the skus table (its size follows the
+// catalogue). Errors wrap inventory.ErrInvalidRequest for a cursor this store did not
+// issue for this list.
+func (s *StockStore) SKUs(ctx context.Context, after string) ([]*inventory.SKUDetail, string, []string, error) {
+	return s.skuPage(ctx, "skus", after, expression.Name("kind").Equal(expression.Value(kindSKU)))
 }
 
 // SKUsOnSale is SKUs of the SKUs on sale (onSale set: on sale now, upcoming or sold
 // out), for the buyer's list; a SKU put off sale is not in it.
-func (s *StockStore) SKUsOnSale(ctx context.Context, after string) ([]*inventory.SKUDetail, string, error) {
-	return s.skuPage(ctx, after, expression.Name("kind").Equal(expression.Value(kindSKU)).
+func (s *StockStore) SKUsOnSale(ctx context.Context, after string) ([]*inventory.SKUDetail, string, []string, error) {
+	return s.skuPage(ctx, "skus on sale", after, expression.Name("kind").Equal(expression.Value(kindSKU)).
 		And(expression.Name("onSale").Equal(expression.Value(true))))
 }
 
-func (s *StockStore) skuPage(ctx context.Context, after string, filter expression.ConditionBuilder) ([]*inventory.SKUDetail, string, error) {
-	start, err := decodeCursor(after, "pk")
+func (s *StockStore) skuPage(ctx context.Context, listing, after string, filter expression.ConditionBuilder) ([]*inventory.SKUDetail, string, []string, error) {
+	start, err := decodeCursor(listing, after)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	items, next, err := s.scanPage(ctx, s.tables.SKUs, filter, start)
+	items, next, err := s.scanPage(ctx, s.tables.SKUs, listing, filter, start)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	counts := map[string]int{}
-	recs := make([]skuRecord, len(items))
-	for i, item := range items {
-		if err := attributevalue.UnmarshalMap(item, &recs[i]); err != nil {
-			return nil, "", fmt.Errorf("decode SKU: %w", err)
+	var recs []skuRecord
+	var unreadable []string
+	for _, item := range items {
+		var rec skuRecord
+		if err := attributevalue.UnmarshalMap(item, &rec); err != nil || !inventory.ValidSKUID(rec.SKU) || rec.Shards < 1 || rec.Shards > inventory.MaxShards {
+			pk, _ := item["pk"].(*types.AttributeValueMemberS)
+			if pk != nil {
+				unreadable = append(unreadable, pk.Value)
+			} else {
+				unreadable = append(unreadable, "?")
+			}
+			continue
 		}
-		counts[recs[i].SKU] = recs[i].Shards
+		recs = append(recs, rec)
+		counts[rec.SKU] = rec.Shards
 	}
 	shards, err := s.shardRecords(ctx, counts)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	out := make([]*inventory.SKUDetail, len(recs))
 	for i, rec := range recs {
 		out[i] = detailOf(rec, shards[rec.SKU])
 	}
-	return out, next, nil
+	return out, next, unreadable, nil
 }
 
 // layoutRounds bounds how often an operator's write is tried again when the SKU's

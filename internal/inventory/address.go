@@ -86,7 +86,7 @@ func (a Address) Validate() error {
 			continue
 		}
 		if !validText(f.value, f.max) {
-			return InvalidError("address.%s must be 1 to %d characters of text", f.name, f.max)
+			return InvalidError("address.%s must be 1 to %d %s", f.name, f.max, TextRule)
 		}
 	}
 	if !ValidPhone(a.TelNumber) {

@@ -93,3 +93,52 @@ func TestOrder_AddressChangeable_UntilTheFirstShipmentWhilePendingOrPaid(t *test
 		}
 	}
 }
+
+// invisibles are the format characters (Cf) a text field refuses: direction marks,
+// zero-width characters, word joiner, BOM, soft hyphen, bidi overrides and isolates,
+// a tag character, and a joiner that joins no emoji.
+var invisibles = map[string]string{
+	"RLM": "\u200f", "LRM": "\u200e", "ALM": "\u061c", "ZWSP": "\u200b", "ZWNJ": "\u200c", "ZWJ": "\u200d",
+	"WJ": "\u2060", "BOM": "\ufeff", "SHY": "\u00ad", "LRE": "\u202a", "RLO": "\u202e", "LRI": "\u2066", "PDI": "\u2069",
+	"TAG": "\U000E0041",
+}
+
+// Each invisible character is refused in each text field, the message naming the
+// field; Chinese and ASCII text, and emoji sequences with their joiners, pass.
+func TestTextFields_RefuseInvisibleFormatCharacters(t *testing.T) {
+	for name, c := range invisibles {
+		for field, edit := range map[string]func(*inventory.Address){
+			"address.userName":   func(a *inventory.Address) { a.UserName = "张" + c + "三" },
+			"address.detailInfo": func(a *inventory.Address) { a.DetailInfo = "新港中路" + c + "397号" },
+			"address.cityName":   func(a *inventory.Address) { a.CityName = c + "广州市" },
+			"address.streetName": func(a *inventory.Address) { a.StreetName = "新港街道" + c },
+		} {
+			a := goodAddress()
+			edit(&a)
+			if err := a.Validate(); !errors.Is(err, inventory.ErrInvalidRequest) || !strings.Contains(err.Error(), field) {
+				t.Errorf("%s in %s: %v, want an invalid request naming it", name, field, err)
+			}
+		}
+		for _, reason := range []string{"broken" + c, c + "坏了", "坏" + c + "了"} {
+			if err := (inventory.RefundRequest{Reason: reason}).ValidateReason(); !errors.Is(err, inventory.ErrInvalidRequest) || !strings.Contains(err.Error(), "reason") {
+				t.Errorf("%s in a reason: %v, want an invalid request naming it", name, err)
+			}
+		}
+		if err := (inventory.NewSKU{ID: "cup", Name: "Cup" + c, Price: 100}).Validate(); !errors.Is(err, inventory.ErrInvalidRequest) || !strings.Contains(err.Error(), "name") {
+			t.Errorf("%s in a SKU name: %v, want an invalid request naming it", name, err)
+		}
+	}
+	for _, ok := range []string{
+		"arrived broken, box crushed", "杯子碎了，包装也坏了", "坏了😭", "👩\u200d💻 works from home", "👍🏽\u200d", // the last joins nothing
+	} {
+		err := (inventory.RefundRequest{Reason: ok}).ValidateReason()
+		if want := !strings.HasSuffix(ok, "\u200d"); (err == nil) != want {
+			t.Errorf("reason %q: %v", ok, err)
+		}
+	}
+	for _, ok := range []string{"👨\u200d👩\u200d👧", "🏳\ufe0f\u200d🌈", "👩🏽\u200d🚀"} {
+		if err := (inventory.RefundRequest{Reason: ok}).ValidateReason(); err != nil {
+			t.Errorf("emoji sequence %q refused: %v", ok, err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -28,7 +29,10 @@ const (
 type AftersaleStatus string
 
 // After-sale statuses: REQUESTED → REJECTED, or → APPROVED → (return-refund:
-// RECEIVED →) REFUNDING, its refund then settled as any other.
+// received →) REFUNDING, its refund then settled as any other. A return-refund
+// APPROVED and not received may still be REJECTED (with a reason told to the buyer):
+// the goods never came, or a refund the merchant started meanwhile took its units, so
+// that its receipt could never refund them (409) and it would wait for ever.
 const (
 	AftersaleRequested AftersaleStatus = "REQUESTED"
 	AftersaleApproved  AftersaleStatus = "APPROVED" // a return-refund waiting for the goods
@@ -253,9 +257,11 @@ func (o *Order) stillRefundable(a Aftersale) error {
 // becomes and, when the money is to go now (an approved "refund"), the refund to
 // start through StartRefund (its lines, no goods, refundId AftersaleRefundID(id));
 // the caller then records the refund's out_refund_no (Refunding). A decision already
-// made the same way is the order unchanged. Errors: ErrAftersaleNotFound; a
-// *RefusalError wrapping ErrRefundNotAllowed when the after-sale was decided the
-// other way or is past deciding.
+// made the same way is the order unchanged. A rejection also takes a return-refund
+// APPROVED whose goods were not received (its way out when they never come, or when
+// another refund took its units); its units are then free to ask for again. Errors:
+// ErrAftersaleNotFound; a *RefusalError wrapping ErrRefundNotAllowed when the
+// after-sale was decided the other way or is past deciding (REFUNDING, received).
 func (o *Order) DecideAftersale(id string, approve bool, by, reason string, now time.Time) (*Order, *RefundRequest, error) {
 	i := slices.IndexFunc(o.Aftersales, func(a Aftersale) bool { return a.ID == id })
 	if i < 0 {
@@ -268,6 +274,7 @@ func (o *Order) DecideAftersale(id string, approve bool, by, reason string, now 
 	}
 	switch {
 	case a.Status == AftersaleRequested:
+	case !approve && a.Kind == AftersaleReturnRefund && a.Status == AftersaleApproved && a.ReceivedAt == nil: // waiting for its goods
 	case a.Status == want || approve && a.Status == AftersaleRefunding && a.DecidedAt != nil:
 		return o, a.refund(false), nil
 	default:
@@ -292,7 +299,9 @@ func (o *Order) DecideAftersale(id string, approve bool, by, reason string, now 
 // return-refund id at now: RECEIVED, and the refund to start with the units returned
 // to stock (ReturnGoods). Received again: the same refund (StartRefund replays it).
 // Errors: ErrAftersaleNotFound; a *RefusalError wrapping ErrRefundNotAllowed for a
-// "refund" after-sale or one not approved.
+// "refund" after-sale or one not approved, or wrapping ErrRefundExceedsPaid or
+// ErrRefundNotAllowed when a refund since the approval took its units or the order
+// is no longer PAID (the message says to reject it: DecideAftersale).
 func (o *Order) ReceiveAftersale(id, by string, now time.Time) (*Order, *RefundRequest, error) {
 	i := slices.IndexFunc(o.Aftersales, func(a Aftersale) bool { return a.ID == id })
 	if i < 0 {
@@ -306,6 +315,15 @@ func (o *Order) ReceiveAftersale(id, by string, now time.Time) (*Order, *RefundR
 		return o, a.refund(true), nil
 	case a.Status != AftersaleApproved:
 		return nil, nil, refusal(ErrRefundNotAllowed, "after-sale %s of order %s is %s: approve it before receiving its goods", id, o.ID, a.Status)
+	}
+	if err := o.stillRefundable(a); err != nil {
+		// Another refund took its units (or the order is no longer PAID) since the
+		// approval: its goods cannot be refunded through it; the merchant rejects it.
+		var r *RefusalError
+		if errors.As(err, &r) {
+			return nil, nil, refusal(r.Err, "%s; after-sale %s cannot refund its goods: reject it with a reason", r.Reason, id)
+		}
+		return nil, nil, err
 	}
 	a.ReceivedAt = &now
 	next := *o

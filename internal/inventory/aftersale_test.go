@@ -281,3 +281,55 @@ func TestStartRefund_UnitsKeptByTheBuyerStayCounted(t *testing.T) {
 		}
 	}
 }
+
+// A return-refund approved, whose units a refund the merchant started meanwhile took:
+// its receipt cannot refund them (409 naming the way out), and the merchant rejects
+// it with a reason: REJECTED, nothing refunded. A received one, or an approved
+// "refund", cannot be rejected.
+func TestDecideAftersale_RejectsAnApprovedReturnRefundWaitingForItsGoods(t *testing.T) {
+	now := t0.Add(time.Hour)
+	o, _, _ := paidForAftersale().RequestAftersale(inventory.AftersaleRequest{ID: "goods", Kind: inventory.AftersaleReturnRefund, Reason: "cracked", Lines: []inventory.RefundLine{{SKU: "cup", Qty: 2}}}, now)
+	o, _, err := o.DecideAftersale("goods", true, "op", "", now)
+	if err != nil || o.Aftersale("goods").Status != inventory.AftersaleApproved {
+		t.Fatalf("approve: %v", err)
+	}
+	took := *o // the merchant refunded a cup meanwhile: 1 of the 2 asked is left
+	took.Refunds = append(slices.Clone(o.Refunds), inventory.OrderRefund{RefundID: "m1", OutRefundNo: "order-1_R2", Lines: []inventory.RefundLine{{SKU: "cup", Qty: 1}}, Status: inventory.StatusRefunding})
+	_, _, err = took.ReceiveAftersale("goods", "op", now)
+	var refusal *inventory.RefusalError
+	if !errors.Is(err, inventory.ErrRefundExceedsPaid) || !errors.As(err, &refusal) || !strings.Contains(refusal.Reason, "reject it") {
+		t.Errorf("received after another refund took its units: %v, want ErrRefundExceedsPaid saying to reject it", err)
+	}
+	rejected, refund, err := took.DecideAftersale("goods", false, "op2", "refunded by hand instead", now.Add(time.Minute))
+	if a := rejected.Aftersale("goods"); err != nil || refund != nil || a.Status != inventory.AftersaleRejected || a.RejectReason != "refunded by hand instead" || a.DecidedBy != "op2" {
+		t.Fatalf("reject the approved return-refund: %+v %+v %v, want REJECTED with its reason, no refund", a, refund, err)
+	}
+	if again, _, err := rejected.DecideAftersale("goods", false, "op2", "refunded by hand instead", now.Add(time.Minute)); err != nil || again != rejected {
+		t.Errorf("rejected again: %v, want the order unchanged", err)
+	}
+	for name, step := range map[string]func() error{
+		"approve the rejected": func() error { _, _, err := rejected.DecideAftersale("goods", true, "op", "", now); return err },
+		"receive the rejected": func() error { _, _, err := rejected.ReceiveAftersale("goods", "op", now); return err },
+	} {
+		if err := step(); !errors.Is(err, inventory.ErrRefundNotAllowed) {
+			t.Errorf("%s: %v, want ErrRefundNotAllowed", name, err)
+		}
+	}
+	// Its units are free to ask for again: the cup the other refund left.
+	if _, created, err := rejected.RequestAftersale(inventory.AftersaleRequest{ID: "goods-2", Kind: inventory.AftersaleReturnRefund, Reason: "cracked", Lines: []inventory.RefundLine{{SKU: "cup", Qty: 1}}}, now); err != nil || !created {
+		t.Errorf("ask again for the cup left: %v", err)
+	}
+
+	received, _, err := o.ReceiveAftersale("goods", "op", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := received.DecideAftersale("goods", false, "op", "changed my mind", now); !errors.Is(err, inventory.ErrRefundNotAllowed) {
+		t.Errorf("reject a received return-refund: %v, want ErrRefundNotAllowed", err)
+	}
+	money, _, _ := paidForAftersale().RequestAftersale(inventory.AftersaleRequest{ID: "money", Kind: inventory.AftersaleRefund, Reason: "late", Lines: []inventory.RefundLine{{SKU: "cup", Qty: 1}}}, now)
+	money, _, _ = money.DecideAftersale("money", true, "op", "", now)
+	if _, _, err := money.DecideAftersale("money", false, "op", "no", now); !errors.Is(err, inventory.ErrRefundNotAllowed) {
+		t.Errorf("reject an approved refund: %v, want ErrRefundNotAllowed", err)
+	}
+}

@@ -295,7 +295,7 @@ func (r *Refund) Check(res RefundResult) error {
 // MaxReasonLength characters of text. The error wraps ErrInvalidRequest.
 func (r RefundRequest) ValidateReason() error {
 	if !validText(r.Reason, MaxReasonLength) {
-		return InvalidError("reason must be 1 to %d characters of text", MaxReasonLength)
+		return InvalidError("reason must be 1 to %d %s", MaxReasonLength, TextRule)
 	}
 	return nil
 }

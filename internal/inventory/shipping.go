@@ -138,7 +138,7 @@ func (s Shipment) Check() error {
 	case s.TrackingNo != "" && (len(s.TrackingNo) > MaxTrackingNoBytes || !printablePattern.MatchString(s.TrackingNo)):
 		return InvalidError("tracking must be 1-%d printable ASCII characters", MaxTrackingNoBytes)
 	case s.Contact != "" && (len(s.Contact) > 64 || !maskedContact.MatchString(s.Contact)):
-		return InvalidError("contact must be a masked phone number whose last 4 digits show, e.g. 189****1234")
+		return InvalidError("contact must be a masked phone number: digits, '+' and '-', at least one digit masked as '*', the last 4 digits shown")
 	}
 	seen := map[string]bool{}
 	for i, it := range s.Items {

@@ -64,7 +64,7 @@ func (n NewSKU) Validate() error {
 	case !ValidSKUID(n.ID):
 		return InvalidError("skuId %q must be 1-64 characters of [0-9A-Za-z_.:-]", n.ID)
 	case !validText(n.Name, MaxNameLength):
-		return InvalidError("SKU %s name must be 1 to %d characters of text", n.ID, MaxNameLength)
+		return InvalidError("SKU %s name must be 1 to %d %s", n.ID, MaxNameLength, TextRule)
 	case n.Price < 1 || n.Price > MaxPrice:
 		return InvalidError("SKU %s price must be 1 to %d fen", n.ID, int64(MaxPrice))
 	case n.Stock < 0 || n.LimitPerUser < 0 || n.Stock > MaxStock || n.LimitPerUser > MaxStock:
@@ -152,7 +152,7 @@ func (p SKUPatch) Validate() error {
 	case p.Delivery != nil && !ValidDelivery(*p.Delivery):
 		return InvalidError("delivery must be %q or %q", DeliveryExpress, DeliveryNone)
 	case p.Name != nil && !validText(*p.Name, MaxNameLength):
-		return InvalidError("name must be 1 to %d characters of text", MaxNameLength)
+		return InvalidError("name must be 1 to %d %s", MaxNameLength, TextRule)
 	case p.Price != nil && (*p.Price < 1 || *p.Price > MaxPrice):
 		return InvalidError("price must be 1 to %d fen", int64(MaxPrice))
 	case p.LimitPerUser != nil && (*p.LimitPerUser < 0 || *p.LimitPerUser > MaxStock):
@@ -183,21 +183,49 @@ func (a Adjustment) Validate() error {
 	case a.Delta == 0 || a.Delta > MaxStock || a.Delta < -MaxStock:
 		return InvalidError("delta must be a non-zero integer from %d to %d", -MaxStock, MaxStock)
 	case !validText(a.Reason, MaxReasonLength):
-		return InvalidError("reason must be 1 to %d characters of text", MaxReasonLength)
+		return InvalidError("reason must be 1 to %d %s", MaxReasonLength, TextRule)
 	}
 	return nil
 }
 
-// validText reports whether s is 1..n characters of valid UTF-8 without control
-// characters, line or paragraph separators (U+2028, U+2029) or the bidirectional
-// embedding, override and isolate controls (U+202A–U+202E, U+2066–U+2069; Unicode
-// Standard Annex #9), which can make a name, a reason or an address on a parcel's
-// label read otherwise than it is stored. Joiners stay: emoji sequences use them.
+// TextRule is what a text field (a SKU name, a reason, an address part) must be
+// made of, as refusals name it.
+const TextRule = "characters of visible text: no control characters, line separators or invisible format characters (zero-width spaces, joiners other than within an emoji, direction marks and overrides, soft hyphens, byte order marks)"
+
+// validText reports whether s is 1..n characters of valid UTF-8, not blank, without
+// control characters (Cc), line or paragraph separators (U+2028, U+2029) or format
+// characters (Unicode category Cf: zero-width space, non-joiner and joiner
+// U+200B–U+200D, the direction marks LRM U+200E, RLM U+200F and ALM U+061C, the
+// bidirectional embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069,
+// word joiner U+2060, BOM U+FEFF, soft hyphen U+00AD, tag characters …; The Unicode
+// Standard, chapter 23 "Special Areas and Format Characters", and Annex #9). They are
+// invisible: a name, a reason or an address on a parcel's label would read otherwise
+// than it is stored, or two that look alike would differ.
+//
+// One stays: a zero width joiner (U+200D) between two emoji, which emoji ZWJ sequences
+// need (Unicode Technical Standard #51, "Emoji ZWJ Sequences": 👩‍💻 is U+1F469 U+200D
+// U+1F4BB), as a buyer writing a reason or a contact name on the phone's keyboard may
+// send. It joins visible symbols and hides nothing. Here an emoji is a symbol (So),
+// and the joiner may follow a skin tone modifier (Sk) or the emoji presentation
+// selector U+FE0F; a joiner anywhere else is refused.
 func validText(s string, n int) bool {
 	if strings.TrimSpace(s) == "" || !utf8.ValidString(s) || utf8.RuneCountInString(s) > n {
 		return false
 	}
-	return !strings.ContainsFunc(s, func(r rune) bool {
-		return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
-	})
+	prev := rune(-1)
+	for i, r := range s {
+		switch {
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029':
+			return false
+		case r == '\u200d':
+			next, size := utf8.DecodeRuneInString(s[i+len("\u200d"):])
+			if !(unicode.In(prev, unicode.So, unicode.Sk) || prev == '\ufe0f') || size == 0 || !unicode.Is(unicode.So, next) {
+				return false
+			}
+		case unicode.Is(unicode.Cf, r):
+			return false
+		}
+		prev = r
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package orders
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 
 	"github.com/stockguard/stockguard/internal/httpapi"
@@ -63,8 +64,14 @@ func decodeOrder(body []byte, allowed []string) (orderBody, error) {
 }
 
 // ExampleAddress is a POST /orders "address" as wx.chooseAddress gives it (a made-up
-// consignee): the shape error messages show, and what tools that place orders send.
+// consignee): what tools and tests that place orders send. Error messages show
+// AddressShape instead: a message reaches the request's log line, and a log never
+// holds anything that reads as an address or a phone number.
 const ExampleAddress = `{"userName":"李四","telNumber":"13800138000","provinceName":"广东省","cityName":"广州市","countyName":"天河区","detailInfo":"天河路1号","postalCode":"510000"}`
+
+// AddressShape is the address as error messages describe it: its fields, without
+// values.
+const AddressShape = `an object of the strings wx.chooseAddress returns: userName, telNumber, provinceName, cityName, countyName, detailInfo, and optionally streetName and postalCode`
 
 // DecodeAddress reads raw, a body's "address", strictly: an object of the string
 // fields userName, telNumber, provinceName, cityName, countyName, detailInfo and
@@ -76,7 +83,7 @@ const ExampleAddress = `{"userName":"李四","telNumber":"13800138000","province
 func DecodeAddress(raw json.RawMessage) (*inventory.Address, error) {
 	var fields map[string]json.RawMessage
 	if err := httpapi.DecodeStrict(raw, &fields); err != nil || fields == nil {
-		return nil, inventory.InvalidError("address must be an object like %s", ExampleAddress)
+		return nil, inventory.InvalidError("address must be %s", AddressShape)
 	}
 	for _, name := range inventory.PickerOnlyFields {
 		v, given := fields[name]
@@ -85,7 +92,7 @@ func DecodeAddress(raw json.RawMessage) (*inventory.Address, error) {
 		}
 		var s string
 		if err := httpapi.DecodeStrict(v, &s); err != nil || !inventory.ValidPickerOnly(s) {
-			return nil, inventory.InvalidError("address.%s must be a string of at most %d characters of text", name, inventory.MaxAddressDetail)
+			return nil, inventory.InvalidError("address.%s must be a string of at most %d %s", name, inventory.MaxAddressDetail, inventory.TextRule)
 		}
 		delete(fields, name)
 	}
@@ -95,7 +102,9 @@ func DecodeAddress(raw json.RawMessage) (*inventory.Address, error) {
 		}
 	}
 	if err := httpapi.OnlyFields(fields, "userName", "telNumber", "provinceName", "cityName", "countyName", "streetName", "detailInfo", "postalCode"); err != nil {
-		return nil, inventory.InvalidError("address: %s; example: %s", err.Error(), ExampleAddress)
+		var invalid *inventory.InvalidRequestError
+		errors.As(err, &invalid) // OnlyFields' errors are all *InvalidRequestError
+		return nil, inventory.InvalidError("address: %s; an address is %s", invalid.Reason, AddressShape)
 	}
 	var a inventory.Address
 	for name, dst := range map[string]*string{

@@ -3,6 +3,7 @@ package orders
 import (
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -92,6 +93,33 @@ func TestDecodeOrder_ReadsTheAddressAsWxChooseAddressGivesIt(t *testing.T) {
 		_, err := decodeOrder([]byte(`{"items":[{"skuId":"vase","qty":1}],"address":`+addr+`}`), nil)
 		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "18912341234") {
 			t.Errorf("%s: got %v, want an error naming it and not repeating the phone", want, err)
+		}
+	}
+}
+
+// phoneLike matches what reads as a phone number, masked or not (13800138000,
+// 189****1234): seven digits or more, some maybe masked, not inside a word (a
+// tracking number SF123…), a fraction or a JSON number.
+var phoneLike = regexp.MustCompile(`(?:^|[^0-9A-Za-z.:])[0-9*]{7,}(?:$|[^0-9A-Za-z])`)
+
+// A refused address's message reaches the request's log line: it describes the
+// address by its fields and holds no example phone number (nor the one sent).
+func TestDecodeAddress_MessagesHoldNoPhoneNumber(t *testing.T) {
+	for _, raw := range []string{
+		`"an address"`, `null`, `[]`,
+		`{"userName":"张三","telNumber":"18912341234"}`,
+		`{"userName":"张三","telNumber":"18912341234","provinceName":"广东省","cityName":"广州市","countyName":"海珠区","detailInfo":"新港中路397号","phone":"1"}`,
+		`{"userName":"张三","telNumber":"call 18912341234","provinceName":"广东省","cityName":"广州市","countyName":"海珠区","detailInfo":"新港中路397号"}`,
+		`{"userName":"张三","telNumber":18912341234,"provinceName":"广东省","cityName":"广州市","countyName":"海珠区","detailInfo":"新港中路397号"}`,
+	} {
+		_, err := DecodeAddress(json.RawMessage(raw))
+		var invalid *inventory.InvalidRequestError
+		if !errors.As(err, &invalid) || !strings.Contains(invalid.Reason, "address") {
+			t.Errorf("%s: %v, want an InvalidRequestError naming the address", raw, err)
+			continue
+		}
+		if phoneLike.MatchString(err.Error()) || strings.Contains(err.Error(), "李四") {
+			t.Errorf("%s: the message %q holds a phone number or a consignee", raw, err)
 		}
 	}
 }

@@ -222,7 +222,7 @@ func (r *Checkout) ChangeAddress(ctx context.Context, req events.APIGatewayV2HTT
 		Address json.RawMessage `json:"address"`
 	}
 	if json.Unmarshal(body, &wrapped) == nil && wrapped.Address != nil {
-		return events.APIGatewayV2HTTPResponse{}, inventory.InvalidError(`the body is the address itself, not {"address": …}; example: %s`, ExampleAddress)
+		return events.APIGatewayV2HTTPResponse{}, inventory.InvalidError(`the body is the address itself, not {"address": …}: %s`, AddressShape)
 	}
 	a, err := DecodeAddress(body)
 	if err != nil {

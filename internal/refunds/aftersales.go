@@ -129,10 +129,11 @@ func (r *AftersaleRoutes) Approve(ctx context.Context, req events.APIGatewayV2HT
 }
 
 // Reject serves RouteAftersaleReject with {"reason"} (1..MaxReasonLength characters,
-// told to the buyer): the REQUESTED after-sale is REJECTED, its units free to ask for
-// again. 200 with the order; rejected again: the same. Errors: 400 without a reason;
-// 404 AFTERSALE_NOT_FOUND or ORDER_NOT_FOUND; 409 REFUND_NOT_ALLOWED (approved
-// already).
+// told to the buyer): the REQUESTED after-sale, or an APPROVED return-refund whose
+// goods were not received (they never came, or a refund since took its units), is
+// REJECTED, its units free to ask for again. 200 with the order; rejected again: the
+// same. Errors: 400 without a reason; 404 AFTERSALE_NOT_FOUND or ORDER_NOT_FOUND; 409
+// REFUND_NOT_ALLOWED (an approved refund, or a return-refund received or refunding).
 func (r *AftersaleRoutes) Reject(ctx context.Context, req events.APIGatewayV2HTTPRequest, by string) (events.APIGatewayV2HTTPResponse, error) {
 	var b struct {
 		Reason *string `json:"reason"`
@@ -156,7 +157,8 @@ func (r *AftersaleRoutes) Reject(ctx context.Context, req events.APIGatewayV2HTT
 // shrinking reshard) and its refund starts, in one transaction: 200 with the order,
 // the after-sale REFUNDING. Received again: the same, nothing restocked or refunded
 // twice. Errors: 404 AFTERSALE_NOT_FOUND or ORDER_NOT_FOUND; 409 REFUND_NOT_ALLOWED
-// (a "refund" after-sale, or one not approved).
+// (a "refund" after-sale, or one not approved) or REFUND_EXCEEDS_PAID (a refund since
+// the approval took its units: the message says to reject it).
 func (r *AftersaleRoutes) Received(ctx context.Context, req events.APIGatewayV2HTTPRequest, by string) (events.APIGatewayV2HTTPResponse, error) {
 	if _, err := httpapi.DecodeFields(withEmptyObject(req), MaxBodyBytes, &struct{}{}, "{}"); err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err

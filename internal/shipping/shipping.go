@@ -85,7 +85,10 @@ func NewRoutes(orders Orders, queue Sender, log *slog.Logger) *Routes {
 	return &Routes{orders: orders, queue: queue, log: log}
 }
 
-const shipExample = `{"shipmentId":"parcel-1","type":"express","carrier":"SF","tracking":"SF1234567890","contact":"189****1234","items":[{"skuId":"cup-01","qty":1}]}`
+// shipExample is the body error messages show. It has no contact: a message reaches the
+// request's log line, and a log holds nothing that reads as a phone number, masked
+// or not.
+const shipExample = `{"shipmentId":"parcel-1","type":"express","carrier":"SF","tracking":"SF1234567890","items":[{"skuId":"cup-01","qty":1}]}`
 
 // Ship serves RouteShip (docs/contract.md, "POST /admin/orders/{orderId}/shipments"):
 // 202 with the order's shipment and shipping once recorded and its upload queued;
@@ -114,7 +117,12 @@ func (r *Routes) Ship(ctx context.Context, req events.APIGatewayV2HTTPRequest, _
 			return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("queue upload of %s: %w", o.ID, inventory.ErrBusy)
 		}
 	}
-	recorded, _ := o.Shipment(s.ID)
+	var recorded httpapi.ShipmentJSON
+	for _, v := range httpapi.ShipmentsView(o.Shipping) {
+		if v.ShipmentID == s.ID {
+			recorded = v
+		}
+	}
 	return httpapi.JSON(http.StatusAccepted, shipmentAnswer{OrderID: o.ID, Shipment: recorded, Shipping: httpapi.ShippingView(o.Shipping)}), nil
 }
 
@@ -158,8 +166,8 @@ type presaleAnswer struct {
 // shipmentAnswer is RouteShip's 202 body.
 type shipmentAnswer struct {
 	OrderID  string                `json:"orderId"`
-	Shipment inventory.Shipment    `json:"shipment"`
-	Shipping *httpapi.ShippingJSON `json:"shipping"`
+	Shipment httpapi.ShipmentJSON  `json:"shipment"` // with its own uploadedAt: absent until WeChat accepted it
+	Shipping *httpapi.ShippingJSON `json:"shipping"` // the order's: its uploadedAt is the last upload's, of any shipment
 }
 
 // decodeShipment parses a shipment body strictly: shipmentId and type required,

@@ -25,7 +25,7 @@ const cacheControl = "public, max-age=1"
 // its stock summed over its shards, and a page of the SKUs on sale.
 type Reader interface {
 	SKU(ctx context.Context, id string) (*inventory.SKU, error)
-	SKUsOnSale(ctx context.Context, after string) ([]*inventory.SKUDetail, string, error)
+	SKUsOnSale(ctx context.Context, after string) (skus []*inventory.SKUDetail, next string, unreadable []string, err error)
 }
 
 // Public serves RouteShow and RoutePublicList from answers at most MaxStale old: each
@@ -114,10 +114,11 @@ func (p *Public) Show(ctx context.Context, req events.APIGatewayV2HTTPRequest) (
 func (p *Public) List(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	after := req.QueryStringParameters["after"]
 	return p.answer(ctx, "page "+after, func(ctx context.Context, now time.Time) (events.APIGatewayV2HTTPResponse, error) {
-		skus, next, err := p.store.SKUsOnSale(ctx, after)
+		skus, next, unreadable, err := p.store.SKUsOnSale(ctx, after)
 		if err != nil {
 			return events.APIGatewayV2HTTPResponse{}, err
 		}
+		noteUnreadable(ctx, unreadable)
 		out := publicPage{SKUs: make([]publicJSON, len(skus)), Next: next}
 		for i, d := range skus {
 			out.SKUs[i] = publicView(&d.SKU, now)

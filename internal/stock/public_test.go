@@ -39,12 +39,12 @@ func (s *shelf) SKU(_ context.Context, id string) (*inventory.SKU, error) {
 	return &inventory.SKU{ID: id, Name: "cup", Price: 100, Currency: "CNY", OnSale: true, Shards: 1, OnHand: 10, Available: s.available}, nil
 }
 
-func (s *shelf) SKUsOnSale(ctx context.Context, _ string) ([]*inventory.SKUDetail, string, error) {
+func (s *shelf) SKUsOnSale(ctx context.Context, _ string) ([]*inventory.SKUDetail, string, []string, error) {
 	sku, err := s.SKU(ctx, "cup")
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
-	return []*inventory.SKUDetail{{SKU: *sku}}, "", nil
+	return []*inventory.SKUDetail{{SKU: *sku}}, "", nil, nil
 }
 
 func show(t *testing.T, p *stock.Public) (status string, available int) {

@@ -9,7 +9,9 @@ package stock
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -42,7 +44,7 @@ type Catalog interface {
 	Adjust(ctx context.Context, sku string, a inventory.Adjustment) (bool, error)
 	Reshard(ctx context.Context, sku string, target int, by string) (*inventory.ReshardResult, error)
 	SKUDetail(ctx context.Context, sku string) (*inventory.SKUDetail, error)
-	SKUs(ctx context.Context, after string) ([]*inventory.SKUDetail, string, error)
+	SKUs(ctx context.Context, after string) (skus []*inventory.SKUDetail, next string, unreadable []string, err error)
 	Ledger(ctx context.Context, sku, after string) ([]inventory.LedgerEntry, string, error)
 }
 
@@ -101,10 +103,11 @@ func (m *Merchant) Get(ctx context.Context, _ events.APIGatewayV2HTTPRequest, _,
 
 // List serves RouteList: a page of SKUs (?after= the previous page's next).
 func (m *Merchant) List(ctx context.Context, req events.APIGatewayV2HTTPRequest, _ string) (events.APIGatewayV2HTTPResponse, error) {
-	skus, next, err := m.store.SKUs(ctx, req.QueryStringParameters["after"])
+	skus, next, unreadable, err := m.store.SKUs(ctx, req.QueryStringParameters["after"])
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
+	noteUnreadable(ctx, unreadable)
 	now := m.now()
 	out := skuPage{SKUs: make([]skuJSON, len(skus)), Next: next}
 	for i, d := range skus {
@@ -177,4 +180,13 @@ func (m *Merchant) Ledger(ctx context.Context, req events.APIGatewayV2HTTPReques
 		out.Entries[i] = entryView(e)
 	}
 	return httpapi.JSON(http.StatusOK, out), nil
+}
+
+// noteUnreadable adds the SKU items a page skipped as unreadable to the request's log
+// line: how many (unreadableSkus, the number an alarm counts) and their keys (SKU ids,
+// never an attribute's value), for an operator to repair them.
+func noteUnreadable(ctx context.Context, keys []string) {
+	if len(keys) > 0 {
+		httpapi.Annotate(ctx, slog.Int("unreadableSkus", len(keys)), slog.String("unreadableKeys", strings.Join(keys, " ")))
+	}
 }

@@ -85,7 +85,8 @@ var commands = []command{
 	{"aftersales", "approve|reject|received ORDER_ID AFTERSALE_ID [--reason TEXT]",
 		"Decides a buyer's after-sale (POST /admin/orders/{orderId}/aftersales/{aftersaleId}/...):\n" +
 			"approve (a refund is refunded at once, the goods staying with the buyer; a return-refund\n" +
-			"waits for its goods), reject --reason (told to the buyer), or received: the goods of an\n" +
+			"waits for its goods), reject --reason (told to the buyer; also an approved return-refund\n" +
+			"whose goods never came or whose units another refund took), or received: the goods of an\n" +
 			"approved return-refund are back, in stock again, and its refund starts. Each step again\n" +
 			"changes nothing; `stockctl orders ORDER_ID` lists the order's after-sales.",
 		`stockctl aftersales received 01a22e5575f07d0ea5bc5c5688f0f062 as-1`, decideAftersale},

@@ -161,6 +161,7 @@ type orderView struct {
 	Amount, RefundedAmount                                int64
 	Address                                               *inventory.Address
 	Shipping                                              *struct{ Status, UploadedAt, Error string }
+	Shipments                                             []shipmentView
 	Receipt                                               *struct{ Status, ConfirmedAt, Method string }
 	Items                                                 []struct {
 		SKU       string `json:"skuId"`
@@ -200,6 +201,9 @@ func printOrder(w io.Writer, data []byte) error {
 	}
 	if sh := o.Shipping; sh != nil {
 		fmt.Fprintf(tw, "shipping\t%s %s\t%s\n", sh.Status, sh.UploadedAt, sh.Error)
+		for _, p := range o.Shipments {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", p.ShipmentID, p.summary(), p.upload(sh.Status, sh.Error))
+		}
 	}
 	if r := o.Receipt; r != nil { // WAITING, or CONFIRMED at WeChat's time by buyer or auto
 		fmt.Fprintf(tw, "receipt\t%s %s\t%s\n", r.Status, r.ConfirmedAt, r.Method)
@@ -238,25 +242,47 @@ func printOrder(w io.Writer, data []byte) error {
 	return tw.Flush()
 }
 
-// printShipment prints POST /admin/orders/{orderId}/shipments' answer.
+// shipmentView is one shipment of an answer (httpapi.ShipmentJSON).
+type shipmentView struct {
+	ShipmentID, Type, Carrier, Tracking, UploadedAt string
+	Items                                           []struct {
+		SKU string `json:"skuId"`
+		Qty int
+	}
+}
+
+// summary is how p travels: its type, carrier and tracking number.
+func (p shipmentView) summary() string {
+	return strings.TrimSpace(strings.Join([]string{p.Type, p.Carrier, p.Tracking}, " "))
+}
+
+// upload is where p's own upload stands: UPLOADED at its own time once WeChat accepted
+// an upload holding it, else the order's shipping status (QUEUED, FAILED, CANCELLED)
+// and error, never the time another shipment was uploaded.
+func (p shipmentView) upload(status, errText string) string {
+	if p.UploadedAt != "" {
+		return "UPLOADED " + p.UploadedAt
+	}
+	if status == "UPLOADED" { // the order's last upload did not hold p: p waits for the next
+		status = "QUEUED"
+	}
+	return strings.TrimSpace(status + " " + errText)
+}
+
+// printShipment prints POST /admin/orders/{orderId}/shipments' answer: the shipment
+// with its own upload state, then what it holds.
 func printShipment(w io.Writer, data []byte) error {
 	a, err := decode[struct {
 		OrderID  string
-		Shipment struct {
-			ShipmentID, Type, Carrier, Tracking string
-			Items                               []struct {
-				SKU string `json:"skuId"`
-				Qty int
-			}
-		}
-		Shipping struct{ Status, UploadedAt, Error string }
+		Shipment shipmentView
+		Shipping struct{ Status, Error string }
 	}](data)
 	if err != nil {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "order\t%s\nshipment\t%s\t%s %s %s\nshipping\t%s\t%s%s\n\nSKU\tQTY\n", a.OrderID,
-		a.Shipment.ShipmentID, a.Shipment.Type, a.Shipment.Carrier, a.Shipment.Tracking, a.Shipping.Status, a.Shipping.UploadedAt, a.Shipping.Error)
+	fmt.Fprintf(tw, "order\t%s\nshipment\t%s\t%s\nupload\t%s\n\nSKU\tQTY\n", a.OrderID,
+		a.Shipment.ShipmentID, a.Shipment.summary(), a.Shipment.upload(a.Shipping.Status, a.Shipping.Error))
 	for _, it := range a.Shipment.Items {
 		fmt.Fprintf(tw, "%s\t%d\n", it.SKU, it.Qty)
 	}

@@ -62,3 +62,61 @@ func TestPrintOrder_ShowsReceiptAndAftersales(t *testing.T) {
 		}
 	}
 }
+
+// A second parcel queued after the first was uploaded shows its own state: QUEUED,
+// not the first parcel's upload time; one uploaded shows its own time.
+func TestPrintShipment_ShowsTheShipmentsOwnUpload(t *testing.T) {
+	for _, tc := range []struct {
+		name, answer string
+		want, not    []string
+	}{
+		{"second parcel queued", `{"orderId":"o1","shipment":{"shipmentId":"parcel-2","type":"express","carrier":"SF","tracking":"SF2","items":[{"skuId":"cup","qty":1}]},
+			"shipping":{"status":"QUEUED","uploadedAt":"2026-01-02T03:04:05Z"}}`,
+			[]string{"parcel-2", "express SF SF2", "QUEUED", "cup"}, []string{"2026-01-02T03:04:05Z", "UPLOADED"}},
+		{"first parcel again, uploaded", `{"orderId":"o1","shipment":{"shipmentId":"parcel-1","type":"express","carrier":"SF","tracking":"SF1","items":[{"skuId":"cup","qty":1}],"uploadedAt":"2026-01-02T03:04:05Z"},
+			"shipping":{"status":"QUEUED","uploadedAt":"2026-01-02T03:04:05Z"}}`,
+			[]string{"parcel-1", "UPLOADED 2026-01-02T03:04:05Z"}, []string{"QUEUED"}},
+		{"failed", `{"orderId":"o1","shipment":{"shipmentId":"parcel-3","type":"virtual","items":[{"skuId":"cup","qty":1}]},
+			"shipping":{"status":"FAILED","uploadedAt":"2026-01-02T03:04:05Z","error":"WeChat refused: 10060001"}}`,
+			[]string{"FAILED WeChat refused: 10060001"}, []string{"2026-01-02T03:04:05Z"}},
+	} {
+		var out strings.Builder
+		if err := printShipment(&out, []byte(tc.answer)); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.name, w, out.String())
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(out.String(), w) {
+				t.Errorf("%s: output has %q:\n%s", tc.name, w, out.String())
+			}
+		}
+	}
+}
+
+// An order's view lists each shipment with its own upload state.
+func TestPrintOrder_ShowsEachShipmentsOwnUpload(t *testing.T) {
+	var out strings.Builder
+	order := `{"orderId":"o1","status":"PAID","shipping":{"status":"QUEUED","uploadedAt":"2026-01-02T03:04:05Z"},"shipments":[
+		{"shipmentId":"parcel-1","type":"express","carrier":"SF","tracking":"SF1","items":[{"skuId":"cup","qty":1}],"uploadedAt":"2026-01-02T03:04:05Z"},
+		{"shipmentId":"parcel-2","type":"express","carrier":"SF","tracking":"SF2","items":[{"skuId":"cup","qty":1}]}]}`
+	if err := printOrder(&out, []byte(order)); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out.String(), "\n")
+	var p1, p2 string
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, "parcel-1"):
+			p1 = l
+		case strings.Contains(l, "parcel-2"):
+			p2 = l
+		}
+	}
+	if !strings.Contains(p1, "UPLOADED 2026-01-02T03:04:05Z") || !strings.Contains(p2, "QUEUED") || strings.Contains(p2, "2026") {
+		t.Errorf("shipments shown:\n%s", out.String())
+	}
+}

@@ -140,7 +140,7 @@ export function receiptText(r: Receipt, t: TFunction, lang: string) {
 
 const aftersaleColor: Record<string, string> = { REQUESTED: 'orange', APPROVED: 'arcoblue', REJECTED: 'gray', REFUNDING: 'purple', REFUNDED: 'green' };
 
-/** The order's after-sales with the steps each takes now (approve or reject a request, receive a return's goods). */
+/** The order's after-sales with the steps each takes now (approve or reject a request, receive or reject an approved return). */
 function Aftersales({ order, onDone }: { order: Order; onDone: () => void }) {
   const { t, i18n } = useTranslation();
   const { api, fail } = useSession();

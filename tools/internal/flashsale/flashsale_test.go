@@ -323,6 +323,7 @@ func assertVerdicts(t *testing.T, rep *Report, want verdicts) {
 }
 
 func TestRun_ReportsCountsAndThroughput(t *testing.T) {
+	t.Parallel() // its own stand-in server
 	_, srv := newStandIn(t, "cup-01", 30, 0, fault{busyEvery: 10})
 	cfg := testConfig(srv)
 	cfg.Buyers = 100
@@ -359,6 +360,7 @@ func TestRun_ReportsCountsAndThroughput(t *testing.T) {
 }
 
 func TestRun_WritesJSON(t *testing.T) {
+	t.Parallel() // its own stand-in server
 	_, srv := newStandIn(t, "cup-01", 10, 0, fault{})
 	cfg := testConfig(srv)
 	cfg.JSON = true
@@ -376,6 +378,7 @@ func TestRun_WritesJSON(t *testing.T) {
 }
 
 func TestRun_SendsBearerTokensInsteadOfUserIDs(t *testing.T) {
+	t.Parallel() // its own stand-in server
 	s, srv := newStandIn(t, "cup-01", 100, 0, fault{})
 	cfg := testConfig(srv)
 	cfg.Buyers, cfg.Tokens = 30, []string{"t1", "t2", "t3"}

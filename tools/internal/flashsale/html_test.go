@@ -59,6 +59,7 @@ func htmlText(t *testing.T, page []byte) (string, []string) {
 // verdict of every check, opens with the summary, the run's date and build, and draws
 // its three pictures as inline SVG in the plots' own font, embedded in the page.
 func TestWriteHTML_HoldsTheTextReportsFiguresAndThreePictures(t *testing.T) {
+	t.Parallel() // its own stand-in server
 	st, srv := newStandIn(t, "cup-01", 30, 0, fault{busyEvery: 10})
 	cfg := testConfig(srv)
 	cfg.Buyers, cfg.PayRatio, cfg.CancelUnpaid = 100, 0.5, true

@@ -82,7 +82,7 @@ func TestRun_AgainstTheLocalStackSettlesPaymentsAndCancels(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // each on its own stack, so its own handlers
 			stack, cfg := localSale(t, stacktest.Options{Seed: tc.seed, RealTime: true})
-			cfg.Buyers, cfg.Concurrency = 100, 1
+			cfg.Buyers, cfg.Concurrency = 40, 1 // 30 orders, then 10 buyers refused
 			cfg.PayRatio, cfg.CancelUnpaid = tc.ratio, true
 			var out strings.Builder
 			report, err := flashsale.Run(context.Background(), cfg, &out)
@@ -109,9 +109,10 @@ func TestRun_AgainstTheLocalStackSettlesPaymentsAndCancels(t *testing.T) {
 // stand-in): a share of the paid orders is refunded; on-hand and available come back by
 // exactly those units and every refunded order reads REFUNDED.
 func TestRun_AgainstTheLocalStackRefundsAShareOfThePaidOrders(t *testing.T) {
+	t.Parallel() // its own stack
 	stack, cfg := localSale(t, stacktest.Options{Seed: fourShards, SQS: true, RealTime: true})
 	stack.RunInBackground(t)
-	cfg.Buyers, cfg.Concurrency = 60, 1
+	cfg.Buyers, cfg.Concurrency = 40, 1 // 30 orders, then 10 buyers refused
 	cfg.PayRatio, cfg.CancelUnpaid, cfg.RefundRatio = 0.5, true, 0.4
 	var out strings.Builder
 	report, err := flashsale.Run(context.Background(), cfg, &out)

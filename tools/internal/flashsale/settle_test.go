@@ -232,6 +232,7 @@ func TestConfigPayers_RoundsHalfAwayFromZeroWithinTheOrders(t *testing.T) {
 }
 
 func TestRun_ReportsSettlement(t *testing.T) {
+	t.Parallel() // its own stand-in server
 	s, cfg := settleStandIn(t, fault{}, settleWith(0.25, true))
 	var text bytes.Buffer
 	rep, err := run(context.Background(), cfg, &text, s.readOnHand)
@@ -281,6 +282,7 @@ func TestRun_ReportsSettlement(t *testing.T) {
 }
 
 func TestRun_WithoutSettlingSendsNoPayOrCancel(t *testing.T) {
+	t.Parallel() // its own stand-in server
 	s, srv := newStandIn(t, "cup-01", 40, 0, fault{})
 	cfg := testConfig(srv)
 	cfg.JSON = true
@@ -298,7 +300,9 @@ func TestRun_WithoutSettlingSendsNoPayOrCancel(t *testing.T) {
 }
 
 func TestRun_OnHandReads(t *testing.T) {
+	t.Parallel() // its own stand-in server
 	t.Run("read through the merchant route as the local operator, before and after", func(t *testing.T) {
+		t.Parallel()
 		s, cfg := settleStandIn(t, fault{}, settleWith(0.5, true))
 		rep, err := Run(context.Background(), cfg, &bytes.Buffer{})
 		if err != nil {
@@ -313,6 +317,7 @@ func TestRun_OnHandReads(t *testing.T) {
 		assertVerdicts(t, rep, verdicts{checkOnHand: ResultPass})
 	})
 	t.Run("an API that does not show on-hand is a setup error naming the flags, nothing sold", func(t *testing.T) {
+		t.Parallel()
 		s, cfg := settleStandIn(t, fault{merchantForbidden: true}, settleWith(0.5, true))
 		rep, err := Run(context.Background(), cfg, &bytes.Buffer{})
 		wantSetupError(t, s, rep, err, "on-hand of sku cup-01 (GET /admin/skus/cup-01): unexpected status 403")
@@ -321,12 +326,14 @@ func TestRun_OnHandReads(t *testing.T) {
 		}
 	})
 	t.Run("an unreachable API before the sale is a setup error", func(t *testing.T) {
+		t.Parallel()
 		s, cfg := settleStandIn(t, fault{}, settleWith(0.5, true))
 		down := func(context.Context, string) (int, error) { return 0, errors.New("connection refused") }
 		rep, err := run(context.Background(), cfg, &bytes.Buffer{}, down)
 		wantSetupError(t, s, rep, err, "on-hand")
 	})
 	t.Run("unreadable after settling fails the on-hand check", func(t *testing.T) {
+		t.Parallel()
 		s, cfg := settleStandIn(t, fault{}, settleWith(0.5, true))
 		reads := 0
 		flaky := func(ctx context.Context, sku string) (int, error) {

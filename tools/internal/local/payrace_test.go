@@ -88,11 +88,11 @@ func raceAtExpiry(t *testing.T, stack *local.Stack, tokens, ids []string, paymen
 	return cancels
 }
 
-// Orders paid at WeChat Pay whose notification was lost, at expiry, ×20 at once: the
+// Orders paid at WeChat Pay whose notification was lost, at expiry, ×10 at once: the
 // notification resent, the sweep, the queue message and the buyer's cancel all race on
 // each order. Every order ends PAID with exactly one COMMIT per line and no RELEASE.
 func TestPaymentRace_PaidOrdersAtExpiryCommitOnce(t *testing.T) {
-	const n = 20
+	const n = 10
 	stack, clock, _ := payStackWith(t, 100)
 	tokens, ids := startedOrders(t, stack, n)
 	stack.PayServer.SetDropNotifications(true)
@@ -121,12 +121,12 @@ func TestPaymentRace_PaidOrdersAtExpiryCommitOnce(t *testing.T) {
 	booktest.Check(t, stack.DB, stack.Tables)
 }
 
-// Before expiry, ×20 at once: each buyer pays at WeChat Pay (the notification sent
+// Before expiry, ×10 at once: each buyer pays at WeChat Pay (the notification sent
 // straight away) while cancelling the same order. Whichever wins, WeChat Pay and the
 // store agree: paid at WeChat ⇔ PAID with one COMMIT; closed at WeChat ⇔ CANCELLED
 // with one RELEASE; never both, never REFUND_PENDING.
 func TestPaymentRace_CancelAgainstPaymentAgrees(t *testing.T) {
-	const n = 20
+	const n = 10
 	stack, _, _ := payStackWith(t, 100)
 	tokens, ids := startedOrders(t, stack, n)
 	testkit.Parallel(2*n, func(i int) {
@@ -231,11 +231,11 @@ func TestPaymentRace_LatePaymentsBeforeAndAfterAskingWeChatPay(t *testing.T) {
 	}
 }
 
-// Unpaid orders with a WeChat Pay order, at expiry, ×20 at once: the sweep, the queue
+// Unpaid orders with a WeChat Pay order, at expiry, ×10 at once: the sweep, the queue
 // message, the buyer's cancel and the buyer trying to pay race on each order. Each is
 // CANCELLED with exactly one RELEASE, its WeChat Pay order closed, nothing committed.
 func TestPaymentRace_UnpaidOrdersAtExpiryReleaseOnce(t *testing.T) {
-	const n = 20
+	const n = 10
 	stack, clock, logs := payStackWith(t, 100)
 	tokens, ids := startedOrders(t, stack, n)
 	clock.Advance(15*time.Minute + time.Second) // past time_expire: the stand-in refuses money

@@ -41,16 +41,28 @@ type tokenRecord struct {
 type transactor struct {
 	mini   http.Handler
 	mu     sync.RWMutex
-	tokens map[string]*tokenRecord // used only under mu's write lock, as is issued
+	tokens map[string]*tokenRecord // used only under mu's write lock, as are issued and schemas
 	issued []string                // the keys of tokens, oldest first
+	// schemas holds each table's key attribute names, read with DescribeTable the
+	// first time a transaction puts an item in it; a request that creates or deletes
+	// a table empties it (a table's key schema is fixed while it exists).
+	schemas map[string][]string
 }
 
 func newTransactor(mini http.Handler) *transactor {
-	return &transactor{mini: mini, tokens: map[string]*tokenRecord{}}
+	return &transactor{mini: mini, tokens: map[string]*tokenRecord{}, schemas: map[string][]string{}}
 }
 
 func (t *transactor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.Header.Get("X-Amz-Target") != targetPrefix+"TransactWriteItems" {
+	switch r.Header.Get("X-Amz-Target") {
+	case targetPrefix + "TransactWriteItems":
+	case targetPrefix + "CreateTable", targetPrefix + "DeleteTable":
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		clear(t.schemas)
+		t.mini.ServeHTTP(w, r)
+		return
+	default:
 		t.mu.RLock()
 		defer t.mu.RUnlock()
 		t.mini.ServeHTTP(w, r)
@@ -249,7 +261,6 @@ func (t *transactor) transact(items []transactItem) answer {
 // old image. Nothing is written yet, so any failure is answered as it is.
 func (t *transactor) prepare(items []transactItem) ([]action, *answer) {
 	acts := make([]action, len(items))
-	schemas := map[string][]string{} // table → key attribute names
 	seen := map[string]bool{}
 	for i, it := range items {
 		a, fail := parseAction(it)
@@ -257,7 +268,7 @@ func (t *transactor) prepare(items []transactItem) ([]action, *answer) {
 			return nil, fail
 		}
 		if a.op == "PutItem" {
-			names, fail := t.keyNames(schemas, a.m.TableName)
+			names, fail := t.keyNames(a.m.TableName)
 			if fail != nil {
 				return nil, fail
 			}
@@ -309,10 +320,10 @@ func parseAction(it transactItem) (action, *answer) {
 	return a, nil
 }
 
-// keyNames returns the names of table's key attributes, read once per transaction
-// with DescribeTable.
-func (t *transactor) keyNames(schemas map[string][]string, table string) ([]string, *answer) {
-	if names, ok := schemas[table]; ok {
+// keyNames returns the names of table's key attributes, read with DescribeTable once
+// while the table exists.
+func (t *transactor) keyNames(table string) ([]string, *answer) {
+	if names, ok := t.schemas[table]; ok {
 		return names, nil
 	}
 	res := t.call("DescribeTable", map[string]string{"TableName": table})
@@ -328,7 +339,7 @@ func (t *transactor) keyNames(schemas map[string][]string, table string) ([]stri
 	for _, k := range out.Table.KeySchema {
 		names = append(names, k.AttributeName)
 	}
-	schemas[table] = names
+	t.schemas[table] = names
 	return names, nil
 }
 

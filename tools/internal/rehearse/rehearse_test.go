@@ -141,8 +141,8 @@ func TestRehearsal_NoIndexKeyThrottlesPastTheOldCeiling(t *testing.T) {
 	}
 }
 
-// TestRehearsal_FiguresABuyerSees plays a sale with demand 10× the stock (200 buyers
-// for 20 units): buyers are refused, and the report gives what they cost and what a
+// TestRehearsal_FiguresABuyerSees plays a sale with demand 10× the stock (100 buyers
+// for 10 units): buyers are refused, and the report gives what they cost and what a
 // buyer waits. A buyer's wait runs from the first POST /orders to the final answer, a
 // refusal after the last retry included, so it is never below the per-request p99 of
 // the answers that created orders.
@@ -150,8 +150,8 @@ func TestRehearsal_FiguresABuyerSees(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a whole sale")
 	}
-	c := small(t, 200)
-	c.SKUs, c.Stock, c.Shards = 1, 20, 4
+	c := small(t, 100)
+	c.SKUs, c.Stock, c.Shards = 1, 10, 4
 	r, err := rehearse.Run(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)

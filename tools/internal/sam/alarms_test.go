@@ -86,24 +86,37 @@ func metricFunctions(t *testing.T, root, dir string, served map[string][]string)
 const modulePath = "github.com/stockguard/stockguard"
 
 // servedWith reads which function serves with which package: every package a
-// function's binary links (go list -deps of functions/<name>, built as the Makefile
-// builds it), under the function's short name, its directory's name. Each function's
-// wiring (internal/wiring/function/<name>) imports only what that function serves with.
+// function's binary links (the package of functions/<name> and its Deps, listed as
+// the Makefile builds it, one go list for every function), under the function's short
+// name, its directory's name. Each function's wiring (internal/wiring/function/<name>)
+// imports only what that function serves with.
 func servedWith(t *testing.T, root string) map[string][]string {
 	t.Helper()
 	mains, err := filepath.Glob(filepath.Join(root, "functions", "*", "main.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]string{}
+	args := []string{"list", "-tags", "lambda.norpc", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`}
 	for _, path := range mains {
-		short := filepath.Base(filepath.Dir(path))
-		deps := run(t, []string{"GOWORK=off", "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}, "go", "list", "-deps", "-tags", "lambda.norpc", "./functions/"+short)
-		for dep := range strings.Lines(deps) {
-			if dep = strings.TrimSpace(dep); strings.HasPrefix(dep, modulePath+"/") {
+		args = append(args, "./functions/"+filepath.Base(filepath.Dir(path)))
+	}
+	out := map[string][]string{}
+	listed := 0
+	for line := range strings.Lines(run(t, []string{"GOWORK=off", "GOOS=linux", "GOARCH=arm64", "CGO_ENABLED=0"}, "go", args...)) {
+		pkgs := strings.Fields(line) // the function's package, then everything it links
+		if len(pkgs) == 0 {
+			continue
+		}
+		listed++
+		short := pkgs[0][strings.LastIndex(pkgs[0], "/")+1:]
+		for _, dep := range pkgs {
+			if strings.HasPrefix(dep, modulePath+"/") {
 				out[dep] = append(out[dep], short)
 			}
 		}
+	}
+	if listed != len(mains) {
+		t.Fatalf("go list listed %d functions, want the %d of functions/*/main.go", listed, len(mains))
 	}
 	return out
 }

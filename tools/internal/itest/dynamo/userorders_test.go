@@ -116,8 +116,8 @@ func TestSKUsOnSale_LeavesOutWhatIsOffSale(t *testing.T) {
 	e := newEnv(t, dynamo.Options{Now: func() time.Time { return now }}, nil,
 		inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 3, Shards: 2}, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "pot", Stock: 0},
 		inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "jar", Stock: 1, OffSale: true}, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "vase", Stock: 1, SaleStartsAt: now.Add(time.Hour)})
-	skus, next, err := e.store.SKUsOnSale(context.Background(), "")
-	if err != nil || next != "" {
+	skus, next, unreadable, err := e.store.SKUsOnSale(context.Background(), "")
+	if err != nil || next != "" || unreadable != nil {
 		t.Fatalf("next %q, %v", next, err)
 	}
 	got := map[string]int{}

@@ -2,6 +2,7 @@ package orders_test
 
 import (
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,11 @@ import (
 const parcelSeed = `[
 	{"skuId":"vase","name":"vase","price":19900,"stock":10},
 	{"skuId":"voucher","name":"voucher","price":5000,"stock":10,"delivery":"none"}]`
+
+// phoneLike matches what reads as a phone number, masked or not (13800138000,
+// 189****1234): seven digits or more, some maybe masked, not inside a word, an id,
+// a fraction or a JSON number (a log's epoch milliseconds).
+var phoneLike = regexp.MustCompile(`(?:^|[^0-9A-Za-z.:])[0-9*]{7,}(?:$|[^0-9A-Za-z])`)
 
 const (
 	phone  = "18912341234"
@@ -30,6 +36,9 @@ func TestCreateOrder_AnExpressLineNeedsAValidAddressAndNothingIsWrittenWithoutOn
 		{`{"items":[{"skuId":"vase","qty":1}],"address":` + strings.Replace(addr, street, strings.Repeat("路", 201), 1) + `}`, "address.detailInfo"},
 		{`{"items":[{"skuId":"vase","qty":1}],"address":` + strings.Replace(addr, "广州市", "广州\\u0000市", 1) + `}`, "address.cityName"},
 		{`{"items":[{"skuId":"vase","qty":1}],"address":` + strings.Replace(addr, `"postalCode":"510000"`, `"postalCode":"51-00"`, 1) + `}`, "address.postalCode"},
+		{`{"items":[{"skuId":"vase","qty":1}],"address":` + strings.Replace(addr, "张三", "张\\u200f三", 1) + `}`, "address.userName"}, // RLM
+		{`{"items":[{"skuId":"vase","qty":1}],"address":"广州市海珠区新港中路397号"}`, "address"},
+		{`{"items":[{"skuId":"vase","qty":1}],"address":` + strings.Replace(addr, `"postalCode"`, `"zip"`, 1) + `}`, "address"},
 	} {
 		status, out := stack.OutsideContract("bad or missing address").Call(t, http.MethodPost, "/orders", "alice", nil, tc.body)
 		msg, _ := out["message"].(string)
@@ -39,6 +48,11 @@ func TestCreateOrder_AnExpressLineNeedsAValidAddressAndNothingIsWrittenWithoutOn
 	}
 	if after := stack.Snapshot(t); after != before {
 		t.Errorf("refused orders changed the tables:\n%s\n%s", before, after)
+	}
+	// The refusals' log lines carry their messages: no phone number (the one sent, or
+	// an example's), no street.
+	if log := stack.Log.String(); phoneLike.MatchString(log) || strings.Contains(log, "新港中路") {
+		t.Errorf("the stack's log holds a phone number or a street: %s", phoneLike.FindString(log))
 	}
 	if status, out := stack.Call(t, http.MethodPost, "/orders", "alice", nil, `{"items":[{"skuId":"voucher","qty":1}]}`); status != http.StatusCreated || out["address"] != nil {
 		t.Errorf("an order of a SKU that does not ship, without address: %d %v, want 201", status, out)

@@ -2,6 +2,7 @@ package refunds_test
 
 import (
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -223,4 +224,38 @@ func TestAftersale_ConcurrentRequestsNeverClaimMoreThanWasPaid(t *testing.T) {
 	if o := h.Lookup(t, id); len(o.Aftersales) != 5 {
 		t.Errorf("%d after-sales kept, want 5", len(o.Aftersales))
 	}
+}
+
+// A return-refund approved, then a refund the merchant starts takes its units: its
+// receipt is 409 REFUND_EXCEEDS_PAID (the message says to reject it), nothing
+// restocked; the merchant rejects it with a reason: 200 REJECTED, nothing refunded by
+// it, and stock and ledger balance.
+func TestAftersale_ApprovedReturnRefundWhoseUnitsAnotherRefundTookIsRejected(t *testing.T) {
+	h := stacktest.New(t, options("0", false))
+	id, _ := paid(t, h, "buyer", `{"items":[{"skuId":"cup","qty":2}]}`)
+	if code, out := aftersale(t, h, "buyer", id, `{"aftersaleId":"as-1","kind":"return-refund","lines":[{"skuId":"cup","qty":2}],"reason":"arrived cracked"}`); code != http.StatusAccepted {
+		t.Fatalf("request: %d %v", code, out)
+	}
+	if code, out := merchantStep(t, h, id, "as-1", "approve", ""); code != http.StatusOK {
+		t.Fatalf("approve: %d %v", code, out)
+	}
+	if code, out := h.Call(t, http.MethodPost, "/admin/orders/"+id+"/refund", "", nil, `{"restock":false,"reason":"refunded by phone","refundId":"m1","lines":[{"skuId":"cup","qty":1}]}`); code != http.StatusAccepted && code != http.StatusOK {
+		t.Fatalf("merchant's refund: %d %v", code, out)
+	}
+	onHand := h.OnHand(t, "cup")
+	code, out := merchantStep(t, h, id, "as-1", "received", "")
+	if msg, _ := out["message"].(string); code != http.StatusConflict || out["code"] != "REFUND_EXCEEDS_PAID" || !strings.Contains(msg, "reject it") {
+		t.Errorf("received: %d %v, want 409 REFUND_EXCEEDS_PAID saying to reject it", code, out)
+	}
+	code, out = merchantStep(t, h, id, "as-1", "reject", `{"reason":"refunded by phone instead"}`)
+	if a, _ := out["aftersales"].([]any); code != http.StatusOK || len(a) != 1 || a[0].(map[string]any)["status"] != "REJECTED" || a[0].(map[string]any)["rejectReason"] != "refunded by phone instead" {
+		t.Fatalf("reject the approved return-refund: %d %v, want 200 REJECTED with its reason", code, out)
+	}
+	if code, out := merchantStep(t, h, id, "as-1", "received", ""); code != http.StatusConflict || out["code"] != "REFUND_NOT_ALLOWED" {
+		t.Errorf("received after the rejection: %d %v, want 409 REFUND_NOT_ALLOWED", code, out)
+	}
+	if o := h.Lookup(t, id); len(o.Refunds) != 1 || o.Refunds[0].RefundID != "m1" || h.OnHand(t, "cup") != onHand {
+		t.Errorf("refunds %+v, cup on-hand %d; want the merchant's refund only and on-hand %d", o.Refunds, h.OnHand(t, "cup"), onHand)
+	}
+	h.Check(t)
 }

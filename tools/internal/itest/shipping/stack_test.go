@@ -164,8 +164,14 @@ func TestShip_SplitExpressShipments(t *testing.T) {
 	}
 	testkit.Eventually(t, 20*time.Second, "first parcel UPLOADED", func() bool { return shipping(t, h, "erin", id)["status"] == "UPLOADED" })
 	time.Sleep(10 * time.Millisecond) // WeChat orders uploads by upload_time (milliseconds)
-	if code, out := ship(t, h, id, `{"shipmentId":"p2","type":"express","carrier":"YTO","tracking":"YT2"}`); code != http.StatusAccepted {
+	// The answer shows the second parcel's own upload (none yet) beside the order's
+	// shipping, whose uploadedAt is the first parcel's.
+	code, out := ship(t, h, id, `{"shipmentId":"p2","type":"express","carrier":"YTO","tracking":"YT2"}`)
+	if code != http.StatusAccepted {
 		t.Fatalf("second parcel: %d %v", code, out)
+	}
+	if sh, order := out["shipment"].(map[string]any), out["shipping"].(map[string]any); sh["uploadedAt"] != nil || order["status"] != "QUEUED" || order["uploadedAt"] == nil {
+		t.Errorf("second parcel's answer: shipment %v, shipping %v; want no uploadedAt on the shipment, QUEUED", sh, order)
 	}
 	testkit.Eventually(t, 20*time.Second, "both parcels UPLOADED", func() bool {
 		o := h.Lookup(t, id)
@@ -179,6 +185,9 @@ func TestShip_SplitExpressShipments(t *testing.T) {
 	if first.DeliveryMode != 2 || *first.IsAllDelivered || len(first.ShippingList) != 1 ||
 		second.DeliveryMode != 2 || !*second.IsAllDelivered || len(second.ShippingList) != 2 || second.ShippingList[1].ItemDesc != "saucer-02*1" {
 		t.Errorf("uploads %+v then %+v", first, second)
+	}
+	if code, out := ship(t, h, id, `{"shipmentId":"p1","type":"express","carrier":"SF","tracking":"SF1","contact":"189****1234","items":[{"skuId":"cup-01","qty":2}]}`); code != http.StatusAccepted || out["shipment"].(map[string]any)["uploadedAt"] == nil {
+		t.Errorf("first parcel again: %d %v, want its own uploadedAt", code, out)
 	}
 	if code, out := ship(t, h, id, `{"shipmentId":"p3","type":"express","carrier":"YTO","tracking":"YT3"}`); code != http.StatusConflict {
 		t.Errorf("a third parcel of nothing: %d %v", code, out)

@@ -3,7 +3,7 @@ package core
 import (
 	"maps"
 	"slices"
-	"sort"
+	"strings"
 	"time"
 
 	"github.com/truora/minidyn/types"
@@ -18,50 +18,61 @@ const (
 
 type index struct {
 	keySchema  keySchema
-	sortedKeys []string
-	sortedRefs [][2]string // used for searching
 	typ        indexType
 	projection *types.Projection
 	Table      *Table
-	refs       map[string]string
-	createdAt  time.Time
+	// refs is each indexed item's index key by its primary key; sorted holds the
+	// same pairs ordered by index key, then primary key (the order a Query or Scan
+	// of the index reads them in), kept in order on every write.
+	refs      map[string]string
+	sorted    []ref
+	createdAt time.Time
+}
+
+// ref is one item of an index: its index key and its table primary key.
+type ref struct {
+	indexKey, key string
+}
+
+func compareRefs(a, b ref) int {
+	if c := strings.Compare(a.indexKey, b.indexKey); c != 0 {
+		return c
+	}
+
+	return strings.Compare(a.key, b.key)
 }
 
 func newIndex(t *Table, typ indexType, ks keySchema) *index {
 	ks.Secondary = true
 
 	return &index{
-		keySchema:  ks,
-		sortedKeys: []string{},
-		typ:        typ,
-		Table:      t,
-		refs:       map[string]string{},
+		keySchema: ks,
+		typ:       typ,
+		Table:     t,
+		refs:      map[string]string{},
 	}
 }
 
 func (i *index) Clear() {
-	i.sortedKeys = []string{}
 	i.refs = map[string]string{}
+	i.sorted = nil
 }
 
 type indexSnapshot struct {
-	sortedKeys []string
-	refs       map[string]string
+	refs   map[string]string
+	sorted []ref
 }
 
 func (i *index) snapshot() indexSnapshot {
-	keys := make([]string, len(i.sortedKeys))
-	copy(keys, i.sortedKeys)
-
 	refs := make(map[string]string, len(i.refs))
 	maps.Copy(refs, i.refs)
 
-	return indexSnapshot{sortedKeys: keys, refs: refs}
+	return indexSnapshot{refs: refs, sorted: slices.Clone(i.sorted)}
 }
 
 func (i *index) restore(s indexSnapshot) {
-	i.sortedKeys = s.sortedKeys
 	i.refs = s.refs
+	i.sorted = s.sorted
 }
 
 // ProjectItem returns the attributes visible through this index's projection (ALL, KEYS_ONLY, INCLUDE).
@@ -113,115 +124,59 @@ func (i *index) projectInclude(item map[string]*types.Item) map[string]*types.It
 	return out
 }
 
+// putData indexes the item stored at key: under its index key, or not at all when it
+// lacks an index key attribute (a sparse index).
 func (i *index) putData(key string, item map[string]*types.Item) error {
 	indexKey, err := i.keySchema.GetKey(i.Table.AttributesDef, item)
-	if err != nil || indexKey == "" {
+	if err != nil {
 		return err
 	}
 
+	i.setRef(key, indexKey)
+
+	return nil
+}
+
+func (i *index) updateData(key string, item, _ map[string]*types.Item) error {
+	return i.putData(key, item)
+}
+
+func (i *index) delete(key string, _ map[string]*types.Item) error {
+	i.setRef(key, "")
+
+	return nil
+}
+
+// setRef files the item at key under indexKey, or takes it out of the index when
+// indexKey is "". An item whose index key attribute is removed leaves a sparse index
+// ("Take advantage of sparse indexes", DynamoDB Developer Guide: only items with the
+// index's key attributes appear in it).
+func (i *index) setRef(key, indexKey string) {
 	old, exists := i.refs[key]
-
-	i.refs[key] = indexKey
-
-	if !exists {
-		i.sortedKeys = insertSorted(i.sortedKeys, indexKey)
-
-		return nil
+	if exists && old == indexKey {
+		return
 	}
 
-	// On overwrite, reconcile sortedKeys so a changed index key does not leave
-	// a stale projection behind (and the new projection becomes searchable).
-	if old != indexKey {
-		i.sortedKeys = replaceSorted(i.sortedKeys, old, indexKey)
-	}
-
-	return nil
-}
-
-func (i *index) updateData(key string, item, oldItem map[string]*types.Item) error {
-	indexKey, err := i.keySchema.GetKey(i.Table.AttributesDef, item)
-	if err != nil || indexKey == "" {
-		return err
-	}
-
-	old := i.refs[key]
-	i.refs[key] = indexKey
-
-	if old != indexKey {
-		i.sortedKeys = replaceSorted(i.sortedKeys, old, indexKey)
-	}
-
-	return nil
-}
-
-func (i *index) delete(key string, item map[string]*types.Item) error {
-	delete(i.refs, key)
-
-	indexKey, err := i.keySchema.GetKey(i.Table.AttributesDef, item)
-	if err != nil || indexKey == "" {
-		return err
-	}
-
-	pos := sort.SearchStrings(i.sortedKeys, indexKey)
-	if pos == len(i.sortedKeys) {
-		return err
-	}
-
-	copy(i.sortedKeys[pos:], i.sortedKeys[pos+1:])
-	i.sortedKeys[len(i.sortedKeys)-1] = ""
-	i.sortedKeys = i.sortedKeys[:len(i.sortedKeys)-1]
-
-	return nil
-}
-
-func (i *index) lessKey(x, y int) bool {
-	if i.sortedRefs[x][1] < i.sortedRefs[y][1] {
-		return true
-	}
-
-	if i.sortedRefs[x][1] > i.sortedRefs[y][1] {
-		return false
-	}
-
-	return i.sortedRefs[x][0] < i.sortedRefs[y][0]
-}
-
-func (i *index) startSearch(scanForward bool) {
-	i.sortedRefs = make([][2]string, len(i.refs))
-	pos := 0
-
-	for k, v := range i.refs {
-		i.sortedRefs[pos] = [2]string{k, v}
-		pos++
-	}
-
-	sort.Slice(i.sortedRefs, func(x, y int) bool {
-		less := i.lessKey(x, y)
-		if scanForward {
-			return less
+	if exists {
+		if pos, found := slices.BinarySearchFunc(i.sorted, ref{old, key}, compareRefs); found {
+			i.sorted = slices.Delete(i.sorted, pos, pos+1)
 		}
 
-		return !less
-	})
-}
-
-func (i *index) getPrimaryKey(indexKey string) (string, bool) {
-	if len(i.sortedRefs) > 0 {
-		key := i.sortedRefs[0]
-		pk, ik := key[0], key[1]
-
-		i.sortedRefs = i.sortedRefs[1:len(i.sortedRefs)]
-
-		if indexKey == ik {
-			return pk, true
-		}
+		delete(i.refs, key)
 	}
 
-	return "", false
+	if indexKey == "" {
+		return
+	}
+
+	i.refs[key] = indexKey
+	r := ref{indexKey, key}
+	pos, _ := slices.BinarySearchFunc(i.sorted, r, compareRefs)
+	i.sorted = slices.Insert(i.sorted, pos, r)
 }
 
 func (i *index) count() int64 {
-	return int64(len(i.sortedKeys))
+	return int64(len(i.sorted))
 }
 
 // insertSorted adds key to the sorted slice keys at its place: a binary search and
@@ -230,14 +185,4 @@ func insertSorted(keys []string, key string) []string {
 	pos, _ := slices.BinarySearch(keys, key)
 
 	return slices.Insert(keys, pos, key)
-}
-
-// replaceSorted removes one occurrence of old from the sorted slice keys, when there is
-// one, and inserts key at its place.
-func replaceSorted(keys []string, old, key string) []string {
-	if pos, found := slices.BinarySearch(keys, old); found {
-		keys = slices.Delete(keys, pos, pos+1)
-	}
-
-	return insertSorted(keys, key)
 }

@@ -27,7 +27,6 @@ type QueryInput struct {
 	Aliases                   map[string]string
 	ScanIndexForward          bool
 	Scan                      bool
-	started                   bool
 }
 
 // Table struct to mock a dynamodb table
@@ -340,97 +339,139 @@ func (t *Table) parseStartKey(schema keySchema, startkeyAttr map[string]*types.I
 	return startKey
 }
 
-func getPrimaryKey(index *index, k string) (string, bool) {
-	pk, ok := k, true
-
-	if index != nil {
-		pk, ok = index.getPrimaryKey(k)
-	}
-
-	return pk, ok
+// searchOrder is the items a Query or Scan of the table (idx nil) or of one of its
+// indexes reads, in key order: n of them, the table primary key of the one at pos
+// and the key it is sorted by (the primary key, or the index key).
+type searchOrder struct {
+	n       int
+	key     func(pos int) string
+	sortKey func(pos int) string
 }
 
-func (t *Table) fetchQueryData(input QueryInput) (*index, []string) {
-	if input.Index != "" {
-		i := t.Indexes[input.Index]
-		i.startSearch(input.ScanIndexForward)
+func (t *Table) searchOrder(idx *index) searchOrder {
+	if idx == nil {
+		keys := t.SortedKeys
+		at := func(pos int) string { return keys[pos] }
 
-		return i, i.sortedKeys
+		return searchOrder{n: len(keys), key: at, sortKey: at}
 	}
 
-	return nil, t.SortedKeys
+	refs := idx.sorted
+
+	return searchOrder{
+		n:       len(refs),
+		key:     func(pos int) string { return refs[pos].key },
+		sortKey: func(pos int) string { return refs[pos].indexKey },
+	}
 }
 
-func prepareSearch(input *QueryInput, index *index, k, startKey string) (string, bool) {
-	pk, ok := getPrimaryKey(index, k)
+// partition returns the positions [lo, hi) of the items whose sort key can hold
+// partition key value hash: a key is the partition key's value, then "." and the sort
+// key's when the schema has one (keySchema.GetKey), so they are one run of the sorted
+// keys. The run may hold other partitions whose values contain "."; the key condition
+// sorts them out.
+func (o searchOrder) partition(hash string, ranged bool) (int, int) {
+	from, to := hash, hash+"\x00"
+	if ranged {
+		from, to = hash+".", hash+"/"
+	}
+
+	lo := sort.Search(o.n, func(pos int) bool { return o.sortKey(pos) >= from })
+	hi := lo + sort.Search(o.n-lo, func(pos int) bool { return o.sortKey(lo+pos) >= to })
+
+	return lo, hi
+}
+
+// queryPartition returns the partition key value that a Query's key condition sets,
+// when the fast path can use it: a string partition key compared equal to a
+// placeholder, with the expression interpreter (a native interpreter may read the
+// expression otherwise).
+func (t *Table) queryPartition(input QueryInput, idx *index) (string, bool, bool) {
+	if input.Scan || input.KeyConditionExpression == "" || t.UseNativeInterpreter {
+		return "", false, false
+	}
+
+	ks := t.KeySchema
+	if idx != nil {
+		ks = idx.keySchema
+	}
+
+	if t.AttributesDef[ks.HashKey] != "S" {
+		return "", false, false
+	}
+
+	placeholder, ok := interpreter.KeyEquality(input.KeyConditionExpression, input.Aliases, ks.HashKey)
 	if !ok {
-		return pk, ok
+		return "", false, false
 	}
 
-	if input.started {
-		return pk, true
+	v := input.ExpressionAttributeValues[placeholder]
+	if v == nil || v.S == nil {
+		return "", false, false
 	}
 
-	if pk == startKey {
-		input.started = true
-	}
-
-	return "", false
+	return types.StringValue(v.S), ks.RangeKey != "", true
 }
 
-func (t *Table) getMatchedItemAndCount(input *QueryInput, pk, startKey string, idx *index) (map[string]*types.Item, map[string]*types.Item, interpreter.ExpressionType, bool, error) {
-	storedItem, ok := t.Data[pk]
+// searchMatch evaluates a Query's key condition (a Scan reads every item) and then
+// the filter on item: keyMatched says whether the Query reads the item (it counts
+// towards Limit), matched whether it is returned.
+func (t *Table) searchMatch(input QueryInput, item map[string]*types.Item) (keyMatched, matched bool, err error) {
+	keyMatched = input.Scan
+	if input.KeyConditionExpression != "" {
+		keyMatched, err = t.InterpreterMatch(interpreter.MatchInput{
+			TableName:      t.Name,
+			Expression:     input.KeyConditionExpression,
+			ExpressionType: interpreter.ExpressionTypeKey,
+			Item:           item,
+			Aliases:        input.Aliases,
+			Attributes:     input.ExpressionAttributeValues,
+		})
+		if err != nil {
+			return false, false, err
+		}
+	}
 
-	lastMatchExpressionType, matched, err := t.matchKey(*input, storedItem)
+	if !keyMatched || input.FilterExpression == "" {
+		return keyMatched, keyMatched, nil
+	}
+
+	matched, err = t.InterpreterMatch(interpreter.MatchInput{
+		TableName:      t.Name,
+		Expression:     input.FilterExpression,
+		ExpressionType: interpreter.ExpressionTypeFilter,
+		Item:           item,
+		Aliases:        input.Aliases,
+		Attributes:     input.ExpressionAttributeValues,
+	})
 	if err != nil {
-		return nil, nil, lastMatchExpressionType, false, err
+		return false, false, err
 	}
 
-	fullCopy := copyItem(storedItem)
+	return true, matched, nil
+}
 
-	if !ok || !input.started || !matched {
-		return fullCopy, fullCopy, lastMatchExpressionType, false, nil
-	}
-
+// returned is what a Query or Scan returns of a matched stored item: through the
+// index's projection, then the projection expression.
+func (t *Table) returned(input QueryInput, storedItem map[string]*types.Item, idx *index) (map[string]*types.Item, error) {
 	baseItem := storedItem
 	if idx != nil {
 		baseItem = idx.ProjectItem(storedItem)
 	}
 
 	if input.ProjectionExpression != "" {
-		projected, err := t.LangInterpreter.Project(interpreter.ProjectInput{
+		return t.LangInterpreter.Project(interpreter.ProjectInput{
 			Expression: input.ProjectionExpression,
 			Item:       baseItem,
 			Aliases:    input.Aliases,
 		})
-		if err != nil {
-			return nil, nil, lastMatchExpressionType, false, err
-		}
-
-		return projected, fullCopy, lastMatchExpressionType, true, nil
 	}
 
 	if idx != nil {
-		return baseItem, fullCopy, lastMatchExpressionType, true, nil
+		return baseItem, nil
 	}
 
-	return fullCopy, fullCopy, lastMatchExpressionType, true, nil
-}
-
-func shouldReturnNextKey(item map[string]*types.Item, count, scanned, limit, keysSize int64) bool {
-	if len(item) == 0 || limit == 0 {
-		return false
-	}
-
-	return scanned <= keysSize && limit <= count
-}
-
-func shouldCountItem(expressionType interpreter.ExpressionType, matched bool) bool {
-	return expressionType == "" || expressionType == interpreter.ExpressionTypeFilter || (expressionType == interpreter.ExpressionTypeKey && matched)
-}
-
-func shouldBreakPage(count, limit int64) bool {
-	return limit != 0 && limit == count
+	return copyItem(storedItem), nil
 }
 
 // GetKeyAt returns the key value in a given position
@@ -442,7 +483,13 @@ func GetKeyAt(sortedKeys []string, size int64, pos int64, forward bool) string {
 	return sortedKeys[pos]
 }
 
-// SearchData queries the table based on the input.
+// SearchData queries the table based on the input. A Query whose key condition sets
+// a string partition key reads only that partition's run of the sorted keys (found
+// by binary search); any other reads every item in key order. Either way each item
+// read is matched by the expression interpreter, and Limit counts the items the key
+// condition matched (DynamoDB API Reference, Query: Limit is "the maximum number of
+// items to evaluate (not necessarily the number of matching items)", before the
+// filter).
 func (t *Table) SearchData(input QueryInput) ([]map[string]*types.Item, map[string]*types.Item, error) { //nolint:gocognit // query loop with paging, filters, and interpreter errors
 	if err := validateSearchInputMaps(input); err != nil {
 		return nil, nil, err
@@ -452,55 +499,106 @@ func (t *Table) SearchData(input QueryInput) ([]map[string]*types.Item, map[stri
 		return nil, nil, err
 	}
 
-	items := []map[string]*types.Item{}
-	limit := input.Limit
-	exclusiveStartKey := input.ExclusiveStartKey
-	index, sortedKeys := t.fetchQueryData(input)
+	var idx *index
+	if input.Index != "" {
+		idx = t.Indexes[input.Index]
+	}
 
-	startKey := t.parseStartKey(t.KeySchema, exclusiveStartKey)
-	input.started = startKey == ""
-	last := map[string]*types.Item{}
-	sortedKeysSize := int64(len(sortedKeys))
-
+	order := t.searchOrder(idx)
+	startKey := t.parseStartKey(t.KeySchema, input.ExclusiveStartKey)
 	forward := input.ScanIndexForward
+	at := func(lo, hi, j int) string {
+		if forward {
+			return order.key(lo + j)
+		}
 
-	var (
-		count   int64
-		scanned int64
-	)
+		return order.key(hi - 1 - j)
+	}
 
-	for pos := range sortedKeys {
-		k := GetKeyAt(sortedKeys, sortedKeysSize, int64(pos), forward)
+	lo, hi := 0, order.n
+	if hash, ranged, ok := t.queryPartition(input, idx); ok {
+		lo, hi = order.partition(hash, ranged)
 
-		pk, ok := prepareSearch(&input, index, k, startKey)
-		if !ok {
-			scanned++
+		if startKey != "" {
+			found := false
+			for j := range hi - lo {
+				if at(lo, hi, j) == startKey {
+					found = true
+
+					break
+				}
+			}
+
+			if !found { // a start key from elsewhere: read as from the first item
+				lo, hi = 0, order.n
+			}
+		}
+
+		if lo == hi && order.n > 0 {
+			// nothing in the partition: the expression still has to be one the
+			// interpreter takes, as it would have been on the first item
+			if _, _, err := t.searchMatch(input, t.Data[at(0, order.n, 0)]); err != nil {
+				return nil, nil, types.NewError("ValidationException", err.Error(), nil)
+			}
+		}
+	}
+
+	items := []map[string]*types.Item{}
+	last := map[string]*types.Item{}
+	started := startKey == ""
+
+	var count, scanned int64
+
+	for j := range hi - lo {
+		pk := at(lo, hi, j)
+		scanned++
+
+		if !started {
+			started = pk == startKey
+
 			continue
 		}
 
-		item, keyItem, expressionType, matched, gerr := t.getMatchedItemAndCount(&input, pk, startKey, index)
-		if gerr != nil {
-			return nil, nil, types.NewError("ValidationException", gerr.Error(), nil)
+		storedItem, ok := t.Data[pk]
+		if !ok {
+			continue
+		}
+
+		keyMatched, matched, err := t.searchMatch(input, storedItem)
+		if err != nil {
+			return nil, nil, types.NewError("ValidationException", err.Error(), nil)
 		}
 
 		if matched {
+			item, err := t.returned(input, storedItem, idx)
+			if err != nil {
+				return nil, nil, types.NewError("ValidationException", err.Error(), nil)
+			}
+
 			items = append(items, item)
 		}
 
-		scanned++
-
-		if shouldCountItem(expressionType, matched) {
-			count++
+		if !keyMatched {
+			continue
 		}
 
-		last = keyItem
+		count++
+		last = storedItem
 
-		if shouldBreakPage(count, limit) {
+		if input.Limit != 0 && count == input.Limit {
 			break
 		}
 	}
 
-	return items, t.getLastKey(last, limit, count, scanned, sortedKeysSize, index), nil
+	return items, t.getLastKey(last, input.Limit, count, scanned, int64(hi-lo), idx), nil
+}
+
+func shouldReturnNextKey(item map[string]*types.Item, count, scanned, limit, keysSize int64) bool {
+	if len(item) == 0 || limit == 0 {
+		return false
+	}
+
+	return scanned <= keysSize && limit <= count
 }
 
 func (t *Table) getLastKey(item map[string]*types.Item, limit, count, scanned, keysSize int64, index *index) map[string]*types.Item {
