@@ -74,8 +74,9 @@ func TestBuyerJourney_TheLogHoldsNoPhoneNumberStreetOrName(t *testing.T) {
 	if r, _ := out["receipt"].(map[string]any); r["status"] != "CONFIRMED" {
 		t.Errorf("owner's view: receipt %v, want CONFIRMED", out["receipt"])
 	}
-	if as, _ := out["aftersales"].([]any); len(as) != 1 || as[0].(map[string]any)["status"] != "REFUNDING" {
-		t.Errorf("owner's view: aftersales %v, want one REFUNDING", out["aftersales"])
+	// The refund runs from its queue: it may have finished by now.
+	if as, _ := out["aftersales"].([]any); len(as) != 1 || (as[0].(map[string]any)["status"] != "REFUNDING" && as[0].(map[string]any)["status"] != "REFUNDED") {
+		t.Errorf("owner's view: aftersales %v, want one REFUNDING or REFUNDED", out["aftersales"])
 	}
 
 	log := h.Log.String()
