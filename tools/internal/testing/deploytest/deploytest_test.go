@@ -259,7 +259,11 @@ func (w *world) awsEndpoints(t *testing.T, tpl *sam.Template, merchant *paytest.
 	chatSecret, _ := json.Marshal(map[string]any{"webhooks": []teamchat.Webhook{{Kind: teamchat.WeCom,
 		URL: "https://" + weComHost + strings.TrimPrefix(w.chatBot.Webhook().URL, w.chatBot.URL())}}})
 	var arns map[string]string
-	w.secrets, arns = newSecretReads(t, moto, map[string][]byte{secretName(local.LocalSecretARN): secret, secretName(local.LocalChatSecretARN): chatSecret})
+	// The waiting room's admission key, as the template's GenerateSecretString makes it
+	// (64 letters and digits).
+	admissionKey := []byte(strings.Repeat("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 2)[:64])
+	w.secrets, arns = newSecretReads(t, moto, map[string][]byte{secretName(local.LocalSecretARN): secret,
+		secretName(local.LocalChatSecretARN): chatSecret, admissionSecret: admissionKey})
 	// Deployed, Ref gives a queue's URL, a topic's ARN and a key's id; sam resolves them
 	// to logical ids.
 	// A secret's ARN ends in six characters Secrets Manager chose.
@@ -270,8 +274,13 @@ func (w *world) awsEndpoints(t *testing.T, tpl *sam.Template, merchant *paytest.
 	for _, local := range []string{local.LocalSecretARN, local.LocalChatSecretARN} {
 		refs[local], w.secretARN[local] = arns[secretName(local)], arns[secretName(local)]
 	}
+	refs[admissionSecret] = arns[admissionSecret]
 	return kmsURL, serve(t, w.secrets), refs
 }
+
+// admissionSecret is the template's logical id of the admission key's secret, and the
+// name the test gives it.
+const admissionSecret = "AdmissionKeySecret"
 
 // secretName is the name of the secret a local ARN names (its last part).
 func secretName(arn string) string { return arn[strings.LastIndex(arn, ":")+1:] }
