@@ -28,10 +28,6 @@ type catalogEntry struct {
 	// which its TTL counts from.
 	fetched, readAt time.Time
 	hint            inventory.ShardStock // last seen available per shard, or inventory.UnknownStock
-	// summary: the SKU's summary as read strongly consistent with rec by this very
-	// call of skuRecords (never from the cache; nil when not read, or read eventually
-	// consistent: such a read only notes the hints).
-	summary *summaryRecord
 }
 
 func newCatalog(ttl time.Duration) *catalog {
@@ -104,11 +100,6 @@ const (
 // (catalogEntry.fetched zero): nothing that holds on a SKU record is decided from it
 // (docs/design.md, "Sell-out": the transaction's conditions, a refusal re-read
 // afresh, the shards' move stamps). Missing ids are absent from the map.
-// With cacheFirst (a reservation's plan) the records come with their SKUs' summary
-// items in the same BatchGetItem (half a read unit more each, no round trip more): a
-// sold-out SKU's shard hints are noted empty, so that an environment that never saw
-// the SKU sends no transaction for it; its refusal is then read from the summary
-// strongly consistent (docs/design.md, "Sell-out: one summary item").
 func (s *store) skuRecords(ctx context.Context, ids []string, from source) (map[string]catalogEntry, error) {
 	now := s.now()
 	out := make(map[string]catalogEntry, len(ids))
@@ -124,13 +115,13 @@ func (s *store) skuRecords(ctx context.Context, ids []string, from source) (map[
 		return out, nil
 	}
 	consistent := from == tableOnly
-	if err := s.readSKURecords(ctx, missing, consistent, from == cacheFirst, out); err != nil {
+	if err := s.readSKURecords(ctx, missing, consistent, out); err != nil {
 		return nil, err
 	}
 	if !consistent {
 		missing = slices.DeleteFunc(missing, func(id string) bool { _, ok := out[id]; return ok })
 		if len(missing) > 0 {
-			if err := s.readSKURecords(ctx, missing, true, true, out); err != nil {
+			if err := s.readSKURecords(ctx, missing, true, out); err != nil {
 				return nil, err
 			}
 		}
@@ -138,65 +129,29 @@ func (s *store) skuRecords(ctx context.Context, ids []string, from source) (map[
 	return out, nil
 }
 
-// readSKURecords reads the SKU records of ids, and their summaries with withSummary,
-// with one BatchGetItem (strongly consistent or not) into out and the cache; ids
-// without a record are left out.
-func (s *store) readSKURecords(ctx context.Context, ids []string, consistent, withSummary bool, out map[string]catalogEntry) error {
+// readSKURecords reads the SKU records of ids with one BatchGetItem (strongly
+// consistent or not) into out and the cache; ids without one are left out.
+func (s *store) readSKURecords(ctx context.Context, ids []string, consistent bool, out map[string]catalogEntry) error {
 	now := s.now()
-	keys := make([]string, 0, 2*len(ids))
-	for _, id := range ids {
-		keys = append(keys, skuKey(id))
-		if withSummary {
-			keys = append(keys, summaryKey(id))
-		}
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = skuKey(id)
 	}
 	items, err := s.batchGetRead(ctx, s.tables.SKUs, keys, consistent)
 	if err != nil {
 		return err
 	}
-	sums := map[string]*summaryRecord{}
 	for _, item := range items {
 		var rec skuRecord
 		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
 			return fmt.Errorf("decode SKU record: %w", err)
 		}
-		if rec.Kind == kindSummary {
-			var sum summaryRecord
-			if err := attributevalue.UnmarshalMap(item, &sum); err != nil {
-				return fmt.Errorf("decode the summary of %s: %w", rec.SKU, err)
-			}
-			sums[sum.SKU] = &sum
-		}
 		if rec.Kind != kindSKU || rec.Shards < 1 {
 			continue
 		}
 		s.catalog.keep(rec, now, consistent)
-	}
-	for _, id := range ids {
-		sum := sums[id]
-		if sum == nil && withSummary {
-			sum = &summaryRecord{} // read, and not there: no credits, not sold out
-		}
-		if sum != nil && sum.SoldOut != nil {
-			s.catalog.noteEmpty(id)
-		}
-		if e, ok := s.catalog.get(id, now); ok {
-			if consistent {
-				e.summary = sum
-			}
-			out[id] = e
-		}
+		e, _ := s.catalog.get(rec.SKU, now)
+		out[rec.SKU] = e
 	}
 	return nil
-}
-
-// noteEmpty records every shard of sku as holding no available unit (its summary
-// says sold out).
-func (c *catalog) noteEmpty(sku string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.entries[sku]; ok {
-		e.hint = make(inventory.ShardStock, len(e.hint))
-		c.entries[sku] = e
-	}
 }

@@ -177,10 +177,6 @@ type linePlan struct {
 	line  inventory.Line
 	rec   skuRecord
 	alloc map[int]int // shard → units
-	// summary: this reservation read the SKU's summary, without soldOut, before
-	// its shards; a refusal from them, all empty, then enters the state
-	// (enterSoldOut, conditioned on the summary's credits read).
-	summary *summaryRecord
 }
 
 // plan reads the SKU records (cache first) and picks the shards each line starts on.
@@ -249,23 +245,6 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 		if alloc, ok := e.hint.Allocate(lp.line.Qty); ok {
 			lp.alloc = alloc
 			return nil
-		}
-		// The hints say short: a sold-out SKU refuses from its summary alone, read now
-		// or with the record by this reservation (a keyed request then reads its
-		// key's order, after the summary: Reserve's replay).
-		if e.rec.OnSale {
-			sum, err := e.summary, error(nil)
-			if sum == nil {
-				sum = new(summaryRecord)
-				*sum, err = r.s.summaryOf(ctx, e.rec.SKU)
-			}
-			if err != nil {
-				return err
-			}
-			if sum.SoldOut != nil {
-				return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: lp.line.SKU}
-			}
-			lp.summary = sum
 		}
 	}
 	if r.req.IdempotencyKey != "" && len(r.lines) == 1 {
@@ -547,16 +526,6 @@ func (r *reservation) shardFailed(ctx context.Context, ro part, old map[string]t
 		if lp.rec.Shards == 1 {
 			return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
 		}
-		// A sold-out SKU refuses from its summary (1 read unit) rather than from a
-		// read of every shard.
-		sum, err := r.s.summaryOf(ctx, sku)
-		if err != nil {
-			return err
-		}
-		if sum.SoldOut != nil {
-			return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
-		}
-		lp.summary = &sum
 		return r.rereadShards(ctx)
 	}
 	// Missing shard, a changed price or shard count: the cached SKU record is stale.
@@ -616,19 +585,9 @@ const steadyRounds = 6
 // record's move counter brackets unchanged (steadyShards, at most steadyRounds
 // times). After a sell-out with no reshard under way that costs no read beyond the
 // shards'. Other errors, and nil, pass through.
-//
-// A STOCK_OUT from unmoved shards that are all empty, after this reservation read the
-// SKU's summary without soldOut, also sets soldOut (enterSoldOut, best effort), so
-// that the buyers after it are refused from the summary alone.
 func (r *reservation) confirmStockOut(ctx context.Context, i int, shards []shardRecord) error {
 	err := r.allocateFrom(i, shards)
-	if !errors.Is(err, inventory.ErrStockOut) {
-		return err
-	}
-	if unmoved(shards, r.lines[i].rec) {
-		if lp := r.lines[i]; lp.summary != nil && allEmpty(shards) {
-			_ = r.s.enterSoldOut(ctx, lp.rec, lp.summary.Credits) // a refused entry changes nothing; the refusal stands on the read
-		}
+	if !errors.Is(err, inventory.ErrStockOut) || unmoved(shards, r.lines[i].rec) {
 		return err
 	}
 	sku, before := r.lines[i].line.SKU, r.lines[i].rec

@@ -34,9 +34,6 @@ type txn struct {
 	epochs  map[string]int  // shard key → the epoch the last build conditioned on
 	moves   int             // a MOVE's number, stamped on every shard it touches (0: none)
 	err     error           // the first build error
-	// summaries are the SKUs whose summary item the txn updates (it adds available
-	// units to one of their shards: see summary).
-	summaries map[string]bool
 }
 
 type partKind int
@@ -48,7 +45,6 @@ const (
 	partLedger
 	partSKU
 	partTicket // the waiting-room ticket an order's admission uses (QueueStore)
-	partSummary
 )
 
 // part says what one action of a txn is.
@@ -71,8 +67,6 @@ func (p part) String() string {
 		return "the SKU record of " + p.sku
 	case partTicket:
 		return "the waiting-room ticket for " + p.sku
-	case partSummary:
-		return "the summary of " + p.sku
 	default:
 		return "the order"
 	}
@@ -115,11 +109,7 @@ func (t *txn) counter(line int, sku, user string, upd expression.UpdateBuilder, 
 
 // shard adds the update of one stock shard item by d, under cond; at send time it
 // also advances the shard's seq and is conditioned on its epoch (see sequenced).
-// A change that adds available units also takes sku's summary item (see summary).
 func (t *txn) shard(line int, sku string, n int, d inventory.Delta, cond expression.ConditionBuilder) {
-	if d.Available > 0 {
-		t.summary(sku)
-	}
 	key := shardKey(sku, n)
 	t.parts = append(t.parts, part{kind: partShard, line: line, sku: sku, shard: n})
 	t.acts = append(t.acts, func() (types.TransactWriteItem, error) {
@@ -139,9 +129,6 @@ func (t *txn) shard(line int, sku string, n int, d inventory.Delta, cond express
 // newShard adds the Put of a new shard item, starting at rec's epoch; its seq is
 // rec's plus the txn's ledger entries on it.
 func (t *txn) newShard(rec shardRecord) {
-	if rec.Available > 0 {
-		t.summary(rec.SKU)
-	}
 	if t.fresh == nil {
 		t.fresh = map[string]int{}
 	}

@@ -18,14 +18,11 @@ var ErrCartTooLarge = errors.New("cart needs more actions than one transaction h
 // ReservationActions is how many write actions reserving items takes in one
 // transaction: the order (which is also what makes an idempotency key hold), and per item its
 // RESERVE ledger entry, one update per shard it takes units from (Shards) and its
-// purchase counter when Limited; and one more per item, the check of its SKU's
-// summary item that giving the units back (a release) takes beside those
-// (docs/design.md, "Sell-out: one summary item"), so that whatever was reserved can
-// be released in one transaction.
+// purchase counter when Limited.
 func ReservationActions(items []OrderItem) int {
 	n := 1
 	for _, it := range items {
-		n += 2 + len(it.Shards)
+		n += 1 + len(it.Shards)
 		if it.Limited {
 			n++
 		}

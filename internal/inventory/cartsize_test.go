@@ -25,13 +25,13 @@ func TestCheckCartSize(t *testing.T) {
 		actions int
 		tooBig  bool
 	}{
-		// 1 order + 2 × (1 ledger entry + 1 summary check + 49 shards) = 103.
-		{"two SKUs of 64 one-unit shards, 49 of each", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{49, 49}, false, 103, true},
-		{"47 and 48 fit exactly", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{47, 48}, false, 100, false},
-		{"purchase counters are actions too", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{47, 46}, true, 100, false},
+		// 1 order + 2 × (1 ledger entry + 49 shards) = 101.
+		{"two SKUs of 64 one-unit shards, 49 of each", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{49, 49}, false, 101, true},
+		{"48 and 49 fit exactly", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{48, 49}, false, 100, false},
+		{"purchase counters are actions too", []inventory.ShardStock{oneUnitShards(64), oneUnitShards(64)}, []int{48, 47}, true, 100, false},
 		// Fullest shards first: 64 units on 3 shards rather than 64 one-unit shards.
-		{"a line split over the fewest shards", []inventory.ShardStock{append(oneUnitShards(61), 30, 20, 14)}, []int{64}, false, 6, false},
-		{"one shard that covers the line", []inventory.ShardStock{{3, 9999, 3}}, []int{9999}, false, 4, false},
+		{"a line split over the fewest shards", []inventory.ShardStock{append(oneUnitShards(61), 30, 20, 14)}, []int{64}, false, 5, false},
+		{"one shard that covers the line", []inventory.ShardStock{{3, 9999, 3}}, []int{9999}, false, 3, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			items := make([]inventory.OrderItem, len(tc.stock))

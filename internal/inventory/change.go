@@ -241,23 +241,18 @@ func (c Change) String() string {
 }
 
 // Actions is how many write actions c takes in one transaction: the record, the
-// marker, each purchase counter, per stock move one update per shard and one
-// ledger entry per op, and per SKU whose available units a move adds to, the check
-// of its summary item (docs/design.md, "Sell-out: one summary item").
+// marker, each purchase counter, and per stock move one update per shard and one
+// ledger entry per op.
 func (c Change) Actions() int {
 	n := 1
 	if c.Marker != nil {
 		n++
 	}
 	n += len(c.Limits)
-	credited := map[string]bool{}
 	for _, m := range c.Stock {
 		n += len(m.Item.Shards) + len(m.Ops)
-		if m.Delta(m.Item.Qty).Available > 0 {
-			credited[m.Item.SKU] = true
-		}
 	}
-	return n + len(credited)
+	return n
 }
 
 // PayResult is what c, the decision on a payment, does to its order: Replayed for no

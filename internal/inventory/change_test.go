@@ -53,8 +53,8 @@ func TestRelease_CancelsGivesUnitsAndCountersBack(t *testing.T) {
 	if c.Entry != (inventory.Entry{Ref: "order-1", Reason: "USER", At: t0.Add(time.Minute)}) {
 		t.Errorf("entry %+v", c.Entry)
 	}
-	if got := c.Actions(); got != 1+1+3+2+2 {
-		t.Errorf("actions %d, want the order, one counter, three shards, two entries and two summary checks", got)
+	if got := c.Actions(); got != 1+1+3+2 {
+		t.Errorf("actions %d, want the order, one counter, three shards and two entries", got)
 	}
 }
 
@@ -404,10 +404,9 @@ func TestStartRefund_OfAReservationOfExactly100ActionsFitsOrIsRefused(t *testing
 	merchant := inventory.RefundRequest{Requester: inventory.Merchant, Goods: inventory.ReturnGoods, By: "arn:aws:iam::1:user/op", Reason: "damaged"}
 	now := t0.Add(time.Hour)
 
-	// 11 lines over 7 shards: 1 + 11 × (7 + 1 + 1) = 100 actions to reserve (shards,
-	// ledger entry, summary check); the refund's marker would make 101: the units go
-	// back on one shard per line instead.
-	o := paidOrderOf(11, 7, false)
+	// 11 lines over 8 shards: 1 + 11 × (8 + 1) = 100 actions to reserve; the refund's
+	// marker would make 101: the units go back on one shard per line instead.
+	o := paidOrderOf(11, 8, false)
 	if n := inventory.ReservationActions(o.Items); n != inventory.MaxTransactionActions {
 		t.Fatalf("reservation takes %d actions, want %d", n, inventory.MaxTransactionActions)
 	}
@@ -416,15 +415,13 @@ func TestStartRefund_OfAReservationOfExactly100ActionsFitsOrIsRefused(t *testing
 		t.Fatalf("StartRefund = %d actions, %v; want at most %d", c.Actions(), err, inventory.MaxTransactionActions)
 	}
 	for _, m := range c.Stock {
-		if len(m.Item.Shards) != 1 || m.Item.Shards[0] != 7 {
-			t.Errorf("line %d returns on %v, want all 7 units on shard 0", m.Line, m.Item.Shards)
+		if len(m.Item.Shards) != 1 || m.Item.Shards[0] != 8 {
+			t.Errorf("line %d returns on %v, want all 8 units on shard 0", m.Line, m.Item.Shards)
 		}
 	}
 
-	// 24 limited lines on one shard each and one unlimited: 1 + 24 × 4 + 3 = 100; no
-	// fewer shards to use.
-	o = paidOrderOf(25, 1, true)
-	o.Items[24].Limited = false
+	// 33 limited lines on one shard each: 1 + 33 × 3 = 100; no fewer shards to use.
+	o = paidOrderOf(33, 1, true)
 	if n := inventory.ReservationActions(o.Items); n != inventory.MaxTransactionActions {
 		t.Fatalf("reservation takes %d actions, want %d", n, inventory.MaxTransactionActions)
 	}

@@ -333,12 +333,12 @@ func TestReserve_RaisedLimitIsNotRefusedFromAStaleCache(t *testing.T) {
 func TestReserve_WideCartOfShardedSKUsSucceedsOnAColdCache(t *testing.T) {
 	e := newEnv(t, dynamo.Options{}, nil)
 	var lines []inventory.Line
-	for i := range 19 { // 1 + 19 × (2 shards + counter + ledger entry + summary) = 96 actions
+	for i := range 20 {
 		id := fmt.Sprintf("t%02d", i)
 		e.createSKU(t, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: id, Stock: 64, Shards: 16, LimitPerUser: 100}) // 4 units per shard
 		lines = append(lines, inventory.Line{SKU: id, Qty: 8})
 	}
-	for _, n := range []int{6, 19} {
+	for _, n := range []int{6, 20} {
 		fresh := dynamo.New(e.DB, e.Tables, dynamo.Options{}) // a cold container
 		if _, _, err := fresh.Reserve(context.Background(), inventory.ReserveRequest{UserID: fmt.Sprint("u", n), Cart: cart(t, lines[:n]...)}); err != nil {
 			t.Errorf("%d lines of 8 units over 4-unit shards: %v", n, err)
