@@ -50,16 +50,7 @@ func TestPrintOrder_ShowsReceiptAndAftersales(t *testing.T) {
 		if err := printOrder(&out, []byte(tc.order)); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		for _, w := range tc.want {
-			if !strings.Contains(out.String(), w) {
-				t.Errorf("%s: output lacks %q:\n%s", tc.name, w, out.String())
-			}
-		}
-		for _, w := range tc.not {
-			if strings.Contains(out.String(), w) {
-				t.Errorf("%s: output has %q:\n%s", tc.name, w, out.String())
-			}
-		}
+		checkOutput(t, tc.name, out.String(), tc.want, tc.not)
 	}
 }
 
@@ -84,16 +75,7 @@ func TestPrintShipment_ShowsTheShipmentsOwnUpload(t *testing.T) {
 		if err := printShipment(&out, []byte(tc.answer)); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		for _, w := range tc.want {
-			if !strings.Contains(out.String(), w) {
-				t.Errorf("%s: output lacks %q:\n%s", tc.name, w, out.String())
-			}
-		}
-		for _, w := range tc.not {
-			if strings.Contains(out.String(), w) {
-				t.Errorf("%s: output has %q:\n%s", tc.name, w, out.String())
-			}
-		}
+		checkOutput(t, tc.name, out.String(), tc.want, tc.not)
 	}
 }
 
@@ -118,5 +100,21 @@ func TestPrintOrder_ShowsEachShipmentsOwnUpload(t *testing.T) {
 	}
 	if !strings.Contains(p1, "UPLOADED 2026-01-02T03:04:05Z") || !strings.Contains(p2, "QUEUED") || strings.Contains(p2, "2026") {
 		t.Errorf("shipments shown:\n%s", out.String())
+	}
+}
+
+// checkOutput reports, for the case named name, each of want that out lacks and each
+// of not that it holds.
+func checkOutput(t *testing.T, name, out string, want, not []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("%s: output lacks %q:\n%s", name, w, out)
+		}
+	}
+	for _, w := range not {
+		if strings.Contains(out, w) {
+			t.Errorf("%s: output has %q:\n%s", name, w, out)
+		}
 	}
 }
