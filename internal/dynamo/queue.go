@@ -194,6 +194,24 @@ type frontierRecord struct {
 	Steps   []byte `dynamodbav:"steps"`
 	SoldOut bool   `dynamodbav:"soldOut"`
 	Version int64  `dynamodbav:"version"`
+	// The admitter's line (inventory.LineState); absent before its first write.
+	Placed      int   `dynamodbav:"placed,omitempty"`
+	Queued      int   `dynamodbav:"queued,omitempty"`
+	Rate        int   `dynamodbav:"arrivalsPerSecond,omitempty"`
+	WatermarkMs int64 `dynamodbav:"watermarkMs,omitempty"`
+	Drawn       bool  `dynamodbav:"drawn,omitempty"`
+	Late        int   `dynamodbav:"late,omitempty"`
+}
+
+// frontier is the record's inventory.Frontier.
+func (r frontierRecord) frontier() (inventory.Frontier, error) {
+	steps, err := decodeSteps(r.Steps)
+	if err != nil {
+		return inventory.Frontier{}, fmt.Errorf("decode frontier of %s: %w", r.SKU, err)
+	}
+	return inventory.Frontier{Steps: steps, SoldOut: r.SoldOut, Line: inventory.LineState{
+		Placed: r.Placed, Queued: r.Queued, ArrivalsPerSecond: r.Rate, Watermark: fromMilli(r.WatermarkMs), Drawn: r.Drawn, Late: r.Late,
+	}}, nil
 }
 
 const kindFrontier = "FRONTIER"
@@ -256,15 +274,11 @@ func (s *QueueStore) FrontierOf(ctx context.Context, sku string) (inventory.Fron
 	if ok && now.Sub(e.at) < FrontierCacheTTL && !now.Before(e.at) {
 		return e.f, e.version, nil
 	}
-	var rec frontierRecord
-	if err := s.get(ctx, s.tables.SKUs, frontierKey(sku), "frontier of "+sku, &rec); err != nil {
+	f, version, err := s.ReadFrontier(ctx, sku)
+	if err != nil {
 		return inventory.Frontier{}, 0, err
 	}
-	steps, err := decodeSteps(rec.Steps)
-	if err != nil {
-		return inventory.Frontier{}, 0, fmt.Errorf("decode frontier of %s: %w", sku, err)
-	}
-	e = frontierEntry{f: inventory.Frontier{Steps: steps, SoldOut: rec.SoldOut}, version: rec.Version, at: now}
+	e = frontierEntry{f: f, version: version, at: now}
 	c.mu.Lock()
 	c.entries[sku] = e
 	c.mu.Unlock()
@@ -281,7 +295,13 @@ func (s *QueueStore) AdvanceFrontier(ctx context.Context, sku string, prev int64
 	if err != nil {
 		return fmt.Errorf("advance frontier of %s: %w", sku, err)
 	}
-	item, err := attributevalue.MarshalMap(frontierRecord{PK: frontierKey(sku), Kind: kindFrontier, SKU: sku, Steps: steps, SoldOut: f.SoldOut, Version: prev + 1})
+	l := f.Line
+	rec := frontierRecord{PK: frontierKey(sku), Kind: kindFrontier, SKU: sku, Steps: steps, SoldOut: f.SoldOut, Version: prev + 1,
+		Placed: l.Placed, Queued: l.Queued, Rate: l.ArrivalsPerSecond, Drawn: l.Drawn, Late: l.Late}
+	if !l.Watermark.IsZero() {
+		rec.WatermarkMs = l.Watermark.UnixMilli()
+	}
+	item, err := attributevalue.MarshalMap(rec)
 	if err != nil {
 		return fmt.Errorf("encode frontier of %s: %w", sku, err)
 	}

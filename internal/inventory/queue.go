@@ -183,6 +183,42 @@ func (s AdmissionStep) Expires() time.Time { return s.At.Add(AdmissionSeconds * 
 type Frontier struct {
 	Steps   []AdmissionStep
 	SoldOut bool // the last tick found nothing purchasable
+	// Line is the admitter's account of the line, kept in the same item.
+	Line LineState
+}
+
+// LineState is what the admitter keeps of a SKU's line between ticks (and between
+// invocations) in the frontier item, and what a poll of a ticket not yet placed
+// estimates its wait from.
+type LineState struct {
+	// Placed is the positions given so far, 1..Placed: each was reserved by the
+	// frontier write that raised Placed, before the ticket's PlaceTicket, so two
+	// admitters never give one position twice.
+	Placed int
+	// Queued is the tickets in line as the admitter last read it: Placed plus those
+	// read from the index (or arrived in the fair window) and not placed yet.
+	Queued int
+	// ArrivalsPerSecond is the rate of arrivals over the last second read.
+	ArrivalsPerSecond int
+	// Watermark is the arrival time up to which the index was read into the line
+	// (zero: not read since the sale, or the fair window not drawn yet).
+	Watermark time.Time
+	// Drawn: the fair window's line was drawn (or the SKU has no fair window).
+	Drawn bool
+	// Late counts index entries seen after the arrivals of their time were read
+	// (the index is eventually consistent): each joined the back of the line.
+	Late int
+}
+
+// Ahead is how many tickets are in line before one not placed yet that arrived at
+// arrived: every ticket read (Queued), plus, for an arrival after the Watermark, the
+// arrivals since then at ArrivalsPerSecond. Polls estimate the wait from it.
+func (l LineState) Ahead(arrived time.Time) int {
+	n := l.Queued
+	if !l.Watermark.IsZero() && arrived.After(l.Watermark) {
+		n += int(int64(l.ArrivalsPerSecond) * int64(arrived.Sub(l.Watermark)) / int64(time.Second))
+	}
+	return n
 }
 
 // Admitted is the last admitted position (0: none yet).
@@ -233,7 +269,7 @@ func (f Frontier) Advance(now time.Time, d AdmissionDecision) Frontier {
 	if last > 0 {
 		steps = steps[last:]
 	}
-	return Frontier{Steps: steps, SoldOut: d.SoldOut}
+	return Frontier{Steps: steps, SoldOut: d.SoldOut, Line: f.Line}
 }
 
 // TicketStatus is what GET /queue/{ticket} answers.

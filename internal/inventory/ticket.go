@@ -66,6 +66,9 @@ type TicketView struct {
 	Position int
 	// EstimatedWaitSeconds is the wait at the SKU's admission rate (WAITING only).
 	EstimatedWaitSeconds int
+	// Estimated: EstimatedWaitSeconds holds an estimate (WAITING, and the ticket
+	// placed or the admitter having read the line: Frontier.Line).
+	Estimated bool
 	// AdmissionExpires is when the admission ends (ADMITTED only).
 	AdmissionExpires time.Time
 	// NextPollSeconds is how long the buyer should wait before polling again
@@ -99,7 +102,8 @@ func NextPoll(waitSeconds int, windowEnd, now time.Time) int {
 // View is what a poll of t answers at now from the SKU's frontier f, the SKU's
 // settings q and sale start (for the fair window; zero: none) and admission rate
 // (AdmissionRatePerSecond of its shards): Frontier.Status of t's position, with its
-// wait and the next poll while WAITING.
+// wait and the next poll while WAITING. A ticket not placed yet is estimated from
+// the line the admitter keeps in f (LineState.Ahead) once the line is drawn.
 func (f Frontier) View(t Ticket, q QueueSettings, start time.Time, ratePerSecond int, now time.Time) TicketView {
 	status, expires := f.Status(t.Position, now)
 	v := TicketView{Status: status, Position: t.Position, AdmissionExpires: expires}
@@ -110,8 +114,13 @@ func (f Frontier) View(t Ticket, q QueueSettings, start time.Time, ratePerSecond
 	if !start.IsZero() {
 		windowEnd = q.FairWindowEnd(start)
 	}
-	if t.Position > 0 {
-		v.EstimatedWaitSeconds = f.EstimatedWaitSeconds(t.Position, ratePerSecond)
+	switch {
+	case t.Position > 0:
+		v.EstimatedWaitSeconds, v.Estimated = f.EstimatedWaitSeconds(t.Position, ratePerSecond), true
+	case f.Line.Drawn && !now.Before(windowEnd):
+		// Not placed yet: behind every ticket the admitter has read, and the
+		// arrivals since its watermark.
+		v.EstimatedWaitSeconds, v.Estimated = f.EstimatedWaitSeconds(f.Line.Ahead(t.ArrivedAt)+1, ratePerSecond), true
 	}
 	v.NextPollSeconds = NextPoll(v.EstimatedWaitSeconds, windowEnd, now)
 	return v

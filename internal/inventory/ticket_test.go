@@ -64,7 +64,11 @@ func TestFrontier_ViewOfATicket(t *testing.T) {
 		{"not placed, window closed", inventory.Ticket{}, at, f,
 			inventory.TicketView{Status: inventory.TicketWaiting, NextPollSeconds: 1}},
 		{"placed far back", inventory.Ticket{Position: 100 + 200*60}, at, f,
-			inventory.TicketView{Status: inventory.TicketWaiting, Position: 12_100, EstimatedWaitSeconds: 60, NextPollSeconds: 6}},
+			inventory.TicketView{Status: inventory.TicketWaiting, Position: 12_100, EstimatedWaitSeconds: 60, Estimated: true, NextPollSeconds: 6}},
+		// 300 read, 100 a second since the watermark a second before its arrival:
+		// 400 ahead, 300 of them not admitted, at 200 a second.
+		{"not placed, line drawn", inventory.Ticket{ArrivedAt: at}, at, withLine(f, inventory.LineState{Queued: 300, ArrivalsPerSecond: 100, Watermark: at.Add(-time.Second), Drawn: true}),
+			inventory.TicketView{Status: inventory.TicketWaiting, EstimatedWaitSeconds: 2, Estimated: true, NextPollSeconds: 1}},
 		{"admitted", inventory.Ticket{Position: 7}, at, f,
 			inventory.TicketView{Status: inventory.TicketAdmitted, Position: 7, AdmissionExpires: saleStart.Add((40 + inventory.AdmissionSeconds) * time.Second)}},
 		{"expired", inventory.Ticket{Position: 7}, saleStart.Add((40 + inventory.AdmissionSeconds) * time.Second), f,
@@ -76,6 +80,11 @@ func TestFrontier_ViewOfATicket(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
 		}
 	}
+}
+
+func withLine(f inventory.Frontier, l inventory.LineState) inventory.Frontier {
+	f.Line = l
+	return f
 }
 
 func TestAdmission_AdmitsItsUserAndSKUUntilItExpires(t *testing.T) {

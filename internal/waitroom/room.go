@@ -48,8 +48,9 @@ func NewRoom(store Tickets, keys *admission.Keys, now func() time.Time) *Room {
 }
 
 // ticketJSON is the contract's ticket (docs/contract.md, "POST /skus/{skuId}/queue"
-// and "GET /queue/{ticket}"). Position and EstimatedWaitSeconds are null until the
-// admitter places the ticket in line.
+// and "GET /queue/{ticket}"). Position is null until the admitter places the ticket
+// in line; EstimatedWaitSeconds is null but while WAITING with a position or, not
+// placed yet, once the admitter has read the line (inventory.TicketView.Estimated).
 type ticketJSON struct {
 	Ticket               string `json:"ticket"`
 	SKU                  string `json:"skuId"`
@@ -114,9 +115,9 @@ func (r *Room) answer(ctx context.Context, status int, t inventory.Ticket) (even
 	out := ticketJSON{Ticket: t.ID, SKU: t.SKU, Status: string(v.Status), NextPollSeconds: v.NextPollSeconds}
 	if t.Position > 0 {
 		out.Position = &v.Position
-		if v.Status == inventory.TicketWaiting {
-			out.EstimatedWaitSeconds = &v.EstimatedWaitSeconds
-		}
+	}
+	if v.Estimated {
+		out.EstimatedWaitSeconds = &v.EstimatedWaitSeconds
 	}
 	if v.Status == inventory.TicketAdmitted {
 		token, err := r.keys.Mint(inventory.Admission{User: t.User, SKU: t.SKU, Ticket: t.ID, Position: t.Position, Expires: v.AdmissionExpires})
