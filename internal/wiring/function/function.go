@@ -21,6 +21,7 @@ import (
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wiring/function/admin"
+	admitterfn "github.com/stockguard/stockguard/internal/wiring/function/admitter"
 	alertchatfn "github.com/stockguard/stockguard/internal/wiring/function/alertchat"
 	"github.com/stockguard/stockguard/internal/wiring/function/closeorder"
 	"github.com/stockguard/stockguard/internal/wiring/function/createorder"
@@ -38,7 +39,8 @@ import (
 // All lists every function.
 func All() []wiring.Function {
 	return []wiring.Function{createorder.Function, closeorder.Function, paycallback.Function, refund.Function, reconcilefn.Function,
-		admin.Function, loginfn.Function, jwks.Function, alertchatfn.Function, wechat.Function}
+		admin.Function, loginfn.Function, jwks.Function, alertchatfn.Function, wechat.Function,
+		admitterfn.Function}
 }
 
 // ByName is the function whose logical id is name; false for one nothing wires.
@@ -61,6 +63,7 @@ func Check(name string, get envvar.Lookup) error {
 		reconcilefn.Function.Name: loads(reconcilefn.Load), admin.Function.Name: loads(admin.Load),
 		loginfn.Function.Name: loads(loginfn.Load), jwks.Function.Name: loads(jwks.Load),
 		alertchatfn.Function.Name: loads(alertchatfn.Load), wechat.Function.Name: loads(wechat.Load),
+		admitterfn.Function.Name: loads(admitterfn.Load),
 	}[name]
 	if !ok {
 		return errors.New("no function " + name)

@@ -25,6 +25,7 @@ import (
 	"github.com/stockguard/stockguard/internal/teamchat"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wiring/function/admin"
+	admitterfn "github.com/stockguard/stockguard/internal/wiring/function/admitter"
 	alertchatfn "github.com/stockguard/stockguard/internal/wiring/function/alertchat"
 	"github.com/stockguard/stockguard/internal/wiring/function/closeorder"
 	"github.com/stockguard/stockguard/internal/wiring/function/createorder"
@@ -57,6 +58,7 @@ func (s *Stack) wireFunction(cfg StackConfig, name string, env envvar.Lookup, lo
 		jwks.Function.Name:        wired(jwks.Load, w.jwks),
 		alertchatfn.Function.Name: wired(alertchatfn.Load, w.alertChat),
 		wechat.Function.Name:      wired(wechat.Load, w.wechat),
+		admitterfn.Function.Name:  wired(admitterfn.Load, w.admitter),
 	}[name]
 	if !ok {
 		return nil, fmt.Errorf("no wiring under internal/wiring/function")
@@ -155,6 +157,10 @@ func (w wirer) refund(c refund.Config) (*lambdaevent.Function, error) {
 		return nil, err
 	}
 	return refund.Build(c, w.log, w.store(c.Tables, dynamo.Options{}), w.s.refundQueue(c.RefundQueueURL), w.s.wechatQueue(c.WeChatQueueURL), merchant)
+}
+
+func (w wirer) admitter(c admitterfn.Config) (*lambdaevent.Function, error) {
+	return admitterfn.Build(c, w.log, w.store(c.Tables, dynamo.Options{}))
 }
 
 func (w wirer) reconcile(c reconcilefn.Config) (*lambdaevent.Function, error) {

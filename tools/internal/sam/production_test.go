@@ -301,8 +301,8 @@ func TestProduction_OrdersTableIsEncryptedWithAKeyItsFunctionsMayUseThroughDynam
 			}
 		}
 	}
-	if users != 9 {
-		t.Errorf("%d functions use the orders table, want 9 (all but jwks)", users)
+	if users != 10 {
+		t.Errorf("%d functions use the orders table, want 10 (all but jwks)", users)
 	}
 }
 
@@ -355,8 +355,8 @@ func TestProduction_EveryScheduleHasARetryPolicyAndADeadLetterQueue(t *testing.T
 			}
 		}
 	}
-	if schedules != 4 {
-		t.Errorf("%d schedules, want 4 (sweep, reconcile, stuck refunds, chat digests)", schedules)
+	if schedules != 5 {
+		t.Errorf("%d schedules, want 5 (sweep, reconcile, stuck refunds, chat digests, admitter)", schedules)
 	}
 }
 

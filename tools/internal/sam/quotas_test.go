@@ -44,7 +44,7 @@ func TestWiring_QuotasInFrontOfTheFunctions(t *testing.T) {
 		t.Errorf("routes missing: %v", want)
 	}
 	functions := realByName(t, (*sam.Template).Functions, func(f sam.Function) string { return f.Name })
-	reserved := map[string]int{"CloseOrderFunction": 20, "PayCallbackFunction": 20, "ReconcileFunction": 1, "AlertChatFunction": 2}
+	reserved := map[string]int{"CloseOrderFunction": 20, "PayCallbackFunction": 20, "ReconcileFunction": 1, "AlertChatFunction": 2, "AdmitterFunction": 2}
 	for name, f := range functions {
 		want, ok := reserved[name]
 		switch {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/stockguard/stockguard/internal/admitter"
 	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/tools/internal/local"
 	"github.com/stockguard/stockguard/tools/internal/testing/stacktest"
 )
@@ -35,12 +36,13 @@ type buyer struct {
 	cancelled    bool
 }
 
-// takeTickets has n buyers take tickets for sku, one a millisecond, in order.
-func takeTickets(t *testing.T, s *stacktest.Stack, sku string, n int) []*buyer {
+// takeTickets has n buyers, named prefix and a number, take tickets for sku, one a
+// millisecond, in order.
+func takeTickets(t *testing.T, s *stacktest.Stack, sku, prefix string, n int) []*buyer {
 	t.Helper()
 	buyers := make([]*buyer, n)
 	for i := range buyers {
-		b := &buyer{user: fmt.Sprintf("buyer-%03d", i)}
+		b := &buyer{user: fmt.Sprintf("%s-%03d", prefix, i)}
 		code, out := s.Call(t, "POST", "/skus/"+sku+"/queue", b.user, nil, "")
 		if code != http.StatusAccepted {
 			t.Fatalf("take %s: %d %v", b.user, code, out)
@@ -122,7 +124,7 @@ func orderAdmitted(t *testing.T, s *stacktest.Stack, sku string, qty int, buyers
 func TestAdmitter_NeverAdmitsMoreThanCanBeBought(t *testing.T) {
 	const stock, perBuyer = 7, 2
 	s := stack(t, fmt.Sprintf(`[{"skuId":"drop","delivery":"none","name":"drop","price":1000,"stock":%d,"shards":1,"limitPerUser":%d,"queue":true}]`, stock, perBuyer), 90*time.Second)
-	buyers := takeTickets(t, s, "drop", 12)
+	buyers := takeTickets(t, s, "drop", "buyer", 12)
 	adm := admitter.New(s.Store, slog.New(slog.DiscardHandler), s.Clock.Now)
 	orders, cancels := 0, 0
 	for round := range 16 { // 30 s a round: admissions last 6 rounds, unpaid holds 3
@@ -154,5 +156,141 @@ func TestAdmitter_NeverAdmitsMoreThanCanBeBought(t *testing.T) {
 	// and the line fix who is admitted when, so the counts are exact.
 	if orders != 9 || cancels != 3 {
 		t.Fatalf("%d orders, %d cancelled, want 9 and 3", orders, cancels)
+	}
+}
+
+// paid pays order id (price 1000 fen a unit, qty units) through the notify route.
+func paid(t *testing.T, s *stacktest.Stack, id string, qty int64) {
+	t.Helper()
+	amount := 1000 * qty
+	tx := wechatpay.Transaction{
+		OutTradeNo: id, TransactionID: "4200" + id[:24], TradeType: "JSAPI", TradeState: wechatpay.TradeStateSuccess,
+		BankType: "OTHERS", SuccessTime: s.Clock.Now(), Payer: wechatpay.Payer{OpenID: "o-test"},
+		Amount: wechatpay.Amount{Total: amount, PayerTotal: amount, Currency: "CNY", PayerCurrency: "CNY"},
+	}
+	if code, out := s.Pay(t, tx); code != http.StatusNoContent {
+		t.Fatalf("pay %s: %d %v", id, code, out)
+	}
+}
+
+// soldOut reads whether sku's frontier says SOLD_OUT.
+func soldOut(t *testing.T, s *stacktest.Stack, sku string) bool {
+	t.Helper()
+	f, _, err := s.Store.ReadFrontier(context.Background(), sku)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.SoldOut
+}
+
+// SOLD_OUT is written on the first tick that finds nothing available and nothing
+// reserved, not before: while a PENDING order holds a unit, the line waits, since
+// the unit may come back. The next poll of a waiting buyer answers SOLD_OUT.
+func TestAdmitter_SoldOutOnTheTickThatFindsNothingLeft(t *testing.T) {
+	s := stack(t, `[{"skuId":"drop","delivery":"none","name":"drop","price":1000,"stock":2,"shards":1,"queue":true}]`, 0)
+	buyers := takeTickets(t, s, "drop", "buyer", 4)
+	adm := admitter.New(s.Store, slog.New(slog.DiscardHandler), s.Clock.Now)
+	tick(t, s, adm, time.Second)
+	if n := orderAdmitted(t, s, "drop", 1, buyers); n != 2 {
+		t.Fatalf("%d orders, want 2", n)
+	}
+	paid(t, s, buyers[0].order, 1)
+	tick(t, s, adm, time.Second)
+	if soldOut(t, s, "drop") { // buyer 1's unit is reserved, not sold
+		t.Fatal("sold out while a PENDING order holds a unit")
+	}
+	if _, out := s.Call(t, "GET", "/queue/"+buyers[3].ticket, buyers[3].user, nil, ""); out["status"] != "WAITING" || num(out["position"]) != 4 {
+		t.Fatalf("buyer 3 before the sell-out: %v", out)
+	}
+	paid(t, s, buyers[1].order, 1)
+	tick(t, s, adm, admitter.Tick)
+	if !soldOut(t, s, "drop") {
+		t.Fatal("not sold out on the tick that found nothing available nor reserved")
+	}
+	s.Clock.Advance(500 * time.Millisecond) // the polls' copy of the frontier
+	for _, b := range buyers[2:] {
+		if _, out := s.Call(t, "GET", "/queue/"+b.ticket, b.user, nil, ""); out["status"] != "SOLD_OUT" {
+			t.Errorf("%s after the sell-out: %v", b.user, out)
+		}
+	}
+	if _, out := s.Call(t, "GET", "/queue/"+buyers[0].ticket, buyers[0].user, nil, ""); out["status"] != "ADMITTED" {
+		t.Errorf("buyer 0, admitted before the sell-out: %v", out)
+	}
+}
+
+// counting is a store that counts the frontier writes that succeeded, and, with
+// noLease, lets every admitter hold every lease (only the frontier's version then
+// keeps them apart).
+type counting struct {
+	admitter.Store
+	noLease  bool
+	advanced atomic.Int32
+}
+
+func (c *counting) AdvanceFrontier(ctx context.Context, sku string, prev int64, f inventory.Frontier) error {
+	err := c.Store.AdvanceFrontier(ctx, sku, prev, f)
+	if err == nil {
+		c.advanced.Add(1)
+	}
+	return err
+}
+
+func (c *counting) TakeLease(ctx context.Context, sku, holder string, until time.Time) (bool, error) {
+	if c.noLease {
+		return true, nil
+	}
+	return c.Store.TakeLease(ctx, sku, holder, until)
+}
+
+// Two admitters tick the same SKU at once while buyers keep arriving, and the first
+// stops halfway (its lease dropped, or run out): every ticket gets one position,
+// the positions are 1..n with none twice and none empty, and every version of the
+// frontier was written by one write of one tick. With the lease each tick admits
+// once; without it, the frontier's version alone keeps positions unique.
+func TestAdmitter_TwoAtOnceGiveEachPositionOnce(t *testing.T) {
+	for _, noLease := range []bool{false, true} {
+		t.Run(fmt.Sprintf("noLease=%v", noLease), func(t *testing.T) {
+			s := stack(t, `[{"skuId":"drop","delivery":"none","name":"drop","price":1000,"stock":100,"shards":1,"queue":true}]`, 0)
+			store := &counting{Store: s.Store, noLease: noLease}
+			a := admitter.New(store, slog.New(slog.DiscardHandler), s.Clock.Now)
+			b := admitter.New(store, slog.New(slog.DiscardHandler), s.Clock.Now)
+			var buyers []*buyer
+			for round := range 8 {
+				buyers = append(buyers, takeTickets(t, s, "drop", fmt.Sprint("round", round), 5)...)
+				s.Clock.Advance(admitter.Tick + admitter.Settle)
+				var wg sync.WaitGroup
+				for i, adm := range []*admitter.Admitter{a, b} {
+					if i == 0 && round >= 4 {
+						continue // a has stopped
+					}
+					wg.Go(func() { adm.Tick(context.Background()) })
+				}
+				wg.Wait()
+				if round == 3 {
+					a.Release(context.Background())
+					s.Clock.Advance(admitter.LeaseFor)
+				}
+			}
+			s.Clock.Advance(admitter.Tick + admitter.Settle)
+			tick(t, s, b, 0)
+			positions := map[int]string{}
+			for _, bu := range buyers {
+				tk, err := s.Store.TicketOf(context.Background(), bu.user, bu.ticket)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if other, dup := positions[tk.Position]; dup || tk.Position < 1 || tk.Position > len(buyers) {
+					t.Fatalf("%s at position %d (also %q): %d tickets", bu.user, tk.Position, other, len(buyers))
+				}
+				positions[tk.Position] = bu.user
+			}
+			_, version, err := s.Store.ReadFrontier(context.Background(), "drop")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if int64(store.advanced.Load()) != version {
+				t.Fatalf("%d frontier writes succeeded, version %d", store.advanced.Load(), version)
+			}
+		})
 	}
 }

@@ -31,7 +31,9 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 
+	"github.com/stockguard/stockguard/internal/admitter"
 	"github.com/stockguard/stockguard/internal/closeq"
+	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/idtoken"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/orders"
@@ -84,6 +86,7 @@ func TestBootstraps_AnswerEveryRouteAndSourceUnderTheLambdaRuntime(t *testing.T)
 	w.checkCancel(t, mug)
 	w.checkQueueAndSweep(t, mug)
 	w.checkReconcile(t)
+	w.checkAdmitter(t)
 	w.checkAlertChat(t)
 	// GET /skus/{skuId} answers from a read at most 1 s old (docs/design.md, "Sell-out"):
 	// let the last change reach it.
@@ -205,8 +208,12 @@ func (w *world) environment(t *testing.T, tpl *sam.Template) func(sam.Function) 
 		"HTTPS_PROXY=" + serve(t, w.proxy), "SSL_CERT_FILE=" + caFile,
 	}
 	return func(f sam.Function) []string {
+		timeout := f.Timeout
+		if f.Name == "AdmitterFunction" {
+			timeout = 3 // it ticks until 1.5 s before its timeout: here for 1.5 s
+		}
 		env := append(slices.Clone(common), "AWS_LAMBDA_FUNCTION_NAME="+f.Name,
-			"AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+strconv.Itoa(f.MemorySize), "AWS_LAMBDA_FUNCTION_TIMEOUT="+strconv.Itoa(f.Timeout))
+			"AWS_LAMBDA_FUNCTION_MEMORY_SIZE="+strconv.Itoa(f.MemorySize), "AWS_LAMBDA_FUNCTION_TIMEOUT="+strconv.Itoa(timeout))
 		for _, k := range slices.Sorted(maps.Keys(f.Environment)) {
 			v := f.Environment[k]
 			if r, ok := refs[v]; ok {
@@ -609,6 +616,30 @@ func (w *world) checkAlertChat(t *testing.T) {
 	got := w.chatBot.Received()
 	if len(got) != 1 || !strings.Contains(got[0].Title, "ALARM: ReconcileDifferencesAlarm") || len(w.chatBot.Refusals()) != 0 {
 		t.Errorf("the WeCom robot received %q (refused %q), want the alarm once", got, w.chatBot.Refusals())
+	}
+}
+
+// checkAdmitter: a buyer takes a ticket for a queued SKU; the scheduled admitter
+// places it first in line and admits it, and the buyer's poll answers ADMITTED.
+func (w *world) checkAdmitter(t *testing.T) {
+	const sku = "rie-drop"
+	status, out := w.stack.Call(t, http.MethodPost, "/admin/skus", "", map[string]string{"Content-Type": "application/json"},
+		`{"skuId":"`+sku+`","delivery":"none","name":"drop","price":2500,"stock":3,"queue":true}`)
+	want(t, "POST /admin/skus (queued)", status, http.StatusCreated, out)
+	status, out = w.stack.Call(t, http.MethodPost, "/skus/"+sku+"/queue", "", map[string]string{"Authorization": w.token}, "")
+	want(t, "POST /skus/{skuId}/queue", status, http.StatusAccepted, out)
+	ticket := out["ticket"].(string)
+	time.Sleep(admitter.Settle) // the admitter reads arrivals Settle old
+	var report admitter.Report
+	w.stack.Invoke(t, "AdmitterFunction", local.ScheduledEvent(time.Now(), "arn:aws:events:"+sam.Region+":"+sam.AccountID+":rule/AdmitterSchedule"), &report)
+	if report.Ticks < 1 || report.SKUs != 1 || report.Errors != 0 {
+		t.Errorf("admitter %+v, want ticks, 1 queued SKU, no error", report)
+	}
+	time.Sleep(dynamo.FrontierCacheTTL)
+	status, out = w.stack.Call(t, http.MethodGet, "/queue/"+ticket, "", map[string]string{"Authorization": w.token}, "")
+	want(t, "GET /queue/{ticket}", status, http.StatusOK, out)
+	if out["status"] != "ADMITTED" || out["position"] != 1.0 || out["admission"] == nil {
+		t.Errorf("GET /queue/%s = %v, want ADMITTED at position 1 with an admission", ticket, out)
 	}
 }
 
