@@ -189,17 +189,23 @@ func (a *Admitter) drop(ctx context.Context, sku string, l *skuLine) {
 	delete(a.skus, sku)
 }
 
-// Release ends every lease this admitter holds and forgets the SKUs; it returns how
-// many SKUs it had.
+// Release ends every lease this admitter holds, so that the next run (in this
+// instance or another) takes over at once, and returns how many SKUs it had. It keeps
+// the lines: a later run of this admitter that finds a frontier still at its own last
+// write goes on from them without reading the line again.
 func (a *Admitter) Release(ctx context.Context) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	n := len(a.skus)
 	for sku, l := range a.skus {
-		a.drop(ctx, sku, l)
+		if l.leased {
+			if err := a.store.DropLease(ctx, sku, a.holder); err != nil {
+				a.log.Warn("drop admitter lease", "sku", sku, "error", err)
+			}
+			l.leased = false
+		}
 	}
 	a.ticks = 0
-	return n
+	return len(a.skus)
 }
 
 // tickSKU is one tick of one SKU.
