@@ -83,7 +83,7 @@ func (r *Room) Take(ctx context.Context, req events.APIGatewayV2HTTPRequest) (ev
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	return r.answer(ctx, http.StatusAccepted, t)
+	return r.answer(ctx, http.StatusAccepted, t, true)
 }
 
 // Poll serves RoutePoll: the status of the caller's ticket (docs/contract.md, "GET
@@ -101,19 +101,21 @@ func (r *Room) Poll(ctx context.Context, req events.APIGatewayV2HTTPRequest) (ev
 	id := req.PathParameters["ticket"]
 	if token, ok := req.Headers[admission.TicketHeader]; ok {
 		if t, err := r.keys.CheckTicket(token, user, id, r.now()); err == nil {
-			return r.answer(ctx, http.StatusOK, t)
+			return r.answer(ctx, http.StatusOK, t, false)
 		}
 	}
 	t, err := r.store.TicketOf(ctx, user, id)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	return r.answer(ctx, http.StatusOK, t)
+	return r.answer(ctx, http.StatusOK, t, true)
 }
 
-// answer is t's status (inventory.Frontier.View), with its ticket token once it has a
-// position and an admission token when it is ADMITTED, as status.
-func (r *Room) answer(ctx context.Context, status int, t inventory.Ticket) (events.APIGatewayV2HTTPResponse, error) {
+// answer is t's status (inventory.Frontier.View), with an admission token when it is
+// ADMITTED, as status; with mint (t was read from the store), also its ticket token
+// once it has a position. A poll answered from a ticket token gets no new one, so a
+// token expires TicketTokenSeconds after the read it came from, never later.
+func (r *Room) answer(ctx context.Context, status int, t inventory.Ticket, mint bool) (events.APIGatewayV2HTTPResponse, error) {
 	sku, err := r.store.QueueSKUOf(ctx, t.SKU)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
@@ -129,8 +131,10 @@ func (r *Room) answer(ctx context.Context, status int, t inventory.Ticket) (even
 		if v.Status == inventory.TicketWaiting {
 			out.EstimatedWaitSeconds = &v.EstimatedWaitSeconds
 		}
-		if out.TicketToken, err = r.keys.MintTicket(t, r.now()); err != nil {
-			return events.APIGatewayV2HTTPResponse{}, err
+		if mint {
+			if out.TicketToken, err = r.keys.MintTicket(t, r.now()); err != nil {
+				return events.APIGatewayV2HTTPResponse{}, err
+			}
 		}
 	}
 	if v.Status == inventory.TicketAdmitted {

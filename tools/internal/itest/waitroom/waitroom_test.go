@@ -336,7 +336,7 @@ func countTicketReads(n *atomic.Int64) func(*dynamodb.Options) {
 }
 
 // A placed ticket's answer carries a ticket token; polls that send it back in
-// Ticket-Token read no ticket: 0 GetItem of a ticket and 0 read units, against 1 and
+// Ticket-Token read no ticket (and get no new token): 0 GetItem of a ticket and 0 read units, against 1 and
 // 0.5 per poll without it (the frontier and the SKU record come from the instance's
 // caches in both). A forged token, or another buyer's, is ignored: the ticket is read
 // and the caller gets their own ticket's answer, or 404 for a ticket not theirs. A
@@ -387,6 +387,11 @@ func TestPoll_TicketTokenSavesTheTicketRead(t *testing.T) {
 			code, out := poll(c.user, c.ticket, c.token)
 			if code != http.StatusOK || out["status"] != c.status || out["ticket"] != c.ticket {
 				t.Fatalf("%s: %d %v, want 200 %s of %s", c.name, code, out, c.status, c.ticket)
+			}
+			// A new token comes only with a read: one answered from a token does not
+			// extend it.
+			if _, minted := out["ticketToken"]; minted != (c.reads > 0) {
+				t.Fatalf("%s: ticketToken in the answer %v, want %v", c.name, minted, c.reads > 0)
 			}
 		}
 		gotReads, gotUnits := ticketReads.Load()-reads, model.Stats()["GetItem"].ReadUnits-units

@@ -2,7 +2,7 @@
 // bootstrap, built by the Makefile's `sam build` target, under the Lambda Runtime
 // Interface Emulator (aws-lambda-rie), with the environment template.yaml gives it,
 // pointed at the local stack's DynamoDB and SQS servers, an in-process AWS KMS emulator
-// (local-kms), moto_server's Secrets Manager holding the merchant and chat secrets, and the
+// (local-kms), moto_server's Secrets Manager holding the merchant, app and chat secrets, and the
 // WeChat Pay, jscode2session and WeCom group robot stand-ins reached at the services'
 // real host names through an HTTPS proxy. It drives one real event per route and
 // event source through the emulator's invoke endpoint and checks the answers against
