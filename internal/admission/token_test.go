@@ -79,3 +79,57 @@ func TestNewKeys_RefusesShortKeys(t *testing.T) {
 		t.Error("a 5-byte secret was taken")
 	}
 }
+
+// A ticket token checks back to the ticket it was minted for, for its buyer and
+// ticket id only, with the current or the previous key, until it expires; one of
+// another key, another buyer or another ticket, expired or tampered does not. An
+// unplaced ticket gets none.
+func TestKeys_TicketTokenChecksOnlyForItsBuyerAndTicket(t *testing.T) {
+	tk := inventory.Ticket{ID: "t1", SKU: "drop", User: "alice", Position: 42}
+	token, err := keys(t, 1, 0).MintTicket(tk, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated := keys(t, 2, 1)
+	if got, err := rotated.CheckTicket(token, "alice", "t1", at.Add(time.Hour)); err != nil || got != tk {
+		t.Fatalf("CheckTicket = %+v, %v; want %+v", got, err, tk)
+	}
+	stranger, _ := keys(t, 3, 0).MintTicket(tk, at)
+	parts := strings.Split(token, ".")
+	tampered := parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"alice","aud":["stockguard-ticket"],"sku":"drop","tkt":"t1","pos":1,"exp":1900000000}`)) + "." + parts[2]
+	for _, c := range []struct {
+		name, token, user, id string
+		at                    time.Time
+	}{
+		{"another key", stranger, "alice", "t1", at},
+		{"another buyer", token, "bob", "t1", at},
+		{"another ticket", token, "alice", "t2", at},
+		{"expired", token, "alice", "t1", at.Add(admission.TicketTokenSeconds * time.Second)},
+		{"tampered", tampered, "alice", "t1", at},
+		{"empty", "", "alice", "t1", at},
+	} {
+		if got, err := rotated.CheckTicket(c.token, c.user, c.id, c.at); !errors.Is(err, admission.ErrInvalid) {
+			t.Errorf("%s: %+v, %v; want ErrInvalid", c.name, got, err)
+		}
+	}
+	if _, err := rotated.MintTicket(inventory.Ticket{ID: "t2", SKU: "drop", User: "alice"}, at); err == nil {
+		t.Error("an unplaced ticket got a token")
+	}
+}
+
+// A ticket token is never an admission and an admission never a ticket token, though
+// both come from the same keys: each kind is signed with a key of its own.
+func TestKeys_TicketAndAdmissionTokensDoNotCross(t *testing.T) {
+	k := keys(t, 1, 0)
+	ticket, _ := k.MintTicket(inventory.Ticket{ID: "t1", SKU: "drop", User: "alice", Position: 1}, at)
+	if a, err := k.Check(ticket, at); !errors.Is(err, admission.ErrInvalid) {
+		t.Errorf("a ticket token checked as an admission: %+v, %v", a, err)
+	}
+	if got := k.FromHeader(map[string]string{admission.Header: ticket}, at); got != nil {
+		t.Errorf("FromHeader took a ticket token: %+v", got)
+	}
+	adm, _ := k.Mint(inventory.Admission{User: "alice", SKU: "drop", Ticket: "t1", Position: 1, Expires: at.Add(time.Minute)})
+	if tk, err := k.CheckTicket(adm, "alice", "t1", at); !errors.Is(err, admission.ErrInvalid) {
+		t.Errorf("an admission checked as a ticket token: %+v, %v", tk, err)
+	}
+}

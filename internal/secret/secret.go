@@ -1,12 +1,14 @@
 // Package secret reads the AWS Secrets Manager secrets the functions' mains configure
-// WeChat's clients from: the WeChat Pay merchant secret (wechatpay.Secret), which also
-// holds the mini-program's app id and AppSecret, the chat webhooks secret, and the
-// waiting room's admission signing secret. Only the
+// WeChat's clients from: the WeChat Pay merchant secret (wechatpay.Secret), the app
+// secret with the mini-program's app id and AppSecret alone (AppCredentials), the chat
+// webhooks secret, and the waiting room's admission signing secret. Only the
 // functions that read a secret link it (and the Secrets Manager client).
 package secret
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -78,22 +80,48 @@ func AdmissionKeys(ctx context.Context, awsCfg aws.Config, arn string) (*admissi
 	return admission.NewKeys(cur, prev)
 }
 
-// App reads the merchant secret arn once and returns it; errors: the secret cannot be
-// read, is malformed (wechatpay.ParseSecret) or holds no appSecret (login and the
-// WeChat server API need it).
-func App(ctx context.Context, awsCfg aws.Config, arn string) (*wechatpay.Secret, error) {
+// AppCredentials is the app secret's value (template parameter WechatAppSecretArn),
+// the mini-program's app id and AppSecret and nothing else:
+//
+//	{"appid": "wxd678efh567hg6787", "appSecret": "<mini-program AppSecret>"}
+//
+// login (jscode2session), wechat and createOrder (the server API's stable_token) read
+// it instead of the WeChat Pay secret, which holds the merchant's keys.
+type AppCredentials struct {
+	AppID     string `json:"appid"`
+	AppSecret string `json:"appSecret"`
+}
+
+// ParseApp decodes an app secret's value. Errors (naming fields, never values): not a
+// JSON object of appid and appSecret (any other field, such as a copy of the WeChat Pay
+// secret's mchid or keys, is refused), or either empty.
+func ParseApp(data []byte) (AppCredentials, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var a AppCredentials
+	switch err := dec.Decode(&a); {
+	case err != nil:
+		return AppCredentials{}, errors.New("not a JSON object of appid and appSecret alone")
+	case a.AppID == "":
+		return AppCredentials{}, errors.New("appid is missing")
+	case a.AppSecret == "":
+		return AppCredentials{}, errors.New("appSecret is missing")
+	}
+	return a, nil
+}
+
+// App reads the app secret arn once and returns its value (ParseApp). Errors: the
+// secret cannot be read or is malformed.
+func App(ctx context.Context, awsCfg aws.Config, arn string) (AppCredentials, error) {
 	data, err := Reader(awsCfg, arn)(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read the WeChat Pay secret: %w", err)
+		return AppCredentials{}, fmt.Errorf("read the app secret: %w", err)
 	}
-	s, err := wechatpay.ParseSecret(data)
-	if err == nil && s.AppSecret == "" {
-		err = errors.New("appSecret is missing")
-	}
+	a, err := ParseApp(data)
 	if err != nil {
-		return nil, fmt.Errorf("parse the WeChat Pay secret: %w", err)
+		return AppCredentials{}, fmt.Errorf("parse the app secret: %w", err)
 	}
-	return s, nil
+	return a, nil
 }
 
 // reloads reports function's re-reads of the merchant secret

@@ -44,6 +44,10 @@ const maxPeak = 10_000_000
 // (NaN and infinities are not).
 func peak(v float64) bool { return v >= 0 && v <= maxPeak }
 
+// maxRiskBuyers is the most buyers --risk-checked-buyers takes: a billion, more than
+// use WeChat in a day.
+const maxRiskBuyers = 1_000_000_000
+
 // DefaultRefundRatio is plan's --refund-ratio when none is given: 5 % of orders
 // refunded over their life (late payments after a sell-out, buyers' refunds within the
 // window, after-sales), an assumption; a shop that knows its own rate gives it.
@@ -59,6 +63,7 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	payRatio := fs.Float64("pay-ratio", 0.7, "share of orders paid (the rest are released)")
 	refunds := fs.Float64("refunds", 0, "peak refunds started per second, all SKUs together (RefundingBySince's keys)")
 	refundRatio := fs.Float64("refund-ratio", DefaultRefundRatio, "share of orders refunded over their life, at most --pay-ratio (prices the refunds per order)")
+	riskBuyers := fs.Int("risk-checked-buyers", 0, "buyers expected in a day to order SKUs with a riskThreshold (the scalper check): each costs one getUserRiskRank call against the account's daily quota")
 	var each skuFlags
 	fs.Var(&each, "sku", "ID:ORDERS:PAGEVIEWS, one SKU's peaks per second (repeat; replaces --skus, --orders and --page-views)")
 	if _, err := parse(fs, args, ""); err != nil {
@@ -73,6 +78,8 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 		return usageError("plan: --pay-ratio must be 0 to 1")
 	case !(*refundRatio >= 0 && *refundRatio <= *payRatio):
 		return usageError("plan: --refund-ratio must be 0 to --pay-ratio (%g): only a paid order is refunded", *payRatio)
+	case *riskBuyers < 0 || *riskBuyers > maxRiskBuyers:
+		return usageError("plan: --risk-checked-buyers must be 0 to %d", maxRiskBuyers)
 	case len(each) == 0 && *orders == 0 && *views == 0:
 		return usageError("plan needs --orders and --page-views, or --sku")
 	}
@@ -80,7 +87,7 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	if len(each) > 0 {
 		d = plan.Demand{SKUs: each, PayRatio: *payRatio}
 	}
-	d.Refunds, d.RefundRatio = *refunds, *refundRatio
+	d.Refunds, d.RefundRatio, d.RiskCheckedBuyers = *refunds, *refundRatio, *riskBuyers
 	p := plan.Make(d, plan.Today(), plan.DefaultPrices)
 	if asJSON {
 		enc := json.NewEncoder(out)

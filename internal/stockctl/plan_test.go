@@ -138,3 +138,35 @@ func TestStockctl_PlanSaysASKUPastTheMostShardsCannotBeCarried(t *testing.T) {
 		t.Errorf("the plan advises more shards at 64:\n%s", out)
 	}
 }
+
+// stockctl plan --risk-checked-buyers N says the scalper check's N getUserRiskRank
+// calls and how to read the daily quota that must cover them (getApiQuota), in text
+// and JSON; without the flag the plan says nothing of it; a negative count is a
+// usage error.
+func TestStockctl_PlanSaysTheScalperCheckCallsAndTheQuotaToCheck(t *testing.T) {
+	quota := `/cgi-bin/openapi/quota/get?access_token=$ACCESS_TOKEN" -d '{"cgi_path":"/wxa/getuserriskrank"}'`
+	_, with, _ := runPlan("plan", "--orders", "100", "--page-views", "100", "--risk-checked-buyers", "50000")
+	for _, want := range []string{"Scalper check: 50000 getUserRiskRank calls", "quota.remain of getApiQuota must be at least 50000", quota} {
+		if !strings.Contains(with, want) {
+			t.Errorf("the plan lacks %q:\n%s", want, with)
+		}
+	}
+	if _, without, _ := runPlan("plan", "--orders", "100", "--page-views", "100"); strings.Contains(without, "getUserRiskRank") {
+		t.Errorf("a plan without --risk-checked-buyers speaks of the scalper check:\n%s", without)
+	}
+	code, out, _ := runPlan("-o", "json", "plan", "--orders", "100", "--risk-checked-buyers", "7")
+	var p struct {
+		RiskCheck *struct {
+			Calls        int    `json:"getUserRiskRankCalls"`
+			QuotaRequest string `json:"quotaRequest"`
+			QuotaPage    string `json:"quotaPage"`
+		} `json:"riskCheck"`
+	}
+	if code != stockctl.ExitOK || json.Unmarshal([]byte(out), &p) != nil || p.RiskCheck == nil || p.RiskCheck.Calls != 7 ||
+		!strings.HasSuffix(p.RiskCheck.QuotaRequest, quota) || !strings.Contains(p.RiskCheck.QuotaPage, "get_api_quota") {
+		t.Errorf("-o json plan --risk-checked-buyers 7: exit %d, %+v from %s", code, p.RiskCheck, out)
+	}
+	if code, out, errOut := runPlan("plan", "--orders", "1", "--risk-checked-buyers", "-1"); code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "--risk-checked-buyers must be 0 to 1000000000") {
+		t.Errorf("a negative count: exit %d, %q, %q", code, out, errOut)
+	}
+}

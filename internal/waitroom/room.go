@@ -63,6 +63,9 @@ type ticketJSON struct {
 	// AdmissionExpiresAt (RFC 3339 UTC).
 	Admission          string `json:"admission,omitempty"`
 	AdmissionExpiresAt string `json:"admissionExpiresAt,omitempty"`
+	// TicketToken is the ticket's signed value (once it has a position), which later
+	// polls send in their Ticket-Token header so the ticket is not read again.
+	TicketToken string `json:"ticketToken,omitempty"`
 }
 
 // Take serves RouteTake: the caller's ticket for the SKU (202; the same ticket again
@@ -81,28 +84,39 @@ func (r *Room) Take(ctx context.Context, req events.APIGatewayV2HTTPRequest) (ev
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	return r.answer(ctx, http.StatusAccepted, t)
+	return r.answer(ctx, http.StatusAccepted, t, true)
 }
 
 // Poll serves RoutePoll: the status of the caller's ticket (docs/contract.md, "GET
 // /queue/{ticket}"); 404 TICKET_NOT_FOUND for an unknown ticket or another buyer's.
-// It writes nothing: it reads the ticket (eventually consistent) and the SKU's
-// frontier (cached per instance).
+// It writes nothing: it reads the SKU's frontier (cached per instance) and the
+// ticket (eventually consistent, 0.5 read units), unless the request's Ticket-Token
+// header carries a ticket token of this caller and ticket (admission.Keys.CheckTicket):
+// then the ticket is the token's and is not read. A token that does not check is
+// ignored: the ticket is read as without one.
 func (r *Room) Poll(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	user, err := httpapi.UserID(req)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	t, err := r.store.TicketOf(ctx, user, req.PathParameters["ticket"])
+	id := req.PathParameters["ticket"]
+	if token, ok := req.Headers[admission.TicketHeader]; ok {
+		if t, err := r.keys.CheckTicket(token, user, id, r.now()); err == nil {
+			return r.answer(ctx, http.StatusOK, t, false)
+		}
+	}
+	t, err := r.store.TicketOf(ctx, user, id)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	return r.answer(ctx, http.StatusOK, t)
+	return r.answer(ctx, http.StatusOK, t, true)
 }
 
 // answer is t's status (inventory.Frontier.View), with an admission token when it is
-// ADMITTED, as status.
-func (r *Room) answer(ctx context.Context, status int, t inventory.Ticket) (events.APIGatewayV2HTTPResponse, error) {
+// ADMITTED, as status; with mint (t was read from the store), also its ticket token
+// once it has a position. A poll answered from a ticket token gets no new one, so a
+// token expires TicketTokenSeconds after the read it came from, never later.
+func (r *Room) answer(ctx context.Context, status int, t inventory.Ticket, mint bool) (events.APIGatewayV2HTTPResponse, error) {
 	sku, err := r.store.QueueSKUOf(ctx, t.SKU)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
@@ -115,6 +129,11 @@ func (r *Room) answer(ctx context.Context, status int, t inventory.Ticket) (even
 	out := ticketJSON{Ticket: t.ID, SKU: t.SKU, Status: string(v.Status), NextPollSeconds: v.NextPollSeconds}
 	if t.Position > 0 {
 		out.Position = &v.Position
+		if mint {
+			if out.TicketToken, err = r.keys.MintTicket(t, r.now()); err != nil {
+				return events.APIGatewayV2HTTPResponse{}, err
+			}
+		}
 	}
 	if v.Estimated {
 		out.EstimatedWaitSeconds = &v.EstimatedWaitSeconds

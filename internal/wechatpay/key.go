@@ -56,11 +56,12 @@ func ParsePublicKey(pemBytes []byte) (*rsa.PublicKey, error) {
 //	 "appSecret": "<mini-program AppSecret>", "messageToken": "<message push Token>"}
 //
 // platformPublicKeys maps each Wechatpay-Serial to its PEM (see ParsePublicKey); list
-// the old and the new key while WeChat Pay rotates them. The last three fields are needed
-// only by callers of the merchant API and of WeChat login: merchantPrivateKey is the
-// merchant API private key (apiclient_key.pem, see ParsePrivateKey), merchantSerial the
-// serial number of the merchant API certificate ("签名生成": serial_no), and appSecret the
-// mini-program's AppSecret that jscode2session requires. messageToken is the Token of
+// the old and the new key while WeChat Pay rotates them. merchantPrivateKey and
+// merchantSerial are needed only by callers of the merchant API: the merchant API private
+// key (apiclient_key.pem, see ParsePrivateKey) and the serial number of the merchant API
+// certificate ("签名生成": serial_no). appSecret, the mini-program's AppSecret, is read by
+// no function from here any more (the app secret of package secret holds it) and is
+// still parsed so that a secret from before keeps working. messageToken is the Token of
 // the mini-program's message push (消息推送: 开发管理 → 开发设置 → 消息推送), with which
 // WeChat signs the events it pushes (wxapi.VerifyPush); payCallback alone reads it.
 type Secret struct {

@@ -70,10 +70,16 @@ func WeChatQueueURL(dst *string) Setting {
 }
 
 // PaySecret is WECHATPAY_SECRET_ARN: the AWS Secrets Manager secret with the merchant
-// configuration and key, or the mini-program's app id and AppSecret
-// (wechatpay.Secret).
+// configuration and keys (wechatpay.Secret).
 func PaySecret(dst *string) Setting {
 	return Required(dst, "WECHATPAY_SECRET_ARN", "the ARN of the WeChat Pay merchant secret")
+}
+
+// AppSecret is WECHAT_APP_SECRET_ARN: the AWS Secrets Manager secret with the
+// mini-program's app id and AppSecret alone (secret.App), which the functions that
+// call WeChat's login and server API read instead of the merchant secret.
+func AppSecret(dst *string) Setting {
+	return Required(dst, "WECHAT_APP_SECRET_ARN", "the ARN of the mini-program's app secret")
 }
 
 // OrdersTable is ORDERS_TABLE alone, for the functions that use no other table.

@@ -323,6 +323,9 @@ type Demand struct {
 	PayRatio    float64 `json:"payRatio"`
 	RefundRatio float64 `json:"refundRatio"`
 	Refunds     float64 `json:"refundsPerSecond"`
+	// RiskCheckedBuyers is how many buyers are expected to order a SKU with a
+	// riskThreshold (the scalper check) in one day; 0: none (no check planned).
+	RiskCheckedBuyers int `json:"riskCheckedBuyers"`
 }
 
 // Evenly is a demand of orders and page views per second in total, spread evenly
@@ -459,6 +462,46 @@ type Plan struct {
 	LoginCost       Cost `json:"usdPerMillionNewTokenLogins"`
 	ReusedLoginCost Cost `json:"usdPerMillionKeptTokenLogins"`
 	RefundCostEach  Cost `json:"usdPerMillionRefunds"`
+	// RiskCheck is what the scalper check asks of WeChat's daily quota; nil when the
+	// demand has no RiskCheckedBuyers.
+	RiskCheck *RiskCheck `json:"riskCheck,omitempty"`
+}
+
+// RiskQuotaPage is WeChat's page of getApiQuota (查询 API 调用额度: POST
+// https://api.weixin.qq.com/cgi-bin/openapi/quota/get?access_token=…, body
+// {"cgi_path": "…"}, answering quota.daily_limit, used and remain for today).
+const RiskQuotaPage = "https://developers.weixin.qq.com/doc/offiaccount/openApi/get_api_quota.html"
+
+// RiskCheck is the scalper check's share of a sale: Calls getUserRiskRank calls in
+// a day (one per buyer: createOrder keeps each answer a day, docs/design.md, "The
+// scalper check"), which the mini-program account's daily quota of
+// /wxa/getuserriskrank must cover: its remain, read with QuotaRequest (getApiQuota,
+// RiskQuotaPage), at least Calls on the sale's day. Calls is a floor: while WeChat
+// answers without a rank, each buyer is asked again once a minute per instance.
+type RiskCheck struct {
+	Calls        int    `json:"getUserRiskRankCalls"`
+	QuotaRequest string `json:"quotaRequest"`
+	QuotaPage    string `json:"quotaPage"`
+}
+
+// Advice is r as the plan prints it: the calls, and the quota to check before the
+// sale, with the request that reads it ($ACCESS_TOKEN: the mini-program's access
+// token, e.g. from stable_token).
+func (r *RiskCheck) Advice() string {
+	return fmt.Sprintf("Scalper check: %d getUserRiskRank calls (one per buyer of a SKU with a riskThreshold, kept a day; more while WeChat answers without a rank). The mini-program's daily quota of /wxa/getuserriskrank must cover them: on the sale's day, quota.remain of getApiQuota must be at least %d: %s (%s).",
+		r.Calls, r.Calls, r.QuotaRequest, r.QuotaPage)
+}
+
+// riskCheck is the RiskCheck of buyers buyers a day, nil for none.
+func riskCheck(buyers int) *RiskCheck {
+	if buyers <= 0 {
+		return nil
+	}
+	return &RiskCheck{
+		Calls:        buyers,
+		QuotaRequest: `curl -s -X POST "https://api.weixin.qq.com/cgi-bin/openapi/quota/get?access_token=$ACCESS_TOKEN" -d '{"cgi_path":"/wxa/getuserriskrank"}'`,
+		QuotaPage:    RiskQuotaPage,
+	}
 }
 
 // USDPerMillionOrders is Cost.Total, and false when the demand has no orders.
@@ -489,6 +532,7 @@ func Make(d Demand, x Design, p Prices) Plan {
 	pl.LoginCost, pl.ReusedLoginCost = loginCosts(x, p)
 	pl.RefundCostEach = p.Cost(x.RefundUsage(1e6))
 	pl.WriteUnitsPerRefund, pl.ReadUnitsPerRefund = x.RefundWrites, x.RefundReads
+	pl.RiskCheck = riskCheck(d.RiskCheckedBuyers)
 	return pl
 }
 
@@ -735,6 +779,16 @@ func (p Plan) Binding() (Load, bool) {
 	return p.Loads[0], p.Loads[0].Peak > p.Loads[0].Ceiling
 }
 
+// writeUncarried prints, for each SKU its shards cannot carry, what would.
+func (p Plan) writeUncarried(w io.Writer) {
+	for _, s := range p.SKUs {
+		if u := s.Uncarried; u != nil {
+			fmt.Fprintf(w, "%s CANNOT BE CARRIED AS ASKED: %.0f orders/s is past the %.0f that %d shards, the most a SKU has, carry at their partitions' ceiling; no setting or quota raises it. What would carry it: a waiting room (issue 38) that admits %.0f orders/s (its shards' planned load), or split the SKU into %d SKUs.\n",
+				s.ID, s.Orders, u.CarriedOrders, s.Shards, u.AdmitOrders, u.SplitInto)
+		}
+	}
+}
+
 // Write prints the plan as tables: shards per SKU, every limit's load against its
 // ceiling (what binds first on top), what to set and ask for, and the cost.
 func (p Plan) Write(w io.Writer) error {
@@ -756,12 +810,7 @@ func (p Plan) Write(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	for _, s := range p.SKUs {
-		if u := s.Uncarried; u != nil {
-			fmt.Fprintf(w, "%s CANNOT BE CARRIED AS ASKED: %.0f orders/s is past the %.0f that %d shards, the most a SKU has, carry at their partitions' ceiling; no setting or quota raises it. What would carry it: a waiting room (issue 38) that admits %.0f orders/s (its shards' planned load), or split the SKU into %d SKUs.\n",
-				s.ID, s.Orders, u.CarriedOrders, s.Shards, u.AdmitOrders, u.SplitInto)
-		}
-	}
+	p.writeUncarried(w)
 	b, over := p.Binding()
 	verb := "binds first, under its ceiling"
 	if over {
@@ -791,6 +840,9 @@ func (p Plan) Write(w io.Writer) error {
 	f := p.FixedPerSale
 	fmt.Fprintf(w, "Fixed: $%.2f per sale, whatever its orders (provisioned concurrency $%.2f: %d createOrder environments for %.0f minutes; pre-warming $%.2f, of which the indexes $%.2f); KMS keys $%.2f a month.\n",
 		f.Total, f.ProvisionedConcurrency, p.ProvisionedConcurrency, p.ProvisionedMinutes, f.PreWarming, p.IndexPreWarming, p.KMSKeysPerMonth)
+	if r := p.RiskCheck; r != nil {
+		fmt.Fprintln(w, r.Advice())
+	}
 	l := p.LoginCost
 	_, err := fmt.Fprintf(w, "Login: $%.2f per million new tokens (KMS $%.2f: one RSA 2048 kms:Sign each; DynamoDB $%.2f; Lambda $%.2f; API Gateway $%.2f; logs and traces $%.2f); $%.2f per million answered from the kept token.\n",
 		l.Total, l.KMS, l.DynamoDB, l.Lambda(), l.APIGateway, l.Logs+l.XRay, p.ReusedLoginCost.Total)

@@ -305,6 +305,7 @@ func prepare(cfg StackConfig) (StackConfig, *sam.Template, error) {
 		params = map[string]string{}
 	}
 	params["WechatPaySecretArn"], params["JwtAudience"] = LocalSecretARN, LocalAppID
+	params["WechatAppSecretArn"] = LocalAppSecretARN
 	params["ChatWebhooksSecretArn"] = LocalChatSecretARN
 	for name, local := range map[string]string{"PayReminderTemplateId": LocalPayReminderTemplate, "RefundDoneTemplateId": LocalRefundDoneTemplate, "AftersaleTemplateId": LocalAftersaleTemplate} {
 		if _, set := params[name]; !set {
@@ -614,6 +615,10 @@ const (
 	LocalMchID     = "1900000001"
 	LocalAppID     = "wx0000000000000001"
 	LocalSecretARN = "arn:aws:secretsmanager:" + Region + ":" + AccountID + ":secret:stockguard-local-wechatpay"
+	// LocalAppSecretARN is the template's WechatAppSecretArn locally: login, wechat
+	// and createOrder are configured with it, but locally talk to the stand-ins with
+	// LocalAppID and LocalAppSecret and read no secret.
+	LocalAppSecretARN = "arn:aws:secretsmanager:" + Region + ":" + AccountID + ":secret:stockguard-local-app"
 	// LocalChatSecretARN is the template's ChatWebhooksSecretArn locally: the alert
 	// function posts to StackConfig.AlertWebhooks and reads no secret.
 	LocalChatSecretARN = "arn:aws:secretsmanager:" + Region + ":" + AccountID + ":secret:stockguard-local-chat"

@@ -732,51 +732,69 @@ func iamMatch(pattern, arn string) bool {
 	return regexp.MustCompile(expr).MatchString(arn)
 }
 
-// WechatPaySecretArn may be a complete ARN or a partial one (without the six random
-// characters Secrets Manager appends to the name). Whichever the parameter holds, and
-// whatever its pattern accepts, every function that reads the secret is allowed
-// secretsmanager:GetSecretValue on the secret's complete ARN — and on no other secret
-// of another name.
+// WechatPaySecretArn and WechatAppSecretArn may each be a complete ARN or a partial
+// one (without the six random characters Secrets Manager appends to the name).
+// Whichever a parameter holds, and whatever its pattern accepts, every function that
+// reads the secret is allowed secretsmanager:GetSecretValue on the secret's complete
+// ARN — and on no other secret: not one of another name, and not the other of the
+// two (login, wechat and createOrder never read the merchant's keys; closeOrder,
+// payCallback and refund never the app secret).
 func TestWiring_SecretPoliciesAcceptTheARNFormsTheParameterAllows(t *testing.T) {
-	const full = "arn:aws:secretsmanager:us-east-1:123456789012:secret:stockguard/wechatpay-AbC123"
-	pattern := regexp.MustCompile(*loadRealTemplate(t).Parameters()["WechatPaySecretArn"].AllowedPattern)
-	for _, given := range []string{full, strings.TrimSuffix(full, "-AbC123")} {
-		if !pattern.MatchString(given) {
-			t.Fatalf("the parameter refuses %s", given)
-		}
-		tpl, err := sam.LoadWithParameters(filepath.Join(testkit.ModuleRoot(t), "template.yaml"), map[string]string{
-			"WechatPaySecretArn": given, "JwtAudience": "wx-app"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		functions, err := tpl.Functions()
-		if err != nil {
-			t.Fatal(err)
-		}
-		readers := 0
-		for _, f := range functions {
-			if f.Environment["WECHATPAY_SECRET_ARN"] == "" {
-				continue
+	const pay = "arn:aws:secretsmanager:us-east-1:123456789012:secret:stockguard/wechatpay-AbC123"
+	const app = "arn:aws:secretsmanager:us-east-1:123456789012:secret:stockguard/wechatapp-XyZ789"
+	for _, c := range []struct {
+		param, env, full, other string
+		readers                 []string
+	}{
+		{"WechatPaySecretArn", "WECHATPAY_SECRET_ARN", pay, app, []string{"CloseOrderFunction", "PayCallbackFunction", "RefundFunction"}},
+		{"WechatAppSecretArn", "WECHAT_APP_SECRET_ARN", app, pay, []string{"CreateOrderFunction", "LoginFunction", "WeChatFunction"}},
+	} {
+		pattern := regexp.MustCompile(*loadRealTemplate(t).Parameters()[c.param].AllowedPattern)
+		for _, given := range []string{c.full, c.full[:len(c.full)-7]} {
+			if !pattern.MatchString(given) {
+				t.Fatalf("%s refuses %s", c.param, given)
 			}
-			readers++
-			allowed := func(arn string) bool {
-				for _, s := range f.Policies.Statements {
-					if s.Effect == "Allow" && slices.Contains(s.Action, "secretsmanager:GetSecretValue") &&
-						slices.ContainsFunc(s.Resource, func(r string) bool { return iamMatch(r, arn) }) {
-						return true
+			params := map[string]string{"WechatPaySecretArn": pay, "WechatAppSecretArn": app, "JwtAudience": "wx-app"}
+			params[c.param] = given
+			tpl, err := sam.LoadWithParameters(filepath.Join(testkit.ModuleRoot(t), "template.yaml"), params)
+			if err != nil {
+				t.Fatal(err)
+			}
+			functions, err := tpl.Functions()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var readers []string
+			for _, f := range functions {
+				allowed := func(arn string) bool {
+					for _, s := range f.Policies.Statements {
+						if s.Effect == "Allow" && slices.Contains(s.Action, "secretsmanager:GetSecretValue") &&
+							slices.ContainsFunc(s.Resource, func(r string) bool { return iamMatch(r, arn) }) {
+							return true
+						}
+					}
+					return false
+				}
+				if f.Environment[c.env] == "" {
+					if allowed(c.full) {
+						t.Errorf("%s may read %s's secret without being configured with it", f.Name, c.param)
+					}
+					continue
+				}
+				readers = append(readers, f.Name)
+				if !allowed(c.full) {
+					t.Errorf("%s with %s=%s: GetSecretValue on %s not allowed", f.Name, c.param, given, c.full)
+				}
+				for _, other := range []string{strings.Replace(c.full, "stockguard/", "other/", 1), c.other} {
+					if allowed(other) {
+						t.Errorf("%s with %s=%s: GetSecretValue allowed on %s", f.Name, c.param, given, other)
 					}
 				}
-				return false
 			}
-			if !allowed(full) {
-				t.Errorf("%s with WechatPaySecretArn=%s: GetSecretValue on %s not allowed", f.Name, given, full)
+			slices.Sort(readers)
+			if !slices.Equal(readers, c.readers) {
+				t.Errorf("%s is read by %v, want %v", c.param, readers, c.readers)
 			}
-			if other := strings.Replace(full, "wechatpay", "other", 1); allowed(other) {
-				t.Errorf("%s with WechatPaySecretArn=%s: GetSecretValue allowed on %s", f.Name, given, other)
-			}
-		}
-		if readers != 6 {
-			t.Errorf("%d functions read the secret, want 6 (closeOrder, payCallback, refund, login, wechat, createOrder)", readers)
 		}
 	}
 }

@@ -48,7 +48,7 @@ type Config struct {
 	// waiting room's admission tokens are signed with (secret.AdmissionKeys), read by
 	// the main at cold start.
 	AdmissionSecretARN string
-	// SecretARN is WECHATPAY_SECRET_ARN: the secret holding the app id and AppSecret,
+	// SecretARN is WECHAT_APP_SECRET_ARN: the secret holding the app id and AppSecret,
 	// which the main reads at the first scalper check (RiskAsker).
 	SecretARN string
 	// OpenIDClaim is OPENID_CLAIM: the JWT claim holding the buyer's openid, which the
@@ -65,7 +65,7 @@ func Load(get envvar.Lookup) (Config, error) {
 		wiring.Into(&c.Shaping.PerMinute, func(get envvar.Lookup) (int, error) {
 			return envvar.Count(get, "ORDERS_PER_USER_SKU_PER_MINUTE", inventory.MaxShapingPerMinute)
 		}),
-		wiring.WeChatQueueURL(&c.WeChatQueueURL), parts.Notices(&c.Notices), wiring.PaySecret(&c.SecretARN),
+		wiring.WeChatQueueURL(&c.WeChatQueueURL), parts.Notices(&c.Notices), wiring.AppSecret(&c.SecretARN),
 		wiring.Required(&c.AdmissionSecretARN, "ADMISSION_SECRET_ARN", "the ARN of the admission signing secret"),
 		wiring.Required(&c.OpenIDClaim, "OPENID_CLAIM", "the JWT claim holding the buyer's openid, e.g. sub"))
 }

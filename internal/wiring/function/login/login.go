@@ -20,7 +20,7 @@ import (
 type Config struct {
 	// OrdersTable is ORDERS_TABLE: the login attempts and kept tokens live there.
 	OrdersTable string
-	// SecretARN is WECHATPAY_SECRET_ARN: the secret holding the app id and AppSecret,
+	// SecretARN is WECHAT_APP_SECRET_ARN: the secret holding the app id and AppSecret,
 	// which its main reads.
 	SecretARN string
 	// KeyID is SIGNING_KEY_ID: the KMS key that signs the tokens, also their kid.
@@ -35,7 +35,7 @@ type Config struct {
 // variable missing or invalid.
 func Load(get envvar.Lookup) (Config, error) {
 	var c Config
-	return c, wiring.Read(get, wiring.OrdersTable(&c.OrdersTable), wiring.PaySecret(&c.SecretARN), wiring.KeyID(&c.KeyID),
+	return c, wiring.Read(get, wiring.OrdersTable(&c.OrdersTable), wiring.AppSecret(&c.SecretARN), wiring.KeyID(&c.KeyID),
 		wiring.Required(&c.Issuer, "TOKEN_ISSUER", "the token issuer URL"),
 		wiring.Required(&c.Audience, "TOKEN_AUDIENCE", "the mini-program app id"))
 }

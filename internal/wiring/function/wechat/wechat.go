@@ -24,7 +24,7 @@ type Config struct {
 	Tables dynamo.Tables // SKUS_TABLE, ORDERS_TABLE, STOCK_LOG_TABLE
 	// WeChatQueueURL is WECHAT_QUEUE_URL.
 	WeChatQueueURL string
-	// SecretARN is WECHATPAY_SECRET_ARN: the secret holding the app id and AppSecret,
+	// SecretARN is WECHAT_APP_SECRET_ARN: the secret holding the app id and AppSecret,
 	// which its main reads.
 	SecretARN string
 	// Notices are the subscribe messages' settings (parts.Notices).
@@ -41,7 +41,7 @@ type Config struct {
 // variable missing or invalid.
 func Load(get envvar.Lookup) (Config, error) {
 	var c Config
-	return c, wiring.Read(get, tables.Read(&c.Tables), wiring.WeChatQueueURL(&c.WeChatQueueURL), wiring.PaySecret(&c.SecretARN),
+	return c, wiring.Read(get, tables.Read(&c.Tables), wiring.WeChatQueueURL(&c.WeChatQueueURL), wiring.AppSecret(&c.SecretARN),
 		parts.Notices(&c.Notices), wiring.Into(&c.OrderDetailPath, detailPath))
 }
 

@@ -10,11 +10,17 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go/middleware"
+
 	"github.com/stockguard/stockguard/internal/admission"
 	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/tools/internal/ddblimits"
 	"github.com/stockguard/stockguard/tools/internal/local"
 	"github.com/stockguard/stockguard/tools/internal/testing/stacktest"
 )
@@ -310,4 +316,97 @@ func TestOrder_OneAdmissionOpensOneOrder(t *testing.T) {
 		t.Errorf("replay: %d %v", code, again)
 	}
 	s.Check(t)
+}
+
+// countTicketReads is a DynamoDB client option that adds 1 to n for every GetItem of a
+// ticket item (pk ticket#…) the client sends.
+func countTicketReads(n *atomic.Int64) func(*dynamodb.Options) {
+	count := middleware.InitializeMiddlewareFunc("countTicketReads",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			if g, ok := in.Parameters.(*dynamodb.GetItemInput); ok {
+				if pk, ok := g.Key["pk"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(pk.Value, "ticket#") {
+					n.Add(1)
+				}
+			}
+			return next.HandleInitialize(ctx, in)
+		})
+	return func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error { return st.Initialize.Add(count, middleware.After) })
+	}
+}
+
+// A placed ticket's answer carries a ticket token; polls that send it back in
+// Ticket-Token read no ticket (and get no new token): 0 GetItem of a ticket and 0 read units, against 1 and
+// 0.5 per poll without it (the frontier and the SKU record come from the instance's
+// caches in both). A forged token, or another buyer's, is ignored: the ticket is read
+// and the caller gets their own ticket's answer, or 404 for a ticket not theirs. A
+// ticket token is no admission.
+func TestPoll_TicketTokenSavesTheTicketRead(t *testing.T) {
+	var ticketReads atomic.Int64
+	model := ddblimits.New(ddblimits.Config{RoundTrip: time.Microsecond})
+	s := stacktest.New(t, stacktest.Options{Seed: seed, Stack: local.StackConfig{
+		DynamoDBOptions: []func(*dynamodb.Options){countTicketReads(&ticketReads), model.ClientOptions},
+	}})
+	alice, bob := take(t, s, "alice", "drop"), take(t, s, "bob", "drop")
+	if _, err := s.Store.PlaceTicket(context.Background(), bob, 2); err != nil {
+		t.Fatal(err)
+	}
+	admit(t, s, "drop", alice, 1, 1, false)
+	poll := func(user, ticket, token string) (int, map[string]any) {
+		t.Helper()
+		headers := map[string]string{}
+		if token != "" {
+			headers["Ticket-Token"] = token
+		}
+		return s.Call(t, "GET", "/queue/"+ticket, user, headers, "")
+	}
+	_, out := poll("alice", alice, "")
+	aliceToken, _ := out["ticketToken"].(string)
+	_, out = poll("bob", bob, "")
+	bobToken, _ := out["ticketToken"].(string)
+	if aliceToken == "" || bobToken == "" {
+		t.Fatalf("placed tickets' answers carry no ticketToken: %v", out)
+	}
+	other, _ := admission.NewKeys(make([]byte, admission.KeySize), nil)
+	forged, _ := other.MintTicket(inventory.Ticket{ID: alice, SKU: "drop", User: "alice", Position: 1}, s.Clock.Now())
+
+	const n = 10
+	for _, c := range []struct {
+		name, user, ticket, token, status string
+		reads                             int64
+	}{
+		{"no token", "alice", alice, "", "ADMITTED", n},
+		{"alice's token", "alice", alice, aliceToken, "ADMITTED", 0},
+		{"bob's token", "bob", bob, bobToken, "WAITING", 0},
+		{"forged", "alice", alice, forged, "ADMITTED", n},
+		{"bob's token on alice's ticket", "alice", alice, bobToken, "ADMITTED", n},
+		{"not a JWT", "alice", alice, "x", "ADMITTED", n},
+	} {
+		reads, units := ticketReads.Load(), model.Stats()["GetItem"].ReadUnits
+		for range n {
+			code, out := poll(c.user, c.ticket, c.token)
+			if code != http.StatusOK || out["status"] != c.status || out["ticket"] != c.ticket {
+				t.Fatalf("%s: %d %v, want 200 %s of %s", c.name, code, out, c.status, c.ticket)
+			}
+			// A new token comes only with a read: one answered from a token does not
+			// extend it.
+			if _, minted := out["ticketToken"]; minted != (c.reads > 0) {
+				t.Fatalf("%s: ticketToken in the answer %v, want %v", c.name, minted, c.reads > 0)
+			}
+		}
+		gotReads, gotUnits := ticketReads.Load()-reads, model.Stats()["GetItem"].ReadUnits-units
+		if gotReads != c.reads || gotUnits != float64(c.reads)/2 {
+			t.Errorf("%s: %d polls read the ticket %d times, %.1f read units; want %d, %.1f", c.name, n, gotReads, gotUnits, c.reads, float64(c.reads)/2)
+		}
+	}
+	if code, out := poll("bob", alice, aliceToken); code != http.StatusNotFound || out["code"] != "TICKET_NOT_FOUND" {
+		t.Errorf("bob polling alice's ticket with her token: %d %v", code, out)
+	}
+	before := s.Snapshot(t)
+	if code, out := order(t, s, "alice", "drop", aliceToken, ""); code != http.StatusForbidden || out["code"] != "ADMISSION_REQUIRED" {
+		t.Errorf("a ticket token as Admission-Token: %d %v", code, out)
+	}
+	if s.Snapshot(t) != before {
+		t.Error("an order with a ticket token as its admission changed the tables")
+	}
 }

@@ -2,7 +2,7 @@
 // bootstrap, built by the Makefile's `sam build` target, under the Lambda Runtime
 // Interface Emulator (aws-lambda-rie), with the environment template.yaml gives it,
 // pointed at the local stack's DynamoDB and SQS servers, an in-process AWS KMS emulator
-// (local-kms), moto_server's Secrets Manager holding the merchant and chat secrets, and the
+// (local-kms), moto_server's Secrets Manager holding the merchant, app and chat secrets, and the
 // WeChat Pay, jscode2session and WeCom group robot stand-ins reached at the services'
 // real host names through an HTTPS proxy. It drives one real event per route and
 // event source through the emulator's invoke endpoint and checks the answers against
@@ -108,8 +108,11 @@ func TestBootstraps_AnswerEveryRouteAndSourceUnderTheLambdaRuntime(t *testing.T)
 	if len(w.secrets.unknown) > 0 {
 		t.Errorf("Secrets Manager requests other than GetSecretValue signed by the role: %q", w.secrets.unknown)
 	}
-	if reads := w.secrets.reads[w.secretARN[local.LocalSecretARN]]; reads != 4 {
-		t.Errorf("the merchant secret was read %d times, want 4 (once per cold start of closeOrder, payCallback, login, wechat)", reads)
+	if reads := w.secrets.reads[w.secretARN[local.LocalSecretARN]]; reads != 2 {
+		t.Errorf("the merchant secret was read %d times, want 2 (once per cold start of closeOrder, payCallback)", reads)
+	}
+	if reads := w.secrets.reads[w.secretARN[local.LocalAppSecretARN]]; reads != 2 {
+		t.Errorf("the app secret was read %d times, want 2 (once per cold start of login, wechat; createOrder asks no scalper check here)", reads)
 	}
 	// Once by the local stack's start, once by the wechat bootstrap's cold start.
 	if calls := w.stack.WxAPIServer.Calls(wxapi.PathUpdateOrderDetailPath); calls != 2 || !strings.Contains(w.stack.WxAPIServer.OrderDetailPath(), wxapi.DetailPathPlaceholder) {
@@ -126,7 +129,8 @@ func newWorld(t *testing.T, rie string) *world {
 	t.Helper()
 	root := testkit.ModuleRoot(t)
 	tpl, err := sam.LoadWithParameters(filepath.Join(root, "template.yaml"), map[string]string{
-		"WechatPaySecretArn": local.LocalSecretARN, "JwtAudience": local.LocalAppID, "ChatWebhooksSecretArn": local.LocalChatSecretARN})
+		"WechatPaySecretArn": local.LocalSecretARN, "WechatAppSecretArn": local.LocalAppSecretARN, "JwtAudience": local.LocalAppID,
+		"ChatWebhooksSecretArn": local.LocalChatSecretARN})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +230,7 @@ func (w *world) environment(t *testing.T, tpl *sam.Template) func(sam.Function) 
 }
 
 // awsEndpoints starts what plays KMS and Secrets Manager, creates the signing key and
-// the merchant's and the chat bots' secrets there, and returns the two endpoints and
+// the merchant's, the app's and the chat bots' secrets there, and returns the two endpoints and
 // what the template's references and local ARNs stand for there. KMS is local-kms on
 // the embedded servers and the stack's moto_server on moto, unless moto's GetPublicKey
 // deviates (answersKeySpec): then local-kms, and the test says so. Secrets Manager is a
@@ -246,10 +250,12 @@ func (w *world) awsEndpoints(t *testing.T, tpl *sam.Template, merchant *paytest.
 		t.Logf(`moto_server deviates from AWS: GetPublicKey leaves out KeySpec (AWS KMS API Reference, "GetPublicKey"), which the functions check: KMS is local-kms`)
 		kmsURL = startKMS(t)
 	}
-	secret, err := w.stack.Payments.MerchantSecret(merchant, local.LocalAppSecret)
+	// The merchant's secret without the AppSecret, which only the app secret holds.
+	secret, err := w.stack.Payments.MerchantSecret(merchant, "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	app, _ := json.Marshal(map[string]string{"appid": local.LocalAppID, "appSecret": local.LocalAppSecret})
 	var withToken wechatpay.Secret // and the message push's Token, as deployed
 	if err := json.Unmarshal(secret, &withToken); err != nil {
 		t.Fatal(err)
@@ -270,7 +276,7 @@ func (w *world) awsEndpoints(t *testing.T, tpl *sam.Template, merchant *paytest.
 	// (64 letters and digits).
 	admissionKey := []byte(strings.Repeat("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 2)[:64])
 	w.secrets, arns = newSecretReads(t, moto, map[string][]byte{secretName(local.LocalSecretARN): secret,
-		secretName(local.LocalChatSecretARN): chatSecret, admissionSecret: admissionKey})
+		secretName(local.LocalAppSecretARN): app, secretName(local.LocalChatSecretARN): chatSecret, admissionSecret: admissionKey})
 	// Deployed, Ref gives a queue's URL, a topic's ARN and a key's id; sam resolves them
 	// to logical ids.
 	// A secret's ARN ends in six characters Secrets Manager chose.
@@ -278,7 +284,7 @@ func (w *world) awsEndpoints(t *testing.T, tpl *sam.Template, merchant *paytest.
 	maps.Copy(refs, w.stack.Topics)
 	refs["SigningKeyA"] = createSigningKey(t, kmsURL, spec)
 	w.secretARN = map[string]string{}
-	for _, local := range []string{local.LocalSecretARN, local.LocalChatSecretARN} {
+	for _, local := range []string{local.LocalSecretARN, local.LocalAppSecretARN, local.LocalChatSecretARN} {
 		refs[local], w.secretARN[local] = arns[secretName(local)], arns[secretName(local)]
 	}
 	refs[admissionSecret] = arns[admissionSecret]
