@@ -64,6 +64,8 @@ Page({
   ticket: null,
   /** @type {import('../../api.js').WaitlistEntry | null} */
   entry: null,
+  /** whether a read of the waitlist entry for its run-out hold is under way */
+  reading: false,
   /** the Idempotency-Key of the order being placed here */
   orderKey: '',
 
@@ -231,7 +233,11 @@ Page({
     }
     if (this.entry && this.entry.status === 'HELD') {
       if (msUntil(this.entry.holdExpiresAt || undefined, now) > 0) this.showWaitlist();
-      else this.readWaitlist().catch((err) => this.setData({ error: messageFor(err) })); // where the hold went
+      else if (!this.reading) {
+        // Where the hold went, asked once (the clock ticks on while the answer comes).
+        this.reading = true;
+        this.readWaitlist().catch((err) => this.setData({ error: messageFor(err) })).then(() => { this.reading = false; });
+      }
     }
     if (this.data.queue.stage !== 'ADMITTED' && !(this.entry && this.entry.status === 'HELD')) {
       clearInterval(this.clock);
