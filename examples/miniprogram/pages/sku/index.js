@@ -166,10 +166,20 @@ Page({
     wx.showToast({ title: t('addedToCart'), icon: 'success' });
   },
 
-  async joinQueue() {
+  joinQueue() {
+    return this.busyWhile(async () => this.showTicket(await app.api.joinQueue(this.skuId)));
+  },
+
+  /**
+   * busyWhile runs one call of the buyer's at a time, the buttons greyed meanwhile, and
+   * shows its failure in plain words.
+   * @param {() => Promise<void>} work
+   */
+  async busyWhile(work) {
+    if (this.data.busy) return;
     this.setData({ busy: true, error: '' });
     try {
-      this.showTicket(await app.api.joinQueue(this.skuId));
+      await work();
     } catch (err) {
       this.setData({ error: messageFor(err) });
     } finally {
@@ -298,34 +308,24 @@ Page({
   },
 
   /** notify joins the waitlist, subscribed if the buyer accepts its subscribe message. */
-  async notify() {
-    if (this.data.busy || !this.data.canNotify) return;
-    const asked = askSubscriptions(config.waitlistTemplates);
-    this.setData({ busy: true, error: '' });
-    try {
-      const accepted = await asked;
+  notify() {
+    if (!this.data.canNotify) return undefined;
+    return this.busyWhile(async () => {
+      // Asked at once: WeChat shows the dialog only from the tap.
+      const accepted = await askSubscriptions(config.waitlistTemplates);
       this.entry = await app.api.joinWaitlist(this.skuId, accepted.length > 0);
       this.showWaitlist();
       this.startClock();
-    } catch (err) {
-      this.setData({ error: messageFor(err) });
-    } finally {
-      this.setData({ busy: false });
-    }
+    });
   },
 
-  async leave() {
-    if (this.data.busy || !this.entry) return;
-    this.setData({ busy: true, error: '' });
-    try {
+  leave() {
+    if (!this.entry) return undefined;
+    return this.busyWhile(async () => {
       await app.api.leaveWaitlist(this.skuId);
       this.entry = null;
       this.showWaitlist();
-    } catch (err) {
-      this.setData({ error: messageFor(err) });
-    } finally {
-      this.setData({ busy: false });
-    }
+    });
   },
 
   /** readWaitlist reads the buyer's entry; none (404) shows "到货提醒". */
