@@ -289,6 +289,11 @@ Page({
       if (!this.orderKey) this.orderKey = newIdempotencyKey();
       const order = await app.api.createOrder([{ skuId: this.skuId, qty }], this.orderKey, await asked, address || undefined, admission);
       this.orderKey = '';
+      if (admission) {
+        // One admission opens one order: back from paying, the page shows the SKU again.
+        this.ticket = null;
+        this.setData({ queue: NO_TICKET });
+      }
       wx.navigateTo({ url: `/pages/pay/index?orderId=${encodeURIComponent(order.orderId)}` });
     } catch (err) {
       this.setData({ error: messageFor(err) });

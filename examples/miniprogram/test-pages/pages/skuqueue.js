@@ -66,6 +66,8 @@ test('queued SKU: buy takes a ticket, shows the place in line and the wait, read
   assert.equal(post.header.Authorization, `Bearer ${TOKEN}`);
   assert.deepEqual(post.data.items, [{ skuId: 'drop-01', qty: 1 }]);
   assert.deepEqual(wx.navigations, [{ how: 'navigateTo', url: '/pages/pay/index?orderId=o-1' }]);
+  assert.equal(el(page, '#order'), undefined, 'the admission is used');
+  assert.equal(el(page, '#queue'), undefined);
 });
 
 test('queued SKU: a hidden page reads its ticket no more; shown again, no sooner than it was due', async (t) => {
