@@ -11,6 +11,8 @@ export interface Sku {
   skuId: string; name: string; price: number; currency: string; onSale: boolean; status: string;
   saleStartsAt?: string; limitPerUser: number; shards: number; available: number; reserved: number; onHand: number;
   updatedBy?: string; updatedAt?: string;
+  /** The waiting room (docs/contract.md, POST /admin/skus): queue on, the fair window in seconds (0–300), the risk threshold (0–4, 0: no check). */
+  queue?: boolean; fairWindowSeconds?: number; riskThreshold?: number;
 }
 export interface Line { skuId: string; qty: number; }
 export interface Refund {

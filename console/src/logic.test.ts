@@ -4,6 +4,7 @@ import { may, roleOf } from './auth';
 import { rates } from './pages/LiveSale';
 import { aftersaleSteps, Api, newKey, yuan, type Sku } from './api';
 import { receiptText } from './pages/Orders';
+import { queueBody } from './pages/Skus';
 import zhCN from './locales/zh-CN';
 import enUS from './locales/en-US';
 
@@ -44,6 +45,14 @@ describe('formats', () => {
     const k = newKey('restock');
     expect(k).toMatch(/^restock-[0-9a-f]{16}$/);
     expect(newKey('restock')).not.toBe(k);
+  });
+});
+
+describe('queueBody', () => {
+  it('sends the three waiting-room fields, a fair window only with the queue', () => {
+    expect(queueBody({ queue: true, fairWindowSeconds: 30, riskThreshold: 3 })).toEqual({ queue: true, fairWindowSeconds: 30, riskThreshold: 3 });
+    expect(queueBody({ queue: false, fairWindowSeconds: 30, riskThreshold: 2 })).toEqual({ queue: false, fairWindowSeconds: 0, riskThreshold: 2 });
+    expect(queueBody({})).toEqual({ queue: false, fairWindowSeconds: 0, riskThreshold: 0 });
   });
 });
 

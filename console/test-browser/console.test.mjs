@@ -99,6 +99,23 @@ async function messageText(page, pattern) {
   return handle.jsonValue();
 }
 
+/** retype replaces what a field holds with text. */
+async function retype(page, selector, text) {
+  await page.click(selector, { clickCount: 3 });
+  await page.type(selector, text);
+}
+
+/** newSku opens 新建商品 and fills the SKU's id, name, price (yuan) and initial stock. */
+async function newSku(page, { id, name, price, stock }) {
+  await page.waitForSelector('#create-sku');
+  await page.click('#create-sku');
+  await page.waitForSelector('#sku-id');
+  await page.type('#sku-id', id);
+  await page.type('#sku-name', name);
+  await page.type('#sku-price', price);
+  await retype(page, '#sku-stock', stock);
+}
+
 async function textOf(page, selector) {
   return page.$eval(selector, (e) => e.textContent);
 }
@@ -137,14 +154,7 @@ test('the owner runs a sale from the console', async (t) => {
   const page = await signIn('owner', { shot: 'login.png' });
 
   await t.test('creates a SKU, off sale', async () => {
-    await page.waitForSelector('#create-sku');
-    await page.click('#create-sku');
-    await page.waitForSelector('#sku-id');
-    await page.type('#sku-id', 'lamp-05');
-    await page.type('#sku-name', '黄铜台灯');
-    await page.type('#sku-price', '199');
-    await page.click('#sku-stock', { clickCount: 3 });
-    await page.type('#sku-stock', '20');
+    await newSku(page, { id: 'lamp-05', name: '黄铜台灯', price: '199', stock: '20' });
     await page.type('#sku-limit', '2');
     await page.click('#sku-onsale');
     await modalOK(page);
@@ -296,6 +306,37 @@ test('the owner runs a sale from the console', async (t) => {
     await new Promise((r) => setTimeout(r, 800));
     await page.screenshot({ path: join(shots, 'refunds.png') });
   });
+  await page.browserContext().close();
+});
+
+test('the owner sells a SKU through its waiting room, then changes its settings', async () => {
+  const page = await signIn('owner');
+  await newSku(page, { id: 'print-06', name: '限量版画', price: '999', stock: '10' });
+  await page.click('#sku-queue');
+  await page.waitForSelector('#sku-fair-window:not([disabled])');
+  await retype(page, '#sku-fair-window', '30');
+  await retype(page, '#sku-risk', '3');
+  await modalOK(page);
+  await messageText(page, 'print-06');
+  const badge = 'xpath///tr[.//td[contains(., "print-06")]]//*[@data-queue]';
+  await page.waitForSelector(badge);
+  await waitText(page, '.arco-table', '排队 · 公平窗口 30 秒');
+  assert.match(await page.$eval(badge, (e) => e.getAttribute('data-queue') + ' ' + e.textContent), /^on 排队 · 公平窗口 30 秒风控 ≥3$/);
+  let sku = (await call('GET', '/admin/skus/print-06')).body;
+  assert.deepEqual([sku.queue, sku.fairWindowSeconds, sku.riskThreshold], [true, 30, 3]);
+  assert.equal((await call('GET', '/skus/print-06')).body.queue, true, 'buyers see the waiting room');
+  await page.screenshot({ path: join(shots, 'skus-queue.png') });
+
+  const row = await page.waitForSelector('xpath///tr[.//td[contains(., "print-06")]]');
+  await (await row.$('[data-action="queue"]')).click();
+  await page.waitForSelector('#queue-form #sku-queue');
+  await settle(page);
+  await page.click('#queue-form #sku-queue');
+  await retype(page, '#queue-form #sku-risk', '0');
+  await modalOK(page);
+  await page.waitForSelector('xpath///tr[.//td[contains(., "print-06")]]//*[@data-queue="off"]', { timeout: 15_000 });
+  sku = (await call('GET', '/admin/skus/print-06')).body;
+  assert.deepEqual([sku.queue, sku.fairWindowSeconds, sku.riskThreshold], [false, 0, 0]);
   await page.browserContext().close();
 });
 

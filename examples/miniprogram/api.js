@@ -1,6 +1,7 @@
 // The stockguard HTTP API as the mini-program uses it (tools/internal/openapi/openapi.yaml in
 // the repository): WeChat login, the public SKU list and SKUs, orders, payment through
-// wx.requestPayment, cancel, refund and after-sale requests. Plain CommonJS without npm
+// wx.requestPayment, cancel, refund and after-sale requests, the waiting room of a queued SKU
+// and the waitlist of a sold-out one. Plain CommonJS without npm
 // packages, so the same file runs in the mini-program and under `node --test` (with a wx shim).
 //
 // createApi({ baseURL, wx }) returns an object whose methods return Promises. A failed
@@ -33,7 +34,27 @@
  * ('express' by default, 'none' for goods that do not ship) when the API gives them.
  * @typedef {{ skuId: string, name: string, price: number, currency: string,
  *   status: SkuStatus, available: number, saleStartsAt?: string, limitPerUser?: number,
- *   delivery?: 'express' | 'none' }} Sku
+ *   delivery?: 'express' | 'none', queue?: boolean }} Sku
+ * (queue true: it sells through its waiting room: joinQueue, then createOrder with the
+ * ticket's admission.)
+ *
+ * A ticket in a SKU's waiting room (docs/contract.md, GET /queue/{ticket}): WAITING with
+ * position (1 = next) and estimatedWaitSeconds once placed in line (null before);
+ * nextPollSeconds, how long to wait before asking again; ADMITTED with admission (the
+ * Admission-Token of one order of the SKU) valid until admissionExpiresAt (RFC 3339);
+ * SOLD_OUT (nothing left to buy) or EXPIRED (the admission ran out unused).
+ * @typedef {'WAITING' | 'ADMITTED' | 'SOLD_OUT' | 'EXPIRED'} TicketStatus
+ * @typedef {{ ticket: string, skuId: string, status: TicketStatus, position: number | null,
+ *   estimatedWaitSeconds: number | null, nextPollSeconds?: number, admission?: string,
+ *   admissionExpiresAt?: string }} Ticket
+ *
+ * The buyer's place on a sold-out SKU's waitlist (POST /skus/{skuId}/waitlist): WAITING
+ * for units to come back; HELD, quantity units kept for this buyer until holdExpiresAt
+ * (RFC 3339), ordered with createOrder as usual; PASSED, the hold ran out unused; DONE,
+ * an order used it.
+ * @typedef {'WAITING' | 'HELD' | 'PASSED' | 'DONE'} WaitlistStatus
+ * @typedef {{ skuId: string, status: WaitlistStatus, quantity: number,
+ *   holdExpiresAt: string | null }} WaitlistEntry
  *
  * One page of GET /skus: next is the `after` of the following page, absent on the last.
  * @typedef {{ skus: Sku[], next?: string }} SkuPage
@@ -122,7 +143,7 @@
  * @property {() => number} [random] in [0, 1) (default Math.random)
  * @property {(ms: number) => Promise<void>} [sleep]
  *
- * @typedef {'GET' | 'POST' | 'PUT'} Method one of WX_REQUEST_METHODS
+ * @typedef {'GET' | 'POST' | 'PUT' | 'DELETE'} Method one of WX_REQUEST_METHODS
  * @typedef {{ data?: WechatMiniprogram.IAnyObject, header?: Record<string, string>,
  *   token?: string, base?: string }} SendOptions base: the base URL, default baseURL
  */
@@ -413,21 +434,72 @@ function createApi({
      * idempotencyKey with the same lines answers the same order and never reserves twice.
      * subscriptions are the subscribe-message template ids the buyer accepted
      * (wx.requestSubscribeMessage), sent only when there are some; address the
-     * delivery address (wx.chooseAddress's fields), needed when a line ships.
+     * delivery address (wx.chooseAddress's fields), needed when a line ships. admission:
+     * the ADMITTED ticket's token, sent as the Admission-Token header, which a line of a
+     * queued SKU needs (403 ADMISSION_REQUIRED without it; one queued SKU an order).
      * @param {Line[]} items
      * @param {string} [idempotencyKey]
      * @param {string[]} [subscriptions]
      * @param {Address} [address]
+     * @param {string} [admission]
      * @returns {Promise<Order>}
      */
-    createOrder(items, idempotencyKey, subscriptions = [], address) {
+    createOrder(items, idempotencyKey, subscriptions = [], address, admission) {
       /** @type {Record<string, string>} */
       const header = idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {};
+      if (admission) header['Admission-Token'] = admission;
       /** @type {{ items: Line[], subscriptions?: string[], address?: Address }} */
       const data = { items };
       if (subscriptions.length > 0) data.subscriptions = subscriptions;
       if (address) data.address = address;
       return asBuyer('POST', '/orders', { data, header });
+    },
+    /**
+     * joinQueue: POST /skus/{skuId}/queue, the buyer's ticket in a queued SKU's waiting
+     * room (202). One ticket per buyer and SKU: asking again answers the same ticket, its
+     * place kept. 409 QUEUE_NOT_ENABLED: the SKU sells directly.
+     * @param {string} skuId
+     * @returns {Promise<Ticket>}
+     */
+    joinQueue(skuId) {
+      return asBuyer('POST', `/skus/${seg(skuId)}/queue`);
+    },
+    /**
+     * getTicket: GET /queue/{ticket}, where the ticket stands now. Not sooner than its
+     * last answer's nextPollSeconds (the page waits that long between reads).
+     * @param {string} ticket
+     * @returns {Promise<Ticket>}
+     */
+    getTicket(ticket) {
+      return asBuyer('GET', `/queue/${seg(ticket)}`);
+    },
+    /**
+     * joinWaitlist: POST /skus/{skuId}/waitlist, the buyer's place on a sold-out SKU's
+     * waitlist (201 new, 200 the place already held, as it stands). subscribed: whether
+     * the buyer accepted the waitlist's subscribe message (config.waitlistTemplates).
+     * @param {string} skuId
+     * @param {boolean} subscribed
+     * @returns {Promise<WaitlistEntry>}
+     */
+    joinWaitlist(skuId, subscribed) {
+      return asBuyer('POST', `/skus/${seg(skuId)}/waitlist`, { data: { subscribed } });
+    },
+    /**
+     * getWaitlist: GET /skus/{skuId}/waitlist, the buyer's place; 404
+     * WAITLIST_NOT_FOUND when the buyer has none.
+     * @param {string} skuId
+     * @returns {Promise<WaitlistEntry>}
+     */
+    getWaitlist(skuId) {
+      return asBuyer('GET', `/skus/${seg(skuId)}/waitlist`);
+    },
+    /**
+     * leaveWaitlist: DELETE /skus/{skuId}/waitlist (204), the buyer's place given up.
+     * @param {string} skuId
+     * @returns {Promise<void>}
+     */
+    async leaveWaitlist(skuId) {
+      await asBuyer('DELETE', `/skus/${seg(skuId)}/waitlist`);
     },
     /**
      * listOrders: one page of the buyer's own orders, newest first (GET /orders?after=).

@@ -36,4 +36,10 @@ module.exports = {
    * order. [] asks nothing.
    */
   subscribeTemplates: ['local-pay-reminder', 'local-refund-done', 'local-aftersale'],
+  /**
+   * The one-time subscribe-message template of the waitlist (the API's waitlist template
+   * id; the local stack's by default): "到货提醒" on a sold-out SKU asks the buyer for it
+   * and joins the waitlist subscribed or not, as the buyer answered. [] asks nothing.
+   */
+  waitlistTemplates: ['local-waitlist'],
 };

@@ -99,6 +99,48 @@ function stockNote(sku, nowMs) {
 }
 
 /**
+ * ticketNote: what the waiting screen says of a ticket (api.js Ticket): status, the place
+ * in line and the wait ('' when the API has not placed the ticket yet), for an ADMITTED
+ * ticket the time left to order on the API's clock.
+ * @param {import('./api.js').Ticket} ticket
+ * @param {number} nowMs the API's clock (api.now())
+ * @returns {{ status: string, position: string, wait: string }}
+ */
+function ticketNote(ticket, nowMs) {
+  switch (ticket.status) {
+    case 'WAITING': {
+      const placed = typeof ticket.position === 'number';
+      const wait = typeof ticket.estimatedWaitSeconds === 'number' ? ticket.estimatedWaitSeconds : null;
+      return {
+        status: placed ? '' : t('queuePlacing'),
+        position: placed ? t('queuePosition', { n: Number(ticket.position) }) : '',
+        wait: wait !== null ? t('queueWait', { time: countdown(wait * 1000) }) : '',
+      };
+    }
+    case 'ADMITTED':
+      return { status: t('queueAdmitted', { time: countdown(msUntil(ticket.admissionExpiresAt, nowMs)) }), position: '', wait: '' };
+    case 'SOLD_OUT':
+      return { status: t('queueSoldOut'), position: '', wait: '' };
+    default:
+      return { status: t('queueExpired'), position: '', wait: '' };
+  }
+}
+
+/**
+ * waitlistNote: what the SKU page says of the buyer's waitlist entry (api.js
+ * WaitlistEntry); a HELD entry with the units and the time left on the API's clock.
+ * @param {import('./api.js').WaitlistEntry} entry
+ * @param {number} nowMs the API's clock (api.now())
+ * @returns {string}
+ */
+function waitlistNote(entry, nowMs) {
+  if (entry.status === 'HELD') {
+    return t('waitlistHELD', { n: entry.quantity, time: countdown(msUntil(entry.holdExpiresAt || undefined, nowMs)) });
+  }
+  return has(`waitlist${entry.status}`) ? t(`waitlist${entry.status}`) : entry.status;
+}
+
+/**
  * statusText: the order status in the buyer's words.
  * @param {OrderStatus} status
  * @returns {string}
@@ -301,7 +343,7 @@ function cancelledByBuyer(err) {
 }
 
 module.exports = {
-  yuan, msUntil, countdown, when, canBuy, stockNote, statusText, refunded, canPay, canCancel,
+  yuan, msUntil, countdown, when, canBuy, stockNote, ticketNote, waitlistNote, statusText, refunded, canPay, canCancel,
   canRefund, messageFor, definitive, cancelledByBuyer, shipped, receiptState, TABS, inTab,
   canConfirmReceipt, refundableLines, canAftersale, canChangeAddress,
 };

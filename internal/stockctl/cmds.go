@@ -26,11 +26,15 @@ type command struct {
 
 // commands are stockctl's commands, in the order the usage lists them.
 var commands = []command{
-	{"create", "--sku ID --name NAME --price FEN [--stock N] [--limit N] [--shards N] [--off-sale] [--at TIME]",
+	{"create", "--sku ID --name NAME --price FEN [--stock N] [--limit N] [--shards N] [--off-sale] [--at TIME] [--queue] [--fair-window SECONDS] [--risk-threshold 0-4]",
 		"Creates a SKU (POST /admin/skus): price in fen, initial on-hand units, units per buyer (0: no\n" +
-			"limit), stock shards, on sale now or from --at (RFC 3339 UTC). The same creation sent again\n" +
-			"answers 200 and changes nothing; different fields for an existing SKU are 409 SKU_EXISTS.",
-		`stockctl create --sku mug-04 --name "Enamel mug" --price 5900 --stock 20 --limit 2`, create},
+			"limit), stock shards, on sale now or from --at (RFC 3339 UTC). --queue sells it through its\n" +
+			"waiting room (buyers take a ticket and order once admitted); --fair-window (0-300 s, needs\n" +
+			"--queue) draws the order of the arrivals in that many seconds after the sale starts;\n" +
+			"--risk-threshold (1-4, 0: none) refuses buyers WeChat rates at or above it. The same\n" +
+			"creation sent again answers 200 and changes nothing; different fields for an existing SKU\n" +
+			"are 409 SKU_EXISTS.",
+		`stockctl create --sku mug-04 --name "Enamel mug" --price 5900 --stock 20 --limit 2 --queue --fair-window 30`, create},
 	{"adjust", "SKU --id ADJUSTMENT_ID --delta N --reason TEXT",
 		"Restocks (--delta > 0) or writes off (--delta < 0) units of SKU (POST\n" +
 			"/admin/skus/{skuId}/adjustments), recorded in its ledger with the reason and who did it.\n" +
@@ -49,6 +53,13 @@ var commands = []command{
 	{"off-sale", "SKU",
 		"Takes SKU off sale (PATCH /admin/skus/{skuId}): new orders are refused 409 SKU_OFF_SALE.",
 		"stockctl off-sale mug-04", offSale},
+	{"queue", "SKU [--on|--off] [--fair-window SECONDS] [--risk-threshold 0-4]",
+		"Changes SKU's waiting-room settings (PATCH /admin/skus/{skuId}), only those given: --on sells it\n" +
+			"through its waiting room, --off directly (and clears the fair window unless given);\n" +
+			"--fair-window (0-300 s, needs the queue) draws the order of the arrivals in that many\n" +
+			"seconds after the sale starts; --risk-threshold (1-4, 0: none) refuses buyers WeChat rates\n" +
+			"at or above it, with or without the queue. Orders see a change within 5 s.",
+		"stockctl queue mug-04 --on --fair-window 30 --risk-threshold 3", queueSettings},
 	{"list", "[--after CURSOR]",
 		"Lists the SKUs a page at a time (GET /admin/skus); the table ends with the cursor of the\n" +
 			"next page, if any.",
@@ -141,6 +152,32 @@ type createBody struct {
 	Shards       *int    `json:"shards,omitempty"`
 	OnSale       *bool   `json:"onSale,omitempty"`
 	SaleStartsAt *string `json:"saleStartsAt,omitempty"`
+	queueBody
+}
+
+// queueBody is the waiting room's settings of both SKU bodies (docs/contract.md, "Merchant
+// API"): queue, fairWindowSeconds (0-300) and riskThreshold (0-4); unset fields are not sent.
+type queueBody struct {
+	Queue             *bool `json:"queue,omitempty"`
+	FairWindowSeconds *int  `json:"fairWindowSeconds,omitempty"`
+	RiskThreshold     *int  `json:"riskThreshold,omitempty"`
+}
+
+// queueFlags defines --fair-window and --risk-threshold on fs; after parsing, set fills
+// b with those given on the command line, so that a change sends only them.
+func queueFlags(fs *flag.FlagSet, b *queueBody) (set func()) {
+	window := fs.Int("fair-window", 0, "seconds after the sale starts whose arrivals are drawn, 0-300 (needs the queue)")
+	risk := fs.Int("risk-threshold", 0, "refuse buyers WeChat rates at or above this, 1-4; 0 = no check")
+	return func() {
+		fs.Visit(func(f *flag.Flag) {
+			switch f.Name {
+			case "fair-window":
+				b.FairWindowSeconds = window
+			case "risk-threshold":
+				b.RiskThreshold = risk
+			}
+		})
+	}
 }
 
 func create(ctx context.Context, c *call, args []string) error {
@@ -151,8 +188,14 @@ func create(ctx context.Context, c *call, args []string) error {
 	fs.Int64Var(&b.Price, "price", 0, "unit price in fen")
 	stock, limit, shards := fs.Int("stock", 0, "initial units"), fs.Int("limit", 0, "units per user, 0 = none"), fs.Int("shards", 1, "stock shards")
 	offSale, at := fs.Bool("off-sale", false, "create it off sale"), fs.String("at", "", "sale start, RFC 3339 UTC")
+	queue := fs.Bool("queue", false, "sell it through its waiting room")
+	setQueue := queueFlags(fs, &b.queueBody)
 	if _, err := parse(fs, args, ""); err != nil {
 		return err
+	}
+	setQueue()
+	if *queue {
+		b.Queue = queue
 	}
 	if b.SKU == "" || b.Name == "" || b.Price == 0 {
 		return usageError("create needs --sku, --name and --price")
@@ -223,6 +266,27 @@ func offSale(ctx context.Context, c *call, args []string) error {
 		return err
 	}
 	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), map[string]bool{"onSale": false}, printSKU)
+}
+
+func queueSettings(ctx context.Context, c *call, args []string) error {
+	fs := flag.NewFlagSet("queue", flag.ContinueOnError)
+	var b queueBody
+	on, off := fs.Bool("on", false, "sell it through its waiting room"), fs.Bool("off", false, "sell it directly")
+	setQueue := queueFlags(fs, &b)
+	sku, err := parse(fs, args, "a SKU id")
+	if err != nil {
+		return err
+	}
+	setQueue()
+	switch {
+	case *on && *off:
+		return usageError("queue takes --on or --off, not both")
+	case *on || *off:
+		b.Queue = on
+	case b.FairWindowSeconds == nil && b.RiskThreshold == nil:
+		return usageError("queue needs --on, --off, --fair-window or --risk-threshold")
+	}
+	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), b, printSKU)
 }
 
 func list(ctx context.Context, c *call, args []string) error {

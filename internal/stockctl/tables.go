@@ -23,13 +23,18 @@ type skuView struct {
 	Status       string
 	SaleStartsAt string
 	LimitPerUser int
-	Shards       int
-	Available    int
-	Reserved     int
-	OnHand       int
-	PerShard     []shardView
-	UpdatedBy    string
-	UpdatedAt    string
+	// Queue, FairWindowSeconds (seconds) and RiskThreshold (0-4, 0: no check) are the
+	// waiting room's settings.
+	Queue             bool
+	FairWindowSeconds int
+	RiskThreshold     int
+	Shards            int
+	Available         int
+	Reserved          int
+	OnHand            int
+	PerShard          []shardView
+	UpdatedBy         string
+	UpdatedAt         string
 }
 
 func fen(p int64) string { return fmt.Sprintf("¥%d.%02d", p/100, p%100) }
@@ -52,6 +57,7 @@ func printSKU(w io.Writer, data []byte) error {
 	fmt.Fprintf(tw, "price\t%s\t(%d fen)\n", fen(s.Price), s.Price)
 	fmt.Fprintf(tw, "status\t%s\t%s\n", s.Status, s.SaleStartsAt)
 	fmt.Fprintf(tw, "limit per user\t%d\t\n", s.LimitPerUser)
+	fmt.Fprintf(tw, "queue\t%s\t\n", s.queueSettings())
 	fmt.Fprintf(tw, "stock\tavailable %d\treserved %d\ton-hand %d\n", s.Available, s.Reserved, s.OnHand)
 	fmt.Fprintf(tw, "updated\t%s\t%s\n\n", s.UpdatedAt, s.UpdatedBy)
 	fmt.Fprintf(tw, "SHARD\tAVAILABLE\tRESERVED\tON-HAND\n")
@@ -59,6 +65,19 @@ func printSKU(w io.Writer, data []byte) error {
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\n", sh.Shard, sh.Available, sh.Reserved, sh.OnHand)
 	}
 	return tw.Flush()
+}
+
+// queueSettings says how the SKU sells: "off", or "on" with its fair window, and its risk
+// threshold when it has one ("on, fair window 30s, risk threshold 3").
+func (s skuView) queueSettings() string {
+	out := "off"
+	if s.Queue {
+		out = fmt.Sprintf("on, fair window %ds", s.FairWindowSeconds)
+	}
+	if s.RiskThreshold > 0 {
+		out += fmt.Sprintf(", risk threshold %d", s.RiskThreshold)
+	}
+	return out
 }
 
 func printSKULine(w io.Writer, data []byte) error {
@@ -112,8 +131,8 @@ type ledgerEntry struct {
 
 // The printers of the list routes' pages.
 var (
-	printSKUs = printPage("skus", "SKU\tNAME\tPRICE\tSTATUS\tAVAILABLE\tRESERVED\tON-HAND\tSHARDS\n", func(s skuView) string {
-		return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\n", s.SKU, s.Name, fen(s.Price), s.Status, s.Available, s.Reserved, s.OnHand, s.Shards)
+	printSKUs = printPage("skus", "SKU\tNAME\tPRICE\tSTATUS\tAVAILABLE\tRESERVED\tON-HAND\tSHARDS\tQUEUE\n", func(s skuView) string {
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\n", s.SKU, s.Name, fen(s.Price), s.Status, s.Available, s.Reserved, s.OnHand, s.Shards, s.queueSettings())
 	})
 	printLedger = printPage("entries", "AT\tOP\tREF\tQTY\tΔAVAILABLE\tΔON-HAND\tBY\tREASON\n", func(e ledgerEntry) string {
 		return fmt.Sprintf("%s\t%s\t%s\t%d\t%+d\t%+d\t%s\t%s\n", e.At, e.Op, e.Ref, e.Qty, e.DAvailable, e.DOnHand, e.By, e.Reason)

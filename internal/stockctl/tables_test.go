@@ -118,3 +118,29 @@ func checkOutput(t *testing.T, name, out string, want, not []string) {
 		}
 	}
 }
+
+// A SKU's view and the SKU list say whether it sells through its waiting room, with its
+// fair window, and its risk threshold when it has one.
+func TestPrintSKU_ShowsTheWaitingRoomSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name, sku string
+		want, not []string
+	}{
+		{"queued", `{"skuId":"cup","queue":true,"fairWindowSeconds":30,"riskThreshold":3}`,
+			[]string{"on, fair window 30s, risk threshold 3"}, []string{"off"}},
+		{"risk only", `{"skuId":"cup","queue":false,"fairWindowSeconds":0,"riskThreshold":2}`,
+			[]string{"off, risk threshold 2"}, []string{"on,", "fair window"}},
+		{"direct", `{"skuId":"cup","queue":false,"fairWindowSeconds":0,"riskThreshold":0}`,
+			[]string{"off"}, []string{"risk threshold", "fair window"}},
+	} {
+		var one, page strings.Builder
+		if err := printSKU(&one, []byte(tc.sku)); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		checkOutput(t, tc.name+" (get)", one.String(), tc.want, tc.not)
+		if err := printSKUs(&page, []byte(`{"skus":[`+tc.sku+`]}`)); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		checkOutput(t, tc.name+" (list)", page.String(), append([]string{"QUEUE"}, tc.want...), tc.not)
+	}
+}

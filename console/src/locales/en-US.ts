@@ -14,6 +14,10 @@ const enUS: Messages = {
     limitTitle: 'Per-user limit: {{sku}}', limitHelp: '0: no limit', created: 'Created {{sku}}', adjusted: '{{kind}}: {{qty}} units ({{sku}})', replayed: 'This idempotency key was applied before; nothing changed again',
     resharded: 'Shards: {{shards}} ({{moved}} units moved{{more}})', notComplete: '; units still reserved on old shards, try again later', saved: 'Saved',
     statuses: { ON_SALE: 'On sale', UPCOMING: 'Upcoming', SOLD_OUT: 'Sold out', OFF_SALE: 'Off sale' },
+    queue: 'Waiting room', queueHelp: 'buyers take a ticket and order once admitted', queueTitle: 'Waiting room: {{sku}}',
+    queueBadge: 'Queue · fair window {{s}} s', riskBadge: 'Risk ≥{{n}}',
+    fairWindow: 'Fair window (s)', fairWindowHelp: 'arrivals this long after the sale starts are put in a random order (0–300, needs the waiting room)',
+    riskThreshold: 'Risk threshold', riskHelp: 'buyers WeChat rates at or above it are refused (1–4, 0: no check)',
   },
   live: {
     title: 'Live sale', hint: 'Refreshed every {{s}} s; rates are the stock counters\' change between two refreshes (units/s)', none: 'No SKU on sale or upcoming',

@@ -12,6 +12,10 @@ const zhCN = {
     limitTitle: '每人限购：{{sku}}', limitHelp: '0 表示不限购', created: '已创建 {{sku}}', adjusted: '已{{kind}} {{qty}} 件（{{sku}}）', replayed: '此幂等键已提交过，未重复变更',
     resharded: '分片：{{shards}}（移动 {{moved}} 件{{more}}）', notComplete: '，仍有预留未迁移，请稍后再试', saved: '已保存',
     statuses: { ON_SALE: '在售', UPCOMING: '即将开售', SOLD_OUT: '售罄', OFF_SALE: '已下架' },
+    queue: '排队购买', queueHelp: '买家先取号排队，轮到后凭资格下单', queueTitle: '排队设置：{{sku}}',
+    queueBadge: '排队 · 公平窗口 {{s}} 秒', riskBadge: '风控 ≥{{n}}',
+    fairWindow: '公平窗口（秒）', fairWindowHelp: '开售后这段时间内到达的买家随机排序（0–300，需开启排队）',
+    riskThreshold: '风控阈值', riskHelp: '微信安全等级达到此值的买家被拒绝（1–4，0 表示不检查）',
   },
   live: {
     title: '实时销售', hint: '每 {{s}} 秒刷新；速率按两次刷新之间的库存变化计算（件/秒）', none: '没有在售或即将开售的商品',

@@ -7,9 +7,21 @@ import { useSession } from '../session';
 type Dialog =
   | { kind: 'create' }
   | { kind: 'adjust'; sku: Sku; writeOff: boolean }
-  | { kind: 'sale' | 'limit' | 'reshard'; sku: Sku };
+  | { kind: 'sale' | 'limit' | 'reshard' | 'queue'; sku: Sku };
 
 const statusColor: Record<string, string> = { ON_SALE: 'green', UPCOMING: 'arcoblue', SOLD_OUT: 'red', OFF_SALE: 'gray' };
+
+/** QueueBadge: the SKU's waiting room (with its fair window) and risk threshold, or a dash. */
+export function QueueBadge({ sku }: { sku: Sku }) {
+  const { t } = useTranslation();
+  if (!sku.queue && !sku.riskThreshold) return <span data-queue="off">—</span>;
+  return (
+    <Space size="mini" data-queue={sku.queue ? 'on' : 'off'}>
+      {sku.queue && <Tag color="purple">{t('skus.queueBadge', { s: sku.fairWindowSeconds ?? 0 })}</Tag>}
+      {!!sku.riskThreshold && <Tag color="orange">{t('skus.riskBadge', { n: sku.riskThreshold })}</Tag>}
+    </Space>
+  );
+}
 
 export function SkuStatus({ status }: { status: string }) {
   const { t } = useTranslation();
@@ -40,8 +52,9 @@ export function Skus() {
     { title: t('skus.saleStartsAt'), dataIndex: 'saleStartsAt', width: 180, render: (s?: string) => when(s, i18n.language) },
     { title: t('skus.limit'), dataIndex: 'limitPerUser', render: (n: number) => n || '—' },
     { title: t('skus.shards'), dataIndex: 'shards' },
+    { title: t('skus.queue'), key: 'queue', width: 220, render: (_: unknown, s: Sku) => <QueueBadge sku={s} /> },
     {
-      title: t('skus.actions'), key: 'actions', width: 330,
+      title: t('skus.actions'), key: 'actions', width: 400,
       render: (_: unknown, s: Sku) => (
         <Space size="mini" wrap>
           <Button size="mini" type="primary" data-action="restock" onClick={() => setDialog({ kind: 'adjust', sku: s, writeOff: false })}>{t('skus.restock')}</Button>
@@ -49,6 +62,7 @@ export function Skus() {
           <Button size="mini" data-action="sale" onClick={() => setDialog({ kind: 'sale', sku: s })}>{t('skus.sale')}</Button>
           <Button size="mini" data-action="limit" onClick={() => setDialog({ kind: 'limit', sku: s })}>{t('skus.limit')}</Button>
           <Button size="mini" data-action="reshard" onClick={() => setDialog({ kind: 'reshard', sku: s })}>{t('skus.reshard')}</Button>
+          <Button size="mini" data-action="queue" onClick={() => setDialog({ kind: 'queue', sku: s })}>{t('skus.queue')}</Button>
         </Space>
       ),
     },
@@ -60,12 +74,13 @@ export function Skus() {
         <Button type="primary" id="create-sku" onClick={() => setDialog({ kind: 'create' })}>{t('skus.create')}</Button>
         <Button onClick={load}>{t('common.refresh')}</Button>
       </Space>
-      <Table rowKey="skuId" loading={loading} columns={columns} data={skus} pagination={false} scroll={{ x: 1300 }} border={false} />
+      <Table rowKey="skuId" loading={loading} columns={columns} data={skus} pagination={false} scroll={{ x: 1600 }} border={false} />
       {dialog?.kind === 'create' && <CreateSku onDone={done} onClose={() => setDialog(null)} />}
       {dialog?.kind === 'adjust' && <Adjust sku={dialog.sku} writeOff={dialog.writeOff} onDone={done} onClose={() => setDialog(null)} />}
       {dialog?.kind === 'sale' && <SaleTime sku={dialog.sku} onDone={done} onClose={() => setDialog(null)} />}
       {dialog?.kind === 'limit' && <Limit sku={dialog.sku} onDone={done} onClose={() => setDialog(null)} />}
       {dialog?.kind === 'reshard' && <Reshard sku={dialog.sku} onDone={done} onClose={() => setDialog(null)} />}
+      {dialog?.kind === 'queue' && <QueueSettings sku={dialog.sku} onDone={done} onClose={() => setDialog(null)} />}
     </div>
   );
 }
@@ -94,13 +109,14 @@ function CreateSku({ onDone, onClose }: DialogProps) {
     if (v.shards) body.shards = v.shards;
     if (v.saleStartsAt) body.saleStartsAt = new Date(v.saleStartsAt).toISOString();
     body.onSale = v.onSale ?? true;
+    Object.assign(body, queueBody(v));
     const sku = await api.createSku(body);
     Message.success(t('skus.created', { sku: sku.skuId }));
     onDone();
   });
   return (
     <Modal title={t('skus.create')} visible onOk={ok} onCancel={onClose} confirmLoading={busy}>
-      <Form form={form} layout="vertical" initialValues={{ onSale: true, stock: 0 }} id="create-sku-form">
+      <Form form={form} layout="vertical" initialValues={{ onSale: true, stock: 0, queue: false, fairWindowSeconds: 0, riskThreshold: 0 }} id="create-sku-form">
         <Form.Item label={t('skus.skuId')} field="skuId" rules={[{ required: true, match: /^[0-9A-Za-z_.:-]{1,64}$/ }]}><Input id="sku-id" /></Form.Item>
         <Form.Item label={t('skus.name')} field="name" rules={[{ required: true }]}><Input id="sku-name" /></Form.Item>
         <Form.Item label={t('skus.price')} field="price" rules={[{ required: true }]}><InputNumber id="sku-price" min={0.01} precision={2} /></Form.Item>
@@ -109,6 +125,7 @@ function CreateSku({ onDone, onClose }: DialogProps) {
         <Form.Item label={t('skus.shards')} field="shards" extra={t('skus.reshardHelp')}><InputNumber min={1} max={64} precision={0} /></Form.Item>
         <Form.Item label={t('skus.saleStartsAt')} field="saleStartsAt"><DatePicker showTime style={{ width: '100%' }} /></Form.Item>
         <Form.Item label={t('skus.onSale')} field="onSale" triggerPropName="checked"><Switch id="sku-onsale" /></Form.Item>
+        <QueueFields />
       </Form>
     </Modal>
   );
@@ -197,6 +214,52 @@ function Reshard({ sku, onDone, onClose }: DialogProps & { sku: Sku }) {
     <Modal title={t('skus.reshard') + ': ' + sku.skuId} visible onOk={ok} onCancel={onClose} confirmLoading={busy}>
       <InputNumber min={1} max={64} precision={0} value={n} onChange={setN} />
       <p>{t('skus.reshardHelp')}</p>
+    </Modal>
+  );
+}
+
+interface QueueValues { queue?: boolean; fairWindowSeconds?: number; riskThreshold?: number }
+
+/** queueBody: the waiting room's fields of a SKU body, as POST and PATCH /admin/skus take them (a fair window only with the queue). */
+export function queueBody(v: QueueValues): Required<QueueValues> {
+  const queue = !!v.queue;
+  return { queue, fairWindowSeconds: queue ? v.fairWindowSeconds ?? 0 : 0, riskThreshold: v.riskThreshold ?? 0 };
+}
+
+/** QueueFields: the waiting room's form fields (queue, fair window, risk threshold), for a Form whose values include them. */
+function QueueFields() {
+  const { t } = useTranslation();
+  return (
+    <>
+      <Form.Item label={t('skus.queue')} field="queue" triggerPropName="checked" extra={t('skus.queueHelp')}><Switch id="sku-queue" /></Form.Item>
+      <Form.Item shouldUpdate noStyle>
+        {(values: QueueValues) => (
+          <Form.Item label={t('skus.fairWindow')} field="fairWindowSeconds" extra={t('skus.fairWindowHelp')}>
+            <InputNumber id="sku-fair-window" min={0} max={300} precision={0} disabled={!values.queue} />
+          </Form.Item>
+        )}
+      </Form.Item>
+      <Form.Item label={t('skus.riskThreshold')} field="riskThreshold" extra={t('skus.riskHelp')}><InputNumber id="sku-risk" min={0} max={4} precision={0} /></Form.Item>
+    </>
+  );
+}
+
+function QueueSettings({ sku, onDone, onClose }: DialogProps & { sku: Sku }) {
+  const { t } = useTranslation();
+  const { api } = useSession();
+  const [form] = Form.useForm();
+  const [busy, submit] = useSubmit();
+  const ok = () => submit(async () => {
+    await api.patchSku(sku.skuId, queueBody(await form.validate()));
+    Message.success(t('skus.saved'));
+    onDone();
+  });
+  return (
+    <Modal title={t('skus.queueTitle', { sku: sku.skuId })} visible onOk={ok} onCancel={onClose} confirmLoading={busy}>
+      <Form form={form} layout="vertical" id="queue-form"
+        initialValues={{ queue: !!sku.queue, fairWindowSeconds: sku.fairWindowSeconds ?? 0, riskThreshold: sku.riskThreshold ?? 0 }}>
+        <QueueFields />
+      </Form>
     </Modal>
   );
 }

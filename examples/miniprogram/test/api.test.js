@@ -355,3 +355,28 @@ test('a cart of two SKUs is one order with the address, shown whole to its owner
   const read = await api.getOrder(order.orderId);
   assert.deepEqual(read.address, HOME);
 });
+
+test('a queued SKU: joinQueue answers one ticket per buyer (202, WAITING, polled no sooner than asked); an order without an admission, or with one the stack did not mint, is 403 ADMISSION_REQUIRED and reserves nothing', async () => {
+  await admin('POST', '/admin/skus', { skuId: 'drop-07', name: 'Drop', price: 19900, stock: 3, delivery: 'none', queue: true, fairWindowSeconds: 0 });
+  const wx = shim('quinn');
+  const api = createApi({ baseURL, wx });
+  const sku = await api.getSku('drop-07');
+  assert.equal(sku.queue, true);
+  const ticket = await api.joinQueue('drop-07');
+  assert.equal(ticket.skuId, 'drop-07');
+  assert.equal(ticket.status, 'WAITING');
+  assert.ok(ticket.nextPollSeconds >= 1, `nextPollSeconds ${ticket.nextPollSeconds}`);
+  assert.equal((await api.joinQueue('drop-07')).ticket, ticket.ticket, 'one ticket per buyer and SKU');
+  const again = await api.getTicket(ticket.ticket);
+  assert.equal(again.ticket, ticket.ticket);
+  assert.ok(['WAITING', 'ADMITTED', 'SOLD_OUT'].includes(again.status), again.status);
+  for (const admission of [undefined, 'not-an-admission']) {
+    await assert.rejects(api.createOrder([{ skuId: 'drop-07', qty: 1 }], `drop-${admission}`, [], undefined, admission),
+      (err) => err instanceof ApiError && err.statusCode === 403 && err.code === 'ADMISSION_REQUIRED' && err.skuId === 'drop-07');
+  }
+  const sent = wx.sent.filter((r) => r.method === 'POST' && r.path === '/orders').map((r) => r.header['Admission-Token']);
+  assert.deepEqual(sent, [undefined, 'not-an-admission']);
+  await pause(1100); // the SKU's answer is at most 1 s old
+  assert.equal((await api.getSku('drop-07')).available, 3, 'nothing reserved');
+  await assert.rejects(api.joinQueue('cup-01'), (err) => err instanceof ApiError && err.statusCode === 409 && err.code === 'QUEUE_NOT_ENABLED');
+});

@@ -1,27 +1,73 @@
 // Product page: a SKU's name, price and what is left as the API says (never more), the
 // countdown to its saleStartsAt, and the buy button, greyed while the SKU is SOLD_OUT,
 // OFF_SALE or has nothing available, and while UPCOMING until the countdown ends. The
-// countdown runs on the API's clock (api.now()), so a phone with a wrong clock does not
+// countdowns run on the API's clock (api.now()), so a phone with a wrong clock does not
 // open the button early. "加入购物车" adds one to the cart (cart.js); "立即购买" adds one and
 // opens the cart, where the order is placed.
+//
+// A SKU with a waiting room (sku.queue) is bought here instead: "立即购买" takes a ticket
+// (POST /skus/{skuId}/queue) and the page shows the place in line and the wait, asking
+// again (GET /queue/{ticket}) no sooner than the API's nextPollSeconds and not at all
+// while the page is hidden; once ADMITTED, "提交订单" places the order of one unit with
+// the admission (Admission-Token) before it runs out. SOLD_OUT ends the wait.
+//
+// A sold-out SKU offers "到货提醒": the waitlist's subscribe message is asked for, then
+// the buyer joins (subscribed or not, as answered). The page shows the buyer's entry (read
+// when a session is kept): waiting, or HELD units with the time left and "立即购买", which
+// orders them here (the cart would see them as sold out); "取消提醒" leaves.
 'use strict';
-const { yuan, msUntil, countdown, canBuy, stockNote, messageFor } = require('../../view.js');
+const { newIdempotencyKey } = require('../../api.js');
+const config = require('../../config.js');
+const { keptAddress, pickAddress } = require('../../address.js');
+const { askSubscriptions } = require('../../subscribe.js');
+const { yuan, msUntil, countdown, canBuy, stockNote, ticketNote, waitlistNote, messageFor, definitive } = require('../../view.js');
 const { strings, t } = require('../../i18n.js');
 const { addToCart } = require('../../cart.js');
 
 /** @type {WechatMiniprogram.App.Instance<import('../../app.js').AppOption>} */
 const app = getApp();
 
+/** Seconds between reads of a ticket when the API says none (or less). */
+const MIN_POLL_SECONDS = 1;
+/** Seconds before a ticket is read again after a read failed. */
+const RETRY_POLL_SECONDS = 5;
+
 /**
+ * queue.stage: '' (no ticket), 'WAITING', 'ADMITTED', 'SOLD_OUT' or 'EXPIRED'.
+ * @typedef {{ stage: string, status: string, position: string, wait: string }} QueueView
+ * @typedef {{ status: string, note: string } | null} WaitlistView
  * @typedef {{ sku: import('../../api.js').Sku | null, price: string, note: string,
- *   startsIn: string, canBuy: boolean, error: string, t: import('../../i18n.js').Table }} Data
+ *   startsIn: string, canBuy: boolean, error: string, queue: QueueView,
+ *   waitlist: WaitlistView, canNotify: boolean, busy: boolean,
+ *   t: import('../../i18n.js').Table }} Data
  */
 
+/** @type {QueueView} */
+const NO_TICKET = { stage: '', status: '', position: '', wait: '' };
+
 Page({
-  data: /** @type {Data} */ ({ sku: null, price: '', note: '', startsIn: '', canBuy: false, error: '', t: strings() }),
+  data: /** @type {Data} */ ({
+    sku: null, price: '', note: '', startsIn: '', canBuy: false, error: '', queue: NO_TICKET,
+    waitlist: null, canNotify: false, busy: false, t: strings(),
+  }),
   skuId: '',
-  /** setInterval handle of the countdown; 0 when none runs */
+  /** setInterval handle of the sale countdown; 0 when none runs */
   timer: 0,
+  /** setInterval handle of the admission's or hold's countdown; 0 when none runs */
+  clock: 0,
+  /** setTimeout handle of the next ticket read; 0 when none is due */
+  pollTimer: 0,
+  /** when the next ticket read may be sent (Date.now() ms) */
+  nextPollAt: 0,
+  hidden: false,
+  /** @type {import('../../api.js').Ticket | null} */
+  ticket: null,
+  /** @type {import('../../api.js').WaitlistEntry | null} */
+  entry: null,
+  /** whether a read of the waitlist entry for its run-out hold is under way */
+  reading: false,
+  /** the Idempotency-Key of the order being placed here */
+  orderKey: '',
 
   /** @param {Record<string, string | undefined>} query */
   onLoad(query) {
@@ -30,15 +76,23 @@ Page({
   },
 
   onShow() {
+    this.hidden = false;
     if (this.data.sku) this.load(); // back from checkout: what is left has changed
+    if (this.data.queue.stage === 'WAITING' && !this.pollTimer) {
+      // Resumed no sooner than the last answer asked.
+      this.pollTimer = setTimeout(() => this.poll(), Math.max(0, this.nextPollAt - Date.now()));
+    }
+    this.startClock();
   },
 
   onHide() {
-    this.stopTimer();
+    this.hidden = true;
+    this.stopTimers();
   },
 
   onUnload() {
-    this.stopTimer();
+    this.hidden = true;
+    this.stopTimers();
   },
 
   onPullDownRefresh() {
@@ -47,8 +101,10 @@ Page({
 
   async load() {
     try {
-      this.show(await app.api.getSku(this.skuId));
+      const sku = await app.api.getSku(this.skuId);
+      this.show(sku);
       this.setData({ error: '' });
+      if (soldOut(sku) && app.api.loggedIn()) await this.readWaitlist();
     } catch (err) {
       this.setData({ error: messageFor(err) });
     }
@@ -62,6 +118,7 @@ Page({
       sku, price: yuan(sku.price), note: stockNote(sku, now),
       startsIn: wait > 0 ? t('saleStartsIn', { time: countdown(wait) }) : '', canBuy: canBuy(sku, now),
     });
+    this.showWaitlist();
     this.stopTimer();
     if (wait > 0) this.timer = setInterval(() => this.tick(), 1000);
   },
@@ -85,8 +142,20 @@ Page({
     this.timer = 0;
   },
 
+  stopTimers() {
+    this.stopTimer();
+    if (this.pollTimer) clearTimeout(this.pollTimer);
+    this.pollTimer = 0;
+    if (this.clock) clearInterval(this.clock);
+    this.clock = 0;
+  },
+
   buy() {
-    if (!this.data.canBuy) return;
+    if (!this.data.canBuy || this.data.busy) return;
+    if (this.data.sku && this.data.sku.queue) {
+      this.joinQueue();
+      return;
+    }
     addToCart(wx, this.skuId, 1);
     wx.switchTab({ url: '/pages/cart/index' });
   },
@@ -96,4 +165,204 @@ Page({
     addToCart(wx, this.skuId, 1);
     wx.showToast({ title: t('addedToCart'), icon: 'success' });
   },
+
+  joinQueue() {
+    return this.busyWhile(async () => this.showTicket(await app.api.joinQueue(this.skuId)));
+  },
+
+  /**
+   * busyWhile runs one call of the buyer's at a time, the buttons greyed meanwhile, and
+   * shows its failure in plain words.
+   * @param {() => Promise<void>} work
+   */
+  async busyWhile(work) {
+    if (this.data.busy) return;
+    this.setData({ busy: true, error: '' });
+    try {
+      await work();
+    } catch (err) {
+      this.setData({ error: messageFor(err) });
+    } finally {
+      this.setData({ busy: false });
+    }
+  },
+
+  /**
+   * showTicket shows where the ticket stands and, while it waits, reads it again after
+   * its nextPollSeconds.
+   * @param {import('../../api.js').Ticket} ticket
+   */
+  showTicket(ticket) {
+    this.ticket = ticket;
+    this.setData({ queue: { stage: ticket.status, ...ticketNote(ticket, app.api.now()) } });
+    if (ticket.status === 'WAITING') this.schedulePoll(ticket.nextPollSeconds || 0);
+    if (ticket.status === 'ADMITTED') this.startClock();
+    if (ticket.status === 'SOLD_OUT') this.showWaitlist();
+  },
+
+  /**
+   * schedulePoll reads the ticket again in seconds (at least MIN_POLL_SECONDS), unless
+   * the page is hidden: onShow resumes it, still no sooner.
+   * @param {number} seconds
+   */
+  schedulePoll(seconds) {
+    if (this.pollTimer) clearTimeout(this.pollTimer);
+    this.pollTimer = 0;
+    const ms = Math.max(seconds, MIN_POLL_SECONDS) * 1000;
+    this.nextPollAt = Date.now() + ms;
+    if (!this.hidden) this.pollTimer = setTimeout(() => this.poll(), ms);
+  },
+
+  async poll() {
+    this.pollTimer = 0;
+    if (this.hidden || !this.ticket) return;
+    try {
+      const ticket = await app.api.getTicket(this.ticket.ticket);
+      if (!this.hidden) this.showTicket(ticket);
+      else this.ticket = ticket;
+    } catch (err) {
+      this.setData({ error: messageFor(err) });
+      if (!definitive(err)) this.schedulePoll(RETRY_POLL_SECONDS);
+    }
+  },
+
+  /** startClock counts down the admission's or the hold's time left, once a second. */
+  startClock() {
+    const admitted = this.data.queue.stage === 'ADMITTED';
+    const held = !!this.entry && this.entry.status === 'HELD';
+    if (this.clock || this.hidden || (!admitted && !held)) return;
+    this.clock = setInterval(() => this.tickClock(), 1000);
+  },
+
+  tickClock() {
+    if (!this.clock) return;
+    const now = app.api.now();
+    if (this.ticket && this.data.queue.stage === 'ADMITTED') {
+      const left = msUntil(this.ticket.admissionExpiresAt, now);
+      this.showTicket(left > 0 ? this.ticket : { ...this.ticket, status: 'EXPIRED' });
+    }
+    if (this.entry && this.entry.status === 'HELD') {
+      if (msUntil(this.entry.holdExpiresAt || undefined, now) > 0) this.showWaitlist();
+      else if (!this.reading) {
+        // Where the hold went, asked once (the clock ticks on while the answer comes).
+        this.reading = true;
+        this.readWaitlist().catch((err) => this.setData({ error: messageFor(err) })).then(() => { this.reading = false; });
+      }
+    }
+    if (this.data.queue.stage !== 'ADMITTED' && !(this.entry && this.entry.status === 'HELD')) {
+      clearInterval(this.clock);
+      this.clock = 0;
+    }
+  },
+
+  /** order: the admitted buyer's order of one unit, with the admission. */
+  order() {
+    if (this.data.queue.stage !== 'ADMITTED' || !this.ticket) return;
+    this.placeOrder(1, this.ticket.admission);
+  },
+
+  /** buyHeld: the units the waitlist holds for the buyer, ordered as usual. */
+  buyHeld() {
+    if (!this.entry || this.entry.status !== 'HELD') return;
+    this.placeOrder(this.entry.quantity);
+  },
+
+  /**
+   * placeOrder orders qty of the SKU here and opens the pay page. A SKU that ships needs
+   * an address: without one kept, this tap picks it and the next one orders (WeChat shows
+   * one dialog a tap). The key is kept for a retry after a lost or busy answer.
+   * @param {number} qty
+   * @param {string} [admission]
+   */
+  async placeOrder(qty, admission) {
+    const sku = this.data.sku;
+    if (this.data.busy || !sku) return;
+    const ships = sku.delivery !== 'none';
+    const address = ships ? keptAddress(wx) : null;
+    if (ships && !address) {
+      await this.chooseAddress();
+      return;
+    }
+    const asked = askSubscriptions(config.subscribeTemplates);
+    this.setData({ busy: true, error: '' });
+    try {
+      if (!this.orderKey) this.orderKey = newIdempotencyKey();
+      const order = await app.api.createOrder([{ skuId: this.skuId, qty }], this.orderKey, await asked, address || undefined, admission);
+      this.orderKey = '';
+      if (admission) {
+        // One admission opens one order: back from paying, the page shows the SKU again.
+        this.ticket = null;
+        this.setData({ queue: NO_TICKET });
+      }
+      wx.navigateTo({ url: `/pages/pay/index?orderId=${encodeURIComponent(order.orderId)}` });
+    } catch (err) {
+      this.setData({ error: messageFor(err) });
+      if (definitive(err)) this.orderKey = '';
+    } finally {
+      this.setData({ busy: false });
+    }
+  },
+
+  async chooseAddress() {
+    try {
+      const picked = await pickAddress(wx);
+      this.setData({ error: picked ? '' : t('addressNeeded') });
+    } catch (err) {
+      this.setData({ error: messageFor(err) });
+    }
+  },
+
+  /** notify joins the waitlist, subscribed if the buyer accepts its subscribe message. */
+  notify() {
+    if (!this.data.canNotify) return undefined;
+    return this.busyWhile(async () => {
+      // Asked at once: WeChat shows the dialog only from the tap.
+      const accepted = await askSubscriptions(config.waitlistTemplates);
+      this.entry = await app.api.joinWaitlist(this.skuId, accepted.length > 0);
+      this.showWaitlist();
+      this.startClock();
+    });
+  },
+
+  leave() {
+    if (!this.entry) return undefined;
+    return this.busyWhile(async () => {
+      await app.api.leaveWaitlist(this.skuId);
+      this.entry = null;
+      this.showWaitlist();
+    });
+  },
+
+  /** readWaitlist reads the buyer's entry; none (404) shows "到货提醒". */
+  async readWaitlist() {
+    try {
+      this.entry = await app.api.getWaitlist(this.skuId);
+    } catch (err) {
+      if (!(err && typeof err === 'object' && 'statusCode' in err && err.statusCode === 404)) throw err;
+      this.entry = null;
+    }
+    this.showWaitlist();
+    this.startClock();
+  },
+
+  /** showWaitlist shows the entry, and "到货提醒" on a sold-out SKU without one. */
+  showWaitlist() {
+    const sku = this.data.sku;
+    const out = (!!sku && soldOut(sku)) || this.data.queue.stage === 'SOLD_OUT';
+    const entry = this.entry;
+    this.setData({
+      waitlist: entry ? { status: entry.status, note: waitlistNote(entry, app.api.now()) } : null,
+      canNotify: out && !entry,
+    });
+  },
 });
+
+/**
+ * soldOut: nothing left to buy now (the waitlist's case), as opposed to off sale or not
+ * on sale yet.
+ * @param {import('../../api.js').Sku} sku
+ * @returns {boolean}
+ */
+function soldOut(sku) {
+  return sku.status === 'SOLD_OUT' || ((sku.status === 'ON_SALE' || sku.status === 'LOW_STOCK') && sku.available <= 0);
+}

@@ -233,6 +233,73 @@ func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
 	}
 }
 
+// The waiting-room settings go through create and queue as the routes take them, and
+// come back in get, list and -o json; queue sends only the settings it is given.
+func TestStockctl_SetsAndShowsTheWaitingRoom(t *testing.T) {
+	h := newHarness(t)
+	steps := []struct {
+		args []string
+		want string // the end of the table's line of the SKU
+	}{
+		{[]string{"create", "--sku", "drop-01", "--name", "Drop", "--price", "9900", "--stock", "5", "--queue", "--fair-window", "30", "--risk-threshold", "3"},
+			"queue on, fair window 30s, risk threshold 3"},
+		{[]string{"list"}, "1 on, fair window 30s, risk threshold 3"},
+		{[]string{"queue", "drop-01", "--risk-threshold", "0"}, "queue on, fair window 30s"},
+		{[]string{"queue", "drop-01", "--off"}, "queue off"},
+		{[]string{"queue", "drop-01", "--risk-threshold", "2"}, "queue off, risk threshold 2"},
+		{[]string{"queue", "drop-01", "--on", "--fair-window", "10"}, "queue on, fair window 10s, risk threshold 2"},
+		{[]string{"get", "drop-01"}, "queue on, fair window 10s, risk threshold 2"},
+	}
+	lineEnds := func(out, want string) bool {
+		for line := range strings.Lines(out) {
+			if strings.HasSuffix(strings.Join(strings.Fields(line), " "), want) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, s := range steps {
+		code, out, errOut := h.run(secretKey, s.args...)
+		if code != stockctl.ExitOK || !lineEnds(out, s.want) {
+			t.Errorf("stockctl %s: exit %d\n%s%s\nwant %q", strings.Join(s.args, " "), code, out, errOut, s.want)
+		}
+	}
+	code, out, _ := h.run(secretKey, "-o", "json", "get", "drop-01")
+	var sku struct {
+		Queue             bool `json:"queue"`
+		FairWindowSeconds int  `json:"fairWindowSeconds"`
+		RiskThreshold     int  `json:"riskThreshold"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &sku) != nil || !sku.Queue || sku.FairWindowSeconds != 10 || sku.RiskThreshold != 2 {
+		t.Errorf("-o json get: exit %d %q", code, out)
+	}
+	before := booktest.Snapshot(t, h.stack.DB, h.stack.Tables)
+	for _, tc := range []struct {
+		args    []string
+		exit    int
+		want    string
+		outside bool // the request breaks the contract, on purpose
+	}{
+		{[]string{"queue", "drop-01"}, stockctl.ExitUsage, "queue needs --on, --off, --fair-window or --risk-threshold", false},
+		{[]string{"queue", "drop-01", "--on", "--off"}, stockctl.ExitUsage, "not both", false},
+		{[]string{"queue", "drop-01", "--risk-threshold", "5"}, stockctl.ExitError, "400 INVALID_REQUEST", true},
+		{[]string{"queue", "drop-01", "--off", "--fair-window", "20"}, stockctl.ExitError, "400 INVALID_REQUEST", false},
+	} {
+		if tc.outside {
+			why := strings.Join(tc.args, " ")
+			h.outside.Store(&why)
+		}
+		code, out, errOut := h.run(secretKey, tc.args...)
+		h.outside.Store(nil)
+		if code != tc.exit || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("stockctl %s: exit %d, stdout %q, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), code, out, errOut, tc.exit, tc.want)
+		}
+	}
+	if after := booktest.Snapshot(t, h.stack.DB, h.stack.Tables); after != before {
+		t.Error("refused queue changes changed the tables")
+	}
+}
+
 // cupOrder places buyer's order of 2 cups through the stack's API.
 func (h *harness) cupOrder(t *testing.T) struct{ OrderID string } {
 	t.Helper()
@@ -404,8 +471,8 @@ func TestStockctl_CommandHelpNeedsNoEndpoint(t *testing.T) {
 		name, args, _ := strings.Cut(strings.TrimSpace(line), " ")
 		synopses[name] = strings.TrimSpace(args)
 	}
-	if len(synopses) != 18 {
-		t.Fatalf("stockctl -h lists %d commands, want 18:\n%s", len(synopses), out.String())
+	if len(synopses) != 19 {
+		t.Fatalf("stockctl -h lists %d commands, want 19:\n%s", len(synopses), out.String())
 	}
 	for name, args := range synopses {
 		for _, argv := range [][]string{{name, "-h"}, {name, "--help"}, {"-o", "json", name, "cup-01", "-h"}} {
