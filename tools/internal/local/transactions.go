@@ -1,15 +1,21 @@
 package local
 
 import (
-	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	ddbtypes "github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/truora/minidyn/server"
 )
 
 // Rules of TransactWriteItems that minidyn does not implement (DynamoDB API
@@ -37,9 +43,14 @@ type tokenRecord struct {
 // exclusively while every other request holds it shared, so nothing runs between its
 // steps: it reads the old image of each item it names, applies each action as the
 // matching single-item request, and on failure writes the old images back (see
-// transact). The TransactWriteItems rules above are checked first.
+// transact). Those requests are calls of minidyn's client in this process, with the
+// transaction's items as decoded once from its body: the same calls minidyn's HTTP
+// handler makes, without encoding each request to JSON and decoding its answer (a
+// third of a transaction's allocations). The TransactWriteItems rules above are
+// checked first.
 type transactor struct {
 	mini   http.Handler
+	db     *server.Client // mini's in-memory client, which transactions call directly
 	mu     sync.RWMutex
 	tokens map[string]*tokenRecord // used only under mu's write lock, as are issued and schemas
 	issued []string                // the keys of tokens, oldest first
@@ -49,8 +60,8 @@ type transactor struct {
 	schemas map[string][]string
 }
 
-func newTransactor(mini http.Handler) *transactor {
-	return &transactor{mini: mini, tokens: map[string]*tokenRecord{}, schemas: map[string][]string{}}
+func newTransactor(mini *server.Server) *transactor {
+	return &transactor{mini: mini, db: mini.Client(), tokens: map[string]*tokenRecord{}, schemas: map[string][]string{}}
 }
 
 func (t *transactor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -165,62 +176,74 @@ func validationError(message string) answer {
 	return answer{status: http.StatusBadRequest, body: errorBody("com.amazon.coral.validate#ValidationException", message)}
 }
 
-// call sends one request for operation op to minidyn, in process, and returns its answer.
-func (t *transactor) call(op string, in any) answer {
-	body, err := json.Marshal(in)
-	if err != nil {
-		return validationError(err.Error())
-	}
-	req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
-	req.Header.Set("X-Amz-Target", targetPrefix+op)
-	rec := httptest.NewRecorder()
-	t.mini.ServeHTTP(rec, req)
-	return answer{status: rec.Code, body: rec.Body.Bytes()}
-}
-
-// item is a DynamoDB item or key in the JSON protocol: attribute name → attribute value.
-type item = map[string]json.RawMessage
+// item is a DynamoDB item or key as minidyn takes and gives it: attribute name →
+// attribute value, with the JSON protocol's shape.
+type item = map[string]*server.AttributeValue
 
 // transactItem is one element of TransactItems: exactly one member is set.
-type transactItem struct {
-	Put, Update, Delete, ConditionCheck json.RawMessage
-}
-
-// member holds the fields of an action that the transactor reads. The whole member is
-// also a valid PutItem, UpdateItem or DeleteItem request (DynamoDB API Reference:
-// Put, Update, Delete and ConditionCheck share those requests' parameters).
-type member struct {
-	TableName                           string
-	Key                                 item            `json:",omitempty"`
-	Item                                item            `json:",omitempty"`
-	ConditionExpression                 *string         `json:",omitempty"`
-	ExpressionAttributeNames            json.RawMessage `json:",omitempty"`
-	ExpressionAttributeValues           json.RawMessage `json:",omitempty"`
-	ReturnValuesOnConditionCheckFailure string          `json:",omitempty"`
-}
+type transactItem = server.TransactWriteItem
 
 // action is one parsed action of a transaction and what the transactor knows of it.
 type action struct {
-	op      string          // PutItem, UpdateItem or DeleteItem; "" for a condition check
-	raw     json.RawMessage // the member as sent
-	m       member
+	it      transactItem
+	table   string
+	key     item // the item's key (a Put's, projected from its item)
 	old     item // the item before the transaction; nil when there was none
 	written bool // the item may differ from old: restore it on rollback
 }
 
-// request is the single-item request that performs the action. A condition check is
-// a PutItem of the item as it is (its key alone when absent) under the check's
-// condition, which is undone afterwards.
-func (a *action) request() (string, any) {
-	if a.op != "" {
-		return a.op, a.raw
+// isCheck reports whether the action is a ConditionCheck.
+func (a *action) isCheck() bool { return a.it.ConditionCheck != nil }
+
+// apply performs the action as the matching single-item request, called on minidyn's
+// client in this process (the same call its HTTP handler makes for that request,
+// without the JSON in and out). A condition check is a PutItem of the item as it is
+// (its key alone when absent) under the check's condition, which is undone afterwards.
+func (a *action) apply(db *server.Client) error {
+	ctx := context.Background()
+	var err error
+	switch it := a.it; {
+	case it.Put != nil:
+		p := it.Put
+		_, err = db.PutItem(ctx, &server.PutItemInput{TableName: p.TableName, Item: p.Item, ConditionExpression: p.ConditionExpression,
+			ExpressionAttributeNames: p.ExpressionAttributeNames, ExpressionAttributeValues: p.ExpressionAttributeValues,
+			ReturnValuesOnConditionCheckFailure: p.ReturnValuesOnConditionCheckFailure})
+	case it.Update != nil:
+		u := it.Update
+		_, err = db.UpdateItem(ctx, &server.UpdateItemInput{TableName: u.TableName, Key: u.Key, UpdateExpression: u.UpdateExpression,
+			ConditionExpression: u.ConditionExpression, ExpressionAttributeNames: u.ExpressionAttributeNames,
+			ExpressionAttributeValues: u.ExpressionAttributeValues, ReturnValuesOnConditionCheckFailure: u.ReturnValuesOnConditionCheckFailure})
+	case it.Delete != nil:
+		d := it.Delete
+		_, err = db.DeleteItem(ctx, &server.DeleteItemInput{TableName: d.TableName, Key: d.Key, ConditionExpression: d.ConditionExpression,
+			ExpressionAttributeNames: d.ExpressionAttributeNames, ExpressionAttributeValues: d.ExpressionAttributeValues,
+			ReturnValuesOnConditionCheckFailure: d.ReturnValuesOnConditionCheckFailure})
+	default:
+		c, img := it.ConditionCheck, a.old
+		if img == nil {
+			img = c.Key
+		}
+		_, err = db.PutItem(ctx, &server.PutItemInput{TableName: c.TableName, Item: img, ConditionExpression: c.ConditionExpression,
+			ExpressionAttributeNames: c.ExpressionAttributeNames, ExpressionAttributeValues: c.ExpressionAttributeValues})
 	}
-	img := a.old
-	if img == nil {
-		img = a.m.Key
+	return err
+}
+
+// returnsOld reports whether the action asked for the item as it was when its
+// condition fails (ReturnValuesOnConditionCheckFailure ALL_OLD).
+func (a *action) returnsOld() bool {
+	var v ddbtypes.ReturnValuesOnConditionCheckFailure
+	switch it := a.it; {
+	case it.Put != nil:
+		v = it.Put.ReturnValuesOnConditionCheckFailure
+	case it.Update != nil:
+		v = it.Update.ReturnValuesOnConditionCheckFailure
+	case it.Delete != nil:
+		v = it.Delete.ReturnValuesOnConditionCheckFailure
+	default:
+		v = it.ConditionCheck.ReturnValuesOnConditionCheckFailure
 	}
-	return "PutItem", member{TableName: a.m.TableName, Item: img, ConditionExpression: a.m.ConditionExpression,
-		ExpressionAttributeNames: a.m.ExpressionAttributeNames, ExpressionAttributeValues: a.m.ExpressionAttributeValues}
+	return v == ddbtypes.ReturnValuesOnConditionCheckFailureAllOld
 }
 
 // transact runs one TransactWriteItems; the caller holds t.mu exclusively. Every
@@ -237,22 +260,22 @@ func (t *transactor) transact(items []transactItem) answer {
 	cancelled := false
 	for i := range acts {
 		a := &acts[i]
-		res := t.call(a.request())
+		err := a.apply(t.db)
 		switch {
-		case res.status == http.StatusOK:
+		case err == nil:
 			reasons[i].Code, a.written = "None", true
-		case isConditionFailure(res):
+		case isConditionFailure(err):
 			reasons[i] = a.conditionFailed()
 			cancelled = true
 		default:
-			return t.rollback(acts, res)
+			return t.rollback(acts, errorAnswer(err))
 		}
 	}
 	if cancelled {
 		return t.rollback(acts, cancellation(reasons))
 	}
 	for i := range acts {
-		acts[i].written = acts[i].op == "" // undo the condition checks' puts
+		acts[i].written = acts[i].isCheck() // undo the condition checks' puts
 	}
 	return t.rollback(acts, answer{status: http.StatusOK, body: []byte("{}")})
 }
@@ -267,28 +290,28 @@ func (t *transactor) prepare(items []transactItem) ([]action, *answer) {
 		if fail != nil {
 			return nil, fail
 		}
-		if a.op == "PutItem" {
-			names, fail := t.keyNames(a.m.TableName)
+		if it.Put != nil {
+			names, fail := t.keyNames(a.table)
 			if fail != nil {
 				return nil, fail
 			}
-			a.m.Key = item{}
+			a.key = item{}
 			for _, n := range names {
-				if v, ok := a.m.Item[n]; ok {
-					a.m.Key[n] = v
+				if v, ok := it.Put.Item[n]; ok {
+					a.key[n] = v
 				}
 			}
 		}
-		id, _ := json.Marshal([]any{a.m.TableName, a.m.Key}) // sorted, compact: one id per item
+		id, _ := json.Marshal([]any{a.table, a.key}) // sorted, compact: one id per item
 		if seen[string(id)] {
 			a := validationError("Transaction request cannot include multiple operations on one item")
 			return nil, &a
 		}
 		seen[string(id)] = true
-		res := t.call("GetItem", map[string]any{"TableName": a.m.TableName, "Key": a.m.Key, "ConsistentRead": true})
-		var out struct{ Item item }
-		if res.status != http.StatusOK || json.Unmarshal(res.body, &out) != nil {
-			return nil, &res
+		out, err := t.db.GetItem(context.Background(), &server.GetItemInput{TableName: &a.table, Key: a.key, ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			a := errorAnswer(err)
+			return nil, &a
 		}
 		a.old = out.Item
 		acts[i] = a
@@ -298,22 +321,25 @@ func (t *transactor) prepare(items []transactItem) ([]action, *answer) {
 
 // parseAction reads one element of TransactItems.
 func parseAction(it transactItem) (action, *answer) {
-	var a action
+	a := action{it: it}
 	set := 0
-	for _, c := range []struct {
-		op  string
-		raw json.RawMessage
-	}{{"PutItem", it.Put}, {"UpdateItem", it.Update}, {"DeleteItem", it.Delete}, {"", it.ConditionCheck}} {
-		if c.raw != nil {
-			a.op, a.raw = c.op, c.raw
-			set++
-		}
+	if it.Put != nil {
+		a.table, set = aws.ToString(it.Put.TableName), set+1
+	}
+	if it.Update != nil {
+		a.table, a.key, set = aws.ToString(it.Update.TableName), it.Update.Key, set+1
+	}
+	if it.Delete != nil {
+		a.table, a.key, set = aws.ToString(it.Delete.TableName), it.Delete.Key, set+1
+	}
+	if it.ConditionCheck != nil {
+		a.table, a.key, set = aws.ToString(it.ConditionCheck.TableName), it.ConditionCheck.Key, set+1
 	}
 	if set != 1 {
 		fail := validationError("transaction item must include exactly one of Put, Update, Delete, or ConditionCheck")
 		return a, &fail
 	}
-	if err := json.Unmarshal(a.raw, &a.m); err != nil || a.m.TableName == "" {
+	if a.table == "" {
 		fail := validationError("transaction item must name a table")
 		return a, &fail
 	}
@@ -326,18 +352,19 @@ func (t *transactor) keyNames(table string) ([]string, *answer) {
 	if names, ok := t.schemas[table]; ok {
 		return names, nil
 	}
-	res := t.call("DescribeTable", map[string]string{"TableName": table})
-	var out struct {
-		Table struct {
-			KeySchema []struct{ AttributeName string }
-		}
+	out, err := t.db.DescribeTable(context.Background(), &server.DescribeTableInput{TableName: &table})
+	if err != nil {
+		a := errorAnswer(err)
+		return nil, &a
 	}
-	if res.status != http.StatusOK || json.Unmarshal(res.body, &out) != nil {
-		return nil, &res
+	desc, ok := out.Table.(*ddbtypes.TableDescription)
+	if !ok {
+		a := errorAnswer(fmt.Errorf("describe table %s: an answer of type %T", table, out.Table))
+		return nil, &a
 	}
 	var names []string
-	for _, k := range out.Table.KeySchema {
-		names = append(names, k.AttributeName)
+	for _, k := range desc.KeySchema {
+		names = append(names, aws.ToString(k.AttributeName))
 	}
 	t.schemas[table] = names
 	return names, nil
@@ -351,13 +378,13 @@ func (t *transactor) rollback(acts []action, a answer) answer {
 		if !act.written {
 			continue
 		}
-		var res answer
+		var err error
 		if act.old == nil {
-			res = t.call("DeleteItem", map[string]any{"TableName": act.m.TableName, "Key": act.m.Key})
+			_, err = t.db.DeleteItem(context.Background(), &server.DeleteItemInput{TableName: &act.table, Key: act.key})
 		} else {
-			res = t.call("PutItem", map[string]any{"TableName": act.m.TableName, "Item": act.old})
+			_, err = t.db.PutItem(context.Background(), &server.PutItemInput{TableName: &act.table, Item: act.old})
 		}
-		if res.status != http.StatusOK {
+		if err != nil {
 			return answer{status: http.StatusInternalServerError, body: errorBody("InternalServerError",
 				"transaction could not be rolled back")}
 		}
@@ -365,13 +392,17 @@ func (t *transactor) rollback(acts []action, a answer) answer {
 	return a
 }
 
-// isConditionFailure reports whether res is minidyn's ConditionalCheckFailedException.
-func isConditionFailure(res answer) bool {
-	var e struct {
-		Type string `json:"__type"`
-	}
-	return res.status == http.StatusBadRequest && json.Unmarshal(res.body, &e) == nil &&
-		strings.HasSuffix(e.Type, "ConditionalCheckFailedException")
+// isConditionFailure reports whether err is minidyn's ConditionalCheckFailedException.
+func isConditionFailure(err error) bool {
+	var ccf *ddbtypes.ConditionalCheckFailedException
+	return errors.As(err, &ccf)
+}
+
+// errorAnswer is minidyn's HTTP answer to a request that failed with err.
+func errorAnswer(err error) answer {
+	rec := httptest.NewRecorder()
+	server.WriteError(rec, err)
+	return answer{status: rec.Code, body: rec.Body.Bytes()}
 }
 
 // cancellationReason is one element of a TransactionCanceledException's
@@ -386,7 +417,7 @@ type cancellationReason struct {
 // it was when the action asked for ReturnValuesOnConditionCheckFailure ALL_OLD.
 func (a *action) conditionFailed() cancellationReason {
 	r := cancellationReason{Code: "ConditionalCheckFailed", Message: "The conditional request failed"}
-	if a.m.ReturnValuesOnConditionCheckFailure == "ALL_OLD" {
+	if a.returnsOld() {
 		r.Item = a.old
 	}
 	return r

@@ -101,24 +101,36 @@ type Report struct {
 	CPUSeconds   float64 `json:"cpuSeconds"`
 }
 
-// Settings echo the sale's configuration.
+// Settings echo the sale's configuration. Keys are camelCase like the rest of the
+// report; rates are per second at 1×, units DynamoDB capacity units.
 type Settings struct {
-	SKUs, Stock, Shards, LimitPerUser int
-	Buyers                            int
-	OverSeconds, Spike                float64
-	PageViews                         int
-	PayRatio, CancelRatio, LateRatio  float64
-	PaymentTimeoutSeconds             float64
-	Seed                              uint64
-	APIRate                           float64 // account throttle, requests/s
-	APIBurst                          int
-	StageRate, StageBurst             float64 // the routes' throttle (POST /orders's)
-	LambdaConcurrency                 int
-	ColdStartMs                       float64
-	PartitionWriteUnits               float64
-	WarmWriteUnits, WarmReadUnits     float64 // each table's warm throughput at the start, units/s (0: warm to its quota)
-	IndexWarmWriteUnits               float64 // each index's warm write throughput at the start, units/s (0: warm to its quota)
-	PeakBuyersPerSecond               float64
+	SKUs                  int     `json:"skus"`
+	Stock                 int     `json:"stock"`
+	Shards                int     `json:"shards"`
+	LimitPerUser          int     `json:"limitPerUser"`
+	Buyers                int     `json:"buyers"`
+	OverSeconds           float64 `json:"overSeconds"`
+	Spike                 float64 `json:"spike"`
+	PageViews             int     `json:"pageViews"`
+	PayRatio              float64 `json:"payRatio"`
+	CancelRatio           float64 `json:"cancelRatio"`
+	LateRatio             float64 `json:"lateRatio"`
+	PaymentTimeoutSeconds float64 `json:"paymentTimeoutSeconds"`
+	Seed                  uint64  `json:"seed"`
+	APIRate               float64 `json:"apiRate"` // account throttle, requests/s
+	APIBurst              int     `json:"apiBurst"`
+	StageRate             float64 `json:"stageRate"` // the routes' throttle (POST /orders's)
+	StageBurst            float64 `json:"stageBurst"`
+	LambdaConcurrency     int     `json:"lambdaConcurrency"`
+	ColdStartMs           float64 `json:"coldStartMs"`
+	PartitionWriteUnits   float64 `json:"partitionWriteUnits"`
+	// WarmWriteUnits and WarmReadUnits are each table's warm throughput at the start,
+	// units/s (0: warm to its quota); IndexWarmWriteUnits each index's warm write
+	// throughput at the start (0: warm to its quota).
+	WarmWriteUnits      float64 `json:"warmWriteUnits"`
+	WarmReadUnits       float64 `json:"warmReadUnits"`
+	IndexWarmWriteUnits float64 `json:"indexWarmWriteUnits"`
+	PeakBuyersPerSecond float64 `json:"peakBuyersPerSecond"`
 }
 
 // OrdersSummary is what happened to orders.

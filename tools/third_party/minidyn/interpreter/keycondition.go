@@ -15,10 +15,10 @@ import (
 // "You must provide the name of the partition key attribute and a single value for
 // that attribute").
 func KeyEquality(expression string, aliases map[string]string, name string) (string, bool) {
-	p := language.NewParser(language.NewLexer(expression))
-	conditional := p.ParseConditionalExpression()
+	parsed := language.ParseCondition(expression)
+	conditional := parsed.Expression
 
-	if len(p.Errors()) != 0 || conditional.Expression == nil {
+	if len(parsed.Errors) != 0 || conditional.Expression == nil {
 		return "", false
 	}
 

@@ -24,17 +24,16 @@ type Language struct {
 
 // Match evalute the item with given expression and attributes
 func (li *Language) Match(input MatchInput) (bool, error) {
-	l := language.NewLexer(input.Expression)
-	p := language.NewParser(l)
-	conditional := p.ParseConditionalExpression()
+	parsed := language.ParseCondition(input.Expression)
+	conditional := parsed.Expression
 
-	if len(p.Errors()) != 0 {
-		detail := strings.Join(p.Errors(), "; ")
+	if len(parsed.Errors) != 0 {
+		detail := strings.Join(parsed.Errors, "; ")
 		if input.ExpressionType == ExpressionTypeKey {
 			return false, fmt.Errorf("Invalid KeyConditionExpression: %w; %s", ErrSyntaxError, detail) //nolint:staticcheck,ST1005 // DynamoDB ValidationException wording (parity)
 		}
 
-		return false, fmt.Errorf("%w: %s", ErrSyntaxError, strings.Join(p.Errors(), "\n"))
+		return false, fmt.Errorf("%w: %s", ErrSyntaxError, strings.Join(parsed.Errors, "\n"))
 	}
 
 	if conditional.Expression == nil {
@@ -160,21 +159,20 @@ func buildAliases(input UpdateInput) map[string]string {
 
 // Update change the item with given expression and attributes
 func (li *Language) Update(input UpdateInput) error {
-	l := language.NewLexer(input.Expression)
-	p := language.NewUpdateParser(l)
-	update := p.ParseUpdateExpression()
+	parsed := language.ParseUpdate(input.Expression)
+	update := parsed.Statement
 
 	aliases := buildAliases(input)
 	env := language.NewEnvironment()
 	env.Aliases = aliases
 
-	if len(p.Errors()) != 0 {
+	if len(parsed.Errors) != 0 {
 		errType := ErrSyntaxError
-		if p.IsUnsupportedExpression() {
+		if parsed.Unsupported {
 			errType = ErrUnsupportedFeature
 		}
 
-		return fmt.Errorf("%w: %s", errType, strings.Join(p.Errors(), "\n"))
+		return fmt.Errorf("%w: %s", errType, strings.Join(parsed.Errors, "\n"))
 	}
 
 	if err := ValidateExpressionAttributeNamesDeclared("UpdateExpression", input.Expression, aliases); err != nil {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -131,4 +132,20 @@ func (s *Server) Reset() error {
 	s.client.Reset()
 
 	return nil
+}
+
+// Client returns the server's in-memory client: its methods are what ServeHTTP calls
+// for each operation, for a caller in the same process that holds its request as Go
+// values already and need not encode it to JSON and back.
+func (s *Server) Client() *Client {
+	if s == nil {
+		return nil
+	}
+
+	return s.client
+}
+
+// WriteError writes err as ServeHTTP answers a request that failed with it.
+func WriteError(w http.ResponseWriter, err error) {
+	writeError(w, err)
 }

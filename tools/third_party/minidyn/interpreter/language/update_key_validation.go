@@ -51,11 +51,10 @@ func ValidateUpdateExpressionDoesNotTargetPrimaryKey(expression string, aliases 
 		return nil
 	}
 
-	l := NewLexer(expression)
-	p := NewUpdateParser(l)
-	stmt := p.ParseUpdateExpression()
+	parsed := ParseUpdate(expression)
+	stmt := parsed.Statement
 
-	if len(p.Errors()) != 0 || stmt.Expression == nil {
+	if len(parsed.Errors) != 0 || stmt.Expression == nil {
 		return nil
 	}
 
