@@ -158,12 +158,12 @@ func TestWiring_MakefileBuildsEachFunctionFromAMainPackageWithoutLocalOnlyCode(t
 		// stand-ins for outside services
 		module + "/internal/wechatpay/paytest", module + "/internal/wxlogin/wxlogintest", module + "/internal/wxapi/wxapitest",
 		module + "/internal/teamchat/chattest"}
+	listed := map[string]map[string]functionPackage{} // by GOARCH: one go list for every function
 	for _, f := range realFunctions(t) {
 		t.Run(f.Name, func(t *testing.T) {
 			// The Makefile must build for the template's architecture; go list must
 			// select the files the build does.
 			goarch := lambdaGOARCH(t, f.Architectures)
-			lambdaGoEnv := []string{"GOWORK=off", "GOOS=linux", "GOARCH=" + goarch, "CGO_ENABLED=0"}
 			artifacts := t.TempDir()
 			command := buildCommand(t, f.Name, artifacts)
 			for _, part := range []string{"GOWORK=off", "GOOS=linux", "GOARCH=" + goarch, "CGO_ENABLED=0", "-tags lambda.norpc", "-trimpath", "-o " + filepath.Join(artifacts, "bootstrap")} {
@@ -172,11 +172,17 @@ func TestWiring_MakefileBuildsEachFunctionFromAMainPackageWithoutLocalOnlyCode(t
 				}
 			}
 			pkg := "./functions/" + packageDir(t, command)
-			if name := strings.TrimSpace(run(t, lambdaGoEnv, "go", "list", "-tags", "lambda.norpc", "-f", "{{.Name}}", pkg)); name != "main" {
-				t.Errorf("%s is package %s, want main", pkg, name)
+			if listed[goarch] == nil {
+				listed[goarch] = listFunctionPackages(t, goarch)
 			}
-			for dep := range strings.Lines(run(t, lambdaGoEnv, "go", "list", "-deps", "-tags", "lambda.norpc", pkg)) {
-				dep = strings.TrimSpace(dep)
+			p, ok := listed[goarch][module+strings.TrimPrefix(pkg, ".")]
+			if !ok {
+				t.Fatalf("go list ./functions/... lists no package %s", pkg)
+			}
+			if p.name != "main" {
+				t.Errorf("%s is package %s, want main", pkg, p.name)
+			}
+			for _, dep := range p.deps {
 				for _, f := range forbidden {
 					if dep == f || strings.HasPrefix(dep, f+"/") {
 						t.Errorf("%s links %s, which must never reach a function binary", pkg, dep)
@@ -185,6 +191,29 @@ func TestWiring_MakefileBuildsEachFunctionFromAMainPackageWithoutLocalOnlyCode(t
 			}
 		})
 	}
+}
+
+// functionPackage is a package under functions/ as go list reads it for a Lambda
+// build: its name and every package it links.
+type functionPackage struct {
+	name string
+	deps []string
+}
+
+// listFunctionPackages lists every package under functions/ by import path as the
+// Makefile builds it for goarch (GOWORK=off, linux, no cgo, tag lambda.norpc): one go
+// list for all of them, each with its name and what it links (Deps).
+func listFunctionPackages(t *testing.T, goarch string) map[string]functionPackage {
+	t.Helper()
+	env := []string{"GOWORK=off", "GOOS=linux", "GOARCH=" + goarch, "CGO_ENABLED=0"}
+	out := run(t, env, "go", "list", "-tags", "lambda.norpc", "-f", `{{.ImportPath}} {{.Name}}{{range .Deps}} {{.}}{{end}}`, "./functions/...")
+	pkgs := map[string]functionPackage{}
+	for line := range strings.Lines(out) {
+		if fields := strings.Fields(line); len(fields) >= 2 {
+			pkgs[fields[0]] = functionPackage{name: fields[1], deps: fields[2:]}
+		}
+	}
+	return pkgs
 }
 
 // lambdaGOARCH is the GOARCH for a function's Architectures (Lambda developer guide,

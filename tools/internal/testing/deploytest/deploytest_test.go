@@ -149,13 +149,18 @@ func newWorld(t *testing.T, rie string) *world {
 		w.routes = append(w.routes, local.Route{Method: r.Method, Path: r.Path, Function: r.Function, Public: r.Public, IAM: r.IAM})
 	}
 	env := w.environment(t, tpl)
+	names := make([]string, len(w.functions))
+	for i, f := range w.functions {
+		names[i] = f.Name
+	}
+	bootstraps := buildAll(t, root, names, "arm64", hostGOARCH)
 	for _, f := range w.functions {
-		size := bootstrapSize(t, build(t, root, f.Name, "arm64"))
+		size := bootstrapSize(t, bootstraps["arm64"][f.Name])
 		if size > maxBootstrapBytes {
 			t.Errorf("%s bootstrap (arm64, stripped) is %d bytes, over %d (10.5 MiB)", f.Name, size, maxBootstrapBytes)
 		}
 		t.Cleanup(func() { report(t, w, f.Name, size) })
-		w.handlers[f.Name] = startEmulated(t, rie, f.Name, build(t, root, f.Name, hostGOARCH), env(f))
+		w.handlers[f.Name] = startEmulated(t, rie, f.Name, bootstraps[hostGOARCH][f.Name], env(f))
 	}
 	w.serveAPI(local.GatewayOptions{})
 	return w

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -54,18 +56,46 @@ func emulatorPath(t *testing.T) string {
 	return ""
 }
 
-// build runs the Makefile's build target of function (a logical id) for goarch, as
-// `sam build` does with ARTIFACTS_DIR (plus GOARCH on the make command line), and
-// returns the bootstrap's path.
-func build(t *testing.T, root, function, goarch string) string {
+// buildAll runs the Makefile's build target of every function (logical ids) for each
+// of goarches, as `sam build` does with ARTIFACTS_DIR (plus GOARCH on the make command
+// line), and returns the bootstraps' paths by GOARCH and logical id. The architectures
+// build side by side, each one's functions one after the other: the functions share
+// most of their packages, which the first build of an architecture compiles into the
+// build cache for the next ones, so two builds of one architecture at once would
+// compile them twice.
+func buildAll(t *testing.T, root string, functions []string, goarches ...string) map[string]map[string]string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), goarch, function)
+	built := map[string]map[string]string{}
+	errs := make([]error, len(goarches))
+	var wg sync.WaitGroup
+	for i, goarch := range slices.Compact(slices.Sorted(slices.Values(goarches))) {
+		paths := map[string]string{}
+		built[goarch] = paths
+		dir := filepath.Join(t.TempDir(), goarch)
+		wg.Go(func() {
+			for _, function := range functions {
+				if paths[function], errs[i] = build(root, filepath.Join(dir, function), function, goarch); errs[i] != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return built
+}
+
+// build runs `make build-<function> ARTIFACTS_DIR=dir GOARCH=goarch` in root and
+// returns the bootstrap's path.
+func build(root, dir, function, goarch string) (string, error) {
 	cmd := exec.Command("make", "-s", "build-"+function, "ARTIFACTS_DIR="+dir, "GOARCH="+goarch)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("make build-%s GOARCH=%s: %v\n%s", function, goarch, err, out)
+		return "", fmt.Errorf("make build-%s GOARCH=%s: %v\n%s", function, goarch, err, out)
 	}
-	return filepath.Join(dir, "bootstrap")
+	return filepath.Join(dir, "bootstrap"), nil
 }
 
 // hostGOARCH is the GOARCH the emulator can run here.
