@@ -112,41 +112,17 @@ func (s *QueueStore) TakeTicket(ctx context.Context, user, sku string) (inventor
 		PK: ticketKey(id), Kind: kindTicket, SKU: sku, Buyer: user, ArrivedMs: now.UnixMilli(),
 		ArrivalBucket: arrivalBucket(sku, id), TTL: keep.Unix(),
 	}
-	item, err := attributevalue.MarshalMap(rec)
-	if err != nil {
-		return inventory.Ticket{}, false, fmt.Errorf("encode ticket: %w", err)
-	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.tables.Orders), Item: item,
-		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	var ccf *types.ConditionalCheckFailedException
+	var old ticketRecord
+	fresh, err := s.putOnce(ctx, s.tables.Orders, rec, ticketKey(id), "ticket", &old)
 	switch {
-	case err == nil:
+	case err != nil:
+		return inventory.Ticket{}, false, err
+	case fresh:
 		return rec.ticket(), true, nil
-	case errors.As(err, &ccf) && len(ccf.Item) > 0:
-		var old ticketRecord
-		if err := attributevalue.UnmarshalMap(ccf.Item, &old); err != nil {
-			return inventory.Ticket{}, false, fmt.Errorf("decode ticket: %w", err)
-		}
-		return old.ticket(), false, nil
-	case errors.As(err, &ccf): // refused without the item: read it
-		var old ticketRecord
-		if err := s.get(ctx, s.tables.Orders, ticketKey(id), "ticket", &old); err != nil {
-			return inventory.Ticket{}, false, err
-		}
-		if old.Kind != kindTicket {
-			return inventory.Ticket{}, false, fmt.Errorf("take ticket of %s: refused, then not found: %w", sku, inventory.ErrBusy)
-		}
-		return old.ticket(), false, nil
+	case old.Kind != kindTicket:
+		return inventory.Ticket{}, false, fmt.Errorf("take ticket of %s: refused, then not found: %w", sku, inventory.ErrBusy)
 	}
-	// A write whose answer was lost may have applied: the ticket (ours, the id being
-	// the user's and SKU's) is read back.
-	if t, rerr := s.TicketOf(ctx, user, id); rerr == nil {
-		return t, false, nil
-	}
-	return inventory.Ticket{}, false, s.storeError("take ticket of "+sku, err)
+	return old.ticket(), false, nil
 }
 
 // TicketOf reads user's ticket id: one eventually consistent GetItem (0.5 read
