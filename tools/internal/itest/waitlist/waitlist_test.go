@@ -109,6 +109,11 @@ func TestWaitlist_ReleasedUnitsReachWaitlistedBuyersInOrder(t *testing.T) {
 		t.Fatalf("available after the holds: %d", got)
 	}
 	reconciled(t, s)
+	until := s.Clock.Now().Add(inventory.WaitlistHoldSeconds * time.Second).UTC().Format(time.RFC3339)
+	if code, out := s.Call(t, "GET", "/skus/tee/waitlist", "w1", nil, ""); code != http.StatusOK || out["status"] != "HELD" ||
+		out["quantity"] != float64(1) || out["holdExpiresAt"] != until {
+		t.Errorf("GET as w1: %d %v, want HELD 1 until %s", code, out, until)
+	}
 
 	var wg sync.WaitGroup
 	codes := make([]int, 8)
@@ -214,4 +219,47 @@ func TestLeaveWaitlist_WhileHeldGivesTheUnitsBack(t *testing.T) {
 	if p := pass(t, s, true); p.Units != 0 || len(p.Granted) != 0 {
 		t.Errorf("pass with w2 already held: %+v", p)
 	}
+}
+
+// The routes: POST answers 201 for a new entry and 200 for the caller's own, GET
+// reads it (404 WAITLIST_NOT_FOUND for a buyer not on it), DELETE takes it off
+// (204, also when there is none); a bad body or an unknown SKU changes nothing.
+func TestWaitlistRoutes_JoinReadLeave(t *testing.T) {
+	s := stacktest.New(t, stacktest.Options{Seed: seed})
+	call := func(want int, method, user, body string) map[string]any {
+		t.Helper()
+		code, out := s.Call(t, method, "/skus/tee/waitlist", user, nil, body)
+		if code != want {
+			t.Fatalf("%s as %s %s: %d %v, want %d", method, user, body, code, out, want)
+		}
+		return out
+	}
+	before := s.Snapshot(t)
+	for _, body := range []string{``, `{}`, `{"subscribed":null}`, `{"subscribed":"yes"}`, `{"subscribed":true,"x":1}`,
+		`{"subscribed":true,"subscribed":false}`, `[true]`, `{"subscribed":true} {}`} {
+		code, out := s.OutsideContract("bad waitlist body").Call(t, "POST", "/skus/tee/waitlist", "u", nil, body)
+		if code != http.StatusBadRequest || out["code"] != "INVALID_REQUEST" {
+			t.Errorf("body %q: %d %v, want 400 INVALID_REQUEST", body, code, out)
+		}
+	}
+	if code, out := s.Call(t, "POST", "/skus/nope/waitlist", "u", nil, `{"subscribed":true}`); code != http.StatusNotFound || out["code"] != "SKU_NOT_FOUND" {
+		t.Errorf("unknown SKU: %d %v", code, out)
+	}
+	if s.Snapshot(t) != before {
+		t.Error("a refused request changed the tables")
+	}
+	if out := call(http.StatusNotFound, "GET", "u", ""); out["code"] != "WAITLIST_NOT_FOUND" {
+		t.Errorf("GET before joining: %v", out)
+	}
+	if out := call(http.StatusCreated, "POST", "u", `{"subscribed":true}`); out["status"] != "WAITING" || out["skuId"] != "tee" || out["quantity"] != nil {
+		t.Errorf("join: %v", out)
+	}
+	call(http.StatusOK, "POST", "u", `{"subscribed":false}`)
+	if out := call(http.StatusOK, "GET", "u", ""); out["status"] != "WAITING" {
+		t.Errorf("GET: %v", out)
+	}
+	call(http.StatusNotFound, "GET", "v", "")
+	call(http.StatusNoContent, "DELETE", "u", "")
+	call(http.StatusNoContent, "DELETE", "u", "")
+	call(http.StatusNotFound, "GET", "u", "")
 }
