@@ -158,18 +158,10 @@ func (s *WaitlistStore) listWaitlist(ctx context.Context, set, sku string) error
 	return nil
 }
 
-// WaitlistSKU is a SKU the sweep passes over: it had a waitlist entry; SoldOut
-// when a pass found it with nothing available (after the sale: from then on units
-// that come back go to the waitlist).
-type WaitlistSKU struct {
-	SKU     string
-	SoldOut bool
-}
-
 // WaitlistSKUs lists the SKUs that ever had a waitlist entry: one strongly consistent
 // GetItem (1 read unit per 4 KB: about 200 SKUs of 20 characters). Errors:
 // inventory.ErrBusy.
-func (s *WaitlistStore) WaitlistSKUs(ctx context.Context) ([]WaitlistSKU, error) {
+func (s *WaitlistStore) WaitlistSKUs(ctx context.Context) ([]inventory.WaitlistSKU, error) {
 	var rec struct {
 		SKUs    []string `dynamodbav:"skus,stringset"`
 		SoldOut []string `dynamodbav:"soldOut,stringset"`
@@ -178,9 +170,9 @@ func (s *WaitlistStore) WaitlistSKUs(ctx context.Context) ([]WaitlistSKU, error)
 		return nil, err
 	}
 	slices.Sort(rec.SKUs)
-	out := make([]WaitlistSKU, len(rec.SKUs))
+	out := make([]inventory.WaitlistSKU, len(rec.SKUs))
 	for i, sku := range rec.SKUs {
-		out[i] = WaitlistSKU{SKU: sku, SoldOut: slices.Contains(rec.SoldOut, sku)}
+		out[i] = inventory.WaitlistSKU{SKU: sku, SoldOut: slices.Contains(rec.SoldOut, sku)}
 	}
 	return out, nil
 }

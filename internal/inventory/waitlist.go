@@ -59,3 +59,11 @@ type WaitlistPass struct {
 	Units   int             // units held by this pass's grants
 	Skipped string          // why the pass gave nothing ("" when it ran)
 }
+
+// WaitlistSKU is a SKU the sweep passes over: it had a waitlist entry; SoldOut when
+// a pass found it with nothing available (after the sale: from then on units that
+// come back go to the waitlist).
+type WaitlistSKU struct {
+	SKU     string
+	SoldOut bool
+}

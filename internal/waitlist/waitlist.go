@@ -7,6 +7,7 @@ package waitlist
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -141,4 +142,69 @@ func answer(status int, e entryJSON) events.APIGatewayV2HTTPResponse {
 	resp := httpapi.JSON(status, e)
 	resp.Headers["Cache-Control"] = "no-store"
 	return resp
+}
+
+// Passes is what the sweep's waitlist pass needs of the store (dynamo.Store).
+type Passes interface {
+	// WaitlistSKUs lists the SKUs that ever had a waitlist entry.
+	WaitlistSKUs(ctx context.Context) ([]inventory.WaitlistSKU, error)
+	// PassWaitlist runs one pass over sku's waitlist (soldOut: a pass found it sold out).
+	PassWaitlist(ctx context.Context, sku string, soldOut bool) (inventory.WaitlistPass, error)
+}
+
+// Passer runs the waitlist's pass over every waitlisted SKU, on closeOrder's
+// every-minute sweep, after its releases (so units released go to the waitlist in
+// the same minute).
+type Passer struct {
+	store   Passes
+	log     *slog.Logger
+	granted func(ctx context.Context, e inventory.WaitlistEntry)
+}
+
+// NewPasser returns the pass over store, logging to log; granted (nil: none) is
+// called for each new hold (its subscribe message).
+func NewPasser(store Passes, log *slog.Logger, granted func(ctx context.Context, e inventory.WaitlistEntry)) *Passer {
+	return &Passer{store: store, log: log, granted: granted}
+}
+
+// PassResult is what a sweep's waitlist pass did (JSON, in the sweep's result).
+type PassResult struct {
+	SKUs   int `json:"waitlistSkus"`   // waitlisted SKUs looked at
+	Holds  int `json:"waitlistHolds"`  // holds given
+	Units  int `json:"waitlistUnits"`  // units they hold
+	Passed int `json:"waitlistPassed"` // holds that ran out and passed
+	Failed int `json:"waitlistFailed"` // SKUs whose pass failed; the next sweep retries
+}
+
+// Pass runs PassWaitlist for every waitlisted SKU. A SKU whose pass fails is logged
+// at error level and counted, and the others go on; the error is only for the list.
+// Log lines carry SKU ids and counts, never a buyer.
+func (p *Passer) Pass(ctx context.Context) (PassResult, error) {
+	skus, err := p.store.WaitlistSKUs(ctx)
+	if err != nil {
+		return PassResult{}, err
+	}
+	var res PassResult
+	for _, sku := range skus {
+		res.SKUs++
+		got, err := p.store.PassWaitlist(ctx, sku.SKU, sku.SoldOut)
+		if err != nil {
+			res.Failed++
+			p.log.LogAttrs(ctx, slog.LevelError, "waitlist pass failed", slog.String("skuId", sku.SKU), slog.String("error", err.Error()))
+			continue
+		}
+		res.Holds += len(got.Granted)
+		res.Units += got.Units
+		res.Passed += got.Passed
+		if len(got.Granted)+got.Passed > 0 {
+			p.log.LogAttrs(ctx, slog.LevelInfo, "waitlist pass", slog.String("skuId", sku.SKU), slog.Int("waiting", got.Waiting),
+				slog.Int("holds", len(got.Granted)), slog.Int("units", got.Units), slog.Int("passed", got.Passed))
+		}
+		for _, e := range got.Granted {
+			if p.granted != nil {
+				p.granted(ctx, e)
+			}
+		}
+	}
+	return res, nil
 }

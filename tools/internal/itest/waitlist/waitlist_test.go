@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/waitlist"
 	"github.com/stockguard/stockguard/tools/internal/testing/stacktest"
 )
 
@@ -48,6 +49,15 @@ func pass(t *testing.T, s *stacktest.Stack, soldOut bool) inventory.WaitlistPass
 		t.Fatal(err)
 	}
 	return p
+}
+
+// sweep runs closeOrder's schedule (the sweep, then the waitlist's pass) and returns
+// what its pass did.
+func sweep(t *testing.T, s *stacktest.Stack) waitlist.PassResult {
+	t.Helper()
+	var res waitlist.PassResult
+	s.RunScheduled(t, "closeOrder", &res)
+	return res
 }
 
 // states lists the buyers' entry states, with the units of a hold.
@@ -98,9 +108,8 @@ func TestWaitlist_ReleasedUnitsReachWaitlistedBuyersInOrder(t *testing.T) {
 	if got := s.Available(t, "tee"); got != 2 {
 		t.Fatalf("available after the cancels: %d", got)
 	}
-	p := pass(t, s, true)
-	if len(p.Granted) != 2 || p.Units != 2 || p.Passed != 0 {
-		t.Fatalf("pass: %+v", p)
+	if p := sweep(t, s); p.Holds != 2 || p.Units != 2 || p.Passed != 0 || p.SKUs != 1 {
+		t.Fatalf("sweep: %+v", p)
 	}
 	if got, want := states(t, s, users...), "w1:HELD1 w2:HELD1 w3:WAITING0 w4:WAITING0 w5:WAITING0 "; got != want {
 		t.Fatalf("states %q, want %q", got, want)
@@ -137,9 +146,8 @@ func TestWaitlist_ReleasedUnitsReachWaitlistedBuyersInOrder(t *testing.T) {
 	reconciled(t, s)
 
 	s.Clock.Advance(inventory.WaitlistHoldSeconds * time.Second)
-	p = pass(t, s, true)
-	if p.Passed != 1 || len(p.Granted) != 1 || p.Units != 1 {
-		t.Fatalf("pass after the hold ran out: %+v", p)
+	if p := sweep(t, s); p.Passed != 1 || p.Holds != 1 || p.Units != 1 {
+		t.Fatalf("sweep after the hold ran out: %+v", p)
 	}
 	if got, want := states(t, s, users...), "w1:DONE0 w2:PASSED0 w3:HELD1 w4:WAITING0 w5:WAITING0 "; got != want {
 		t.Fatalf("states %q, want %q", got, want)
