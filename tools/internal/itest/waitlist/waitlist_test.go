@@ -271,3 +271,43 @@ func TestWaitlistRoutes_JoinReadLeave(t *testing.T) {
 	call(http.StatusNoContent, "DELETE", "u", "")
 	call(http.StatusNotFound, "GET", "u", "")
 }
+
+// Passes racing each other (sweeps overlapping) hold no unit twice: with 2 units
+// returned and 5 buyers waiting, 8 passes at once hold exactly 2 units for exactly
+// the first 2 buyers, and the books stay clean.
+func TestPassWaitlist_ConcurrentPassesHoldNoMoreThanReturned(t *testing.T) {
+	s := stacktest.New(t, stacktest.Options{Seed: seed})
+	id := s.Order(t, "b", `{"items":[{"skuId":"tee","qty":2}]}`)
+	users := []string{"w1", "w2", "w3", "w4", "w5"}
+	for _, u := range users {
+		join(t, s, u)
+		s.Clock.Advance(time.Second)
+	}
+	pass(t, s, false)
+	if code, out := s.Call(t, "POST", "/orders/"+id+"/cancel", "b", nil, ""); code != http.StatusOK {
+		t.Fatalf("cancel: %d %v", code, out)
+	}
+	var wg sync.WaitGroup
+	units := make([]int, 8)
+	for i := range units {
+		wg.Go(func() {
+			p, err := s.Store.PassWaitlist(context.Background(), "tee", true)
+			if err != nil {
+				t.Error(err)
+			}
+			units[i] = p.Units
+		})
+	}
+	wg.Wait()
+	sum := 0
+	for _, u := range units {
+		sum += u
+	}
+	if sum != 2 {
+		t.Errorf("the passes held %d units in all (%v), want 2", sum, units)
+	}
+	if got, want := states(t, s, users...), "w1:HELD1 w2:HELD1 w3:WAITING0 w4:WAITING0 w5:WAITING0 "; got != want {
+		t.Errorf("states %q, want %q", got, want)
+	}
+	reconciled(t, s)
+}
