@@ -91,13 +91,9 @@ func (r ticketRecord) ticket() inventory.Ticket {
 // catalog cache: a SKU put in the queue takes up to Options.CatalogTTL to issue
 // tickets), inventory.ErrBusy.
 func (s *QueueStore) TakeTicket(ctx context.Context, user, sku string) (inventory.Ticket, bool, error) {
-	entries, err := s.skuRecords(ctx, []string{sku}, cacheFirst)
+	e, err := s.skuEntry(ctx, sku)
 	if err != nil {
 		return inventory.Ticket{}, false, err
-	}
-	e, ok := entries[sku]
-	if !ok {
-		return inventory.Ticket{}, false, &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku}
 	}
 	if !e.rec.Queue {
 		return inventory.Ticket{}, false, &inventory.SKUError{Err: inventory.ErrQueueNotEnabled, SKU: sku}
@@ -150,13 +146,9 @@ func (s *QueueStore) TicketOf(ctx context.Context, user, id string) (inventory.T
 // QueueSKUOf reads sku's inventory.QueueSKU from the catalog cache (Options.CatalogTTL old at
 // most). Errors: a *SKUError wrapping inventory.ErrSKUNotFound, inventory.ErrBusy.
 func (s *QueueStore) QueueSKUOf(ctx context.Context, sku string) (inventory.QueueSKU, error) {
-	entries, err := s.skuRecords(ctx, []string{sku}, cacheFirst)
+	e, err := s.skuEntry(ctx, sku)
 	if err != nil {
 		return inventory.QueueSKU{}, err
-	}
-	e, ok := entries[sku]
-	if !ok {
-		return inventory.QueueSKU{}, &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku}
 	}
 	return inventory.QueueSKU{Queue: e.rec.queue(), SaleStartsAt: fromMilli(e.rec.SaleStartsAt), Shards: e.rec.Shards}, nil
 }

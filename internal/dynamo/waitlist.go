@@ -94,13 +94,9 @@ func (r waitRecord) entry() (inventory.WaitlistEntry, error) {
 // the entry is new. Errors: a *SKUError wrapping inventory.ErrSKUNotFound,
 // inventory.ErrBusy.
 func (s *WaitlistStore) JoinWaitlist(ctx context.Context, user, sku string, subscribed bool) (inventory.WaitlistEntry, bool, error) {
-	entries, err := s.skuRecords(ctx, []string{sku}, cacheFirst)
+	e, err := s.skuEntry(ctx, sku)
 	if err != nil {
 		return inventory.WaitlistEntry{}, false, err
-	}
-	e, ok := entries[sku]
-	if !ok {
-		return inventory.WaitlistEntry{}, false, &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku}
 	}
 	if !e.rec.Waitlist {
 		if err := s.markWaitlisted(ctx, sku); err != nil {
