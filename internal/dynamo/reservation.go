@@ -343,6 +343,10 @@ func (r *reservation) allocateFrom(i int, shards []shardRecord) error {
 		}
 		avail[sh.Shard] = sh.Available
 	}
+	if lp.need() == 0 {
+		lp.alloc = map[int]int{} // the hold covers the line
+		return nil
+	}
 	alloc, ok := avail.Allocate(lp.need())
 	if !ok {
 		return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: lp.line.SKU}

@@ -311,3 +311,32 @@ func TestPassWaitlist_ConcurrentPassesHoldNoMoreThanReturned(t *testing.T) {
 	}
 	reconciled(t, s)
 }
+
+// A hold covers an order up to its quantity: with 2 units held (per-user limit 2), an
+// order of 1 takes 1 of them and the other goes back on sale at once, for anyone.
+func TestOrder_WithAHoldTakesUpToItAndGivesTheRestBack(t *testing.T) {
+	s := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"tee","delivery":"none","name":"tee","price":1000,"stock":2,"shards":2,"limitPerUser":2}]`})
+	id := s.Order(t, "b", `{"items":[{"skuId":"tee","qty":2}]}`)
+	join(t, s, "w1")
+	pass(t, s, false)
+	if code, out := s.Call(t, "POST", "/orders/"+id+"/cancel", "b", nil, ""); code != http.StatusOK {
+		t.Fatalf("cancel: %d %v", code, out)
+	}
+	if p := pass(t, s, true); p.Units != 2 || len(p.Granted) != 1 {
+		t.Fatalf("pass: %+v", p)
+	}
+	if code, out := order(t, s, "w1", 1); code != http.StatusCreated {
+		t.Fatalf("w1 orders 1 with a hold of 2: %d %v", code, out)
+	}
+	if e := entry(t, s, "w1"); e.State != inventory.WaitDone {
+		t.Errorf("w1 after the order: %+v", e)
+	}
+	if got := s.Available(t, "tee"); got != 1 {
+		t.Errorf("available after the order: %d, want 1", got)
+	}
+	reconciled(t, s)
+	if code, out := order(t, s, "x", 1); code != http.StatusCreated {
+		t.Errorf("x orders the unit the hold gave back: %d %v", code, out)
+	}
+	reconciled(t, s)
+}
