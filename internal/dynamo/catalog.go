@@ -155,3 +155,17 @@ func (s *store) readSKURecords(ctx context.Context, ids []string, consistent boo
 	}
 	return nil
 }
+
+// skuEntry is sku's record from the catalog cache (Options.CatalogTTL old at most).
+// Errors: a *inventory.SKUError wrapping inventory.ErrSKUNotFound, inventory.ErrBusy.
+func (s *store) skuEntry(ctx context.Context, sku string) (catalogEntry, error) {
+	entries, err := s.skuRecords(ctx, []string{sku}, cacheFirst)
+	if err != nil {
+		return catalogEntry{}, err
+	}
+	e, ok := entries[sku]
+	if !ok {
+		return catalogEntry{}, &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku}
+	}
+	return e, nil
+}

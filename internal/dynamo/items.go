@@ -241,3 +241,38 @@ func (s *store) get(ctx context.Context, table, pk, what string, rec any) error 
 	}
 	return nil
 }
+
+// putOnce puts rec (an item with a pk) into table unless an item with its pk exists:
+// one conditional PutItem (attribute_not_exists(pk)) returning the existing item on
+// refusal (ALL_OLD), decoded into old; a refusal without the item (the embedded
+// DynamoDB answers so for a single-item write) costs one strongly consistent read of
+// it instead. It reports whether rec was written. A write whose answer was lost is
+// read back the same way: old then holds what is there (rec itself if it applied).
+// Errors: inventory.ErrBusy, or a plain error for what does not encode or decode.
+func (s *store) putOnce(ctx context.Context, table string, rec any, pk, what string, old any) (bool, error) {
+	item, err := attributevalue.MarshalMap(rec)
+	if err != nil {
+		return false, fmt.Errorf("encode %s: %w", what, err)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(table), Item: item,
+		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &ccf) && len(ccf.Item) > 0:
+		if err := attributevalue.UnmarshalMap(ccf.Item, old); err != nil {
+			return false, fmt.Errorf("decode %s: %w", what, err)
+		}
+		return false, nil
+	case errors.As(err, &ccf):
+		return false, s.get(ctx, table, pk, what, old)
+	}
+	if rerr := s.get(ctx, table, pk, what, old); rerr == nil {
+		return false, nil
+	}
+	return false, s.storeError("put "+what, err)
+}

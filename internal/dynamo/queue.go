@@ -91,13 +91,9 @@ func (r ticketRecord) ticket() inventory.Ticket {
 // catalog cache: a SKU put in the queue takes up to Options.CatalogTTL to issue
 // tickets), inventory.ErrBusy.
 func (s *QueueStore) TakeTicket(ctx context.Context, user, sku string) (inventory.Ticket, bool, error) {
-	entries, err := s.skuRecords(ctx, []string{sku}, cacheFirst)
+	e, err := s.skuEntry(ctx, sku)
 	if err != nil {
 		return inventory.Ticket{}, false, err
-	}
-	e, ok := entries[sku]
-	if !ok {
-		return inventory.Ticket{}, false, &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku}
 	}
 	if !e.rec.Queue {
 		return inventory.Ticket{}, false, &inventory.SKUError{Err: inventory.ErrQueueNotEnabled, SKU: sku}
@@ -112,41 +108,17 @@ func (s *QueueStore) TakeTicket(ctx context.Context, user, sku string) (inventor
 		PK: ticketKey(id), Kind: kindTicket, SKU: sku, Buyer: user, ArrivedMs: now.UnixMilli(),
 		ArrivalBucket: arrivalBucket(sku, id), TTL: keep.Unix(),
 	}
-	item, err := attributevalue.MarshalMap(rec)
-	if err != nil {
-		return inventory.Ticket{}, false, fmt.Errorf("encode ticket: %w", err)
-	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.tables.Orders), Item: item,
-		ConditionExpression:                 aws.String("attribute_not_exists(pk)"),
-		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
-	})
-	var ccf *types.ConditionalCheckFailedException
+	var old ticketRecord
+	fresh, err := s.putOnce(ctx, s.tables.Orders, rec, ticketKey(id), "ticket", &old)
 	switch {
-	case err == nil:
+	case err != nil:
+		return inventory.Ticket{}, false, err
+	case fresh:
 		return rec.ticket(), true, nil
-	case errors.As(err, &ccf) && len(ccf.Item) > 0:
-		var old ticketRecord
-		if err := attributevalue.UnmarshalMap(ccf.Item, &old); err != nil {
-			return inventory.Ticket{}, false, fmt.Errorf("decode ticket: %w", err)
-		}
-		return old.ticket(), false, nil
-	case errors.As(err, &ccf): // refused without the item: read it
-		var old ticketRecord
-		if err := s.get(ctx, s.tables.Orders, ticketKey(id), "ticket", &old); err != nil {
-			return inventory.Ticket{}, false, err
-		}
-		if old.Kind != kindTicket {
-			return inventory.Ticket{}, false, fmt.Errorf("take ticket of %s: refused, then not found: %w", sku, inventory.ErrBusy)
-		}
-		return old.ticket(), false, nil
+	case old.Kind != kindTicket:
+		return inventory.Ticket{}, false, fmt.Errorf("take ticket of %s: refused, then not found: %w", sku, inventory.ErrBusy)
 	}
-	// A write whose answer was lost may have applied: the ticket (ours, the id being
-	// the user's and SKU's) is read back.
-	if t, rerr := s.TicketOf(ctx, user, id); rerr == nil {
-		return t, false, nil
-	}
-	return inventory.Ticket{}, false, s.storeError("take ticket of "+sku, err)
+	return old.ticket(), false, nil
 }
 
 // TicketOf reads user's ticket id: one eventually consistent GetItem (0.5 read
@@ -174,13 +146,9 @@ func (s *QueueStore) TicketOf(ctx context.Context, user, id string) (inventory.T
 // QueueSKUOf reads sku's inventory.QueueSKU from the catalog cache (Options.CatalogTTL old at
 // most). Errors: a *SKUError wrapping inventory.ErrSKUNotFound, inventory.ErrBusy.
 func (s *QueueStore) QueueSKUOf(ctx context.Context, sku string) (inventory.QueueSKU, error) {
-	entries, err := s.skuRecords(ctx, []string{sku}, cacheFirst)
+	e, err := s.skuEntry(ctx, sku)
 	if err != nil {
 		return inventory.QueueSKU{}, err
-	}
-	e, ok := entries[sku]
-	if !ok {
-		return inventory.QueueSKU{}, &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku}
 	}
 	return inventory.QueueSKU{Queue: e.rec.queue(), SaleStartsAt: fromMilli(e.rec.SaleStartsAt), Shards: e.rec.Shards}, nil
 }

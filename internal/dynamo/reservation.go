@@ -176,7 +176,45 @@ type reservation struct {
 type linePlan struct {
 	line  inventory.Line
 	rec   skuRecord
-	alloc map[int]int // shard → units
+	alloc map[int]int // shard → units taken from available
+	// hold is the buyer's waitlist hold on the line's SKU (nil: none), and take the
+	// part of the line it covers (shard → units; heldTake): those units come out of
+	// the hold, only the rest out of available (need).
+	hold *inventory.WaitlistEntry
+	take map[int]int
+}
+
+// need is how many of the line's units come out of available: those its hold does
+// not cover.
+func (lp *linePlan) need() int {
+	n := lp.line.Qty
+	for _, q := range lp.take {
+		n -= q
+	}
+	return n
+}
+
+// findHold reads the buyer's waitlist entry for line i's SKU, whose record says it
+// has a waitlist (1 read unit; SKUs without one read nothing), and plans the line on
+// its hold when the entry holds units at the order's time.
+func (r *reservation) findHold(ctx context.Context, i int) error {
+	lp := &r.lines[i]
+	e, err := r.s.waitEntry(ctx, r.req.UserID, lp.line.SKU)
+	switch {
+	case errors.Is(err, inventory.ErrWaitlistNotFound):
+		return nil
+	case err != nil:
+		return err
+	case e.Holds(r.createdAt):
+		lp.hold, lp.take = &e, heldTake(e, lp.line.Qty)
+	}
+	return nil
+}
+
+// dropHold plans line i without its hold (it passed, or was used, since it was read).
+func (r *reservation) dropHold(ctx context.Context, i int) error {
+	r.lines[i].hold, r.lines[i].take = nil, nil
+	return r.refresh(ctx, i)
 }
 
 // plan reads the SKU records (cache first) and picks the shards each line starts on.
@@ -196,6 +234,11 @@ func (r *reservation) plan(ctx context.Context) error {
 			return &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: l.SKU}
 		}
 		r.lines[i] = linePlan{line: l}
+		if e.rec.Waitlist {
+			if err := r.findHold(ctx, i); err != nil {
+				return err
+			}
+		}
 		err := r.replan(ctx, i, e, hintsFirst)
 		if (errors.Is(err, inventory.ErrLimitExceeded) || r.needsAddress(e.rec)) && e.fetched.Before(r.createdAt) {
 			err = r.refresh(ctx, i) // the limit or the delivery came from the cache: check it afresh
@@ -237,12 +280,16 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 	if e.rec.LimitPerUser > 0 && lp.line.Qty > e.rec.LimitPerUser {
 		return &inventory.SKUError{Err: inventory.ErrLimitExceeded, SKU: lp.line.SKU}
 	}
+	if lp.need() == 0 {
+		lp.alloc = map[int]int{} // the hold covers the line
+		return nil
+	}
 	if e.rec.Shards == 1 && plan == shardsRead {
-		lp.alloc = map[int]int{0: lp.line.Qty} // the transaction's condition reads it
+		lp.alloc = map[int]int{0: lp.need()} // the transaction's condition reads it
 		return nil
 	}
 	if plan == hintsFirst {
-		if alloc, ok := e.hint.Allocate(lp.line.Qty); ok {
+		if alloc, ok := e.hint.Allocate(lp.need()); ok {
 			lp.alloc = alloc
 			return nil
 		}
@@ -296,7 +343,11 @@ func (r *reservation) allocateFrom(i int, shards []shardRecord) error {
 		}
 		avail[sh.Shard] = sh.Available
 	}
-	alloc, ok := avail.Allocate(lp.line.Qty)
+	if lp.need() == 0 {
+		lp.alloc = map[int]int{} // the hold covers the line
+		return nil
+	}
+	alloc, ok := avail.Allocate(lp.need())
 	if !ok {
 		return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: lp.line.SKU}
 	}
@@ -355,8 +406,12 @@ func (r *reservation) order() *inventory.Order {
 		CreatedAt: r.createdAt, ExpiresAt: r.expiresAt, Subscriptions: r.req.Subscriptions, Address: r.req.Address,
 	}
 	for _, lp := range r.lines {
+		shards := maps.Clone(lp.alloc)
+		for n, q := range lp.take {
+			shards[n] += q
+		}
 		order.Items = append(order.Items, inventory.OrderItem{
-			SKU: lp.line.SKU, Qty: lp.line.Qty, UnitPrice: lp.rec.Price, Shards: maps.Clone(lp.alloc), Limited: lp.rec.LimitPerUser > 0,
+			SKU: lp.line.SKU, Qty: lp.line.Qty, UnitPrice: lp.rec.Price, Shards: shards, Limited: lp.rec.LimitPerUser > 0,
 		})
 		order.Amount += int64(lp.line.Qty) * lp.rec.Price
 	}
@@ -366,7 +421,8 @@ func (r *reservation) order() *inventory.Order {
 // build assembles round's transaction for order: the order Put (conditioned on its
 // id being new, which makes a keyed request idempotent: its id is the key's), then
 // per line the purchase counter Update, for a SKU with a waiting room its ticket's
-// usedBy (ticketUse), the RESERVE of its units on
+// usedBy (ticketUse), for a line on its buyer's waitlist hold the hold's use
+// (txn.heldLine), else the RESERVE of its units on
 // each shard used (conditioned on available >= q, on sale, the order's price, the
 // sale having started by the order's time and the shard count the plan used) and its
 // RESERVE ledger entry.
@@ -388,10 +444,15 @@ func (r *reservation) build(order *inventory.Order, round int) *txn {
 		if rec.Queue {
 			t.ticketUse(r.req.Admission, r.id) // replan checked the admission is for this SKU
 		}
-		t.lineStock(i, it, ref, func(q int) expression.ConditionBuilder {
+		cond := func(q int) expression.ConditionBuilder {
 			return availableOnSale(q).And(expression.Name("price").Equal(expression.Value(rec.Price))).
 				And(saleStarted(ref.at)).And(sameShardCount(rec.Shards))
-		}, inventory.OpReserve)
+		}
+		if hold := r.lines[i].hold; hold != nil {
+			t.heldLine(i, it, *hold, ref, cond, order.CreatedAt)
+			continue
+		}
+		t.lineStock(i, it, ref, cond, inventory.OpReserve)
 	}
 	return t
 }
@@ -453,6 +514,11 @@ func (r *reservation) explain(ctx context.Context, out outcome) (*answer, error)
 	}
 	if out.has(partTicket) { // the admission opened another order already
 		return nil, &inventory.SKUError{Err: inventory.ErrAdmissionRequired, SKU: r.req.Admission.SKU}
+	}
+	for _, f := range out.failed {
+		if f.kind == partWait { // the hold passed or was used since it was read
+			return nil, r.dropHold(ctx, f.line)
+		}
 	}
 	f := out.failed[0]
 	if f.kind == partLimit {

@@ -238,6 +238,9 @@ type skuRecord struct {
 	Queue             bool `dynamodbav:"queue,omitempty"`
 	FairWindowSeconds int  `dynamodbav:"fairWindowSeconds,omitempty"`
 	RiskThreshold     int  `dynamodbav:"riskThreshold,omitempty"`
+	// Waitlist is set by the SKU's first waitlist entry (WaitlistStore.JoinWaitlist):
+	// its orders then read the buyer's entry for a hold; others read nothing more.
+	Waitlist bool `dynamodbav:"waitlist,omitempty"`
 }
 
 // queue is the SKU's waiting-room settings.

@@ -136,6 +136,7 @@ type Store struct {
 	RefundStore
 	SessionStore
 	QueueStore
+	WaitlistStore
 }
 
 // store is what every part of Store shares.
@@ -184,7 +185,7 @@ func New(db *dynamodb.Client, tables Tables, opts Options) *Store {
 	}
 	base := &store{db: db, tables: tables, opts: opts, catalog: newCatalog(opts.CatalogTTL), epochs: &epochCache{},
 		frontiers: &frontierCache{entries: map[string]frontierEntry{}}}
-	return &Store{base, OrderStore{base}, StockStore{base}, BookStore{base}, RefundStore{base}, SessionStore{base}, QueueStore{base}}
+	return &Store{base, OrderStore{base}, StockStore{base}, BookStore{base}, RefundStore{base}, SessionStore{base}, QueueStore{base}, WaitlistStore{base}}
 }
 
 func (s *store) now() time.Time { return s.opts.Now().UTC() }

@@ -45,6 +45,7 @@ const (
 	partLedger
 	partSKU
 	partTicket // the waiting-room ticket an order's admission uses (QueueStore)
+	partWait   // a waitlist entry (WaitlistStore)
 )
 
 // part says what one action of a txn is.
@@ -67,6 +68,8 @@ func (p part) String() string {
 		return "the SKU record of " + p.sku
 	case partTicket:
 		return "the waiting-room ticket for " + p.sku
+	case partWait:
+		return "the waitlist entry for " + p.sku
 	default:
 		return "the order"
 	}

@@ -14,6 +14,12 @@ const (
 	OpAdjust  Op = "ADJUST"  // operator restock (q > 0) or write-off (q < 0)
 	OpMove    Op = "MOVE"    // reshard: −q on the shard units leave, +q on the one they reach
 	OpRepair  Op = "REPAIR"  // reconcile auto-repair: deltas found, not given by the table
+	// OpHold and OpUnhold are the waitlist's (docs/design.md, "Waiting room"): units
+	// leave available into a waitlisted buyer's exclusive hold (a reservation without
+	// an order), and come back out of it, to available when the hold runs out or its
+	// buyer leaves, or into the buyer's order (with that order's RESERVE).
+	OpHold   Op = "HOLD"
+	OpUnhold Op = "UNHOLD"
 )
 
 // Delta is a change to stock counters, in units. Reserved is always OnHand −
@@ -43,11 +49,14 @@ var perUnit = map[Op]Delta{
 	OpReturn:  {Available: +1, OnHand: +1},
 	OpAdjust:  {Available: +1, OnHand: +1},
 	OpMove:    {Available: +1, OnHand: +1},
+	OpHold:    {Available: -1, Reserved: +1},
+	OpUnhold:  {Available: +1, Reserved: -1},
 }
 
 // Effect is what op does to the counters when it moves q units: for RESERVE,
 // RELEASE, COMMIT and RETURN q is the line's units (≥ 0); for ADJUST and MOVE q is
-// signed (a write-off, or units leaving a shard, is negative). It reports false for
+// signed (a write-off, or units leaving a shard, is negative); for HOLD and UNHOLD q is
+// the hold's units (≥ 0). It reports false for
 // REPAIR and unknown ops, whose deltas are recorded rather than derived.
 func (op Op) Effect(q int) (Delta, bool) {
 	d, ok := perUnit[op]

@@ -433,8 +433,8 @@ type WaitState string
 // Waitlist states.
 const (
 	WaitWaiting WaitState = "WAITING" // no hold yet
-	WaitHolding WaitState = "HOLDING" // an exclusive hold on Units until HoldUntil
-	WaitUsed    WaitState = "USED"    // ordered with the hold
+	WaitHeld    WaitState = "HELD"    // an exclusive hold on Units until HoldUntil
+	WaitDone    WaitState = "DONE"    // an order used the hold
 	WaitPassed  WaitState = "PASSED"  // the hold ran out unused and passed to the next buyer
 )
 
@@ -442,8 +442,8 @@ const (
 type WaitEntry struct {
 	Buyer     string    // the waitlist entry's id (not personal data)
 	State     WaitState // WaitWaiting when zero ("")
-	Units     int       // units held (WaitHolding)
-	HoldUntil time.Time // when the hold ends (WaitHolding)
+	Units     int       // units held (WaitHeld)
+	HoldUntil time.Time // when the hold ends (WaitHeld)
 }
 
 // Waitlist is a SKU's waitlist in line order (by subscription time, ties by id).
@@ -471,7 +471,7 @@ func (w Waitlist) PassHolds(free, perBuyer int, now time.Time) WaitlistChange {
 	perBuyer = max(perBuyer, 1)
 	c := WaitlistChange{Entries: slices.Clone(w), Free: max(free, 0)}
 	for i, e := range c.Entries {
-		if e.State == WaitHolding && !now.Before(e.HoldUntil) {
+		if e.State == WaitHeld && !now.Before(e.HoldUntil) {
 			c.Free += e.Units
 			c.Entries[i] = WaitEntry{Buyer: e.Buyer, State: WaitPassed}
 			c.Passed = append(c.Passed, i)
@@ -486,7 +486,7 @@ func (w Waitlist) PassHolds(free, perBuyer int, now time.Time) WaitlistChange {
 			continue
 		}
 		u := min(perBuyer, c.Free)
-		c.Entries[i] = WaitEntry{Buyer: e.Buyer, State: WaitHolding, Units: u, HoldUntil: until}
+		c.Entries[i] = WaitEntry{Buyer: e.Buyer, State: WaitHeld, Units: u, HoldUntil: until}
 		c.Free -= u
 		c.Granted = append(c.Granted, i)
 	}

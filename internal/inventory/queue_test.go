@@ -428,7 +428,7 @@ func TestWaitlist_PassHoldsGivesReturnedUnitsInOrderAndPassesUnusedHolds(t *test
 	// One unit comes back: the first in line holds it.
 	c := w.PassHolds(1, 1, t0)
 	if !slices.Equal(c.Granted, []int{0}) || c.Passed != nil || c.Free != 0 ||
-		c.Entries[0] != (inventory.WaitEntry{Buyer: "w1", State: inventory.WaitHolding, Units: 1, HoldUntil: t0.Add(hold)}) || c.Entries[1].State != "" {
+		c.Entries[0] != (inventory.WaitEntry{Buyer: "w1", State: inventory.WaitHeld, Units: 1, HoldUntil: t0.Add(hold)}) || c.Entries[1].State != "" {
 		t.Fatalf("one unit back: %v %+v", c, c.Entries)
 	}
 	if w[0].State != "" {
@@ -440,13 +440,13 @@ func TestWaitlist_PassHoldsGivesReturnedUnitsInOrderAndPassesUnusedHolds(t *test
 	}
 	// The hold runs out unused: it passes to the next, and w1 is never offered again.
 	c = c.Entries.PassHolds(0, 1, t0.Add(hold))
-	if !slices.Equal(c.Passed, []int{0}) || !slices.Equal(c.Granted, []int{1}) || c.Entries[0].State != inventory.WaitPassed || c.Entries[1].State != inventory.WaitHolding {
+	if !slices.Equal(c.Passed, []int{0}) || !slices.Equal(c.Granted, []int{1}) || c.Entries[0].State != inventory.WaitPassed || c.Entries[1].State != inventory.WaitHeld {
 		t.Fatalf("hold ran out: %v %+v", c, c.Entries)
 	}
 	// w2 orders; three more units come back, two per buyer: w3 gets 2, w4 gets 1.
-	c.Entries[1].State = inventory.WaitUsed
+	c.Entries[1].State = inventory.WaitDone
 	c = c.Entries.PassHolds(3, 2, t0.Add(hold+time.Second))
-	if !slices.Equal(c.Granted, []int{2, 3}) || c.Entries[2].Units != 2 || c.Entries[3].Units != 1 || c.Free != 0 || c.Entries[0].State != inventory.WaitPassed || c.Entries[1].State != inventory.WaitUsed {
+	if !slices.Equal(c.Granted, []int{2, 3}) || c.Entries[2].Units != 2 || c.Entries[3].Units != 1 || c.Free != 0 || c.Entries[0].State != inventory.WaitPassed || c.Entries[1].State != inventory.WaitDone {
 		t.Fatalf("three back: %v %+v", c, c.Entries)
 	}
 	// Units left when nobody waits stay free.
@@ -484,11 +484,11 @@ func TestWaitlist_PassHoldsNeverHoldsMoreThanReturned(t *testing.T) {
 			}
 			for i, e := range c.Entries {
 				switch e.State {
-				case inventory.WaitHolding:
+				case inventory.WaitHeld:
 					held += e.Units
 					if r.IntN(3) == 0 { // the buyer orders with the hold
 						used += e.Units
-						c.Entries[i] = inventory.WaitEntry{Buyer: e.Buyer, State: inventory.WaitUsed}
+						c.Entries[i] = inventory.WaitEntry{Buyer: e.Buyer, State: inventory.WaitDone}
 						held -= e.Units
 					}
 				case "", inventory.WaitWaiting:

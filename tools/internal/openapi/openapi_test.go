@@ -97,6 +97,11 @@ func TestLoad_DocumentHasEveryRoute(t *testing.T) {
 		// The waiting room.
 		"POST /skus/{skuId}/queue": "jwt",
 		"GET /queue/{ticket}":      "jwt",
+
+		// The waitlist.
+		"POST /skus/{skuId}/waitlist":   "jwt",
+		"GET /skus/{skuId}/waitlist":    "jwt",
+		"DELETE /skus/{skuId}/waitlist": "jwt",
 	}
 	got := map[string]bool{}
 	for path, item := range doc.Paths.Map() {

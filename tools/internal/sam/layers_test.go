@@ -25,7 +25,7 @@ var layers = map[string]int{
 
 	"orders": 2, "payments": 2, "refunds": 2, "shipping": 2, "notices": 2, "stock": 2,
 	"reconcile": 2, "login": 2, "alertchat": 2, "stockctl": 2, "stockctl/plan": 2,
-	"waitroom": 2, "admitter": 2,
+	"waitroom": 2, "admitter": 2, "waitlist": 2,
 
 	"wiring": 3, "coldstart": 3,
 }

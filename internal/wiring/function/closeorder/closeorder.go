@@ -3,10 +3,13 @@
 // POST /orders/{orderId}/cancel, asking WeChat Pay first about orders that have a
 // WeChat Pay order; and it starts payments (POST /orders/{orderId}/pay) and buyers'
 // refunds (POST /orders/{orderId}/refund) and after-sale requests (POST
-// /orders/{orderId}/aftersales).
+// /orders/{orderId}/aftersales); its sweep then passes the units that came back to the
+// SKUs' waitlists.
 package closeorder
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -18,6 +21,7 @@ import (
 	"github.com/stockguard/stockguard/internal/orders"
 	"github.com/stockguard/stockguard/internal/payments"
 	"github.com/stockguard/stockguard/internal/refunds"
+	"github.com/stockguard/stockguard/internal/waitlist"
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wiring/function/tables"
@@ -62,6 +66,22 @@ type built struct {
 	start    *payments.Start
 	refunds  *refunds.Routes
 	after    *refunds.AftersaleRoutes
+	waitlist *waitlist.Passer
+}
+
+// sweepResult is the schedule's result: the sweep's releases, then the waitlist's
+// pass (docs/design.md, "The waitlist").
+type sweepResult struct {
+	orders.SweepResult
+	waitlist.PassResult
+}
+
+// sweep releases the unpaid orders due, then passes the units that came back to
+// the waitlists.
+func (b built) sweep(ctx context.Context) (sweepResult, error) {
+	res, err := b.releaser.Sweep(ctx)
+	pass, perr := b.waitlist.Pass(ctx)
+	return sweepResult{res, pass}, errors.Join(err, perr)
 }
 
 var table = wiring.Define("CloseOrderFunction", "closeOrder",
@@ -70,7 +90,7 @@ var table = wiring.Define("CloseOrderFunction", "closeOrder",
 	wiring.Route(refunds.RouteBuyer, func(b built) httpapi.Route { return b.refunds.Buyer }),
 	wiring.Route(refunds.RouteAftersale, func(b built) httpapi.Route { return b.after.Request }),
 	wiring.Queue(wiring.CloseOrderQueue, func(b built) wiring.SQSHandler { return b.releaser.HandleSQS }),
-	wiring.Schedule(func(b built) wiring.Scheduled { return wiring.Result(b.releaser.Sweep) }),
+	wiring.Schedule(func(b built) wiring.Scheduled { return wiring.Result(b.sweep) }),
 )
 
 // Function is closeOrder as template.yaml declares it.
@@ -88,7 +108,8 @@ func Build(cfg Config, log *slog.Logger, store *dynamo.Store, closeQueue *closeq
 		start: payments.NewStart(store, merchant, log, payments.StartOptions{
 			NotifyBaseURL: cfg.NotifyBaseURL, OpenIDClaim: cfg.OpenIDClaim, Now: store.Now,
 		}),
-		refunds: refunds.NewRoutes(store, store, starter, cfg.UserRefundWindow),
-		after:   refunds.NewAftersaleRoutes(store, starter, nil),
+		refunds:  refunds.NewRoutes(store, store, starter, cfg.UserRefundWindow),
+		after:    refunds.NewAftersaleRoutes(store, starter, nil),
+		waitlist: waitlist.NewPasser(store, log, nil),
 	}), nil
 }

@@ -1,7 +1,8 @@
 // Package createorder is the createOrder function's wiring: POST /orders reserves
 // stock and opens a PENDING order, GET /orders/{orderId} and GET /orders read the
 // buyer's orders, GET /skus/{skuId} and GET /skus the public SKUs, POST
-// /skus/{skuId}/queue and GET /queue/{ticket} the waiting room.
+// /skus/{skuId}/queue and GET /queue/{ticket} the waiting room, POST, GET and DELETE
+// /skus/{skuId}/waitlist the waitlist.
 package createorder
 
 import (
@@ -23,6 +24,7 @@ import (
 	"github.com/stockguard/stockguard/internal/notices"
 	"github.com/stockguard/stockguard/internal/orders"
 	"github.com/stockguard/stockguard/internal/stock"
+	"github.com/stockguard/stockguard/internal/waitlist"
 	"github.com/stockguard/stockguard/internal/waitroom"
 	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wiring/function/parts"
@@ -87,6 +89,7 @@ type built struct {
 	checkout *orders.Checkout
 	public   *stock.Public
 	room     *waitroom.Room
+	waitlist *waitlist.Routes
 }
 
 var table = wiring.Define("CreateOrderFunction", "createOrder",
@@ -99,6 +102,10 @@ var table = wiring.Define("CreateOrderFunction", "createOrder",
 	wiring.Route(stock.RoutePublicList, func(b built) httpapi.Route { return b.public.List }),
 	wiring.Route(waitroom.RouteTake, func(b built) httpapi.Route { return b.room.Take }),
 	wiring.Route(waitroom.RoutePoll, func(b built) httpapi.Route { return b.room.Poll }),
+	// The waitlist (package waitlist).
+	wiring.Route(waitlist.RouteJoin, func(b built) httpapi.Route { return b.waitlist.Join }),
+	wiring.Route(waitlist.RouteGet, func(b built) httpapi.Route { return b.waitlist.Get }),
+	wiring.Route(waitlist.RouteLeave, func(b built) httpapi.Route { return b.waitlist.Leave }),
 )
 
 // Function is createOrder as template.yaml declares it.
@@ -121,6 +128,7 @@ func Build(cfg Config, log *slog.Logger, store *dynamo.Store, closeQueue *closeq
 		checkout: checkout,
 		public:   stock.NewPublic(store, store.Now),
 		room:     waitroom.NewRoom(store, keys, store.Now),
+		waitlist: waitlist.New(store, store.Now),
 	}), nil
 }
 

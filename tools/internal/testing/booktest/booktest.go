@@ -12,6 +12,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,11 +51,13 @@ type item = map[string]any
 //   - per SKU and per shard: available = Σ ledger dAvailable and onHand = Σ ledger
 //     dOnHand, each entry's deltas matching its op (inventory.Op.Effect: RESERVE −q/0,
 //     RELEASE +q/0, COMMIT 0/−q, RETURN +q/+q, ADJUST and MOVE ±q/±q);
-//   - onHand − available = reserved = Σ qty of PENDING orders;
+//   - onHand − available = reserved = Σ qty of PENDING orders + Σ units of HELD
+//     waitlist entries;
 //   - 0 ≤ available ≤ onHand; Σ COMMIT − Σ RETURN ≤ Σ ADJUST;
 //   - each order line has a RESERVE entry; a CANCELLED order a RELEASE entry and no
 //     COMMIT; a PAID order a COMMIT entry; a PENDING order neither; RETURN entries of
 //     exactly the units its restocking refunds cover, of goods the order committed;
+//   - a HELD waitlist entry has a HOLD entry and no UNHOLD; every other HOLD its UNHOLD;
 //   - each purchase counter equals the units of its user's PENDING and PAID orders
 //     counted on it, less the units their refunds gave back.
 func Problems(ctx context.Context, db *dynamodb.Client, tables dynamo.Tables) ([]string, error) {
@@ -74,11 +77,16 @@ func Problems(ctx context.Context, db *dynamodb.Client, tables dynamo.Tables) ([
 	for _, e := range ledger {
 		a.entry(e)
 	}
+	held := map[string]bool{}
 	for _, o := range orders {
-		if o["kind"] == "ORDER" {
+		switch o["kind"] {
+		case "ORDER":
 			a.order(o)
+		case "WAIT":
+			a.wait(o, held)
 		}
 	}
+	a.holds(held)
 	a.purchaseCounters(orders)
 	a.balance()
 	return a.problems, nil
@@ -211,6 +219,38 @@ func (a *audit) order(o item) {
 	}
 }
 
+// wait checks a waitlist entry against its hold's ledger entries (ref): a HELD
+// entry has HOLD and no UNHOLD, and its units count as reserved like a PENDING
+// order's; it records the refs of held entries in held.
+func (a *audit) wait(o item, held map[string]bool) {
+	ref, sku, units := str(o["ref"]), str(o["skuId"]), num(o["units"])
+	has := func(op inventory.Op) bool { return a.entries[ref][string(op)+"#"+sku] }
+	if inventory.WaitState(str(o["state"])) != inventory.WaitHeld {
+		return
+	}
+	held[ref] = true
+	if !has(inventory.OpHold) || has(inventory.OpUnhold) {
+		a.bad("waitlist entry %s (HELD): HOLD %t, UNHOLD %t for %s", o["pk"], has(inventory.OpHold), has(inventory.OpUnhold), sku)
+	}
+	a.sku(sku).pending += units
+	for n, q := range shards(o["shards"]) {
+		a.shard(sku, n).pending += q
+	}
+}
+
+// holds checks that every hold the ledger shows (HOLD) was given back (UNHOLD) or
+// is still held by an entry (held: the refs of HELD entries).
+func (a *audit) holds(held map[string]bool) {
+	for _, ref := range slices.Sorted(maps.Keys(a.entries)) {
+		for k := range a.entries[ref] {
+			op, sku, _ := strings.Cut(k, "#")
+			if inventory.Op(op) == inventory.OpHold && !a.entries[ref][string(inventory.OpUnhold)+"#"+sku] && !held[ref] {
+				a.bad("hold %s of %s: HOLD without UNHOLD and no HELD entry", ref, sku)
+			}
+		}
+	}
+}
+
 // returned checks an order line's RETURN entries (has tells the entries of the order):
 // exactly the units its restocking refunds cover, of goods it committed; an order
 // refunded before refunds came in parts restocked its whole line or nothing.
@@ -283,7 +323,7 @@ func (a *audit) check(name string, c *counts, whole bool) {
 		a.bad("%s: onHand %d, ledger says %d", name, c.onHand, c.ledgerOnHand)
 	}
 	if c.onHand-c.available != c.reserved || c.reserved != c.pending {
-		a.bad("%s: onHand − available = %d, reserved counter %d, PENDING orders hold %d", name, c.onHand-c.available, c.reserved, c.pending)
+		a.bad("%s: onHand − available = %d, reserved counter %d, PENDING orders and holds hold %d", name, c.onHand-c.available, c.reserved, c.pending)
 	}
 	if c.available < 0 || c.available > c.onHand {
 		a.bad("%s: available %d outside 0..onHand %d", name, c.available, c.onHand)

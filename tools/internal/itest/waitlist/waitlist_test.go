@@ -1,0 +1,342 @@
+// Package waitlist_test tests the waitlist (the store's entries, holds and pass, the
+// reservation's use of a hold, and their routes) through the local stack: the real
+// SDK against the embedded DynamoDB.
+package waitlist_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/waitlist"
+	"github.com/stockguard/stockguard/tools/internal/testing/stacktest"
+)
+
+// seed: "tee" has 2 units over 2 shards, no delivery, no per-user limit.
+const seed = `[{"skuId":"tee","delivery":"none","name":"tee","price":1000,"stock":2,"shards":2}]`
+
+func order(t *testing.T, s *stacktest.Stack, user string, qty int) (int, map[string]any) {
+	t.Helper()
+	return s.Call(t, "POST", "/orders", user, nil, fmt.Sprintf(`{"items":[{"skuId":"tee","qty":%d}]}`, qty))
+}
+
+func join(t *testing.T, s *stacktest.Stack, user string) inventory.WaitlistEntry {
+	t.Helper()
+	e, _, err := s.Store.JoinWaitlist(context.Background(), user, "tee", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func entry(t *testing.T, s *stacktest.Stack, user string) inventory.WaitlistEntry {
+	t.Helper()
+	e, err := s.Store.WaitlistEntryOf(context.Background(), user, "tee")
+	if err != nil {
+		t.Fatalf("entry of %s: %v", user, err)
+	}
+	return e
+}
+
+func pass(t *testing.T, s *stacktest.Stack, soldOut bool) inventory.WaitlistPass {
+	t.Helper()
+	p, err := s.Store.PassWaitlist(context.Background(), "tee", soldOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// sweep runs closeOrder's schedule (the sweep, then the waitlist's pass) and returns
+// what its pass did.
+func sweep(t *testing.T, s *stacktest.Stack) waitlist.PassResult {
+	t.Helper()
+	var res waitlist.PassResult
+	s.RunScheduled(t, "closeOrder", &res)
+	return res
+}
+
+// states lists the buyers' entry states, with the units of a hold.
+func states(t *testing.T, s *stacktest.Stack, users ...string) string {
+	t.Helper()
+	out := ""
+	for _, u := range users {
+		e := entry(t, s, u)
+		out += fmt.Sprintf("%s:%s%d ", u, e.State, e.Units)
+	}
+	return out
+}
+
+// reconciled runs reconcile and the book check: both must find the books clean.
+func reconciled(t *testing.T, s *stacktest.Stack) {
+	t.Helper()
+	var rep struct{ Differences []any }
+	s.RunScheduled(t, "reconcile", &rep)
+	if len(rep.Differences) != 0 {
+		t.Errorf("reconcile: %v", rep.Differences)
+	}
+	s.Check(t)
+}
+
+// 5 buyers wait on a sold-out SKU; 2 units come back (two orders cancelled): the
+// first 2 get a hold of 1 unit each, the rest stay WAITING. 8 other buyers ordering
+// at once get none of the held units. The first holder orders with the hold; the
+// second's runs out and passes to the 3rd. The books and reconcile stay clean.
+func TestWaitlist_ReleasedUnitsReachWaitlistedBuyersInOrder(t *testing.T) {
+	s := stacktest.New(t, stacktest.Options{Seed: seed})
+	var ids []string
+	for _, b := range []string{"b1", "b2"} {
+		ids = append(ids, s.Order(t, b, `{"items":[{"skuId":"tee","qty":1}]}`))
+	}
+	users := []string{"w1", "w2", "w3", "w4", "w5"}
+	for _, u := range users {
+		join(t, s, u)
+		s.Clock.Advance(time.Second)
+	}
+	if p := pass(t, s, false); len(p.Granted) != 0 || p.Waiting != 5 {
+		t.Fatalf("pass while sold out: %+v", p)
+	}
+	for i, id := range ids {
+		if code, out := s.Call(t, "POST", "/orders/"+id+"/cancel", fmt.Sprintf("b%d", i+1), nil, ""); code != http.StatusOK {
+			t.Fatalf("cancel: %d %v", code, out)
+		}
+	}
+	if got := s.Available(t, "tee"); got != 2 {
+		t.Fatalf("available after the cancels: %d", got)
+	}
+	if p := sweep(t, s); p.Holds != 2 || p.Units != 2 || p.Passed != 0 || p.SKUs != 1 {
+		t.Fatalf("sweep: %+v", p)
+	}
+	if got, want := states(t, s, users...), "w1:HELD1 w2:HELD1 w3:WAITING0 w4:WAITING0 w5:WAITING0 "; got != want {
+		t.Fatalf("states %q, want %q", got, want)
+	}
+	if got := s.Available(t, "tee"); got != 0 {
+		t.Fatalf("available after the holds: %d", got)
+	}
+	reconciled(t, s)
+	until := s.Clock.Now().Add(inventory.WaitlistHoldSeconds * time.Second).UTC().Format(time.RFC3339)
+	if code, out := s.Call(t, "GET", "/skus/tee/waitlist", "w1", nil, ""); code != http.StatusOK || out["status"] != "HELD" ||
+		out["quantity"] != float64(1) || out["holdExpiresAt"] != until {
+		t.Errorf("GET as w1: %d %v, want HELD 1 until %s", code, out, until)
+	}
+
+	var wg sync.WaitGroup
+	codes := make([]int, 8)
+	for i := range codes {
+		wg.Go(func() { codes[i], _ = order(t, s, fmt.Sprintf("other-%d", i), 1) })
+	}
+	wg.Wait()
+	for i, c := range codes {
+		if c != http.StatusConflict {
+			t.Errorf("other buyer %d: %d, want 409 (no unit but the held ones)", i, c)
+		}
+	}
+
+	code, out := order(t, s, "w1", 1)
+	if code != http.StatusCreated {
+		t.Fatalf("w1 orders with the hold: %d %v", code, out)
+	}
+	if e := entry(t, s, "w1"); e.State != inventory.WaitDone || e.OrderID != out["orderId"] {
+		t.Errorf("w1 after the order: %+v", e)
+	}
+	reconciled(t, s)
+
+	s.Clock.Advance(inventory.WaitlistHoldSeconds * time.Second)
+	if p := sweep(t, s); p.Passed != 1 || p.Holds != 1 || p.Units != 1 {
+		t.Fatalf("sweep after the hold ran out: %+v", p)
+	}
+	if got, want := states(t, s, users...), "w1:DONE0 w2:PASSED0 w3:HELD1 w4:WAITING0 w5:WAITING0 "; got != want {
+		t.Fatalf("states %q, want %q", got, want)
+	}
+	if code, _ := order(t, s, "w2", 1); code != http.StatusConflict {
+		t.Errorf("w2 ordered after the hold passed: %d", code)
+	}
+	reconciled(t, s)
+}
+
+// N concurrent joins of one buyer make one entry; a second buyer gets another.
+func TestJoinWaitlist_ConcurrentRequestsOfOneBuyerMakeOneEntry(t *testing.T) {
+	s := stacktest.New(t, stacktest.Options{Seed: seed})
+	const n = 16
+	fresh := make([]bool, n)
+	got := make([]inventory.WaitlistEntry, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			var err error
+			got[i], fresh[i], err = s.Store.JoinWaitlist(context.Background(), "u", "tee", true)
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	news := 0
+	for i := range n {
+		if fresh[i] {
+			news++
+		}
+		if got[i].Ref != got[0].Ref || got[i].State != inventory.WaitWaiting {
+			t.Errorf("answer %d: %+v, answer 0: %+v", i, got[i], got[0])
+		}
+	}
+	join(t, s, "v")
+	items := 0
+	for _, it := range s.Scan(t, s.Tables.Orders) {
+		if it["kind"] == "WAIT" {
+			items++
+		}
+	}
+	if news != 1 || items != 2 {
+		t.Errorf("%d answers new, %d entries; want 1 and 2", news, items)
+	}
+	if _, _, err := s.Store.JoinWaitlist(context.Background(), "u", "nope", true); err == nil {
+		t.Error("joined the waitlist of an unknown SKU")
+	}
+}
+
+// A buyer who leaves while HELD puts the held units back; they go to the next buyer
+// at the next pass.
+func TestLeaveWaitlist_WhileHeldGivesTheUnitsBack(t *testing.T) {
+	s := stacktest.New(t, stacktest.Options{Seed: seed})
+	id := s.Order(t, "b", `{"items":[{"skuId":"tee","qty":2}]}`)
+	join(t, s, "w1")
+	s.Clock.Advance(time.Second)
+	join(t, s, "w2")
+	pass(t, s, false)
+	if code, out := s.Call(t, "POST", "/orders/"+id+"/cancel", "b", nil, ""); code != http.StatusOK {
+		t.Fatalf("cancel: %d %v", code, out)
+	}
+	if p := pass(t, s, true); p.Units != 2 {
+		t.Fatalf("pass: %+v", p)
+	}
+	if err := s.Store.LeaveWaitlist(context.Background(), "w1", "tee"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Store.WaitlistEntryOf(context.Background(), "w1", "tee"); err != inventory.ErrWaitlistNotFound {
+		t.Errorf("w1 after leaving: %v", err)
+	}
+	if got := s.Available(t, "tee"); got != 1 {
+		t.Errorf("available after w1 left: %d, want 1", got)
+	}
+	reconciled(t, s)
+	if p := pass(t, s, true); p.Units != 0 || len(p.Granted) != 0 {
+		t.Errorf("pass with w2 already held: %+v", p)
+	}
+}
+
+// The routes: POST answers 201 for a new entry and 200 for the caller's own, GET
+// reads it (404 WAITLIST_NOT_FOUND for a buyer not on it), DELETE takes it off
+// (204, also when there is none); a bad body or an unknown SKU changes nothing.
+func TestWaitlistRoutes_JoinReadLeave(t *testing.T) {
+	s := stacktest.New(t, stacktest.Options{Seed: seed})
+	call := func(want int, method, user, body string) map[string]any {
+		t.Helper()
+		code, out := s.Call(t, method, "/skus/tee/waitlist", user, nil, body)
+		if code != want {
+			t.Fatalf("%s as %s %s: %d %v, want %d", method, user, body, code, out, want)
+		}
+		return out
+	}
+	before := s.Snapshot(t)
+	for _, body := range []string{``, `{}`, `{"subscribed":null}`, `{"subscribed":"yes"}`, `{"subscribed":true,"x":1}`,
+		`{"subscribed":true,"subscribed":false}`, `[true]`, `{"subscribed":true} {}`} {
+		code, out := s.OutsideContract("bad waitlist body").Call(t, "POST", "/skus/tee/waitlist", "u", nil, body)
+		if code != http.StatusBadRequest || out["code"] != "INVALID_REQUEST" {
+			t.Errorf("body %q: %d %v, want 400 INVALID_REQUEST", body, code, out)
+		}
+	}
+	if code, out := s.Call(t, "POST", "/skus/nope/waitlist", "u", nil, `{"subscribed":true}`); code != http.StatusNotFound || out["code"] != "SKU_NOT_FOUND" {
+		t.Errorf("unknown SKU: %d %v", code, out)
+	}
+	if s.Snapshot(t) != before {
+		t.Error("a refused request changed the tables")
+	}
+	if out := call(http.StatusNotFound, "GET", "u", ""); out["code"] != "WAITLIST_NOT_FOUND" {
+		t.Errorf("GET before joining: %v", out)
+	}
+	if out := call(http.StatusCreated, "POST", "u", `{"subscribed":true}`); out["status"] != "WAITING" || out["skuId"] != "tee" || out["quantity"] != nil {
+		t.Errorf("join: %v", out)
+	}
+	call(http.StatusOK, "POST", "u", `{"subscribed":false}`)
+	if out := call(http.StatusOK, "GET", "u", ""); out["status"] != "WAITING" {
+		t.Errorf("GET: %v", out)
+	}
+	call(http.StatusNotFound, "GET", "v", "")
+	call(http.StatusNoContent, "DELETE", "u", "")
+	call(http.StatusNoContent, "DELETE", "u", "")
+	call(http.StatusNotFound, "GET", "u", "")
+}
+
+// Passes racing each other (sweeps overlapping) hold no unit twice: with 2 units
+// returned and 5 buyers waiting, 8 passes at once hold exactly 2 units for exactly
+// the first 2 buyers, and the books stay clean.
+func TestPassWaitlist_ConcurrentPassesHoldNoMoreThanReturned(t *testing.T) {
+	s := stacktest.New(t, stacktest.Options{Seed: seed})
+	id := s.Order(t, "b", `{"items":[{"skuId":"tee","qty":2}]}`)
+	users := []string{"w1", "w2", "w3", "w4", "w5"}
+	for _, u := range users {
+		join(t, s, u)
+		s.Clock.Advance(time.Second)
+	}
+	pass(t, s, false)
+	if code, out := s.Call(t, "POST", "/orders/"+id+"/cancel", "b", nil, ""); code != http.StatusOK {
+		t.Fatalf("cancel: %d %v", code, out)
+	}
+	var wg sync.WaitGroup
+	units := make([]int, 8)
+	for i := range units {
+		wg.Go(func() {
+			p, err := s.Store.PassWaitlist(context.Background(), "tee", true)
+			if err != nil {
+				t.Error(err)
+			}
+			units[i] = p.Units
+		})
+	}
+	wg.Wait()
+	sum := 0
+	for _, u := range units {
+		sum += u
+	}
+	if sum != 2 {
+		t.Errorf("the passes held %d units in all (%v), want 2", sum, units)
+	}
+	if got, want := states(t, s, users...), "w1:HELD1 w2:HELD1 w3:WAITING0 w4:WAITING0 w5:WAITING0 "; got != want {
+		t.Errorf("states %q, want %q", got, want)
+	}
+	reconciled(t, s)
+}
+
+// A hold covers an order up to its quantity: with 2 units held (per-user limit 2), an
+// order of 1 takes 1 of them and the other goes back on sale at once, for anyone.
+func TestOrder_WithAHoldTakesUpToItAndGivesTheRestBack(t *testing.T) {
+	s := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"tee","delivery":"none","name":"tee","price":1000,"stock":2,"shards":2,"limitPerUser":2}]`})
+	id := s.Order(t, "b", `{"items":[{"skuId":"tee","qty":2}]}`)
+	join(t, s, "w1")
+	pass(t, s, false)
+	if code, out := s.Call(t, "POST", "/orders/"+id+"/cancel", "b", nil, ""); code != http.StatusOK {
+		t.Fatalf("cancel: %d %v", code, out)
+	}
+	if p := pass(t, s, true); p.Units != 2 || len(p.Granted) != 1 {
+		t.Fatalf("pass: %+v", p)
+	}
+	if code, out := order(t, s, "w1", 1); code != http.StatusCreated {
+		t.Fatalf("w1 orders 1 with a hold of 2: %d %v", code, out)
+	}
+	if e := entry(t, s, "w1"); e.State != inventory.WaitDone {
+		t.Errorf("w1 after the order: %+v", e)
+	}
+	if got := s.Available(t, "tee"); got != 1 {
+		t.Errorf("available after the order: %d, want 1", got)
+	}
+	reconciled(t, s)
+	if code, out := order(t, s, "x", 1); code != http.StatusCreated {
+		t.Errorf("x orders the unit the hold gave back: %d %v", code, out)
+	}
+	reconciled(t, s)
+}
