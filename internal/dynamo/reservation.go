@@ -176,6 +176,7 @@ type reservation struct {
 type linePlan struct {
 	line  inventory.Line
 	rec   skuRecord
+	fresh bool        // rec was read strongly by this reservation (soldOutRead)
 	alloc map[int]int // shard → units
 }
 
@@ -224,7 +225,7 @@ const (
 // "Sell-out"): after a sell-out a buyer is refused with reads and no write.
 func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan planFrom) error {
 	lp := &r.lines[i]
-	lp.rec = e.rec
+	lp.rec, lp.fresh = e.rec, !e.fetched.IsZero() && !e.fetched.Before(r.createdAt)
 	if e.rec.Currency != inventory.Currency {
 		return fmt.Errorf("SKU %s is priced in %q, not %s", e.rec.SKU, e.rec.Currency, inventory.Currency)
 	}
@@ -241,31 +242,35 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 		lp.alloc = map[int]int{0: lp.line.Qty} // the transaction's condition reads it
 		return nil
 	}
-	if plan == hintsFirst {
+	if plan == hintsFirst && e.rec.SoldOut == 0 {
 		if alloc, ok := e.hint.Allocate(lp.line.Qty); ok {
 			lp.alloc = alloc
 			return nil
 		}
 	}
+	// The record first: one that says sold out refuses from that read alone.
+	if err := r.soldOutRead(ctx, i); err != nil {
+		return err
+	}
+	sku, n := lp.rec.SKU, lp.rec.Shards
 	if r.req.IdempotencyKey != "" && len(r.lines) == 1 {
 		// A keyed request refused here must still answer the key's order if a copy
-		// opened it (replay): read it with the shards, at the same instant, so that a
-		// refusal after a sell-out costs this one read.
-		shards, order, ok, err := r.s.shardsAndOrder(ctx, e.rec.SKU, e.rec.Shards, r.id)
+		// opened it (replay): read it with the shards, at the same instant.
+		shards, order, ok, err := r.s.shardsAndOrder(ctx, sku, n, r.id)
 		if err != nil {
 			return err
 		}
 		if ok {
 			err := r.confirmStockOut(ctx, i, shards)
-			r.snap.valid, r.snap.order = errors.Is(err, inventory.ErrStockOut) && unmoved(shards, e.rec), order
+			r.snap.valid, r.snap.order = errors.Is(err, inventory.ErrStockOut) && unmoved(shards, lp.rec), order
 			return err
 		}
 	}
-	shards, err := r.s.shardRecords(ctx, map[string]int{e.rec.SKU: e.rec.Shards})
+	shards, err := r.s.shardRecords(ctx, map[string]int{sku: n})
 	if err != nil {
 		return err
 	}
-	return r.confirmStockOut(ctx, i, shards[e.rec.SKU])
+	return r.confirmStockOut(ctx, i, shards[sku])
 }
 
 // admitted reports whether the request's admission lets its user order sku at the
@@ -523,8 +528,17 @@ func (r *reservation) shardFailed(ctx context.Context, ro part, old map[string]t
 		return &inventory.SaleNotStartedError{SKU: sku, StartsAt: fromMilli(sh.SaleStartsAt)}
 	case len(old) > 0 && sh.Price == lp.rec.Price && sameLayout && sh.Available < lp.alloc[ro.shard]:
 		r.s.catalog.noteShard(sku, ro.shard, sh.Available)
+		// The record first (soldOutRead), then the shards: a refusal from them enters
+		// the sold-out state, so that later buyers are refused from the record alone.
+		if err := r.soldOutRead(ctx, ro.line); err != nil {
+			return err
+		}
 		if lp.rec.Shards == 1 {
-			return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
+			shards, err := r.s.shardRecords(ctx, map[string]int{sku: 1})
+			if err != nil {
+				return err
+			}
+			return r.confirmStockOut(ctx, ro.line, shards[sku])
 		}
 		return r.rereadShards(ctx)
 	}
@@ -587,7 +601,11 @@ const steadyRounds = 6
 // shards'. Other errors, and nil, pass through.
 func (r *reservation) confirmStockOut(ctx context.Context, i int, shards []shardRecord) error {
 	err := r.allocateFrom(i, shards)
-	if !errors.Is(err, inventory.ErrStockOut) || unmoved(shards, r.lines[i].rec) {
+	if !errors.Is(err, inventory.ErrStockOut) {
+		return err
+	}
+	if unmoved(shards, r.lines[i].rec) {
+		r.enter(ctx, i, shards)
 		return err
 	}
 	sku, before := r.lines[i].line.SKU, r.lines[i].rec

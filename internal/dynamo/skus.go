@@ -238,6 +238,12 @@ type skuRecord struct {
 	Queue             bool `dynamodbav:"queue,omitempty"`
 	FairWindowSeconds int  `dynamodbav:"fairWindowSeconds,omitempty"`
 	RiskThreshold     int  `dynamodbav:"riskThreshold,omitempty"`
+	// SoldOut, when set, is when (Unix ms) the SKU entered the sold-out state:
+	// every shard marked and empty (soldout.go); Unsells counts the times it left
+	// it, and Entering is a claim of an entry under way (Unix ms).
+	SoldOut  int64 `dynamodbav:"soldOut,omitempty"`
+	Unsells  int   `dynamodbav:"unsells,omitempty"`
+	Entering int64 `dynamodbav:"entering,omitempty"`
 }
 
 // queue is the SKU's waiting-room settings.
