@@ -248,9 +248,12 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 			return nil
 		}
 	}
-	// The record first: one that says sold out refuses from that read alone.
-	if err := r.soldOutRead(ctx, i); err != nil {
-		return err
+	// A record that says sold out (cached, or read eventually consistent) is read
+	// strongly: if it still says so, that read alone refuses.
+	if lp.rec.SoldOut > 0 {
+		if err := r.soldOutRead(ctx, i); err != nil {
+			return err
+		}
 	}
 	sku, n := lp.rec.SKU, lp.rec.Shards
 	if r.req.IdempotencyKey != "" && len(r.lines) == 1 {
@@ -528,17 +531,9 @@ func (r *reservation) shardFailed(ctx context.Context, ro part, old map[string]t
 		return &inventory.SaleNotStartedError{SKU: sku, StartsAt: fromMilli(sh.SaleStartsAt)}
 	case len(old) > 0 && sh.Price == lp.rec.Price && sameLayout && sh.Available < lp.alloc[ro.shard]:
 		r.s.catalog.noteShard(sku, ro.shard, sh.Available)
-		// The record first (soldOutRead), then the shards: a refusal from them enters
-		// the sold-out state, so that later buyers are refused from the record alone.
-		if err := r.soldOutRead(ctx, ro.line); err != nil {
-			return err
-		}
 		if lp.rec.Shards == 1 {
-			shards, err := r.s.shardRecords(ctx, map[string]int{sku: 1})
-			if err != nil {
-				return err
-			}
-			return r.confirmStockOut(ctx, ro.line, shards[sku])
+			r.enter(ctx, ro.line, []shardRecord{sh}) // the condition read the one shard
+			return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
 		}
 		return r.rereadShards(ctx)
 	}

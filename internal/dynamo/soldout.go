@@ -3,12 +3,14 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stockguard/stockguard/internal/inventory"
+	"golang.org/x/sync/errgroup"
 )
 
 // Sold out as a state of the SKU (docs/design.md, "Sell-out: the SKU record says
@@ -53,41 +55,48 @@ func andCond(a, b expression.ConditionBuilder) expression.ConditionBuilder {
 	return a.And(b)
 }
 
-// enterSoldOut sets soldOut on rec's SKU after rec was read strongly (not sold out)
-// and then shards, every shard of rec's layout, read strongly, each at 0 and unmoved:
-// a claim (one conditional UpdateItem of the record, 1 write unit), one conditional
-// UpdateItem per shard not yet marked (1 write unit each), and the entry itself (one
-// more). Best effort: a refused step leaves the SKU as it was (a mark without the
-// record's soldOut only costs the next credit a transaction), and the refusal stands
-// on its own read whatever this returns.
-func (s *store) enterSoldOut(ctx context.Context, rec skuRecord, shards []shardRecord) error {
+// enterSoldOut sets soldOut on rec's SKU after shards, every shard of rec's layout
+// read strongly after rec was read (at any earlier moment: cached, eventually
+// consistent or not), were found at 0 and unmoved: a claim (one conditional
+// UpdateItem of the record, 1 write unit), one conditional UpdateItem per shard not
+// yet marked (1 write unit each, sent at once), and the entry itself (one more). It
+// reports whether it entered. Best effort: a refused step leaves the SKU out of the
+// state (a mark without the record's soldOut only costs the shard's next credit an
+// unsell), and the refusal stands on its own read whatever this returns.
+//
+// Why it is right: the entry is conditioned on unsells being what rec showed; a
+// credit of a shard after its read or its mark must unsell first (moving unsells
+// on), and one before its mark makes the mark's condition (available = 0) fail. So
+// when the entry applies, every shard, empty when read or marked, is empty still
+// (reservations only take units) and marked.
+func (s *store) enterSoldOut(ctx context.Context, rec skuRecord, shards []shardRecord) (bool, error) {
 	now := s.now().UnixMilli()
-	if rec.SoldOut > 0 || rec.Entering > now-claimMillis || !unmoved(shards, rec) {
-		return nil
-	}
-	for _, sh := range shards {
-		if sh.Available != 0 {
-			return nil
-		}
+	if rec.SoldOut > 0 || rec.Entering > now-claimMillis || !unmoved(shards, rec) || slices.ContainsFunc(shards, func(sh shardRecord) bool { return sh.Available != 0 }) {
+		return false, nil
 	}
 	entering := expression.Name("entering")
 	claim := expression.AttributeNotExists(expression.Name("soldOut")).And(equalOrAbsent("unsells", rec.Unsells)).
 		And(expression.AttributeNotExists(entering).Or(entering.LessThan(expression.Value(now - claimMillis))))
 	if err := s.updateItem(ctx, skuKey(rec.SKU), expression.Set(entering, expression.Value(now)), claim); err != nil {
-		return err
+		return false, err
 	}
+	var g errgroup.Group
 	for _, sh := range shards {
 		if sh.SoldOut {
-			continue // marked after rec was read: only an unsell, which moves unsells on, removes it
+			continue // marked: only an unsell, which moves unsells on, removes it
 		}
 		empty := expression.Name("available").Equal(expression.Value(0)).And(sameShardCount(rec.Shards))
-		if err := s.updateItem(ctx, sh.PK, expression.Set(expression.Name("soldOut"), expression.Value(true)), empty); err != nil {
-			return err
-		}
+		g.Go(func() error {
+			return s.updateItem(ctx, sh.PK, expression.Set(expression.Name("soldOut"), expression.Value(true)), empty)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return false, err
 	}
 	same := equalOrAbsent("unsells", rec.Unsells).And(expression.Name("moves").Equal(expression.Value(rec.Moves))).
 		And(expression.Name("shards").Equal(expression.Value(rec.Shards)))
-	return s.updateItem(ctx, skuKey(rec.SKU), expression.Set(expression.Name("soldOut"), expression.Value(now)).Remove(entering), same)
+	err := s.updateItem(ctx, skuKey(rec.SKU), expression.Set(expression.Name("soldOut"), expression.Value(now)).Remove(entering), same)
+	return err == nil, err
 }
 
 // updateItem sends one UpdateItem of the skus table's item pk under cond (1 write unit
@@ -164,11 +173,28 @@ func (r *reservation) soldOutRead(ctx context.Context, i int) error {
 	return nil
 }
 
-// enter enters the sold-out state of line i's SKU after its shards, read after the
-// line's fresh record, could not cover it (enterSoldOut). Its error is dropped: the
-// refusal stands on the read, and a refused entry changes nothing that matters.
+// enter enters the sold-out state of line i's SKU after shards, read after the
+// line's record, could not cover it (enterSoldOut). A record not read by this
+// reservation is read strongly first (1 read unit): one that already says sold out
+// is kept (this environment's next buyers are refused from the record), one whose
+// unsells, moves or shards moved on since the line's leaves the state alone. The
+// errors are dropped: the refusal stands on the shards' read.
 func (r *reservation) enter(ctx context.Context, i int, shards []shardRecord) {
-	if lp := r.lines[i]; lp.fresh {
-		_ = r.s.enterSoldOut(ctx, lp.rec, shards)
+	lp := &r.lines[i]
+	rec := lp.rec
+	if !lp.fresh {
+		cur, err := r.s.skuRecordOf(ctx, rec.SKU)
+		if err != nil {
+			return
+		}
+		r.s.catalog.put(*cur, r.s.now())
+		if cur.SoldOut > 0 || cur.Unsells != rec.Unsells || cur.Moves != rec.Moves || cur.Shards != rec.Shards {
+			return
+		}
+		rec = *cur
+	}
+	if ok, _ := r.s.enterSoldOut(ctx, rec, shards); ok {
+		rec.SoldOut = r.s.now().UnixMilli()
+		r.s.catalog.put(rec, r.s.now())
 	}
 }

@@ -49,7 +49,7 @@ const (
 
 // part says what one action of a txn is.
 type part struct {
-	kind  partKind
+	kind   partKind
 	line   int // the order line (reservations), else 0
 	sku    string
 	shard  int
