@@ -175,23 +175,25 @@ func (r *reservation) soldOutRead(ctx context.Context, i int) error {
 
 // enter enters the sold-out state of line i's SKU after shards, read after the
 // line's record, could not cover it (enterSoldOut). A record not read by this
-// reservation is read strongly first (1 read unit): one that already says sold out
-// is kept (this environment's next buyers are refused from the record), one whose
-// unsells, moves or shards moved on since the line's leaves the state alone. The
+// reservation is read again first, eventually consistent (half a read unit: the
+// refusers of a sell-out all come here at once), to skip an entry already made or
+// claimed: one that says sold out is kept (this environment's next buyers are refused
+// from the record), and one whose unsells, moves or shards differ from the line's
+// leaves the state alone (a stale read only makes the entry's conditions fail). The
 // errors are dropped: the refusal stands on the shards' read.
 func (r *reservation) enter(ctx context.Context, i int, shards []shardRecord) {
 	lp := &r.lines[i]
 	rec := lp.rec
 	if !lp.fresh {
-		cur, err := r.s.skuRecordOf(ctx, rec.SKU)
-		if err != nil {
+		got := map[string]catalogEntry{}
+		if err := r.s.readSKURecords(ctx, []string{rec.SKU}, false, got); err != nil {
 			return
 		}
-		r.s.catalog.put(*cur, r.s.now())
-		if cur.SoldOut > 0 || cur.Unsells != rec.Unsells || cur.Moves != rec.Moves || cur.Shards != rec.Shards {
+		cur, ok := got[rec.SKU]
+		if !ok || cur.rec.SoldOut > 0 || cur.rec.Unsells != rec.Unsells || cur.rec.Moves != rec.Moves || cur.rec.Shards != rec.Shards {
 			return
 		}
-		rec = *cur
+		rec = cur.rec
 	}
 	if ok, _ := r.s.enterSoldOut(ctx, rec, shards); ok {
 		rec.SoldOut = r.s.now().UnixMilli()
