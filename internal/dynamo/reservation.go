@@ -176,6 +176,7 @@ type reservation struct {
 type linePlan struct {
 	line  inventory.Line
 	rec   skuRecord
+	fresh bool        // rec was read strongly by this reservation (soldOutRead)
 	alloc map[int]int // shard → units taken from available
 	// hold is the buyer's waitlist hold on the line's SKU (nil: none), and take the
 	// part of the line it covers (shard → units; heldTake): those units come out of
@@ -267,7 +268,7 @@ const (
 // "Sell-out"): after a sell-out a buyer is refused with reads and no write.
 func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan planFrom) error {
 	lp := &r.lines[i]
-	lp.rec = e.rec
+	lp.rec, lp.fresh = e.rec, !e.fetched.IsZero() && !e.fetched.Before(r.createdAt)
 	if e.rec.Currency != inventory.Currency {
 		return fmt.Errorf("SKU %s is priced in %q, not %s", e.rec.SKU, e.rec.Currency, inventory.Currency)
 	}
@@ -288,31 +289,38 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 		lp.alloc = map[int]int{0: lp.need()} // the transaction's condition reads it
 		return nil
 	}
-	if plan == hintsFirst {
+	if plan == hintsFirst && e.rec.SoldOut == 0 {
 		if alloc, ok := e.hint.Allocate(lp.need()); ok {
 			lp.alloc = alloc
 			return nil
 		}
 	}
+	// A record that says sold out (cached, or read eventually consistent) is read
+	// strongly: if it still says so, that read alone refuses.
+	if lp.rec.SoldOut > 0 {
+		if err := r.soldOutRead(ctx, i); err != nil {
+			return err
+		}
+	}
+	sku, n := lp.rec.SKU, lp.rec.Shards
 	if r.req.IdempotencyKey != "" && len(r.lines) == 1 {
 		// A keyed request refused here must still answer the key's order if a copy
-		// opened it (replay): read it with the shards, at the same instant, so that a
-		// refusal after a sell-out costs this one read.
-		shards, order, ok, err := r.s.shardsAndOrder(ctx, e.rec.SKU, e.rec.Shards, r.id)
+		// opened it (replay): read it with the shards, at the same instant.
+		shards, order, ok, err := r.s.shardsAndOrder(ctx, sku, n, r.id)
 		if err != nil {
 			return err
 		}
 		if ok {
 			err := r.confirmStockOut(ctx, i, shards)
-			r.snap.valid, r.snap.order = errors.Is(err, inventory.ErrStockOut) && unmoved(shards, e.rec), order
+			r.snap.valid, r.snap.order = errors.Is(err, inventory.ErrStockOut) && unmoved(shards, lp.rec), order
 			return err
 		}
 	}
-	shards, err := r.s.shardRecords(ctx, map[string]int{e.rec.SKU: e.rec.Shards})
+	shards, err := r.s.shardRecords(ctx, map[string]int{sku: n})
 	if err != nil {
 		return err
 	}
-	return r.confirmStockOut(ctx, i, shards[e.rec.SKU])
+	return r.confirmStockOut(ctx, i, shards[sku])
 }
 
 // admitted reports whether the request's admission lets its user order sku at the
@@ -590,6 +598,7 @@ func (r *reservation) shardFailed(ctx context.Context, ro part, old map[string]t
 	case len(old) > 0 && sh.Price == lp.rec.Price && sameLayout && sh.Available < lp.alloc[ro.shard]:
 		r.s.catalog.noteShard(sku, ro.shard, sh.Available)
 		if lp.rec.Shards == 1 {
+			r.enter(ctx, ro.line, []shardRecord{sh}) // the condition read the one shard
 			return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
 		}
 		return r.rereadShards(ctx)
@@ -653,7 +662,11 @@ const steadyRounds = 6
 // shards'. Other errors, and nil, pass through.
 func (r *reservation) confirmStockOut(ctx context.Context, i int, shards []shardRecord) error {
 	err := r.allocateFrom(i, shards)
-	if !errors.Is(err, inventory.ErrStockOut) || unmoved(shards, r.lines[i].rec) {
+	if !errors.Is(err, inventory.ErrStockOut) {
+		return err
+	}
+	if unmoved(shards, r.lines[i].rec) {
+		r.enter(ctx, i, shards)
 		return err
 	}
 	sku, before := r.lines[i].line.SKU, r.lines[i].rec

@@ -70,6 +70,9 @@ type shardRecord struct {
 	// Moves is the number of the last MOVE transaction that touched the shard (the SKU
 	// record's move counter it set; 0: none since stamps began).
 	Moves int `dynamodbav:"moves,omitempty"`
+	// SoldOut marks a shard of a SKU in the sold-out state (soldout.go): a credit of
+	// the shard first takes the SKU out of it.
+	SoldOut bool `dynamodbav:"soldOut,omitempty"`
 }
 
 // unmoved reports whether shards, read after rec (the SKU record a line was planned

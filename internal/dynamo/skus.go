@@ -241,6 +241,12 @@ type skuRecord struct {
 	// Waitlist is set by the SKU's first waitlist entry (WaitlistStore.JoinWaitlist):
 	// its orders then read the buyer's entry for a hold; others read nothing more.
 	Waitlist bool `dynamodbav:"waitlist,omitempty"`
+	// SoldOut, when set, is when (Unix ms) the SKU entered the sold-out state:
+	// every shard marked and empty (soldout.go); Unsells counts the times it left
+	// it, and Entering is a claim of an entry under way (Unix ms).
+	SoldOut  int64 `dynamodbav:"soldOut,omitempty"`
+	Unsells  int   `dynamodbav:"unsells,omitempty"`
+	Entering int64 `dynamodbav:"entering,omitempty"`
 }
 
 // queue is the SKU's waiting-room settings.

@@ -50,10 +50,11 @@ const (
 
 // part says what one action of a txn is.
 type part struct {
-	kind  partKind
-	line  int // the order line (reservations), else 0
-	sku   string
-	shard int
+	kind   partKind
+	line   int // the order line (reservations), else 0
+	sku    string
+	shard  int
+	credit bool // a shard update adding available units (conditioned on no sold-out mark)
 }
 
 func (p part) String() string {
@@ -111,10 +112,16 @@ func (t *txn) counter(line int, sku, user string, upd expression.UpdateBuilder, 
 }
 
 // shard adds the update of one stock shard item by d, under cond; at send time it
-// also advances the shard's seq and is conditioned on its epoch (see sequenced).
+// also advances the shard's seq and is conditioned on its epoch (see sequenced). A
+// credit (d adds available units) is also conditioned on the shard carrying no
+// sold-out mark (soldout.go).
 func (t *txn) shard(line int, sku string, n int, d inventory.Delta, cond expression.ConditionBuilder) {
 	key := shardKey(sku, n)
-	t.parts = append(t.parts, part{kind: partShard, line: line, sku: sku, shard: n})
+	credit := d.Available > 0
+	if credit {
+		cond = andCond(cond, notMarked())
+	}
+	t.parts = append(t.parts, part{kind: partShard, line: line, sku: sku, shard: n, credit: credit})
 	t.acts = append(t.acts, func() (types.TransactWriteItem, error) {
 		// Built afresh at every send: an UpdateBuilder's Add changes the builder.
 		avail, onHand, reserved := expression.Name("available"), expression.Name("onHand"), expression.Name("reserved")
@@ -235,13 +242,20 @@ func (ps parts) has(k partKind) bool {
 // A txn refused only because a shard's epoch moved on (a reconcile cut since the
 // epoch was cached) is built again with the epoch the refusal returned and sent
 // again, up to maxEpochRounds times, under a ClientRequestToken derived from its own.
+// So is a txn whose credit a shard's sold-out mark refused, once the SKU has left
+// the sold-out state (unsellMarked).
 func (s *store) send(ctx context.Context, t *txn) (outcome, error) {
 	if t.err != nil {
 		return outcome{}, t.err
 	}
 	for round := 0; ; round++ {
 		out, err := s.sendOnce(ctx, t, round)
-		if err != nil || round+1 >= maxEpochRounds || !t.staleEpochs(out.failed) {
+		if err != nil || round+1 >= maxEpochRounds {
+			return out, err
+		}
+		stale := t.staleEpochs(out.failed)
+		unsold, err := s.unsellMarked(ctx, out.failed)
+		if err != nil || !(stale || unsold) {
 			return out, err
 		}
 	}

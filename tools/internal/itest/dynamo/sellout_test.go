@@ -4,17 +4,40 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"testing"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
-// Once a SKU is sold out, a buyer is refused from one read and no write: no
-// transaction is sent, and the one read is a BatchGetItem of the shards, which show
-// that no reshard moved units between them since the SKU record the buyer planned on.
-// The hints that skip the transaction refuse nobody on their own: when a release
-// puts a unit back, the next buyer's read finds it and gets it.
+// soldOutState reads what the skus table says of sku's sold-out state: whether its
+// record says soldOut, and how many of its shards carry the mark.
+func (e *env) soldOutState(t testing.TB, sku string) (soldOut bool, marked int) {
+	t.Helper()
+	for _, it := range e.Scan(t, e.Tables.SKUs) {
+		if it["skuId"] != sku {
+			continue
+		}
+		switch it["kind"] {
+		case "SKU":
+			soldOut = it["soldOut"] != nil
+		case "SHARD":
+			if it["soldOut"] == true {
+				marked++
+			}
+		}
+	}
+	return soldOut, marked
+}
+
+// Once a SKU is sold out, a buyer is refused from one read and no write. The first
+// refused buyer reads the SKU record, then every shard, all strongly consistent; it
+// finds them empty and enters the sold-out state (the record says soldOut, every
+// shard is marked). Every later buyer is refused from one strongly consistent
+// GetItem of the record: no transaction, no read of a shard. The state refuses
+// nobody once a unit comes back: the release that puts it back first takes the SKU
+// out of the state, and the next buyer gets the unit.
 func TestReserve_AfterSellOutRefusesWithReadsAndNoWrite(t *testing.T) {
 	for _, shards := range []int{1, 4} {
 		t.Run(fmt.Sprintf("%d shards", shards), func(t *testing.T) {
@@ -32,24 +55,28 @@ func TestReserve_AfterSellOutRefusesWithReadsAndNoWrite(t *testing.T) {
 				}
 				last = o
 			}
+			if sold, marked := e.soldOutState(t, "cup"); sold || marked != 0 {
+				t.Fatalf("before any refusal: soldOut %v, %d shards marked; want neither", sold, marked)
+			}
 			if _, err := buy("first-refused"); !errors.Is(err, inventory.ErrStockOut) {
 				t.Fatalf("first buyer after the sell-out: %v, want STOCK_OUT", err)
 			}
-			txns, gets, batches := e.sent("TransactWriteItems"), e.sent("GetItem"), e.sent("BatchGetItem")
+			if sold, marked := e.soldOutState(t, "cup"); !sold || marked != shards {
+				t.Fatalf("after the first refusal: soldOut %v, %d shards marked; want sold out, all %d marked", sold, marked, shards)
+			}
+			before := e.counts()
 			const refused = 5
 			for i := range refused {
 				if _, err := buy(fmt.Sprint("late", i)); !errors.Is(err, inventory.ErrStockOut) {
 					t.Fatalf("late buyer %d: %v, want STOCK_OUT", i, err)
 				}
 			}
-			if got := e.sent("TransactWriteItems") - txns; got != 0 {
-				t.Errorf("%d refused buyers sent %d transactions, want none", refused, got)
-			}
-			if g, b := e.sent("GetItem")-gets, e.sent("BatchGetItem")-batches; g != 0 || b != refused {
-				t.Errorf("%d refused buyers read with %d GetItem and %d BatchGetItem, want one BatchGetItem per buyer", refused, g, b)
-			}
+			e.checkSent(t, before, map[string]int{"GetItem": refused})
 			if _, _, err := e.store.Release(ctx, last, inventory.CancelUser); err != nil {
 				t.Fatal(err)
+			}
+			if sold, marked := e.soldOutState(t, "cup"); sold || marked != shards-1 {
+				t.Errorf("after a release: soldOut %v, %d shards marked; want not sold out, the released shard unmarked", sold, marked)
 			}
 			if _, err := buy("after-release"); err != nil {
 				t.Errorf("a unit released, the next buyer: %v, want the unit", err)
@@ -59,11 +86,34 @@ func TestReserve_AfterSellOutRefusesWithReadsAndNoWrite(t *testing.T) {
 	}
 }
 
-// A keyed request refused after a sell-out reads its key's order in the same read as
-// the shards (one TransactGetItems: the shards and the order as of one instant), so
-// it too is refused with one read and no write; a copy of a request that got the
-// last unit is answered that order, replayed, from the same one read.
-func TestReserve_AfterSellOutAKeyedBuyerIsRefusedOrReplayedWithOneRead(t *testing.T) {
+// counts is how many requests of each operation were sent so far.
+func (e *env) counts() map[string]int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return maps.Clone(e.ops)
+}
+
+// checkSent fails t unless the requests sent since before are want, operation by
+// operation (any other operation: none).
+func (e *env) checkSent(t testing.TB, before map[string]int, want map[string]int) {
+	t.Helper()
+	for op, n := range e.counts() {
+		if got := n - before[op]; got != want[op] {
+			t.Errorf("%s sent %d times, want %d", op, got, want[op])
+		}
+	}
+	for op, n := range want {
+		if _, ok := e.counts()[op]; !ok && n > 0 {
+			t.Errorf("%s never sent, want %d", op, n)
+		}
+	}
+}
+
+// A keyed request refused after a sell-out reads the SKU record, then its key's
+// order (a copy may have opened it): two strongly consistent GetItems and no write.
+// A copy of the request that got the last unit is answered that order, replayed,
+// from the same two reads.
+func TestReserve_AfterSellOutAKeyedBuyerIsRefusedOrReplayedWithTwoReads(t *testing.T) {
 	for _, shards := range []int{1, 4} {
 		t.Run(fmt.Sprintf("%d shards", shards), func(t *testing.T) {
 			e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: shards, Shards: shards})
@@ -82,39 +132,70 @@ func TestReserve_AfterSellOutAKeyedBuyerIsRefusedOrReplayedWithOneRead(t *testin
 			if _, _, err := buy("first-refused", "key-first"); !errors.Is(err, inventory.ErrStockOut) {
 				t.Fatalf("first buyer after the sell-out: %v, want STOCK_OUT", err)
 			}
-			reads := func() map[string]int {
-				m := map[string]int{}
-				for _, op := range []string{"TransactWriteItems", "TransactGetItems", "GetItem", "BatchGetItem", "Query", "UpdateItem", "PutItem"} {
-					m[op] = e.sent(op)
-				}
-				return m
-			}
-			before := reads()
+			before := e.counts()
 			const refused = 5
 			for i := range refused {
 				if _, _, err := buy(fmt.Sprint("late", i), fmt.Sprint("key-late", i)); !errors.Is(err, inventory.ErrStockOut) {
 					t.Fatalf("late buyer %d: %v, want STOCK_OUT", i, err)
 				}
 			}
-			after := reads()
-			for op, n := range after {
-				want := 0
-				if op == "TransactGetItems" {
-					want = refused
-				}
-				if n-before[op] != want {
-					t.Errorf("%d refused keyed buyers sent %d %s, want %d", refused, n-before[op], op, want)
-				}
-			}
+			e.checkSent(t, before, map[string]int{"GetItem": 2 * refused})
+			before = e.counts()
 			lastKey := fmt.Sprint("key-early", shards-1)
 			got, replayed, err := buy(fmt.Sprint("early", shards-1), lastKey)
 			if err != nil || got.ID != last.ID || !replayed {
 				t.Errorf("a copy of the request that got the last unit: %v replayed %v, %v; want order %s replayed", got, replayed, err, last.ID)
 			}
-			if n := e.sent("TransactGetItems") + e.sent("GetItem") + e.sent("BatchGetItem") - after["TransactGetItems"] - after["GetItem"] - after["BatchGetItem"]; n != 1 {
-				t.Errorf("the copy read %d times, want 1", n)
-			}
+			e.checkSent(t, before, map[string]int{"GetItem": 2})
 			e.checkAvailable(t, "cup", 0)
 		})
 	}
+}
+
+// An environment that never read the SKU learns the sell-out from the record it
+// reads first (eventually consistent, with no read more), and refuses from the
+// record's strongly consistent read: no transaction. Units put back by an
+// adjustment, and a reshard, each take the SKU out of the state, and the next buyer
+// gets a unit.
+func TestReserve_ANewEnvironmentRefusesASoldOutSKUWithoutATransaction(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 2, Shards: 2})
+	ctx := context.Background()
+	buy := func(s store, user string) error {
+		_, _, err := s.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+		return err
+	}
+	for i := range 3 {
+		if err := buy(e.store, fmt.Sprint("early", i)); (i < 2) != (err == nil) {
+			t.Fatalf("buyer %d: %v", i, err)
+		}
+	}
+	before := e.counts()
+	fresh := store{dynamo.New(e.DB, e.Tables, dynamo.Options{})}
+	if err := buy(fresh, "new-environment"); !errors.Is(err, inventory.ErrStockOut) {
+		t.Fatalf("a new environment's buyer: %v, want STOCK_OUT", err)
+	}
+	e.checkSent(t, before, map[string]int{"BatchGetItem": 1, "GetItem": 1})
+
+	if _, err := e.store.Adjust(ctx, "cup", inventory.Adjustment{ID: "found-1", Delta: 1, Reason: "found one", By: "arn:aws:iam::000000000000:user/op"}); err != nil {
+		t.Fatal(err)
+	}
+	if sold, _ := e.soldOutState(t, "cup"); sold {
+		t.Error("an adjustment put a unit back and the record still says soldOut")
+	}
+	if err := buy(fresh, "after-adjust"); err != nil {
+		t.Errorf("a unit added, the next buyer: %v, want the unit", err)
+	}
+	if err := buy(fresh, "sold-out-again"); !errors.Is(err, inventory.ErrStockOut) {
+		t.Fatalf("%v, want STOCK_OUT", err)
+	}
+	if sold, marked := e.soldOutState(t, "cup"); !sold || marked != 2 {
+		t.Fatalf("sold out again: soldOut %v, %d of 2 shards marked", sold, marked)
+	}
+	if res, err := e.store.Reshard(ctx, "cup", 3, "arn:aws:iam::000000000000:user/op"); err != nil || !res.Complete {
+		t.Fatalf("reshard: %+v, %v", res, err)
+	}
+	if sold, _ := e.soldOutState(t, "cup"); sold {
+		t.Error("a reshard grew a shard without a mark and the record still says soldOut")
+	}
+	e.checkAvailable(t, "cup", 0)
 }

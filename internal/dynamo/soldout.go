@@ -1,0 +1,202 @@
+package dynamo
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stockguard/stockguard/internal/inventory"
+	"golang.org/x/sync/errgroup"
+)
+
+// Sold out as a state of the SKU (docs/design.md, "Sell-out: the SKU record says
+// sold out"). The SKU record may carry soldOut (Unix ms of the entry) and unsells (how
+// many times the state was left); a shard item may carry soldOut (true), a mark. They
+// keep one rule:
+//
+//	the record says soldOut ⇒ every shard of its layout is marked and holds no
+//	available unit.
+//
+//   - Entering (enterSoldOut): a reservation that read the record strongly (not sold
+//     out: unsells u, moves m, n shards), then every shard strongly, each at 0 and
+//     unmoved, claims the entry on the record, marks each shard not yet marked (an
+//     UpdateItem conditioned on available = 0) and sets soldOut on the record,
+//     conditioned on unsells u, moves m and n shards.
+//   - Crediting: every transaction that adds available units to a shard (txn.shard
+//     with a positive delta) is conditioned on the shard carrying no mark. When a
+//     mark refuses it, send first leaves the state (unsell: one transaction removes
+//     soldOut from the record, adds 1 to unsells and removes the refusing shards'
+//     marks), then sends the credit again. A mark therefore stays only while soldOut
+//     may stand, and no credit lands while the record says soldOut.
+//   - Moving the layout: every reshard transaction removes soldOut (layoutUpdate).
+//
+// So a strongly consistent read of the record that shows soldOut shows that no shard
+// held an available unit at that instant: STOCK_OUT from one read. Nobody writes the
+// record while the SKU sells; a release after the sell-out pays one transaction more.
+
+// claimMillis is how long a claim of the sold-out entry (the record's entering) holds
+// off other entrants, in milliseconds.
+const claimMillis = 2000
+
+// notMarked holds on a shard that carries no sold-out mark.
+func notMarked() expression.ConditionBuilder {
+	return expression.AttributeNotExists(expression.Name("soldOut"))
+}
+
+// andCond is a and b, or b alone when a is not set.
+func andCond(a, b expression.ConditionBuilder) expression.ConditionBuilder {
+	if !a.IsSet() {
+		return b
+	}
+	return a.And(b)
+}
+
+// enterSoldOut sets soldOut on rec's SKU after shards, every shard of rec's layout
+// read strongly after rec was read (at any earlier moment: cached, eventually
+// consistent or not), were found at 0 and unmoved: a claim (one conditional
+// UpdateItem of the record, 1 write unit), one conditional UpdateItem per shard not
+// yet marked (1 write unit each, sent at once), and the entry itself (one more). It
+// reports whether it entered. Best effort: a refused step leaves the SKU out of the
+// state (a mark without the record's soldOut only costs the shard's next credit an
+// unsell), and the refusal stands on its own read whatever this returns.
+//
+// Why it is right: the entry is conditioned on unsells being what rec showed; a
+// credit of a shard after its read or its mark must unsell first (moving unsells
+// on), and one before its mark makes the mark's condition (available = 0) fail. So
+// when the entry applies, every shard, empty when read or marked, is empty still
+// (reservations only take units) and marked.
+func (s *store) enterSoldOut(ctx context.Context, rec skuRecord, shards []shardRecord) (bool, error) {
+	now := s.now().UnixMilli()
+	if rec.SoldOut > 0 || rec.Entering > now-claimMillis || !unmoved(shards, rec) || slices.ContainsFunc(shards, func(sh shardRecord) bool { return sh.Available != 0 }) {
+		return false, nil
+	}
+	entering := expression.Name("entering")
+	claim := expression.AttributeNotExists(expression.Name("soldOut")).And(equalOrAbsent("unsells", rec.Unsells)).
+		And(expression.AttributeNotExists(entering).Or(entering.LessThan(expression.Value(now - claimMillis))))
+	if err := s.updateItem(ctx, skuKey(rec.SKU), expression.Set(entering, expression.Value(now)), claim); err != nil {
+		return false, err
+	}
+	var g errgroup.Group
+	for _, sh := range shards {
+		if sh.SoldOut {
+			continue // marked: only an unsell, which moves unsells on, removes it
+		}
+		empty := expression.Name("available").Equal(expression.Value(0)).And(sameShardCount(rec.Shards))
+		g.Go(func() error {
+			return s.updateItem(ctx, sh.PK, expression.Set(expression.Name("soldOut"), expression.Value(true)), empty)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return false, err
+	}
+	same := equalOrAbsent("unsells", rec.Unsells).And(expression.Name("moves").Equal(expression.Value(rec.Moves))).
+		And(expression.Name("shards").Equal(expression.Value(rec.Shards)))
+	err := s.updateItem(ctx, skuKey(rec.SKU), expression.Set(expression.Name("soldOut"), expression.Value(now)).Remove(entering), same)
+	return err == nil, err
+}
+
+// updateItem sends one UpdateItem of the skus table's item pk under cond (1 write unit
+// under 1 KB, charged whether the condition holds or not).
+func (s *store) updateItem(ctx context.Context, pk string, upd expression.UpdateBuilder, cond expression.ConditionBuilder) error {
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(cond).Build()
+	if err != nil {
+		return fmt.Errorf("build update of %s: %w", pk, err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.tables.SKUs), Key: pkOf(pk),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	if err != nil {
+		return s.storeError("update "+pk, err)
+	}
+	return nil
+}
+
+// unsellMarked leaves the sold-out state of each SKU one of failed's credits found
+// marked (unsell), and reports whether there was one: the txn may then be sent again.
+func (s *store) unsellMarked(ctx context.Context, failed []failure) (bool, error) {
+	marked := map[string][]int{}
+	for _, f := range failed {
+		if f.kind != partShard || !f.credit || len(f.old) == 0 {
+			continue
+		}
+		var sh shardRecord
+		if err := attributevalue.UnmarshalMap(f.old, &sh); err == nil && sh.SoldOut {
+			marked[f.sku] = append(marked[f.sku], f.shard)
+		}
+	}
+	for sku, shards := range marked {
+		if err := s.unsell(ctx, sku, shards); err != nil {
+			return false, err
+		}
+	}
+	return len(marked) > 0, nil
+}
+
+// unsell takes sku out of the sold-out state before a credit of its marked shards:
+// one transaction removes soldOut from the record and adds 1 to its unsells (an entry
+// under way, conditioned on unsells, then fails), and removes the marks of shards (2
+// write units per item). Removing a claim is always safe; what matters is that the
+// record stops saying soldOut no later than a mark goes.
+func (s *store) unsell(ctx context.Context, sku string, shards []int) error {
+	exists := expression.AttributeExists(expression.Name("pk"))
+	t := s.newTxn("leave the sold-out state of " + sku)
+	t.update(part{kind: partSKU, sku: sku}, s.tables.SKUs, skuKey(sku),
+		expression.Add(expression.Name("unsells"), expression.Value(1)).Remove(expression.Name("soldOut")), exists)
+	for _, n := range shards {
+		t.update(part{kind: partShard, sku: sku, shard: n}, s.tables.SKUs, shardKey(sku, n), expression.Remove(expression.Name("soldOut")), exists)
+	}
+	return s.apply(ctx, t, &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku})
+}
+
+// soldOutRead reads line i's SKU record strongly (1 read unit under 4 KB) unless
+// this reservation already did, plans the line on it, and answers ErrStockOut when
+// it says soldOut: then no shard of the SKU held a unit at the read.
+func (r *reservation) soldOutRead(ctx context.Context, i int) error {
+	lp := &r.lines[i]
+	if !lp.fresh {
+		rec, err := r.s.skuRecordOf(ctx, lp.line.SKU)
+		if err != nil {
+			return err
+		}
+		r.s.catalog.put(*rec, r.s.now())
+		lp.rec, lp.fresh = *rec, true
+	}
+	if lp.rec.SoldOut > 0 {
+		return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: lp.line.SKU}
+	}
+	return nil
+}
+
+// enter enters the sold-out state of line i's SKU after shards, read after the
+// line's record, could not cover it (enterSoldOut). A record not read by this
+// reservation is read again first, eventually consistent (half a read unit: the
+// refusers of a sell-out all come here at once), to skip an entry already made or
+// claimed: one that says sold out is kept (this environment's next buyers are refused
+// from the record), and one whose unsells, moves or shards differ from the line's
+// leaves the state alone (a stale read only makes the entry's conditions fail). The
+// errors are dropped: the refusal stands on the shards' read.
+func (r *reservation) enter(ctx context.Context, i int, shards []shardRecord) {
+	lp := &r.lines[i]
+	rec := lp.rec
+	if !lp.fresh {
+		got := map[string]catalogEntry{}
+		if err := r.s.readSKURecords(ctx, []string{rec.SKU}, false, got); err != nil {
+			return
+		}
+		cur, ok := got[rec.SKU]
+		if !ok || cur.rec.SoldOut > 0 || cur.rec.Unsells != rec.Unsells || cur.rec.Moves != rec.Moves || cur.rec.Shards != rec.Shards {
+			return
+		}
+		rec = cur.rec
+	}
+	if ok, _ := r.s.enterSoldOut(ctx, rec, shards); ok {
+		rec.SoldOut = r.s.now().UnixMilli()
+		r.s.catalog.put(rec, r.s.now())
+	}
+}
