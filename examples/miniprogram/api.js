@@ -53,10 +53,10 @@
  * The buyer's place on a sold-out SKU's waitlist (POST /skus/{skuId}/waitlist): WAITING
  * for units to come back; HELD, quantity units kept for this buyer until holdExpiresAt
  * (RFC 3339), ordered with createOrder as usual; PASSED, the hold ran out unused; DONE,
- * an order used it.
+ * an order used it. quantity and holdExpiresAt come once the place had a hold.
  * @typedef {'WAITING' | 'HELD' | 'PASSED' | 'DONE'} WaitlistStatus
- * @typedef {{ skuId: string, status: WaitlistStatus, quantity: number,
- *   holdExpiresAt: string | null }} WaitlistEntry
+ * @typedef {{ skuId: string, status: WaitlistStatus, quantity?: number,
+ *   holdExpiresAt?: string | null }} WaitlistEntry
  *
  * One page of GET /skus: next is the `after` of the following page, absent on the last.
  * @typedef {{ skus: Sku[], next?: string }} SkuPage
