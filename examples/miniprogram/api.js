@@ -42,19 +42,21 @@
  * position (1 = next) and estimatedWaitSeconds once placed in line (null before);
  * nextPollSeconds, how long to wait before asking again; ADMITTED with admission (the
  * Admission-Token of one order of the SKU) valid until admissionExpiresAt (RFC 3339);
- * SOLD_OUT (nothing left to buy) or EXPIRED (the admission ran out unused).
+ * SOLD_OUT (nothing left to buy) or EXPIRED (the admission ran out unused). ticketToken,
+ * on an answer that read a placed ticket: its signed position, which getTicket keeps and
+ * sends back itself.
  * @typedef {'WAITING' | 'ADMITTED' | 'SOLD_OUT' | 'EXPIRED'} TicketStatus
  * @typedef {{ ticket: string, skuId: string, status: TicketStatus, position: number | null,
  *   estimatedWaitSeconds: number | null, nextPollSeconds?: number, admission?: string,
- *   admissionExpiresAt?: string }} Ticket
+ *   admissionExpiresAt?: string, ticketToken?: string }} Ticket
  *
  * The buyer's place on a sold-out SKU's waitlist (POST /skus/{skuId}/waitlist): WAITING
  * for units to come back; HELD, quantity units kept for this buyer until holdExpiresAt
  * (RFC 3339), ordered with createOrder as usual; PASSED, the hold ran out unused; DONE,
- * an order used it.
+ * an order used it. quantity and holdExpiresAt come once the place had a hold.
  * @typedef {'WAITING' | 'HELD' | 'PASSED' | 'DONE'} WaitlistStatus
- * @typedef {{ skuId: string, status: WaitlistStatus, quantity: number,
- *   holdExpiresAt: string | null }} WaitlistEntry
+ * @typedef {{ skuId: string, status: WaitlistStatus, quantity?: number,
+ *   holdExpiresAt?: string | null }} WaitlistEntry
  *
  * One page of GET /skus: next is the `after` of the following page, absent on the last.
  * @typedef {{ skus: Sku[], next?: string }} SkuPage
@@ -247,6 +249,8 @@ function createApi({
   /** @type {Promise<LoginAnswer> | null} */
   let signingIn = null;
   let clockOffsetMs = 0;
+  /** @type {Map<string, string>} ticket id → the last ticketToken an answer carried */
+  const ticketTokens = new Map();
 
   /** @returns {Session | null} */
   function readSession() {
@@ -393,6 +397,18 @@ function createApi({
     }
   }
 
+  /**
+   * keepTicketToken notes the ticketToken the answer carries, if any, for later reads.
+   * @param {Ticket} answer
+   * @returns {Ticket}
+   */
+  function keepTicketToken(answer) {
+    if (answer && typeof answer.ticketToken === 'string' && answer.ticketToken) {
+      ticketTokens.set(answer.ticket, answer.ticketToken);
+    }
+    return answer;
+  }
+
   /** @param {string} id */
   const seg = (id) => encodeURIComponent(id);
   /** @param {string} after */
@@ -461,17 +477,24 @@ function createApi({
      * @param {string} skuId
      * @returns {Promise<Ticket>}
      */
-    joinQueue(skuId) {
-      return asBuyer('POST', `/skus/${seg(skuId)}/queue`);
+    async joinQueue(skuId) {
+      return keepTicketToken(await asBuyer('POST', `/skus/${seg(skuId)}/queue`));
     },
     /**
      * getTicket: GET /queue/{ticket}, where the ticket stands now. Not sooner than its
-     * last answer's nextPollSeconds (the page waits that long between reads).
+     * last answer's nextPollSeconds (the page waits that long between reads). The last
+     * ticketToken an answer carried for the ticket (kept in memory; an answer without one
+     * keeps it) goes with the read as the Ticket-Token header, so that the API answers
+     * without reading the ticket (docs/contract.md, GET /queue/{ticket}); one it does not
+     * accept is ignored, the ticket read as without it.
      * @param {string} ticket
      * @returns {Promise<Ticket>}
      */
-    getTicket(ticket) {
-      return asBuyer('GET', `/queue/${seg(ticket)}`);
+    async getTicket(ticket) {
+      const token = ticketTokens.get(ticket);
+      /** @type {Record<string, string>} */
+      const header = token ? { 'Ticket-Token': token } : {};
+      return keepTicketToken(await asBuyer('GET', `/queue/${seg(ticket)}`, { header }));
     },
     /**
      * joinWaitlist: POST /skus/{skuId}/waitlist, the buyer's place on a sold-out SKU's

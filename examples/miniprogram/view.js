@@ -135,7 +135,7 @@ function ticketNote(ticket, nowMs) {
  */
 function waitlistNote(entry, nowMs) {
   if (entry.status === 'HELD') {
-    return t('waitlistHELD', { n: entry.quantity, time: countdown(msUntil(entry.holdExpiresAt || undefined, nowMs)) });
+    return t('waitlistHELD', { n: entry.quantity || 1, time: countdown(msUntil(entry.holdExpiresAt || undefined, nowMs)) });
   }
   return has(`waitlist${entry.status}`) ? t(`waitlist${entry.status}`) : entry.status;
 }

@@ -154,12 +154,14 @@ func (s *QueueStore) QueueSKUOf(ctx context.Context, sku string) (inventory.Queu
 }
 
 // frontierRecord is the frontier item: pk <skuId>#queue in the skus table, the
-// steps encoded by encodeSteps, the version the admitter advances from.
+// steps encoded by encodeSteps, the version the admitter advances from. The steps
+// are left out while there are none: an empty binary value is valid in DynamoDB, but
+// the local stack's minidyn answers it as an empty attribute the SDK cannot decode.
 type frontierRecord struct {
 	PK      string `dynamodbav:"pk"`
 	Kind    string `dynamodbav:"kind"`
 	SKU     string `dynamodbav:"skuId"`
-	Steps   []byte `dynamodbav:"steps"`
+	Steps   []byte `dynamodbav:"steps,omitempty"`
 	SoldOut bool   `dynamodbav:"soldOut"`
 	Version int64  `dynamodbav:"version"`
 	// The admitter's line (inventory.LineState); absent before its first write.
@@ -186,10 +188,14 @@ const kindFrontier = "FRONTIER"
 
 // encodeSteps is the frontier's binary form: per step Through then At in Unix
 // milliseconds, each a big-endian uint64, 16 bytes. It refuses more than
-// MaxFrontierSteps steps, or a step that does not fit.
+// MaxFrontierSteps steps, or a step that does not fit. No steps encode as nil, which
+// frontierRecord leaves out.
 func encodeSteps(steps []inventory.AdmissionStep) ([]byte, error) {
 	if len(steps) > MaxFrontierSteps {
 		return nil, fmt.Errorf("frontier of %d steps is more than %d", len(steps), MaxFrontierSteps)
+	}
+	if len(steps) == 0 {
+		return nil, nil
 	}
 	out := make([]byte, 0, len(steps)*frontierStepBytes)
 	for _, st := range steps {

@@ -380,3 +380,88 @@ test('a queued SKU: joinQueue answers one ticket per buyer (202, WAITING, polled
   assert.equal((await api.getSku('drop-07')).available, 3, 'nothing reserved');
   await assert.rejects(api.joinQueue('cup-01'), (err) => err instanceof ApiError && err.statusCode === 409 && err.code === 'QUEUE_NOT_ENABLED');
 });
+
+// runAdmitter starts a run of the admitter now (POST /_local/invoke/admitter), rather than
+// waiting for its schedule's first run a minute after ready. A run ticks every 250 ms
+// until its timeout (about a minute) or until its caller hangs up: the function returned
+// hangs up.
+function runAdmitter() {
+  const hangUp = new AbortController();
+  const run = fetch(`${baseURL}/_local/invoke/admitter`, { method: 'POST', signal: hangUp.signal }).then((res) => res.text(), () => '');
+  return async () => {
+    hangUp.abort();
+    await run;
+  };
+}
+
+test('a queued SKU reaches ADMITTED: polls send the last ticketToken, the order with the admission is 201 PENDING, the same admission again 403', async () => {
+  await admin('POST', '/admin/skus', { skuId: 'drop-08', name: 'Drop', price: 9900, stock: 2, delivery: 'none', queue: true, fairWindowSeconds: 0 });
+  const wx = shim('rosa');
+  const api = createApi({ baseURL, wx });
+  const joined = await api.joinQueue('drop-08');
+  let ticket = joined;
+  const stop = runAdmitter();
+  try {
+    for (let reads = 0; ticket.status === 'WAITING'; reads++) {
+      assert.ok(reads < 30, `still WAITING after ${reads} reads`);
+      await pause(Math.max(ticket.nextPollSeconds || 0, 1) * 1000); // never sooner than asked
+      ticket = await api.getTicket(joined.ticket);
+    }
+  } finally {
+    await stop();
+  }
+  assert.equal(ticket.status, 'ADMITTED');
+  assert.equal(ticket.position, 1);
+  assert.ok(ticket.admission && ticket.ticketToken, JSON.stringify(ticket));
+  assert.ok(msUntil(ticket.admissionExpiresAt, Date.now()) > 0, ticket.admissionExpiresAt);
+
+  const again = await api.getTicket(joined.ticket);
+  assert.equal(wx.sent.at(-1).header['Ticket-Token'], ticket.ticketToken);
+  assert.equal(again.status, 'ADMITTED');
+  assert.equal(again.admission, ticket.admission);
+  assert.equal(again.ticketToken, undefined, 'answered from the token: the ticket was not read');
+
+  const order = await api.createOrder([{ skuId: 'drop-08', qty: 1 }], 'drop-08-a', [], undefined, ticket.admission);
+  assert.equal(order.status, 'PENDING');
+  await assert.rejects(api.createOrder([{ skuId: 'drop-08', qty: 1 }], 'drop-08-b', [], undefined, ticket.admission),
+    (err) => err instanceof ApiError && err.statusCode === 403 && err.code === 'ADMISSION_REQUIRED');
+  await pause(1100); // the SKU's answer is at most 1 s old
+  assert.equal((await api.getSku('drop-08')).available, 1, 'one admission, one order, one unit');
+});
+
+// sweep runs closeOrder's sweep now, which passes released units to the waitlist.
+async function sweep() {
+  const res = await fetch(`${baseURL}/_local/invoke/closeOrder`, { method: 'POST' });
+  assert.equal(res.status, 200);
+  return res.json();
+}
+
+test('the waitlist through api.js: join (once per buyer), read, a released unit HELD for the first buyer and ordered (DONE), leave (404 after)', async () => {
+  await admin('POST', '/admin/skus', { skuId: 'pin-09', name: 'Pin', price: 5900, stock: 1, delivery: 'none' });
+  const sara = createApi({ baseURL, wx: shim('sara') });
+  const tom = createApi({ baseURL, wx: shim('tom') });
+  const uma = createApi({ baseURL, wx: shim('uma') });
+  const last = await sara.createOrder([{ skuId: 'pin-09', qty: 1 }], 'pin-09-sara');
+  const joined = await tom.joinWaitlist('pin-09', true);
+  assert.deepEqual(joined, { skuId: 'pin-09', status: 'WAITING' });
+  assert.deepEqual(await tom.joinWaitlist('pin-09', true), joined, 'one place per buyer');
+  assert.deepEqual(await uma.joinWaitlist('pin-09', false), joined);
+  assert.deepEqual(await tom.getWaitlist('pin-09'), joined);
+
+  await sweep(); // sold out: noted
+  await sara.cancel(last.orderId);
+  assert.equal((await sweep()).waitlistHolds, 1);
+  const held = await tom.getWaitlist('pin-09');
+  assert.equal(held.status, 'HELD');
+  assert.ok(msUntil(held.holdExpiresAt, Date.now()) > 0, held.holdExpiresAt);
+  assert.equal((await uma.getWaitlist('pin-09')).status, 'WAITING', 'the next in line waits');
+  await assert.rejects(sara.createOrder([{ skuId: 'pin-09', qty: 1 }], 'pin-09-sara-2'),
+    (err) => err instanceof ApiError && err.statusCode === 409 && err.code === 'STOCK_OUT');
+  const order = await tom.createOrder([{ skuId: 'pin-09', qty: 1 }], 'pin-09-tom');
+  assert.equal(order.status, 'PENDING');
+  assert.equal((await tom.getWaitlist('pin-09')).status, 'DONE');
+
+  await uma.leaveWaitlist('pin-09');
+  await assert.rejects(uma.getWaitlist('pin-09'),
+    (err) => err instanceof ApiError && err.statusCode === 404 && err.code === 'WAITLIST_NOT_FOUND');
+});

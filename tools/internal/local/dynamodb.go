@@ -60,6 +60,9 @@ type DynamoDBOptions struct {
 //     factor), so writes of new items still slow down slowly as tables grow.
 //   - Failure injection (EmulateFailure) switched on while a transaction is
 //     running can stop its rollback; it then answers InternalServerError.
+//   - An empty binary value (B, allowed by DynamoDB outside keys) is answered
+//     as an empty attribute value ({}), which the SDK cannot decode: the frontier
+//     item leaves its steps out while it has none.
 //
 // With DynamoDBOptions.Endpoint the server is a front of another DynamoDB API
 // instead (moto_server's), which answers every request as it does.

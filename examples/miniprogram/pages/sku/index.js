@@ -8,7 +8,8 @@
 // A SKU with a waiting room (sku.queue) is bought here instead: "立即购买" takes a ticket
 // (POST /skus/{skuId}/queue) and the page shows the place in line and the wait, asking
 // again (GET /queue/{ticket}) no sooner than the API's nextPollSeconds and not at all
-// while the page is hidden; once ADMITTED, "提交订单" places the order of one unit with
+// while the page is hidden (api.js sends the ticket's last ticketToken back, so a poll
+// reads no ticket); once ADMITTED, "提交订单" places the order of one unit with
 // the admission (Admission-Token) before it runs out. SOLD_OUT ends the wait.
 //
 // A sold-out SKU offers "到货提醒": the waitlist's subscribe message is asked for, then
@@ -264,7 +265,7 @@ Page({
   /** buyHeld: the units the waitlist holds for the buyer, ordered as usual. */
   buyHeld() {
     if (!this.entry || this.entry.status !== 'HELD') return;
-    this.placeOrder(this.entry.quantity);
+    this.placeOrder(this.entry.quantity || 1); // a HELD entry carries its quantity
   },
 
   /**

@@ -70,6 +70,21 @@ test('queued SKU: buy takes a ticket, shows the place in line and the wait, read
   assert.equal(el(page, '#queue'), undefined);
 });
 
+test('queued SKU: after an answer carried a ticketToken, the reads send it as Ticket-Token; an answer without one keeps the last', async (t) => {
+  const { page, wx } = await queued(t, [
+    ticket({ position: 5, estimatedWaitSeconds: 40, nextPollSeconds: 1, ticketToken: 'tt-1' }),
+    ticket({ position: 4, estimatedWaitSeconds: 30, nextPollSeconds: 1 }),
+    ticket({ position: 3, estimatedWaitSeconds: 20, nextPollSeconds: 1, ticketToken: 'tt-2' }),
+    ticket({ position: 2, estimatedWaitSeconds: 10, nextPollSeconds: 1 }),
+  ]);
+  await tap(page, '#buy');
+  await settle(wx);
+  for (let i = 0; i < 5; i++) await advance(t, wx, i === 0 ? 3000 : 1000);
+  const sent = wx.requests.filter((r) => r.path === '/queue/tk-1').map((r) => r.header['Ticket-Token']);
+  assert.deepEqual(sent, [undefined, 'tt-1', 'tt-1', 'tt-2', 'tt-2']);
+  assert.equal(text(page, '#queue-position'), '你排在第 2 位');
+});
+
 test('queued SKU: a hidden page reads its ticket no more; shown again, no sooner than it was due', async (t) => {
   const { page, wx } = await queued(t, [ticket({ position: 9, estimatedWaitSeconds: 90, nextPollSeconds: 10 })]);
   await tap(page, '#buy');

@@ -229,6 +229,28 @@ func TestPoll_FollowsTheFrontier(t *testing.T) {
 	}
 }
 
+// A frontier written before anybody is admitted (a line placed, no steps) reads back,
+// and the placed ticket polls as WAITING with its position.
+func TestPoll_FrontierWithoutStepsReadsBack(t *testing.T) {
+	s := newStack(t)
+	alice := take(t, s, "alice", "drop")
+	ctx := context.Background()
+	if _, err := s.Store.PlaceTicket(ctx, alice, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Store.AdvanceFrontier(ctx, "drop", 0, inventory.Frontier{Line: inventory.LineState{Placed: 1, Drawn: true}}); err != nil {
+		t.Fatal(err)
+	}
+	f, version, err := s.Store.ReadFrontier(ctx, "drop")
+	if err != nil || version != 1 || len(f.Steps) != 0 || f.Line.Placed != 1 {
+		t.Fatalf("read back: %+v version %d, %v", f, version, err)
+	}
+	s.Clock.Advance(time.Second)
+	if code, out := s.Call(t, "GET", "/queue/"+alice, "alice", nil, ""); code != 200 || out["status"] != "WAITING" || num(out["position"]) != 1 {
+		t.Errorf("poll: %d %v", code, out)
+	}
+}
+
 // An order of a queued SKU without a valid admission of the caller for it is 403
 // ADMISSION_REQUIRED and writes nothing: no token, a forged one, another buyer's,
 // another SKU's, an expired one. An order of a SKU without a queue needs none.
