@@ -51,6 +51,17 @@ type DynamoDBOptions struct {
 // IdempotentParameterMismatchException; a CancellationReason for every action, with
 // the old item for each failed condition that asked for ALL_OLD.
 //
+// A transaction is as strict here as on DynamoDB, which applies one whole or not at
+// all and isolates it from every other transaction and single-item write on its items
+// (Developer Guide, "Isolation levels for DynamoDB transactions",
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html#transaction-isolation):
+// it runs under a lock no other request holds meanwhile, and once its body is read it
+// runs to its end, applied or rolled back, whatever becomes of the request: a client's
+// cancel, timeout or closed connection only loses the answer, never half a
+// transaction (the request's context is not passed on; minidyn's calls take
+// context.Background). TestDynamoDB_CancelledTransactionsApplyWholeOrNotAtAll checks
+// it with contexts cancelled at random moments.
+//
 // Known gaps of minidyn v0.8.2 that the code must not lean on:
 //   - REMOVE in an update expression is ignored (only SET/ADD results are
 //     written back), so an item never leaves a sparse GSI by losing its key

@@ -46,7 +46,9 @@ type tokenRecord struct {
 // transact). Those requests are calls of minidyn's client in this process, with the
 // transaction's items as decoded once from its body: the same calls minidyn's HTTP
 // handler makes, without encoding each request to JSON and decoding its answer (a
-// third of a transaction's allocations). The TransactWriteItems rules above are
+// third of a transaction's allocations). They never see the request's context: a
+// transaction whose body was read is applied or rolled back whole even when its
+// client gives up (see DynamoDBServer). The TransactWriteItems rules above are
 // checked first.
 type transactor struct {
 	mini   http.Handler
