@@ -220,6 +220,10 @@ func New(store Store, wechat WeChat, queue Sender, cfg Config, log *slog.Logger,
 // shanghai is China Standard Time (UTC+8, no daylight saving), the time buyers read.
 var shanghai = time.FixedZone("CST", 8*3600)
 
+// minute is t as a time keyword in China Standard Time, to the minute (rounded down):
+// "2026-11-11 08:15".
+func minute(t time.Time) string { return t.In(shanghai).Format("2006-01-02 15:04") }
+
 // Remind sends the pay reminder m names: not before m.At (earlier deliveries are sent
 // again with the time left, a hop), and only while the order is PENDING before its
 // expiresAt and its buyer accepted the template; once. Errors: the store's, and
@@ -243,7 +247,7 @@ func (n *Notices) Remind(ctx context.Context, m wxqueue.Message) error {
 		ToUser: o.UserID, TemplateID: n.cfg.PayReminderTemplate, Page: n.cfg.Page + o.ID,
 		Data: map[string]string{
 			"character_string1": o.ID, "amount2": yuan(o.Amount),
-			"time3": o.ExpiresAt.In(shanghai).Format("2006-01-02 15:04"),
+			"time3": minute(o.ExpiresAt),
 		},
 		MiniprogramState: n.cfg.MiniprogramState,
 	})
@@ -334,7 +338,7 @@ func (n *Notices) Waitlist(ctx context.Context, m wxqueue.Message) error {
 		ToUser: e.User, TemplateID: n.cfg.WaitlistTemplate, Page: n.cfg.SKUPage + e.SKU,
 		Data: map[string]string{
 			"thing1": cut(cmp.Or(sku.Name, sku.ID), 20), "number2": strconv.Itoa(e.Units),
-			"time3": e.HoldUntil.In(shanghai).Format("2006-01-02 15:04"),
+			"time3": minute(e.HoldUntil),
 		},
 		MiniprogramState: n.cfg.MiniprogramState,
 	})

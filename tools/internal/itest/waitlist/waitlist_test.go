@@ -204,9 +204,10 @@ func TestJoinWaitlist_ConcurrentRequestsOfOneBuyerMakeOneEntry(t *testing.T) {
 	}
 }
 
-// A buyer who leaves while HELD puts the held units back; they go to the next buyer
-// at the next pass.
-func TestLeaveWaitlist_WhileHeldGivesTheUnitsBack(t *testing.T) {
+// twoReturned is a stack where b ordered both units of tee, w1 then w2 joined its
+// waitlist, a pass found it sold out, and b cancelled: 2 units for the next pass.
+func twoReturned(t *testing.T) *stacktest.Stack {
+	t.Helper()
 	s := stacktest.New(t, stacktest.Options{Seed: seed})
 	id := s.Order(t, "b", `{"items":[{"skuId":"tee","qty":2}]}`)
 	join(t, s, "w1")
@@ -216,6 +217,13 @@ func TestLeaveWaitlist_WhileHeldGivesTheUnitsBack(t *testing.T) {
 	if code, out := s.Call(t, "POST", "/orders/"+id+"/cancel", "b", nil, ""); code != http.StatusOK {
 		t.Fatalf("cancel: %d %v", code, out)
 	}
+	return s
+}
+
+// A buyer who leaves while HELD puts the held units back; they go to the next buyer
+// at the next pass.
+func TestLeaveWaitlist_WhileHeldGivesTheUnitsBack(t *testing.T) {
+	s := twoReturned(t)
 	if p := pass(t, s, true); p.Units != 2 {
 		t.Fatalf("pass: %+v", p)
 	}
@@ -350,15 +358,7 @@ func TestOrder_WithAHoldTakesUpToItAndGivesTheRestBack(t *testing.T) {
 // not run out, nothing for one whose end passed before the message was sent, though
 // the pass has not written it PASSED yet and WeChat would deliver it.
 func TestWaitlistMessage_NotSentOnceTheHoldRanOut(t *testing.T) {
-	s := stacktest.New(t, stacktest.Options{Seed: seed})
-	id := s.Order(t, "b1", `{"items":[{"skuId":"tee","qty":2}]}`)
-	join(t, s, "w1")
-	s.Clock.Advance(time.Second)
-	join(t, s, "w2")
-	pass(t, s, false)
-	if code, out := s.Call(t, "POST", "/orders/"+id+"/cancel", "b1", nil, ""); code != http.StatusOK {
-		t.Fatalf("cancel: %d %v", code, out)
-	}
+	s := twoReturned(t)
 	if p := sweep(t, s); p.Holds != 2 {
 		t.Fatalf("sweep: %+v", p)
 	}
