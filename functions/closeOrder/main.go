@@ -22,6 +22,7 @@ import (
 	"github.com/stockguard/stockguard/internal/secret"
 	"github.com/stockguard/stockguard/internal/wiring/function/closeorder"
 	"github.com/stockguard/stockguard/internal/wiring/function/tables"
+	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
 func main() {
@@ -32,6 +33,7 @@ func main() {
 		}
 		queues := sqs.NewFromConfig(s.AWS)
 		return closeorder.Build(s.Config, s.Log, tables.Open(s.AWS, s.Config.Tables),
-			closeq.New(queues, s.Config.CloseQueueURL, nil), refunds.NewQueue(queues, s.Config.RefundQueueURL), merchant)
+			closeq.New(queues, s.Config.CloseQueueURL, nil), refunds.NewQueue(queues, s.Config.RefundQueueURL),
+			wxqueue.New(queues, s.Config.WeChatQueueURL), merchant)
 	})
 }

@@ -180,11 +180,26 @@ func (s *WaitlistStore) WaitlistEntryOf(ctx context.Context, user, sku string) (
 }
 
 func (s *store) waitEntry(ctx context.Context, user, sku string) (inventory.WaitlistEntry, error) {
+	e, err := s.waitEntryByID(ctx, inventory.WaitlistEntryID(user, sku))
+	if err == nil && (e.User != user || e.SKU != sku) {
+		return inventory.WaitlistEntry{}, inventory.ErrWaitlistNotFound
+	}
+	return e, err
+}
+
+// WaitlistEntryByID reads the waitlist entry id (inventory.WaitlistEntryID): one
+// strongly consistent GetItem (1 read unit). The wechat function reads a held entry
+// so. Errors: inventory.ErrWaitlistNotFound, inventory.ErrBusy.
+func (s *WaitlistStore) WaitlistEntryByID(ctx context.Context, id string) (inventory.WaitlistEntry, error) {
+	return s.waitEntryByID(ctx, id)
+}
+
+func (s *store) waitEntryByID(ctx context.Context, id string) (inventory.WaitlistEntry, error) {
 	var rec waitRecord
-	if err := s.get(ctx, s.tables.Orders, waitKey(inventory.WaitlistEntryID(user, sku)), "waitlist entry", &rec); err != nil {
+	if err := s.get(ctx, s.tables.Orders, waitKey(id), "waitlist entry", &rec); err != nil {
 		return inventory.WaitlistEntry{}, err
 	}
-	if rec.Kind != kindWait || rec.Buyer != user || rec.SKU != sku {
+	if rec.Kind != kindWait {
 		return inventory.WaitlistEntry{}, inventory.ErrWaitlistNotFound
 	}
 	return rec.entry()

@@ -2,9 +2,12 @@
 // package wxapi): a pay reminder shortly before an unpaid order is released, and a
 // refund-done message when a refund settles (an after-sale's too: its refund is one
 // like any other), and an after-sale message when the merchant approves or rejects
-// a buyer's after-sale. The buyer accepts the templates in the
+// a buyer's after-sale, and a waitlist message when the waitlist's pass gives a
+// buyer a hold. The buyer accepts the templates in the
 // mini-program (wx.requestSubscribeMessage) at checkout; the accepted template ids
-// come with POST /orders and are kept on the order (inventory.Order.Subscriptions).
+// come with POST /orders and are kept on the order (inventory.Order.Subscriptions). The
+// waitlist's template is accepted on joining the waitlist (POST
+// /skus/{skuId}/waitlist, inventory.WaitlistEntry.Subscribed).
 //
 // Sending never blocks or fails the order flow: the work goes on the WeChat queue
 // (package wxqueue) and the wechat function sends it. Each message goes out at most
@@ -21,11 +24,13 @@
 package notices
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/stockguard/stockguard/internal/inventory"
@@ -47,11 +52,14 @@ const MetricFunction = "wechat"
 //   - after-sale decided: character_string1 the order id, phrase2 the decision
 //     ("已同意" approved, "已拒绝" rejected), thing3 what next (the rejection's reason,
 //     cut to 20 characters; "请寄回商品" for a return-refund to send back; "退款处理中"
-//     for a refund under way).
+//     for a refund under way);
+//   - waitlist hold: thing1 the SKU's name (cut to 20 characters), number2 the units
+//     held, time3 when the hold ends (China Standard Time, to the minute, rounded down).
 var (
 	PayReminderKeywords = []string{"character_string1", "amount2", "time3"}
 	RefundDoneKeywords  = []string{"character_string1", "amount2"}
 	AftersaleKeywords   = []string{"character_string1", "phrase2", "thing3"}
+	WaitlistKeywords    = []string{"thing1", "number2", "time3"}
 )
 
 // Config is what the notices need besides their clients.
@@ -60,17 +68,23 @@ type Config struct {
 	// ids (PAY_REMINDER_TEMPLATE_ID, REFUND_DONE_TEMPLATE_ID, AFTERSALE_TEMPLATE_ID);
 	// empty turns that message off.
 	PayReminderTemplate, RefundDoneTemplate, AftersaleTemplate string
+	// WaitlistTemplate is the waitlist hold's template id (WAITLIST_TEMPLATE_ID; empty:
+	// no message); read by the wechat function only, and not one POST /orders accepts.
+	WaitlistTemplate string
 	// Lead is how long before expiresAt the pay reminder is due (PAY_REMINDER_LEAD_SECONDS).
 	Lead time.Duration
 	// Page is the mini-program page a message opens, the order id appended:
 	// "pages/order/index?orderId=" (ORDER_PAGE).
 	Page string
+	// SKUPage is the mini-program page the waitlist message opens, the SKU id
+	// appended: "pages/sku/index?skuId=" (SKU_PAGE).
+	SKUPage string
 	// MiniprogramState is the mini-program version a message opens (wxapi.StateFormal,
 	// StateTrial, StateDeveloper; empty: formal).
 	MiniprogramState string
 }
 
-// Templates are the configured template ids, the ones POST /orders accepts.
+// Templates are the configured template ids POST /orders accepts (not the waitlist's).
 func (c Config) Templates() []string {
 	var out []string
 	for _, t := range []string{c.PayReminderTemplate, c.RefundDoneTemplate, c.AftersaleTemplate} {
@@ -85,6 +99,8 @@ func (c Config) Templates() []string {
 type Store interface {
 	Lookup(ctx context.Context, id string) (*inventory.Order, error)
 	RefundByNo(ctx context.Context, outRefundNo string) (*inventory.Refund, error)
+	WaitlistEntryByID(ctx context.Context, id string) (inventory.WaitlistEntry, error)
+	SKU(ctx context.Context, id string) (*inventory.SKU, error)
 	ClaimNotice(ctx context.Context, key string) (bool, error)
 	DropNotice(ctx context.Context, key string) error
 }
@@ -159,8 +175,30 @@ func (d Decisions) AftersaleDecided(ctx context.Context, orderID, aftersaleID st
 	}
 }
 
-// Notices sends the messages (the wechat function's KindPayReminder, KindRefundDone
-// and KindAftersale work).
+// Holds queues the waitlist message of each hold the waitlist's pass gives
+// (waitlist.NewPasser's granted, in closeOrder's sweep).
+type Holds struct {
+	Queue Sender // nil: no message
+	Log   *slog.Logger
+}
+
+// Granted queues the message of e's new hold when its buyer accepted the waitlist's
+// template (e.Subscribed); the wechat function sends it once, if the hold still
+// stands. A failed send is logged (the SKU and the entry id, never the buyer) and
+// counted, never returned: the hold stands.
+func (h Holds) Granted(ctx context.Context, e inventory.WaitlistEntry) {
+	if h.Queue == nil || !e.Subscribed {
+		return
+	}
+	if err := h.Queue.Send(ctx, wxqueue.Message{Kind: wxqueue.KindWaitlist, WaitlistID: e.ID, HoldRef: e.Ref}, 0); err != nil {
+		h.Log.LogAttrs(ctx, slog.LevelError, "waitlist message not queued", slog.String("skuId", e.SKU),
+			slog.String("waitlistId", e.ID), slog.String("error", err.Error()))
+		metric.Emit(ctx, h.Log, MetricFunction, metric.NoticeFailed.Of(1))
+	}
+}
+
+// Notices sends the messages (the wechat function's KindPayReminder, KindRefundDone,
+// KindAftersale and KindWaitlist work).
 type Notices struct {
 	store  Store
 	wechat WeChat
@@ -181,6 +219,10 @@ func New(store Store, wechat WeChat, queue Sender, cfg Config, log *slog.Logger,
 
 // shanghai is China Standard Time (UTC+8, no daylight saving), the time buyers read.
 var shanghai = time.FixedZone("CST", 8*3600)
+
+// minute is t as a time keyword in China Standard Time, to the minute (rounded down):
+// "2026-11-11 08:15".
+func minute(t time.Time) string { return t.In(shanghai).Format("2006-01-02 15:04") }
 
 // Remind sends the pay reminder m names: not before m.At (earlier deliveries are sent
 // again with the time left, a hop), and only while the order is PENDING before its
@@ -205,7 +247,7 @@ func (n *Notices) Remind(ctx context.Context, m wxqueue.Message) error {
 		ToUser: o.UserID, TemplateID: n.cfg.PayReminderTemplate, Page: n.cfg.Page + o.ID,
 		Data: map[string]string{
 			"character_string1": o.ID, "amount2": yuan(o.Amount),
-			"time3": o.ExpiresAt.In(shanghai).Format("2006-01-02 15:04"),
+			"time3": minute(o.ExpiresAt),
 		},
 		MiniprogramState: n.cfg.MiniprogramState,
 	})
@@ -263,6 +305,41 @@ func (n *Notices) Aftersale(ctx context.Context, m wxqueue.Message) error {
 	return n.send(ctx, "aftersale#"+o.ID+"#"+a.ID, wxapi.SubscribeMessage{
 		ToUser: o.UserID, TemplateID: n.cfg.AftersaleTemplate, Page: n.cfg.Page + o.ID,
 		Data:             map[string]string{"character_string1": o.ID, "phrase2": decision, "thing3": next},
+		MiniprogramState: n.cfg.MiniprogramState,
+	})
+}
+
+// Waitlist sends the waitlist message m names: to the entry's buyer, if they
+// subscribed and the entry still holds the hold m names (the same ref, not run out):
+// the SKU's name, the units held and when the hold ends, opening the SKU's page; once
+// per hold. A hold that passed, was used or was left sends nothing. Errors: the
+// store's, and WeChat's that are worth retrying.
+func (n *Notices) Waitlist(ctx context.Context, m wxqueue.Message) error {
+	if n.cfg.WaitlistTemplate == "" {
+		return nil
+	}
+	e, err := n.store.WaitlistEntryByID(ctx, m.WaitlistID)
+	switch {
+	case errors.Is(err, inventory.ErrWaitlistNotFound):
+		return nil
+	case err != nil:
+		return err
+	case e.Ref != m.HoldRef || !e.Subscribed || !e.Holds(n.now()):
+		return nil
+	}
+	sku, err := n.store.SKU(ctx, e.SKU)
+	switch {
+	case errors.Is(err, inventory.ErrSKUNotFound):
+		return nil
+	case err != nil:
+		return err
+	}
+	return n.send(ctx, "waitlist#"+e.Ref, wxapi.SubscribeMessage{
+		ToUser: e.User, TemplateID: n.cfg.WaitlistTemplate, Page: n.cfg.SKUPage + e.SKU,
+		Data: map[string]string{
+			"thing1": cut(cmp.Or(sku.Name, sku.ID), 20), "number2": strconv.Itoa(e.Units),
+			"time3": minute(e.HoldUntil),
+		},
 		MiniprogramState: n.cfg.MiniprogramState,
 	})
 }

@@ -1,7 +1,7 @@
 // Package wxqueue is the queue of work for WeChat's server API (the WeChat queue of
 // template.yaml, with its dead-letter queue): shipping uploads and subscribe messages,
 // sent by the functions where the work arises (admin, createOrder, payCallback,
-// refund) and done by the wechat function, which alone calls WeChat's server API.
+// refund; closeOrder for the waitlist's holds) and done by the wechat function, which alone calls WeChat's server API.
 // A message names what to do and on which order or refund; the store stays the
 // authority on the rest. Work that fails for a reason worth retrying is delivered
 // again with backoff (lambdaevent.BackoffAfter: 30 s doubling, ChangeMessageVisibility);
@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +34,7 @@ const (
 	KindPayReminder = "payReminder" // remind the buyer to pay before expiry (package notices)
 	KindRefundDone  = "refundDone"  // tell the buyer a refund went through (package notices)
 	KindAftersale   = "aftersale"   // tell the buyer an after-sale was approved or rejected (package notices)
+	KindWaitlist    = "waitlist"    // tell a waitlisted buyer units are held for them (package notices)
 )
 
 // MaxDelay is the longest delay of one SQS message (Amazon SQS Developer Guide,
@@ -50,6 +52,11 @@ type Message struct {
 	OrderID     string `json:"orderId,omitempty"`     // upload, presale, payReminder, aftersale
 	OutRefundNo string `json:"outRefundNo,omitempty"` // refundDone
 	AftersaleID string `json:"aftersaleId,omitempty"` // aftersale
+	// WaitlistID and HoldRef, for waitlist, are the entry (inventory.WaitlistEntryID,
+	// 32 hex characters) and its hold (inventory.WaitlistEntry.Ref, "wait.<id>.<…>",
+	// at most 64 characters): no buyer's openid travels on the queue.
+	WaitlistID string `json:"waitlistId,omitempty"`
+	HoldRef    string `json:"holdRef,omitempty"`
 	// At, for payReminder, is when the reminder is due (RFC 3339, UTC).
 	At time.Time `json:"at,omitzero"`
 }
@@ -70,6 +77,10 @@ func Decode(body string) (Message, error) {
 		if !inventory.ValidOrderID(m.OrderID) || m.AftersaleID == "" || len(m.AftersaleID) > inventory.MaxAftersaleIDLength {
 			return Message{}, fmt.Errorf("%w: aftersale without a valid orderId and aftersaleId", ErrMalformed)
 		}
+	case KindWaitlist:
+		if !validEntryID(m.WaitlistID) || len(m.HoldRef) > 64 || !strings.HasPrefix(m.HoldRef, "wait."+m.WaitlistID+".") {
+			return Message{}, fmt.Errorf("%w: waitlist without a valid waitlistId and holdRef", ErrMalformed)
+		}
 	case KindRefundDone:
 		if !inventory.ValidOutRefundNo(m.OutRefundNo) {
 			return Message{}, fmt.Errorf("%w: refundDone without a valid outRefundNo", ErrMalformed)
@@ -78,6 +89,11 @@ func Decode(body string) (Message, error) {
 		return Message{}, fmt.Errorf("%w: unknown kind %.20q", ErrMalformed, m.Kind)
 	}
 	return m, nil
+}
+
+// validEntryID says whether id is a waitlist entry id: 32 lowercase hex characters.
+func validEntryID(id string) bool {
+	return len(id) == 32 && strings.Trim(id, "0123456789abcdef") == ""
 }
 
 // Queue sends messages to the WeChat queue.

@@ -12,20 +12,27 @@ import (
 	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
-const order = "01a22e5575f07d0ea5bc5c5688f0f062"
+const (
+	order = "01a22e5575f07d0ea5bc5c5688f0f062"
+	entry = "5f07d0ea5bc5c5688f0f06201a22e557"
+)
 
 func TestDecode_RefusesWhatIsNotAMessageOfTheQueue(t *testing.T) {
 	for _, body := range []string{
 		``, `[]`, `{"kind":"upload"}`, `{"kind":"upload","orderId":"x y"}`, `{"kind":"refundDone","orderId":"` + order + `"}`,
 		`{"kind":"ship","orderId":"` + order + `"}`, `{"kind":"payReminder","orderId":"` + order + `","at":"tomorrow"}`,
 		`{"kind":"aftersale","orderId":"` + order + `"}`, `{"kind":"aftersale","aftersaleId":"as-1"}`,
+		`{"kind":"waitlist","waitlistId":"` + entry + `"}`, `{"kind":"waitlist","holdRef":"wait.` + entry + `.x"}`,
+		`{"kind":"waitlist","waitlistId":"` + order + `","holdRef":"wait.` + entry + `.x"}`,
+		`{"kind":"waitlist","waitlistId":"X` + entry[1:] + `","holdRef":"wait.X` + entry[1:] + `.x"}`,
 	} {
 		if _, err := wxqueue.Decode(body); !errors.Is(err, wxqueue.ErrMalformed) {
 			t.Errorf("%q: %v", body, err)
 		}
 	}
 	for _, body := range []string{`{"kind":"upload","orderId":"` + order + `"}`, `{"kind":"refundDone","outRefundNo":"` + order + `_R"}`,
-		`{"kind":"aftersale","orderId":"` + order + `","aftersaleId":"as-1"}`} {
+		`{"kind":"aftersale","orderId":"` + order + `","aftersaleId":"as-1"}`,
+		`{"kind":"waitlist","waitlistId":"` + entry + `","holdRef":"wait.` + entry + `.mf3k2"}`} {
 		if _, err := wxqueue.Decode(body); err != nil {
 			t.Errorf("%q: %v", body, err)
 		}

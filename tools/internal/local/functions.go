@@ -125,7 +125,7 @@ func (w wirer) closeOrder(c closeorder.Config) (*lambdaevent.Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	return closeorder.Build(c, w.log, w.store(c.Tables, dynamo.Options{}), w.s.closeQueue(c.CloseQueueURL), w.s.refundQueue(c.RefundQueueURL), merchant)
+	return closeorder.Build(c, w.log, w.store(c.Tables, dynamo.Options{}), w.s.closeQueue(c.CloseQueueURL), w.s.refundQueue(c.RefundQueueURL), w.s.wechatQueue(c.WeChatQueueURL), merchant)
 }
 
 // payCallback verifies with the local platform's secret and LocalMessageToken

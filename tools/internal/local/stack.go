@@ -177,9 +177,9 @@ type Stack struct {
 	// uploads, special orders, the order detail path, subscribe messages) that the
 	// wechat function calls. Every payment taken through POST /_local/pay is added to
 	// it (the payer's openid being the order's user id), and the configured subscribe
-	// templates (LocalPayReminderTemplate, LocalRefundDoneTemplate and
-	// LocalAftersaleTemplate by default) with their keywords; a buyer's acceptance in
-	// wx.requestSubscribeMessage is played by its Subscribe.
+	// templates (LocalPayReminderTemplate, LocalRefundDoneTemplate,
+	// LocalAftersaleTemplate and LocalWaitlistTemplate by default) with their keywords;
+	// a buyer's acceptance in wx.requestSubscribeMessage is played by its Subscribe.
 	WxAPIServer *wxapitest.Server
 	// Signer is the in-memory key the local login tokens are signed with.
 	Signer *idtoken.KeySigner
@@ -307,7 +307,7 @@ func prepare(cfg StackConfig) (StackConfig, *sam.Template, error) {
 	params["WechatPaySecretArn"], params["JwtAudience"] = LocalSecretARN, LocalAppID
 	params["WechatAppSecretArn"] = LocalAppSecretARN
 	params["ChatWebhooksSecretArn"] = LocalChatSecretARN
-	for name, local := range map[string]string{"PayReminderTemplateId": LocalPayReminderTemplate, "RefundDoneTemplateId": LocalRefundDoneTemplate, "AftersaleTemplateId": LocalAftersaleTemplate} {
+	for name, local := range map[string]string{"PayReminderTemplateId": LocalPayReminderTemplate, "RefundDoneTemplateId": LocalRefundDoneTemplate, "AftersaleTemplateId": LocalAftersaleTemplate, "WaitlistTemplateId": LocalWaitlistTemplate} {
 		if _, set := params[name]; !set {
 			params[name] = local
 		}

@@ -64,6 +64,7 @@ const (
 	LocalPayReminderTemplate = "local-pay-reminder"
 	LocalRefundDoneTemplate  = "local-refund-done"
 	LocalAftersaleTemplate   = "local-aftersale"
+	LocalWaitlistTemplate    = "local-waitlist"
 )
 
 // startWxAPI starts the stand-in of WeChat's server API with the local subscribe
@@ -76,6 +77,7 @@ func (s *Stack) startWxAPI(cfg StackConfig) error {
 	s.WxAPIServer.AddTemplate(cmp.Or(cfg.Parameters["PayReminderTemplateId"], LocalPayReminderTemplate), notices.PayReminderKeywords...)
 	s.WxAPIServer.AddTemplate(cmp.Or(cfg.Parameters["RefundDoneTemplateId"], LocalRefundDoneTemplate), notices.RefundDoneKeywords...)
 	s.WxAPIServer.AddTemplate(cmp.Or(cfg.Parameters["AftersaleTemplateId"], LocalAftersaleTemplate), notices.AftersaleKeywords...)
+	s.WxAPIServer.AddTemplate(cmp.Or(cfg.Parameters["WaitlistTemplateId"], LocalWaitlistTemplate), notices.WaitlistKeywords...)
 	var err error
 	s.wxClient, err = wxapi.New(wxapi.Config{AppID: LocalAppID, AppSecret: LocalAppSecret, BaseURL: s.WxAPIServer.URL(), Now: cfg.Now})
 	return err

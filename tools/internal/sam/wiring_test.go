@@ -882,3 +882,31 @@ func TestWiring_SigningKeysRotateThroughTheirSlots(t *testing.T) {
 		})
 	}
 }
+
+// Queues are least privilege both ways: a function is allowed sqs:SendMessage on
+// exactly the queues whose URL its environment names (*_QUEUE_URL), so a function
+// given a queue to send to (closeOrder the WeChat queue, for the waitlist's messages)
+// can send to it, and none can send to a queue it was not given.
+func TestWiring_FunctionsSendToExactlyTheQueuesTheirEnvironmentNames(t *testing.T) {
+	for _, f := range realFunctions(t) {
+		var named, allowed []string
+		for name, v := range f.Environment {
+			if strings.HasSuffix(name, "_QUEUE_URL") {
+				named = append(named, v[strings.LastIndexAny(v, "/:")+1:])
+			}
+		}
+		for _, s := range f.Policies.Statements {
+			if s.Effect != "Allow" || !slices.Contains(s.Action, "sqs:SendMessage") {
+				continue
+			}
+			for _, r := range s.Resource {
+				allowed = append(allowed, r[strings.LastIndex(r, ":")+1:])
+			}
+		}
+		slices.Sort(named)
+		slices.Sort(allowed)
+		if !slices.Equal(slices.Compact(named), slices.Compact(allowed)) {
+			t.Errorf("%s: environment names queues %v, sqs:SendMessage allowed on %v", f.Name, named, allowed)
+		}
+	}
+}

@@ -4,7 +4,7 @@
 // WeChat Pay order; and it starts payments (POST /orders/{orderId}/pay) and buyers'
 // refunds (POST /orders/{orderId}/refund) and after-sale requests (POST
 // /orders/{orderId}/aftersales); its sweep then passes the units that came back to the
-// SKUs' waitlists.
+// SKUs' waitlists, queueing each new hold's subscribe message on the WeChat queue.
 package closeorder
 
 import (
@@ -18,6 +18,7 @@ import (
 	"github.com/stockguard/stockguard/internal/envvar"
 	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/lambdaevent"
+	"github.com/stockguard/stockguard/internal/notices"
 	"github.com/stockguard/stockguard/internal/orders"
 	"github.com/stockguard/stockguard/internal/payments"
 	"github.com/stockguard/stockguard/internal/refunds"
@@ -25,14 +26,16 @@ import (
 	"github.com/stockguard/stockguard/internal/wechatpay"
 	"github.com/stockguard/stockguard/internal/wiring"
 	"github.com/stockguard/stockguard/internal/wiring/function/tables"
+	"github.com/stockguard/stockguard/internal/wxqueue"
 )
 
 // Config is closeOrder's configuration (template.yaml, CloseOrderFunction's
 // Environment).
 type Config struct {
 	Tables dynamo.Tables // SKUS_TABLE, ORDERS_TABLE, STOCK_LOG_TABLE
-	// CloseQueueURL is CLOSE_QUEUE_URL; RefundQueueURL is REFUND_QUEUE_URL.
-	CloseQueueURL, RefundQueueURL string
+	// CloseQueueURL is CLOSE_QUEUE_URL; RefundQueueURL is REFUND_QUEUE_URL;
+	// WeChatQueueURL is WECHAT_QUEUE_URL (the waitlist's messages).
+	CloseQueueURL, RefundQueueURL, WeChatQueueURL string
 	// SecretARN is WECHATPAY_SECRET_ARN: the merchant secret its main reads.
 	SecretARN string
 	// NotifyBaseURL is NOTIFY_BASE_URL, optional: the base URL (https, http only for
@@ -56,7 +59,7 @@ func Load(get envvar.Lookup) (Config, error) {
 			return envvar.CallbackBase(get, "NOTIFY_BASE_URL", "the base https URL of the notify route, without a trailing slash")
 		}),
 		wiring.Required(&c.OpenIDClaim, "OPENID_CLAIM", "the JWT claim holding the buyer's openid, e.g. sub"),
-		wiring.RefundQueueURL(&c.RefundQueueURL),
+		wiring.RefundQueueURL(&c.RefundQueueURL), wiring.WeChatQueueURL(&c.WeChatQueueURL),
 		wiring.Into(&c.UserRefundWindow, func(get envvar.Lookup) (time.Duration, error) { return envvar.Duration(get, "USER_REFUND_WINDOW") }))
 }
 
@@ -99,8 +102,9 @@ var Function = table.Function
 // Build returns closeOrder's handler: on store, logging to log, calling WeChat Pay's
 // merchant API through merchant; a release sends its order's close message again to
 // closeQueue when it must wait, a buyer's refund goes to refundQueue (either nil: none
-// sent; the sweep and the refund function's stuck pass still get to them, later).
-func Build(cfg Config, log *slog.Logger, store *dynamo.Store, closeQueue *closeq.Queue, refundQueue *refunds.Queue, merchant *wechatpay.RotatingClient) (*lambdaevent.Function, error) {
+// sent; the sweep and the refund function's stuck pass still get to them, later), a
+// waitlist hold's subscribe message to wechatQueue (nil: none).
+func Build(cfg Config, log *slog.Logger, store *dynamo.Store, closeQueue *closeq.Queue, refundQueue *refunds.Queue, wechatQueue *wxqueue.Queue, merchant *wechatpay.RotatingClient) (*lambdaevent.Function, error) {
 	starter := refunds.NewStarter(store, refundQueue, log)
 	checker := payments.NewChecker(merchant, payments.NewRecorder(store, starter, log), log, table.Short)
 	return table.Bind(log, built{
@@ -110,6 +114,16 @@ func Build(cfg Config, log *slog.Logger, store *dynamo.Store, closeQueue *closeq
 		}),
 		refunds:  refunds.NewRoutes(store, store, starter, cfg.UserRefundWindow),
 		after:    refunds.NewAftersaleRoutes(store, starter, nil),
-		waitlist: waitlist.NewPasser(store, log, nil),
+		waitlist: waitlist.NewPasser(store, log, holds(wechatQueue, log).Granted),
 	}), nil
+}
+
+// holds queues the waitlist's messages to q (nil: none). Not parts.Sender: package
+// parts links reconcile's settings and the time zone database, which closeOrder
+// would carry for nothing (about 0.4 MiB of its bootstrap).
+func holds(q *wxqueue.Queue, log *slog.Logger) notices.Holds {
+	if q == nil {
+		return notices.Holds{Log: log}
+	}
+	return notices.Holds{Queue: q, Log: log}
 }

@@ -23,19 +23,12 @@ import (
 // and ORDER_PAGE, all required.
 func Notices(dst *notices.Config) wiring.Setting {
 	return func(get envvar.Lookup) (err error) {
-		const want = `a subscribe-message template id, or "off"`
 		for _, v := range []struct {
 			name string
 			dst  *string
 		}{{"PAY_REMINDER_TEMPLATE_ID", &dst.PayReminderTemplate}, {"REFUND_DONE_TEMPLATE_ID", &dst.RefundDoneTemplate}, {"AFTERSALE_TEMPLATE_ID", &dst.AftersaleTemplate}} {
-			if *v.dst, err = envvar.Required(get, v.name, want); err != nil {
+			if *v.dst, err = templateID(get, v.name); err != nil {
 				return err
-			}
-			if len(*v.dst) > 128 || strings.ContainsAny(*v.dst, " \t\r\n") {
-				return &envvar.Error{Name: v.name, Value: *v.dst, Want: want}
-			}
-			if *v.dst == "off" {
-				*v.dst = ""
 			}
 		}
 		if dst.Lead, err = envvar.Seconds(get, "PAY_REMINDER_LEAD_SECONDS"); err != nil {
@@ -44,6 +37,34 @@ func Notices(dst *notices.Config) wiring.Setting {
 		dst.Page, err = envvar.Required(get, "ORDER_PAGE", "the mini-program page of an order, the order id appended, e.g. pages/order/index?orderId=")
 		return err
 	}
+}
+
+// WaitlistNotice reads the waitlist message's settings into *dst, both required:
+// WAITLIST_TEMPLATE_ID ("off" turns the message off) and SKU_PAGE. Only the wechat
+// function, which sends it, reads them.
+func WaitlistNotice(dst *notices.Config) wiring.Setting {
+	return func(get envvar.Lookup) (err error) {
+		if dst.WaitlistTemplate, err = templateID(get, "WAITLIST_TEMPLATE_ID"); err != nil {
+			return err
+		}
+		dst.SKUPage, err = envvar.Required(get, "SKU_PAGE", "the mini-program page of a SKU, the SKU id appended, e.g. pages/sku/index?skuId=")
+		return err
+	}
+}
+
+// templateID reads name, a subscribe-message template id or "off" ("").
+func templateID(get envvar.Lookup, name string) (string, error) {
+	const want = `a subscribe-message template id, or "off"`
+	v, err := envvar.Required(get, name, want)
+	switch {
+	case err != nil:
+		return "", err
+	case len(v) > 128 || strings.ContainsAny(v, " \t\r\n"):
+		return "", &envvar.Error{Name: name, Value: v, Want: want}
+	case v == "off":
+		return "", nil
+	}
+	return v, nil
 }
 
 // Reconcile reads reconcile's variables into *dst, every one of which must be set,

@@ -27,7 +27,7 @@ type Config struct {
 	// SecretARN is WECHAT_APP_SECRET_ARN: the secret holding the app id and AppSecret,
 	// which its main reads.
 	SecretARN string
-	// Notices are the subscribe messages' settings (parts.Notices).
+	// Notices are the subscribe messages' settings (parts.Notices, parts.WaitlistNotice).
 	Notices notices.Config
 	// OrderDetailPath is ORDER_DETAIL_PATH: the page WeChat's order center opens for an
 	// order, containing wxapi.DetailPathPlaceholder; set at the function's cold start.
@@ -42,7 +42,7 @@ type Config struct {
 func Load(get envvar.Lookup) (Config, error) {
 	var c Config
 	return c, wiring.Read(get, tables.Read(&c.Tables), wiring.WeChatQueueURL(&c.WeChatQueueURL), wiring.AppSecret(&c.SecretARN),
-		parts.Notices(&c.Notices), wiring.Into(&c.OrderDetailPath, detailPath))
+		parts.Notices(&c.Notices), parts.WaitlistNotice(&c.Notices), wiring.Into(&c.OrderDetailPath, detailPath))
 }
 
 // detailPath reads ORDER_DETAIL_PATH, which must contain wxapi.DetailPathPlaceholder.
@@ -69,6 +69,6 @@ func Build(cfg Config, log *slog.Logger, store *dynamo.Store, queue *wxqueue.Que
 	n := notices.New(store, api, parts.Sender(queue), cfg.Notices, log, store.Now)
 	return table.Bind(log, wxqueue.NewWorker(queue, log, cfg.Backoff, map[string]wxqueue.Handler{
 		wxqueue.KindUpload: up.Upload, wxqueue.KindPresale: up.Declare, wxqueue.KindPayReminder: n.Remind, wxqueue.KindRefundDone: n.RefundDone,
-		wxqueue.KindAftersale: n.Aftersale,
+		wxqueue.KindAftersale: n.Aftersale, wxqueue.KindWaitlist: n.Waitlist,
 	})), nil
 }

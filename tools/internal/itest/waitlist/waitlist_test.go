@@ -6,13 +6,18 @@ package waitlist_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stockguard/stockguard/internal/inventory"
+	"github.com/stockguard/stockguard/internal/notices"
 	"github.com/stockguard/stockguard/internal/waitlist"
+	"github.com/stockguard/stockguard/internal/wxapi"
+	"github.com/stockguard/stockguard/internal/wxqueue"
+	"github.com/stockguard/stockguard/tools/internal/local"
 	"github.com/stockguard/stockguard/tools/internal/testing/stacktest"
 )
 
@@ -199,9 +204,10 @@ func TestJoinWaitlist_ConcurrentRequestsOfOneBuyerMakeOneEntry(t *testing.T) {
 	}
 }
 
-// A buyer who leaves while HELD puts the held units back; they go to the next buyer
-// at the next pass.
-func TestLeaveWaitlist_WhileHeldGivesTheUnitsBack(t *testing.T) {
+// twoReturned is a stack where b ordered both units of tee, w1 then w2 joined its
+// waitlist, a pass found it sold out, and b cancelled: 2 units for the next pass.
+func twoReturned(t *testing.T) *stacktest.Stack {
+	t.Helper()
 	s := stacktest.New(t, stacktest.Options{Seed: seed})
 	id := s.Order(t, "b", `{"items":[{"skuId":"tee","qty":2}]}`)
 	join(t, s, "w1")
@@ -211,6 +217,13 @@ func TestLeaveWaitlist_WhileHeldGivesTheUnitsBack(t *testing.T) {
 	if code, out := s.Call(t, "POST", "/orders/"+id+"/cancel", "b", nil, ""); code != http.StatusOK {
 		t.Fatalf("cancel: %d %v", code, out)
 	}
+	return s
+}
+
+// A buyer who leaves while HELD puts the held units back; they go to the next buyer
+// at the next pass.
+func TestLeaveWaitlist_WhileHeldGivesTheUnitsBack(t *testing.T) {
+	s := twoReturned(t)
 	if p := pass(t, s, true); p.Units != 2 {
 		t.Fatalf("pass: %+v", p)
 	}
@@ -339,4 +352,39 @@ func TestOrder_WithAHoldTakesUpToItAndGivesTheRestBack(t *testing.T) {
 		t.Errorf("x orders the unit the hold gave back: %d %v", code, out)
 	}
 	reconciled(t, s)
+}
+
+// The waitlist's message goes out only while its hold stands: sent (once) for a hold
+// not run out, nothing for one whose end passed before the message was sent, though
+// the pass has not written it PASSED yet and WeChat would deliver it.
+func TestWaitlistMessage_NotSentOnceTheHoldRanOut(t *testing.T) {
+	s := twoReturned(t)
+	if p := sweep(t, s); p.Holds != 2 {
+		t.Fatalf("sweep: %+v", p)
+	}
+	client, err := wxapi.New(wxapi.Config{AppID: local.LocalAppID, AppSecret: local.LocalAppSecret, BaseURL: s.WxAPIServer.URL(), Now: s.Clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := notices.Config{WaitlistTemplate: local.LocalWaitlistTemplate, SKUPage: "pages/sku/index?skuId="}
+	n := notices.New(s.Store, client, nil, cfg, slog.New(slog.DiscardHandler), s.Clock.Now)
+	send := func(user string) {
+		t.Helper()
+		s.WxAPIServer.Subscribe(user, local.LocalWaitlistTemplate, 2)
+		e := entry(t, s, user)
+		for range 2 {
+			if err := n.Waitlist(context.Background(), wxqueue.Message{Kind: wxqueue.KindWaitlist, WaitlistID: e.ID, HoldRef: e.Ref}); err != nil {
+				t.Fatalf("%s's message: %v", user, err)
+			}
+		}
+	}
+	send("w1")
+	if got := s.WxAPIServer.Messages("w1"); len(got) != 1 || got[0].Data["number2"].Value != "1" {
+		t.Errorf("w1, held, got %+v, want one message", got)
+	}
+	s.Clock.Advance(inventory.WaitlistHoldSeconds * time.Second)
+	send("w2")
+	if got := s.WxAPIServer.Messages("w2"); len(got) != 0 {
+		t.Errorf("w2, whose hold ran out, got %+v", got)
+	}
 }
