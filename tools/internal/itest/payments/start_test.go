@@ -48,7 +48,7 @@ func payWithoutBase(t *testing.T, h *stacktest.Stack, base string) (*lambdaevent
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := closeorder.Build(closeorder.Config{NotifyBaseURL: base, OpenIDClaim: "sub"}, slog.New(slog.DiscardHandler), h.Store, nil, nil, client)
+	f, err := closeorder.Build(closeorder.Config{NotifyBaseURL: base, OpenIDClaim: "sub"}, slog.New(slog.DiscardHandler), h.Store, nil, nil, nil, client)
 	if err != nil {
 		t.Fatal(err)
 	}
