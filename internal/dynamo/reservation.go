@@ -272,7 +272,9 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 	if e.rec.Currency != inventory.Currency {
 		return fmt.Errorf("SKU %s is priced in %q, not %s", e.rec.SKU, e.rec.Currency, inventory.Currency)
 	}
-	if e.rec.Queue && !r.admitted(e.rec.SKU) {
+	// A line its buyer's waitlist hold covers takes no unit anyone else could buy:
+	// it needs no admission.
+	if e.rec.Queue && lp.need() > 0 && !r.admitted(e.rec.SKU) {
 		return &inventory.SKUError{Err: inventory.ErrAdmissionRequired, SKU: e.rec.SKU}
 	}
 	if r.needsAddress(e.rec) {
@@ -449,8 +451,8 @@ func (r *reservation) build(order *inventory.Order, round int) *txn {
 		if limit := rec.LimitPerUser; limit > 0 {
 			t.counter(i, it.SKU, r.req.UserID, countUpdate(r.req.UserID, it.SKU, it.Qty), limitCondition(it.Qty, limit))
 		}
-		if rec.Queue {
-			t.ticketUse(r.req.Admission, r.id) // replan checked the admission is for this SKU
+		if rec.Queue && r.admitted(it.SKU) { // replan checked it, unless a hold covers the line
+			t.ticketUse(r.req.Admission, r.id)
 		}
 		cond := func(q int) expression.ConditionBuilder {
 			return availableOnSale(q).And(expression.Name("price").Equal(expression.Value(rec.Price))).

@@ -242,6 +242,33 @@ func TestLeaveWaitlist_WhileHeldGivesTheUnitsBack(t *testing.T) {
 	}
 }
 
+// A buyer whose hold covers the order needs no admission when the SKU has gone into
+// the waiting room since: the held units are theirs alone. A buyer without a hold
+// still needs one, and a line larger than the hold too.
+func TestOrder_WithAHoldNeedsNoAdmissionForAQueuedSKU(t *testing.T) {
+	s := twoReturned(t)
+	if p := pass(t, s, true); p.Units != 2 {
+		t.Fatalf("pass: %+v", p)
+	}
+	if code, out := s.Call(t, "PATCH", "/admin/skus/tee", "", nil, `{"queue":true}`); code != http.StatusOK {
+		t.Fatalf("queue on: %d %v", code, out)
+	}
+	s.Clock.Advance(6 * time.Second) // past the SKU record cache
+	if code, out := order(t, s, "c", 1); code != http.StatusForbidden || out["code"] != "ADMISSION_REQUIRED" {
+		t.Errorf("order without a hold: %d %v, want 403 ADMISSION_REQUIRED", code, out)
+	}
+	if code, out := order(t, s, "w1", 2); code != http.StatusForbidden || out["code"] != "ADMISSION_REQUIRED" {
+		t.Errorf("order of 2 on a hold of 1: %d %v, want 403 ADMISSION_REQUIRED", code, out)
+	}
+	if code, out := order(t, s, "w1", 1); code != http.StatusCreated {
+		t.Errorf("order on the hold: %d %v, want 201", code, out)
+	}
+	if w1, w2 := entry(t, s, "w1"), entry(t, s, "w2"); w1.State != inventory.WaitDone || w2.State != inventory.WaitHeld {
+		t.Errorf("entries: w1 %s, w2 %s, want DONE and HELD", w1.State, w2.State)
+	}
+	reconciled(t, s)
+}
+
 // The routes: POST answers 201 for a new entry and 200 for the caller's own, GET
 // reads it (404 WAITLIST_NOT_FOUND for a buyer not on it), DELETE takes it off
 // (204, also when there is none); a bad body or an unknown SKU changes nothing.
