@@ -136,7 +136,10 @@ func TestAlerts_AnAlertLambdaGaveUpOnIsRedrivenFromTheFailedQueue(t *testing.T) 
 			t.Logf("log:\n%s", stack.Log.String())
 		}
 	}()
-	testkit.Eventually(t, 30*time.Second, "the redriven alert reaches the bot", func() bool { return len(bot.Received()) == 1 })
+	// The bot's answer reaches the function before it logs the redrive: wait for both.
+	testkit.Eventually(t, 30*time.Second, "the redriven alert reaches the bot and the redrive is logged", func() bool {
+		return len(bot.Received()) == 1 && len(stack.Logged(t, "msg", "failed alert redriven")) > 0
+	})
 	if got := bot.Received()[0].Text; !strings.Contains(got, "Books differ for 1 SKU(s): cup-01") {
 		t.Errorf("posted %q", got)
 	}
