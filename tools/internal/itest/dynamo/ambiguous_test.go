@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,11 +18,12 @@ import (
 
 // deadlineMidWrite makes the first TransactWriteItems request meet the invocation's
 // deadline: the handler reads the request, cancels the caller's context (cancel) and
-// waits until the client has given up; then land runs it against the server. Other
-// requests pass through. Arm it after seeding.
+// waits until the client has given up; then land runs it against the server (before
+// the cancel when early). Other requests pass through. Arm it after seeding.
 type deadlineMidWrite struct {
 	cancel context.CancelFunc
 	first  atomic.Bool // set when armed
+	early  bool
 	land   func(next http.Handler, r *http.Request)
 }
 
@@ -38,11 +40,16 @@ func (d *deadlineMidWrite) wrap(next http.Handler) http.Handler {
 			return
 		}
 		body, _ := io.ReadAll(r.Body)
-		d.cancel()
-		<-r.Context().Done()
 		late := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
 		late.Header = r.Header
-		d.land(next, late)
+		if d.early {
+			d.land(next, late)
+		}
+		d.cancel()
+		<-r.Context().Done()
+		if !d.early {
+			d.land(next, late)
+		}
 	})
 }
 
@@ -81,7 +88,7 @@ func TestReserve_OutcomeStillUnknownIsNotBusy(t *testing.T) {
 // so does every write when writesDown. It checks the books show one order.
 func reserveThroughDeadline(t *testing.T, writesDown bool) (*inventory.Order, error) {
 	var down atomic.Bool
-	d := &deadlineMidWrite{land: func(next http.Handler, r *http.Request) {
+	d := &deadlineMidWrite{early: true, land: func(next http.Handler, r *http.Request) {
 		next.ServeHTTP(httptest.NewRecorder(), r)
 		down.Store(true)
 	}}
@@ -90,7 +97,8 @@ func reserveThroughDeadline(t *testing.T, writesDown bool) (*inventory.Order, er
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			target := r.Header.Get("X-Amz-Target")
 			write := strings.HasSuffix(target, ".TransactWriteItems")
-			if down.Load() && (strings.HasSuffix(target, "Item") && !write || write && writesDown) {
+			read := slices.ContainsFunc([]string{".GetItem", ".TransactGetItems", ".BatchGetItem", ".Query"}, func(op string) bool { return strings.HasSuffix(target, op) })
+			if down.Load() && (read || write && writesDown) {
 				w.Header().Set("Content-Type", "application/x-amz-json-1.0")
 				w.WriteHeader(http.StatusInternalServerError)
 				io.WriteString(w, `{"__type":"com.amazonaws.dynamodb.v20120810#InternalServerError","message":"slow"}`)
