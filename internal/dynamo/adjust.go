@@ -77,7 +77,10 @@ func (s *StockStore) adjustOnce(ctx context.Context, sku, key string, a inventor
 		return true, nil
 	case out.unknown != nil || out.has(partLedger):
 		done, err := s.adjusted(ctx, key, a)
-		if err == nil && !done {
+		switch {
+		case err == nil && !done && out.unknown != nil:
+			err = outcomeUnknown("adjust "+sku, out.unknown)
+		case err == nil && !done:
 			err = fmt.Errorf("adjust %s: outcome unknown: %w", sku, inventory.ErrBusy)
 		}
 		return done && out.unknown != nil, err

@@ -38,3 +38,12 @@ func (s *store) storeError(op string, err error) error {
 	}
 	return fmt.Errorf("%s: %w (%w)", op, inventory.ErrBusy, err)
 }
+
+// outcomeUnknown is the error for a write whose outcome stayed unknown even after it
+// was sent again under its ClientRequestToken (store.resend) and read back: it may
+// have been applied, so it wraps no inventory sentinel — never inventory.ErrBusy,
+// whose answer promises that nothing changed — and the API answers it 500 INTERNAL
+// (docs/contract.md, "Ambiguous outcomes" in docs/design.md).
+func outcomeUnknown(what string, cause error) error {
+	return fmt.Errorf("%s: outcome unknown after %v", what, cause)
+}

@@ -553,12 +553,12 @@ func (r *reservation) limitFailed(ctx context.Context, line int) (*answer, error
 	return nil, nil
 }
 
-// readBack answers a round whose outcome is unknown: this reservation's order if it
-// is there, else ErrBusy.
+// readBack answers a round whose outcome is unknown even after store.resend: this
+// reservation's order if it is there, else outcomeUnknown (never ErrBusy).
 func (r *reservation) readBack(ctx context.Context, cause error) (*inventory.Order, error) {
 	order, mine, err := r.s.readBack(ctx, "reserve order "+r.id, r.id, cause, r.mine)
 	if err == nil && !mine {
-		err = fmt.Errorf("reserve order %s: outcome unknown after %v: %w", r.id, cause, inventory.ErrBusy)
+		err = outcomeUnknown("reserve order "+r.id, cause)
 	}
 	if err != nil {
 		return nil, err

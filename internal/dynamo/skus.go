@@ -325,7 +325,7 @@ func (s *StockStore) EnsureSKU(ctx context.Context, in inventory.NewSKU) (bool, 
 	case out.unknown != nil:
 		rec, err := s.skuRecordOf(ctx, in.ID)
 		if err != nil || !madeBy(rec, in, count) {
-			return false, fmt.Errorf("create SKU %s: outcome unknown after %v: %w", in.ID, out.unknown, inventory.ErrBusy)
+			return false, outcomeUnknown("create SKU "+in.ID, out.unknown)
 		}
 		return true, nil // ours, or an identical request's: the SKU is as asked
 	}

@@ -313,7 +313,8 @@ const (
 // answers IdempotentParameterMismatchException to a token reused with other
 // parameters. When the outcome is unknown the record is read back, on a short deadline
 // of its own: shown reports whether it shows this very change applied. Errors wrap
-// inventory.ErrBusy when DynamoDB was throttled, conflicted or unavailable.
+// inventory.ErrBusy when DynamoDB was throttled, conflicted or unavailable; an
+// outcome still unknown after store.resend and the read-back is outcomeUnknown.
 func (s *store) sendTransition(ctx context.Context, t *txn, shown func(context.Context) (bool, error)) (sendResult, parts, error) {
 	t.token = uuid.NewString()
 	out, err := s.send(ctx, t)
@@ -328,7 +329,7 @@ func (s *store) sendTransition(ctx context.Context, t *txn, shown func(context.C
 		ok, err := shown(cctx)
 		switch {
 		case err != nil:
-			return 0, nil, fmt.Errorf("%s: outcome unknown after %v: %w", t.what, out.unknown, inventory.ErrBusy)
+			return 0, nil, outcomeUnknown(t.what, out.unknown)
 		case ok:
 			return applied, nil, nil
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
@@ -272,11 +273,15 @@ func (s *store) sendOnce(ctx context.Context, t *txn, round int) (outcome, error
 		}
 		items[i] = it
 	}
-	in := &dynamodb.TransactWriteItemsInput{TransactItems: items}
-	if token := roundToken(t.token, round); token != "" {
-		in.ClientRequestToken = aws.String(token)
+	token := roundToken(t.token, round)
+	if token == "" {
+		token = uuid.NewString() // 36 characters: DynamoDB's maximum
 	}
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: items, ClientRequestToken: aws.String(token)}
 	_, err := s.db.TransactWriteItems(ctx, in)
+	if err != nil && !errors.As(err, new(*types.TransactionCanceledException)) && definiteFailure(t.what, err) == nil {
+		err = s.resend(ctx, in, err)
+	}
 	if err == nil {
 		return outcome{applied: true}, nil
 	}
@@ -302,16 +307,41 @@ func (s *store) sendOnce(ctx context.Context, t *txn, round int) (outcome, error
 	return out, nil
 }
 
+// resend sends in again, with its ClientRequestToken, after the first send's outcome
+// became unknown (cause: a timeout, a 5xx after the SDK's retries, the invocation's
+// deadline), on a context detached from ctx with its own convergeTimeout. Within 10
+// minutes DynamoDB answers a repeat of a token it applied with the first answer and
+// applies nothing twice; while the first copy still runs it answers
+// TransactionInProgressException (DynamoDB API Reference, TransactWriteItems,
+// ClientRequestToken: https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_TransactWriteItems.html;
+// Developer Guide, "Idempotency":
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/transaction-apis.html).
+// So a success, or a cancellation naming a failed condition, settles the outcome and
+// is returned; anything else leaves it unknown: the error returned then wraps cause,
+// not the repeat's error, so that definiteFailure still reads it as unknown.
+func (s *store) resend(ctx context.Context, in *dynamodb.TransactWriteItemsInput, cause error) error {
+	cctx, cancel := convergeContext(ctx)
+	defer cancel()
+	_, err := s.db.TransactWriteItems(cctx, in)
+	var tce *types.TransactionCanceledException
+	if err == nil || errors.As(err, &tce) && slices.ContainsFunc(tce.CancellationReasons, func(r types.CancellationReason) bool {
+		return aws.ToString(r.Code) == "ConditionalCheckFailed"
+	}) {
+		return err
+	}
+	return fmt.Errorf("%w; sent again: %v", cause, err)
+}
+
 // apply sends t, a write that has no order to read back. A failed condition gives
 // an error wrapping refused; other errors wrap inventory.ErrBusy when DynamoDB was
-// throttled or conflicted or the outcome is unknown.
+// throttled or conflicted; an outcome still unknown after resend is outcomeUnknown.
 func (s *store) apply(ctx context.Context, t *txn, refused error) error {
 	out, err := s.send(ctx, t)
 	switch {
 	case err != nil:
 		return err
 	case out.unknown != nil:
-		return fmt.Errorf("%s: %w (%w)", t.what, inventory.ErrBusy, out.unknown)
+		return outcomeUnknown(t.what, out.unknown)
 	case len(out.failed) > 0:
 		return fmt.Errorf("%s: %v failed its condition: %w", t.what, out.parts(), refused)
 	}
@@ -320,13 +350,13 @@ func (s *store) apply(ctx context.Context, t *txn, refused error) error {
 
 // readBack reads order id after a write whose outcome is unknown (cause), on a short
 // deadline of its own; mine reports whether the order shows the write applied. It
-// returns an error wrapping inventory.ErrBusy when the order cannot be read.
+// returns outcomeUnknown when the order cannot be read or is not there.
 func (s *store) readBack(ctx context.Context, what, id string, cause error, mine func(*inventory.Order) bool) (*inventory.Order, bool, error) {
 	cctx, cancel := convergeContext(ctx)
 	defer cancel()
 	order, err := s.order(cctx, id)
 	if err != nil || order == nil {
-		return nil, false, fmt.Errorf("%s: outcome unknown after %v: %w", what, cause, inventory.ErrBusy)
+		return nil, false, outcomeUnknown(what, cause)
 	}
 	return order, mine(order), nil
 }

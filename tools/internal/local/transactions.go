@@ -31,7 +31,7 @@ const (
 
 // tokenRecord is what a transactor remembers of one token.
 type tokenRecord struct {
-	digest [sha256.Size]byte // of the whole request body
+	digest [sha256.Size]byte // of the request's parameters (parametersDigest)
 	at     time.Time
 	body   []byte // the first successful answer; nil while there is none
 }
@@ -101,7 +101,23 @@ func (t *transactor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeAnswer(w, t.transact(in.TransactItems))
 		return
 	}
-	writeAnswer(w, t.idempotent(*in.ClientRequestToken, sha256.Sum256(body), in.TransactItems))
+	writeAnswer(w, t.idempotent(*in.ClientRequestToken, parametersDigest(body), in.TransactItems))
+}
+
+// parametersDigest is the digest of a request's parameters, not of its bytes: DynamoDB
+// compares the parameters of a repeated ClientRequestToken, and a client that sends the
+// same input again may order the keys of its JSON maps differently (Go map order).
+// The body is decoded and encoded again, which sorts every object's keys.
+func parametersDigest(body []byte) [sha256.Size]byte {
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return sha256.Sum256(body)
+	}
+	canon, err := json.Marshal(v)
+	if err != nil {
+		return sha256.Sum256(body)
+	}
+	return sha256.Sum256(canon)
 }
 
 // transactInput is the part of a TransactWriteItems request the transactor reads.

@@ -67,8 +67,10 @@ func TestCreateOrder_EmitsBusySamplePerOrderRequest(t *testing.T) {
 		t.Fatalf("refused cart: %d %v", resp.StatusCode, body)
 	}
 	h.do(t, fixture(t, "get-sku.json"))
+	// A SKU not read yet, so that its read fails before any write: BUSY. (A failed write
+	// of cup-01, whose record is cached, would leave its outcome unknown: 500.)
 	stack.DynamoDB.Minidyn().EmulateFailure(miniserver.FailureConditionInternalServerError)
-	resp, _ := h.do(t, withBody(req, `{"items":[{"skuId":"cup-01","qty":1}]}`))
+	resp, _ := h.do(t, withBody(req, `{"items":[{"skuId":"cup-uncached","qty":1}]}`))
 	stack.DynamoDB.Minidyn().EmulateFailure(miniserver.FailureConditionNone)
 	if resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("store down: %d, want 503", resp.StatusCode)
