@@ -31,9 +31,10 @@ type Book struct {
 }
 
 // Lookback is how far before its watermark the admitter reads the index again each
-// tick, to find entries the eventually consistent index showed late. An entry later
-// than this is not seen (DynamoDB's global secondary indexes usually show a write
-// within a second).
+// tick, to find entries the eventually consistent index showed late (DynamoDB's
+// global secondary indexes usually show a write within a second). An entry later
+// than this is not read here: its buyer's poll indexes the ticket again
+// (inventory.LineState.Missed).
 const Lookback = 2 * time.Second
 
 // Queued is the tickets in the book: read and not placed (before the draw: every
