@@ -141,8 +141,10 @@ func (b *Book) Take(n int) []string {
 //
 // It returns the tickets of the positions reserved and perhaps not written,
 // l.Placed−l.Unwritten+1..l.Placed in order, to write again: only when no late entry
-// ever joined the line (l.Late = 0), so that the order rebuilt is the kept one and a
-// position goes to the ticket it was reserved for. Otherwise none: those positions
+// ever joined the line (l.Late = 0) and the arrivals up to the watermark are the
+// l.Queued tickets the line held (none missed then shown since, none unshown), so that
+// the order rebuilt is the kept one and a position goes to the ticket it was reserved
+// for. Otherwise none: those positions
 // stay empty (admitted for nobody) and their tickets, never placed, are indexed
 // again by their polls (inventory.LineState.Missed).
 func (b *Book) Resume(l inventory.LineState, arrivals []inventory.Arrival) ([]string, error) {
@@ -167,7 +169,7 @@ func (b *Book) Resume(l inventory.LineState, arrivals []inventory.Arrival) ([]st
 		b.Pending = line[l.Placed:]
 	}
 	b.forget()
-	if l.Late > 0 || l.Unwritten <= 0 || l.Placed > len(line) {
+	if l.Late > 0 || l.Unwritten <= 0 || l.Placed > len(line) || len(line) != l.Queued {
 		return nil, nil
 	}
 	return slices.Clone(line[max(l.Placed-l.Unwritten, 0):l.Placed]), nil

@@ -98,8 +98,8 @@ func TestBook_ResumeRebuildsTheUnplacedPart(t *testing.T) {
 }
 
 // A rebuild gives back the tickets of the positions reserved and perhaps not
-// written, the ones they were reserved for; after a late entry none, as the order
-// rebuilt may then differ from the kept one.
+// written, the ones they were reserved for; after a late entry, or with an entry
+// the line never held, none, as the order rebuilt may then differ from the kept one.
 func TestBook_ResumeGivesBackTheUnwrittenPositionsTickets(t *testing.T) {
 	q := inventory.QueueSettings{Queue: true}
 	var all []inventory.Arrival
@@ -116,6 +116,9 @@ func TestBook_ResumeGivesBackTheUnwrittenPositionsTickets(t *testing.T) {
 	again, err := second.Resume(kept, all)
 	if err != nil || !slices.Equal(again, placed[12:]) {
 		t.Fatalf("write again %v (%v), want %v", again, err, placed[12:])
+	}
+	if again, err := second.Resume(kept, append(all, arrival("shown since", 5))); err != nil || again != nil {
+		t.Fatalf("with an entry the line never held: write again %v (%v), want none", again, err)
 	}
 	kept.Late = 1
 	if again, err := second.Resume(kept, all); err != nil || again != nil {

@@ -274,17 +274,7 @@ func TestAdmitter_TwoAtOnceGiveEachPositionOnce(t *testing.T) {
 			}
 			s.Clock.Advance(admitter.Tick + admitter.Settle)
 			tick(t, s, b, 0)
-			positions := map[int]string{}
-			for _, bu := range buyers {
-				tk, err := s.Store.TicketOf(context.Background(), bu.user, bu.ticket)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if other, dup := positions[tk.Position]; dup || tk.Position < 1 || tk.Position > len(buyers) {
-					t.Fatalf("%s at position %d (also %q): %d tickets", bu.user, tk.Position, other, len(buyers))
-				}
-				positions[tk.Position] = bu.user
-			}
+			positions(t, s, buyers)
 			_, version, err := s.Store.ReadFrontier(context.Background(), "drop")
 			if err != nil {
 				t.Fatal(err)
