@@ -87,6 +87,7 @@ type skuLine struct {
 type placement struct {
 	ticket   string
 	position int
+	again    bool // written again after a rebuild: the ticket may hold it already
 }
 
 // New returns an admitter on store, logging to log, on the clock now (the store's).
@@ -269,7 +270,7 @@ func (a *Admitter) tickSKU(ctx context.Context, sku string, l *skuLine) error {
 		return err
 	}
 	for i, id := range placed {
-		l.retry = append(l.retry, placement{id, f.Line.Placed + 1 + i})
+		l.retry = append(l.retry, placement{id, f.Line.Placed + 1 + i, false})
 	}
 	l.retry = a.place(ctx, sku, l.retry)
 	return nil
@@ -304,7 +305,7 @@ func (a *Admitter) resume(ctx context.Context, d *inventory.SKUDetail, kept inve
 	}
 	again, err := l.book.Resume(kept, arrivals)
 	for i, id := range again {
-		l.retry = append(l.retry, placement{id, kept.Placed - len(again) + 1 + i})
+		l.retry = append(l.retry, placement{id, kept.Placed - len(again) + 1 + i, true})
 	}
 	return err
 }
@@ -397,7 +398,8 @@ func changed(f, next inventory.Frontier) bool {
 // place writes each ticket's reserved position, placeWriters at a time, and returns
 // the placements whose write failed (logged), to try again next tick. A ticket placed
 // already (by an admitter that rebuilt its line) keeps its position; the new one stays
-// empty, admitted for nobody.
+// empty, admitted for nobody (logged, but for a position written again after a
+// rebuild, which the ticket usually holds already).
 func (a *Admitter) place(ctx context.Context, sku string, todo []placement) []placement {
 	var g errgroup.Group
 	g.SetLimit(placeWriters)
@@ -413,7 +415,7 @@ func (a *Admitter) place(ctx context.Context, sku string, todo []placement) []pl
 				failed = append(failed, p)
 				mu.Unlock()
 				a.log.Warn("place ticket", "sku", sku, "position", p.position, "error", err)
-			case !ok:
+			case !ok && !p.again:
 				a.log.Warn("ticket placed already: position left empty", "sku", sku, "position", p.position)
 			}
 			return nil
