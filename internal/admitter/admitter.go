@@ -80,12 +80,14 @@ type skuLine struct {
 	carry   float64     // admissions of the rate not yet whole
 	retry   []placement // positions reserved whose write failed, tried again each tick
 	leased  bool
+	kept    inventory.Frontier // the frontier as this admitter last wrote it, at version
 }
 
 // placement is a ticket and the position reserved for it.
 type placement struct {
 	ticket   string
 	position int
+	again    bool // written again after a rebuild: the ticket may hold it already
 }
 
 // New returns an admitter on store, logging to log, on the clock now (the store's).
@@ -198,6 +200,7 @@ func (a *Admitter) Release(ctx context.Context) int {
 	defer a.mu.Unlock()
 	for sku, l := range a.skus {
 		if l.leased {
+			a.confirm(ctx, sku, l)
 			if err := a.store.DropLease(ctx, sku, a.holder); err != nil {
 				a.log.Warn("drop admitter lease", "sku", sku, "error", err)
 			}
@@ -206,6 +209,32 @@ func (a *Admitter) Release(ctx context.Context) int {
 	}
 	a.ticks = 0
 	return len(a.skus)
+}
+
+// confirm writes, at a run's end, the frontier this admitter last wrote with its
+// positions' writes counted (Unwritten), so that the next run, in another instance,
+// has nothing to write again; it is left as it is if another admitter wrote since.
+func (a *Admitter) confirm(ctx context.Context, sku string, l *skuLine) {
+	next := l.kept
+	next.Line.Unwritten = unwritten(next.Line.Placed, next.Line.Placed, l.retry)
+	if l.version < 1 || next.Line == l.kept.Line {
+		return
+	}
+	if err := a.store.AdvanceFrontier(ctx, sku, l.version, next); err != nil {
+		a.log.Warn("confirm placements", "sku", sku, "error", err)
+		return
+	}
+	l.version, l.kept = l.version+1, next
+}
+
+// unwritten is how many of positions 1..placed are not known written when those up
+// to before were all tried and retry holds the ones that failed.
+func unwritten(placed, before int, retry []placement) int {
+	written := before
+	for _, p := range retry {
+		written = min(written, p.position-1)
+	}
+	return placed - written
 }
 
 // tickSKU is one tick of one SKU.
@@ -241,7 +270,7 @@ func (a *Admitter) tickSKU(ctx context.Context, sku string, l *skuLine) error {
 		return err
 	}
 	for i, id := range placed {
-		l.retry = append(l.retry, placement{id, f.Line.Placed + 1 + i})
+		l.retry = append(l.retry, placement{id, f.Line.Placed + 1 + i, false})
 	}
 	l.retry = a.place(ctx, sku, l.retry)
 	return nil
@@ -263,17 +292,22 @@ func (a *Admitter) resume(ctx context.Context, d *inventory.SKUDetail, kept inve
 		l.book.Seed = seed
 	}
 	if !kept.Drawn {
-		return l.book.Resume(kept, nil)
+		_, err := l.book.Resume(kept, nil)
+		return err
 	}
-	var from time.Time // the whole line when some of it is not placed
-	if kept.Queued <= kept.Placed {
+	var from time.Time // the whole line when some of it is not placed or written
+	if kept.Queued <= kept.Placed && kept.Unwritten <= 0 {
 		from = kept.Watermark.Add(-Lookback)
 	}
 	arrivals, err := a.store.Arrivals(ctx, d.ID, from, kept.Watermark)
 	if err != nil {
 		return err
 	}
-	return l.book.Resume(kept, arrivals)
+	again, err := l.book.Resume(kept, arrivals)
+	for i, id := range again {
+		l.retry = append(l.retry, placement{id, kept.Placed - len(again) + 1 + i, true})
+	}
+	return err
 }
 
 // readArrivals reads the index since the book's watermark (less Lookback after the
@@ -334,17 +368,20 @@ func (a *Admitter) admit(ctx context.Context, d *inventory.SKUDetail, f inventor
 	if err := a.store.AdvanceFrontier(ctx, d.ID, version, next); err != nil {
 		return nil, err
 	}
-	l.version = version + 1
+	l.version, l.kept = version+1, next
 	return place, nil
 }
 
 // lineAfter is the line kept in the frontier after a tick that placed placed tickets
-// and read read arrivals in elapsed.
+// and read read arrivals in elapsed. Positions up to kept.Placed were written by
+// earlier ticks but for those still to try again (l.retry); this tick's are written
+// after the frontier, so they count as unwritten until the next write.
 func (a *Admitter) lineAfter(kept inventory.LineState, l *skuLine, placed, read int, elapsed time.Duration) inventory.LineState {
 	next := inventory.LineState{
 		Placed: kept.Placed + placed, Drawn: l.book.Drawn, Late: l.book.Late,
 		ArrivalsPerSecond: (kept.ArrivalsPerSecond + int(float64(read)/elapsed.Seconds())) / 2,
 	}
+	next.Unwritten = unwritten(next.Placed, kept.Placed, l.retry)
 	next.Queued = next.Placed + l.book.Queued()
 	if l.book.Drawn {
 		next.Watermark = l.book.ReadTo
@@ -361,7 +398,8 @@ func changed(f, next inventory.Frontier) bool {
 // place writes each ticket's reserved position, placeWriters at a time, and returns
 // the placements whose write failed (logged), to try again next tick. A ticket placed
 // already (by an admitter that rebuilt its line) keeps its position; the new one stays
-// empty, admitted for nobody.
+// empty, admitted for nobody (logged, but for a position written again after a
+// rebuild, which the ticket usually holds already).
 func (a *Admitter) place(ctx context.Context, sku string, todo []placement) []placement {
 	var g errgroup.Group
 	g.SetLimit(placeWriters)
@@ -377,7 +415,7 @@ func (a *Admitter) place(ctx context.Context, sku string, todo []placement) []pl
 				failed = append(failed, p)
 				mu.Unlock()
 				a.log.Warn("place ticket", "sku", sku, "position", p.position, "error", err)
-			case !ok:
+			case !ok && !p.again:
 				a.log.Warn("ticket placed already: position left empty", "sku", sku, "position", p.position)
 			}
 			return nil

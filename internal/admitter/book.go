@@ -31,9 +31,10 @@ type Book struct {
 }
 
 // Lookback is how far before its watermark the admitter reads the index again each
-// tick, to find entries the eventually consistent index showed late. An entry later
-// than this is not seen (DynamoDB's global secondary indexes usually show a write
-// within a second).
+// tick, to find entries the eventually consistent index showed late (DynamoDB's
+// global secondary indexes usually show a write within a second). An entry later
+// than this is not read here: its buyer's poll indexes the ticket again
+// (inventory.LineState.Missed).
 const Lookback = 2 * time.Second
 
 // Queued is the tickets in the book: read and not placed (before the draw: every
@@ -134,14 +135,24 @@ func (b *Book) Take(n int) []string {
 // back of the kept line: those are then ordered by their draw or arrival instead,
 // and a ticket placed already may be taken again (its PlaceTicket changes nothing:
 // a position without a ticket, admitted for nobody) while a late one waits for the
-// next rebuild. With nothing pending (l.Queued = l.Placed) arrivals need only reach
-// Lookback before the watermark. Before the draw (l.Drawn false) it starts empty.
-func (b *Book) Resume(l inventory.LineState, arrivals []inventory.Arrival) error {
+// next rebuild. With nothing pending (l.Queued = l.Placed) and nothing unwritten,
+// arrivals need only reach Lookback before the watermark. Before the draw (l.Drawn
+// false) it starts empty.
+//
+// It returns the tickets of the positions reserved and perhaps not written,
+// l.Placed−l.Unwritten+1..l.Placed in order, to write again: only when no late entry
+// ever joined the line (l.Late = 0) and the arrivals up to the watermark are the
+// l.Queued tickets the line held (none missed then shown since, none unshown), so that
+// the order rebuilt is the kept one and a position goes to the ticket it was reserved
+// for. Otherwise none: those positions
+// stay empty (admitted for nobody) and their tickets, never placed, are indexed
+// again by their polls (inventory.LineState.Missed).
+func (b *Book) Resume(l inventory.LineState, arrivals []inventory.Arrival) ([]string, error) {
 	b.known, b.pool, b.Pending, b.Late = map[string]time.Time{}, nil, nil, l.Late
 	b.ReadTo, b.Drawn = l.Watermark, l.Drawn
 	if !l.Drawn {
 		b.ReadTo = time.Time{}
-		return nil
+		return nil, nil
 	}
 	var upTo []inventory.Arrival
 	for _, a := range arrivals {
@@ -152,11 +163,14 @@ func (b *Book) Resume(l inventory.LineState, arrivals []inventory.Arrival) error
 	}
 	line, err := b.Settings.Line(b.Seed, b.Start, upTo)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if l.Queued > l.Placed && l.Placed < len(line) {
 		b.Pending = line[l.Placed:]
 	}
 	b.forget()
-	return nil
+	if l.Late > 0 || l.Unwritten <= 0 || l.Placed > len(line) || len(line) != l.Queued {
+		return nil, nil
+	}
+	return slices.Clone(line[max(l.Placed-l.Unwritten, 0):l.Placed]), nil
 }

@@ -84,7 +84,7 @@ func TestBook_ResumeRebuildsTheUnplacedPart(t *testing.T) {
 	placed := first.Take(17)
 	kept := inventory.LineState{Placed: len(placed), Queued: len(placed) + first.Queued(), Watermark: first.ReadTo, Drawn: true}
 	second := admitter.Book{Settings: q, Start: start, Seed: seed}
-	if err := second.Resume(kept, all); err != nil {
+	if _, err := second.Resume(kept, all); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(second.Pending, first.Pending) || len(second.Pending) != 33 {
@@ -94,5 +94,34 @@ func TestBook_ResumeRebuildsTheUnplacedPart(t *testing.T) {
 	n, err := second.Read(append(all[45:], arrival("new", 2100)), at(2200))
 	if err != nil || n != 1 || second.Pending[len(second.Pending)-1] != "new" {
 		t.Fatalf("after resume: joined %d (%v), pending ends %v", n, err, second.Pending[len(second.Pending)-3:])
+	}
+}
+
+// A rebuild gives back the tickets of the positions reserved and perhaps not
+// written, the ones they were reserved for; after a late entry, or with an entry
+// the line never held, none, as the order rebuilt may then differ from the kept one.
+func TestBook_ResumeGivesBackTheUnwrittenPositionsTickets(t *testing.T) {
+	q := inventory.QueueSettings{Queue: true}
+	var all []inventory.Arrival
+	for i := range 30 {
+		all = append(all, arrival(fmt.Sprintf("t%02d", 29-i), i*10))
+	}
+	first := admitter.Book{Settings: q, Start: start}
+	if _, err := first.Read(all, at(1000)); err != nil {
+		t.Fatal(err)
+	}
+	placed := first.Take(17)
+	kept := inventory.LineState{Placed: 17, Queued: 17 + first.Queued(), Watermark: first.ReadTo, Drawn: true, Unwritten: 5}
+	second := admitter.Book{Settings: q, Start: start}
+	again, err := second.Resume(kept, all)
+	if err != nil || !slices.Equal(again, placed[12:]) {
+		t.Fatalf("write again %v (%v), want %v", again, err, placed[12:])
+	}
+	if again, err := second.Resume(kept, append(all, arrival("shown since", 5))); err != nil || again != nil {
+		t.Fatalf("with an entry the line never held: write again %v (%v), want none", again, err)
+	}
+	kept.Late = 1
+	if again, err := second.Resume(kept, all); err != nil || again != nil {
+		t.Fatalf("after a late entry: write again %v (%v), want none", again, err)
 	}
 }

@@ -171,6 +171,7 @@ type frontierRecord struct {
 	WatermarkMs int64 `dynamodbav:"watermarkMs,omitempty"`
 	Drawn       bool  `dynamodbav:"drawn,omitempty"`
 	Late        int   `dynamodbav:"late,omitempty"`
+	Unwritten   int   `dynamodbav:"unwritten,omitempty"`
 }
 
 // frontier is the record's inventory.Frontier.
@@ -181,6 +182,7 @@ func (r frontierRecord) frontier() (inventory.Frontier, error) {
 	}
 	return inventory.Frontier{Steps: steps, SoldOut: r.SoldOut, Line: inventory.LineState{
 		Placed: r.Placed, Queued: r.Queued, ArrivalsPerSecond: r.Rate, Watermark: fromMilli(r.WatermarkMs), Drawn: r.Drawn, Late: r.Late,
+		Unwritten: r.Unwritten,
 	}}, nil
 }
 
@@ -271,7 +273,7 @@ func (s *QueueStore) AdvanceFrontier(ctx context.Context, sku string, prev int64
 	}
 	l := f.Line
 	rec := frontierRecord{PK: frontierKey(sku), Kind: kindFrontier, SKU: sku, Steps: steps, SoldOut: f.SoldOut, Version: prev + 1,
-		Placed: l.Placed, Queued: l.Queued, Rate: l.ArrivalsPerSecond, Drawn: l.Drawn, Late: l.Late}
+		Placed: l.Placed, Queued: l.Queued, Rate: l.ArrivalsPerSecond, Drawn: l.Drawn, Late: l.Late, Unwritten: l.Unwritten}
 	if !l.Watermark.IsZero() {
 		rec.WatermarkMs = l.Watermark.UnixMilli()
 	}
@@ -347,4 +349,29 @@ func (s *QueueStore) PlaceTicket(ctx context.Context, id string, position int) (
 		return false, s.storeError("place ticket", err)
 	}
 	return true, nil
+}
+
+// ReindexTicket gives ticket id, still without a position and still arrived at
+// arrived, a new arrival time, now (store clock), so that its TicketsByArrival entry
+// moves to now and the admitter, reading since its watermark, finds it as a new
+// arrival (inventory.LineState.Missed: its first entry showed too late to be read).
+// One conditional UpdateItem, 1 write unit, and 2 in the index (the entry's range key
+// changes: a delete and a put). A ticket placed meanwhile, or indexed again by
+// another poll, is left as it is: no error. Errors: inventory.ErrBusy.
+func (s *QueueStore) ReindexTicket(ctx context.Context, id string, arrived time.Time) error {
+	_, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.tables.Orders), Key: pkOf(ticketKey(id)),
+		UpdateExpression:         aws.String("SET #a = :now"),
+		ConditionExpression:      aws.String("attribute_exists(pk) AND attribute_not_exists(#p) AND #a = :was"),
+		ExpressionAttributeNames: map[string]string{"#a": "arrivedMs", "#p": "position"},
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":now": &types.AttributeValueMemberN{Value: strconv.FormatInt(s.now().UnixMilli(), 10)},
+			":was": &types.AttributeValueMemberN{Value: strconv.FormatInt(arrived.UnixMilli(), 10)},
+		},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &ccf) {
+		return s.storeError("index ticket again", err)
+	}
+	return nil
 }

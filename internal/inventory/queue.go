@@ -208,6 +208,27 @@ type LineState struct {
 	// Late counts index entries seen after the arrivals of their time were read
 	// (the index is eventually consistent): each joined the back of the line.
 	Late int
+	// Unwritten is how many of the last positions, Placed−Unwritten+1..Placed, were
+	// reserved and are not known to be written to their tickets: the admitter that
+	// reserved them wrote its tickets after this frontier and may have stopped first.
+	// The next admitter writes them again (admitter.Book.Resume).
+	Unwritten int
+}
+
+// RescueAfter is how far behind the admitter's watermark a ticket still without a
+// position must have arrived, with nothing read and unplaced in line, before its poll
+// indexes it again (LineState.Missed): more than the admitter's own 2 s look back
+// (admitter.Lookback), so an entry it can still find is left to it.
+const RescueAfter = 5 * time.Second
+
+// Missed reports whether a ticket without a position that arrived at arrived was
+// missed by the admitter: its index entry showed after the admitter's look back had
+// passed it (a global secondary index has no bound on its lag). That is so when the
+// line is drawn, every ticket read is placed (Queued = Placed, Unwritten = 0) and the
+// watermark is RescueAfter past the arrival. The poll then indexes the ticket again
+// (its arrival set to the poll's time), and the admitter reads it as a new arrival.
+func (l LineState) Missed(arrived time.Time) bool {
+	return l.Drawn && l.Queued <= l.Placed && l.Unwritten == 0 && !arrived.After(l.Watermark.Add(-RescueAfter))
 }
 
 // Ahead is how many tickets are in line before one not placed yet that arrived at

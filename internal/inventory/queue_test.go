@@ -505,3 +505,28 @@ func TestWaitlist_PassHoldsNeverHoldsMoreThanReturned(t *testing.T) {
 		}
 	}
 }
+
+// A ticket without a position is missed only once the line is drawn, everything
+// read is placed and written, and the watermark is RescueAfter past its arrival.
+func TestLineState_MissedOnlyOnceTheLineHasPassedIt(t *testing.T) {
+	arrived := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	passed := inventory.LineState{Placed: 10, Queued: 10, Drawn: true, Watermark: arrived.Add(inventory.RescueAfter)}
+	cases := []struct {
+		name   string
+		change func(*inventory.LineState)
+		want   bool
+	}{
+		{"passed", func(*inventory.LineState) {}, true},
+		{"watermark short of RescueAfter", func(l *inventory.LineState) { l.Watermark = l.Watermark.Add(-time.Millisecond) }, false},
+		{"tickets read and unplaced", func(l *inventory.LineState) { l.Queued++ }, false},
+		{"positions not written", func(l *inventory.LineState) { l.Unwritten = 1 }, false},
+		{"not drawn", func(l *inventory.LineState) { l.Drawn = false }, false},
+	}
+	for _, c := range cases {
+		l := passed
+		c.change(&l)
+		if got := l.Missed(arrived); got != c.want {
+			t.Errorf("%s: missed %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -32,6 +32,9 @@ type Tickets interface {
 	QueueSKUOf(ctx context.Context, sku string) (inventory.QueueSKU, error)
 	// FrontierOf reads sku's admission frontier (cached per instance) and its version.
 	FrontierOf(ctx context.Context, sku string) (inventory.Frontier, int64, error)
+	// ReindexTicket moves ticket id, without a position and arrived at arrived, to
+	// a new arrival time (now) in the admitter's index.
+	ReindexTicket(ctx context.Context, id string, arrived time.Time) error
 }
 
 // Room serves RouteTake and RoutePoll.
@@ -93,7 +96,9 @@ func (r *Room) Take(ctx context.Context, req events.APIGatewayV2HTTPRequest) (ev
 // ticket (eventually consistent, 0.5 read units), unless the request's Ticket-Token
 // header carries a ticket token of this caller and ticket (admission.Keys.CheckTicket):
 // then the ticket is the token's and is not read. A token that does not check is
-// ignored: the ticket is read as without one.
+// ignored: the ticket is read as without one. The one write: a ticket read without a
+// position that the admitter missed (inventory.LineState.Missed) is indexed again
+// (ReindexTicket, 3 write units, at most once per inventory.RescueAfter).
 func (r *Room) Poll(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	user, err := httpapi.UserID(req)
 	if err != nil {
@@ -124,6 +129,10 @@ func (r *Room) answer(ctx context.Context, status int, t inventory.Ticket, mint 
 	f, _, err := r.store.FrontierOf(ctx, t.SKU)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	if mint && t.Position == 0 && f.Line.Missed(t.ArrivedAt) {
+		// A failed rescue changes nothing: the next poll tries again.
+		_ = r.store.ReindexTicket(ctx, t.ID, t.ArrivedAt)
 	}
 	v := f.View(t, sku.Queue, sku.SaleStartsAt, inventory.AdmissionRatePerSecond(sku.Shards), r.now())
 	out := ticketJSON{Ticket: t.ID, SKU: t.SKU, Status: string(v.Status), NextPollSeconds: v.NextPollSeconds}

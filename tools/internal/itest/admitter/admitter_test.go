@@ -5,6 +5,7 @@ package admitter_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -273,17 +274,7 @@ func TestAdmitter_TwoAtOnceGiveEachPositionOnce(t *testing.T) {
 			}
 			s.Clock.Advance(admitter.Tick + admitter.Settle)
 			tick(t, s, b, 0)
-			positions := map[int]string{}
-			for _, bu := range buyers {
-				tk, err := s.Store.TicketOf(context.Background(), bu.user, bu.ticket)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if other, dup := positions[tk.Position]; dup || tk.Position < 1 || tk.Position > len(buyers) {
-					t.Fatalf("%s at position %d (also %q): %d tickets", bu.user, tk.Position, other, len(buyers))
-				}
-				positions[tk.Position] = bu.user
-			}
+			positions(t, s, buyers)
 			_, version, err := s.Store.ReadFrontier(context.Background(), "drop")
 			if err != nil {
 				t.Fatal(err)
@@ -292,5 +283,125 @@ func TestAdmitter_TwoAtOnceGiveEachPositionOnce(t *testing.T) {
 				t.Fatalf("%d frontier writes succeeded, version %d", store.advanced.Load(), version)
 			}
 		})
+	}
+}
+
+// positions reads each buyer's position, failing t unless they are 1..len(buyers),
+// each given once.
+func positions(t *testing.T, s *stacktest.Stack, buyers []*buyer) {
+	t.Helper()
+	seen := map[int]string{}
+	for _, bu := range buyers {
+		tk, err := s.Store.TicketOf(context.Background(), bu.user, bu.ticket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other, dup := seen[tk.Position]; dup || tk.Position < 1 || tk.Position > len(buyers) {
+			t.Fatalf("%s at position %d (also %q): %d tickets", bu.user, tk.Position, other, len(buyers))
+		}
+		seen[tk.Position] = bu.user
+	}
+}
+
+// crashing is a store whose ticket writes fail once crashed is set: an admitter on
+// it stops, as if its run crashed, between its frontier's write and its tickets'.
+type crashing struct {
+	admitter.Store
+	crashed atomic.Bool
+}
+
+func (c *crashing) PlaceTicket(ctx context.Context, id string, position int) (bool, error) {
+	if c.crashed.Load() {
+		return false, errors.New("the run crashed")
+	}
+	return c.Store.PlaceTicket(ctx, id, position)
+}
+
+// A run reserves positions 6..10 in the frontier (and admits them) and crashes
+// before writing them to the tickets; the next run, in another instance, writes
+// them to the tickets they were reserved for: every buyer is placed once, all 10
+// are admitted, and nothing is left unwritten.
+func TestAdmitter_NextRunWritesTheCrashedRunsPositions(t *testing.T) {
+	s := stack(t, `[{"skuId":"drop","delivery":"none","name":"drop","price":1000,"stock":100,"shards":1,"queue":true}]`, 0)
+	store := &crashing{Store: s.Store}
+	crashed := admitter.New(store, slog.New(slog.DiscardHandler), s.Clock.Now)
+	buyers := takeTickets(t, s, "drop", "first", 5)
+	tick(t, s, crashed, admitter.Tick+admitter.Settle)
+	buyers = append(buyers, takeTickets(t, s, "drop", "second", 5)...)
+	store.crashed.Store(true)
+	s.Clock.Advance(admitter.Tick + admitter.Settle)
+	crashed.Tick(context.Background()) // fails at the ticket writes, then is never heard of again
+	if f, _, err := s.Store.ReadFrontier(context.Background(), "drop"); err != nil || f.Line.Placed != 10 || f.Admitted() != 10 {
+		t.Fatalf("frontier after the crash: %+v (%v), want 10 positions reserved and admitted", f, err)
+	}
+	s.Clock.Advance(admitter.LeaseFor)
+	next := admitter.New(s.Store, slog.New(slog.DiscardHandler), s.Clock.Now)
+	tick(t, s, next, admitter.Tick)
+	positions(t, s, buyers)
+	s.Clock.Advance(500 * time.Millisecond) // the polls' copy of the frontier
+	for _, b := range buyers {
+		if _, out := s.Call(t, "GET", "/queue/"+b.ticket, b.user, nil, ""); out["status"] != "ADMITTED" {
+			t.Errorf("%s: %v", b.user, out)
+		}
+	}
+	next.Release(context.Background())
+	if f, _, err := s.Store.ReadFrontier(context.Background(), "drop"); err != nil || f.Line.Unwritten != 0 || f.Admitted() != 10 {
+		t.Fatalf("frontier at the run's end: %+v (%v), want 10 admitted, none unwritten", f, err)
+	}
+}
+
+// lagging is a store whose index never shows the first entry of ticket hidden (a
+// global secondary index has no bound on its lag): it shows the ticket only once
+// indexed again.
+type lagging struct {
+	admitter.Store
+	hidden string
+	at     time.Time // the hidden entry's arrival
+}
+
+func (l *lagging) Arrivals(ctx context.Context, sku string, after, through time.Time) ([]inventory.Arrival, error) {
+	all, err := l.Store.Arrivals(ctx, sku, after, through)
+	var shown []inventory.Arrival
+	for _, a := range all {
+		if a.Ticket != l.hidden || !a.At.Equal(l.at) {
+			shown = append(shown, a)
+		}
+	}
+	return shown, err
+}
+
+// A ticket whose index entry never shows in time is not placed by the admitter;
+// its buyer's poll, once the admitter's watermark is inventory.RescueAfter past its
+// arrival with nothing left to place, indexes it again, and the next ticks place it:
+// all 5 buyers placed once, the missed one last. Polls before that write nothing.
+func TestAdmitter_APollRescuesATicketTheIndexShowedTooLate(t *testing.T) {
+	s := stack(t, `[{"skuId":"drop","delivery":"none","name":"drop","price":1000,"stock":100,"shards":1,"queue":true}]`, 0)
+	buyers := takeTickets(t, s, "drop", "buyer", 5)
+	missed := buyers[2]
+	tk, err := s.Store.TicketOf(context.Background(), missed.user, missed.ticket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := admitter.New(&lagging{Store: s.Store, hidden: missed.ticket, at: tk.ArrivedAt}, slog.New(slog.DiscardHandler), s.Clock.Now)
+	poll := func() map[string]any {
+		s.Clock.Advance(500 * time.Millisecond) // the polls' copy of the frontier
+		_, out := s.Call(t, "GET", "/queue/"+missed.ticket, missed.user, nil, "")
+		return out
+	}
+	for range 4 { // the watermark reaches 4 s past the arrivals, short of RescueAfter
+		tick(t, s, adm, time.Second)
+		if out := poll(); out["position"] != nil || out["status"] != "WAITING" {
+			t.Fatalf("missed ticket: %v", out)
+		}
+	}
+	if again, _ := s.Store.TicketOf(context.Background(), missed.user, missed.ticket); !again.ArrivedAt.Equal(tk.ArrivedAt) {
+		t.Fatalf("indexed again at %v before RescueAfter", again.ArrivedAt)
+	}
+	tick(t, s, adm, 2*time.Second)
+	poll() // indexes it again
+	tick(t, s, adm, admitter.Settle+admitter.Tick)
+	positions(t, s, buyers)
+	if out := poll(); num(out["position"]) != 5 {
+		t.Fatalf("rescued ticket: %v, want position 5", out)
 	}
 }
