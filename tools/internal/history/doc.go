@@ -11,7 +11,16 @@
 //
 //	go test -run History ./tools/internal/history/                   # the short histories
 //	go test -run History ./tools/internal/history/ -seed 42          # replay one seed
+//	go test -run History ./tools/internal/history/ -history.ops 30   # the long histories
 //	go test -run HistorySoak ./tools/internal/history/ -history.for 7s  # ≥ 20 s over 3 seeds
+//
+// The test command runs 16 operations per worker (three workers) in each history: every
+// fault kind still shows in the three histories (the first keyed order of each is
+// always resent and its first close batch always retried), and the broken release is
+// still caught. Nearly every DynamoDB request of a history is one of the 128
+// PendingByExpiry bucket queries of a sweep or of a reconcile run, so a history's cost
+// follows its length; -history.ops 30 plays the longer histories (more interleavings of
+// reconcile with the traffic, at about twice the CPU) by hand.
 //
 // A failing history prints its seed; the same -seed replays the same plan of
 // operations and the same fault draws (goroutine interleaving stays the scheduler's).
