@@ -5,6 +5,7 @@ package waitlist_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -14,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
@@ -562,4 +565,54 @@ func TestWaitlist_AJoinAfterTheClearNeverLosesAHold(t *testing.T) {
 		t.Errorf("%d holds, w's entry %s; want 1 and DONE", held, e.State)
 	}
 	reconciled(t, s)
+}
+
+// waitlistMessages receives what the WeChat queue holds and counts its waitlist
+// messages.
+func waitlistMessages(t *testing.T, s *stacktest.Stack) int {
+	t.Helper()
+	out, err := s.SQSClient().ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+		QueueUrl: aws.String(s.Queues["WeChatQueue"]), MaxNumberOfMessages: 10,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range out.Messages {
+		var msg wxqueue.Message
+		if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &msg); err != nil {
+			t.Fatal(err)
+		}
+		if msg.Kind == wxqueue.KindWaitlist {
+			n++
+		}
+	}
+	return n
+}
+
+// With WaitlistTemplateId "off" the sweep's pass queues no message for the hold it
+// gives a subscribed buyer (the wechat function would drop it); with a template it
+// queues one.
+func TestWaitlistPass_QueuesNoMessageWithTheTemplateOff(t *testing.T) {
+	for _, c := range []struct {
+		params map[string]string
+		want   int
+	}{{map[string]string{"WaitlistTemplateId": "off"}, 0}, {nil, 1}} {
+		t.Run(fmt.Sprint(c.params), func(t *testing.T) { // one SQS server at a time: each stack closes with its subtest
+			s := stacktest.New(t, stacktest.Options{SQS: true, Seed: seed, Stack: local.StackConfig{Parameters: c.params}})
+			id := s.Order(t, "b", `{"items":[{"skuId":"tee","qty":1}]}`)
+			s.Order(t, "b2", `{"items":[{"skuId":"tee","qty":1}]}`)
+			join(t, s, "w")
+			sweep(t, s) // notes tee sold out
+			if code, out := s.Call(t, "POST", "/orders/"+id+"/cancel", "b", nil, ""); code != http.StatusOK {
+				t.Fatalf("cancel: %d %v", code, out)
+			}
+			if p := sweep(t, s); p.Holds != 1 {
+				t.Fatalf("sweep: %+v", p)
+			}
+			if got := waitlistMessages(t, s); got != c.want {
+				t.Errorf("template %v: %d waitlist messages queued, want %d", c.params, got, c.want)
+			}
+		})
+	}
 }
