@@ -97,7 +97,8 @@ func (r waitRecord) entry() (inventory.WaitlistEntry, error) {
 // accepted the waitlist's one-time subscribe message. An entry of a SKU whose record
 // (as the catalog cache shows it) is not flagged waitlist also flags it and lists
 // the SKU for the sweep's pass: 2 more write units, once per flagging (a join the
-// cache misleads leaves the flag to the pass, see PassWaitlist). It reports whether
+// cache misleads leaves the flag to the pass, see PassWaitlist), and a new entry of a
+// SKU in the sold-out state notes it sold out (noteSoldOut). It reports whether
 // the entry is new. Errors: a *SKUError wrapping inventory.ErrSKUNotFound,
 // inventory.ErrBusy.
 func (s *WaitlistStore) JoinWaitlist(ctx context.Context, user, sku string, subscribed bool) (inventory.WaitlistEntry, bool, error) {
@@ -122,11 +123,25 @@ func (s *WaitlistStore) JoinWaitlist(ctx context.Context, user, sku string, subs
 	}
 	if fresh {
 		old = rec
+		if err := s.noteSoldOut(ctx, e.rec); err != nil {
+			return inventory.WaitlistEntry{}, false, err
+		}
 	} else if old.Kind != kindWait {
 		return inventory.WaitlistEntry{}, false, fmt.Errorf("join waitlist of %s: refused, then not found: %w", sku, inventory.ErrBusy)
 	}
 	got, err := old.entry()
 	return got, fresh, err
+}
+
+// noteSoldOut notes rec's SKU sold out for the sweep's pass (the waitlists item's
+// soldOut set: 1 write unit) when rec, as the catalog cache shows it (5 s old at
+// most), is in the sold-out state (soldout.go: every shard was empty and marked), so
+// that units coming back before the next pass go to the waitlist, not on open sale.
+func (s *WaitlistStore) noteSoldOut(ctx context.Context, rec skuRecord) error {
+	if rec.SoldOut == 0 {
+		return nil
+	}
+	return s.listWaitlist(ctx, "soldOut", rec.SKU)
 }
 
 // markWaitlisted flags sku's record (flag) and lists sku for the sweep: two

@@ -616,3 +616,26 @@ func TestWaitlistPass_QueuesNoMessageWithTheTemplateOff(t *testing.T) {
 		})
 	}
 }
+
+// Units that come back after the sell-out but before any sweep has seen the SKU
+// sold out go to the waitlist: x's refused order puts tee in the sold-out state, w
+// joins, b cancels both units before a sweep runs; the next sweep holds 1 for w
+// (not "not sold out yet", the units on open sale).
+func TestWaitlist_UnitsBackBeforeTheFirstSweepGoToTheWaitlist(t *testing.T) {
+	s := stacktest.New(t, stacktest.Options{Seed: seed})
+	id := s.Order(t, "b", `{"items":[{"skuId":"tee","qty":2}]}`)
+	if code, out := order(t, s, "x", 1); code != http.StatusConflict {
+		t.Fatalf("order of a sold-out SKU: %d %v", code, out)
+	}
+	join(t, s, "w")
+	if code, out := s.Call(t, "POST", "/orders/"+id+"/cancel", "b", nil, ""); code != http.StatusOK {
+		t.Fatalf("cancel: %d %v", code, out)
+	}
+	if p := sweep(t, s); p.Holds != 1 || p.Units != 1 {
+		t.Fatalf("sweep after units came back: %+v, want 1 hold of 1", p)
+	}
+	if got := s.Available(t, "tee"); got != 1 {
+		t.Errorf("available after the hold: %d, want 1", got)
+	}
+	reconciled(t, s)
+}
