@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,9 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-	"github.com/aws/smithy-go/middleware"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
@@ -429,23 +426,6 @@ func TestWaitlistMessage_NotSentOnceTheHoldRanOut(t *testing.T) {
 	}
 }
 
-// countEntryReads counts the GetItems of waitlist entries (pk "wait#…") the stack's
-// functions and store send.
-func countEntryReads(n *atomic.Int64) func(*dynamodb.Options) {
-	count := middleware.InitializeMiddlewareFunc("countEntryReads",
-		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-			if g, ok := in.Parameters.(*dynamodb.GetItemInput); ok {
-				if pk, ok := g.Key["pk"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(pk.Value, "wait#") {
-					n.Add(1)
-				}
-			}
-			return next.HandleInitialize(ctx, in)
-		})
-	return func(o *dynamodb.Options) {
-		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error { return st.Initialize.Add(count, middleware.After) })
-	}
-}
-
 // flagged reads tee's record's waitlist flag.
 func flagged(t *testing.T, s *stacktest.Stack) bool {
 	t.Helper()
@@ -459,7 +439,7 @@ func flagged(t *testing.T, s *stacktest.Stack) bool {
 func TestOrder_ReadsNoEntryOnceTheWaitlistEmptied(t *testing.T) {
 	var reads atomic.Int64
 	s := stacktest.New(t, stacktest.Options{Seed: seed, Stack: local.StackConfig{
-		DynamoDBOptions: []func(*dynamodb.Options){countEntryReads(&reads)},
+		DynamoDBOptions: []func(*dynamodb.Options){stacktest.CountGetItems("wait#", &reads)},
 	}})
 	id := s.Order(t, "b", `{"items":[{"skuId":"tee","qty":2}]}`)
 	join(t, s, "w1")
