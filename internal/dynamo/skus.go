@@ -238,9 +238,18 @@ type skuRecord struct {
 	Queue             bool `dynamodbav:"queue,omitempty"`
 	FairWindowSeconds int  `dynamodbav:"fairWindowSeconds,omitempty"`
 	RiskThreshold     int  `dynamodbav:"riskThreshold,omitempty"`
-	// Waitlist is set by the SKU's first waitlist entry (WaitlistStore.JoinWaitlist):
-	// its orders then read the buyer's entry for a hold; others read nothing more.
+	// Waitlist says the SKU's orders read the buyer's waitlist entry for a hold
+	// (1 read unit); orders of a SKU without it read nothing more. A join or the
+	// sweep's pass sets it, with WaitlistSince, when the SKU has entries; the pass
+	// clears all three once the line is empty and every hold has ended
+	// (docs/design.md, "The waitlist", "The orders' flag").
 	Waitlist bool `dynamodbav:"waitlist,omitempty"`
+	// WaitlistSince is when (Unix ms) Waitlist was last set; a hold is granted only
+	// WaitlistLead after it (absent on records flagged before: long ago).
+	WaitlistSince int64 `dynamodbav:"waitlistSince,omitempty"`
+	// WaitlistHoldsUntil is the end (Unix ms) of the last hold granted: the flag
+	// stays until then.
+	WaitlistHoldsUntil int64 `dynamodbav:"waitlistHoldsUntil,omitempty"`
 	// SoldOut, when set, is when (Unix ms) the SKU entered the sold-out state:
 	// every shard marked and empty (soldout.go); Unsells counts the times it left
 	// it, and Entering is a claim of an entry under way (Unix ms).

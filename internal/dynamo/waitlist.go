@@ -40,6 +40,12 @@ const (
 	// waitlistKeep is how long a finished entry (PASSED, DONE) is kept before the
 	// table's TTL deletes it.
 	waitlistKeep = 7 * 24 * time.Hour
+	// WaitlistLead is how long a SKU record must have said waitlist before a hold
+	// may be granted on it: longer than an order's view of the record can lag (the
+	// catalog cache, DefaultCatalogTTL 5 s, plus createOrder's 10 s timeout, plus
+	// 15 s for a replica behind an eventually consistent read), so every order that
+	// could meet the hold looks for it (docs/design.md, "The orders' flag").
+	WaitlistLead = 30 * time.Second
 )
 
 func waitKey(id string) string { return "wait#" + id }
@@ -88,9 +94,11 @@ func (r waitRecord) entry() (inventory.WaitlistEntry, error) {
 // (one per buyer and SKU: one conditional PutItem, 1 write unit plus 1 in the index,
 // of an item whose id is inventory.WaitlistEntryID(user, sku); concurrent requests of
 // one buyer make one entry, as TakeTicket's do). subscribed says whether the buyer
-// accepted the waitlist's one-time subscribe message. The first entry of a SKU (as
-// the SKU record in the catalog cache shows) also marks the SKU record waitlist and
-// lists the SKU for the sweep's pass: 2 more write units, once. It reports whether
+// accepted the waitlist's one-time subscribe message. An entry of a SKU whose record
+// (as the catalog cache shows it) is not flagged waitlist also flags it and lists
+// the SKU for the sweep's pass: 2 more write units, once per flagging (a join the
+// cache misleads leaves the flag to the pass, see PassWaitlist), and a new entry of a
+// SKU in the sold-out state notes it sold out (noteSoldOut). It reports whether
 // the entry is new. Errors: a *SKUError wrapping inventory.ErrSKUNotFound,
 // inventory.ErrBusy.
 func (s *WaitlistStore) JoinWaitlist(ctx context.Context, user, sku string, subscribed bool) (inventory.WaitlistEntry, bool, error) {
@@ -115,6 +123,9 @@ func (s *WaitlistStore) JoinWaitlist(ctx context.Context, user, sku string, subs
 	}
 	if fresh {
 		old = rec
+		if err := s.noteSoldOut(ctx, e.rec); err != nil {
+			return inventory.WaitlistEntry{}, false, err
+		}
 	} else if old.Kind != kindWait {
 		return inventory.WaitlistEntry{}, false, fmt.Errorf("join waitlist of %s: refused, then not found: %w", sku, inventory.ErrBusy)
 	}
@@ -122,22 +133,87 @@ func (s *WaitlistStore) JoinWaitlist(ctx context.Context, user, sku string, subs
 	return got, fresh, err
 }
 
-// markWaitlisted sets waitlist on sku's record (so its orders look for holds) and lists
-// sku for the sweep: two UpdateItems that change nothing when done already.
+// noteSoldOut notes rec's SKU sold out for the sweep's pass (the waitlists item's
+// soldOut set: 1 write unit) when rec, as the catalog cache shows it (5 s old at
+// most), is in the sold-out state (soldout.go: every shard was empty and marked), so
+// that units coming back before the next pass go to the waitlist, not on open sale.
+func (s *WaitlistStore) noteSoldOut(ctx context.Context, rec skuRecord) error {
+	if rec.SoldOut == 0 {
+		return nil
+	}
+	return s.listWaitlist(ctx, "soldOut", rec.SKU)
+}
+
+// markWaitlisted flags sku's record (flag) and lists sku for the sweep: two
+// UpdateItems that change nothing when done already.
 func (s *WaitlistStore) markWaitlisted(ctx context.Context, sku string) error {
-	if _, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.tables.SKUs), Key: pkOf(skuKey(sku)),
-		UpdateExpression:          aws.String("SET waitlist = :t"),
-		ConditionExpression:       aws.String("attribute_exists(pk)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberBOOL{Value: true}},
-	}); err != nil {
-		if errors.As(err, new(*types.ConditionalCheckFailedException)) {
-			return &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku}
-		}
-		return s.storeError("mark "+sku+" waitlisted", err)
+	if err := s.flag(ctx, sku); err != nil {
+		return err
+	}
+	return s.listWaitlist(ctx, "skus", sku)
+}
+
+// flag sets waitlist on sku's record, so that its orders look for holds, and
+// waitlistSince to now unless the flag stands already (one UpdateItem, 1 write unit).
+func (s *WaitlistStore) flag(ctx context.Context, sku string) error {
+	err := s.updateItem(ctx, skuKey(sku),
+		expression.Set(expression.Name("waitlist"), expression.Value(true)).
+			Set(expression.Name("waitlistSince"), expression.IfNotExists(expression.Name("waitlistSince"), expression.Value(s.now().UnixMilli()))),
+		expression.AttributeExists(expression.Name("pk")))
+	if errors.As(err, new(*types.ConditionalCheckFailedException)) {
+		return &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku}
+	}
+	if err != nil {
+		return err
 	}
 	s.catalog.forget(sku)
-	return s.listWaitlist(ctx, "skus", sku)
+	return nil
+}
+
+// unflag clears the waitlist flag of sku, whose line a pass found empty, once the
+// last hold granted has ended: one UpdateItem conditioned on that (a hold granted
+// meanwhile keeps the flag), sent only when the catalog cache shows the flag and
+// its holds ended. A join that lands after the clear flags the SKU again, or, if
+// the cache misled it, the next pass does (PassWaitlist).
+func (s *WaitlistStore) unflag(ctx context.Context, sku string) error {
+	e, err := s.skuEntry(ctx, sku)
+	if errors.Is(err, inventory.ErrSKUNotFound) {
+		return nil
+	}
+	now := s.now().UnixMilli()
+	if err != nil || !e.rec.Waitlist || e.rec.WaitlistHoldsUntil > now {
+		return err
+	}
+	until := expression.Name("waitlistHoldsUntil")
+	err = s.updateItem(ctx, skuKey(sku),
+		expression.Remove(expression.Name("waitlist")).Remove(expression.Name("waitlistSince")).Remove(until),
+		expression.Name("waitlist").Equal(expression.Value(true)).
+			And(expression.AttributeNotExists(until).Or(until.LessThanEqual(expression.Value(now)))))
+	if err != nil && !errors.As(err, new(*types.ConditionalCheckFailedException)) {
+		return err
+	}
+	s.catalog.forget(sku)
+	return nil
+}
+
+// flagReady says why no hold may be granted on rec's SKU now ("" when one may): the
+// record not flagged (flag sets it: holds come WaitlistLead later), or flagged
+// less than WaitlistLead ago.
+func (s *WaitlistStore) flagReady(ctx context.Context, rec *skuRecord, now time.Time) (string, error) {
+	switch {
+	case !rec.Waitlist:
+		return "orders not flagged yet", s.flag(ctx, rec.SKU)
+	case now.Before(fromMilli(rec.WaitlistSince).Add(WaitlistLead)):
+		return "orders flagged too recently", nil
+	}
+	return "", nil
+}
+
+// flaggedBefore holds on a SKU record flagged waitlist since cutoff or earlier.
+func flaggedBefore(cutoff time.Time) expression.ConditionBuilder {
+	since := expression.Name("waitlistSince")
+	return expression.Name("waitlist").Equal(expression.Value(true)).
+		And(expression.AttributeNotExists(since).Or(since.LessThanEqual(expression.Value(cutoff.UnixMilli()))))
 }
 
 // listWaitlist adds sku to the string set set of the waitlists item.
@@ -345,14 +421,21 @@ func (s *WaitlistStore) waitingEntries(ctx context.Context, sku string) ([]inven
 // entry, HOLD on each shard, the ledger entry) conditioned on the entry as read and
 // on the shards' available units, so units held never exceed units available, and a
 // pass racing another holds nothing twice (an entry or shard found changed ends the
-// pass: the next one goes on). Reads: the index and entries
-// (waitingEntries), the SKU record and its shards (1 read unit each). A SKU with no
-// entry waiting or held costs the index Query only. Errors: inventory.ErrBusy.
+// pass: the next one goes on). Holds are granted only on a SKU record flagged
+// waitlist WaitlistLead ago or earlier (flagReady; the pass flags an unflagged one
+// and grants nothing then), each grant conditioned on that and setting
+// waitlistHoldsUntil. Reads: the index and entries (waitingEntries), the SKU record
+// and its shards (1 read unit each). A SKU with no entry waiting or held costs the
+// index Query only, and clears the SKU's flag once its last hold ended (unflag).
+// Errors: inventory.ErrBusy.
 func (s *WaitlistStore) PassWaitlist(ctx context.Context, sku string, soldOut bool) (inventory.WaitlistPass, error) {
 	p := inventory.WaitlistPass{SKU: sku}
 	entries, err := s.waitingEntries(ctx, sku)
-	if err != nil || len(entries) == 0 {
+	if err != nil {
 		return p, err
+	}
+	if len(entries) == 0 {
+		return p, s.unflag(ctx, sku)
 	}
 	p.Waiting = len(entries)
 	rec, err := s.skuRecordOf(ctx, sku)
@@ -383,6 +466,9 @@ func (s *WaitlistStore) PassWaitlist(ctx context.Context, sku string, soldOut bo
 		if err := s.listWaitlist(ctx, "soldOut", sku); err != nil {
 			return p, err
 		}
+	}
+	if p.Skipped, err = s.flagReady(ctx, rec, now); p.Skipped != "" || err != nil {
+		return p, err
 	}
 	return s.pass(ctx, p, entries, stock, free, max(rec.LimitPerUser, 1), now)
 }
@@ -455,9 +541,13 @@ func (s *WaitlistStore) pass(ctx context.Context, p inventory.WaitlistPass, entr
 }
 
 // grant writes e's new hold: the entry from WAITING to HELD (conditioned on it still
-// waiting under the same ref) with HOLD on its shards.
+// waiting under the same ref) with HOLD on its shards, and the hold's end on the SKU
+// record, conditioned on the record flagged WaitlistLead ago (flaggedBefore): an
+// unflag that came first refuses the grant, one that comes after finds the hold.
 func (s *WaitlistStore) grant(ctx context.Context, e inventory.WaitlistEntry, now time.Time) error {
 	t := s.newTxn("hold units for a waitlist entry of " + e.SKU)
+	t.update(part{kind: partSKU, sku: e.SKU}, s.tables.SKUs, skuKey(e.SKU),
+		expression.Set(expression.Name("waitlistHoldsUntil"), expression.Value(e.HoldUntil.UnixMilli())), flaggedBefore(now.Add(-WaitlistLead)))
 	upd := expression.Set(expression.Name("state"), expression.Value(string(inventory.WaitHeld))).
 		Set(expression.Name("units"), expression.Value(e.Units)).
 		Set(expression.Name("holdUntilMs"), expression.Value(e.HoldUntil.UnixMilli())).

@@ -122,3 +122,19 @@ func CallbackBase(get Lookup, name, want string) (string, error) {
 	}
 	return v, nil
 }
+
+// TemplateID reads name, a WeChat subscribe-message template id (at most 128
+// characters, no white space) or "off", which it returns as "": the message is off.
+func TemplateID(get Lookup, name string) (string, error) {
+	const want = `a subscribe-message template id, or "off"`
+	v, err := Required(get, name, want)
+	switch {
+	case err != nil:
+		return "", err
+	case len(v) > 128 || strings.ContainsAny(v, " \t\r\n"):
+		return "", &Error{Name: name, Value: v, Want: want}
+	case v == "off":
+		return "", nil
+	}
+	return v, nil
+}

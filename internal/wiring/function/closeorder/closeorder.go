@@ -48,6 +48,9 @@ type Config struct {
 	// UserRefundWindow is USER_REFUND_WINDOW: how long after paidAt a buyer may refund
 	// (seconds or a duration such as "24h"; 0 turns buyers' refunds off).
 	UserRefundWindow time.Duration
+	// WaitlistTemplate is WAITLIST_TEMPLATE_ID, "" when "off": the waitlist message
+	// is off, and the sweep's pass queues none.
+	WaitlistTemplate string
 }
 
 // Load reads Config from get (the main passes os.Getenv); an error names the first
@@ -60,7 +63,8 @@ func Load(get envvar.Lookup) (Config, error) {
 		}),
 		wiring.Required(&c.OpenIDClaim, "OPENID_CLAIM", "the JWT claim holding the buyer's openid, e.g. sub"),
 		wiring.RefundQueueURL(&c.RefundQueueURL), wiring.WeChatQueueURL(&c.WeChatQueueURL),
-		wiring.Into(&c.UserRefundWindow, func(get envvar.Lookup) (time.Duration, error) { return envvar.Duration(get, "USER_REFUND_WINDOW") }))
+		wiring.Into(&c.UserRefundWindow, func(get envvar.Lookup) (time.Duration, error) { return envvar.Duration(get, "USER_REFUND_WINDOW") }),
+		wiring.Into(&c.WaitlistTemplate, func(get envvar.Lookup) (string, error) { return envvar.TemplateID(get, "WAITLIST_TEMPLATE_ID") }))
 }
 
 // built is what closeOrder's triggers are served by.
@@ -103,7 +107,8 @@ var Function = table.Function
 // merchant API through merchant; a release sends its order's close message again to
 // closeQueue when it must wait, a buyer's refund goes to refundQueue (either nil: none
 // sent; the sweep and the refund function's stuck pass still get to them, later), a
-// waitlist hold's subscribe message to wechatQueue (nil: none).
+// waitlist hold's subscribe message to wechatQueue (nil, or cfg.WaitlistTemplate
+// off: none).
 func Build(cfg Config, log *slog.Logger, store *dynamo.Store, closeQueue *closeq.Queue, refundQueue *refunds.Queue, wechatQueue *wxqueue.Queue, merchant *wechatpay.RotatingClient) (*lambdaevent.Function, error) {
 	starter := refunds.NewStarter(store, refundQueue, log)
 	checker := payments.NewChecker(merchant, payments.NewRecorder(store, starter, log), log, table.Short)
@@ -114,15 +119,16 @@ func Build(cfg Config, log *slog.Logger, store *dynamo.Store, closeQueue *closeq
 		}),
 		refunds:  refunds.NewRoutes(store, store, starter, cfg.UserRefundWindow),
 		after:    refunds.NewAftersaleRoutes(store, starter, nil),
-		waitlist: waitlist.NewPasser(store, log, holds(wechatQueue, log).Granted),
+		waitlist: waitlist.NewPasser(store, log, holds(wechatQueue, cfg.WaitlistTemplate, log).Granted),
 	}), nil
 }
 
-// holds queues the waitlist's messages to q (nil: none). Not parts.Sender: package
-// parts links reconcile's settings and the time zone database, which closeOrder
-// would carry for nothing (about 0.4 MiB of its bootstrap).
-func holds(q *wxqueue.Queue, log *slog.Logger) notices.Holds {
-	if q == nil {
+// holds queues the waitlist's messages to q (nil: none), none when the template is
+// off (""): the wechat function would drop them. Not parts.Sender: package parts
+// links reconcile's settings and the time zone database, which closeOrder would
+// carry for nothing (about 0.4 MiB of its bootstrap).
+func holds(q *wxqueue.Queue, template string, log *slog.Logger) notices.Holds {
+	if q == nil || template == "" {
 		return notices.Holds{Log: log}
 	}
 	return notices.Holds{Queue: q, Log: log}

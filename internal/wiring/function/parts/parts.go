@@ -7,7 +7,6 @@ package parts
 import (
 	"context"
 	"log/slog"
-	"strings"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
@@ -27,7 +26,7 @@ func Notices(dst *notices.Config) wiring.Setting {
 			name string
 			dst  *string
 		}{{"PAY_REMINDER_TEMPLATE_ID", &dst.PayReminderTemplate}, {"REFUND_DONE_TEMPLATE_ID", &dst.RefundDoneTemplate}, {"AFTERSALE_TEMPLATE_ID", &dst.AftersaleTemplate}} {
-			if *v.dst, err = templateID(get, v.name); err != nil {
+			if *v.dst, err = envvar.TemplateID(get, v.name); err != nil {
 				return err
 			}
 		}
@@ -44,27 +43,12 @@ func Notices(dst *notices.Config) wiring.Setting {
 // function, which sends it, reads them.
 func WaitlistNotice(dst *notices.Config) wiring.Setting {
 	return func(get envvar.Lookup) (err error) {
-		if dst.WaitlistTemplate, err = templateID(get, "WAITLIST_TEMPLATE_ID"); err != nil {
+		if dst.WaitlistTemplate, err = envvar.TemplateID(get, "WAITLIST_TEMPLATE_ID"); err != nil {
 			return err
 		}
 		dst.SKUPage, err = envvar.Required(get, "SKU_PAGE", "the mini-program page of a SKU, the SKU id appended, e.g. pages/sku/index?skuId=")
 		return err
 	}
-}
-
-// templateID reads name, a subscribe-message template id or "off" ("").
-func templateID(get envvar.Lookup, name string) (string, error) {
-	const want = `a subscribe-message template id, or "off"`
-	v, err := envvar.Required(get, name, want)
-	switch {
-	case err != nil:
-		return "", err
-	case len(v) > 128 || strings.ContainsAny(v, " \t\r\n"):
-		return "", &envvar.Error{Name: name, Value: v, Want: want}
-	case v == "off":
-		return "", nil
-	}
-	return v, nil
 }
 
 // Reconcile reads reconcile's variables into *dst, every one of which must be set,

@@ -45,7 +45,8 @@ func TestWaitlistMessages_OnePerSubscribedHold(t *testing.T) {
 			t.Fatalf("cancel: %d %v", code, out)
 		}
 	}
-	testkit.Eventually(t, 20*time.Second, "3 holds", func() bool {
+	// Holds come dynamo.WaitlistLead (30 s) after the joins flagged tee at the earliest.
+	testkit.Eventually(t, 60*time.Second, "3 holds", func() bool {
 		h.RunScheduled(t, "closeOrder", &res)
 		for w := range subscribed {
 			if e, err := h.Store.WaitlistEntryOf(context.Background(), w, "tee"); err != nil || e.Units != 1 {

@@ -5,13 +5,20 @@ package waitlist_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/notices"
 	"github.com/stockguard/stockguard/internal/waitlist"
@@ -29,12 +36,15 @@ func order(t *testing.T, s *stacktest.Stack, user string, qty int) (int, map[str
 	return s.Call(t, "POST", "/orders", user, nil, fmt.Sprintf(`{"items":[{"skuId":"tee","qty":%d}]}`, qty))
 }
 
+// join puts user on tee's waitlist, then lets dynamo.WaitlistLead pass: a hold may
+// be granted from then on.
 func join(t *testing.T, s *stacktest.Stack, user string) inventory.WaitlistEntry {
 	t.Helper()
 	e, _, err := s.Store.JoinWaitlist(context.Background(), user, "tee", true)
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.Clock.Advance(dynamo.WaitlistLead)
 	return e
 }
 
@@ -414,4 +424,198 @@ func TestWaitlistMessage_NotSentOnceTheHoldRanOut(t *testing.T) {
 	if got := s.WxAPIServer.Messages("w2"); len(got) != 0 {
 		t.Errorf("w2, whose hold ran out, got %+v", got)
 	}
+}
+
+// flagged reads tee's record's waitlist flag.
+func flagged(t *testing.T, s *stacktest.Stack) bool {
+	t.Helper()
+	return s.Item(t, s.Tables.SKUs, "tee")["waitlist"] == true
+}
+
+// Once tee's waitlist has emptied (w1 ordered with its hold, w2 left) and the last
+// hold's end has passed, the sweep clears the SKU's flag: N orders then read no
+// waitlist entry (0 GetItems), against N while the flag stood. A join afterwards
+// flags the SKU again.
+func TestOrder_ReadsNoEntryOnceTheWaitlistEmptied(t *testing.T) {
+	var reads atomic.Int64
+	s := stacktest.New(t, stacktest.Options{Seed: seed, Stack: local.StackConfig{
+		DynamoDBOptions: []func(*dynamodb.Options){stacktest.CountGetItems("wait#", &reads)},
+	}})
+	id := s.Order(t, "b", `{"items":[{"skuId":"tee","qty":2}]}`)
+	join(t, s, "w1")
+	join(t, s, "w2")
+	pass(t, s, false)
+	if code, out := s.Call(t, "POST", "/orders/"+id+"/cancel", "b", nil, ""); code != http.StatusOK {
+		t.Fatalf("cancel: %d %v", code, out)
+	}
+	if p := sweep(t, s); p.Holds != 2 {
+		t.Fatalf("sweep: %+v", p)
+	}
+	if code, out := order(t, s, "w1", 1); code != http.StatusCreated {
+		t.Fatalf("w1 orders with the hold: %d %v", code, out)
+	}
+	if err := s.Store.LeaveWaitlist(context.Background(), "w2", "tee"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 6
+	orders := func() int64 {
+		t.Helper()
+		before := reads.Load()
+		for i := range n {
+			if code, out := order(t, s, fmt.Sprintf("o%d", i), 1); code != http.StatusCreated && code != http.StatusConflict {
+				t.Fatalf("order %d: %d %v", i, code, out)
+			}
+		}
+		return reads.Load() - before
+	}
+	sweep(t, s) // the line is empty, but the last hold has not ended: the flag stays
+	if got := orders(); got != n || !flagged(t, s) {
+		t.Fatalf("while the holds may stand: %d entry reads for %d orders, flag %v; want %d, true", got, n, flagged(t, s), n)
+	}
+	s.Clock.Advance(inventory.WaitlistHoldSeconds * time.Second)
+	sweep(t, s)
+	if flagged(t, s) {
+		t.Fatal("the sweep left the flag of an empty waitlist whose holds ended")
+	}
+	s.Clock.Advance(6 * time.Second) // past createOrder's SKU record cache
+	if got := orders(); got != 0 {
+		t.Errorf("after the waitlist emptied: %d entry reads for %d orders, want 0", got, n)
+	}
+	join(t, s, "w3")
+	if !flagged(t, s) {
+		t.Error("a join after the clear left the SKU unflagged")
+	}
+	reconciled(t, s)
+}
+
+// A join that lands on a SKU whose flag was cleared never makes an order miss its
+// hold, though createOrder still plans from the unflagged record it cached a moment
+// before. tee sold out, v joined and left, and the sweep cleared the flag; b's
+// cancel put 2 units on open sale and x ordered one (createOrder caches tee
+// unflagged). w joins (through another instance's store) racing 4 orders of
+// another SKU; then a sweep runs every second and w orders as soon as it holds the
+// unit left: that order must use the hold (201, entry DONE). A hold is granted
+// dynamo.WaitlistLead after the flag at the earliest, when no order plans from the
+// unflagged record any more: with no lead, w's order is refused (409) and its hold
+// stands unused.
+func TestWaitlist_AJoinAfterTheClearNeverLosesAHold(t *testing.T) {
+	s := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"tee","delivery":"none","name":"tee","price":1000,"stock":2,"shards":2},
+		{"skuId":"mug","delivery":"none","name":"mug","price":1000,"stock":9}]`})
+	id := s.Order(t, "b", `{"items":[{"skuId":"tee","qty":2}]}`)
+	join(t, s, "v")
+	sweep(t, s) // notes tee sold out
+	if err := s.Store.LeaveWaitlist(context.Background(), "v", "tee"); err != nil {
+		t.Fatal(err)
+	}
+	sweep(t, s)
+	if flagged(t, s) {
+		t.Fatal("the flag of an empty waitlist that never held stayed")
+	}
+	if code, out := s.Call(t, "POST", "/orders/"+id+"/cancel", "b", nil, ""); code != http.StatusOK {
+		t.Fatalf("cancel: %d %v", code, out)
+	}
+	s.Clock.Advance(6 * time.Second) // past createOrder's SKU record cache
+	if code, out := order(t, s, "x", 1); code != http.StatusCreated {
+		t.Fatalf("x orders a unit back on open sale: %d %v", code, out)
+	}
+	other := dynamo.New(s.DB, s.Tables, dynamo.Options{Now: s.Clock.Now}) // another instance's store
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if _, _, err := other.JoinWaitlist(context.Background(), "w", "tee", true); err != nil {
+			t.Error(err)
+		}
+	})
+	for i := range 4 {
+		wg.Go(func() { s.Order(t, fmt.Sprintf("o%d", i), `{"items":[{"skuId":"mug","qty":1}]}`) })
+	}
+	wg.Wait()
+	held := 0
+	for range 60 { // seconds: twice dynamo.WaitlistLead
+		p := sweep(t, s)
+		held += p.Holds
+		if p.Holds > 0 {
+			if code, out := order(t, s, "w", 1); code != http.StatusCreated {
+				t.Fatalf("w orders right after its hold: %d %v", code, out)
+			}
+			break
+		}
+		s.Clock.Advance(time.Second)
+	}
+	if e := entry(t, s, "w"); held != 1 || e.State != inventory.WaitDone {
+		t.Errorf("%d holds, w's entry %s; want 1 and DONE", held, e.State)
+	}
+	reconciled(t, s)
+}
+
+// waitlistMessages receives what the WeChat queue holds and counts its waitlist
+// messages.
+func waitlistMessages(t *testing.T, s *stacktest.Stack) int {
+	t.Helper()
+	out, err := s.SQSClient().ReceiveMessage(context.Background(), &sqs.ReceiveMessageInput{
+		QueueUrl: aws.String(s.Queues["WeChatQueue"]), MaxNumberOfMessages: 10,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, m := range out.Messages {
+		var msg wxqueue.Message
+		if err := json.Unmarshal([]byte(aws.ToString(m.Body)), &msg); err != nil {
+			t.Fatal(err)
+		}
+		if msg.Kind == wxqueue.KindWaitlist {
+			n++
+		}
+	}
+	return n
+}
+
+// With WaitlistTemplateId "off" the sweep's pass queues no message for the hold it
+// gives a subscribed buyer (the wechat function would drop it); with a template it
+// queues one.
+func TestWaitlistPass_QueuesNoMessageWithTheTemplateOff(t *testing.T) {
+	for _, c := range []struct {
+		params map[string]string
+		want   int
+	}{{map[string]string{"WaitlistTemplateId": "off"}, 0}, {nil, 1}} {
+		t.Run(fmt.Sprint(c.params), func(t *testing.T) { // one SQS server at a time: each stack closes with its subtest
+			s := stacktest.New(t, stacktest.Options{SQS: true, Seed: seed, Stack: local.StackConfig{Parameters: c.params}})
+			id := s.Order(t, "b", `{"items":[{"skuId":"tee","qty":1}]}`)
+			s.Order(t, "b2", `{"items":[{"skuId":"tee","qty":1}]}`)
+			join(t, s, "w")
+			sweep(t, s) // notes tee sold out
+			if code, out := s.Call(t, "POST", "/orders/"+id+"/cancel", "b", nil, ""); code != http.StatusOK {
+				t.Fatalf("cancel: %d %v", code, out)
+			}
+			if p := sweep(t, s); p.Holds != 1 {
+				t.Fatalf("sweep: %+v", p)
+			}
+			if got := waitlistMessages(t, s); got != c.want {
+				t.Errorf("template %v: %d waitlist messages queued, want %d", c.params, got, c.want)
+			}
+		})
+	}
+}
+
+// Units that come back after the sell-out but before any sweep has seen the SKU
+// sold out go to the waitlist: x's refused order puts tee in the sold-out state, w
+// joins, b cancels both units before a sweep runs; the next sweep holds 1 for w
+// (not "not sold out yet", the units on open sale).
+func TestWaitlist_UnitsBackBeforeTheFirstSweepGoToTheWaitlist(t *testing.T) {
+	s := stacktest.New(t, stacktest.Options{Seed: seed})
+	id := s.Order(t, "b", `{"items":[{"skuId":"tee","qty":2}]}`)
+	if code, out := order(t, s, "x", 1); code != http.StatusConflict {
+		t.Fatalf("order of a sold-out SKU: %d %v", code, out)
+	}
+	join(t, s, "w")
+	if code, out := s.Call(t, "POST", "/orders/"+id+"/cancel", "b", nil, ""); code != http.StatusOK {
+		t.Fatalf("cancel: %d %v", code, out)
+	}
+	if p := sweep(t, s); p.Holds != 1 || p.Units != 1 {
+		t.Fatalf("sweep after units came back: %+v, want 1 hold of 1", p)
+	}
+	if got := s.Available(t, "tee"); got != 1 {
+		t.Errorf("available after the hold: %d, want 1", got)
+	}
+	reconciled(t, s)
 }

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"github.com/aws/smithy-go/middleware"
 
 	"github.com/stockguard/stockguard/internal/admission"
 	"github.com/stockguard/stockguard/internal/inventory"
@@ -340,23 +338,6 @@ func TestOrder_OneAdmissionOpensOneOrder(t *testing.T) {
 	s.Check(t)
 }
 
-// countTicketReads is a DynamoDB client option that adds 1 to n for every GetItem of a
-// ticket item (pk ticket#…) the client sends.
-func countTicketReads(n *atomic.Int64) func(*dynamodb.Options) {
-	count := middleware.InitializeMiddlewareFunc("countTicketReads",
-		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-			if g, ok := in.Parameters.(*dynamodb.GetItemInput); ok {
-				if pk, ok := g.Key["pk"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(pk.Value, "ticket#") {
-					n.Add(1)
-				}
-			}
-			return next.HandleInitialize(ctx, in)
-		})
-	return func(o *dynamodb.Options) {
-		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error { return st.Initialize.Add(count, middleware.After) })
-	}
-}
-
 // A placed ticket's answer carries a ticket token; polls that send it back in
 // Ticket-Token read no ticket (and get no new token): 0 GetItem of a ticket and 0 read units, against 1 and
 // 0.5 per poll without it (the frontier and the SKU record come from the instance's
@@ -367,7 +348,7 @@ func TestPoll_TicketTokenSavesTheTicketRead(t *testing.T) {
 	var ticketReads atomic.Int64
 	model := ddblimits.New(ddblimits.Config{RoundTrip: time.Microsecond})
 	s := stacktest.New(t, stacktest.Options{Seed: seed, Stack: local.StackConfig{
-		DynamoDBOptions: []func(*dynamodb.Options){countTicketReads(&ticketReads), model.ClientOptions},
+		DynamoDBOptions: []func(*dynamodb.Options){stacktest.CountGetItems("ticket#", &ticketReads), model.ClientOptions},
 	}})
 	alice, bob := take(t, s, "alice", "drop"), take(t, s, "bob", "drop")
 	if _, err := s.Store.PlaceTicket(context.Background(), bob, 2); err != nil {

@@ -31,6 +31,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,6 +41,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	sqstypes "github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/testing/testkit"
@@ -411,4 +413,22 @@ func (s *Stack) Logged(t testing.TB, key string, value any) []map[string]any {
 func (s *Stack) Check(t testing.TB) {
 	t.Helper()
 	booktest.Check(t, s.DB, s.Tables)
+}
+
+// CountGetItems is a DynamoDB client option (local.StackConfig.DynamoDBOptions) that
+// adds 1 to n for every GetItem the client sends of an item whose pk starts with
+// prefix (tests count the reads of tickets, "ticket#", or waitlist entries, "wait#").
+func CountGetItems(prefix string, n *atomic.Int64) func(*dynamodb.Options) {
+	count := middleware.InitializeMiddlewareFunc("countGetItems",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			if g, ok := in.Parameters.(*dynamodb.GetItemInput); ok {
+				if pk, ok := g.Key["pk"].(*types.AttributeValueMemberS); ok && strings.HasPrefix(pk.Value, prefix) {
+					n.Add(1)
+				}
+			}
+			return next.HandleInitialize(ctx, in)
+		})
+	return func(o *dynamodb.Options) {
+		o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error { return st.Initialize.Add(count, middleware.After) })
+	}
 }
