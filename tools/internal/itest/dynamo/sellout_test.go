@@ -265,3 +265,60 @@ func TestReserve_TheHerdLearnsTheSellOutFromTheRecord(t *testing.T) {
 	e.checkSent(t, before, map[string]int{"BatchGetItem": 1, "GetItem": 1})
 	e.checkAvailable(t, "cup", 0)
 }
+
+// Releases into marked shards, each followed by a buyer in an environment that
+// learned the sell-out: every buyer arrives after its own release, and the buyers
+// before it after theirs, so a unit is there throughout each buyer's request and each
+// is served (a STOCK_OUT would be false): the environments' records saying soldOut,
+// their counts of 0 and the marks send them to the record's strong read, never to a
+// refusal.
+func TestReserve_ABuyerAfterAReleaseIntoAMarkedShardIsServed(t *testing.T) {
+	const n = 4
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: n, Shards: n})
+	ctx := context.Background()
+	buy := func(s store, user string) (*inventory.Order, error) {
+		o, _, err := s.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+		return o, err
+	}
+	orders := make([]*inventory.Order, n)
+	for i := range orders {
+		o, err := buy(e.store, fmt.Sprint("early", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		orders[i] = o
+	}
+	envs := make([]store, n)
+	for i := range envs {
+		envs[i] = store{dynamo.New(e.DB, e.Tables, dynamo.Options{})}
+		if _, err := buy(envs[i], fmt.Sprint("refused", i)); !errors.Is(err, inventory.ErrStockOut) {
+			t.Fatalf("environment %d's buyer after the sell-out: %v, want STOCK_OUT", i, err)
+		}
+	}
+	if sold, marked := e.soldOutState(t, "cup"); !sold || marked != n {
+		t.Fatalf("after the sell-out: soldOut %v, %d of %d shards marked", sold, marked, n)
+	}
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			if _, _, err := e.store.Release(ctx, orders[i], inventory.CancelUser); err != nil {
+				errs <- fmt.Errorf("release %d: %w", i, err)
+				return
+			}
+			_, err := buy(envs[i], fmt.Sprint("after-release", i))
+			errs <- err
+		}()
+	}
+	served := 0
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("a buyer after a release: %v, want a unit", err)
+			continue
+		}
+		served++
+	}
+	if served != n {
+		t.Errorf("%d of %d buyers served after %d releases", served, n, n)
+	}
+	e.checkAvailable(t, "cup", 0)
+}
