@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -165,18 +166,13 @@ type reservation struct {
 	createdAt time.Time
 	expiresAt time.Time
 	lines     []linePlan
-	// snap is what the one read that refused a keyed one-line request saw of the
-	// key's order (shardsAndOrder); valid only when that read answered STOCK_OUT.
-	snap struct {
-		valid bool
-		order *inventory.Order
-	}
 }
 
 type linePlan struct {
 	line  inventory.Line
 	rec   skuRecord
 	fresh bool        // rec was read strongly by this reservation (soldOutRead)
+	seen  bool        // rec was read by this reservation (strongly or not) since its last refused transaction
 	alloc map[int]int // shard → units taken from available
 	// hold is the buyer's waitlist hold on the line's SKU (nil: none), and take the
 	// part of the line it covers (shard → units; heldTake): those units come out of
@@ -262,13 +258,16 @@ const (
 // replan sets line i's SKU record and shard allocation (inventory.ShardStock.Allocate):
 // from the shard hints, reading the shards only when the hints say they are short
 // (hintsFirst), or from the shards read first (shardsRead). Only a strongly consistent
-// read of every shard can answer ErrStockOut; the hints (the last counts seen, one
-// shard or many) refuse nobody on their own, they only send a line whose shards they
-// say are short straight to that read instead of to a transaction (docs/design.md,
-// "Sell-out"): after a sell-out a buyer is refused with reads and no write.
+// read of every shard, or of a SKU record that says soldOut, can answer ErrStockOut;
+// the hints (the last counts seen, one shard or many) refuse nobody on their own, they
+// only send a line whose shards they say are short to those reads instead of to a
+// transaction, the record first (soldOutCheck), and a line planned on a shard while
+// another was seen empty reads the record before its transaction (docs/design.md,
+// "Sell-out: the in-flight herd"): after a sell-out a buyer is refused with reads and
+// no write.
 func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan planFrom) error {
 	lp := &r.lines[i]
-	lp.rec, lp.fresh = e.rec, !e.fetched.IsZero() && !e.fetched.Before(r.createdAt)
+	lp.rec, lp.fresh, lp.seen = e.rec, !e.fetched.IsZero() && !e.fetched.Before(r.createdAt), !e.readAt.Before(r.createdAt)
 	if e.rec.Currency != inventory.Currency {
 		return fmt.Errorf("SKU %s is priced in %q, not %s", e.rec.SKU, e.rec.Currency, inventory.Currency)
 	}
@@ -293,31 +292,22 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 	}
 	if plan == hintsFirst && e.rec.SoldOut == 0 {
 		if alloc, ok := e.hint.Allocate(lp.need()); ok {
+			// A shard seen empty says the SKU is running low: a record from the cache
+			// is read again before the transaction, which then often fails (read
+			// before write, docs/design.md "Sell-out: the in-flight herd").
+			if slices.Contains(e.hint, 0) {
+				if err := r.soldOutCheck(ctx, i); err != nil {
+					return err
+				}
+			}
 			lp.alloc = alloc
 			return nil
 		}
 	}
-	// A record that says sold out (cached, or read eventually consistent) is read
-	// strongly: if it still says so, that read alone refuses.
-	if lp.rec.SoldOut > 0 {
-		if err := r.soldOutRead(ctx, i); err != nil {
-			return err
-		}
+	if err := r.soldOutCheck(ctx, i); err != nil {
+		return err
 	}
 	sku, n := lp.rec.SKU, lp.rec.Shards
-	if r.req.IdempotencyKey != "" && len(r.lines) == 1 {
-		// A keyed request refused here must still answer the key's order if a copy
-		// opened it (replay): read it with the shards, at the same instant.
-		shards, order, ok, err := r.s.shardsAndOrder(ctx, sku, n, r.id)
-		if err != nil {
-			return err
-		}
-		if ok {
-			err := r.confirmStockOut(ctx, i, shards)
-			r.snap.valid, r.snap.order = errors.Is(err, inventory.ErrStockOut) && unmoved(shards, lp.rec), order
-			return err
-		}
-	}
 	shards, err := r.s.shardRecords(ctx, map[string]int{sku: n})
 	if err != nil {
 		return err
@@ -603,6 +593,10 @@ func (r *reservation) shardFailed(ctx context.Context, ro part, old map[string]t
 			r.enter(ctx, ro.line, []shardRecord{sh}) // the condition read the one shard
 			return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: sku}
 		}
+		lp.seen = false // the record read before the transaction may be out of date
+		if err := r.soldOutCheck(ctx, ro.line); err != nil {
+			return err
+		}
 		return r.rereadShards(ctx)
 	}
 	// Missing shard, a changed price or shard count: the cached SKU record is stale.
@@ -626,16 +620,12 @@ func (r *reservation) refresh(ctx context.Context, i int) error {
 }
 
 // replay reads the order under this reservation's id once its put found the id
-// taken, or a keyed request was refused (or takes it from the read that refused it,
-// r.snap): the same user and cart get it, replayed when
+// taken, or a keyed request was refused: the same user and cart get it, replayed when
 // another request with the key opened it (copyOf; this reservation's own write, read
 // back after a lost answer, is not a replay). Another cart under the same idempotency
 // key gets ErrIdempotencyKeyReused. A nil order with nil error means there is none.
 func (r *reservation) replay(ctx context.Context) (*inventory.Order, bool, error) {
-	order, err := r.snap.order, error(nil)
-	if !r.snap.valid {
-		order, err = r.s.order(ctx, r.id)
-	}
+	order, err := r.s.order(ctx, r.id)
 	switch {
 	case err != nil:
 		return nil, false, fmt.Errorf("read order %s: %w", r.id, err)

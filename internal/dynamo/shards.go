@@ -2,15 +2,10 @@ package dynamo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // shardRecords reads every shard item of the SKUs in counts (SKU id → shard count)
@@ -122,53 +117,4 @@ func shardCounts(shards []shardRecord) map[int]shardRecord {
 		out[sh.Shard] = sh
 	}
 	return out
-}
-
-// shardsAndOrder reads every shard of sku (n of them) and the order id in one
-// TransactGetItems, which DynamoDB serializes with every transaction (DynamoDB
-// Developer Guide, "Isolation levels for DynamoDB transactions": TransactGetItems is
-// serializable): no reservation, release or MOVE lands between the reads, so the
-// shards and whether the order exists are as of one instant. It costs 2 read units per
-// item under 4 KB ("Capacity management for transactions"). ok is false, with no
-// error, when DynamoDB cancelled the read because a transaction was writing one of
-// the items (TransactionCanceledException, TransactionConflict): read another way.
-// A missing or non-order item at id gives a nil order.
-func (s *store) shardsAndOrder(ctx context.Context, sku string, n int, id string) (shards []shardRecord, order *inventory.Order, ok bool, err error) {
-	items := make([]types.TransactGetItem, 0, n+1)
-	for i := range n {
-		items = append(items, types.TransactGetItem{Get: &types.Get{TableName: aws.String(s.tables.SKUs), Key: pkOf(shardKey(sku, i))}})
-	}
-	items = append(items, types.TransactGetItem{Get: &types.Get{TableName: aws.String(s.tables.Orders), Key: pkOf(id)}})
-	out, err := s.db.TransactGetItems(ctx, &dynamodb.TransactGetItemsInput{TransactItems: items})
-	var tce *types.TransactionCanceledException
-	switch {
-	case errors.As(err, &tce):
-		return nil, nil, false, nil
-	case err != nil:
-		return nil, nil, false, s.storeError("read the shards of "+sku, err)
-	case len(out.Responses) != n+1:
-		return nil, nil, false, fmt.Errorf("read the shards of %s: %d answers to %d reads", sku, len(out.Responses), n+1)
-	}
-	for _, resp := range out.Responses[:n] {
-		if len(resp.Item) == 0 {
-			continue
-		}
-		rec, err := s.shardRead(resp.Item)
-		if err != nil {
-			return nil, nil, false, err
-		}
-		shards = append(shards, rec)
-	}
-	if item := out.Responses[n].Item; len(item) > 0 {
-		var rec orderRecord
-		if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
-			return nil, nil, false, fmt.Errorf("decode order %s: %w", id, err)
-		}
-		if rec.Kind == kindOrder {
-			if order, err = rec.order(); err != nil {
-				return nil, nil, false, fmt.Errorf("decode order %s: %w", id, err)
-			}
-		}
-	}
-	return shards, order, true, nil
 }

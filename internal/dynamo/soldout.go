@@ -154,6 +154,30 @@ func (s *store) unsell(ctx context.Context, sku string, shards []int) error {
 	return s.apply(ctx, t, &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku})
 }
 
+// soldOutCheck answers ErrStockOut when line i's SKU is in the sold-out state, before
+// any read of its shards or a transaction. A record this reservation has not read
+// (from the cache, or read before a refused transaction) that does not say soldOut is
+// read again eventually consistent (half a read unit under 4 KB; kept in the cache):
+// another environment may have entered the state since. A record that says soldOut,
+// however read, is read strongly (soldOutRead): only that read refuses. nil: the SKU
+// was not seen sold out, and the shards decide.
+func (r *reservation) soldOutCheck(ctx context.Context, i int) error {
+	lp := &r.lines[i]
+	if !lp.seen && lp.rec.SoldOut == 0 {
+		got := map[string]catalogEntry{}
+		if err := r.s.readSKURecords(ctx, []string{lp.line.SKU}, false, got); err != nil {
+			return err
+		}
+		if cur, ok := got[lp.line.SKU]; ok {
+			lp.rec, lp.seen = cur.rec, true
+		}
+	}
+	if lp.rec.SoldOut == 0 {
+		return nil
+	}
+	return r.soldOutRead(ctx, i)
+}
+
 // soldOutRead reads line i's SKU record strongly (1 read unit under 4 KB) unless
 // this reservation already did, plans the line on it, and answers ErrStockOut when
 // it says soldOut: then no shard of the SKU held a unit at the read.
@@ -165,7 +189,7 @@ func (r *reservation) soldOutRead(ctx context.Context, i int) error {
 			return err
 		}
 		r.s.catalog.put(*rec, r.s.now())
-		lp.rec, lp.fresh = *rec, true
+		lp.rec, lp.fresh, lp.seen = *rec, true, true
 	}
 	if lp.rec.SoldOut > 0 {
 		return &inventory.SKUError{Err: inventory.ErrStockOut, SKU: lp.line.SKU}

@@ -199,3 +199,126 @@ func TestReserve_ANewEnvironmentRefusesASoldOutSKUWithoutATransaction(t *testing
 	}
 	e.checkAvailable(t, "cup", 0)
 }
+
+// The herd: buyers whose environment planned on a record from before the sell-out.
+// Environment A caches the record while units remain; environment B sells out and
+// enters the sold-out state. A's next buyer sends its transaction (A has seen no shard
+// empty), is refused, and learns the sell-out from one eventually consistent read of
+// the record and one strongly consistent read, not a read of every shard; A's later
+// buyers read the record only. A release into a marked shard takes the SKU out of the
+// state and A's next buyer gets the unit. Once A has seen a shard empty, a buyer
+// whose cached record and shard counts say a unit remains reads the record before its
+// transaction: after B enters the state again, it is refused with two reads and no
+// write.
+func TestReserve_TheHerdLearnsTheSellOutFromTheRecord(t *testing.T) {
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 4, Shards: 4})
+	ctx := context.Background()
+	b := store{dynamo.New(e.DB, e.Tables, dynamo.Options{})}
+	buy := func(s store, user string) (*inventory.Order, error) {
+		o, _, err := s.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+		return o, err
+	}
+	early, err := buy(e.store, "a-early")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := buy(b, fmt.Sprint("b", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := buy(b, "b-refused"); !errors.Is(err, inventory.ErrStockOut) {
+		t.Fatalf("B's buyer after the sell-out: %v, want STOCK_OUT", err)
+	}
+	if sold, marked := e.soldOutState(t, "cup"); !sold || marked != 4 {
+		t.Fatalf("after B's refusal: soldOut %v, %d of 4 shards marked", sold, marked)
+	}
+	before := e.counts()
+	if _, err := buy(e.store, "a-in-flight"); !errors.Is(err, inventory.ErrStockOut) {
+		t.Fatalf("A's buyer on a record from before the sell-out: %v, want STOCK_OUT", err)
+	}
+	e.checkSent(t, before, map[string]int{"TransactWriteItems": 1, "BatchGetItem": 1, "GetItem": 1})
+	before = e.counts()
+	for i := range 3 {
+		if _, err := buy(e.store, fmt.Sprint("a-late", i)); !errors.Is(err, inventory.ErrStockOut) {
+			t.Fatalf("A's late buyer %d: %v, want STOCK_OUT", i, err)
+		}
+	}
+	e.checkSent(t, before, map[string]int{"GetItem": 3})
+
+	if _, _, err := e.store.Release(ctx, early, inventory.CancelUser); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := buy(e.store, "a-after-release"); err != nil {
+		t.Fatalf("a unit released into a marked shard, A's next buyer: %v, want the unit", err)
+	}
+	if _, err := buy(b, "b-refused-again"); !errors.Is(err, inventory.ErrStockOut) {
+		t.Fatalf("B's buyer after the unit went again: %v, want STOCK_OUT", err)
+	}
+	if sold, marked := e.soldOutState(t, "cup"); !sold || marked != 4 {
+		t.Fatalf("sold out again: soldOut %v, %d of 4 shards marked", sold, marked)
+	}
+	before = e.counts()
+	if _, err := buy(e.store, "a-stale-counts"); !errors.Is(err, inventory.ErrStockOut) {
+		t.Fatalf("A's buyer on counts from before the second sell-out: %v, want STOCK_OUT", err)
+	}
+	e.checkSent(t, before, map[string]int{"BatchGetItem": 1, "GetItem": 1})
+	e.checkAvailable(t, "cup", 0)
+}
+
+// Releases into marked shards, each followed by a buyer in an environment that
+// learned the sell-out: every buyer arrives after its own release, and the buyers
+// before it after theirs, so a unit is there throughout each buyer's request and each
+// is served (a STOCK_OUT would be false): the environments' records saying soldOut,
+// their counts of 0 and the marks send them to the record's strong read, never to a
+// refusal.
+func TestReserve_ABuyerAfterAReleaseIntoAMarkedShardIsServed(t *testing.T) {
+	const n = 4
+	e := newEnv(t, dynamo.Options{}, nil, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: n, Shards: n})
+	ctx := context.Background()
+	buy := func(s store, user string) (*inventory.Order, error) {
+		o, _, err := s.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+		return o, err
+	}
+	orders := make([]*inventory.Order, n)
+	for i := range orders {
+		o, err := buy(e.store, fmt.Sprint("early", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		orders[i] = o
+	}
+	envs := make([]store, n)
+	for i := range envs {
+		envs[i] = store{dynamo.New(e.DB, e.Tables, dynamo.Options{})}
+		if _, err := buy(envs[i], fmt.Sprint("refused", i)); !errors.Is(err, inventory.ErrStockOut) {
+			t.Fatalf("environment %d's buyer after the sell-out: %v, want STOCK_OUT", i, err)
+		}
+	}
+	if sold, marked := e.soldOutState(t, "cup"); !sold || marked != n {
+		t.Fatalf("after the sell-out: soldOut %v, %d of %d shards marked", sold, marked, n)
+	}
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			if _, _, err := e.store.Release(ctx, orders[i], inventory.CancelUser); err != nil {
+				errs <- fmt.Errorf("release %d: %w", i, err)
+				return
+			}
+			_, err := buy(envs[i], fmt.Sprint("after-release", i))
+			errs <- err
+		}()
+	}
+	served := 0
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("a buyer after a release: %v, want a unit", err)
+			continue
+		}
+		served++
+	}
+	if served != n {
+		t.Errorf("%d of %d buyers served after %d releases", served, n, n)
+	}
+	e.checkAvailable(t, "cup", 0)
+}
