@@ -335,6 +335,31 @@ func (s *WaitlistStore) waitingEntries(ctx context.Context, sku string) ([]inven
 	return entries, nil
 }
 
+// HeldUnits sums sku's live waitlist holds per shard (shard → units): its HELD
+// entries, whether or not their end has passed, since their units stay reserved until
+// a pass writes their UNHOLD. Reconcile's repair counts them as reserved like an open
+// order's. complete is false when the line filled MaxPassEntries (holds past it
+// unread). Reads as waitingEntries: one Query of the eventually consistent
+// TicketsByArrival index (keys only; a hold granted a moment ago may be missing, as an
+// order may be from PendingByExpiry) and 1 read unit per entry waiting or held, which
+// read is told. Errors: inventory.ErrBusy.
+func (s *WaitlistStore) HeldUnits(ctx context.Context, sku string, read func(items int)) (map[int]int, bool, error) {
+	entries, err := s.waitingEntries(ctx, sku)
+	if err != nil {
+		return nil, false, err
+	}
+	read(len(entries))
+	held := map[int]int{}
+	for _, e := range entries {
+		if e.State == inventory.WaitHeld {
+			for n, q := range e.Shards {
+				held[n] += q
+			}
+		}
+	}
+	return held, len(entries) < MaxPassEntries, nil
+}
+
 // PassWaitlist runs one pass over sku's waitlist (inventory.Waitlist.PassHolds) at
 // the store's clock, after the sale only: the SKU on sale with its sale started, its
 // waiting room's line empty (the frontier says sold out) or no waiting room, and a
