@@ -64,6 +64,7 @@ type waitRecord struct {
 	Units         int            `dynamodbav:"units,omitempty"`
 	HoldUntilMs   int64          `dynamodbav:"holdUntilMs,omitempty"`
 	Shards        map[string]int `dynamodbav:"shards,omitempty"`
+	Moved         int            `dynamodbav:"moved,omitempty"` // reshards that moved the hold
 	OrderID       string         `dynamodbav:"orderId,omitempty"`
 	TTL           int64          `dynamodbav:"ttl,omitempty"` // finished entries only
 }
@@ -76,7 +77,7 @@ func (r waitRecord) entry() (inventory.WaitlistEntry, error) {
 	e := inventory.WaitlistEntry{
 		ID: r.PK[len("wait#"):], SKU: r.SKU, User: r.Buyer, State: inventory.WaitState(r.State),
 		JoinedAt: fromMilli(r.ArrivedMs), Subscribed: r.Subscribed, Units: r.Units, Shards: shards,
-		Ref: r.Ref, OrderID: r.OrderID,
+		Ref: r.Ref, OrderID: r.OrderID, Moved: r.Moved,
 	}
 	if r.HoldUntilMs > 0 {
 		e.HoldUntil = fromMilli(r.HoldUntilMs)
@@ -220,7 +221,8 @@ func (s *WaitlistStore) LeaveWaitlist(ctx context.Context, user, sku string) err
 			return err
 		}
 		t := s.newTxn("leave the waitlist of " + sku)
-		cond := expression.Name("state").Equal(expression.Value(string(e.State))).And(expression.Name("ref").Equal(expression.Value(e.Ref)))
+		cond := expression.Name("state").Equal(expression.Value(string(e.State))).And(expression.Name("ref").Equal(expression.Value(e.Ref))).
+			And(equalOrAbsent("moved", e.Moved))
 		t.removeIf(part{kind: partWait, sku: sku}, s.tables.Orders, waitKey(e.ID), cond)
 		if e.State == inventory.WaitHeld {
 			t.unhold(e, s.now().UnixMilli())
@@ -274,7 +276,7 @@ func (t *txn) finish(line int, e inventory.WaitlistEntry, state inventory.WaitSt
 	cond := heldAsRead(e)
 	upd := expression.Set(expression.Name("state"), expression.Value(string(state))).
 		Set(expression.Name("ttl"), expression.Value(at.Add(waitlistKeep).Unix())).
-		Remove(expression.Name("arrivalBucket")).Remove(expression.Name("shards")).Remove(expression.Name("units")).
+		Remove(expression.Name("arrivalBucket")).Remove(expression.Name("shards")).Remove(expression.Name("units")).Remove(expression.Name("moved")).
 		Remove(expression.Name("holdUntilMs"))
 	if order != "" {
 		upd = upd.Set(expression.Name("orderId"), expression.Value(order))
@@ -283,11 +285,13 @@ func (t *txn) finish(line int, e inventory.WaitlistEntry, state inventory.WaitSt
 	t.update(part{kind: partWait, line: line, sku: e.SKU}, t.s.tables.Orders, waitKey(e.ID), upd, cond)
 }
 
-// heldAsRead holds on an entry still holding the hold e read.
+// heldAsRead holds on an entry still holding the hold e read, on the shards read (no
+// reshard moved it since).
 func heldAsRead(e inventory.WaitlistEntry) expression.ConditionBuilder {
 	return expression.Name("state").Equal(expression.Value(string(inventory.WaitHeld))).
 		And(expression.Name("ref").Equal(expression.Value(e.Ref))).
-		And(expression.Name("holdUntilMs").Equal(expression.Value(e.HoldUntil.UnixMilli())))
+		And(expression.Name("holdUntilMs").Equal(expression.Value(e.HoldUntil.UnixMilli()))).
+		And(equalOrAbsent("moved", e.Moved))
 }
 
 // waitingEntries reads sku's WAITING and HELD entries in line order (joining time,
