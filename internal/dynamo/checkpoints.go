@@ -229,8 +229,10 @@ func throughWas(prev time.Time) expression.ConditionBuilder {
 // REPAIR ledger entry (ref run, keyed run#REPAIR#sku#shard, recording the counter
 // change in fixAvailable/fixOnHand and its ledger deltas in dAvailable/dOnHand), and
 // an update setting the counters, conditioned on available, onHand and reserved still
-// holding the values read — never a blind SET. Errors: ErrMoved when a counter moved
-// (nothing written), ErrBusy, or another store error.
+// holding the values read and on seq still being the cut's (f.Seq: no ledger entry
+// moved the shard since, so no order or waitlist hold came, went or changed hands) —
+// never a blind SET. Errors: ErrMoved when the shard moved (nothing written), ErrBusy,
+// or another store error.
 func (s *BookStore) Repair(ctx context.Context, run, sku, reason string, fixes []inventory.ShardFix) error {
 	t := s.newTxn("repair " + sku)
 	at := s.now().UnixMilli()
@@ -238,7 +240,8 @@ func (s *BookStore) Repair(ctx context.Context, run, sku, reason string, fixes [
 	for _, f := range fixes {
 		seen := avail.Equal(expression.Value(f.Seen.Available)).
 			And(onHand.Equal(expression.Value(f.Seen.OnHand))).
-			And(reserved.Equal(expression.Value(f.Seen.Reserved)))
+			And(reserved.Equal(expression.Value(f.Seen.Reserved))).
+			And(equalOrAbsent("seq", f.Seq))
 		// Conditioned on the exact counters read, adding the change sets the values.
 		fix := inventory.Delta{
 			Available: f.Available - f.Seen.Available, OnHand: f.OnHand - f.Seen.OnHand,

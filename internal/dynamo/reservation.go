@@ -208,9 +208,14 @@ func (r *reservation) findHold(ctx context.Context, i int) error {
 	return nil
 }
 
-// dropHold plans line i without its hold (it passed, or was used, since it was read).
+// dropHold plans line i again on its buyer's entry read afresh (1 read unit): the
+// hold moved to other shards by a shrinking reshard, or none when it passed or was
+// used since it was read.
 func (r *reservation) dropHold(ctx context.Context, i int) error {
 	r.lines[i].hold, r.lines[i].take = nil, nil
+	if err := r.findHold(ctx, i); err != nil {
+		return err
+	}
 	return r.refresh(ctx, i)
 }
 

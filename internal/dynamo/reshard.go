@@ -28,9 +28,10 @@ const maxMoveShards = 49
 // record's move counter and on the units still being available on the shards they
 // leave, with one MOVE ledger entry per shard touched. Shrinking empties the shards
 // past target the same way and deletes them, with the count change, in one
-// transaction conditioned on their on-hand being 0. Every shard a MOVE touches is
+// transaction conditioned on their on-hand being 0; live waitlist holds on them move
+// with their units to the shards that stay first (moveHolds). Every shard a MOVE touches is
 // stamped with the move's number, so that units in transit are never seen missing by
-// a reservation deciding STOCK_OUT (see unmoved), and reserved units never move. by (the caller's principal) is recorded on every entry and the record.
+// a reservation deciding STOCK_OUT (see unmoved), and units reserved by orders never move. by (the caller's principal) is recorded on every entry and the record.
 // Errors wrap inventory.ErrInvalidRequest (target out of range), ErrSKUNotFound, or
 // ErrBusy (the shards kept changing for reshardRounds transactions).
 func (s *StockStore) Reshard(ctx context.Context, sku string, target int, by string) (*inventory.ReshardResult, error) {
@@ -83,6 +84,9 @@ func (s *StockStore) reshardStep(ctx context.Context, rec *skuRecord, target int
 	if rec.Shards == target {
 		res.Complete = true
 		return true, nil
+	}
+	if moved, err := s.moveHolds(ctx, rec, target, by); moved || err != nil {
+		return false, err
 	}
 	for n := target; n < rec.Shards; n++ {
 		if byNumber[n].OnHand > 0 {

@@ -70,6 +70,7 @@ type waitRecord struct {
 	Units         int            `dynamodbav:"units,omitempty"`
 	HoldUntilMs   int64          `dynamodbav:"holdUntilMs,omitempty"`
 	Shards        map[string]int `dynamodbav:"shards,omitempty"`
+	Moved         int            `dynamodbav:"moved,omitempty"` // reshards that moved the hold
 	OrderID       string         `dynamodbav:"orderId,omitempty"`
 	TTL           int64          `dynamodbav:"ttl,omitempty"` // finished entries only
 }
@@ -82,7 +83,7 @@ func (r waitRecord) entry() (inventory.WaitlistEntry, error) {
 	e := inventory.WaitlistEntry{
 		ID: r.PK[len("wait#"):], SKU: r.SKU, User: r.Buyer, State: inventory.WaitState(r.State),
 		JoinedAt: fromMilli(r.ArrivedMs), Subscribed: r.Subscribed, Units: r.Units, Shards: shards,
-		Ref: r.Ref, OrderID: r.OrderID,
+		Ref: r.Ref, OrderID: r.OrderID, Moved: r.Moved,
 	}
 	if r.HoldUntilMs > 0 {
 		e.HoldUntil = fromMilli(r.HoldUntilMs)
@@ -296,7 +297,8 @@ func (s *WaitlistStore) LeaveWaitlist(ctx context.Context, user, sku string) err
 			return err
 		}
 		t := s.newTxn("leave the waitlist of " + sku)
-		cond := expression.Name("state").Equal(expression.Value(string(e.State))).And(expression.Name("ref").Equal(expression.Value(e.Ref)))
+		cond := expression.Name("state").Equal(expression.Value(string(e.State))).And(expression.Name("ref").Equal(expression.Value(e.Ref))).
+			And(equalOrAbsent("moved", e.Moved))
 		t.removeIf(part{kind: partWait, sku: sku}, s.tables.Orders, waitKey(e.ID), cond)
 		if e.State == inventory.WaitHeld {
 			t.unhold(e, s.now().UnixMilli())
@@ -350,7 +352,7 @@ func (t *txn) finish(line int, e inventory.WaitlistEntry, state inventory.WaitSt
 	cond := heldAsRead(e)
 	upd := expression.Set(expression.Name("state"), expression.Value(string(state))).
 		Set(expression.Name("ttl"), expression.Value(at.Add(waitlistKeep).Unix())).
-		Remove(expression.Name("arrivalBucket")).Remove(expression.Name("shards")).Remove(expression.Name("units")).
+		Remove(expression.Name("arrivalBucket")).Remove(expression.Name("shards")).Remove(expression.Name("units")).Remove(expression.Name("moved")).
 		Remove(expression.Name("holdUntilMs"))
 	if order != "" {
 		upd = upd.Set(expression.Name("orderId"), expression.Value(order))
@@ -359,11 +361,13 @@ func (t *txn) finish(line int, e inventory.WaitlistEntry, state inventory.WaitSt
 	t.update(part{kind: partWait, line: line, sku: e.SKU}, t.s.tables.Orders, waitKey(e.ID), upd, cond)
 }
 
-// heldAsRead holds on an entry still holding the hold e read.
+// heldAsRead holds on an entry still holding the hold e read, on the shards read (no
+// reshard moved it since).
 func heldAsRead(e inventory.WaitlistEntry) expression.ConditionBuilder {
 	return expression.Name("state").Equal(expression.Value(string(inventory.WaitHeld))).
 		And(expression.Name("ref").Equal(expression.Value(e.Ref))).
-		And(expression.Name("holdUntilMs").Equal(expression.Value(e.HoldUntil.UnixMilli())))
+		And(expression.Name("holdUntilMs").Equal(expression.Value(e.HoldUntil.UnixMilli()))).
+		And(equalOrAbsent("moved", e.Moved))
 }
 
 // waitingEntries reads sku's WAITING and HELD entries in line order (joining time,
@@ -409,6 +413,31 @@ func (s *WaitlistStore) waitingEntries(ctx context.Context, sku string) ([]inven
 		return cmp.Or(a.JoinedAt.Compare(b.JoinedAt), cmp.Compare(a.ID, b.ID))
 	})
 	return entries, nil
+}
+
+// HeldUnits sums sku's live waitlist holds per shard (shard → units): its HELD
+// entries, whether or not their end has passed, since their units stay reserved until
+// a pass writes their UNHOLD. Reconcile's repair counts them as reserved like an open
+// order's. complete is false when the line filled MaxPassEntries (holds past it
+// unread). Reads as waitingEntries: one Query of the eventually consistent
+// TicketsByArrival index (keys only; a hold granted a moment ago may be missing, as an
+// order may be from PendingByExpiry) and 1 read unit per entry waiting or held, which
+// read is told. Errors: inventory.ErrBusy.
+func (s *WaitlistStore) HeldUnits(ctx context.Context, sku string, read func(items int)) (map[int]int, bool, error) {
+	entries, err := s.waitingEntries(ctx, sku)
+	if err != nil {
+		return nil, false, err
+	}
+	read(len(entries))
+	held := map[int]int{}
+	for _, e := range entries {
+		if e.State == inventory.WaitHeld {
+			for n, q := range e.Shards {
+				held[n] += q
+			}
+		}
+	}
+	return held, len(entries) < MaxPassEntries, nil
 }
 
 // PassWaitlist runs one pass over sku's waitlist (inventory.Waitlist.PassHolds) at

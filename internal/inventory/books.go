@@ -72,6 +72,10 @@ type Checkpoint struct {
 type ShardFix struct {
 	Shard int           // shard number
 	Seen  ShardCounters // counters as read; the repair applies only if they still hold
+	// Seq is the shard's seq at the cut the repair was decided on: the repair applies
+	// only if no ledger entry moved the shard since (an order, a hold taken, used or
+	// given back), so the open orders and holds it took as reference still stand.
+	Seq int
 	// Available and OnHand are the counters to set (reserved becomes OnHand −
 	// Available); equal to Seen when only the ledger is fixed.
 	Available, OnHand int

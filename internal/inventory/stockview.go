@@ -10,7 +10,8 @@ type ReshardResult struct {
 	Moved  int    `json:"moved"`        // available units moved between shards by this call
 	// Complete is false when shards past Target still hold units reserved by PENDING
 	// orders: they stay (buyers may still use them) until those orders are paid or
-	// released; call Reshard again then.
+	// released; call Reshard again then. Waitlist holds there move with their units
+	// (docs/design.md, "A shrinking reshard moves a hold with its units").
 	Complete bool `json:"complete"`
 }
 

@@ -37,6 +37,9 @@ type WaitlistEntry struct {
 	Units     int
 	HoldUntil time.Time
 	Shards    map[int]int
+	// Moved counts the times a shrinking reshard moved the hold to other shards: every
+	// write of the hold is conditioned on it, so none gives back to shards it left.
+	Moved int
 	// Ref is the reference of the hold's ledger entries (HOLD, UNHOLD): one per
 	// joining, so a buyer who leaves and joins again is held afresh.
 	Ref     string

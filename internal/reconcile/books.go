@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"context"
 	"maps"
 	"slices"
 
@@ -85,16 +86,51 @@ func (d *differ) add(rule Rule, expected, actual int) {
 }
 
 // check compares one SKU's counters at its cuts with its ledger sums through the same
-// cuts, and records its differences and whether a repair explains them.
-func (r *Reconciler) check(snap *snapshot, sku inventory.SKUState) {
-	ledger, cuts := snap.ledger[sku.SKU], snap.cuts[sku.SKU]
-	d := &differ{sku: sku.SKU}
+// cuts, and records its differences and whether a repair explains them. A SKU that
+// differs has its live waitlist holds read (Books.HeldUnits): held units are reserved
+// like an open order's, so the repair takes them into its reference.
+func (r *Reconciler) check(ctx context.Context, snap *snapshot, sku inventory.SKUState, read func(int)) error {
+	d, fixes, fixable := r.judge(snap, sku, nil)
+	if len(d.diffs) == 0 {
+		return nil
+	}
+	held, complete, err := r.store.HeldUnits(ctx, sku.SKU, read)
+	if err != nil {
+		return err
+	}
+	if len(held) > 0 {
+		d, fixes, fixable = r.judge(snap, sku, held)
+	}
+	snap.diffs[sku.SKU] = d.diffs
+	ledger, c := snap.ledger[sku.SKU], totalOf(snap.cuts[sku.SKU])
+	// Never write an oversell into the books as a repair: it is reported, not
+	// explained. Nor repair against holds not all read.
+	if fixable && complete && !ledger.oversold() && c.Available >= 0 && len(fixes) > 0 && len(sku.Shards) == sku.ShardCount {
+		snap.fixes[sku.SKU] = fixes
+	} else {
+		snap.unfixable = append(snap.unfixable, sku.SKU)
+	}
+	return nil
+}
+
+// totalOf sums the counters of a SKU's shards at their cuts.
+func totalOf(cuts map[int]inventory.ShardCut) inventory.ShardCounters {
 	var c inventory.ShardCounters
 	for _, sc := range cuts {
 		c.Available += sc.Counters.Available
 		c.OnHand += sc.Counters.OnHand
 		c.Reserved += sc.Counters.Reserved
 	}
+	return c
+}
+
+// judge finds one SKU's differences and the repairs that would explain them, with
+// the open orders' and held units (shard → units) as the reference for what is
+// reserved.
+func (r *Reconciler) judge(snap *snapshot, sku inventory.SKUState, held map[int]int) (*differ, []inventory.ShardFix, bool) {
+	ledger, cuts := snap.ledger[sku.SKU], snap.cuts[sku.SKU]
+	d := &differ{sku: sku.SKU}
+	c := totalOf(cuts)
 	total := ledger.total
 	d.add(SKURule(CheckShards), sku.ShardCount, len(sku.Shards))
 	d.add(SKURule(CheckAvailable), total.available, c.Available)
@@ -103,23 +139,22 @@ func (r *Reconciler) check(snap *snapshot, sku inventory.SKUState) {
 	if sold := total.committed - total.returned; sold > total.adjusted {
 		d.add(SKURule(CheckSoldWithinStocked), total.adjusted, sold)
 	}
-	fixes, fixable := d.shards(cuts, ledger, snap.pending[sku.SKU])
-	if len(d.diffs) == 0 {
-		return
+	reserved := maps.Clone(snap.pending[sku.SKU])
+	if reserved == nil {
+		reserved = map[int]int{}
 	}
-	snap.diffs[sku.SKU] = d.diffs
-	// Never write an oversell into the books as a repair: it is reported, not explained.
-	if fixable && !ledger.oversold() && c.Available >= 0 && len(fixes) > 0 && len(sku.Shards) == sku.ShardCount {
-		snap.fixes[sku.SKU] = fixes
-	} else {
-		snap.unfixable = append(snap.unfixable, sku.SKU)
+	for n, q := range held {
+		reserved[n] += q
 	}
+	fixes, fixable := d.shards(cuts, ledger, reserved)
+	return d, fixes, fixable
 }
 
 // shards checks every shard at its cut, and returns the repairs that would explain
 // the differences, and false when some shard's cannot be explained. The reserved
 // units a shard's counters should hold are the ledger's (RESERVE − RELEASE − COMMIT
-// through the cut); the open orders (pending) only pick which side a repair trusts.
+// + HOLD − UNHOLD through the cut); the open orders and live holds (pending) only pick
+// which side a repair trusts.
 func (d *differ) shards(cuts map[int]inventory.ShardCut, ledger ledgerSums, pending map[int]int) ([]inventory.ShardFix, bool) {
 	var fixes []inventory.ShardFix
 	fixable := true
@@ -147,13 +182,14 @@ func (d *differ) shards(cuts map[int]inventory.ShardCut, ledger ledgerSums, pend
 			fixable = false
 			continue
 		}
+		fix.Seq = cuts[n].Seq
 		fixes = append(fixes, fix)
 	}
 	return fixes, fixable
 }
 
 // shardFix is the repair that explains shard n's difference, with the open orders
-// (p reserved units) as the reference; false when none does.
+// and live holds (p reserved units) as the reference; false when none does.
 func shardFix(n int, sc inventory.ShardCounters, l inventory.ShardBooks, p int) (inventory.ShardFix, bool) {
 	ledgerFits := l.OnHand-l.Available == p && l.Available >= 0 && l.Available <= l.OnHand
 	countersFit := sc.OnHand-sc.Available == p && sc.Available >= 0 && sc.Available <= sc.OnHand
@@ -169,7 +205,7 @@ func shardFix(n int, sc inventory.ShardCounters, l inventory.ShardBooks, p int) 
 		// Only the reserved counter drifted.
 		return inventory.ShardFix{Shard: n, Seen: sc, Available: sc.Available, OnHand: sc.OnHand}, true
 	}
-	// Neither side, or both, agree with the orders (e.g. available and on-hand off by
+	// Neither side, or both, agree with the orders and holds (e.g. available and on-hand off by
 	// the same amount: a lost or doubled ADJUST, or a counter edit): which is right is
 	// a fact about the warehouse, for a person to establish.
 	return inventory.ShardFix{}, false

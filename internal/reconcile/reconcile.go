@@ -66,9 +66,12 @@
 //
 // Enabled and inside its window, a run repairs each differing shard in one
 // TransactWriteItems per SKU (dynamo.Store.Repair), conditioned on the counters still
-// holding what was read. The open orders are the reference for what is reserved:
+// holding what was read and on the shard's seq still being the cut's (no order or
+// waitlist hold came, went or changed hands since). The open orders and the live
+// waitlist holds (Books.HeldUnits, read for a SKU that differs) are the reference for
+// what is reserved:
 //   - when the ledger agrees with them (ledger on-hand − ledger available = reserved
-//     units of open orders), the counters drifted: they are set to the ledger's values;
+//     units of open orders and holds), the counters drifted: they are set to the ledger's values;
 //   - when the counters agree with them, the ledger lost or gained an entry: a REPAIR
 //     entry with the missing deltas is written and the counters are left as they are;
 //   - when neither does, or both do (available and on-hand off by the same amount: a
@@ -113,7 +116,8 @@ type Publisher interface {
 
 // Books is what reconcile reads and writes in the store (dynamo.Store): the counters
 // and checkpoints of every SKU, each active shard's cut, the ledger since the
-// watermark (or whole), the open orders, the refunds under way and their RETURN
+// watermark (or whole), the open orders, a differing SKU's held waitlist units
+// (shard → units; false when not all were read), the refunds under way and their RETURN
 // entries, and what a run writes back (checkpoints, watermark, repairs, releases of
 // overdue orders, its report).
 type Books interface {
@@ -122,6 +126,7 @@ type Books interface {
 	LedgerSince(ctx context.Context, shards map[string][]int, after, until time.Time, read func(items int)) iter.Seq2[inventory.LedgerEntry, error]
 	LedgerAll(ctx context.Context, read func(items int)) iter.Seq2[inventory.LedgerEntry, error]
 	OpenOrders(ctx context.Context, read func(items int)) iter.Seq2[inventory.OpenOrder, error]
+	HeldUnits(ctx context.Context, sku string, read func(items int)) (map[int]int, bool, error)
 	RefundingBefore(ctx context.Context, before time.Time) iter.Seq2[string, error]
 	Lookup(ctx context.Context, id string) (*inventory.Order, error)
 	Returned(ctx context.Context, order *inventory.Order) (map[string]int, error)
@@ -420,7 +425,9 @@ func (r *Reconciler) conclude(ctx context.Context, snap *snapshot, read func(int
 		l := sums(sku, snap.cuts[sku.SKU], snap.bySKU[sku.SKU], snap.check)
 		snap.ledger[sku.SKU] = l
 		snap.short = snap.short || len(l.short) > 0
-		r.check(snap, sku)
+		if err := r.check(ctx, snap, sku, read); err != nil {
+			return err
+		}
 	}
 	return nil
 }
