@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/testing/testkit"
@@ -44,6 +45,7 @@ func heldStack(t *testing.T, hook *atomic.Value) *stacktest.Stack {
 	if _, _, err := h.Store.JoinWaitlist(ctx, "w1", "tee", false); err != nil {
 		t.Fatal(err)
 	}
+	h.Clock.Advance(dynamo.WaitlistLead) // a hold is granted only this long after the orders' flag
 	if _, err := h.Store.PassWaitlist(ctx, "tee", false); err != nil {
 		t.Fatal(err)
 	}
