@@ -350,10 +350,8 @@ func serve(ctx context.Context, log *slog.Logger, o *options) error {
 			return err
 		}
 	}
-	// A client gets 10 s to send its headers and 30 s for the whole request (headers
-	// and body), so that a slow sender on an exposed listener holds no connection for
-	// long; API Gateway answers within its 30 s integration timeout too.
-	srv := &http.Server{Handler: stack.ExposedAPI(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second}
+	srv := local.NewAPIServer(stack.ExposedAPI()) // API Gateway's timeouts and quotas
+
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	ran := make(chan error, 1)

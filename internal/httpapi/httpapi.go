@@ -64,7 +64,9 @@ func Annotate(ctx context.Context, attrs ...slog.Attr) {
 // refused with a *lambdaevent.NotServedError and nothing else happens; API Gateway
 // sends a function only its own routes, so this is a wiring mistake. Otherwise Handle
 // never returns an error and never panics to its caller: failures become contract
-// error responses (500 INTERNAL for the unexpected, with details only in the log).
+// error responses (500 INTERNAL for the unexpected, with details only in the log). A
+// path parameter that is no valid id of its kind is answered 400 INVALID_REQUEST before
+// the route runs (checkPath).
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, _ error) {
 	route, ok := h.routes[req.RouteKey]
 	if !ok {
@@ -82,7 +84,9 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		}
 		h.logRequest(ctx, req, resp, err, time.Since(start), notes.attrs)
 	}()
-	resp, err = route(context.WithValue(ctx, annotationsKey{}, notes), req)
+	if err = checkPath(req.PathParameters); err == nil {
+		resp, err = route(context.WithValue(ctx, annotationsKey{}, notes), req)
+	}
 	if err != nil {
 		resp = h.answer(err)
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strconv"
 	"unicode"
@@ -50,13 +52,22 @@ func Claim(req events.APIGatewayV2HTTPRequest, name string) (string, error) {
 	return sub, nil
 }
 
-// Body returns the raw request body, decoding API Gateway's base64 form, and refuses
-// (with an *inventory.InvalidRequestError) one longer than maxBytes once decoded, or
-// one that is not valid UTF-8: every body read here is JSON, which is UTF-8 (RFC 8259
-// §8.1), and encoding/json would silently turn invalid bytes into U+FFFD.
+// ErrBodyTooLarge is the cause of Body's refusal of a body over the route's limit.
+var ErrBodyTooLarge = errors.New("request body too large")
+
+// Body returns the raw request body, decoding API Gateway's base64 form. It refuses one
+// longer than maxBytes once decoded with a *Failure wrapping ErrBodyTooLarge, answered
+// 413 PAYLOAD_TOO_LARGE ("body must not exceed N bytes"; RFC 9110 §15.5.14: the server
+// refuses content larger than it will process), and refuses with an
+// *inventory.InvalidRequestError one that is not valid base64 or not valid UTF-8: every
+// body read here is JSON, which is UTF-8 (RFC 8259 §8.1), and encoding/json would
+// silently turn invalid bytes into U+FFFD. Each route's limit is far below the HTTP
+// API's own payload quota (10 MB, "Quotas for configuring and running an HTTP API in
+// API Gateway", https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html),
+// above which API Gateway answers 413 itself.
 func Body(req events.APIGatewayV2HTTPRequest, maxBytes int) ([]byte, error) {
 	if len(req.Body) > base64.StdEncoding.EncodedLen(maxBytes) {
-		return nil, inventory.InvalidError("body must not exceed %d bytes", maxBytes)
+		return nil, bodyTooLarge(maxBytes)
 	}
 	body := []byte(req.Body)
 	if req.IsBase64Encoded {
@@ -66,7 +77,7 @@ func Body(req events.APIGatewayV2HTTPRequest, maxBytes int) ([]byte, error) {
 		}
 	}
 	if len(body) > maxBytes {
-		return nil, inventory.InvalidError("body must not exceed %d bytes", maxBytes)
+		return nil, bodyTooLarge(maxBytes)
 	}
 	if !utf8.Valid(body) {
 		return nil, inventory.InvalidError("body must be UTF-8 text: it holds bytes that are not valid UTF-8")
@@ -75,6 +86,12 @@ func Body(req events.APIGatewayV2HTTPRequest, maxBytes int) ([]byte, error) {
 		return nil, inventory.InvalidError(`body must be UTF-8 text: it holds a \u escape of half a UTF-16 surrogate pair`)
 	}
 	return body, nil
+}
+
+// bodyTooLarge is Body's refusal of a body over maxBytes.
+func bodyTooLarge(maxBytes int) error {
+	return &Failure{Status: http.StatusRequestEntityTooLarge, Code: "PAYLOAD_TOO_LARGE",
+		Message: fmt.Sprintf("body must not exceed %d bytes", maxBytes), Err: ErrBodyTooLarge}
 }
 
 // loneSurrogate reports whether JSON text body escapes half a UTF-16 surrogate pair

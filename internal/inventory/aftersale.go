@@ -104,8 +104,8 @@ type Aftersale struct {
 // kind, lines as RefundRequest.ValidateLines (merged by SKU, sorted), a reason, and
 // at most MaxAftersaleImages https URLs. The error wraps ErrInvalidRequest.
 func (r *AftersaleRequest) Validate() error {
-	if !validKey(r.ID, MaxAftersaleIDLength) {
-		return InvalidError("aftersaleId must be 1 to %d printable ASCII characters", MaxAftersaleIDLength)
+	if err := CheckAftersaleID("aftersaleId", r.ID); err != nil {
+		return err
 	}
 	if r.Kind != AftersaleRefund && r.Kind != AftersaleReturnRefund {
 		return InvalidError(`kind must be "refund" or "return-refund"`)

@@ -129,8 +129,8 @@ func NewCart(lines []Line) (Cart, error) { return newCart("items", lines) }
 func newCart(field string, lines []Line) (Cart, error) {
 	merged := make(map[string]int, len(lines))
 	for i, l := range lines {
-		if !skuIDPattern.MatchString(l.SKU) {
-			return nil, InvalidError("%s[%d].skuId must be 1-64 characters of [0-9A-Za-z_.:-]", field, i)
+		if err := CheckSKUID(fmt.Sprintf("%s[%d].skuId", field, i), l.SKU); err != nil {
+			return nil, err
 		}
 		if l.Qty < 1 || l.Qty > MaxQty {
 			return nil, InvalidError("%s[%d].qty must be an integer from 1 to %d", field, i, MaxQty)
@@ -343,4 +343,43 @@ func (s SKU) Sellable(now time.Time) int {
 // be sold but never managed).
 func ValidSKUID(id string) bool {
 	return skuIDPattern.MatchString(id) && id != "." && id != ".."
+}
+
+// The id checks below are the one validation of an id wherever a request carries it, in
+// a body or in a route's path (httpapi checks every path parameter with them). Each
+// returns nil for a valid id, else an *InvalidRequestError naming field (e.g. "skuId",
+// "items[0].skuId") and the rule, never the value: an id of any length is not echoed
+// back to the client.
+
+// CheckSKUID checks a SKU id (ValidSKUID): 1-64 of [0-9A-Za-z_.:-], other than "." and "..".
+func CheckSKUID(field, id string) error {
+	return check(ValidSKUID(id), field, `1-64 characters of [0-9A-Za-z_.:-], other than "." and ".."`)
+}
+
+// CheckOrderID checks an order id (ValidOrderID): 6-32 of [0-9A-Za-z_-].
+func CheckOrderID(field, id string) error {
+	return check(ValidOrderID(id), field, "6-32 characters of [0-9A-Za-z_-]")
+}
+
+// CheckTicketID checks a waiting-room ticket id (ValidTicketID): 32 lower-case hex digits.
+func CheckTicketID(field, id string) error {
+	return check(ValidTicketID(id), field, "32 lower-case hex digits")
+}
+
+// CheckOutRefundNo checks an out_refund_no (ValidOutRefundNo): 1-64 of [0-9A-Za-z_-|*@].
+func CheckOutRefundNo(field, no string) error {
+	return check(ValidOutRefundNo(no), field, "1-64 characters of [0-9A-Za-z_-|*@]")
+}
+
+// CheckAftersaleID checks an aftersaleId: 1 to MaxAftersaleIDLength printable ASCII.
+func CheckAftersaleID(field, id string) error {
+	return check(validKey(id, MaxAftersaleIDLength), field, fmt.Sprintf("1 to %d printable ASCII characters", MaxAftersaleIDLength))
+}
+
+// check is nil when ok, else an *InvalidRequestError saying field must be rule.
+func check(ok bool, field, rule string) error {
+	if ok {
+		return nil
+	}
+	return InvalidError("%s must be %s", field, rule)
 }

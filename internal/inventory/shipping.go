@@ -142,9 +142,10 @@ func (s Shipment) Check() error {
 	}
 	seen := map[string]bool{}
 	for i, it := range s.Items {
+		if err := CheckSKUID(fmt.Sprintf("items[%d].skuId", i), it.SKU); err != nil {
+			return err
+		}
 		switch {
-		case !skuIDPattern.MatchString(it.SKU):
-			return InvalidError("items[%d].skuId is not a SKU id", i)
 		case it.Qty < 1 || it.Qty > MaxQty:
 			return InvalidError("items[%d].qty must be an integer from 1 to %d", i, MaxQty)
 		case seen[it.SKU]:

@@ -60,9 +60,10 @@ func (n NewSKU) WithDefaults() NewSKU {
 // is empty, too long or not text, a price outside 1..MaxPrice fen, a stock or limit
 // outside 0..MaxStock, a negative peak, or a shard count outside 1..MaxShards.
 func (n NewSKU) Validate() error {
+	if err := CheckSKUID("skuId", n.ID); err != nil {
+		return err
+	}
 	switch {
-	case !ValidSKUID(n.ID):
-		return InvalidError("skuId %q must be 1-64 characters of [0-9A-Za-z_.:-]", n.ID)
 	case !validText(n.Name, MaxNameLength):
 		return InvalidError("SKU %s name must be 1 to %d %s", n.ID, MaxNameLength, TextRule)
 	case n.Price < 1 || n.Price > MaxPrice:

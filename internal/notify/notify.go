@@ -9,6 +9,7 @@ package notify
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 
@@ -41,13 +42,16 @@ func Answer(err error) events.APIGatewayV2HTTPResponse {
 
 // Verified verifies and parses a notification with parse (wechatpay.Verifier.Parse or
 // ParseRefund: one verification path), mapping its refusals to FAIL answers: 401 not
-// verified, 400 malformed or another merchant's.
+// verified, 400 malformed or another merchant's, 413 over MaxBodyBytes.
 func Verified[N any](ctx context.Context, req events.APIGatewayV2HTTPRequest, parse func(context.Context, wechatpay.Headers, []byte) (N, error)) (N, error) {
 	var zero N
 	body, err := httpapi.Body(req, MaxBodyBytes)
 	var invalid *inventory.InvalidRequestError
-	if errors.As(err, &invalid) {
+	switch {
+	case errors.As(err, &invalid):
 		return zero, Fail(http.StatusBadRequest, invalid.Reason, slog.LevelWarn, err)
+	case errors.Is(err, httpapi.ErrBodyTooLarge):
+		return zero, Fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("body must not exceed %d bytes", MaxBodyBytes), slog.LevelWarn, err)
 	}
 	n, err := parse(ctx, wechatpay.HeadersFrom(req.Headers), body)
 	switch {

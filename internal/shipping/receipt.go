@@ -102,8 +102,11 @@ func (m *Messages) Push(ctx context.Context, req events.APIGatewayV2HTTPRequest)
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	body, err := httpapi.Body(req, MaxMessageBytes)
-	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, fail(http.StatusBadRequest, "malformed body (too large, or bad base64)", err)
+	switch {
+	case errors.Is(err, httpapi.ErrBodyTooLarge):
+		return events.APIGatewayV2HTTPResponse{}, fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("body must not exceed %d bytes", MaxMessageBytes), err)
+	case err != nil:
+		return events.APIGatewayV2HTTPResponse{}, fail(http.StatusBadRequest, "malformed body (bad base64, or not UTF-8)", err)
 	}
 	p, err := wxapi.ParsePush(body)
 	switch {

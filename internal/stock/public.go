@@ -96,10 +96,7 @@ type publicPage struct {
 // never above what its shards held when they were read, at most MaxStale before; 0
 // when SOLD_OUT); an unknown SKU is 404 SKU_NOT_FOUND.
 func (p *Public) Show(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	id := req.PathParameters["skuId"]
-	if !inventory.ValidSKUID(id) {
-		return events.APIGatewayV2HTTPResponse{}, &inventory.SKUError{Err: inventory.ErrSKUNotFound}
-	}
+	id := req.PathParameters["skuId"] // checked by httpapi
 	return p.answer(ctx, "sku "+id, func(ctx context.Context, now time.Time) (events.APIGatewayV2HTTPResponse, error) {
 		sku, err := p.store.SKU(ctx, id)
 		if err != nil {

@@ -60,15 +60,11 @@ func NewMerchant(store Catalog, now func() time.Time) *Merchant {
 	return &Merchant{store: store, now: now}
 }
 
-// WithSKU passes route the {skuId} path parameter of a SKU's route; one outside the
-// contract's pattern names no SKU (404 SKU_NOT_FOUND).
+// WithSKU passes route the {skuId} path parameter of a SKU's route (one outside the
+// contract's pattern is answered 400 INVALID_REQUEST by httpapi before the route runs).
 func WithSKU(route func(ctx context.Context, req events.APIGatewayV2HTTPRequest, by, id string) (events.APIGatewayV2HTTPResponse, error)) httpapi.MerchantRoute {
 	return func(ctx context.Context, req events.APIGatewayV2HTTPRequest, by string) (events.APIGatewayV2HTTPResponse, error) {
-		id := req.PathParameters["skuId"]
-		if !inventory.ValidSKUID(id) {
-			return events.APIGatewayV2HTTPResponse{}, &inventory.SKUError{Err: inventory.ErrSKUNotFound}
-		}
-		return route(ctx, req, by, id)
+		return route(ctx, req, by, req.PathParameters["skuId"])
 	}
 }
 

@@ -79,11 +79,7 @@ func (r *Room) Take(ctx context.Context, req events.APIGatewayV2HTTPRequest) (ev
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	sku := req.PathParameters["skuId"]
-	if !inventory.ValidSKUID(sku) {
-		return events.APIGatewayV2HTTPResponse{}, &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku}
-	}
-	t, _, err := r.store.TakeTicket(ctx, user, sku)
+	t, _, err := r.store.TakeTicket(ctx, user, req.PathParameters["skuId"]) // checked by httpapi
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}

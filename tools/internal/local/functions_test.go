@@ -135,10 +135,16 @@ func foreignEvents(t *testing.T, routes []sam.Route, orderID string) map[string]
 		keys = append(keys, r.Method+" "+r.Path)
 	}
 	for _, key := range keys {
+		params := map[string]string{} // as API Gateway sends them: the route's own only
+		for name, v := range map[string]string{"orderId": orderID, "skuId": "cup-01"} {
+			if strings.Contains(key, "{"+name+"}") {
+				params[name] = v
+			}
+		}
 		req := events.APIGatewayV2HTTPRequest{
 			Version: "2.0", RouteKey: key, RawPath: "/", Body: `{"items":[{"skuId":"cup-01","qty":1}]}`,
 			Headers:        map[string]string{"content-type": "application/json"},
-			PathParameters: map[string]string{"orderId": orderID, "skuId": "cup-01"},
+			PathParameters: params,
 			RequestContext: events.APIGatewayV2HTTPRequestContext{
 				RouteKey: key, RequestID: "r-1",
 				Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{

@@ -26,10 +26,39 @@ import (
 	"github.com/stockguard/stockguard/tools/internal/apigw"
 )
 
-// MaxRequestBody is the largest request body the gateway accepts, in bytes
-// (10 MiB, the HTTP API payload quota in the API Gateway developer guide's
-// "Quotas for HTTP APIs"). Larger bodies are answered 413.
-const MaxRequestBody = 10 << 20
+// MaxRequestBody is the largest request body the gateway accepts, in bytes: the
+// HTTP API's "Payload size" quota, 10 MB ("Quotas for configuring and running an HTTP
+// API in API Gateway",
+// https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html),
+// read as the stricter 10,000,000 bytes rather than 10 MiB, so that the local gateway
+// is never kinder than the real one. Larger bodies are answered 413 {"message":
+// "Request Entity Too Large"} and no function is invoked; each function refuses a body
+// above its own, far smaller, limit itself (413 PAYLOAD_TOO_LARGE, httpapi.Body).
+const MaxRequestBody = 10_000_000
+
+// MaxRequestHead is the most bytes of request line and header values a request may
+// carry: the HTTP API's "Total combined size of request line and header values"
+// quota, 10240 bytes (the same page as MaxRequestBody). The gateway answers a request
+// over it 431 {"message":"Request Header Fields Too Large"} (RFC 6585 §5; the quota
+// page gives the limit, not the status) before routing it: no function is invoked.
+// It counts as requestHeadSize does.
+const MaxRequestHead = 10240
+
+// MaxHeaderBytes is how much of a request's head NewAPIServer's server reads
+// (http.Server.MaxHeaderBytes, 16 MiB): enough that a head far over MaxRequestHead
+// (a 2 MB header) still reaches the gateway and gets its 431 answer, where net/http's
+// default (1 MiB) would answer a plain-text 431 and hang up while the client is still
+// sending, which the client sees as a closed connection. A head over 16 MiB gets that.
+const MaxHeaderBytes = 16 << 20
+
+// NewAPIServer returns the http.Server that serves the local API h to clients: a
+// client gets 10 s to send its headers and 30 s for the whole request (headers and
+// body), so that a slow sender on an exposed listener holds no connection for long
+// (API Gateway answers within its 30 s integration timeout too), and up to
+// MaxHeaderBytes of head is read so that the gateway answers an over-quota head itself.
+func NewAPIServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, MaxHeaderBytes: MaxHeaderBytes}
+}
 
 // Route maps an HTTP API route to a function, as in an AWS SAM template:
 // Method is GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS or ANY; Path is a
@@ -88,6 +117,8 @@ type gateway struct {
 // Lambda proxy integrations (payload format 2.0, per the API Gateway
 // developer guide, "Create AWS Lambda proxy integrations for HTTP APIs").
 // For each request it:
+//   - answers 431 a request whose request line and header values are over
+//     MaxRequestHead bytes, the HTTP API's quota;
 //   - matches method and path against routes (a literal segment wins over a
 //     "{param}"); no match answers 404 {"message":"Not Found"};
 //   - reads at most MaxRequestBody bytes, else answers 413;
@@ -202,9 +233,12 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := g.opts.Now()
 	rec := &statusRecorder{ResponseWriter: w, requestID: g.opts.NewRequestID()}
 	rec.Header().Set("Apigw-Requestid", rec.requestID)
-	if cleanPath(r.URL.EscapedPath()) {
+	switch {
+	case requestHeadSize(r) > MaxRequestHead:
+		writeGatewayError(rec, http.StatusRequestHeaderFieldsTooLarge)
+	case cleanPath(r.URL.EscapedPath()):
 		g.mux.ServeHTTP(rec, r)
-	} else {
+	default:
 		writeGatewayError(rec, http.StatusNotFound)
 	}
 	if g.opts.Logger != nil {
@@ -218,6 +252,19 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.String("orderId", rec.orderID),
 		)
 	}
+}
+
+// requestHeadSize is the bytes of r's request line ("METHOD target PROTO") and of its
+// header values, Host and Cookie included, names not (MaxRequestHead's quota counts
+// "request line and header values").
+func requestHeadSize(r *http.Request) int {
+	n := len(r.Method) + 1 + len(cmp.Or(r.RequestURI, r.URL.RequestURI())) + 1 + len(r.Proto) + len(r.Host)
+	for _, values := range r.Header {
+		for _, v := range values {
+			n += len(v)
+		}
+	}
+	return n
 }
 
 // cleanPath reports whether p has no empty, "." or ".." segment (a final "/" aside):
@@ -309,7 +356,7 @@ func readErrorStatus(err error) int {
 }
 
 // writeGatewayError writes the response API Gateway HTTP APIs give when
-// they, not the function, answer: 401, 403, 404, 413 or 500 with a JSON message.
+// they, not the function, answer: 401, 403, 404, 413, 431 or 500 with a JSON message.
 func writeGatewayError(w http.ResponseWriter, status int) {
 	body := `{"message":"Internal Server Error"}`
 	switch status {
@@ -321,6 +368,8 @@ func writeGatewayError(w http.ResponseWriter, status int) {
 		body = `{"message":"Forbidden"}`
 	case http.StatusRequestEntityTooLarge:
 		body = `{"message":"Request Entity Too Large"}`
+	case http.StatusRequestHeaderFieldsTooLarge:
+		body = `{"message":"Request Header Fields Too Large"}`
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -406,8 +406,8 @@ func TestGateway_AnswersLikeAPIGatewayWhenTheFunctionFails(t *testing.T) {
 		}), nil, http.StatusInternalServerError, internal},
 		{"status out of range", respondingHandler(events.APIGatewayV2HTTPResponse{StatusCode: 0}, nil), nil, http.StatusInternalServerError, internal},
 		{"invalid base64 body", respondingHandler(events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: "%%%", IsBase64Encoded: true}, nil), nil, http.StatusInternalServerError, internal},
-		{"body over 10 MiB", respondingHandler(events.APIGatewayV2HTTPResponse{StatusCode: 200}, nil), bytes.NewReader(make([]byte, MaxRequestBody+1)), http.StatusRequestEntityTooLarge, `{"message":"Request Entity Too Large"}`},
-		{"body of exactly 10 MiB", respondingHandler(events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: "ok"}, nil), bytes.NewReader(make([]byte, MaxRequestBody)), http.StatusOK, "ok"},
+		{"body over 10 MB", respondingHandler(events.APIGatewayV2HTTPResponse{StatusCode: 200}, nil), bytes.NewReader(make([]byte, MaxRequestBody+1)), http.StatusRequestEntityTooLarge, `{"message":"Request Entity Too Large"}`},
+		{"body of exactly 10 MB", respondingHandler(events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: "ok"}, nil), bytes.NewReader(make([]byte, MaxRequestBody)), http.StatusOK, "ok"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

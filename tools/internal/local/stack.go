@@ -280,7 +280,7 @@ func (s *Stack) listenIssuer(issuer string) (string, error) {
 // serveIssuer serves API on the issuer's listener, if the stack opened one.
 func (s *Stack) serveIssuer() {
 	if s.issuerLn != nil {
-		s.issuer = &http.Server{Handler: s.API, ReadHeaderTimeout: 10 * time.Second}
+		s.issuer = NewAPIServer(s.API)
 		go s.issuer.Serve(s.issuerLn)
 	}
 }

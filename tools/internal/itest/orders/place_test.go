@@ -160,7 +160,7 @@ func TestCreateOrder_RejectsBadRequestsAndChangesNothing(t *testing.T) {
 		{"qty named twice", withBody(base, `{"items":[{"skuId":"cup-01","qty":1,"qty":9999}]}`), 400, "INVALID_REQUEST", ""},
 		{"items named twice", withBody(base, `{"items":[{"skuId":"cup-01","qty":1}],"items":[]}`), 400, "INVALID_REQUEST", ""},
 		{"trailing data", withBody(base, `{"items":[{"skuId":"cup-01","qty":1}]} {}`), 400, "INVALID_REQUEST", ""},
-		{"body over 16 KiB", withBody(base, `{"items":[{"skuId":"cup-01","qty":1}]}`+strings.Repeat(" ", 16<<10)), 400, "INVALID_REQUEST", ""},
+		{"body over 16 KiB", withBody(base, `{"items":[{"skuId":"cup-01","qty":1}]}`+strings.Repeat(" ", 16<<10)), 413, "PAYLOAD_TOO_LARGE", ""},
 		{"bad base64 body", b64, 400, "INVALID_REQUEST", ""},
 		{"empty Idempotency-Key", header("idempotency-key", ""), 400, "INVALID_REQUEST", ""},
 		{"65-char Idempotency-Key", header("idempotency-key", strings.Repeat("k", 65)), 400, "INVALID_REQUEST", ""},
@@ -241,8 +241,9 @@ func TestGetOrder_OnlyTheOwnerSeesIt(t *testing.T) {
 	}{
 		{"another user", "someone-else", id, 404, "ORDER_NOT_FOUND"},
 		{"unknown id", owner, "0000000000000000000000000000000a", 404, "ORDER_NOT_FOUND"},
-		{"malformed id", owner, "../../etc", 404, "ORDER_NOT_FOUND"},
-		{"a purchase counter's key", owner, "limit#cup-01#" + owner, 404, "ORDER_NOT_FOUND"},
+		{"malformed id", owner, "../../etc", 400, "INVALID_REQUEST"},
+		{"a purchase counter's key", owner, "limit#cup-01#" + owner, 400, "INVALID_REQUEST"},
+		{"3,000 characters", owner, strings.Repeat("a", 3000), 400, "INVALID_REQUEST"},
 		{"no identity", "", id, 401, "UNAUTHORIZED"},
 	} {
 		if status, body := get(tc.sub, tc.id); status != tc.status || body["code"] != tc.code {
@@ -287,7 +288,7 @@ func TestGetSKU_ShowsSaleStatusAndConservativeAvailability(t *testing.T) {
 	if code, body := sku("ghost"); code != 404 || body["code"] != "SKU_NOT_FOUND" {
 		t.Errorf("unknown: %d %v", code, body)
 	}
-	if code, body := sku("bad id!"); code != 404 || body["code"] != "SKU_NOT_FOUND" {
+	if code, body := sku("bad id!"); code != 400 || body["code"] != "INVALID_REQUEST" {
 		t.Errorf("malformed: %d %v", code, body)
 	}
 }

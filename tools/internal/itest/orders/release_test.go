@@ -394,7 +394,7 @@ func TestCancel_FollowsTheContract(t *testing.T) {
 		{"no identity", "/orders/" + id + "/cancel", "", 401, "UNAUTHORIZED"},
 		{"another user's order", "/orders/" + id + "/cancel", "intruder", 404, "ORDER_NOT_FOUND"},
 		{"unknown order", "/orders/0123456789abcdef0123456789abcdef/cancel", "owner", 404, "ORDER_NOT_FOUND"},
-		{"malformed id", "/orders/not%20an%20id/cancel", "owner", 404, "ORDER_NOT_FOUND"},
+		{"malformed id", "/orders/not%20an%20id/cancel", "owner", 400, "INVALID_REQUEST"},
 		{"paid order", "/orders/" + paid + "/cancel", "owner", 409, "ORDER_NOT_CANCELLABLE"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

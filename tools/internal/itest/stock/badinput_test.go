@@ -19,6 +19,7 @@ func TestAdmin_RejectsBadInputAndChangesNothing(t *testing.T) {
 	}
 	long := strings.Repeat("x", 65)
 	sku := func(fields string) string { return `{"skuId":"new","name":"New","price":100,` + fields + `}` }
+	huge := strings.Repeat("a", 3000)
 	cases := []struct {
 		name, method, path, body string
 		status                   int
@@ -70,7 +71,7 @@ func TestAdmin_RejectsBadInputAndChangesNothing(t *testing.T) {
 		{"patch on-sale as text", "PATCH", "/admin/skus/cup", `{"onSale":"yes"}`, 400, "INVALID_REQUEST"},
 		{"patch start with offset", "PATCH", "/admin/skus/cup", `{"saleStartsAt":"2026-11-11T10:00:00+01:00"}`, 400, "INVALID_REQUEST"},
 		{"patch unknown SKU", "PATCH", "/admin/skus/nope", `{"price":5}`, 404, "SKU_NOT_FOUND"},
-		{"patch id outside the pattern", "PATCH", "/admin/skus/a%23b", `{"price":5}`, 404, "SKU_NOT_FOUND"},
+		{"patch id outside the pattern", "PATCH", "/admin/skus/a%23b", `{"price":5}`, 400, "INVALID_REQUEST"},
 		{"adjustment id reused, other delta", "POST", "/admin/skus/cup/adjustments", `{"adjustmentId":"adj-1","delta":6,"reason":"r"}`, 422, "IDEMPOTENCY_KEY_REUSED"},
 		{"adjustment id reused, other reason", "POST", "/admin/skus/cup/adjustments", `{"adjustmentId":"adj-1","delta":5,"reason":"x"}`, 422, "IDEMPOTENCY_KEY_REUSED"},
 		{"write-off above available", "POST", "/admin/skus/cup/adjustments", `{"adjustmentId":"loss","delta":-15,"reason":"r"}`, 409, "STOCK_OUT"},
@@ -97,6 +98,15 @@ func TestAdmin_RejectsBadInputAndChangesNothing(t *testing.T) {
 		{"orders without status", "GET", "/admin/orders", ``, 400, "INVALID_REQUEST"},
 		{"unknown order", "GET", "/admin/orders/nope00", ``, 404, "ORDER_NOT_FOUND"},
 		{"unknown SKU", "GET", "/admin/skus/nope", ``, 404, "SKU_NOT_FOUND"},
+		// An id of 3,000 characters in a path is refused as one in a body is, not echoed.
+		{"long SKU id to patch", "PATCH", "/admin/skus/" + huge, `{"price":5}`, 400, "INVALID_REQUEST"},
+		{"long SKU id to read", "GET", "/admin/skus/" + huge, ``, 400, "INVALID_REQUEST"},
+		{"long SKU id to adjust", "POST", "/admin/skus/" + huge + "/adjustments", `{"adjustmentId":"a3","delta":1,"reason":"r"}`, 400, "INVALID_REQUEST"},
+		{"long SKU id's ledger", "GET", "/admin/skus/" + huge + "/ledger", ``, 400, "INVALID_REQUEST"},
+		{"long order id", "GET", "/admin/orders/" + huge, ``, 400, "INVALID_REQUEST"},
+		{"long order id to refund", "POST", "/admin/orders/" + huge + "/refund", `{"restock":true,"reason":"x"}`, 400, "INVALID_REQUEST"},
+		{"long out_refund_no", "POST", "/admin/orders/nope00/refunds/" + huge + "/retry", ``, 400, "INVALID_REQUEST"},
+		{"long after-sale id", "POST", "/admin/orders/nope00/aftersales/" + huge + "/approve", ``, 400, "INVALID_REQUEST"},
 	}
 	before := booktest.Snapshot(t, e.stack.DB, e.stack.Tables)
 	for _, tc := range cases {
@@ -109,7 +119,10 @@ func TestAdmin_RejectsBadInputAndChangesNothing(t *testing.T) {
 			}
 			code, out := api.Call(t, tc.method, tc.path, "", nil, tc.body)
 			if code != tc.status || out["code"] != tc.code || out["message"] == "" {
-				t.Errorf("%d %v, want %d %s", code, out, tc.status, tc.code)
+				t.Errorf("%d %.300v, want %d %s", code, out, tc.status, tc.code)
+			}
+			if msg, _ := out["message"].(string); strings.Contains(msg, huge[:64]) {
+				t.Errorf("the answer echoes the id: %.300s", msg)
 			}
 			if after := booktest.Snapshot(t, e.stack.DB, e.stack.Tables); after != before {
 				t.Errorf("the tables changed:\nbefore %s\nafter  %s", before, after)

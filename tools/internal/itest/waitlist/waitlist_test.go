@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -302,6 +303,15 @@ func TestWaitlistRoutes_JoinReadLeave(t *testing.T) {
 	}
 	if code, out := s.Call(t, "POST", "/skus/nope/waitlist", "u", nil, `{"subscribed":true}`); code != http.StatusNotFound || out["code"] != "SKU_NOT_FOUND" {
 		t.Errorf("unknown SKU: %d %v", code, out)
+	}
+	// A SKU id of 3,000 characters in the path is refused as one in a body is: 400,
+	// the id not echoed back.
+	long := strings.Repeat("a", 3000)
+	for _, method := range []string{"POST", "GET", "DELETE"} {
+		code, out := s.OutsideContract("a long SKU id").Call(t, method, "/skus/"+long+"/waitlist", "u", nil, `{"subscribed":true}`)
+		if msg, _ := out["message"].(string); code != http.StatusBadRequest || out["code"] != "INVALID_REQUEST" || strings.Contains(msg, long[:64]) || out["skuId"] != nil {
+			t.Errorf("%s a long SKU id: %d %.300v, want 400 INVALID_REQUEST without the id", method, code, out)
+		}
 	}
 	if s.Snapshot(t) != before {
 		t.Error("a refused request changed the tables")

@@ -180,6 +180,13 @@ func TestTakeTicket_ConcurrentRequestsOfOneBuyerMakeOneTicket(t *testing.T) {
 	if code, out := s.Call(t, "POST", "/skus/nope/queue", "alice", nil, ""); code != http.StatusNotFound || out["code"] != "SKU_NOT_FOUND" {
 		t.Errorf("nope: %d %v", code, out)
 	}
+	// A SKU id of 3,000 characters in the path is refused as one in a body is: 400,
+	// the id not echoed back.
+	long := strings.Repeat("a", 3000)
+	code, out := s.OutsideContract("a long SKU id").Call(t, "POST", "/skus/"+long+"/queue", "alice", nil, "")
+	if msg, _ := out["message"].(string); code != http.StatusBadRequest || out["code"] != "INVALID_REQUEST" || strings.Contains(msg, long[:64]) || out["skuId"] != nil {
+		t.Errorf("a long SKU id: %d %.300v, want 400 INVALID_REQUEST without the id", code, out)
+	}
 }
 
 // A poll answers WAITING until the ticket is placed and admitted, then ADMITTED with
@@ -200,7 +207,7 @@ func TestPoll_FollowsTheFrontier(t *testing.T) {
 			t.Errorf("%s polling %s: %d %v", c.user, c.ticket, code, out)
 		}
 	}
-	if code, out := s.OutsideContract("malformed ticket").Call(t, "GET", "/queue/x%23y", "alice", nil, ""); code != http.StatusNotFound {
+	if code, out := s.OutsideContract("malformed ticket").Call(t, "GET", "/queue/x%23y", "alice", nil, ""); code != http.StatusBadRequest || out["code"] != "INVALID_REQUEST" {
 		t.Errorf("malformed ticket: %d %v", code, out)
 	}
 	if _, err := s.Store.PlaceTicket(context.Background(), bob, 2); err != nil {
