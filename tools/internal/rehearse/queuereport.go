@@ -359,4 +359,3 @@ func verdict(ok bool) string {
 	}
 	return "FAIL"
 }
-

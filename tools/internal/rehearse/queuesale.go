@@ -83,8 +83,9 @@ func (c QueueConfig) Check() error {
 // and the DynamoDB model read it; the sale moves it from event to event.
 type virtualClock struct{ ns atomic.Int64 }
 
-func (c *virtualClock) Now() time.Time        { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *virtualClock) set(t time.Time)       { c.ns.Store(t.UnixNano()) }
+// Now is the virtual time (UTC).
+func (c *virtualClock) Now() time.Time                   { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *virtualClock) set(t time.Time)                  { c.ns.Store(t.UnixNano()) }
 func (c *virtualClock) since(t0 time.Time) time.Duration { return c.Now().Sub(t0) }
 
 // queueSale is one running queued sale.
