@@ -56,13 +56,12 @@ var DefaultQueue = QueueConfig{
 // Check returns an error naming the first field (as its tools/cmd/queuesale flag)
 // out of range.
 func (c QueueConfig) Check() error {
+	if err := checkStock(c.Stock, c.Shards); err != nil {
+		return err
+	}
 	switch {
 	case c.Buyers < 1 || c.Buyers > 10_000_000:
 		return badFlag("buyers", "must be 1 to 10,000,000")
-	case c.Stock < 1:
-		return badFlag("stock", "must be at least 1")
-	case c.Shards < 0 || c.Shards > inventory.MaxShards:
-		return badFlag("shards", "must be 0 (planned) to %d", inventory.MaxShards)
 	case c.Over <= 0:
 		return badFlag("over", "must be positive")
 	case c.FairWindow < 0 || c.FairWindow > inventory.MaxFairWindowSeconds*time.Second || c.FairWindow%time.Second != 0:
