@@ -2,7 +2,6 @@ package rehearse
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -317,13 +316,6 @@ func (q *queueSale) fairness() Fairness {
 	}
 	f.Spread = hi - lo
 	return f
-}
-
-// WriteJSON writes the report as indented JSON.
-func (r *QueueReport) WriteJSON(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
 }
 
 // WriteText writes the report's figures for a reader.
