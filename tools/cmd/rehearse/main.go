@@ -31,6 +31,13 @@
 //   - the files written besides the table: -json (the whole report), -png (the plot),
 //     -cpuprofile, -blockprofile.
 //
+// rehearse -queue [flags] plays a queued sale instead (rehearse.RunQueue): one SKU with
+// its waiting room on, on a virtual clock, with and (-compare, the default) without a
+// fair window; -queue -h lists its flags (-buyers, -stock, -shards, -over,
+// -fair-window, -buckets, -pay-ratio, -pay-after, -payment-timeout, -seed, -template,
+// -json, -cpuprofile, -blockprofile). Exit status as below; its checks: nothing
+// oversold, no tick admitting past what is available, no poll writing.
+//
 // Exit status: 0 when every check passed (nothing oversold, no false STOCK_OUT, every
 // 201 backed, the books balanced, the final reconcile clean), 1 when one did not, 2
 // on a usage or setup error.
@@ -59,6 +66,10 @@ func main() {
 
 // run parses args, plays the sale and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == queueArg {
+		debug.SetGCPercent(400)
+		return runQueue(args[1:], stdout, stderr)
+	}
 	c, o, code, proceed := parse(args, stdout, stderr)
 	if !proceed {
 		return code

@@ -197,6 +197,12 @@ type Config struct {
 	// Slowdown is the clock scale s ≥ 1: durations last s times longer, rates are s
 	// times lower; default 1.
 	Slowdown float64
+	// Now, when set, is the model's clock (a virtual one, which a tool moves itself):
+	// rates and buckets are on it, no call waits in real time (the round trip and a
+	// transaction's hold are not slept) and a transaction holds no item against
+	// others (the clock does not move during a call); Slowdown should then be 1.
+	// Default: time.Now, with the waits.
+	Now func() time.Time
 	// LoseAnswerEvery n > 0 drops the answer of every nth write call (PutItem,
 	// UpdateItem, DeleteItem, TransactWriteItems) that the server applied, answering
 	// it with HTTP 500 InternalServerError instead: the ambiguous outcome of a write
@@ -290,6 +296,9 @@ func New(cfg Config) *Model {
 		cfg: cfg.withDefaults(), now: time.Now, items: map[string]*itemState{}, limits: map[string]*bucket{}, warm: map[string]*warmth{},
 		stats: map[string]Counts{}, throttled: map[string]int{}, first: map[string]time.Time{}, keyAttrs: map[string][]string{},
 	}
+	if cfg.Now != nil {
+		m.now = cfg.Now
+	}
 	for table, indexes := range m.cfg.Indexes {
 		for _, ix := range indexes {
 			for _, a := range ix.keyAttributes() {
@@ -338,6 +347,15 @@ func (m *Model) Bypass(on bool) { m.bypass.Store(on) }
 // real converts a model duration to real time.
 func (m *Model) real(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * m.cfg.Slowdown)
+}
+
+// wait is how long a call waits in real time for model duration d: 0 on a virtual
+// clock (Config.Now).
+func (m *Model) wait(d time.Duration) time.Duration {
+	if m.cfg.Now != nil {
+		return 0
+	}
+	return m.real(d)
 }
 
 // Meter adds up what the requests made with a context carrying it (WithMeter)
@@ -488,7 +506,7 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 	}
 	op, ok := strings.CutPrefix(req.Header.Get("X-Amz-Target"), targetPrefix)
 	if !ok {
-		return delayed{next: t.next, half: m.real(m.cfg.RoundTrip) / 2}.Do(req)
+		return delayed{next: t.next, half: m.wait(m.cfg.RoundTrip) / 2}.Do(req)
 	}
 	var body []byte
 	if req.Body != nil {
@@ -499,7 +517,7 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 		req.Body.Close()
 		req.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	half := m.real(m.cfg.RoundTrip) / 2
+	half := m.wait(m.cfg.RoundTrip) / 2
 	if err := clock.Sleep(ctx, half); err != nil {
 		return nil, err
 	}
@@ -546,7 +564,7 @@ func (t *transport) serve(req *http.Request, op string, r request, arrived time.
 			return nil, err
 		}
 	}
-	if op == "TransactWriteItems" {
+	if op == "TransactWriteItems" && m.cfg.Now == nil {
 		if err := clock.Sleep(ctx, time.Until(arrived.Add(m.real(m.cfg.TransactionHold)))); err != nil {
 			resp.Body.Close()
 			return nil, err
@@ -684,6 +702,9 @@ func (m *Model) admit(now time.Time, op string, r request) verdict {
 // checkHolds marks in v as conflicts the accesses of r that check a transaction's
 // hold on an item still held at now. m.mu is held.
 func (m *Model) checkHolds(now time.Time, r request, v *verdict) {
+	if m.cfg.Now != nil {
+		return
+	}
 	for i, a := range r.accesses {
 		if a.checksHold && m.state(a.item).heldUntil.After(now) {
 			v.conflict = append(v.conflict, i)

@@ -154,12 +154,19 @@ func (c Config) checkSale() error {
 	switch {
 	case c.SKUs < 1 || c.SKUs > 1000:
 		return badFlag("skus", "must be 1 to 1,000")
-	case c.Stock < 1:
-		return badFlag("stock", "must be at least 1")
-	case c.Shards < 0 || c.Shards > inventory.MaxShards:
-		return badFlag("shards", "must be 0 (planned) to %d", inventory.MaxShards)
 	case c.LimitPerUser < 0:
 		return badFlag("limit", "must not be negative")
+	}
+	return checkStock(c.Stock, c.Shards)
+}
+
+// checkStock checks a SKU's stock and shards (0: planned).
+func checkStock(stock, shards int) error {
+	switch {
+	case stock < 1:
+		return badFlag("stock", "must be at least 1")
+	case shards < 0 || shards > inventory.MaxShards:
+		return badFlag("shards", "must be 0 (planned) to %d", inventory.MaxShards)
 	}
 	return nil
 }

@@ -559,17 +559,7 @@ func (s *sale) call(ctx context.Context, api http.Handler, method, path, user, k
 
 // send is call that also returns the answer's headers.
 func (s *sale) send(ctx context.Context, api http.Handler, method, path, user, key, body string) (int, []byte, http.Header) {
-	var rd *strings.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	var req *http.Request
-	if rd != nil {
-		req = httptest.NewRequestWithContext(ctx, method, path, rd)
-		req.Header.Set("Content-Type", "application/json")
-	} else {
-		req = httptest.NewRequestWithContext(ctx, method, path, nil)
-	}
+	req := newRequest(ctx, method, path, body)
 	if user != "" {
 		req.Header.Set("X-User-Id", user)
 	}
@@ -579,6 +569,16 @@ func (s *sale) send(ctx context.Context, api http.Handler, method, path, user, k
 	rec := httptest.NewRecorder()
 	api.ServeHTTP(rec, req)
 	return rec.Code, rec.Body.Bytes(), rec.Header()
+}
+
+// newRequest is a request to the API in process, with a JSON body unless body is "".
+func newRequest(ctx context.Context, method, path, body string) *http.Request {
+	if body == "" {
+		return httptest.NewRequestWithContext(ctx, method, path, nil)
+	}
+	req := httptest.NewRequestWithContext(ctx, method, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	return req
 }
 
 // stageThrottle is the throttle of POST /orders: the stage's default route throttle

@@ -1,0 +1,57 @@
+package rehearse_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stockguard/stockguard/internal/testing/testkit"
+	"github.com/stockguard/stockguard/tools/internal/rehearse"
+)
+
+// A queued sale of 2,000 buyers for 20 units, half of them within a 2 s fair window,
+// every order paid: after every admitter tick the admissions that could still buy
+// fit in what is available, nothing is oversold, no poll writes, every unit is paid
+// and every buyer without an order is told SOLD_OUT. (A sale whose holds run out
+// lasts AdmissionSeconds more per round of released units, 4 admitter ticks a second
+// of 128 index reads each: too long for CI; README, "A queued sale", shows one.)
+func TestQueueSale_AdmitsNoMoreThanCanBeBoughtAndPollsWriteNothing(t *testing.T) {
+	cfg := rehearse.QueueConfig{
+		Template: filepath.Join(testkit.ModuleRoot(t), "template.yaml"),
+		Buyers:   2000, Stock: 20, Shards: 1, Buckets: 4,
+		Over: 4 * time.Second, FairWindow: 2 * time.Second,
+		PayRatio: 1, PayAfter: 2 * time.Second, PaymentTimeout: 20 * time.Second, Seed: 3,
+	}
+	r, err := rehearse.RunQueue(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if testing.Verbose() {
+		r.WriteText(os.Stdout)
+	}
+	checkQueueSale(t, cfg, r)
+}
+
+// checkQueueSale checks r exactly: the admissions, the tables, the polls' writes,
+// every unit paid by one order each and every other buyer told SOLD_OUT.
+func checkQueueSale(t *testing.T, cfg rehearse.QueueConfig, r *rehearse.QueueReport) {
+	t.Helper()
+	if r.Oversold != 0 || r.TicksOverAvailable != 0 || r.MaxAdmittedToPurchasable > 1 || r.FailedTicks != 0 || r.Ticks == 0 {
+		t.Errorf("oversold %d, %d of %d ticks over available, max admitted/purchasable %v, %d failed ticks",
+			r.Oversold, r.TicksOverAvailable, r.Ticks, r.MaxAdmittedToPurchasable, r.FailedTicks)
+	}
+	if r.PollWriteUnits != 0 || r.Polls == 0 {
+		t.Errorf("%d polls wrote %v units", r.Polls, r.PollWriteUnits)
+	}
+	if r.Joins != cfg.Buyers || r.Paid != cfg.Stock || r.SoldOut.SellOutSeconds == nil {
+		t.Errorf("%d joins, %d paid, sold out %v: want %d joins, %d paid, sold out", r.Joins, r.Paid, r.SoldOut.SellOutSeconds, cfg.Buyers, cfg.Stock)
+	}
+	if want := cfg.Buyers - r.Orders; r.SoldOut.Told != want || len(r.Other) != 0 {
+		t.Errorf("%d buyers told SOLD_OUT, want every buyer without an order (%d); other: %v", r.SoldOut.Told, want, r.Other)
+	}
+	if r.Orders != cfg.Stock {
+		t.Errorf("%d orders for %d units, every order paid", r.Orders, cfg.Stock)
+	}
+}
