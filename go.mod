@@ -2,6 +2,14 @@ module github.com/stockguard/stockguard
 
 go 1.26.0
 
+// The npm packages the console and the mini-program install are no Go code: package
+// patterns (./...) never walk them, so a check listing packages while npm ci rewrites
+// them cannot fail on a directory that vanished under it.
+ignore (
+	./console/node_modules
+	./examples/miniprogram/node_modules
+)
+
 require (
 	github.com/aws/aws-lambda-go v1.55.1
 	github.com/aws/aws-sdk-go-v2 v1.48.0
