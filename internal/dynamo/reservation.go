@@ -506,8 +506,10 @@ type answer struct {
 func (r *reservation) explain(ctx context.Context, out outcome) (*answer, error) {
 	// The order's own items first: if they exist, an earlier send of this very
 	// transaction was applied and its response lost, or (a keyed request) an earlier
-	// request with the same key opened the order.
-	if out.has(partOrder) || out.has(partLedger) {
+	// request with the same key opened the order. A ledger entry refused with the
+	// hold's entry is the hold's UNHOLD (one key per hold): another order used the
+	// hold, which the hold's own case below answers.
+	if out.has(partOrder) || out.has(partLedger) && !out.has(partWait) {
 		order, replayed, err := r.replay(ctx)
 		if err == nil && order == nil {
 			err = fmt.Errorf("order %s refused as existing, then not found", r.id)

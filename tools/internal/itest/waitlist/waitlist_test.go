@@ -629,3 +629,33 @@ func TestWaitlist_UnitsBackBeforeTheFirstSweepGoToTheWaitlist(t *testing.T) {
 	}
 	reconciled(t, s)
 }
+
+// A held buyer who sends 8 orders at once gets exactly one order on the hold; the 7
+// others are refused like any buyer's when nothing is left (409 STOCK_OUT), never 500:
+// their transactions fail on the hold's entry and on its UNHOLD ledger entry (one key
+// per hold), which is not this request's order existing.
+func TestOrder_ConcurrentOrdersOfAHeldBuyerMakeOneOrderAndNo500(t *testing.T) {
+	s := twoReturned(t)
+	if p := pass(t, s, true); p.Units != 2 {
+		t.Fatalf("pass: %+v", p)
+	}
+	var mu sync.Mutex
+	codes := map[int]int{}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			code, _ := s.Call(t, "POST", "/orders", "w1", nil, `{"items":[{"skuId":"tee","qty":1}]}`)
+			mu.Lock()
+			codes[code]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if codes[http.StatusCreated] != 1 || codes[http.StatusConflict] != 7 {
+		t.Errorf("answers %v; want 1 × 201 and 7 × 409", codes)
+	}
+	if e := entry(t, s, "w1"); e.State != inventory.WaitDone {
+		t.Errorf("w1 after the orders: %+v", e)
+	}
+	reconciled(t, s)
+}
