@@ -631,14 +631,8 @@ func (r *reservation) refresh(ctx context.Context, i int) error {
 // another request with the key opened it (copyOf; this reservation's own write, read
 // back after a lost answer, is not a replay). Another cart under the same idempotency
 // key gets ErrIdempotencyKeyReused. A nil order with nil error means there is none.
-// The read runs on a context of its own (convergeContext): the put it explains may be
-// a resend after the invocation's deadline (store.resend), and a store that does not
-// honour the ClientRequestToken (moto) refuses that resend's put because the first
-// copy applied; only this read can then say the order is the buyer's.
 func (r *reservation) replay(ctx context.Context) (*inventory.Order, bool, error) {
-	cctx, cancel := convergeContext(ctx)
-	defer cancel()
-	order, err := r.s.order(cctx, r.id)
+	order, err := r.s.order(ctx, r.id)
 	switch {
 	case err != nil:
 		return nil, false, fmt.Errorf("read order %s: %w", r.id, err)
