@@ -233,7 +233,9 @@ func TestRun_VerifiesAgainstStandIn(t *testing.T) {
 		},
 		{
 			name: "lost answers converge through idempotent retries", stock: 40, fault: fault{hangFirst: true},
-			cfg:     func(c *Config) { c.Idempotency, c.Timeout = true, 100*time.Millisecond },
+			// 1 s: an answer that is not held back must come within it even beside the
+			// whole suite under -race (at 100 ms, answers on their way timed out too).
+			cfg:     func(c *Config) { c.Idempotency, c.Timeout = true, time.Second },
 			want:    verdicts{"created orders": ResultPass, "nothing oversold": ResultPass, "expected answers": ResultPass, "orders read back": ResultPass},
 			created: 40,
 		},
@@ -449,7 +451,7 @@ func TestRun_RetriesOnlyWithIdempotency(t *testing.T) {
 		wantReplays int
 	}{
 		{"BUSY first, retried with the key", fault{busyFirst: true}, true, time.Second, 20, 0},
-		{"lost answer, retried with the key, replays the order", fault{hangFirst: true}, true, 100 * time.Millisecond, 20, 20},
+		{"lost answer, retried with the key, replays the order", fault{hangFirst: true}, true, time.Second, 20, 20},
 		{"5xx without a key is not retried", fault{failEvery: 2}, false, time.Second, 0, 0},
 	}
 	for _, tt := range tests {
