@@ -38,9 +38,15 @@ const (
 	PlacementsPerSecond = 10_000
 	// placeWriters is how many PlaceTicket calls run at once.
 	placeWriters = 16
-	// StopBefore is how long before its invocation's deadline the loop stops, to
-	// drop its leases and answer in time.
+	// StopBefore is the least time left before its invocation's deadline, beyond
+	// the longest tick of the run, for the loop to start another tick (Run).
 	StopBefore = 1500 * time.Millisecond
+	// releaseBudget is how long before its invocation's deadline a tick is cut,
+	// leaving the release (a frontier write and a lease drop per SKU) time to run.
+	releaseBudget = 750 * time.Millisecond
+	// answerBudget is how long before its invocation's deadline the release is
+	// cut, leaving the runtime time to send the answer.
+	answerBudget = 100 * time.Millisecond
 	// refreshEvery is how often, in ticks, the admitter lists the queued SKUs again.
 	refreshEvery = 40
 )
@@ -104,28 +110,46 @@ type Report struct {
 	Errors int `json:"errors"` // ticks of a SKU that failed (logged)
 }
 
-// Run ticks every Tick until StopBefore before ctx's deadline (without one, until ctx
-// ends), then drops its leases. The schedule starts it every minute; a run that
-// finds a SKU's lease held keeps trying each tick, so the next run takes over when
-// this one stops.
+// Run ticks every Tick while its invocation has time left, then drops its leases.
+// A tick starts only while at least StopBefore plus the longest tick of this run
+// (Tick at first) remains before ctx's deadline, and is cut at releaseBudget before
+// that deadline, so a slow store ends a tick (logged, its SKU rebuilt next tick, as
+// any failed tick) rather than Lambda ending the invocation with it; the release has
+// until shortly before the deadline. Without a deadline it ticks until ctx ends. The
+// schedule starts it every minute; a run that finds a SKU's lease held keeps trying
+// each tick, so the next run takes over when this one stops.
 func (a *Admitter) Run(ctx context.Context) (Report, error) {
-	stop, bounded := ctx.Deadline()
-	stop = stop.Add(-StopBefore)
+	deadline, bounded := ctx.Deadline()
 	var r Report
+	longest := Tick
 	for ctx.Err() == nil {
-		if bounded && time.Until(stop) < Tick {
+		if bounded && time.Until(deadline) < StopBefore+longest {
 			break
 		}
-		next := time.Now().Add(Tick)
-		r.Errors += a.Tick(ctx)
+		start := time.Now()
+		tickCtx, cancel := boundedBy(ctx, deadline, bounded, releaseBudget)
+		r.Errors += a.Tick(tickCtx)
+		cancel()
 		r.Ticks++
+		longest = max(longest, time.Since(start))
 		select {
 		case <-ctx.Done():
-		case <-time.After(time.Until(next)):
+		case <-time.After(time.Until(start.Add(Tick))):
 		}
 	}
-	r.SKUs = a.Release(context.WithoutCancel(ctx))
+	releaseCtx, cancel := boundedBy(context.WithoutCancel(ctx), deadline, bounded, answerBudget)
+	defer cancel()
+	r.SKUs = a.Release(releaseCtx)
 	return r, nil
+}
+
+// boundedBy is ctx ended before the invocation's deadline by before when the
+// invocation has one (bounded), else ctx as it is.
+func boundedBy(ctx context.Context, deadline time.Time, bounded bool, before time.Duration) (context.Context, context.CancelFunc) {
+	if !bounded {
+		return context.WithCancel(ctx)
+	}
+	return context.WithDeadline(ctx, deadline.Add(-before))
 }
 
 // Tick runs one tick: every refreshEvery ticks it lists the queued SKUs on sale, then
