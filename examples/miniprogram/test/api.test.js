@@ -47,7 +47,7 @@ before(async () => {
       } catch { /* not a JSON line */ }
     });
   });
-}, { timeout: 180_000 }); // a stack that never says ready fails the run instead of hanging it
+}, { timeout: 600_000 }); // the build and a stack that never says ready fail the run instead of hanging it (a build beside the whole suite can take minutes)
 
 after(async () => {
   if (stack && stack.exitCode === null) {
