@@ -46,10 +46,10 @@ const (
 	// DropUsedEvery is how often, at most, the admitter removes from a SKU's shards
 	// the counters of admission claims used (inventory.AdmissionCredit) whose bucket
 	// expired at least DropUsedAfter ago: 1 write unit per shard that has some.
-	DropUsedEvery = time.Minute
-	// DropUsedAfter is how long after its bucket expired a counter is removed: long
-	// past createOrder's timeout, so that few orders add to it once it is gone.
-	DropUsedAfter = time.Minute
+	DropUsedEvery = 30 * time.Second
+	// DropUsedAfter is how long after its bucket expired a counter is removed: past
+	// createOrder's 10 s timeout, so that few orders add to it once it is gone.
+	DropUsedAfter = 30 * time.Second
 )
 
 // Store is what the admitter reads and writes (dynamo.Store).

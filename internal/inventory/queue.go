@@ -42,8 +42,8 @@ const (
 	// expiries (AdmissionBucket): an order that uses an admission adds its claim to
 	// its bucket's counter on the shard it reserves on (AdmissionCredit), and the
 	// admitter credits those counters back (Frontier.UsedClaims). A shard item
-	// carries at most about (AdmissionSeconds + 2 min of clean-up lag) / 10 = 30
-	// counters of some 14 bytes.
+	// carries at most about (AdmissionSeconds + 70 s of clean-up lag) / 10 = 25
+	// counters of some 18 bytes (admitter.DropUsedAfter, DropUsedEvery).
 	UsedBucketSeconds = 10
 	// MaxRiskRank is the highest risk_rank WeChat's getUserRiskRank returns: its
 	// legal values are 0, 1, 2, 3, 4, higher meaning riskier (WeChat mini-program
