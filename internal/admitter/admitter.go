@@ -49,6 +49,13 @@ const (
 	answerBudget = 100 * time.Millisecond
 	// refreshEvery is how often, in ticks, the admitter lists the queued SKUs again.
 	refreshEvery = 40
+	// DropUsedEvery is how often, at most, the admitter removes from a SKU's shards
+	// the counters of admission claims used (inventory.AdmissionCredit) whose bucket
+	// expired at least DropUsedAfter ago: 1 write unit per shard that has some.
+	DropUsedEvery = 30 * time.Second
+	// DropUsedAfter is how long after its bucket expired a counter is removed: past
+	// createOrder's 10 s timeout, so that few orders add to it once it is gone.
+	DropUsedAfter = 30 * time.Second
 )
 
 // Store is what the admitter reads and writes (dynamo.Store).
@@ -62,6 +69,7 @@ type Store interface {
 	TakeLease(ctx context.Context, sku, holder string, until time.Time) (bool, error)
 	DropLease(ctx context.Context, sku, holder string) error
 	DrawSeedOf(ctx context.Context, sku string, start time.Time) (inventory.DrawSeed, bool, error)
+	DropUsedClaims(ctx context.Context, sku string, shard int, counters []inventory.UsedKey) error
 }
 
 // Admitter admits buyers of every queued SKU on sale. It keeps each SKU's line in
@@ -87,6 +95,7 @@ type skuLine struct {
 	retry   []placement // positions reserved whose write failed, tried again each tick
 	leased  bool
 	kept    inventory.Frontier // the frontier as this admitter last wrote it, at version
+	dropped time.Time          // when the used-claim counters expired long ago were last removed
 }
 
 // placement is a ticket and the position reserved for it.
@@ -297,7 +306,31 @@ func (a *Admitter) tickSKU(ctx context.Context, sku string, l *skuLine) error {
 		l.retry = append(l.retry, placement{id, f.Line.Placed + 1 + i, false})
 	}
 	l.retry = a.place(ctx, sku, l.retry)
+	a.dropUsed(ctx, d, l, now)
 	return nil
+}
+
+// dropUsed removes, at most every DropUsedEvery, the used-claim counters whose
+// bucket expired DropUsedAfter or more before now from each shard of d that has
+// some. A failure is logged and tried again next time: counters only grow the shard
+// items meanwhile.
+func (a *Admitter) dropUsed(ctx context.Context, d *inventory.SKUDetail, l *skuLine, now time.Time) {
+	if now.Sub(l.dropped) < DropUsedEvery {
+		return
+	}
+	l.dropped = now
+	before := inventory.AdmissionBucket(now.Add(-DropUsedAfter))
+	for _, sh := range d.PerShard {
+		var old []inventory.UsedKey
+		for k := range sh.UsedClaims {
+			if k.Bucket < before {
+				old = append(old, k)
+			}
+		}
+		if err := a.store.DropUsedClaims(ctx, d.ID, sh.Shard, old); err != nil {
+			a.log.Warn("drop used admission claims", "sku", d.ID, "shard", sh.Shard, "error", err)
+		}
+	}
 }
 
 // resume rebuilds l's book from the line kept in the frontier: after another
@@ -371,10 +404,15 @@ func (a *Admitter) admit(ctx context.Context, d *inventory.SKUDetail, f inventor
 		AdmittedUnexpired: f.AdmittedUnexpired(now), UnitsPerAdmission: max(d.LimitPerUser, 1),
 		Waiting: f.Line.Placed + len(place) - f.Admitted(),
 	}
+	used := map[inventory.UsedKey]int{}
 	for _, sh := range d.PerShard {
 		in.Available += sh.Available
 		in.Reserved += sh.Reserved
+		for b, units := range sh.UsedClaims {
+			used[b] += units
+		}
 	}
+	in.UsedClaims = f.UsedClaims(now, used, in.UnitsPerAdmission)
 	if !now.Before(d.SaleStartsAt) {
 		l.carry += float64(inventory.AdmissionRatePerSecond(d.Shards)) * elapsed.Seconds()
 		in.Budget = int(l.carry)

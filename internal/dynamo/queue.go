@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,9 +40,10 @@ const (
 	// milliseconds), 8 bytes each, big-endian.
 	frontierStepBytes = 16
 	// MaxFrontierSteps is the most steps a frontier item holds: the design's bound
-	// (inventory.AdmissionSeconds/inventory.FrontierStepSeconds + 1 = 181 steps,
-	// 2,896 bytes), so the item stays under 4 KB, one read unit strongly consistent.
-	MaxFrontierSteps = inventory.AdmissionSeconds/inventory.FrontierStepSeconds + 1
+	// ((inventory.AdmissionSeconds + inventory.UsedBucketSeconds) /
+	// inventory.FrontierStepSeconds + 1 = 191 steps, 3,056 bytes), so the item stays
+	// under 4 KB, one read unit strongly consistent.
+	MaxFrontierSteps = (inventory.AdmissionSeconds+inventory.UsedBucketSeconds)/inventory.FrontierStepSeconds + 1
 	// ticketTTL is how long a ticket is kept after its sale's start (or its
 	// arrival, if later): the table's TTL then deletes it.
 	ticketTTL = 24 * time.Hour
@@ -372,6 +374,104 @@ func (s *QueueStore) ReindexTicket(ctx context.Context, id string, arrived time.
 	var ccf *types.ConditionalCheckFailedException
 	if err != nil && !errors.As(err, &ccf) {
 		return s.storeError("index ticket again", err)
+	}
+	return nil
+}
+
+// usedPrefix names a shard item's counters of admission claims used by orders: the
+// counter of bucket b (inventory.AdmissionBucket) credited at p units an admission
+// (inventory.UsedKey) is the number attribute "used<b>_<p>", added to by the
+// reservations that use admissions of that bucket (txn.claimCredit) and removed by
+// the admitter once the bucket has long expired (QueueStore.DropUsedClaims).
+const usedPrefix = "used"
+
+// usedAttr is the attribute name of counter k.
+func usedAttr(k inventory.UsedKey) string {
+	return usedPrefix + strconv.FormatInt(k.Bucket, 10) + "_" + strconv.Itoa(k.Per)
+}
+
+// usedKey reads a counter's name back (usedAttr); ok is false for any other name.
+func usedKey(name string) (inventory.UsedKey, bool) {
+	rest, ok := strings.CutPrefix(name, usedPrefix)
+	b, p, found := strings.Cut(rest, "_")
+	if !ok || !found {
+		return inventory.UsedKey{}, false
+	}
+	bucket, err1 := strconv.ParseInt(b, 10, 64)
+	per, err2 := strconv.Atoi(p)
+	return inventory.UsedKey{Bucket: bucket, Per: per}, err1 == nil && err2 == nil && per >= 1
+}
+
+// usedClaim is one counter add: units to counter key.
+type usedClaim struct {
+	key   inventory.UsedKey
+	units int
+}
+
+// usedClaims reads a shard item's counters (nil: none). An attribute that only
+// looks like one (not a whole number) is skipped.
+func usedClaims(item map[string]types.AttributeValue) map[inventory.UsedKey]int {
+	var out map[inventory.UsedKey]int
+	for name, v := range item {
+		k, ok := usedKey(name)
+		n, isNum := v.(*types.AttributeValueMemberN)
+		if !ok || !isNum {
+			continue
+		}
+		units, err := strconv.Atoi(n.Value)
+		if err != nil {
+			continue
+		}
+		if out == nil {
+			out = map[inventory.UsedKey]int{}
+		}
+		out[k] = units
+	}
+	return out
+}
+
+// claimCredit has the reservation's shard updates of a line of sku that uses
+// admission a add the line's claim credit (inventory.AdmissionCredit of the SKU's
+// per-user limit, 1 without one, over shards: shard → units) to the counter of a's
+// bucket and that limit: in the same update of the same item, so it costs no write
+// unit while the shard item stays under 1 KB.
+func (t *txn) claimCredit(a inventory.Admission, limit int, sku string, shards map[int]int) {
+	if t.used == nil {
+		t.used = map[string]usedClaim{}
+	}
+	k := inventory.UsedKey{Bucket: inventory.AdmissionBucket(a.Expires), Per: max(limit, 1)}
+	for n, units := range inventory.AdmissionCredit(k.Per, shards) {
+		t.used[shardKey(sku, n)] = usedClaim{key: k, units: units}
+	}
+}
+
+// DropUsedClaims removes counters from shard n of sku (the admitter, for buckets
+// expired long ago): one UpdateItem, 1 write unit, conditioned on the shard
+// existing. A reservation that adds to a removed counter late makes it again,
+// harmlessly: the admitter counts no bucket whose admissions have expired. Errors:
+// inventory.ErrBusy or a store failure.
+func (s *QueueStore) DropUsedClaims(ctx context.Context, sku string, n int, counters []inventory.UsedKey) error {
+	if len(counters) == 0 {
+		return nil
+	}
+	var upd expression.UpdateBuilder
+	for _, k := range counters {
+		upd = upd.Remove(expression.Name(usedAttr(k)))
+	}
+	expr, err := expression.NewBuilder().WithUpdate(upd).WithCondition(expression.AttributeExists(expression.Name("pk"))).Build()
+	if err != nil {
+		return fmt.Errorf("build used-claims removal: %w", err)
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.tables.SKUs), Key: pkOf(shardKey(sku, n)), UpdateExpression: expr.Update(),
+		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	var ccf *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &ccf): // the shard is gone
+		return nil
+	case err != nil:
+		return s.storeError("drop used admission claims of "+sku, err)
 	}
 	return nil
 }

@@ -457,6 +457,9 @@ func (r *reservation) build(order *inventory.Order, round int) *txn {
 			t.heldLine(i, it, *hold, ref, cond, order.CreatedAt)
 			continue
 		}
+		if rec.Queue && r.admitted(it.SKU) {
+			t.claimCredit(*r.req.Admission, rec.LimitPerUser, it.SKU, it.Shards)
+		}
 		t.lineStock(i, it, ref, cond, inventory.OpReserve)
 	}
 	return t

@@ -6,6 +6,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/stockguard/stockguard/internal/inventory"
 )
 
 // shardRecords reads every shard item of the SKUs in counts (SKU id → shard count)
@@ -39,6 +40,7 @@ func (s *store) shardRead(item map[string]types.AttributeValue) (shardRecord, er
 	if err := attributevalue.UnmarshalMap(item, &rec); err != nil {
 		return shardRecord{}, fmt.Errorf("decode shard item: %w", err)
 	}
+	rec.UsedClaims = usedClaims(item)
 	s.catalog.noteShard(rec.SKU, rec.Shard, rec.Available)
 	s.epochs.note(rec.PK, rec.Epoch)
 	return rec, nil
@@ -68,6 +70,11 @@ type shardRecord struct {
 	// SoldOut marks a shard of a SKU in the sold-out state (soldout.go): a credit of
 	// the shard first takes the SKU out of it.
 	SoldOut bool `dynamodbav:"soldOut,omitempty"`
+	// UsedClaims is the counters of admission claims used by orders
+	// ("used<bucket>_<per>" attributes: usedClaims), read by shardRead; a Put of the
+	// record drops them, which only makes the admitter admit less until those
+	// admissions expire.
+	UsedClaims map[inventory.UsedKey]int `dynamodbav:"-"`
 }
 
 // unmoved reports whether shards, read after rec (the SKU record a line was planned

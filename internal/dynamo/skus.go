@@ -44,7 +44,7 @@ func (s *StockStore) steadySKU(ctx context.Context, id string) (*inventory.SKU, 
 func detailOf(rec skuRecord, shards []shardRecord) *inventory.SKUDetail {
 	d := &inventory.SKUDetail{SKU: *recordSKU(rec, shards), UpdatedBy: rec.UpdatedBy, UpdatedAt: fromMilli(rec.UpdatedAt)}
 	for _, sh := range shards {
-		d.PerShard = append(d.PerShard, inventory.ShardDetail{Shard: sh.Shard, Available: sh.Available, Reserved: sh.Reserved, OnHand: sh.OnHand})
+		d.PerShard = append(d.PerShard, inventory.ShardDetail{Shard: sh.Shard, Available: sh.Available, Reserved: sh.Reserved, OnHand: sh.OnHand, UsedClaims: sh.UsedClaims})
 	}
 	slices.SortFunc(d.PerShard, func(a, b inventory.ShardDetail) int { return cmp.Compare(a.Shard, b.Shard) })
 	return d

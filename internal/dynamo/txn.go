@@ -34,7 +34,10 @@ type txn struct {
 	fresh   map[string]int  // shard items this txn creates → the epoch they start at
 	epochs  map[string]int  // shard key → the epoch the last build conditioned on
 	moves   int             // a MOVE's number, stamped on every shard it touches (0: none)
-	err     error           // the first build error
+	// used is, per shard key, the admission claim units an order's use of its
+	// admission credits to the shard's counter of its bucket (claimCredit).
+	used map[string]usedClaim
+	err  error // the first build error
 }
 
 type partKind int
@@ -131,6 +134,9 @@ func (t *txn) shard(line int, sku string, n int, d inventory.Delta, cond express
 			Add(reserved, expression.Value(d.Reserved))
 		if t.moves > 0 {
 			upd = upd.Set(expression.Name("moves"), expression.Value(t.moves))
+		}
+		if u, ok := t.used[key]; ok {
+			upd = upd.Add(expression.Name(usedAttr(u.key)), expression.Value(u.units))
 		}
 		upd, cond := t.sequenced(sku, n, upd, cond)
 		return update(t.s.tables.SKUs, key, upd, cond)

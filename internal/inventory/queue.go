@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -33,9 +34,17 @@ const (
 	WaitlistHoldSeconds = 300
 	// FrontierStepSeconds is the shortest span of one admission step, in seconds:
 	// admissions less than this after a step's start join it (and expire with it),
-	// so the frontier item keeps at most AdmissionSeconds/FrontierStepSeconds + 1
-	// steps however often the admitter ticks.
+	// so the frontier item keeps at most (AdmissionSeconds +
+	// UsedBucketSeconds)/FrontierStepSeconds + 1 steps however often the admitter
+	// ticks (Frontier.Advance).
 	FrontierStepSeconds = 1
+	// UsedBucketSeconds is the span, in seconds, of one bucket of admission
+	// expiries (AdmissionBucket): an order that uses an admission adds its claim to
+	// its bucket's counter on the shard it reserves on (AdmissionCredit), and the
+	// admitter credits those counters back (Frontier.UsedClaims). A shard item
+	// carries at most about (AdmissionSeconds + 70 s of clean-up lag) / 10 = 25
+	// counters of some 18 bytes (admitter.DropUsedAfter, DropUsedEvery).
+	UsedBucketSeconds = 10
 	// MaxRiskRank is the highest risk_rank WeChat's getUserRiskRank returns: its
 	// legal values are 0, 1, 2, 3, 4, higher meaning riskier (WeChat mini-program
 	// server API, "获取用户安全等级 getUserRiskRank", 返回参数 risk_rank:
@@ -127,10 +136,13 @@ type AdmissionInput struct {
 	Available int // units available on the shards
 	Reserved  int // units held by PENDING orders, which may be released
 	// AdmittedUnexpired is the admissions issued in the last AdmissionSeconds,
-	// used or not (Frontier.AdmittedUnexpired). A used admission's order already
-	// took its units out of Available, so counting it again only admits less, never
-	// more, until it expires.
+	// used or not (Frontier.AdmittedUnexpired).
 	AdmittedUnexpired int
+	// UsedClaims is the units of those admissions' claims (UnitsPerAdmission each)
+	// that orders have used already (Frontier.UsedClaims: a lower bound). A used
+	// admission's order took its units out of Available and its ticket opens no
+	// other order, so its claim is not counted again.
+	UsedClaims int
 	// UnitsPerAdmission is the most units one admitted buyer may take: the SKU's
 	// per-user limit, or 1 when it has none. Values below 1 count as 1.
 	UnitsPerAdmission int
@@ -151,19 +163,119 @@ type AdmissionDecision struct {
 func (in AdmissionInput) Purchasable() int { return max(in.Available, 0) + max(in.Reserved, 0) }
 
 // Decide admits as many buyers as the rate budget, the line and the units allow:
-// every unexpired admission may take UnitsPerAdmission units of what is available
-// now, so Admit ≤ (Available − AdmittedUnexpired × UnitsPerAdmission) /
-// UnitsPerAdmission. Hence AdmittedUnexpired + Admit never exceeds Available, nor
-// Purchasable. Units that come back (a release, a refund with restock, an admission
-// that expires unused) raise that bound one for one at the next tick.
+// every unexpired admission claims UnitsPerAdmission units of what is available
+// now, less what its order took already (UsedClaims, at most all the claims), so
+// Admit ≤ (Available − (AdmittedUnexpired × UnitsPerAdmission − UsedClaims)) /
+// UnitsPerAdmission. Hence the claims of the unused admissions and of the new ones
+// never exceed Available, nor Purchasable. Units that come back (a release, a
+// refund with restock, an admission that expires unused) and claims that orders
+// use raise that bound one for one at the next tick.
 func (in AdmissionInput) Decide() AdmissionDecision {
 	if in.Purchasable() == 0 {
 		return AdmissionDecision{SoldOut: true}
 	}
 	per := max(in.UnitsPerAdmission, 1)
-	free := max(in.Available, 0) - max(in.AdmittedUnexpired, 0)*per
+	claims := max(in.AdmittedUnexpired, 0) * per
+	free := max(in.Available, 0) - claims + min(max(in.UsedClaims, 0), claims)
 	n := min(max(free, 0)/per, max(in.Budget, 0), max(in.Waiting, 0))
 	return AdmissionDecision{Admit: n}
+}
+
+// AdmissionBucket is the bucket of admissions expiring at expires (an admission
+// token's exp, or AdmissionStep.Expires): its Unix seconds over UsedBucketSeconds.
+// A token's exp is its step's expiry rounded down to the second, so both name the
+// same bucket.
+func AdmissionBucket(expires time.Time) int64 { return expires.Unix() / UsedBucketSeconds }
+
+// AdmissionCredit is the claim units an order line that uses an admission adds to
+// its bucket's counter on each shard it reserves on (shards: shard → units taken
+// from available), per being the units one admission may take (values below 1
+// count as 1). A line on one shard credits the whole claim there. A line over
+// several shards credits at most the units it takes on each, in shard order, per
+// in all: the admitter reads the shards one after the other, so a read that sees
+// one shard after the order and another before it must not see a claim given back
+// beyond the units already gone from what it saw available.
+func AdmissionCredit(per int, shards map[int]int) map[int]int {
+	per = max(per, 1)
+	out := map[int]int{}
+	if len(shards) == 1 {
+		for n := range shards {
+			out[n] = per
+		}
+		return out
+	}
+	for _, n := range slices.Sorted(maps.Keys(shards)) {
+		if c := min(shards[n], per); c > 0 {
+			out[n] = c
+			per -= c
+		}
+	}
+	return out
+}
+
+// UsedKey names one counter of claim units that orders used (AdmissionCredit): the
+// bucket of their admissions' expiry (AdmissionBucket) and Per, the units one
+// admission could take when those orders credited it (the SKU's per-user limit
+// then, 1 without one).
+type UsedKey struct {
+	Bucket int64
+	Per    int
+}
+
+// UsedClaims is a lower bound, at now, of the claim units of unexpired admissions
+// that orders used, from used: the counters summed over the SKU's shards,
+// per being UnitsPerAdmission now. A counter credited at another Per counts
+// min(per, Per)/Per of its units (rounded down), so no admission is credited more
+// than it may take now, nor more than its order took on a shard. Buckets whose
+// admissions have all expired are left out. In the bucket expiring now, orders of
+// admissions already expired may have credited up to per units each, so those are
+// taken off first (its admissions are counted from the steps: Advance keeps them
+// all); a bucket whose expired admissions cannot be counted (its first step's
+// start was dropped) counts nothing. Each bucket counts at most its unexpired
+// admissions' claims.
+func (f Frontier) UsedClaims(now time.Time, used map[UsedKey]int, per int) int {
+	per = max(per, 1)
+	type tally struct {
+		expired, unexpired int
+		unknown            bool
+	}
+	credited := map[int64]int{}
+	for k, units := range used {
+		if k.Per >= 1 && units > 0 {
+			credited[k.Bucket] += units * min(per, k.Per) / k.Per
+		}
+	}
+	buckets := map[int64]*tally{}
+	current := now.Unix() / UsedBucketSeconds // buckets before it have expired whole
+	for i, s := range f.Steps {
+		b := AdmissionBucket(s.Expires())
+		if b < current {
+			continue
+		}
+		t := buckets[b]
+		if t == nil {
+			t = &tally{}
+			buckets[b] = t
+		}
+		expired := !now.Before(s.Expires())
+		switch {
+		case !expired && i == 0: // nothing was dropped: the line starts at 1
+			t.unexpired += s.Through
+		case !expired:
+			t.unexpired += s.Through - f.Steps[i-1].Through
+		case i == 0: // how many it admitted is not known
+			t.unknown = true
+		default:
+			t.expired += s.Through - f.Steps[i-1].Through
+		}
+	}
+	total := 0
+	for b, t := range buckets {
+		if !t.unknown {
+			total += min(max(credited[b]-t.expired*per, 0), t.unexpired*per)
+		}
+	}
+	return total
 }
 
 // AdmissionStep is one tick's admission: every position up to Through (1-based,
@@ -179,7 +291,8 @@ func (s AdmissionStep) Expires() time.Time { return s.At.Add(AdmissionSeconds * 
 // Frontier is a SKU's admission frontier: the one small item the admitter writes
 // each tick and every poll reads (cached), from which each ticket's status follows.
 // Steps are in order of At and Through; steps expired long ago may be dropped, but
-// the last expired one must be kept (Advance does this).
+// the last expired one must be kept, and those of the bucket expiring now with the
+// one before them (Advance does this).
 type Frontier struct {
 	Steps   []AdmissionStep
 	SoldOut bool // the last tick found nothing purchasable
@@ -270,8 +383,10 @@ func (f Frontier) AdmittedUnexpired(now time.Time) int {
 // Advance returns f after a tick at now that admitted d.Admit more buyers and
 // found the SKU sold out or not. Admissions less than FrontierStepSeconds after the
 // last step's start join that step (expiring with it, a little early, never late);
-// steps expired before the last expired one are dropped. So the item keeps at most
-// AdmissionSeconds/FrontierStepSeconds + 1 steps.
+// steps of buckets that expired whole (AdmissionBucket) are dropped but the last
+// of them, so that the admissions of the bucket expiring now can be counted
+// (UsedClaims) and the last expired step is kept. So the item keeps at most
+// (AdmissionSeconds + UsedBucketSeconds)/FrontierStepSeconds + 1 steps.
 func (f Frontier) Advance(now time.Time, d AdmissionDecision) Frontier {
 	steps := slices.Clone(f.Steps)
 	if d.Admit > 0 {
@@ -281,9 +396,9 @@ func (f Frontier) Advance(now time.Time, d AdmissionDecision) Frontier {
 			steps = append(steps, AdmissionStep{Through: f.Admitted() + d.Admit, At: now})
 		}
 	}
-	last := -1
+	current, last := now.Unix()/UsedBucketSeconds, -1
 	for i, s := range steps {
-		if !now.Before(s.Expires()) {
+		if AdmissionBucket(s.Expires()) < current {
 			last = i
 		}
 	}

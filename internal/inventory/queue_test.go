@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -101,9 +102,101 @@ func TestAdmissionInput_Decide(t *testing.T) {
 		{"nothing purchasable: sold out", inventory.AdmissionInput{AdmittedUnexpired: 3, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{SoldOut: true}},
 		{"negative counts count as 0", inventory.AdmissionInput{Available: -2, Reserved: -1, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{SoldOut: true}},
 		{"no budget", inventory.AdmissionInput{Available: 10, Waiting: 1000}, inventory.AdmissionDecision{}},
+		// 10 admitted, 2 units each; 6 of them ordered (12 units gone from 20): their
+		// claims are used, so the 4 unused claim 8 of the 8 left.
+		{"used claims are not counted twice", inventory.AdmissionInput{Available: 8, Reserved: 12, AdmittedUnexpired: 10, UsedClaims: 12, UnitsPerAdmission: 2, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{}},
+		// One of those orders is cancelled: its 2 units come back, its admission
+		// stays used (its ticket opens no other order), so one more buyer is admitted.
+		{"a cancel admits one more", inventory.AdmissionInput{Available: 10, Reserved: 10, AdmittedUnexpired: 10, UsedClaims: 12, UnitsPerAdmission: 2, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{Admit: 1}},
+		{"used claims count at most every claim", inventory.AdmissionInput{Available: 3, AdmittedUnexpired: 2, UsedClaims: 50, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{Admit: 3}},
+		{"negative used claims count as 0", inventory.AdmissionInput{Available: 3, AdmittedUnexpired: 2, UsedClaims: -5, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{Admit: 1}},
 	} {
 		if got := tc.in.Decide(); got != tc.want {
 			t.Errorf("%s: %+v.Decide() = %+v, want %+v", tc.name, tc.in, got, tc.want)
+		}
+	}
+}
+
+// Claims that orders used are credited back per bucket of the admissions' expiry,
+// all of those not yet expired, and in the bucket expiring now only what is left
+// once its expired admissions are assumed to have used their whole claims; a
+// counter credited at another number of units a buyer counts in proportion.
+func TestFrontier_UsedClaims(t *testing.T) {
+	t0 := saleStart // a whole number of buckets
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	bucket := func(s int) int64 {
+		return inventory.AdmissionBucket(at(s).Add(inventory.AdmissionSeconds * time.Second))
+	}
+	// Steps at 0 s (5 admitted), 12 s (3), 15 s (4), 19 s (2), 25 s (6): buckets of
+	// their expiries 180, 192, 195, 199, 205 s: b(0), b(12) = b(15) = b(19), b(25).
+	f := inventory.Frontier{Steps: []inventory.AdmissionStep{
+		{Through: 5, At: at(0)}, {Through: 8, At: at(12)}, {Through: 12, At: at(15)}, {Through: 14, At: at(19)}, {Through: 20, At: at(25)},
+	}}
+	two := func(b int64) inventory.UsedKey { return inventory.UsedKey{Bucket: b, Per: 2} }
+	used := map[inventory.UsedKey]int{two(bucket(0)): 10, two(bucket(12)): 14, two(bucket(25)): 4}
+	for _, tc := range []struct {
+		name string
+		f    inventory.Frontier
+		used map[inventory.UsedKey]int
+		now  int // seconds after t0
+		per  int
+		want int
+	}{
+		{"nothing expired: every counter", f, used, 100, 2, 10 + 14 + 4},
+		{"credited at 2 a buyer, 1 now: half", f, used, 100, 1, 5 + 7 + 2},
+		{"a counter above its claims counts them all", f, map[inventory.UsedKey]int{two(bucket(0)): 30}, 100, 2, 5 * 2},
+		{"counters of several limits", f, map[inventory.UsedKey]int{{Bucket: bucket(25), Per: 1}: 3, {Bucket: bucket(25), Per: 3}: 6}, 100, 2, 3 + 6*2/3},
+		{"a bucket expired whole counts nothing", f, used, 185, 2, 14 + 4},
+		// At 196 s the steps of 12 and 15 s expired (7 admissions, 14 units at
+		// most): 14 − 14 = 0 of the bucket's credit is known to be unexpired.
+		{"the bucket expiring now: less its expired claims", f, used, 196, 2, 0 + 4},
+		{"at 193 s only the step of 12 s expired", f, used, 193, 2, 14 - 3*2 + 4},
+		// A frontier whose first step expired in the bucket expiring now: how many
+		// it admitted is not known, so that bucket credits nothing.
+		{"first step expired, its start dropped", inventory.Frontier{Steps: f.Steps[2:]}, used, 196, 2, 4},
+		// Its first step not expired: nothing was dropped, the line starts at 1, so
+		// its bucket has 12 + 2 admissions to credit.
+		{"first step not expired", inventory.Frontier{Steps: f.Steps[2:]}, used, 100, 2, 14 + 4},
+	} {
+		if got := tc.f.UsedClaims(at(tc.now), tc.used, tc.per); got != tc.want {
+			t.Errorf("%s: UsedClaims(%d s, per %d) = %d, want %d", tc.name, tc.now, tc.per, got, tc.want)
+		}
+	}
+}
+
+// Advance keeps every step of the bucket expiring now and the one before them, so
+// that UsedClaims can count that bucket's expired admissions.
+func TestFrontier_AdvanceKeepsTheBucketExpiringNow(t *testing.T) {
+	t0 := saleStart
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	var f inventory.Frontier
+	for _, s := range []int{0, 12, 15, 19, 25} {
+		f = f.Advance(at(s), inventory.AdmissionDecision{Admit: 2})
+	}
+	f = f.Advance(at(196), inventory.AdmissionDecision{})
+	if len(f.Steps) != 5 || f.Steps[0].Through != 2 {
+		t.Fatalf("at 196 s kept %v; want all 5 steps, from the one of 0 s", f.Steps)
+	}
+	f = f.Advance(at(201), inventory.AdmissionDecision{})
+	if len(f.Steps) != 2 || !f.Steps[0].At.Equal(at(19)) {
+		t.Fatalf("at 201 s kept %v; want the steps of 19 and 25 s", f.Steps)
+	}
+}
+
+func TestAdmissionCredit(t *testing.T) {
+	for _, tc := range []struct {
+		per    int
+		shards map[int]int
+		want   map[int]int
+	}{
+		{2, map[int]int{3: 1}, map[int]int{3: 2}}, // one shard: the whole claim
+		{0, map[int]int{0: 1}, map[int]int{0: 1}},
+		{3, map[int]int{4: 1, 1: 1}, map[int]int{1: 1, 4: 1}},       // several: the units taken on each
+		{2, map[int]int{0: 3, 1: 2}, map[int]int{0: 2}},             // at most per in all
+		{3, map[int]int{2: 2, 0: 0, 1: 2}, map[int]int{1: 2, 2: 1}}, // in shard order
+	} {
+		if got := inventory.AdmissionCredit(tc.per, tc.shards); !maps.Equal(got, tc.want) {
+			t.Errorf("AdmissionCredit(%d, %v) = %v, want %v", tc.per, tc.shards, got, tc.want)
 		}
 	}
 }
@@ -114,10 +207,19 @@ type admission struct {
 	used    bool
 }
 
+// usedClaim is what the simulation's order of a credits: its whole claim, on one
+// shard, to its bucket (AdmissionCredit).
+func usedClaim(used map[inventory.UsedKey]int, a admission, per int) {
+	k := inventory.UsedKey{Bucket: inventory.AdmissionBucket(a.expires.Truncate(time.Second)), Per: per}
+	used[k] += inventory.AdmissionCredit(per, map[int]int{0: 1})[0]
+}
+
 // TestAdmission_NeverExceedsPurchasableUnits runs 1,000 random sales of 200 ticks
 // each (fixed seed): admitted buyers order (some take fewer units than they may),
 // pending orders are paid or released, refunds restock, admissions expire, and
-// ticks come 250 ms (sharing a frontier step) to 90 s apart. After every tick the unused, unexpired admissions
+// ticks come 250 ms (sharing a frontier step) to 90 s apart; the claims orders
+// used are credited back (UsedClaims, a cancel or release leaving the admission
+// used), and the per-user limit is lowered now and then. After every tick the unused, unexpired admissions
 // never exceed the purchasable units (nor, each claiming UnitsPerAdmission, the
 // available ones); the tick says SoldOut exactly when nothing is purchasable; and
 // with no admission outstanding it admits all the units, rate and line allow.
@@ -132,7 +234,8 @@ func TestAdmission_NeverExceedsPurchasableUnits(t *testing.T) {
 		now := saleStart
 		var f inventory.Frontier
 		var adm []admission
-		var pending []int // units of each PENDING order
+		used := map[inventory.UsedKey]int{} // the shards' counters of used claims
+		var pending []int                   // units of each PENDING order
 		for tick := range 200 {
 			// Between ticks: buyers act, orders settle, refunds restock.
 			for i := range adm {
@@ -145,6 +248,7 @@ func TestAdmission_NeverExceedsPurchasableUnits(t *testing.T) {
 					continue // STOCK_OUT for this buyer: the admission stays unused
 				}
 				a.used = true
+				usedClaim(used, *a, per)
 				available -= q
 				reserved += q
 				pending = append(pending, q)
@@ -161,6 +265,9 @@ func TestAdmission_NeverExceedsPurchasableUnits(t *testing.T) {
 				available += 1 + r.IntN(3) // a refund restocks
 			}
 			waiting += r.IntN(20)
+			if per > 1 && r.IntN(30) == 0 {
+				per-- // the merchant lowers the limit: earlier orders credited more a buyer
+			}
 			if r.IntN(2) == 0 {
 				now = now.Add(250 * time.Millisecond) // the admitter's tick: admissions share a step
 			} else {
@@ -169,7 +276,7 @@ func TestAdmission_NeverExceedsPurchasableUnits(t *testing.T) {
 
 			in := inventory.AdmissionInput{
 				Available: available, Reserved: reserved,
-				AdmittedUnexpired: f.AdmittedUnexpired(now),
+				AdmittedUnexpired: f.AdmittedUnexpired(now), UsedClaims: f.UsedClaims(now, used, per),
 				UnitsPerAdmission: per, Budget: rate, Waiting: waiting,
 			}
 			d := in.Decide()
@@ -255,7 +362,8 @@ func TestFrontier_StatusOfATicket(t *testing.T) {
 }
 
 // A frontier advanced once a second for an hour keeps at most about
-// AdmissionSeconds steps, and still tells each position its status.
+// AdmissionSeconds + UsedBucketSeconds steps, and still tells each position its
+// status.
 func TestFrontier_AdvanceKeepsTheItemSmall(t *testing.T) {
 	var f inventory.Frontier
 	now := saleStart
@@ -263,8 +371,9 @@ func TestFrontier_AdvanceKeepsTheItemSmall(t *testing.T) {
 		now = now.Add(time.Second)
 		f = f.Advance(now, inventory.AdmissionDecision{Admit: 10})
 	}
-	if n := len(f.Steps); n > inventory.AdmissionSeconds+1 {
-		t.Fatalf("%d steps kept, want at most %d", n, inventory.AdmissionSeconds+1)
+	most := (inventory.AdmissionSeconds+inventory.UsedBucketSeconds)/inventory.FrontierStepSeconds + 1
+	if n := len(f.Steps); n > most {
+		t.Fatalf("%d steps kept, want at most %d", n, most)
 	}
 	if f.Admitted() != 36_000 || f.AdmittedUnexpired(now) != 10*inventory.AdmissionSeconds {
 		t.Fatalf("admitted %d, unexpired %d; want 36000 and %d", f.Admitted(), f.AdmittedUnexpired(now), 10*inventory.AdmissionSeconds)
@@ -282,8 +391,8 @@ func TestFrontier_AdvanceKeepsTheItemSmall(t *testing.T) {
 		now = now.Add(250 * time.Millisecond)
 		g = g.Advance(now, inventory.AdmissionDecision{Admit: 1})
 	}
-	if n := len(g.Steps); n > inventory.AdmissionSeconds/inventory.FrontierStepSeconds+1 {
-		t.Fatalf("4 ticks a second: %d steps kept, want at most %d", n, inventory.AdmissionSeconds+1)
+	if n := len(g.Steps); n > most {
+		t.Fatalf("4 ticks a second: %d steps kept, want at most %d", n, most)
 	}
 	if g.Admitted() != 14_400 || g.AdmittedUnexpired(now) != 4*inventory.AdmissionSeconds {
 		t.Fatalf("4 ticks a second: admitted %d, unexpired %d; want 14400 and %d", g.Admitted(), g.AdmittedUnexpired(now), 4*inventory.AdmissionSeconds)

@@ -21,6 +21,9 @@ type ShardDetail struct {
 	Available int `json:"available"`
 	Reserved  int `json:"reserved"`
 	OnHand    int `json:"onHand"`
+	// UsedClaims is the shard's counters of admission claims used by orders
+	// (units, AdmissionCredit): a SKU with a waiting room only; not shown.
+	UsedClaims map[UsedKey]int `json:"-"`
 }
 
 // SKUDetail is a SKU with its stock per shard and its last change.

@@ -15,8 +15,9 @@ import (
 // every order paid: after every admitter tick the admissions that could still buy
 // fit in what is available, nothing is oversold, no poll writes, every unit is paid
 // and every buyer without an order is told SOLD_OUT. (A sale whose holds run out
-// lasts AdmissionSeconds more per round of released units, 4 admitter ticks a second
-// of 128 index reads each: too long for CI; README, "A queued sale", shows one.)
+// lasts a minute or more per round of released units, the sweep's schedule, 4
+// admitter ticks a second of 128 index reads each: too long for CI; README, "A
+// queued sale", shows one.)
 func TestQueueSale_AdmitsNoMoreThanCanBeBoughtAndPollsWriteNothing(t *testing.T) {
 	cfg := rehearse.QueueConfig{
 		Template: filepath.Join(testkit.ModuleRoot(t), "template.yaml"),

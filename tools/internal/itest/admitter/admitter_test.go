@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -151,13 +152,82 @@ func TestAdmitter_NeverAdmitsMoreThanCanBeBought(t *testing.T) {
 		s.RunScheduled(t, "closeOrder", &swept)
 	}
 	s.Check(t)
-	// 7 units, 2 a buyer: 3 admitted at first (6 units), who order; buyer 0's
-	// cancel returns 2 units, admitted again once the 3 admissions (used or not)
-	// expire; each round of unpaid holds running out admits the next 3. The clock
-	// and the line fix who is admitted when, so the counts are exact.
-	if orders != 9 || cancels != 3 {
-		t.Fatalf("%d orders, %d cancelled, want 9 and 3", orders, cancels)
+	// 7 units, 2 a buyer: 3 admitted at first (6 units), who order, which gives
+	// their claims back; buyer 0's cancel returns 2 units, admitted to the next
+	// buyer at the next tick, as are the units of unpaid holds running out. So
+	// every buyer orders, and every third cancels. The clock and the line fix who
+	// is admitted when, so the counts are exact.
+	if orders != 12 || cancels != 4 {
+		t.Fatalf("%d orders, %d cancelled, want 12 and 4", orders, cancels)
 	}
+}
+
+// An admission its order used claims nothing more: 10 units on 2 shards, 2 a
+// buyer, buyers ordering 1 unit each, all at once. Every tick admits as many
+// buyers as the units left over the unused admissions' claims allow, while the
+// first admissions are far from expiring: their orders' claims, cancels and the
+// sweep's releases admit the next buyers at once, one for one. At every tick the
+// unused admissions' claims fit in what is available. Counters of claims used
+// are removed once their admissions have long expired.
+func TestAdmitter_UsedAdmissionsAdmitTheNextBuyersAtOnce(t *testing.T) {
+	const perBuyer = 2
+	s := stack(t, `[{"skuId":"drop","delivery":"none","name":"drop","price":1000,"stock":10,"shards":2,"limitPerUser":2,"queue":true}]`, time.Minute)
+	buyers := takeTickets(t, s, "drop", "buyer", 30)
+	adm := admitter.New(s.Store, slog.New(slog.DiscardHandler), s.Clock.Now)
+	var admitted, orders []int
+	step := func(d time.Duration) {
+		t.Helper()
+		before := admittedThrough(t, s, "drop")
+		tick(t, s, adm, d)
+		admitted = append(admitted, admittedThrough(t, s, "drop")-before)
+		if unused, available := unusedAdmissions(t, s, "drop", buyers), s.Available(t, "drop"); unused*perBuyer > available {
+			t.Fatalf("tick %d: %d unused admissions of %d units, %d available", len(admitted), unused, perBuyer, available)
+		}
+		orders = append(orders, orderAdmitted(t, s, "drop", 1, buyers))
+	}
+	for range 5 {
+		step(time.Second)
+	}
+	for _, b := range buyers[:3] {
+		if code, out := s.Call(t, "POST", "/orders/"+b.order+"/cancel", b.user, nil, ""); code != http.StatusOK {
+			t.Fatalf("cancel %s: %d %v", b.order, code, out)
+		}
+	}
+	step(time.Second)
+	step(time.Second)
+	s.Clock.Advance(time.Minute) // every PENDING order's hold runs out
+	var swept map[string]any
+	s.RunScheduled(t, "closeOrder", &swept)
+	step(time.Second)
+	// 10 units, 2 claimed a buyer: 5 admitted, whose orders take 1 unit each and
+	// give back their claims: 5 left, 2 more admitted (4 claimed), then 1 and 1;
+	// then 1 unit left, too few for a claim of 2. 3 cancels return 3 units: 2 and
+	// 1 more admitted. The sweep releases the 9 orders left: 5 more admitted.
+	want := []int{5, 2, 1, 1, 0, 2, 1, 5}
+	if !slices.Equal(admitted, want) || !slices.Equal(orders, want) {
+		t.Fatalf("admitted %v a tick, orders %v; want %v", admitted, orders, want)
+	}
+	s.Check(t)
+	tick(t, s, adm, 7*time.Minute)
+	d, err := s.Store.SKUDetail(context.Background(), "drop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sh := range d.PerShard {
+		if len(sh.UsedClaims) != 0 {
+			t.Errorf("shard %d keeps counters %v of admissions expired long ago", sh.Shard, sh.UsedClaims)
+		}
+	}
+}
+
+// admittedThrough is the last position sku's frontier admitted.
+func admittedThrough(t *testing.T, s *stacktest.Stack, sku string) int {
+	t.Helper()
+	f, _, err := s.Store.ReadFrontier(context.Background(), sku)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Admitted()
 }
 
 // paid pays order id (price 1000 fen a unit, qty units) through the notify route.
