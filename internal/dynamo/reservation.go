@@ -287,6 +287,11 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 	if e.rec.LimitPerUser > 0 && lp.line.Qty > e.rec.LimitPerUser {
 		return &inventory.SKUError{Err: inventory.ErrLimitExceeded, SKU: lp.line.SKU}
 	}
+	// An admission claims max(LimitPerUser, 1) units (inventory.AdmissionInput): a
+	// queued SKU without a limit sells one unit per admission.
+	if e.rec.Queue && e.rec.LimitPerUser == 0 && lp.need() > 1 {
+		return &inventory.SKUError{Err: inventory.ErrLimitExceeded, SKU: lp.line.SKU}
+	}
 	if lp.need() == 0 {
 		lp.alloc = map[int]int{} // the hold covers the line
 		return nil

@@ -292,6 +292,18 @@ func TestOrder_WithoutAdmissionIsRefusedAndReservesNothing(t *testing.T) {
 	if s.Snapshot(t) != before {
 		t.Error("a refused order changed the tables")
 	}
+	// The admission claims one unit (drop has no per-user limit): two are refused,
+	// and the admission still opens an order of one.
+	code, out := s.Call(t, "POST", "/orders", "alice", map[string]string{"Admission-Token": token}, `{"items":[{"skuId":"drop","qty":2}]}`)
+	if code != http.StatusConflict || out["code"] != "LIMIT_EXCEEDED" || out["skuId"] != "drop" {
+		t.Errorf("two units on one admission: %d %v, want 409 LIMIT_EXCEEDED", code, out)
+	}
+	if s.Snapshot(t) != before {
+		t.Error("a refused order changed the tables")
+	}
+	if code, out := order(t, s, "alice", "drop", token, ""); code != http.StatusCreated {
+		t.Errorf("one unit on the admission: %d %v", code, out)
+	}
 	if code, out := order(t, s, "alice", "mug", "", ""); code != http.StatusCreated {
 		t.Errorf("mug without a token: %d %v", code, out)
 	}
