@@ -135,11 +135,11 @@ type lineJSON struct {
 
 // Line serves RouteLine: the SKU's admission frontier as every waiting buyer needs it
 // (docs/contract.md, "GET /skus/{skuId}/line"), from the frontier a poll reads
-// (FrontierOf, cached per instance for dynamo.FrontierCacheTTL, 500 ms) and the SKU record (cached),
-// with Cache-Control httpapi.PublicCacheControl, so that CloudFront answers every
-// buyer's poll of it from its cache (template.yaml PageDistribution). No identity is
-// needed and nothing is written. Errors: 404 SKU_NOT_FOUND, 409 QUEUE_NOT_ENABLED
-// (inventory.ErrQueueNotEnabled) for a SKU without a waiting room.
+// (FrontierOf, cached per instance for dynamo.FrontierCacheTTL, 500 ms) and the SKU
+// record (cached), with Cache-Control httpapi.PublicCacheControl, so that CloudFront
+// answers every buyer's read of it from its cache (template.yaml PageDistribution).
+// No identity is needed and nothing is written. Errors: 404 SKU_NOT_FOUND, 409
+// QUEUE_NOT_ENABLED (inventory.ErrQueueNotEnabled) for a SKU without a waiting room.
 func (r *Room) Line(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	id := req.PathParameters["skuId"] // checked by httpapi
 	sku, err := r.store.QueueSKUOf(ctx, id)
