@@ -50,6 +50,13 @@
  *   estimatedWaitSeconds: number | null, nextPollSeconds?: number, admission?: string,
  *   admissionExpiresAt?: string, ticketToken?: string }} Ticket
  *
+ * A queued SKU's line document (docs/contract.md, GET /skus/{skuId}/line), the same for
+ * every buyer and read through pageURL: every position up to admittedThrough is admitted
+ * (0: none yet); soldOut, nothing can be bought any more; placed, the positions given so
+ * far; admissionsPerSecond, the SKU's admission rate.
+ * @typedef {{ skuId: string, admittedThrough: number, soldOut: boolean, placed: number,
+ *   admissionsPerSecond: number }} QueueLine
+ *
  * The buyer's place on a sold-out SKU's waitlist (POST /skus/{skuId}/waitlist): WAITING
  * for units to come back; HELD, quantity units kept for this buyer until holdExpiresAt
  * (RFC 3339), ordered with createOrder as usual; PASSED, the hold ran out unused; DONE,
@@ -132,10 +139,11 @@
  *
  * @typedef {object} ApiOptions
  * @property {string} baseURL the API's base URL, no trailing slash
- * @property {string} [pageURL] where the public SKU pages (GET /skus, GET /skus/{skuId})
- *   are read, no trailing slash: deployed, the stack's CloudFront distribution (its
- *   PageUrl, behind a request domain of its own), which asks the API once a second per
- *   page for every buyer; default baseURL
+ * @property {string} [pageURL] where the public SKU pages (GET /skus, GET /skus/{skuId},
+ *   and a queued SKU's line, GET /skus/{skuId}/line) are read, no trailing slash:
+ *   deployed, the stack's CloudFront distribution (its PageUrl, behind a request domain
+ *   of its own), which asks the API once a second per page for every buyer; default
+ *   baseURL
  * @property {Wx} wx
  * @property {() => Promise<string>} [loginCode] where sign-in codes come from; default
  *   wx.login (the local stack's stand-in accepts only its own test codes, see config.js)
@@ -495,6 +503,17 @@ function createApi({
       /** @type {Record<string, string>} */
       const header = token ? { 'Ticket-Token': token } : {};
       return keepTicketToken(await asBuyer('GET', `/queue/${seg(ticket)}`, { header }));
+    },
+    /**
+     * getLine: GET /skus/{skuId}/line, the queued SKU's line document, public and the
+     * same for every buyer, so read at pageURL (through the CDN: no function runs for
+     * it). A buyer with a position reads it each second instead of its ticket
+     * (docs/contract.md, GET /skus/{skuId}/line). 409 QUEUE_NOT_ENABLED: no waiting room.
+     * @param {string} skuId
+     * @returns {Promise<QueueLine>}
+     */
+    getLine(skuId) {
+      return send('GET', `/skus/${seg(skuId)}/line`, { base: pageURL });
     },
     /**
      * joinWaitlist: POST /skus/{skuId}/waitlist, the buyer's place on a sold-out SKU's

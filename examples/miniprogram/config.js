@@ -10,7 +10,8 @@ module.exports = {
   /** the API's base URL, no trailing slash; the local stack (go run ./cmd/local) by default */
   baseURL: 'http://127.0.0.1:3000',
   /**
-   * Where the public SKU pages are read (GET /skus, GET /skus/{skuId}), no trailing
+   * Where the public SKU pages are read (GET /skus, GET /skus/{skuId}, and the waiting
+   * room's line, GET /skus/{skuId}/line, read each second while a buyer waits), no trailing
    * slash: for a deployment, a request domain of its own aliased to the stack's
    * CloudFront distribution (the PageUrl output), so that the page costs the API one
    * read a second per SKU, not one per Lambda environment. '' reads them at baseURL.

@@ -1,10 +1,10 @@
 // Command createOrder is the createOrder Lambda function: POST /orders reserves stock
 // and opens a PENDING order; GET /orders/{orderId} and GET /skus/{skuId} read them
 // (package createorder: its configuration, which it refuses to start without, and its
-// handler); POST /skus/{skuId}/queue and GET /queue/{ticket} serve the waiting room,
-// whose admission signing secret it reads once at cold start. The scalper check asks
-// WeChat's server API with the app id and AppSecret of the AWS Secrets Manager secret
-// it names, read at the first check.
+// handler); POST /skus/{skuId}/queue, GET /queue/{ticket} and GET /skus/{skuId}/line
+// serve the waiting room, whose admission signing secret it reads once at cold start.
+// The scalper check asks WeChat's server API with the app id and AppSecret of the AWS
+// Secrets Manager secret it names, read at the first check.
 package main
 
 import (

@@ -283,6 +283,12 @@ func ListedMerchantOrder(o *inventory.Order) MerchantOrderJSON {
 	return v
 }
 
+// PublicCacheControl is the Cache-Control header of the public answers (GET
+// /skus/{skuId}, GET /skus, GET /skus/{skuId}/line): any cache, CloudFront's
+// included, may keep them 1 s (RFC 9111, 5.2.2.1 max-age, 5.2.2.9 public;
+// docs/design.md, "The public page").
+const PublicCacheControl = "public, max-age=1"
+
 // JSON is a response with status and v marshalled as its JSON body, <, > and & as
 // they are (no \u003c escapes: the body is JSON for API clients, never HTML). v must
 // be one of this project's plain structs; if it cannot be marshalled the answer is 500

@@ -17,10 +17,6 @@ import (
 // so to HTTP caches too: Cache-Control "public, max-age=1".
 const MaxStale = time.Second
 
-// cacheControl is the public answers' Cache-Control header (RFC 9111, 5.2.2.1
-// max-age, 5.2.2.9 public).
-const cacheControl = "public, max-age=1"
-
 // Reader is what the public SKU routes need of the store (dynamo.Store): one SKU with
 // its stock summed over its shards, and a page of the SKUs on sale.
 type Reader interface {
@@ -157,7 +153,7 @@ func (p *Public) answer(ctx context.Context, key string, read func(context.Conte
 		return events.APIGatewayV2HTTPResponse{}, c.err
 	}
 	resp := c.resp
-	resp.Headers = map[string]string{"Content-Type": "application/json", "Cache-Control": cacheControl}
+	resp.Headers = map[string]string{"Content-Type": "application/json", "Cache-Control": httpapi.PublicCacheControl}
 	return resp, nil
 }
 

@@ -1,7 +1,8 @@
 // Package waitroom serves the waiting room's buyer routes (docs/design.md, "Waiting
-// room"): taking a ticket (POST /skus/{skuId}/queue) and polling it (GET
+// room"): taking a ticket (POST /skus/{skuId}/queue), polling it (GET
 // /queue/{ticket}), whose ADMITTED answer carries the admission token (package
-// admission) that POST /orders for the SKU then needs.
+// admission) that POST /orders for the SKU then needs, and the SKU's public line
+// document (GET /skus/{skuId}/line), which every waiting buyer reads through the CDN.
 package waitroom
 
 import (
@@ -20,6 +21,7 @@ import (
 const (
 	RouteTake = "POST /skus/{skuId}/queue"
 	RoutePoll = "GET /queue/{ticket}"
+	RouteLine = "GET /skus/{skuId}/line"
 )
 
 // Tickets is what the waiting room's routes need of the store (dynamo.Store).
@@ -37,7 +39,7 @@ type Tickets interface {
 	ReindexTicket(ctx context.Context, id string, arrived time.Time) error
 }
 
-// Room serves RouteTake and RoutePoll.
+// Room serves RouteTake, RoutePoll and RouteLine.
 type Room struct {
 	store Tickets
 	keys  *admission.Keys
@@ -111,6 +113,50 @@ func (r *Room) Poll(ctx context.Context, req events.APIGatewayV2HTTPRequest) (ev
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	return r.answer(ctx, http.StatusOK, t, true)
+}
+
+// lineJSON is the contract's line document (docs/contract.md, "GET
+// /skus/{skuId}/line"): the same for every buyer of the SKU.
+type lineJSON struct {
+	SKU string `json:"skuId"`
+	// AdmittedThrough is the last position admitted (0: none): a buyer at a position
+	// up to it reads its ticket (RoutePoll) for the admission.
+	AdmittedThrough int `json:"admittedThrough"`
+	// SoldOut: nothing available nor held by a PENDING order; a buyer not admitted
+	// stops waiting (SOLD_OUT).
+	SoldOut bool `json:"soldOut"`
+	// Placed is the positions given so far, 1..Placed.
+	Placed int `json:"placed"`
+	// AdmissionsPerSecond is the SKU's admission rate (inventory.AdmissionRatePerSecond),
+	// from which a buyer at position p estimates its wait as
+	// ceil((p − AdmittedThrough) / AdmissionsPerSecond) seconds, as RoutePoll does.
+	AdmissionsPerSecond int `json:"admissionsPerSecond"`
+}
+
+// Line serves RouteLine: the SKU's admission frontier as every waiting buyer needs it
+// (docs/contract.md, "GET /skus/{skuId}/line"), from the frontier a poll reads
+// (FrontierOf, cached per instance for dynamo.FrontierCacheTTL, 500 ms) and the SKU
+// record (cached), with Cache-Control httpapi.PublicCacheControl, so that CloudFront
+// answers every buyer's read of it from its cache (template.yaml PageDistribution).
+// No identity is needed and nothing is written. Errors: 404 SKU_NOT_FOUND, 409
+// QUEUE_NOT_ENABLED (inventory.ErrQueueNotEnabled) for a SKU without a waiting room.
+func (r *Room) Line(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
+	id := req.PathParameters["skuId"] // checked by httpapi
+	sku, err := r.store.QueueSKUOf(ctx, id)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	if !sku.Queue.Queue {
+		return events.APIGatewayV2HTTPResponse{}, &inventory.SKUError{Err: inventory.ErrQueueNotEnabled, SKU: id}
+	}
+	f, _, err := r.store.FrontierOf(ctx, id)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	resp := httpapi.JSON(http.StatusOK, lineJSON{SKU: id, AdmittedThrough: f.Admitted(), SoldOut: f.SoldOut,
+		Placed: f.Line.Placed, AdmissionsPerSecond: inventory.AdmissionRatePerSecond(sku.Shards)})
+	resp.Headers["Cache-Control"] = httpapi.PublicCacheControl
+	return resp, nil
 }
 
 // answer is t's status (inventory.Frontier.View), with an admission token when it is

@@ -381,6 +381,22 @@ test('a queued SKU: joinQueue answers one ticket per buyer (202, WAITING, polled
   await assert.rejects(api.joinQueue('cup-01'), (err) => err instanceof ApiError && err.statusCode === 409 && err.code === 'QUEUE_NOT_ENABLED');
 });
 
+test('a queued SKU\'s line: read without signing in, the same for everyone, Cache-Control public, max-age=1; a SKU without a waiting room 409 QUEUE_NOT_ENABLED, an unknown one 404', async () => {
+  await admin('POST', '/admin/skus', { skuId: 'drop-09', name: 'Drop', price: 9900, stock: 1, delivery: 'none', queue: true, fairWindowSeconds: 0 });
+  const wx = shim('tara');
+  const api = createApi({ baseURL, wx });
+  const line = await api.getLine('drop-09');
+  assert.deepEqual(Object.keys(line).sort(), ['admissionsPerSecond', 'admittedThrough', 'placed', 'skuId', 'soldOut']);
+  assert.equal(line.skuId, 'drop-09');
+  assert.equal(line.soldOut, false);
+  assert.ok(line.admittedThrough >= 0 && line.placed >= 0 && line.admissionsPerSecond >= 1, JSON.stringify(line));
+  assert.equal(wx.answers.at(-1)['cache-control'], 'public, max-age=1');
+  assert.equal(wx.logins, 0, 'no sign-in for the line');
+  assert.equal(wx.sent.at(-1).header.Authorization, undefined);
+  await assert.rejects(api.getLine('cup-01'), (err) => err instanceof ApiError && err.statusCode === 409 && err.code === 'QUEUE_NOT_ENABLED' && err.skuId === 'cup-01');
+  await assert.rejects(api.getLine('no-such-sku'), (err) => err instanceof ApiError && err.statusCode === 404 && err.code === 'SKU_NOT_FOUND');
+});
+
 // runAdmitter starts a run of the admitter now (POST /_local/invoke/admitter), rather than
 // waiting for its schedule's first run a minute after ready. A run ticks every 250 ms
 // until its timeout (about a minute) or until its caller hangs up: the function returned

@@ -29,6 +29,7 @@ func queueFlags(c *rehearse.QueueConfig, o *outputs, compare *bool) *flag.FlagSe
 	fs.DurationVar(&c.PayAfter, "pay-after", c.PayAfter, "how long after its order a buyer pays")
 	fs.DurationVar(&c.PaymentTimeout, "payment-timeout", c.PaymentTimeout, "how long an unpaid order holds its unit")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the arrivals and fates")
+	fs.BoolVar(&c.LinePolls, "line-polls", c.LinePolls, "buyers waiting with a position also read the line document (GET /skus/{skuId}/line) each second, as CDN hits")
 	fs.BoolVar(compare, "compare", *compare, "also play the same sale without a fair window, its fairness over the same span")
 	fs.StringVar(&o.jsonPath, "json", "", "write the report(s) as JSON to this file")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the sale to this file")

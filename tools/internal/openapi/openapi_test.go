@@ -97,6 +97,7 @@ func TestLoad_DocumentHasEveryRoute(t *testing.T) {
 		// The waiting room.
 		"POST /skus/{skuId}/queue": "jwt",
 		"GET /queue/{ticket}":      "jwt",
+		"GET /skus/{skuId}/line":   "",
 
 		// The waitlist.
 		"POST /skus/{skuId}/waitlist":   "jwt",

@@ -64,6 +64,9 @@ func (q *queueSale) step(ev event) {
 		q.rec.joins++
 		q.ticketAnswered(ev, resp, err)
 	case stepPoll:
+		if q.line.isEnded(ev.buyer) {
+			return // told SOLD_OUT by the line
+		}
 		var headers map[string]string
 		if b.token != "" {
 			headers = map[string]string{admission.TicketHeader: b.token}
@@ -138,6 +141,7 @@ func (q *queueSale) ticketAnswered(ev event, resp apigw.APIGatewayV2HTTPResponse
 		q.rec.admitted++
 		q.push(ev.buyer, stepOrder, 0)
 	case inventory.TicketSoldOut:
+		q.line.end(ev.buyer)
 		q.rec.toldSoldOut = append(q.rec.toldSoldOut, q.clk.since(q.start))
 	default:
 		q.rec.count("ticket " + a.Status)

@@ -116,6 +116,8 @@ type QueueReport struct {
 	Other map[string]int `json:"other"`
 
 	SoldOut SoldOutSummary `json:"soldOut"`
+	// Line is the line document's reads (QueueConfig.LinePolls; nil without).
+	Line *LineSummary `json:"line,omitempty"`
 
 	// Units per request of each kind (join, poll, order, pay, admitter per tick,
 	// sweep per run).
@@ -215,6 +217,7 @@ func (q *queueSale) report(ctx context.Context) (*QueueReport, error) {
 		return nil, err
 	}
 	r.SoldOut = rec.soldOutSummary()
+	r.Line = q.line.summary()
 	r.Units = map[string]UnitsSummary{}
 	per := map[string]int{"join": rec.joins, "poll": rec.polls, "order": rec.orders, "pay": rec.paid, "admitter": rec.ticks, "sweep": rec.sweeps}
 	for name, m := range q.meters {
@@ -333,6 +336,7 @@ func (r *QueueReport) WriteText(w io.Writer) error {
 	} else {
 		fmt.Fprintf(w, "  never sold out; %d buyers told SOLD_OUT\n", so.Told)
 	}
+	r.Line.writeText(w)
 	fmt.Fprintf(w, "  per poll: %.4f read units, %g write units in all; per join: %.2f WU %.2f RU\n",
 		r.PollReadUnits, r.PollWriteUnits, r.Units["join"].WriteUnits, r.Units["join"].ReadUnits)
 	fmt.Fprintf(w, "  fairness over the first %.0fs (%d buyers): odds %.4f, spread %.4f, chi-square %.1f on %d df, %d of %d buckets outside 95%%\n",

@@ -43,6 +43,9 @@ type QueueConfig struct {
 	PayAfter, PaymentTimeout time.Duration
 	// Seed seeds the arrivals and the fates.
 	Seed uint64
+	// LinePolls: buyers waiting with a position also read the SKU's line document
+	// each second, as CDN hits (queueline.go).
+	LinePolls bool
 }
 
 // DefaultQueue is tools/cmd/queuesale's sale: the 1,000,000 buyers for
@@ -105,6 +108,7 @@ type queueSale struct {
 	meters map[string]*ddblimits.Meter
 	ctxs   map[string]context.Context
 	rec    queueRecord
+	line   *lineModel // nil unless cfg.LinePolls
 }
 
 // unlimited is the model's limits in a queued sale: it meters every call's units
@@ -183,6 +187,7 @@ func startQueueSale(ctx context.Context, cfg QueueConfig) (*queueSale, error) {
 		q.ctxs[name] = ddblimits.WithMeter(ctx, q.meters[name])
 	}
 	q.rec = newQueueRecord()
+	q.startLine(ctx)
 	q.newBuyers()
 	return q, nil
 }
@@ -254,6 +259,9 @@ func (q *queueSale) play(ctx context.Context) error {
 			q.rec.failedTicks += n
 		}
 		if err := q.measureTick(ctx, nextTick); err != nil {
+			return err
+		}
+		if err := q.lineSecond(nextTick); err != nil {
 			return err
 		}
 		nextTick += admitter.Tick

@@ -19,12 +19,24 @@ import (
 // admitter ticks a second of 128 index reads each: too long for CI; README, "A
 // queued sale", shows one.)
 func TestQueueSale_AdmitsNoMoreThanCanBeBoughtAndPollsWriteNothing(t *testing.T) {
-	cfg := rehearse.QueueConfig{
+	cfg := smallQueueSale(t)
+	checkQueueSale(t, cfg, playQueueSale(t, cfg))
+}
+
+// smallQueueSale is a queued sale of 2,000 buyers for 20 units on one shard, half of
+// them within a 2 s fair window, every order paid.
+func smallQueueSale(t *testing.T) rehearse.QueueConfig {
+	return rehearse.QueueConfig{
 		Template: filepath.Join(testkit.ModuleRoot(t), "template.yaml"),
 		Buyers:   2000, Stock: 20, Shards: 1, Buckets: 4,
 		Over: 4 * time.Second, FairWindow: 2 * time.Second,
 		PayRatio: 1, PayAfter: 2 * time.Second, PaymentTimeout: 20 * time.Second, Seed: 3,
 	}
+}
+
+// playQueueSale plays cfg and returns its report (printed with -v).
+func playQueueSale(t *testing.T, cfg rehearse.QueueConfig) *rehearse.QueueReport {
+	t.Helper()
 	r, err := rehearse.RunQueue(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +44,7 @@ func TestQueueSale_AdmitsNoMoreThanCanBeBoughtAndPollsWriteNothing(t *testing.T)
 	if testing.Verbose() {
 		r.WriteText(os.Stdout)
 	}
-	checkQueueSale(t, cfg, r)
+	return r
 }
 
 // checkQueueSale checks r exactly: the admissions, the tables, the polls' writes,

@@ -431,11 +431,11 @@ func stringValue(expr ast.Expr, constants map[string]string) (string, bool) {
 
 // publicRoutes are the routes the contract serves without a login token (docs/contract.md):
 // the issuer's documents, login, WeChat Pay's notifications, WeChat's message push and
-// the public SKU read.
+// the public SKU reads and a waiting room's line document.
 var publicRoutes = []string{
 	"GET /.well-known/jwks.json", "GET /.well-known/openid-configuration", "POST /auth/wechat",
 	"POST /payments/wechatpay/notify", "POST /payments/wechatpay/refund-notify", "GET /skus/{skuId}",
-	"GET /skus", "GET /wechat/messages", "POST /wechat/messages",
+	"GET /skus", "GET /skus/{skuId}/line", "GET /wechat/messages", "POST /wechat/messages",
 }
 
 // Which function serves which route is package wiring's table; the template must

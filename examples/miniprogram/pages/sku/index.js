@@ -9,8 +9,12 @@
 // (POST /skus/{skuId}/queue) and the page shows the place in line and the wait, asking
 // again (GET /queue/{ticket}) no sooner than the API's nextPollSeconds and not at all
 // while the page is hidden (api.js sends the ticket's last ticketToken back, so a poll
-// reads no ticket); once ADMITTED, "提交订单" places the order of one unit with
-// the admission (Admission-Token) before it runs out. SOLD_OUT ends the wait.
+// reads no ticket). Once the ticket has a position, the page reads the SKU's line
+// (GET /skus/{skuId}/line, public, through the CDN) every second instead, and the ticket
+// only when the line has admitted through its position or its nextPollSeconds has passed;
+// the line's soldOut is SOLD_OUT at once (docs/contract.md, GET /skus/{skuId}/line). Once
+// ADMITTED, "提交订单" places the order of one unit with the admission (Admission-Token)
+// before it runs out. SOLD_OUT ends the wait.
 //
 // A sold-out SKU offers "到货提醒": the waitlist's subscribe message is asked for, then
 // the buyer joins (subscribed or not, as answered). The page shows the buyer's entry (read
@@ -32,6 +36,8 @@ const app = getApp();
 const MIN_POLL_SECONDS = 1;
 /** Seconds before a ticket is read again after a read failed. */
 const RETRY_POLL_SECONDS = 5;
+/** Seconds between reads of the line while the ticket waits with a position. */
+const LINE_POLL_SECONDS = 1;
 
 /**
  * queue.stage: '' (no ticket), 'WAITING', 'ADMITTED', 'SOLD_OUT' or 'EXPIRED'.
@@ -58,8 +64,12 @@ Page({
   clock: 0,
   /** setTimeout handle of the next ticket read; 0 when none is due */
   pollTimer: 0,
-  /** when the next ticket read may be sent (Date.now() ms) */
+  /** when the next read (of the line or the ticket) is due (Date.now() ms) */
   nextPollAt: 0,
+  /** when the ticket itself is next due, its last read's nextPollSeconds on (Date.now() ms) */
+  ticketDueAt: 0,
+  /** when the last read (of the ticket or the line) was sent (Date.now() ms) */
+  sentAt: 0,
   hidden: false,
   /** @type {import('../../api.js').Ticket | null} */
   ticket: null,
@@ -168,7 +178,8 @@ Page({
   },
 
   joinQueue() {
-    return this.busyWhile(async () => this.showTicket(await app.api.joinQueue(this.skuId)));
+    this.sentAt = Date.now();
+    return this.busyWhile(async () => this.showTicket(this.readTicket(await app.api.joinQueue(this.skuId))));
   },
 
   /**
@@ -196,35 +207,68 @@ Page({
   showTicket(ticket) {
     this.ticket = ticket;
     this.setData({ queue: { stage: ticket.status, ...ticketNote(ticket, app.api.now()) } });
-    if (ticket.status === 'WAITING') this.schedulePoll(ticket.nextPollSeconds || 0);
+    if (ticket.status === 'WAITING') this.schedulePoll(placed(ticket) ? LINE_POLL_SECONDS : ticket.nextPollSeconds || 0);
     if (ticket.status === 'ADMITTED') this.startClock();
     if (ticket.status === 'SOLD_OUT') this.showWaitlist();
   },
 
   /**
-   * schedulePoll reads the ticket again in seconds (at least MIN_POLL_SECONDS), unless
-   * the page is hidden: onShow resumes it, still no sooner.
+   * schedulePoll reads the ticket (or the line) again seconds (at least
+   * MIN_POLL_SECONDS) after the last read was sent, unless the page is hidden: onShow
+   * resumes it, still no sooner.
    * @param {number} seconds
    */
   schedulePoll(seconds) {
     if (this.pollTimer) clearTimeout(this.pollTimer);
     this.pollTimer = 0;
-    const ms = Math.max(seconds, MIN_POLL_SECONDS) * 1000;
-    this.nextPollAt = Date.now() + ms;
-    if (!this.hidden) this.pollTimer = setTimeout(() => this.poll(), ms);
+    this.nextPollAt = this.sentAt + Math.max(seconds, MIN_POLL_SECONDS) * 1000;
+    if (!this.hidden) this.pollTimer = setTimeout(() => this.poll(), Math.max(0, this.nextPollAt - Date.now()));
   },
 
   async poll() {
     this.pollTimer = 0;
     if (this.hidden || !this.ticket) return;
+    // A read sent on time counts from when it was due, so that the answers' latency does
+    // not stretch the cadence; one sent late (the page was hidden) from now.
+    const now = Date.now();
+    this.sentAt = this.nextPollAt <= now && now - this.nextPollAt < MIN_POLL_SECONDS * 1000 ? this.nextPollAt : now;
     try {
-      const ticket = await app.api.getTicket(this.ticket.ticket);
+      const ticket = await this.read(this.ticket);
       if (!this.hidden) this.showTicket(ticket);
       else this.ticket = ticket;
     } catch (err) {
       this.setData({ error: messageFor(err) });
       if (!definitive(err)) this.schedulePoll(RETRY_POLL_SECONDS);
     }
+  },
+
+  /**
+   * read: where the ticket stands now. A ticket WAITING with a position, its ticket not
+   * due yet, is judged from the SKU's line (lineView): admitted through its position, the
+   * ticket is read for the admission; otherwise the line's answer (SOLD_OUT, or WAITING
+   * with the wait from the line). A line that cannot be read changes nothing: the next
+   * second reads it again, and the ticket is read when due.
+   * @param {import('../../api.js').Ticket} ticket
+   * @returns {Promise<import('../../api.js').Ticket>}
+   */
+  async read(ticket) {
+    if (ticket.status === 'WAITING' && placed(ticket) && Date.now() < this.ticketDueAt) {
+      const line = await app.api.getLine(this.skuId).catch(() => null);
+      const view = line ? lineView(ticket, line) : ticket;
+      if (view.status !== 'ADMITTED') return view;
+    }
+    return this.readTicket(await app.api.getTicket(ticket.ticket));
+  },
+
+  /**
+   * readTicket notes when a ticket just read from the API is next due (its
+   * nextPollSeconds on) and returns it.
+   * @param {import('../../api.js').Ticket} ticket
+   * @returns {import('../../api.js').Ticket}
+   */
+  readTicket(ticket) {
+    this.ticketDueAt = this.sentAt + Math.max(ticket.nextPollSeconds || 0, MIN_POLL_SECONDS) * 1000;
+    return ticket;
   },
 
   /** startClock counts down the admission's or the hold's time left, once a second. */
@@ -357,6 +401,31 @@ Page({
     });
   },
 });
+
+/**
+ * placed: the ticket has its position in line.
+ * @param {import('../../api.js').Ticket} ticket
+ * @returns {boolean}
+ */
+function placed(ticket) {
+  return typeof ticket.position === 'number';
+}
+
+/**
+ * lineView: the ticket as the SKU's line says it stands (docs/contract.md, GET
+ * /skus/{skuId}/line): ADMITTED once admittedThrough reaches its position (the admission
+ * itself comes with the ticket's read), else SOLD_OUT when the line sold out, else
+ * WAITING with the wait of the buyers ahead at the admission rate.
+ * @param {import('../../api.js').Ticket} ticket
+ * @param {import('../../api.js').QueueLine} line
+ * @returns {import('../../api.js').Ticket}
+ */
+function lineView(ticket, line) {
+  const ahead = Number(ticket.position) - line.admittedThrough;
+  if (ahead <= 0) return { ...ticket, status: 'ADMITTED' };
+  if (line.soldOut) return { ...ticket, status: 'SOLD_OUT', estimatedWaitSeconds: null, nextPollSeconds: undefined };
+  return { ...ticket, estimatedWaitSeconds: Math.ceil(ahead / Math.max(line.admissionsPerSecond, 1)) };
+}
 
 /**
  * soldOut: nothing left to buy now (the waitlist's case), as opposed to off sale or not

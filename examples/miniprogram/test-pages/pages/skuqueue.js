@@ -86,7 +86,8 @@ test('queued SKU: after an answer carried a ticketToken, the reads send it as Ti
 });
 
 test('queued SKU: a hidden page reads its ticket no more; shown again, no sooner than it was due', async (t) => {
-  const { page, wx } = await queued(t, [ticket({ position: 9, estimatedWaitSeconds: 90, nextPollSeconds: 10 })]);
+  // Not placed yet: the ticket itself is read (a placed one reads the line: below).
+  const { page, wx } = await queued(t, [ticket({ estimatedWaitSeconds: 90, nextPollSeconds: 10 })]);
   await tap(page, '#buy');
   await settle(wx);
   page.instance.onHide();
@@ -143,6 +144,88 @@ test('queued SKU: an admission that runs out on the page turns EXPIRED; the refu
     page.instance.onUnload();
     t.mock.timers.reset();
   }
+});
+
+const lineReads = (wx) => wx.requests.filter((r) => r.path === '/skus/drop-01/line').length;
+const line = (over) => ({ skuId: 'drop-01', admittedThrough: 0, soldOut: false, placed: 10, admissionsPerSecond: 1, ...over });
+/** lines answers GET /skus/drop-01/line with the lines in turn, the last one from then on. */
+function lines(...answers) {
+  let n = 0;
+  return { 'GET /skus/drop-01/line': () => ({ status: 200, body: answers[Math.min(n++, answers.length - 1)] }) };
+}
+
+test('queued SKU with a position: reads the line each second, not its ticket, the wait from the line; admitted through its position, reads the ticket for the admission', async (t) => {
+  const { page, wx } = await queued(t, [
+    ticket({ position: 5, estimatedWaitSeconds: 40, nextPollSeconds: 30 }),
+    ticket({ status: 'ADMITTED', position: 5, estimatedWaitSeconds: 0, admission: 'adm-1', admissionExpiresAt: iso(START + 6000 + 180_000) }),
+  ], lines(line({ admittedThrough: 1 }), line({ admittedThrough: 2 }), line({ admittedThrough: 5 })));
+  await tap(page, '#buy');
+  await settle(wx);
+  await advance(t, wx, 3000);
+  assert.equal(polls(wx), 1, 'placed at the first read');
+  assert.equal(lineReads(wx), 0);
+  await advance(t, wx, 999);
+  assert.equal(lineReads(wx), 0, 'not sooner than a second');
+  await advance(t, wx, 1);
+  assert.equal(lineReads(wx), 1);
+  assert.equal(polls(wx), 1, 'the line, not the ticket');
+  assert.equal(text(page, '#queue-wait'), '预计等待 00:04');
+  await advance(t, wx, 1000);
+  assert.equal(text(page, '#queue-wait'), '预计等待 00:03');
+  assert.equal(wx.requests.filter((r) => r.path === '/skus/drop-01/line').every((r) => r.header.Authorization === undefined), true, 'the line is read without a token');
+  await advance(t, wx, 1000);
+  assert.equal(lineReads(wx), 3);
+  assert.equal(polls(wx), 2, 'admitted through its position: the ticket is read');
+  assert.equal(text(page, '#queue-status'), '轮到你了，请在 03:00 内下单');
+  await advance(t, wx, 10_000);
+  assert.deepEqual([lineReads(wx), polls(wx)], [3, 2], 'nothing read once ADMITTED');
+});
+
+test('queued SKU with a position: the line sold out is SOLD_OUT at once, the waitlist offered, nothing read after', async (t) => {
+  const { page, wx } = await queued(t, [ticket({ position: 9000, estimatedWaitSeconds: 900, nextPollSeconds: 30 })],
+    lines(line({ admittedThrough: 10 }), line({ admittedThrough: 10, soldOut: true })));
+  await tap(page, '#buy');
+  await settle(wx);
+  await advance(t, wx, 3000);
+  await advance(t, wx, 1000);
+  assert.match(text(page, '#queue-wait'), /预计等待/);
+  await advance(t, wx, 1000);
+  assert.equal(text(page, '#queue-status'), '已售罄，排队结束。');
+  assert.equal(text(page, '#notify'), '到货提醒');
+  await advance(t, wx, 60_000);
+  assert.deepEqual([lineReads(wx), polls(wx)], [2, 1], 'SOLD_OUT from the line: neither is read again');
+});
+
+test('queued SKU with a position: a hidden page reads the line no more; shown again, the next second', async (t) => {
+  const { page, wx } = await queued(t, [ticket({ position: 40, estimatedWaitSeconds: 40, nextPollSeconds: 30 })], lines(line()));
+  await tap(page, '#buy');
+  await settle(wx);
+  await advance(t, wx, 3000);
+  await advance(t, wx, 1000);
+  assert.equal(lineReads(wx), 1);
+  page.instance.onHide();
+  await advance(t, wx, 60_000);
+  assert.equal(lineReads(wx), 1, 'hidden: no read');
+  page.instance.onShow();
+  await advance(t, wx, 0);
+  assert.deepEqual([lineReads(wx), polls(wx)], [1, 2], 'shown after its ticket was due: the ticket is read at once');
+  await advance(t, wx, 1000);
+  assert.deepEqual([lineReads(wx), polls(wx)], [2, 2]);
+});
+
+test('queued SKU with a position: its ticket is still read when its nextPollSeconds has passed, and when the line cannot be read, no sooner', async (t) => {
+  const { page, wx } = await queued(t, [ticket({ position: 50, estimatedWaitSeconds: 50, nextPollSeconds: 5 })],
+    { 'GET /skus/drop-01/line': () => { throw { errMsg: 'request:fail timeout' }; } });
+  await tap(page, '#buy');
+  await settle(wx);
+  await advance(t, wx, 3000);
+  assert.equal(polls(wx), 1);
+  for (let i = 0; i < 4; i++) await advance(t, wx, 1000);
+  assert.equal(polls(wx), 1, 'the line failing: the ticket waits for its nextPollSeconds');
+  assert.equal(text(page, '#error'), '');
+  await advance(t, wx, 1000);
+  assert.equal(polls(wx), 2);
+  assert.equal(text(page, '#queue-position'), '你排在第 50 位');
 });
 
 /** soldOut opens a sold-out SKU's page with the waitlist routes given. */

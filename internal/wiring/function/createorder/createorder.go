@@ -1,8 +1,8 @@
 // Package createorder is the createOrder function's wiring: POST /orders reserves
 // stock and opens a PENDING order, GET /orders/{orderId} and GET /orders read the
 // buyer's orders, GET /skus/{skuId} and GET /skus the public SKUs, POST
-// /skus/{skuId}/queue and GET /queue/{ticket} the waiting room, POST, GET and DELETE
-// /skus/{skuId}/waitlist the waitlist.
+// /skus/{skuId}/queue, GET /queue/{ticket} and GET /skus/{skuId}/line (public) the
+// waiting room, POST, GET and DELETE /skus/{skuId}/waitlist the waitlist.
 package createorder
 
 import (
@@ -102,6 +102,7 @@ var table = wiring.Define("CreateOrderFunction", "createOrder",
 	wiring.Route(stock.RoutePublicList, func(b built) httpapi.Route { return b.public.List }),
 	wiring.Route(waitroom.RouteTake, func(b built) httpapi.Route { return b.room.Take }),
 	wiring.Route(waitroom.RoutePoll, func(b built) httpapi.Route { return b.room.Poll }),
+	wiring.Route(waitroom.RouteLine, func(b built) httpapi.Route { return b.room.Line }),
 	// The waitlist (package waitlist).
 	wiring.Route(waitlist.RouteJoin, func(b built) httpapi.Route { return b.waitlist.Join }),
 	wiring.Route(waitlist.RouteGet, func(b built) httpapi.Route { return b.waitlist.Get }),
