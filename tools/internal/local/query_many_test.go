@@ -213,23 +213,7 @@ func arrivalQuery(index, hash, value, rng string, term keyTerm, forward bool) dy
 // pk/n of every item returned, in order.
 func queryArrivals(ctx context.Context, t *testing.T, client *dynamodb.Client, in dynamodb.QueryInput, limit int32) []string {
 	t.Helper()
-	if limit > 0 {
-		in.Limit = aws.Int32(limit)
-	}
-	var got []string
-	for range 1_000 {
-		out, err := client.Query(ctx, &in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, it := range out.Items {
-			got = append(got, it["pk"].(*types.AttributeValueMemberS).Value+"/"+it["n"].(*types.AttributeValueMemberN).Value)
-		}
-		if len(out.LastEvaluatedKey) == 0 {
-			return got
-		}
-		in.ExclusiveStartKey = out.LastEvaluatedKey
-	}
-	t.Fatal("more than 1,000 pages")
-	return nil
+	return queryPages(ctx, t, client, in, limit, func(it map[string]types.AttributeValue) string {
+		return it["pk"].(*types.AttributeValueMemberS).Value + "/" + it["n"].(*types.AttributeValueMemberN).Value
+	})
 }
