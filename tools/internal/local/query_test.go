@@ -34,24 +34,34 @@ func pairsTable(name string) *dynamodb.CreateTableInput {
 // LastEvaluatedKey, and returns the pk/sk of every item returned, in order.
 func queryKeys(ctx context.Context, t *testing.T, client *dynamodb.Client, in dynamodb.QueryInput, limit int32) []string {
 	t.Helper()
+	return queryPages(ctx, t, client, in, limit, func(it map[string]types.AttributeValue) string {
+		return it["pk"].(*types.AttributeValueMemberS).Value + "/" + it["sk"].(*types.AttributeValueMemberS).Value
+	})
+}
+
+// queryPages queries in with Limit limit (0: none) page by page, following
+// LastEvaluatedKey (at most 1,000 pages), and returns id of every item returned, in
+// order.
+func queryPages(ctx context.Context, t *testing.T, client *dynamodb.Client, in dynamodb.QueryInput, limit int32, id func(map[string]types.AttributeValue) string) []string {
+	t.Helper()
 	if limit > 0 {
 		in.Limit = aws.Int32(limit)
 	}
 	var got []string
-	for page := 0; page < 100; page++ {
+	for range 1_000 {
 		out, err := client.Query(ctx, &in)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, it := range out.Items {
-			got = append(got, it["pk"].(*types.AttributeValueMemberS).Value+"/"+it["sk"].(*types.AttributeValueMemberS).Value)
+			got = append(got, id(it))
 		}
 		if len(out.LastEvaluatedKey) == 0 {
 			return got
 		}
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
-	t.Fatal("more than 100 pages")
+	t.Fatal("more than 1,000 pages")
 	return nil
 }
 

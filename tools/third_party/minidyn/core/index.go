@@ -26,6 +26,7 @@ type index struct {
 	// of the index reads them in), kept in order on every write.
 	refs      map[string]string
 	sorted    []ref
+	parts     *partitions
 	createdAt time.Time
 }
 
@@ -50,29 +51,33 @@ func newIndex(t *Table, typ indexType, ks keySchema) *index {
 		typ:       typ,
 		Table:     t,
 		refs:      map[string]string{},
+		parts:     newPartitions(),
 	}
 }
 
 func (i *index) Clear() {
 	i.refs = map[string]string{}
 	i.sorted = nil
+	i.parts = newPartitions()
 }
 
 type indexSnapshot struct {
 	refs   map[string]string
 	sorted []ref
+	parts  *partitions
 }
 
 func (i *index) snapshot() indexSnapshot {
 	refs := make(map[string]string, len(i.refs))
 	maps.Copy(refs, i.refs)
 
-	return indexSnapshot{refs: refs, sorted: slices.Clone(i.sorted)}
+	return indexSnapshot{refs: refs, sorted: slices.Clone(i.sorted), parts: i.parts.clone()}
 }
 
 func (i *index) restore(s indexSnapshot) {
 	i.refs = s.refs
 	i.sorted = s.sorted
+	i.parts = s.parts
 }
 
 // ProjectItem returns the attributes visible through this index's projection (ALL, KEYS_ONLY, INCLUDE).
@@ -133,6 +138,7 @@ func (i *index) putData(key string, item map[string]*types.Item) error {
 	}
 
 	i.setRef(key, indexKey)
+	i.parts.file(i.keySchema, i.Table.AttributesDef, key, item)
 
 	return nil
 }
@@ -143,6 +149,7 @@ func (i *index) updateData(key string, item, _ map[string]*types.Item) error {
 
 func (i *index) delete(key string, _ map[string]*types.Item) error {
 	i.setRef(key, "")
+	i.parts.remove(i.keySchema, i.Table.AttributesDef, key)
 
 	return nil
 }

@@ -35,6 +35,7 @@ type Table struct {
 	Indexes              map[string]*index
 	AttributesDef        map[string]string
 	SortedKeys           []string
+	parts                *partitions
 	Data                 map[string]map[string]*types.Item
 	KeySchema            keySchema
 	BillingMode          *string
@@ -51,6 +52,7 @@ func NewTable(name string) *Table {
 		Indexes:              map[string]*index{},
 		AttributesDef:        map[string]string{},
 		SortedKeys:           []string{},
+		parts:                newPartitions(),
 		Data:                 map[string]map[string]*types.Item{},
 		IndexActivationDelay: defaultIndexActivationDelay,
 	}
@@ -365,52 +367,85 @@ func (t *Table) searchOrder(idx *index) searchOrder {
 	}
 }
 
-// partition returns the positions [lo, hi) of the items whose sort key can hold
-// partition key value hash: a key is the partition key's value, then "." and the sort
-// key's when the schema has one (keySchema.GetKey), so they are one run of the sorted
-// keys. The run may hold other partitions whose values contain "."; the key condition
-// sorts them out.
-func (o searchOrder) partition(hash string, ranged bool) (int, int) {
-	from, to := hash, hash+"\x00"
-	if ranged {
-		from, to = hash+".", hash+"/"
-	}
-
-	lo := sort.Search(o.n, func(pos int) bool { return o.sortKey(pos) >= from })
-	hi := lo + sort.Search(o.n-lo, func(pos int) bool { return o.sortKey(lo+pos) >= to })
-
-	return lo, hi
-}
-
-// queryPartition returns the partition key value that a Query's key condition sets,
-// when the fast path can use it: a string partition key compared equal to a
-// placeholder, with the expression interpreter (a native interpreter may read the
-// expression otherwise).
-func (t *Table) queryPartition(input QueryInput, idx *index) (string, bool, bool) {
+// partitionSpan returns the members of one partition a Query reads, when its key
+// condition compares the partition key equal to a placeholder (DynamoDB API
+// Reference, Query: "You must provide the name of the partition key attribute and a
+// single value for that attribute") and its ExclusiveStartKey, if any, is of that
+// partition: those its sort key condition can match (interpreter.KeyRange), past the
+// start key, in sort key order. ok is false for any other Query or Scan, which reads
+// every item.
+func (t *Table) partitionSpan(input QueryInput, idx *index) ([]member, bool) {
 	if input.Scan || input.KeyConditionExpression == "" || t.UseNativeInterpreter {
-		return "", false, false
+		return nil, false
 	}
 
-	ks := t.KeySchema
+	ks, parts := t.KeySchema, t.parts
 	if idx != nil {
-		ks = idx.keySchema
-	}
-
-	if t.AttributesDef[ks.HashKey] != "S" {
-		return "", false, false
+		ks, parts = idx.keySchema, idx.parts
 	}
 
 	placeholder, ok := interpreter.KeyEquality(input.KeyConditionExpression, input.Aliases, ks.HashKey)
 	if !ok {
-		return "", false, false
+		return nil, false
 	}
 
-	v := input.ExpressionAttributeValues[placeholder]
-	if v == nil || v.S == nil {
-		return "", false, false
+	hash, ok := keyValue(input.ExpressionAttributeValues[placeholder], t.AttributesDef[ks.HashKey])
+	if !ok {
+		return nil, false
 	}
 
-	return types.StringValue(v.S), ks.RangeKey != "", true
+	part := parts.byHash[hash]
+	if part == nil {
+		part = &partition{}
+	}
+
+	typ := t.AttributesDef[ks.RangeKey]
+	lo, hi := 0, len(part.members)
+
+	if ks.RangeKey != "" {
+		lo, hi = t.sortKeySpan(input, ks, part)
+	}
+
+	if len(input.ExclusiveStartKey) == 0 {
+		return part.members[lo:hi], true
+	}
+
+	startHash, hok := keyValue(input.ExclusiveStartKey[ks.HashKey], t.AttributesDef[ks.HashKey])
+	startRange, rok := keyValue(input.ExclusiveStartKey[ks.RangeKey], typ)
+	startKey, err := t.KeySchema.GetKey(t.AttributesDef, input.ExclusiveStartKey)
+
+	if !hok || startHash != hash || ks.RangeKey != "" && !rok || err != nil {
+		return nil, false
+	}
+
+	before, after := part.cut(typ, startRange, startKey)
+	if input.ScanIndexForward {
+		lo = max(lo, after)
+	} else {
+		hi = min(hi, before)
+	}
+
+	return part.members[lo:max(lo, hi)], true
+}
+
+// sortKeySpan returns the positions [lo, hi) of part's members that the key
+// condition's sort key term can match (all of them when it has none this reads).
+func (t *Table) sortKeySpan(input QueryInput, ks keySchema, part *partition) (int, int) {
+	typ := t.AttributesDef[ks.RangeKey]
+
+	op, placeholders, ok := interpreter.KeyRange(input.KeyConditionExpression, input.Aliases, ks.RangeKey)
+	if !ok {
+		return 0, len(part.members)
+	}
+
+	vals := make([]string, len(placeholders))
+	for j, ph := range placeholders {
+		if vals[j], ok = keyValue(input.ExpressionAttributeValues[ph], typ); !ok {
+			return 0, len(part.members)
+		}
+	}
+
+	return part.span(typ, op, vals)
 }
 
 // searchMatch evaluates a Query's key condition (a Scan reads every item) and then
@@ -484,13 +519,13 @@ func GetKeyAt(sortedKeys []string, size int64, pos int64, forward bool) string {
 }
 
 // SearchData queries the table based on the input. A Query whose key condition sets
-// a string partition key reads only that partition's run of the sorted keys (found
-// by binary search); any other reads every item in key order. Either way each item
-// read is matched by the expression interpreter, and Limit counts the items the key
-// condition matched (DynamoDB API Reference, Query: Limit is "the maximum number of
-// items to evaluate (not necessarily the number of matching items)", before the
-// filter).
-func (t *Table) SearchData(input QueryInput) ([]map[string]*types.Item, map[string]*types.Item, error) { //nolint:gocognit // query loop with paging, filters, and interpreter errors
+// the partition key reads only that partition's items its sort key condition can
+// match, in sort key order (partitionSpan); any other reads every item in key order.
+// Either way each item read is matched by the expression interpreter, and Limit
+// counts the items the key condition matched (DynamoDB API Reference, Query: Limit is
+// "the maximum number of items to evaluate (not necessarily the number of matching
+// items)", before the filter).
+func (t *Table) SearchData(input QueryInput) ([]map[string]*types.Item, map[string]*types.Item, error) {
 	if err := validateSearchInputMaps(input); err != nil {
 		return nil, nil, err
 	}
@@ -505,52 +540,52 @@ func (t *Table) SearchData(input QueryInput) ([]map[string]*types.Item, map[stri
 	}
 
 	order := t.searchOrder(idx)
-	startKey := t.parseStartKey(t.KeySchema, input.ExclusiveStartKey)
 	forward := input.ScanIndexForward
-	at := func(lo, hi, j int) string {
+
+	members, ok := t.partitionSpan(input, idx)
+	if !ok {
+		at := func(j int) string {
+			if forward {
+				return order.key(j)
+			}
+
+			return order.key(order.n - 1 - j)
+		}
+
+		return t.readItems(input, idx, order.n, at, t.parseStartKey(t.KeySchema, input.ExclusiveStartKey))
+	}
+
+	if len(members) == 0 && order.n > 0 {
+		// nothing to read: the expression still has to be one the interpreter
+		// takes, as it would have been on the first item
+		if _, _, err := t.searchMatch(input, t.Data[order.key(0)]); err != nil {
+			return nil, nil, types.NewError("ValidationException", err.Error(), nil)
+		}
+	}
+
+	at := func(j int) string {
 		if forward {
-			return order.key(lo + j)
+			return members[j].key
 		}
 
-		return order.key(hi - 1 - j)
+		return members[len(members)-1-j].key
 	}
 
-	lo, hi := 0, order.n
-	if hash, ranged, ok := t.queryPartition(input, idx); ok {
-		lo, hi = order.partition(hash, ranged)
+	return t.readItems(input, idx, len(members), at, "")
+}
 
-		if startKey != "" {
-			found := false
-			for j := range hi - lo {
-				if at(lo, hi, j) == startKey {
-					found = true
-
-					break
-				}
-			}
-
-			if !found { // a start key from elsewhere: read as from the first item
-				lo, hi = 0, order.n
-			}
-		}
-
-		if lo == hi && order.n > 0 {
-			// nothing in the partition: the expression still has to be one the
-			// interpreter takes, as it would have been on the first item
-			if _, _, err := t.searchMatch(input, t.Data[at(0, order.n, 0)]); err != nil {
-				return nil, nil, types.NewError("ValidationException", err.Error(), nil)
-			}
-		}
-	}
-
+// readItems reads the n items at(0), at(1), … (table primary keys) after startKey
+// ("": from the first), matching each, up to Limit, and returns the items matched
+// and the LastEvaluatedKey.
+func (t *Table) readItems(input QueryInput, idx *index, n int, at func(int) string, startKey string) ([]map[string]*types.Item, map[string]*types.Item, error) {
 	items := []map[string]*types.Item{}
 	last := map[string]*types.Item{}
 	started := startKey == ""
 
 	var count, scanned int64
 
-	for j := range hi - lo {
-		pk := at(lo, hi, j)
+	for j := range n {
+		pk := at(j)
 		scanned++
 
 		if !started {
@@ -590,7 +625,7 @@ func (t *Table) SearchData(input QueryInput) ([]map[string]*types.Item, map[stri
 		}
 	}
 
-	return items, t.getLastKey(last, input.Limit, count, scanned, int64(hi-lo), idx), nil
+	return items, t.getLastKey(last, input.Limit, count, scanned, int64(n), idx), nil
 }
 
 func shouldReturnNextKey(item map[string]*types.Item, count, scanned, limit, keysSize int64) bool {
@@ -698,6 +733,7 @@ func (t *Table) setItem(key string, item map[string]*types.Item) {
 
 	if !exists {
 		t.SortedKeys = insertSorted(t.SortedKeys, key)
+		t.parts.file(t.KeySchema, t.AttributesDef, key, item)
 	}
 }
 
@@ -713,6 +749,7 @@ func (t *Table) getItem(key string) map[string]*types.Item {
 // Clear removes data and sorted keys from a table
 func (t *Table) Clear() {
 	t.SortedKeys = []string{}
+	t.parts = newPartitions()
 	t.Data = map[string]map[string]*types.Item{}
 }
 
@@ -720,6 +757,7 @@ func (t *Table) Clear() {
 type TableSnapshot struct {
 	data       map[string]map[string]*types.Item
 	sortedKeys []string
+	parts      *partitions
 	indexes    map[string]indexSnapshot
 }
 
@@ -738,13 +776,14 @@ func (t *Table) Snapshot() TableSnapshot {
 		indexes[name] = idx.snapshot()
 	}
 
-	return TableSnapshot{data: data, sortedKeys: keys, indexes: indexes}
+	return TableSnapshot{data: data, sortedKeys: keys, parts: t.parts.clone(), indexes: indexes}
 }
 
 // Restore replaces the table's mutable state with a previously taken snapshot
 func (t *Table) Restore(s TableSnapshot) {
 	t.Data = s.data
 	t.SortedKeys = s.sortedKeys
+	t.parts = s.parts
 
 	for name, idx := range t.Indexes {
 		if snap, ok := s.indexes[name]; ok {
@@ -1076,6 +1115,7 @@ func (t *Table) Delete(input *types.DeleteItemInput) (map[string]*types.Item, er
 	item = copyItem(item)
 
 	delete(t.Data, key)
+	t.parts.remove(t.KeySchema, t.AttributesDef, key)
 
 	pos := sort.SearchStrings(t.SortedKeys, key)
 	if pos == len(t.SortedKeys) {

@@ -67,3 +67,80 @@ func attributeName(ident string, aliases map[string]string) string {
 
 	return ident
 }
+
+// KeyRange returns the sort key term of a KeyConditionExpression on attribute name
+// (after aliases), among its top-level AND terms, with the attribute on the left:
+// op is one of =, <, <=, >, >=, BETWEEN or begins_with and placeholders the values it
+// compares with (two for BETWEEN), as in "#pk = :v AND #sk BETWEEN :a AND :b". It
+// is false when there is no such term or the expression does not parse (DynamoDB API
+// Reference, Query, KeyConditionExpression: the sort key conditions).
+func KeyRange(expression string, aliases map[string]string, name string) (string, []string, bool) {
+	parsed := language.ParseCondition(expression)
+	conditional := parsed.Expression
+
+	if len(parsed.Errors) != 0 || conditional.Expression == nil {
+		return "", nil, false
+	}
+
+	return keyRange(conditional.Expression, aliases, name)
+}
+
+// flipped is a comparison with its operands swapped.
+var flipped = map[string]string{"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+func keyRange(e language.Expression, aliases map[string]string, name string) (string, []string, bool) {
+	isName := func(e language.Expression) bool {
+		ident, ok := e.(*language.Identifier)
+		return ok && attributeName(ident.Value, aliases) == name
+	}
+
+	placeholder := func(e language.Expression) (string, bool) {
+		ident, ok := e.(*language.Identifier)
+		if !ok {
+			return "", false
+		}
+
+		return ident.Value, strings.HasPrefix(ident.Value, ":")
+	}
+
+	switch x := e.(type) {
+	case *language.InfixExpression:
+		if x.Operator == "AND" {
+			if op, vals, ok := keyRange(x.Left, aliases, name); ok {
+				return op, vals, true
+			}
+
+			return keyRange(x.Right, aliases, name)
+		}
+
+		if _, ok := flipped[x.Operator]; !ok {
+			return "", nil, false
+		}
+
+		if v, ok := placeholder(x.Right); ok && isName(x.Left) {
+			return x.Operator, []string{v}, true
+		}
+
+		if v, ok := placeholder(x.Left); ok && isName(x.Right) {
+			return flipped[x.Operator], []string{v}, true
+		}
+	case *language.BetweenExpression:
+		from, fok := placeholder(x.Range[0])
+		to, tok := placeholder(x.Range[1])
+
+		if isName(x.Left) && fok && tok {
+			return "BETWEEN", []string{from, to}, true
+		}
+	case *language.CallExpression:
+		fn, ok := x.Function.(*language.Identifier)
+		if !ok || fn.Value != "begins_with" || len(x.Arguments) != 2 || !isName(x.Arguments[0]) {
+			return "", nil, false
+		}
+
+		if v, ok := placeholder(x.Arguments[1]); ok {
+			return "begins_with", []string{v}, true
+		}
+	}
+
+	return "", nil, false
+}
