@@ -142,7 +142,7 @@ func (c *Releaser) Cancel(ctx context.Context, req events.APIGatewayV2HTTPReques
 		case paid && err == nil:
 			return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("cancel order %s: paid at WeChat Pay: %w", order.ID, inventory.ErrNotCancellable)
 		case err != nil:
-			return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("cancel order %s: %w (%w)", order.ID, inventory.ErrBusy, err)
+			return events.APIGatewayV2HTTPResponse{}, inventory.Busy("cancel order "+order.ID, err)
 		}
 	}
 	if order, _, err = c.store.Release(ctx, order, inventory.CancelUser); err != nil {
@@ -255,7 +255,7 @@ func (c *Releaser) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQ
 			order, o, err := c.handleRecord(ctx, rec)
 			t.add(order, o, err)
 			if err != nil {
-				c.log.LogAttrs(ctx, slog.LevelError, "close message failed; it will be redelivered",
+				c.log.LogAttrs(ctx, inventory.FailureLevel(ctx, err), "close message failed; it will be redelivered",
 					slog.String("messageId", rec.MessageId), slog.String("error", err.Error()))
 				mu.Lock()
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
@@ -337,7 +337,7 @@ func (c *Releaser) Sweep(ctx context.Context) (SweepResult, error) {
 			defer func() { <-sem }()
 			order, o, err := c.expire(ctx, id)
 			if err != nil {
-				c.log.LogAttrs(ctx, slog.LevelError, "sweep could not release order", slog.String("orderId", id), slog.String("error", err.Error()))
+				c.log.LogAttrs(ctx, inventory.FailureLevel(ctx, err), "sweep could not release order", slog.String("orderId", id), slog.String("error", err.Error()))
 			}
 			t.add(order, o, err)
 		})

@@ -599,7 +599,7 @@ func (s *Stack) serveInvoke(w http.ResponseWriter, r *http.Request) {
 		}
 		out, err := s.invokeScheduled(r.Context(), f.Name, f.Events.Schedule[0])
 		if err != nil {
-			s.cfg.Logger.Error("local invoke failed", "function", f.Name, "error", err)
+			s.cfg.Logger.Log(r.Context(), inventory.FailureLevel(r.Context(), err), "local invoke failed", "function", f.Name, "error", err)
 			writeLocalJSON(w, http.StatusInternalServerError, []byte(`{"code":"INTERNAL","message":"the invocation failed; see the log"}`))
 			return
 		}
