@@ -3,9 +3,11 @@ package local_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/stockguard/stockguard/tools/internal/local"
 	"github.com/stockguard/stockguard/tools/internal/testing/openapitest"
 )
 
@@ -13,7 +15,8 @@ import (
 // as every gateway route does before anything is read or changed: an id no record can
 // have is 400 INVALID_REQUEST naming the parameter (never sending the value back), a
 // body over the route's limit 413 PAYLOAD_TOO_LARGE saying the limit; the order stays
-// PENDING and a valid request still works after them.
+// PENDING and a valid request still works after them. A head over the HTTP API's
+// quota is 431 on them as on every route.
 func TestLocalRoutes_CheckPathIDsAndBodySize(t *testing.T) {
 	p := startPaying(t, "ivy", 1)
 	long := strings.Repeat("a", 3000)
@@ -38,6 +41,14 @@ func TestLocalRoutes_CheckPathIDsAndBodySize(t *testing.T) {
 		if status != c.status || body["code"] != c.code || !strings.HasPrefix(msg, c.says) || strings.Contains(msg, long[:40]) {
 			t.Errorf("POST %.40s (%d bytes of body): %d %.200v, want %d %s %q", c.path, len(c.body), status, body, c.status, c.code, c.says)
 		}
+	}
+	// A head over the HTTP API's quota is the gateway's 431 here too.
+	req := httptest.NewRequest(http.MethodPost, "/_local/pay/"+p.id, nil)
+	req.Header.Set("X-Pasted", strings.Repeat("t", local.MaxRequestHead))
+	rec := httptest.NewRecorder()
+	p.stack.API.ServeHTTP(rec, req)
+	if rec.Code != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("a %d-byte header: %d %s, want 431", local.MaxRequestHead, rec.Code, rec.Body)
 	}
 	wantStatus(t, p.stack, p.token, p.id, "PENDING")
 	if status, _, _ := api(p.stack, http.MethodPost, "/_local/riskrank/ivy", "", `{"riskRank":1}`); status != http.StatusNoContent {

@@ -383,9 +383,10 @@ func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 		return err
 	}
 	// ServeMux would redirect an unclean path (an empty, . or .. segment) before any
-	// route saw it; the gateway answers it 404, as API Gateway does.
+	// route saw it; the gateway answers it 404, as API Gateway does. A head over the
+	// quota is the gateway's 431 on every route, the local-only ones too.
 	s.API = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !cleanPath(r.URL.EscapedPath()) {
+		if !cleanPath(r.URL.EscapedPath()) || requestHeadSize(r) > MaxRequestHead {
 			s.gateway.ServeHTTP(w, r)
 			return
 		}
