@@ -24,6 +24,7 @@
 package orders
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -347,7 +348,9 @@ func (c *Releaser) Sweep(ctx context.Context) (SweepResult, error) {
 	res.DurationMs = time.Since(start).Milliseconds()
 	level := slog.LevelInfo
 	if qerr != nil || res.Failed > 0 {
-		level = slog.LevelError
+		// warn when the sweep was cut short by its context (its caller hung up, its
+		// time ran out), error otherwise
+		level = inventory.FailureLevel(ctx, cmp.Or(qerr, ctx.Err()))
 	}
 	c.log.LogAttrs(ctx, level, "sweep", slog.Int("due", res.Due), slog.Int("released", res.Released),
 		slog.Int("closed", res.Closed), slog.Int("failed", res.Failed), slog.Bool("truncated", res.Truncated),

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/tools/internal/local"
 	"github.com/stockguard/stockguard/tools/internal/testing/openapitest"
 )
@@ -58,4 +59,34 @@ func TestLocalRoutes_CheckPathIDsAndBodySize(t *testing.T) {
 		t.Errorf("then paid: %d %v", status, body)
 	}
 	wantStatus(t, p.stack, p.token, p.id, "PAID")
+}
+
+// A caller who hung up on POST /_local/invoke/{function} ends the run's context: the
+// scheduled functions' failures then say the request was cancelled and are logged at
+// warn, never as an error of the store (they said ERROR "store busy (context
+// canceled)").
+func TestLocalInvoke_ACallerWhoHungUpIsNoStoreError(t *testing.T) {
+	stack, _, logs := payStack(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, f := range []string{"closeOrder", "reconcile", "refund", "admitter"} {
+		apiWith(ctx, stack, http.MethodPost, "/_local/invoke/"+f, "", "")
+	}
+	lines, err := logs.Lines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned := 0
+	for _, l := range lines {
+		e, _ := l["error"].(string)
+		switch {
+		case l["level"] == "ERROR" || strings.Contains(e, inventory.ErrBusy.Error()):
+			t.Errorf("logged %v %q: %.300s", l["level"], l["msg"], e)
+		case l["level"] == "WARN" && strings.Contains(e, "request cancelled"):
+			warned++
+		}
+	}
+	if warned == 0 {
+		t.Errorf("no warning says a run was cancelled: %d lines", len(lines))
+	}
 }
