@@ -170,7 +170,7 @@ func (a *Admitter) Tick(ctx context.Context) int {
 	failed := 0
 	if a.ticks%refreshEvery == 0 {
 		if err := a.refresh(ctx); err != nil {
-			a.log.Error("list queued SKUs", "error", err)
+			a.log.Log(ctx, inventory.FailureLevel(ctx, err), "list queued SKUs", "error", err)
 			failed++
 		}
 	}
@@ -178,7 +178,7 @@ func (a *Admitter) Tick(ctx context.Context) int {
 	for sku, l := range a.skus {
 		if err := a.tickSKU(ctx, sku, l); err != nil {
 			l.version = -1
-			a.log.Error("admitter tick", "sku", sku, "error", err)
+			a.log.Log(ctx, inventory.FailureLevel(ctx, err), "admitter tick", "sku", sku, "error", err)
 			failed++
 		}
 	}

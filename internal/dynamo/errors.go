@@ -17,7 +17,7 @@ import (
 // context): the caller must read back.
 func definiteFailure(what string, cause error) error {
 	if isTransient(cause) {
-		return fmt.Errorf("%s: %w (%w)", what, inventory.ErrBusy, cause)
+		return inventory.Busy(what, cause)
 	}
 	var ae smithy.APIError
 	var re *awshttp.ResponseError
@@ -31,12 +31,14 @@ func definiteFailure(what string, cause error) error {
 // storeError wraps a failed read with context, marking it inventory.ErrBusy when
 // DynamoDB was throttled, conflicted or unavailable (a server fault or no answer at
 // all after the SDK's retries): nothing was written, so the caller may answer "busy,
-// retry". Client faults stay plain errors: they are bugs.
+// retry". A read cut short by its caller's context (cancelled, or past its deadline)
+// is answered the same way but says so, and is errors.Is the context's error
+// (inventory.Busy). Client faults stay plain errors: they are bugs.
 func (s *store) storeError(op string, err error) error {
 	if ferr := definiteFailure(op, err); ferr != nil {
 		return ferr // busy when throttled or conflicted; a plain error for other 4xx
 	}
-	return fmt.Errorf("%s: %w (%w)", op, inventory.ErrBusy, err)
+	return inventory.Busy(op, err)
 }
 
 // outcomeUnknown is the error for a write whose outcome stayed unknown even after it

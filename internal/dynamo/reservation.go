@@ -150,7 +150,7 @@ func (r *reservation) run(ctx context.Context) (*inventory.Order, bool, error) {
 		// Another buyer took the units this round counted on; wait a random moment so
 		// that buyers who collided do not collide again in lockstep.
 		if err := clock.Sleep(ctx, jitter(round+1)); err != nil {
-			return nil, false, fmt.Errorf("reserve order %s: %w (%w)", r.id, inventory.ErrBusy, err)
+			return nil, false, inventory.Busy("reserve order "+r.id, err)
 		}
 	}
 	return nil, false, fmt.Errorf("reserve order %s: %d rounds lost to concurrent buyers: %w", r.id, r.s.opts.MaxRounds, inventory.ErrBusy)

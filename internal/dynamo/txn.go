@@ -306,7 +306,7 @@ func (s *store) sendOnce(ctx context.Context, t *txn, round int) (outcome, error
 	}
 	switch {
 	case len(out.failed) == 0 && isTransient(err):
-		return outcome{}, fmt.Errorf("%s: %w (%w)", t.what, inventory.ErrBusy, err)
+		return outcome{}, inventory.Busy(t.what, err)
 	case len(out.failed) == 0:
 		return outcome{}, fmt.Errorf("%s: %w", t.what, err)
 	}

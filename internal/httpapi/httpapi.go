@@ -66,7 +66,7 @@ func Annotate(ctx context.Context, attrs ...slog.Attr) {
 // never returns an error and never panics to its caller: failures become contract
 // error responses (500 INTERNAL for the unexpected, with details only in the log). A
 // path parameter that is no valid id of its kind is answered 400 INVALID_REQUEST before
-// the route runs (checkPath).
+// the route runs (CheckPath).
 func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest) (resp events.APIGatewayV2HTTPResponse, _ error) {
 	route, ok := h.routes[req.RouteKey]
 	if !ok {
@@ -84,7 +84,7 @@ func (h *Handler) Handle(ctx context.Context, req events.APIGatewayV2HTTPRequest
 		}
 		h.logRequest(ctx, req, resp, err, time.Since(start), notes.attrs)
 	}()
-	if err = checkPath(req.PathParameters); err == nil {
+	if err = CheckPath(req.PathParameters); err == nil {
 		resp, err = route(context.WithValue(ctx, annotationsKey{}, notes), req)
 	}
 	if err != nil {

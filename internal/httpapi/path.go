@@ -8,14 +8,17 @@ import (
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
-// checkPath checks every path parameter of a request (API Gateway's pathParameters)
-// with the rule of its kind of id, the same inventory check a body's id of that kind
-// gets: skuId, orderId, ticket, outRefundNo, aftersaleId. Handler runs it before any
-// route, so an id no record can have is answered 400 INVALID_REQUEST naming the
+// CheckPath checks every path parameter of a request (API Gateway's pathParameters)
+// with the rule of its kind of id, the same check a body's id of that kind gets:
+// skuId, orderId, ticket, outRefundNo, aftersaleId (inventory), openid (a buyer's
+// openid, which is the sub claim of stockguard's own tokens: UserID's rule; only the
+// local stack's POST /_local/riskrank/{openid} has one in its path). Handler runs it
+// before any route, and the local stack before its own routes, so an id no record can
+// have is answered 400 INVALID_REQUEST (an *inventory.InvalidRequestError) naming the
 // parameter, not its value, and nothing is read or written (docs/contract.md,
 // "Errors"). A parameter name without a rule is a wiring mistake: an error Answer
 // makes 500 INTERNAL, so that a new route cannot skip the check unnoticed.
-func checkPath(params map[string]string) error {
+func CheckPath(params map[string]string) error {
 	for _, name := range slices.Sorted(maps.Keys(params)) {
 		if err := checkPathParameter(name, params[name]); err != nil {
 			return err
@@ -24,7 +27,7 @@ func checkPath(params map[string]string) error {
 	return nil
 }
 
-// checkPathParameter checks one path parameter by its name (see checkPath).
+// checkPathParameter checks one path parameter by its name (see CheckPath).
 func checkPathParameter(name, value string) error {
 	switch name {
 	case "skuId":
@@ -37,6 +40,11 @@ func checkPathParameter(name, value string) error {
 		return inventory.CheckOutRefundNo(name, value)
 	case "aftersaleId":
 		return inventory.CheckAftersaleID(name, value)
+	case "openid":
+		if validUserID(value) {
+			return nil
+		}
+		return inventory.InvalidError("%s must be 1-%d bytes of UTF-8 without control characters", name, maxUserIDBytes)
 	}
 	return fmt.Errorf("path parameter %q has no rule in httpapi.checkPathParameter", name)
 }

@@ -36,7 +36,10 @@ func TestHandle_ChecksEveryPathParameterBeforeTheRoute(t *testing.T) {
 		{map[string]string{"orderId": "0123456789abcdef", "aftersaleId": "as 1"}, http.StatusOK, ""},
 		{map[string]string{"orderId": "0123456789abcdef", "aftersaleId": long}, http.StatusBadRequest, "aftersaleId"},
 		{map[string]string{"orderId": "0123456789abcdef", "aftersaleId": "a\x00"}, http.StatusBadRequest, "aftersaleId"},
-		{map[string]string{"openid": "o1"}, http.StatusInternalServerError, ""},
+		{map[string]string{"openid": "o-buyer 1"}, http.StatusOK, ""},
+		{map[string]string{"openid": long}, http.StatusBadRequest, "openid"},
+		{map[string]string{"openid": "o\x7f"}, http.StatusBadRequest, "openid"},
+		{map[string]string{"name": "o1"}, http.StatusInternalServerError, ""},
 	} {
 		var logged bytes.Buffer
 		ran := 0

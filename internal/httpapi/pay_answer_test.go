@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -23,6 +24,10 @@ func TestAnswer_PaymentAndLoginErrors(t *testing.T) {
 		{fmt.Errorf("pay: %w (%s)", inventory.ErrNotPayable, secret), 409, "ORDER_NOT_PAYABLE", false},
 		{fmt.Errorf("pay: %w (%s)", inventory.ErrPaymentRefused, secret), 502, "PAYMENT_REFUSED", false},
 		{fmt.Errorf("pay: %w (%s)", inventory.ErrBusy, secret), 503, "BUSY", true},
+		// A request cut short by its context still answers 503 BUSY (its error says it
+		// was cancelled, not that the store was busy; see inventory.Busy).
+		{inventory.Busy("read SKU", fmt.Errorf("%s: %w", secret, context.Canceled)), 503, "BUSY", true},
+		{inventory.Busy("prepay order", fmt.Errorf("%s: %w", secret, context.DeadlineExceeded)), 503, "BUSY", true},
 		{fmt.Errorf("login: %w (%s)", inventory.ErrRateLimited, secret), 429, "RATE_LIMITED", true},
 		{fmt.Errorf("login: %w (%w)", httpapi.ErrUnauthorized, errors.New(secret)), 401, "UNAUTHORIZED", false},
 	} {

@@ -41,15 +41,24 @@ func Claim(req events.APIGatewayV2HTTPRequest, name string) (string, error) {
 		return "", ErrUnauthorized
 	}
 	sub := auth.JWT.Claims[name]
-	if sub == "" || len(sub) > maxUserIDBytes || !utf8.ValidString(sub) {
+	if !validUserID(sub) {
 		return "", ErrUnauthorized
 	}
-	for _, r := range sub {
+	return sub, nil
+}
+
+// validUserID reports whether id follows UserID's rule: 1-255 bytes of valid UTF-8
+// without control characters.
+func validUserID(id string) bool {
+	if id == "" || len(id) > maxUserIDBytes || !utf8.ValidString(id) {
+		return false
+	}
+	for _, r := range id {
 		if unicode.IsControl(r) {
-			return "", ErrUnauthorized
+			return false
 		}
 	}
-	return sub, nil
+	return true
 }
 
 // ErrBodyTooLarge is the cause of Body's refusal of a body over the route's limit.

@@ -116,7 +116,7 @@ func (r *Login) Route(ctx context.Context, req events.APIGatewayV2HTTPRequest) (
 			Message: "this wx.login code is invalid, expired or already used: call wx.login again",
 			Level:   slog.LevelInfo, Err: fmt.Errorf("login: %w (%w)", httpapi.ErrUnauthorized, err)}
 	case errors.Is(err, wxlogin.ErrBusy):
-		return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("login: %w (%w)", inventory.ErrBusy, err)
+		return events.APIGatewayV2HTTPResponse{}, inventory.Busy("login", err)
 	case err != nil:
 		return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("login: %w", err)
 	}

@@ -24,6 +24,7 @@
 package orders
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -142,7 +143,7 @@ func (c *Releaser) Cancel(ctx context.Context, req events.APIGatewayV2HTTPReques
 		case paid && err == nil:
 			return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("cancel order %s: paid at WeChat Pay: %w", order.ID, inventory.ErrNotCancellable)
 		case err != nil:
-			return events.APIGatewayV2HTTPResponse{}, fmt.Errorf("cancel order %s: %w (%w)", order.ID, inventory.ErrBusy, err)
+			return events.APIGatewayV2HTTPResponse{}, inventory.Busy("cancel order "+order.ID, err)
 		}
 	}
 	if order, _, err = c.store.Release(ctx, order, inventory.CancelUser); err != nil {
@@ -255,7 +256,7 @@ func (c *Releaser) HandleSQS(ctx context.Context, ev events.SQSEvent) (events.SQ
 			order, o, err := c.handleRecord(ctx, rec)
 			t.add(order, o, err)
 			if err != nil {
-				c.log.LogAttrs(ctx, slog.LevelError, "close message failed; it will be redelivered",
+				c.log.LogAttrs(ctx, inventory.FailureLevel(ctx, err), "close message failed; it will be redelivered",
 					slog.String("messageId", rec.MessageId), slog.String("error", err.Error()))
 				mu.Lock()
 				resp.BatchItemFailures = append(resp.BatchItemFailures, events.SQSBatchItemFailure{ItemIdentifier: rec.MessageId})
@@ -337,7 +338,7 @@ func (c *Releaser) Sweep(ctx context.Context) (SweepResult, error) {
 			defer func() { <-sem }()
 			order, o, err := c.expire(ctx, id)
 			if err != nil {
-				c.log.LogAttrs(ctx, slog.LevelError, "sweep could not release order", slog.String("orderId", id), slog.String("error", err.Error()))
+				c.log.LogAttrs(ctx, inventory.FailureLevel(ctx, err), "sweep could not release order", slog.String("orderId", id), slog.String("error", err.Error()))
 			}
 			t.add(order, o, err)
 		})
@@ -347,7 +348,9 @@ func (c *Releaser) Sweep(ctx context.Context) (SweepResult, error) {
 	res.DurationMs = time.Since(start).Milliseconds()
 	level := slog.LevelInfo
 	if qerr != nil || res.Failed > 0 {
-		level = slog.LevelError
+		// warn when the sweep was cut short by its context (its caller hung up, its
+		// time ran out), error otherwise
+		level = inventory.FailureLevel(ctx, cmp.Or(qerr, ctx.Err()))
 	}
 	c.log.LogAttrs(ctx, level, "sweep", slog.Int("due", res.Due), slog.Int("released", res.Released),
 		slog.Int("closed", res.Closed), slog.Int("failed", res.Failed), slog.Bool("truncated", res.Truncated),

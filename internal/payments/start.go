@@ -155,7 +155,7 @@ func payError(orderID string, err error) error {
 	var apiErr *wechatpay.APIError
 	switch {
 	case errors.Is(err, wechatpay.ErrUnavailable):
-		return fmt.Errorf("prepay order %s: %w (%w)", orderID, inventory.ErrBusy, err)
+		return inventory.Busy("prepay order "+orderID, err)
 	case errors.As(err, &apiErr) && (apiErr.Code == wechatpay.CodeOrderPaid || apiErr.Code == wechatpay.CodeOrderClosed):
 		return fmt.Errorf("prepay order %s: %w (%w)", orderID, inventory.ErrNotPayable, err)
 	default:

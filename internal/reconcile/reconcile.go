@@ -369,7 +369,7 @@ func (r *Reconciler) keep(ctx context.Context, rep *Report) {
 		err = r.store.SaveReport(ctx, data)
 	}
 	if err != nil {
-		r.log.LogAttrs(ctx, slog.LevelError, "reconcile report not kept", slog.String("error", err.Error()))
+		r.log.LogAttrs(ctx, inventory.FailureLevel(ctx, err), "reconcile report not kept", slog.String("error", err.Error()))
 	}
 }
 

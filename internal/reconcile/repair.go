@@ -22,7 +22,7 @@ func (r *Reconciler) repair(ctx context.Context, snap *snapshot) []Repaired {
 	for _, sku := range slices.Sorted(maps.Keys(snap.fixes)) {
 		fixes := snap.fixes[sku]
 		if err := r.store.Repair(ctx, run, sku, "reconcile", fixes); err != nil {
-			level := slog.LevelError
+			level := inventory.FailureLevel(ctx, err)
 			if errors.Is(err, inventory.ErrMoved) {
 				level = slog.LevelWarn // live traffic moved the counters: next run
 			}
@@ -57,7 +57,7 @@ func (r *Reconciler) releaseAllOverdue(ctx context.Context, snap *snapshot) []Re
 	for _, o := range snap.overdue {
 		order, released, err := r.releaseOverdue(ctx, o.ID)
 		if err != nil {
-			r.log.LogAttrs(ctx, slog.LevelError, "overdue order not released", slog.String("orderId", o.ID), slog.String("error", err.Error()))
+			r.log.LogAttrs(ctx, inventory.FailureLevel(ctx, err), "overdue order not released", slog.String("orderId", o.ID), slog.String("error", err.Error()))
 			continue
 		}
 		if !released {

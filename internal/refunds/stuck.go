@@ -44,7 +44,7 @@ func (r *Refunder) Stuck(ctx context.Context) (StuckResult, error) {
 		switch {
 		case err != nil:
 			res.Failed++
-			r.log.LogAttrs(ctx, slog.LevelError, "stuck refund not settled", slog.String("outRefundNo", no), slog.String("error", err.Error()))
+			r.log.LogAttrs(ctx, inventory.FailureLevel(ctx, err), "stuck refund not settled", slog.String("outRefundNo", no), slog.String("error", err.Error()))
 		case done:
 			res.Refunded++
 		case requeued:

@@ -30,9 +30,10 @@ type ReceiptRecorder interface {
 }
 
 // Messages serves the mini-program's message push (docs/contract.md, "GET and POST
-// /wechat/messages"; package wxapi, push.go, for WeChat's pages): every request is
-// verified against the message Token (signature, timestamp) before anything else and
-// refused 401 otherwise, changing nothing; the URL check answers its echostr; a
+// /wechat/messages"; package wxapi, push.go, for WeChat's pages): a push's body over
+// MaxMessageBytes is refused 413 first; every request is verified against the message
+// Token (signature, timestamp) before its body is parsed and refused 401 otherwise,
+// changing nothing; the URL check answers its echostr; a
 // trade_manage_order_settlement push that reports the receipt confirmed records it on
 // the order its merchant_trade_no (out_trade_no) names (inventory.Order.ConfirmReceipt),
 // once; every other push, and a settlement naming no order of ours or another payment
@@ -97,16 +98,21 @@ func (m *Messages) Check(ctx context.Context, req events.APIGatewayV2HTTPRequest
 }
 
 // Push serves RouteMessages: one pushed message, verified, then read (see Messages).
+// A body over MaxMessageBytes is refused 413 before the signature is checked, as on
+// WeChat Pay's notification routes (notify.Verified) and every route of the API: a
+// refusal that costs nothing comes first, and WeChat's page sets no order of its own
+// ("消息推送", https://developers.weixin.qq.com/miniprogram/dev/framework/server-ability/message-push.html:
+// a push is checked by its signature; nothing is said of a body's size).
 func (m *Messages) Push(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	if _, err := m.verify(ctx, req); err != nil {
-		return events.APIGatewayV2HTTPResponse{}, err
-	}
 	body, err := httpapi.Body(req, MaxMessageBytes)
 	switch {
 	case errors.Is(err, httpapi.ErrBodyTooLarge):
 		return events.APIGatewayV2HTTPResponse{}, fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("body must not exceed %d bytes", MaxMessageBytes), err)
 	case err != nil:
 		return events.APIGatewayV2HTTPResponse{}, fail(http.StatusBadRequest, "malformed body (bad base64, or not UTF-8)", err)
+	}
+	if _, err := m.verify(ctx, req); err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	p, err := wxapi.ParsePush(body)
 	switch {

@@ -187,7 +187,7 @@ func (p *Passer) Pass(ctx context.Context) (PassResult, error) {
 		got, err := p.store.PassWaitlist(ctx, sku.SKU, sku.SoldOut)
 		if err != nil {
 			res.Failed++
-			p.log.LogAttrs(ctx, slog.LevelError, "waitlist pass failed", slog.String("skuId", sku.SKU), slog.String("error", err.Error()))
+			p.log.LogAttrs(ctx, inventory.FailureLevel(ctx, err), "waitlist pass failed", slog.String("skuId", sku.SKU), slog.String("error", err.Error()))
 			continue
 		}
 		res.Holds += len(got.Granted)

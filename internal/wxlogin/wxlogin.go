@@ -147,7 +147,7 @@ func (c *Client) Exchange(ctx context.Context, code string) (Session, error) {
 		if errors.As(err, &uerr) {
 			err = uerr.Err
 		}
-		return Session{}, fmt.Errorf("%w: code2Session: %v", ErrBusy, err)
+		return Session{}, fmt.Errorf("%w: code2Session: %w", ErrBusy, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

@@ -19,12 +19,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sns"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/envvar"
+	"github.com/stockguard/stockguard/internal/httpapi"
 	"github.com/stockguard/stockguard/internal/idtoken"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/reconcile"
@@ -381,9 +383,10 @@ func (s *Stack) serve(tpl *sam.Template, cfg StackConfig) error {
 		return err
 	}
 	// ServeMux would redirect an unclean path (an empty, . or .. segment) before any
-	// route saw it; the gateway answers it 404, as API Gateway does.
+	// route saw it; the gateway answers it 404, as API Gateway does. A head over the
+	// quota is the gateway's 431 on every route, the local-only ones too.
 	s.API = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !cleanPath(r.URL.EscapedPath()) {
+		if !cleanPath(r.URL.EscapedPath()) || requestHeadSize(r) > MaxRequestHead {
 			s.gateway.ServeHTTP(w, r)
 			return
 		}
@@ -597,7 +600,7 @@ func (s *Stack) serveInvoke(w http.ResponseWriter, r *http.Request) {
 		}
 		out, err := s.invokeScheduled(r.Context(), f.Name, f.Events.Schedule[0])
 		if err != nil {
-			s.cfg.Logger.Error("local invoke failed", "function", f.Name, "error", err)
+			s.cfg.Logger.Log(r.Context(), inventory.FailureLevel(r.Context(), err), "local invoke failed", "function", f.Name, "error", err)
 			writeLocalJSON(w, http.StatusInternalServerError, []byte(`{"code":"INTERNAL","message":"the invocation failed; see the log"}`))
 			return
 		}
@@ -643,7 +646,11 @@ func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 		Amount *int64  `json:"amount"`
 		State  *string `json:"state"`
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxPayBodyBytes))
+	body, ok := localRequest(w, r, maxPayBodyBytes, "orderId")
+	if !ok {
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) || dec.More() ||
 		in.Amount != nil && *in.Amount < 1 || in.State != nil && !wechatpay.TradeState(*in.State).Known() {
@@ -696,6 +703,36 @@ func localJSAPIRequest(order *inventory.Order, base string) *wechatpay.JSAPIRequ
 	req.Amount.Total, req.Amount.Currency = order.Amount, order.Currency
 	req.Payer.OpenID = "o-local-" + order.UserID
 	return req
+}
+
+// localRequest reads a local-only route's request with the checks the gateway's
+// routes get from their function (docs/contract.md, "Ids in a path" and "Errors"): the
+// path parameters named by params by httpapi.CheckPath's rule of their kind, then the
+// body, at most maxBytes of UTF-8 (httpapi.Body). A refusal is answered as the
+// functions answer it (400 INVALID_REQUEST naming the parameter, not its value; 413
+// PAYLOAD_TOO_LARGE saying the limit in bytes) before anything is read or changed,
+// and ok is false.
+func localRequest(w http.ResponseWriter, r *http.Request, maxBytes int, params ...string) (body []byte, ok bool) {
+	values := make(map[string]string, len(params))
+	for _, name := range params {
+		values[name] = r.PathValue(name)
+	}
+	err := httpapi.CheckPath(values)
+	if err == nil {
+		// One byte past the limit is enough for httpapi.Body to refuse the body whole.
+		body, err = io.ReadAll(io.LimitReader(r.Body, int64(maxBytes)+1))
+		if err == nil {
+			body, err = httpapi.Body(events.APIGatewayV2HTTPRequest{Body: string(body)}, maxBytes)
+		} else {
+			err = inventory.InvalidError("the body could not be read")
+		}
+	}
+	if err != nil {
+		resp := httpapi.Answer(err)
+		writeLocalJSON(w, resp.StatusCode, []byte(resp.Body))
+		return nil, false
+	}
+	return body, true
 }
 
 func writeLocalJSON(w http.ResponseWriter, status int, body []byte) {

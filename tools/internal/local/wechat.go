@@ -165,7 +165,11 @@ func (s *Stack) serveReceipt(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Method *string `json:"method"`
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxReceiptBodyBytes))
+	body, ok := localRequest(w, r, maxReceiptBodyBytes, "orderId")
+	if !ok {
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	method := wxapi.ConfirmManual
 	err := dec.Decode(&in)
@@ -194,6 +198,10 @@ func (s *Stack) serveReceipt(w http.ResponseWriter, r *http.Request) {
 	w.Write(rec.Body.Bytes())
 }
 
+// maxRiskRankBodyBytes bounds the body of POST /_local/riskrank/{openid}, a
+// {"riskRank"} object.
+const maxRiskRankBodyBytes = 1 << 10
+
 // serveRiskRank serves POST /_local/riskrank/{openid} (docs/contract.md, "Local-only
 // routes"): body {"riskRank": 0..4}; from then on the WeChat stand-in's getUserRiskRank
 // answers that rank for the buyer (wxapitest.SetRiskRank), so that an order of a SKU
@@ -203,7 +211,11 @@ func (s *Stack) serveRiskRank(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		RiskRank *int `json:"riskRank"`
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxReceiptBodyBytes))
+	body, ok := localRequest(w, r, maxRiskRankBodyBytes, "openid")
+	if !ok {
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil || dec.More() || in.RiskRank == nil || *in.RiskRank < 0 || *in.RiskRank > wxapi.MaxRiskRank {
 		writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"body must be {\"riskRank\": 0 to 4}"}`))

@@ -4,12 +4,15 @@
 package admitter_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -473,5 +476,41 @@ func TestAdmitter_APollRescuesATicketTheIndexShowedTooLate(t *testing.T) {
 	positions(t, s, buyers)
 	if out := poll(); num(out["position"]) != 5 {
 		t.Fatalf("rescued ticket: %v, want position 5", out)
+	}
+}
+
+// A tick cut short by its context (the run's client hung up, POST
+// /_local/invoke/admitter, or its time ran out) fails its SKU, but says so: the error
+// is the context's (errors.Is context.Canceled), its text says the request was
+// cancelled, never that the store was busy, and it is logged at warn, not error.
+func TestAdmitter_ACancelledTickIsNotAStoreFault(t *testing.T) {
+	s := stack(t, `[{"skuId":"drop","delivery":"none","name":"drop","price":1000,"stock":3,"shards":1,"queue":true}]`, 90*time.Second)
+	takeTickets(t, s, "drop", "buyer", 2)
+	var logged bytes.Buffer
+	adm := admitter.New(s.Store, slog.New(slog.NewJSONHandler(&logged, nil)), s.Clock.Now)
+	tick(t, s, adm, time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.Clock.Advance(time.Second)
+	if n := adm.Tick(ctx); n == 0 {
+		t.Fatalf("a cancelled tick failed no SKU")
+	}
+	lines := 0
+	for line := range bytes.Lines(logged.Bytes()) {
+		var l struct{ Level, Msg, Error string }
+		if err := json.Unmarshal(line, &l); err != nil {
+			t.Fatal(err)
+		}
+		lines++
+		if l.Level != "WARN" || !strings.Contains(l.Error, "cancel") || strings.Contains(l.Error, inventory.ErrBusy.Error()) {
+			t.Errorf("logged %s %q: %s, want WARN saying the request was cancelled", l.Level, l.Msg, l.Error)
+		}
+	}
+	if lines == 0 {
+		t.Error("the failed tick logged nothing")
+	}
+	_, _, _, err := s.Store.SKUsOnSale(ctx, "")
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, inventory.ErrBusy) || strings.Contains(err.Error(), inventory.ErrBusy.Error()) {
+		t.Errorf("a read on a cancelled context: %v, want context.Canceled (answered as ErrBusy) saying so", err)
 	}
 }
