@@ -166,8 +166,12 @@ func (in AdmissionInput) Purchasable() int { return max(in.Available, 0) + max(i
 // every unexpired admission claims UnitsPerAdmission units of what is available
 // now, less what its order took already (UsedClaims, at most all the claims), so
 // Admit ≤ (Available − (AdmittedUnexpired × UnitsPerAdmission − UsedClaims)) /
-// UnitsPerAdmission. Hence the claims of the unused admissions and of the new ones
-// never exceed Available, nor Purchasable. Units that come back (a release, a
+// UnitsPerAdmission; a remainder under one claim (0 < free < UnitsPerAdmission)
+// admits one buyer, who can still buy it, so a last unit below the per-user limit
+// is never left unsold while buyers wait. Hence the claims of the unused admissions
+// and of the new ones never exceed Available plus UnitsPerAdmission − 1, and the
+// unused admissions never exceed the units available (each can buy one), nor
+// Purchasable. Units that come back (a release, a
 // refund with restock, an admission that expires unused) and claims that orders
 // use raise that bound one for one at the next tick.
 func (in AdmissionInput) Decide() AdmissionDecision {
@@ -177,7 +181,11 @@ func (in AdmissionInput) Decide() AdmissionDecision {
 	per := max(in.UnitsPerAdmission, 1)
 	claims := max(in.AdmittedUnexpired, 0) * per
 	free := max(in.Available, 0) - claims + min(max(in.UsedClaims, 0), claims)
-	n := min(max(free, 0)/per, max(in.Budget, 0), max(in.Waiting, 0))
+	n := max(free, 0) / per
+	if n == 0 && free > 0 {
+		n = 1 // the remainder, under one claim: one buyer can still buy it
+	}
+	n = min(n, max(in.Budget, 0), max(in.Waiting, 0))
 	return AdmissionDecision{Admit: n}
 }
 

@@ -98,6 +98,12 @@ func TestAdmissionInput_Decide(t *testing.T) {
 		{"unexpired admissions claim units", inventory.AdmissionInput{Available: 10, AdmittedUnexpired: 7, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{Admit: 3}},
 		{"more admitted than available admits none", inventory.AdmissionInput{Available: 5, Reserved: 3, AdmittedUnexpired: 7, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{}},
 		{"units per buyer", inventory.AdmissionInput{Available: 10, AdmittedUnexpired: 1, UnitsPerAdmission: 3, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{Admit: 2}},
+		// The last unit under a limit of 2: one buyer is admitted for it, not none
+		// (buyers waited for it forever); the next tick, its claim over what is
+		// available, admits nobody more.
+		{"a remainder under one claim admits one", inventory.AdmissionInput{Available: 1, UnitsPerAdmission: 2, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{Admit: 1}},
+		{"then nobody more", inventory.AdmissionInput{Available: 1, AdmittedUnexpired: 1, UnitsPerAdmission: 2, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{}},
+		{"3 units at 2 each: one, then the remainder's", inventory.AdmissionInput{Available: 3, AdmittedUnexpired: 1, UnitsPerAdmission: 2, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{Admit: 1}},
 		{"all held by pending orders: wait, not sold out", inventory.AdmissionInput{Reserved: 4, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{}},
 		{"nothing purchasable: sold out", inventory.AdmissionInput{AdmittedUnexpired: 3, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{SoldOut: true}},
 		{"negative counts count as 0", inventory.AdmissionInput{Available: -2, Reserved: -1, Budget: 200, Waiting: 1000}, inventory.AdmissionDecision{SoldOut: true}},
@@ -220,8 +226,8 @@ func usedClaim(used map[inventory.UsedKey]int, a admission, per int) {
 // ticks come 250 ms (sharing a frontier step) to 90 s apart; the claims orders
 // used are credited back (UsedClaims, a cancel or release leaving the admission
 // used), and the per-user limit is lowered now and then. After every tick the unused, unexpired admissions
-// never exceed the purchasable units (nor, each claiming UnitsPerAdmission, the
-// available ones); the tick says SoldOut exactly when nothing is purchasable; and
+// never exceed the available units (each can buy one), and their claims of
+// UnitsPerAdmission pass what is available by less than one claim; the tick says SoldOut exactly when nothing is purchasable; and
 // with no admission outstanding it admits all the units, rate and line allow.
 func TestAdmission_NeverExceedsPurchasableUnits(t *testing.T) {
 	r := rand.New(rand.NewPCG(38, 2026))
@@ -306,7 +312,9 @@ func TestAdmission_NeverExceedsPurchasableUnits(t *testing.T) {
 					}
 				}
 			}
-			if p := available + reserved; outstanding > p || outstanding*per > available {
+			// Each unused admission can still buy a unit; their claims pass what is
+			// available by less than one claim (the remainder's admission).
+			if p := available + reserved; outstanding > p || outstanding > available || outstanding*per > available+per-1 {
 				t.Fatalf("sale %d tick %d: %d unused admissions (each up to %d units) with %d available, %d purchasable", sale, tick, outstanding, per, available, p)
 			}
 			if got := f.AdmittedUnexpired(now); got != unexpired {
@@ -315,7 +323,11 @@ func TestAdmission_NeverExceedsPurchasableUnits(t *testing.T) {
 			if d.SoldOut != (available+reserved == 0) {
 				t.Fatalf("sale %d tick %d: SoldOut %v with %d available, %d reserved", sale, tick, d.SoldOut, available, reserved)
 			}
-			if in.AdmittedUnexpired == 0 && d.Admit != min(available/per, rate, in.Waiting) {
+			want := available / per
+			if want == 0 && available > 0 {
+				want = 1 // the remainder under one claim
+			}
+			if in.AdmittedUnexpired == 0 && d.Admit != min(want, rate, in.Waiting) {
 				t.Fatalf("sale %d tick %d: admitted %d with nothing outstanding, %d available, rate %d, %d waiting", sale, tick, d.Admit, available, rate, in.Waiting)
 			}
 		}
