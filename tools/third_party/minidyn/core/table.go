@@ -574,13 +574,35 @@ func (t *Table) SearchData(input QueryInput) ([]map[string]*types.Item, map[stri
 	return t.readItems(input, idx, len(members), at, "")
 }
 
+// MaxPageSize is the most data one Query or Scan reads, 1 MB (1 KB = 1,024 bytes): the
+// items the key condition matched (every item, for a Scan), counted before the filter
+// as "DynamoDB item sizes and formats" says (ItemSize; for an index, its entries, the
+// projected attributes). The item that would take a page past it is left for the next
+// page, so the page fits within it, and LastEvaluatedKey is the last item read
+// (Developer Guide, "Paginating table query results in DynamoDB",
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.Pagination.html:
+// "A single Query only returns a result set that fits within the 1 MB size limit"; API
+// Reference, Query and Scan: "a maximum of 1 MB of data and then apply any filtering").
+const MaxPageSize = 1 << 20
+
+// entrySize is the size of storedItem's entry in idx (nil: the table), as MaxPageSize
+// counts it.
+func entrySize(idx *index, storedItem map[string]*types.Item) int {
+	if idx == nil || idx.projection == nil || idx.projection.ProjectionType == nil || *idx.projection.ProjectionType == "ALL" {
+		return ItemSize(storedItem)
+	}
+
+	return ItemSize(idx.ProjectItem(storedItem))
+}
+
 // readItems reads the n items at(0), at(1), … (table primary keys) after startKey
-// ("": from the first), matching each, up to Limit, and returns the items matched
-// and the LastEvaluatedKey.
+// ("": from the first), matching each, up to Limit and MaxPageSize, and returns the
+// items matched and the LastEvaluatedKey.
 func (t *Table) readItems(input QueryInput, idx *index, n int, at func(int) string, startKey string) ([]map[string]*types.Item, map[string]*types.Item, error) {
 	items := []map[string]*types.Item{}
 	last := map[string]*types.Item{}
 	started := startKey == ""
+	pageSize := 0
 
 	var count, scanned int64
 
@@ -602,6 +624,12 @@ func (t *Table) readItems(input QueryInput, idx *index, n int, at func(int) stri
 		keyMatched, matched, err := t.searchMatch(input, storedItem)
 		if err != nil {
 			return nil, nil, types.NewError("ValidationException", err.Error(), nil)
+		}
+
+		if keyMatched {
+			if pageSize += entrySize(idx, storedItem); pageSize > MaxPageSize && count > 0 {
+				return items, t.lastKey(last, idx), nil
+			}
 		}
 
 		if matched {
@@ -641,6 +669,12 @@ func (t *Table) getLastKey(item map[string]*types.Item, limit, count, scanned, k
 		return map[string]*types.Item{}
 	}
 
+	return t.lastKey(item, index)
+}
+
+// lastKey is the LastEvaluatedKey of a page that ended at item: its table primary key
+// and, for an index, its index key.
+func (t *Table) lastKey(item map[string]*types.Item, index *index) map[string]*types.Item {
 	key := t.KeySchema.getKeyItem(item)
 
 	if index != nil {
