@@ -35,7 +35,12 @@ const (
 	// soldOut): what the sweep passes over.
 	waitlistsKey = "waitlist#skus"
 	// MaxPassEntries bounds the entries one pass reads per SKU (head of the line
-	// first): one Query page of the index's keys and a BatchGetItem per 100.
+	// first): one Query page of the index's keys and a BatchGetItem per 100. One page
+	// holds them all: a keys-only entry is at most 138 bytes as DynamoDB counts it
+	// (pk wait#<32 hex>, arrivalBucket <SKU id of at most 64>#wait, arrivedMs;
+	// Developer Guide, "DynamoDB item sizes and formats"), so 1,000 are under 140 KB,
+	// within the 1 MB one Query returns before a LastEvaluatedKey
+	// (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Query.Pagination.html).
 	MaxPassEntries = 1000
 	// waitlistKeep is how long a finished entry (PASSED, DONE) is kept before the
 	// table's TTL deletes it.
