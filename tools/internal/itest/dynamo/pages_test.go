@@ -16,12 +16,12 @@ import (
 )
 
 // DynamoDB answers a Query or Scan 1 MB at a time, then a LastEvaluatedKey (Developer
-// Guide, "Paginating table query results in DynamoDB"). Reconcile's reads of whole
+// Guide, "Paginating table query results in DynamoDB"). The store's reads of whole
 // tables and of a shard's ledger follow every page: with every item of the skus and
-// stock_log tables padded to 200 KB (an attribute the store ignores), the stock Scan,
-// the ledger Scan and the LedgerByShard Query each take several pages, and each
-// still answers every SKU and every entry.
-func TestReconcileReads_FollowEveryPageOfOneMegabyte(t *testing.T) {
+// stock_log tables padded to 300 KB (an attribute the store ignores), reconcile's
+// stock Scan, its ledger Scan and LedgerByShard Query, and the merchant's SKU list
+// each take several pages, and each still answers every SKU and every entry.
+func TestStoreReads_FollowEveryPageOfOneMegabyte(t *testing.T) {
 	ctx := context.Background()
 	var skus []inventory.NewSKU
 	for i := range 3 {
@@ -32,7 +32,7 @@ func TestReconcileReads_FollowEveryPageOfOneMegabyte(t *testing.T) {
 		e.reserve(t, fmt.Sprint("u", i), inventory.Line{SKU: "cup0", Qty: 1})
 	}
 	nSKUItems, nLedger := e.pad(t, e.Tables.SKUs), e.pad(t, e.Tables.StockLog)
-	if nSKUItems*200<<10 <= 1<<20 || nLedger*200<<10 <= 1<<20 {
+	if nSKUItems*300<<10 <= 1<<20 || nLedger*300<<10 <= 1<<20 {
 		t.Fatalf("%d skus items, %d ledger entries: not over 1 MB each", nSKUItems, nLedger)
 	}
 
@@ -47,6 +47,10 @@ func TestReconcileReads_FollowEveryPageOfOneMegabyte(t *testing.T) {
 	if want := "[cup0:1/1 cup1:1/1 cup2:1/1]"; fmt.Sprint(got) != want {
 		t.Errorf("Stock: SKU:shards read/declared %v, want %s", got, want)
 	}
+	list, next, _, err := e.store.SKUs(ctx, "")
+	if err != nil || len(list) != 3 || next != "" {
+		t.Errorf("SKUs: %d SKUs, next %q, %v; want all 3 on one list page", len(list), next, err)
+	}
 	if n := count(t, e.store.LedgerAll(ctx, nil)); n != nLedger {
 		t.Errorf("LedgerAll: %d entries, want the table's %d", n, nLedger)
 	}
@@ -56,7 +60,7 @@ func TestReconcileReads_FollowEveryPageOfOneMegabyte(t *testing.T) {
 	}
 }
 
-// pad sets a 200 KB attribute pad on every item of table and returns how many there
+// pad sets a 300 KB attribute pad on every item of table and returns how many there
 // are.
 func (e *env) pad(t *testing.T, table string) int {
 	t.Helper()
@@ -66,7 +70,7 @@ func (e *env) pad(t *testing.T, table string) int {
 			TableName: aws.String(table), Key: map[string]types.AttributeValue{"pk": &types.AttributeValueMemberS{Value: it["pk"].(string)}},
 			UpdateExpression:          aws.String("SET #pad = :pad"),
 			ExpressionAttributeNames:  map[string]string{"#pad": "pad"},
-			ExpressionAttributeValues: map[string]types.AttributeValue{":pad": &types.AttributeValueMemberS{Value: strings.Repeat("x", 200<<10)}},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pad": &types.AttributeValueMemberS{Value: strings.Repeat("x", 300<<10)}},
 		}); err != nil {
 			t.Fatal(err)
 		}
