@@ -235,6 +235,9 @@ func TestDynamoDB_RefusesWhatDynamoDBRefuses(t *testing.T) {
 		if got := available(t, client, "big"); got != "" {
 			t.Errorf("a refused write was applied: %q", got)
 		}
+		if out, err := client.GetItem(t.Context(), &dynamodb.GetItemInput{TableName: aws.String("t"), Key: key("big0")}); err != nil || out.Item != nil {
+			t.Errorf("a refused transaction was applied (or the read failed: %v)", err)
+		}
 	})
 }
 
@@ -262,7 +265,27 @@ func refusals(t *testing.T, client *dynamodb.Client) []refusal {
 	for i := range writes {
 		writes[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: key(fmt.Sprint("w", i))}}
 	}
+	large := make([]types.TransactWriteItem, 11) // 11 items of 390 KB: over 4 MB
+	for i := range large {
+		large[i] = types.TransactWriteItem{Put: &types.Put{TableName: aws.String("t"), Item: map[string]types.AttributeValue{
+			"pk": &types.AttributeValueMemberS{Value: fmt.Sprint("big", i)}, "pad": &types.AttributeValueMemberS{Value: strings.Repeat("x", 390<<10)}}}}
+	}
+	placeholder := "#" + strings.Repeat("n", 255)
 	return []refusal{
+		{"an expression over 4 KB", "Constraints in Amazon DynamoDB (Expression parameters)", "moto takes expressions over 4 KB", func() error {
+			_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("t"), Item: key("big"),
+				ConditionExpression: aws.String(strings.Repeat("attribute_not_exists(pk) AND ", 146) + "attribute_not_exists(pk)")})
+			return err
+		}},
+		{"an expression attribute name over 255 bytes", "Constraints in Amazon DynamoDB (Expression parameters)", "moto takes longer placeholders", func() error {
+			_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("t"), Item: key("big"),
+				ConditionExpression: aws.String("attribute_not_exists(" + placeholder + ")"), ExpressionAttributeNames: map[string]string{placeholder: "pk"}})
+			return err
+		}},
+		{"a transaction of items over 4 MB", "TransactWriteItems - Amazon DynamoDB", "moto takes transactions over 4 MB", func() error {
+			_, err := client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: large})
+			return err
+		}},
 		{"two actions on one item", "TransactWriteItems - Amazon DynamoDB", "", func() error {
 			_, err := client.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 				{Update: &types.Update{TableName: aws.String("t"), Key: key("a"), UpdateExpression: aws.String("ADD available :q"), ExpressionAttributeValues: n1}},
@@ -431,4 +454,36 @@ func publishToQueue(t *testing.T, srv *SQSServer, client *sqs.Client, urls map[s
 		}
 	}
 	return errors.New("nothing delivered")
+}
+
+// DynamoDB API Reference, BatchGetItem: one call returns at most 16 MB, the rest as
+// UnprocessedKeys: "if you ask to retrieve 100 items, but each individual item is 300
+// KB in size, the system returns 52 items (so as not to exceed the 16 MB limit)". The
+// keys left over then read the other 48.
+func TestDynamoDB_BatchGetItemReturnsAtMost16MB(t *testing.T) {
+	eachDynamoDB(t, func(t *testing.T, impl string, client *dynamodb.Client) {
+		ctx := t.Context()
+		keys := make([]map[string]types.AttributeValue, 100)
+		for i := range keys {
+			keys[i] = key(fmt.Sprintf("k%02d", i))
+			item := key(fmt.Sprintf("k%02d", i))
+			item["pad"] = &types.AttributeValueMemberS{Value: strings.Repeat("x", 300<<10-5)} // 300 KB with pk and its name
+			if _, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("t"), Item: item}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out, err := client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{"t": {Keys: keys}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		left := out.UnprocessedKeys["t"].Keys
+		deviation(t, impl, "moto counts item sizes otherwise", "BatchGetItem - Amazon DynamoDB")
+		if len(out.Responses["t"]) != 52 || len(left) != 48 {
+			t.Fatalf("%d items and %d keys unprocessed, want 52 and 48", len(out.Responses["t"]), len(left))
+		}
+		out, err = client.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{"t": {Keys: left}}})
+		if err != nil || len(out.Responses["t"]) != 48 || len(out.UnprocessedKeys) != 0 {
+			t.Errorf("the 48 keys left: %v, %d items, %d tables unprocessed; want 48 items", err, len(out.Responses["t"]), len(out.UnprocessedKeys))
+		}
+	})
 }

@@ -19,12 +19,15 @@ import (
 )
 
 // Rules of TransactWriteItems that minidyn does not implement (DynamoDB API
-// Reference, TransactWriteItems): at most 100 actions; a ClientRequestToken of 1 to 36
-// characters; a request repeating a token with the same parameters within 10 minutes
-// gets the first request's answer without being applied again; with other parameters
-// it fails with IdempotentParameterMismatchException.
+// Reference, TransactWriteItems): at most 100 actions; "The aggregate size of the
+// items in the transaction cannot exceed 4 MB" (counted as the request gives them: a
+// Put's item, the key of any other action, by server.ItemSize); a ClientRequestToken of
+// 1 to 36 characters; a request repeating a token with the same parameters within 10
+// minutes gets the first request's answer without being applied again; with other
+// parameters it fails with IdempotentParameterMismatchException.
 const (
 	maxTransactItems      = 100
+	maxTransactSize       = 4 << 20
 	maxClientRequestToken = 36
 	tokenWindow           = 10 * time.Minute
 )
@@ -132,6 +135,10 @@ func (in transactInput) check() *answer {
 		a := validationError("1 validation error detected: Value at 'transactItems' failed to satisfy constraint: Member must have length less than or equal to 100")
 		return &a
 	}
+	if n := in.size(); n > maxTransactSize {
+		a := validationError(fmt.Sprintf("The aggregate size of the items in the transaction (%d bytes) exceeds the limit of 4 MB", n))
+		return &a
+	}
 	if in.ClientRequestToken != nil {
 		if n := len(*in.ClientRequestToken); n < 1 || n > maxClientRequestToken {
 			a := validationError("1 validation error detected: Value at 'clientRequestToken' failed to satisfy constraint: Member must have length less than or equal to 36")
@@ -139,6 +146,25 @@ func (in transactInput) check() *answer {
 		}
 	}
 	return nil
+}
+
+// size is the aggregate size of the request's items: each Put's item and each other
+// action's key (server.ItemSize).
+func (in transactInput) size() int {
+	n := 0
+	for _, it := range in.TransactItems {
+		switch {
+		case it.Put != nil:
+			n += server.ItemSize(it.Put.Item)
+		case it.Update != nil:
+			n += server.ItemSize(it.Update.Key)
+		case it.Delete != nil:
+			n += server.ItemSize(it.Delete.Key)
+		case it.ConditionCheck != nil:
+			n += server.ItemSize(it.ConditionCheck.Key)
+		}
+	}
+	return n
 }
 
 // idempotent runs the transaction under token unless the token was used within

@@ -769,9 +769,10 @@ func (c *Client) BatchGetItem(ctx context.Context, input *BatchGetItemInput) (*B
 
 	responses := map[string][]map[string]*AttributeValue{}
 	unprocessed := map[string]KeysAndAttributes{}
+	budget := MaxBatchGetSize
 
 	for tableName, reqs := range input.RequestItems {
-		tableResponses, unprocessedKeys, err := c.batchGetItemForTable(ctx, tableName, reqs, emulation)
+		tableResponses, unprocessedKeys, err := c.batchGetItemForTable(ctx, tableName, reqs, emulation, &budget)
 		if err != nil {
 			return nil, err
 		}
@@ -788,7 +789,12 @@ func (c *Client) BatchGetItem(ctx context.Context, input *BatchGetItemInput) (*B
 	return &BatchGetItemOutput{Responses: responses, UnprocessedKeys: unprocessed}, nil
 }
 
-func (c *Client) batchGetItemForTable(ctx context.Context, tableName string, reqs KeysAndAttributes, emulation batchEmulation) ([]map[string]*AttributeValue, []map[string]*AttributeValue, error) {
+// batchGetItemForTable reads reqs' keys of tableName, each item read taken off budget
+// (bytes, ItemSize): a key whose item would take budget below 0, and every key after
+// it, is left unprocessed, so that one BatchGetItem returns at most MaxBatchGetSize
+// (DynamoDB API Reference, BatchGetItem: "returns a partial result if the response
+// size limit is exceeded").
+func (c *Client) batchGetItemForTable(ctx context.Context, tableName string, reqs KeysAndAttributes, emulation batchEmulation, budget *int) ([]map[string]*AttributeValue, []map[string]*AttributeValue, error) {
 	if err := validateExpressionAttributes(reqs.ExpressionAttributeNames, nil, aws.ToString(reqs.ProjectionExpression)); err != nil {
 		return nil, nil, err
 	}
@@ -797,7 +803,7 @@ func (c *Client) batchGetItemForTable(ctx context.Context, tableName string, req
 	unprocessedKeys := make([]map[string]*AttributeValue, 0, len(reqs.Keys))
 
 	for i, key := range reqs.Keys {
-		if emulation.unprocessed(tableName, i, key) {
+		if *budget < 0 || emulation.unprocessed(tableName, i, key) {
 			unprocessedKeys = append(unprocessedKeys, key)
 
 			continue
@@ -812,6 +818,12 @@ func (c *Client) batchGetItemForTable(ctx context.Context, tableName string, req
 		})
 		if err != nil {
 			return nil, nil, err
+		}
+
+		if *budget -= ItemSize(item.Item); *budget < 0 {
+			unprocessedKeys = append(unprocessedKeys, key)
+
+			continue
 		}
 
 		if len(item.Item) > 0 {

@@ -26,10 +26,15 @@ var (
 	expressionAttributeValuesRegex = regexp.MustCompile("^:[A-Za-z0-9_]+$")
 )
 
-// validateExpressionAttributes checks that every ExpressionAttributeNames / ExpressionAttributeValues
+// validateExpressionAttributes checks the expressions' and placeholders' lengths
+// (validateExpressionLimits), that every ExpressionAttributeNames / ExpressionAttributeValues
 // key appears in the concatenated expression strings, and that placeholder keys match DynamoDB syntax.
 // exprValueKeys are the map keys of ExpressionAttributeValues (e.g. ":x"); pass nil when unused.
 func validateExpressionAttributes(exprNames map[string]string, exprValueKeys []string, genericExpressions ...string) error {
+	if err := validateExpressionLimits(exprNames, exprValueKeys, genericExpressions); err != nil {
+		return err
+	}
+
 	genericExpression := strings.Join(genericExpressions, " ")
 	genericExpression = strings.TrimSpace(genericExpression)
 
