@@ -272,6 +272,22 @@ func refusals(t *testing.T, client *dynamodb.Client) []refusal {
 	}
 	placeholder := "#" + strings.Repeat("n", 255)
 	return []refusal{
+		{"a partition key value over 2,048 bytes", "Constraints in Amazon DynamoDB (Partition keys and sort keys)", "", func() error {
+			_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("t"), Item: key(strings.Repeat("k", 2049))})
+			return err
+		}},
+		{"an empty partition key value", "Constraints in Amazon DynamoDB (Partition keys and sort keys)", "", func() error {
+			_, err := client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String("t"), Key: key("")})
+			return err
+		}},
+		{"a sort key value over 1,024 bytes", "Constraints in Amazon DynamoDB (Partition keys and sort keys)", "", func() error {
+			if _, err := client.CreateTable(ctx, pairsTable("pairs")); err != nil {
+				return err
+			}
+			_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("pairs"), Item: map[string]types.AttributeValue{
+				"pk": &types.AttributeValueMemberS{Value: "a"}, "sk": &types.AttributeValueMemberS{Value: strings.Repeat("s", 1025)}}})
+			return err
+		}},
 		{"an expression over 4 KB", "Constraints in Amazon DynamoDB (Expression parameters)", "moto takes expressions over 4 KB", func() error {
 			_, err := client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("t"), Item: key("big"),
 				ConditionExpression: aws.String(strings.Repeat("attribute_not_exists(pk) AND ", 146) + "attribute_not_exists(pk)")})

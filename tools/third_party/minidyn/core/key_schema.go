@@ -56,7 +56,56 @@ func (ks keySchema) GetKey(attrs map[string]string, item map[string]*types.Item)
 		err = nil
 	}
 
+	if err == nil && !ks.Secondary {
+		err = ks.checkKeyValues(item)
+	}
+
 	return key, err
+}
+
+// Lengths of a table's key values (Constraints in Amazon DynamoDB, "Partition keys and
+// sort keys",
+// https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/Constraints.html): a
+// partition key value of 1 to 2,048 bytes, a sort key value of 1 to 1,024 bytes.
+const (
+	maxHashKeySize  = 2048
+	maxRangeKeySize = 1024
+)
+
+// checkKeyValues refuses a string or binary key value of item that is empty or longer
+// than its limit, with DynamoDB's messages. A number's 38 digits are always within.
+//
+//nolint:stylecheck,staticcheck,ST1005 // AWS error messages
+func (ks keySchema) checkKeyValues(item map[string]*types.Item) error {
+	for _, k := range []struct {
+		name string
+		max  int
+		over string
+	}{
+		{ks.HashKey, maxHashKeySize, "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of 2048 bytes"},
+		{ks.RangeKey, maxRangeKeySize, "One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes"},
+	} {
+		v := item[k.name]
+		if k.name == "" || v == nil {
+			continue
+		}
+
+		n := len(v.B)
+		if v.S != nil {
+			n = len(*v.S)
+		} else if v.B == nil {
+			continue
+		}
+
+		switch {
+		case n == 0:
+			return fmt.Errorf("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: %s", k.name)
+		case n > k.max:
+			return errors.New(k.over)
+		}
+	}
+
+	return nil
 }
 
 func (ks keySchema) getKeyValue(attrs map[string]string, item map[string]*types.Item) (string, error) {
