@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -586,13 +587,44 @@ func (t *Table) SearchData(input QueryInput) ([]map[string]*types.Item, map[stri
 const MaxPageSize = 1 << 20
 
 // entrySize is the size of storedItem's entry in idx (nil: the table), as MaxPageSize
-// counts it.
+// counts it: for an index projecting KEYS_ONLY or INCLUDE, the table's and the index's
+// key attributes and the included ones, each once (what index.ProjectItem keeps),
+// without building the projected item.
 func entrySize(idx *index, storedItem map[string]*types.Item) int {
-	if idx == nil || idx.projection == nil || idx.projection.ProjectionType == nil || *idx.projection.ProjectionType == "ALL" {
+	p := idx.projectionType()
+	if p != "KEYS_ONLY" && p != "INCLUDE" {
 		return ItemSize(storedItem)
 	}
 
-	return ItemSize(idx.ProjectItem(storedItem))
+	var seen [8]string
+
+	names := append(seen[:0], idx.Table.KeySchema.HashKey, idx.Table.KeySchema.RangeKey, idx.keySchema.HashKey, idx.keySchema.RangeKey)
+	if p == "INCLUDE" {
+		for _, name := range idx.projection.NonKeyAttributes {
+			if name != nil {
+				names = append(names, *name)
+			}
+		}
+	}
+
+	n := 0
+
+	for j, name := range names {
+		if v, ok := storedItem[name]; ok && name != "" && !slices.Contains(names[:j], name) {
+			n += len(name) + valueSize(v)
+		}
+	}
+
+	return n
+}
+
+// projectionType is idx's projection type ("" for the table or an index without one).
+func (idx *index) projectionType() string {
+	if idx == nil || idx.projection == nil || idx.projection.ProjectionType == nil {
+		return ""
+	}
+
+	return *idx.projection.ProjectionType
 }
 
 // readItems reads the n items at(0), at(1), … (table primary keys) after startKey
