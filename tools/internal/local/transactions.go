@@ -136,7 +136,7 @@ func (in transactInput) check() *answer {
 		return &a
 	}
 	if n := in.size(); n > maxTransactSize {
-		a := validationError(fmt.Sprintf("The aggregate size of the items in the transaction (%d bytes) exceeds the limit of 4 MB", n))
+		a := validationError(fmt.Sprintf("Transaction too large: its items total %d bytes, more than the 4 MB one transaction may carry", n))
 		return &a
 	}
 	if in.ClientRequestToken != nil {
