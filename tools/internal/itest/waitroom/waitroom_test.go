@@ -122,6 +122,7 @@ func TestQueueSettings_StoredValidatedAndShown(t *testing.T) {
 	if s.Snapshot(t) != before {
 		t.Error("a refused request changed the tables")
 	}
+	call(http.StatusOK, "PATCH", "/admin/skus/q", `{"onSale":false}`) // its sale is on: the queue stays on until it ends
 	out = call(http.StatusOK, "PATCH", "/admin/skus/q", `{"queue":false}`)
 	if out["queue"] != false || num(out["fairWindowSeconds"]) != 0 || num(out["riskThreshold"]) != 2 {
 		t.Errorf("queue off: %v", out)
@@ -130,6 +131,42 @@ func TestQueueSettings_StoredValidatedAndShown(t *testing.T) {
 	if out := call(http.StatusOK, "GET", "/admin/skus/plain", ""); out["queue"] != true || num(out["fairWindowSeconds"]) != 30 {
 		t.Errorf("plain after patch: %v", out)
 	}
+}
+
+// While a queued SKU's sale is on, a patch that raises what one admission may buy
+// (limitPerUser) or turns the queue off is 409 SALE_IN_PROGRESS and changes nothing
+// (also together with other fields); lowering the limit goes through, and so does
+// the raise once the SKU is off sale or its next sale has not started.
+func TestPatchSKU_RefusesRaisingTheLimitOrDroppingTheQueueMidSale(t *testing.T) {
+	s := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"drop","delivery":"none","name":"drop","price":1000,"stock":9,"limitPerUser":2,"queue":true}]`})
+	call := func(want int, body string) map[string]any {
+		t.Helper()
+		code, out := s.Call(t, "PATCH", "/admin/skus/drop", "", nil, body)
+		if code != want {
+			t.Fatalf("PATCH %s: %d %v, want %d", body, code, out, want)
+		}
+		return out
+	}
+	before := s.Snapshot(t)
+	for _, body := range []string{`{"limitPerUser":10}`, `{"limitPerUser":3,"name":"Drop"}`, `{"queue":false}`, `{"queue":false,"onSale":false}`} {
+		if out := call(http.StatusConflict, body); out["code"] != "SALE_IN_PROGRESS" || out["skuId"] != "drop" || !strings.Contains(out["message"].(string), "nothing was changed") {
+			t.Errorf("PATCH %s: %v, want 409 SALE_IN_PROGRESS naming drop", body, out)
+		}
+	}
+	if s.Snapshot(t) != before {
+		t.Error("a refused patch changed the tables")
+	}
+	if out := call(http.StatusOK, `{"limitPerUser":1}`); num(out["limitPerUser"]) != 1 {
+		t.Errorf("lowered: %v", out)
+	}
+	next := s.Clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	call(http.StatusOK, `{"onSale":false}`)
+	call(http.StatusOK, `{"onSale":true,"saleStartsAt":"`+next+`"}`)
+	if out := call(http.StatusOK, `{"limitPerUser":10}`); num(out["limitPerUser"]) != 10 {
+		t.Errorf("raised before the next sale: %v", out)
+	}
+	s.Clock.Advance(time.Hour)
+	call(http.StatusConflict, `{"limitPerUser":11}`)
 }
 
 // N concurrent requests of one buyer for one SKU make exactly one ticket, and all
