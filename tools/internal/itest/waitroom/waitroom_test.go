@@ -332,8 +332,8 @@ func TestOrder_WithoutAdmissionIsRefusedAndReservesNothing(t *testing.T) {
 	// The admission claims one unit (drop has no per-user limit): two are refused,
 	// and the admission still opens an order of one.
 	code, out := s.Call(t, "POST", "/orders", "alice", map[string]string{"Admission-Token": token}, `{"items":[{"skuId":"drop","qty":2}]}`)
-	if code != http.StatusConflict || out["code"] != "LIMIT_EXCEEDED" || out["skuId"] != "drop" {
-		t.Errorf("two units on one admission: %d %v, want 409 LIMIT_EXCEEDED", code, out)
+	if msg, _ := out["message"].(string); code != http.StatusConflict || out["code"] != "LIMIT_EXCEEDED" || out["skuId"] != "drop" || !strings.Contains(msg, "one admission buys one unit") {
+		t.Errorf("two units on one admission: %d %v, want 409 LIMIT_EXCEEDED saying one admission buys one unit", code, out)
 	}
 	if s.Snapshot(t) != before {
 		t.Error("a refused order changed the tables")
@@ -344,6 +344,68 @@ func TestOrder_WithoutAdmissionIsRefusedAndReservesNothing(t *testing.T) {
 	if code, out := order(t, s, "alice", "mug", "", ""); code != http.StatusCreated {
 		t.Errorf("mug without a token: %d %v", code, out)
 	}
+}
+
+// A ticket belongs to one sale: once the SKU is put on sale again with a new start,
+// a buyer whose ticket was used (alice) takes a new one, is placed and orders in the
+// new sale, while the old ticket answers EXPIRED; an admission of the earlier sale
+// still within its 180 s (bob's) opens no order in the new one.
+func TestTicket_ANewSaleGivesANewTicket(t *testing.T) {
+	s := newStack(t)
+	poll := func(user, ticket string) map[string]any {
+		t.Helper()
+		code, out := s.Call(t, "GET", "/queue/"+ticket, user, nil, "")
+		if code != http.StatusOK {
+			t.Fatalf("poll %s as %s: %d %v", ticket, user, code, out)
+		}
+		return out
+	}
+	alice, bob := take(t, s, "alice", "drop"), take(t, s, "bob", "drop")
+	admit(t, s, "drop", alice, 1, 1, false)
+	admit(t, s, "drop", bob, 2, 2, false)
+	if code, out := order(t, s, "alice", "drop", poll("alice", alice)["admission"].(string), ""); code != http.StatusCreated {
+		t.Fatalf("alice's order in the first sale: %d %v", code, out)
+	}
+	bobToken := poll("bob", bob)["admission"].(string)
+
+	start := s.Clock.Now().Add(2 * time.Second)
+	for _, body := range []string{`{"onSale":false}`, `{"onSale":true,"saleStartsAt":"` + start.UTC().Format(time.RFC3339Nano) + `"}`} {
+		if code, out := s.Call(t, "PATCH", "/admin/skus/drop", "", nil, body); code != http.StatusOK {
+			t.Fatalf("PATCH %s: %d %v", body, code, out)
+		}
+	}
+	s.Clock.Advance(6 * time.Second) // past the sale's start and the SKU record's cache
+	again := take(t, s, "alice", "drop")
+	if again == alice {
+		t.Fatalf("the new sale answered alice's old ticket %s", alice)
+	}
+	for user, old := range map[string]string{"alice": alice, "bob": bob} {
+		if out := poll(user, old); out["status"] != "EXPIRED" || out["admission"] != nil {
+			t.Errorf("%s's ticket of the first sale: %v, want EXPIRED without an admission", user, out)
+		}
+	}
+	before := s.Snapshot(t)
+	if code, out := order(t, s, "bob", "drop", bobToken, ""); code != http.StatusForbidden || out["code"] != "ADMISSION_REQUIRED" {
+		t.Errorf("bob's admission of the first sale, unexpired, in the second: %d %v, want 403 ADMISSION_REQUIRED", code, out)
+	}
+	if s.Snapshot(t) != before {
+		t.Error("the refused order changed the tables")
+	}
+	if out := poll("alice", again); out["status"] != "WAITING" {
+		t.Errorf("alice's new ticket: %v, want WAITING", out)
+	}
+	admit(t, s, "drop", again, 3, 3, false)
+	out := poll("alice", again)
+	if out["status"] != "ADMITTED" {
+		t.Fatalf("alice's new ticket admitted: %v", out)
+	}
+	if code, out := order(t, s, "alice", "drop", out["admission"].(string), ""); code != http.StatusCreated {
+		t.Errorf("alice's order in the new sale: %d %v", code, out)
+	}
+	if got := s.Available(t, "drop"); got != 1 {
+		t.Errorf("available %d, want 1 (one unit per sale to alice)", got)
+	}
+	s.Check(t)
 }
 
 // N concurrent orders with one admission (each its own idempotency key) open exactly
