@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -408,6 +409,7 @@ func TestGateway_AnswersLikeAPIGatewayWhenTheFunctionFails(t *testing.T) {
 		{"invalid base64 body", respondingHandler(events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: "%%%", IsBase64Encoded: true}, nil), nil, http.StatusInternalServerError, internal},
 		{"body over 10 MB", respondingHandler(events.APIGatewayV2HTTPResponse{StatusCode: 200}, nil), bytes.NewReader(make([]byte, MaxRequestBody+1)), http.StatusRequestEntityTooLarge, `{"message":"Request Entity Too Large"}`},
 		{"body of exactly 10 MB", respondingHandler(events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: "ok"}, nil), bytes.NewReader(make([]byte, MaxRequestBody)), http.StatusOK, "ok"},
+		{"body cut short", respondingHandler(events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: "ok"}, nil), cutBody(), http.StatusBadRequest, `{"message":"Bad Request"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -419,6 +421,32 @@ func TestGateway_AnswersLikeAPIGatewayWhenTheFunctionFails(t *testing.T) {
 				t.Errorf("got %d %q, want %d %q", w.Code, w.Body, tt.wantStatus, tt.wantBody)
 			}
 		})
+	}
+}
+
+// cutBody is a request body whose client hung up mid-body, as net/http reads it.
+func cutBody() io.Reader {
+	return io.MultiReader(strings.NewReader(`{"items":[`), iotest.ErrReader(io.ErrUnexpectedEOF))
+}
+
+// A body cut short is the client's doing: the gateway's 400, logged at warn with why,
+// never as the 500 of a failure (no ERROR line, the function not run).
+func TestGateway_LogsABodyCutShortAsTheClientsWarning(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	opts := fixedOptions()
+	opts.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	var calls []invocation
+	w := serve1(recordingGateway(&calls, opts), httptest.NewRequest("POST", "/orders", cutBody()))
+	var line struct {
+		Level, Error string
+		Status       int
+	}
+	if err := json.Unmarshal(logs.Bytes(), &line); err != nil {
+		t.Fatalf("log %q: %v", logs.String(), err)
+	}
+	if w.Code != http.StatusBadRequest || len(calls) != 0 || line.Level != "WARN" || line.Status != http.StatusBadRequest || !strings.Contains(line.Error, "unexpected EOF") {
+		t.Errorf("answer %d, %d invocations, log %+v; want 400, none, WARN 400 with the read error", w.Code, len(calls), line)
 	}
 }
 
