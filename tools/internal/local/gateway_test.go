@@ -74,6 +74,15 @@ func recordingGateway(calls *[]invocation, opts GatewayOptions) http.Handler {
 	return NewGateway(testRoutes, handlers, opts)
 }
 
+// loggingGateway is recordingGateway with fixedOptions, logging JSON to the buffer
+// it returns.
+func loggingGateway(calls *[]invocation) (http.Handler, *bytes.Buffer) {
+	logs := &bytes.Buffer{}
+	opts := fixedOptions()
+	opts.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	return recordingGateway(calls, opts), logs
+}
+
 // singleRouteGateway serves POST /things with h.
 func singleRouteGateway(h lambda.Handler) http.Handler {
 	return NewGateway([]Route{{Method: "POST", Path: "/things", Function: "things"}}, map[string]lambda.Handler{"things": h}, fixedOptions())
@@ -433,11 +442,9 @@ func cutBody() io.Reader {
 // never as the 500 of a failure (no ERROR line, the function not run).
 func TestGateway_LogsABodyCutShortAsTheClientsWarning(t *testing.T) {
 	t.Parallel()
-	var logs bytes.Buffer
-	opts := fixedOptions()
-	opts.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	var calls []invocation
-	w := serve1(recordingGateway(&calls, opts), httptest.NewRequest("POST", "/orders", cutBody()))
+	gw, logs := loggingGateway(&calls)
+	w := serve1(gw, httptest.NewRequest("POST", "/orders", cutBody()))
 	var line struct {
 		Level, Error string
 		Status       int
@@ -470,11 +477,8 @@ func TestGateway_GivesEachRequestAUniqueID(t *testing.T) {
 
 func TestGateway_LogsOneJSONLinePerRequest(t *testing.T) {
 	t.Parallel()
-	var logs bytes.Buffer
-	opts := fixedOptions()
-	opts.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	var calls []invocation
-	gw := recordingGateway(&calls, opts)
+	gw, logs := loggingGateway(&calls)
 	serve1(gw, httptest.NewRequest("GET", "/orders/ord-1", nil))
 	serve1(gw, httptest.NewRequest("GET", "/nowhere", nil))
 

@@ -65,6 +65,19 @@ func admit(t *testing.T, s *stacktest.Stack, sku, ticket string, position, throu
 	s.Clock.Advance(time.Second)
 }
 
+// wantNoAdmission fails t unless an order of one unit of drop as user with token
+// (what says which) is 403 ADMISSION_REQUIRED and changes no table.
+func wantNoAdmission(t *testing.T, s *stacktest.Stack, user, token, what string) {
+	t.Helper()
+	before := s.Snapshot(t)
+	if code, out := order(t, s, user, "drop", token, ""); code != http.StatusForbidden || out["code"] != "ADMISSION_REQUIRED" {
+		t.Errorf("%s: %d %v, want 403 ADMISSION_REQUIRED", what, code, out)
+	}
+	if s.Snapshot(t) != before {
+		t.Errorf("%s changed the tables", what)
+	}
+}
+
 // order places an order of one unit of sku as user with the admission token (""
 // none) and idempotency key (""  none).
 func order(t *testing.T, s *stacktest.Stack, user, sku, token, key string) (int, map[string]any) {
@@ -384,13 +397,7 @@ func TestTicket_ANewSaleGivesANewTicket(t *testing.T) {
 			t.Errorf("%s's ticket of the first sale: %v, want EXPIRED without an admission", user, out)
 		}
 	}
-	before := s.Snapshot(t)
-	if code, out := order(t, s, "bob", "drop", bobToken, ""); code != http.StatusForbidden || out["code"] != "ADMISSION_REQUIRED" {
-		t.Errorf("bob's admission of the first sale, unexpired, in the second: %d %v, want 403 ADMISSION_REQUIRED", code, out)
-	}
-	if s.Snapshot(t) != before {
-		t.Error("the refused order changed the tables")
-	}
+	wantNoAdmission(t, s, "bob", bobToken, "bob's admission of the first sale, unexpired, in the second")
 	if out := poll("alice", again); out["status"] != "WAITING" {
 		t.Errorf("alice's new ticket: %v, want WAITING", out)
 	}
@@ -523,11 +530,5 @@ func TestPoll_TicketTokenSavesTheTicketRead(t *testing.T) {
 	if code, out := poll("bob", alice, aliceToken); code != http.StatusNotFound || out["code"] != "TICKET_NOT_FOUND" {
 		t.Errorf("bob polling alice's ticket with her token: %d %v", code, out)
 	}
-	before := s.Snapshot(t)
-	if code, out := order(t, s, "alice", "drop", aliceToken, ""); code != http.StatusForbidden || out["code"] != "ADMISSION_REQUIRED" {
-		t.Errorf("a ticket token as Admission-Token: %d %v", code, out)
-	}
-	if s.Snapshot(t) != before {
-		t.Error("an order with a ticket token as its admission changed the tables")
-	}
+	wantNoAdmission(t, s, "alice", aliceToken, "an order with a ticket token as its admission")
 }
