@@ -84,8 +84,9 @@ func (r ticketRecord) ticket() inventory.Ticket {
 }
 
 // TakeTicket gives user a ticket for sku's waiting room, or the ticket they already
-// hold (one per buyer and SKU): one conditional PutItem (attribute_not_exists(pk))
-// of an item whose id is inventory.TicketID(user, sku); a second request reads the
+// hold (one per buyer and sale: a SKU put on sale again with a new start gives a new
+// one): one conditional PutItem (attribute_not_exists(pk)) of an item whose id is
+// inventory.TicketID(user, sku, the sale's start); a second request reads the
 // first's ticket back from the refusal (ALL_OLD), so concurrent requests of one buyer
 // make one ticket (a refusal without the old item, as the embedded DynamoDB answers,
 // costs one strongly consistent read instead). It reports whether the ticket is new. Errors: a *SKUError wrapping
@@ -100,9 +101,9 @@ func (s *QueueStore) TakeTicket(ctx context.Context, user, sku string) (inventor
 	if !e.rec.Queue {
 		return inventory.Ticket{}, false, &inventory.SKUError{Err: inventory.ErrQueueNotEnabled, SKU: sku}
 	}
-	id, now := inventory.TicketID(user, sku), s.now()
-	keep := now
-	if start := fromMilli(e.rec.SaleStartsAt); start.After(now) {
+	start, now := fromMilli(e.rec.SaleStartsAt), s.now()
+	id, keep := inventory.TicketID(user, sku, start), now
+	if start.After(now) {
 		keep = start
 	}
 	keep = keep.Add(ticketTTL)

@@ -278,7 +278,7 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 	}
 	// A line its buyer's waitlist hold covers takes no unit anyone else could buy:
 	// it needs no admission.
-	if e.rec.Queue && lp.need() > 0 && !r.admitted(e.rec.SKU) {
+	if e.rec.Queue && lp.need() > 0 && !r.admitted(e.rec) {
 		return &inventory.SKUError{Err: inventory.ErrAdmissionRequired, SKU: e.rec.SKU}
 	}
 	if r.needsAddress(e.rec) {
@@ -290,7 +290,8 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 	// An admission claims max(LimitPerUser, 1) units (inventory.AdmissionInput): a
 	// queued SKU without a limit sells one unit per admission.
 	if e.rec.Queue && e.rec.LimitPerUser == 0 && lp.need() > 1 {
-		return &inventory.SKUError{Err: inventory.ErrLimitExceeded, SKU: lp.line.SKU}
+		return &inventory.RefusalError{Err: &inventory.SKUError{Err: inventory.ErrLimitExceeded, SKU: lp.line.SKU},
+			Reason: fmt.Sprintf("SKU %s sells through its waiting room without a per-user limit: one admission buys one unit; order qty 1", lp.line.SKU)}
 	}
 	if lp.need() == 0 {
 		lp.alloc = map[int]int{} // the hold covers the line
@@ -325,10 +326,11 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 	return r.confirmStockOut(ctx, i, shards[sku])
 }
 
-// admitted reports whether the request's admission lets its user order sku at the
-// order's time (the waiting room; its ticket is marked used in the transaction).
-func (r *reservation) admitted(sku string) bool {
-	return r.req.Admission != nil && r.req.Admission.Admits(r.req.UserID, sku, r.createdAt)
+// admitted reports whether the request's admission lets its user order rec's SKU at
+// the order's time, in its current sale (the waiting room; its ticket is marked used
+// in the transaction).
+func (r *reservation) admitted(rec skuRecord) bool {
+	return r.req.Admission != nil && r.req.Admission.Admits(r.req.UserID, rec.SKU, fromMilli(rec.SaleStartsAt), r.createdAt)
 }
 
 // needsAddress reports whether rec's SKU ships by express while the request gives no
@@ -451,7 +453,7 @@ func (r *reservation) build(order *inventory.Order, round int) *txn {
 		if limit := rec.LimitPerUser; limit > 0 {
 			t.counter(i, it.SKU, r.req.UserID, countUpdate(r.req.UserID, it.SKU, it.Qty), limitCondition(it.Qty, limit))
 		}
-		if rec.Queue && r.admitted(it.SKU) { // replan checked it, unless a hold covers the line
+		if rec.Queue && r.admitted(rec) { // replan checked it, unless a hold covers the line
 			t.ticketUse(r.req.Admission, r.id)
 		}
 		cond := func(q int) expression.ConditionBuilder {
@@ -462,7 +464,7 @@ func (r *reservation) build(order *inventory.Order, round int) *txn {
 			t.heldLine(i, it, *hold, ref, cond, order.CreatedAt)
 			continue
 		}
-		if rec.Queue && r.admitted(it.SKU) {
+		if rec.Queue && r.admitted(rec) {
 			t.claimCredit(*r.req.Admission, rec.LimitPerUser, it.SKU, it.Shards)
 		}
 		t.lineStock(i, it, ref, cond, inventory.OpReserve)

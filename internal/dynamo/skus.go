@@ -114,8 +114,10 @@ const layoutRounds = 8
 // reservations see the change at once; the record keeps by (the caller's principal)
 // and the time. Orders already placed keep their prices. It returns the SKU as it is
 // then, and errors wrapping inventory.ErrInvalidRequest (SKUPatch.Validate),
-// inventory.ErrSKUNotFound, or inventory.ErrBusy (the shards kept changing, or
-// DynamoDB stayed throttled).
+// inventory.ErrSKUNotFound, inventory.ErrSaleInProgress (SKUPatch.MidSale, on the
+// record as read; the transaction is also conditioned on its sale fields unchanged,
+// so a patch racing another is read again), or inventory.ErrBusy (the shards kept
+// changing, or DynamoDB stayed throttled).
 func (s *StockStore) PatchSKU(ctx context.Context, sku string, p inventory.SKUPatch, by string) (*inventory.SKU, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -125,8 +127,12 @@ func (s *StockStore) PatchSKU(ctx context.Context, sku string, p inventory.SKUPa
 		if err != nil {
 			return nil, err
 		}
+		now := s.now()
+		if err := p.MidSale(rec.sale(), now); err != nil {
+			return nil, err
+		}
 		t := s.newTxn("update SKU " + sku)
-		recUpd, shardUpd, touchShards := patchUpdates(p, by, s.now().UnixMilli())
+		recUpd, shardUpd, touchShards := patchUpdates(p, by, now.UnixMilli())
 		if p.Queue != nil || p.FairWindowSeconds != nil || p.RiskThreshold != nil {
 			q, err := p.ApplyQueue(rec.queue())
 			if err != nil {
@@ -136,7 +142,7 @@ func (s *StockStore) PatchSKU(ctx context.Context, sku string, p inventory.SKUPa
 				Set(expression.Name("fairWindowSeconds"), expression.Value(q.FairWindowSeconds)).
 				Set(expression.Name("riskThreshold"), expression.Value(q.RiskThreshold))
 		}
-		count := expression.Name("shards").Equal(expression.Value(rec.Shards))
+		count := expression.Name("shards").Equal(expression.Value(rec.Shards)).And(rec.saleAsRead())
 		t.update(part{kind: partSKU, sku: sku}, s.tables.SKUs, skuKey(sku), recUpd, count)
 		if touchShards {
 			for n := range rec.Shards {
@@ -146,7 +152,7 @@ func (s *StockStore) PatchSKU(ctx context.Context, sku string, p inventory.SKUPa
 		err = s.apply(ctx, t, errGone)
 		s.catalog.forget(sku)
 		if errors.Is(err, errGone) {
-			continue // the shard count changed meanwhile: read it again
+			continue // the shard count or the sale changed meanwhile: read it again
 		}
 		if err != nil {
 			return nil, err
@@ -256,6 +262,25 @@ type skuRecord struct {
 	SoldOut  int64 `dynamodbav:"soldOut,omitempty"`
 	Unsells  int   `dynamodbav:"unsells,omitempty"`
 	Entering int64 `dynamodbav:"entering,omitempty"`
+}
+
+// sale is what inventory.SKUPatch.MidSale reads of r.
+func (r skuRecord) sale() inventory.SKU {
+	return inventory.SKU{ID: r.SKU, OnSale: r.OnSale, LimitPerUser: r.LimitPerUser, SaleStartsAt: fromMilli(r.SaleStartsAt), Queue: r.queue()}
+}
+
+// saleAsRead conditions the SKU record on the fields sale reads being as in r (a
+// zero value also matches the attribute's absence: omitempty fields).
+func (r skuRecord) saleAsRead() expression.ConditionBuilder {
+	is := func(name string, v any, zero bool) expression.ConditionBuilder {
+		c := expression.Name(name).Equal(expression.Value(v))
+		if zero {
+			c = c.Or(expression.AttributeNotExists(expression.Name(name)))
+		}
+		return c
+	}
+	return is("queue", r.Queue, !r.Queue).And(is("onSale", r.OnSale, false),
+		is("limitPerUser", r.LimitPerUser, r.LimitPerUser == 0), is("saleStartsAt", r.SaleStartsAt, r.SaleStartsAt == 0))
 }
 
 // queue is the SKU's waiting-room settings.

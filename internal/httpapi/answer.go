@@ -353,6 +353,7 @@ var sentinelAnswers = []sentinelAnswer{
 	{inventory.ErrStockOut, http.StatusConflict, "STOCK_OUT", "not enough stock available", true, 0},
 	{inventory.ErrOffSale, http.StatusConflict, "SKU_OFF_SALE", "this SKU is not on sale", true, 0},
 	{inventory.ErrLimitExceeded, http.StatusConflict, "LIMIT_EXCEEDED", "per-user purchase limit reached for this SKU", true, 0},
+	{inventory.ErrSaleInProgress, http.StatusConflict, "SALE_IN_PROGRESS", "this SKU's queued sale is on: its limit cannot be raised nor its queue turned off now; nothing was changed", true, 0},
 	{inventory.ErrQueueNotEnabled, http.StatusConflict, "QUEUE_NOT_ENABLED", "this SKU has no waiting room: order it directly", true, 0},
 	{inventory.ErrAdmissionRequired, http.StatusForbidden, "ADMISSION_REQUIRED", "this SKU sells through its waiting room: order with the admission its ticket gives (the Admission-Token header), once, before it expires; nothing was reserved", true, 0},
 	{inventory.ErrTicketNotFound, http.StatusNotFound, "TICKET_NOT_FOUND", "you have no ticket with that id", false, 0},

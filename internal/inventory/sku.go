@@ -1,6 +1,8 @@
 package inventory
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"time"
 	"unicode"
@@ -164,6 +166,35 @@ func (p SKUPatch) Validate() error {
 		return err
 	}
 	return nil
+}
+
+// ErrSaleInProgress: a PATCH /admin/skus/{skuId} that would raise the units one
+// admission may buy (limitPerUser), or turn the waiting room off, while the SKU's
+// queued sale is on (docs/contract.md, 409 SALE_IN_PROGRESS). Nothing is changed.
+var ErrSaleInProgress = errors.New("the SKU's queued sale is on")
+
+// MidSale refuses p for s at now when s sells through its waiting room, is on sale
+// and its sale has started (no SaleStartsAt, or one before now), and p raises the
+// units an admission may buy (max(limitPerUser, 1): the admitter's claim per
+// admission, docs/design.md "Waiting room") or turns the queue off: admissions
+// already given were counted at the old claim, so they could buy more than the
+// admitter left room for. Lowering the limit is allowed (fewer units than counted).
+// It returns a *RefusalError wrapping a *SKUError wrapping ErrSaleInProgress, or nil.
+func (p SKUPatch) MidSale(s SKU, now time.Time) error {
+	if !s.Queue.Queue || !s.OnSale || s.Upcoming(now) {
+		return nil
+	}
+	var what string
+	switch {
+	case p.LimitPerUser != nil && max(*p.LimitPerUser, 1) > max(s.LimitPerUser, 1):
+		what = fmt.Sprintf("raising limitPerUser from %d to %d would let admissions already given buy more units than the waiting room counted", s.LimitPerUser, *p.LimitPerUser)
+	case p.Queue != nil && !*p.Queue:
+		what = "turning the queue off would let buyers order around the admissions already given"
+	default:
+		return nil
+	}
+	return refusal(&SKUError{Err: ErrSaleInProgress, SKU: s.ID},
+		"SKU %s sells through its waiting room and its sale has started: %s; nothing was changed. Lower the limit, or take the SKU off sale first (onSale false)", s.ID, what)
 }
 
 // Adjustment is an operator's restock (Delta > 0) or write-off (Delta < 0) of a SKU,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"maps"
 	"testing"
+	"time"
 
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -83,6 +84,46 @@ func TestSKUPatchValidate_RiskThreshold(t *testing.T) {
 		err := inventory.SKUPatch{RiskThreshold: &tc.threshold}.Validate()
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, inventory.ErrInvalidRequest)) {
 			t.Errorf("riskThreshold %d alone: %v, want ok=%v", tc.threshold, err, tc.ok)
+		}
+	}
+}
+
+// A queued SKU whose sale is on refuses a patch that raises the units one admission
+// may buy (max(limitPerUser, 1)) or turns the queue off; lowering the limit, any
+// change before the sale starts or off sale, and SKUs without a queue are allowed.
+func TestSKUPatchMidSale_RefusesRaisingWhatAnAdmissionBuys(t *testing.T) {
+	now := time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC)
+	on := inventory.SKU{ID: "drop", OnSale: true, LimitPerUser: 2, SaleStartsAt: now.Add(-time.Minute), Queue: inventory.QueueSettings{Queue: true}}
+	limit := func(n int) inventory.SKUPatch { return inventory.SKUPatch{LimitPerUser: &n} }
+	queue := func(q bool) inventory.SKUPatch { return inventory.SKUPatch{Queue: &q} }
+	with := func(f func(*inventory.SKU)) inventory.SKU { s := on; f(&s); return s }
+	noLimit := with(func(s *inventory.SKU) { s.LimitPerUser = 0 })
+	for _, tc := range []struct {
+		name    string
+		p       inventory.SKUPatch
+		s       inventory.SKU
+		refused bool
+	}{
+		{"raise", limit(3), on, true},
+		{"raise from none", limit(2), noLimit, true},
+		{"no limit from 2", limit(0), on, false},
+		{"none to 1: one unit either way", limit(1), noLimit, false},
+		{"lower", limit(1), on, false},
+		{"same", limit(2), on, false},
+		{"queue off", queue(false), on, true},
+		{"queue on again", queue(true), on, false},
+		{"no start time", limit(3), with(func(s *inventory.SKU) { s.SaleStartsAt = time.Time{} }), true},
+		{"starts now", limit(3), with(func(s *inventory.SKU) { s.SaleStartsAt = now }), true},
+		{"upcoming", limit(3), with(func(s *inventory.SKU) { s.SaleStartsAt = now.Add(time.Nanosecond) }), false},
+		{"off sale", queue(false), with(func(s *inventory.SKU) { s.OnSale = false }), false},
+		{"no queue", limit(3), with(func(s *inventory.SKU) { s.Queue.Queue = false }), false},
+		{"other fields", inventory.SKUPatch{Name: new("Drop")}, on, false},
+	} {
+		err := tc.p.MidSale(tc.s, now)
+		var refusal *inventory.RefusalError
+		var skuErr *inventory.SKUError
+		if tc.refused != (err != nil) || err != nil && (!errors.Is(err, inventory.ErrSaleInProgress) || !errors.As(err, &refusal) || !errors.As(err, &skuErr) || skuErr.SKU != "drop") {
+			t.Errorf("%s: %v, want refused=%v", tc.name, err, tc.refused)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"strconv"
 	"time"
 )
 
@@ -26,12 +27,18 @@ var (
 	ErrTicketNotFound = errors.New("ticket not found")
 )
 
-// TicketID is the id of user's ticket for sku: the first 16 bytes of
-// SHA-256("ticket" 0 user 0 sku), hex (32 characters), like KeyedOrderID. The same
-// buyer and SKU always get the same id, so one conditioned write keeps one ticket
-// per buyer and SKU.
-func TicketID(user, sku string) string {
-	sum := sha256.Sum256([]byte("ticket\x00" + user + "\x00" + sku))
+// TicketID is the id of user's ticket for the sale of sku that starts at start: the
+// first 16 bytes of SHA-256("ticket" 0 user 0 sku), and 0 and the start in Unix
+// milliseconds (decimal) when start is not zero, hex (32 characters), like
+// KeyedOrderID. The same buyer, SKU and sale always get the same id, so one
+// conditioned write keeps one ticket per buyer and sale; a SKU put on sale again
+// with a new start gives each buyer a new ticket (Ticket.OfSale).
+func TicketID(user, sku string, start time.Time) string {
+	key := "ticket\x00" + user + "\x00" + sku
+	if !start.IsZero() {
+		key += "\x00" + strconv.FormatInt(start.UnixMilli(), 10)
+	}
+	sum := sha256.Sum256([]byte(key))
 	return hex.EncodeToString(sum[:16])
 }
 
@@ -50,7 +57,7 @@ func ValidTicketID(s string) bool {
 
 // Ticket is one buyer's place in a SKU's waiting room.
 type Ticket struct {
-	ID        string    // TicketID(User, SKU)
+	ID        string    // TicketID(User, SKU, the sale's start)
 	SKU       string    // the SKU id
 	User      string    // the buyer (JWT sub)
 	ArrivedAt time.Time // when it was first taken (the store's clock, milliseconds)
@@ -58,6 +65,10 @@ type Ticket struct {
 	Position int
 	UsedBy   string // the order its admission opened; "" while unused
 }
+
+// OfSale reports whether t was taken for the SKU's sale that starts at start (zero:
+// none): a ticket of an earlier sale answers EXPIRED and its buyer takes a new one.
+func (t Ticket) OfSale(start time.Time) bool { return t.ID == TicketID(t.User, t.SKU, start) }
 
 // TicketView is what a poll of a ticket answers (GET /queue/{ticket}).
 type TicketView struct {
@@ -103,8 +114,12 @@ func NextPoll(waitSeconds int, windowEnd, now time.Time) int {
 // settings q and sale start (for the fair window; zero: none) and admission rate
 // (AdmissionRatePerSecond of its shards): Frontier.Status of t's position, with its
 // wait and the next poll while WAITING. A ticket not placed yet is estimated from
-// the line the admitter keeps in f (LineState.Ahead) once the line is drawn.
+// the line the admitter keeps in f (LineState.Ahead) once the line is drawn. A
+// ticket of another sale than the one starting at start (Ticket.OfSale) is EXPIRED.
 func (f Frontier) View(t Ticket, q QueueSettings, start time.Time, ratePerSecond int, now time.Time) TicketView {
+	if !t.OfSale(start) {
+		return TicketView{Status: TicketExpired, Position: t.Position}
+	}
 	status, expires := f.Status(t.Position, now)
 	v := TicketView{Status: status, Position: t.Position, AdmissionExpires: expires}
 	if status != TicketWaiting {
@@ -136,10 +151,11 @@ type Admission struct {
 	Expires  time.Time // exp: the admission's step's expiry (Frontier.Status)
 }
 
-// Admits reports whether a lets user order sku at now: its user and SKU, not
+// Admits reports whether a lets user order sku, whose sale starts at start (zero:
+// none), at now: its user and SKU, its ticket of that sale (Ticket.OfSale), not
 // expired. The caller has checked its signature.
-func (a Admission) Admits(user, sku string, now time.Time) bool {
-	return a.User == user && a.SKU == sku && now.Before(a.Expires)
+func (a Admission) Admits(user, sku string, start, now time.Time) bool {
+	return a.User == user && a.SKU == sku && now.Before(a.Expires) && a.Ticket == TicketID(user, sku, start)
 }
 
 // QueueSKU is what a poll needs of a SKU besides its frontier: its waiting-room

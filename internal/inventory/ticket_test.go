@@ -8,12 +8,14 @@ import (
 	"github.com/stockguard/stockguard/internal/inventory"
 )
 
-func TestTicketID_OnePerBuyerAndSKU(t *testing.T) {
-	a := inventory.TicketID("alice", "drop")
-	if a != inventory.TicketID("alice", "drop") || !inventory.ValidTicketID(a) {
+func TestTicketID_OnePerBuyerSKUAndSale(t *testing.T) {
+	a := inventory.TicketID("alice", "drop", saleStart)
+	if a != inventory.TicketID("alice", "drop", saleStart) || !inventory.ValidTicketID(a) {
 		t.Fatalf("TicketID not stable or not valid: %q", a)
 	}
-	for _, other := range []string{inventory.TicketID("bob", "drop"), inventory.TicketID("alice", "mug"), inventory.TicketID("alice\x00drop", "")} {
+	for _, other := range []string{inventory.TicketID("bob", "drop", saleStart), inventory.TicketID("alice", "mug", saleStart),
+		inventory.TicketID("alice\x00drop", "", saleStart), inventory.TicketID("alice", "drop", time.Time{}),
+		inventory.TicketID("alice", "drop", saleStart.Add(time.Millisecond))} {
 		if other == a {
 			t.Errorf("%q collides with alice's ticket for drop", other)
 		}
@@ -76,6 +78,7 @@ func TestFrontier_ViewOfATicket(t *testing.T) {
 		{"sold out", inventory.Ticket{Position: 101}, at, inventory.Frontier{Steps: f.Steps, SoldOut: true},
 			inventory.TicketView{Status: inventory.TicketSoldOut, Position: 101}},
 	} {
+		tc.ticket.ID = inventory.TicketID(tc.ticket.User, tc.ticket.SKU, saleStart) // a ticket of this sale
 		if got := tc.frontier.View(tc.ticket, q, saleStart, 200, tc.now); got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
 		}
@@ -87,17 +90,40 @@ func withLine(f inventory.Frontier, l inventory.LineState) inventory.Frontier {
 	return f
 }
 
-func TestAdmission_AdmitsItsUserAndSKUUntilItExpires(t *testing.T) {
-	a := inventory.Admission{User: "alice", SKU: "drop", Ticket: "t", Position: 1, Expires: saleStart.Add(time.Minute)}
-	if !a.Admits("alice", "drop", saleStart) {
+func TestAdmission_AdmitsItsUserAndSKUInItsSaleUntilItExpires(t *testing.T) {
+	a := inventory.Admission{User: "alice", SKU: "drop", Ticket: inventory.TicketID("alice", "drop", saleStart), Position: 1, Expires: saleStart.Add(time.Minute)}
+	if !a.Admits("alice", "drop", saleStart, saleStart) {
 		t.Error("alice refused")
 	}
+	next := saleStart.Add(time.Hour)
 	for _, c := range []struct {
 		user, sku string
-		at        time.Time
-	}{{"bob", "drop", saleStart}, {"alice", "mug", saleStart}, {"alice", "drop", a.Expires}} {
-		if a.Admits(c.user, c.sku, c.at) {
-			t.Errorf("admits %s for %s at %v", c.user, c.sku, c.at)
+		start, at time.Time
+	}{{"bob", "drop", saleStart, saleStart}, {"alice", "mug", saleStart, saleStart}, {"alice", "drop", saleStart, a.Expires},
+		{"alice", "drop", next, saleStart}, {"alice", "drop", time.Time{}, saleStart}} {
+		if a.Admits(c.user, c.sku, c.start, c.at) {
+			t.Errorf("admits %s for %s's sale at %v at %v", c.user, c.sku, c.start, c.at)
+		}
+	}
+}
+
+// A ticket of an earlier sale of its SKU answers EXPIRED, whatever its position and
+// the frontier say; one of the sale answers as the frontier says.
+func TestView_ATicketOfAnotherSaleIsExpired(t *testing.T) {
+	now := saleStart.Add(time.Minute)
+	f := inventory.Frontier{}.Advance(now, inventory.AdmissionDecision{Admit: 5})
+	for _, start := range []time.Time{{}, saleStart} {
+		t1 := inventory.Ticket{ID: inventory.TicketID("alice", "drop", start), SKU: "drop", User: "alice", Position: 1}
+		if v := f.View(t1, inventory.QueueSettings{Queue: true}, start, 100, now); v.Status != inventory.TicketAdmitted {
+			t.Errorf("ticket of the sale at %v: %v, want ADMITTED", start, v.Status)
+		}
+		for _, other := range []time.Time{{}, saleStart, saleStart.Add(time.Hour)} {
+			if other.Equal(start) {
+				continue
+			}
+			if v := f.View(t1, inventory.QueueSettings{Queue: true}, other, 100, now); v.Status != inventory.TicketExpired {
+				t.Errorf("ticket of the sale at %v polled in the sale at %v: %v, want EXPIRED", start, other, v.Status)
+			}
 		}
 	}
 }

@@ -58,7 +58,8 @@ var commands = []command{
 			"through its waiting room, --off directly (and clears the fair window unless given);\n" +
 			"--fair-window (0-300 s, needs the queue) draws the order of the arrivals in that many\n" +
 			"seconds after the sale starts; --risk-threshold (1-4, 0: none) refuses buyers WeChat rates\n" +
-			"at or above it, with or without the queue. Orders see a change within 5 s.",
+			"at or above it, with or without the queue. Orders see a change within 5 s. --off is\n" +
+			"refused (409 SALE_IN_PROGRESS) while the SKU's queued sale is on: off-sale it first.",
 		"stockctl queue mug-04 --on --fair-window 30 --risk-threshold 3", queueSettings},
 	{"list", "[--after CURSOR]",
 		"Lists the SKUs a page at a time (GET /admin/skus); the table ends with the cursor of the\n" +

@@ -7,6 +7,7 @@ package waitroom
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -138,10 +139,30 @@ type lineJSON struct {
 // (FrontierOf, cached per instance for dynamo.FrontierCacheTTL, 500 ms) and the SKU
 // record (cached), with Cache-Control httpapi.PublicCacheControl, so that CloudFront
 // answers every buyer's read of it from its cache (template.yaml PageDistribution).
-// No identity is needed and nothing is written. Errors: 404 SKU_NOT_FOUND, 409
-// QUEUE_NOT_ENABLED (inventory.ErrQueueNotEnabled) for a SKU without a waiting room.
+// No identity is needed and nothing is written. 404 SKU_NOT_FOUND and 409
+// QUEUE_NOT_ENABLED (inventory.ErrQueueNotEnabled, a SKU without a waiting room) carry
+// the same header: CloudFront keeps an error answer for the greater of its max-age
+// and the distribution's error caching minimum TTL, 10 s unless set ("Control how
+// long CloudFront caches errors",
+// https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/custom-error-pages-expiration.html;
+// "How CloudFront processes HTTP 4xx and 5xx status codes from your origin",
+// https://docs.aws.amazon.com/AmazonCloudFront/latest/DeveloperGuide/HTTPStatusCodes.html),
+// so with template.yaml's 0 for 404 a SKU put in the queue is seen within 1 s, not 10.
+// Other errors (400, 5xx) carry none.
 func (r *Room) Line(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
-	id := req.PathParameters["skuId"] // checked by httpapi
+	resp, err := r.line(ctx, req.PathParameters["skuId"]) // checked by httpapi
+	if errors.Is(err, inventory.ErrSKUNotFound) || errors.Is(err, inventory.ErrQueueNotEnabled) {
+		resp, err = httpapi.Answer(err), nil
+	}
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	resp.Headers["Cache-Control"] = httpapi.PublicCacheControl
+	return resp, nil
+}
+
+// line is Line's answer for SKU id, without its Cache-Control.
+func (r *Room) line(ctx context.Context, id string) (events.APIGatewayV2HTTPResponse, error) {
 	sku, err := r.store.QueueSKUOf(ctx, id)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
@@ -153,10 +174,8 @@ func (r *Room) Line(ctx context.Context, req events.APIGatewayV2HTTPRequest) (ev
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	resp := httpapi.JSON(http.StatusOK, lineJSON{SKU: id, AdmittedThrough: f.Admitted(), SoldOut: f.SoldOut,
-		Placed: f.Line.Placed, AdmissionsPerSecond: inventory.AdmissionRatePerSecond(sku.Shards)})
-	resp.Headers["Cache-Control"] = httpapi.PublicCacheControl
-	return resp, nil
+	return httpapi.JSON(http.StatusOK, lineJSON{SKU: id, AdmittedThrough: f.Admitted(), SoldOut: f.SoldOut,
+		Placed: f.Line.Placed, AdmissionsPerSecond: inventory.AdmissionRatePerSecond(sku.Shards)}), nil
 }
 
 // answer is t's status (inventory.Frontier.View), with an admission token when it is
@@ -172,11 +191,12 @@ func (r *Room) answer(ctx context.Context, status int, t inventory.Ticket, mint 
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	if mint && t.Position == 0 && f.Line.Missed(t.ArrivedAt) {
-		// A failed rescue changes nothing: the next poll tries again.
+	v := f.View(t, sku.Queue, sku.SaleStartsAt, inventory.AdmissionRatePerSecond(sku.Shards), r.now())
+	if mint && v.Status != inventory.TicketExpired && t.Position == 0 && f.Line.Missed(t.ArrivedAt) {
+		// A failed rescue changes nothing: the next poll tries again. A ticket of
+		// an earlier sale is EXPIRED, never rescued into this one's line.
 		_ = r.store.ReindexTicket(ctx, t.ID, t.ArrivedAt)
 	}
-	v := f.View(t, sku.Queue, sku.SaleStartsAt, inventory.AdmissionRatePerSecond(sku.Shards), r.now())
 	out := ticketJSON{Ticket: t.ID, SKU: t.SKU, Status: string(v.Status), NextPollSeconds: v.NextPollSeconds}
 	if t.Position > 0 {
 		out.Position = &v.Position

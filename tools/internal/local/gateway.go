@@ -242,7 +242,7 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeGatewayError(rec, http.StatusNotFound)
 	}
 	if g.opts.Logger != nil {
-		g.opts.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		level, attrs := slog.LevelInfo, []slog.Attr{
 			slog.String("requestId", rec.requestID),
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
@@ -250,7 +250,11 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			slog.Int("status", rec.status),
 			slog.Int64("durationMs", g.opts.Now().Sub(start).Milliseconds()),
 			slog.String("orderId", rec.orderID),
-		)
+		}
+		if rec.unread != nil { // the client's fault: warned, never an error of the stack
+			level, attrs = slog.LevelWarn, append(attrs, slog.String("error", "the request body could not be read (the client hung up or sent it malformed): "+rec.unread.Error()))
+		}
+		g.opts.Logger.LogAttrs(r.Context(), level, "request", attrs...)
 	}
 }
 
@@ -286,6 +290,7 @@ type statusRecorder struct {
 	requestID string
 	routeKey  string
 	orderID   string // the order the request names or created; "" for none
+	unread    error  // why the request body could not be read; nil when it was
 }
 
 // WriteHeader records the status and writes it.
@@ -326,6 +331,7 @@ func (g *gateway) invoker(rt Route, h lambda.Handler) http.Handler {
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBody))
 		if err != nil {
+			rec.unread = err
 			writeGatewayError(w, readErrorStatus(err))
 			return
 		}
@@ -347,19 +353,23 @@ func (g *gateway) invoker(rt Route, h lambda.Handler) http.Handler {
 	})
 }
 
-// readErrorStatus maps a request body read error to the gateway's status.
+// readErrorStatus maps a request body read error to the gateway's status: 413 for a
+// body over MaxRequestBody, else 400, the client's fault (it hung up mid-body, or sent
+// a malformed chunked body): no failure of the stack.
 func readErrorStatus(err error) int {
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return http.StatusRequestEntityTooLarge
 	}
-	return http.StatusInternalServerError
+	return http.StatusBadRequest
 }
 
 // writeGatewayError writes the response API Gateway HTTP APIs give when
-// they, not the function, answer: 401, 403, 404, 413, 431 or 500 with a JSON message.
+// they, not the function, answer: 400, 401, 403, 404, 413, 431 or 500 with a JSON message.
 func writeGatewayError(w http.ResponseWriter, status int) {
 	body := `{"message":"Internal Server Error"}`
 	switch status {
+	case http.StatusBadRequest:
+		body = `{"message":"Bad Request"}`
 	case http.StatusNotFound:
 		body = `{"message":"Not Found"}`
 	case http.StatusUnauthorized:

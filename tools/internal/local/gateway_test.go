@@ -15,6 +15,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -71,6 +72,15 @@ func recordingGateway(calls *[]invocation, opts GatewayOptions) http.Handler {
 		handlers[rt.Function] = recordingHandler(rt.Function, calls, events.APIGatewayV2HTTPResponse{StatusCode: http.StatusOK})
 	}
 	return NewGateway(testRoutes, handlers, opts)
+}
+
+// loggingGateway is recordingGateway with fixedOptions, logging JSON to the buffer
+// it returns.
+func loggingGateway(calls *[]invocation) (http.Handler, *bytes.Buffer) {
+	logs := &bytes.Buffer{}
+	opts := fixedOptions()
+	opts.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	return recordingGateway(calls, opts), logs
 }
 
 // singleRouteGateway serves POST /things with h.
@@ -408,6 +418,7 @@ func TestGateway_AnswersLikeAPIGatewayWhenTheFunctionFails(t *testing.T) {
 		{"invalid base64 body", respondingHandler(events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: "%%%", IsBase64Encoded: true}, nil), nil, http.StatusInternalServerError, internal},
 		{"body over 10 MB", respondingHandler(events.APIGatewayV2HTTPResponse{StatusCode: 200}, nil), bytes.NewReader(make([]byte, MaxRequestBody+1)), http.StatusRequestEntityTooLarge, `{"message":"Request Entity Too Large"}`},
 		{"body of exactly 10 MB", respondingHandler(events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: "ok"}, nil), bytes.NewReader(make([]byte, MaxRequestBody)), http.StatusOK, "ok"},
+		{"body cut short", respondingHandler(events.APIGatewayV2HTTPResponse{StatusCode: 200, Body: "ok"}, nil), cutBody(), http.StatusBadRequest, `{"message":"Bad Request"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -419,6 +430,30 @@ func TestGateway_AnswersLikeAPIGatewayWhenTheFunctionFails(t *testing.T) {
 				t.Errorf("got %d %q, want %d %q", w.Code, w.Body, tt.wantStatus, tt.wantBody)
 			}
 		})
+	}
+}
+
+// cutBody is a request body whose client hung up mid-body, as net/http reads it.
+func cutBody() io.Reader {
+	return io.MultiReader(strings.NewReader(`{"items":[`), iotest.ErrReader(io.ErrUnexpectedEOF))
+}
+
+// A body cut short is the client's doing: the gateway's 400, logged at warn with why,
+// never as the 500 of a failure (no ERROR line, the function not run).
+func TestGateway_LogsABodyCutShortAsTheClientsWarning(t *testing.T) {
+	t.Parallel()
+	var calls []invocation
+	gw, logs := loggingGateway(&calls)
+	w := serve1(gw, httptest.NewRequest("POST", "/orders", cutBody()))
+	var line struct {
+		Level, Error string
+		Status       int
+	}
+	if err := json.Unmarshal(logs.Bytes(), &line); err != nil {
+		t.Fatalf("log %q: %v", logs.String(), err)
+	}
+	if w.Code != http.StatusBadRequest || len(calls) != 0 || line.Level != "WARN" || line.Status != http.StatusBadRequest || !strings.Contains(line.Error, "unexpected EOF") {
+		t.Errorf("answer %d, %d invocations, log %+v; want 400, none, WARN 400 with the read error", w.Code, len(calls), line)
 	}
 }
 
@@ -442,11 +477,8 @@ func TestGateway_GivesEachRequestAUniqueID(t *testing.T) {
 
 func TestGateway_LogsOneJSONLinePerRequest(t *testing.T) {
 	t.Parallel()
-	var logs bytes.Buffer
-	opts := fixedOptions()
-	opts.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 	var calls []invocation
-	gw := recordingGateway(&calls, opts)
+	gw, logs := loggingGateway(&calls)
 	serve1(gw, httptest.NewRequest("GET", "/orders/ord-1", nil))
 	serve1(gw, httptest.NewRequest("GET", "/nowhere", nil))
 

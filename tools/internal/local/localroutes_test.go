@@ -2,10 +2,12 @@ package local_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/tools/internal/local"
@@ -89,4 +91,49 @@ func TestLocalInvoke_ACallerWhoHungUpIsNoStoreError(t *testing.T) {
 	if warned == 0 {
 		t.Errorf("no warning says a run was cancelled: %d lines", len(lines))
 	}
+}
+
+// A caller who hangs up on POST /_local/pay or /_local/receipt is no failure of the
+// stack: it is warned, never an ERROR line (the notify route's store read failed
+// on the cancelled context), and nothing is done.
+func TestLocalRoutes_ACallerWhoHungUpIsWarnedNotAnError(t *testing.T) {
+	p := startPaying(t, "ivy", 1)
+	ctx, cancel := context.WithCancel(openapitest.OutsideContract(context.Background(), "the caller hung up"))
+	cancel()
+	for _, path := range []string{"/_local/pay/" + p.id, "/_local/receipt/" + p.id} {
+		apiWith(ctx, p.stack, http.MethodPost, path, "", "")
+	}
+	lines, err := p.logs.Lines()
+	if err != nil {
+		t.Fatal(err)
+	}
+	warned := map[string]bool{}
+	for _, l := range lines {
+		switch {
+		case l["level"] == "ERROR":
+			t.Errorf("logged ERROR %q: %v", l["msg"], l)
+		case l["level"] == "WARN" && strings.Contains(fmt.Sprint(l["error"]), "hung up"):
+			warned[fmt.Sprint(l["msg"])] = true
+		}
+	}
+	if !warned["local pay: the caller hung up"] || !warned["local receipt: the caller hung up"] {
+		t.Errorf("warnings %v; want the pay and the receipt", warned)
+	}
+	wantStatus(t, p.stack, p.token, p.id, "PENDING")
+}
+
+// POST /_local/invoke/{function} takes no body: one over its limit is 413
+// PAYLOAD_TOO_LARGE before anything runs (a 20 MB body ran the sweep); the sweep then
+// still runs on an empty one.
+func TestLocalInvoke_RefusesABigBodyBeforeRunning(t *testing.T) {
+	p := startPaying(t, "ivy", 1)
+	p.clock.Advance(16 * time.Minute) // past the order's expiry: a sweep would release it
+	ctx := openapitest.OutsideContract(context.Background(), "a body over the limit, on purpose")
+	status, body, _ := apiWith(ctx, p.stack, http.MethodPost, "/_local/invoke/closeOrder", "", strings.Repeat(" ", 20<<20))
+	if msg, _ := body["message"].(string); status != http.StatusRequestEntityTooLarge || body["code"] != "PAYLOAD_TOO_LARGE" || !strings.HasPrefix(msg, "body must not exceed") {
+		t.Errorf("a 20 MB body: %d %v, want 413 PAYLOAD_TOO_LARGE", status, body)
+	}
+	wantStatus(t, p.stack, p.token, p.id, "PENDING")
+	sweep(t, p.stack)
+	wantStatus(t, p.stack, p.token, p.id, "CANCELLED")
 }

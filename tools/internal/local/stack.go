@@ -588,11 +588,19 @@ func (s *Stack) invokeScheduled(ctx context.Context, function string, ev sam.Sch
 	return invoke(ctx, s.Handlers[function], ScheduledEvent(time.Now(), "arn:aws:events:"+Region+":"+AccountID+":rule/"+function+"-"+ev.Name))
 }
 
+// maxInvokeBodyBytes bounds the body of POST /_local/invoke/{function}, which reads
+// none.
+const maxInvokeBodyBytes = 1 << 10
+
 // serveInvoke serves POST /_local/invoke/{function} (docs/contract.md, "Local-only routes"):
 // it invokes the function named by its short name (closeOrder) as its first schedule
 // event does and answers 200 with the function's JSON result, 404 for an unknown or
-// unschedulable function, 500 when the invocation fails.
+// unschedulable function, 500 when the invocation fails; a body over
+// maxInvokeBodyBytes is 413 PAYLOAD_TOO_LARGE before anything runs.
 func (s *Stack) serveInvoke(w http.ResponseWriter, r *http.Request) {
+	if _, ok := localRequest(w, r, maxInvokeBodyBytes); !ok {
+		return
+	}
 	name := r.PathValue("function")
 	for _, f := range s.functions {
 		if functionName(f.Name) != name || len(f.Events.Schedule) == 0 {
@@ -647,9 +655,10 @@ func (s *Stack) servePay(w http.ResponseWriter, r *http.Request) {
 		State  *string `json:"state"`
 	}
 	body, ok := localRequest(w, r, maxPayBodyBytes, "orderId")
-	if !ok {
+	if !ok || s.hungUp(w, r, "local pay") {
 		return
 	}
+	r = r.WithContext(context.WithoutCancel(r.Context())) // see hungUp
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil && !errors.Is(err, io.EOF) || dec.More() ||
@@ -733,6 +742,21 @@ func localRequest(w http.ResponseWriter, r *http.Request, maxBytes int, params .
 		return nil, false
 	}
 	return body, true
+}
+
+// hungUp reports whether the caller of a local-only route (named route in the log)
+// hung up before it ran, warns of it and answers 400 INVALID_REQUEST (to nobody):
+// nothing is done then, and it is the caller's doing, no error of the stack. A route that runs finishes without the
+// caller's context (context.WithoutCancel): a payment the stand-in took is notified,
+// a receipt it confirmed is pushed, as WeChat does whether the phone is still there
+// or not.
+func (s *Stack) hungUp(w http.ResponseWriter, r *http.Request, route string) bool {
+	if r.Context().Err() == nil {
+		return false
+	}
+	s.cfg.Logger.Warn(route+": the caller hung up", "path", r.URL.Path, "error", "the caller hung up before the route ran; nothing was done")
+	writeLocalJSON(w, http.StatusBadRequest, []byte(`{"code":"INVALID_REQUEST","message":"the request was cancelled by its caller; nothing was done"}`))
+	return true
 }
 
 func writeLocalJSON(w http.ResponseWriter, status int, body []byte) {

@@ -166,9 +166,10 @@ func (s *Stack) serveReceipt(w http.ResponseWriter, r *http.Request) {
 		Method *string `json:"method"`
 	}
 	body, ok := localRequest(w, r, maxReceiptBodyBytes, "orderId")
-	if !ok {
+	if !ok || s.hungUp(w, r, "local receipt") {
 		return
 	}
+	r = r.WithContext(context.WithoutCancel(r.Context())) // see hungUp
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	method := wxapi.ConfirmManual

@@ -23,6 +23,11 @@ func curlCommands(t *testing.T) []string {
 	if len(out) < 10 {
 		t.Fatalf("found %d curl commands in the README, want its walkthroughs", len(out))
 	}
+	for _, c := range out {
+		if strings.Contains(c, "127.0.0.1:3000") {
+			t.Errorf("names the default port instead of $API (the ready line's api=): %s", c)
+		}
+	}
 	return out
 }
 
@@ -34,7 +39,7 @@ func TestREADME_CurlsSendWhatTheDocumentRequires(t *testing.T) {
 		if regexp.MustCompile(` (-d|--data[a-z-]*) `).MatchString(c) && !strings.Contains(c, "-H 'Content-Type: application/json'") {
 			t.Errorf("sends a body without Content-Type: application/json: %s", c)
 		}
-		if strings.Contains(c, "127.0.0.1:3000/admin/") && !strings.Contains(c, "-H 'X-Operator-Id: ") {
+		if strings.Contains(c, "$API/admin/") && !strings.Contains(c, "-H 'X-Operator-Id: ") {
 			t.Errorf("calls a merchant route without X-Operator-Id: %s", c)
 		}
 	}

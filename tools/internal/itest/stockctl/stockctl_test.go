@@ -241,7 +241,7 @@ func TestStockctl_SetsAndShowsTheWaitingRoom(t *testing.T) {
 		args []string
 		want string // the end of the table's line of the SKU
 	}{
-		{[]string{"create", "--sku", "drop-01", "--name", "Drop", "--price", "9900", "--stock", "5", "--queue", "--fair-window", "30", "--risk-threshold", "3"},
+		{[]string{"create", "--sku", "drop-01", "--name", "Drop", "--price", "9900", "--stock", "5", "--off-sale", "--queue", "--fair-window", "30", "--risk-threshold", "3"},
 			"queue on, fair window 30s, risk threshold 3"},
 		{[]string{"list"}, "1 on, fair window 30s, risk threshold 3"},
 		{[]string{"queue", "drop-01", "--risk-threshold", "0"}, "queue on, fair window 30s"},
@@ -273,6 +273,9 @@ func TestStockctl_SetsAndShowsTheWaitingRoom(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &sku) != nil || !sku.Queue || sku.FairWindowSeconds != 10 || sku.RiskThreshold != 2 {
 		t.Errorf("-o json get: exit %d %q", code, out)
 	}
+	if code, out, errOut := h.run(secretKey, "on-sale", "drop-01"); code != stockctl.ExitOK {
+		t.Fatalf("stockctl on-sale drop-01: exit %d %s%s", code, out, errOut)
+	}
 	before := booktest.Snapshot(t, h.stack.DB, h.stack.Tables)
 	for _, tc := range []struct {
 		args    []string
@@ -280,6 +283,7 @@ func TestStockctl_SetsAndShowsTheWaitingRoom(t *testing.T) {
 		want    string
 		outside bool // the request breaks the contract, on purpose
 	}{
+		{[]string{"queue", "drop-01", "--off"}, stockctl.ExitError, "409 SALE_IN_PROGRESS", false}, // its queued sale is on
 		{[]string{"queue", "drop-01"}, stockctl.ExitUsage, "queue needs --on, --off, --fair-window or --risk-threshold", false},
 		{[]string{"queue", "drop-01", "--on", "--off"}, stockctl.ExitUsage, "not both", false},
 		{[]string{"queue", "drop-01", "--risk-threshold", "5"}, stockctl.ExitError, "400 INVALID_REQUEST", true},

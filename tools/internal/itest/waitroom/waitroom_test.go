@@ -65,6 +65,19 @@ func admit(t *testing.T, s *stacktest.Stack, sku, ticket string, position, throu
 	s.Clock.Advance(time.Second)
 }
 
+// wantNoAdmission fails t unless an order of one unit of drop as user with token
+// (what says which) is 403 ADMISSION_REQUIRED and changes no table.
+func wantNoAdmission(t *testing.T, s *stacktest.Stack, user, token, what string) {
+	t.Helper()
+	before := s.Snapshot(t)
+	if code, out := order(t, s, user, "drop", token, ""); code != http.StatusForbidden || out["code"] != "ADMISSION_REQUIRED" {
+		t.Errorf("%s: %d %v, want 403 ADMISSION_REQUIRED", what, code, out)
+	}
+	if s.Snapshot(t) != before {
+		t.Errorf("%s changed the tables", what)
+	}
+}
+
 // order places an order of one unit of sku as user with the admission token (""
 // none) and idempotency key (""  none).
 func order(t *testing.T, s *stacktest.Stack, user, sku, token, key string) (int, map[string]any) {
@@ -122,6 +135,7 @@ func TestQueueSettings_StoredValidatedAndShown(t *testing.T) {
 	if s.Snapshot(t) != before {
 		t.Error("a refused request changed the tables")
 	}
+	call(http.StatusOK, "PATCH", "/admin/skus/q", `{"onSale":false}`) // its sale is on: the queue stays on until it ends
 	out = call(http.StatusOK, "PATCH", "/admin/skus/q", `{"queue":false}`)
 	if out["queue"] != false || num(out["fairWindowSeconds"]) != 0 || num(out["riskThreshold"]) != 2 {
 		t.Errorf("queue off: %v", out)
@@ -130,6 +144,42 @@ func TestQueueSettings_StoredValidatedAndShown(t *testing.T) {
 	if out := call(http.StatusOK, "GET", "/admin/skus/plain", ""); out["queue"] != true || num(out["fairWindowSeconds"]) != 30 {
 		t.Errorf("plain after patch: %v", out)
 	}
+}
+
+// While a queued SKU's sale is on, a patch that raises what one admission may buy
+// (limitPerUser) or turns the queue off is 409 SALE_IN_PROGRESS and changes nothing
+// (also together with other fields); lowering the limit goes through, and so does
+// the raise once the SKU is off sale or its next sale has not started.
+func TestPatchSKU_RefusesRaisingTheLimitOrDroppingTheQueueMidSale(t *testing.T) {
+	s := stacktest.New(t, stacktest.Options{Seed: `[{"skuId":"drop","delivery":"none","name":"drop","price":1000,"stock":9,"limitPerUser":2,"queue":true}]`})
+	call := func(want int, body string) map[string]any {
+		t.Helper()
+		code, out := s.Call(t, "PATCH", "/admin/skus/drop", "", nil, body)
+		if code != want {
+			t.Fatalf("PATCH %s: %d %v, want %d", body, code, out, want)
+		}
+		return out
+	}
+	before := s.Snapshot(t)
+	for _, body := range []string{`{"limitPerUser":10}`, `{"limitPerUser":3,"name":"Drop"}`, `{"queue":false}`, `{"queue":false,"onSale":false}`} {
+		if out := call(http.StatusConflict, body); out["code"] != "SALE_IN_PROGRESS" || out["skuId"] != "drop" || !strings.Contains(out["message"].(string), "nothing was changed") {
+			t.Errorf("PATCH %s: %v, want 409 SALE_IN_PROGRESS naming drop", body, out)
+		}
+	}
+	if s.Snapshot(t) != before {
+		t.Error("a refused patch changed the tables")
+	}
+	if out := call(http.StatusOK, `{"limitPerUser":1}`); num(out["limitPerUser"]) != 1 {
+		t.Errorf("lowered: %v", out)
+	}
+	next := s.Clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	call(http.StatusOK, `{"onSale":false}`)
+	call(http.StatusOK, `{"onSale":true,"saleStartsAt":"`+next+`"}`)
+	if out := call(http.StatusOK, `{"limitPerUser":10}`); num(out["limitPerUser"]) != 10 {
+		t.Errorf("raised before the next sale: %v", out)
+	}
+	s.Clock.Advance(time.Hour)
+	call(http.StatusConflict, `{"limitPerUser":11}`)
 }
 
 // N concurrent requests of one buyer for one SKU make exactly one ticket, and all
@@ -295,8 +345,8 @@ func TestOrder_WithoutAdmissionIsRefusedAndReservesNothing(t *testing.T) {
 	// The admission claims one unit (drop has no per-user limit): two are refused,
 	// and the admission still opens an order of one.
 	code, out := s.Call(t, "POST", "/orders", "alice", map[string]string{"Admission-Token": token}, `{"items":[{"skuId":"drop","qty":2}]}`)
-	if code != http.StatusConflict || out["code"] != "LIMIT_EXCEEDED" || out["skuId"] != "drop" {
-		t.Errorf("two units on one admission: %d %v, want 409 LIMIT_EXCEEDED", code, out)
+	if msg, _ := out["message"].(string); code != http.StatusConflict || out["code"] != "LIMIT_EXCEEDED" || out["skuId"] != "drop" || !strings.Contains(msg, "one admission buys one unit") {
+		t.Errorf("two units on one admission: %d %v, want 409 LIMIT_EXCEEDED saying one admission buys one unit", code, out)
 	}
 	if s.Snapshot(t) != before {
 		t.Error("a refused order changed the tables")
@@ -307,6 +357,62 @@ func TestOrder_WithoutAdmissionIsRefusedAndReservesNothing(t *testing.T) {
 	if code, out := order(t, s, "alice", "mug", "", ""); code != http.StatusCreated {
 		t.Errorf("mug without a token: %d %v", code, out)
 	}
+}
+
+// A ticket belongs to one sale: once the SKU is put on sale again with a new start,
+// a buyer whose ticket was used (alice) takes a new one, is placed and orders in the
+// new sale, while the old ticket answers EXPIRED; an admission of the earlier sale
+// still within its 180 s (bob's) opens no order in the new one.
+func TestTicket_ANewSaleGivesANewTicket(t *testing.T) {
+	s := newStack(t)
+	poll := func(user, ticket string) map[string]any {
+		t.Helper()
+		code, out := s.Call(t, "GET", "/queue/"+ticket, user, nil, "")
+		if code != http.StatusOK {
+			t.Fatalf("poll %s as %s: %d %v", ticket, user, code, out)
+		}
+		return out
+	}
+	alice, bob := take(t, s, "alice", "drop"), take(t, s, "bob", "drop")
+	admit(t, s, "drop", alice, 1, 1, false)
+	admit(t, s, "drop", bob, 2, 2, false)
+	if code, out := order(t, s, "alice", "drop", poll("alice", alice)["admission"].(string), ""); code != http.StatusCreated {
+		t.Fatalf("alice's order in the first sale: %d %v", code, out)
+	}
+	bobToken := poll("bob", bob)["admission"].(string)
+
+	start := s.Clock.Now().Add(2 * time.Second)
+	for _, body := range []string{`{"onSale":false}`, `{"onSale":true,"saleStartsAt":"` + start.UTC().Format(time.RFC3339Nano) + `"}`} {
+		if code, out := s.Call(t, "PATCH", "/admin/skus/drop", "", nil, body); code != http.StatusOK {
+			t.Fatalf("PATCH %s: %d %v", body, code, out)
+		}
+	}
+	s.Clock.Advance(6 * time.Second) // past the sale's start and the SKU record's cache
+	again := take(t, s, "alice", "drop")
+	if again == alice {
+		t.Fatalf("the new sale answered alice's old ticket %s", alice)
+	}
+	for user, old := range map[string]string{"alice": alice, "bob": bob} {
+		if out := poll(user, old); out["status"] != "EXPIRED" || out["admission"] != nil {
+			t.Errorf("%s's ticket of the first sale: %v, want EXPIRED without an admission", user, out)
+		}
+	}
+	wantNoAdmission(t, s, "bob", bobToken, "bob's admission of the first sale, unexpired, in the second")
+	if out := poll("alice", again); out["status"] != "WAITING" {
+		t.Errorf("alice's new ticket: %v, want WAITING", out)
+	}
+	admit(t, s, "drop", again, 3, 3, false)
+	out := poll("alice", again)
+	if out["status"] != "ADMITTED" {
+		t.Fatalf("alice's new ticket admitted: %v", out)
+	}
+	if code, out := order(t, s, "alice", "drop", out["admission"].(string), ""); code != http.StatusCreated {
+		t.Errorf("alice's order in the new sale: %d %v", code, out)
+	}
+	if got := s.Available(t, "drop"); got != 1 {
+		t.Errorf("available %d, want 1 (one unit per sale to alice)", got)
+	}
+	s.Check(t)
 }
 
 // N concurrent orders with one admission (each its own idempotency key) open exactly
@@ -424,11 +530,5 @@ func TestPoll_TicketTokenSavesTheTicketRead(t *testing.T) {
 	if code, out := poll("bob", alice, aliceToken); code != http.StatusNotFound || out["code"] != "TICKET_NOT_FOUND" {
 		t.Errorf("bob polling alice's ticket with her token: %d %v", code, out)
 	}
-	before := s.Snapshot(t)
-	if code, out := order(t, s, "alice", "drop", aliceToken, ""); code != http.StatusForbidden || out["code"] != "ADMISSION_REQUIRED" {
-		t.Errorf("a ticket token as Admission-Token: %d %v", code, out)
-	}
-	if s.Snapshot(t) != before {
-		t.Error("an order with a ticket token as its admission changed the tables")
-	}
+	wantNoAdmission(t, s, "alice", aliceToken, "an order with a ticket token as its admission")
 }
