@@ -115,11 +115,14 @@ func NextPoll(waitSeconds int, windowEnd, now time.Time) int {
 // (AdmissionRatePerSecond of its shards): Frontier.Status of t's position, with its
 // wait and the next poll while WAITING. A ticket not placed yet is estimated from
 // the line the admitter keeps in f (LineState.Ahead) once the line is drawn. A
-// ticket of another sale than the one starting at start (Ticket.OfSale) is EXPIRED.
+// ticket of another sale than the one starting at start (Ticket.OfSale) is EXPIRED;
+// a frontier of another sale (not yet replaced by the admitter) is read as the
+// sale's new one (Frontier.ForSale): nobody placed nor admitted.
 func (f Frontier) View(t Ticket, q QueueSettings, start time.Time, ratePerSecond int, now time.Time) TicketView {
 	if !t.OfSale(start) {
 		return TicketView{Status: TicketExpired, Position: t.Position}
 	}
+	f = f.ForSale(start, now) // a frontier of the last sale admits nobody of this one
 	status, expires := f.Status(t.Position, now)
 	v := TicketView{Status: status, Position: t.Position, AdmissionExpires: expires}
 	if status != TicketWaiting {

@@ -134,8 +134,10 @@ type lineJSON struct {
 	AdmissionsPerSecond int `json:"admissionsPerSecond"`
 }
 
-// Line serves RouteLine: the SKU's admission frontier as every waiting buyer needs it
-// (docs/contract.md, "GET /skus/{skuId}/line"), from the frontier a poll reads
+// Line serves RouteLine: the admission frontier of the SKU's current sale as every
+// waiting buyer needs it (docs/contract.md, "GET /skus/{skuId}/line"; a frontier of
+// an earlier sale, before the admitter replaced it, reads as the new sale's:
+// inventory.Frontier.ForSale), from the frontier a poll reads
 // (FrontierOf, cached per instance for dynamo.FrontierCacheTTL, 500 ms) and the SKU
 // record (cached), with Cache-Control httpapi.PublicCacheControl, so that CloudFront
 // answers every buyer's read of it from its cache (template.yaml PageDistribution).
@@ -170,10 +172,11 @@ func (r *Room) line(ctx context.Context, id string) (events.APIGatewayV2HTTPResp
 	if !sku.Queue.Queue {
 		return events.APIGatewayV2HTTPResponse{}, &inventory.SKUError{Err: inventory.ErrQueueNotEnabled, SKU: id}
 	}
-	f, _, err := r.store.FrontierOf(ctx, id)
+	kept, _, err := r.store.FrontierOf(ctx, id)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
+	f := kept.ForSale(sku.SaleStartsAt, r.now()) // the current sale's, before the admitter wrote it
 	return httpapi.JSON(http.StatusOK, lineJSON{SKU: id, AdmittedThrough: f.Admitted(), SoldOut: f.SoldOut,
 		Placed: f.Line.Placed, AdmissionsPerSecond: inventory.AdmissionRatePerSecond(sku.Shards)}), nil
 }
@@ -187,10 +190,11 @@ func (r *Room) answer(ctx context.Context, status int, t inventory.Ticket, mint 
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	f, _, err := r.store.FrontierOf(ctx, t.SKU)
+	kept, _, err := r.store.FrontierOf(ctx, t.SKU)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
+	f := kept.ForSale(sku.SaleStartsAt, r.now())
 	v := f.View(t, sku.Queue, sku.SaleStartsAt, inventory.AdmissionRatePerSecond(sku.Shards), r.now())
 	if mint && v.Status != inventory.TicketExpired && t.Position == 0 && f.Line.Missed(t.ArrivedAt) {
 		// A failed rescue changes nothing: the next poll tries again. A ticket of
