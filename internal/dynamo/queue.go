@@ -155,13 +155,31 @@ func (s *QueueStore) TicketOf(ctx context.Context, user, id string) (inventory.T
 }
 
 // QueueSKUOf reads sku's inventory.QueueSKU from the catalog cache (Options.CatalogTTL old at
-// most). Errors: a *SKUError wrapping inventory.ErrSKUNotFound, inventory.ErrBusy.
+// most; Known set when the cache's read was strongly consistent). Errors: a *SKUError
+// wrapping inventory.ErrSKUNotFound, inventory.ErrBusy.
 func (s *QueueStore) QueueSKUOf(ctx context.Context, sku string) (inventory.QueueSKU, error) {
 	e, err := s.skuEntry(ctx, sku)
+	return queueSKU(e), err
+}
+
+// FreshQueueSKUOf reads sku's inventory.QueueSKU from the table, strongly consistent
+// (1 read unit: the record is under 4 KB), Known the read's time, and keeps it in the
+// catalog cache. Errors: as QueueSKUOf.
+func (s *QueueStore) FreshQueueSKUOf(ctx context.Context, sku string) (inventory.QueueSKU, error) {
+	entries, err := s.skuRecords(ctx, []string{sku}, tableOnly)
 	if err != nil {
 		return inventory.QueueSKU{}, err
 	}
-	return inventory.QueueSKU{Queue: e.rec.queue(), SaleStartsAt: fromMilli(e.rec.SaleStartsAt), Shards: e.rec.Shards}, nil
+	e, ok := entries[sku]
+	if !ok {
+		return inventory.QueueSKU{}, &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku}
+	}
+	return queueSKU(e), nil
+}
+
+// queueSKU is what a poll needs of e's record.
+func queueSKU(e catalogEntry) inventory.QueueSKU {
+	return inventory.QueueSKU{Queue: e.rec.queue(), SaleStartsAt: fromMilli(e.rec.SaleStartsAt), Shards: e.rec.Shards, Known: e.fetched}
 }
 
 // frontierRecord is the frontier item: pk <skuId>#queue in the skus table, the

@@ -177,3 +177,61 @@ func TestView_AFrontierOfTheLastSaleAdmitsNobodyOfTheNext(t *testing.T) {
 		t.Errorf("unplaced ticket of the new sale: %+v, want WAITING without an estimate", v)
 	}
 }
+
+// A ticket of another sale than the SKU record's is EXPIRED only when the record was
+// read strongly consistent more than SaleClockSkew after the ticket arrived; from a
+// record that may be behind (cached, eventually consistent, read too close to the
+// arrival), and for a ticket without its arrival (a ticket token's), it is WAITING,
+// poll again in 1 s. A ticket of the record's sale answers as the frontier says.
+func TestQueueSKUView_AnotherSaleIsExpiredOnlyOnARecordReadAfterTheTicket(t *testing.T) {
+	next := saleStart.Add(time.Hour) // the new sale
+	arrived := next.Add(time.Second)
+	now := arrived.Add(time.Minute)
+	ticket := inventory.Ticket{ID: inventory.TicketID("alice", "drop", next), SKU: "drop", User: "alice", ArrivedAt: arrived}
+	for _, c := range []struct {
+		name     string
+		start    time.Time // the record's sale
+		known    time.Time
+		token    bool // the ticket from a ticket token: no arrival
+		want     inventory.TicketStatus
+		wantPoll int
+	}{
+		{"record of the last sale, from the cache", saleStart, time.Time{}, false, inventory.TicketWaiting, 1},
+		{"record of the last sale, read before the arrival", saleStart, arrived.Add(-time.Second), false, inventory.TicketWaiting, 1},
+		{"record of the last sale, read within the clock skew", saleStart, arrived.Add(inventory.SaleClockSkew), false, inventory.TicketWaiting, 1},
+		{"record of another sale, read after the arrival", saleStart, arrived.Add(inventory.SaleClockSkew + time.Millisecond), false, inventory.TicketExpired, 0},
+		{"record of another sale, read now, ticket token", saleStart, now, true, inventory.TicketWaiting, 1},
+		{"record of the ticket's sale, from the cache", next, time.Time{}, false, inventory.TicketWaiting, 1},
+	} {
+		tk := ticket
+		if c.token {
+			tk.ArrivedAt = time.Time{}
+		}
+		q := inventory.QueueSKU{Queue: inventory.QueueSettings{Queue: true}, SaleStartsAt: c.start, Shards: 1, Known: c.known}
+		v := q.View(inventory.Frontier{}, tk, now)
+		if v.Status != c.want || v.NextPollSeconds != c.wantPoll {
+			t.Errorf("%s: %s, next poll %d s; want %s, %d s", c.name, v.Status, v.NextPollSeconds, c.want, c.wantPoll)
+		}
+	}
+}
+
+// An admission of another sale than the record's is told apart from one refused for
+// its user, SKU or expiry: only the first is worth reading the record again for.
+func TestAdmission_OtherSale(t *testing.T) {
+	next := saleStart.Add(time.Hour)
+	a := inventory.Admission{User: "alice", SKU: "drop", Ticket: inventory.TicketID("alice", "drop", next), Position: 1, Expires: next.Add(time.Minute)}
+	if a.OtherSale("alice", "drop", next, next) {
+		t.Error("an admission of the record's sale is of another sale")
+	}
+	if !a.OtherSale("alice", "drop", saleStart, next) || !a.OtherSale("alice", "drop", time.Time{}, next) {
+		t.Error("an admission of the new sale, on a record of the last, is not of another sale")
+	}
+	for _, c := range []struct {
+		user, sku string
+		at        time.Time
+	}{{"bob", "drop", next}, {"alice", "mug", next}, {"alice", "drop", a.Expires}} {
+		if a.OtherSale(c.user, c.sku, saleStart, c.at) {
+			t.Errorf("%s, %s at %v: of another sale, want refused for itself", c.user, c.sku, c.at)
+		}
+	}
+}
