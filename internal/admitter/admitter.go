@@ -65,7 +65,7 @@ type Store interface {
 	ReadFrontier(ctx context.Context, sku string) (inventory.Frontier, int64, error)
 	AdvanceFrontier(ctx context.Context, sku string, prev int64, f inventory.Frontier) error
 	PlaceTicket(ctx context.Context, id string, position int) (bool, error)
-	Arrivals(ctx context.Context, sku string, after, through time.Time) ([]inventory.Arrival, error)
+	Arrivals(ctx context.Context, sku string, start, after, through time.Time) ([]inventory.Arrival, error)
 	TakeLease(ctx context.Context, sku, holder string, until time.Time) (bool, error)
 	DropLease(ctx context.Context, sku, holder string) error
 	DrawSeedOf(ctx context.Context, sku string, start time.Time) (inventory.DrawSeed, bool, error)
@@ -285,11 +285,12 @@ func (a *Admitter) tickSKU(ctx context.Context, sku string, l *skuLine) error {
 		l.version = -1
 		return err
 	}
-	f, version, err := a.store.ReadFrontier(ctx, sku)
+	kept, version, err := a.store.ReadFrontier(ctx, sku)
 	if err != nil {
 		return err
 	}
-	if version != l.version || l.book.Start != d.SaleStartsAt || l.book.Settings != d.Queue {
+	f := kept.ForSale(d.SaleStartsAt, now) // a new sale: a new line, written this tick
+	if version != l.version || l.book.Start != d.SaleStartsAt || l.book.Settings != d.Queue || !f.Sale.Equal(kept.Sale) {
 		if err := a.resume(ctx, d, f.Line, l); err != nil {
 			return err
 		}
@@ -298,7 +299,7 @@ func (a *Admitter) tickSKU(ctx context.Context, sku string, l *skuLine) error {
 	if err != nil {
 		return err
 	}
-	placed, err := a.admit(ctx, d, f, version, l, now, read)
+	placed, err := a.admit(ctx, d, kept, f, version, l, now, read)
 	if err != nil {
 		return err
 	}
@@ -334,8 +335,12 @@ func (a *Admitter) dropUsed(ctx context.Context, d *inventory.SKUDetail, l *skuL
 }
 
 // resume rebuilds l's book from the line kept in the frontier: after another
-// admitter's ticks, a failed tick or a changed sale.
+// admitter's ticks, a failed tick or a changed sale (whose line starts empty: its
+// positions from 1, its own fair window and seed).
 func (a *Admitter) resume(ctx context.Context, d *inventory.SKUDetail, kept inventory.LineState, l *skuLine) error {
+	if !l.book.Start.Equal(d.SaleStartsAt) {
+		l.retry = nil // the last sale's positions: its tickets are EXPIRED
+	}
 	l.book = Book{Settings: d.Queue, Start: d.SaleStartsAt}
 	l.carry, l.last = 0, time.Time{}
 	if d.Queue.FairWindowSeconds > 0 {
@@ -356,7 +361,7 @@ func (a *Admitter) resume(ctx context.Context, d *inventory.SKUDetail, kept inve
 	if kept.Queued <= kept.Placed && kept.Unwritten <= 0 {
 		from = kept.Watermark.Add(-Lookback)
 	}
-	arrivals, err := a.store.Arrivals(ctx, d.ID, from, kept.Watermark)
+	arrivals, err := a.store.Arrivals(ctx, d.ID, d.SaleStartsAt, from, kept.Watermark)
 	if err != nil {
 		return err
 	}
@@ -378,7 +383,7 @@ func (a *Admitter) readArrivals(ctx context.Context, sku string, l *skuLine, now
 	if !cut.After(from) {
 		return 0, nil
 	}
-	arrivals, err := a.store.Arrivals(ctx, sku, from, cut)
+	arrivals, err := a.store.Arrivals(ctx, sku, l.book.Start, from, cut)
 	if err != nil {
 		return 0, err
 	}
@@ -392,8 +397,9 @@ func (a *Admitter) readArrivals(ctx context.Context, sku string, l *skuLine, now
 
 // admit decides the tick (Decide on one read of the shards) and reserves the
 // positions of the tickets to place, f.Line.Placed+1…, in the frontier it writes (one
-// conditional write, from the version read); it returns those tickets.
-func (a *Admitter) admit(ctx context.Context, d *inventory.SKUDetail, f inventory.Frontier, version int64, l *skuLine, now time.Time, read int) ([]string, error) {
+// conditional write, from the version read: kept, which f is for the SKU's sale);
+// it returns those tickets.
+func (a *Admitter) admit(ctx context.Context, d *inventory.SKUDetail, kept, f inventory.Frontier, version int64, l *skuLine, now time.Time, read int) ([]string, error) {
 	elapsed := Tick
 	if !l.last.IsZero() {
 		elapsed = min(max(now.Sub(l.last), 0), time.Second)
@@ -401,7 +407,7 @@ func (a *Admitter) admit(ctx context.Context, d *inventory.SKUDetail, f inventor
 	l.last = now
 	place := l.book.Take(int(PlacementsPerSecond * elapsed / time.Second))
 	in := inventory.AdmissionInput{
-		AdmittedUnexpired: f.AdmittedUnexpired(now), UnitsPerAdmission: max(d.LimitPerUser, 1),
+		AdmittedUnexpired: f.AdmittedUnexpired(now) + f.PriorClaims(now), UnitsPerAdmission: max(d.LimitPerUser, 1),
 		Waiting: f.Line.Placed + len(place) - f.Admitted(),
 	}
 	used := map[inventory.UsedKey]int{}
@@ -424,7 +430,7 @@ func (a *Admitter) admit(ctx context.Context, d *inventory.SKUDetail, f inventor
 	}
 	next := f.Advance(now, dec)
 	next.Line = a.lineAfter(f.Line, l, len(place), read, elapsed)
-	if !changed(f, next) {
+	if !changed(kept, next) {
 		return nil, nil
 	}
 	if err := a.store.AdvanceFrontier(ctx, d.ID, version, next); err != nil {
@@ -454,7 +460,7 @@ func (a *Admitter) lineAfter(kept inventory.LineState, l *skuLine, placed, read 
 // changed reports whether a tick changed the frontier (else it is not written).
 func changed(f, next inventory.Frontier) bool {
 	return next.Admitted() != f.Admitted() || next.SoldOut != f.SoldOut || len(next.Steps) != len(f.Steps) ||
-		next.Line != f.Line
+		next.Line != f.Line || !next.Sale.Equal(f.Sale)
 }
 
 // place writes each ticket's reserved position, placeWriters at a time, and returns

@@ -48,21 +48,22 @@ type arrivalRecord struct {
 	ArrivedMs int64  `dynamodbav:"arrivedMs"`
 }
 
-// Arrivals reads sku's tickets that arrived after after and at or before through
-// (store clock, milliseconds; a zero after reads from the first), from
-// TicketsByArrival: one Query per bucket "<skuId>#<b>", b = 0..ArrivalBuckets-1,
+// Arrivals reads the tickets of sku's sale starting at start (zero: none) that
+// arrived after after and at or before through (store clock, milliseconds; a zero
+// after reads from the first), from TicketsByArrival: one Query per bucket of the
+// sale (arrivalBucket), b = 0..ArrivalBuckets-1,
 // arrivalReaders at a time, eventually consistent (a GSI has no other kind), 0.5
 // read units per 4 KB of entries (an entry is about 100 bytes). The index lags the
 // table: an entry may show after later ones did. The order is not defined. Errors:
 // inventory.ErrBusy.
-func (s *QueueStore) Arrivals(ctx context.Context, sku string, after, through time.Time) ([]inventory.Arrival, error) {
+func (s *QueueStore) Arrivals(ctx context.Context, sku string, start, after, through time.Time) ([]inventory.Arrival, error) {
 	var mu sync.Mutex
 	var out []inventory.Arrival
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(arrivalReaders)
 	for b := range ArrivalBuckets {
 		g.Go(func() error {
-			got, err := s.arrivalsIn(gctx, sku+"#"+strconv.Itoa(b), after.UnixMilli()+1, through.UnixMilli())
+			got, err := s.arrivalsIn(gctx, arrivalBucket(sku, start, strconv.Itoa(b)), after.UnixMilli()+1, through.UnixMilli())
 			mu.Lock()
 			out = append(out, got...)
 			mu.Unlock()

@@ -27,8 +27,10 @@ type QueueStore struct{ *store }
 // Waiting-room keys and sizes.
 const (
 	// ArrivalIndex is the orders table's GSI of tickets by arrival: hash
-	// arrivalBucket ("<skuId>#<b>", b = bucket(ticket id, ArrivalBuckets)), range
-	// arrivedMs, KEYS_ONLY. The admitter reads it per bucket since its watermark.
+	// arrivalBucket ("<skuId>#<sale start, Unix ms>#<b>", or "<skuId>#<b>" for a
+	// SKU without a start; b = bucket(ticket id, ArrivalBuckets)), range arrivedMs,
+	// KEYS_ONLY. The admitter reads its sale's buckets since its watermark, so a
+	// new sale's line never reads the last one's tickets.
 	ArrivalIndex = "TicketsByArrival"
 	// ArrivalBuckets is how many index keys one SKU's arrivals spread over: each
 	// takes 1,000 write units a second, so 128 take 128,000 arrivals a second.
@@ -57,8 +59,14 @@ func ticketKey(id string) string { return "ticket#" + id }
 
 func frontierKey(sku string) string { return sku + "#queue" }
 
-// arrivalBucket is a ticket's TicketsByArrival hash key.
-func arrivalBucket(sku, ticket string) string { return sku + "#" + bucket(ticket, ArrivalBuckets) }
+// arrivalBucket is the TicketsByArrival hash key of bucket b of the arrivals of
+// sku's sale starting at start (zero: none).
+func arrivalBucket(sku string, start time.Time, b string) string {
+	if start.IsZero() {
+		return sku + "#" + b
+	}
+	return sku + "#" + strconv.FormatInt(start.UnixMilli(), 10) + "#" + b
+}
 
 // ticketRecord is a ticket as the orders table keeps it (about 200 bytes). It has no
 // userId nor createdMs, so it never enters OrdersByUser.
@@ -109,7 +117,7 @@ func (s *QueueStore) TakeTicket(ctx context.Context, user, sku string) (inventor
 	keep = keep.Add(ticketTTL)
 	rec := ticketRecord{
 		PK: ticketKey(id), Kind: kindTicket, SKU: sku, Buyer: user, ArrivedMs: now.UnixMilli(),
-		ArrivalBucket: arrivalBucket(sku, id), TTL: keep.Unix(),
+		ArrivalBucket: arrivalBucket(sku, start, bucket(id, ArrivalBuckets)), TTL: keep.Unix(),
 	}
 	var old ticketRecord
 	fresh, err := s.putOnce(ctx, s.tables.Orders, rec, ticketKey(id), "ticket", &old)
@@ -147,13 +155,31 @@ func (s *QueueStore) TicketOf(ctx context.Context, user, id string) (inventory.T
 }
 
 // QueueSKUOf reads sku's inventory.QueueSKU from the catalog cache (Options.CatalogTTL old at
-// most). Errors: a *SKUError wrapping inventory.ErrSKUNotFound, inventory.ErrBusy.
+// most; Known set when the cache's read was strongly consistent). Errors: a *SKUError
+// wrapping inventory.ErrSKUNotFound, inventory.ErrBusy.
 func (s *QueueStore) QueueSKUOf(ctx context.Context, sku string) (inventory.QueueSKU, error) {
 	e, err := s.skuEntry(ctx, sku)
+	return queueSKU(e), err
+}
+
+// FreshQueueSKUOf reads sku's inventory.QueueSKU from the table, strongly consistent
+// (1 read unit: the record is under 4 KB), Known the read's time, and keeps it in the
+// catalog cache. Errors: as QueueSKUOf.
+func (s *QueueStore) FreshQueueSKUOf(ctx context.Context, sku string) (inventory.QueueSKU, error) {
+	entries, err := s.skuRecords(ctx, []string{sku}, tableOnly)
 	if err != nil {
 		return inventory.QueueSKU{}, err
 	}
-	return inventory.QueueSKU{Queue: e.rec.queue(), SaleStartsAt: fromMilli(e.rec.SaleStartsAt), Shards: e.rec.Shards}, nil
+	e, ok := entries[sku]
+	if !ok {
+		return inventory.QueueSKU{}, &inventory.SKUError{Err: inventory.ErrSKUNotFound, SKU: sku}
+	}
+	return queueSKU(e), nil
+}
+
+// queueSKU is what a poll needs of e's record.
+func queueSKU(e catalogEntry) inventory.QueueSKU {
+	return inventory.QueueSKU{Queue: e.rec.queue(), SaleStartsAt: fromMilli(e.rec.SaleStartsAt), Shards: e.rec.Shards, Known: e.fetched}
 }
 
 // frontierRecord is the frontier item: pk <skuId>#queue in the skus table, the
@@ -175,6 +201,11 @@ type frontierRecord struct {
 	Drawn       bool  `dynamodbav:"drawn,omitempty"`
 	Late        int   `dynamodbav:"late,omitempty"`
 	Unwritten   int   `dynamodbav:"unwritten,omitempty"`
+	// The sale (inventory.Frontier.Sale, Replaced, Prior); absent for a SKU
+	// without a start, and on items written before frontiers named their sale.
+	SaleStartsMs int64 `dynamodbav:"saleStartsMs,omitempty"`
+	ReplacedMs   int64 `dynamodbav:"replacedMs,omitempty"`
+	Prior        int   `dynamodbav:"prior,omitempty"`
 }
 
 // frontier is the record's inventory.Frontier.
@@ -186,7 +217,7 @@ func (r frontierRecord) frontier() (inventory.Frontier, error) {
 	return inventory.Frontier{Steps: steps, SoldOut: r.SoldOut, Line: inventory.LineState{
 		Placed: r.Placed, Queued: r.Queued, ArrivalsPerSecond: r.Rate, Watermark: fromMilli(r.WatermarkMs), Drawn: r.Drawn, Late: r.Late,
 		Unwritten: r.Unwritten,
-	}}, nil
+	}, Sale: fromMilli(r.SaleStartsMs), Replaced: fromMilli(r.ReplacedMs), Prior: r.Prior}, nil
 }
 
 const kindFrontier = "FRONTIER"
@@ -276,7 +307,8 @@ func (s *QueueStore) AdvanceFrontier(ctx context.Context, sku string, prev int64
 	}
 	l := f.Line
 	rec := frontierRecord{PK: frontierKey(sku), Kind: kindFrontier, SKU: sku, Steps: steps, SoldOut: f.SoldOut, Version: prev + 1,
-		Placed: l.Placed, Queued: l.Queued, Rate: l.ArrivalsPerSecond, Drawn: l.Drawn, Late: l.Late, Unwritten: l.Unwritten}
+		Placed: l.Placed, Queued: l.Queued, Rate: l.ArrivalsPerSecond, Drawn: l.Drawn, Late: l.Late, Unwritten: l.Unwritten,
+		SaleStartsMs: unixMilli(f.Sale), ReplacedMs: unixMilli(f.Replaced), Prior: f.Prior}
 	if !l.Watermark.IsZero() {
 		rec.WatermarkMs = l.Watermark.UnixMilli()
 	}

@@ -242,8 +242,9 @@ func (r *reservation) plan(ctx context.Context) error {
 			}
 		}
 		err := r.replan(ctx, i, e, hintsFirst)
-		if (errors.Is(err, inventory.ErrLimitExceeded) || r.needsAddress(e.rec)) && e.fetched.Before(r.createdAt) {
-			err = r.refresh(ctx, i) // the limit or the delivery came from the cache: check it afresh
+		stale := errors.Is(err, inventory.ErrLimitExceeded) || r.needsAddress(e.rec) || errors.Is(err, inventory.ErrAdmissionRequired) && r.otherSale(e.rec)
+		if stale && e.fetched.Before(r.createdAt) {
+			err = r.refresh(ctx, i) // the limit, the delivery or the sale came from the cache: check it afresh
 		}
 		if err != nil {
 			return err
@@ -331,6 +332,15 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 // in the transaction).
 func (r *reservation) admitted(rec skuRecord) bool {
 	return r.req.Admission != nil && r.req.Admission.Admits(r.req.UserID, rec.SKU, fromMilli(rec.SaleStartsAt), r.createdAt)
+}
+
+// otherSale reports whether the request's admission would let its user order rec's
+// SKU but for its ticket, of another sale than rec's: at a sale change, a record from
+// the cache may be behind the admission's sale, so the refusal is read again
+// (strongly consistent, 1 read unit, and the SKU's shards) before it is answered
+// (docs/design.md, "A new sale, a new line").
+func (r *reservation) otherSale(rec skuRecord) bool {
+	return r.req.Admission != nil && r.req.Admission.OtherSale(r.req.UserID, rec.SKU, fromMilli(rec.SaleStartsAt), r.createdAt)
 }
 
 // needsAddress reports whether rec's SKU ships by express while the request gives no

@@ -521,7 +521,7 @@ func (s *WaitlistStore) passBlocked(ctx context.Context, rec *skuRecord, now tim
 	if err != nil {
 		return "", err
 	}
-	if !f.SoldOut {
+	if !f.ForSale(fromMilli(rec.SaleStartsAt), now).SoldOut { // a new sale's line is not the last one's
 		return "waiting room line not empty", nil
 	}
 	return "", nil

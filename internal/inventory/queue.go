@@ -240,7 +240,9 @@ type UsedKey struct {
 // taken off first (its admissions are counted from the steps: Advance keeps them
 // all); a bucket whose expired admissions cannot be counted (its first step's
 // start was dropped) counts nothing. Each bucket counts at most its unexpired
-// admissions' claims.
+// admissions' claims. A frontier that replaced another sale's (ForSale) credits
+// nothing in the buckets up to the one that sale's admissions last expire in: its
+// orders' counters are there too.
 func (f Frontier) UsedClaims(now time.Time, used map[UsedKey]int, per int) int {
 	per = max(per, 1)
 	type tally struct {
@@ -257,7 +259,7 @@ func (f Frontier) UsedClaims(now time.Time, used map[UsedKey]int, per int) int {
 	current := now.Unix() / UsedBucketSeconds // buckets before it have expired whole
 	for i, s := range f.Steps {
 		b := AdmissionBucket(s.Expires())
-		if b < current {
+		if b < current || b <= f.priorBucket() {
 			continue
 		}
 		t := buckets[b]
@@ -306,6 +308,64 @@ type Frontier struct {
 	SoldOut bool // the last tick found nothing purchasable
 	// Line is the admitter's account of the line, kept in the same item.
 	Line LineState
+	// Sale is the start of the sale whose line this is (the SKU's saleStartsAt;
+	// zero: none). A SKU put on sale again with a new start has a new line
+	// (ForSale).
+	Sale time.Time
+	// Replaced is when this frontier replaced the previous sale's that had
+	// admissions unexpired (zero: none), and Prior is those admissions. They still claim
+	// units until SaleHandover after Replaced (PriorClaims), and orders' counters
+	// of the bucket they last expire in are not credited (UsedClaims).
+	Replaced time.Time
+	Prior    int
+}
+
+// SaleHandover is how long after a SKU's frontier was replaced by a new sale's
+// (Frontier.ForSale) the previous sale's unexpired admissions still count as
+// claims: an order's view of the SKU record, from which it tells an admission of
+// the current sale (Admission.Admits), may lag the change by the catalog cache
+// (5 s) and createOrder's 10 s timeout; 15 s more cover a replica behind an
+// eventually consistent read, as the waitlist's lead does.
+const SaleHandover = 30 * time.Second
+
+// ForSale is f if it is the frontier of the sale starting at start, else the new
+// sale's frontier at now: nobody placed nor admitted, the fair window not drawn,
+// not sold out, and, when the previous sale has admissions unexpired at now (with
+// those it still carried), those as its Prior, replaced at now. A frontier written
+// before frontiers named their sale has a zero Sale: it is the line of a SKU
+// without a start (and no frontier at all is the zero Frontier).
+func (f Frontier) ForSale(start, now time.Time) Frontier {
+	if f.Sale.Equal(start) {
+		return f
+	}
+	next := Frontier{Sale: start, Prior: f.AdmittedUnexpired(now) + f.PriorClaims(now)}
+	if next.Prior > 0 {
+		next.Replaced = now
+		if n := len(f.Steps); n > 0 && f.Steps[n-1].At.After(now) {
+			next.Replaced = f.Steps[n-1].At // another admitter's clock ran ahead
+		}
+	}
+	return next
+}
+
+// PriorClaims is the admissions of the previous sale that still count as claims at
+// now: Prior until SaleHandover after Replaced, then 0. The admitter adds them to
+// AdmissionInput.AdmittedUnexpired (fewer admitted in the handover, never more).
+func (f Frontier) PriorClaims(now time.Time) int {
+	if f.Replaced.IsZero() || !now.Before(f.Replaced.Add(SaleHandover)) {
+		return 0
+	}
+	return max(f.Prior, 0)
+}
+
+// priorBucket is the last bucket (AdmissionBucket) in which the previous sale's
+// admissions can expire, so that its orders' counters are not credited to this
+// sale's admissions; -1 when f replaced none.
+func (f Frontier) priorBucket() int64 {
+	if f.Replaced.IsZero() {
+		return -1
+	}
+	return AdmissionBucket(f.Replaced.Add(AdmissionSeconds * time.Second))
 }
 
 // LineState is what the admitter keeps of a SKU's line between ticks (and between
@@ -413,7 +473,8 @@ func (f Frontier) Advance(now time.Time, d AdmissionDecision) Frontier {
 	if last > 0 {
 		steps = steps[last:]
 	}
-	return Frontier{Steps: steps, SoldOut: d.SoldOut, Line: f.Line}
+	f.Steps, f.SoldOut = steps, d.SoldOut
+	return f
 }
 
 // TicketStatus is what GET /queue/{ticket} answers.

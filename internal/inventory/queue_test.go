@@ -651,3 +651,53 @@ func TestLineState_MissedOnlyOnceTheLineHasPassedIt(t *testing.T) {
 		}
 	}
 }
+
+// A SKU put on sale again with a new start gets a new line: nobody placed nor
+// admitted, the fair window not drawn, not sold out. The last sale's admissions
+// unexpired then (and those it still carried) claim units for SaleHandover, and
+// the counters of the bucket they last expire in credit the new sale nothing; a
+// frontier of the same sale is kept as it is.
+func TestFrontier_ForSaleStartsANewLine(t *testing.T) {
+	first, second := saleStart, saleStart.Add(time.Hour)
+	at := first.Add(10 * time.Minute)
+	old := inventory.Frontier{Sale: first, SoldOut: true, Line: inventory.LineState{Placed: 40, Queued: 50, Drawn: true, Watermark: at}}.
+		Advance(at, inventory.AdmissionDecision{Admit: 30}).
+		Advance(at.Add(2*time.Minute), inventory.AdmissionDecision{Admit: 4, SoldOut: true})
+	now := at.Add(3 * time.Minute) // the first 30 have expired, the last 4 not
+	if got := old.ForSale(first, now); !slices.Equal(got.Steps, old.Steps) || got.Line != old.Line || !got.Replaced.IsZero() {
+		t.Fatalf("the same sale's frontier changed: %+v", got)
+	}
+	f := old.ForSale(second, now)
+	if f.Admitted() != 0 || f.SoldOut || f.Line != (inventory.LineState{}) || !f.Sale.Equal(second) || !f.Replaced.Equal(now) || f.Prior != 4 {
+		t.Fatalf("new sale's frontier: %+v, want empty, of %v, replaced at %v with 4 prior", f, second, now)
+	}
+	for _, tc := range []struct {
+		after time.Duration
+		want  int
+	}{{0, 4}, {inventory.SaleHandover - time.Millisecond, 4}, {inventory.SaleHandover, 0}} {
+		if got := f.PriorClaims(now.Add(tc.after)); got != tc.want {
+			t.Errorf("prior claims %v after the change: %d, want %d", tc.after, got, tc.want)
+		}
+	}
+	if again := f.ForSale(first, now.Add(time.Second)); again.Prior != 4 || !again.Sale.Equal(first) {
+		t.Errorf("replaced again within the handover: %+v, want the 4 still counted", again)
+	}
+	if quiet := old.ForSale(second, at.Add(time.Hour)); quiet.Prior != 0 || !quiet.Replaced.IsZero() {
+		t.Errorf("replacing a sale whose admissions all expired: %+v, want no prior, no handover", quiet)
+	}
+
+	// The new sale admits 2 at once and 3 a bucket later; one order of the last
+	// sale and one of this one's first step credited the shared bucket.
+	g := f.Advance(now, inventory.AdmissionDecision{Admit: 2}).Advance(now.Add(10*time.Second), inventory.AdmissionDecision{Admit: 3})
+	if !g.Sale.Equal(second) || !g.Replaced.Equal(now) || g.Prior != 4 || g.Admitted() != 5 {
+		t.Fatalf("Advance lost the sale: %+v", g)
+	}
+	shared := inventory.AdmissionBucket(now.Add(inventory.AdmissionSeconds * time.Second))
+	used := map[inventory.UsedKey]int{{Bucket: shared, Per: 1}: 2, {Bucket: shared + 1, Per: 1}: 1}
+	if got := g.UsedClaims(now.Add(20*time.Second), used, 1); got != 1 {
+		t.Errorf("used claims %d, want 1 (the shared bucket credits nothing)", got)
+	}
+	if got := (inventory.Frontier{Steps: g.Steps, Sale: second}).UsedClaims(now.Add(20*time.Second), used, 1); got != 3 {
+		t.Errorf("used claims of a frontier that replaced none %d, want 3", got)
+	}
+}

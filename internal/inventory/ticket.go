@@ -115,11 +115,14 @@ func NextPoll(waitSeconds int, windowEnd, now time.Time) int {
 // (AdmissionRatePerSecond of its shards): Frontier.Status of t's position, with its
 // wait and the next poll while WAITING. A ticket not placed yet is estimated from
 // the line the admitter keeps in f (LineState.Ahead) once the line is drawn. A
-// ticket of another sale than the one starting at start (Ticket.OfSale) is EXPIRED.
+// ticket of another sale than the one starting at start (Ticket.OfSale) is EXPIRED;
+// a frontier of another sale (not yet replaced by the admitter) is read as the
+// sale's new one (Frontier.ForSale): nobody placed nor admitted.
 func (f Frontier) View(t Ticket, q QueueSettings, start time.Time, ratePerSecond int, now time.Time) TicketView {
 	if !t.OfSale(start) {
 		return TicketView{Status: TicketExpired, Position: t.Position}
 	}
+	f = f.ForSale(start, now) // a frontier of the last sale admits nobody of this one
 	status, expires := f.Status(t.Position, now)
 	v := TicketView{Status: status, Position: t.Position, AdmissionExpires: expires}
 	if status != TicketWaiting {
@@ -158,11 +161,50 @@ func (a Admission) Admits(user, sku string, start, now time.Time) bool {
 	return a.User == user && a.SKU == sku && now.Before(a.Expires) && a.Ticket == TicketID(user, sku, start)
 }
 
+// OtherSale reports whether a would let user order sku at now but for its ticket,
+// which is of another sale than the one starting at start: a SKU record that may be
+// behind (the catalog cache) then refuses it only once read again (docs/design.md,
+// "A new sale, a new line"), since the admission may be of the sale it has not seen.
+func (a Admission) OtherSale(user, sku string, start, now time.Time) bool {
+	return a.User == user && a.SKU == sku && now.Before(a.Expires) && a.Ticket != TicketID(user, sku, start)
+}
+
+// SaleClockSkew is the most two function instances' clocks are taken to differ by
+// when one's read of a SKU record is compared with a ticket's arrival, which another
+// stamped (Ticket.SaleSettled).
+const SaleClockSkew = time.Second
+
+// SaleSettled reports whether a SKU record known current at known (QueueSKU.Known;
+// zero: from the catalog cache or an eventually consistent read, perhaps behind)
+// settles t's sale: it was read more than SaleClockSkew after t arrived, so after the
+// record t's sale was taken from. A ticket of another sale than such a record's is
+// of no current sale (EXPIRED); one the record does not settle may be of a sale the
+// record has not seen yet. A ticket without its arrival (from a ticket token) is
+// settled by no record.
+func (t Ticket) SaleSettled(known time.Time) bool {
+	return !t.ArrivedAt.IsZero() && known.After(t.ArrivedAt.Add(SaleClockSkew))
+}
+
 // QueueSKU is what a poll needs of a SKU besides its frontier: its waiting-room
 // settings, sale start (zero: none) and shard count (its admission rate,
-// AdmissionRatePerSecond).
+// AdmissionRatePerSecond), and when the record was known current (Ticket.SaleSettled).
 type QueueSKU struct {
 	Queue        QueueSettings
 	SaleStartsAt time.Time
 	Shards       int
+	// Known is when the record was read strongly consistent (the store's clock);
+	// zero when it may be behind (an eventually consistent read).
+	Known time.Time
+}
+
+// View is what a poll of t answers at now from the SKU's frontier f and this record
+// (Frontier.View), but for a ticket of another sale than the record's that the record
+// does not settle (Ticket.SaleSettled): that is WAITING, without an estimate, to poll
+// again in MinPollSeconds, never EXPIRED, which is final to the buyer, while the
+// record may be behind the ticket's sale.
+func (q QueueSKU) View(f Frontier, t Ticket, now time.Time) TicketView {
+	if !t.OfSale(q.SaleStartsAt) && !t.SaleSettled(q.Known) {
+		return TicketView{Status: TicketWaiting, Position: t.Position, NextPollSeconds: MinPollSeconds}
+	}
+	return f.View(t, q.Queue, q.SaleStartsAt, AdmissionRatePerSecond(q.Shards), now)
 }

@@ -52,7 +52,7 @@ func TestNextPoll_FollowsTheWaitAndTheFairWindow(t *testing.T) {
 
 func TestFrontier_ViewOfATicket(t *testing.T) {
 	q := inventory.QueueSettings{Queue: true, FairWindowSeconds: 30}
-	f := inventory.Frontier{}.Advance(saleStart.Add(40*time.Second), inventory.AdmissionDecision{Admit: 100})
+	f := inventory.Frontier{Sale: saleStart}.Advance(saleStart.Add(40*time.Second), inventory.AdmissionDecision{Admit: 100})
 	at := saleStart.Add(41 * time.Second)
 	for _, tc := range []struct {
 		name     string
@@ -75,7 +75,7 @@ func TestFrontier_ViewOfATicket(t *testing.T) {
 			inventory.TicketView{Status: inventory.TicketAdmitted, Position: 7, AdmissionExpires: saleStart.Add((40 + inventory.AdmissionSeconds) * time.Second)}},
 		{"expired", inventory.Ticket{Position: 7}, saleStart.Add((40 + inventory.AdmissionSeconds) * time.Second), f,
 			inventory.TicketView{Status: inventory.TicketExpired, Position: 7}},
-		{"sold out", inventory.Ticket{Position: 101}, at, inventory.Frontier{Steps: f.Steps, SoldOut: true},
+		{"sold out", inventory.Ticket{Position: 101}, at, inventory.Frontier{Steps: f.Steps, SoldOut: true, Sale: saleStart},
 			inventory.TicketView{Status: inventory.TicketSoldOut, Position: 101}},
 	} {
 		tc.ticket.ID = inventory.TicketID(tc.ticket.User, tc.ticket.SKU, saleStart) // a ticket of this sale
@@ -111,8 +111,8 @@ func TestAdmission_AdmitsItsUserAndSKUInItsSaleUntilItExpires(t *testing.T) {
 // the frontier say; one of the sale answers as the frontier says.
 func TestView_ATicketOfAnotherSaleIsExpired(t *testing.T) {
 	now := saleStart.Add(time.Minute)
-	f := inventory.Frontier{}.Advance(now, inventory.AdmissionDecision{Admit: 5})
 	for _, start := range []time.Time{{}, saleStart} {
+		f := inventory.Frontier{Sale: start}.Advance(now, inventory.AdmissionDecision{Admit: 5})
 		t1 := inventory.Ticket{ID: inventory.TicketID("alice", "drop", start), SKU: "drop", User: "alice", Position: 1}
 		if v := f.View(t1, inventory.QueueSettings{Queue: true}, start, 100, now); v.Status != inventory.TicketAdmitted {
 			t.Errorf("ticket of the sale at %v: %v, want ADMITTED", start, v.Status)
@@ -157,5 +157,81 @@ func TestSKUPatch_QueueSettingsAppliedAndChecked(t *testing.T) {
 	sku := inventory.NewSKU{ID: "x", Name: "x", Price: 1, Shards: 1, Delivery: inventory.DeliveryNone, Queue: inventory.QueueSettings{FairWindowSeconds: 10}}
 	if !errors.Is(sku.Validate(), inventory.ErrInvalidRequest) {
 		t.Error("a new SKU with a fair window and no queue was taken")
+	}
+}
+
+// A frontier of the last sale, which the admitter has not replaced yet, admits
+// nobody of the new sale: a new ticket placed at a position the old frontier had
+// admitted waits, and one not placed has no estimate from the old line.
+func TestView_AFrontierOfTheLastSaleAdmitsNobodyOfTheNext(t *testing.T) {
+	now := saleStart.Add(time.Hour)
+	old := inventory.Frontier{Sale: saleStart, Line: inventory.LineState{Placed: 9, Queued: 9, Drawn: true, Watermark: now}}.
+		Advance(now.Add(-time.Minute), inventory.AdmissionDecision{Admit: 5})
+	next := saleStart.Add(30 * time.Minute)
+	placed := inventory.Ticket{ID: inventory.TicketID("alice", "drop", next), SKU: "drop", User: "alice", Position: 3, ArrivedAt: now}
+	if v := old.View(placed, inventory.QueueSettings{Queue: true}, next, 100, now); v.Status != inventory.TicketWaiting || v.EstimatedWaitSeconds != 1 {
+		t.Errorf("placed ticket of the new sale: %+v, want WAITING, 1 s", v)
+	}
+	placed.Position = 0
+	if v := old.View(placed, inventory.QueueSettings{Queue: true}, next, 100, now); v.Status != inventory.TicketWaiting || v.Estimated {
+		t.Errorf("unplaced ticket of the new sale: %+v, want WAITING without an estimate", v)
+	}
+}
+
+// A ticket of another sale than the SKU record's is EXPIRED only when the record was
+// read strongly consistent more than SaleClockSkew after the ticket arrived; from a
+// record that may be behind (cached, eventually consistent, read too close to the
+// arrival), and for a ticket without its arrival (a ticket token's), it is WAITING,
+// poll again in 1 s. A ticket of the record's sale answers as the frontier says.
+func TestQueueSKUView_AnotherSaleIsExpiredOnlyOnARecordReadAfterTheTicket(t *testing.T) {
+	next := saleStart.Add(time.Hour) // the new sale
+	arrived := next.Add(time.Second)
+	now := arrived.Add(time.Minute)
+	ticket := inventory.Ticket{ID: inventory.TicketID("alice", "drop", next), SKU: "drop", User: "alice", ArrivedAt: arrived}
+	for _, c := range []struct {
+		name     string
+		start    time.Time // the record's sale
+		known    time.Time
+		token    bool // the ticket from a ticket token: no arrival
+		want     inventory.TicketStatus
+		wantPoll int
+	}{
+		{"record of the last sale, from the cache", saleStart, time.Time{}, false, inventory.TicketWaiting, 1},
+		{"record of the last sale, read before the arrival", saleStart, arrived.Add(-time.Second), false, inventory.TicketWaiting, 1},
+		{"record of the last sale, read within the clock skew", saleStart, arrived.Add(inventory.SaleClockSkew), false, inventory.TicketWaiting, 1},
+		{"record of another sale, read after the arrival", saleStart, arrived.Add(inventory.SaleClockSkew + time.Millisecond), false, inventory.TicketExpired, 0},
+		{"record of another sale, read now, ticket token", saleStart, now, true, inventory.TicketWaiting, 1},
+		{"record of the ticket's sale, from the cache", next, time.Time{}, false, inventory.TicketWaiting, 1},
+	} {
+		tk := ticket
+		if c.token {
+			tk.ArrivedAt = time.Time{}
+		}
+		q := inventory.QueueSKU{Queue: inventory.QueueSettings{Queue: true}, SaleStartsAt: c.start, Shards: 1, Known: c.known}
+		v := q.View(inventory.Frontier{}, tk, now)
+		if v.Status != c.want || v.NextPollSeconds != c.wantPoll {
+			t.Errorf("%s: %s, next poll %d s; want %s, %d s", c.name, v.Status, v.NextPollSeconds, c.want, c.wantPoll)
+		}
+	}
+}
+
+// An admission of another sale than the record's is told apart from one refused for
+// its user, SKU or expiry: only the first is worth reading the record again for.
+func TestAdmission_OtherSale(t *testing.T) {
+	next := saleStart.Add(time.Hour)
+	a := inventory.Admission{User: "alice", SKU: "drop", Ticket: inventory.TicketID("alice", "drop", next), Position: 1, Expires: next.Add(time.Minute)}
+	if a.OtherSale("alice", "drop", next, next) {
+		t.Error("an admission of the record's sale is of another sale")
+	}
+	if !a.OtherSale("alice", "drop", saleStart, next) || !a.OtherSale("alice", "drop", time.Time{}, next) {
+		t.Error("an admission of the new sale, on a record of the last, is not of another sale")
+	}
+	for _, c := range []struct {
+		user, sku string
+		at        time.Time
+	}{{"bob", "drop", next}, {"alice", "mug", next}, {"alice", "drop", a.Expires}} {
+		if a.OtherSale(c.user, c.sku, saleStart, c.at) {
+			t.Errorf("%s, %s at %v: of another sale, want refused for itself", c.user, c.sku, c.at)
+		}
 	}
 }

@@ -31,8 +31,10 @@ type Tickets interface {
 	TakeTicket(ctx context.Context, user, sku string) (inventory.Ticket, bool, error)
 	// TicketOf reads user's ticket id (inventory.ErrTicketNotFound for anyone else's).
 	TicketOf(ctx context.Context, user, id string) (inventory.Ticket, error)
-	// QueueSKUOf reads what a poll needs of sku.
+	// QueueSKUOf reads what a poll needs of sku (cached per instance).
 	QueueSKUOf(ctx context.Context, sku string) (inventory.QueueSKU, error)
+	// FreshQueueSKUOf reads it strongly consistent.
+	FreshQueueSKUOf(ctx context.Context, sku string) (inventory.QueueSKU, error)
 	// FrontierOf reads sku's admission frontier (cached per instance) and its version.
 	FrontierOf(ctx context.Context, sku string) (inventory.Frontier, int64, error)
 	// ReindexTicket moves ticket id, without a position and arrived at arrived, to
@@ -95,7 +97,8 @@ func (r *Room) Take(ctx context.Context, req events.APIGatewayV2HTTPRequest) (ev
 // ticket (eventually consistent, 0.5 read units), unless the request's Ticket-Token
 // header carries a ticket token of this caller and ticket (admission.Keys.CheckTicket):
 // then the ticket is the token's and is not read. A token that does not check is
-// ignored: the ticket is read as without one. The one write: a ticket read without a
+// ignored: the ticket is read as without one, and so is a token's ticket of another
+// sale than the SKU record's (its arrival decides: saleOf). The one write: a ticket read without a
 // position that the admitter missed (inventory.LineState.Missed) is indexed again
 // (ReindexTicket, 3 write units, at most once per inventory.RescueAfter).
 func (r *Room) Poll(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
@@ -106,7 +109,9 @@ func (r *Room) Poll(ctx context.Context, req events.APIGatewayV2HTTPRequest) (ev
 	id := req.PathParameters["ticket"]
 	if token, ok := req.Headers[admission.TicketHeader]; ok {
 		if t, err := r.keys.CheckTicket(token, user, id, r.now()); err == nil {
-			return r.answer(ctx, http.StatusOK, t, false)
+			if sku, err := r.store.QueueSKUOf(ctx, t.SKU); err == nil && t.OfSale(sku.SaleStartsAt) {
+				return r.answer(ctx, http.StatusOK, t, false)
+			}
 		}
 	}
 	t, err := r.store.TicketOf(ctx, user, id)
@@ -134,8 +139,10 @@ type lineJSON struct {
 	AdmissionsPerSecond int `json:"admissionsPerSecond"`
 }
 
-// Line serves RouteLine: the SKU's admission frontier as every waiting buyer needs it
-// (docs/contract.md, "GET /skus/{skuId}/line"), from the frontier a poll reads
+// Line serves RouteLine: the admission frontier of the SKU's current sale as every
+// waiting buyer needs it (docs/contract.md, "GET /skus/{skuId}/line"; a frontier of
+// an earlier sale, before the admitter replaced it, reads as the new sale's:
+// inventory.Frontier.ForSale), from the frontier a poll reads
 // (FrontierOf, cached per instance for dynamo.FrontierCacheTTL, 500 ms) and the SKU
 // record (cached), with Cache-Control httpapi.PublicCacheControl, so that CloudFront
 // answers every buyer's read of it from its cache (template.yaml PageDistribution).
@@ -170,31 +177,48 @@ func (r *Room) line(ctx context.Context, id string) (events.APIGatewayV2HTTPResp
 	if !sku.Queue.Queue {
 		return events.APIGatewayV2HTTPResponse{}, &inventory.SKUError{Err: inventory.ErrQueueNotEnabled, SKU: id}
 	}
-	f, _, err := r.store.FrontierOf(ctx, id)
+	kept, _, err := r.store.FrontierOf(ctx, id)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
+	f := kept.ForSale(sku.SaleStartsAt, r.now()) // the current sale's, before the admitter wrote it
 	return httpapi.JSON(http.StatusOK, lineJSON{SKU: id, AdmittedThrough: f.Admitted(), SoldOut: f.SoldOut,
 		Placed: f.Line.Placed, AdmissionsPerSecond: inventory.AdmissionRatePerSecond(sku.Shards)}), nil
 }
 
-// answer is t's status (inventory.Frontier.View), with an admission token when it is
+// saleOf is the SKU record a poll of t decides on: the catalog cache's (up to
+// Options.CatalogTTL, 5 s, old), but when it names another sale than t's and may be
+// behind it (inventory.Ticket.SaleSettled), read again strongly consistent, 1 read
+// unit, so that a ticket of a sale the cache has not seen yet is not answered
+// EXPIRED. That is at a sale change only: the read refreshes the instance's cache,
+// after which the new sale's tickets match it and the last sale's are settled by it
+// while it lasts.
+func (r *Room) saleOf(ctx context.Context, t inventory.Ticket) (inventory.QueueSKU, error) {
+	sku, err := r.store.QueueSKUOf(ctx, t.SKU)
+	if err != nil || t.OfSale(sku.SaleStartsAt) || t.SaleSettled(sku.Known) {
+		return sku, err
+	}
+	return r.store.FreshQueueSKUOf(ctx, t.SKU)
+}
+
+// answer is t's status (inventory.QueueSKU.View of saleOf's record), with an admission token when it is
 // ADMITTED, as status; with mint (t was read from the store), also its ticket token
 // once it has a position. A poll answered from a ticket token gets no new one, so a
 // token expires TicketTokenSeconds after the read it came from, never later.
 func (r *Room) answer(ctx context.Context, status int, t inventory.Ticket, mint bool) (events.APIGatewayV2HTTPResponse, error) {
-	sku, err := r.store.QueueSKUOf(ctx, t.SKU)
+	sku, err := r.saleOf(ctx, t)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	f, _, err := r.store.FrontierOf(ctx, t.SKU)
+	kept, _, err := r.store.FrontierOf(ctx, t.SKU)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	v := f.View(t, sku.Queue, sku.SaleStartsAt, inventory.AdmissionRatePerSecond(sku.Shards), r.now())
-	if mint && v.Status != inventory.TicketExpired && t.Position == 0 && f.Line.Missed(t.ArrivedAt) {
+	f := kept.ForSale(sku.SaleStartsAt, r.now())
+	v := sku.View(f, t, r.now())
+	if mint && t.OfSale(sku.SaleStartsAt) && v.Status != inventory.TicketExpired && t.Position == 0 && f.Line.Missed(t.ArrivedAt) {
 		// A failed rescue changes nothing: the next poll tries again. A ticket of
-		// an earlier sale is EXPIRED, never rescued into this one's line.
+		// another sale is never rescued into this one's line.
 		_ = r.store.ReindexTicket(ctx, t.ID, t.ArrivedAt)
 	}
 	out := ticketJSON{Ticket: t.ID, SKU: t.SKU, Status: string(v.Status), NextPollSeconds: v.NextPollSeconds}

@@ -77,9 +77,16 @@ func unusedAdmissions(t *testing.T, s *stacktest.Stack, sku string, buyers []*bu
 	if err != nil {
 		t.Fatal(err)
 	}
+	return unusedOf(t, s, f, buyers)
+}
+
+// unusedOf is unusedAdmissions as the frontier f (perhaps a copy kept of an
+// earlier sale's) says.
+func unusedOf(t *testing.T, s *stacktest.Stack, f inventory.Frontier, buyers []*buyer) int {
+	t.Helper()
 	n := 0
 	for _, b := range buyers {
-		tk, err := s.Store.TicketOf(ctx, b.user, b.ticket)
+		tk, err := s.Store.TicketOf(context.Background(), b.user, b.ticket)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -440,8 +447,8 @@ type lagging struct {
 	at     time.Time // the hidden entry's arrival
 }
 
-func (l *lagging) Arrivals(ctx context.Context, sku string, after, through time.Time) ([]inventory.Arrival, error) {
-	all, err := l.Store.Arrivals(ctx, sku, after, through)
+func (l *lagging) Arrivals(ctx context.Context, sku string, start, after, through time.Time) ([]inventory.Arrival, error) {
+	all, err := l.Store.Arrivals(ctx, sku, start, after, through)
 	var shown []inventory.Arrival
 	for _, a := range all {
 		if a.Ticket != l.hidden || !a.At.Equal(l.at) {

@@ -46,18 +46,24 @@ func take(t *testing.T, s *stacktest.Stack, user, sku string) string {
 	return out["ticket"].(string)
 }
 
-// admit places ticket at position and writes a frontier admitting through through
-// (now), then moves the clock past every instance's frontier cache.
+// admit places ticket at position and writes a frontier of the SKU's current sale
+// admitting through through (now), then moves the clock past every instance's
+// frontier cache.
 func admit(t *testing.T, s *stacktest.Stack, sku, ticket string, position, through int, soldOut bool) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := s.Store.PlaceTicket(ctx, ticket, position); err != nil {
 		t.Fatal(err)
 	}
-	f, version, err := s.Store.FrontierOf(ctx, sku)
+	kept, version, err := s.Store.FrontierOf(ctx, sku)
 	if err != nil {
 		t.Fatal(err)
 	}
+	q, err := s.Store.QueueSKUOf(ctx, sku)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := kept.ForSale(q.SaleStartsAt, s.Clock.Now())
 	d := inventory.AdmissionDecision{Admit: through - f.Admitted(), SoldOut: soldOut}
 	if err := s.Store.AdvanceFrontier(ctx, sku, version, f.Advance(s.Clock.Now(), d)); err != nil {
 		t.Fatal(err)
@@ -401,7 +407,7 @@ func TestTicket_ANewSaleGivesANewTicket(t *testing.T) {
 	if out := poll("alice", again); out["status"] != "WAITING" {
 		t.Errorf("alice's new ticket: %v, want WAITING", out)
 	}
-	admit(t, s, "drop", again, 3, 3, false)
+	admit(t, s, "drop", again, 1, 1, false) // the new sale's line starts at 1
 	out := poll("alice", again)
 	if out["status"] != "ADMITTED" {
 		t.Fatalf("alice's new ticket admitted: %v", out)
