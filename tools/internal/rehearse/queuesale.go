@@ -46,6 +46,10 @@ type QueueConfig struct {
 	// LinePolls: buyers waiting with a position also read the SKU's line document
 	// each second, as CDN hits (queueline.go).
 	LinePolls bool
+	// Played, when set, is called once the sale has been played, before the tables
+	// are checked: when the sale holds the most memory (tools/cmd/rehearse's
+	// -memprofile writes the heap profile there).
+	Played func()
 }
 
 // DefaultQueue is tools/cmd/queuesale's sale: the 1,000,000 buyers for
@@ -137,6 +141,9 @@ func RunQueue(ctx context.Context, cfg QueueConfig) (*QueueReport, error) {
 	defer q.stack.Close()
 	if err := q.play(ctx); err != nil {
 		return nil, err
+	}
+	if cfg.Played != nil {
+		cfg.Played()
 	}
 	r, err := q.report(ctx)
 	if err != nil {
