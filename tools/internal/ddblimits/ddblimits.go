@@ -596,7 +596,7 @@ func (m *Model) maybeLose(op string, resp *http.Response) *http.Response {
 type itemState struct {
 	write, read bucket
 	heldUntil   time.Time
-	size        int                        // bytes: the item's last written size as the model estimates it
+	size        int                     // bytes: the item's last written size as the model estimates it
 	attrs       fields[int]             // bytes of each top-level attribute (name and value), as its writes left them
 	whole       bool                    // attrs cover the whole item: it was Put through the model
 	keyAttrs    fields[json.RawMessage] // the item's index key attributes, as its writes left them
