@@ -72,6 +72,7 @@ func runQueue(args []string, stdout, stderr io.Writer) int {
 	if o.memProfile != "" {
 		c.Played = func() { writeHeapProfile(o.memProfile, stderr) }
 	}
+	c.Progress = stderr
 	sales := []rehearse.QueueConfig{c}
 	if compare && c.FairWindow > 0 {
 		plain := c
