@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/truora/minidyn/interpreter"
@@ -34,7 +35,7 @@ type Table struct {
 	Name                 string
 	Indexes              map[string]*index
 	AttributesDef        map[string]string
-	SortedKeys           []string
+	SortedKeys           sortedList[string]
 	parts                *partitions
 	Data                 map[string]map[string]*types.Item
 	KeySchema            keySchema
@@ -51,7 +52,7 @@ func NewTable(name string) *Table {
 		Name:                 name,
 		Indexes:              map[string]*index{},
 		AttributesDef:        map[string]string{},
-		SortedKeys:           []string{},
+		SortedKeys:           newSortedList(strings.Compare),
 		parts:                newPartitions(),
 		Data:                 map[string]map[string]*types.Item{},
 		IndexActivationDelay: defaultIndexActivationDelay,
@@ -352,13 +353,13 @@ type searchOrder struct {
 
 func (t *Table) searchOrder(idx *index) searchOrder {
 	if idx == nil {
-		keys := t.SortedKeys
+		keys := t.SortedKeys.all()
 		at := func(pos int) string { return keys[pos] }
 
 		return searchOrder{n: len(keys), key: at, sortKey: at}
 	}
 
-	refs := idx.sorted
+	refs := idx.sorted.all()
 
 	return searchOrder{
 		n:       len(refs),
@@ -732,7 +733,7 @@ func (t *Table) setItem(key string, item map[string]*types.Item) {
 	t.Data[key] = item
 
 	if !exists {
-		t.SortedKeys = insertSorted(t.SortedKeys, key)
+		t.SortedKeys.insert(key)
 		t.parts.file(t.KeySchema, t.AttributesDef, key, item)
 	}
 }
@@ -748,7 +749,7 @@ func (t *Table) getItem(key string) map[string]*types.Item {
 
 // Clear removes data and sorted keys from a table
 func (t *Table) Clear() {
-	t.SortedKeys = []string{}
+	t.SortedKeys = newSortedList(strings.Compare)
 	t.parts = newPartitions()
 	t.Data = map[string]map[string]*types.Item{}
 }
@@ -756,7 +757,7 @@ func (t *Table) Clear() {
 // TableSnapshot captures a point-in-time copy of mutable table state for transactional rollback
 type TableSnapshot struct {
 	data       map[string]map[string]*types.Item
-	sortedKeys []string
+	sortedKeys sortedList[string]
 	parts      *partitions
 	indexes    map[string]indexSnapshot
 }
@@ -768,8 +769,7 @@ func (t *Table) Snapshot() TableSnapshot {
 		data[k] = deepCopyItemMap(v)
 	}
 
-	keys := make([]string, len(t.SortedKeys))
-	copy(keys, t.SortedKeys)
+	keys := t.SortedKeys.clone()
 
 	indexes := make(map[string]indexSnapshot, len(t.Indexes))
 	for name, idx := range t.Indexes {
@@ -1117,14 +1117,7 @@ func (t *Table) Delete(input *types.DeleteItemInput) (map[string]*types.Item, er
 	delete(t.Data, key)
 	t.parts.remove(t.KeySchema, t.AttributesDef, key)
 
-	pos := sort.SearchStrings(t.SortedKeys, key)
-	if pos == len(t.SortedKeys) {
-		return item, nil
-	}
-
-	copy(t.SortedKeys[pos:], t.SortedKeys[pos+1:])
-	t.SortedKeys[len(t.SortedKeys)-1] = ""
-	t.SortedKeys = t.SortedKeys[:len(t.SortedKeys)-1]
+	t.SortedKeys.remove(key)
 
 	for _, index := range t.Indexes {
 		err := index.delete(key, item)
@@ -1143,7 +1136,7 @@ func (t *Table) Description(name string) *types.TableDescription {
 
 	return &types.TableDescription{
 		TableName:              name,
-		ItemCount:              int64(len(t.SortedKeys)),
+		ItemCount:              int64(t.SortedKeys.len()),
 		KeySchema:              t.KeySchema.describe(),
 		GlobalSecondaryIndexes: gsi,
 		LocalSecondaryIndexes:  lsi,
