@@ -351,6 +351,15 @@ type searchOrder struct {
 	sortKey func(pos int) string
 }
 
+// keyCount is how many keys the table (idx nil) or the index holds.
+func (t *Table) keyCount(idx *index) int {
+	if idx == nil {
+		return t.SortedKeys.len()
+	}
+
+	return idx.sorted.len()
+}
+
 func (t *Table) searchOrder(idx *index) searchOrder {
 	if idx == nil {
 		keys := t.SortedKeys.all()
@@ -540,11 +549,11 @@ func (t *Table) SearchData(input QueryInput) ([]map[string]*types.Item, map[stri
 		idx = t.Indexes[input.Index]
 	}
 
-	order := t.searchOrder(idx)
 	forward := input.ScanIndexForward
 
 	members, ok := t.partitionSpan(input, idx)
 	if !ok {
+		order := t.searchOrder(idx)
 		at := func(j int) string {
 			if forward {
 				return order.key(j)
@@ -556,9 +565,11 @@ func (t *Table) SearchData(input QueryInput) ([]map[string]*types.Item, map[stri
 		return t.readItems(input, idx, order.n, at, t.parseStartKey(t.KeySchema, input.ExclusiveStartKey))
 	}
 
-	if len(members) == 0 && order.n > 0 {
+	if len(members) == 0 && t.keyCount(idx) > 0 {
 		// nothing to read: the expression still has to be one the interpreter
-		// takes, as it would have been on the first item
+		// takes, as it would have been on the first item (the key lists are put in
+		// order only here, not for every Query: see sortedList)
+		order := t.searchOrder(idx)
 		if _, _, err := t.searchMatch(input, t.Data[order.key(0)]); err != nil {
 			return nil, nil, types.NewError("ValidationException", err.Error(), nil)
 		}
