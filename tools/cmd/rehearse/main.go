@@ -35,8 +35,11 @@
 // its waiting room on, on a virtual clock, with and (-compare, the default) without a
 // fair window; -queue -h lists its flags (-buyers, -stock, -shards, -over,
 // -fair-window, -buckets, -pay-ratio, -pay-after, -payment-timeout, -seed, -template,
-// -json, -cpuprofile, -blockprofile). Exit status as below; its checks: nothing
-// oversold, no tick admitting past what is available, no poll writing.
+// -line-polls, -compare, -json, -cpuprofile, -blockprofile, -memprofile (the heap once
+// the sale is played), -memory-limit (the Go runtime's soft memory limit, GiB: a
+// million buyers' sale collects garbage against it rather than every 400 % of heap
+// growth)). Exit status as below; its checks: nothing oversold, no tick admitting
+// past what is available, no poll writing.
 //
 // Exit status: 0 when every check passed (nothing oversold, no false STOCK_OUT, every
 // 201 backed, the books balanced, the final reconcile clean), 1 when one did not, 2
@@ -88,7 +91,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // outputs are the files a rehearsal writes besides its table (empty: none).
 type outputs struct {
-	jsonPath, pngPath, cpuProfile, blockProfile string
+	jsonPath, pngPath, cpuProfile, blockProfile, memProfile string
+	// memoryLimitGiB is the queued sale's soft memory limit (0: none).
+	memoryLimitGiB float64
 }
 
 // parse reads args into the sale and its outputs. proceed is false when the sale is
@@ -242,6 +247,15 @@ func startProfiles(o outputs, stderr io.Writer) (stop func(), err error) {
 		}
 		stopCPU()
 	}, nil
+}
+
+// writeHeapProfile writes the heap profile (live objects as of a garbage
+// collection it runs first) to path, reporting a failure on stderr.
+func writeHeapProfile(path string, stderr io.Writer) {
+	runtime.GC()
+	if err := writeFile(path, func(w io.Writer) error { return pprof.Lookup("heap").WriteTo(w, 0) }); err != nil {
+		fmt.Fprintln(stderr, "rehearse:", err)
+	}
 }
 
 // rehearseAndReport plays the sale c, prints its table and wall time, writes the

@@ -77,3 +77,30 @@ func TestUsage_NamesEveryFlag(t *testing.T) {
 		t.Errorf("%d flags visited; want every flag of rehearse", n)
 	}
 }
+
+// Every flag of rehearse -queue is in -queue -h's list and named in the package doc.
+func TestQueueUsage_NamesEveryFlag(t *testing.T) {
+	var help, errOut bytes.Buffer
+	if code := run([]string{"-queue", "-h"}, &help, &errOut); code != 0 {
+		t.Fatalf("rehearse -queue -h: exit %d, stderr %q", code, errOut.String())
+	}
+	f, err := parser.ParseFile(token.NewFileSet(), "main.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	if err != nil || f.Doc == nil {
+		t.Fatalf("main.go's package doc: %v", err)
+	}
+	c, o, compare := rehearse.DefaultQueue, outputs{}, true
+	n := 0
+	queueFlags(&c, &o, &compare).VisitAll(func(fl *flag.Flag) {
+		n++
+		named := regexp.MustCompile(`(^|[^\w-])-` + regexp.QuoteMeta(fl.Name) + `($|[^\w-])`)
+		if !named.MatchString(f.Doc.Text()) {
+			t.Errorf("the package doc does not name -%s", fl.Name)
+		}
+		if !named.MatchString(help.String()) {
+			t.Errorf("rehearse -queue -h does not list -%s", fl.Name)
+		}
+	})
+	if n < 18 {
+		t.Errorf("%d flags visited; want every flag of rehearse -queue", n)
+	}
+}

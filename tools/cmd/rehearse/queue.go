@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"time"
 
 	"github.com/stockguard/stockguard/tools/internal/rehearse"
@@ -30,9 +31,11 @@ func queueFlags(c *rehearse.QueueConfig, o *outputs, compare *bool) *flag.FlagSe
 	fs.DurationVar(&c.PaymentTimeout, "payment-timeout", c.PaymentTimeout, "how long an unpaid order holds its unit")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the arrivals and fates")
 	fs.BoolVar(&c.LinePolls, "line-polls", c.LinePolls, "buyers waiting with a position also read the line document (GET /skus/{skuId}/line) each second, as CDN hits")
+	fs.Float64Var(&o.memoryLimitGiB, "memory-limit", 12, "soft limit of the Go runtime's memory in GiB (runtime/debug.SetMemoryLimit): garbage is collected when the heap has grown 400% or reaches this, whichever comes first (0: no limit)")
 	fs.BoolVar(compare, "compare", *compare, "also play the same sale without a fair window, its fairness over the same span")
 	fs.StringVar(&o.jsonPath, "json", "", "write the report(s) as JSON to this file")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the sale to this file")
+	fs.StringVar(&o.memProfile, "memprofile", "", "write a heap profile, taken once the sale has been played (before the tables are checked), to this file")
 	fs.StringVar(&o.blockProfile, "blockprofile", "", "write a profile of where the sale's goroutines waited to this file")
 	return fs
 }
@@ -57,12 +60,19 @@ func runQueue(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "rehearse -queue:", err)
 		return 2
 	}
+	if o.memoryLimitGiB > 0 {
+		debug.SetMemoryLimit(int64(o.memoryLimitGiB * (1 << 30)))
+	}
 	stop, err := startProfiles(o, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "rehearse -queue:", err)
 		return 2
 	}
 	defer stop()
+	if o.memProfile != "" {
+		c.Played = func() { writeHeapProfile(o.memProfile, stderr) }
+	}
+	c.Progress = stderr
 	sales := []rehearse.QueueConfig{c}
 	if compare && c.FairWindow > 0 {
 		plain := c

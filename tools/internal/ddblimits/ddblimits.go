@@ -596,11 +596,11 @@ func (m *Model) maybeLose(op string, resp *http.Response) *http.Response {
 type itemState struct {
 	write, read bucket
 	heldUntil   time.Time
-	size        int                        // bytes: the item's last written size as the model estimates it
-	attrs       map[string]int             // bytes of each top-level attribute (name and value), as its writes left them
-	whole       bool                       // attrs cover the whole item: it was Put through the model
-	keyAttrs    map[string]json.RawMessage // the item's index key attributes, as its writes left them
-	entries     map[string]indexEntry      // index name → the item's entry there
+	size        int                     // bytes: the item's last written size as the model estimates it
+	attrs       fields[int]             // bytes of each top-level attribute (name and value), as its writes left them
+	whole       bool                    // attrs cover the whole item: it was Put through the model
+	keyAttrs    fields[json.RawMessage] // the item's index key attributes, as its writes left them
+	entries     fields[indexEntry]      // index name → the item's entry there
 }
 
 // bucket is a token bucket of capacity units.
@@ -902,22 +902,22 @@ func (m *Model) plannedIndexWrites(s *itemState, a access) []indexWrite {
 }
 
 // nextKeyAttrs are the index key attributes an item has after write a.
-func (m *Model) nextKeyAttrs(s *itemState, a access) map[string]json.RawMessage {
+func (m *Model) nextKeyAttrs(s *itemState, a access) fields[json.RawMessage] {
 	c := a.change
-	next := map[string]json.RawMessage{}
+	var next fields[json.RawMessage]
 	for _, name := range m.keyAttrs[a.table] {
 		switch {
 		case c.delete:
 		case c.put != nil:
 			if v, ok := c.put[name]; ok {
-				next[name] = v
+				next.set(name, v)
 			}
 		case c.remove[name]:
 		default:
 			if v, ok := c.set[name]; ok {
-				next[name] = v
-			} else if v, ok := s.keyAttrs[name]; ok {
-				next[name] = v
+				next.set(name, v)
+			} else if v, ok := s.keyAttrs.get(name); ok {
+				next.set(name, v)
 			}
 		}
 	}
@@ -994,29 +994,26 @@ func (m *Model) applied(now time.Time, op string, r request) float64 {
 func (s *itemState) learn(c *change) {
 	switch {
 	case c.put != nil:
-		s.attrs, s.whole = make(map[string]int, len(c.put)), true
+		s.attrs, s.whole = make(fields[int], 0, len(c.put)), true
 		for n, v := range c.put {
-			s.attrs[n] = len(n) + len(v)
+			s.attrs.set(n, len(n)+len(v))
 		}
 	case c.delete:
 		s.attrs, s.whole, s.size = nil, false, 0
 		return
 	default:
-		if s.attrs == nil {
-			s.attrs = map[string]int{}
-		}
 		for n, v := range c.set {
 			if v != nil {
-				s.attrs[n] = len(n) + len(v)
+				s.attrs.set(n, len(n)+len(v))
 			}
 		}
 		for n := range c.remove {
-			delete(s.attrs, n)
+			s.attrs.del(n)
 		}
 	}
 	n := 0
 	for _, b := range s.attrs {
-		n += b
+		n += b.v
 	}
 	if s.whole {
 		s.size = n

@@ -110,8 +110,8 @@ type indexWrite struct {
 // for an Update (an ALL entry the item's size after it), none for a Delete. keys are
 // the table's key attributes (KEYS_ONLY entries hold them); size is the item's size
 // estimate after the write.
-func entries(indexes []Index, keys []string, old map[string]indexEntry, keyAttrs map[string]json.RawMessage, c *change, size int) map[string]indexEntry {
-	out := map[string]indexEntry{}
+func entries(indexes []Index, keys []string, old fields[indexEntry], keyAttrs fields[json.RawMessage], c *change, size int) fields[indexEntry] {
+	var out fields[indexEntry]
 	if c.delete {
 		return out
 	}
@@ -119,7 +119,7 @@ func entries(indexes []Index, keys []string, old map[string]indexEntry, keyAttrs
 		values := make([]string, 0, 2)
 		present := true
 		for _, a := range ix.keyAttributes() {
-			v, ok := keyAttrs[a]
+			v, ok := keyAttrs.get(a)
 			if !ok {
 				present = false
 				break
@@ -135,24 +135,30 @@ func entries(indexes []Index, keys []string, old map[string]indexEntry, keyAttrs
 			e.size = projectedSize(ix, keys, c.put)
 		case ix.Projection == "ALL" || ix.Projection == "":
 			e.size = size // an update of an item projected whole: the item as it leaves it
-		case old[ix.Name].size > 0:
-			e.size = old[ix.Name].size
+		case oldEntry(old, ix.Name).size > 0:
+			e.size = oldEntry(old, ix.Name).size
 		default:
 			e.size = size
 		}
-		out[ix.Name] = e
+		out.set(ix.Name, e)
 	}
 	return out
 }
 
+// oldEntry is the item's entry in the index named name (zero: none).
+func oldEntry(old fields[indexEntry], name string) indexEntry {
+	e, _ := old.get(name)
+	return e
+}
+
 // indexWrites lists the index writes that turn entries before into entries after,
 // given the change that did it.
-func indexWrites(indexes []Index, before, after map[string]indexEntry, c *change) []indexWrite {
+func indexWrites(indexes []Index, before, after fields[indexEntry], c *change) []indexWrite {
 	var w []indexWrite
 	units := func(size int) float64 { return float64((max(size, 1) + 1023) / 1024) }
 	for _, ix := range indexes {
-		b, inBefore := before[ix.Name]
-		a, inAfter := after[ix.Name]
+		b, inBefore := before.get(ix.Name)
+		a, inAfter := after.get(ix.Name)
 		switch {
 		case inBefore && inAfter && b.key != a.key:
 			w = append(w, indexWrite{ix.Name, b.hash, units(b.size)}, indexWrite{ix.Name, a.hash, units(a.size)})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"math/rand/v2"
@@ -46,7 +47,17 @@ type QueueConfig struct {
 	// LinePolls: buyers waiting with a position also read the SKU's line document
 	// each second, as CDN hits (queueline.go).
 	LinePolls bool
+	// Played, when set, is called once the sale has been played, before the tables
+	// are checked: when the sale holds the most memory (tools/cmd/rehearse's
+	// -memprofile writes the heap profile there).
+	Played func()
+	// Progress, when set, gets a line every progressEvery of the sale's clock: how
+	// far it has got (tools/cmd/rehearse -queue writes them to stderr).
+	Progress io.Writer
 }
+
+// progressEvery is how often (sale's clock) QueueConfig.Progress gets a line.
+const progressEvery = 10 * time.Second
 
 // DefaultQueue is tools/cmd/queuesale's sale: the 1,000,000 buyers for
 // 10,000 units, half of them within a 10 s fair window.
@@ -137,6 +148,9 @@ func RunQueue(ctx context.Context, cfg QueueConfig) (*QueueReport, error) {
 	defer q.stack.Close()
 	if err := q.play(ctx); err != nil {
 		return nil, err
+	}
+	if cfg.Played != nil {
+		cfg.Played()
 	}
 	r, err := q.report(ctx)
 	if err != nil {
@@ -264,9 +278,20 @@ func (q *queueSale) play(ctx context.Context) error {
 		if err := q.lineSecond(nextTick); err != nil {
 			return err
 		}
+		q.progress(nextTick)
 		nextTick += admitter.Tick
 	}
 	return ctx.Err()
+}
+
+// progress writes a line to cfg.Progress at every progressEvery of the sale.
+func (q *queueSale) progress(at time.Duration) {
+	if q.cfg.Progress == nil || at%progressEvery != 0 {
+		return
+	}
+	r := &q.rec
+	fmt.Fprintf(q.cfg.Progress, "rehearse -queue: %3.0fs of sale: joins %d, polls %d, admitted %d, orders %d, paid %d, told SOLD_OUT %d, events queued %d\n",
+		at.Seconds(), r.joins, r.polls, r.admitted, r.orders, r.paid, len(r.toldSoldOut), len(q.queue))
 }
 
 // sweepEvery is closeOrder's schedule (template.yaml: rate(1 minute)).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,12 +25,19 @@ import (
 // admitter's tick 250 ms, the frontier cache 500 ms, the CDN's copy 1 s, the buyer's
 // read 1 s: 2,750 ms), most of them by the line, whose origin fetches wrote nothing
 // and came at most one a second. (One sale for both: each takes about a minute under
-// -race.)
+// -race.) Its hooks: Played is called once, and Progress gets a line at 0 s and every
+// 10 s of the sale after.
 func TestQueueSale_AdmitsNoMoreThanCanBeBoughtAndPollsWriteNothing(t *testing.T) {
 	cfg := smallQueueSale(t)
 	cfg.LinePolls = true
+	played := 0
+	var progress strings.Builder
+	cfg.Played, cfg.Progress = func() { played++ }, &progress
 	r := playQueueSale(t, cfg)
 	checkQueueSale(t, cfg, r)
+	if lines, want := strings.Count(progress.String(), "\n"), int(r.ModelSeconds/10)+1; played != 1 || lines != want {
+		t.Errorf("Played called %d times, %d progress lines over %.1f s of sale; want 1 and %d", played, lines, r.ModelSeconds, want)
+	}
 	l := r.Line
 	if l == nil || l.Told == 0 || l.FetchWriteUnits != 0 || l.Fetches == 0 || float64(l.Fetches) > r.ModelSeconds+1 || l.Reads < l.Told {
 		t.Errorf("line: %+v over %.1f s of sale", l, r.ModelSeconds)

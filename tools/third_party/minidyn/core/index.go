@@ -2,7 +2,6 @@ package core
 
 import (
 	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -25,7 +24,7 @@ type index struct {
 	// same pairs ordered by index key, then primary key (the order a Query or Scan
 	// of the index reads them in), kept in order on every write.
 	refs      map[string]string
-	sorted    []ref
+	sorted    sortedList[ref]
 	parts     *partitions
 	createdAt time.Time
 }
@@ -51,19 +50,20 @@ func newIndex(t *Table, typ indexType, ks keySchema) *index {
 		typ:       typ,
 		Table:     t,
 		refs:      map[string]string{},
+		sorted:    newSortedList(compareRefs),
 		parts:     newPartitions(),
 	}
 }
 
 func (i *index) Clear() {
 	i.refs = map[string]string{}
-	i.sorted = nil
+	i.sorted = newSortedList(compareRefs)
 	i.parts = newPartitions()
 }
 
 type indexSnapshot struct {
 	refs   map[string]string
-	sorted []ref
+	sorted sortedList[ref]
 	parts  *partitions
 }
 
@@ -71,7 +71,7 @@ func (i *index) snapshot() indexSnapshot {
 	refs := make(map[string]string, len(i.refs))
 	maps.Copy(refs, i.refs)
 
-	return indexSnapshot{refs: refs, sorted: slices.Clone(i.sorted), parts: i.parts.clone()}
+	return indexSnapshot{refs: refs, sorted: i.sorted.clone(), parts: i.parts.clone()}
 }
 
 func (i *index) restore(s indexSnapshot) {
@@ -165,9 +165,7 @@ func (i *index) setRef(key, indexKey string) {
 	}
 
 	if exists {
-		if pos, found := slices.BinarySearchFunc(i.sorted, ref{old, key}, compareRefs); found {
-			i.sorted = slices.Delete(i.sorted, pos, pos+1)
-		}
+		i.sorted.remove(ref{old, key})
 
 		delete(i.refs, key)
 	}
@@ -177,19 +175,9 @@ func (i *index) setRef(key, indexKey string) {
 	}
 
 	i.refs[key] = indexKey
-	r := ref{indexKey, key}
-	pos, _ := slices.BinarySearchFunc(i.sorted, r, compareRefs)
-	i.sorted = slices.Insert(i.sorted, pos, r)
+	i.sorted.insert(ref{indexKey, key})
 }
 
 func (i *index) count() int64 {
-	return int64(len(i.sorted))
-}
-
-// insertSorted adds key to the sorted slice keys at its place: a binary search and
-// one copy, where appending and sorting again cost a sort of the whole slice per item.
-func insertSorted(keys []string, key string) []string {
-	pos, _ := slices.BinarySearch(keys, key)
-
-	return slices.Insert(keys, pos, key)
+	return int64(i.sorted.len())
 }

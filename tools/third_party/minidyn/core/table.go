@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/truora/minidyn/interpreter"
@@ -35,7 +36,7 @@ type Table struct {
 	Name                 string
 	Indexes              map[string]*index
 	AttributesDef        map[string]string
-	SortedKeys           []string
+	SortedKeys           sortedList[string]
 	parts                *partitions
 	Data                 map[string]map[string]*types.Item
 	KeySchema            keySchema
@@ -52,7 +53,7 @@ func NewTable(name string) *Table {
 		Name:                 name,
 		Indexes:              map[string]*index{},
 		AttributesDef:        map[string]string{},
-		SortedKeys:           []string{},
+		SortedKeys:           newSortedList(strings.Compare),
 		parts:                newPartitions(),
 		Data:                 map[string]map[string]*types.Item{},
 		IndexActivationDelay: defaultIndexActivationDelay,
@@ -351,15 +352,24 @@ type searchOrder struct {
 	sortKey func(pos int) string
 }
 
+// keyCount is how many keys the table (idx nil) or the index holds.
+func (t *Table) keyCount(idx *index) int {
+	if idx == nil {
+		return t.SortedKeys.len()
+	}
+
+	return idx.sorted.len()
+}
+
 func (t *Table) searchOrder(idx *index) searchOrder {
 	if idx == nil {
-		keys := t.SortedKeys
+		keys := t.SortedKeys.all()
 		at := func(pos int) string { return keys[pos] }
 
 		return searchOrder{n: len(keys), key: at, sortKey: at}
 	}
 
-	refs := idx.sorted
+	refs := idx.sorted.all()
 
 	return searchOrder{
 		n:       len(refs),
@@ -540,11 +550,11 @@ func (t *Table) SearchData(input QueryInput) ([]map[string]*types.Item, map[stri
 		idx = t.Indexes[input.Index]
 	}
 
-	order := t.searchOrder(idx)
 	forward := input.ScanIndexForward
 
 	members, ok := t.partitionSpan(input, idx)
 	if !ok {
+		order := t.searchOrder(idx)
 		at := func(j int) string {
 			if forward {
 				return order.key(j)
@@ -556,9 +566,11 @@ func (t *Table) SearchData(input QueryInput) ([]map[string]*types.Item, map[stri
 		return t.readItems(input, idx, order.n, at, t.parseStartKey(t.KeySchema, input.ExclusiveStartKey))
 	}
 
-	if len(members) == 0 && order.n > 0 {
+	if len(members) == 0 && t.keyCount(idx) > 0 {
 		// nothing to read: the expression still has to be one the interpreter
-		// takes, as it would have been on the first item
+		// takes, as it would have been on the first item (the key lists are put in
+		// order only here, not for every Query: see sortedList)
+		order := t.searchOrder(idx)
 		if _, _, err := t.searchMatch(input, t.Data[order.key(0)]); err != nil {
 			return nil, nil, types.NewError("ValidationException", err.Error(), nil)
 		}
@@ -798,7 +810,7 @@ func (t *Table) setItem(key string, item map[string]*types.Item) {
 	t.Data[key] = item
 
 	if !exists {
-		t.SortedKeys = insertSorted(t.SortedKeys, key)
+		t.SortedKeys.insert(key)
 		t.parts.file(t.KeySchema, t.AttributesDef, key, item)
 	}
 }
@@ -814,7 +826,7 @@ func (t *Table) getItem(key string) map[string]*types.Item {
 
 // Clear removes data and sorted keys from a table
 func (t *Table) Clear() {
-	t.SortedKeys = []string{}
+	t.SortedKeys = newSortedList(strings.Compare)
 	t.parts = newPartitions()
 	t.Data = map[string]map[string]*types.Item{}
 }
@@ -822,7 +834,7 @@ func (t *Table) Clear() {
 // TableSnapshot captures a point-in-time copy of mutable table state for transactional rollback
 type TableSnapshot struct {
 	data       map[string]map[string]*types.Item
-	sortedKeys []string
+	sortedKeys sortedList[string]
 	parts      *partitions
 	indexes    map[string]indexSnapshot
 }
@@ -834,8 +846,7 @@ func (t *Table) Snapshot() TableSnapshot {
 		data[k] = deepCopyItemMap(v)
 	}
 
-	keys := make([]string, len(t.SortedKeys))
-	copy(keys, t.SortedKeys)
+	keys := t.SortedKeys.clone()
 
 	indexes := make(map[string]indexSnapshot, len(t.Indexes))
 	for name, idx := range t.Indexes {
@@ -1183,14 +1194,7 @@ func (t *Table) Delete(input *types.DeleteItemInput) (map[string]*types.Item, er
 	delete(t.Data, key)
 	t.parts.remove(t.KeySchema, t.AttributesDef, key)
 
-	pos := sort.SearchStrings(t.SortedKeys, key)
-	if pos == len(t.SortedKeys) {
-		return item, nil
-	}
-
-	copy(t.SortedKeys[pos:], t.SortedKeys[pos+1:])
-	t.SortedKeys[len(t.SortedKeys)-1] = ""
-	t.SortedKeys = t.SortedKeys[:len(t.SortedKeys)-1]
+	t.SortedKeys.remove(key)
 
 	for _, index := range t.Indexes {
 		err := index.delete(key, item)
@@ -1209,7 +1213,7 @@ func (t *Table) Description(name string) *types.TableDescription {
 
 	return &types.TableDescription{
 		TableName:              name,
-		ItemCount:              int64(len(t.SortedKeys)),
+		ItemCount:              int64(t.SortedKeys.len()),
 		KeySchema:              t.KeySchema.describe(),
 		GlobalSecondaryIndexes: gsi,
 		LocalSecondaryIndexes:  lsi,
