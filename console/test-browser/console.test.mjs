@@ -334,6 +334,25 @@ test('the owner sells a SKU through its waiting room, then changes its settings'
   await page.click('#queue-form #sku-queue');
   await retype(page, '#queue-form #sku-risk', '0');
   await modalOK(page);
+  // Its sale has started: the queue stays on until the SKU is off sale (409 SALE_IN_PROGRESS).
+  await messageText(page, '请先下架.*409 SALE_IN_PROGRESS');
+  sku = (await call('GET', '/admin/skus/print-06')).body;
+  assert.deepEqual([sku.queue, sku.fairWindowSeconds, sku.riskThreshold], [true, 30, 3], 'the refused change changed nothing');
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => !document.querySelector('#queue-form'), { timeout: 15_000 });
+  await (await page.waitForSelector('xpath///tr[.//td[contains(., "print-06")]]//*[@data-action="sale"]')).click();
+  await page.waitForSelector('#sale-form');
+  await settle(page);
+  await page.click('#sale-form label:nth-child(3)'); // off sale
+  await modalOK(page);
+  await page.waitForSelector('xpath///tr[.//td[contains(., "print-06")]]//*[@data-status="OFF_SALE"]', { timeout: 15_000 });
+
+  await (await page.waitForSelector('xpath///tr[.//td[contains(., "print-06")]]//*[@data-action="queue"]')).click();
+  await page.waitForSelector('#queue-form #sku-queue');
+  await settle(page);
+  await page.click('#queue-form #sku-queue');
+  await retype(page, '#queue-form #sku-risk', '0');
+  await modalOK(page);
   await page.waitForSelector('xpath///tr[.//td[contains(., "print-06")]]//*[@data-queue="off"]', { timeout: 15_000 });
   sku = (await call('GET', '/admin/skus/print-06')).body;
   assert.deepEqual([sku.queue, sku.fairWindowSeconds, sku.riskThreshold], [false, 0, 0]);

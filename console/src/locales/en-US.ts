@@ -50,6 +50,6 @@ const enUS: Messages = {
     title: 'Reconcile', run: 'Run now', latest: 'Latest report', skusChecked: 'SKUs checked', duration: 'Took', clean: 'The books balance', differences: 'Differences', rule: 'Rule', expected: 'Expected', actual: 'Actual',
     overdue: 'Overdue orders', refundProblems: 'Refund problems', stuckRefunds: 'Stuck refunds', repaired: 'Repaired', none: 'No report yet', alerts: 'Differences past the threshold are posted to the team\'s chat',
   },
-  errors: { ROLE_FORBIDDEN: 'Your role may not do this', UNAUTHORIZED: 'Your sign-in expired; sign in again', network: 'Network error; try again', generic: 'That failed' },
+  errors: { SALE_IN_PROGRESS: 'Its queued sale is on: take it off sale first, then change this', ROLE_FORBIDDEN: 'Your role may not do this', UNAUTHORIZED: 'Your sign-in expired; sign in again', network: 'Network error; try again', generic: 'That failed' },
 };
 export default enUS;

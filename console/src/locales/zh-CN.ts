@@ -48,7 +48,7 @@ const zhCN = {
     title: '对账', run: '立即对账', latest: '最近一次报告', skusChecked: '核对商品数', duration: '耗时', clean: '账实相符', differences: '差异', rule: '规则', expected: '应为', actual: '实际',
     overdue: '超时未释放的订单', refundProblems: '退款问题', stuckRefunds: '卡住的退款', repaired: '已修复', none: '暂无报告', alerts: '超过阈值的差异会发送到团队群（告警群）',
   },
-  errors: { ROLE_FORBIDDEN: '你的角色不能执行此操作', UNAUTHORIZED: '登录已失效，请重新登录', network: '网络错误，请重试', generic: '操作失败' },
+  errors: { SALE_IN_PROGRESS: '排队开售进行中：请先下架再修改', ROLE_FORBIDDEN: '你的角色不能执行此操作', UNAUTHORIZED: '登录已失效，请重新登录', network: '网络错误，请重试', generic: '操作失败' },
 };
 export default zhCN;
 export type Messages = typeof zhCN;
