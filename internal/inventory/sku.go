@@ -184,17 +184,19 @@ func (p SKUPatch) MidSale(s SKU, now time.Time) error {
 	if !s.Queue.Queue || !s.OnSale || s.Upcoming(now) {
 		return nil
 	}
-	var what string
+	var what, instead string
 	switch {
 	case p.LimitPerUser != nil && max(*p.LimitPerUser, 1) > max(s.LimitPerUser, 1):
 		what = fmt.Sprintf("raising limitPerUser from %d to %d would let admissions already given buy more units than the waiting room counted", s.LimitPerUser, *p.LimitPerUser)
+		instead = "Lower the limit, or take the SKU off sale first (onSale false)"
 	case p.Queue != nil && !*p.Queue:
 		what = "turning the queue off would let buyers order around the admissions already given"
+		instead = "Take the SKU off sale first (onSale false)"
 	default:
 		return nil
 	}
 	return refusal(&SKUError{Err: ErrSaleInProgress, SKU: s.ID},
-		"SKU %s sells through its waiting room and its sale has started: %s; nothing was changed. Lower the limit, or take the SKU off sale first (onSale false)", s.ID, what)
+		"SKU %s sells through its waiting room and its sale has started: %s; nothing was changed. %s", s.ID, what, instead)
 }
 
 // Adjustment is an operator's restock (Delta > 0) or write-off (Delta < 0) of a SKU,

@@ -3,6 +3,7 @@ package inventory_test
 import (
 	"errors"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,6 +125,10 @@ func TestSKUPatchMidSale_RefusesRaisingWhatAnAdmissionBuys(t *testing.T) {
 		var skuErr *inventory.SKUError
 		if tc.refused != (err != nil) || err != nil && (!errors.Is(err, inventory.ErrSaleInProgress) || !errors.As(err, &refusal) || !errors.As(err, &skuErr) || skuErr.SKU != "drop") {
 			t.Errorf("%s: %v, want refused=%v", tc.name, err, tc.refused)
+		}
+		// The advice fits the change: lowering the limit does not help turning the queue off.
+		if err != nil && strings.Contains(err.Error(), "Lower the limit") != (tc.p.LimitPerUser != nil) {
+			t.Errorf("%s: %v: advice for another change", tc.name, err)
 		}
 	}
 }
