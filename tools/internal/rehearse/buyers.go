@@ -420,7 +420,7 @@ func (e *engine) ordered(a reply) {
 	}
 	if !e.retry(a, stepOrder) {
 		r.buyerAnswered(a.now - b.firstOrder)
-		r.refused(float64(b.orderWU), float64(b.orderRU))
+		r.refused(float64(b.orderWU), float64(b.orderRU), r.soldOutBy(b.sku, b.firstOrder))
 	}
 }
 

@@ -29,6 +29,10 @@ type recorder struct {
 	left                 map[string]int
 	refusedBuyers        int
 	refusedWU, refusedRU float64
+	// refusedLate* are the refused buyers whose first POST /orders came after their
+	// SKU was seen sold out, and their units: the rest were in flight as it sold out.
+	refusedLate                  int
+	refusedLateWU, refusedLateRU float64
 	units                map[string]*units // by what the requests were for
 }
 
@@ -209,13 +213,18 @@ func (r *recorder) buyerAnswered(d time.Duration) {
 }
 
 // refused records a buyer whose order requests all failed, and their write and read
-// units.
-func (r *recorder) refused(writeUnits, readUnits float64) {
+// units; late: their first POST /orders came after the SKU was seen sold out.
+func (r *recorder) refused(writeUnits, readUnits float64, late bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.refusedBuyers++
 	r.refusedWU += writeUnits
 	r.refusedRU += readUnits
+	if late {
+		r.refusedLate++
+		r.refusedLateWU += writeUnits
+		r.refusedLateRU += readUnits
+	}
 	r.left["refused an order"]++
 }
 

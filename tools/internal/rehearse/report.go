@@ -62,6 +62,11 @@ type Report struct {
 	// averaged over them (0 when none was refused).
 	WriteUnitsPerRefusedBuyer float64 `json:"writeUnitsPerRefusedBuyer"`
 	ReadUnitsPerRefusedBuyer  float64 `json:"readUnitsPerRefusedBuyer"`
+	// RefusedInFlight splits the refused buyers by when they first sent POST /orders:
+	// before their SKU was first seen sold out (a STOCK_OUT or a page showing none
+	// available: in flight as the last units went) or after it.
+	RefusedInFlight RefusedSplit `json:"refusedInFlight"`
+	RefusedAfter    RefusedSplit `json:"refusedAfterSellOut"`
 	// Units breaks the DynamoDB units down by what the requests were for, per request
 	// of that kind.
 	Units map[string]UnitsSummary `json:"units"`
@@ -99,6 +104,22 @@ type Report struct {
 	ModelSeconds float64 `json:"modelSeconds"`
 	WallSeconds  float64 `json:"wallSeconds"`
 	CPUSeconds   float64 `json:"cpuSeconds"`
+}
+
+// RefusedSplit is one part of the refused buyers: how many, and their POST /orders
+// requests' DynamoDB write and read units per buyer (retries included; 0 when none).
+type RefusedSplit struct {
+	Buyers             int     `json:"buyers"`
+	WriteUnitsPerBuyer float64 `json:"writeUnitsPerBuyer"`
+	ReadUnitsPerBuyer  float64 `json:"readUnitsPerBuyer"`
+}
+
+// split is n buyers' units per buyer.
+func split(n int, write, read float64) RefusedSplit {
+	if n == 0 {
+		return RefusedSplit{}
+	}
+	return RefusedSplit{n, write / float64(n), read / float64(n)}
 }
 
 // Settings echo the sale's configuration. Keys are camelCase like the rest of the
@@ -476,6 +497,8 @@ func (s *sale) summariseUnits(r *Report) (write, read float64) {
 		r.WriteUnitsPerRefusedBuyer = rec.refusedWU / float64(rec.refusedBuyers)
 		r.ReadUnitsPerRefusedBuyer = rec.refusedRU / float64(rec.refusedBuyers)
 	}
+	r.RefusedAfter = split(rec.refusedLate, rec.refusedLateWU, rec.refusedLateRU)
+	r.RefusedInFlight = split(rec.refusedBuyers-rec.refusedLate, rec.refusedWU-rec.refusedLateWU, rec.refusedRU-rec.refusedLateRU)
 	if r.Orders.Created > 0 {
 		pageWrites := 0.0
 		if pages != nil {
@@ -602,8 +625,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(tw, "environments\t%s (most alive at once)\n", counts(r.EnvironmentsPeak))
 	fmt.Fprintf(tw, "answers\t%s\n", counts(r.Answers))
 	fmt.Fprintf(tw, "buyers left\t%s\n", counts(r.Buyers))
-	fmt.Fprintf(tw, "units\t%.1f write units per order's life, %.2f read units per page view, %.1f write and %.1f read units per refused buyer\n",
-		r.WriteUnitsPerOrder, r.ReadUnitsPerPageView, r.WriteUnitsPerRefusedBuyer, r.ReadUnitsPerRefusedBuyer)
+	fmt.Fprintf(tw, "units\t%.1f write units per order's life, %.2f read units per page view, %.2f write and %.2f read units per refused buyer (%d in flight as their SKU sold out: %.2f and %.2f; %d after: %.2f and %.2f)\n",
+		r.WriteUnitsPerOrder, r.ReadUnitsPerPageView, r.WriteUnitsPerRefusedBuyer, r.ReadUnitsPerRefusedBuyer,
+		r.RefusedInFlight.Buyers, r.RefusedInFlight.WriteUnitsPerBuyer, r.RefusedInFlight.ReadUnitsPerBuyer,
+		r.RefusedAfter.Buyers, r.RefusedAfter.WriteUnitsPerBuyer, r.RefusedAfter.ReadUnitsPerBuyer)
 	m, f := r.USDPerMillionOrders, r.USDFixedPerSale
 	fmt.Fprintf(tw, "cost\t$%.2f per million orders: DynamoDB $%.2f, Lambda requests $%.2f and GB-seconds $%.2f, API Gateway $%.2f, SQS $%.2f, KMS signing at login $%.2f, CloudWatch Logs $%.2f, X-Ray $%.2f, provisioned concurrency $%.2f, pre-warming $%.2f\n",
 		m.Total, m.DynamoDB, m.LambdaRequests, m.LambdaGBSeconds, m.APIGateway, m.SQS, m.KMS, m.Logs, m.XRay, m.ProvisionedConcurrency, m.PreWarming)
