@@ -2,6 +2,7 @@ package dynamo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/stockguard/stockguard/internal/clock"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"golang.org/x/sync/errgroup"
 )
@@ -39,8 +41,17 @@ import (
 // record while the SKU sells; a release after the sell-out pays one transaction more.
 
 // claimMillis is how long a claim of the sold-out entry (the record's entering) holds
-// off other entrants, in milliseconds.
+// off other entrants, in milliseconds, unless its entrant drops it first (an entry that
+// failed drops its claim).
 const claimMillis = 2000
+
+// markRounds is how many times a shard's mark is sent while a transaction holds the
+// shard: a plain write to an item a transaction is writing is refused with
+// TransactionConflictException ("Transaction conflict handling in DynamoDB", Amazon
+// DynamoDB Developer Guide), which the SDK's standard retryer does not retry, and as a
+// SKU sells out the buyers in flight send their refused transactions to its empty
+// shards, each holding them a few milliseconds.
+const markRounds = 4
 
 // notMarked holds on a shard that carries no sold-out mark.
 func notMarked() expression.ConditionBuilder {
@@ -59,10 +70,11 @@ func andCond(a, b expression.ConditionBuilder) expression.ConditionBuilder {
 // read strongly after rec was read (at any earlier moment: cached, eventually
 // consistent or not), were found at 0 and unmoved: a claim (one conditional
 // UpdateItem of the record, 1 write unit), one conditional UpdateItem per shard not
-// yet marked (1 write unit each, sent at once), and the entry itself (one more). It
-// reports whether it entered. Best effort: a refused step leaves the SKU out of the
-// state (a mark without the record's soldOut only costs the shard's next credit an
-// unsell), and the refusal stands on its own read whatever this returns.
+// yet marked (markShards: 1 write unit each, sent at once), and the entry itself (one
+// more). It reports whether it entered. Best effort: a refused step leaves the SKU out
+// of the state and drops the claim (1 write unit more; a mark without the record's
+// soldOut only costs the shard's next credit an unsell), and the refusal stands on its
+// own read whatever this returns.
 //
 // Why it is right: the entry is conditioned on unsells being what rec showed; a
 // credit of a shard after its read or its mark must unsell first (moving unsells
@@ -80,6 +92,26 @@ func (s *store) enterSoldOut(ctx context.Context, rec skuRecord, shards []shardR
 	if err := s.updateItem(ctx, skuKey(rec.SKU), expression.Set(entering, expression.Value(now)), claim); err != nil {
 		return false, err
 	}
+	err := s.markShards(ctx, rec, shards)
+	if err == nil {
+		same := equalOrAbsent("unsells", rec.Unsells).And(expression.Name("moves").Equal(expression.Value(rec.Moves))).
+			And(expression.Name("shards").Equal(expression.Value(rec.Shards)))
+		err = s.updateItem(ctx, skuKey(rec.SKU), expression.Set(expression.Name("soldOut"), expression.Value(now)).Remove(entering), same)
+	}
+	if err != nil {
+		// Drop the claim (1 write unit), so that the next buyer to find every shard
+		// empty enters at once instead of after claimMillis; the marks made stay, and
+		// it skips them.
+		s.updateItem(ctx, skuKey(rec.SKU), expression.Remove(entering), entering.Equal(expression.Value(now)))
+	}
+	return err == nil, err
+}
+
+// markShards marks every shard of shards not yet marked (an UpdateItem conditioned on
+// available = 0 and rec's shard count, 1 write unit each, sent at once), sending a mark
+// again after a jittered wait while a transaction holds its shard or it is throttled,
+// markRounds times at most. Errors: the first mark that failed.
+func (s *store) markShards(ctx context.Context, rec skuRecord, shards []shardRecord) error {
 	var g errgroup.Group
 	for _, sh := range shards {
 		if sh.SoldOut {
@@ -87,16 +119,18 @@ func (s *store) enterSoldOut(ctx context.Context, rec skuRecord, shards []shardR
 		}
 		empty := expression.Name("available").Equal(expression.Value(0)).And(sameShardCount(rec.Shards))
 		g.Go(func() error {
-			return s.updateItem(ctx, sh.PK, expression.Set(expression.Name("soldOut"), expression.Value(true)), empty)
+			for round := 0; ; round++ {
+				err := s.updateItem(ctx, sh.PK, expression.Set(expression.Name("soldOut"), expression.Value(true)), empty)
+				if !errors.Is(err, inventory.ErrBusy) || round+1 == markRounds {
+					return err
+				}
+				if err := clock.Sleep(ctx, jitter(round)); err != nil {
+					return err
+				}
+			}
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return false, err
-	}
-	same := equalOrAbsent("unsells", rec.Unsells).And(expression.Name("moves").Equal(expression.Value(rec.Moves))).
-		And(expression.Name("shards").Equal(expression.Value(rec.Shards)))
-	err := s.updateItem(ctx, skuKey(rec.SKU), expression.Set(expression.Name("soldOut"), expression.Value(now)).Remove(entering), same)
-	return err == nil, err
+	return g.Wait()
 }
 
 // updateItem sends one UpdateItem of the skus table's item pk under cond (1 write unit

@@ -1,10 +1,15 @@
 package dynamo_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
@@ -321,4 +326,75 @@ func TestReserve_ABuyerAfterAReleaseIntoAMarkedShardIsServed(t *testing.T) {
 		t.Errorf("%d of %d buyers served after %d releases", served, n, n)
 	}
 	e.checkAvailable(t, "cup", 0)
+}
+
+// conflictMarks answers the next `left` UpdateItem requests that mark a shard sold
+// out as DynamoDB answers a plain write to an item a transaction holds
+// (TransactionConflictException, nothing applied), as the refused transactions of the
+// buyers in flight do to a SKU's empty shards while it sells out.
+func conflictMarks(left *atomic.Int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			mark := strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".UpdateItem") &&
+				bytes.Contains(body, []byte("#shard#")) && bytes.Contains(body, []byte(`"soldOut"`))
+			if mark && left.Add(-1) >= 0 {
+				w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+				w.WriteHeader(http.StatusBadRequest)
+				io.WriteString(w, `{"__type":"com.amazonaws.dynamodb.v20120810#TransactionConflictException","message":"Transaction is ongoing for the item"}`)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// The first buyer refused after a sell-out enters the sold-out state though a
+// transaction holds a shard as it marks it: the mark is sent again. When the marks
+// stay refused, the entry fails and drops its claim, so the next buyer refused enters
+// (instead of every refusal reading every shard until the claim expired, 2 s later).
+func TestReserve_SellOutIsEnteredThroughTransactionConflicts(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		conflicts int64
+		// soldOut is whether the first refusal enters the state.
+		soldOut bool
+	}{
+		{"a conflict on each of two marks", 2, true},
+		{"conflicts past every round", 4 * 4, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const shards = 4
+			var left atomic.Int64
+			e := newEnv(t, dynamo.Options{}, conflictMarks(&left), inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: shards, Shards: shards})
+			ctx := context.Background()
+			buy := func(user string) error {
+				_, _, err := e.store.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+				return err
+			}
+			for i := range shards {
+				if err := buy(fmt.Sprint("early", i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			left.Store(c.conflicts)
+			if err := buy("first-refused"); !errors.Is(err, inventory.ErrStockOut) {
+				t.Fatalf("first buyer after the sell-out: %v, want STOCK_OUT", err)
+			}
+			if sold, marked := e.soldOutState(t, "cup"); sold != c.soldOut || c.soldOut && marked != shards {
+				t.Fatalf("after the first refusal: soldOut %v, %d shards marked; want sold out %v", sold, marked, c.soldOut)
+			}
+			if c.soldOut {
+				return
+			}
+			left.Store(0)
+			if err := buy("second-refused"); !errors.Is(err, inventory.ErrStockOut) {
+				t.Fatalf("second buyer: %v, want STOCK_OUT", err)
+			}
+			if sold, marked := e.soldOutState(t, "cup"); !sold || marked != shards {
+				t.Errorf("after the second refusal: soldOut %v, %d shards marked; want sold out, all %d marked (the failed entry's claim dropped)", sold, marked, shards)
+			}
+		})
+	}
 }
