@@ -121,7 +121,7 @@ var commands = []command{
 			"in order, after checking every entry's shape; it stops at the first refusal. Seeding again\n" +
 			"is safe: an entry equal to its SKU's creation changes nothing.",
 		"stockctl seed examples/seed.json", seed},
-	{"plan", "--orders N --page-views N [--skus N] [--pay-ratio R] [--refund-ratio R] [--refunds N] [--risk-checked-buyers N] | --sku ID:ORDERS:PAGEVIEWS ...",
+	{"plan", "--orders N --page-views N [--skus N] [--refusals N] [--pay-ratio R] [--refund-ratio R] [--refunds N] [--risk-checked-buyers N] | --sku ID:ORDERS:PAGEVIEWS ...",
 		"Sizes a sale without calling the API: shards per SKU, what each item, index key, table,\n" +
 			"route and quota carries at the peak (per second, all SKUs together, or each SKU's with\n" +
 			"--sku), what binds first, what to deploy with and ask AWS for, the cost per million orders\n" +

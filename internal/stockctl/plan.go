@@ -60,6 +60,7 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	skus := fs.Int("skus", 1, "SKUs sharing --orders and --page-views evenly")
 	orders := fs.Float64("orders", 0, "peak orders per second, all SKUs together")
 	views := fs.Float64("page-views", 0, "peak page views (GET /skus/{skuId}) per second, all SKUs together")
+	refusals := fs.Float64("refusals", 0, "peak POST /orders refused STOCK_OUT per second, all SKUs together (with demand above the stock: about the buyers arriving in the second after the sell-out); each reads its SKU's record and its key's order")
 	payRatio := fs.Float64("pay-ratio", 0.7, "share of orders paid (the rest are released)")
 	refunds := fs.Float64("refunds", 0, "peak refunds started per second, all SKUs together (RefundingBySince's keys)")
 	refundRatio := fs.Float64("refund-ratio", DefaultRefundRatio, "share of orders refunded over their life, at most --pay-ratio (prices the refunds per order)")
@@ -72,8 +73,8 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	switch {
 	case *skus < 1 || *skus > 10000:
 		return usageError("plan: --skus must be 1 to 10,000")
-	case !peak(*orders) || !peak(*views) || !peak(*refunds):
-		return usageError("plan: --orders, --page-views and --refunds must be numbers from 0 to %d", maxPeak)
+	case !peak(*orders) || !peak(*views) || !peak(*refunds) || !peak(*refusals):
+		return usageError("plan: --orders, --page-views, --refusals and --refunds must be numbers from 0 to %d", maxPeak)
 	case !(*payRatio >= 0 && *payRatio <= 1):
 		return usageError("plan: --pay-ratio must be 0 to 1")
 	case !(*refundRatio >= 0 && *refundRatio <= *payRatio):
@@ -83,9 +84,12 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	case len(each) == 0 && *orders == 0 && *views == 0:
 		return usageError("plan needs --orders and --page-views, or --sku")
 	}
-	d := plan.Evenly(*skus, *orders, *views, *payRatio)
+	d := plan.Evenly(*skus, *orders, *views, *refusals, *payRatio)
 	if len(each) > 0 {
 		d = plan.Demand{SKUs: each, PayRatio: *payRatio}
+		for i := range d.SKUs {
+			d.SKUs[i].Refusals = *refusals / float64(len(each))
+		}
 	}
 	d.Refunds, d.RefundRatio, d.RiskCheckedBuyers = *refunds, *refundRatio, *riskBuyers
 	p := plan.Make(d, plan.Today(), plan.DefaultPrices)

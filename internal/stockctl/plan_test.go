@@ -70,6 +70,8 @@ func TestStockctl_PlanSizesASaleWithoutTheAPI(t *testing.T) {
 		{[]string{"plan", "--orders", "1", "--page-views", "Inf"}, "must be numbers from 0 to 10000000"},
 		{[]string{"plan", "--orders", "1e308", "--page-views", "1"}, "must be numbers from 0 to 10000000"},
 		{[]string{"plan", "--orders", "1", "--page-views", "1", "--refunds", "-1"}, "must be numbers from 0 to 10000000"},
+		{[]string{"plan", "--orders", "1", "--page-views", "1", "--refusals", "-1"}, "must be numbers from 0 to 10000000"},
+		{[]string{"plan", "--orders", "1", "--page-views", "1", "--refusals", "NaN"}, "must be numbers from 0 to 10000000"},
 		{[]string{"plan", "--orders", "1", "--pay-ratio", "NaN"}, "--pay-ratio must be 0 to 1"},
 		{[]string{"plan", "--sku", "hot:NaN:1"}, `"hot:NaN:1": orders and page views must be numbers`},
 		{[]string{"plan", "--sku", "hot:1:1", "--sku", "hot:2:2"}, "SKU hot given twice"},

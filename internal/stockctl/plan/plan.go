@@ -70,6 +70,12 @@ type Design struct {
 	CreateWrites, PrepayWrites, PaymentWrites, ReleaseWrites float64
 	// Read units: the prepay reads the order, the payment reads the order.
 	PrepayReads, PaymentReads float64
+	// A POST /orders refused after its SKU sold out reads the SKU record strongly
+	// (RefusalRecordReads, read units on the skus table, all on that SKU's record item)
+	// and, keyed, the key's order (RefusalOrderReads on the orders table: a copy of the
+	// request may have opened it), and writes nothing (docs/design.md, "Sell-out: the
+	// SKU record says sold out"); it runs createOrder RefusalSeconds.
+	RefusalRecordReads, RefusalOrderReads, RefusalSeconds float64
 	// ShardWritesPerOrder is the write units an order's life puts on its shard item:
 	// the reservation and its payment or release, 2 each.
 	ShardWritesPerOrder float64
@@ -284,6 +290,7 @@ func Today() Design {
 	return Design{
 		CreateWrites: 11, PrepayWrites: 1, PaymentWrites: 8, ReleaseWrites: 10,
 		PrepayReads: 1, PaymentReads: 2,
+		RefusalRecordReads: 1, RefusalOrderReads: 1, RefusalSeconds: 0.010,
 		ShardWritesPerOrder:  4,
 		IndexEntriesPerOrder: 2,
 		PendingByExpiryKeys:  128,
@@ -310,6 +317,10 @@ type SKU struct {
 	Orders     float64 `json:"ordersPerSecond"`
 	PageViews  float64 `json:"pageViewsPerSecond"`
 	ShardsWant int     `json:"shardsWant"` // 0: sized by inventory.ShardsForPeak
+	// Refusals is the POST /orders requests refused STOCK_OUT a second at the peak:
+	// with demand above the stock, the buyers who saw the page before the sell-out and
+	// order after it (about the arrival rate for a second or two after it).
+	Refusals float64 `json:"refusalsPerSecond,omitempty"`
 }
 
 // Demand is a sale to plan: its SKUs, the share of orders paid (the rest are
@@ -328,12 +339,13 @@ type Demand struct {
 	RiskCheckedBuyers int `json:"riskCheckedBuyers"`
 }
 
-// Evenly is a demand of orders and page views per second in total, spread evenly
-// over skus SKUs named sku-000 on.
-func Evenly(skus int, orders, pageViews, payRatio float64) Demand {
+// Evenly is a demand of orders, page views and refusals (POST /orders refused
+// STOCK_OUT) per second in total, spread evenly over skus SKUs named sku-000 on.
+func Evenly(skus int, orders, pageViews, refusals, payRatio float64) Demand {
 	d := Demand{PayRatio: payRatio}
+	n := float64(skus)
 	for i := range skus {
-		d.SKUs = append(d.SKUs, SKU{ID: fmt.Sprintf("sku-%03d", i), Orders: orders / float64(skus), PageViews: pageViews / float64(skus)})
+		d.SKUs = append(d.SKUs, SKU{ID: fmt.Sprintf("sku-%03d", i), Orders: orders / n, PageViews: pageViews / n, Refusals: refusals / n})
 	}
 	return d
 }
@@ -367,7 +379,7 @@ type SKUPlan struct {
 
 // Uncarried is what would carry a SKU's peak past what the most shards carry: a
 // waiting room in front of POST /orders that admits at most AdmitOrders orders a
-// second (issue 38, not built yet), or the SKU's stock split into SplitInto SKUs,
+// second (the waiting room of issue 38: the SKU's queue), or the SKU's stock split into SplitInto SKUs,
 // each sized by inventory.ShardsForPeak. CarriedOrders is the most orders a second
 // its shards carry at their partitions' ceiling; AdmitOrders the planned load of
 // inventory.MaxShards shards (inventory.ShardsForPeak's headroom).
@@ -546,7 +558,7 @@ func loginCosts(x Design, p Prices) (signed, reused Cost) {
 // totals are a demand's peak summed over its SKUs, per second: orders, page views,
 // and the read units of those page views (each reads the SKU record and its shards).
 type totals struct {
-	orders, views, viewReads float64
+	orders, views, viewReads, refusals float64
 }
 
 // planSKUs sizes each SKU's shards, adds the loads on its own partitions (its shard
@@ -570,6 +582,7 @@ func (pl *Plan) planSKUs(x Design) totals {
 		// Each environment serving the page reads it at most once a second.
 		pageReads := min(s.PageViews, math.Ceil(s.PageViews*x.PageSeconds))
 		t.viewReads += pageReads * float64(1+shards)
+		t.refusals += s.Refusals
 		pl.Loads = append(pl.Loads,
 			Load{Limit: fmt.Sprintf("item SkusTable %s#shard#n (each of %d)", s.ID, shards), Peak: s.Orders * x.ShardWritesPerOrder / float64(shards), Ceiling: PartitionWriteUnits, Unit: "WU/s",
 				Setting: reshard},
@@ -578,6 +591,10 @@ func (pl *Plan) planSKUs(x Design) totals {
 			Load{Limit: fmt.Sprintf("index StockLogTable.LedgerByShard %s#n (each of %d)", s.ID, shards), Peak: s.Orders * x.IndexEntriesPerOrder / float64(shards), Ceiling: PartitionWriteUnits, Unit: "WU/s",
 				Setting: reshard},
 		)
+		if s.Refusals > 0 {
+			pl.Loads = append(pl.Loads, Load{Limit: fmt.Sprintf("item SkusTable %s, read strongly by each refusal after the sell-out", s.ID), Peak: s.Refusals * x.RefusalRecordReads, Ceiling: PartitionReadUnits, Unit: "RU/s",
+				Setting: "a partition: sell through the waiting room (queue: true), whose line tells the buyers SOLD_OUT instead of refusing their orders"})
+		}
 	}
 	return t
 }
@@ -594,7 +611,8 @@ func (pl *Plan) addIndexAndTableLoads(x Design, t totals) {
 		Load{Limit: fmt.Sprintf("index OrdersTable.RefundingBySince R<k> (each of %d)", x.RefundingKeys), Peak: pl.Demand.Refunds * x.RefundIndexEntries / float64(x.RefundingKeys), Ceiling: PartitionWriteUnits, Unit: "WU/s",
 			Setting: spreadIndex},
 		Load{Limit: "table SkusTable writes", Peak: orders * x.ShardWritesPerOrder, Ceiling: TableRequestUnits, Unit: "WRU/s", Setting: "a per-table quota increase"},
-		Load{Limit: "table SkusTable reads", Peak: t.viewReads, Ceiling: TableRequestUnits, Unit: "RRU/s", Setting: "a per-table quota increase"},
+		Load{Limit: "table SkusTable reads", Peak: t.viewReads + t.refusals*x.RefusalRecordReads, Ceiling: TableRequestUnits, Unit: "RRU/s", Setting: "a per-table quota increase"},
+		Load{Limit: "table OrdersTable reads", Peak: orders*paid*(x.PrepayReads+x.PaymentReads) + t.refusals*x.RefusalOrderReads, Ceiling: TableRequestUnits, Unit: "RRU/s", Setting: "a per-table quota increase"},
 		// The orders table takes the order and counter (4), the
 		// prepay (1), the payment's order update (2) or the release's order and
 		// counter (4), and each refund's order and marker; the ledger two
@@ -676,14 +694,14 @@ func indexWritesText(ws []IndexWrite) string {
 // /orders, and per paid order the prepay and the notification.
 func (pl *Plan) planAPIGateway(x Design, t totals) {
 	orders, views := t.orders, t.views
-	api := views + orders*(1+2*pl.Demand.PayRatio)
-	busiest := max(views, orders)
+	api := views + orders*(1+2*pl.Demand.PayRatio) + t.refusals
+	busiest := max(views, orders+t.refusals)
 	pl.StageRate = max(x.StageRate, math.Ceil(busiest*Headroom))
 	pl.AccountRate = max(AccountRequestsPerSecond, math.Ceil(api*Headroom))
 	pl.Loads = append(pl.Loads,
 		Load{Limit: "API Gateway account", Peak: api, Ceiling: AccountRequestsPerSecond, Unit: "requests/s", Setting: fmt.Sprintf("ask for %.0f requests/s", pl.AccountRate)},
 		Load{Limit: "API Gateway route GET /skus/{skuId}", Peak: views, Ceiling: x.StageRate, Unit: "requests/s", Setting: fmt.Sprintf("ApiThrottleRateLimit=%.0f", pl.StageRate)},
-		Load{Limit: "API Gateway route POST /orders", Peak: orders, Ceiling: x.StageRate, Unit: "requests/s", Setting: fmt.Sprintf("ApiThrottleRateLimit=%.0f", pl.StageRate)},
+		Load{Limit: "API Gateway route POST /orders", Peak: orders + t.refusals, Ceiling: x.StageRate, Unit: "requests/s", Setting: fmt.Sprintf("ApiThrottleRateLimit=%.0f", pl.StageRate)},
 	)
 }
 
@@ -694,7 +712,7 @@ func (pl *Plan) planLambda(x Design, t totals) {
 	paid := pl.Demand.PayRatio
 	released := 1 - paid
 	orders, views := t.orders, t.views
-	createC := orders*x.OrderSeconds + views*x.PageSeconds
+	createC := orders*x.OrderSeconds + views*x.PageSeconds + t.refusals*x.RefusalSeconds
 	closeC := orders*paid*x.PrepaySeconds + orders*released*x.ReleaseSeconds + float64(x.QueueConcurrency) + 1
 	payC := orders * paid * x.PaymentSeconds
 	pl.CloseOrderReserved = int(math.Ceil(closeC * Headroom))

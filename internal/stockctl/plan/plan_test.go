@@ -38,28 +38,28 @@ func TestMake_LoadsAndWhatBindsFirst(t *testing.T) {
 			// Today's template carries 500 requests/s per route, and closeOrder's 20
 			// reserved (10 for the queue, 1 for the sweep) start about 45 payments/s
 			// when WeChat Pay takes 200 ms: the payments bind before the page.
-			name: "a small sale", demand: plan.Evenly(10, 1000, 3000, 0.7),
+			name: "a small sale", demand: plan.Evenly(10, 1000, 3000, 0, 0.7),
 			shards: inventory.ShardsForPeak(100), ledgerByKey: 100 * 2 / float64(inventory.ShardsForPeak(100)), pendingKey: 1000 * 2 / 128.0,
 			binding: "Lambda CloseOrderFunction", past: true, stageRate: 3750,
 		},
 		{
 			// A shop's everyday traffic: the template's 500/s per route stays, since it
 			// also holds the routes the plan does not count (login, GET /orders).
-			name: "a trickle", demand: plan.Evenly(1, 1, 1, 0.7),
+			name: "a trickle", demand: plan.Evenly(1, 1, 1, 0, 0.7),
 			shards: inventory.ShardsForPeak(1), ledgerByKey: 1 * 2 / float64(inventory.ShardsForPeak(1)), pendingKey: 1 * 2 / 128.0,
 			binding: "Lambda CloseOrderFunction", past: false, stageRate: 500,
 		},
 		{
 			// 8,000 orders/s filled the 16 keys of the time-ordered ledger index the
 			// design had; a ledger key is now a shard's, and takes half its writes.
-			name: "the old index ceiling", demand: plan.Evenly(10, 8000, 0, 0.7),
+			name: "the old index ceiling", demand: plan.Evenly(10, 8000, 0, 0, 0.7),
 			shards: inventory.ShardsForPeak(800), ledgerByKey: 800 * 2 / float64(inventory.ShardsForPeak(800)), pendingKey: 8000 * 2 / 128.0,
 			binding: "Lambda CloseOrderFunction", past: true, stageRate: 10000,
 		},
 		{
 			// 30,000 orders/s over 10 SKUs: no index key past its ceiling; closeOrder's
 			// reservation far past.
-			name: "30,000 orders/s over 10 SKUs, 100,000 page views/s", demand: plan.Evenly(10, 30000, 100000, 0.7),
+			name: "30,000 orders/s over 10 SKUs, 100,000 page views/s", demand: plan.Evenly(10, 30000, 100000, 0, 0.7),
 			shards: inventory.ShardsForPeak(3000), ledgerByKey: 3000 * 2 / float64(inventory.ShardsForPeak(3000)), pendingKey: 30000 * 2 / 128.0,
 			binding: "Lambda CloseOrderFunction", past: true, stageRate: 125000,
 		},
@@ -109,7 +109,7 @@ func TestMake_LoadsAndWhatBindsFirst(t *testing.T) {
 }
 
 func TestMake_PerOrderCostOfTodaysDesign(t *testing.T) {
-	p := plan.Make(plan.Evenly(10, 1000, 2000, 0.7), plan.Today(), plan.DefaultPrices)
+	p := plan.Make(plan.Evenly(10, 1000, 2000, 0, 0.7), plan.Today(), plan.DefaultPrices)
 	// 11 to reserve; paid: 1 prepay + 8 payment; released: 10.
 	if want := 11 + 0.7*9 + 0.3*10; math.Abs(p.WriteUnitsPerOrder-want) > 1e-9 {
 		t.Errorf("%.2f write units per order, want %.2f", p.WriteUnitsPerOrder, want)
@@ -128,7 +128,7 @@ func TestMake_PerOrderCostOfTodaysDesign(t *testing.T) {
 }
 
 func TestMake_RaisesOnlyWhatThePeakPasses(t *testing.T) {
-	p := plan.Make(plan.Evenly(1, 20, 100, 0.7), plan.Today(), plan.DefaultPrices)
+	p := plan.Make(plan.Evenly(1, 20, 100, 0, 0.7), plan.Today(), plan.DefaultPrices)
 	for _, l := range p.Loads {
 		if l.Peak <= l.Ceiling && l.Setting != "" {
 			t.Errorf("%s under its ceiling asks for %q", l.Limit, l.Setting)
@@ -162,14 +162,14 @@ func TestMake_CountsRefundWritesPerRefundingKey(t *testing.T) {
 		refunds, perKey float64
 		past            bool
 	}{{0, 0, false}, {500, 62.5, false}, {8000, 1000, false}, {12000, 1500, true}} {
-		d := plan.Evenly(10, 1000, 1000, 0.7)
+		d := plan.Evenly(10, 1000, 1000, 0, 0.7)
 		d.Refunds = tc.refunds
 		p := plan.Make(d, plan.Today(), plan.DefaultPrices)
 		l := load(t, p, "index OrdersTable.RefundingBySince R<k> (each of 16)")
 		if l.Peak != tc.perKey || (l.Peak > l.Ceiling) != tc.past || (l.Setting != "") != tc.past {
 			t.Errorf("%.0f refunds/s: %+v, want %.1f WU/s a key, past %v", tc.refunds, l, tc.perKey, tc.past)
 		}
-		none := plan.Make(plan.Evenly(10, 1000, 1000, 0.7), plan.Today(), plan.DefaultPrices)
+		none := plan.Make(plan.Evenly(10, 1000, 1000, 0, 0.7), plan.Today(), plan.DefaultPrices)
 		if got, want := load(t, p, "table OrdersTable writes").Peak-load(t, none, "table OrdersTable writes").Peak, tc.refunds*8; math.Abs(got-want) > 1e-9 {
 			t.Errorf("%.0f refunds/s add %.0f WRU/s on the orders table, want %.0f", tc.refunds, got, want)
 		}
@@ -181,7 +181,7 @@ func TestMake_CountsRefundWritesPerRefundingKey(t *testing.T) {
 // Lambda invocation and an API request each; one answered from the kept token signs
 // nothing and writes one unit less.
 func TestMake_LoginCostsOneRSASignPerNewToken(t *testing.T) {
-	p := plan.Make(plan.Evenly(1, 10, 10, 0.7), plan.Today(), plan.DefaultPrices)
+	p := plan.Make(plan.Evenly(1, 10, 10, 0, 0.7), plan.Today(), plan.DefaultPrices)
 	signed, reused := p.LoginCost, p.ReusedLoginCost
 	if math.Abs(signed.KMS-3.00) > 1e-9 || reused.KMS != 0 {
 		t.Errorf("KMS per million logins: %.4f new, %.4f reused; want 3.00 and 0", signed.KMS, reused.KMS)
@@ -208,9 +208,9 @@ func TestMake_AdvisesPreWarmingPastANewTable(t *testing.T) {
 		demand      plan.Demand
 		write, read float64 // 0: no pre-warming
 	}{
-		{"a trickle", plan.Evenly(1, 1, 1, 0.7), 0, 0},
-		{"a small sale", plan.Evenly(10, 100, 300, 0.7), 0, 0},
-		{"30,000 orders/s over 10 SKUs", plan.Evenly(10, 30000, 100000, 0.7), -1, -1},
+		{"a trickle", plan.Evenly(1, 1, 1, 0, 0.7), 0, 0},
+		{"a small sale", plan.Evenly(10, 100, 300, 0, 0.7), 0, 0},
+		{"30,000 orders/s over 10 SKUs", plan.Evenly(10, 30000, 100000, 0, 0.7), -1, -1},
 	} {
 		p := plan.Make(tc.demand, plan.Today(), plan.DefaultPrices)
 		var out strings.Builder
@@ -246,7 +246,7 @@ func TestMake_AdvisesPreWarmingPastANewTable(t *testing.T) {
 // never "more shards" at the most shards. Just under the ceiling (15,000 orders/s on 64
 // shards, 938 WU/s each) is carried.
 func TestMake_OneSKUPastTheMostShardsCannotBeCarriedAsAsked(t *testing.T) {
-	p := plan.Make(plan.Evenly(1, 100000, 1, 0.7), plan.Today(), plan.DefaultPrices)
+	p := plan.Make(plan.Evenly(1, 100000, 1, 0, 0.7), plan.Today(), plan.DefaultPrices)
 	u := p.SKUs[0].Uncarried
 	if p.SKUs[0].Shards != inventory.MaxShards || u == nil || u.CarriedOrders != 16000 || u.AdmitOrders != 12800 || u.SplitInto != 8 {
 		t.Fatalf("100,000 orders/s on one SKU: %d shards, uncarried %+v; want 64 shards carrying 16,000, a waiting room at 12,800, a split into 8", p.SKUs[0].Shards, u)
@@ -269,7 +269,7 @@ func TestMake_OneSKUPastTheMostShardsCannotBeCarriedAsAsked(t *testing.T) {
 		}
 	}
 	for _, orders := range []float64{12000, 15000} {
-		if p := plan.Make(plan.Evenly(1, orders, 1, 0.7), plan.Today(), plan.DefaultPrices); p.SKUs[0].Uncarried != nil {
+		if p := plan.Make(plan.Evenly(1, orders, 1, 0, 0.7), plan.Today(), plan.DefaultPrices); p.SKUs[0].Uncarried != nil {
 			t.Errorf("%.0f orders/s on %d shards: uncarried %+v; want carried", orders, p.SKUs[0].Shards, p.SKUs[0].Uncarried)
 		}
 	}
@@ -283,7 +283,7 @@ func TestMake_OneSKUPastTheMostShardsCannotBeCarriedAsAsked(t *testing.T) {
 // scaling and a new table carry has no fixed cost.
 func TestMake_CostsEveryLineAndTheFixedCostOfASaleApart(t *testing.T) {
 	x, prices := plan.Today(), plan.DefaultPrices
-	p := plan.Make(plan.Evenly(10, 30000, 100000, 0.7), x, prices)
+	p := plan.Make(plan.Evenly(10, 30000, 100000, 0, 0.7), x, prices)
 	c := *p.Cost
 	const million = 1e6
 	invocations, requests := p.LambdaInvocationsPerOrder*million+million, p.APIRequestsPerOrder*million+million // with the logins
@@ -331,7 +331,7 @@ func TestMake_CostsEveryLineAndTheFixedCostOfASaleApart(t *testing.T) {
 			t.Errorf("the plan lacks %q:\n%s", want, out.String())
 		}
 	}
-	if small := plan.Make(plan.Evenly(1, 20, 100, 0.7), x, prices); small.FixedPerSale.Total != 0 || small.ProvisionedConcurrency != 0 {
+	if small := plan.Make(plan.Evenly(1, 20, 100, 0, 0.7), x, prices); small.FixedPerSale.Total != 0 || small.ProvisionedConcurrency != 0 {
 		t.Errorf("a small sale's fixed cost %+v, %d environments provisioned; want none", small.FixedPerSale, small.ProvisionedConcurrency)
 	}
 }
@@ -343,7 +343,7 @@ func TestMake_CostsEveryLineAndTheFixedCostOfASaleApart(t *testing.T) {
 // plan prints it as a line of its own.
 func TestMake_PricesTheRefundsOfTheOrders(t *testing.T) {
 	x, prices := plan.Today(), plan.DefaultPrices
-	d := plan.Evenly(10, 1000, 2000, 0.7)
+	d := plan.Evenly(10, 1000, 2000, 0, 0.7)
 	none := plan.Make(d, x, prices)
 	d.RefundRatio = 0.05
 	p := plan.Make(d, x, prices)
@@ -384,7 +384,7 @@ func TestMake_PricesTheRefundsOfTheOrders(t *testing.T) {
 // A demand of page views alone has no cost per order: the plan says so instead of
 // dividing by no orders, and its JSON has no usdPerMillionOrders.
 func TestMake_NoOrdersHasNoCostPerOrder(t *testing.T) {
-	p := plan.Make(plan.Evenly(1, 0, 5000, 0.7), plan.Today(), plan.DefaultPrices)
+	p := plan.Make(plan.Evenly(1, 0, 5000, 0, 0.7), plan.Today(), plan.DefaultPrices)
 	if total, ok := p.USDPerMillionOrders(); ok || p.Cost != nil || p.RefundCost != nil || p.ReadUnitsPerOrder != 0 || p.APIRequestsPerOrder != 0 {
 		t.Errorf("no orders: $%.2f per million orders (%v), %+v", total, ok, p)
 	}
@@ -403,7 +403,7 @@ func TestMake_NoOrdersHasNoCostPerOrder(t *testing.T) {
 // indexes to that with headroom (IndexWarmWriteUnits) and prices it once per index
 // in the fixed cost; a sale a new index carries advises none.
 func TestMake_AdvisesPreWarmingTheHotIndexes(t *testing.T) {
-	p := plan.Make(plan.Evenly(10, 30000, 100000, 0.7), plan.Today(), plan.DefaultPrices)
+	p := plan.Make(plan.Evenly(10, 30000, 100000, 0, 0.7), plan.Today(), plan.DefaultPrices)
 	want := []plan.IndexWrite{{Index: "OrdersTable.PendingByExpiry", WriteUnits: 60000}, {Index: "StockLogTable.LedgerByShard", WriteUnits: 60000}, {Index: "OrdersTable.OrdersByUser", WriteUnits: 30000}}
 	if !slices.Equal(p.IndexWrites, want) || p.IndexWarmWriteUnits != 75000 {
 		t.Errorf("index writes %v, pre-warm to %.0f; want %v and 75000", p.IndexWrites, p.IndexWarmWriteUnits, want)
@@ -420,8 +420,52 @@ func TestMake_AdvisesPreWarmingTheHotIndexes(t *testing.T) {
 			t.Errorf("the plan lacks %q:\n%s", want, out.String())
 		}
 	}
-	small := plan.Make(plan.Evenly(1, 1500, 100, 0.7), plan.Today(), plan.DefaultPrices)
+	small := plan.Make(plan.Evenly(1, 1500, 100, 0, 0.7), plan.Today(), plan.DefaultPrices)
 	if small.IndexWarmWriteUnits != 0 || small.IndexPreWarming != 0 || strings.Contains(func() string { var b strings.Builder; _ = small.Write(&b); return b.String() }(), "IndexWarmWriteUnits") {
 		t.Errorf("1,500 orders/s (3,000 index writes a second): pre-warm indexes to %.0f for $%.2f; want none", small.IndexWarmWriteUnits, small.IndexPreWarming)
+	}
+}
+
+// Refusals after a sell-out cost no write but each reads its SKU's record strongly
+// and its key's order: the plan counts them on the record's item, the two tables'
+// reads, POST /orders and createOrder. 90,000 refusals a second over 10 SKUs (demand
+// far above the stock: the buyers arriving in the second after the sell-out) put
+// 9,000 read units a second on each record, past its partition's 3,000: the plan says
+// so and names the waiting room, which tells its buyers SOLD_OUT from the line.
+func TestMake_CountsTheRefusalsAfterTheSellOut(t *testing.T) {
+	x := plan.Today()
+	none := plan.Make(plan.Evenly(10, 30000, 100000, 0, 0.7), x, plan.DefaultPrices)
+	p := plan.Make(plan.Evenly(10, 30000, 100000, 90000, 0.7), x, plan.DefaultPrices)
+	loads := func(p plan.Plan) map[string]plan.Load {
+		m := map[string]plan.Load{}
+		for _, l := range p.Loads {
+			m[l.Limit] = l
+		}
+		return m
+	}
+	before, after := loads(none), loads(p)
+	record := after["item SkusTable sku-003, read strongly by each refusal after the sell-out"]
+	if record.Peak != 9000 || record.Ceiling != plan.PartitionReadUnits || !strings.Contains(record.Setting, "waiting room") {
+		t.Errorf("the record's refusal reads %+v; want 9,000 RU/s of 3,000, the waiting room advised", record)
+	}
+	if _, ok := before["item SkusTable sku-003, read strongly by each refusal after the sell-out"]; ok {
+		t.Error("a plan without refusals has a load of refusals")
+	}
+	for _, c := range []struct {
+		limit string
+		more  float64
+	}{
+		{"table SkusTable reads", 90000 * x.RefusalRecordReads},
+		{"table OrdersTable reads", 90000 * x.RefusalOrderReads},
+		{"API Gateway route POST /orders", 90000},
+		{"API Gateway account", 90000},
+		{"Lambda CreateOrderFunction (the unreserved concurrency)", 90000 * x.RefusalSeconds},
+	} {
+		if got := after[c.limit].Peak - before[c.limit].Peak; math.Abs(got-c.more) > 1e-6 {
+			t.Errorf("%s: refusals add %.1f, want %.1f", c.limit, got, c.more)
+		}
+	}
+	if p.WarmReadUnits <= none.WarmReadUnits {
+		t.Errorf("warm read units %.0f with refusals, %.0f without; want more with", p.WarmReadUnits, none.WarmReadUnits)
 	}
 }
