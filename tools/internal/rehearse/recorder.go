@@ -33,7 +33,7 @@ type recorder struct {
 	// SKU was seen sold out, and their units: the rest were in flight as it sold out.
 	refusedLate                  int
 	refusedLateWU, refusedLateRU float64
-	units                map[string]*units // by what the requests were for
+	units                        map[string]*units // by what the requests were for
 }
 
 // createdOrder is one 201.
