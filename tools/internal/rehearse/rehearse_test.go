@@ -171,15 +171,16 @@ func TestRehearsal_FiguresABuyerSees(t *testing.T) {
 		t.Errorf("read units per refused buyer %.2f; a STOCK_OUT reads the shards, want it counted", r.ReadUnitsPerRefusedBuyer)
 	}
 	// The split by when a refused buyer first asked: the buyers arrive over a second
-	// and the 10 units go in its first part, so some ask after the sell-out, and
-	// those, refused by a SKU already seen sold out, pay no more writes than the ones
-	// in flight as it sold out.
+	// and the 10 units go in its first part, so some usually ask after the sell-out
+	// was first answered (on a loaded machine every request may start before that
+	// answer comes back, and all are in flight), and those, refused by a SKU already
+	// seen sold out, pay no more writes than the ones in flight as it sold out.
 	in, after := r.RefusedInFlight, r.RefusedAfter
 	t.Logf("in flight as the SKU sold out %+v; after %+v", in, after)
-	if in.Buyers+after.Buyers != r.Buyers["refused an order"] || after.Buyers == 0 {
-		t.Errorf("refused buyers split %d in flight + %d after; want %d in all, some after the sell-out", in.Buyers, after.Buyers, r.Buyers["refused an order"])
+	if in.Buyers+after.Buyers != r.Buyers["refused an order"] {
+		t.Errorf("refused buyers split %d in flight + %d after; want %d in all", in.Buyers, after.Buyers, r.Buyers["refused an order"])
 	}
-	if after.WriteUnitsPerBuyer > in.WriteUnitsPerBuyer {
+	if after.Buyers > 0 && in.Buyers > 0 && after.WriteUnitsPerBuyer > in.WriteUnitsPerBuyer {
 		t.Errorf("write units per refused buyer %.2f after the sell-out, %.2f in flight; want no more after", after.WriteUnitsPerBuyer, in.WriteUnitsPerBuyer)
 	}
 }
