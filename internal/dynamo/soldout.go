@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/stockguard/stockguard/internal/clock"
 	"github.com/stockguard/stockguard/internal/inventory"
 	"golang.org/x/sync/errgroup"
@@ -109,8 +110,9 @@ func (s *store) enterSoldOut(ctx context.Context, rec skuRecord, shards []shardR
 
 // markShards marks every shard of shards not yet marked (an UpdateItem conditioned on
 // available = 0 and rec's shard count, 1 write unit each, sent at once), sending a mark
-// again after a jittered wait while a transaction holds its shard or it is throttled,
-// markRounds times at most. Errors: the first mark that failed.
+// again after a jittered wait while a transaction holds its shard, markRounds times at
+// most (a throttled mark is not: the SDK's retryer already sent it again).
+// Errors: the first mark that failed.
 func (s *store) markShards(ctx context.Context, rec skuRecord, shards []shardRecord) error {
 	var g errgroup.Group
 	for _, sh := range shards {
@@ -121,7 +123,8 @@ func (s *store) markShards(ctx context.Context, rec skuRecord, shards []shardRec
 		g.Go(func() error {
 			for round := 0; ; round++ {
 				err := s.updateItem(ctx, sh.PK, expression.Set(expression.Name("soldOut"), expression.Value(true)), empty)
-				if !errors.Is(err, inventory.ErrBusy) || round+1 == markRounds {
+				var conflict *types.TransactionConflictException
+				if !errors.As(err, &conflict) || round+1 == markRounds {
 					return err
 				}
 				if err := clock.Sleep(ctx, jitter(round)); err != nil {
