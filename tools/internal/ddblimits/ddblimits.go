@@ -111,6 +111,7 @@ import (
 	"encoding/json"
 	"io"
 	"maps"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -277,6 +278,7 @@ type Model struct {
 	first     map[string]time.Time // when each limit first refused a request
 	keyAttrs  map[string][]string  // table → the attributes that key its indexes
 	writes    atomic.Int64         // applied write calls, for LoseAnswerEvery
+	slow      atomic.Uint64        // the clock scale in force (float64 bits): Config.Slowdown until SetSlowdown
 }
 
 // Counts are what the model did with one operation's requests.
@@ -299,6 +301,7 @@ func New(cfg Config) *Model {
 	if cfg.Now != nil {
 		m.now = cfg.Now
 	}
+	m.slow.Store(math.Float64bits(m.cfg.Slowdown))
 	for table, indexes := range m.cfg.Indexes {
 		for _, ix := range indexes {
 			for _, a := range ix.keyAttributes() {
@@ -311,7 +314,19 @@ func New(cfg Config) *Model {
 	return m
 }
 
-// Config returns the configuration in force, defaults filled in.
+// SetSlowdown changes the clock scale from now on (below 1: 1): the round trips, a
+// transaction's hold, the retryers' backoff and the rates of every limit follow the
+// new scale, while the buckets keep the units they hold and every request is still
+// metered and counted. A rehearsal runs what comes after its sale (the last sweep,
+// reconcile) at 1× this way, which on the sale's slowed clock would take the slowdown
+// times longer in wall time for nothing it measures.
+func (m *Model) SetSlowdown(s float64) { m.slow.Store(math.Float64bits(max(s, 1))) }
+
+// slowdown is the clock scale in force.
+func (m *Model) slowdown() float64 { return math.Float64frombits(m.slow.Load()) }
+
+// Config returns the configuration the model was made with, defaults filled in
+// (Slowdown as made, whatever SetSlowdown set since).
 func (m *Model) Config() Config { return m.cfg }
 
 // Stats returns the counts so far by operation name ("TransactWriteItems", ...).
@@ -346,7 +361,7 @@ func (m *Model) Bypass(on bool) { m.bypass.Store(on) }
 
 // real converts a model duration to real time.
 func (m *Model) real(d time.Duration) time.Duration {
-	return time.Duration(float64(d) * m.cfg.Slowdown)
+	return time.Duration(float64(d) * m.slowdown())
 }
 
 // wait is how long a call waits in real time for model duration d: 0 on a virtual
@@ -428,7 +443,7 @@ func (m *Model) ClientOptions(o *dynamodb.Options) {
 	}
 	o.HTTPClient = &transport{m: m, next: next}
 	if o.Retryer != nil {
-		o.Retryer = slowRetryer{RetryerV2: retryerV2(o.Retryer), slowdown: m.cfg.Slowdown}
+		o.Retryer = slowRetryer{RetryerV2: retryerV2(o.Retryer), m: m}
 	}
 }
 
@@ -465,12 +480,12 @@ func (d delayed) Do(req *http.Request) (*http.Response, error) {
 // slowRetryer stretches the SDK retryer's backoff by the clock scale.
 type slowRetryer struct {
 	aws.RetryerV2
-	slowdown float64
+	m *Model
 }
 
 func (r slowRetryer) RetryDelay(attempt int, err error) (time.Duration, error) {
 	d, err := r.RetryerV2.RetryDelay(attempt, err)
-	return time.Duration(float64(d) * r.slowdown), err
+	return time.Duration(float64(d) * r.m.slowdown()), err
 }
 
 // retryerV2 adapts an aws.Retryer that lacks the context-aware GetAttemptToken.
@@ -716,7 +731,7 @@ func (m *Model) checkHolds(now time.Time, r request, v *verdict) {
 // reads has less than half a unit left at now (a read takes at least half a unit).
 // It takes nothing. m.mu is held.
 func (m *Model) checkQueryPartition(now time.Time, q *query, v *verdict) {
-	if l := m.queryLimit(q); !m.limit(l.name).take(now, m.cfg.ReadUnits/m.cfg.Slowdown, m.cfg.ReadUnits*m.cfg.Burst.Seconds(), 0.5, false) {
+	if l := m.queryLimit(q); !m.limit(l.name).take(now, m.cfg.ReadUnits/m.slowdown(), m.cfg.ReadUnits*m.cfg.Burst.Seconds(), 0.5, false) {
 		v.throttled(0, l)
 	}
 }
@@ -759,7 +774,7 @@ func (m *Model) checkIndexWrites(now time.Time, s *itemState, i int, a access, v
 	perIndex := map[string]float64{}
 	for _, w := range m.plannedIndexWrites(s, a) {
 		l := limit{name: "index " + a.table + "." + w.index + " " + w.hash, reason: "IndexWriteKeyRangeThroughputExceeded", resource: arn(a.table, w.index)}
-		if !m.limit(l.name).take(now, m.cfg.WriteUnits/m.cfg.Slowdown, m.cfg.WriteUnits*m.cfg.Burst.Seconds(), w.units, false) {
+		if !m.limit(l.name).take(now, m.cfg.WriteUnits/m.slowdown(), m.cfg.WriteUnits*m.cfg.Burst.Seconds(), w.units, false) {
 			v.throttled(i, l)
 		}
 		perIndex[w.index] += w.units
@@ -788,7 +803,7 @@ func (m *Model) warmth(now time.Time, name string) *warmth {
 		w = &warmth{window: now}
 		m.warm[name] = w
 	}
-	second := time.Duration(float64(time.Second) * m.cfg.Slowdown)
+	second := time.Duration(float64(time.Second) * m.slowdown())
 	if now.Sub(w.window) >= second {
 		w.peak = max(w.peak, w.units)
 		w.units = 0
@@ -844,7 +859,7 @@ func (m *Model) units(s *itemState, a access) float64 {
 // takeBase checks (and with commit, takes) one access's units from its item's bucket
 // and its table's quota, and names the limit that refused it.
 func (m *Model) takeBase(s *itemState, now time.Time, a access, units float64, commit bool) (limit, bool) {
-	slow := m.cfg.Slowdown
+	slow := m.slowdown()
 	if a.write {
 		if !s.write.take(now, m.cfg.WriteUnits/slow, m.cfg.WriteUnits*m.cfg.Burst.Seconds(), units, commit) {
 			return limit{name: "item " + a.table + " " + keyName(a.key), reason: "TableWriteKeyRangeThroughputExceeded", resource: arn(a.table, "")}, false
@@ -863,7 +878,7 @@ func (m *Model) takeBase(s *itemState, now time.Time, a access, units float64, c
 // quota's bucket and, when warm > 0, its warm ceiling for the current second
 // (WarmCeiling of the busiest second before it).
 func (m *Model) takeTable(now time.Time, name string, quota, warm, units float64, commit bool) bool {
-	slow := m.cfg.Slowdown
+	slow := m.slowdown()
 	if warm > 0 {
 		w := m.warmth(now, name)
 		if w.units+units > WarmCeiling(warm, w.peak, quota) {
@@ -971,7 +986,7 @@ func (m *Model) applied(now time.Time, op string, r request) float64 {
 		next := m.nextKeyAttrs(s, a)
 		after := entries(indexes, m.cfg.Keys[a.table], s.entries, next, a.change, max(s.size, a.putSize))
 		for _, w := range indexWrites(indexes, s.entries, after, a.change) {
-			m.limit("index "+a.table+"."+w.index+" "+w.hash).charge(now, m.cfg.WriteUnits/m.cfg.Slowdown, m.cfg.WriteUnits*m.cfg.Burst.Seconds(), w.units)
+			m.limit("index "+a.table+"."+w.index+" "+w.hash).charge(now, m.cfg.WriteUnits/m.slowdown(), m.cfg.WriteUnits*m.cfg.Burst.Seconds(), w.units)
 			if m.cfg.IndexWarmWriteUnits > 0 {
 				m.warmth(now, indexWritesLimit(a.table, w.index).name).units += w.units
 			}
@@ -1029,7 +1044,7 @@ func (m *Model) queried(now time.Time, op string, q *query, size int) float64 {
 	units := float64(max((size+4095)/4096, 1)) * q.factor
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.limit(m.queryLimit(q).name).charge(now, m.cfg.ReadUnits/m.cfg.Slowdown, m.cfg.ReadUnits*m.cfg.Burst.Seconds(), units)
+	m.limit(m.queryLimit(q).name).charge(now, m.cfg.ReadUnits/m.slowdown(), m.cfg.ReadUnits*m.cfg.Burst.Seconds(), units)
 	m.addUnitsLocked(op, 0, 0, units)
 	return units
 }

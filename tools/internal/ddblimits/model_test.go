@@ -157,6 +157,33 @@ func TestModel_HoldLastsSlowdownTimesLonger(t *testing.T) {
 	}
 }
 
+func TestModel_SetSlowdownChangesTheRatesFromThen(t *testing.T) {
+	m := New(Config{Slowdown: 10, TransactionHold: 2 * time.Millisecond})
+	slowed := loop(m, "PutItem", put("T", "x"), time.Second, 100*time.Microsecond)
+	m.SetSlowdown(1)
+	// The loop starts again at t0, behind the bucket's clock: run it on the next second.
+	after := 0
+	for now := t0.Add(time.Second); now.Before(t0.Add(2 * time.Second)); now = now.Add(100 * time.Microsecond) {
+		for !m.admit(now, "PutItem", request{accesses: []access{put("T", "x")}}).refused() {
+			after++
+		}
+	}
+	// 1,000 write units a second of model time: 100 in a real second at 10×, 1,000 at 1×
+	// (each with the 10-unit burst at most on top).
+	if slowed < 99 || slowed > 111 {
+		t.Errorf("admitted %d writes in a real second at 10×, want about 100", slowed)
+	}
+	if after < 999 || after > 1011 {
+		t.Errorf("admitted %d writes in a real second after SetSlowdown(1), want about 1,000", after)
+	}
+	// A transaction's hold lasts 2 ms of real time again.
+	tx := request{accesses: []access{txPut("T", "y")}}
+	at := t0.Add(3 * time.Second)
+	if m.admit(at, "TransactWriteItems", tx).refused() || m.admit(at.Add(3*time.Millisecond), "TransactWriteItems", tx).refused() {
+		t.Error("a transaction 3 ms after another on the same item was refused at 1×")
+	}
+}
+
 func TestParseRequest_ItemsInRequestOrder(t *testing.T) {
 	keys := map[string][]string{"A": {"pk"}, "B": {"pk"}}
 	body := `{"TransactItems":[

@@ -92,6 +92,10 @@ type sale struct {
 	live   map[string][]int
 
 	rec *recorder
+
+	// afterSale is the real time (Unix ns) from which the DynamoDB model runs at 1×
+	// (ddblimits.Model.SetSlowdown): the last sweep and reconcile. 0 until then.
+	afterSale atomic.Int64
 }
 
 // window is when something ran, real time.
@@ -102,8 +106,12 @@ func (s *sale) at(t time.Duration) time.Time {
 	return s.start.Add(time.Duration(float64(t) * s.slow))
 }
 
-// modelTime is real time r on the model's clock.
+// modelTime is real time r on the model's clock: slowed until afterSale, 1× from then.
 func (s *sale) modelTime(r time.Time) time.Duration {
+	if a := s.afterSale.Load(); a != 0 && r.UnixNano() > a {
+		fast := time.Unix(0, a)
+		return s.modelTime(fast) + r.Sub(fast)
+	}
 	return time.Duration(float64(r.Sub(s.start)) / s.slow)
 }
 
@@ -136,10 +144,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	// Every abandoned order expires PaymentTimeout after it was placed; its close
 	// message is delivered then (SQS delays are whole seconds of real time, and a
-	// poller waits up to a second). Then a last sweep, and reconcile.
+	// poller waits up to a second). Then a last sweep, and reconcile, with DynamoDB at
+	// 1×: on the sale's clock a sweep's round trips each take the slowdown times
+	// longer in wall time (at -slowdown 150 a sweep of a full-size sale took hours),
+	// and the units they cost are metered and counted all the same.
 	if err := clock.Sleep(ctx, time.Until(s.at(lastOrder+cfg.PaymentTimeout))+3*time.Second); err != nil {
 		return nil, err
 	}
+	s.afterSale.Store(time.Now().UnixNano())
+	s.model.SetSlowdown(1)
 	sweep, err := s.finalSweep(ctx)
 	if err != nil {
 		return nil, err
