@@ -201,6 +201,9 @@ func create(ctx context.Context, c *call, args []string) error {
 	if b.SKU == "" || b.Name == "" || b.Price == 0 {
 		return usageError("create needs --sku, --name and --price")
 	}
+	if err := inventory.CheckSKUID("--sku", b.SKU); err != nil {
+		return usageError("create: %v", err)
+	}
 	b.Stock, b.LimitPerUser, b.Shards = stock, limit, shards
 	if *offSale {
 		b.OnSale = new(bool)
@@ -214,7 +217,7 @@ func create(ctx context.Context, c *call, args []string) error {
 func adjust(ctx context.Context, c *call, args []string) error {
 	fs := flag.NewFlagSet("adjust", flag.ContinueOnError)
 	id, delta, reason := fs.String("id", "", "adjustment id (the idempotency key)"), fs.Int("delta", 0, "units: > 0 restock, < 0 write-off"), fs.String("reason", "", "why")
-	sku, err := parse(fs, args, "a SKU id")
+	sku, err := parseSKU(fs, args)
 	if err != nil {
 		return err
 	}
@@ -228,7 +231,7 @@ func adjust(ctx context.Context, c *call, args []string) error {
 func reshard(ctx context.Context, c *call, args []string) error {
 	fs := flag.NewFlagSet("reshard", flag.ContinueOnError)
 	n := fs.Int("shards", 0, "shard count, 1-64")
-	sku, err := parse(fs, args, "a SKU id")
+	sku, err := parseSKU(fs, args)
 	if err != nil {
 		return err
 	}
@@ -250,7 +253,7 @@ func reshard(ctx context.Context, c *call, args []string) error {
 func onSale(ctx context.Context, c *call, args []string) error {
 	fs := flag.NewFlagSet("on-sale", flag.ContinueOnError)
 	at := fs.String("at", "", "sale start, RFC 3339 UTC (default: now)")
-	sku, err := parse(fs, args, "a SKU id")
+	sku, err := parseSKU(fs, args)
 	if err != nil {
 		return err
 	}
@@ -262,7 +265,7 @@ func onSale(ctx context.Context, c *call, args []string) error {
 }
 
 func offSale(ctx context.Context, c *call, args []string) error {
-	sku, err := parse(flag.NewFlagSet("off-sale", flag.ContinueOnError), args, "a SKU id")
+	sku, err := parseSKU(flag.NewFlagSet("off-sale", flag.ContinueOnError), args)
 	if err != nil {
 		return err
 	}
@@ -274,7 +277,7 @@ func queueSettings(ctx context.Context, c *call, args []string) error {
 	var b queueBody
 	on, off := fs.Bool("on", false, "sell it through its waiting room"), fs.Bool("off", false, "sell it directly")
 	setQueue := queueFlags(fs, &b)
-	sku, err := parse(fs, args, "a SKU id")
+	sku, err := parseSKU(fs, args)
 	if err != nil {
 		return err
 	}
@@ -300,7 +303,7 @@ func list(ctx context.Context, c *call, args []string) error {
 }
 
 func get(ctx context.Context, c *call, args []string) error {
-	sku, err := parse(flag.NewFlagSet("get", flag.ContinueOnError), args, "a SKU id")
+	sku, err := parseSKU(flag.NewFlagSet("get", flag.ContinueOnError), args)
 	if err != nil {
 		return err
 	}
@@ -310,7 +313,7 @@ func get(ctx context.Context, c *call, args []string) error {
 func ledger(ctx context.Context, c *call, args []string) error {
 	fs := flag.NewFlagSet("ledger", flag.ContinueOnError)
 	after := fs.String("after", "", "cursor of the next page")
-	sku, err := parse(fs, args, "a SKU id")
+	sku, err := parseSKU(fs, args)
 	if err != nil {
 		return err
 	}
@@ -369,6 +372,9 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 		if !ok || sku == "" || err != nil || n < 1 {
 			return fmt.Errorf("--line wants SKU:QTY with QTY a positive integer, got %q", v)
 		}
+		if err := inventory.CheckSKUID("its SKU id", sku); err != nil {
+			return err
+		}
 		lines = append(lines, map[string]any{"skuId": sku, "qty": n})
 		return nil
 	})
@@ -411,6 +417,21 @@ func resolveRefund(name, what string) func(ctx context.Context, c *call, args []
 		path := "/admin/orders/" + url.PathEscape(id) + "/refunds/" + url.PathEscape(no) + "/" + what
 		return c.send(ctx, "POST", path, map[string]any{"reason": *reason}, printOrder)
 	}
+}
+
+// parseSKU is parse for a command whose one positional argument is a SKU id, which must
+// pass the rule the API applies to every skuId (inventory.CheckSKUID: 1-64 of
+// [0-9A-Za-z_.:-], not "." or ".."): an id the API would refuse, or that a URL
+// resolves away ("." and ".." name no path segment), is a usage error sent nowhere.
+func parseSKU(fs *flag.FlagSet, args []string) (string, error) {
+	sku, err := parse(fs, args, "a SKU id")
+	if err != nil {
+		return "", err
+	}
+	if err := inventory.CheckSKUID("the SKU id", sku); err != nil {
+		return "", usageError("%s: %v", fs.Name(), err)
+	}
+	return sku, nil
 }
 
 // decideAftersale approves, rejects or receives one after-sale of an order.
@@ -457,6 +478,9 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 		n, err := strconv.Atoi(qty)
 		if !ok || sku == "" || err != nil || n < 1 {
 			return errors.New("want SKU:QTY, e.g. cup-01:2")
+		}
+		if err := inventory.CheckSKUID("its SKU id", sku); err != nil {
+			return err
 		}
 		items = append(items, map[string]any{"skuId": sku, "qty": n})
 		return nil
@@ -531,6 +555,9 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 			return nil, fmt.Errorf("entry %d: field %q has a value of the wrong type; entries are SKUs like %s", i+1, typeErr.Field, seedExample)
 		case err != nil || string(e) == "null":
 			return nil, fmt.Errorf("entry %d is not a JSON object; entries are SKUs like %s", i+1, seedExample)
+		}
+		if err := inventory.CheckSKUID("skuId", b.SKU); err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
 	}
 	return entries, nil

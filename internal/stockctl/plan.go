@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/stockctl/plan"
 )
 
@@ -20,6 +21,9 @@ func (s *skuFlags) Set(v string) error {
 	parts := strings.Split(v, ":")
 	if len(parts) != 3 || parts[0] == "" {
 		return fmt.Errorf("%q is not ID:ORDERS:PAGEVIEWS", v)
+	}
+	if err := inventory.CheckSKUID("its SKU id", parts[0]); err != nil {
+		return fmt.Errorf("%q: %w", v, err)
 	}
 	orders, err1 := strconv.ParseFloat(parts[1], 64)
 	views, err2 := strconv.ParseFloat(parts[2], 64)
