@@ -121,13 +121,16 @@ var commands = []command{
 			"in order, after checking every entry's shape; it stops at the first refusal. Seeding again\n" +
 			"is safe: an entry equal to its SKU's creation changes nothing.",
 		"stockctl seed examples/seed.json", seed},
-	{"plan", "--orders N --page-views N [--skus N] [--refusals N] [--pay-ratio R] [--refund-ratio R] [--refunds N] [--risk-checked-buyers N] | --sku ID:ORDERS:PAGEVIEWS ...",
+	{"plan", "(--orders N --page-views N [--skus N] | --sku ID:ORDERS:PAGEVIEWS ...) [--refusals N] [--pay-ratio R] [--refund-ratio R] [--refunds N] [--risk-checked-buyers N]",
 		"Sizes a sale without calling the API: shards per SKU, what each item, index key, table,\n" +
 			"route and quota carries at the peak (per second, all SKUs together, or each SKU's with\n" +
 			"--sku), what binds first, what to deploy with and ask AWS for, the cost per million orders\n" +
 			"with their refunds (--refund-ratio of them, 5 % unless given; no cost per order at\n" +
 			"--orders 0) and per million refunds; with --risk-checked-buyers, the getUserRiskRank\n" +
-			"calls the scalper check makes and how to check WeChat's daily quota covers them.",
+			"calls the scalper check makes and how to check WeChat's daily quota covers them.\n" +
+			"--sku (repeated) gives each SKU's own peaks instead of --skus, --orders and\n" +
+			"--page-views, and is refused beside them; --refusals is then shared evenly among the\n" +
+			"SKUs, and the other flags apply as they are. Its ids follow the API's SKU id rule.",
 		"stockctl plan --orders 30000 --page-views 100000 --skus 10", func(_ context.Context, c *call, args []string) error {
 			return planSale(c.out, c.json, args)
 		}},

@@ -174,6 +174,21 @@ func TestStockctl_PlanSaysTheScalperCheckCallsAndTheQuotaToCheck(t *testing.T) {
 	}
 }
 
+// --sku gives each SKU's own peaks: beside --skus, --orders or --page-views, which it
+// would leave unused, it is refused.
+func TestStockctl_PlanRefusesSKUPeaksBesideTheEvenPeaks(t *testing.T) {
+	for _, extra := range [][]string{{"--orders", "500"}, {"--skus", "3"}, {"--page-views", "900"}, {"--orders=0", "--page-views=0"}} {
+		args := append([]string{"plan", "--sku", "hot:100:1000"}, extra...)
+		code, out, errOut := runPlan(args...)
+		if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "give --sku or --skus, --orders and --page-views, not both") {
+			t.Errorf("%q: exit %d, out %q, err %q", args, code, out, errOut)
+		}
+	}
+	if code, _, errOut := runPlan("plan", "--sku", "hot:100:1000", "--refusals", "50", "--pay-ratio", "0.5"); code != stockctl.ExitOK {
+		t.Errorf("--sku with --refusals and --pay-ratio: exit %d, err %q", code, errOut)
+	}
+}
+
 // A peak below 10 shows its tenths, and one above 0 is never shown as 0: half an
 // order a second per SKU reads 0.5, payCallback's concurrency of 0.014 reads <0.1.
 func TestStockctl_PlanShowsSmallFiguresUnrounded(t *testing.T) {
