@@ -31,7 +31,7 @@ func main() {
 		HTTP: &http.Client{Timeout: 150 * time.Second},
 		LoadConfig: func(ctx context.Context, o stockctl.ConfigOptions) (aws.Config, error) {
 			// The SDK's own log lines (e.g. its IMDSv1 fallback warning) would stand
-			// before stockctl's answer; its errors reach the operator through that answer.
+			// before stockctl's answer; its errors stockctl says in an operator's words.
 			opts := []func(*config.LoadOptions) error{config.WithRegion(o.Region), config.WithSharedConfigProfile(o.Profile), config.WithLogger(logging.Nop{})}
 			if o.Local { // the local stack needs no credentials: do not ask the EC2 metadata service
 				opts = append(opts, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))

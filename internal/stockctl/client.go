@@ -115,7 +115,7 @@ func (c *Client) sign(ctx context.Context, req *http.Request, body []byte) error
 	}
 	creds, err := c.Credentials.Retrieve(ctx)
 	if err != nil {
-		return fmt.Errorf("no usable AWS credentials (%s): %w", credentialsHint, err)
+		return credentialsProblem("", false) // not the SDK's error text (credentialsProblem)
 	}
 	sum := sha256.Sum256(body)
 	now := time.Now

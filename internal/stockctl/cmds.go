@@ -121,13 +121,16 @@ var commands = []command{
 			"in order, after checking every entry's shape; it stops at the first refusal. Seeding again\n" +
 			"is safe: an entry equal to its SKU's creation changes nothing.",
 		"stockctl seed examples/seed.json", seed},
-	{"plan", "--orders N --page-views N [--skus N] [--refusals N] [--pay-ratio R] [--refund-ratio R] [--refunds N] [--risk-checked-buyers N] | --sku ID:ORDERS:PAGEVIEWS ...",
+	{"plan", "(--orders N --page-views N [--skus N] | --sku ID:ORDERS:PAGEVIEWS ...) [--refusals N] [--pay-ratio R] [--refund-ratio R] [--refunds N] [--risk-checked-buyers N]",
 		"Sizes a sale without calling the API: shards per SKU, what each item, index key, table,\n" +
 			"route and quota carries at the peak (per second, all SKUs together, or each SKU's with\n" +
 			"--sku), what binds first, what to deploy with and ask AWS for, the cost per million orders\n" +
 			"with their refunds (--refund-ratio of them, 5 % unless given; no cost per order at\n" +
 			"--orders 0) and per million refunds; with --risk-checked-buyers, the getUserRiskRank\n" +
-			"calls the scalper check makes and how to check WeChat's daily quota covers them.",
+			"calls the scalper check makes and how to check WeChat's daily quota covers them.\n" +
+			"--sku (repeated) gives each SKU's own peaks instead of --skus, --orders and\n" +
+			"--page-views, and is refused beside them; --refusals is then shared evenly among the\n" +
+			"SKUs, and the other flags apply as they are. Its ids follow the API's SKU id rule.",
 		"stockctl plan --orders 30000 --page-views 100000 --skus 10", func(_ context.Context, c *call, args []string) error {
 			return planSale(c.out, c.json, args)
 		}},
@@ -201,6 +204,9 @@ func create(ctx context.Context, c *call, args []string) error {
 	if b.SKU == "" || b.Name == "" || b.Price == 0 {
 		return usageError("create needs --sku, --name and --price")
 	}
+	if err := inventory.CheckSKUID("--sku", b.SKU); err != nil {
+		return usageError("create: %v", err)
+	}
 	b.Stock, b.LimitPerUser, b.Shards = stock, limit, shards
 	if *offSale {
 		b.OnSale = new(bool)
@@ -214,7 +220,7 @@ func create(ctx context.Context, c *call, args []string) error {
 func adjust(ctx context.Context, c *call, args []string) error {
 	fs := flag.NewFlagSet("adjust", flag.ContinueOnError)
 	id, delta, reason := fs.String("id", "", "adjustment id (the idempotency key)"), fs.Int("delta", 0, "units: > 0 restock, < 0 write-off"), fs.String("reason", "", "why")
-	sku, err := parse(fs, args, "a SKU id")
+	sku, err := parseSKU(fs, args)
 	if err != nil {
 		return err
 	}
@@ -228,7 +234,7 @@ func adjust(ctx context.Context, c *call, args []string) error {
 func reshard(ctx context.Context, c *call, args []string) error {
 	fs := flag.NewFlagSet("reshard", flag.ContinueOnError)
 	n := fs.Int("shards", 0, "shard count, 1-64")
-	sku, err := parse(fs, args, "a SKU id")
+	sku, err := parseSKU(fs, args)
 	if err != nil {
 		return err
 	}
@@ -250,7 +256,7 @@ func reshard(ctx context.Context, c *call, args []string) error {
 func onSale(ctx context.Context, c *call, args []string) error {
 	fs := flag.NewFlagSet("on-sale", flag.ContinueOnError)
 	at := fs.String("at", "", "sale start, RFC 3339 UTC (default: now)")
-	sku, err := parse(fs, args, "a SKU id")
+	sku, err := parseSKU(fs, args)
 	if err != nil {
 		return err
 	}
@@ -262,7 +268,7 @@ func onSale(ctx context.Context, c *call, args []string) error {
 }
 
 func offSale(ctx context.Context, c *call, args []string) error {
-	sku, err := parse(flag.NewFlagSet("off-sale", flag.ContinueOnError), args, "a SKU id")
+	sku, err := parseSKU(flag.NewFlagSet("off-sale", flag.ContinueOnError), args)
 	if err != nil {
 		return err
 	}
@@ -274,7 +280,7 @@ func queueSettings(ctx context.Context, c *call, args []string) error {
 	var b queueBody
 	on, off := fs.Bool("on", false, "sell it through its waiting room"), fs.Bool("off", false, "sell it directly")
 	setQueue := queueFlags(fs, &b)
-	sku, err := parse(fs, args, "a SKU id")
+	sku, err := parseSKU(fs, args)
 	if err != nil {
 		return err
 	}
@@ -300,7 +306,7 @@ func list(ctx context.Context, c *call, args []string) error {
 }
 
 func get(ctx context.Context, c *call, args []string) error {
-	sku, err := parse(flag.NewFlagSet("get", flag.ContinueOnError), args, "a SKU id")
+	sku, err := parseSKU(flag.NewFlagSet("get", flag.ContinueOnError), args)
 	if err != nil {
 		return err
 	}
@@ -310,7 +316,7 @@ func get(ctx context.Context, c *call, args []string) error {
 func ledger(ctx context.Context, c *call, args []string) error {
 	fs := flag.NewFlagSet("ledger", flag.ContinueOnError)
 	after := fs.String("after", "", "cursor of the next page")
-	sku, err := parse(fs, args, "a SKU id")
+	sku, err := parseSKU(fs, args)
 	if err != nil {
 		return err
 	}
@@ -369,6 +375,9 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 		if !ok || sku == "" || err != nil || n < 1 {
 			return fmt.Errorf("--line wants SKU:QTY with QTY a positive integer, got %q", v)
 		}
+		if err := inventory.CheckSKUID("its SKU id", sku); err != nil {
+			return err
+		}
 		lines = append(lines, map[string]any{"skuId": sku, "qty": n})
 		return nil
 	})
@@ -411,6 +420,21 @@ func resolveRefund(name, what string) func(ctx context.Context, c *call, args []
 		path := "/admin/orders/" + url.PathEscape(id) + "/refunds/" + url.PathEscape(no) + "/" + what
 		return c.send(ctx, "POST", path, map[string]any{"reason": *reason}, printOrder)
 	}
+}
+
+// parseSKU is parse for a command whose one positional argument is a SKU id, which must
+// pass the rule the API applies to every skuId (inventory.CheckSKUID: 1-64 of
+// [0-9A-Za-z_.:-], not "." or ".."): an id the API would refuse, or that a URL
+// resolves away ("." and ".." name no path segment), is a usage error sent nowhere.
+func parseSKU(fs *flag.FlagSet, args []string) (string, error) {
+	sku, err := parse(fs, args, "a SKU id")
+	if err != nil {
+		return "", err
+	}
+	if err := inventory.CheckSKUID("the SKU id", sku); err != nil {
+		return "", usageError("%s: %v", fs.Name(), err)
+	}
+	return sku, nil
 }
 
 // decideAftersale approves, rejects or receives one after-sale of an order.
@@ -457,6 +481,9 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 		n, err := strconv.Atoi(qty)
 		if !ok || sku == "" || err != nil || n < 1 {
 			return errors.New("want SKU:QTY, e.g. cup-01:2")
+		}
+		if err := inventory.CheckSKUID("its SKU id", sku); err != nil {
+			return err
 		}
 		items = append(items, map[string]any{"skuId": sku, "qty": n})
 		return nil
@@ -531,6 +558,9 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 			return nil, fmt.Errorf("entry %d: field %q has a value of the wrong type; entries are SKUs like %s", i+1, typeErr.Field, seedExample)
 		case err != nil || string(e) == "null":
 			return nil, fmt.Errorf("entry %d is not a JSON object; entries are SKUs like %s", i+1, seedExample)
+		}
+		if err := inventory.CheckSKUID("skuId", b.SKU); err != nil {
+			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
 	}
 	return entries, nil

@@ -197,26 +197,32 @@ func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
 		return nil, usageError("endpoint %q is not an http(s) URL", g.endpoint)
 	}
 	region := cmp.Or(g.region, RegionOf(u))
-	cfg, err := env.LoadConfig(ctx, ConfigOptions{Region: region, Profile: g.profile, Local: Loopback(u)})
+	cfg, err := loadConfig(ctx, env, g, ConfigOptions{Region: region, Profile: g.profile, Local: Loopback(u)})
 	if err != nil {
-		return nil, fmt.Errorf("load AWS configuration: %w", err)
+		return nil, err
 	}
 	c := &Client{Endpoint: u, Region: cmp.Or(region, cfg.Region, "us-east-1"), Credentials: cfg.Credentials, HTTP: env.HTTP}
 	if !Loopback(u) {
-		if c.Credentials == nil {
-			return nil, errors.New("no AWS credentials found (default credential chain): " + credentialsHint)
+		if !retrievable(ctx, c.Credentials) { // said here, where the profile is known, not at the first request's signing
+			return nil, credentialsProblem(g.profileName(env), false)
 		}
 		return c, nil
 	}
 	wait, cancel := context.WithTimeout(ctx, localCredentialsWait)
 	defer cancel()
-	if c.Credentials == nil {
-		return c, nil
-	}
-	if _, err := c.Credentials.Retrieve(wait); err != nil {
+	if !retrievable(wait, c.Credentials) {
 		c.Credentials = nil // the local stack asks for no signature
 	}
 	return c, nil
+}
+
+// retrievable reports whether p (nil: no credentials) gives credentials now.
+func retrievable(ctx context.Context, p aws.CredentialsProvider) bool {
+	if p == nil {
+		return false
+	}
+	_, err := p.Retrieve(ctx)
+	return err == nil
 }
 
 // call is one command's client, made when the command first sends (its command line

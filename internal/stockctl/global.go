@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/smithy-go"
 )
 
 // ConfigOptions is what a run asks Env.LoadConfig for: the signing region ("" for the
@@ -74,7 +75,44 @@ func (g *globals) field(name string) *string {
 }
 
 // credentialsHint says how an operator gives stockctl AWS credentials.
-const credentialsHint = "give --profile, or set AWS_PROFILE or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+const credentialsHint = "give --profile NAME, or set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+
+// credentialsProblem is what the operator reads when the AWS configuration of profile
+// ("" for the default chain) cannot be loaded (loading), or gives no usable
+// credentials: what is missing and how to give it. The SDK's error is left out: it
+// names credential providers, EC2 instance metadata calls and HTTP statuses, nothing
+// an operator acts on, and stockctl has no verbose mode to show it in.
+func credentialsProblem(profile string, loading bool) error {
+	const files = "~/.aws/config and ~/.aws/credentials"
+	switch {
+	case loading && profile != "":
+		return fmt.Errorf("cannot load AWS profile %q: check that %s define it and are well formed, or give another with --profile", profile, files)
+	case loading:
+		return fmt.Errorf("cannot load the AWS configuration: check that %s and the AWS_ environment variables are well formed", files)
+	case profile != "":
+		return fmt.Errorf("AWS profile %q gives no usable credentials: check its keys or role in %s (an SSO profile: aws sso login --profile %s), or give another with --profile", profile, files, profile)
+	}
+	return errors.New("no AWS credentials found: " + credentialsHint)
+}
+
+// loadConfig loads the AWS configuration with env.LoadConfig; an error is said as
+// credentialsProblem says it.
+func loadConfig(ctx context.Context, env Env, g globals, o ConfigOptions) (aws.Config, error) {
+	cfg, err := env.LoadConfig(ctx, o)
+	if err != nil {
+		return cfg, credentialsProblem(g.profileName(env), true)
+	}
+	return cfg, nil
+}
+
+// profileName is the profile the AWS configuration is loaded from: --profile, else
+// AWS_PROFILE, else "" (the default chain).
+func (g globals) profileName(env Env) string {
+	if g.profile != "" {
+		return g.profile
+	}
+	return env.Getenv("AWS_PROFILE")
+}
 
 // ApiURLOutput is the template's stack output naming the HTTP API's URL (template.yaml,
 // Outputs), which --stack reads.
@@ -88,28 +126,47 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 	if env.StackOutputs == nil {
 		return "", usageError("--stack is not available in this build")
 	}
-	cfg, err := env.LoadConfig(ctx, ConfigOptions{Region: g.region, Profile: g.profile})
+	cfg, err := loadConfig(ctx, env, g, ConfigOptions{Region: g.region, Profile: g.profile})
 	if err != nil {
-		return "", fmt.Errorf("load AWS configuration: %w", err)
+		return "", err
 	}
 	if cfg.Region == "" {
 		return "", errors.New("no AWS region for --stack: give --region, or set AWS_REGION or the profile's region")
 	}
-	if cfg.Credentials == nil {
-		return "", errors.New("no AWS credentials found: " + credentialsHint)
-	}
-	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
-		return "", fmt.Errorf("no usable AWS credentials (%s): %w", credentialsHint, err)
+	if !retrievable(ctx, cfg.Credentials) {
+		return "", credentialsProblem(g.profileName(env), false)
 	}
 	outputs, err := env.StackOutputs(ctx, cfg, g.stack)
 	if err != nil {
-		return "", fmt.Errorf("read stack %s: %w", g.stack, err)
+		return "", stackError(env, g, cfg.Region, err)
 	}
 	url, ok := outputs[ApiURLOutput]
 	if !ok || url == "" {
 		return "", fmt.Errorf("stack %s has no %s output: is it a stockguard stack?", g.stack, ApiURLOutput)
 	}
 	return url, nil
+}
+
+// refusedCredentials are the error codes of AWS query APIs such as CloudFormation's for
+// a request whose credentials are wrong or expired (AWS CloudFormation API Reference,
+// "Common Errors").
+var refusedCredentials = []string{"InvalidClientTokenId", "ExpiredToken", "SignatureDoesNotMatch", "IncompleteSignature", "MissingAuthenticationToken"}
+
+// stackError says why stack g.stack's outputs could not be read in region: credentials
+// refused as credentialsProblem says it, permission refused, another CloudFormation
+// refusal by its message (e.g. "Stack with id shop does not exist"), or CloudFormation
+// not reached; never the SDK's request details.
+func stackError(env Env, g globals, region string, err error) error {
+	var apiErr smithy.APIError
+	switch {
+	case !errors.As(err, &apiErr):
+		return fmt.Errorf("read stack %s: CloudFormation in %s could not be reached: check the network and --region", g.stack, region)
+	case slices.Contains(refusedCredentials, apiErr.ErrorCode()):
+		return credentialsProblem(g.profileName(env), false)
+	case apiErr.ErrorCode() == "AccessDenied":
+		return fmt.Errorf("read stack %s: these AWS credentials may not call cloudformation:DescribeStacks; use a profile that may", g.stack)
+	}
+	return fmt.Errorf("read stack %s: %s", g.stack, apiErr.ErrorMessage())
 }
 
 // StackOutputsFunc reads a CloudFormation stack's outputs, key → value

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/smithy-go"
 
 	"github.com/stockguard/stockguard/internal/stockctl"
 )
@@ -44,7 +45,7 @@ func run(args []string, stacks map[string]map[string]string, loaded *[]stockctl.
 			if o, ok := stacks[name]; ok {
 				return o, nil
 			}
-			return nil, errors.New("Stack with id " + name + " does not exist")
+			return nil, &smithy.GenericAPIError{Code: "ValidationError", Message: "Stack with id " + name + " does not exist"}
 		},
 	}
 	code = stockctl.Run(context.Background(), args, env)
@@ -140,7 +141,7 @@ func TestRun_StackNamesAMissingRegionOrCredentials(t *testing.T) {
 		{aws.Config{Region: "cn-north-1"}, "no AWS credentials found: give --profile"},
 		{aws.Config{Region: "cn-north-1", Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 			return aws.Credentials{}, errors.New("no EC2 IMDS role found")
-		})}, "no usable AWS credentials (give --profile"},
+		})}, "no AWS credentials found: give --profile"},
 	} {
 		var errOut bytes.Buffer
 		called := false
@@ -156,3 +157,77 @@ func TestRun_StackNamesAMissingRegionOrCredentials(t *testing.T) {
 		}
 	}
 }
+
+// sdkCredentialsError is the text the AWS SDK gives when the default chain finds no
+// credentials: none of it may reach the operator.
+const sdkCredentialsError = "failed to refresh cached credentials, no EC2 IMDS role found, operation error ec2imds: GetMetadata, http response error StatusCode: 403, request to EC2 IMDS failed"
+
+// Without usable AWS credentials, or with a profile that cannot be loaded, stockctl
+// says in one line what is missing and how to give it (the profile, when one is
+// named by --profile or AWS_PROFILE), exits 1 and sends nothing; no text of the SDK's
+// error reaches its output. The same holds for --stack, and for credentials that
+// CloudFormation refuses.
+func TestRun_SaysWhatCredentialsAreMissingWithoutTheSDKsError(t *testing.T) {
+	noCredentials := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+		return aws.Credentials{}, errors.New(sdkCredentialsError)
+	})
+	good := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+		return aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret"}, nil
+	})
+	const deployed = "https://abc123.execute-api.cn-north-1.amazonaws.com.cn"
+	for _, c := range []struct {
+		name       string
+		args       []string
+		awsProfile string // $AWS_PROFILE
+		cfg        aws.Config
+		loadErr    error
+		stackErr   error
+		want       string
+	}{
+		{"no credentials", []string{"--endpoint", deployed, "get", "cup-01"}, "", aws.Config{Credentials: noCredentials}, nil, nil,
+			"no AWS credentials found: give --profile NAME, or set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"},
+		{"none in the chain", []string{"--endpoint", deployed, "list"}, "", aws.Config{}, nil, nil, "no AWS credentials found: give --profile NAME"},
+		{"a profile without credentials", []string{"--endpoint", deployed, "--profile", "shop-ops", "list"}, "", aws.Config{Credentials: noCredentials}, nil, nil,
+			`AWS profile "shop-ops" gives no usable credentials: check its keys or role in ~/.aws/config and ~/.aws/credentials (an SSO profile: aws sso login --profile shop-ops)`},
+		{"AWS_PROFILE not found", []string{"--endpoint", deployed, "list"}, "shop-ops", aws.Config{}, errors.New("failed to get shared config profile, shop-ops"), nil,
+			`cannot load AWS profile "shop-ops": check that ~/.aws/config and ~/.aws/credentials define it`},
+		{"a malformed configuration", []string{"--endpoint", deployed, "list"}, "", aws.Config{}, errors.New("failed to load config file ~/.aws/config: invalid state"), nil,
+			"cannot load the AWS configuration: check that ~/.aws/config and ~/.aws/credentials and the AWS_ environment variables are well formed"},
+		{"--stack without credentials", []string{"--stack", "shop", "list"}, "", aws.Config{Region: "cn-north-1", Credentials: noCredentials}, nil, nil, "no AWS credentials found: give --profile NAME"},
+		{"--stack, credentials refused", []string{"--stack", "shop", "--profile", "old", "list"}, "", aws.Config{Region: "cn-north-1", Credentials: good}, nil,
+			&smithy.GenericAPIError{Code: "InvalidClientTokenId", Message: "The security token included in the request is invalid."}, `AWS profile "old" gives no usable credentials`},
+		{"--stack, not allowed", []string{"--stack", "shop", "list"}, "", aws.Config{Region: "cn-north-1", Credentials: good}, nil,
+			&smithy.GenericAPIError{Code: "AccessDenied", Message: "User: arn:aws:iam::123456789012:user/x is not authorized"}, "may not call cloudformation:DescribeStacks"},
+		{"--stack, CloudFormation unreachable", []string{"--stack", "shop", "list"}, "", aws.Config{Region: "cn-north-1", Credentials: good}, nil,
+			errors.New("operation error CloudFormation: DescribeStacks, exceeded maximum number of attempts, 3, https response error StatusCode: 0, RequestID: , request send failed"),
+			"read stack shop: CloudFormation in cn-north-1 could not be reached"},
+	} {
+		var errOut bytes.Buffer
+		sent := false
+		env := stockctl.Env{Stdout: io.Discard, Stderr: &errOut, HTTP: &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+			sent = true
+			return nil, errors.New("sent")
+		})},
+			Getenv:     func(k string) string { return map[string]string{"AWS_PROFILE": c.awsProfile}[k] },
+			LoadConfig: func(context.Context, stockctl.ConfigOptions) (aws.Config, error) { return c.cfg, c.loadErr },
+			StackOutputs: func(context.Context, aws.Config, string) (map[string]string, error) {
+				return map[string]string{stockctl.ApiURLOutput: deployed}, c.stackErr
+			},
+		}
+		code := stockctl.Run(context.Background(), c.args, env)
+		got := errOut.String()
+		if code != stockctl.ExitError || sent || strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, "stockctl: ") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: exit %d, sent %v, err %q; want exit 1, nothing sent, %q", c.name, code, sent, got, c.want)
+		}
+		for _, sdk := range []string{"IMDS", "ec2imds", "operation error", "StatusCode", "failed to", "invalid state", "security token", "arn:aws"} {
+			if strings.Contains(got, sdk) {
+				t.Errorf("%s: the SDK's error text %q reached the operator: %q", c.name, sdk, got)
+			}
+		}
+	}
+}
+
+// roundTripFunc is an http.RoundTripper of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -5,9 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/stockctl/plan"
 )
 
@@ -20,6 +22,9 @@ func (s *skuFlags) Set(v string) error {
 	parts := strings.Split(v, ":")
 	if len(parts) != 3 || parts[0] == "" {
 		return fmt.Errorf("%q is not ID:ORDERS:PAGEVIEWS", v)
+	}
+	if err := inventory.CheckSKUID("its SKU id", parts[0]); err != nil {
+		return fmt.Errorf("%q: %w", v, err)
 	}
 	orders, err1 := strconv.ParseFloat(parts[1], 64)
 	views, err2 := strconv.ParseFloat(parts[2], 64)
@@ -53,6 +58,13 @@ const maxRiskBuyers = 1_000_000_000
 // window, after-sales), an assumption; a shop that knows its own rate gives it.
 const DefaultRefundRatio = 0.05
 
+// given reports whether any of the flags names was set on fs's command line.
+func given(fs *flag.FlagSet, names ...string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || slices.Contains(names, f.Name) })
+	return set
+}
+
 // planSale runs "plan": sizes a sale from the peaks given (internal/stockctl/plan)
 // without calling the API, and prints the plan (or its JSON).
 func planSale(out io.Writer, asJSON bool, args []string) error {
@@ -66,11 +78,13 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	refundRatio := fs.Float64("refund-ratio", DefaultRefundRatio, "share of orders refunded over their life, at most --pay-ratio (prices the refunds per order)")
 	riskBuyers := fs.Int("risk-checked-buyers", 0, "buyers expected in a day to order SKUs with a riskThreshold (the scalper check): each costs one getUserRiskRank call against the account's daily quota")
 	var each skuFlags
-	fs.Var(&each, "sku", "ID:ORDERS:PAGEVIEWS, one SKU's peaks per second (repeat; replaces --skus, --orders and --page-views)")
+	fs.Var(&each, "sku", "ID:ORDERS:PAGEVIEWS, one SKU's peaks per second (repeat; instead of --skus, --orders and --page-views, not with them)")
 	if _, err := parse(fs, args, ""); err != nil {
 		return err
 	}
 	switch {
+	case len(each) > 0 && given(fs, "skus", "orders", "page-views"):
+		return usageError("plan: --sku gives each SKU's own orders and page views; give --sku or --skus, --orders and --page-views, not both")
 	case *skus < 1 || *skus > 10000:
 		return usageError("plan: --skus must be 1 to 10,000")
 	case !peak(*orders) || !peak(*views) || !peak(*refunds) || !peak(*refusals):

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -170,5 +171,40 @@ func TestStockctl_PlanSaysTheScalperCheckCallsAndTheQuotaToCheck(t *testing.T) {
 	}
 	if code, out, errOut := runPlan("plan", "--orders", "1", "--risk-checked-buyers", "-1"); code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "--risk-checked-buyers must be 0 to 1000000000") {
 		t.Errorf("a negative count: exit %d, %q, %q", code, out, errOut)
+	}
+}
+
+// --sku gives each SKU's own peaks: beside --skus, --orders or --page-views, which it
+// would leave unused, it is refused.
+func TestStockctl_PlanRefusesSKUPeaksBesideTheEvenPeaks(t *testing.T) {
+	for _, extra := range [][]string{{"--orders", "500"}, {"--skus", "3"}, {"--page-views", "900"}, {"--orders=0", "--page-views=0"}} {
+		args := append([]string{"plan", "--sku", "hot:100:1000"}, extra...)
+		code, out, errOut := runPlan(args...)
+		if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "give --sku or --skus, --orders and --page-views, not both") {
+			t.Errorf("%q: exit %d, out %q, err %q", args, code, out, errOut)
+		}
+	}
+	if code, _, errOut := runPlan("plan", "--sku", "hot:100:1000", "--refusals", "50", "--pay-ratio", "0.5"); code != stockctl.ExitOK {
+		t.Errorf("--sku with --refusals and --pay-ratio: exit %d, err %q", code, errOut)
+	}
+}
+
+// A peak below 10 shows its tenths, and one above 0 is never shown as 0: half an
+// order a second per SKU reads 0.5, payCallback's concurrency of 0.014 reads <0.1.
+func TestStockctl_PlanShowsSmallFiguresUnrounded(t *testing.T) {
+	code, out, errOut := runPlan("plan", "--orders", "1", "--page-views", "1", "--skus", "2")
+	if code != stockctl.ExitOK {
+		t.Fatalf("exit %d, err %q", code, errOut)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^ +sku-001 +0\.5 +0\.5 +1 *$`),
+		regexp.MustCompile(`(?m)^Lambda PayCallbackFunction \(reserved\) +<0\.1 concurrent +20 +0\.1% `),
+		regexp.MustCompile(`(?m)^API Gateway account +3\.4 requests/s +10000 +<0\.1% `),
+		regexp.MustCompile(`(?m)^Lambda CloseOrderFunction \(reserved\) +11 concurrent +20 +56% `),
+		regexp.MustCompile(`(?m)^index OrdersTable\.RefundingBySince R<k> \(each of 16\) +0 WU/s +1000 +0% `),
+	} {
+		if !want.MatchString(out) {
+			t.Errorf("the plan lacks %s:\n%s", want, out)
+		}
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -807,13 +808,26 @@ func (p Plan) writeUncarried(w io.Writer) {
 	}
 }
 
+// figure prints a peak, a rate or a percentage for people: whole above 10, one decimal
+// below (0.5, 2.3; 4 rather than 4.0), and "<0.1" for a figure above 0 that one decimal
+// would round to 0, so that a load is never shown as a misleading 0.
+func figure(v float64) string {
+	switch {
+	case v == 0 || v >= 10 || v < 0:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v < 0.05:
+		return "<0.1"
+	}
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+}
+
 // Write prints the plan as tables: shards per SKU, every limit's load against its
 // ceiling (what binds first on top), what to set and ask for, and the cost.
 func (p Plan) Write(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "SKU\tpeak orders/s\tpeak page views/s\tshards\t")
 	for _, s := range p.SKUs {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%d\t\n", s.ID, s.Orders, s.PageViews, s.Shards)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t\n", s.ID, figure(s.Orders), figure(s.PageViews), s.Shards)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -822,7 +836,7 @@ func (p Plan) Write(w io.Writer) error {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "limit\tpeak\tceiling\tused\tto carry the peak")
 	for _, l := range p.Loads {
-		fmt.Fprintf(tw, "%s\t%.0f %s\t%.0f\t%.0f%%\t%s\n", l.Limit, l.Peak, l.Unit, l.Ceiling, 100*l.Utilisation(), l.Setting)
+		fmt.Fprintf(tw, "%s\t%s %s\t%.0f\t%s%%\t%s\n", l.Limit, figure(l.Peak), l.Unit, l.Ceiling, figure(100*l.Utilisation()), l.Setting)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -834,7 +848,7 @@ func (p Plan) Write(w io.Writer) error {
 	if over {
 		verb = "binds first, PAST its ceiling"
 	}
-	fmt.Fprintf(w, "%s %s (%.0f%%).\n", b.Limit, verb, 100*b.Utilisation())
+	fmt.Fprintf(w, "%s %s (%s%%).\n", b.Limit, verb, figure(100*b.Utilisation()))
 	fmt.Fprintf(w, "Deploy with ApiThrottleRateLimit=%.0f; ask AWS for an API Gateway throttle of %.0f requests/s and %d concurrent Lambda executions; reserve %d for closeOrder and %d for payCallback.\n",
 		p.StageRate, p.AccountRate, p.AccountConcurrency, p.CloseOrderReserved, p.PayCallbackReserved)
 	if p.WarmWriteUnits > 0 {

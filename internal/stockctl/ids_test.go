@@ -1,0 +1,57 @@
+package stockctl_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stockguard/stockguard/internal/stockctl"
+)
+
+// skuRule is how a refusal names the API's SKU id rule (inventory.CheckSKUID).
+const skuRule = `1-64 characters of [0-9A-Za-z_.:-], other than "." and ".."`
+
+// Every command that takes a SKU id refuses one the API would refuse before sending
+// anything: a usage error naming the rule (a seed file's entry: an error naming the
+// entry), where the API would answer 404 (".", "..": the URL resolves them away) or
+// 400.
+func TestRun_RefusesASKUIDTheAPIRefusesWithoutSendingIt(t *testing.T) {
+	srv, paths := fakeAPI(t)
+	const order = "0123456789abcdef"
+	for _, id := range []string{".", "..", "a/b", "a b", "cup-01?x", "é", strings.Repeat("a", 65)} {
+		seedFile := filepath.Join(t.TempDir(), "seed.json")
+		if err := os.WriteFile(seedFile, []byte(`[{"skuId":"ok-1","name":"ok","price":1},{"skuId":"`+id+`","name":"Cup","price":1}]`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			args []string
+			exit int
+		}{
+			{[]string{"get", id}, stockctl.ExitUsage},
+			{[]string{"ledger", id, "--after", "x"}, stockctl.ExitUsage},
+			{[]string{"adjust", id, "--id", "restock-1", "--delta", "1", "--reason", "delivery"}, stockctl.ExitUsage},
+			{[]string{"reshard", id, "--shards", "2"}, stockctl.ExitUsage},
+			{[]string{"on-sale", id}, stockctl.ExitUsage},
+			{[]string{"off-sale", id}, stockctl.ExitUsage},
+			{[]string{"queue", id, "--on"}, stockctl.ExitUsage},
+			{[]string{"create", "--sku", id, "--name", "Cup", "--price", "100"}, stockctl.ExitUsage},
+			{[]string{"refund", order, "--reason", "broken", "--line", id + ":1"}, stockctl.ExitUsage},
+			{[]string{"ship", order, "--shipment-id", "p1", "--type", "virtual", "--item", id + ":1"}, stockctl.ExitUsage},
+			{[]string{"plan", "--sku", id + ":10:100"}, stockctl.ExitUsage},
+			{[]string{"seed", seedFile}, stockctl.ExitError},
+		} {
+			var loaded []stockctl.ConfigOptions
+			code, out, errOut := run(append([]string{"--endpoint", srv.URL}, c.args...), nil, &loaded)
+			if code != c.exit || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, skuRule) {
+				t.Errorf("%q: exit %d, out %q, err %q; want exit %d naming the SKU id rule", c.args, code, out, errOut, c.exit)
+			}
+		}
+	}
+	if len(*paths) != 0 {
+		t.Errorf("SKU ids the API refuses were sent: %q", *paths)
+	}
+	if code, _, errOut := run([]string{"--endpoint", srv.URL, "get", "a.b:c_d-9"}, nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitOK {
+		t.Errorf("get of a valid SKU id: exit %d, err %q", code, errOut)
+	}
+}
