@@ -2,12 +2,10 @@ package waitlist_test
 
 import (
 	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/testing/testkit"
 	"github.com/stockguard/stockguard/internal/wxapi"
 	"github.com/stockguard/stockguard/tools/internal/testing/stacktest"
 )
@@ -29,25 +27,7 @@ func TestRiskCheck_RatedBuyerJoinsNoWaitlist(t *testing.T) {
 	s.SetRiskThreshold(t, "tee", 3)
 	s.WxAPIServer.SetRiskRank("scalper", 4)
 	s.WxAPIServer.SetRiskRank("fan", 2)
-	before := s.Snapshot(t)
-	var refused atomic.Int64
-	testkit.Parallel(joins, func(int) {
-		code, out := joinRoute(t, s, "scalper")
-		if code == http.StatusForbidden && out["code"] == "RISK_REJECTED" && out["skuId"] == "tee" {
-			refused.Add(1)
-		} else {
-			t.Errorf("scalper's join: %d %v, want 403 RISK_REJECTED for tee", code, out)
-		}
-	})
-	if n := refused.Load(); n != joins {
-		t.Errorf("%d of %d joins refused", n, joins)
-	}
-	if n := s.WxAPIServer.Calls(wxapi.PathGetUserRiskRank); n != 1 {
-		t.Errorf("WeChat asked %d times, want 1", n)
-	}
-	if after := s.SnapshotWithoutRiskItems(t); after != before {
-		t.Errorf("refused joins wrote more than the kept answer:\nbefore %s\nafter  %s", before, after)
-	}
+	s.RefusedAtOnce(t, joins, http.MethodPost, "/skus/tee/waitlist", "scalper", `{"subscribed":true}`, "tee")
 	if code, out := joinRoute(t, s, "fan"); code != http.StatusCreated || out["status"] != "WAITING" {
 		t.Errorf("fan's join: %d %v, want 201 WAITING", code, out)
 	}

@@ -2,12 +2,10 @@ package waitroom_test
 
 import (
 	"net/http"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
-	"github.com/stockguard/stockguard/internal/testing/testkit"
 	"github.com/stockguard/stockguard/internal/wxapi"
 )
 
@@ -22,27 +20,8 @@ func TestRiskCheck_RatedBuyerTakesNoTicket(t *testing.T) {
 	s.SetRiskThreshold(t, "drop", 3)
 	s.WxAPIServer.SetRiskRank("scalper", 3)
 	s.WxAPIServer.SetRiskRank("fan", 2)
-	before := s.Snapshot(t)
-	var refused atomic.Int64
-	testkit.Parallel(takes, func(int) {
-		code, out := s.Call(t, http.MethodPost, "/skus/drop/queue", "scalper", nil, "")
-		if code == http.StatusForbidden && out["code"] == "RISK_REJECTED" && out["skuId"] == "drop" {
-			refused.Add(1)
-		} else {
-			t.Errorf("scalper's take: %d %v, want 403 RISK_REJECTED for drop", code, out)
-		}
-	})
-	if n := refused.Load(); n != takes {
-		t.Errorf("%d of %d takes refused", n, takes)
-	}
-	if n := s.WxAPIServer.Calls(wxapi.PathGetUserRiskRank); n != 1 {
-		t.Errorf("WeChat asked %d times, want 1", n)
-	}
-	if kept := s.RiskItems(t); len(kept) != 1 || kept[0]["rank"] != 3.0 {
+	if kept := s.RefusedAtOnce(t, takes, http.MethodPost, "/skus/drop/queue", "scalper", "", "drop"); len(kept) != 1 || kept[0]["rank"] != 3.0 {
 		t.Errorf("kept answers %v, want one of rank 3", kept)
-	}
-	if after := s.SnapshotWithoutRiskItems(t); after != before {
-		t.Errorf("refused takes wrote more than the kept answer:\nbefore %s\nafter  %s", before, after)
 	}
 	take(t, s, "fan", "drop")
 	if code, out := s.Call(t, http.MethodPatch, "/admin/skus/mug", "", nil, `{"queue":true}`); code != http.StatusOK {

@@ -3,7 +3,11 @@ package stacktest
 import (
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"testing"
+
+	"github.com/stockguard/stockguard/internal/testing/testkit"
+	"github.com/stockguard/stockguard/internal/wxapi"
 )
 
 // SetRiskThreshold gives sku the scalper check's riskThreshold (0 to 4; 0: no check)
@@ -30,13 +34,35 @@ func (s *Stack) RiskItems(t testing.TB) []map[string]any {
 	return out
 }
 
-// SnapshotWithoutRiskItems deletes the kept risk answers, then returns Snapshot: what
-// a refused request wrote beyond its buyer's answer shows against a Snapshot taken
-// before it.
-func (s *Stack) SnapshotWithoutRiskItems(t testing.TB) string {
+// RefusedAtOnce sends n copies of the request method path body as user at once and
+// fails t unless each is answered 403 RISK_REJECTED naming sku, WeChat's
+// getUserRiskRank was asked once for them all, and nothing was written but kept risk
+// answers. It returns the answers kept, then deletes them; call it while none is
+// kept.
+func (s *Stack) RefusedAtOnce(t testing.TB, n int, method, path, user, body, sku string) []map[string]any {
 	t.Helper()
-	for _, it := range s.RiskItems(t) {
+	before, asked := s.Snapshot(t), s.WxAPIServer.Calls(wxapi.PathGetUserRiskRank)
+	var refused atomic.Int64
+	testkit.Parallel(n, func(int) {
+		code, out := s.Call(t, method, path, user, nil, body)
+		if code == http.StatusForbidden && out["code"] == "RISK_REJECTED" && out["skuId"] == sku {
+			refused.Add(1)
+		} else {
+			t.Errorf("%s %s as %s: %d %v, want 403 RISK_REJECTED for %s", method, path, user, code, out, sku)
+		}
+	})
+	if got := refused.Load(); got != int64(n) {
+		t.Errorf("%d of %d %s %s refused", got, n, method, path)
+	}
+	if got := s.WxAPIServer.Calls(wxapi.PathGetUserRiskRank) - asked; got != 1 {
+		t.Errorf("WeChat asked %d times, want 1", got)
+	}
+	kept := s.RiskItems(t)
+	for _, it := range kept {
 		s.Delete(t, s.Tables.Orders, it["pk"].(string))
 	}
-	return s.Snapshot(t)
+	if after := s.Snapshot(t); after != before {
+		t.Errorf("refused requests wrote more than the kept answer:\nbefore %s\nafter  %s", before, after)
+	}
+	return kept
 }
