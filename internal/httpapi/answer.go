@@ -358,7 +358,7 @@ var sentinelAnswers = []sentinelAnswer{
 	{inventory.ErrAdmissionRequired, http.StatusForbidden, "ADMISSION_REQUIRED", "this SKU sells through its waiting room: order with the admission its ticket gives (the Admission-Token header), once, before it expires; nothing was reserved", true, 0},
 	{inventory.ErrTicketNotFound, http.StatusNotFound, "TICKET_NOT_FOUND", "you have no ticket with that id", false, 0},
 	{inventory.ErrWaitlistNotFound, http.StatusNotFound, "WAITLIST_NOT_FOUND", "you are not on this SKU's waitlist", false, 0},
-	{inventory.ErrRiskRejected, http.StatusForbidden, "RISK_REJECTED", "WeChat's security rating of this account does not allow buying this SKU; nothing was reserved", true, 0},
+	{inventory.ErrRiskRejected, http.StatusForbidden, "RISK_REJECTED", "WeChat's security rating of this account does not allow buying this SKU; nothing was reserved, queued or waitlisted", true, 0},
 	{inventory.ErrCartTooLarge, http.StatusConflict, "CART_TOO_LARGE", "this cart needs more stock shards than one order can reserve at once; order fewer items per cart", false, 0},
 	{inventory.ErrIdempotencyKeyReused, http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED", "this idempotency key (the Idempotency-Key header, or the adjustmentId, refundId, shipmentId or aftersaleId) was used with a different request", false, 0},
 	{inventory.ErrNotCancellable, http.StatusConflict, "ORDER_NOT_CANCELLABLE", "this order is paid and can no longer be cancelled", false, 0},

@@ -48,7 +48,9 @@ var (
 	// RiskUnknown counts scalper checks WeChat gave no rank for (an errcode, a
 	// timeout): the buyer was let through (docs/design.md, "The scalper check").
 	RiskUnknown = Name{"RiskUnknown", Count}
-	// RiskRejected counts order requests answered 403 RISK_REJECTED.
+	// RiskRejected counts requests the scalper check refused: orders, ticket takes
+	// and waitlist joins (a take or join of a buyer who holds a ticket or entry from
+	// before is counted, then answered with it).
 	RiskRejected = Name{"RiskRejected", Count}
 )
 

@@ -125,7 +125,7 @@ func (r *Checkout) Place(ctx context.Context, req events.APIGatewayV2HTTPRequest
 	// After the slot, so that a SKU record the check reads is no older than the order
 	// (the reservation re-reads a cached record older than its order before refusing).
 	if r.risk != nil {
-		if err := r.risk.Check(ctx, req, user, in.cart); err != nil {
+		if err := r.risk.Check(ctx, req, user, skusOf(in.cart)...); err != nil {
 			return r.refusedKeyed(ctx, inventory.ReserveRequest{UserID: user, Cart: in.cart, IdempotencyKey: key}, err)
 		}
 	}

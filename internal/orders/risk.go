@@ -15,9 +15,10 @@ import (
 	"github.com/stockguard/stockguard/internal/metric"
 )
 
-// The scalper check of POST /orders (docs/design.md, "Waiting room", "The scalper
-// check"): a buyer who orders a SKU with a riskThreshold is rated once by WeChat's
-// getUserRiskRank, the answer kept per buyer for a day, and refused 403
+// The scalper check of POST /orders, POST /skus/{skuId}/queue and POST
+// /skus/{skuId}/waitlist (docs/design.md, "Waiting room", "The scalper check"): a
+// buyer who orders, queues for or waits for a SKU with a riskThreshold is rated once
+// by WeChat's getUserRiskRank, the answer kept per buyer for a day, and refused 403
 // RISK_REJECTED when the rank is at or above the threshold (QueueSettings.CheckRisk).
 
 // Risk check timings.
@@ -42,8 +43,8 @@ const (
 type RiskAsker func(ctx context.Context, openid, clientIP string) (inventory.RiskAnswer, error)
 
 // RiskStore is what the scalper check needs of the store (dynamo.Store): the
-// thresholds of the cart's SKUs (from the catalog cache the reservation reads), and
-// the buyer's kept answer.
+// thresholds of the SKUs asked for (from the catalog cache the reservation, the
+// ticket and the waitlist entry read), and the buyer's kept answer.
 type RiskStore interface {
 	RiskThresholds(ctx context.Context, skus []string) (map[string]int, error)
 	RiskAnswer(ctx context.Context, user string) (inventory.RiskAnswer, bool, error)
@@ -83,23 +84,21 @@ func (r *Checkout) WithRiskCheck(rc *RiskCheck) *Checkout {
 	return r
 }
 
-// Check refuses user, the caller of req, an order of cart when a SKU of it has a riskThreshold at or below the buyer's rank:
-// a *inventory.SKUError wrapping inventory.ErrRiskRejected. SKUs without a threshold
-// cost nothing beyond the catalog cache the reservation reads anyway. For the others
-// the answer comes from this instance's copy, else the kept item (one GetItem), else
-// WeChat (then kept: one PutItem); concurrent orders of one buyer in an instance ask
-// once. WeChat is told the buyer's openid (req's openid claim) and address (API
-// Gateway's requestContext.http.sourceIp); neither is logged. A failure reading the
-// kept answer asks WeChat; WeChat giving no rank lets the buyer through (counted as
-// RiskUnknown): a WeChat outage must not refuse buyers while stock remains. Its
-// errors: the thresholds' read (the reservation's own read), UNAUTHORIZED without
-// the openid claim, or a *inventory.SKUError wrapping inventory.ErrRiskRejected.
-func (rc *RiskCheck) Check(ctx context.Context, req events.APIGatewayV2HTTPRequest, user string, cart inventory.Cart) error {
-	ids := make([]string, len(cart))
-	for i, l := range cart {
-		ids[i] = l.SKU
-	}
-	thresholds, err := rc.store.RiskThresholds(ctx, ids)
+// Check refuses user, the caller of req, a request for skus (an order's cart, a
+// waiting-room ticket, a waitlist entry) when one of them has a riskThreshold at or
+// below the buyer's rank: a *inventory.SKUError wrapping inventory.ErrRiskRejected.
+// SKUs without a threshold cost nothing beyond the catalog cache the route reads
+// anyway. For the others the answer comes from this instance's copy, else the kept
+// item (one GetItem), else WeChat (then kept: one PutItem); concurrent requests of
+// one buyer in an instance ask once. WeChat is told the buyer's openid (req's openid
+// claim) and address (API Gateway's requestContext.http.sourceIp); neither is
+// logged. A failure reading the kept answer asks WeChat; WeChat giving no rank lets
+// the buyer through (counted as RiskUnknown): a WeChat outage must not refuse buyers
+// while stock remains. Its errors: the thresholds' read (the route's own read),
+// UNAUTHORIZED without the openid claim, or a *inventory.SKUError wrapping
+// inventory.ErrRiskRejected (counted as RiskRejected).
+func (rc *RiskCheck) Check(ctx context.Context, req events.APIGatewayV2HTTPRequest, user string, skus ...string) error {
+	thresholds, err := rc.store.RiskThresholds(ctx, skus)
 	if err != nil {
 		return err
 	}
@@ -111,13 +110,22 @@ func (rc *RiskCheck) Check(ctx context.Context, req events.APIGatewayV2HTTPReque
 		return err
 	}
 	a := rc.answer(ctx, user, openid, req.RequestContext.HTTP.SourceIP)
-	for _, l := range cart {
-		if err := (inventory.QueueSettings{RiskThreshold: thresholds[l.SKU]}).CheckRisk(l.SKU, a); err != nil {
+	for _, sku := range skus {
+		if err := (inventory.QueueSettings{RiskThreshold: thresholds[sku]}).CheckRisk(sku, a); err != nil {
 			metric.Emit(ctx, rc.log, rc.function, metric.RiskRejected.Of(1))
 			return err
 		}
 	}
 	return nil
+}
+
+// skusOf is cart's SKU ids, in its order.
+func skusOf(cart inventory.Cart) []string {
+	ids := make([]string, len(cart))
+	for i, l := range cart {
+		ids[i] = l.SKU
+	}
+	return ids
 }
 
 // answer is the buyer's risk answer: this instance's copy, the kept item, or WeChat's.

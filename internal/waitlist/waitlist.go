@@ -7,6 +7,7 @@ package waitlist
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -37,14 +38,27 @@ type Entries interface {
 	LeaveWaitlist(ctx context.Context, user, sku string) error
 }
 
+// RiskCheck is the scalper check (orders.RiskCheck.Check) of user, the caller of req,
+// for sku: nil, a *inventory.SKUError wrapping inventory.ErrRiskRejected when WeChat
+// rates the buyer at or above the SKU's riskThreshold, or the check's own error.
+type RiskCheck func(ctx context.Context, req events.APIGatewayV2HTTPRequest, user string, sku ...string) error
+
 // Routes serves RouteJoin, RouteGet and RouteLeave.
 type Routes struct {
 	store Entries
 	now   func() time.Time
+	risk  RiskCheck // nil: nobody is checked
 }
 
 // New returns the waitlist's routes over store, on the clock now (the store's).
 func New(store Entries, now func() time.Time) *Routes { return &Routes{store: store, now: now} }
+
+// WithRiskCheck makes r refuse an entry (RouteJoin) to a buyer check refuses
+// (orders.RiskCheck.Check, docs/design.md, "The scalper check"); nil checks nobody.
+func (r *Routes) WithRiskCheck(check RiskCheck) *Routes {
+	r.risk = check
+	return r
+}
 
 // entryJSON is the contract's waitlist entry (docs/contract.md, "POST
 // /skus/{skuId}/waitlist"): quantity and holdExpiresAt (RFC 3339 UTC) only when HELD.
@@ -73,7 +87,8 @@ const joinExample = `{"subscribed":true}`
 // Join serves RouteJoin: body {"subscribed": true|false} (whether the buyer accepted
 // the waitlist's one-time subscribe message); 201 with the new entry, 200 with the
 // one the buyer already holds; 404 SKU_NOT_FOUND, 400 INVALID_REQUEST for any other
-// body (nothing written).
+// body (nothing written); 403 RISK_REJECTED, nothing written, for a buyer the
+// scalper check refuses (WithRiskCheck) who holds no entry (refusedHolder).
 func (r *Routes) Join(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	user, sku, err := caller(req)
 	if err != nil {
@@ -88,6 +103,11 @@ func (r *Routes) Join(ctx context.Context, req events.APIGatewayV2HTTPRequest) (
 	if b.Subscribed == nil {
 		return events.APIGatewayV2HTTPResponse{}, inventory.InvalidError("field \"subscribed\" is required: true or false, as wx.requestSubscribeMessage answered; example: %s", joinExample)
 	}
+	if r.risk != nil {
+		if err := r.risk(ctx, req, user, sku); err != nil {
+			return r.refusedHolder(ctx, user, sku, err)
+		}
+	}
 	e, fresh, err := r.store.JoinWaitlist(ctx, user, sku, *b.Subscribed)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
@@ -97,6 +117,26 @@ func (r *Routes) Join(ctx context.Context, req events.APIGatewayV2HTTPRequest) (
 		status = http.StatusCreated
 	}
 	return answer(status, view(e, r.now())), nil
+}
+
+// refusedHolder answers a join the scalper check refused with refusal, unless the
+// buyer already holds an entry (joined before they were rated, or before the SKU got
+// its threshold): that entry is answered as any join again is, 200, as POST /orders
+// answers a refused copy of a keyed order placed before with its order. A hold it
+// gets is used by no order: the order is checked again. Costs, on the refused path
+// only: one strongly consistent read of the entry (1 read unit).
+func (r *Routes) refusedHolder(ctx context.Context, user, sku string, refusal error) (events.APIGatewayV2HTTPResponse, error) {
+	if !errors.Is(refusal, inventory.ErrRiskRejected) {
+		return events.APIGatewayV2HTTPResponse{}, refusal
+	}
+	e, err := r.store.WaitlistEntryOf(ctx, user, sku)
+	switch {
+	case errors.Is(err, inventory.ErrWaitlistNotFound):
+		return events.APIGatewayV2HTTPResponse{}, refusal
+	case err != nil:
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return answer(http.StatusOK, view(e, r.now())), nil
 }
 
 // Get serves RouteGet: the caller's entry; 404 WAITLIST_NOT_FOUND without one.

@@ -42,17 +42,31 @@ type Tickets interface {
 	ReindexTicket(ctx context.Context, id string, arrived time.Time) error
 }
 
+// RiskCheck is the scalper check (orders.RiskCheck.Check, docs/design.md, "The
+// scalper check") of user, the caller of req, for skus: nil, or a *inventory.SKUError
+// wrapping inventory.ErrRiskRejected when WeChat rates the buyer at or above a SKU's
+// riskThreshold, or the check's own error (the SKU record's read, UNAUTHORIZED).
+type RiskCheck func(ctx context.Context, req events.APIGatewayV2HTTPRequest, user string, skus ...string) error
+
 // Room serves RouteTake, RoutePoll and RouteLine.
 type Room struct {
 	store Tickets
 	keys  *admission.Keys
 	now   func() time.Time
+	risk  RiskCheck // nil: nobody is checked
 }
 
 // NewRoom returns the waiting room's routes over store, minting admissions with
 // keys, on the clock now (the store's).
 func NewRoom(store Tickets, keys *admission.Keys, now func() time.Time) *Room {
 	return &Room{store: store, keys: keys, now: now}
+}
+
+// WithRiskCheck makes r refuse a ticket (RouteTake) to a buyer check refuses; nil
+// checks nobody.
+func (r *Room) WithRiskCheck(check RiskCheck) *Room {
+	r.risk = check
+	return r
 }
 
 // ticketJSON is the contract's ticket (docs/contract.md, "POST /skus/{skuId}/queue"
@@ -78,14 +92,47 @@ type ticketJSON struct {
 
 // Take serves RouteTake: the caller's ticket for the SKU (202; the same ticket again
 // for a buyer who holds one) with its status as a poll answers it; 404 SKU_NOT_FOUND,
-// 409 QUEUE_NOT_ENABLED for a SKU without a waiting room.
+// 409 QUEUE_NOT_ENABLED for a SKU without a waiting room; 403 RISK_REJECTED, nothing
+// written, for a buyer the scalper check refuses (WithRiskCheck) who holds no ticket
+// of the sale (refusedHolder).
 func (r *Room) Take(ctx context.Context, req events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	user, err := httpapi.UserID(req)
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
-	t, _, err := r.store.TakeTicket(ctx, user, req.PathParameters["skuId"]) // checked by httpapi
+	sku := req.PathParameters["skuId"] // checked by httpapi
+	if r.risk != nil {
+		if err := r.risk(ctx, req, user, sku); err != nil {
+			return r.refusedHolder(ctx, user, sku, err)
+		}
+	}
+	t, _, err := r.store.TakeTicket(ctx, user, sku)
 	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	return r.answer(ctx, http.StatusAccepted, t, true)
+}
+
+// refusedHolder answers a take the scalper check refused with refusal, unless the
+// buyer already holds the sale's ticket (taken before they were rated, or before the
+// SKU got its threshold): that ticket is answered as any take again is, 202, as POST
+// /orders answers a refused copy of a keyed order placed before with its order. The
+// poll answers that ticket anyway; its admission buys nothing, as the order is
+// checked again. Costs, on the refused path only: the SKU record (catalog cache) and
+// one eventually consistent read of the ticket (0.5 read units).
+func (r *Room) refusedHolder(ctx context.Context, user, sku string, refusal error) (events.APIGatewayV2HTTPResponse, error) {
+	if !errors.Is(refusal, inventory.ErrRiskRejected) {
+		return events.APIGatewayV2HTTPResponse{}, refusal
+	}
+	q, err := r.store.QueueSKUOf(ctx, sku)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, err
+	}
+	t, err := r.store.TicketOf(ctx, user, inventory.TicketID(user, sku, q.SaleStartsAt))
+	switch {
+	case errors.Is(err, inventory.ErrTicketNotFound):
+		return events.APIGatewayV2HTTPResponse{}, refusal
+	case err != nil:
 		return events.APIGatewayV2HTTPResponse{}, err
 	}
 	return r.answer(ctx, http.StatusAccepted, t, true)

@@ -116,21 +116,26 @@ var Function = table.Function
 // to log, each order's close message sent to closeQueue and its pay reminder to
 // wechatQueue (either nil: none sent; the sweep still releases the order); the
 // waiting room's admissions are minted and checked with keys; buyers of SKUs with a
-// riskThreshold are rated by ask (RiskAsker; nil: nobody is checked).
+// riskThreshold are rated by ask (RiskAsker; nil: nobody is checked) when they order,
+// take a ticket or join a waitlist, through one scalper check, so the three routes
+// share the instance's copy of each answer.
 func Build(cfg Config, log *slog.Logger, store *dynamo.Store, closeQueue *closeq.Queue, wechatQueue *wxqueue.Queue, keys *admission.Keys, ask orders.RiskAsker) (*lambdaevent.Function, error) {
 	placed := func(ctx context.Context, o *inventory.Order) {
 		notices.Schedule(ctx, parts.Sender(wechatQueue), cfg.Notices, log, table.Short, o, store.Now())
 	}
-	checkout := orders.NewCheckout(store, closeQueue, log, table.Short).WithSubscriptions(cfg.Notices.Templates(), placed).WithAdmissions(keys)
-	if ask != nil {
-		checkout.WithRiskCheck(orders.NewRiskCheck(store, ask, cfg.OpenIDClaim, log, table.Short, store.Now))
-	}
-	return table.Bind(log, built{
-		checkout: checkout,
+	b := built{
+		checkout: orders.NewCheckout(store, closeQueue, log, table.Short).WithSubscriptions(cfg.Notices.Templates(), placed).WithAdmissions(keys),
 		public:   stock.NewPublic(store, store.Now),
 		room:     waitroom.NewRoom(store, keys, store.Now),
 		waitlist: waitlist.New(store, store.Now),
-	}), nil
+	}
+	if ask != nil {
+		risk := orders.NewRiskCheck(store, ask, cfg.OpenIDClaim, log, table.Short, store.Now)
+		b.checkout.WithRiskCheck(risk)
+		b.room.WithRiskCheck(risk.Check)
+		b.waitlist.WithRiskCheck(risk.Check)
+	}
+	return table.Bind(log, b), nil
 }
 
 // RiskAsker is the scalper check's question to WeChat (getUserRiskRank, scene 1,

@@ -3,13 +3,11 @@ package orders_test
 import (
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stockguard/stockguard/internal/dynamo"
 	"github.com/stockguard/stockguard/internal/orders"
-	"github.com/stockguard/stockguard/internal/testing/testkit"
 	"github.com/stockguard/stockguard/internal/wxapi"
 	"github.com/stockguard/stockguard/internal/wxapi/wxapitest"
 	"github.com/stockguard/stockguard/tools/internal/testing/stacktest"
@@ -21,23 +19,8 @@ const cupOrder = `{"items":[{"skuId":"cup","qty":1}]}`
 func riskStack(t *testing.T, threshold int) *stacktest.Stack {
 	t.Helper()
 	stack := stacktest.New(t, stacktest.Options{})
-	code, sku := stack.Call(t, http.MethodPatch, "/admin/skus/cup", "", nil, `{"riskThreshold":`+string(rune('0'+threshold))+`}`)
-	if code != http.StatusOK || sku["riskThreshold"] != float64(threshold) {
-		t.Fatalf("set riskThreshold: %d %v", code, sku)
-	}
+	stack.SetRiskThreshold(t, "cup", threshold)
 	return stack
-}
-
-// riskItems returns the kept risk answers in the orders table.
-func riskItems(t *testing.T, stack *stacktest.Stack) []map[string]any {
-	t.Helper()
-	var out []map[string]any
-	for _, it := range stack.Scan(t, stack.Tables.Orders) {
-		if it["kind"] == "RISK" {
-			out = append(out, it)
-		}
-	}
-	return out
 }
 
 // A buyer WeChat rates at the threshold sends many orders at once: every one is
@@ -56,33 +39,12 @@ func TestRiskCheck_RejectedBuyerReservesNothingAndWeChatIsAskedOnce(t *testing.T
 		t.Fatalf("rank 5: %d %v, want 400 INVALID_REQUEST", code, body)
 	}
 	stack.WxAPIServer.SetRiskRank("fan", 2)
-	before := stack.Snapshot(t)
-
-	var refused atomic.Int64
-	testkit.Parallel(orders, func(int) {
-		code, body := stack.Call(t, http.MethodPost, "/orders", "scalper", nil, cupOrder)
-		if code == http.StatusForbidden && body["code"] == "RISK_REJECTED" && body["skuId"] == "cup" {
-			refused.Add(1)
-		} else {
-			t.Errorf("scalper's order: %d %v, want 403 RISK_REJECTED for cup", code, body)
-		}
-	})
-	if n := refused.Load(); n != orders {
-		t.Errorf("%d of %d orders refused", n, orders)
-	}
-	if n := stack.WxAPIServer.Calls(wxapi.PathGetUserRiskRank); n != 1 {
-		t.Errorf("WeChat asked %d times, want 1", n)
-	}
-	kept := riskItems(t, stack)
+	kept := stack.RefusedAtOnce(t, orders, http.MethodPost, "/orders", "scalper", cupOrder, "cup")
 	if len(kept) != 1 || kept[0]["rank"] != 3.0 || strings.Contains(kept[0]["pk"].(string), "scalper") {
-		t.Fatalf("kept answers %v, want one of rank 3 keyed without the openid", kept)
+		t.Errorf("kept answers %v, want one of rank 3 keyed without the openid", kept)
 	}
 	if stack.Available(t, "cup") != 100 {
 		t.Errorf("cup available %d, want 100", stack.Available(t, "cup"))
-	}
-	stack.Delete(t, stack.Tables.Orders, kept[0]["pk"].(string))
-	if after := stack.Snapshot(t); after != before {
-		t.Errorf("refused orders wrote more than the kept answer:\nbefore %s\nafter  %s", before, after)
 	}
 
 	stack.Order(t, "fan", cupOrder)
@@ -127,8 +89,8 @@ func TestRiskCheck_WeChatErrorLetsTheBuyerBuy(t *testing.T) {
 	stack.WxAPIServer.SetRiskRank("scalper", 4)
 	stack.WxAPIServer.FailNext(wxapi.PathGetUserRiskRank, wxapitest.FailBusy, 1)
 	stack.Order(t, "scalper", cupOrder)
-	if stack.Available(t, "cup") != 99 || len(riskItems(t, stack)) != 0 {
-		t.Errorf("after a fail-open order: available %d, kept %v", stack.Available(t, "cup"), riskItems(t, stack))
+	if stack.Available(t, "cup") != 99 || len(stack.RiskItems(t)) != 0 {
+		t.Errorf("after a fail-open order: available %d, kept %v", stack.Available(t, "cup"), stack.RiskItems(t))
 	}
 	lines := stack.Logged(t, "msg", "risk check without a rank; the buyer is let through")
 	if len(lines) != 1 || lines[0]["reason"] != "getUserRiskRank errcode -1" {
@@ -173,9 +135,7 @@ func TestRiskCheck_KeyedReplayOfAnEarlierOrderReturnsIt(t *testing.T) {
 	if code != http.StatusCreated {
 		t.Fatalf("order before the threshold: %d %v", code, created)
 	}
-	if code, sku := stack.Call(t, http.MethodPatch, "/admin/skus/cup", "", nil, `{"riskThreshold":3}`); code != http.StatusOK || sku["riskThreshold"] != 3.0 {
-		t.Fatalf("set riskThreshold: %d %v", code, sku)
-	}
+	stack.SetRiskThreshold(t, "cup", 3)
 	stack.Clock.Advance(dynamo.DefaultCatalogTTL + time.Second) // createOrder's SKU cache reads the threshold
 	if code, again := stack.Call(t, http.MethodPost, "/orders", "scalper", keyed, cupOrder); code != http.StatusOK || again["orderId"] != created["orderId"] {
 		t.Errorf("replay after the threshold: %d %v, want 200 with order %v", code, again, created["orderId"])
