@@ -370,7 +370,7 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 	refundID := fs.String("refund-id", "", "the refund's idempotency key")
 	var lines []map[string]any
 	fs.Func("line", "SKU:QTY to refund, repeatable (without: all that is left)", func(v string) error {
-		sku, qty, ok := strings.Cut(v, ":")
+		sku, qty, ok := cutLast(v)
 		n, err := strconv.Atoi(qty)
 		if !ok || sku == "" || err != nil || n < 1 {
 			return fmt.Errorf("--line wants SKU:QTY with QTY a positive integer, got %q", v)
@@ -477,7 +477,7 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 	contact := fs.String("contact", "", "a masked phone number (SF), e.g. 189****1234")
 	var items []map[string]any
 	fs.Func("item", "SKU:QTY, repeated: what the parcel holds (default: every unit not shipped yet)", func(v string) error {
-		sku, qty, ok := strings.Cut(v, ":")
+		sku, qty, ok := cutLast(v)
 		n, err := strconv.Atoi(qty)
 		if !ok || sku == "" || err != nil || n < 1 {
 			return errors.New("want SKU:QTY, e.g. cup-01:2")
