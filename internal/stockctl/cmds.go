@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -555,7 +556,7 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 		var typeErr *json.UnmarshalTypeError
 		switch err := json.Unmarshal(e, &b); {
 		case errors.As(err, &typeErr) && typeErr.Field != "":
-			return nil, fmt.Errorf("entry %d: field %q has a value of the wrong type; entries are SKUs like %s", i+1, typeErr.Field, seedExample)
+			return nil, fmt.Errorf("entry %d: %s; entries are SKUs like %s", i+1, wrongType(typeErr), seedExample)
 		case err != nil || string(e) == "null":
 			return nil, fmt.Errorf("entry %d is not a JSON object; entries are SKUs like %s", i+1, seedExample)
 		}
@@ -564,6 +565,21 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 		}
 	}
 	return entries, nil
+}
+
+// wrongType says which JSON field of a create body has a value of the wrong type and
+// what it wants, by its JSON name: "riskThreshold must be an integer (got string)".
+// (encoding/json names an embedded struct's field by its Go path, "queueBody.riskThreshold".)
+func wrongType(e *json.UnmarshalTypeError) string {
+	field := e.Field[strings.LastIndex(e.Field, ".")+1:]
+	want := "a string"
+	switch e.Type.Kind() {
+	case reflect.Int, reflect.Int64:
+		want = "an integer"
+	case reflect.Bool:
+		want = "true or false"
+	}
+	return fmt.Sprintf("%s must be %s (got %s)", field, want, e.Value)
 }
 
 // init adds completion, last: its script lists the commands, so it cannot be in their

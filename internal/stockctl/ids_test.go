@@ -86,3 +86,27 @@ func TestRun_TakesASKUIDWithColonsInSKUQuantityFlags(t *testing.T) {
 		t.Errorf("plan --sku a:b:10:100: exit %d, err %q, out %.300s", code, errOut, out)
 	}
 }
+
+// A seed entry's value of the wrong type is named by its JSON field and what it wants,
+// also for the waiting-room fields, and nothing is sent.
+func TestRun_SeedNamesTheJSONFieldOfAValueOfTheWrongType(t *testing.T) {
+	srv, paths := fakeAPI(t)
+	for entry, want := range map[string]string{
+		`{"skuId":"a","name":"A","price":1,"riskThreshold":"3"}`: "entry 2: riskThreshold must be an integer (got string)",
+		`{"skuId":"a","name":"A","price":1,"queue":1}`:           "entry 2: queue must be true or false (got number)",
+		`{"skuId":"a","name":"A","price":"1"}`:                   "entry 2: price must be an integer (got string)",
+		`{"skuId":"a","name":7,"price":1}`:                       "entry 2: name must be a string (got number)",
+	} {
+		seedFile := filepath.Join(t.TempDir(), "seed.json")
+		if err := os.WriteFile(seedFile, []byte(`[{"skuId":"ok-1","name":"ok","price":1},`+entry+`]`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := run([]string{"--endpoint", srv.URL, "seed", seedFile}, nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitError || out != "" || !strings.Contains(errOut, want) {
+			t.Errorf("seed of %s: exit %d, out %q, err %q; want exit %d with %q", entry, code, out, errOut, stockctl.ExitError, want)
+		}
+	}
+	if len(*paths) != 0 {
+		t.Errorf("a seed file with a malformed entry sent %q", *paths)
+	}
+}
