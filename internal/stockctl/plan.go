@@ -107,8 +107,10 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 		return usageError("plan: --refund-ratio must be 0 to --pay-ratio (%g): only a paid order is refunded", *payRatio)
 	case *riskBuyers < 0 || *riskBuyers > maxRiskBuyers:
 		return usageError("plan: --risk-checked-buyers must be 0 to %d", maxRiskBuyers)
+	case len(each) == 0 && !(given(fs, "orders") && given(fs, "page-views")):
+		return usageError("plan needs --orders and --page-views (both, 0 for none), or --sku")
 	case len(each) == 0 && *orders == 0 && *views == 0:
-		return usageError("plan needs --orders and --page-views, or --sku")
+		return usageError("plan: at least one of --orders and --page-views must be above 0")
 	}
 	d := plan.Evenly(*skus, *orders, *views, *refusals, *payRatio)
 	if len(each) > 0 {
