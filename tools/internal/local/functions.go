@@ -244,20 +244,21 @@ func (s *Stack) merchantClient(cfg StackConfig) (*wechatpay.RotatingClient, erro
 	read := func(context.Context) ([]byte, error) { return s.Payments.MerchantSecret(s.merchant, "") }
 	opts := wechatpay.RotateOptions{Now: cfg.Now, BaseURL: s.PayServer.URL()}
 	if cfg.PayRoundTrip > 0 {
-		opts.HTTPClient = &http.Client{Transport: delayed{next: http.DefaultTransport, by: time.Duration(float64(cfg.PayRoundTrip) * max(cfg.Slowdown, 1))}}
+		opts.HTTPClient = &http.Client{Transport: delayed{next: http.DefaultTransport, by: cfg.PayRoundTrip, scale: s.slowdown}}
 	}
 	return wechatpay.NewRotatingClient(context.Background(), read, opts)
 }
 
 // delayed is a transport whose every request takes by longer (a remote service's
-// round trip), or until its context is done.
+// round trip) on the stack's clock (by × scale()), or until its context is done.
 type delayed struct {
-	next http.RoundTripper
-	by   time.Duration
+	next  http.RoundTripper
+	by    time.Duration
+	scale func() float64
 }
 
 func (d delayed) RoundTrip(r *http.Request) (*http.Response, error) {
-	if err := clock.Sleep(r.Context(), d.by); err != nil {
+	if err := clock.Sleep(r.Context(), time.Duration(float64(d.by)*d.scale())); err != nil {
 		return nil, err
 	}
 	return d.next.RoundTrip(r)

@@ -11,12 +11,14 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -197,9 +199,11 @@ type Stack struct {
 
 	functions []sam.Function
 	cfg       StackConfig
-	gateway   http.Handler
-	issuer    *http.Server // serves API at StackConfig.Issuer when the stack chose it
-	issuerLn  net.Listener
+	// slow is the scale of the stack's delays in force (float64 bits; 0: StackConfig.Slowdown)
+	slow     atomic.Uint64
+	gateway  http.Handler
+	issuer   *http.Server // serves API at StackConfig.Issuer when the stack chose it
+	issuerLn net.Listener
 }
 
 // Start brings the stack up. Every AWS::Serverless::Function of the template is built
@@ -497,6 +501,21 @@ func (d deadline) Invoke(ctx context.Context, payload []byte) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.timeout)
 	defer cancel()
 	return d.Handler.Invoke(ctx, payload)
+}
+
+// SetSlowdown changes the scale of the delays the stack adds from now on (WeChat Pay's
+// round trip, StackConfig.PayRoundTrip; below 1: 1). Function deadlines and cache
+// lifetimes set when the functions were built stay. A rehearsal runs what comes after
+// its sale at 1× this way.
+func (s *Stack) SetSlowdown(f float64) { s.slow.Store(math.Float64bits(max(f, 1))) }
+
+// slowdown is the scale of the stack's delays: StackConfig.Slowdown (at least 1) until
+// SetSlowdown.
+func (s *Stack) slowdown() float64 {
+	if b := s.slow.Load(); b != 0 {
+		return math.Float64frombits(b)
+	}
+	return max(s.cfg.Slowdown, 1)
 }
 
 // scaled is d on the stack's clock (StackConfig.Slowdown).

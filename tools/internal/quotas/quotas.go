@@ -60,8 +60,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -322,6 +324,7 @@ type FunctionStats struct {
 // Lambda is the concurrency model of a template's functions. Safe for concurrent use.
 type Lambda struct {
 	cfg        LambdaConfig
+	slow       atomic.Uint64 // the clock scale in force (float64 bits): LambdaConfig.Slowdown until SetSlowdown
 	mu         sync.Mutex
 	reserved   map[string]int // function → reserved concurrency
 	unreserved int            // the account's concurrency less all reservations
@@ -330,6 +333,14 @@ type Lambda struct {
 	throttled  map[string]int       // "Lambda <function> <reason>" → refusals
 	first      map[string]time.Time // when each of those first refused
 }
+
+// SetSlowdown changes the clock scale from now on (below 1: 1): cold starts, the idle
+// timeout, the scaling rate and the busy time counted follow it, while the
+// environments alive stay. A rehearsal runs what comes after its sale at 1× this way.
+func (l *Lambda) SetSlowdown(s float64) { l.slow.Store(math.Float64bits(max(s, 1))) }
+
+// slowdown is the clock scale in force.
+func (l *Lambda) slowdown() float64 { return math.Float64frombits(l.slow.Load()) }
 
 type function struct {
 	name    string
@@ -413,6 +424,7 @@ func NewLambda(functions []sam.Function, cfg LambdaConfig) (*Lambda, error) {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	l := &Lambda{cfg: cfg, reserved: map[string]int{}, fns: map[string]*function{}, unreserved: cfg.AccountConcurrency, throttled: map[string]int{}, first: map[string]time.Time{}}
+	l.slow.Store(math.Float64bits(cfg.Slowdown))
 	for _, f := range functions {
 		l.fns[f.Name] = l.newFunction(f.Name, f.MemorySize)
 		if f.ReservedConcurrency != nil {
@@ -480,10 +492,10 @@ func (l *Lambda) acquire(name string) (env *environment, cold bool, err error) {
 	}
 	now := l.cfg.Now()
 	if l.cfg.IdleTimeout > 0 {
-		f.sweep(now, now.Add(-time.Duration(float64(l.cfg.IdleTimeout)*l.cfg.Slowdown)))
+		f.sweep(now, now.Add(-time.Duration(float64(l.cfg.IdleTimeout)*l.slowdown())))
 	}
 	if len(f.idle) == 0 {
-		rate := float64(l.cfg.ScalingEnvironments) / l.cfg.ScalingPeriod.Seconds() / l.cfg.Slowdown
+		rate := float64(l.cfg.ScalingEnvironments) / l.cfg.ScalingPeriod.Seconds() / l.slowdown()
 		if !f.scaling.take(now, rate, float64(l.cfg.ScalingEnvironments)) {
 			return refuse("FunctionScalingRateExceeded")
 		}
@@ -522,7 +534,7 @@ func (l *Lambda) release(name string, env *environment, broken bool, d time.Dura
 	if _, ok := l.reserved[name]; !ok {
 		l.shared--
 	}
-	f.stats.Busy += time.Duration(float64(d) / l.cfg.Slowdown)
+	f.stats.Busy += time.Duration(float64(d) / l.slowdown())
 }
 
 // Invoke runs one invocation of function name with h (payload in, result out) under
@@ -545,7 +557,7 @@ func (l *Lambda) invoke(ctx context.Context, name string, shared lambda.Handler,
 	start, broken := time.Now(), false
 	defer func() { l.release(name, env, broken, time.Since(start)) }()
 	if cold && l.cfg.ColdStart > 0 {
-		if err := clock.Sleep(ctx, time.Duration(float64(l.cfg.ColdStart)*l.cfg.Slowdown)); err != nil {
+		if err := clock.Sleep(ctx, time.Duration(float64(l.cfg.ColdStart)*l.slowdown())); err != nil {
 			return nil, err
 		}
 	}

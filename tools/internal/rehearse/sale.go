@@ -144,15 +144,18 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	// Every abandoned order expires PaymentTimeout after it was placed; its close
 	// message is delivered then (SQS delays are whole seconds of real time, and a
-	// poller waits up to a second). Then a last sweep, and reconcile, with DynamoDB at
-	// 1×: on the sale's clock a sweep's round trips each take the slowdown times
-	// longer in wall time (at -slowdown 150 a sweep of a full-size sale took hours),
-	// and the units they cost are metered and counted all the same.
+	// poller waits up to a second). Then a last sweep, and reconcile, at 1× (DynamoDB,
+	// SQS, WeChat Pay's round trip, Lambda's cold starts and scaling): on the sale's
+	// clock each round trip of a release takes the slowdown times longer in wall time
+	// (at -slowdown 150 a sweep of a full-size sale took hours), and the units they
+	// cost are metered and counted all the same.
 	if err := clock.Sleep(ctx, time.Until(s.at(lastOrder+cfg.PaymentTimeout))+3*time.Second); err != nil {
 		return nil, err
 	}
 	s.afterSale.Store(time.Now().UnixNano())
 	s.model.SetSlowdown(1)
+	s.lambda.SetSlowdown(1)
+	s.stack.SetSlowdown(1)
 	sweep, err := s.finalSweep(ctx)
 	if err != nil {
 		return nil, err
@@ -203,8 +206,13 @@ func (s *sale) finalSweep(ctx context.Context) ([]byte, error) {
 	}
 }
 
-// real is model duration d in real time.
-func (s *sale) real(d time.Duration) time.Duration { return time.Duration(float64(d) * s.slow) }
+// real is model duration d in real time: d once the sale is over (afterSale).
+func (s *sale) real(d time.Duration) time.Duration {
+	if s.afterSale.Load() != 0 {
+		return d
+	}
+	return time.Duration(float64(d) * s.slow)
+}
 
 // setUp starts the stack with the models in front of it and creates the SKUs.
 func setUp(ctx context.Context, cfg Config) (*sale, error) {
