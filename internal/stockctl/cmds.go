@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -370,7 +371,7 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 	refundID := fs.String("refund-id", "", "the refund's idempotency key")
 	var lines []map[string]any
 	fs.Func("line", "SKU:QTY to refund, repeatable (without: all that is left)", func(v string) error {
-		sku, qty, ok := strings.Cut(v, ":")
+		sku, qty, ok := cutLast(v)
 		n, err := strconv.Atoi(qty)
 		if !ok || sku == "" || err != nil || n < 1 {
 			return fmt.Errorf("--line wants SKU:QTY with QTY a positive integer, got %q", v)
@@ -477,7 +478,7 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 	contact := fs.String("contact", "", "a masked phone number (SF), e.g. 189****1234")
 	var items []map[string]any
 	fs.Func("item", "SKU:QTY, repeated: what the parcel holds (default: every unit not shipped yet)", func(v string) error {
-		sku, qty, ok := strings.Cut(v, ":")
+		sku, qty, ok := cutLast(v)
 		n, err := strconv.Atoi(qty)
 		if !ok || sku == "" || err != nil || n < 1 {
 			return errors.New("want SKU:QTY, e.g. cup-01:2")
@@ -555,7 +556,7 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 		var typeErr *json.UnmarshalTypeError
 		switch err := json.Unmarshal(e, &b); {
 		case errors.As(err, &typeErr) && typeErr.Field != "":
-			return nil, fmt.Errorf("entry %d: field %q has a value of the wrong type; entries are SKUs like %s", i+1, typeErr.Field, seedExample)
+			return nil, fmt.Errorf("entry %d: %s; entries are SKUs like %s", i+1, wrongType(typeErr), seedExample)
 		case err != nil || string(e) == "null":
 			return nil, fmt.Errorf("entry %d is not a JSON object; entries are SKUs like %s", i+1, seedExample)
 		}
@@ -564,6 +565,21 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 		}
 	}
 	return entries, nil
+}
+
+// wrongType says which JSON field of a create body has a value of the wrong type and
+// what it wants, by its JSON name: "riskThreshold must be an integer (got string)".
+// (encoding/json names an embedded struct's field by its Go path, "queueBody.riskThreshold".)
+func wrongType(e *json.UnmarshalTypeError) string {
+	field := e.Field[strings.LastIndex(e.Field, ".")+1:]
+	want := "a string"
+	switch e.Type.Kind() {
+	case reflect.Int, reflect.Int64:
+		want = "an integer"
+	case reflect.Bool:
+		want = "true or false"
+	}
+	return fmt.Sprintf("%s must be %s (got %s)", field, want, e.Value)
 }
 
 // init adds completion, last: its script lists the commands, so it cannot be in their

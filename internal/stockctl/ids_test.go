@@ -1,6 +1,9 @@
 package stockctl_test
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,5 +56,57 @@ func TestRun_RefusesASKUIDTheAPIRefusesWithoutSendingIt(t *testing.T) {
 	}
 	if code, _, errOut := run([]string{"--endpoint", srv.URL, "get", "a.b:c_d-9"}, nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitOK {
 		t.Errorf("get of a valid SKU id: exit %d, err %q", code, errOut)
+	}
+}
+
+// A SKU id may hold ':' (its rule allows it): --line, --item and --sku split their
+// value at the last ':' (for --sku, the last two), so such an id is sent whole.
+func TestRun_TakesASKUIDWithColonsInSKUQuantityFlags(t *testing.T) {
+	var bodies []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies = append(bodies, string(b))
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{}`))
+	}))
+	t.Cleanup(srv.Close)
+	const order = "0123456789abcdef"
+	for _, args := range [][]string{
+		{"refund", order, "--reason", "broken", "--line", "a:b:1"},
+		{"ship", order, "--shipment-id", "p1", "--type", "virtual", "--item", "a:b:1"},
+	} {
+		bodies = nil
+		code, _, errOut := run(append([]string{"--endpoint", srv.URL}, args...), nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitOK || len(bodies) != 1 || !strings.Contains(bodies[0], `{"qty":1,"skuId":"a:b"}`) {
+			t.Errorf("%q: exit %d, err %q, sent %q; want SKU a:b, 1 unit", args, code, errOut, bodies)
+		}
+	}
+	code, out, errOut := run([]string{"-o", "json", "plan", "--sku", "a:b:10:100"}, nil, new([]stockctl.ConfigOptions))
+	if code != stockctl.ExitOK || !strings.Contains(out, `"a:b"`) {
+		t.Errorf("plan --sku a:b:10:100: exit %d, err %q, out %.300s", code, errOut, out)
+	}
+}
+
+// A seed entry's value of the wrong type is named by its JSON field and what it wants,
+// also for the waiting-room fields, and nothing is sent.
+func TestRun_SeedNamesTheJSONFieldOfAValueOfTheWrongType(t *testing.T) {
+	srv, paths := fakeAPI(t)
+	for entry, want := range map[string]string{
+		`{"skuId":"a","name":"A","price":1,"riskThreshold":"3"}`: "entry 2: riskThreshold must be an integer (got string)",
+		`{"skuId":"a","name":"A","price":1,"queue":1}`:           "entry 2: queue must be true or false (got number)",
+		`{"skuId":"a","name":"A","price":"1"}`:                   "entry 2: price must be an integer (got string)",
+		`{"skuId":"a","name":7,"price":1}`:                       "entry 2: name must be a string (got number)",
+	} {
+		seedFile := filepath.Join(t.TempDir(), "seed.json")
+		if err := os.WriteFile(seedFile, []byte(`[{"skuId":"ok-1","name":"ok","price":1},`+entry+`]`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := run([]string{"--endpoint", srv.URL, "seed", seedFile}, nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitError || out != "" || !strings.Contains(errOut, want) {
+			t.Errorf("seed of %s: exit %d, out %q, err %q; want exit %d with %q", entry, code, out, errOut, stockctl.ExitError, want)
+		}
+	}
+	if len(*paths) != 0 {
+		t.Errorf("a seed file with a malformed entry sent %q", *paths)
 	}
 }

@@ -19,25 +19,37 @@ type skuFlags []plan.SKU
 func (s *skuFlags) String() string { return fmt.Sprint(len(*s)) }
 
 func (s *skuFlags) Set(v string) error {
-	parts := strings.Split(v, ":")
-	if len(parts) != 3 || parts[0] == "" {
+	// The last two ':' end the id: a SKU id may hold ':', a number cannot.
+	rest, viewsText, ok1 := cutLast(v)
+	id, ordersText, ok2 := cutLast(rest)
+	if !ok1 || !ok2 || id == "" {
 		return fmt.Errorf("%q is not ID:ORDERS:PAGEVIEWS", v)
 	}
-	if err := inventory.CheckSKUID("its SKU id", parts[0]); err != nil {
+	if err := inventory.CheckSKUID("its SKU id", id); err != nil {
 		return fmt.Errorf("%q: %w", v, err)
 	}
-	orders, err1 := strconv.ParseFloat(parts[1], 64)
-	views, err2 := strconv.ParseFloat(parts[2], 64)
+	orders, err1 := strconv.ParseFloat(ordersText, 64)
+	views, err2 := strconv.ParseFloat(viewsText, 64)
 	if err1 != nil || err2 != nil || !peak(orders) || !peak(views) {
 		return fmt.Errorf("%q: orders and page views must be numbers from 0 to %d", v, maxPeak)
 	}
 	for _, sku := range *s {
-		if sku.ID == parts[0] {
+		if sku.ID == id {
 			return fmt.Errorf("%q: SKU %s given twice", v, sku.ID)
 		}
 	}
-	*s = append(*s, plan.SKU{ID: parts[0], Orders: orders, PageViews: views})
+	*s = append(*s, plan.SKU{ID: id, Orders: orders, PageViews: views})
 	return nil
+}
+
+// cutLast splits a SKU:N flag value at its last ':' (a SKU id may hold ':'; the
+// number after it cannot): before and after it, and whether there was one.
+func cutLast(v string) (before, after string, found bool) {
+	i := strings.LastIndex(v, ":")
+	if i < 0 {
+		return v, "", false
+	}
+	return v[:i], v[i+1:], true
 }
 
 // maxPeak is the most orders or page views per second plan takes (all SKUs
@@ -95,8 +107,10 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 		return usageError("plan: --refund-ratio must be 0 to --pay-ratio (%g): only a paid order is refunded", *payRatio)
 	case *riskBuyers < 0 || *riskBuyers > maxRiskBuyers:
 		return usageError("plan: --risk-checked-buyers must be 0 to %d", maxRiskBuyers)
+	case len(each) == 0 && !(given(fs, "orders") && given(fs, "page-views")):
+		return usageError("plan needs --orders and --page-views (both, 0 for none), or --sku")
 	case len(each) == 0 && *orders == 0 && *views == 0:
-		return usageError("plan needs --orders and --page-views, or --sku")
+		return usageError("plan: at least one of --orders and --page-views must be above 0")
 	}
 	d := plan.Evenly(*skus, *orders, *views, *refusals, *payRatio)
 	if len(each) > 0 {

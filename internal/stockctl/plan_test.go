@@ -65,7 +65,10 @@ func TestStockctl_PlanSizesASaleWithoutTheAPI(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"plan"}, "plan needs --orders and --page-views, or --sku"},
+		{[]string{"plan"}, "plan needs --orders and --page-views (both, 0 for none), or --sku"},
+		{[]string{"plan", "--orders", "5"}, "plan needs --orders and --page-views (both, 0 for none), or --sku"},
+		{[]string{"plan", "--page-views", "5", "--skus", "2"}, "plan needs --orders and --page-views (both, 0 for none), or --sku"},
+		{[]string{"plan", "--orders", "0", "--page-views", "0"}, "plan: at least one of --orders and --page-views must be above 0"},
 		{[]string{"plan", "--orders", "-5", "--page-views", "1"}, "must be numbers from 0 to 10000000"},
 		{[]string{"plan", "--orders", "NaN", "--page-views", "1"}, "must be numbers from 0 to 10000000"},
 		{[]string{"plan", "--orders", "1", "--page-views", "Inf"}, "must be numbers from 0 to 10000000"},
@@ -157,7 +160,7 @@ func TestStockctl_PlanSaysTheScalperCheckCallsAndTheQuotaToCheck(t *testing.T) {
 	if _, without, _ := runPlan("plan", "--orders", "100", "--page-views", "100"); strings.Contains(without, "getUserRiskRank") {
 		t.Errorf("a plan without --risk-checked-buyers speaks of the scalper check:\n%s", without)
 	}
-	code, out, _ := runPlan("-o", "json", "plan", "--orders", "100", "--risk-checked-buyers", "7")
+	code, out, _ := runPlan("-o", "json", "plan", "--orders", "100", "--page-views", "0", "--risk-checked-buyers", "7")
 	var p struct {
 		RiskCheck *struct {
 			Calls        int    `json:"getUserRiskRankCalls"`

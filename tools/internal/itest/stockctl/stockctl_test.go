@@ -200,7 +200,7 @@ func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
 		{[]string{"seed", seedFile}, secretKey, stockctl.ExitError, `unknown field "colour"`, true},
 		{[]string{"seed", "/no/such/file.json"}, secretKey, stockctl.ExitError, "no such file", false},
 		{[]string{"seed", objectFile}, secretKey, stockctl.ExitError, "the seed file must be a JSON array of SKUs", false},
-		{[]string{"seed", badEntryFile}, secretKey, stockctl.ExitError, `entry 2: field "price" has a value of the wrong type`, false},
+		{[]string{"seed", badEntryFile}, secretKey, stockctl.ExitError, `entry 2: price must be an integer (got string)`, false},
 		{[]string{"create", "--sku", "x9", "--name", "X", "--price", "abc"}, secretKey, stockctl.ExitUsage, `invalid value "abc" for flag -price`, false},
 		{[]string{"--frobnicate", "list"}, secretKey, stockctl.ExitUsage, "flag provided but not defined", false},
 		{[]string{"frobnicate"}, secretKey, stockctl.ExitUsage, "unknown command", false},
