@@ -88,7 +88,7 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	payRatio := fs.Float64("pay-ratio", 0.7, "share of orders paid (the rest are released)")
 	refunds := fs.Float64("refunds", 0, "peak refunds started per second, all SKUs together (RefundingBySince's keys)")
 	refundRatio := fs.Float64("refund-ratio", DefaultRefundRatio, "share of orders refunded over their life, at most --pay-ratio (prices the refunds per order)")
-	riskBuyers := fs.Int("risk-checked-buyers", 0, "buyers expected in a day to order SKUs with a riskThreshold (the scalper check): each costs one getUserRiskRank call against the account's daily quota")
+	riskBuyers := fs.Int("risk-checked-buyers", 0, "buyers expected in a day to order, queue for or join the waitlist of SKUs with a riskThreshold (the scalper check): each costs one getUserRiskRank call against the account's daily quota")
 	var each skuFlags
 	fs.Var(&each, "sku", "ID:ORDERS:PAGEVIEWS, one SKU's peaks per second (repeat; instead of --skus, --orders and --page-views, not with them)")
 	if _, err := parse(fs, args, ""); err != nil {

@@ -335,8 +335,9 @@ type Demand struct {
 	PayRatio    float64 `json:"payRatio"`
 	RefundRatio float64 `json:"refundRatio"`
 	Refunds     float64 `json:"refundsPerSecond"`
-	// RiskCheckedBuyers is how many buyers are expected to order a SKU with a
-	// riskThreshold (the scalper check) in one day; 0: none (no check planned).
+	// RiskCheckedBuyers is how many buyers are expected in one day to order, queue for
+	// or join the waitlist of a SKU with a riskThreshold (the scalper check runs at all
+	// three); 0: none (no check planned).
 	RiskCheckedBuyers int `json:"riskCheckedBuyers"`
 }
 
