@@ -12,12 +12,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -46,25 +48,94 @@ type Client struct {
 	Now         func() time.Time // signing time; default time.Now
 }
 
-// APIError is an answer other than 2xx: its status and the contract's error body.
+// APIError is an answer other than 2xx: its status and its error body, the contract's
+// {"code","message"} (docs/contract.md, "Errors") or API Gateway's own {"message"}.
 type APIError struct {
 	Method, Path string
 	Status       int
 	Code         string // e.g. STOCK_OUT; "" when the body is not a contract error
-	Message      string
+	Message      string // the contract error's message, or API Gateway's when Code is ""
 }
 
-// Error names the request, the status, the code and the message.
+// Error names the request, the status, and the code and message of a contract error.
+// An answer with API Gateway's {"message"} instead is API Gateway's own: a 403 is its
+// AWS_IAM authorization refusing the request's signature or its caller, said with the
+// gateway's message (e.g. "The security token included in the request is invalid.",
+// "User: arn:… is not authorized to perform: execute-api:Invoke on resource: …"; API
+// Gateway Developer Guide, "Control access to HTTP APIs with IAM authorization",
+// https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-access-control-iam.html,
+// and the messages of its 403s:
+// https://repost.aws/knowledge-center/api-gateway-troubleshoot-403-forbidden,
+// https://repost.aws/knowledge-center/api-gateway-iam-sigv4-mismatch); another
+// status adds the gateway's message only when it says more than the status text.
 func (e *APIError) Error() string {
-	if e.Code == "" {
-		return fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.Status, http.StatusText(e.Status))
+	head := fmt.Sprintf("%s %s: %d", e.Method, e.Path, e.Status)
+	switch {
+	case e.Code != "":
+		return fmt.Sprintf("%s %s: %s", head, e.Code, e.Message)
+	case e.Status == http.StatusForbidden && e.Message != "":
+		return fmt.Sprintf("%s %s: API Gateway refused these AWS credentials: %s", head, http.StatusText(e.Status), e.Message)
+	case e.Message != "" && e.Message != http.StatusText(e.Status):
+		return fmt.Sprintf("%s %s: API Gateway: %s", head, http.StatusText(e.Status), e.Message)
 	}
-	return fmt.Sprintf("%s %s: %d %s: %s", e.Method, e.Path, e.Status, e.Code, e.Message)
+	return fmt.Sprintf("%s %s", head, http.StatusText(e.Status))
+}
+
+// maxMessageBytes bounds the message of an answer that is not a contract error
+// (the gateway's messages are one sentence).
+const maxMessageBytes = 1024
+
+// answerError is the *APIError of status with body data: its code and message, the
+// message on one line and at most maxMessageBytes long.
+func answerError(method, path string, status int, data []byte) *APIError {
+	e := &APIError{Method: method, Path: path, Status: status}
+	var body struct{ Code, Message string }
+	if json.Unmarshal(data, &body) == nil {
+		e.Code, e.Message = body.Code, strings.Join(strings.Fields(body.Message), " ")
+	}
+	if len(e.Message) > maxMessageBytes {
+		e.Message = strings.ToValidUTF8(e.Message[:maxMessageBytes], "") + "…"
+	}
+	return e
+}
+
+// UnreachableError is a request that got no answer from the endpoint: Run says it in
+// one line, "cannot reach ENDPOINT: REASON", and exits ExitUnreachable.
+type UnreachableError struct {
+	Endpoint string // the endpoint as given (its password, if any, redacted)
+	Reason   string // "connection refused", "no such host", "timed out", or the transport's own words
+}
+
+func (e *UnreachableError) Error() string { return "cannot reach " + e.Endpoint + ": " + e.Reason }
+
+// unreachable is the *UnreachableError of the endpoint for err, an error of
+// http.Client.Do: its reason in a few words instead of Go's request and dial text.
+func unreachable(endpoint *url.URL, err error) *UnreachableError {
+	var dns *net.DNSError
+	var netErr net.Error
+	reason := err.Error()
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		reason = "connection refused"
+	case errors.As(err, &dns) && dns.IsNotFound:
+		reason = "no such host"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
+		reason = "timed out"
+	case errors.As(err, &dns):
+		reason = "cannot look up " + dns.Name + ": " + dns.Err
+	default:
+		var urlErr *url.Error
+		if errors.As(err, &urlErr) { // not its "Get URL:" prefix
+			reason = urlErr.Err.Error()
+		}
+	}
+	return &UnreachableError{Endpoint: endpoint.Redacted(), Reason: reason}
 }
 
 // Do sends method path (with query) and body (nil: none), signed when the client has
 // credentials, and returns the answer's body. It returns an *APIError for an answer
-// other than 2xx, and another error when the request cannot be signed or sent.
+// other than 2xx, an *UnreachableError when no answer came, and another error when the
+// request cannot be signed or its answer not read.
 func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]byte, error) {
 	u := c.Endpoint.JoinPath()
 	rel, err := url.Parse(path)
@@ -87,7 +158,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]by
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+		return nil, unreachable(c.Endpoint, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
@@ -95,12 +166,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]by
 		return nil, fmt.Errorf("%s %s: read answer: %w", method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		apiErr := &APIError{Method: method, Path: rel.Path, Status: resp.StatusCode}
-		var e struct{ Code, Message string }
-		if json.Unmarshal(data, &e) == nil {
-			apiErr.Code, apiErr.Message = e.Code, e.Message
-		}
-		return nil, apiErr
+		return nil, answerError(method, rel.Path, resp.StatusCode, data)
 	}
 	return data, nil
 }

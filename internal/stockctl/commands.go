@@ -43,6 +43,9 @@ const (
 	// ExitDifferences: reconcile's report shows differences or refund problems: the
 	// books need a look (RUNBOOK.md, ReconcileDifferencesAlarm).
 	ExitDifferences = 4
+	// ExitUnreachable: no answer came from the endpoint (an *UnreachableError:
+	// connection refused, no such host, timed out).
+	ExitUnreachable = 5
 )
 
 // globalHelp is what the usage says of the flags before the command and the endpoint.
@@ -51,7 +54,8 @@ const globalHelp = `Global flags, before or after the command:
                    local stack's http://127.0.0.1:3000
   --stack NAME     the API of the deployed CloudFormation stack NAME (its ApiUrl output),
                    instead of --endpoint
-  --region REGION  the signing region (default: the endpoint's, else the AWS configuration's)
+  --region REGION  the signing region (default: the endpoint's, else the AWS configuration's;
+                   needed for a custom domain when the configuration names none)
   --profile NAME   the AWS shared-config profile to sign with (default: $AWS_PROFILE)
   -o table|json    a table for people (default) or the route's JSON for scripts
   --version        the version of this stockctl
@@ -59,8 +63,9 @@ const globalHelp = `Global flags, before or after the command:
 Requests are signed with SigV4 (service execute-api) using the default AWS credential
 chain; to a local endpoint (127.0.0.1, ::1, localhost) they go unsigned, naming
 X-Operator-Id: local-operator, when no credentials are found. Exit status: 0 done, 1 the
-API refused or could not be reached, 2 a wrong command line, 3 taken but not complete
-(reshard: run it again later), 4 reconcile found differences.
+API (or API Gateway) refused, 2 a wrong command line, 3 taken but not complete (reshard:
+run it again later), 4 reconcile found differences, 5 the endpoint could not be reached
+(connection refused, no such host, timed out).
 `
 
 // writeUsage writes stockctl's usage: every command with its arguments.
@@ -133,6 +138,9 @@ func Run(ctx context.Context, args []string, env Env) int {
 	case errors.Is(err, errDifferences):
 		fmt.Fprintf(env.Stderr, "stockctl: %v\n", err)
 		return ExitDifferences
+	case errors.As(err, new(*UnreachableError)):
+		fmt.Fprintf(env.Stderr, "stockctl: %v\n", err)
+		return ExitUnreachable
 	}
 	fmt.Fprintf(env.Stderr, "stockctl: %v\n", err)
 	return ExitError
@@ -188,9 +196,14 @@ func isEndpointFlag(a string) bool {
 // none (the chain's last step asks the EC2 instance metadata service).
 const localCredentialsWait = 2 * time.Second
 
+// localRegion is the signing region of a local endpoint whose region is given nowhere:
+// the local stack checks no signature.
+const localRegion = "us-east-1"
+
 // newClient builds the client for g's endpoint: region from --region, the endpoint's
-// host or the AWS configuration (us-east-1 locally); credentials from the default
-// chain, of --profile when given.
+// host or the AWS configuration (localRegion locally; elsewhere none is a usage error,
+// said before anything is sent, as API Gateway would refuse a request signed for
+// another region); credentials from the default chain, of --profile when given.
 func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
 	u, err := url.Parse(g.endpoint)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
@@ -201,7 +214,14 @@ func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{Endpoint: u, Region: cmp.Or(region, cfg.Region, "us-east-1"), Credentials: cfg.Credentials, HTTP: env.HTTP}
+	region = cmp.Or(region, cfg.Region)
+	switch {
+	case region == "" && Loopback(u):
+		region = localRegion
+	case region == "":
+		return nil, usageError("no AWS region to sign for: the endpoint's host %s names none and the AWS configuration has none; give --region REGION, or set the AWS configuration's region (AWS_REGION, or region in the profile in ~/.aws/config)", u.Hostname())
+	}
+	c := &Client{Endpoint: u, Region: region, Credentials: cfg.Credentials, HTTP: env.HTTP}
 	if !Loopback(u) {
 		if !retrievable(ctx, c.Credentials) { // said here, where the profile is known, not at the first request's signing
 			return nil, credentialsProblem(g.profileName(env), false)

@@ -90,8 +90,8 @@ func newHarness(t *testing.T) *harness {
 		}
 		body, _ := io.ReadAll(r.Body)
 		if !verifySigV4(r, body) {
-			w.WriteHeader(http.StatusForbidden)
-			io.WriteString(w, `{"message":"Forbidden"}`)
+			w.WriteHeader(http.StatusForbidden) // API Gateway's answer to a signature made with another secret
+			io.WriteString(w, `{"message":"The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details."}`)
 			return
 		}
 		h.verified.Add(1)
@@ -191,7 +191,7 @@ func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
 		want    string
 		outside bool // the request breaks the contract, on purpose
 	}{
-		{[]string{"get", "cup"}, "not-the-secret", stockctl.ExitError, "403", false},
+		{[]string{"get", "cup"}, "not-the-secret", stockctl.ExitError, "403 Forbidden: API Gateway refused these AWS credentials: The request signature we calculated does not match", false},
 		{[]string{"create", "--sku", "cup", "--name", "Cup", "--price", "200"}, secretKey, stockctl.ExitError, "409 SKU_EXISTS", false},
 		{[]string{"adjust", "cup", "--id", "loss", "--delta", "-1", "--reason", "broken"}, secretKey, stockctl.ExitError, "409 STOCK_OUT", false},
 		{[]string{"reshard", "cup", "--shards", "65"}, secretKey, stockctl.ExitUsage, "--shards must be 1 to 64", false},

@@ -1,0 +1,171 @@
+package stockctl_test
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/stockguard/stockguard/internal/stockctl"
+)
+
+// signedRegion is the region of a SigV4 Authorization header's credential scope
+// (Credential=AKID/DATE/REGION/SERVICE/aws4_request), "" for none.
+func signedRegion(auth string) string {
+	_, scope, _ := strings.Cut(auth, "Credential=")
+	parts := strings.Split(scope, "/")
+	if len(parts) < 3 {
+		return ""
+	}
+	return parts[2]
+}
+
+// runWith runs stockctl with args against an AWS configuration whose own region (what
+// AWS_REGION, AWS_DEFAULT_REGION or the profile would give) is configured, and an HTTP
+// client whose transport is rt.
+func runWith(args []string, configured string, rt http.RoundTripper) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	env := stockctl.Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }, HTTP: &http.Client{Transport: rt},
+		LoadConfig: func(_ context.Context, o stockctl.ConfigOptions) (aws.Config, error) {
+			// As config.LoadDefaultConfig does: config.WithRegion wins, "" leaves the configuration's.
+			return aws.Config{Region: cmp.Or(o.Region, configured), Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+				return aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret"}, nil
+			})}, nil
+		},
+	}
+	code = stockctl.Run(context.Background(), args, env)
+	return code, out.String(), errOut.String()
+}
+
+// A request is signed for the endpoint's region when its host names one, else for
+// --region, else for the AWS configuration's; a custom-domain endpoint with none of
+// them is a usage error naming the fix, with nothing sent (it used to be signed for
+// us-east-1 and refused by API Gateway far from the cause). A local endpoint needs no
+// region.
+func TestRun_SignsForTheRightRegionOrAsksForOne(t *testing.T) {
+	const custom = "https://api.shop.example.com"
+	for _, c := range []struct {
+		name       string
+		args       []string
+		configured string
+		want       string // the signing region; "" for a usage error
+	}{
+		{"custom domain, no region anywhere", []string{"--endpoint", custom, "get", "cup-01"}, "", ""},
+		{"custom domain, the configuration's region", []string{"--endpoint", custom, "get", "cup-01"}, "ap-east-1", "ap-east-1"},
+		{"custom domain, --region", []string{"--endpoint", custom, "--region", "cn-north-1", "get", "cup-01"}, "", "cn-north-1"},
+		{"--region over the configuration's", []string{"--endpoint", custom, "--region", "cn-north-1", "get", "cup-01"}, "ap-east-1", "cn-north-1"},
+		{"the endpoint's region over the configuration's", []string{"--endpoint", "https://abc123.execute-api.cn-north-1.amazonaws.com.cn", "get", "cup-01"}, "ap-east-1", "cn-north-1"},
+		{"the endpoint's region, none configured", []string{"--endpoint", "https://abc123.execute-api.ap-east-1.amazonaws.com", "get", "cup-01"}, "", "ap-east-1"},
+		{"a local endpoint, no region anywhere", []string{"--endpoint", "http://127.0.0.1:3000", "get", "cup-01"}, "", "us-east-1"},
+	} {
+		var auths []string
+		code, _, errOut := runWith(c.args, c.configured, roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			auths = append(auths, r.Header.Get("Authorization"))
+			return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(`{"skuId":"cup-01"}`)), Header: http.Header{}}, nil
+		}))
+		if c.want == "" {
+			want := "stockctl: usage: no AWS region to sign for: the endpoint's host api.shop.example.com names none and the AWS configuration has none; " +
+				"give --region REGION, or set the AWS configuration's region (AWS_REGION, or region in the profile in ~/.aws/config)"
+			if code != stockctl.ExitUsage || len(auths) != 0 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, want) {
+				t.Errorf("%s: exit %d, %d requests sent, err %q; want exit %d, nothing sent, %q", c.name, code, len(auths), errOut, stockctl.ExitUsage, want)
+			}
+			continue
+		}
+		if code != stockctl.ExitOK || len(auths) != 1 || signedRegion(auths[0]) != c.want {
+			t.Errorf("%s: exit %d, err %q, Authorization %q; want signed for %s", c.name, code, errOut, auths, c.want)
+		}
+	}
+}
+
+// API Gateway's own 403 to a signed request (AWS_IAM authorization: a body
+// {"message": ...}, not the contract's error) is one line saying the gateway refused
+// the credentials, with its message; the contract's errors and the gateway's other
+// answers keep their form.
+func TestRun_SaysTheGatewaysRefusalOfTheCredentials(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{403, `{"message":"The security token included in the request is invalid."}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: The security token included in the request is invalid.\n"},
+		{403, `{"message":"User: arn:aws:iam::123456789012:user/ops is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:ap-east-1:123456789012:abc123/$default/GET/admin/skus/cup-01"}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: User: arn:aws:iam::123456789012:user/ops is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:ap-east-1:123456789012:abc123/$default/GET/admin/skus/cup-01\n"},
+		{403, "{\"message\":\"The request signature we calculated does not match\\n\\nthe signature you provided.\"}",
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: The request signature we calculated does not match the signature you provided.\n"},
+		{403, `{"Message":"User: anonymous is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:ap-east-1:123456789012:abc123/$default/GET/admin/skus/cup-01"}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: User: anonymous is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:ap-east-1:123456789012:abc123/$default/GET/admin/skus/cup-01\n"},
+		{403, `<html>Forbidden</html>`, "stockctl: GET /admin/skus/cup-01: 403 Forbidden\n"},
+		{404, `{"code":"SKU_NOT_FOUND","message":"no SKU cup-01","skuId":"cup-01"}`, "stockctl: GET /admin/skus/cup-01: 404 SKU_NOT_FOUND: no SKU cup-01\n"},
+		{404, `{"message":"Not Found"}`, "stockctl: GET /admin/skus/cup-01: 404 Not Found\n"},
+		{500, `{"message":"Internal Server Error"}`, "stockctl: GET /admin/skus/cup-01: 500 Internal Server Error\n"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(c.status)
+			io.WriteString(w, c.body)
+		}))
+		code, out, errOut := runWith([]string{"--endpoint", srv.URL, "get", "cup-01"}, "", http.DefaultTransport)
+		srv.Close()
+		if code != stockctl.ExitError || out != "" || errOut != c.want {
+			t.Errorf("%d %s: exit %d, out %q, err %q; want exit %d and %q", c.status, c.body, code, out, errOut, stockctl.ExitError, c.want)
+		}
+	}
+}
+
+// An endpoint that cannot be reached is one line naming it as given and why
+// (connection refused, no such host, timed out), with its own exit status; none of Go's
+// request text (the method, the URL with its path, "dial tcp").
+func TestRun_SaysAnUnreachableEndpointInOneLine(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String()
+	l.Close() // nothing listens there now: connection refused
+	stuck := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select { // never answers
+		case <-stuck:
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	defer close(stuck)
+	noHost := &http.Transport{DialContext: func(_ context.Context, network, addr string) (net.Conn, error) {
+		host, _, _ := net.SplitHostPort(addr)
+		// What Go's resolver gives for a name that does not exist (NXDOMAIN).
+		return nil, &net.OpError{Op: "dial", Net: network, Err: &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}}
+	}}
+	for _, c := range []struct {
+		endpoint string
+		client   *http.Client
+		reason   string
+	}{
+		{closed, http.DefaultClient, "connection refused"},
+		{"https://api.shop.example.com/", &http.Client{Transport: noHost}, "no such host"},
+		{slow.URL, &http.Client{Timeout: 50 * time.Millisecond}, "timed out"},
+	} {
+		var errOut bytes.Buffer
+		env := stockctl.Env{Stdout: io.Discard, Stderr: &errOut, Getenv: func(string) string { return "" }, HTTP: c.client,
+			LoadConfig: func(context.Context, stockctl.ConfigOptions) (aws.Config, error) {
+				return aws.Config{Region: "ap-east-1", Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+					return aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret"}, nil
+				})}, nil
+			},
+		}
+		code := stockctl.Run(context.Background(), []string{"--endpoint", c.endpoint, "get", "cup-01"}, env)
+		want := "stockctl: cannot reach " + c.endpoint + ": " + c.reason + "\n"
+		if code != stockctl.ExitUnreachable || errOut.String() != want {
+			t.Errorf("%s: exit %d, err %q; want exit %d and %q", c.endpoint, code, errOut.String(), stockctl.ExitUnreachable, want)
+		}
+	}
+}
