@@ -453,9 +453,14 @@ type Plan struct {
 	IndexWarmWriteUnits float64      `json:"indexWarmWriteUnits"`
 	IndexWrites         []IndexWrite `json:"indexWrites"`
 	// ProvisionedConcurrency is the createOrder environments to keep provisioned
-	// through the sale when Lambda's scaling rate would not start them in time (0
-	// when it would), for Design.ProvisionedMinutes.
+	// through the sale (template parameter CreateOrderProvisioned) when Lambda's
+	// scaling rate would not start them in time (0 when it would), for
+	// Design.ProvisionedMinutes. CloseOrderProvisioned is closeOrder's
+	// (CloseOrderProvisioned), for the prepays that follow the first orders within
+	// seconds; never above CloseOrderReserved, as Lambda requires ("Configuring
+	// provisioned concurrency for a function").
 	ProvisionedConcurrency int     `json:"provisionedConcurrency"`
+	CloseOrderProvisioned  int     `json:"closeOrderProvisioned"`
 	ProvisionedMinutes     float64 `json:"provisionedMinutes"`
 	// Cost is what a million orders cost with their page views, their buyers' logins
 	// and their refunds (Demand.RefundRatio of them), line by line, fixed costs apart;
@@ -538,7 +543,8 @@ func Make(d Demand, x Design, p Prices) Plan {
 	pl.rankLoads()
 	pl.costPerOrder(x, t, p)
 	pl.FixedPerSale = p.Cost(x.PreWarmUsage(pl.WarmWriteUnits, pl.WarmReadUnits).Add(x.IndexPreWarmUsage(pl.IndexWarmWriteUnits)).Add(Usage{
-		ProvisionedGBSeconds: ProvisionedGBSeconds(pl.ProvisionedConcurrency, x.CreateOrderMB, x.ProvisionedMinutes*60),
+		ProvisionedGBSeconds: ProvisionedGBSeconds(pl.ProvisionedConcurrency, x.CreateOrderMB, x.ProvisionedMinutes*60) +
+			ProvisionedGBSeconds(pl.CloseOrderProvisioned, x.CloseOrderMB, x.ProvisionedMinutes*60),
 	}))
 	pl.KMSKeysPerMonth = float64(x.KMSKeys) * p.KMSKeyMonths
 	pl.IndexPreWarming = p.Cost(x.IndexPreWarmUsage(pl.IndexWarmWriteUnits)).PreWarming
@@ -715,11 +721,15 @@ func (pl *Plan) planLambda(x Design, t totals) {
 	released := 1 - paid
 	orders, views := t.orders, t.views
 	createC := orders*x.OrderSeconds + views*x.PageSeconds + t.refusals*x.RefusalSeconds
-	closeC := orders*paid*x.PrepaySeconds + orders*released*x.ReleaseSeconds + float64(x.QueueConcurrency) + 1
+	prepayC := orders * paid * x.PrepaySeconds
+	closeC := prepayC + orders*released*x.ReleaseSeconds + float64(x.QueueConcurrency) + 1
 	payC := orders * paid * x.PaymentSeconds
 	pl.CloseOrderReserved = int(math.Ceil(closeC * Headroom))
 	pl.PayCallbackReserved = int(math.Ceil(max(payC*Headroom, float64(x.PayCallbackReserved))))
 	pl.CloseOrderReserved = max(pl.CloseOrderReserved, x.CloseOrderReserved)
+	if prepayC > scaledIn10s {
+		pl.CloseOrderProvisioned = min(int(math.Ceil(prepayC*Headroom)), pl.CloseOrderReserved)
+	}
 	need := createC*Headroom + float64(pl.CloseOrderReserved+pl.PayCallbackReserved+x.ReconcileReserved) + 100 // Lambda keeps 100 unreserved
 	pl.AccountConcurrency = max(AccountConcurrency, int(math.Ceil(need)))
 	if createC > scaledIn10s {
@@ -730,7 +740,9 @@ func (pl *Plan) planLambda(x Design, t totals) {
 		Load{Limit: "Lambda CloseOrderFunction (reserved)", Peak: closeC, Ceiling: float64(x.CloseOrderReserved), Unit: "concurrent", Setting: fmt.Sprintf("ReservedConcurrentExecutions: %d", pl.CloseOrderReserved)},
 		Load{Limit: "Lambda PayCallbackFunction (reserved)", Peak: payC, Ceiling: float64(x.PayCallbackReserved), Unit: "concurrent", Setting: fmt.Sprintf("ReservedConcurrentExecutions: %d", pl.PayCallbackReserved)},
 		Load{Limit: "Lambda scaling rate (createOrder's environments in the first 10 s)", Peak: createC, Ceiling: scaledIn10s, Unit: "environments",
-			Setting: fmt.Sprintf("fixed: provision %d environments before the sale (provisioned concurrency)", pl.ProvisionedConcurrency)},
+			Setting: fmt.Sprintf("fixed: provision %d environments before the sale (CreateOrderProvisioned=%d)", pl.ProvisionedConcurrency, pl.ProvisionedConcurrency)},
+		Load{Limit: "Lambda scaling rate (closeOrder's prepays in the first 10 s)", Peak: prepayC, Ceiling: scaledIn10s, Unit: "environments",
+			Setting: fmt.Sprintf("fixed: provision %d environments before the sale (CloseOrderProvisioned=%d)", pl.CloseOrderProvisioned, pl.CloseOrderProvisioned)},
 	)
 }
 
@@ -850,8 +862,12 @@ func (p Plan) Write(w io.Writer) error {
 		verb = "binds first, PAST its ceiling"
 	}
 	fmt.Fprintf(w, "%s %s (%s%%).\n", b.Limit, verb, figure(100*b.Utilisation()))
-	fmt.Fprintf(w, "Deploy with ApiThrottleRateLimit=%.0f; ask AWS for an API Gateway throttle of %.0f requests/s and %d concurrent Lambda executions; reserve %d for closeOrder and %d for payCallback.\n",
-		p.StageRate, p.AccountRate, p.AccountConcurrency, p.CloseOrderReserved, p.PayCallbackReserved)
+	fmt.Fprintf(w, "Deploy with ApiThrottleRateLimit=%.0f CloseOrderReserved=%d PayCallbackReserved=%d; ask AWS for an API Gateway throttle of %.0f requests/s and %d concurrent Lambda executions.\n",
+		p.StageRate, p.CloseOrderReserved, p.PayCallbackReserved, p.AccountRate, p.AccountConcurrency)
+	if p.ProvisionedConcurrency+p.CloseOrderProvisioned > 0 {
+		fmt.Fprintf(w, "Shortly before the sale, deploy with CreateOrderProvisioned=%d CloseOrderProvisioned=%d, and with 0 after it: Lambda starts at most %d new environments of a function every 10 seconds (\"Lambda scaling behavior\"), and provisioned ones are billed per GB-second, used or not: the fixed cost below.\n",
+			p.ProvisionedConcurrency, p.CloseOrderProvisioned, scaledIn10s)
+	}
 	if p.WarmWriteUnits > 0 {
 		fmt.Fprintf(w, "Pre-warm the tables at least 24 hours before the sale: deploy with TableWarmWriteUnits=%.0f TableWarmReadUnits=%.0f (a new on-demand table serves %d writes and %d reads a second at once, and at most twice its previous peak within 30 minutes: \"Pre-warming a table for on-demand capacity mode\"); raising it is billed once (\"Understanding DynamoDB warm throughput\"): the fixed cost below.\n",
 			p.WarmWriteUnits, p.WarmReadUnits, NewTableWriteUnits, NewTableReadUnits)
@@ -871,8 +887,8 @@ func (p Plan) Write(w io.Writer) error {
 	fmt.Fprintf(w, "Refund: $%.2f per million refunds over their life (DynamoDB $%.2f: %.0f write and %.0f read units each; Lambda $%.2f: WeChat Pay's refund call and WeChat's notice free but billed as their round trips' time; API Gateway $%.2f; SQS $%.2f; logs and traces $%.2f).\n",
 		r.Total, r.DynamoDB, p.WriteUnitsPerRefund, p.ReadUnitsPerRefund, r.Lambda(), r.APIGateway, r.SQS, r.Logs+r.XRay)
 	f := p.FixedPerSale
-	fmt.Fprintf(w, "Fixed: $%.2f per sale, whatever its orders (provisioned concurrency $%.2f: %d createOrder environments for %.0f minutes; pre-warming $%.2f, of which the indexes $%.2f); KMS keys $%.2f a month.\n",
-		f.Total, f.ProvisionedConcurrency, p.ProvisionedConcurrency, p.ProvisionedMinutes, f.PreWarming, p.IndexPreWarming, p.KMSKeysPerMonth)
+	fmt.Fprintf(w, "Fixed: $%.2f per sale, whatever its orders (provisioned concurrency $%.2f: %d createOrder and %d closeOrder environments for %.0f minutes; pre-warming $%.2f, of which the indexes $%.2f); KMS keys $%.2f a month.\n",
+		f.Total, f.ProvisionedConcurrency, p.ProvisionedConcurrency, p.CloseOrderProvisioned, p.ProvisionedMinutes, f.PreWarming, p.IndexPreWarming, p.KMSKeysPerMonth)
 	if r := p.RiskCheck; r != nil {
 		fmt.Fprintln(w, r.Advice())
 	}

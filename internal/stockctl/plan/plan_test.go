@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -136,6 +137,35 @@ func TestMake_RaisesOnlyWhatThePeakPasses(t *testing.T) {
 	}
 	if p.AccountRate != plan.AccountRequestsPerSecond || p.AccountConcurrency != plan.AccountConcurrency || p.CloseOrderReserved != 20 {
 		t.Errorf("a small sale asks for %.0f requests/s, %d concurrency, closeOrder %d; want the defaults", p.AccountRate, p.AccountConcurrency, p.CloseOrderReserved)
+	}
+	if p.ProvisionedConcurrency != 0 || p.CloseOrderProvisioned != 0 {
+		t.Errorf("a small sale provisions %d createOrder and %d closeOrder environments; want none", p.ProvisionedConcurrency, p.CloseOrderProvisioned)
+	}
+}
+
+// A sale's prepays come seconds after its first orders, faster than Lambda's scaling
+// rate (1,000 environments a function every 10 s) starts closeOrder's environments:
+// the plan provisions them, within closeOrder's reserved concurrency (Lambda refuses
+// more), and the deploy lines name the template's parameters.
+func TestMake_ProvisionsCloseOrderForThePrepaysWithinItsReservation(t *testing.T) {
+	x := plan.Today()
+	p := plan.Make(plan.Evenly(10, 30000, 100000, 0, 0.9), x, plan.DefaultPrices)
+	prepays := 30000 * 0.9 * x.PrepaySeconds
+	if float64(p.CloseOrderProvisioned) < prepays || p.CloseOrderProvisioned > p.CloseOrderReserved {
+		t.Errorf("closeOrder: %d provisioned, %d reserved; want at least the %.0f concurrent prepays, within the reservation", p.CloseOrderProvisioned, p.CloseOrderReserved, prepays)
+	}
+	var out strings.Builder
+	if err := p.Write(&out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("CloseOrderReserved=%d PayCallbackReserved=%d", p.CloseOrderReserved, p.PayCallbackReserved),
+		fmt.Sprintf("CreateOrderProvisioned=%d CloseOrderProvisioned=%d, and with 0 after it", p.ProvisionedConcurrency, p.CloseOrderProvisioned),
+		"Lambda scaling rate (closeOrder's prepays in the first 10 s)",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the plan does not say %q:\n%s", want, out.String())
+		}
 	}
 }
 
@@ -277,7 +307,7 @@ func TestMake_OneSKUPastTheMostShardsCannotBeCarriedAsAsked(t *testing.T) {
 
 // The bill has every line (DynamoDB, Lambda requests and GB-seconds, API Gateway,
 // SQS, KMS signing at the buyer's login, CloudWatch Logs, X-Ray) per million orders,
-// and the fixed cost of one sale apart: createOrder's provisioned concurrency, billed
+// and the fixed cost of one sale apart: createOrder's and closeOrder's provisioned concurrency, billed
 // whether used or not for ProvisionedMinutes (5 at least), and the tables'
 // pre-warming, once per table for the units above a new table's. A sale Lambda's
 // scaling and a new table carry has no fixed cost.
@@ -308,10 +338,10 @@ func TestMake_CostsEveryLineAndTheFixedCostOfASaleApart(t *testing.T) {
 		t.Errorf("a line is missing: %+v", c)
 	}
 	f := p.FixedPerSale
-	if p.ProvisionedConcurrency <= 1000 || p.WarmWriteUnits <= 4000 {
-		t.Fatalf("30,000 orders/s: %d environments provisioned, tables warmed to %.0f WU/s; want both", p.ProvisionedConcurrency, p.WarmWriteUnits)
+	if p.ProvisionedConcurrency <= 1000 || p.CloseOrderProvisioned <= 1000 || p.WarmWriteUnits <= 4000 {
+		t.Fatalf("30,000 orders/s: %d createOrder and %d closeOrder environments provisioned, tables warmed to %.0f WU/s; want all three", p.ProvisionedConcurrency, p.CloseOrderProvisioned, p.WarmWriteUnits)
 	}
-	wantPC := float64(p.ProvisionedConcurrency) * 256 / 1024 * x.ProvisionedMinutes * 60 * 0.0000033334
+	wantPC := float64(p.ProvisionedConcurrency+p.CloseOrderProvisioned) * 256 / 1024 * x.ProvisionedMinutes * 60 * 0.0000033334
 	wantWarm := 3*((p.WarmWriteUnits-4000)*0.00065+(p.WarmReadUnits-12000)*0.00013) + 3*(p.IndexWarmWriteUnits-4000)*0.00065
 	if math.Abs(f.ProvisionedConcurrency-wantPC) > 1e-6 || math.Abs(f.PreWarming-wantWarm) > 1e-6 || math.Abs(f.Total-wantPC-wantWarm) > 1e-6 || f.DynamoDB != 0 {
 		t.Errorf("fixed per sale %+v; want provisioned concurrency $%.4f and pre-warming $%.4f", f, wantPC, wantWarm)

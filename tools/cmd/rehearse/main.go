@@ -18,7 +18,8 @@
 //   - the quotas AWS decides and the template's settings a sale overrides: -api-rate,
 //     -api-burst (at most 5,000: AWS grants no more), -stage-rate, -stage-burst,
 //     -lambda-concurrency, -cold-start, -reserved (reserved concurrency per function),
-//     -warm (createOrder environments warm at the start: provisioned concurrency),
+//     -warm and -warm-close (createOrder and closeOrder environments warm at the
+//     start: provisioned concurrency),
 //     -partition-wcu, -table-wcu, -table-rcu, -warm-wcu, -warm-rcu, -index-warm-wcu
 //     (a table or index starts cold, as a new on-demand one, unless pre-warmed);
 //   - WeChat Pay: -wechatpay-rtt (its merchant API's round trip, taken by the
@@ -175,7 +176,8 @@ func defineQuotaFlags(fs *flag.FlagSet, c *rehearse.Config) {
 		return parseReserved(v, c)
 	})
 	fs.DurationVar(&c.WeChatPayRoundTrip, "wechatpay-rtt", d.WeChatPayRoundTrip, "one round trip of WeChat Pay's merchant API (the prepay's JSAPI order, a release's query and close), at 1× (an assumption: WeChat Pay publishes none)")
-	fs.IntVar(&c.Warm, "warm", 0, "createOrder execution environments warm at the start (provisioned concurrency; 0: cold)")
+	fs.IntVar(&c.Warm, "warm", 0, "createOrder execution environments warm at the start (provisioned concurrency, the template's CreateOrderProvisioned; 0: cold)")
+	fs.IntVar(&c.WarmClose, "warm-close", 0, "closeOrder execution environments warm at the start, for the prepays (the template's CloseOrderProvisioned; at most its reserved concurrency; 0: cold)")
 	fs.BoolVar(&c.CloudFront, "cloudfront", d.CloudFront, "buyers read the page through CloudFront (template.yaml's PageDistribution: one cache honouring max-age=1 in front of GET /skus/{skuId}); false: from the API, each Lambda environment's own cache")
 	fs.Float64Var(&c.Model.TableWriteUnits, "table-wcu", 0, "each table's write request units/s quota (0: DynamoDB's default 40,000)")
 	fs.Float64Var(&c.Model.TableReadUnits, "table-rcu", 0, "each table's read request units/s quota (0: DynamoDB's default 40,000)")

@@ -37,6 +37,7 @@ func TestRun_RefusesBadFlagsNamingThem(t *testing.T) {
 		{[]string{"-api-burst", "100000"}, `-api-burst: an API Gateway account burst of 100000 is not a setting AWS grants: the burst is 5000 and cannot be requested ("Amazon API Gateway quotas"`},
 		{[]string{"-warm-rcu", "-1"}, "-warm-wcu: -warm-wcu and -warm-rcu must not be negative"},
 		{[]string{"-index-warm-wcu", "-1"}, "-index-warm-wcu: must not be negative"},
+		{[]string{"-warm-close", "-1"}, "-warm-close: must not be negative"},
 		{[]string{"-frobnicate"}, "flag provided but not defined: -frobnicate"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {

@@ -67,8 +67,11 @@ type Config struct {
 	Lambda   quotas.LambdaConfig
 	Reserved map[string]int
 	// Warm is how many createOrder execution environments are warm when the sale
-	// starts (provisioned concurrency, or a warm-up); 0 starts cold.
-	Warm int
+	// starts (provisioned concurrency, or a warm-up); 0 starts cold. WarmClose is
+	// closeOrder's (the template's CloseOrderProvisioned), for the prepays; at most
+	// its reserved concurrency, as Lambda allows ("Configuring provisioned
+	// concurrency for a function").
+	Warm, WarmClose int
 	// WeChatPayRoundTrip is how long each call of the stand-in WeChat Pay's merchant
 	// API takes on top of its own work (the prepay's JSAPI 下单, a release's query and
 	// close): plan.Design.WeChatPaySeconds by default, an assumption.
@@ -228,6 +231,8 @@ func (c Config) checkQuotas() error {
 		return badFlag("index-warm-wcu", "must not be negative")
 	case c.Warm < 0:
 		return badFlag("warm", "must not be negative")
+	case c.WarmClose < 0:
+		return badFlag("warm-close", "must not be negative")
 	case c.WeChatPayRoundTrip < 0:
 		return badFlag("wechatpay-rtt", "must not be negative")
 	}

@@ -305,7 +305,7 @@ func (q *queueSale) sweep(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := q.stack.Handlers["CloseOrderFunction"].Invoke(q.ctxs["sweep"], payload); err != nil {
+	if _, err := q.stack.Handlers[closeOrderFunction].Invoke(q.ctxs["sweep"], payload); err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}
 	return nil

@@ -189,7 +189,7 @@ func TestRehearsal_FiguresABuyerSees(t *testing.T) {
 // environments provisioned and the tables and indexes warm to their quota (pre-warmed): the
 // report prices every line per million orders (CloudWatch Logs, X-Ray, KMS signing at
 // each buyer's login among them) and the sale's fixed cost apart, provisioned
-// concurrency billed its 5 minutes at least and the pre-warming once per table and hot
+// concurrency (createOrder's and closeOrder's) billed its 5 minutes at least and the pre-warming once per table and hot
 // index; and
 // closeOrder's prepays took WeChat Pay's round trip.
 func TestRehearsal_TheBillHasEveryLine(t *testing.T) {
@@ -197,7 +197,7 @@ func TestRehearsal_TheBillHasEveryLine(t *testing.T) {
 		t.Skip("a whole sale")
 	}
 	c := small(t, 60)
-	c.Warm = 5
+	c.Warm, c.WarmClose = 5, 3
 	r, err := rehearse.Run(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
@@ -214,7 +214,7 @@ func TestRehearsal_TheBillHasEveryLine(t *testing.T) {
 	if m.Logs <= 0 || m.XRay <= 0 || m.DynamoDB <= 0 || m.LambdaRequests <= 0 || m.LambdaGBSeconds <= 0 || m.APIGateway <= 0 || m.SQS <= 0 {
 		t.Errorf("a line is missing: %+v", m)
 	}
-	wantPC := 5 * 256.0 / 1024 * plan.MinProvisionedSeconds * p.ProvisionedGBSeconds                              // the sale is shorter than 5 minutes
+	wantPC := (5 + 3) * 256.0 / 1024 * plan.MinProvisionedSeconds * p.ProvisionedGBSeconds                        // createOrder's and closeOrder's; the sale is shorter than 5 minutes
 	wantWarm := 3*((40000-4000)*p.WarmWriteUnits+(40000-12000)*p.WarmReadUnits) + 3*(40000-4000)*p.WarmWriteUnits // 3 tables, 3 hot indexes' writes
 	if math.Abs(f.ProvisionedConcurrency-wantPC) > 1e-9 || math.Abs(f.PreWarming-wantWarm) > 1e-9 || math.Abs(f.Total-wantPC-wantWarm) > 1e-9 {
 		t.Errorf("fixed per sale %+v; want provisioned concurrency $%.6f, pre-warming $%.4f", f, wantPC, wantWarm)
@@ -283,5 +283,17 @@ func TestRehearsal_ThePageThroughCloudFront(t *testing.T) {
 	edgeReads := pages.DynamoDBRequests * float64(pages.Requests)
 	if edgeReads >= directReads {
 		t.Errorf("through CloudFront: %.0f DynamoDB requests for the page, want fewer than the %.0f from the API", edgeReads, directReads)
+	}
+}
+
+// Lambda provisions no more environments of a function than it reserves
+// ("Configuring provisioned concurrency for a function"): a rehearsal asking for more
+// closeOrder environments warm than its reserved concurrency is refused, naming the fix.
+func TestRehearsal_RefusesMoreWarmCloseOrderEnvironmentsThanReserved(t *testing.T) {
+	c := small(t, 10)
+	c.WarmClose = c.Reserved["CloseOrderFunction"] + 1
+	_, err := rehearse.Run(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), "-reserved CloseOrderFunction=1001") {
+		t.Fatalf("-warm-close 1001 with 1000 reserved: %v; want a refusal naming -reserved CloseOrderFunction=1001", err)
 	}
 }

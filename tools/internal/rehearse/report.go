@@ -513,7 +513,8 @@ func (s *sale) summariseUnits(r *Report) (write, read float64) {
 // its DynamoDB units; API requests are those API Gateway admitted; CloudWatch Logs,
 // X-Ray and each buyer's login as plan.Design counts them, the login signing a new
 // token), its cost, the cost of a million orders line by line, and the fixed cost of
-// the sale apart: createOrder's provisioned environments (Config.Warm) for the sale,
+// the sale apart: createOrder's and closeOrder's provisioned environments
+// (Config.Warm, Config.WarmClose) for the sale,
 // billed 5 minutes at least, and the tables' warm throughput raised above a new
 // table's.
 func (s *sale) summariseCost(r *Report, write, read float64) {
@@ -550,7 +551,8 @@ func (s *sale) summariseCost(r *Report, write, read float64) {
 	warm := x.PreWarmUsage(cmp.Or(m.WarmWriteUnits, m.TableWriteUnits), cmp.Or(m.WarmReadUnits, m.TableReadUnits)).
 		Add(x.IndexPreWarmUsage(cmp.Or(m.IndexWarmWriteUnits, m.TableWriteUnits)))
 	u.WarmWriteUnits, u.WarmReadUnits = warm.WarmWriteUnits, warm.WarmReadUnits
-	u.ProvisionedGBSeconds = plan.ProvisionedGBSeconds(s.cfg.Warm, float64(r.Lambda[createOrderFunction].MemoryMB), r.ModelSeconds)
+	u.ProvisionedGBSeconds = plan.ProvisionedGBSeconds(s.cfg.Warm, float64(r.Lambda[createOrderFunction].MemoryMB), r.ModelSeconds) +
+		plan.ProvisionedGBSeconds(s.cfg.WarmClose, float64(r.Lambda[closeOrderFunction].MemoryMB), r.ModelSeconds)
 	r.Usage, r.Cost = u, s.cfg.Prices.Cost(u)
 	r.USDFixedPerSale = r.Cost.Fixed()
 	r.USDKMSKeysPerMonth = float64(x.KMSKeys) * s.cfg.Prices.KMSKeyMonths
@@ -559,9 +561,12 @@ func (s *sale) summariseCost(r *Report, write, read float64) {
 	}
 }
 
-// createOrderFunction is the template's createOrder function, whose environments
-// Config.Warm provisions.
-const createOrderFunction = "CreateOrderFunction"
+// createOrderFunction and closeOrderFunction are the template's createOrder and
+// closeOrder functions, whose environments Config.Warm and Config.WarmClose provision.
+const (
+	createOrderFunction = "CreateOrderFunction"
+	closeOrderFunction  = "CloseOrderFunction"
+)
 
 // settings echoes the configuration.
 func (s *sale) settings() Settings {

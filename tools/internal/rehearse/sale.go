@@ -192,7 +192,7 @@ func (s *sale) atOneX() {
 // sweep's result.
 func (s *sale) finalSweep(ctx context.Context) ([]byte, error) {
 	for round := 1; ; round++ {
-		out, err := s.invokeScheduled(ctx, "CloseOrderFunction", "sweep")
+		out, err := s.invokeScheduled(ctx, closeOrderFunction, "sweep")
 		if err != nil {
 			return nil, fmt.Errorf("final sweep: %w", err)
 		}
@@ -283,9 +283,12 @@ func (s *sale) newModel(tables []*dynamodb.CreateTableInput) {
 }
 
 // newQuotas sets up the Lambda model of the template's functions (with the reserved
-// concurrency Config.Reserved replaces, and Config.Warm createOrder environments
-// warm), API Gateway's model of its routes and a meter per function. The error names
-// a -reserved function the template lacks, or is the Lambda model's.
+// concurrency Config.Reserved replaces, and Config.Warm createOrder and
+// Config.WarmClose closeOrder environments warm), API Gateway's model of its routes
+// and a meter per function. The error names a -reserved function the template lacks,
+// or -warm-close above closeOrder's reserved concurrency (Lambda refuses provisioned
+// concurrency above it: "Configuring provisioned concurrency for a function"), or is
+// the Lambda model's.
 func (s *sale) newQuotas(functions []sam.Function) error {
 	cfg := s.cfg
 	for name, n := range cfg.Reserved {
@@ -295,6 +298,12 @@ func (s *sale) newQuotas(functions []sam.Function) error {
 		}
 		functions[i].ReservedConcurrency = &n
 	}
+	if i := slices.IndexFunc(functions, func(f sam.Function) bool { return f.Name == closeOrderFunction }); i >= 0 {
+		if r := functions[i].ReservedConcurrency; r != nil && cfg.WarmClose > *r {
+			return fmt.Errorf("-warm-close %d: above %s's reserved concurrency %d, and Lambda provisions no more than a function reserves (\"Configuring provisioned concurrency for a function\"); raise it with -reserved %s=%d",
+				cfg.WarmClose, closeOrderFunction, *r, closeOrderFunction, cfg.WarmClose)
+		}
+	}
 	lcfg := cfg.Lambda
 	lcfg.Slowdown = s.slow
 	lcfg.OnLive = s.noteLive
@@ -302,7 +311,8 @@ func (s *sale) newQuotas(functions []sam.Function) error {
 	if s.lambda, err = quotas.NewLambda(functions, lcfg); err != nil {
 		return err
 	}
-	s.lambda.Warm("CreateOrderFunction", cfg.Warm)
+	s.lambda.Warm(createOrderFunction, cfg.Warm)
+	s.lambda.Warm(closeOrderFunction, cfg.WarmClose)
 	gcfg := cfg.Gateway
 	gcfg.Slowdown = s.slow
 	s.gateway = quotas.NewGateway(s.routes, gcfg)
@@ -416,7 +426,7 @@ func (s *sale) wrapFunction(name string, h lambda.Handler) lambda.Handler {
 		}
 		start := time.Now()
 		out, err := quota.Invoke(ctx, payload)
-		if name == "CloseOrderFunction" || name == "PayCallbackFunction" {
+		if name == closeOrderFunction || name == "PayCallbackFunction" {
 			s.invMu.Lock()
 			s.invWindows = append(s.invWindows, window{start, time.Now()})
 			s.invMu.Unlock()
@@ -532,7 +542,7 @@ func (s *sale) schedule(ctx context.Context, wg *sync.WaitGroup) {
 // scheduleMeter names the meter of a function's scheduled runs.
 func scheduleMeter(function string) string {
 	switch function {
-	case "CloseOrderFunction":
+	case closeOrderFunction:
 		return "sweep"
 	case "ReconcileFunction":
 		return "reconcile"

@@ -267,7 +267,9 @@ func dropNoValueItems(v any) any {
 // schema lacks and would reject: an AWS::Serverless::HttpApi's Auth.EnableIamAuthorizer
 // (SAM HttpApiAuth) and AccessLogSettings (which goformation spells AccessLogSetting),
 // an AWS::Serverless::Function's LoggingConfig (Lambda's advanced logging
-// controls), and an AWS::DynamoDB::Table's WarmThroughput and its global secondary
+// controls) and ProvisionedConcurrencyConfig (whose ProvisionedConcurrentExecutions
+// goformation types as a string, where CloudFormation's AWS::Lambda::Alias takes an
+// integer; the local stack provisions nothing), and an AWS::DynamoDB::Table's WarmThroughput and its global secondary
 // indexes' (pre-warming, which the local tables need not). They stay in the raw resources (see HTTPAPIs and Functions).
 func withoutUnmodelled(doc map[string]any) ([]byte, error) {
 	for _, r := range asMap(doc["Resources"]) {
@@ -278,6 +280,7 @@ func withoutUnmodelled(doc map[string]any) ([]byte, error) {
 			delete(asMap(res["Properties"]), "AccessLogSettings")
 		case "AWS::Serverless::Function":
 			delete(asMap(res["Properties"]), "LoggingConfig")
+			delete(asMap(res["Properties"]), "ProvisionedConcurrencyConfig")
 		case "AWS::DynamoDB::Table":
 			delete(asMap(res["Properties"]), "WarmThroughput")
 			if gsis, ok := asMap(res["Properties"])["GlobalSecondaryIndexes"].([]any); ok {
