@@ -131,7 +131,7 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 		return "", err
 	}
 	if cfg.Region == "" {
-		return "", errors.New("no AWS region for --stack: give --region, or set AWS_REGION or the profile's region")
+		return "", usageError("no AWS region for --stack: give --region, or set AWS_REGION or the profile's region")
 	}
 	if !retrievable(ctx, cfg.Credentials) {
 		return "", credentialsProblem(g.profileName(env), false)

@@ -136,12 +136,14 @@ func TestRun_StackNamesAMissingRegionOrCredentials(t *testing.T) {
 	for _, c := range []struct {
 		cfg  aws.Config
 		want string
+		code int
 	}{
-		{aws.Config{}, "no AWS region for --stack: give --region"},
-		{aws.Config{Region: "cn-north-1"}, "no AWS credentials found: give --profile"},
+		// A missing region is a usage error, as for a custom-domain --endpoint.
+		{aws.Config{}, "no AWS region for --stack: give --region", stockctl.ExitUsage},
+		{aws.Config{Region: "cn-north-1"}, "no AWS credentials found: give --profile", stockctl.ExitError},
 		{aws.Config{Region: "cn-north-1", Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 			return aws.Credentials{}, errors.New("no EC2 IMDS role found")
-		})}, "no AWS credentials found: give --profile"},
+		})}, "no AWS credentials found: give --profile", stockctl.ExitError},
 	} {
 		var errOut bytes.Buffer
 		called := false
@@ -152,8 +154,8 @@ func TestRun_StackNamesAMissingRegionOrCredentials(t *testing.T) {
 				return nil, errors.New("DescribeStacks")
 			},
 		}
-		if code := stockctl.Run(context.Background(), []string{"--stack", "shop", "list"}, env); code != stockctl.ExitError || !strings.Contains(errOut.String(), c.want) || called {
-			t.Errorf("%+v: exit %d, err %q, DescribeStacks called %v; want %q", c.cfg, code, errOut.String(), called, c.want)
+		if code := stockctl.Run(context.Background(), []string{"--stack", "shop", "list"}, env); code != c.code || !strings.Contains(errOut.String(), c.want) || called {
+			t.Errorf("%+v: exit %d, err %q, DescribeStacks called %v; want exit %d and %q", c.cfg, code, errOut.String(), called, c.code, c.want)
 		}
 	}
 }
