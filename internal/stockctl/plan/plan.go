@@ -862,20 +862,7 @@ func (p Plan) Write(w io.Writer) error {
 		verb = "binds first, PAST its ceiling"
 	}
 	fmt.Fprintf(w, "%s %s (%s%%).\n", b.Limit, verb, figure(100*b.Utilisation()))
-	fmt.Fprintf(w, "Deploy with ApiThrottleRateLimit=%.0f CloseOrderReserved=%d PayCallbackReserved=%d; ask AWS for an API Gateway throttle of %.0f requests/s and %d concurrent Lambda executions.\n",
-		p.StageRate, p.CloseOrderReserved, p.PayCallbackReserved, p.AccountRate, p.AccountConcurrency)
-	if p.ProvisionedConcurrency+p.CloseOrderProvisioned > 0 {
-		fmt.Fprintf(w, "Shortly before the sale, deploy with CreateOrderProvisioned=%d CloseOrderProvisioned=%d, and with 0 after it: Lambda starts at most %d new environments of a function every 10 seconds (\"Lambda scaling behavior\"), and provisioned ones are billed per GB-second, used or not: the fixed cost below.\n",
-			p.ProvisionedConcurrency, p.CloseOrderProvisioned, scaledIn10s)
-	}
-	if p.WarmWriteUnits > 0 {
-		fmt.Fprintf(w, "Pre-warm the tables at least 24 hours before the sale: deploy with TableWarmWriteUnits=%.0f TableWarmReadUnits=%.0f (a new on-demand table serves %d writes and %d reads a second at once, and at most twice its previous peak within 30 minutes: \"Pre-warming a table for on-demand capacity mode\"); raising it is billed once (\"Understanding DynamoDB warm throughput\"): the fixed cost below.\n",
-			p.WarmWriteUnits, p.WarmReadUnits, NewTableWriteUnits, NewTableReadUnits)
-	}
-	if p.IndexWarmWriteUnits > 0 {
-		fmt.Fprintf(w, "Pre-warm the indexes too, at the same time: deploy with IndexWarmWriteUnits=%.0f (%s index writes a second at the peak; a new on-demand index, like a table, serves %d at once, and its writes past that throttle the orders' own: \"Understanding GSI write throttling and back-pressure\"); billed once as the tables' are: the fixed cost below.\n",
-			p.IndexWarmWriteUnits, indexWritesText(p.IndexWrites), NewTableWriteUnits)
-	}
+	p.writeSettings(w)
 	if c := p.Cost; c != nil {
 		fmt.Fprintf(w, "Cost: $%.2f per million orders with their page views, their buyers' logins and their refunds (DynamoDB $%.2f: %.1f write and %.1f read units per order's life; Lambda requests $%.2f and GB-seconds $%.2f; API Gateway $%.2f; SQS $%.2f; KMS signing $%.2f; CloudWatch Logs $%.2f; X-Ray $%.2f).\n",
 			c.Total, c.DynamoDB, p.WriteUnitsPerOrder, p.ReadUnitsPerOrder, c.LambdaRequests, c.LambdaGBSeconds, c.APIGateway, c.SQS, c.KMS, c.Logs, c.XRay)
@@ -896,4 +883,23 @@ func (p Plan) Write(w io.Writer) error {
 	_, err := fmt.Fprintf(w, "Login: $%.2f per million new tokens (KMS $%.2f: one RSA 2048 kms:Sign each; DynamoDB $%.2f; Lambda $%.2f; API Gateway $%.2f; logs and traces $%.2f); $%.2f per million answered from the kept token.\n",
 		l.Total, l.KMS, l.DynamoDB, l.Lambda(), l.APIGateway, l.Logs+l.XRay, p.ReusedLoginCost.Total)
 	return err
+}
+
+// writeSettings writes the plan's deploy lines: the parameters and quotas to set,
+// the provisioned environments shortly before the sale, the pre-warming a day before.
+func (p Plan) writeSettings(w io.Writer) {
+	fmt.Fprintf(w, "Deploy with ApiThrottleRateLimit=%.0f CloseOrderReserved=%d PayCallbackReserved=%d; ask AWS for an API Gateway throttle of %.0f requests/s and %d concurrent Lambda executions.\n",
+		p.StageRate, p.CloseOrderReserved, p.PayCallbackReserved, p.AccountRate, p.AccountConcurrency)
+	if p.ProvisionedConcurrency+p.CloseOrderProvisioned > 0 {
+		fmt.Fprintf(w, "Shortly before the sale, deploy with CreateOrderProvisioned=%d CloseOrderProvisioned=%d, and with 0 after it: Lambda starts at most %d new environments of a function every 10 seconds (\"Lambda scaling behavior\"), and provisioned ones are billed per GB-second, used or not: the fixed cost below.\n",
+			p.ProvisionedConcurrency, p.CloseOrderProvisioned, scaledIn10s)
+	}
+	if p.WarmWriteUnits > 0 {
+		fmt.Fprintf(w, "Pre-warm the tables at least 24 hours before the sale: deploy with TableWarmWriteUnits=%.0f TableWarmReadUnits=%.0f (a new on-demand table serves %d writes and %d reads a second at once, and at most twice its previous peak within 30 minutes: \"Pre-warming a table for on-demand capacity mode\"); raising it is billed once (\"Understanding DynamoDB warm throughput\"): the fixed cost below.\n",
+			p.WarmWriteUnits, p.WarmReadUnits, NewTableWriteUnits, NewTableReadUnits)
+	}
+	if p.IndexWarmWriteUnits > 0 {
+		fmt.Fprintf(w, "Pre-warm the indexes too, at the same time: deploy with IndexWarmWriteUnits=%.0f (%s index writes a second at the peak; a new on-demand index, like a table, serves %d at once, and its writes past that throttle the orders' own: \"Understanding GSI write throttling and back-pressure\"); billed once as the tables' are: the fixed cost below.\n",
+			p.IndexWarmWriteUnits, indexWritesText(p.IndexWrites), NewTableWriteUnits)
+	}
 }
