@@ -8,8 +8,10 @@ package stockctl
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -21,6 +23,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
@@ -91,12 +94,35 @@ func answerError(method, path string, status int, data []byte) *APIError {
 	e := &APIError{Method: method, Path: path, Status: status}
 	var body struct{ Code, Message string }
 	if json.Unmarshal(data, &body) == nil {
-		e.Code, e.Message = body.Code, strings.Join(strings.Fields(body.Message), " ")
-	}
-	if len(e.Message) > maxMessageBytes {
-		e.Message = strings.ToValidUTF8(e.Message[:maxMessageBytes], "") + "…"
+		e.Code, e.Message = printable(body.Code), printable(body.Message)
 	}
 	return e
+}
+
+// printable is s as one line for the operator's terminal: control characters (an
+// escape sequence an endpoint sends would recolour or rewrite the terminal) and runs
+// of white space become one space, and at most maxMessageBytes are kept.
+func printable(s string) string {
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	if len(s) > maxMessageBytes {
+		s = strings.ToValidUTF8(s[:maxMessageBytes], "") + "…"
+	}
+	return s
+}
+
+// RedirectError is an answer 3xx: stockctl follows no redirect, since Go's client
+// would send a change's POST again as a GET (a change turned into a read) or, for a
+// 307 or 308, send it to another host, and say either was done. Run says it in one
+// line and exits ExitError.
+type RedirectError struct {
+	Method, Path string
+	Status       int
+	Location     string // the Location header, made printable
+}
+
+func (e *RedirectError) Error() string {
+	return fmt.Sprintf("%s %s: %d %s to %q: nothing was done; give the API's own URL as --endpoint (stockctl follows no redirect)",
+		e.Method, e.Path, e.Status, http.StatusText(e.Status), e.Location)
 }
 
 // UnreachableError is a request that got no answer from the endpoint: Run says it in
@@ -123,6 +149,12 @@ func unreachable(endpoint *url.URL, err error) *UnreachableError {
 		reason = "timed out"
 	case errors.As(err, &dns):
 		reason = "cannot look up " + dns.Name + ": " + dns.Err
+	case errors.Is(err, http.ErrSchemeMismatch), errors.As(err, new(tls.RecordHeaderError)):
+		reason = "not an HTTPS server (it answered in plain HTTP: give http://)"
+	case errors.As(err, new(*tls.CertificateVerificationError)):
+		reason = "its TLS certificate is not trusted"
+	case errors.Is(err, syscall.ECONNRESET):
+		reason = "connection reset (an HTTPS server given http://?)"
 	default:
 		var urlErr *url.Error
 		if errors.As(err, &urlErr) { // not its "Get URL:" prefix
@@ -156,11 +188,16 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]by
 	if err := c.sign(ctx, req, body); err != nil {
 		return nil, err
 	}
-	resp, err := c.HTTP.Do(req)
+	hc := *cmp.Or(c.HTTP, http.DefaultClient)
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, unreachable(c.Endpoint, err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode/100 == 3 {
+		return nil, &RedirectError{Method: method, Path: rel.Path, Status: resp.StatusCode, Location: printable(resp.Header.Get("Location"))}
+	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: read answer: %w", method, path, err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -104,6 +105,9 @@ func TestRun_SaysTheGatewaysRefusalOfTheCredentials(t *testing.T) {
 		{403, `{"Message":"User: anonymous is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:ap-east-1:123456789012:abc123/$default/GET/admin/skus/cup-01"}`,
 			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: User: anonymous is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:ap-east-1:123456789012:abc123/$default/GET/admin/skus/cup-01\n"},
 		{403, `<html>Forbidden</html>`, "stockctl: GET /admin/skus/cup-01: 403 Forbidden\n"},
+		// An endpoint's escape sequences never reach the operator's terminal.
+		{403, `{"message":"\u001b[2J\u001b[31mdenied\u0007 now"}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: [2J [31mdenied now\n"},
 		{404, `{"code":"SKU_NOT_FOUND","message":"no SKU cup-01","skuId":"cup-01"}`, "stockctl: GET /admin/skus/cup-01: 404 SKU_NOT_FOUND: no SKU cup-01\n"},
 		{404, `{"message":"Not Found"}`, "stockctl: GET /admin/skus/cup-01: 404 Not Found\n"},
 		{500, `{"message":"Internal Server Error"}`, "stockctl: GET /admin/skus/cup-01: 500 Internal Server Error\n"},
@@ -140,6 +144,8 @@ func TestRun_SaysAnUnreachableEndpointInOneLine(t *testing.T) {
 	}))
 	defer slow.Close()
 	defer close(stuck)
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler()) // its certificate is its own
+	defer tlsSrv.Close()
 	noHost := &http.Transport{DialContext: func(_ context.Context, network, addr string) (net.Conn, error) {
 		host, _, _ := net.SplitHostPort(addr)
 		// What Go's resolver gives for a name that does not exist (NXDOMAIN).
@@ -153,6 +159,8 @@ func TestRun_SaysAnUnreachableEndpointInOneLine(t *testing.T) {
 		{closed, http.DefaultClient, "connection refused"},
 		{"https://api.shop.example.com/", &http.Client{Transport: noHost}, "no such host"},
 		{slow.URL, &http.Client{Timeout: 50 * time.Millisecond}, "timed out"},
+		{"https://" + strings.TrimPrefix(slow.URL, "http://"), http.DefaultClient, "not an HTTPS server (it answered in plain HTTP: give http://)"},
+		{tlsSrv.URL, http.DefaultClient, "its TLS certificate is not trusted"},
 	} {
 		var errOut bytes.Buffer
 		env := stockctl.Env{Stdout: io.Discard, Stderr: &errOut, Getenv: func(string) string { return "" }, HTTP: c.client,
@@ -166,6 +174,29 @@ func TestRun_SaysAnUnreachableEndpointInOneLine(t *testing.T) {
 		want := "stockctl: cannot reach " + c.endpoint + ": " + c.reason + "\n"
 		if code != stockctl.ExitUnreachable || errOut.String() != want {
 			t.Errorf("%s: exit %d, err %q; want exit %d and %q", c.endpoint, code, errOut.String(), stockctl.ExitUnreachable, want)
+		}
+	}
+}
+
+// stockctl follows no redirect: Go's client would send a change's POST again as a GET
+// after a 301 (a change turned into a read, reported done) or send it to another host
+// after a 307. A redirect is one line naming where it pointed, exit 1, and nothing is
+// sent to its target.
+func TestRun_FollowsNoRedirect(t *testing.T) {
+	var targetHits int
+	target := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { targetHits++ }))
+	defer target.Close()
+	for _, status := range []int{http.StatusMovedPermanently, http.StatusTemporaryRedirect} {
+		var methods []string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			methods = append(methods, r.Method)
+			http.Redirect(w, r, target.URL+r.URL.Path, status)
+		}))
+		code, out, errOut := runWith([]string{"--endpoint", srv.URL, "--region", "ap-east-1", "off-sale", "cup-01"}, "", http.DefaultTransport)
+		srv.Close()
+		want := fmt.Sprintf("%d %s to %q: nothing was done", status, http.StatusText(status), target.URL+"/admin/skus/cup-01")
+		if code != stockctl.ExitError || out != "" || !strings.Contains(errOut, want) || strings.Count(errOut, "\n") != 1 || len(methods) != 1 || targetHits != 0 {
+			t.Errorf("%d: exit %d, out %q, err %q, requests %v, target hit %d times; want exit 1, one line with %q, one request, the target never", status, code, out, errOut, methods, targetHits, want)
 		}
 	}
 }

@@ -119,9 +119,11 @@ type Design struct {
 	WeChatPaySeconds float64
 	// Memory of createOrder, closeOrder and payCallback in MB (template.yaml).
 	CreateOrderMB, CloseOrderMB, PayCallbackMB float64
-	// Reserved concurrency of closeOrder, payCallback and reconcile (template.yaml),
-	// and the close-order queue's maximum concurrency, which takes closeOrder's.
-	CloseOrderReserved, PayCallbackReserved, ReconcileReserved, QueueConcurrency int
+	// Reserved concurrency of closeOrder and payCallback (template.yaml's defaults),
+	// of all the other functions that reserve some (reconcile 1, the admitter 2, the
+	// alert chat 2), and the close-order queue's maximum concurrency, which takes
+	// closeOrder's.
+	CloseOrderReserved, PayCallbackReserved, OtherReserved, QueueConcurrency int
 	// StageRate is the template's ApiThrottleRateLimit default: every route's rate.
 	StageRate float64
 	// A login (POST /auth/wechat) that signs a new token writes the two attempt
@@ -299,7 +301,7 @@ func Today() Design {
 		OrderSeconds:         0.030, PageSeconds: 0.010, PrepaySeconds: 0.200, PaymentSeconds: 0.020, ReleaseSeconds: 0.020,
 		WeChatPaySeconds: 0.180,
 		CreateOrderMB:    256, CloseOrderMB: 256, PayCallbackMB: 128,
-		CloseOrderReserved: 20, PayCallbackReserved: 20, ReconcileReserved: 1, QueueConcurrency: 10,
+		CloseOrderReserved: 20, PayCallbackReserved: 20, OtherReserved: 5, QueueConcurrency: 10,
 		StageRate:   500,
 		LoginWrites: 3, LoginReads: 0.5, LoginSeconds: 0.150, LoginMB: 256, LoginsPerOrder: 1,
 		LogBytesPerInvocation: 412 + 526, AccessLogBytesPerRequest: 566,
@@ -730,13 +732,13 @@ func (pl *Plan) planLambda(x Design, t totals) {
 	if prepayC > scaledIn10s {
 		pl.CloseOrderProvisioned = min(int(math.Ceil(prepayC*Headroom)), pl.CloseOrderReserved)
 	}
-	need := createC*Headroom + float64(pl.CloseOrderReserved+pl.PayCallbackReserved+x.ReconcileReserved) + 100 // Lambda keeps 100 unreserved
+	need := createC*Headroom + float64(pl.CloseOrderReserved+pl.PayCallbackReserved+x.OtherReserved) + 100 // Lambda keeps 100 unreserved
 	pl.AccountConcurrency = max(AccountConcurrency, int(math.Ceil(need)))
 	if createC > scaledIn10s {
 		pl.ProvisionedConcurrency = int(math.Ceil(createC * Headroom))
 	}
 	pl.Loads = append(pl.Loads,
-		Load{Limit: "Lambda CreateOrderFunction (the unreserved concurrency)", Peak: createC, Ceiling: AccountConcurrency - float64(x.CloseOrderReserved+x.PayCallbackReserved+x.ReconcileReserved), Unit: "concurrent", Setting: fmt.Sprintf("ask for %d concurrent executions", pl.AccountConcurrency)},
+		Load{Limit: "Lambda CreateOrderFunction (the unreserved concurrency)", Peak: createC, Ceiling: AccountConcurrency - float64(x.CloseOrderReserved+x.PayCallbackReserved+x.OtherReserved), Unit: "concurrent", Setting: fmt.Sprintf("ask for %d concurrent executions", pl.AccountConcurrency)},
 		Load{Limit: "Lambda CloseOrderFunction (reserved)", Peak: closeC, Ceiling: float64(x.CloseOrderReserved), Unit: "concurrent", Setting: fmt.Sprintf("ReservedConcurrentExecutions: %d", pl.CloseOrderReserved)},
 		Load{Limit: "Lambda PayCallbackFunction (reserved)", Peak: payC, Ceiling: float64(x.PayCallbackReserved), Unit: "concurrent", Setting: fmt.Sprintf("ReservedConcurrentExecutions: %d", pl.PayCallbackReserved)},
 		Load{Limit: "Lambda scaling rate (createOrder's environments in the first 10 s)", Peak: createC, Ceiling: scaledIn10s, Unit: "environments",

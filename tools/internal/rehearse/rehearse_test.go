@@ -286,14 +286,22 @@ func TestRehearsal_ThePageThroughCloudFront(t *testing.T) {
 	}
 }
 
-// Lambda provisions no more environments of a function than it reserves
-// ("Configuring provisioned concurrency for a function"): a rehearsal asking for more
-// closeOrder environments warm than its reserved concurrency is refused, naming the fix.
-func TestRehearsal_RefusesMoreWarmCloseOrderEnvironmentsThanReserved(t *testing.T) {
+// Lambda provisions no more environments of a function than it reserves, or for one
+// without a reservation than the account leaves unreserved less 100 ("Configuring
+// provisioned concurrency for a function"): a rehearsal asking for more closeOrder or
+// createOrder environments warm is refused, naming the fix.
+func TestRehearsal_RefusesMoreWarmEnvironmentsThanLambdaProvisions(t *testing.T) {
 	c := small(t, 10)
 	c.WarmClose = c.Reserved["CloseOrderFunction"] + 1
 	_, err := rehearse.Run(context.Background(), c)
 	if err == nil || !strings.Contains(err.Error(), "-reserved CloseOrderFunction=1001") {
 		t.Fatalf("-warm-close 1001 with 1000 reserved: %v; want a refusal naming -reserved CloseOrderFunction=1001", err)
+	}
+	// createOrder has no reservation: at most the account's unreserved less 100.
+	c = small(t, 10)
+	c.Lambda.AccountConcurrency = 3005 // 1,000 unreserved beside closeOrder's and payCallback's 2,000 and the template's other 5
+	c.Warm = 901
+	if _, err := rehearse.Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), "-warm 901: above the 900") {
+		t.Fatalf("-warm 901 with 1,000 unreserved: %v; want a refusal naming the 900 Lambda provisions", err)
 	}
 }

@@ -257,6 +257,25 @@ func setUp(ctx context.Context, cfg Config) (*sale, error) {
 	return s, nil
 }
 
+// checkProvisioned refuses warm environments Lambda would not provision
+// ("Configuring provisioned concurrency for a function"): closeOrder's (-warm-close)
+// above its reserved concurrency, and createOrder's (-warm), which has none, above the
+// account's unreserved concurrency less the 100 Lambda keeps unreserved. Each error
+// names the flag that would allow it.
+func checkProvisioned(cfg Config, functions []sam.Function, unreserved int) error {
+	if i := slices.IndexFunc(functions, func(f sam.Function) bool { return f.Name == closeOrderFunction }); i >= 0 {
+		if r := functions[i].ReservedConcurrency; r != nil && cfg.WarmClose > *r {
+			return fmt.Errorf("-warm-close %d: above %s's reserved concurrency %d, and Lambda provisions no more than a function reserves (\"Configuring provisioned concurrency for a function\"); raise it with -reserved %s=%d",
+				cfg.WarmClose, closeOrderFunction, *r, closeOrderFunction, cfg.WarmClose)
+		}
+	}
+	if most := unreserved - quotas.UnreservedMinimum; cfg.Warm > most {
+		return fmt.Errorf("-warm %d: above the %d Lambda provisions for a function without reserved concurrency (the account's %d unreserved less %d: \"Configuring provisioned concurrency for a function\"); raise -lambda-concurrency",
+			cfg.Warm, max(most, 0), unreserved, quotas.UnreservedMinimum)
+	}
+	return nil
+}
+
 // stageParameters are the template parameters the sale overrides: the stage's
 // route throttle (ApiThrottleRateLimit, ApiThrottleBurstLimit) when set.
 func stageParameters(cfg Config) map[string]string {
@@ -298,17 +317,14 @@ func (s *sale) newQuotas(functions []sam.Function) error {
 		}
 		functions[i].ReservedConcurrency = &n
 	}
-	if i := slices.IndexFunc(functions, func(f sam.Function) bool { return f.Name == closeOrderFunction }); i >= 0 {
-		if r := functions[i].ReservedConcurrency; r != nil && cfg.WarmClose > *r {
-			return fmt.Errorf("-warm-close %d: above %s's reserved concurrency %d, and Lambda provisions no more than a function reserves (\"Configuring provisioned concurrency for a function\"); raise it with -reserved %s=%d",
-				cfg.WarmClose, closeOrderFunction, *r, closeOrderFunction, cfg.WarmClose)
-		}
-	}
 	lcfg := cfg.Lambda
 	lcfg.Slowdown = s.slow
 	lcfg.OnLive = s.noteLive
 	var err error
 	if s.lambda, err = quotas.NewLambda(functions, lcfg); err != nil {
+		return err
+	}
+	if err := checkProvisioned(cfg, functions, s.lambda.Unreserved()); err != nil {
 		return err
 	}
 	s.lambda.Warm(createOrderFunction, cfg.Warm)

@@ -459,3 +459,28 @@ func TestProduction_CreateOrderAndPayCallbackDeployGradually(t *testing.T) {
 		t.Errorf("HttpApi access log format %s: no literal stack field for the metrics' dimension", apis["HttpApi"].AccessLogs.Format)
 	}
 }
+
+// The planner counts the template's reservations as the template sets them:
+// closeOrder's and payCallback's defaults, and every other function's, which the
+// account concurrency it asks for must leave beside createOrder's (Lambda refuses
+// provisioned or reserved concurrency that leaves less than 100 unreserved).
+func TestProduction_ThePlannerCountsEveryReservation(t *testing.T) {
+	x := plan.Today()
+	want := map[string]int{"CloseOrderFunction": x.CloseOrderReserved, "PayCallbackFunction": x.PayCallbackReserved}
+	others := 0
+	for _, f := range realFunctions(t) {
+		if f.ReservedConcurrency == nil {
+			continue
+		}
+		if w, ok := want[f.Name]; ok {
+			if *f.ReservedConcurrency != w {
+				t.Errorf("%s reserves %d, the planner counts %d", f.Name, *f.ReservedConcurrency, w)
+			}
+			continue
+		}
+		others += *f.ReservedConcurrency
+	}
+	if others != x.OtherReserved {
+		t.Errorf("the other functions reserve %d, the planner counts %d", others, x.OtherReserved)
+	}
+}
