@@ -152,6 +152,13 @@ type Settings struct {
 	WarmReadUnits       float64 `json:"warmReadUnits"`
 	IndexWarmWriteUnits float64 `json:"indexWarmWriteUnits"`
 	PeakBuyersPerSecond float64 `json:"peakBuyersPerSecond"`
+	// Warm and WarmClose are the createOrder and closeOrder execution environments
+	// warm at the start (-warm, -warm-close: provisioned concurrency); Reserved the
+	// reserved concurrency (executions) -reserved set, by function logical id (empty:
+	// every function as the template reserves).
+	Warm      int            `json:"warm"`
+	WarmClose int            `json:"warmClose"`
+	Reserved  map[string]int `json:"reserved"`
 }
 
 // OrdersSummary is what happened to orders.
@@ -581,6 +588,10 @@ func (s *sale) settings() Settings {
 		PartitionWriteUnits: s.model.Config().WriteUnits, PeakBuyersPerSecond: c.PeakBuyers(),
 		WarmWriteUnits: s.model.Config().WarmWriteUnits, WarmReadUnits: s.model.Config().WarmReadUnits,
 		IndexWarmWriteUnits: s.model.Config().IndexWarmWriteUnits,
+		Warm:                c.Warm, WarmClose: c.WarmClose, Reserved: maps.Clone(c.Reserved),
+	}
+	if st.Reserved == nil {
+		st.Reserved = map[string]int{}
 	}
 	if t := s.stageThrottle(); t != nil {
 		st.StageRate, st.StageBurst = t.Rate, float64(t.Burst)
@@ -619,6 +630,8 @@ func (r *Report) WriteTable(w io.Writer) error {
 		c.SKUs, c.Stock, c.Shards, c.Buyers, c.OverSeconds, c.Spike*100, c.PeakBuyersPerSecond, c.PageViews)
 	fmt.Fprintf(tw, "quotas\tAPI account %.0f/s (burst %d), routes %.0f/s (burst %.0f), Lambda %d concurrent, partitions %.0f WU/s, tables warm to %.0f WU/s and %.0f RU/s, indexes to %.0f WU/s (0: their quota)\n",
 		c.APIRate, c.APIBurst, c.StageRate, c.StageBurst, c.LambdaConcurrency, c.PartitionWriteUnits, c.WarmWriteUnits, c.WarmReadUnits, c.IndexWarmWriteUnits)
+	fmt.Fprintf(tw, "lambda\t%d createOrder and %d closeOrder environments warm at the start (-warm, -warm-close); reserved concurrency %s\n",
+		c.Warm, c.WarmClose, reservations(c.Reserved))
 	fmt.Fprintf(tw, "clock\t%.1f× slower: %.0f s of sale in %.0f s wall, %.0f s CPU; worst lag %.1f ms at 1×\n",
 		r.Slowdown, r.ModelSeconds, r.WallSeconds, r.CPUSeconds, r.LagMs)
 	fmt.Fprintf(tw, "orders\t%d created, peak %.0f/s, mean %.0f/s, p50 %.1f ms, p99 %.1f ms per request, p99 %.1f ms a buyer waits (first tap to final answer); at the end %s\n",
@@ -687,9 +700,24 @@ func (r *Report) Verdict() string {
 
 // counts formats a count map as "k n, k n" in key order.
 func counts(m map[string]int) string {
+	return joined(m, "%s %d")
+}
+
+// reservations says the reserved concurrency -reserved set (m), as the flag takes
+// it (FUNCTION=N, … sorted), or that there was none.
+func reservations(m map[string]int) string {
+	if len(m) == 0 {
+		return "as the template reserves it (no -reserved)"
+	}
+	return joined(m, "%s=%d") + " (-reserved; the template's for the rest)"
+}
+
+// joined is m's entries, sorted by key, each formatted with format (key, value) and
+// comma-separated; "none" for none.
+func joined(m map[string]int, format string) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		parts = append(parts, fmt.Sprintf(format, k, m[k]))
 	}
 	if len(parts) == 0 {
 		return "none"

@@ -3,6 +3,7 @@ package rehearse_test
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 	"unicode"
 
@@ -29,5 +30,44 @@ func TestReport_ConfigKeysAreCamelCase(t *testing.T) {
 		if r := []rune(key); !unicode.IsLower(r[0]) || bytes.ContainsAny([]byte(key), "_- ") {
 			t.Errorf("config key %q is not camelCase", key)
 		}
+	}
+}
+
+// The report echoes the provisioned and reserved concurrency the sale ran with
+// (-warm, -warm-close, -reserved): in the table's lambda line and beside the other
+// settings in the JSON.
+func TestReport_EchoesWarmAndReservedConcurrency(t *testing.T) {
+	r := &rehearse.Report{Config: rehearse.Settings{Warm: 3500, WarmClose: 6750,
+		Reserved: map[string]int{"PayCallbackFunction": 675, "CloseOrderFunction": 6839}}}
+	var table bytes.Buffer
+	if err := r.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	want := "3500 createOrder and 6750 closeOrder environments warm at the start (-warm, -warm-close); reserved concurrency CloseOrderFunction=6839, PayCallbackFunction=675 (-reserved"
+	if !strings.Contains(table.String(), want) {
+		t.Errorf("table:\n%s\nwant a line with %q", table.String(), want)
+	}
+	var b bytes.Buffer
+	if err := r.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Config struct {
+			Warm, WarmClose int
+			Reserved        map[string]int
+		} `json:"config"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if c := doc.Config; c.Warm != 3500 || c.WarmClose != 6750 || c.Reserved["CloseOrderFunction"] != 6839 || c.Reserved["PayCallbackFunction"] != 675 {
+		t.Errorf("config %+v; want warm 3500, warmClose 6750, reserved CloseOrderFunction 6839 and PayCallbackFunction 675", c)
+	}
+	table.Reset()
+	if err := (&rehearse.Report{}).WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if want := "reserved concurrency as the template reserves it (no -reserved)"; !strings.Contains(table.String(), want) {
+		t.Errorf("table without -reserved:\n%s\nwant %q", table.String(), want)
 	}
 }
