@@ -17,7 +17,9 @@
 //   - the clock: -slowdown, -min-slowdown, -real-rate;
 //   - the quotas AWS decides and the template's settings a sale overrides: -api-rate,
 //     -api-burst (at most 5,000: AWS grants no more), -stage-rate, -stage-burst,
-//     -lambda-concurrency, -cold-start, -reserved (reserved concurrency per function),
+//     -lambda-concurrency, -cold-start, -reserved (reserved concurrency per function;
+//     at least the MinValue of the template parameter it is set from, e.g.
+//     CloseOrderReserved's 20),
 //     -warm and -warm-close (createOrder and closeOrder environments warm at the
 //     start: provisioned concurrency),
 //     -partition-wcu, -table-wcu, -table-rcu, -warm-wcu, -warm-rcu, -index-warm-wcu
@@ -172,7 +174,7 @@ func defineQuotaFlags(fs *flag.FlagSet, c *rehearse.Config) {
 	fs.IntVar(&c.StageBurst, "stage-burst", 0, "the template's ApiThrottleBurstLimit for this sale (0: the template's default)")
 	fs.IntVar(&c.Lambda.AccountConcurrency, "lambda-concurrency", 0, "Lambda account concurrency (0: the default 1,000)")
 	fs.DurationVar(&c.Lambda.ColdStart, "cold-start", d.Lambda.ColdStart, "a new execution environment's initialisation, at 1× (an assumption)")
-	fs.Func("reserved", "FUNCTION=N,…: reserved concurrency replacing the template's, e.g. CloseOrderFunction=600 (what stockctl plan advises)", func(v string) error {
+	fs.Func("reserved", "FUNCTION=N,…: reserved concurrency replacing the template's, e.g. CloseOrderFunction=600 (what stockctl plan advises; at least the MinValue of the template parameter it is set from, e.g. CloseOrderReserved's 20)", func(v string) error {
 		return parseReserved(v, c)
 	})
 	fs.DurationVar(&c.WeChatPayRoundTrip, "wechatpay-rtt", d.WeChatPayRoundTrip, "one round trip of WeChat Pay's merchant API (the prepay's JSAPI order, a release's query and close), at 1× (an assumption: WeChat Pay publishes none)")

@@ -305,3 +305,17 @@ func TestRehearsal_RefusesMoreWarmEnvironmentsThanLambdaProvisions(t *testing.T)
 		t.Fatalf("-warm 901 with 1,000 unreserved: %v; want a refusal naming the 900 Lambda provisions", err)
 	}
 }
+
+// The template sets closeOrder's and payCallback's reservations from parameters with a
+// MinValue of 20, which CloudFormation enforces: a rehearsal reserving less is refused,
+// naming the parameter and its minimum.
+func TestRehearsal_RefusesAReservationBelowTheTemplatesMinimum(t *testing.T) {
+	for fn, param := range map[string]string{"CloseOrderFunction": "CloseOrderReserved", "PayCallbackFunction": "PayCallbackReserved"} {
+		c := small(t, 10)
+		c.Reserved[fn] = 19
+		_, err := rehearse.Run(context.Background(), c)
+		if err == nil || !strings.Contains(err.Error(), "-reserved "+fn+"=19: below 20, the MinValue of the template's "+param) {
+			t.Errorf("-reserved %s=19: %v; want a refusal naming %s's minimum 20", fn, err, param)
+		}
+	}
+}

@@ -40,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -227,6 +228,9 @@ func setUp(ctx context.Context, cfg Config) (*sale, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkReserved(cfg.Reserved, tpl); err != nil {
+		return nil, err
+	}
 	routes, err := tpl.Routes()
 	if err != nil {
 		return nil, err
@@ -272,6 +276,22 @@ func checkProvisioned(cfg Config, functions []sam.Function, unreserved int) erro
 	if most := unreserved - quotas.UnreservedMinimum; cfg.Warm > most {
 		return fmt.Errorf("-warm %d: above the %d Lambda provisions for a function without reserved concurrency (the account's %d unreserved less %d: \"Configuring provisioned concurrency for a function\"); raise -lambda-concurrency",
 			cfg.Warm, max(most, 0), unreserved, quotas.UnreservedMinimum)
+	}
+	return nil
+}
+
+// checkReserved refuses a -reserved value (reserved: executions by function logical
+// id) below the MinValue of the template parameter the function's reservation is set
+// from (e.g. CloseOrderReserved, at least 20), which CloudFormation would refuse; the
+// error names the parameter and its minimum.
+func checkReserved(reserved map[string]int, tpl *sam.Template) error {
+	params := tpl.Parameters()
+	for _, name := range slices.Sorted(maps.Keys(reserved)) {
+		param := tpl.ReservedParameter(name)
+		if p, ok := params[param]; ok && p.MinValue != nil && float64(reserved[name]) < *p.MinValue {
+			return fmt.Errorf("-reserved %s=%d: below %g, the MinValue of the template's %s (CloudFormation refuses less)",
+				name, reserved[name], *p.MinValue, param)
+		}
 	}
 	return nil
 }

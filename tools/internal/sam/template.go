@@ -391,6 +391,16 @@ func (t *Template) Parameters() map[string]cloudformation.Parameter {
 	return t.cf.Parameters
 }
 
+// ReservedParameter is the name of the template parameter the function's
+// ReservedConcurrentExecutions refers to (a Ref, e.g. CloseOrderReserved for
+// CloseOrderFunction), read from the template as written; "" when function (a logical
+// id) reserves a number written in place, reserves nothing or is not in the template.
+func (t *Template) ReservedParameter(function string) string {
+	props := asMap(asMap(asMap(t.source["Resources"])[function])["Properties"])
+	ref, _ := asMap(props["ReservedConcurrentExecutions"])["Ref"].(string)
+	return ref
+}
+
 // inIDOrder returns build's value for each of resources (a template's resources of
 // one type, by logical id) in the order of their logical ids. The first error stops
 // it, wrapped with kind and the id, e.g. "table Orders: …".

@@ -910,3 +910,19 @@ func TestWiring_FunctionsSendToExactlyTheQueuesTheirEnvironmentNames(t *testing.
 		}
 	}
 }
+
+// A function's reservation names the parameter it is set from (rehearse checks a
+// -reserved value against that parameter's MinValue); a number written in place, no
+// reservation or no such function names none.
+func TestWiring_ReservedParameter(t *testing.T) {
+	tpl := loadRealTemplate(t)
+	got := map[string]string{}
+	for _, fn := range []string{"CloseOrderFunction", "PayCallbackFunction", "AdmitterFunction", "CreateOrderFunction", "NoSuchFunction"} {
+		got[fn] = tpl.ReservedParameter(fn)
+	}
+	want := map[string]string{"CloseOrderFunction": "CloseOrderReserved", "PayCallbackFunction": "PayCallbackReserved",
+		"AdmitterFunction": "", "CreateOrderFunction": "", "NoSuchFunction": ""}
+	if !maps.Equal(got, want) {
+		t.Errorf("ReservedParameter: %v, want %v", got, want)
+	}
+}
