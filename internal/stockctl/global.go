@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -29,10 +30,17 @@ type globals struct {
 // valued are the global flags that take a value.
 var valued = []string{"endpoint", "region", "profile", "stack", "o"}
 
+// regionName is the shape of an AWS region's name: lowercase groups of letters, the
+// last of digits, joined by hyphens (us-east-1, cn-north-1, us-gov-west-1,
+// ap-southeast-5). A value of another shape would be signed for (SigV4's credential
+// scope) or put into a CloudFormation host name as given.
+var regionName = regexp.MustCompile(`^[a-z]+(-[a-z]+)+-[0-9]+$`)
+
 // splitGlobals takes the global flags out of args, wherever they are before a "--"
 // (-name value, --name value, -name=value or --name=value), and returns them with the
 // rest: the command and its own arguments. -h or --help counts as global only before
-// the command; --version anywhere. Errors: a global flag without its value.
+// the command; --version anywhere. Errors: a global flag without its value, a
+// --region not shaped as a region's name (regionName).
 func splitGlobals(args []string, endpoint string) (globals, []string, error) {
 	g := globals{endpoint: endpoint, output: "table"}
 	var rest []string
@@ -60,6 +68,9 @@ func splitGlobals(args []string, endpoint string) (globals, []string, error) {
 				}
 				i++
 				value = args[i]
+			}
+			if name == "region" && !regionName.MatchString(value) {
+				return g, nil, usageError("--region %q is not an AWS region name (e.g. us-east-1, cn-north-1, us-gov-west-1)", value)
 			}
 			*g.field(name) = value
 		default:

@@ -77,6 +77,29 @@ func TestRun_TakesGlobalFlagsAfterTheCommand(t *testing.T) {
 	}
 }
 
+// --region must have the shape of a region's name: anything else is a usage error
+// naming --region, with nothing loaded or sent; the shapes AWS uses (its partitions'
+// too) are taken.
+func TestRun_RefusesARegionNotShapedAsOne(t *testing.T) {
+	srv, paths := fakeAPI(t)
+	for _, region := range []string{"us-east-1x", "../x", "", " ", "us east 1", "US-EAST-1", "us-east-", "useast1", "-us-east-1", "us-east-1/", "us-east-1\n"} {
+		var loaded []stockctl.ConfigOptions
+		code, out, errOut := run([]string{"--endpoint", srv.URL, "--region", region, "get", "cup-01"}, nil, &loaded)
+		if code != stockctl.ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "--region") || len(loaded) != 0 {
+			t.Errorf("--region %q: exit %d, out %q, err %q, configuration loaded %d times; want exit 2, one line naming --region, nothing loaded", region, code, out, errOut, len(loaded))
+		}
+	}
+	if len(*paths) != 0 {
+		t.Errorf("sent %q with a bad --region", *paths)
+	}
+	for _, region := range []string{"us-east-1", "cn-north-1", "us-gov-west-1", "ap-southeast-5", "eu-central-2"} {
+		var loaded []stockctl.ConfigOptions
+		if code, _, errOut := run([]string{"--endpoint", srv.URL, "--region=" + region, "get", "cup-01"}, nil, &loaded); code != stockctl.ExitOK || len(loaded) != 1 || loaded[0].Region != region {
+			t.Errorf("--region %s: exit %d, err %q, loaded %+v; want it taken", region, code, errOut, loaded)
+		}
+	}
+}
+
 // --stack reads the API URL from the stack's ApiUrl output; a stack without one, a
 // missing stack, or --stack with --endpoint are clear errors that send nothing.
 func TestRun_StackReadsTheAPIFromTheStacksOutputs(t *testing.T) {
