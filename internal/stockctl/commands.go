@@ -43,8 +43,8 @@ const (
 	// ExitDifferences: reconcile's report shows differences or refund problems: the
 	// books need a look (RUNBOOK.md, ReconcileDifferencesAlarm).
 	ExitDifferences = 4
-	// ExitUnreachable: no answer came from the endpoint (an *UnreachableError:
-	// connection refused, no such host, timed out).
+	// ExitUnreachable: no answer came from the endpoint, or from CloudFormation for
+	// --stack (an *UnreachableError: connection refused, no such host, timed out).
 	ExitUnreachable = 5
 )
 
@@ -64,8 +64,8 @@ Requests are signed with SigV4 (service execute-api) using the default AWS crede
 chain; to a local endpoint (127.0.0.1, ::1, localhost) they go unsigned, naming
 X-Operator-Id: local-operator, when no credentials are found. Exit status: 0 done, 1 the
 API (or API Gateway) refused, 2 a wrong command line, 3 taken but not complete (reshard:
-run it again later), 4 reconcile found differences, 5 the endpoint could not be reached
-(connection refused, no such host, timed out).
+run it again later), 4 reconcile found differences, 5 the endpoint (or, for --stack,
+CloudFormation) could not be reached (connection refused, no such host, timed out).
 `
 
 // writeUsage writes stockctl's usage: every command with its arguments.

@@ -166,12 +166,13 @@ var refusedCredentials = []string{"InvalidClientTokenId", "ExpiredToken", "Signa
 // stackError says why stack g.stack's outputs could not be read in region: credentials
 // refused as credentialsProblem says it, permission refused, another CloudFormation
 // refusal by its message (e.g. "Stack with id shop does not exist"), or CloudFormation
-// not reached; never the SDK's request details.
+// not reached (an *UnreachableError: Run exits ExitUnreachable, as for an endpoint
+// that does not answer); never the SDK's request details.
 func stackError(env Env, g globals, region string, err error) error {
 	var apiErr smithy.APIError
 	switch {
 	case !errors.As(err, &apiErr):
-		return fmt.Errorf("read stack %s: CloudFormation in %s could not be reached: check the network and --region", g.stack, region)
+		return fmt.Errorf("read stack %s: %w", g.stack, &UnreachableError{Endpoint: "CloudFormation in " + region, Reason: "check the network and --region"})
 	case slices.Contains(refusedCredentials, apiErr.ErrorCode()):
 		return credentialsProblem(g.profileName(env), false)
 	case apiErr.ErrorCode() == "AccessDenied":
