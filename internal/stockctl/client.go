@@ -20,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -61,27 +62,55 @@ type APIError struct {
 }
 
 // Error names the request, the status, and the code and message of a contract error.
-// An answer with API Gateway's {"message"} instead is API Gateway's own: a 403 is its
-// AWS_IAM authorization refusing the request's signature or its caller, said with the
-// gateway's message (e.g. "The security token included in the request is invalid.",
-// "User: arn:… is not authorized to perform: execute-api:Invoke on resource: …"; API
-// Gateway Developer Guide, "Control access to HTTP APIs with IAM authorization",
+// A 403 whose message is API Gateway's own AWS_IAM authorization refusing the
+// request's signature or its caller (iamRefusal) says the gateway refused the
+// credentials, with its message (e.g. "The security token included in the request is
+// invalid.", "User: arn:… is not authorized to perform: execute-api:Invoke on
+// resource: …"; API Gateway Developer Guide, "Control access to HTTP APIs with IAM
+// authorization",
 // https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-access-control-iam.html,
 // and the messages of its 403s:
 // https://repost.aws/knowledge-center/api-gateway-troubleshoot-403-forbidden,
-// https://repost.aws/knowledge-center/api-gateway-iam-sigv4-mismatch); another
-// status adds the gateway's message only when it says more than the status text.
+// https://repost.aws/knowledge-center/api-gateway-iam-sigv4-mismatch); another 403
+// says the API refused the request, with its message; another status adds the
+// gateway's message. A message that says no more than the status text is left out.
 func (e *APIError) Error() string {
-	head := fmt.Sprintf("%s %s: %d", e.Method, e.Path, e.Status)
+	head := fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.Status, http.StatusText(e.Status))
+	informative := e.Message != "" && e.Message != http.StatusText(e.Status)
 	switch {
 	case e.Code != "":
-		return fmt.Sprintf("%s %s: %s", head, e.Code, e.Message)
-	case e.Status == http.StatusForbidden && e.Message != "":
-		return fmt.Sprintf("%s %s: API Gateway refused these AWS credentials: %s", head, http.StatusText(e.Status), e.Message)
-	case e.Message != "" && e.Message != http.StatusText(e.Status):
-		return fmt.Sprintf("%s %s: API Gateway: %s", head, http.StatusText(e.Status), e.Message)
+		return fmt.Sprintf("%s %s: %d %s: %s", e.Method, e.Path, e.Status, e.Code, e.Message)
+	case e.Status == http.StatusForbidden && iamRefusal(e.Message):
+		return fmt.Sprintf("%s: API Gateway refused these AWS credentials: %s", head, e.Message)
+	case e.Status == http.StatusForbidden && informative:
+		return fmt.Sprintf("%s: the API refused the request: %s", head, e.Message)
+	case informative:
+		return fmt.Sprintf("%s: API Gateway: %s", head, e.Message)
 	}
-	return fmt.Sprintf("%s %s", head, http.StatusText(e.Status))
+	return head
+}
+
+// iamRefusals are parts of the messages of API Gateway's AWS_IAM authorization
+// refusing a request (403): a caller without execute-api permission, credentials it
+// does not know or that expired, a signature that does not match or is out of date or
+// scoped to another region or service, no or a malformed Authorization header (the
+// pages Error cites; AWS General Reference, "Signature Version 4 error codes").
+var iamRefusals = []string{
+	"is not authorized to perform: execute-api:",
+	"The security token included in the request is",
+	"The request signature we calculated does not match",
+	"Signature expired",
+	"Signature not yet current",
+	"Credential should be scoped to",
+	"Missing Authentication Token",
+	"Authorization header requires",
+	"in Authorization header",
+}
+
+// iamRefusal reports whether message is API Gateway's AWS_IAM authorization refusing
+// the request (it holds one of iamRefusals).
+func iamRefusal(message string) bool {
+	return slices.ContainsFunc(iamRefusals, func(part string) bool { return strings.Contains(message, part) })
 }
 
 // maxMessageBytes bounds the message of an answer that is not a contract error

@@ -87,9 +87,10 @@ func TestRun_SignsForTheRightRegionOrAsksForOne(t *testing.T) {
 }
 
 // API Gateway's own 403 to a signed request (AWS_IAM authorization: a body
-// {"message": ...}, not the contract's error) is one line saying the gateway refused
-// the credentials, with its message; the contract's errors and the gateway's other
-// answers keep their form.
+// {"message": ...}, not the contract's error, with one of the gateway's IAM messages)
+// is one line saying the gateway refused the credentials, with its message; another
+// 403 says the API refused the request, with its message; the contract's errors and
+// the gateway's other answers keep their form.
 func TestRun_SaysTheGatewaysRefusalOfTheCredentials(t *testing.T) {
 	for _, c := range []struct {
 		status int
@@ -104,10 +105,21 @@ func TestRun_SaysTheGatewaysRefusalOfTheCredentials(t *testing.T) {
 			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: The request signature we calculated does not match the signature you provided.\n"},
 		{403, `{"Message":"User: anonymous is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:ap-east-1:123456789012:abc123/$default/GET/admin/skus/cup-01"}`,
 			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: User: anonymous is not authorized to perform: execute-api:Invoke on resource: arn:aws:execute-api:ap-east-1:123456789012:abc123/$default/GET/admin/skus/cup-01\n"},
+		{403, `{"message":"Credential should be scoped to a valid region, not 'us-east-1'. "}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: Credential should be scoped to a valid region, not 'us-east-1'.\n"},
+		{403, `{"message":"Missing Authentication Token"}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: Missing Authentication Token\n"},
+		{403, `{"message":"The security token included in the request is expired"}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: The security token included in the request is expired\n"},
+		// A 403 that is not the gateway's IAM refusal (a WAF rule, a proxy, a resource
+		// policy) is the API's, with its message; none said, none added.
+		{403, `{"message":"Request blocked by the shop's firewall"}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: the API refused the request: Request blocked by the shop's firewall\n"},
+		{403, `{"message":"Forbidden"}`, "stockctl: GET /admin/skus/cup-01: 403 Forbidden\n"},
 		{403, `<html>Forbidden</html>`, "stockctl: GET /admin/skus/cup-01: 403 Forbidden\n"},
 		// An endpoint's escape sequences never reach the operator's terminal.
 		{403, `{"message":"\u001b[2J\u001b[31mdenied\u0007 now"}`,
-			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: [2J [31mdenied now\n"},
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: the API refused the request: [2J [31mdenied now\n"},
 		{404, `{"code":"SKU_NOT_FOUND","message":"no SKU cup-01","skuId":"cup-01"}`, "stockctl: GET /admin/skus/cup-01: 404 SKU_NOT_FOUND: no SKU cup-01\n"},
 		{404, `{"message":"Not Found"}`, "stockctl: GET /admin/skus/cup-01: 404 Not Found\n"},
 		{500, `{"message":"Internal Server Error"}`, "stockctl: GET /admin/skus/cup-01: 500 Internal Server Error\n"},
