@@ -44,7 +44,8 @@ func (c *catalog) get(sku string, now time.Time) (catalogEntry, bool) {
 // put keeps rec, read strongly consistent at now.
 func (c *catalog) put(rec skuRecord, now time.Time) { c.keep(rec, now, true) }
 
-// keep keeps rec, read at now, strongly consistent or not.
+// keep keeps rec, read at now, strongly consistent or not; the shards its record
+// lists as marked are noted empty in the hints.
 func (c *catalog) keep(rec skuRecord, now time.Time, consistent bool) {
 	fetched := now
 	if !consistent {
@@ -57,6 +58,15 @@ func (c *catalog) keep(rec skuRecord, now time.Time, consistent bool) {
 		hint = make(inventory.ShardStock, rec.Shards)
 		for i := range hint {
 			hint[i] = inventory.UnknownStock
+		}
+	}
+	if len(rec.Marked) > 0 {
+		// The record's marked shards were empty when it was read: plans skip them.
+		hint = slices.Clone(hint)
+		for _, k := range rec.Marked {
+			if k >= 0 && k < len(hint) {
+				hint[k] = 0
+			}
 		}
 	}
 	c.entries[rec.SKU] = catalogEntry{rec: rec, fetched: fetched, readAt: now, hint: hint}

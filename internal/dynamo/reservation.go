@@ -319,12 +319,11 @@ func (r *reservation) replan(ctx context.Context, i int, e catalogEntry, plan pl
 	if err := r.soldOutCheck(ctx, i); err != nil {
 		return err
 	}
-	sku, n := lp.rec.SKU, lp.rec.Shards
-	shards, err := r.s.shardRecords(ctx, map[string]int{sku: n})
+	shards, err := r.unmarkedShards(ctx, []int{i})
 	if err != nil {
 		return err
 	}
-	return r.confirmStockOut(ctx, i, shards[sku])
+	return r.confirmStockOut(ctx, i, shards[lp.rec.SKU])
 }
 
 // admitted reports whether the request's admission lets its user order rec's SKU at
@@ -380,13 +379,13 @@ func (r *reservation) allocateFrom(i int, shards []shardRecord) error {
 // rereadShards reads the shards of every sharded line at once and plans them all
 // again: when one line's guess was wrong, the others' guesses were as blind.
 func (r *reservation) rereadShards(ctx context.Context) error {
-	counts := map[string]int{}
-	for _, lp := range r.lines {
+	var sharded []int
+	for i, lp := range r.lines {
 		if lp.rec.Shards > 1 {
-			counts[lp.rec.SKU] = lp.rec.Shards
+			sharded = append(sharded, i)
 		}
 	}
-	shards, err := r.s.shardRecords(ctx, counts)
+	shards, err := r.unmarkedShards(ctx, sharded)
 	if err != nil {
 		return err
 	}

@@ -102,10 +102,16 @@ func (s *StockStore) reshardStep(ctx context.Context, rec *skuRecord, target int
 
 // layoutUpdate bumps the record's move counter from rec's, conditioned on it and on
 // the shard count being rec's, records by, and takes the SKU out of the sold-out
-// state (a new shard carries no mark: soldout.go).
+// state (a new shard carries no mark: soldout.go), every shard's listing as marked
+// removed.
 func (s *StockStore) layoutUpdate(t *txn, rec *skuRecord, by string, upd expression.UpdateBuilder, cond expression.ConditionBuilder) {
 	upd = upd.Remove(expression.Name("soldOut")).Set(expression.Name("moves"), expression.Value(rec.Moves+1)).
 		Set(expression.Name("updatedAt"), expression.Value(s.now().UnixMilli()))
+	for k := range inventory.MaxShards {
+		// Every listing, not only rec's: an entry may have listed shards since rec was
+		// read (it moves neither moves nor shards).
+		upd = upd.Remove(expression.Name(markName(k)))
+	}
 	if by != "" {
 		upd = upd.Set(expression.Name("updatedBy"), expression.Value(by))
 	}

@@ -3,6 +3,7 @@ package dynamo
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -12,17 +13,28 @@ import (
 // shardRecords reads every shard item of the SKUs in counts (SKU id → shard count)
 // with strongly consistent reads, refreshes the shard hints, and groups the items by SKU.
 func (s *store) shardRecords(ctx context.Context, counts map[string]int) (map[string][]shardRecord, error) {
+	return s.shardRecordsExcept(ctx, counts, nil)
+}
+
+// shardRecordsExcept is shardRecords less the shards skip lists per SKU (shard
+// numbers), which it does not read.
+func (s *store) shardRecordsExcept(ctx context.Context, counts map[string]int, skip map[string][]int) (map[string][]shardRecord, error) {
 	var keys []string
 	for sku, n := range counts {
 		for i := range n {
-			keys = append(keys, shardKey(sku, i))
+			if !slices.Contains(skip[sku], i) {
+				keys = append(keys, shardKey(sku, i))
+			}
 		}
+	}
+	out := make(map[string][]shardRecord, len(counts))
+	if len(keys) == 0 {
+		return out, nil
 	}
 	items, err := s.batchGet(ctx, s.tables.SKUs, keys)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string][]shardRecord, len(counts))
 	for _, item := range items {
 		rec, err := s.shardRead(item)
 		if err != nil {

@@ -262,6 +262,29 @@ type skuRecord struct {
 	SoldOut  int64 `dynamodbav:"soldOut,omitempty"`
 	Unsells  int   `dynamodbav:"unsells,omitempty"`
 	Entering int64 `dynamodbav:"entering,omitempty"`
+	// Marked lists shards known marked and empty (attributes mk<k>, markName): every
+	// shard of the layout when the state is entered, less the shards each unsell
+	// unmarks, none after a layout change. k in Marked ⇒ shard k carries the mark and
+	// holds no available unit (soldout.go), so a refusal planned on a record it read
+	// strongly reads only the other shards. Decoded by UnmarshalDynamoDBAttributeValue;
+	// never written by a Put.
+	Marked []int `dynamodbav:"-"`
+}
+
+// UnmarshalDynamoDBAttributeValue decodes a SKU record item (attributevalue's
+// Unmarshaler): its attributes as tagged, and Marked from its mk<k> attributes.
+// Errors: those of attributevalue.Unmarshal, for an item that is not a record.
+func (r *skuRecord) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
+	type plain skuRecord // without this method
+	var p plain
+	if err := attributevalue.Unmarshal(av, &p); err != nil {
+		return err
+	}
+	*r = skuRecord(p)
+	if m, ok := av.(*types.AttributeValueMemberM); ok {
+		r.Marked = markedOf(m.Value)
+	}
+	return nil
 }
 
 // sale is what inventory.SKUPatch.MidSale reads of r.

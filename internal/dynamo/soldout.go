@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -97,7 +99,11 @@ func (s *store) enterSoldOut(ctx context.Context, rec skuRecord, shards []shardR
 	if err == nil {
 		same := equalOrAbsent("unsells", rec.Unsells).And(expression.Name("moves").Equal(expression.Value(rec.Moves))).
 			And(expression.Name("shards").Equal(expression.Value(rec.Shards)))
-		err = s.updateItem(ctx, skuKey(rec.SKU), expression.Set(expression.Name("soldOut"), expression.Value(now)).Remove(entering), same)
+		upd := expression.Set(expression.Name("soldOut"), expression.Value(now)).Remove(entering)
+		for k := range rec.Shards {
+			upd = upd.Set(expression.Name(markName(k)), expression.Value(true))
+		}
+		err = s.updateItem(ctx, skuKey(rec.SKU), upd, same)
 	}
 	if err != nil {
 		// Drop the claim (1 write unit), so that the next buyer to find every shard
@@ -176,15 +182,19 @@ func (s *store) unsellMarked(ctx context.Context, failed []failure) (bool, error
 }
 
 // unsell takes sku out of the sold-out state before a credit of its marked shards:
-// one transaction removes soldOut from the record and adds 1 to its unsells (an entry
-// under way, conditioned on unsells, then fails), and removes the marks of shards (2
-// write units per item). Removing a claim is always safe; what matters is that the
-// record stops saying soldOut no later than a mark goes.
+// one transaction removes soldOut and the listing of shards from the record and adds 1
+// to its unsells (an entry under way, conditioned on unsells, then fails), and removes
+// the marks of shards (2 write units per item). Removing a claim is always safe; what
+// matters is that the record stops saying soldOut, and listing a shard, no later than
+// the shard's mark goes.
 func (s *store) unsell(ctx context.Context, sku string, shards []int) error {
 	exists := expression.AttributeExists(expression.Name("pk"))
 	t := s.newTxn("leave the sold-out state of " + sku)
-	t.update(part{kind: partSKU, sku: sku}, s.tables.SKUs, skuKey(sku),
-		expression.Add(expression.Name("unsells"), expression.Value(1)).Remove(expression.Name("soldOut")), exists)
+	upd := expression.Add(expression.Name("unsells"), expression.Value(1)).Remove(expression.Name("soldOut"))
+	for _, n := range shards {
+		upd = upd.Remove(expression.Name(markName(n)))
+	}
+	t.update(part{kind: partSKU, sku: sku}, s.tables.SKUs, skuKey(sku), upd, exists)
 	for _, n := range shards {
 		t.update(part{kind: partShard, sku: sku, shard: n}, s.tables.SKUs, shardKey(sku, n), expression.Remove(expression.Name("soldOut")), exists)
 	}
@@ -196,8 +206,10 @@ func (s *store) unsell(ctx context.Context, sku string, shards []int) error {
 // (from the cache, or read before a refused transaction) that does not say soldOut is
 // read again eventually consistent (half a read unit under 4 KB; kept in the cache):
 // another environment may have entered the state since. A record that says soldOut,
-// however read, is read strongly (soldOutRead): only that read refuses. nil: the SKU
-// was not seen sold out, and the shards decide.
+// however read, is read strongly (soldOutRead): only that read refuses. So is one
+// that lists marked shards (the state was left by an unsell): the shards the strong
+// read lists as marked need no read (unmarkedShards). nil: the SKU was not seen sold
+// out, and the shards decide.
 func (r *reservation) soldOutCheck(ctx context.Context, i int) error {
 	lp := &r.lines[i]
 	if !lp.seen && lp.rec.SoldOut == 0 {
@@ -209,7 +221,7 @@ func (r *reservation) soldOutCheck(ctx context.Context, i int) error {
 			lp.rec, lp.seen = cur.rec, true
 		}
 	}
-	if lp.rec.SoldOut == 0 {
+	if lp.rec.SoldOut == 0 && len(lp.rec.Marked) == 0 {
 		return nil
 	}
 	return r.soldOutRead(ctx, i)
@@ -260,4 +272,64 @@ func (r *reservation) enter(ctx context.Context, i int, shards []shardRecord) {
 		rec.SoldOut = r.s.now().UnixMilli()
 		r.s.catalog.put(rec, r.s.now())
 	}
+}
+
+// markPrefix starts the name of a SKU record's attribute listing one shard as
+// marked ("mk" and the shard number, true): one top-level attribute per shard, so an
+// unsell removes its shards' with REMOVE, which takes an attribute off an item
+// whether it is there or not (DynamoDB API Reference, UpdateItem, UpdateExpression).
+const markPrefix = "mk"
+
+// markName is the record's attribute listing shard k as marked.
+func markName(k int) string { return markPrefix + strconv.Itoa(k) }
+
+// markedOf lists the shards item (a SKU record) lists as marked, in order.
+func markedOf(item map[string]types.AttributeValue) []int {
+	var out []int
+	for name := range item {
+		if rest, ok := strings.CutPrefix(name, markPrefix); ok {
+			if k, err := strconv.Atoi(rest); err == nil && k >= 0 && strconv.Itoa(k) == rest {
+				out = append(out, k)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// unmarkedShards reads rec's shards strongly, less those its record lists as marked
+// when rec was read strongly by this reservation (fresh): each of those held no
+// available unit and carried the mark at that read, so it stands in the answer as
+// read then (markedShard), and a refusal after an unsell reads the unmarked shards
+// only, not all of them ("Sell-out: the SKU record says sold out", 5.). Each line of
+// lines names a SKU once.
+func (r *reservation) unmarkedShards(ctx context.Context, lines []int) (map[string][]shardRecord, error) {
+	counts, skip := map[string]int{}, map[string][]int{}
+	for _, i := range lines {
+		lp := &r.lines[i]
+		counts[lp.rec.SKU] = lp.rec.Shards
+		if lp.fresh {
+			skip[lp.rec.SKU] = lp.rec.Marked
+		}
+	}
+	shards, err := r.s.shardRecordsExcept(ctx, counts, skip)
+	if err != nil {
+		return nil, err
+	}
+	for _, i := range lines {
+		rec := r.lines[i].rec
+		for _, k := range skip[rec.SKU] {
+			if k >= 0 && k < rec.Shards {
+				shards[rec.SKU] = append(shards[rec.SKU], markedShard(rec, k))
+			}
+		}
+	}
+	return shards, nil
+}
+
+// markedShard is shard k of rec's SKU as rec's marked set shows it: no available
+// unit, marked, of rec's layout and moved by no MOVE after rec.
+func markedShard(rec skuRecord, k int) shardRecord {
+	return shardRecord{PK: shardKey(rec.SKU, k), SKU: rec.SKU, Shard: k, Price: rec.Price, OnSale: rec.OnSale,
+		SaleStartsAt: rec.SaleStartsAt, ShardCount: rec.Shards, SoldOut: true}
 }

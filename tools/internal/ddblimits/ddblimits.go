@@ -382,7 +382,18 @@ func (m *Model) wait(d time.Duration) time.Duration {
 type Meter struct {
 	write, read                    atomic.Int64 // micro-units
 	requests, throttles, unapplied atomic.Int64
+	byOp                           [len(MeteredOperations)]atomic.Int64 // micro-units, write and read
 }
+
+// MeteredOperations are the DynamoDB operations a Meter counts apart
+// (Meter.OperationUnits takes an index into it): the write operations' units are
+// write units (their index entries' included), the others' read units.
+var MeteredOperations = [...]string{"TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem",
+	"GetItem", "BatchGetItem", "TransactGetItems", "Query", "Scan"}
+
+// OperationUnits returns the units counted so far for MeteredOperations[i]: write
+// units for a write operation, read units for a read.
+func (m *Meter) OperationUnits(i int) float64 { return float64(m.byOp[i].Load()) / 1e6 }
 
 // WithMeter returns ctx carrying m as well as the meters ctx already carries.
 func WithMeter(ctx context.Context, m *Meter) context.Context {
@@ -418,11 +429,15 @@ func unapplied(ctx context.Context) {
 }
 
 // meters adds write and read units, a request and a refusal to every meter of ctx.
-func meters(ctx context.Context, write, read float64, request, throttled bool) {
+func meters(ctx context.Context, op string, write, read float64, request, throttled bool) {
 	ms, _ := ctx.Value(meterKey{}).([]*Meter)
+	i := slices.Index(MeteredOperations[:], op)
 	for _, m := range ms {
 		m.write.Add(int64(write * 1e6))
 		m.read.Add(int64(read * 1e6))
+		if i >= 0 {
+			m.byOp[i].Add(int64((write + read) * 1e6))
+		}
 		if request {
 			m.requests.Add(1)
 		}
@@ -544,7 +559,7 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 	} else {
 		m.count(op, verdict{})
 	}
-	meters(ctx, v.write, v.read, true, len(v.throttle) > 0)
+	meters(ctx, op, v.write, v.read, true, len(v.throttle) > 0)
 	if writeOps[op] && v.refused() {
 		unapplied(ctx)
 	}
@@ -945,7 +960,7 @@ func (m *Model) nextKeyAttrs(s *itemState, a access) fields[json.RawMessage] {
 func (m *Model) answered(ctx context.Context, op string, r request, resp *http.Response) (*http.Response, error) {
 	if r.query == nil {
 		if units := m.applied(m.now(), op, r); units > 0 {
-			meters(ctx, units, 0, false, false)
+			meters(ctx, op, units, 0, false, false)
 		}
 		return resp, nil
 	}
@@ -961,7 +976,7 @@ func (m *Model) answered(ctx context.Context, op string, r request, resp *http.R
 	for _, it := range out.Items {
 		size += itemSize(it)
 	}
-	meters(ctx, 0, m.queried(m.now(), op, r.query, size), false, false)
+	meters(ctx, op, 0, m.queried(m.now(), op, r.query, size), false, false)
 	return resp, nil
 }
 

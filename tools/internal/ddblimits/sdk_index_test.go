@@ -3,6 +3,7 @@ package ddblimits_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,6 +103,11 @@ func TestModel_SDKIndexThrottlesTheBaseWrite(t *testing.T) {
 	if meter.WriteUnits() != 4 || meter.Throttles() != 2 || meter.Requests() != 4 {
 		t.Errorf("meter: %.1f write units, %d throttles, %d requests; want 4, 2, 4", meter.WriteUnits(), meter.Throttles(), meter.Requests())
 	}
+	// Per operation: the puts' items and index entries, the refused transaction nothing
+	// (the model refused it before the server).
+	if put, txn := meter.OperationUnits(opIndex(t, "PutItem")), meter.OperationUnits(opIndex(t, "TransactWriteItems")); put != 4 || txn != 0 {
+		t.Errorf("meter by operation: PutItem %.1f, TransactWriteItems %.1f write units; want 4 and 0", put, txn)
+	}
 	// A query of the index reads what it answers, eventually consistent: two small
 	// entries are half a unit.
 	var q ddblimits.Meter
@@ -110,9 +116,19 @@ func TestModel_SDKIndexThrottlesTheBaseWrite(t *testing.T) {
 		ExpressionAttributeNames:  map[string]string{"#b": "bucket"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{":b": &types.AttributeValueMemberS{Value: "H#0"}},
 	})
-	if err != nil || res.Count != 1 || q.ReadUnits() != 0.5 {
-		t.Errorf("query: %v, %d items, %.2f read units; want 1 item, 0.5 units", err, res.Count, q.ReadUnits())
+	if err != nil || res.Count != 1 || q.ReadUnits() != 0.5 || q.OperationUnits(opIndex(t, "Query")) != 0.5 {
+		t.Errorf("query: %v, %d items, %.2f read units (%.2f as Query); want 1 item, 0.5 units", err, res.Count, q.ReadUnits(), q.OperationUnits(opIndex(t, "Query")))
 	}
+}
+
+// opIndex is op's index in ddblimits.MeteredOperations.
+func opIndex(t *testing.T, op string) int {
+	t.Helper()
+	i := slices.Index(ddblimits.MeteredOperations[:], op)
+	if i < 0 {
+		t.Fatalf("%s is not metered apart", op)
+	}
+	return i
 }
 
 // An item grown by an update costs what it has grown to on its next write (DynamoDB

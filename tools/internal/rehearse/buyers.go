@@ -50,6 +50,9 @@ type buyer struct {
 	orderID string
 	orderWU float32 // write units of its order requests
 	orderRU float32 // read units of its order requests
+	// orderOps is its order requests' units per DynamoDB operation
+	// (ddblimits.MeteredOperations), nil until it orders.
+	orderOps *opUnits
 	// firstOrder is the model time the buyer first sent POST /orders (the first
 	// click), valid once ordered.
 	firstOrder time.Duration
@@ -399,6 +402,12 @@ func (e *engine) ordered(a reply) {
 	b.ordered = true
 	b.orderWU += float32(a.meter.WriteUnits())
 	b.orderRU += float32(a.meter.ReadUnits())
+	if b.orderOps == nil {
+		b.orderOps = new(opUnits)
+	}
+	for i := range b.orderOps {
+		b.orderOps[i] += float32(a.meter.OperationUnits(i))
+	}
 	if a.status == http.StatusCreated || a.status == http.StatusOK {
 		var o struct{ OrderID string }
 		json.Unmarshal(a.body, &o)
@@ -420,7 +429,7 @@ func (e *engine) ordered(a reply) {
 	}
 	if !e.retry(a, stepOrder) {
 		r.buyerAnswered(a.now - b.firstOrder)
-		r.refused(float64(b.orderWU), float64(b.orderRU), r.soldOutBy(b.sku, b.firstOrder))
+		r.refused(float64(b.orderWU), float64(b.orderRU), b.orderOps, r.soldOutBy(b.sku, b.firstOrder))
 	}
 }
 

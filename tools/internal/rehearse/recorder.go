@@ -33,7 +33,9 @@ type recorder struct {
 	// SKU was seen sold out, and their units: the rest were in flight as it sold out.
 	refusedLate                  int
 	refusedLateWU, refusedLateRU float64
-	units                        map[string]*units // by what the requests were for
+	// refusedOps is the refused buyers' units per DynamoDB operation.
+	refusedOps [len(ddblimits.MeteredOperations)]float64
+	units      map[string]*units // by what the requests were for
 }
 
 // createdOrder is one 201.
@@ -212,12 +214,21 @@ func (r *recorder) buyerAnswered(d time.Duration) {
 	r.buyerLatency = append(r.buyerLatency, float32(float64(d)/float64(time.Millisecond)))
 }
 
+// opUnits is units per DynamoDB operation, in the order of ddblimits.MeteredOperations.
+type opUnits [len(ddblimits.MeteredOperations)]float32
+
 // refused records a buyer whose order requests all failed, and their write and read
-// units; late: their first POST /orders came after the SKU was seen sold out.
-func (r *recorder) refused(writeUnits, readUnits float64, late bool) {
+// units, also per operation (ops); late: their first POST /orders came after the SKU
+// was seen sold out.
+func (r *recorder) refused(writeUnits, readUnits float64, ops *opUnits, late bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.refusedBuyers++
+	if ops != nil {
+		for i, u := range ops {
+			r.refusedOps[i] += float64(u)
+		}
+	}
 	r.refusedWU += writeUnits
 	r.refusedRU += readUnits
 	if late {

@@ -170,6 +170,21 @@ func TestRehearsal_FiguresABuyerSees(t *testing.T) {
 	if r.ReadUnitsPerRefusedBuyer <= 0 {
 		t.Errorf("read units per refused buyer %.2f; a STOCK_OUT reads the shards, want it counted", r.ReadUnitsPerRefusedBuyer)
 	}
+	// The split by operation adds up to the totals: writes from the write calls, reads
+	// from the reads (a refused transaction is billed whole, "Capacity management for
+	// transactions").
+	var w, rd float64
+	for op, u := range r.RefusedBuyerUnitsByOperation {
+		if strings.HasPrefix(op, "Get") || strings.HasPrefix(op, "BatchGet") || op == "TransactGetItems" || op == "Query" || op == "Scan" {
+			rd += u
+		} else {
+			w += u
+		}
+	}
+	if math.Abs(w-r.WriteUnitsPerRefusedBuyer) > 1e-3 || math.Abs(rd-r.ReadUnitsPerRefusedBuyer) > 1e-3 {
+		t.Errorf("units per refused buyer by operation %v add up to %.3f WU and %.3f RU; want %.3f and %.3f",
+			r.RefusedBuyerUnitsByOperation, w, rd, r.WriteUnitsPerRefusedBuyer, r.ReadUnitsPerRefusedBuyer)
+	}
 	// The split by when a refused buyer first asked: the buyers arrive over a second
 	// and the 10 units go in its first part, so some usually ask after the sell-out
 	// was first answered (on a loaded machine every request may start before that

@@ -15,6 +15,7 @@ import (
 	"github.com/stockguard/stockguard/internal/inventory"
 	"github.com/stockguard/stockguard/internal/reconcile"
 	"github.com/stockguard/stockguard/internal/stockctl/plan"
+	"github.com/stockguard/stockguard/tools/internal/ddblimits"
 	"github.com/stockguard/stockguard/tools/internal/quotas"
 	"github.com/stockguard/stockguard/tools/internal/testing/booktest"
 )
@@ -62,6 +63,11 @@ type Report struct {
 	// averaged over them (0 when none was refused).
 	WriteUnitsPerRefusedBuyer float64 `json:"writeUnitsPerRefusedBuyer"`
 	ReadUnitsPerRefusedBuyer  float64 `json:"readUnitsPerRefusedBuyer"`
+	// RefusedBuyerUnitsByOperation splits those units by DynamoDB operation
+	// (ddblimits.MeteredOperations): write units of a write operation (a refused
+	// TransactWriteItems is billed whole), read units of a read, per refused buyer;
+	// operations they did not call are absent.
+	RefusedBuyerUnitsByOperation map[string]float64 `json:"refusedBuyerUnitsByOperation,omitempty"`
 	// RefusedInFlight splits the refused buyers by when they first sent POST /orders:
 	// before their SKU was first seen sold out (a STOCK_OUT or a page showing none
 	// available: in flight as the last units went) or after it.
@@ -112,6 +118,33 @@ type RefusedSplit struct {
 	Buyers             int     `json:"buyers"`
 	WriteUnitsPerBuyer float64 `json:"writeUnitsPerBuyer"`
 	ReadUnitsPerBuyer  float64 `json:"readUnitsPerBuyer"`
+}
+
+// perBuyer is units (per ddblimits.MeteredOperations) divided by n buyers, by
+// operation name, the operations with none left out.
+func perBuyer(units []float64, n int) map[string]float64 {
+	out := map[string]float64{}
+	for i, u := range units {
+		if u > 0 {
+			out[ddblimits.MeteredOperations[i]] = u / float64(n)
+		}
+	}
+	return out
+}
+
+// byOperation is units per operation as text, the largest first: "TransactWriteItems
+// 1.21 WU, GetItem 1.50 RU".
+func byOperation(units map[string]float64) string {
+	names := slices.SortedFunc(maps.Keys(units), func(a, b string) int { return cmp.Compare(units[b], units[a]) })
+	parts := make([]string, len(names))
+	for i, op := range names {
+		kind := "RU"
+		if slices.Index(ddblimits.MeteredOperations[:], op) < slices.Index(ddblimits.MeteredOperations[:], "GetItem") {
+			kind = "WU"
+		}
+		parts[i] = fmt.Sprintf("%s %.2f %s", op, units[op], kind)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // split is n buyers' units per buyer.
@@ -503,6 +536,7 @@ func (s *sale) summariseUnits(r *Report) (write, read float64) {
 	if rec.refusedBuyers > 0 {
 		r.WriteUnitsPerRefusedBuyer = rec.refusedWU / float64(rec.refusedBuyers)
 		r.ReadUnitsPerRefusedBuyer = rec.refusedRU / float64(rec.refusedBuyers)
+		r.RefusedBuyerUnitsByOperation = perBuyer(rec.refusedOps[:], rec.refusedBuyers)
 	}
 	r.RefusedAfter = split(rec.refusedLate, rec.refusedLateWU, rec.refusedLateRU)
 	r.RefusedInFlight = split(rec.refusedBuyers-rec.refusedLate, rec.refusedWU-rec.refusedLateWU, rec.refusedRU-rec.refusedLateRU)
@@ -647,6 +681,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		r.WriteUnitsPerOrder, r.ReadUnitsPerPageView, r.WriteUnitsPerRefusedBuyer, r.ReadUnitsPerRefusedBuyer,
 		r.RefusedInFlight.Buyers, r.RefusedInFlight.WriteUnitsPerBuyer, r.RefusedInFlight.ReadUnitsPerBuyer,
 		r.RefusedAfter.Buyers, r.RefusedAfter.WriteUnitsPerBuyer, r.RefusedAfter.ReadUnitsPerBuyer)
+	if len(r.RefusedBuyerUnitsByOperation) > 0 {
+		fmt.Fprintf(tw, "refused	per refused buyer by call: %s\n", byOperation(r.RefusedBuyerUnitsByOperation))
+	}
 	m, f := r.USDPerMillionOrders, r.USDFixedPerSale
 	fmt.Fprintf(tw, "cost\t$%.2f per million orders: DynamoDB $%.2f, Lambda requests $%.2f and GB-seconds $%.2f, API Gateway $%.2f, SQS $%.2f, KMS signing at login $%.2f, CloudWatch Logs $%.2f, X-Ray $%.2f, provisioned concurrency $%.2f, pre-warming $%.2f\n",
 		m.Total, m.DynamoDB, m.LambdaRequests, m.LambdaGBSeconds, m.APIGateway, m.SQS, m.KMS, m.Logs, m.XRay, m.ProvisionedConcurrency, m.PreWarming)

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -397,4 +398,95 @@ func TestReserve_SellOutIsEnteredThroughTransactionConflicts(t *testing.T) {
 			}
 		})
 	}
+}
+
+// After an unsell a refusal reads the SKU record strongly and only the shards it does
+// not list as marked. A SKU of 4 shards sells out and enters the state (its record
+// lists all 4 marked); a release into one shard takes it out (3 listed) and a buyer
+// takes that unit. Environment B learned the sell-out before: its next buyer reads the
+// record (not sold out, 3 marked), then the one unmarked shard, finds it empty and
+// enters the state again, marking that shard alone: 1 shard read, not 4, and no
+// transaction. On a record that lists no marks it would read all 4.
+func TestReserve_AfterAnUnsellARefusalReadsOnlyTheUnmarkedShards(t *testing.T) {
+	const n = 4
+	var mu sync.Mutex
+	shardKeys := 0
+	capture := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".BatchGetItem") {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				mu.Lock()
+				shardKeys += strings.Count(string(body), "#shard#")
+				mu.Unlock()
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	keysRead := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return shardKeys
+	}
+	e := newEnv(t, dynamo.Options{}, capture, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: n, Shards: n})
+	ctx := context.Background()
+	b := store{dynamo.New(e.DB, e.Tables, dynamo.Options{})}
+	buy := func(s store, user string) (*inventory.Order, error) {
+		o, _, err := s.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+		return o, err
+	}
+	orders := make([]*inventory.Order, n)
+	for i := range orders {
+		o, err := buy(e.store, fmt.Sprint("early", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		orders[i] = o
+	}
+	if _, err := buy(b, "b-refused"); !errors.Is(err, inventory.ErrStockOut) {
+		t.Fatalf("B's buyer after the sell-out: %v, want STOCK_OUT", err)
+	}
+	if got := e.markedListed(t, "cup"); got != n {
+		t.Fatalf("after the sell-out the record lists %d shards marked, want %d", got, n)
+	}
+	if _, _, err := e.store.Release(ctx, orders[0], inventory.CancelUser); err != nil {
+		t.Fatal(err)
+	}
+	if sold, marked := e.soldOutState(t, "cup"); sold || marked != n-1 || e.markedListed(t, "cup") != n-1 {
+		t.Fatalf("after a release: soldOut %v, %d shards marked, %d listed; want not sold out, %d and %d", sold, marked, e.markedListed(t, "cup"), n-1, n-1)
+	}
+	if _, err := buy(e.store, "after-release"); err != nil {
+		t.Fatalf("the released unit: %v, want it", err)
+	}
+	before, keys := e.counts(), keysRead()
+	if _, err := buy(b, "b-refused-again"); !errors.Is(err, inventory.ErrStockOut) {
+		t.Fatalf("B's buyer after the unit went again: %v, want STOCK_OUT", err)
+	}
+	if got := keysRead() - keys; got != 1 {
+		t.Errorf("the refusal read %d shards, want 1 (the one the record does not list as marked)", got)
+	}
+	// The record's strong read, the shard's, and the entry: its claim, the shard's
+	// mark and the state.
+	e.checkSent(t, before, map[string]int{"GetItem": 1, "BatchGetItem": 1, "UpdateItem": 3})
+	if sold, marked := e.soldOutState(t, "cup"); !sold || marked != n || e.markedListed(t, "cup") != n {
+		t.Errorf("sold out again: soldOut %v, %d shards marked, %d listed; want all %d", sold, marked, e.markedListed(t, "cup"), n)
+	}
+	e.checkAvailable(t, "cup", 0)
+}
+
+// markedListed is how many shards sku's record lists as marked (its mk<k>
+// attributes).
+func (e *env) markedListed(t testing.TB, sku string) int {
+	t.Helper()
+	n := 0
+	for _, it := range e.Scan(t, e.Tables.SKUs) {
+		if it["skuId"] == sku && it["kind"] == "SKU" {
+			for name, v := range it {
+				if strings.HasPrefix(name, "mk") && v == true {
+					n++
+				}
+			}
+		}
+	}
+	return n
 }
