@@ -866,24 +866,20 @@ func (m *Model) recordThrottleLocked(now time.Time, v verdict) {
 }
 
 // state is the item's state, created empty on first use.
-func (m *Model) state(item string) *itemState {
-	s := m.items[item]
-	if s == nil {
-		s = &itemState{}
-		m.items[item] = s
+func (m *Model) state(item string) *itemState { return entry(m.items, item) }
+
+// entry is the value of name in byName, created empty on first use.
+func entry[V any](byName map[string]*V, name string) *V {
+	v := byName[name]
+	if v == nil {
+		v = new(V)
+		byName[name] = v
 	}
-	return s
+	return v
 }
 
 // limit is the bucket of a named limit (an index partition or a table quota).
-func (m *Model) limit(name string) *bucket {
-	b := m.limits[name]
-	if b == nil {
-		b = &bucket{}
-		m.limits[name] = b
-	}
-	return b
-}
+func (m *Model) limit(name string) *bucket { return entry(m.limits, name) }
 
 // units is what one access costs: per KB of the item written (transactional twice),
 // per 4 KB read (eventually consistent half, transactional twice).

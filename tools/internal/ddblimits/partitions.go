@@ -79,14 +79,7 @@ func (m *Model) partitionName(table, index, key string) string {
 }
 
 // partition is the named partition, created empty on first use. m.mu is held.
-func (m *Model) partition(name string) *partition {
-	p := m.parts[name]
-	if p == nil {
-		p = &partition{}
-		m.parts[name] = p
-	}
-	return p
-}
+func (m *Model) partition(name string) *partition { return entry(m.parts, name) }
 
 // partitionKey is the value of an access's partition key (the table's first key
 // attribute), or its whole item key when the model does not know the table's keys.

@@ -45,19 +45,18 @@ func putMany(m *Model, now time.Time, pk string, n int) int {
 
 func TestPartitionCount_FromWarmThroughput(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		cfg   Config
-		index string
-		want  int
+		name, index string
+		cfg         Config
+		want        int // partitions
 	}{
-		{"new on-demand table", Config{WarmWriteUnits: NewTableWriteUnits, WarmReadUnits: NewTableReadUnits}, "", 4},
-		{"warm to the quota", Config{}, "", 40},
-		{"reads bind", Config{WarmWriteUnits: 1000, WarmReadUnits: 30000}, "", 10},
-		{"pre-warmed writes, reads to a raised quota", Config{WarmWriteUnits: 266250, TableReadUnits: 400000}, "", 267},
-		{"new on-demand index", Config{IndexWarmWriteUnits: NewTableWriteUnits}, "I", 4},
-		{"index warm to the quota", Config{}, "I", 40},
-		{"pre-warmed index", Config{IndexWarmWriteUnits: 75000}, "I", 75},
-		{"tiny", Config{WarmWriteUnits: 1, WarmReadUnits: 1}, "", 1},
+		{"new on-demand table", "", Config{WarmWriteUnits: NewTableWriteUnits, WarmReadUnits: NewTableReadUnits}, 4},
+		{"warm to the quota", "", Config{}, 40},
+		{"reads bind", "", Config{WarmWriteUnits: 1000, WarmReadUnits: 30000}, 10},
+		{"pre-warmed writes, reads to a raised quota", "", Config{WarmWriteUnits: 266250, TableReadUnits: 400000}, 267},
+		{"new on-demand index", "I", Config{IndexWarmWriteUnits: NewTableWriteUnits}, 4},
+		{"index warm to the quota", "I", Config{}, 40},
+		{"pre-warmed index", "I", Config{IndexWarmWriteUnits: 75000}, 75},
+		{"tiny", "", Config{WarmWriteUnits: 1, WarmReadUnits: 1}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.IsolateAfter = time.Minute
