@@ -23,7 +23,9 @@
 //     -warm and -warm-close (createOrder and closeOrder environments warm at the
 //     start: provisioned concurrency),
 //     -partition-wcu, -table-wcu, -table-rcu, -warm-wcu, -warm-rcu, -index-warm-wcu
-//     (a table or index starts cold, as a new on-demand one, unless pre-warmed);
+//     (a table or index starts cold, as a new on-demand one, unless pre-warmed),
+//     -isolate-after (keys share the partitions a table's or index's warm throughput
+//     implies until split for heat isolates a hot item: 0 puts every key on its own);
 //   - WeChat Pay: -wechatpay-rtt (its merchant API's round trip, taken by the
 //     stand-in on every call);
 //   - the prices (US dollars, us-east-1; internal/stockctl/plan.Prices cites each
@@ -186,6 +188,7 @@ func defineQuotaFlags(fs *flag.FlagSet, c *rehearse.Config) {
 	fs.Float64Var(&c.Model.WarmWriteUnits, "warm-wcu", ddblimits.NewTableWriteUnits, "each table's warm write throughput, units/s: a new on-demand table's 4,000, or what it was pre-warmed to (0: warm up to -table-wcu)")
 	fs.Float64Var(&c.Model.WarmReadUnits, "warm-rcu", ddblimits.NewTableReadUnits, "each table's warm read throughput, units/s: a new on-demand table's 12,000, or what it was pre-warmed to (0: warm up to -table-rcu)")
 	fs.Float64Var(&c.Model.IndexWarmWriteUnits, "index-warm-wcu", ddblimits.NewTableWriteUnits, "each global secondary index's warm write throughput, units/s: a new on-demand index's 4,000, or what it was pre-warmed to (the template's IndexWarmWriteUnits; 0: warm up to its quota)")
+	fs.DurationVar(&c.Model.IsolateAfter, "isolate-after", ddblimits.DefaultIsolateAfter, "keys share the partitions their table's or index's warm throughput implies, and a hot item (over half its partition's units every second) gets a partition of its own after this long at 1× (an assumption: AWS states no time; an index key never); 0: every key on a partition of its own from the start")
 	fs.Float64Var(&c.Model.WriteUnits, "partition-wcu", 0, "write units/s of one partition, item or index key (0: DynamoDB's 1,000)")
 }
 

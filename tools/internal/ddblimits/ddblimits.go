@@ -20,6 +20,27 @@
 //     ThrottlingReason, describes a hot key), and a TransactWriteItems with a
 //     TransactionCanceledException whose reason for that item is ThrottlingError (API
 //     Reference, TransactWriteItems).
+//   - Shared partitions and split for heat (Config.IsolateAfter > 0). DynamoDB hashes
+//     each partition key value onto one of its table's partitions ("Partitions and
+//     data distribution in DynamoDB"), and the keys on one partition share its 1,000
+//     write and 3,000 read units per second. A table or index has the partitions its
+//     warm throughput implies (PartitionCount: 4 for a new on-demand table, 40 for one
+//     warm to the default quota); the model places each item's partition key value and
+//     each index hash key value by an FNV hash, and a refusal on a partition another
+//     key shares names the partition and the refused key ("partition T#17 sku-004").
+//     Adaptive capacity isolates frequently accessed items, moving a hot item onto a
+//     partition of its own ("Burst and adaptive capacity",
+//     https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/burst-adaptive-capacity.html,
+//     "Isolate frequently accessed items"; split for heat in "1- Key range throughput
+//     exceeded (hot partitions)",
+//     https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/throttling-key-range-limit-exceeded-mitigation.html),
+//     after a while AWS does not state. The model's rule: an item whose requests
+//     asked for more than half of its partition's units in every second of model time
+//     for Config.IsolateAfter (admitted or refused) gets a partition of its own, still
+//     1,000/3,000 units deep. An index key is never isolated: its entries are written
+//     with a sort key that only grows (below), so the model takes it that no split
+//     point spreads them. A Query takes its units from its key's partition.
+//     IsolateAfter 0 gives every key a partition of its own from the start.
 //   - Global secondary indexes. Every write of an item is also a write of its entries
 //     in the table's indexes (Config.Indexes): a new entry one write, an entry whose
 //     index key changed two (delete and put), an entry updated in place (an update
@@ -97,8 +118,8 @@
 // every rate is s times lower; a benchmark multiplies the rates it measures by s and
 // divides the latencies by s to report them at 1×.
 //
-// What it leaves out: adaptive capacity splitting a partition, partial
-// BatchGetItem/BatchWriteItem answers (a batch with any item over budget is throttled
+// What it leaves out: partitions added as a table's throughput grows past its warm
+// throughput, splits by size, partial BatchGetItem/BatchWriteItem answers (a batch with any item over budget is throttled
 // whole), conflicts between TransactGetItems and plain writes, and the index entries
 // of items written while the model was bypassed. A request refused by the model
 // consumes nothing; one it admits consumes its base units whatever its conditions
@@ -204,6 +225,15 @@ type Config struct {
 	// others (the clock does not move during a call); Slowdown should then be 1.
 	// Default: time.Now, with the waits.
 	Now func() time.Time
+	// IsolateAfter, when above 0, puts keys on shared partitions: each table and index
+	// has the partitions its warm throughput implies (PartitionCount), each item's
+	// partition key value and each index hash key value is hashed onto one of them, and
+	// the keys on one partition share its units. Split for heat gives an item key a
+	// partition of its own once it has asked for more than half of its partition's
+	// units in every second of model time for IsolateAfter (an index key never: see the
+	// package doc). AWS does not document how long that takes; DefaultIsolateAfter is
+	// the model's guess. 0: every key on a partition of its own from the start.
+	IsolateAfter time.Duration
 	// LoseAnswerEvery n > 0 drops the answer of every nth write call (PutItem,
 	// UpdateItem, DeleteItem, TransactWriteItems) that the server applied, answering
 	// it with HTTP 500 InternalServerError instead: the ambiguous outcome of a write
@@ -275,10 +305,13 @@ type Model struct {
 	warm      map[string]*warmth // tables' traffic per second, by limit name
 	stats     map[string]Counts
 	throttled map[string]int
-	first     map[string]time.Time // when each limit first refused a request
-	keyAttrs  map[string][]string  // table → the attributes that key its indexes
-	writes    atomic.Int64         // applied write calls, for LoseAnswerEvery
-	slow      atomic.Uint64        // the clock scale in force (float64 bits): Config.Slowdown until SetSlowdown
+	first     map[string]time.Time  // when each limit first refused a request
+	keyAttrs  map[string][]string   // table → the attributes that key its indexes
+	parts     map[string]*partition // shared partitions by name ("T#17", "T.I#3"), Config.IsolateAfter > 0
+	indexKeys map[string]bool       // index hash keys placed on their partitions ("T.I hash")
+	isolated  int                   // item keys split for heat has isolated
+	writes    atomic.Int64          // applied write calls, for LoseAnswerEvery
+	slow      atomic.Uint64         // the clock scale in force (float64 bits): Config.Slowdown until SetSlowdown
 }
 
 // Counts are what the model did with one operation's requests.
@@ -297,6 +330,7 @@ func New(cfg Config) *Model {
 	m := &Model{
 		cfg: cfg.withDefaults(), now: time.Now, items: map[string]*itemState{}, limits: map[string]*bucket{}, warm: map[string]*warmth{},
 		stats: map[string]Counts{}, throttled: map[string]int{}, first: map[string]time.Time{}, keyAttrs: map[string][]string{},
+		parts: map[string]*partition{}, indexKeys: map[string]bool{},
 	}
 	if cfg.Now != nil {
 		m.now = cfg.Now
@@ -338,7 +372,9 @@ func (m *Model) Stats() map[string]Counts {
 
 // Throttled returns how many requests each limit refused so far, by the limit's
 // name: "item <table> <key>" for an item's partition, "index <table>.<index> <hash
-// key value>" for an index partition, "table <table> writes" (or reads) for a
+// key value>" for an index partition, "partition <table>#<n> <key>" (or
+// "partition <table>.<index>#<n> <hash key value>") for a partition the refused key
+// shares with others (Config.IsolateAfter), "table <table> writes" (or reads) for a
 // table's quota. A request refused by several limits counts once, on the first.
 func (m *Model) Throttled() map[string]int {
 	m.mu.Lock()
@@ -631,6 +667,7 @@ type itemState struct {
 	whole       bool                    // attrs cover the whole item: it was Put through the model
 	keyAttrs    fields[json.RawMessage] // the item's index key attributes, as its writes left them
 	entries     fields[indexEntry]      // index name → the item's entry there
+	heat        *keyHeat                // its traffic for split for heat (Config.IsolateAfter > 0)
 }
 
 // bucket is a token bucket of capacity units.
@@ -746,7 +783,7 @@ func (m *Model) checkHolds(now time.Time, r request, v *verdict) {
 // reads has less than half a unit left at now (a read takes at least half a unit).
 // It takes nothing. m.mu is held.
 func (m *Model) checkQueryPartition(now time.Time, q *query, v *verdict) {
-	if l := m.queryLimit(q); !m.limit(l.name).take(now, m.cfg.ReadUnits/m.slowdown(), m.cfg.ReadUnits*m.cfg.Burst.Seconds(), 0.5, false) {
+	if b, l := m.queryBucket(q); !b.take(now, m.cfg.ReadUnits/m.slowdown(), m.cfg.ReadUnits*m.cfg.Burst.Seconds(), 0.5, false) {
 		v.throttled(0, l)
 	}
 }
@@ -764,6 +801,9 @@ func (m *Model) takeThroughput(now time.Time, r request, v *verdict) (write, rea
 				s.size = a.putSize
 			}
 			units := m.units(s, a)
+			if commit == 0 && m.shared() {
+				m.offer(s, a, now, units)
+			}
 			if a.write {
 				write += units
 			} else {
@@ -788,8 +828,7 @@ func (m *Model) takeThroughput(now time.Time, r request, v *verdict) (write, rea
 func (m *Model) checkIndexWrites(now time.Time, s *itemState, i int, a access, v *verdict) {
 	perIndex := map[string]float64{}
 	for _, w := range m.plannedIndexWrites(s, a) {
-		l := limit{name: "index " + a.table + "." + w.index + " " + w.hash, reason: "IndexWriteKeyRangeThroughputExceeded", resource: arn(a.table, w.index)}
-		if !m.limit(l.name).take(now, m.cfg.WriteUnits/m.slowdown(), m.cfg.WriteUnits*m.cfg.Burst.Seconds(), w.units, false) {
+		if b, l := m.indexBucket(a.table, w.index, w.hash); !b.take(now, m.cfg.WriteUnits/m.slowdown(), m.cfg.WriteUnits*m.cfg.Burst.Seconds(), w.units, false) {
 			v.throttled(i, l)
 		}
 		perIndex[w.index] += w.units
@@ -842,24 +881,20 @@ func (m *Model) recordThrottleLocked(now time.Time, v verdict) {
 }
 
 // state is the item's state, created empty on first use.
-func (m *Model) state(item string) *itemState {
-	s := m.items[item]
-	if s == nil {
-		s = &itemState{}
-		m.items[item] = s
+func (m *Model) state(item string) *itemState { return entry(m.items, item) }
+
+// entry is the value of name in byName, created empty on first use.
+func entry[V any](byName map[string]*V, name string) *V {
+	v := byName[name]
+	if v == nil {
+		v = new(V)
+		byName[name] = v
 	}
-	return s
+	return v
 }
 
 // limit is the bucket of a named limit (an index partition or a table quota).
-func (m *Model) limit(name string) *bucket {
-	b := m.limits[name]
-	if b == nil {
-		b = &bucket{}
-		m.limits[name] = b
-	}
-	return b
-}
+func (m *Model) limit(name string) *bucket { return entry(m.limits, name) }
 
 // units is what one access costs: per KB of the item written (transactional twice),
 // per 4 KB read (eventually consistent half, transactional twice).
@@ -875,15 +910,16 @@ func (m *Model) units(s *itemState, a access) float64 {
 // and its table's quota, and names the limit that refused it.
 func (m *Model) takeBase(s *itemState, now time.Time, a access, units float64, commit bool) (limit, bool) {
 	slow := m.slowdown()
+	b, key := m.itemBucket(s, a)
 	if a.write {
-		if !s.write.take(now, m.cfg.WriteUnits/slow, m.cfg.WriteUnits*m.cfg.Burst.Seconds(), units, commit) {
-			return limit{name: "item " + a.table + " " + keyName(a.key), reason: "TableWriteKeyRangeThroughputExceeded", resource: arn(a.table, "")}, false
+		if !b.take(now, m.cfg.WriteUnits/slow, m.cfg.WriteUnits*m.cfg.Burst.Seconds(), units, commit) {
+			return key, false
 		}
 		l := limit{name: "table " + a.table + " writes", reason: "TableWriteAccountLimitExceeded", resource: arn(a.table, "")}
 		return l, m.takeTable(now, l.name, m.cfg.TableWriteUnits, m.cfg.WarmWriteUnits, units, commit)
 	}
-	if !s.read.take(now, m.cfg.ReadUnits/slow, m.cfg.ReadUnits*m.cfg.Burst.Seconds(), units, commit) {
-		return limit{name: "item " + a.table + " " + keyName(a.key), reason: "TableReadKeyRangeThroughputExceeded", resource: arn(a.table, "")}, false
+	if !b.take(now, m.cfg.ReadUnits/slow, m.cfg.ReadUnits*m.cfg.Burst.Seconds(), units, commit) {
+		return key, false
 	}
 	l := limit{name: "table " + a.table + " reads", reason: "TableReadAccountLimitExceeded", resource: arn(a.table, "")}
 	return l, m.takeTable(now, l.name, m.cfg.TableReadUnits, m.cfg.WarmReadUnits, units, commit)
@@ -919,6 +955,23 @@ func (m *Model) queryLimit(q *query) limit {
 		return limit{name: "item " + q.table + " " + q.hash + " reads", reason: "TableReadKeyRangeThroughputExceeded", resource: arn(q.table, "")}
 	}
 	return limit{name: "table " + q.table + " reads", reason: "TableReadAccountLimitExceeded", resource: arn(q.table, "")}
+}
+
+// queryBucket is the bucket a Query or Scan takes its read units from and the limit
+// that names a refusal: queryLimit's own, or, while keys share partitions, the read
+// bucket of the partition its key hashes onto (named "partition <name> <key> reads"
+// once another key shares it). m.mu is held.
+func (m *Model) queryBucket(q *query) (*bucket, limit) {
+	l := m.queryLimit(q)
+	if !m.shared() || q.hash == "" {
+		return m.limit(l.name), l
+	}
+	name := m.partitionName(q.table, q.index, q.hash)
+	p := m.partition(name)
+	if p.keys > 1 {
+		l.name = "partition " + name + " " + q.hash + " reads"
+	}
+	return &p.read, l
 }
 
 // plannedIndexWrites are the index writes a (not yet applied) write would make.
@@ -1001,7 +1054,8 @@ func (m *Model) applied(now time.Time, op string, r request) float64 {
 		next := m.nextKeyAttrs(s, a)
 		after := entries(indexes, m.cfg.Keys[a.table], s.entries, next, a.change, max(s.size, a.putSize))
 		for _, w := range indexWrites(indexes, s.entries, after, a.change) {
-			m.limit("index "+a.table+"."+w.index+" "+w.hash).charge(now, m.cfg.WriteUnits/m.slowdown(), m.cfg.WriteUnits*m.cfg.Burst.Seconds(), w.units)
+			b, _ := m.indexBucket(a.table, w.index, w.hash)
+			b.charge(now, m.cfg.WriteUnits/m.slowdown(), m.cfg.WriteUnits*m.cfg.Burst.Seconds(), w.units)
 			if m.cfg.IndexWarmWriteUnits > 0 {
 				m.warmth(now, indexWritesLimit(a.table, w.index).name).units += w.units
 			}
@@ -1059,7 +1113,8 @@ func (m *Model) queried(now time.Time, op string, q *query, size int) float64 {
 	units := float64(max((size+4095)/4096, 1)) * q.factor
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.limit(m.queryLimit(q).name).charge(now, m.cfg.ReadUnits/m.slowdown(), m.cfg.ReadUnits*m.cfg.Burst.Seconds(), units)
+	b, _ := m.queryBucket(q)
+	b.charge(now, m.cfg.ReadUnits/m.slowdown(), m.cfg.ReadUnits*m.cfg.Burst.Seconds(), units)
 	m.addUnitsLocked(op, 0, 0, units)
 	return units
 }

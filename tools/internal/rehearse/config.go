@@ -229,6 +229,8 @@ func (c Config) checkQuotas() error {
 		return badFlag("warm-wcu", "-warm-wcu and -warm-rcu must not be negative")
 	case c.Model.IndexWarmWriteUnits < 0:
 		return badFlag("index-warm-wcu", "must not be negative")
+	case c.Model.IsolateAfter < 0:
+		return badFlag("isolate-after", "must not be negative")
 	case c.Warm < 0:
 		return badFlag("warm", "must not be negative")
 	case c.WarmClose < 0:

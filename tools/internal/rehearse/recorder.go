@@ -88,6 +88,13 @@ func (r *recorder) throttled(limit string, now time.Duration) {
 		r.count(seriesIndex, now)
 	case strings.HasPrefix(limit, "item "):
 		r.count(seriesItem, now)
+	case strings.HasPrefix(limit, "partition "):
+		// "partition T.I#3 key" is an index's, "partition T#17 key" a table's.
+		if part, _, _ := strings.Cut(strings.TrimPrefix(limit, "partition "), "#"); strings.Contains(part, ".") {
+			r.count(seriesIndex, now)
+		} else {
+			r.count(seriesItem, now)
+		}
 	default:
 		r.count(seriesTableQuota, now)
 	}

@@ -48,9 +48,18 @@ type Report struct {
 	// Buyers counts why buyers left without an order.
 	Buyers map[string]int `json:"buyers"`
 	// Throttles counts refusals by the limit that made them: "item <table> <key>",
-	// "index <table>.<index> <hash key>", "table <table> writes", "API Gateway
-	// account", "API Gateway route <route>", "Lambda <function> <reason>".
+	// "index <table>.<index> <hash key>" (a key alone on its partition), "partition
+	// <table>#<n> <key>" or "partition <table>.<index>#<n> <hash key>" (a partition the
+	// refused key shares with others), "table <table> writes", "API Gateway account",
+	// "API Gateway route <route>", "Lambda <function> <reason>".
 	Throttles map[string]int `json:"throttles"`
+	// Partitions counts each table's and index's partitions ("<table>",
+	// "<table>.<index>") while keys share them (Settings.IsolateAfterSeconds > 0; nil
+	// otherwise); IsolatedKeys is how many item keys split for heat gave a partition of
+	// their own; SharedPartitionThrottles how many refusals a shared partition made.
+	Partitions               map[string]int `json:"partitions"`
+	IsolatedKeys             int            `json:"isolatedKeys"`
+	SharedPartitionThrottles int            `json:"sharedPartitionThrottles"`
 	// FirstThrottles lists the limits in the order they first refused a request;
 	// Binding names the limit that refused the most.
 	FirstThrottles []FirstThrottle `json:"firstThrottles"`
@@ -184,6 +193,9 @@ type Settings struct {
 	WarmWriteUnits      float64 `json:"warmWriteUnits"`
 	WarmReadUnits       float64 `json:"warmReadUnits"`
 	IndexWarmWriteUnits float64 `json:"indexWarmWriteUnits"`
+	// IsolateAfterSeconds is how long a hot key shares its partition before split for
+	// heat isolates it, model seconds (0: every key on a partition of its own).
+	IsolateAfterSeconds float64 `json:"isolateAfterSeconds"`
 	PeakBuyersPerSecond float64 `json:"peakBuyersPerSecond"`
 	// Warm and WarmClose are the createOrder and closeOrder execution environments
 	// warm at the start (-warm, -warm-close: provisioned concurrency); Reserved the
@@ -506,7 +518,11 @@ func (s *sale) summariseThrottles(r *Report) {
 		if r.Throttles[name] > most {
 			r.Binding, most = name, r.Throttles[name]
 		}
+		if strings.HasPrefix(name, "partition ") {
+			r.SharedPartitionThrottles += r.Throttles[name]
+		}
 	}
+	r.Partitions, r.IsolatedKeys = s.model.Partitions()
 }
 
 // summariseUnits fills the DynamoDB units per request of each kind, per page view,
@@ -621,8 +637,8 @@ func (s *sale) settings() Settings {
 		LambdaConcurrency: cmp.Or(c.Lambda.AccountConcurrency, quotas.AccountConcurrency), ColdStartMs: float64(c.Lambda.ColdStart) / float64(time.Millisecond),
 		PartitionWriteUnits: s.model.Config().WriteUnits, PeakBuyersPerSecond: c.PeakBuyers(),
 		WarmWriteUnits: s.model.Config().WarmWriteUnits, WarmReadUnits: s.model.Config().WarmReadUnits,
-		IndexWarmWriteUnits: s.model.Config().IndexWarmWriteUnits,
-		Warm:                c.Warm, WarmClose: c.WarmClose, Reserved: maps.Clone(c.Reserved),
+		IndexWarmWriteUnits: s.model.Config().IndexWarmWriteUnits, IsolateAfterSeconds: s.model.Config().IsolateAfter.Seconds(),
+		Warm: c.Warm, WarmClose: c.WarmClose, Reserved: maps.Clone(c.Reserved),
 	}
 	if st.Reserved == nil {
 		st.Reserved = map[string]int{}
@@ -666,6 +682,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		c.APIRate, c.APIBurst, c.StageRate, c.StageBurst, c.LambdaConcurrency, c.PartitionWriteUnits, c.WarmWriteUnits, c.WarmReadUnits, c.IndexWarmWriteUnits)
 	fmt.Fprintf(tw, "lambda\t%d createOrder and %d closeOrder environments warm at the start (-warm, -warm-close); reserved concurrency %s\n",
 		c.Warm, c.WarmClose, reservations(c.Reserved))
+	fmt.Fprintf(tw, "partitions\t%s\n", r.partitionsLine())
 	fmt.Fprintf(tw, "clock\t%.1f× slower: %.0f s of sale in %.0f s wall, %.0f s CPU; worst lag %.1f ms at 1×\n",
 		r.Slowdown, r.ModelSeconds, r.WallSeconds, r.CPUSeconds, r.LagMs)
 	fmt.Fprintf(tw, "orders\t%d created, peak %.0f/s, mean %.0f/s, p50 %.1f ms, p99 %.1f ms per request, p99 %.1f ms a buyer waits (first tap to final answer); at the end %s\n",
@@ -682,7 +699,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 		r.RefusedInFlight.Buyers, r.RefusedInFlight.WriteUnitsPerBuyer, r.RefusedInFlight.ReadUnitsPerBuyer,
 		r.RefusedAfter.Buyers, r.RefusedAfter.WriteUnitsPerBuyer, r.RefusedAfter.ReadUnitsPerBuyer)
 	if len(r.RefusedBuyerUnitsByOperation) > 0 {
-		fmt.Fprintf(tw, "refused	per refused buyer by call: %s\n", byOperation(r.RefusedBuyerUnitsByOperation))
+		fmt.Fprintf(tw, "refused\tper refused buyer by call: %s\n", byOperation(r.RefusedBuyerUnitsByOperation))
 	}
 	m, f := r.USDPerMillionOrders, r.USDFixedPerSale
 	fmt.Fprintf(tw, "cost\t$%.2f per million orders: DynamoDB $%.2f, Lambda requests $%.2f and GB-seconds $%.2f, API Gateway $%.2f, SQS $%.2f, KMS signing at login $%.2f, CloudWatch Logs $%.2f, X-Ray $%.2f, provisioned concurrency $%.2f, pre-warming $%.2f\n",
@@ -693,6 +710,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	r.writeDetails(w)
+	return nil
+}
+
+// writeDetails writes the report's lists: the units per request by what it was for,
+// the limits that refused requests (first to refuse on top) and the SKUs.
+func (r *Report) writeDetails(w io.Writer) {
 	fmt.Fprintln(w, "\nDynamoDB units per request, by what it was for:")
 	for _, kind := range slices.Sorted(maps.Keys(r.Units)) {
 		u := r.Units[kind]
@@ -718,7 +742,17 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "  %s  %d shards, %d orders, %d paid, %s\n", sku.SKUID, sku.Shards, sku.Created, sku.Paid, sold)
 	}
-	return nil
+}
+
+// partitionsLine says how DynamoDB's keys were placed: every key on a partition of
+// its own, or the partitions of each table and index, the keys split for heat
+// isolated and the refusals of shared partitions.
+func (r *Report) partitionsLine() string {
+	if r.Config.IsolateAfterSeconds <= 0 {
+		return "every key on a partition of its own"
+	}
+	return fmt.Sprintf("%s; keys hashed onto them, a key isolated after %.0f s hot: %d isolated, %d refusals on a shared partition",
+		counts(r.Partitions), r.Config.IsolateAfterSeconds, r.IsolatedKeys, r.SharedPartitionThrottles)
 }
 
 // Verdict is one line: PASS or FAIL with the checks, and the binding limit.

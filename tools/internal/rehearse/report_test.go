@@ -71,3 +71,34 @@ func TestReport_EchoesWarmAndReservedConcurrency(t *testing.T) {
 		t.Errorf("table without -reserved:\n%s\nwant %q", table.String(), want)
 	}
 }
+
+// TestReport_SaysHowKeysArePlaced checks the table's partitions line: the partitions
+// of each table, the keys isolated and the shared partitions' refusals while keys
+// share them, and every key alone when they do not.
+func TestReport_SaysHowKeysArePlaced(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    rehearse.Report
+		want string
+	}{
+		{"shared", rehearse.Report{Config: rehearse.Settings{IsolateAfterSeconds: 300}, Partitions: map[string]int{"SkusTable": 267, "StockLogTable.LedgerByShard": 75},
+			IsolatedKeys: 2, SharedPartitionThrottles: 41}, "SkusTable 267, StockLogTable.LedgerByShard 75; keys hashed onto them, a key isolated after 300 s hot: 2 isolated, 41 refusals on a shared partition"},
+		{"alone", rehearse.Report{}, "every key on a partition of its own"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tc.r.WriteTable(&b); err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(b.String(), "\n") {
+				if rest, ok := strings.CutPrefix(line, "partitions "); ok {
+					if got := strings.TrimSpace(rest); got != tc.want {
+						t.Errorf("partitions line %q, want %q", got, tc.want)
+					}
+					return
+				}
+			}
+			t.Errorf("no partitions line:\n%s", b.String())
+		})
+	}
+}
