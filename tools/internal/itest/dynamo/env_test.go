@@ -1,8 +1,11 @@
 package dynamo_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -60,6 +63,21 @@ func (e *env) createSKU(t testing.TB, sku inventory.NewSKU) {
 	}
 	if err := e.store.CreateSKU(context.Background(), sku); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// onRequests wraps the DynamoDB API so that each request of operation op hands its
+// body to seen before it is served.
+func onRequests(op string, seen func(body []byte)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.Header.Get("X-Amz-Target"), "."+op) {
+				body, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				seen(body)
+			}
+			next.ServeHTTP(w, r)
+		})
 	}
 }
 

@@ -1,13 +1,10 @@
 package dynamo_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -235,18 +232,11 @@ func TestDuePending_ListsOnlyDuePendingOrdersAcrossBuckets(t *testing.T) {
 func TestLeavingPending_RemovesTheIndexKeys(t *testing.T) {
 	var mu sync.Mutex
 	var sent []string
-	capture := func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") {
-				body, _ := io.ReadAll(r.Body)
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				mu.Lock()
-				sent = append(sent, string(body))
-				mu.Unlock()
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
+	capture := onRequests("TransactWriteItems", func(body []byte) {
+		mu.Lock()
+		sent = append(sent, string(body))
+		mu.Unlock()
+	})
 	e := newEnv(t, dynamo.Options{}, capture, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 10})
 	for _, leave := range []func(o *inventory.Order) error{
 		func(o *inventory.Order) error {

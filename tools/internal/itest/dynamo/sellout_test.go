@@ -286,14 +286,7 @@ func TestReserve_ABuyerAfterAReleaseIntoAMarkedShardIsServed(t *testing.T) {
 		o, _, err := s.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
 		return o, err
 	}
-	orders := make([]*inventory.Order, n)
-	for i := range orders {
-		o, err := buy(e.store, fmt.Sprint("early", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		orders[i] = o
-	}
+	orders := buyAll(t, e.store, n)
 	envs := make([]store, n)
 	for i := range envs {
 		envs[i] = store{dynamo.New(e.DB, e.Tables, dynamo.Options{})}
@@ -411,18 +404,11 @@ func TestReserve_AfterAnUnsellARefusalReadsOnlyTheUnmarkedShards(t *testing.T) {
 	const n = 4
 	var mu sync.Mutex
 	shardKeys := 0
-	capture := func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".BatchGetItem") {
-				body, _ := io.ReadAll(r.Body)
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				mu.Lock()
-				shardKeys += strings.Count(string(body), "#shard#")
-				mu.Unlock()
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
+	capture := onRequests("BatchGetItem", func(body []byte) {
+		mu.Lock()
+		shardKeys += strings.Count(string(body), "#shard#")
+		mu.Unlock()
+	})
 	keysRead := func() int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -435,14 +421,7 @@ func TestReserve_AfterAnUnsellARefusalReadsOnlyTheUnmarkedShards(t *testing.T) {
 		o, _, err := s.Reserve(ctx, inventory.ReserveRequest{UserID: user, Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
 		return o, err
 	}
-	orders := make([]*inventory.Order, n)
-	for i := range orders {
-		o, err := buy(e.store, fmt.Sprint("early", i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		orders[i] = o
-	}
+	orders := buyAll(t, e.store, n)
 	if _, err := buy(b, "b-refused"); !errors.Is(err, inventory.ErrStockOut) {
 		t.Fatalf("B's buyer after the sell-out: %v, want STOCK_OUT", err)
 	}
@@ -489,4 +468,19 @@ func (e *env) markedListed(t testing.TB, sku string) int {
 		}
 	}
 	return n
+}
+
+// buyAll buys the n units of the SKU cup through s, one buyer ("early<i>") each, and
+// returns the orders.
+func buyAll(t testing.TB, s store, n int) []*inventory.Order {
+	t.Helper()
+	orders := make([]*inventory.Order, n)
+	for i := range orders {
+		o, _, err := s.Reserve(context.Background(), inventory.ReserveRequest{UserID: fmt.Sprint("early", i), Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		orders[i] = o
+	}
+	return orders
 }
