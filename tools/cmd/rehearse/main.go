@@ -193,7 +193,7 @@ func defineQuotaFlags(fs *flag.FlagSet, c *rehearse.Config) {
 }
 
 // parseReserved sets c.Reserved from -reserved's FUNCTION=N,… list, or returns an
-// error quoting the first item that is not FUNCTION=N.
+// error quoting the first item that is not FUNCTION=N or names a function again.
 func parseReserved(v string, c *rehearse.Config) error {
 	c.Reserved = map[string]int{}
 	for _, kv := range strings.Split(v, ",") {
@@ -201,6 +201,9 @@ func parseReserved(v string, c *rehearse.Config) error {
 		count, err := strconv.Atoi(n)
 		if !ok || name == "" || err != nil {
 			return fmt.Errorf("%q is not FUNCTION=N", kv)
+		}
+		if _, again := c.Reserved[name]; again {
+			return fmt.Errorf("%q: %s is given twice", kv, name)
 		}
 		c.Reserved[name] = count
 	}

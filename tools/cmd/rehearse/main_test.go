@@ -32,6 +32,7 @@ func TestRun_RefusesBadFlagsNamingThem(t *testing.T) {
 		{[]string{"-seed", "-1"}, `invalid value "-1" for flag -seed`},
 		{[]string{"-slowdown", "0.5"}, "-slowdown: must be 0 (chosen) or at least 1"},
 		{[]string{"-reserved", "CloseOrderFunction"}, `invalid value "CloseOrderFunction" for flag -reserved`},
+		{[]string{"-reserved", "CloseOrderFunction=30,CloseOrderFunction=40"}, `CloseOrderFunction is given twice`},
 		{[]string{"-usd-wru", "-1"}, "-usd-wru: must not be negative"},
 		// "Amazon API Gateway quotas": the account burst is not requestable.
 		{[]string{"-api-burst", "100000"}, `-api-burst: an API Gateway account burst of 100000 is not a setting AWS grants: the burst is 5000 and cannot be requested ("Amazon API Gateway quotas"`},

@@ -304,7 +304,8 @@ func TestRehearsal_ThePageThroughCloudFront(t *testing.T) {
 // Lambda provisions no more environments of a function than it reserves, or for one
 // without a reservation than the account leaves unreserved less 100 ("Configuring
 // provisioned concurrency for a function"): a rehearsal asking for more closeOrder or
-// createOrder environments warm is refused, naming the fix.
+// createOrder environments warm is refused, naming the fix, createOrder's against its
+// reservation when -reserved gives it one.
 func TestRehearsal_RefusesMoreWarmEnvironmentsThanLambdaProvisions(t *testing.T) {
 	c := small(t, 10)
 	c.WarmClose = c.Reserved["CloseOrderFunction"] + 1
@@ -318,6 +319,13 @@ func TestRehearsal_RefusesMoreWarmEnvironmentsThanLambdaProvisions(t *testing.T)
 	c.Warm = 901
 	if _, err := rehearse.Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), "-warm 901: above the 900") {
 		t.Fatalf("-warm 901 with 1,000 unreserved: %v; want a refusal naming the 900 Lambda provisions", err)
+	}
+	// createOrder given a reservation: at most that.
+	c = small(t, 10)
+	c.Reserved["CreateOrderFunction"] = 1
+	c.Warm = 5
+	if _, err := rehearse.Run(context.Background(), c); err == nil || !strings.Contains(err.Error(), "-warm 5: above CreateOrderFunction's reserved concurrency 1") {
+		t.Fatalf("-warm 5 with createOrder reserving 1: %v; want a refusal naming its reservation", err)
 	}
 }
 

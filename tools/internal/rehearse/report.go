@@ -694,7 +694,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(tw, "environments\t%s (most alive at once)\n", counts(r.EnvironmentsPeak))
 	fmt.Fprintf(tw, "answers\t%s\n", counts(r.Answers))
 	fmt.Fprintf(tw, "buyers left\t%s\n", counts(r.Buyers))
-	fmt.Fprintf(tw, "units\t%.1f write units per order's life, %.2f read units per page view, %.2f write and %.2f read units per refused buyer (%d in flight as their SKU sold out: %.2f and %.2f; %d after: %.2f and %.2f)\n",
+	fmt.Fprintf(tw, "units\t%.1f write units per order's life, %.2f read units per page view, %.2f write and %.2f read units per refused buyer (%d who asked before their SKU was seen sold out: %.2f and %.2f; %d after: %.2f and %.2f)\n",
 		r.WriteUnitsPerOrder, r.ReadUnitsPerPageView, r.WriteUnitsPerRefusedBuyer, r.ReadUnitsPerRefusedBuyer,
 		r.RefusedInFlight.Buyers, r.RefusedInFlight.WriteUnitsPerBuyer, r.RefusedInFlight.ReadUnitsPerBuyer,
 		r.RefusedAfter.Buyers, r.RefusedAfter.WriteUnitsPerBuyer, r.RefusedAfter.ReadUnitsPerBuyer)
@@ -751,7 +751,7 @@ func (r *Report) partitionsLine() string {
 	if r.Config.IsolateAfterSeconds <= 0 {
 		return "every key on a partition of its own"
 	}
-	return fmt.Sprintf("%s; keys hashed onto them, a key isolated after %.0f s hot: %d isolated, %d refusals on a shared partition",
+	return fmt.Sprintf("%s; keys hashed onto them, a key isolated after %g s hot: %d isolated, %d refusals on a shared partition",
 		counts(r.Partitions), r.Config.IsolateAfterSeconds, r.IsolatedKeys, r.SharedPartitionThrottles)
 }
 

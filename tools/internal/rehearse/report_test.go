@@ -84,6 +84,8 @@ func TestReport_SaysHowKeysArePlaced(t *testing.T) {
 		{"shared", rehearse.Report{Config: rehearse.Settings{IsolateAfterSeconds: 300}, Partitions: map[string]int{"SkusTable": 267, "StockLogTable.LedgerByShard": 75},
 			IsolatedKeys: 2, SharedPartitionThrottles: 41}, "SkusTable 267, StockLogTable.LedgerByShard 75; keys hashed onto them, a key isolated after 300 s hot: 2 isolated, 41 refusals on a shared partition"},
 		{"alone", rehearse.Report{}, "every key on a partition of its own"},
+		{"isolated at once", rehearse.Report{Config: rehearse.Settings{IsolateAfterSeconds: 0.001}, Partitions: map[string]int{"SkusTable": 4}},
+			"SkusTable 4; keys hashed onto them, a key isolated after 0.001 s hot: 0 isolated, 0 refusals on a shared partition"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer

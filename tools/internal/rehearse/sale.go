@@ -263,19 +263,29 @@ func setUp(ctx context.Context, cfg Config) (*sale, error) {
 
 // checkProvisioned refuses warm environments Lambda would not provision
 // ("Configuring provisioned concurrency for a function"): closeOrder's (-warm-close)
-// above its reserved concurrency, and createOrder's (-warm), which has none, above the
-// account's unreserved concurrency less the 100 Lambda keeps unreserved. Each error
-// names the flag that would allow it.
+// or createOrder's (-warm) above the function's reserved concurrency, and, for a
+// function without one, above the account's unreserved concurrency less the 100
+// Lambda keeps unreserved. Each error names the flag that would allow it.
 func checkProvisioned(cfg Config, functions []sam.Function, unreserved int) error {
-	if i := slices.IndexFunc(functions, func(f sam.Function) bool { return f.Name == closeOrderFunction }); i >= 0 {
-		if r := functions[i].ReservedConcurrency; r != nil && cfg.WarmClose > *r {
-			return fmt.Errorf("-warm-close %d: above %s's reserved concurrency %d, and Lambda provisions no more than a function reserves (\"Configuring provisioned concurrency for a function\"); raise it with -reserved %s=%d",
-				cfg.WarmClose, closeOrderFunction, *r, closeOrderFunction, cfg.WarmClose)
+	for _, w := range []struct {
+		fn, flag string
+		n        int
+	}{{closeOrderFunction, "-warm-close", cfg.WarmClose}, {createOrderFunction, "-warm", cfg.Warm}} {
+		i := slices.IndexFunc(functions, func(f sam.Function) bool { return f.Name == w.fn })
+		if i < 0 {
+			continue
 		}
-	}
-	if most := unreserved - quotas.UnreservedMinimum; cfg.Warm > most {
-		return fmt.Errorf("-warm %d: above the %d Lambda provisions for a function without reserved concurrency (the account's %d unreserved less %d: \"Configuring provisioned concurrency for a function\"); raise -lambda-concurrency",
-			cfg.Warm, max(most, 0), unreserved, quotas.UnreservedMinimum)
+		if r := functions[i].ReservedConcurrency; r != nil {
+			if w.n > *r {
+				return fmt.Errorf("%s %d: above %s's reserved concurrency %d, and Lambda provisions no more than a function reserves (\"Configuring provisioned concurrency for a function\"); raise it with -reserved %s=%d",
+					w.flag, w.n, w.fn, *r, w.fn, w.n)
+			}
+			continue
+		}
+		if most := unreserved - quotas.UnreservedMinimum; w.n > most {
+			return fmt.Errorf("%s %d: above the %d Lambda provisions for a function without reserved concurrency (the account's %d unreserved less %d: \"Configuring provisioned concurrency for a function\"); raise -lambda-concurrency",
+				w.flag, w.n, max(most, 0), unreserved, quotas.UnreservedMinimum)
+		}
 	}
 	return nil
 }
@@ -342,6 +352,9 @@ func (s *sale) newQuotas(functions []sam.Function) error {
 	lcfg.OnLive = s.noteLive
 	var err error
 	if s.lambda, err = quotas.NewLambda(functions, lcfg); err != nil {
+		if len(cfg.Reserved) > 0 {
+			return fmt.Errorf("-reserved: %w", err)
+		}
 		return err
 	}
 	if err := checkProvisioned(cfg, functions, s.lambda.Unreserved()); err != nil {
