@@ -129,10 +129,14 @@ func answerError(method, path string, status int, data []byte) *APIError {
 }
 
 // printable is s as one line for the operator's terminal: control characters (an
-// escape sequence an endpoint sends would recolour or rewrite the terminal) and runs
-// of white space become one space, and at most maxMessageBytes are kept.
+// escape sequence an endpoint sends would recolour or rewrite the terminal), format
+// characters (Unicode category Cf: bidirectional overrides and isolates would reorder
+// what the line shows, zero-width ones hide text) and runs of white space become one
+// space, and at most maxMessageBytes are kept.
 func printable(s string) string {
-	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
+	}), " ")
 	if len(s) > maxMessageBytes {
 		s = strings.ToValidUTF8(s[:maxMessageBytes], "") + "…"
 	}

@@ -120,6 +120,10 @@ func TestRun_SaysTheGatewaysRefusalOfTheCredentials(t *testing.T) {
 		// An endpoint's escape sequences never reach the operator's terminal.
 		{403, `{"message":"\u001b[2J\u001b[31mdenied\u0007 now"}`,
 			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: the API refused the request: [2J [31mdenied now\n"},
+		// Nor its format characters: a right-to-left override, an isolate, a zero-width
+		// space would reorder or hide what the line shows.
+		{403, `{"message":"paid \u202egnp.exe\u2066 x\u200by"}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: the API refused the request: paid gnp.exe x y\n"},
 		{404, `{"code":"SKU_NOT_FOUND","message":"no SKU cup-01","skuId":"cup-01"}`, "stockctl: GET /admin/skus/cup-01: 404 SKU_NOT_FOUND: no SKU cup-01\n"},
 		{404, `{"message":"Not Found"}`, "stockctl: GET /admin/skus/cup-01: 404 Not Found\n"},
 		{500, `{"message":"Internal Server Error"}`, "stockctl: GET /admin/skus/cup-01: 500 Internal Server Error\n"},

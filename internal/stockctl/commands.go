@@ -221,6 +221,9 @@ func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
 	case region == "":
 		return nil, usageError("no AWS region to sign for: the endpoint's host %s names none and the AWS configuration has none; give --region REGION, or set the AWS configuration's region (AWS_REGION, or region in the profile in ~/.aws/config)", u.Hostname())
 	}
+	if err := checkRegion(region, "the region from AWS_REGION or the profile,"); err != nil && !Loopback(u) && g.region == "" && RegionOf(u) == "" {
+		return nil, err
+	}
 	c := &Client{Endpoint: u, Region: region, Credentials: cfg.Credentials, HTTP: env.HTTP}
 	if !Loopback(u) {
 		if !retrievable(ctx, c.Credentials) { // said here, where the profile is known, not at the first request's signing

@@ -36,11 +36,29 @@ var valued = []string{"endpoint", "region", "profile", "stack", "o"}
 // scope) or put into a CloudFormation host name as given.
 var regionName = regexp.MustCompile(`^[a-z]+(-[a-z]+)+-[0-9]+$`)
 
+// stackName is the shape of what --stack names: a stack's name ("can contain only
+// alphanumeric characters (case sensitive) and hyphens. It must start with an
+// alphabetical character and can't be longer than 128 characters", AWS CloudFormation
+// API Reference, CreateStack, StackName) or its unique id, the stack's ARN
+// (DescribeStacks takes either).
+var stackName = regexp.MustCompile(`^([A-Za-z][-A-Za-z0-9]{0,127}|arn:aws[-a-z]*:cloudformation:[a-z0-9-]+:[0-9]{12}:stack/[A-Za-z][-A-Za-z0-9]{0,127}/[-0-9a-f]+)$`)
+
+// checkRegion refuses a region from where (a flag, the environment or the profile)
+// not shaped as a region's name (regionName): a usage error quoting it, made
+// printable.
+func checkRegion(region, where string) error {
+	if !regionName.MatchString(region) {
+		return usageError("%s %q is not an AWS region name (e.g. us-east-1, cn-north-1, us-gov-west-1)", where, printable(region))
+	}
+	return nil
+}
+
 // splitGlobals takes the global flags out of args, wherever they are before a "--"
 // (-name value, --name value, -name=value or --name=value), and returns them with the
 // rest: the command and its own arguments. -h or --help counts as global only before
 // the command; --version anywhere. Errors: a global flag without its value, a
-// --region not shaped as a region's name (regionName).
+// --region not shaped as a region's name (regionName), a --stack not shaped as a
+// stack's name or id (stackName).
 func splitGlobals(args []string, endpoint string) (globals, []string, error) {
 	g := globals{endpoint: endpoint, output: "table"}
 	var rest []string
@@ -69,8 +87,13 @@ func splitGlobals(args []string, endpoint string) (globals, []string, error) {
 				i++
 				value = args[i]
 			}
-			if name == "region" && !regionName.MatchString(value) {
-				return g, nil, usageError("--region %q is not an AWS region name (e.g. us-east-1, cn-north-1, us-gov-west-1)", value)
+			if name == "region" {
+				if err := checkRegion(value, "--region"); err != nil {
+					return g, nil, err
+				}
+			}
+			if name == "stack" && !stackName.MatchString(value) {
+				return g, nil, usageError("--stack %q is not a CloudFormation stack's name (letters, digits and hyphens, a letter first, at most 128) or id", printable(value))
 			}
 			*g.field(name) = value
 		default:
@@ -143,6 +166,9 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 	}
 	if cfg.Region == "" {
 		return "", usageError("no AWS region for --stack: give --region, or set AWS_REGION or the profile's region")
+	}
+	if err := checkRegion(cfg.Region, "the region from AWS_REGION or the profile,"); err != nil {
+		return "", err
 	}
 	if !retrievable(ctx, cfg.Credentials) {
 		return "", credentialsProblem(g.profileName(env), false)

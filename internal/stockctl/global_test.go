@@ -92,6 +92,15 @@ func TestRun_RefusesARegionNotShapedAsOne(t *testing.T) {
 	if len(*paths) != 0 {
 		t.Errorf("sent %q with a bad --region", *paths)
 	}
+	// --stack names a stack or its id: anything else is a usage error, its value made
+	// printable, nothing loaded.
+	for _, stack := range []string{"a\x1b[31mb", "1shop", "shop_1", strings.Repeat("s", 129), "arn:aws:s3:::bucket"} {
+		var loaded []stockctl.ConfigOptions
+		code, _, errOut := run([]string{"--stack", stack, "--region", "us-east-1", "list"}, nil, &loaded)
+		if code != stockctl.ExitUsage || strings.ContainsRune(errOut, 0x1b) || !strings.Contains(errOut, "is not a CloudFormation stack's name") || len(loaded) != 0 {
+			t.Errorf("--stack %q: exit %d, err %q, loaded %d; want exit 2 naming the rule, no escape character, nothing loaded", stack, code, errOut, len(loaded))
+		}
+	}
 	for _, region := range []string{"us-east-1", "cn-north-1", "us-gov-west-1", "ap-southeast-5", "eu-central-2"} {
 		var loaded []stockctl.ConfigOptions
 		if code, _, errOut := run([]string{"--endpoint", srv.URL, "--region=" + region, "get", "cup-01"}, nil, &loaded); code != stockctl.ExitOK || len(loaded) != 1 || loaded[0].Region != region {
@@ -163,6 +172,8 @@ func TestRun_StackNamesAMissingRegionOrCredentials(t *testing.T) {
 	}{
 		// A missing region is a usage error, as for a custom-domain --endpoint.
 		{aws.Config{}, "no AWS region for --stack: give --region", stockctl.ExitUsage},
+		// A region from AWS_REGION or the profile has a region name's shape too.
+		{aws.Config{Region: "../x\x1b[31m"}, `the region from AWS_REGION or the profile, "../x [31m" is not an AWS region name`, stockctl.ExitUsage},
 		{aws.Config{Region: "cn-north-1"}, "no AWS credentials found: give --profile", stockctl.ExitError},
 		{aws.Config{Region: "cn-north-1", Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 			return aws.Credentials{}, errors.New("no EC2 IMDS role found")
