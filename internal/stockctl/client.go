@@ -20,7 +20,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -80,7 +80,7 @@ func (e *APIError) Error() string {
 	switch {
 	case e.Code != "":
 		return fmt.Sprintf("%s %s: %d %s: %s", e.Method, e.Path, e.Status, e.Code, e.Message)
-	case e.Status == http.StatusForbidden && iamRefusal(e.Message):
+	case e.Status == http.StatusForbidden && iamRefusal.MatchString(e.Message):
 		return fmt.Sprintf("%s: API Gateway refused these AWS credentials: %s", head, e.Message)
 	case e.Status == http.StatusForbidden && informative:
 		return fmt.Sprintf("%s: the API refused the request: %s", head, e.Message)
@@ -90,28 +90,25 @@ func (e *APIError) Error() string {
 	return head
 }
 
-// iamRefusals are parts of the messages of API Gateway's AWS_IAM authorization
-// refusing a request (403): a caller without execute-api permission, credentials it
-// does not know or that expired, a signature that does not match or is out of date or
-// scoped to another region or service, no or a malformed Authorization header (the
-// pages Error cites; AWS General Reference, "Signature Version 4 error codes").
-var iamRefusals = []string{
-	"is not authorized to perform: execute-api:",
-	"The security token included in the request is",
-	"The request signature we calculated does not match",
-	"Signature expired",
-	"Signature not yet current",
-	"Credential should be scoped to",
-	"Missing Authentication Token",
-	"Authorization header requires",
-	"in Authorization header",
-}
-
-// iamRefusal reports whether message is API Gateway's AWS_IAM authorization refusing
-// the request (it holds one of iamRefusals).
-func iamRefusal(message string) bool {
-	return slices.ContainsFunc(iamRefusals, func(part string) bool { return strings.Contains(message, part) })
-}
+// iamRefusal matches the messages of API Gateway's AWS_IAM authorization refusing a
+// request (403) by their documented shape: "Missing Authentication Token" (no
+// signature) is the whole message; each other begins its message: "User: PRINCIPAL
+// is not authorized to perform: execute-api:…" (a caller without execute-api
+// permission, or a resource policy's deny), "The security token included in the
+// request is invalid" or "… is expired" (credentials it does not know, or expired),
+// "The request signature we calculated does not match …", "Signature expired: …",
+// "Signature not yet current: …", "Credential should be scoped to …" (another region
+// or service), "Authorization header requires …" and "Invalid key=value pair (missing
+// equal-sign) in Authorization header …" (the pages Error cites; AWS General
+// Reference, "Signature Version 4 error codes"). A message that only quotes one (an
+// API's own 403 saying "we log every Missing Authentication Token attempt") is not one.
+var iamRefusal = regexp.MustCompile(`^(?:Missing Authentication Token$|` +
+	`User: \S+ is not authorized to perform: execute-api:|` +
+	`The security token included in the request is (?:invalid|expired)|` +
+	`The request signature we calculated does not match|` +
+	`Signature expired: |Signature not yet current: |` +
+	`Credential should be scoped to |Authorization header requires |` +
+	`Invalid key=value pair \(missing equal-sign\) in Authorization header)`)
 
 // maxMessageBytes bounds the message of an answer that is not a contract error
 // (the gateway's messages are one sentence).

@@ -111,6 +111,24 @@ func TestRun_SaysTheGatewaysRefusalOfTheCredentials(t *testing.T) {
 			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: Missing Authentication Token\n"},
 		{403, `{"message":"The security token included in the request is expired"}`,
 			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: The security token included in the request is expired\n"},
+		{403, `{"message":"Signature expired: 20260101T000000Z is now earlier than 20260101T000600Z (20260101T001100Z - 5 min.)"}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: Signature expired: 20260101T000000Z is now earlier than 20260101T000600Z (20260101T001100Z - 5 min.)\n"},
+		{403, `{"message":"Authorization header requires 'Credential' parameter. Authorization header requires 'Signature' parameter."}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: Authorization header requires 'Credential' parameter. Authorization header requires 'Signature' parameter.\n"},
+		{403, `{"message":"Invalid key=value pair (missing equal-sign) in Authorization header (hashed with SHA-256 and encoded with Base64): 'c2lnbg=='."}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: Invalid key=value pair (missing equal-sign) in Authorization header (hashed with SHA-256 and encoded with Base64): 'c2lnbg=='.\n"},
+		// A message that only quotes one of the gateway's is the API's own: the
+		// gateway's messages are told by their shape, not by a phrase inside.
+		{403, `{"message":"we log every Missing Authentication Token attempt"}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: the API refused the request: we log every Missing Authentication Token attempt\n"},
+		{403, `{"message":"Missing Authentication Token, and the shop's firewall saw it"}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: the API refused the request: Missing Authentication Token, and the shop's firewall saw it\n"},
+		{403, `{"message":"Blocked: The security token included in the request is invalid. (the shop's proxy)"}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: the API refused the request: Blocked: The security token included in the request is invalid. (the shop's proxy)\n"},
+		{403, `{"message":"Our firewall: User: ops is not authorized to perform: execute-api:Invoke from this address"}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: the API refused the request: Our firewall: User: ops is not authorized to perform: execute-api:Invoke from this address\n"},
+		{403, `{"message":"User: the shop's firewall says no; is not authorized to perform: execute-api:Invoke"}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: the API refused the request: User: the shop's firewall says no; is not authorized to perform: execute-api:Invoke\n"},
 		// A 403 that is not the gateway's IAM refusal (a WAF rule, a proxy, a resource
 		// policy) is the API's, with its message; none said, none added.
 		{403, `{"message":"Request blocked by the shop's firewall"}`,
