@@ -18,7 +18,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
-	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/smithy-go/logging"
 
 	"github.com/stockguard/stockguard/internal/buildinfo"
@@ -38,24 +37,8 @@ func main() {
 			}
 			return config.LoadDefaultConfig(ctx, opts...)
 		},
-		StackOutputs: stackOutputs,
+		StackOutputs: stockctl.DescribeStackOutputs,
 		Version:      buildinfo.String("stockctl"),
 	}
 	os.Exit(stockctl.Run(context.Background(), os.Args[1:], env))
-}
-
-// stackOutputs is the outputs of the CloudFormation stack named stack
-// (DescribeStacks), key → value.
-func stackOutputs(ctx context.Context, cfg aws.Config, stack string) (map[string]string, error) {
-	out, err := cloudformation.NewFromConfig(cfg).DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String(stack)})
-	if err != nil {
-		return nil, err
-	}
-	outputs := map[string]string{}
-	for _, s := range out.Stacks {
-		for _, o := range s.Outputs {
-			outputs[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
-		}
-	}
-	return outputs, nil
 }

@@ -159,16 +159,22 @@ func TestRun_SaysTheGatewaysRefusalOfTheCredentials(t *testing.T) {
 	}
 }
 
-// An endpoint that cannot be reached is one line naming it as given and why
-// (connection refused, no such host, timed out), with its own exit status; none of Go's
-// request text (the method, the URL with its path, "dial tcp").
-func TestRun_SaysAnUnreachableEndpointInOneLine(t *testing.T) {
+// closedURL is the http URL of a local port nothing listens on: a request to it is
+// refused.
+func closedURL(t *testing.T) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := "http://" + l.Addr().String()
-	l.Close() // nothing listens there now: connection refused
+	defer l.Close() // nothing listens there after: connection refused
+	return "http://" + l.Addr().String()
+}
+
+// An endpoint that cannot be reached is one line naming it as given and why
+// (connection refused, no such host, timed out), with its own exit status; none of Go's
+// request text (the method, the URL with its path, "dial tcp").
+func TestRun_SaysAnUnreachableEndpointInOneLine(t *testing.T) {
+	closed := closedURL(t)
 	stuck := make(chan struct{})
 	slow := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		select { // never answers

@@ -33,8 +33,11 @@ type Env struct {
 
 // Exit statuses of Run.
 const (
-	ExitOK    = 0 // the command succeeded
-	ExitError = 1 // the API refused it, or it could not be sent
+	ExitOK = 0 // the command succeeded
+	// ExitError: the API refused it or failed (a 4xx or 5xx), or it could not be
+	// sent; for --stack, CloudFormation refused or failed DescribeStacks (it answered:
+	// a 5xx, or an answer that cannot be read).
+	ExitError = 1
 	ExitUsage = 2 // the command line is wrong
 	// ExitIncomplete: the API took the command but the change is not complete yet
 	// (a reshard whose shards past the target still hold reserved units): run it
@@ -63,9 +66,10 @@ const globalHelp = `Global flags, before or after the command:
 Requests are signed with SigV4 (service execute-api) using the default AWS credential
 chain; to a local endpoint (127.0.0.1, ::1, localhost) they go unsigned, naming
 X-Operator-Id: local-operator, when no credentials are found. Exit status: 0 done, 1 the
-API (or API Gateway) refused, 2 a wrong command line, 3 taken but not complete (reshard:
-run it again later), 4 reconcile found differences, 5 the endpoint (or, for --stack,
-CloudFormation) could not be reached (connection refused, no such host, timed out).
+API (or API Gateway) refused or failed (for --stack, CloudFormation too), 2 a wrong
+command line, 3 taken but not complete (reshard: run it again later), 4 reconcile found
+differences, 5 the endpoint (or, for --stack, CloudFormation) could not be reached
+(connection refused, no such host, timed out).
 `
 
 // writeUsage writes stockctl's usage: every command with its arguments.

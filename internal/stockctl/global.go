@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
 // ConfigOptions is what a run asks Env.LoadConfig for: the signing region ("" for the
@@ -191,22 +194,55 @@ var refusedCredentials = []string{"InvalidClientTokenId", "ExpiredToken", "Signa
 
 // stackError says why stack g.stack's outputs could not be read in region: credentials
 // refused as credentialsProblem says it, permission refused, another CloudFormation
-// refusal by its message (e.g. "Stack with id shop does not exist"), or CloudFormation
-// not reached (an *UnreachableError: Run exits ExitUnreachable, as for an endpoint
-// that does not answer); never the SDK's request details.
+// refusal by its message (e.g. "Stack with id shop does not exist"), CloudFormation's
+// failure (an answer 5xx, or one that is not an AWS error or DescribeStacks's answer:
+// its HTTP status and, when it has one, its error code, made printable; no AWS error
+// message) with ExitError, or CloudFormation not reached (no answer at all: connection
+// refused, no such host, timed out; an *UnreachableError: Run exits ExitUnreachable,
+// as for an endpoint that does not answer); never the SDK's request details.
 func stackError(env Env, g globals, region string, err error) error {
 	var apiErr smithy.APIError
-	switch {
-	case !errors.As(err, &apiErr):
-		return fmt.Errorf("read stack %s: %w", g.stack, &UnreachableError{Endpoint: "CloudFormation in " + region, Reason: "check the network and --region"})
-	case slices.Contains(refusedCredentials, apiErr.ErrorCode()):
-		return credentialsProblem(g.profileName(env), false)
-	case apiErr.ErrorCode() == "AccessDenied":
-		return fmt.Errorf("read stack %s: these AWS credentials may not call cloudformation:DescribeStacks; use a profile that may", g.stack)
+	isAPIErr := errors.As(err, &apiErr)
+	var answer *smithyhttp.ResponseError
+	status := 0 // the SDK's answer to a request not sent has none
+	if errors.As(err, &answer) {
+		status = answer.HTTPStatusCode()
 	}
-	return fmt.Errorf("read stack %s: %s", g.stack, apiErr.ErrorMessage())
+	switch {
+	case isAPIErr && slices.Contains(refusedCredentials, apiErr.ErrorCode()):
+		return credentialsProblem(g.profileName(env), false)
+	case isAPIErr && apiErr.ErrorCode() == "AccessDenied":
+		return fmt.Errorf("read stack %s: these AWS credentials may not call cloudformation:DescribeStacks; use a profile that may", g.stack)
+	case isAPIErr && status/100 != 5:
+		return fmt.Errorf("read stack %s: %s", g.stack, printable(apiErr.ErrorMessage()))
+	case status != 0:
+		what := "an answer stockctl cannot read"
+		if isAPIErr {
+			what = printable(apiErr.ErrorCode())
+		}
+		return fmt.Errorf("read stack %s: CloudFormation in %s failed: %d %s (%s)", g.stack, region, status, http.StatusText(status), what)
+	}
+	return fmt.Errorf("read stack %s: %w", g.stack, &UnreachableError{Endpoint: "CloudFormation in " + region, Reason: "check the network and --region"})
 }
 
 // StackOutputsFunc reads a CloudFormation stack's outputs, key → value
 // (DescribeStacks; AWS CloudFormation API Reference, "DescribeStacks", "Output").
 type StackOutputsFunc func(ctx context.Context, cfg aws.Config, stack string) (map[string]string, error)
+
+// DescribeStackOutputs is the StackOutputsFunc of CloudFormation itself: the outputs
+// of the stack named stack (its name or id), with DescribeStacks under cfg. Errors are
+// the SDK's (an *smithyhttp.ResponseError with CloudFormation's status when it
+// answered, a smithy.APIError when the answer was an AWS error).
+func DescribeStackOutputs(ctx context.Context, cfg aws.Config, stack string) (map[string]string, error) {
+	out, err := cloudformation.NewFromConfig(cfg).DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String(stack)})
+	if err != nil {
+		return nil, err
+	}
+	outputs := map[string]string{}
+	for _, s := range out.Stacks {
+		for _, o := range s.Outputs {
+			outputs[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
+		}
+	}
+	return outputs, nil
+}

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -260,29 +261,68 @@ func TestRun_SaysWhatCredentialsAreMissingWithoutTheSDKsError(t *testing.T) {
 	}
 }
 
-// CloudFormation that does not answer --stack's DescribeStacks is said as an endpoint
-// that does not answer: one line without the SDK's text, exit 5, nothing sent.
-func TestRun_StackWithCloudFormationUnreachableExits5(t *testing.T) {
-	var errOut bytes.Buffer
-	sent := false
-	env := stockctl.Env{Stdout: io.Discard, Stderr: &errOut, Getenv: func(string) string { return "" },
-		HTTP: &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
-			sent = true
-			return nil, errors.New("sent")
-		})},
-		LoadConfig: func(context.Context, stockctl.ConfigOptions) (aws.Config, error) {
-			return aws.Config{Region: "cn-north-1", Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-				return aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret"}, nil
-			})}, nil
-		},
-		StackOutputs: func(context.Context, aws.Config, string) (map[string]string, error) {
-			return nil, errors.New("operation error CloudFormation: DescribeStacks, exceeded maximum number of attempts, 3, https response error StatusCode: 0, RequestID: , request send failed")
-		},
-	}
-	code := stockctl.Run(context.Background(), []string{"--stack", "shop", "list"}, env)
-	const want = "stockctl: read stack shop: cannot reach CloudFormation in cn-north-1: check the network and --region\n"
-	if got := errOut.String(); code != stockctl.ExitUnreachable || sent || got != want {
-		t.Errorf("exit %d, sent %v, err %q; want exit 5, nothing sent, %q", code, sent, got, want)
+// cloudFormation stands in for CloudFormation's endpoint: it answers every request
+// with status and body; its URL is the endpoint the SDK is given.
+func cloudFormation(t *testing.T, status int, body string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/xml")
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// internalFailure is CloudFormation's answer to a request it failed (an AWS query
+// API's error: AWS CloudFormation API Reference, "Common Errors", InternalFailure).
+const internalFailure = `<ErrorResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><Error><Type>Receiver</Type>` +
+	`<Code>%s</Code><Message>Secret internal details</Message></Error><RequestId>b9b4e5a2-0000-4000-8000-000000000001</RequestId></ErrorResponse>`
+
+// --stack's DescribeStacks (the SDK's own, against a server standing in for
+// CloudFormation) that CloudFormation answers with a failure (a 5xx, an answer that is
+// not CloudFormation's) is said as CloudFormation's failure, with its status and error
+// code but none of the AWS error text, exit 1: it was reached. Only no answer at all
+// (connection refused) is said as CloudFormation not reached, exit 5. The API is
+// never called.
+func TestRun_StackSaysCloudFormationFailedOrWasNotReached(t *testing.T) {
+	for _, c := range []struct {
+		name, endpoint string
+		code           int
+		want           string
+	}{
+		{"500 InternalFailure", cloudFormation(t, 500, fmt.Sprintf(internalFailure, "InternalFailure")), stockctl.ExitError,
+			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 500 Internal Server Error (InternalFailure)\n"},
+		{"503, a code with a format character", cloudFormation(t, 503, fmt.Sprintf(internalFailure, "Service&#x202E;Unavailable")), stockctl.ExitError,
+			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 503 Service Unavailable (Service Unavailable)\n"},
+		{"500 garbage", cloudFormation(t, 500, "<html>upstream}}"), stockctl.ExitError,
+			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 500 Internal Server Error (an answer stockctl cannot read)\n"},
+		{"200 garbage", cloudFormation(t, 200, "}}not XML{{"), stockctl.ExitError,
+			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 200 OK (an answer stockctl cannot read)\n"},
+		{"400 ValidationError", cloudFormation(t, 400, `<ErrorResponse><Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id shop does not exist</Message></Error></ErrorResponse>`),
+			stockctl.ExitError, "stockctl: read stack shop: Stack with id shop does not exist\n"},
+		{"connection refused", closedURL(t), stockctl.ExitUnreachable,
+			"stockctl: read stack shop: cannot reach CloudFormation in cn-north-1: check the network and --region\n"},
+	} {
+		var errOut bytes.Buffer
+		sent := false
+		env := stockctl.Env{Stdout: io.Discard, Stderr: &errOut, Getenv: func(string) string { return "" },
+			HTTP: &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+				sent = true
+				return nil, errors.New("sent")
+			})},
+			LoadConfig: func(context.Context, stockctl.ConfigOptions) (aws.Config, error) {
+				return aws.Config{Region: "cn-north-1", BaseEndpoint: aws.String(c.endpoint),
+					Retryer: func() aws.Retryer { return aws.NopRetryer{} }, // one request: the SDK's retries wait seconds
+					Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+						return aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret"}, nil
+					})}, nil
+			},
+			StackOutputs: stockctl.DescribeStackOutputs,
+		}
+		code := stockctl.Run(context.Background(), []string{"--stack", "shop", "list"}, env)
+		if got := errOut.String(); code != c.code || sent || got != c.want {
+			t.Errorf("%s: exit %d, API called %v, err %q; want exit %d, the API not called, %q", c.name, code, sent, got, c.code, c.want)
+		}
 	}
 }
 
