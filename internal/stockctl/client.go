@@ -59,6 +59,10 @@ type APIError struct {
 	Status       int
 	Code         string // e.g. STOCK_OUT; "" when the body is not a contract error
 	Message      string // the contract error's message, or API Gateway's when Code is ""
+	// iam is whether the message, as the answer gave it (before printable), is API
+	// Gateway's own AWS_IAM refusal (iamRefusal): white space or invisible characters
+	// around or inside a phrase make it the API's own message.
+	iam bool
 }
 
 // Error names the request, the status, and the code and message of a contract error.
@@ -80,7 +84,7 @@ func (e *APIError) Error() string {
 	switch {
 	case e.Code != "":
 		return fmt.Sprintf("%s %s: %d %s: %s", e.Method, e.Path, e.Status, e.Code, e.Message)
-	case e.Status == http.StatusForbidden && iamRefusal.MatchString(e.Message):
+	case e.Status == http.StatusForbidden && e.iam:
 		return fmt.Sprintf("%s: API Gateway refused these AWS credentials: %s", head, e.Message)
 	case e.Status == http.StatusForbidden && informative:
 		return fmt.Sprintf("%s: the API refused the request: %s", head, e.Message)
@@ -121,6 +125,7 @@ func answerError(method, path string, status int, data []byte) *APIError {
 	var body struct{ Code, Message string }
 	if json.Unmarshal(data, &body) == nil {
 		e.Code, e.Message = printable(body.Code), printable(body.Message)
+		e.iam = iamRefusal.MatchString(body.Message)
 	}
 	return e
 }

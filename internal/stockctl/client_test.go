@@ -119,6 +119,12 @@ func TestRun_SaysTheGatewaysRefusalOfTheCredentials(t *testing.T) {
 			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: API Gateway refused these AWS credentials: Invalid key=value pair (missing equal-sign) in Authorization header (hashed with SHA-256 and encoded with Base64): 'c2lnbg=='.\n"},
 		// A message that only quotes one of the gateway's is the API's own: the
 		// gateway's messages are told by their shape, not by a phrase inside.
+		{403, `{"message":" Missing Authentication Token"}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: the API refused the request: Missing Authentication Token\n"},
+		{403, `{"message":"\u200bMissing Authentication Token"}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: the API refused the request: Missing Authentication Token\n"},
+		{403, `{"message":"Missing Authentication Token\n"}`,
+			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: the API refused the request: Missing Authentication Token\n"},
 		{403, `{"message":"we log every Missing Authentication Token attempt"}`,
 			"stockctl: GET /admin/skus/cup-01: 403 Forbidden: the API refused the request: we log every Missing Authentication Token attempt\n"},
 		{403, `{"message":"Missing Authentication Token, and the shop's firewall saw it"}`,

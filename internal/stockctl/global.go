@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/cloudformation"
@@ -176,7 +177,9 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 	if !retrievable(ctx, cfg.Credentials) {
 		return "", credentialsProblem(g.profileName(env), false)
 	}
-	outputs, err := env.StackOutputs(ctx, cfg, g.stack)
+	read, cancel := context.WithTimeout(ctx, stackReadWait)
+	defer cancel()
+	outputs, err := env.StackOutputs(read, cfg, g.stack)
 	if err != nil {
 		return "", stackError(env, g, cfg.Region, err)
 	}
@@ -224,6 +227,11 @@ func stackError(env Env, g globals, region string, err error) error {
 	}
 	return fmt.Errorf("read stack %s: %w", g.stack, &UnreachableError{Endpoint: "CloudFormation in " + region, Reason: "check the network and --region"})
 }
+
+// stackReadWait bounds reading a stack's outputs, the SDK's retries included: a
+// CloudFormation endpoint that never answers is unreachable (exit 5), not a wait
+// without end.
+const stackReadWait = 150 * time.Second
 
 // StackOutputsFunc reads a CloudFormation stack's outputs, key → value
 // (DescribeStacks; AWS CloudFormation API Reference, "DescribeStacks", "Output").
