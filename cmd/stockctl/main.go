@@ -25,16 +25,13 @@ import (
 )
 
 func main() {
-	// One time limit for every request stockctl sends: the API's and AWS's
-	// (CloudFormation's, for --stack); a server that never answers is unreachable.
-	client := &http.Client{Timeout: 150 * time.Second}
 	env := stockctl.Env{
 		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
-		HTTP: client,
+		HTTP: &http.Client{Timeout: 150 * time.Second},
 		LoadConfig: func(ctx context.Context, o stockctl.ConfigOptions) (aws.Config, error) {
 			// The SDK's own log lines (e.g. its IMDSv1 fallback warning) would stand
 			// before stockctl's answer; its errors stockctl says in an operator's words.
-			opts := []func(*config.LoadOptions) error{config.WithRegion(o.Region), config.WithSharedConfigProfile(o.Profile), config.WithLogger(logging.Nop{}), config.WithHTTPClient(client)}
+			opts := []func(*config.LoadOptions) error{config.WithRegion(o.Region), config.WithSharedConfigProfile(o.Profile), config.WithLogger(logging.Nop{})}
 			if o.Local { // the local stack needs no credentials: do not ask the EC2 metadata service
 				opts = append(opts, config.WithEC2IMDSClientEnableState(imds.ClientDisabled))
 			}
