@@ -33,6 +33,9 @@ func (s *skuFlags) Set(v string) error {
 	if err1 != nil || err2 != nil || !peak(orders) || !peak(views) {
 		return fmt.Errorf("%q: orders and page views must be numbers from 0 to %d", v, maxPeak)
 	}
+	if orders == 0 && views == 0 { // as --orders 0 --page-views 0: nothing to size
+		return fmt.Errorf("%q: at least one of its orders and page views must be above 0", v)
+	}
 	for _, sku := range *s {
 		if sku.ID == id {
 			return fmt.Errorf("%q: SKU %s given twice", v, sku.ID)
@@ -103,6 +106,8 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 		return usageError("plan: --orders, --page-views, --refusals and --refunds must be numbers from 0 to %d", maxPeak)
 	case !(*payRatio >= 0 && *payRatio <= 1):
 		return usageError("plan: --pay-ratio must be 0 to 1")
+	case !given(fs, "refund-ratio") && *refundRatio > *payRatio:
+		return usageError("plan: --refund-ratio must be 0 to --pay-ratio (%g): only a paid order is refunded; --refund-ratio is %g unless given: give one, e.g. --refund-ratio 0", *payRatio, DefaultRefundRatio)
 	case !(*refundRatio >= 0 && *refundRatio <= *payRatio):
 		return usageError("plan: --refund-ratio must be 0 to --pay-ratio (%g): only a paid order is refunded", *payRatio)
 	case *riskBuyers < 0 || *riskBuyers > maxRiskBuyers:

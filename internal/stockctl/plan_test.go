@@ -82,6 +82,12 @@ func TestStockctl_PlanSizesASaleWithoutTheAPI(t *testing.T) {
 		{[]string{"plan", "--orders", "1", "--pay-ratio", "2"}, "--pay-ratio must be 0 to 1"},
 		{[]string{"plan", "--orders", "1", "--pay-ratio", "0.5", "--refund-ratio", "0.6"}, "--refund-ratio must be 0 to --pay-ratio (0.5): only a paid order is refunded"},
 		{[]string{"plan", "--orders", "1", "--refund-ratio", "-0.1"}, "--refund-ratio must be 0 to --pay-ratio"},
+		// --pay-ratio below the default --refund-ratio names that flag and its default.
+		{[]string{"plan", "--orders", "1", "--page-views", "1", "--pay-ratio", "0"}, "--refund-ratio must be 0 to --pay-ratio (0): only a paid order is refunded; --refund-ratio is 0.05 unless given: give one, e.g. --refund-ratio 0"},
+		{[]string{"plan", "--orders", "1", "--page-views", "1", "--pay-ratio", "0.01"}, "--refund-ratio is 0.05 unless given"},
+		// An all-zero SKU line is refused as --orders 0 --page-views 0 is.
+		{[]string{"plan", "--sku", "a:0:0"}, `"a:0:0": at least one of its orders and page views must be above 0`},
+		{[]string{"plan", "--sku", "hot:10:10", "--sku", "b:c:0:0"}, `"b:c:0:0": at least one of its orders and page views must be above 0`},
 		{[]string{"plan", "--orders", "1", "--refund-ratio", "NaN"}, "--refund-ratio must be 0 to --pay-ratio"},
 		{[]string{"plan", "--sku", "hot:lots:1"}, `"hot:lots:1": orders and page views must be numbers`},
 		{[]string{"plan", "--orders", "1", "extra"}, `unexpected "extra"`},
