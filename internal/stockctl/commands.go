@@ -209,10 +209,10 @@ const localRegion = "us-east-1"
 // said before anything is sent, as API Gateway would refuse a request signed for
 // another region); credentials from the default chain, of --profile when given.
 func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
-	u, err := url.Parse(g.endpoint)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+	if !httpURL(g.endpoint) {
 		return nil, usageError("endpoint %q is not an http(s) URL", g.endpoint)
 	}
+	u, _ := url.Parse(g.endpoint)
 	region := cmp.Or(g.region, RegionOf(u))
 	cfg, err := loadConfig(ctx, env, g, ConfigOptions{Region: region, Profile: g.profile, Local: Loopback(u)})
 	if err != nil {
@@ -241,6 +241,12 @@ func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
 		c.Credentials = nil // the local stack asks for no signature
 	}
 	return c, nil
+}
+
+// httpURL reports whether s is an http or https URL with a host.
+func httpURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
 }
 
 // retrievable reports whether p (nil: no credentials) gives credentials now.

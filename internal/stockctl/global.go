@@ -158,8 +158,9 @@ const ApiURLOutput = "ApiUrl"
 
 // stackEndpoint is the API URL of the CloudFormation stack name: its ApiUrl output, read
 // with env.StackOutputs (DescribeStacks) under the region and profile of g. Errors: no
-// region, no usable credentials (said before any call), no such stack or output, or
-// the AWS configuration cannot be loaded.
+// region, no usable credentials (said before any call), no such stack or output, an
+// output that is not an http(s) URL (the stack's, not the command line's: not a usage
+// error), or the AWS configuration cannot be loaded.
 func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 	if env.StackOutputs == nil {
 		return "", usageError("--stack is not available in this build")
@@ -184,8 +185,11 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 		return "", stackError(env, g, cfg.Region, err)
 	}
 	url, ok := outputs[ApiURLOutput]
-	if !ok || url == "" {
+	switch {
+	case !ok || url == "":
 		return "", fmt.Errorf("stack %s has no %s output: is it a stockguard stack?", g.stack, ApiURLOutput)
+	case !httpURL(url):
+		return "", fmt.Errorf("stack %s's %s output %q is not an http(s) URL: is it a stockguard stack?", g.stack, ApiURLOutput, printable(url))
 	}
 	return url, nil
 }

@@ -114,7 +114,8 @@ func TestRun_RefusesARegionNotShapedAsOne(t *testing.T) {
 // missing stack, or --stack with --endpoint are clear errors that send nothing.
 func TestRun_StackReadsTheAPIFromTheStacksOutputs(t *testing.T) {
 	srv, paths := fakeAPI(t)
-	stacks := map[string]map[string]string{"shop": {"ApiUrl": srv.URL, "IssuerUrl": "x"}, "other": {"BucketName": "b"}}
+	stacks := map[string]map[string]string{"shop": {"ApiUrl": srv.URL, "IssuerUrl": "x"}, "other": {"BucketName": "b"},
+		"odd": {"ApiUrl": "abc123.execute-api\x1b[31m"}, "ftp": {"ApiUrl": "ftp://files.example.com"}}
 	var loaded []stockctl.ConfigOptions
 	if code, out, errOut := run([]string{"get", "cup-01", "--stack", "shop", "--region", "cn-north-1"}, stacks, &loaded); code != stockctl.ExitOK {
 		t.Fatalf("--stack shop: exit %d, out %q, err %q", code, out, errOut)
@@ -129,6 +130,9 @@ func TestRun_StackReadsTheAPIFromTheStacksOutputs(t *testing.T) {
 	}{
 		{[]string{"get", "cup-01", "--stack", "other"}, stockctl.ExitError, "stack other has no ApiUrl output"},
 		{[]string{"get", "cup-01", "--stack", "gone"}, stockctl.ExitError, "read stack gone: Stack with id gone does not exist"},
+		// An ApiUrl that is not an http(s) URL is the stack's fault, not the command line's.
+		{[]string{"get", "cup-01", "--stack", "odd"}, stockctl.ExitError, `stockctl: stack odd's ApiUrl output "abc123.execute-api [31m" is not an http(s) URL: is it a stockguard stack?` + "\n"},
+		{[]string{"get", "cup-01", "--stack", "ftp"}, stockctl.ExitError, `stack ftp's ApiUrl output "ftp://files.example.com" is not an http(s) URL`},
 		{[]string{"get", "cup-01", "--stack", "shop", "--endpoint", srv.URL}, stockctl.ExitUsage, "give --endpoint or --stack, not both"},
 		{[]string{"get", "cup-01", "--stack"}, stockctl.ExitUsage, "flag needs an argument: --stack"},
 	} {
