@@ -128,9 +128,41 @@ func credentialsProblem(profile string, loading bool) error {
 	case loading:
 		return fmt.Errorf("cannot load the AWS configuration: check that %s and the AWS_ environment variables are well formed", files)
 	case profile != "":
-		return fmt.Errorf("AWS profile %q gives no usable credentials: check its keys or role in %s (an SSO profile: aws sso login --profile %s), or give another with --profile", profile, files, profile)
+		return fmt.Errorf("AWS profile %q gives no usable credentials: %s", profile, profileFix(profile))
 	}
 	return errors.New("no AWS credentials found: " + credentialsHint)
+}
+
+// profileFix says how to mend the credentials of the AWS profile named profile.
+func profileFix(profile string) string {
+	return fmt.Sprintf("check its keys or role in ~/.aws/config and ~/.aws/credentials (an SSO profile: aws sso login --profile %s), or give another with --profile", profile)
+}
+
+// refusedCredentials are the error codes of AWS APIs for a request whose credentials
+// AWS does not take: unknown, expired or wrongly signed (AWS CloudFormation API
+// Reference, "Common Errors",
+// https://docs.aws.amazon.com/AWSCloudFormation/latest/APIReference/CommonErrors.html;
+// ExpiredTokenException and UnrecognizedClientException are the JSON protocols'
+// names of the same refusals).
+var refusedCredentials = []string{"InvalidClientTokenId", "ExpiredToken", "ExpiredTokenException", "UnrecognizedClientException",
+	"SignatureDoesNotMatch", "IncompleteSignature", "MissingAuthenticationToken"}
+
+// deniedCodes are the error codes of AWS APIs for credentials AWS takes but whose
+// principal may not make the call (the same page).
+var deniedCodes = []string{"AccessDenied", "AccessDeniedException"}
+
+// credentialsRefused says that AWS refused the credentials of profile ("" for the
+// default chain) reading stack, with the error code, code (made printable; never AWS's
+// message, which names the account and principal), and how to mend them.
+func credentialsRefused(stack, profile, code string) error {
+	code = printable(code)
+	switch {
+	case slices.Contains(deniedCodes, code):
+		return fmt.Errorf("read stack %s: AWS refused these credentials (%s): they may not call cloudformation:DescribeStacks; use a profile that may", stack, code)
+	case profile != "":
+		return fmt.Errorf("read stack %s: AWS refused the credentials of profile %q (%s): %s", stack, profile, code, profileFix(profile))
+	}
+	return fmt.Errorf("read stack %s: AWS refused these credentials (%s): renew or replace them: %s", stack, code, credentialsHint)
 }
 
 // loadConfig loads the AWS configuration with env.LoadConfig; an error is said as
@@ -194,14 +226,10 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 	return url, nil
 }
 
-// refusedCredentials are the error codes of AWS query APIs such as CloudFormation's for
-// a request whose credentials are wrong or expired (AWS CloudFormation API Reference,
-// "Common Errors").
-var refusedCredentials = []string{"InvalidClientTokenId", "ExpiredToken", "SignatureDoesNotMatch", "IncompleteSignature", "MissingAuthenticationToken"}
-
 // stackError says why stack g.stack's outputs could not be read in region: credentials
-// refused as credentialsProblem says it, permission refused, another CloudFormation
-// refusal by its message (e.g. "Stack with id shop does not exist"), CloudFormation's
+// or permission refused (credentialsRefused: the error code, no AWS message), another
+// CloudFormation refusal by its message (e.g. "Stack with id shop does not exist"), or
+// by its status and error code when it gave none, CloudFormation's
 // failure (an answer 5xx, or one that is not an AWS error or DescribeStacks's answer:
 // its HTTP status and, when it has one, its error code, made printable; no AWS error
 // message) with ExitError, or CloudFormation not reached (no answer at all: connection
@@ -216,12 +244,12 @@ func stackError(env Env, g globals, region string, err error) error {
 		status = answer.HTTPStatusCode()
 	}
 	switch {
-	case isAPIErr && slices.Contains(refusedCredentials, apiErr.ErrorCode()):
-		return credentialsProblem(g.profileName(env), false)
-	case isAPIErr && apiErr.ErrorCode() == "AccessDenied":
-		return fmt.Errorf("read stack %s: these AWS credentials may not call cloudformation:DescribeStacks; use a profile that may", g.stack)
-	case isAPIErr && status/100 != 5:
+	case isAPIErr && (slices.Contains(refusedCredentials, apiErr.ErrorCode()) || slices.Contains(deniedCodes, apiErr.ErrorCode())):
+		return credentialsRefused(g.stack, g.profileName(env), apiErr.ErrorCode())
+	case isAPIErr && status/100 != 5 && givesReason(apiErr):
 		return fmt.Errorf("read stack %s: %s", g.stack, printable(apiErr.ErrorMessage()))
+	case isAPIErr && status/100 == 4:
+		return fmt.Errorf("read stack %s: CloudFormation in %s answered %d %s%s and gave no reason", g.stack, region, status, http.StatusText(status), codeNote(apiErr))
 	case status != 0:
 		what := "an answer stockctl cannot read"
 		if isAPIErr {
@@ -230,6 +258,22 @@ func stackError(env Env, g globals, region string, err error) error {
 		return fmt.Errorf("read stack %s: CloudFormation in %s failed: %d %s (%s)", g.stack, region, status, http.StatusText(status), what)
 	}
 	return fmt.Errorf("read stack %s: %w", g.stack, &UnreachableError{Endpoint: "CloudFormation in " + region, Reason: "check the network and --region"})
+}
+
+// givesReason reports whether err, an AWS error, has a message to show: the SDK puts
+// "UnknownError" in place of an answer's missing message.
+func givesReason(err smithy.APIError) bool {
+	m := printable(err.ErrorMessage())
+	return m != "" && m != "UnknownError"
+}
+
+// codeNote is err's error code, made printable, as " (CODE)"; "" when the answer
+// had none (the SDK's "UnknownError").
+func codeNote(err smithy.APIError) string {
+	if c := printable(err.ErrorCode()); c != "" && c != "UnknownError" {
+		return " (" + c + ")"
+	}
+	return ""
 }
 
 // stackReadWait bounds reading a stack's outputs, the SDK's retries included: a

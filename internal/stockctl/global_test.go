@@ -206,8 +206,8 @@ const sdkCredentialsError = "failed to refresh cached credentials, no EC2 IMDS r
 // Without usable AWS credentials, or with a profile that cannot be loaded, stockctl
 // says in one line what is missing and how to give it (the profile, when one is
 // named by --profile or AWS_PROFILE), exits 1 and sends nothing; no text of the SDK's
-// error reaches its output. The same holds for --stack, and for credentials that
-// CloudFormation refuses.
+// error reaches its output. The same holds for --stack; credentials that
+// CloudFormation refuses are said as AWS refusing them, with the error code alone.
 func TestRun_SaysWhatCredentialsAreMissingWithoutTheSDKsError(t *testing.T) {
 	noCredentials := aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 		return aws.Credentials{}, errors.New(sdkCredentialsError)
@@ -236,9 +236,23 @@ func TestRun_SaysWhatCredentialsAreMissingWithoutTheSDKsError(t *testing.T) {
 			"cannot load the AWS configuration: check that ~/.aws/config and ~/.aws/credentials and the AWS_ environment variables are well formed"},
 		{"--stack without credentials", []string{"--stack", "shop", "list"}, "", aws.Config{Region: "cn-north-1", Credentials: noCredentials}, nil, nil, "no AWS credentials found: give --profile NAME"},
 		{"--stack, credentials refused", []string{"--stack", "shop", "--profile", "old", "list"}, "", aws.Config{Region: "cn-north-1", Credentials: good}, nil,
-			&smithy.GenericAPIError{Code: "InvalidClientTokenId", Message: "The security token included in the request is invalid."}, `AWS profile "old" gives no usable credentials`},
+			&smithy.GenericAPIError{Code: "InvalidClientTokenId", Message: "The security token included in the request is invalid."},
+			`read stack shop: AWS refused the credentials of profile "old" (InvalidClientTokenId): check its keys or role in ~/.aws/config and ~/.aws/credentials (an SSO profile: aws sso login --profile old), or give another with --profile`},
+		{"--stack, credentials expired", []string{"--stack", "shop", "list"}, "", aws.Config{Region: "cn-north-1", Credentials: good}, nil,
+			&smithy.GenericAPIError{Code: "ExpiredToken", Message: "The security token included in the request is expired"},
+			"read stack shop: AWS refused these credentials (ExpiredToken): renew or replace them: give --profile NAME, or set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"},
+		{"--stack, ExpiredTokenException", []string{"--stack", "shop", "list"}, "ops", aws.Config{Region: "cn-north-1", Credentials: good}, nil,
+			&smithy.GenericAPIError{Code: "ExpiredTokenException", Message: "The security token included in the request is expired"}, `AWS refused the credentials of profile "ops" (ExpiredTokenException)`},
+		{"--stack, UnrecognizedClientException", []string{"--stack", "shop", "list"}, "", aws.Config{Region: "cn-north-1", Credentials: good}, nil,
+			&smithy.GenericAPIError{Code: "UnrecognizedClientException", Message: "The security token included in the request is invalid."}, "AWS refused these credentials (UnrecognizedClientException)"},
+		{"--stack, SignatureDoesNotMatch", []string{"--stack", "shop", "list"}, "", aws.Config{Region: "cn-north-1", Credentials: good}, nil,
+			&smithy.GenericAPIError{Code: "SignatureDoesNotMatch", Message: "The request signature we calculated does not match the security token"}, "AWS refused these credentials (SignatureDoesNotMatch)"},
 		{"--stack, not allowed", []string{"--stack", "shop", "list"}, "", aws.Config{Region: "cn-north-1", Credentials: good}, nil,
-			&smithy.GenericAPIError{Code: "AccessDenied", Message: "User: arn:aws:iam::123456789012:user/x is not authorized"}, "may not call cloudformation:DescribeStacks"},
+			&smithy.GenericAPIError{Code: "AccessDenied", Message: "User: arn:aws:iam::123456789012:user/x is not authorized"},
+			"read stack shop: AWS refused these credentials (AccessDenied): they may not call cloudformation:DescribeStacks; use a profile that may"},
+		{"--stack, not allowed (JSON protocols' code)", []string{"--stack", "shop", "list"}, "", aws.Config{Region: "cn-north-1", Credentials: good}, nil,
+			&smithy.GenericAPIError{Code: "AccessDeniedException", Message: "User: arn:aws:iam::123456789012:user/x is not authorized"},
+			"AWS refused these credentials (AccessDeniedException): they may not call cloudformation:DescribeStacks"},
 	} {
 		var errOut bytes.Buffer
 		sent := false
@@ -302,6 +316,18 @@ func TestRun_StackSaysCloudFormationFailedOrWasNotReached(t *testing.T) {
 			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 500 Internal Server Error (an answer stockctl cannot read)\n"},
 		{"200 garbage", cloudFormation(t, 200, "}}not XML{{"), stockctl.ExitError,
 			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 200 OK (an answer stockctl cannot read)\n"},
+		// CloudFormation itself refusing the credentials: its error code, never its message.
+		{"403 InvalidClientTokenId", cloudFormation(t, 403, `<ErrorResponse><Error><Type>Sender</Type><Code>InvalidClientTokenId</Code><Message>The security token included in the request is invalid.</Message></Error></ErrorResponse>`),
+			stockctl.ExitError, "stockctl: read stack shop: AWS refused these credentials (InvalidClientTokenId): renew or replace them: give --profile NAME, or set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY\n"},
+		{"403 AccessDenied", cloudFormation(t, 403, `<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>User: arn:aws:iam::123456789012:user/x is not authorized</Message></Error></ErrorResponse>`),
+			stockctl.ExitError, "stockctl: read stack shop: AWS refused these credentials (AccessDenied): they may not call cloudformation:DescribeStacks; use a profile that may\n"},
+		// A 4xx without a message: its status and code, and that it gave no reason.
+		{"400 without a message", cloudFormation(t, 400, `<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code></Error></ErrorResponse>`),
+			stockctl.ExitError, "stockctl: read stack shop: CloudFormation in cn-north-1 answered 400 Bad Request (Throttling) and gave no reason\n"},
+		{"409 with an empty message", cloudFormation(t, 409, `<ErrorResponse><Error><Type>Sender</Type><Code>Busy</Code><Message>&#x200B;</Message></Error></ErrorResponse>`),
+			stockctl.ExitError, "stockctl: read stack shop: CloudFormation in cn-north-1 answered 409 Conflict (Busy) and gave no reason\n"},
+		{"400 without a code or a message", cloudFormation(t, 400, `<ErrorResponse><Error><Type>Sender</Type></Error></ErrorResponse>`),
+			stockctl.ExitError, "stockctl: read stack shop: CloudFormation in cn-north-1 answered 400 Bad Request and gave no reason\n"},
 		{"400 ValidationError", cloudFormation(t, 400, `<ErrorResponse><Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id shop does not exist</Message></Error></ErrorResponse>`),
 			stockctl.ExitError, "stockctl: read stack shop: Stack with id shop does not exist\n"},
 		{"connection refused", closedURL(t), stockctl.ExitUnreachable,
