@@ -169,28 +169,60 @@ type UnreachableError struct {
 
 func (e *UnreachableError) Error() string { return "cannot reach " + e.Endpoint + ": " + e.Reason }
 
-// unreachable is the *UnreachableError of the endpoint for err, an error of
-// http.Client.Do: its reason in a few words instead of Go's request and dial text.
-func unreachable(endpoint *url.URL, err error) *UnreachableError {
+// What failed when a request got no answer (netFailure).
+const (
+	connRefused = "connection refused"
+	noSuchHost  = "no such host"
+	timedOut    = "timed out"
+	dnsFailed   = "DNS lookup failed"
+	plainHTTP   = "not an HTTPS server"
+	untrusted   = "its TLS certificate is not trusted"
+	tlsFailed   = "TLS handshake failed"
+	connReset   = "connection reset"
+)
+
+// netFailure names what failed in err, the error of a request that got no answer, in
+// a few words (the constants above); "" when err says none of them.
+func netFailure(err error) string {
 	var dns *net.DNSError
 	var netErr net.Error
-	reason := err.Error()
+	var op *net.OpError
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		reason = "connection refused"
+		return connRefused
 	case errors.As(err, &dns) && dns.IsNotFound:
-		reason = "no such host"
+		return noSuchHost
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
-		reason = "timed out"
+		return timedOut
 	case errors.As(err, &dns):
-		reason = "cannot look up " + dns.Name + ": " + dns.Err
+		return dnsFailed
 	case errors.Is(err, http.ErrSchemeMismatch), errors.As(err, new(tls.RecordHeaderError)):
-		reason = "not an HTTPS server (it answered in plain HTTP: give http://)"
+		return plainHTTP
 	case errors.As(err, new(*tls.CertificateVerificationError)):
-		reason = "its TLS certificate is not trusted"
+		return untrusted
+	case errors.As(err, &op) && op.Op == "remote error": // crypto/tls: the server's TLS alert
+		return tlsFailed
 	case errors.Is(err, syscall.ECONNRESET):
-		reason = "connection reset (an HTTPS server given http://?)"
-	default:
+		return connReset
+	}
+	return ""
+}
+
+// unreachable is the *UnreachableError of the endpoint for err, an error of
+// http.Client.Do: its reason in a few words (netFailure, with what to give for an
+// answer in plain HTTP or a reset) instead of Go's request and dial text.
+func unreachable(endpoint *url.URL, err error) *UnreachableError {
+	var dns *net.DNSError
+	reason := netFailure(err)
+	switch {
+	case reason == dnsFailed && errors.As(err, &dns):
+		reason = "cannot look up " + dns.Name + ": " + dns.Err
+	case reason == plainHTTP:
+		reason += " (it answered in plain HTTP: give http://)"
+	case reason == connReset:
+		reason += " (an HTTPS server given http://?)"
+	case reason == "":
+		reason = err.Error()
 		var urlErr *url.Error
 		if errors.As(err, &urlErr) { // not its "Get URL:" prefix
 			reason = urlErr.Err.Error()

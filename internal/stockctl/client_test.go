@@ -176,27 +176,38 @@ func closedURL(t *testing.T) string {
 	return "http://" + l.Addr().String()
 }
 
+// silentServer is a server that takes requests and never answers them.
+func silentServer(t *testing.T) *httptest.Server {
+	stuck := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-stuck:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(stuck) }) // runs first: the handlers return, Close does not wait
+	return srv
+}
+
+// noHostTransport is a transport whose every dial fails as Go's resolver fails for a
+// name that does not exist (NXDOMAIN).
+func noHostTransport() *http.Transport {
+	return &http.Transport{DialContext: func(_ context.Context, network, addr string) (net.Conn, error) {
+		host, _, _ := net.SplitHostPort(addr)
+		return nil, &net.OpError{Op: "dial", Net: network, Err: &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}}
+	}}
+}
+
 // An endpoint that cannot be reached is one line naming it as given and why
 // (connection refused, no such host, timed out), with its own exit status; none of Go's
 // request text (the method, the URL with its path, "dial tcp").
 func TestRun_SaysAnUnreachableEndpointInOneLine(t *testing.T) {
 	closed := closedURL(t)
-	stuck := make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		select { // never answers
-		case <-stuck:
-		case <-r.Context().Done():
-		}
-	}))
-	defer slow.Close()
-	defer close(stuck)
+	slow := silentServer(t)
 	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler()) // its certificate is its own
 	defer tlsSrv.Close()
-	noHost := &http.Transport{DialContext: func(_ context.Context, network, addr string) (net.Conn, error) {
-		host, _, _ := net.SplitHostPort(addr)
-		// What Go's resolver gives for a name that does not exist (NXDOMAIN).
-		return nil, &net.OpError{Op: "dial", Net: network, Err: &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}}
-	}}
+	noHost := noHostTransport()
 	for _, c := range []struct {
 		endpoint string
 		client   *http.Client

@@ -232,9 +232,11 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 // by its status and error code when it gave none, CloudFormation's
 // failure (an answer 5xx, or one that is not an AWS error or DescribeStacks's answer:
 // its HTTP status and, when it has one, its error code, made printable; no AWS error
-// message) with ExitError, or CloudFormation not reached (no answer at all: connection
-// refused, no such host, timed out; an *UnreachableError: Run exits ExitUnreachable,
-// as for an endpoint that does not answer); never the SDK's request details.
+// message) with ExitError, or CloudFormation not reached (no answer at all: what
+// failed when the SDK's error says it, netFailure's words: connection refused, no such
+// host, timed out, its TLS certificate not trusted…; an *UnreachableError: Run exits
+// ExitUnreachable, as for an endpoint that does not answer); never the SDK's request
+// details.
 func stackError(env Env, g globals, region string, err error) error {
 	var apiErr smithy.APIError
 	isAPIErr := errors.As(err, &apiErr)
@@ -257,7 +259,11 @@ func stackError(env Env, g globals, region string, err error) error {
 		}
 		return fmt.Errorf("read stack %s: CloudFormation in %s failed: %d %s (%s)", g.stack, region, status, http.StatusText(status), what)
 	}
-	return fmt.Errorf("read stack %s: %w", g.stack, &UnreachableError{Endpoint: "CloudFormation in " + region, Reason: "check the network and --region"})
+	reason := "check the network and --region"
+	if kind := netFailure(err); kind != "" {
+		reason = kind + " (" + reason + ")"
+	}
+	return fmt.Errorf("read stack %s: %w", g.stack, &UnreachableError{Endpoint: "CloudFormation in " + region, Reason: reason})
 }
 
 // givesReason reports whether err, an AWS error, has a message to show: the SDK puts

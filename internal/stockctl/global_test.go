@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/smithy-go"
@@ -303,35 +304,49 @@ const internalFailure = `<ErrorResponse xmlns="http://cloudformation.amazonaws.c
 // (connection refused) is said as CloudFormation not reached, exit 5. The API is
 // never called.
 func TestRun_StackSaysCloudFormationFailedOrWasNotReached(t *testing.T) {
+	untrustedServer := httptest.NewTLSServer(http.NotFoundHandler()) // its certificate is its own
+	defer untrustedServer.Close()
 	for _, c := range []struct {
 		name, endpoint string
 		code           int
 		want           string
+		client         aws.HTTPClient // the SDK's; nil: its own
 	}{
 		{"500 InternalFailure", cloudFormation(t, 500, fmt.Sprintf(internalFailure, "InternalFailure")), stockctl.ExitError,
-			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 500 Internal Server Error (InternalFailure)\n"},
+			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 500 Internal Server Error (InternalFailure)\n", nil},
 		{"503, a code with a format character", cloudFormation(t, 503, fmt.Sprintf(internalFailure, "Service&#x202E;Unavailable")), stockctl.ExitError,
-			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 503 Service Unavailable (Service Unavailable)\n"},
+			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 503 Service Unavailable (Service Unavailable)\n", nil},
 		{"500 garbage", cloudFormation(t, 500, "<html>upstream}}"), stockctl.ExitError,
-			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 500 Internal Server Error (an answer stockctl cannot read)\n"},
+			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 500 Internal Server Error (an answer stockctl cannot read)\n", nil},
 		{"200 garbage", cloudFormation(t, 200, "}}not XML{{"), stockctl.ExitError,
-			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 200 OK (an answer stockctl cannot read)\n"},
+			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 200 OK (an answer stockctl cannot read)\n", nil},
 		// CloudFormation itself refusing the credentials: its error code, never its message.
 		{"403 InvalidClientTokenId", cloudFormation(t, 403, `<ErrorResponse><Error><Type>Sender</Type><Code>InvalidClientTokenId</Code><Message>The security token included in the request is invalid.</Message></Error></ErrorResponse>`),
-			stockctl.ExitError, "stockctl: read stack shop: AWS refused these credentials (InvalidClientTokenId): renew or replace them: give --profile NAME, or set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY\n"},
+			stockctl.ExitError, "stockctl: read stack shop: AWS refused these credentials (InvalidClientTokenId): renew or replace them: give --profile NAME, or set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY\n", nil},
 		{"403 AccessDenied", cloudFormation(t, 403, `<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>User: arn:aws:iam::123456789012:user/x is not authorized</Message></Error></ErrorResponse>`),
-			stockctl.ExitError, "stockctl: read stack shop: AWS refused these credentials (AccessDenied): they may not call cloudformation:DescribeStacks; use a profile that may\n"},
+			stockctl.ExitError, "stockctl: read stack shop: AWS refused these credentials (AccessDenied): they may not call cloudformation:DescribeStacks; use a profile that may\n", nil},
 		// A 4xx without a message: its status and code, and that it gave no reason.
 		{"400 without a message", cloudFormation(t, 400, `<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code></Error></ErrorResponse>`),
-			stockctl.ExitError, "stockctl: read stack shop: CloudFormation in cn-north-1 answered 400 Bad Request (Throttling) and gave no reason\n"},
+			stockctl.ExitError, "stockctl: read stack shop: CloudFormation in cn-north-1 answered 400 Bad Request (Throttling) and gave no reason\n", nil},
 		{"409 with an empty message", cloudFormation(t, 409, `<ErrorResponse><Error><Type>Sender</Type><Code>Busy</Code><Message>&#x200B;</Message></Error></ErrorResponse>`),
-			stockctl.ExitError, "stockctl: read stack shop: CloudFormation in cn-north-1 answered 409 Conflict (Busy) and gave no reason\n"},
+			stockctl.ExitError, "stockctl: read stack shop: CloudFormation in cn-north-1 answered 409 Conflict (Busy) and gave no reason\n", nil},
 		{"400 without a code or a message", cloudFormation(t, 400, `<ErrorResponse><Error><Type>Sender</Type></Error></ErrorResponse>`),
-			stockctl.ExitError, "stockctl: read stack shop: CloudFormation in cn-north-1 answered 400 Bad Request and gave no reason\n"},
+			stockctl.ExitError, "stockctl: read stack shop: CloudFormation in cn-north-1 answered 400 Bad Request and gave no reason\n", nil},
 		{"400 ValidationError", cloudFormation(t, 400, `<ErrorResponse><Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id shop does not exist</Message></Error></ErrorResponse>`),
-			stockctl.ExitError, "stockctl: read stack shop: Stack with id shop does not exist\n"},
+			stockctl.ExitError, "stockctl: read stack shop: Stack with id shop does not exist\n", nil},
+		// No answer: what failed, when the SDK's error says it, never its text.
 		{"connection refused", closedURL(t), stockctl.ExitUnreachable,
-			"stockctl: read stack shop: cannot reach CloudFormation in cn-north-1: check the network and --region\n"},
+			"stockctl: read stack shop: cannot reach CloudFormation in cn-north-1: connection refused (check the network and --region)\n", nil},
+		{"no such host", "https://cloudformation.cn-north-1.amazonaws.com.cn", stockctl.ExitUnreachable,
+			"stockctl: read stack shop: cannot reach CloudFormation in cn-north-1: no such host (check the network and --region)\n", &http.Client{Transport: noHostTransport()}},
+		{"timed out", silentServer(t).URL, stockctl.ExitUnreachable,
+			"stockctl: read stack shop: cannot reach CloudFormation in cn-north-1: timed out (check the network and --region)\n", &http.Client{Timeout: 50 * time.Millisecond}},
+		{"untrusted certificate", untrustedServer.URL, stockctl.ExitUnreachable,
+			"stockctl: read stack shop: cannot reach CloudFormation in cn-north-1: its TLS certificate is not trusted (check the network and --region)\n", nil},
+		{"a failure it does not name", "http://127.0.0.1:1", stockctl.ExitUnreachable,
+			"stockctl: read stack shop: cannot reach CloudFormation in cn-north-1: check the network and --region\n", &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+				return nil, errors.New("proxyconnect tcp: secret proxy details")
+			})}},
 	} {
 		var errOut bytes.Buffer
 		sent := false
@@ -341,7 +356,7 @@ func TestRun_StackSaysCloudFormationFailedOrWasNotReached(t *testing.T) {
 				return nil, errors.New("sent")
 			})},
 			LoadConfig: func(context.Context, stockctl.ConfigOptions) (aws.Config, error) {
-				return aws.Config{Region: "cn-north-1", BaseEndpoint: aws.String(c.endpoint),
+				return aws.Config{Region: "cn-north-1", BaseEndpoint: aws.String(c.endpoint), HTTPClient: c.client,
 					Retryer: func() aws.Retryer { return aws.NopRetryer{} }, // one request: the SDK's retries wait seconds
 					Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
 						return aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret"}, nil
