@@ -234,7 +234,7 @@ func unreachable(endpoint *url.URL, err error) *UnreachableError {
 // Do sends method path (with query) and body (nil: none), signed when the client has
 // credentials, and returns the answer's body. It returns an *APIError for an answer
 // other than 2xx, an *UnreachableError when no answer came, and another error when the
-// request cannot be signed or its answer not read.
+// request cannot be signed or its answer not read to its end (cutShort).
 func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]byte, error) {
 	u := c.Endpoint.JoinPath()
 	rel, err := url.Parse(path)
@@ -267,12 +267,27 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]by
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: read answer: %w", method, path, err)
+		return nil, cutShort(method, rel.Path, resp.StatusCode, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		return nil, answerError(method, rel.Path, resp.StatusCode, data)
 	}
 	return data, nil
+}
+
+// cutShort says an answer of status whose body could not be read to its end (err,
+// e.g. io.ErrUnexpectedEOF: the connection closed before the length it announced):
+// the API's answer was cut short, with what failed when netFailure names it, never
+// Go's text; after a 2xx to a change, that the API took it.
+func cutShort(method, path string, status int, err error) error {
+	what := "the API's answer was cut short"
+	if kind := netFailure(err); kind != "" {
+		what += " (" + kind + ")"
+	}
+	if status/100 == 2 && method != http.MethodGet {
+		what += ": the API took the change; look with get or orders before sending it again"
+	}
+	return fmt.Errorf("%s %s: %d %s: %s", method, path, status, http.StatusText(status), what)
 }
 
 // sign adds the SigV4 headers (Authorization, X-Amz-Date, X-Amz-Security-Token) for

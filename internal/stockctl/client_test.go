@@ -257,3 +257,32 @@ func TestRun_FollowsNoRedirect(t *testing.T) {
 		}
 	}
 }
+
+// An answer cut short (the connection closed before the length it announced) is one
+// line saying so with its status, not Go's "unexpected EOF"; after a 2xx to a change,
+// that the API took it.
+func TestRun_SaysAnAnswerCutShort(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		args   []string
+		want   string
+	}{
+		{403, []string{"get", "cup-01"}, "stockctl: GET /admin/skus/cup-01: 403 Forbidden: the API's answer was cut short\n"},
+		{500, []string{"get", "cup-01"}, "stockctl: GET /admin/skus/cup-01: 500 Internal Server Error: the API's answer was cut short\n"},
+		{200, []string{"get", "cup-01"}, "stockctl: GET /admin/skus/cup-01: 200 OK: the API's answer was cut short\n"},
+		{200, []string{"off-sale", "cup-01"},
+			"stockctl: PATCH /admin/skus/cup-01: 200 OK: the API's answer was cut short: the API took the change; look with get or orders before sending it again\n"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(c.status)
+			io.WriteString(w, `{"message":"Forbi`) // then the connection closes
+		}))
+		code, out, errOut := runWith(append([]string{"--endpoint", srv.URL, "--region", "ap-east-1"}, c.args...), "", http.DefaultTransport)
+		srv.Close()
+		if code != stockctl.ExitError || out != "" || errOut != c.want {
+			t.Errorf("%d %q: exit %d, out %q, err %q; want exit %d and %q", c.status, c.args, code, out, errOut, stockctl.ExitError, c.want)
+		}
+	}
+}
