@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"text/tabwriter"
 
@@ -39,12 +40,46 @@ type skuView struct {
 
 func fen(p int64) string { return fmt.Sprintf("¥%d.%02d", p/100, p%100) }
 
+// decode decodes a route's answer into T with every string in it made printable
+// (printable): an answer's escape sequences, bidirectional overrides or zero-width
+// characters never reach the operator's terminal through a table.
 func decode[T any](data []byte) (T, error) {
 	var v T
 	if err := json.Unmarshal(data, &v); err != nil {
 		return v, fmt.Errorf("unexpected answer: %w", err)
 	}
+	cleanStrings(reflect.ValueOf(&v).Elem())
 	return v, nil
+}
+
+// cleanStrings makes every string v holds printable: itself, or in the fields,
+// elements, map values and pointees it holds, at any depth.
+func cleanStrings(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.String:
+		if v.CanSet() {
+			v.SetString(printable(v.String()))
+		}
+	case reflect.Pointer:
+		if !v.IsNil() {
+			cleanStrings(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			cleanStrings(v.Field(i))
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			cleanStrings(v.Index(i))
+		}
+	case reflect.Map:
+		for _, k := range v.MapKeys() {
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(v.MapIndex(k))
+			cleanStrings(e)
+			v.SetMapIndex(k, e)
+		}
+	}
 }
 
 func printSKU(w io.Writer, data []byte) error {

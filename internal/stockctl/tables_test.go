@@ -1,8 +1,10 @@
 package stockctl
 
 import (
+	"io"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 func TestPrintReport_ShowsRefundProblemsAndStuckRefunds(t *testing.T) {
@@ -142,5 +144,44 @@ func TestPrintSKU_ShowsTheWaitingRoomSettings(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		checkOutput(t, tc.name+" (list)", page.String(), append([]string{"QUEUE"}, tc.want...), tc.not)
+	}
+}
+
+// An answer's control and format characters (an escape sequence that would recolour or
+// clear the terminal, a right-to-left override that would reorder the line, a
+// zero-width space that would hide text) are shown as spaces in every table, at any
+// depth of the answer (a table's own tabs and newlines aside).
+func TestPrinters_ShowNoControlOrFormatCharacters(t *testing.T) {
+	const evil = `\u001b[2J\u202egnp.exe\u2066x\u200by\u0007`
+	for _, tc := range []struct {
+		name   string
+		print  func(io.Writer, []byte) error
+		answer string
+	}{
+		{"sku", printSKU, `{"skuId":"cup","name":"` + evil + `","status":"` + evil + `","updatedBy":"` + evil + `"}`},
+		{"sku line", printSKULine, `{"skuId":"` + evil + `"}`},
+		{"skus", printSKUs, `{"skus":[{"skuId":"cup","name":"` + evil + `"}],"next":"` + evil + `"}`},
+		{"ledger", printLedger, `{"entries":[{"op":"ADJUST","reason":"` + evil + `","by":"` + evil + `"}]}`},
+		{"orders", printOrders, `{"orders":[{"orderId":"o1","userId":"` + evil + `"}]}`},
+		{"adjustment", printAdjustment, `{"adjustmentId":"a1","reason":"` + evil + `","sku":{"skuId":"cup","name":"` + evil + `"}}`},
+		{"order", printOrder, `{"orderId":"o1","address":{"userName":"` + evil + `","detailInfo":"` + evil + `"},
+			"shipping":{"status":"FAILED","error":"` + evil + `"},"refunds":[{"refundId":"r1","error":"` + evil + `","lines":[{"skuId":"` + evil + `","qty":1}]}],
+			"aftersales":[{"aftersaleId":"as-1","reason":"` + evil + `","rejectReason":"` + evil + `"}]}`},
+		{"shipment", printShipment, `{"orderId":"o1","shipment":{"shipmentId":"p1","carrier":"` + evil + `"},"shipping":{"error":"` + evil + `"}}`},
+		{"report", printReport, `{"differences":[{"skuId":"` + evil + `","rule":"x"}],"refundProblems":["` + evil + `"],"overdueOrders":["` + evil + `"]}`},
+	} {
+		var out strings.Builder
+		if err := tc.print(&out, []byte(tc.answer)); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for _, r := range out.String() {
+			if r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r)) {
+				t.Errorf("%s: the table shows %U:\n%q", tc.name, r, out.String())
+				break
+			}
+		}
+		if !strings.Contains(out.String(), "[2J gnp.exe x y") {
+			t.Errorf("%s: the table lacks the text made printable:\n%q", tc.name, out.String())
+		}
 	}
 }
