@@ -97,7 +97,7 @@ func TestRun_ExposeServesOtherMachinesOnlyTheDeployedAPI(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"-expose", "-addr", "0.0.0.0:0", "-template", "../../template.yaml", "-seed", "../../examples/seed.json",
-			"-dynamodb-addr", "127.0.0.1:0", "-sqs-addr", "127.0.0.1:0", "-wechatpay-addr", "127.0.0.1:0", "-wxlogin-addr", "127.0.0.1:0"}, out, io.Discard)
+			"-dynamodb-addr", "127.0.0.1:0", "-sqs-addr", "127.0.0.1:0", "-wechatpay-addr", "127.0.0.1:0", "-wxlogin-addr", "127.0.0.1:0", "-wxapi-addr", "127.0.0.1:0"}, out, io.Discard)
 	}()
 	port := readyPort(t, out, done)
 	readme, err := os.ReadFile("../../README.md")
