@@ -40,8 +40,12 @@ const Service = "execute-api"
 // arn:aws:iam::000000000000:user/local-operator with each change.
 const LocalOperator = "local-operator"
 
-// maxAnswerBytes bounds a route's answer read into memory.
+// maxAnswerBytes bounds a route's answer read into memory; a larger one is refused
+// whole (errTooLarge), never cut to this size and used.
 const maxAnswerBytes = 16 << 20
+
+// errTooLarge is an answer longer than maxAnswerBytes.
+var errTooLarge = errors.New("answer larger than maxAnswerBytes")
 
 // Client sends signed requests to the merchant API at Endpoint.
 type Client struct {
@@ -259,13 +263,21 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]by
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, unreachable(c.Endpoint, err)
+		u := unreachable(c.Endpoint, err)
+		if method != http.MethodGet && method != http.MethodHead {
+			// The request may have reached the API before the connection failed.
+			u.Reason += "; the change may have been applied: look with get or orders before sending it again"
+		}
+		return nil, u
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 == 3 {
 		return nil, &RedirectError{Method: method, Path: rel.Path, Status: resp.StatusCode, Location: printable(resp.Header.Get("Location"))}
 	}
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
+	if err == nil && len(data) > maxAnswerBytes {
+		err = errTooLarge
+	}
 	if err != nil {
 		return nil, cutShort(method, rel.Path, resp.StatusCode, err)
 	}
@@ -281,6 +293,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]by
 // Go's text; after a 2xx to a change, that the API took it.
 func cutShort(method, path string, status int, err error) error {
 	what := "the API's answer was cut short"
+	if errors.Is(err, errTooLarge) {
+		what = fmt.Sprintf("the answer is larger than %d MiB, more than any route of the API gives", maxAnswerBytes>>20)
+	}
 	if kind := netFailure(err); kind != "" {
 		what += " (" + kind + ")"
 	}

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -283,6 +285,72 @@ func TestRun_SaysAnAnswerCutShort(t *testing.T) {
 		srv.Close()
 		if code != stockctl.ExitError || out != "" || errOut != c.want {
 			t.Errorf("%d %q: exit %d, out %q, err %q; want exit %d and %q", c.status, c.args, code, out, errOut, stockctl.ExitError, c.want)
+		}
+	}
+}
+
+// With -o json an answer is printed only when it is JSON, and then with every control,
+// format and separator character (and every invalid UTF-8 byte) as its JSON escape:
+// the same JSON, nothing that acts on a terminal. An answer that is not JSON (a
+// proxy's page, escape sequences after the JSON) or is larger than 16 MiB is refused,
+// exit 1, never printed or cut to size and used.
+func TestRun_JSONOutputIsJSONAndInertOnATerminal(t *testing.T) {
+	big := `{"skuId":"cup-01","name":"` + strings.Repeat("x", 16<<20) + `"}`
+	for _, c := range []struct {
+		name, answer, want, err string
+	}{
+		{"escapes kept as JSON escapes", `{"name":"\u001b[2J"}`, `{"name":"\u001b[2J"}` + "\n", ""},
+		{"raw bidi, zero-width, C1, separator", "{\"name\":\"a\u202eb\u200bc\u009bd\u2028e\U000e0001\"}", `{"name":"a\u202eb\u200bc\u009bd\u2028e\udb40\udc01"}` + "\n", ""},
+		{"invalid UTF-8", "{\"name\":\"a\xffb\"}", `{"name":"a\ufffdb"}` + "\n", ""},
+		{"white space around and inside", " {\n\t\"name\": \"a\"\r\n}\n", "{\n\t\"name\": \"a\"\r\n}\n", ""},
+		{"an HTML page", "<html>\x1b]0;pwned\x07</html>", "", "stockctl: GET /admin/skus/cup-01: the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"},
+		{"escape sequences after the JSON", "{}\x1b[2J", "", "stockctl: GET /admin/skus/cup-01: the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"},
+		{"larger than 16 MiB", big, "", "stockctl: GET /admin/skus/cup-01: 200 OK: the answer is larger than 16 MiB, more than any route of the API gives\n"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, c.answer)
+		}))
+		code, out, errOut := runWith([]string{"--endpoint", srv.URL, "-o", "json", "get", "cup-01"}, "", http.DefaultTransport)
+		srv.Close()
+		wantCode := stockctl.ExitOK
+		if c.err != "" {
+			wantCode = stockctl.ExitError
+		}
+		if code != wantCode || out != c.want || errOut != c.err {
+			t.Errorf("%s: exit %d, out %.200q, err %q; want exit %d, out %q, err %q", c.name, code, out, errOut, wantCode, c.want, c.err)
+		}
+		if c.err == "" {
+			var before, after any
+			if json.Unmarshal([]byte(c.answer), &before) != nil || json.Unmarshal([]byte(out), &after) != nil || !reflect.DeepEqual(before, after) {
+				t.Errorf("%s: the output %q is not the answer's JSON %q", c.name, out, c.answer)
+			}
+		}
+	}
+}
+
+// A change whose request got no answer may have reached the API: the one line says
+// so, with where to look; a read says only that the endpoint did not answer.
+func TestRun_AChangeWithoutAnswerMayHaveBeenApplied(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close() // the request read, no answer
+		}
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		args    []string
+		applied bool
+	}{
+		{[]string{"get", "cup-01"}, false},
+		{[]string{"off-sale", "cup-01"}, true},
+		{[]string{"adjust", "cup-01", "--id", "a1", "--delta", "1", "--reason", "r"}, true},
+	} {
+		code, _, errOut := runWith(append([]string{"--endpoint", srv.URL}, c.args...), "", http.DefaultTransport)
+		note := strings.Contains(errOut, "the change may have been applied: look with get or orders before sending it again")
+		if code != stockctl.ExitUnreachable || note != c.applied || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%q: exit %d, err %q; want exit %d, the note on a possible change %v", c.args, code, errOut, stockctl.ExitUnreachable, c.applied)
 		}
 	}
 }

@@ -521,17 +521,18 @@ func seed(ctx context.Context, c *call, args []string) error {
 	if err != nil {
 		return err
 	}
-	data, err := readFile(file)
+	name := printable(file)
+	data, err := readSeed(file)
 	if err != nil {
-		return err
+		return fmt.Errorf("seed %s: %w", name, err)
 	}
 	entries, err := seedEntries(data)
 	if err != nil {
-		return fmt.Errorf("seed %s: %w", file, err)
+		return fmt.Errorf("seed %s: %w", name, err)
 	}
 	for i, e := range entries {
 		if err := c.send(ctx, "POST", "/admin/skus", e, printSKULine); err != nil {
-			return fmt.Errorf("seed %s entry %d: %w", file, i+1, err) // entries count from 1, as people do
+			return fmt.Errorf("seed %s entry %d: %w", name, i+1, err) // entries count from 1, as people do
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
@@ -290,7 +291,11 @@ func (c *call) send(ctx context.Context, method, path string, body any, table fu
 	}
 	c.answer = answer
 	if c.json {
-		_, err := fmt.Fprintf(c.out, "%s\n", strings.TrimSpace(string(answer)))
+		out, err := terminalJSON(answer)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", method, path, err)
+		}
+		_, err = fmt.Fprintf(c.out, "%s\n", out)
 		return err
 	}
 	return table(c.out, answer)
@@ -323,5 +328,27 @@ func parse(fs *flag.FlagSet, args []string, want string) (string, error) {
 	return pos, nil
 }
 
-// readFile is os.ReadFile, for seed.
-var readFile = os.ReadFile
+// readSeed reads the seed file named file, at most maxAnswerBytes (16 MiB: a seed is
+// a list of SKUs, and /dev/zero or a wrong file must not fill the memory). Errors say
+// why in words (no such file, permission denied, too large), never the path as Go
+// prints it: the caller names the file made printable.
+func readSeed(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, errors.New("no such file")
+	case errors.Is(err, fs.ErrPermission):
+		return nil, errors.New("permission denied")
+	case err != nil:
+		return nil, errors.New("cannot open it")
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxAnswerBytes+1))
+	switch {
+	case err != nil:
+		return nil, errors.New("cannot read it (a directory?)")
+	case len(data) > maxAnswerBytes:
+		return nil, fmt.Errorf("larger than %d MiB: not a seed file", maxAnswerBytes>>20)
+	}
+	return data, nil
+}

@@ -110,3 +110,27 @@ func TestRun_SeedNamesTheJSONFieldOfAValueOfTheWrongType(t *testing.T) {
 		t.Errorf("a seed file with a malformed entry sent %q", *paths)
 	}
 }
+
+// A seed file that cannot be a seed is refused before anything is sent, in words,
+// with its name made printable: a missing file, a directory, one larger than 16 MiB
+// (/dev/zero used to be read until memory ran out); a name's escape sequences never
+// reach the terminal.
+func TestRun_ASeedFileIsReadBoundedAndNamedPrintably(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, make([]byte, 16<<20+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ file, want string }{
+		{filepath.Join(dir, "x\x1b[2J\x1b]0;pwn\x07.json"), "stockctl: seed " + dir + "/x [2J ]0;pwn .json: no such file\n"},
+		{dir, "stockctl: seed " + dir + ": cannot read it (a directory?)\n"},
+		{big, "stockctl: seed " + big + ": larger than 16 MiB: not a seed file\n"},
+	} {
+		sent := false
+		rt := roundTripFunc(func(*http.Request) (*http.Response, error) { sent = true; return nil, io.EOF })
+		code, out, errOut := runWith([]string{"--endpoint", "http://127.0.0.1:3000", "seed", c.file}, "", rt)
+		if code != stockctl.ExitError || out != "" || errOut != c.want || sent {
+			t.Errorf("seed %q: exit %d, out %q, err %q, sent %v; want exit %d, %q, nothing sent", c.file, code, out, errOut, sent, stockctl.ExitError, c.want)
+		}
+	}
+}

@@ -1,12 +1,17 @@
 package stockctl
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
 	"strings"
 	"text/tabwriter"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -40,13 +45,49 @@ type skuView struct {
 
 func fen(p int64) string { return fmt.Sprintf("¥%d.%02d", p/100, p%100) }
 
+// errUnexpected is a 2xx answer that is not the JSON its route answers (an endpoint
+// that is not stockguard's API, or a proxy's page); Go's decoding error says nothing
+// the operator can use.
+var errUnexpected = errors.New("the answer is not the JSON this route gives: is the endpoint a stockguard API?")
+
+// terminalJSON is a route's answer for -o json: refused (errUnexpected) unless it is
+// JSON, else the answer with every control, format, line or paragraph separator
+// character (escape sequences, bidirectional overrides, zero-width characters) and
+// every invalid UTF-8 byte written as its JSON escape (\uXXXX, \ufffd). JSON allows
+// those only inside strings, where the escape means the same character, so the output
+// is the same JSON, and nothing in it acts on the terminal.
+func terminalJSON(data []byte) ([]byte, error) {
+	data = bytes.TrimSpace(data)
+	if !json.Valid(data) {
+		return nil, errUnexpected
+	}
+	out := make([]byte, 0, len(data))
+	for len(data) > 0 {
+		r, n := utf8.DecodeRune(data)
+		switch {
+		case r == utf8.RuneError && n == 1:
+			out = append(out, `\ufffd`...)
+		case r == '\t' || r == '\n' || r == '\r':
+			out = append(out, byte(r))
+		case unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp):
+			for _, u := range utf16.Encode([]rune{r}) {
+				out = fmt.Appendf(out, `\u%04x`, u)
+			}
+		default:
+			out = append(out, data[:n]...)
+		}
+		data = data[n:]
+	}
+	return out, nil
+}
+
 // decode decodes a route's answer into T with every string in it made printable
 // (printable): an answer's escape sequences, bidirectional overrides or zero-width
 // characters never reach the operator's terminal through a table.
 func decode[T any](data []byte) (T, error) {
 	var v T
 	if err := json.Unmarshal(data, &v); err != nil {
-		return v, fmt.Errorf("unexpected answer: %w", err)
+		return v, errUnexpected
 	}
 	cleanStrings(reflect.ValueOf(&v).Elem())
 	return v, nil
