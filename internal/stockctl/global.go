@@ -115,18 +115,20 @@ func (g *globals) field(name string) *string {
 // credentialsHint says how an operator gives stockctl AWS credentials.
 const credentialsHint = "give --profile NAME, or set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
 
+// awsConfigFiles names the AWS CLI's shared configuration files, where profiles are defined.
+const awsConfigFiles = "~/.aws/config and ~/.aws/credentials"
+
 // credentialsProblem is what the operator reads when the AWS configuration of profile
 // ("" for the default chain) cannot be loaded (loading), or gives no usable
 // credentials: what is missing and how to give it. The SDK's error is left out: it
 // names credential providers, EC2 instance metadata calls and HTTP statuses, nothing
 // an operator acts on, and stockctl has no verbose mode to show it in.
 func credentialsProblem(profile string, loading bool) error {
-	const files = "~/.aws/config and ~/.aws/credentials"
 	switch {
 	case loading && profile != "":
-		return fmt.Errorf("cannot load AWS profile %q: check that %s define it and are well formed, or give another with --profile", profile, files)
+		return fmt.Errorf("cannot load AWS profile %q: check that %s define it and are well formed, or give another with --profile", profile, awsConfigFiles)
 	case loading:
-		return fmt.Errorf("cannot load the AWS configuration: check that %s and the AWS_ environment variables are well formed", files)
+		return fmt.Errorf("cannot load the AWS configuration: check that %s and the AWS_ environment variables are well formed", awsConfigFiles)
 	case profile != "":
 		return fmt.Errorf("AWS profile %q gives no usable credentials: %s", profile, profileFix(profile))
 	}
@@ -135,7 +137,7 @@ func credentialsProblem(profile string, loading bool) error {
 
 // profileFix says how to mend the credentials of the AWS profile named profile.
 func profileFix(profile string) string {
-	return fmt.Sprintf("check its keys or role in ~/.aws/config and ~/.aws/credentials (an SSO profile: aws sso login --profile %s), or give another with --profile", profile)
+	return fmt.Sprintf("check its keys or role in %s (an SSO profile: aws sso login --profile %s), or give another with --profile", awsConfigFiles, profile)
 }
 
 // refusedCredentials are the error codes of AWS APIs for a request whose credentials
