@@ -13,7 +13,6 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
@@ -25,9 +24,15 @@ import (
 )
 
 func main() {
-	env := stockctl.Env{
+	os.Exit(stockctl.Run(context.Background(), os.Args[1:], newEnv()))
+}
+
+// newEnv is stockctl's environment: this process's streams and environment, the AWS
+// SDK's configuration and CloudFormation, and the build's version.
+func newEnv() stockctl.Env {
+	return stockctl.Env{
 		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
-		HTTP: &http.Client{Timeout: 150 * time.Second},
+		HTTP: &http.Client{Timeout: stockctl.RequestWait},
 		LoadConfig: func(ctx context.Context, o stockctl.ConfigOptions) (aws.Config, error) {
 			// The SDK's own log lines (e.g. its IMDSv1 fallback warning) would stand
 			// before stockctl's answer; its errors stockctl says in an operator's words.
@@ -40,5 +45,4 @@ func main() {
 		StackOutputs: stockctl.DescribeStackOutputs,
 		Version:      buildinfo.String("stockctl"),
 	}
-	os.Exit(stockctl.Run(context.Background(), os.Args[1:], env))
 }

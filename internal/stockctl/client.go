@@ -40,6 +40,15 @@ const Service = "execute-api"
 // arn:aws:iam::000000000000:user/local-operator with each change.
 const LocalOperator = "local-operator"
 
+// RequestWait bounds a request's wait for its answer, read to its end, connecting
+// included: API Gateway waits at most 30 s for the function behind an HTTP API route
+// and then answers 503 itself ("Maximum integration timeout", API Gateway Developer
+// Guide, "Quotas for HTTP APIs",
+// https://docs.aws.amazon.com/apigateway/latest/developerguide/http-api-quotas.html),
+// so 5 s more (DNS, TCP and TLS, the gateway's own work) is as long as an answer can
+// take; past it no answer is coming (UnreachableError, "timed out").
+const RequestWait = 35 * time.Second
+
 // maxAnswerBytes bounds a route's answer read into memory; a larger one is refused
 // whole (errTooLarge), never cut to this size and used.
 const maxAnswerBytes = 16 << 20
