@@ -19,9 +19,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode"
@@ -177,7 +179,7 @@ func (e *RedirectError) Error() string {
 // one line, "cannot reach ENDPOINT: REASON", and exits ExitUnreachable.
 type UnreachableError struct {
 	Endpoint string // the endpoint as given (its password, if any, redacted)
-	Reason   string // "connection refused", "no such host", "timed out", or the transport's own words
+	Reason   string // "connection refused", "no such host", "timed out", "the answer is not valid HTTP"…, or the transport's own words
 }
 
 func (e *UnreachableError) Error() string { return "cannot reach " + e.Endpoint + ": " + e.Reason }
@@ -192,7 +194,13 @@ const (
 	untrusted   = "its TLS certificate is not trusted"
 	tlsFailed   = "TLS handshake failed"
 	connReset   = "connection reset"
+	closedEarly = "the server closed the connection without an answer"
+	notHTTP     = "the answer is not valid HTTP"
 )
+
+// errNotHTTP marks a request whose answer came but Go's client could not read as HTTP:
+// a malformed status line or header, or a redirect whose Location is not a URL.
+var errNotHTTP = errors.New(notHTTP)
 
 // netFailure names what failed in err, the error of a request that got no answer, in
 // a few words (the constants above); "" when err says none of them.
@@ -217,6 +225,10 @@ func netFailure(err error) string {
 		return tlsFailed
 	case errors.Is(err, syscall.ECONNRESET):
 		return connReset
+	case errors.Is(err, errNotHTTP):
+		return notHTTP
+	case errors.Is(err, io.EOF):
+		return closedEarly
 	}
 	return ""
 }
@@ -246,8 +258,9 @@ func unreachable(endpoint *url.URL, err error) *UnreachableError {
 
 // Do sends method path (with query) and body (nil: none), signed when the client has
 // credentials, and returns the answer's body. It returns an *APIError for an answer
-// other than 2xx, an *UnreachableError when no answer came, and another error when the
-// request cannot be signed or its answer not read to its end (cutShort).
+// other than 2xx, an *UnreachableError when no answer came or what came is not HTTP
+// (errNotHTTP), and another error when the request cannot be signed or its answer not
+// read to its end (cutShort).
 func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]byte, error) {
 	u := c.Endpoint.JoinPath()
 	rel, err := url.Parse(path)
@@ -258,7 +271,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]by
 	// inside its path segment, never become one.
 	u.Path, u.RawQuery = strings.TrimSuffix(u.Path, "/")+rel.Path, rel.RawQuery
 	u.RawPath = strings.TrimSuffix(c.Endpoint.EscapedPath(), "/") + rel.EscapedPath()
-	req, err := http.NewRequestWithContext(ctx, method, u.String(), bytes.NewReader(body))
+	var answered atomic.Bool // a byte of an answer came: the client's error then is about what came
+	traced := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { answered.Store(true) }})
+	req, err := http.NewRequestWithContext(traced, method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
@@ -272,6 +287,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]by
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := hc.Do(req)
 	if err != nil {
+		if answered.Load() {
+			err = fmt.Errorf("%w: %w", errNotHTTP, err)
+		}
 		u := unreachable(c.Endpoint, err)
 		if method != http.MethodGet && method != http.MethodHead {
 			// The request may have reached the API before the connection failed.

@@ -201,9 +201,25 @@ func noHostTransport() *http.Transport {
 	}}
 }
 
+// rawServer is a server that answers every request with answer, bytes as given, and
+// closes the connection.
+func rawServer(t *testing.T, answer string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			io.WriteString(conn, answer)
+			conn.Close()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // An endpoint that cannot be reached is one line naming it as given and why
-// (connection refused, no such host, timed out), with its own exit status; none of Go's
-// request text (the method, the URL with its path, "dial tcp").
+// (connection refused, no such host, timed out; a server that closes the connection
+// without an answer, or answers what is not HTTP), with its own exit status; none of
+// Go's request text (the method, the URL with its path, "dial tcp", "EOF", "malformed
+// HTTP status code").
 func TestRun_SaysAnUnreachableEndpointInOneLine(t *testing.T) {
 	closed := closedURL(t)
 	slow := silentServer(t)
@@ -220,6 +236,12 @@ func TestRun_SaysAnUnreachableEndpointInOneLine(t *testing.T) {
 		{slow.URL, &http.Client{Timeout: 50 * time.Millisecond}, "timed out"},
 		{"https://" + strings.TrimPrefix(slow.URL, "http://"), http.DefaultClient, "not an HTTPS server (it answered in plain HTTP: give http://)"},
 		{tlsSrv.URL, http.DefaultClient, "its TLS certificate is not trusted"},
+		{rawServer(t, ""), http.DefaultClient, "the server closed the connection without an answer"},
+		{rawServer(t, "SSH-2.0-OpenSSH_9.6\r\n"), http.DefaultClient, "the answer is not valid HTTP"},
+		{rawServer(t, "HTTP/1.1 2000 OK\r\n\r\n"), http.DefaultClient, "the answer is not valid HTTP"},
+		{rawServer(t, "HTTP/1.1 200 OK\r\nContent-Type application/json\r\n\r\n{}"), http.DefaultClient, "the answer is not valid HTTP"},
+		{rawServer(t, "HTTP/1.1 301 Moved Permanently\r\nLocation: http://[::1\r\nContent-Length: 0\r\n\r\n"), http.DefaultClient, "the answer is not valid HTTP"},
+		{rawServer(t, "HTTP/1.1 302 Found\r\nLocation: https://x\x1b]0;pwned\x07/\r\nContent-Length: 0\r\n\r\n"), http.DefaultClient, "the answer is not valid HTTP"},
 	} {
 		var errOut bytes.Buffer
 		env := stockctl.Env{Stdout: io.Discard, Stderr: &errOut, Getenv: func(string) string { return "" }, HTTP: c.client,
