@@ -351,6 +351,26 @@ func TestRun_JSONOutputIsJSONAndInertOnATerminal(t *testing.T) {
 	}
 }
 
+// A 2xx answer of JSON null (or one of white space around it) is no route's answer:
+// refused as not the route's JSON, exit 1, for a table (it would show an empty SKU) and
+// for -o json alike.
+func TestRun_AnAnswerOfNullIsNotTheRoutesJSON(t *testing.T) {
+	const want = "the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"
+	for _, answer := range []string{"null", " null\n"} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, answer)
+		}))
+		for _, args := range [][]string{{"get", "cup-01"}, {"-o", "json", "get", "cup-01"}} {
+			code, out, errOut := runWith(append([]string{"--endpoint", srv.URL}, args...), "", http.DefaultTransport)
+			if code != stockctl.ExitError || out != "" || !strings.HasSuffix(errOut, want) || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("%q, answer %q: exit %d, out %q, err %q; want exit 1 and one line ending %q", args, answer, code, out, errOut, want)
+			}
+		}
+		srv.Close()
+	}
+}
+
 // A change whose request got no answer may have reached the API: the one line says
 // so, with where to look; a read says only that the endpoint did not answer.
 func TestRun_AChangeWithoutAnswerMayHaveBeenApplied(t *testing.T) {

@@ -50,15 +50,19 @@ func fen(p int64) string { return fmt.Sprintf("¥%d.%02d", p/100, p%100) }
 // the operator can use.
 var errUnexpected = errors.New("the answer is not the JSON this route gives: is the endpoint a stockguard API?")
 
+// null reports whether data is JSON null: no route's answer, and one that decodes into
+// a Go value as nothing (an empty SKU).
+func null(data []byte) bool { return string(bytes.TrimSpace(data)) == "null" }
+
 // terminalJSON is a route's answer for -o json: refused (errUnexpected) unless it is
-// JSON, else the answer with every control, format, line or paragraph separator
+// JSON other than null, else the answer with every control, format, line or paragraph separator
 // character (escape sequences, bidirectional overrides, zero-width characters) and
 // every invalid UTF-8 byte written as its JSON escape (\uXXXX, \ufffd). JSON allows
 // those only inside strings, where the escape means the same character, so the output
 // is the same JSON, and nothing in it acts on the terminal.
 func terminalJSON(data []byte) ([]byte, error) {
 	data = bytes.TrimSpace(data)
-	if !json.Valid(data) {
+	if !json.Valid(data) || null(data) {
 		return nil, errUnexpected
 	}
 	out := make([]byte, 0, len(data))
@@ -83,10 +87,11 @@ func terminalJSON(data []byte) ([]byte, error) {
 
 // decode decodes a route's answer into T with every string in it made printable
 // (printable): an answer's escape sequences, bidirectional overrides or zero-width
-// characters never reach the operator's terminal through a table.
+// characters never reach the operator's terminal through a table. An answer that is
+// not T's JSON, or is null, is errUnexpected.
 func decode[T any](data []byte) (T, error) {
 	var v T
-	if err := json.Unmarshal(data, &v); err != nil {
+	if err := json.Unmarshal(data, &v); err != nil || null(data) {
 		return v, errUnexpected
 	}
 	cleanStrings(reflect.ValueOf(&v).Elem())
