@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -244,10 +245,15 @@ func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
 	return c, nil
 }
 
-// httpURL reports whether s is an http or https URL with a host.
+// httpURL reports whether s is an http or https URL with a host and, if it names
+// one, a TCP port (1-65535: url.Parse takes any digits).
 func httpURL(s string) bool {
 	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != ""
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return false
+	}
+	port, err := strconv.Atoi(u.Port())
+	return u.Port() == "" || err == nil && port >= 1 && port <= 65535
 }
 
 // retrievable reports whether p (nil: no credentials) gives credentials now.

@@ -223,7 +223,7 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 	case !ok || url == "":
 		return "", fmt.Errorf("stack %s has no %s output: is it a stockguard stack?", g.stack, ApiURLOutput)
 	case !httpURL(url):
-		return "", fmt.Errorf("stack %s's %s output %q is not an http(s) URL: is it a stockguard stack?", g.stack, ApiURLOutput, printable(url))
+		return "", fmt.Errorf("stack %s's %s output %q is not an http(s) URL: is it a stockguard stack?", g.stack, ApiURLOutput, url) // %q: as given, its white space and control characters escaped
 	}
 	return url, nil
 }

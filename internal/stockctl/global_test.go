@@ -116,7 +116,9 @@ func TestRun_RefusesARegionNotShapedAsOne(t *testing.T) {
 func TestRun_StackReadsTheAPIFromTheStacksOutputs(t *testing.T) {
 	srv, paths := fakeAPI(t)
 	stacks := map[string]map[string]string{"shop": {"ApiUrl": srv.URL, "IssuerUrl": "x"}, "other": {"BucketName": "b"},
-		"odd": {"ApiUrl": "abc123.execute-api\x1b[31m"}, "ftp": {"ApiUrl": "ftp://files.example.com"}}
+		"odd": {"ApiUrl": "abc123.execute-api\x1b[31m"}, "ftp": {"ApiUrl": "ftp://files.example.com"},
+		"spaced": {"ApiUrl": " https://abc123.execute-api.cn-north-1.amazonaws.com.cn\n"},
+		"port":   {"ApiUrl": "https://abc123.execute-api.cn-north-1.amazonaws.com.cn:99999"}}
 	var loaded []stockctl.ConfigOptions
 	if code, out, errOut := run([]string{"get", "cup-01", "--stack", "shop", "--region", "cn-north-1"}, stacks, &loaded); code != stockctl.ExitOK {
 		t.Fatalf("--stack shop: exit %d, out %q, err %q", code, out, errOut)
@@ -131,8 +133,13 @@ func TestRun_StackReadsTheAPIFromTheStacksOutputs(t *testing.T) {
 	}{
 		{[]string{"get", "cup-01", "--stack", "other"}, stockctl.ExitError, "stack other has no ApiUrl output"},
 		{[]string{"get", "cup-01", "--stack", "gone"}, stockctl.ExitError, "read stack gone: Stack with id gone does not exist"},
-		// An ApiUrl that is not an http(s) URL is the stack's fault, not the command line's.
-		{[]string{"get", "cup-01", "--stack", "odd"}, stockctl.ExitError, `stockctl: stack odd's ApiUrl output "abc123.execute-api [31m" is not an http(s) URL: is it a stockguard stack?` + "\n"},
+		// An ApiUrl that is not an http(s) URL is the stack's fault, not the command
+		// line's; it is named as given, quoted (white space and escape sequences shown
+		// as Go escapes), and one with a port past 65535 is no more a URL to send to.
+		{[]string{"get", "cup-01", "--stack", "odd"}, stockctl.ExitError, `stockctl: stack odd's ApiUrl output "abc123.execute-api\x1b[31m" is not an http(s) URL: is it a stockguard stack?` + "\n"},
+		{[]string{"get", "cup-01", "--stack", "spaced"}, stockctl.ExitError, `stockctl: stack spaced's ApiUrl output " https://abc123.execute-api.cn-north-1.amazonaws.com.cn\n" is not an http(s) URL`},
+		{[]string{"get", "cup-01", "--stack", "port"}, stockctl.ExitError, `stockctl: stack port's ApiUrl output "https://abc123.execute-api.cn-north-1.amazonaws.com.cn:99999" is not an http(s) URL`},
+		{[]string{"get", "cup-01", "--endpoint", "http://127.0.0.1:99999"}, stockctl.ExitUsage, `endpoint "http://127.0.0.1:99999" is not an http(s) URL`},
 		{[]string{"get", "cup-01", "--stack", "ftp"}, stockctl.ExitError, `stack ftp's ApiUrl output "ftp://files.example.com" is not an http(s) URL`},
 		{[]string{"get", "cup-01", "--stack", "shop", "--endpoint", srv.URL}, stockctl.ExitUsage, "give --endpoint or --stack, not both"},
 		{[]string{"get", "cup-01", "--stack"}, stockctl.ExitUsage, "flag needs an argument: --stack"},
