@@ -228,7 +228,8 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 	return url, nil
 }
 
-// stackError says why stack g.stack's outputs could not be read in region: credentials
+// stackError says why stack g.stack's outputs could not be read in region: an answer
+// listing other than the one stack asked for (stackCountError), credentials
 // or permission refused (credentialsRefused: the error code, no AWS message), another
 // CloudFormation refusal by its message (e.g. "Stack with id shop does not exist"), or
 // by its status and error code when it gave none, CloudFormation's
@@ -240,6 +241,10 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 // ExitUnreachable, as for an endpoint that does not answer); never the SDK's request
 // details.
 func stackError(env Env, g globals, region string, err error) error {
+	var count *stackCountError
+	if errors.As(err, &count) {
+		return fmt.Errorf("read stack %s: CloudFormation in %s answered %d stacks, not the one asked for: none of their outputs is used", g.stack, region, count.n)
+	}
 	var apiErr smithy.APIError
 	isAPIErr := errors.As(err, &apiErr)
 	var answer *smithyhttp.ResponseError
@@ -293,20 +298,30 @@ const stackReadWait = 150 * time.Second
 // (DescribeStacks; AWS CloudFormation API Reference, "DescribeStacks", "Output").
 type StackOutputsFunc func(ctx context.Context, cfg aws.Config, stack string) (map[string]string, error)
 
+// stackCountError is a DescribeStacks answer listing n stacks, not the one its
+// StackName names: none of them is taken for it.
+type stackCountError struct{ n int }
+
+func (e *stackCountError) Error() string {
+	return fmt.Sprintf("DescribeStacks answered %d stacks, not one", e.n)
+}
+
 // DescribeStackOutputs is the StackOutputsFunc of CloudFormation itself: the outputs
 // of the stack named stack (its name or id), with DescribeStacks under cfg. Errors are
 // the SDK's (an *smithyhttp.ResponseError with CloudFormation's status when it
-// answered, a smithy.APIError when the answer was an AWS error).
+// answered, a smithy.APIError when the answer was an AWS error), or a
+// *stackCountError when the answer lists other than exactly one stack.
 func DescribeStackOutputs(ctx context.Context, cfg aws.Config, stack string) (map[string]string, error) {
 	out, err := cloudformation.NewFromConfig(cfg).DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String(stack)})
 	if err != nil {
 		return nil, err
 	}
+	if len(out.Stacks) != 1 {
+		return nil, &stackCountError{len(out.Stacks)}
+	}
 	outputs := map[string]string{}
-	for _, s := range out.Stacks {
-		for _, o := range s.Outputs {
-			outputs[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
-		}
+	for _, o := range out.Stacks[0].Outputs {
+		outputs[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
 	}
 	return outputs, nil
 }

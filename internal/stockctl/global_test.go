@@ -304,6 +304,19 @@ func cloudFormation(t *testing.T, status int, body string) string {
 const internalFailure = `<ErrorResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><Error><Type>Receiver</Type>` +
 	`<Code>%s</Code><Message>Secret internal details</Message></Error><RequestId>b9b4e5a2-0000-4000-8000-000000000001</RequestId></ErrorResponse>`
 
+// describeStacks is CloudFormation's DescribeStacks answer listing a stack named shop
+// for each ApiUrl output value given (AWS CloudFormation API Reference,
+// "DescribeStacks", its sample response).
+func describeStacks(apiURLs ...string) string {
+	var b strings.Builder
+	b.WriteString(`<DescribeStacksResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><DescribeStacksResult><Stacks>`)
+	for _, u := range apiURLs {
+		fmt.Fprintf(&b, `<member><StackName>shop</StackName><StackStatus>CREATE_COMPLETE</StackStatus><Outputs><member><OutputKey>ApiUrl</OutputKey><OutputValue>%s</OutputValue></member></Outputs></member>`, u)
+	}
+	b.WriteString(`</Stacks></DescribeStacksResult><ResponseMetadata><RequestId>b9b4e5a2-0000-4000-8000-000000000002</RequestId></ResponseMetadata></DescribeStacksResponse>`)
+	return b.String()
+}
+
 // --stack's DescribeStacks (the SDK's own, against a server standing in for
 // CloudFormation) that CloudFormation answers with a failure (a 5xx, an answer that is
 // not CloudFormation's) is said as CloudFormation's failure, with its status and error
@@ -327,6 +340,12 @@ func TestRun_StackSaysCloudFormationFailedOrWasNotReached(t *testing.T) {
 			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 500 Internal Server Error (an answer stockctl cannot read)\n", nil},
 		{"200 garbage", cloudFormation(t, 200, "}}not XML{{"), stockctl.ExitError,
 			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 200 OK (an answer stockctl cannot read)\n", nil},
+		// An answer listing other than the one stack asked for is not used (the last
+		// stack's ApiUrl was).
+		{"two stacks", cloudFormation(t, 200, describeStacks("https://a.example.com", "https://b.example.com")), stockctl.ExitError,
+			"stockctl: read stack shop: CloudFormation in cn-north-1 answered 2 stacks, not the one asked for: none of their outputs is used\n", nil},
+		{"no stack", cloudFormation(t, 200, describeStacks()), stockctl.ExitError,
+			"stockctl: read stack shop: CloudFormation in cn-north-1 answered 0 stacks, not the one asked for: none of their outputs is used\n", nil},
 		// CloudFormation itself refusing the credentials: its error code, never its message.
 		{"403 InvalidClientTokenId", cloudFormation(t, 403, `<ErrorResponse><Error><Type>Sender</Type><Code>InvalidClientTokenId</Code><Message>The security token included in the request is invalid.</Message></Error></ErrorResponse>`),
 			stockctl.ExitError, "stockctl: read stack shop: AWS refused these credentials (InvalidClientTokenId): renew or replace them: give --profile NAME, or set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY\n", nil},
