@@ -149,16 +149,25 @@ func profileFix(profile string) string {
 var refusedCredentials = []string{"InvalidClientTokenId", "ExpiredToken", "ExpiredTokenException", "UnrecognizedClientException",
 	"SignatureDoesNotMatch", "IncompleteSignature", "MissingAuthenticationToken"}
 
+// requestExpired is the error code of AWS APIs for a request whose signing time is more
+// than 15 minutes from AWS's own ("The request reached the service more than 15 minutes
+// after the date stamp on the request …, or the date stamp on the request is more than
+// 15 minutes in the future", the same page): this machine's clock, not its credentials.
+const requestExpired = "RequestExpired"
+
 // deniedCodes are the error codes of AWS APIs for credentials AWS takes but whose
 // principal may not make the call (the same page).
 var deniedCodes = []string{"AccessDenied", "AccessDeniedException"}
 
 // credentialsRefused says that AWS refused the credentials of profile ("" for the
 // default chain) reading stack, with the error code, code (made printable; never AWS's
-// message, which names the account and principal), and how to mend them.
+// message, which names the account and principal), and how to mend them; for
+// requestExpired, that AWS refused the request's signing time: check the clock.
 func credentialsRefused(stack, profile, code string) error {
 	code = printable(code)
 	switch {
+	case code == requestExpired:
+		return fmt.Errorf("read stack %s: AWS refused the request as signed at another time than its own (%s): check this machine's clock (AWS takes a request signed within 15 minutes of its time)", stack, code)
 	case slices.Contains(deniedCodes, code):
 		return fmt.Errorf("read stack %s: AWS refused these credentials (%s): they may not call cloudformation:DescribeStacks; use a profile that may", stack, code)
 	case profile != "":
@@ -229,11 +238,11 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 }
 
 // stackError says why stack g.stack's outputs could not be read in region: an answer
-// listing other than the one stack asked for (stackCountError), credentials
-// or permission refused (credentialsRefused: the error code, no AWS message), another
-// CloudFormation refusal by its message (e.g. "Stack with id shop does not exist"), or
-// by its status and error code when it gave none, CloudFormation's
-// failure (an answer 5xx, or one that is not an AWS error or DescribeStacks's answer:
+// listing other than the one stack asked for (stackCountError), credentials,
+// permission or the request's signing time refused (credentialsRefused: the error
+// code, no AWS message), another CloudFormation refusal by its message (e.g. "Stack
+// with id shop does not exist"), or by its status and error code when it gave none,
+// CloudFormation's failure (an answer 5xx, or one that is not an AWS error or DescribeStacks's answer:
 // its HTTP status and, when it has one, its error code, made printable; no AWS error
 // message) with ExitError, or CloudFormation not reached (no answer at all: what
 // failed when the SDK's error says it, netFailure's words: connection refused, no such
@@ -253,7 +262,7 @@ func stackError(env Env, g globals, region string, err error) error {
 		status = answer.HTTPStatusCode()
 	}
 	switch {
-	case isAPIErr && (slices.Contains(refusedCredentials, apiErr.ErrorCode()) || slices.Contains(deniedCodes, apiErr.ErrorCode())):
+	case isAPIErr && (slices.Contains(refusedCredentials, apiErr.ErrorCode()) || slices.Contains(deniedCodes, apiErr.ErrorCode()) || apiErr.ErrorCode() == requestExpired):
 		return credentialsRefused(g.stack, g.profileName(env), apiErr.ErrorCode())
 	case isAPIErr && status/100 != 5 && givesReason(apiErr):
 		return fmt.Errorf("read stack %s: %s", g.stack, printable(apiErr.ErrorMessage()))

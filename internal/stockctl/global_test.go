@@ -255,6 +255,10 @@ func TestRun_SaysWhatCredentialsAreMissingWithoutTheSDKsError(t *testing.T) {
 			&smithy.GenericAPIError{Code: "UnrecognizedClientException", Message: "The security token included in the request is invalid."}, "AWS refused these credentials (UnrecognizedClientException)"},
 		{"--stack, SignatureDoesNotMatch", []string{"--stack", "shop", "list"}, "", aws.Config{Region: "cn-north-1", Credentials: good}, nil,
 			&smithy.GenericAPIError{Code: "SignatureDoesNotMatch", Message: "The request signature we calculated does not match the security token"}, "AWS refused these credentials (SignatureDoesNotMatch)"},
+		// A signing time AWS does not take is this machine's clock, not the credentials.
+		{"--stack, the clock is off", []string{"--stack", "shop", "--profile", "ops", "list"}, "", aws.Config{Region: "cn-north-1", Credentials: good}, nil,
+			&smithy.GenericAPIError{Code: "RequestExpired", Message: "Request has expired."},
+			"read stack shop: AWS refused the request as signed at another time than its own (RequestExpired): check this machine's clock (AWS takes a request signed within 15 minutes of its time)"},
 		{"--stack, not allowed", []string{"--stack", "shop", "list"}, "", aws.Config{Region: "cn-north-1", Credentials: good}, nil,
 			&smithy.GenericAPIError{Code: "AccessDenied", Message: "User: arn:aws:iam::123456789012:user/x is not authorized"},
 			"read stack shop: AWS refused these credentials (AccessDenied): they may not call cloudformation:DescribeStacks; use a profile that may"},
@@ -279,7 +283,7 @@ func TestRun_SaysWhatCredentialsAreMissingWithoutTheSDKsError(t *testing.T) {
 		if code != stockctl.ExitError || sent || strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, "stockctl: ") || !strings.Contains(got, c.want) {
 			t.Errorf("%s: exit %d, sent %v, err %q; want exit 1, nothing sent, %q", c.name, code, sent, got, c.want)
 		}
-		for _, sdk := range []string{"IMDS", "ec2imds", "operation error", "StatusCode", "failed to", "invalid state", "security token", "arn:aws"} {
+		for _, sdk := range []string{"IMDS", "ec2imds", "operation error", "StatusCode", "failed to", "invalid state", "security token", "arn:aws", "has expired"} {
 			if strings.Contains(got, sdk) {
 				t.Errorf("%s: the SDK's error text %q reached the operator: %q", c.name, sdk, got)
 			}
