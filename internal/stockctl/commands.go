@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	"github.com/aws/smithy-go"
 )
 
 // Env is what a run takes from outside: output streams, the AWS configuration
@@ -48,8 +50,9 @@ const (
 	// ExitDifferences: reconcile's report shows differences or refund problems: the
 	// books need a look (RUNBOOK.md, ReconcileDifferencesAlarm).
 	ExitDifferences = 4
-	// ExitUnreachable: no answer came from the endpoint, or from CloudFormation for
-	// --stack (an *UnreachableError: connection refused, no such host, timed out).
+	// ExitUnreachable: no answer came from the endpoint, from CloudFormation for
+	// --stack, or from the AWS service giving a role profile its credentials (STS)
+	// (an *UnreachableError: connection refused, no such host, timed out).
 	ExitUnreachable = 5
 )
 
@@ -70,8 +73,8 @@ chain; to a local endpoint (127.0.0.1, ::1, localhost) they go unsigned, naming
 X-Operator-Id: local-operator, when no credentials are found. Exit status: 0 done, 1 the
 API (or API Gateway) refused or failed (for --stack, CloudFormation too), 2 a wrong
 command line, 3 taken but not complete (reshard: run it again later), 4 reconcile found
-differences, 5 the endpoint (or, for --stack, CloudFormation) could not be reached
-(connection refused, no such host, timed out).
+differences, 5 the endpoint (or, for --stack, CloudFormation; for a role profile, STS)
+could not be reached (connection refused, no such host, timed out).
 `
 
 // writeUsage writes stockctl's usage: every command with its arguments.
@@ -232,14 +235,15 @@ func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
 	}
 	c := &Client{Endpoint: u, Region: region, Credentials: cfg.Credentials, HTTP: env.HTTP}
 	if !Loopback(u) {
-		if !retrievable(ctx, c.Credentials) { // said here, where the profile is known, not at the first request's signing
-			return nil, credentialsProblem(g.profileName(env), false)
+		// said here, where the profile is known, not at the first request's signing
+		if err := credentialsFailure(ctx, c.Credentials, g.profileName(env)); err != nil {
+			return nil, err
 		}
 		return c, nil
 	}
 	wait, cancel := context.WithTimeout(ctx, localCredentialsWait)
 	defer cancel()
-	if !retrievable(wait, c.Credentials) {
+	if credentialsFailure(wait, c.Credentials, "") != nil {
 		c.Credentials = nil // the local stack asks for no signature
 	}
 	return c, nil
@@ -256,13 +260,29 @@ func httpURL(s string) bool {
 	return u.Port() == "" || err == nil && port >= 1 && port <= 65535
 }
 
-// retrievable reports whether p (nil: no credentials) gives credentials now.
-func retrievable(ctx context.Context, p aws.CredentialsProvider) bool {
+// credentialsFailure is nil when p (nil: no credentials) gives credentials now, else
+// what the operator reads: an *UnreachableError when an AWS service that gives them
+// did not answer (STS for a role profile, IAM Identity Center for an SSO one: a
+// smithy.OperationError whose cause netFailure names), else credentialsProblem for
+// profile. The EC2 instance metadata service, the default chain's last resort, not
+// answering off EC2 is no credentials found.
+func credentialsFailure(ctx context.Context, p aws.CredentialsProvider, profile string) error {
 	if p == nil {
-		return false
+		return credentialsProblem(profile, false)
 	}
 	_, err := p.Retrieve(ctx)
-	return err == nil
+	var op *smithy.OperationError
+	switch kind := netFailure(err); {
+	case err == nil:
+		return nil
+	case kind != "" && errors.As(err, &op) && op.ServiceID != imds.ServiceID:
+		of := "the AWS credentials"
+		if profile != "" {
+			of = fmt.Sprintf("the AWS credentials of profile %q", profile)
+		}
+		return &UnreachableError{Endpoint: op.ServiceID + " for " + of, Reason: kind}
+	}
+	return credentialsProblem(profile, false)
 }
 
 // call is one command's client, made when the command first sends (its command line

@@ -218,8 +218,8 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 	if err := checkRegion(cfg.Region, "the region from AWS_REGION or the profile,"); err != nil {
 		return "", err
 	}
-	if !retrievable(ctx, cfg.Credentials) {
-		return "", credentialsProblem(g.profileName(env), false)
+	if err := credentialsFailure(ctx, cfg.Credentials, g.profileName(env)); err != nil {
+		return "", err
 	}
 	read, cancel := context.WithTimeout(ctx, stackReadWait)
 	defer cancel()

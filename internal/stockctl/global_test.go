@@ -9,12 +9,18 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials/ec2rolecreds"
+	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/stockguard/stockguard/internal/stockctl"
 )
@@ -405,3 +411,59 @@ func TestRun_StackSaysCloudFormationFailedOrWasNotReached(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// A role profile (role_arn with a source_profile: credentials from STS AssumeRole,
+// through the SDK's own configuration loading) whose STS does not answer is said as
+// STS not reached, exit 5, naming what failed, not as a profile without usable
+// credentials; nothing is sent. An STS that answers and refuses stays a profile
+// without usable credentials, and the EC2 instance metadata service not answering
+// (the default chain's last resort, off EC2) no credentials found, exit 1.
+func TestRun_SaysAnUnreachableSTSForARoleProfileAsUnreachable(t *testing.T) {
+	for _, k := range []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
+		"AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_STS", "AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE",
+		"AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_EC2_METADATA_DISABLED", "AWS_EC2_METADATA_SERVICE_ENDPOINT"} {
+		t.Setenv(k, "")
+	}
+	configFile := filepath.Join(t.TempDir(), "config")
+	const profiles = "[profile ops]\nrole_arn = arn:aws:iam::123456789012:role/ops\nsource_profile = base\n\n" +
+		"[profile base]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = secret\n"
+	if err := os.WriteFile(configFile, []byte(profiles), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	closed := closedURL(t)
+	refused := cloudFormation(t, 403, `<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>User: arn:aws:iam::123456789012:user/x is not authorized</Message></Error></ErrorResponse>`)
+	for _, c := range []struct {
+		name, profile, sts string
+		code               int
+		want               string
+	}{
+		{"STS refuses the connection", "ops", closed, stockctl.ExitUnreachable, `stockctl: cannot reach STS for the AWS credentials of profile "ops": connection refused` + "\n"},
+		{"STS refuses the role", "ops", refused, stockctl.ExitError, `stockctl: AWS profile "ops" gives no usable credentials: check its keys or role in`},
+		{"no profile, no EC2 instance metadata service", "", closed, stockctl.ExitError, "stockctl: no AWS credentials found: give --profile NAME"},
+	} {
+		var errOut bytes.Buffer
+		sent := false
+		env := stockctl.Env{Stdout: io.Discard, Stderr: &errOut, Getenv: func(string) string { return "" },
+			HTTP: &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+				sent = true
+				return nil, errors.New("sent")
+			})},
+			LoadConfig: func(ctx context.Context, o stockctl.ConfigOptions) (aws.Config, error) {
+				return config.LoadDefaultConfig(ctx, config.WithRegion(o.Region), config.WithSharedConfigProfile(o.Profile),
+					config.WithSharedConfigFiles([]string{configFile}), config.WithSharedCredentialsFiles([]string{}),
+					config.WithBaseEndpoint(c.sts), config.WithRetryMaxAttempts(1), config.WithLogger(logging.Nop{}),
+					config.WithEC2RoleCredentialOptions(func(o *ec2rolecreds.Options) { // one request: its retries wait seconds
+						o.Client = imds.New(imds.Options{Endpoint: closed, Retryer: aws.NopRetryer{}})
+					}))
+			},
+		}
+		args := []string{"--endpoint", "https://abc123.execute-api.cn-north-1.amazonaws.com.cn", "list"}
+		if c.profile != "" {
+			args = append(args, "--profile", c.profile)
+		}
+		code := stockctl.Run(context.Background(), args, env)
+		if got := errOut.String(); code != c.code || sent || !strings.HasPrefix(got, c.want) || strings.Count(got, "\n") != 1 {
+			t.Errorf("%s: exit %d, sent %v, err %q; want exit %d, nothing sent, %q", c.name, code, sent, got, c.code, c.want)
+		}
+	}
+}
