@@ -370,7 +370,7 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 	noRestock, reason := fs.Bool("no-restock", false, "keep the goods out of stock (they are gone)"), fs.String("reason", "", "why")
 	refundID := fs.String("refund-id", "", "the refund's idempotency key")
 	var lines []map[string]any
-	fs.Func("line", "SKU:QTY to refund, repeatable (without: all that is left)", func(v string) error {
+	fs.Var(repeated(func(v string) error {
 		sku, qty, ok := cutLast(v)
 		n, err := strconv.Atoi(qty)
 		if !ok || sku == "" || err != nil || n < 1 {
@@ -381,7 +381,7 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 		}
 		lines = append(lines, map[string]any{"skuId": sku, "qty": n})
 		return nil
-	})
+	}), "line", "SKU:QTY to refund, repeatable (without: all that is left)")
 	id, err := parse(fs, args, "an order id")
 	if err != nil {
 		return err
@@ -477,7 +477,7 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 	carrier, tracking := fs.String("carrier", "", "WeChat's express company code, e.g. SF"), fs.String("tracking", "", "the tracking number")
 	contact := fs.String("contact", "", "a masked phone number (SF), e.g. 189****1234")
 	var items []map[string]any
-	fs.Func("item", "SKU:QTY, repeated: what the parcel holds (default: every unit not shipped yet)", func(v string) error {
+	fs.Var(repeated(func(v string) error {
 		sku, qty, ok := cutLast(v)
 		n, err := strconv.Atoi(qty)
 		if !ok || sku == "" || err != nil || n < 1 {
@@ -488,7 +488,7 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 		}
 		items = append(items, map[string]any{"skuId": sku, "qty": n})
 		return nil
-	})
+	}), "item", "SKU:QTY, repeated: what the parcel holds (default: every unit not shipped yet)")
 	order, err := parse(fs, args, "an order id")
 	if err != nil {
 		return err

@@ -335,11 +335,8 @@ func parse(fs *flag.FlagSet, args []string, want string) (string, error) {
 	if want != "" && len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		pos, args = args[0], args[1:]
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return "", &helpRequest{fs}
-		}
-		return "", usageError("%s: %v", fs.Name(), err)
+	if err := parseOnce(fs, args); err != nil {
+		return "", err
 	}
 	rest := fs.Args()
 	if want != "" && pos == "" && len(rest) > 0 { // after the flags, or after "--" (an id starting with "-")
@@ -352,6 +349,67 @@ func parse(fs *flag.FlagSet, args []string, want string) (string, error) {
 		return "", usageError("%s needs %s", fs.Name(), want)
 	}
 	return pos, nil
+}
+
+// repeated is a flag a command line may give again and again (--line, --item, plan's
+// --sku), each value handed to the function; parse refuses any other flag given twice.
+type repeated func(string) error
+
+func (r repeated) Set(v string) error { return r(v) }
+func (repeated) String() string       { return "" }
+
+// single counts the values a flag that takes one is given.
+type single struct {
+	flag.Value
+	n int
+}
+
+func (s *single) Set(v string) error { s.n++; return s.Value.Set(v) }
+
+// IsBoolFlag keeps a bool flag's form without a value (--off-sale).
+func (s *single) IsBoolFlag() bool {
+	b, ok := s.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+// dashed is how a flag is written: -o, --name.
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// parseOnce parses args into fs: -h is a helpRequest, a flag that is not repeated
+// given twice a usage error naming it (the flag package keeps the last value:
+// `create --sku a --sku b` would create b).
+func parseOnce(fs *flag.FlagSet, args []string) error {
+	counts := map[string]*single{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, many := f.Value.(repeated); !many {
+			counts[f.Name] = &single{Value: f.Value}
+			f.Value = counts[f.Name]
+		}
+	})
+	err := fs.Parse(args)
+	twice := ""
+	fs.VisitAll(func(f *flag.Flag) {
+		if s := counts[f.Name]; s != nil {
+			f.Value = s.Value // its own again: the usage names its type
+			if s.n > 1 && twice == "" {
+				twice = f.Name
+			}
+		}
+	})
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return &helpRequest{fs}
+	case err != nil:
+		return usageError("%s: %v", fs.Name(), err)
+	case twice != "":
+		return usageError("%s: %s given twice: it takes one value", fs.Name(), dashed(twice))
+	}
+	return nil
 }
 
 // readSeed reads the seed file named file, at most maxAnswerBytes (16 MiB: a seed is

@@ -60,12 +60,13 @@ func checkRegion(region, where string) error {
 // splitGlobals takes the global flags out of args, wherever they are before a "--"
 // (-name value, --name value, -name=value or --name=value), and returns them with the
 // rest: the command and its own arguments. -h or --help counts as global only before
-// the command; --version anywhere. Errors: a global flag without its value, a
-// --region not shaped as a region's name (regionName), a --stack not shaped as a
-// stack's name or id (stackName).
+// the command; --version anywhere. Errors: a global flag without its value or given
+// twice, a --region not shaped as a region's name (regionName), a --stack not shaped
+// as a stack's name or id (stackName).
 func splitGlobals(args []string, endpoint string) (globals, []string, error) {
 	g := globals{endpoint: endpoint, output: "table"}
 	var rest []string
+	given := map[string]bool{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" { // the end of the flags: before the command stockctl's, after it the command's
@@ -83,7 +84,10 @@ func splitGlobals(args []string, endpoint string) (globals, []string, error) {
 			g.version = true
 		case (name == "h" || name == "help") && len(rest) == 0:
 			g.help = true
+		case slices.Contains(valued, name) && given[name]:
+			return g, nil, usageError("%s given twice: it takes one value", dashed(name))
 		case slices.Contains(valued, name):
+			given[name] = true
 			if !hasValue {
 				if i+1 == len(args) {
 					return g, nil, usageError("flag needs an argument: %s", a)

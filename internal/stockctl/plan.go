@@ -16,8 +16,7 @@ import (
 // skuFlags collects repeated --sku ID:ORDERS:PAGEVIEWS flags.
 type skuFlags []plan.SKU
 
-func (s *skuFlags) String() string { return fmt.Sprint(len(*s)) }
-
+// Set adds the SKU of one --sku value.
 func (s *skuFlags) Set(v string) error {
 	// The last two ':' end the id: a SKU id may hold ':', a number cannot.
 	rest, viewsText, ok1 := cutLast(v)
@@ -93,7 +92,7 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	refundRatio := fs.Float64("refund-ratio", DefaultRefundRatio, "share of orders refunded over their life, at most --pay-ratio (prices the refunds per order)")
 	riskBuyers := fs.Int("risk-checked-buyers", 0, "buyers expected in a day to order, queue for or join the waitlist of SKUs with a riskThreshold (the scalper check): each costs one getUserRiskRank call against the account's daily quota")
 	var each skuFlags
-	fs.Var(&each, "sku", "ID:ORDERS:PAGEVIEWS, one SKU's peaks per second (repeat; instead of --skus, --orders and --page-views, not with them)")
+	fs.Var(repeated(each.Set), "sku", "ID:ORDERS:PAGEVIEWS, one SKU's peaks per second (repeat; instead of --skus, --orders and --page-views, not with them)")
 	if _, err := parse(fs, args, ""); err != nil {
 		return err
 	}

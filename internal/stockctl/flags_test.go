@@ -1,0 +1,50 @@
+package stockctl_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stockguard/stockguard/internal/stockctl"
+)
+
+// A flag that takes one value given twice is a usage error naming it, with nothing
+// sent (the flag package kept the last: `create --sku a --sku b` created b), the
+// global flags' too; the flags made to repeat (--line, --item, plan's --sku) still do,
+// and a command's usage still names each flag's type.
+func TestRun_RefusesASingleValueFlagGivenTwice(t *testing.T) {
+	srv, paths := fakeAPI(t)
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"create", "--sku", "a", "--sku", "b", "--name", "Cup", "--price", "100"}, "--sku"},
+		{[]string{"create", "--sku", "a", "--name", "Cup", "--price=100", "-price", "200"}, "--price"},
+		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "100", "--off-sale", "--off-sale"}, "--off-sale"},
+		{[]string{"adjust", "cup-01", "--id", "a1", "--delta", "1", "--delta", "-1", "--reason", "r"}, "--delta"},
+		{[]string{"refund", "0123456789abcdef", "--reason", "a", "--reason", "b"}, "--reason"},
+		{[]string{"plan", "--orders", "1", "--orders", "2", "--page-views", "1"}, "--orders"},
+		{[]string{"--region", "ap-east-1", "get", "cup-01", "--region", "cn-north-1"}, "--region"},
+		{[]string{"-o", "json", "get", "cup-01", "-o=table"}, "-o"},
+		{[]string{"--endpoint", srv.URL, "get", "cup-01"}, "--endpoint"},
+	} {
+		code, out, errOut := run(append([]string{"--endpoint", srv.URL}, c.args...), nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.flag+" given twice") {
+			t.Errorf("%q: exit %d, out %q, err %q; want exit 2 saying %s given twice", c.args, code, out, errOut, c.flag)
+		}
+	}
+	if len(*paths) != 0 {
+		t.Errorf("a flag given twice was sent: %q", *paths)
+	}
+	for _, args := range [][]string{
+		{"refund", "0123456789abcdef", "--reason", "r", "--line", "a:1", "--line", "b:1"},
+		{"ship", "0123456789abcdef", "--shipment-id", "p1", "--type", "virtual", "--item", "a:1", "--item", "b:2"},
+		{"plan", "--sku", "a:1:1", "--sku", "b:1:1"},
+	} {
+		if code, _, errOut := run(append([]string{"--endpoint", srv.URL}, args...), nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitOK {
+			t.Errorf("%q: exit %d, err %q; want the repeated flag taken", args, code, errOut)
+		}
+	}
+	if code, out, _ := run([]string{"create", "-h"}, nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitOK || !strings.Contains(out, "-price int") || !strings.Contains(out, "-sku string") {
+		t.Errorf("create -h: exit %d, out %q; want the flags with their types", code, out)
+	}
+}
