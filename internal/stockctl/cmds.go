@@ -27,11 +27,12 @@ type command struct {
 
 // commands are stockctl's commands, in the order the usage lists them.
 var commands = []command{
-	{"create", "--sku ID --name NAME --price FEN [--stock N] [--limit N] [--shards N] [--off-sale] [--at TIME] [--queue] [--fair-window SECONDS] [--risk-threshold 0-4]",
+	{"create", "--sku ID --name NAME --price FEN [--stock N] [--limit N] [--shards N] [--off-sale | --at TIME] [--queue] [--fair-window SECONDS] [--risk-threshold 0-4]",
 		"Creates a SKU (POST /admin/skus): price in fen, initial on-hand units, units per buyer (0: no\n" +
-			"limit), stock shards, on sale now or from --at (RFC 3339 UTC). --queue sells it through its\n" +
-			"waiting room (buyers take a ticket and order once admitted); --fair-window (0-300 s, needs\n" +
-			"--queue) draws the order of the arrivals in that many seconds after the sale starts;\n" +
+			"limit), stock shards, on sale now or from --at (RFC 3339 UTC), or off sale (--off-sale,\n" +
+			"not with --at: on-sale sets the start). --queue sells it through its waiting room (buyers\n" +
+			"take a ticket and order once admitted); --fair-window (0-300 s, needs --queue) draws the\n" +
+			"order of the arrivals in that many seconds after the sale starts;\n" +
 			"--risk-threshold (1-4, 0: none) refuses buyers WeChat rates at or above it. The same\n" +
 			"creation sent again answers 200 and changes nothing; different fields for an existing SKU\n" +
 			"are 409 SKU_EXISTS.",
@@ -204,6 +205,9 @@ func create(ctx context.Context, c *call, args []string) error {
 	}
 	if b.SKU == "" || b.Name == "" || b.Price == 0 {
 		return usageError("create needs --sku, --name and --price")
+	}
+	if *offSale && *at != "" { // on-sale sets the start (or clears it): one given here would never be used
+		return usageError("create takes --off-sale or --at, not both: --at is when its sale starts, --off-sale creates it off sale (on-sale SKU --at TIME puts it on sale from TIME)")
 	}
 	if err := inventory.CheckSKUID("--sku", b.SKU); err != nil {
 		return usageError("create: %v", err)
