@@ -358,13 +358,38 @@ type repeated func(string) error
 func (r repeated) Set(v string) error { return r(v) }
 func (repeated) String() string       { return "" }
 
-// single counts the values a flag that takes one is given.
+// single counts the values a flag that takes one is given, and takes a number only in
+// decimal.
 type single struct {
 	flag.Value
 	n int
 }
 
-func (s *single) Set(v string) error { s.n++; return s.Value.Set(v) }
+// errNotDecimal is a number flag's value not written in decimal, as people write
+// numbers: Go's parsers also take 1_000, 0x10, 0o17, 0b1 and 0x1p4, and the flag
+// package's integers read 0100 as octal 64.
+var errNotDecimal = errors.New("not a decimal number")
+
+// goFloat reports whether v, a number strconv.ParseFloat takes, is in one of Go's
+// forms that are not decimal: 1_000, 0x1p4.
+func goFloat(v string) bool { return strings.ContainsAny(v, "_xX") }
+
+func (s *single) Set(v string) error {
+	s.n++
+	switch s.Value.(flag.Getter).Get().(type) {
+	case int, int64:
+		n, err := strconv.ParseInt(v, 10, 64) // 0100 is 100, not octal
+		if err != nil {
+			return errNotDecimal
+		}
+		v = strconv.FormatInt(n, 10)
+	case float64:
+		if goFloat(v) {
+			return errNotDecimal
+		}
+	}
+	return s.Value.Set(v)
+}
 
 // IsBoolFlag keeps a bool flag's form without a value (--off-sale).
 func (s *single) IsBoolFlag() bool {

@@ -65,3 +65,36 @@ func TestRun_CreateRefusesOffSaleWithAStart(t *testing.T) {
 		}
 	}
 }
+
+// A number is read as people write it, in decimal: Go's other forms (1_000, 0x10,
+// 0o17, 0b1, 0x1p4) are refused, exit 2 naming the flag, nothing sent, and a leading
+// zero is no octal (the flag package's base 0 read --price 0100 as 64 fen).
+func TestRun_ReadsNumbersInDecimalOnly(t *testing.T) {
+	srv, bodies := recordingAPI(t)
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"plan", "--sku", "a:1_000:1"}, "-sku"},
+		{[]string{"plan", "--sku", "a:1:0x1p4"}, "-sku"},
+		{[]string{"plan", "--orders", "1_000", "--page-views", "1"}, "-orders"},
+		{[]string{"plan", "--orders", "1", "--page-views", "0x1p4"}, "-page-views"},
+		{[]string{"plan", "--orders", "1", "--page-views", "1", "--refunds", "0x1p4"}, "-refunds"},
+		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "1_000"}, "-price"},
+		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "100", "--stock", "0x10"}, "-stock"},
+		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "100", "--limit", "0o17"}, "-limit"},
+		{[]string{"adjust", "cup-01", "--id", "a1", "--delta", "0b1", "--reason", "r"}, "-delta"},
+	} {
+		code, out, errOut := run(append([]string{"--endpoint", srv.URL}, c.args...), nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.flag) {
+			t.Errorf("%q: exit %d, out %.80q, err %q; want exit 2 naming %s", c.args, code, out, errOut, c.flag)
+		}
+	}
+	if len(*bodies) != 0 {
+		t.Errorf("a number not in decimal was sent: %q", *bodies)
+	}
+	code, _, errOut := run([]string{"--endpoint", srv.URL, "create", "--sku", "a", "--name", "Cup", "--price", "0100", "--stock=+7"}, nil, new([]stockctl.ConfigOptions))
+	if code != stockctl.ExitOK || len(*bodies) != 1 || !strings.Contains((*bodies)[0], `"price":100,"stock":7`) {
+		t.Errorf("--price 0100 --stock=+7: exit %d, err %q, sent %q; want price 100, stock 7", code, errOut, *bodies)
+	}
+}

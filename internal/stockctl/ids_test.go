@@ -59,9 +59,8 @@ func TestRun_RefusesASKUIDTheAPIRefusesWithoutSendingIt(t *testing.T) {
 	}
 }
 
-// A SKU id may hold ':' (its rule allows it): --line, --item and --sku split their
-// value at the last ':' (for --sku, the last two), so such an id is sent whole.
-func TestRun_TakesASKUIDWithColonsInSKUQuantityFlags(t *testing.T) {
+// recordingAPI answers every request with {} and records the bodies sent.
+func recordingAPI(t *testing.T) (*httptest.Server, *[]string) {
 	var bodies []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -70,15 +69,22 @@ func TestRun_TakesASKUIDWithColonsInSKUQuantityFlags(t *testing.T) {
 		w.Write([]byte(`{}`))
 	}))
 	t.Cleanup(srv.Close)
+	return srv, &bodies
+}
+
+// A SKU id may hold ':' (its rule allows it): --line, --item and --sku split their
+// value at the last ':' (for --sku, the last two), so such an id is sent whole.
+func TestRun_TakesASKUIDWithColonsInSKUQuantityFlags(t *testing.T) {
+	srv, bodies := recordingAPI(t)
 	const order = "0123456789abcdef"
 	for _, args := range [][]string{
 		{"refund", order, "--reason", "broken", "--line", "a:b:1"},
 		{"ship", order, "--shipment-id", "p1", "--type", "virtual", "--item", "a:b:1"},
 	} {
-		bodies = nil
+		*bodies = nil
 		code, _, errOut := run(append([]string{"--endpoint", srv.URL}, args...), nil, new([]stockctl.ConfigOptions))
-		if code != stockctl.ExitOK || len(bodies) != 1 || !strings.Contains(bodies[0], `{"qty":1,"skuId":"a:b"}`) {
-			t.Errorf("%q: exit %d, err %q, sent %q; want SKU a:b, 1 unit", args, code, errOut, bodies)
+		if code != stockctl.ExitOK || len(*bodies) != 1 || !strings.Contains((*bodies)[0], `{"qty":1,"skuId":"a:b"}`) {
+			t.Errorf("%q: exit %d, err %q, sent %q; want SKU a:b, 1 unit", args, code, errOut, *bodies)
 		}
 	}
 	code, out, errOut := run([]string{"-o", "json", "plan", "--sku", "a:b:10:100"}, nil, new([]stockctl.ConfigOptions))

@@ -29,8 +29,8 @@ func (s *skuFlags) Set(v string) error {
 	}
 	orders, err1 := strconv.ParseFloat(ordersText, 64)
 	views, err2 := strconv.ParseFloat(viewsText, 64)
-	if err1 != nil || err2 != nil || !peak(orders) || !peak(views) {
-		return fmt.Errorf("%q: orders and page views must be numbers from 0 to %d", v, maxPeak)
+	if err1 != nil || err2 != nil || goFloat(ordersText) || goFloat(viewsText) || !peak(orders) || !peak(views) {
+		return fmt.Errorf("%q: orders and page views must be numbers from 0 to %d, in decimal", v, maxPeak)
 	}
 	if orders == 0 && views == 0 { // as --orders 0 --page-views 0: nothing to size
 		return fmt.Errorf("%q: at least one of its orders and page views must be above 0", v)
