@@ -66,7 +66,7 @@ const globalHelp = `Global flags, before or after the command:
                    needed for a custom domain when the configuration names none)
   --profile NAME   the AWS shared-config profile to sign with (default: $AWS_PROFILE)
   -o table|json    a table for people (default) or the route's JSON for scripts
-  --version        the version of this stockctl
+  --version        the version of this stockctl (last: nothing may follow it)
 
 Requests are signed with SigV4 (service execute-api) using the default AWS credential
 chain; to a local endpoint (127.0.0.1, ::1, localhost) they go unsigned, naming

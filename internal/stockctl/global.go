@@ -60,8 +60,8 @@ func checkRegion(region, where string) error {
 // splitGlobals takes the global flags out of args, wherever they are before a "--"
 // (-name value, --name value, -name=value or --name=value), and returns them with the
 // rest: the command and its own arguments. -h or --help counts as global only before
-// the command; --version anywhere. Errors: a global flag without its value or given
-// twice, a --region not shaped as a region's name (regionName), a --stack not shaped
+// the command; --version anywhere, last. Errors: a global flag without its value or
+// given twice, an argument after --version, a --region not shaped as a region's name (regionName), a --stack not shaped
 // as a stack's name or id (stackName).
 func splitGlobals(args []string, endpoint string) (globals, []string, error) {
 	g := globals{endpoint: endpoint, output: "table"}
@@ -80,6 +80,8 @@ func splitGlobals(args []string, endpoint string) (globals, []string, error) {
 		switch {
 		case !strings.HasPrefix(a, "-"):
 			rest = append(rest, a)
+		case name == "version" && !hasValue && i+1 < len(args):
+			return g, nil, usageError("--version takes nothing after it, got %q", printable(args[i+1]))
 		case name == "version" && !hasValue:
 			g.version = true
 		case (name == "h" || name == "help") && len(rest) == 0:

@@ -176,6 +176,12 @@ func TestRun_VersionAndCompletion(t *testing.T) {
 	if code, _, errOut := run([]string{"completion", "tcsh"}, nil, &loaded); code != stockctl.ExitUsage || !strings.Contains(errOut, "bash, zsh or fish") {
 		t.Errorf("completion tcsh: exit %d, err %q", code, errOut)
 	}
+	// --version ends a command line: an argument after it is a usage error.
+	for _, args := range [][]string{{"--version", "extra"}, {"--version", "get", "cup-01"}, {"--version", "-o", "json"}} {
+		if code, out, errOut := run(args, nil, &loaded); code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "--version takes nothing after it") {
+			t.Errorf("%q: exit %d, out %q, err %q; want exit 2", args, code, out, errOut)
+		}
+	}
 	if len(loaded) != 0 {
 		t.Errorf("--version or completion loaded an AWS configuration: %+v", loaded)
 	}
