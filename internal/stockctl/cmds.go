@@ -544,9 +544,9 @@ func seed(ctx context.Context, c *call, args []string) error {
 
 const seedExample = `[{"skuId":"cup-01","name":"Cup","price":39900,"stock":100}]`
 
-// seedEntries splits a seed file into its entries: it must be a JSON array of objects
-// whose create fields (createBody's) have JSON values of their types. The API checks
-// the rest. Errors name entries counting from 1.
+// seedEntries splits a seed file into its entries: it must be a JSON array of at least
+// one object, whose create fields (createBody's) have JSON values of their types. The
+// API checks the rest. Errors name entries counting from 1.
 func seedEntries(data []byte) ([]json.RawMessage, error) {
 	var entries []json.RawMessage
 	if err := json.Unmarshal(data, &entries); err != nil {
@@ -555,6 +555,9 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 			return nil, fmt.Errorf("not valid JSON (%v); the seed file must be a JSON array of SKUs like %s", err, seedExample)
 		}
 		return nil, fmt.Errorf("the seed file must be a JSON array of SKUs like %s", seedExample)
+	}
+	if len(entries) == 0 { // [] or null: a wrong or truncated file, likelier than a seed of nothing
+		return nil, fmt.Errorf("it lists no SKUs; the seed file must be a JSON array of SKUs like %s", seedExample)
 	}
 	for i, e := range entries {
 		var b createBody

@@ -140,3 +140,24 @@ func TestRun_ASeedFileIsReadBoundedAndNamedPrintably(t *testing.T) {
 		}
 	}
 }
+
+// A seed file that lists no SKU ([], or null) is refused as a seed file that is not
+// one (exit 1, saying it lists none), not taken in silence: a wrong or truncated file
+// is likelier than a seed of nothing.
+func TestRun_RefusesASeedFileOfNoSKUs(t *testing.T) {
+	srv, paths := fakeAPI(t)
+	for _, content := range []string{"[]", " [ ]\n", "null"} {
+		seedFile := filepath.Join(t.TempDir(), "seed.json")
+		if err := os.WriteFile(seedFile, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := run([]string{"--endpoint", srv.URL, "seed", seedFile}, nil, new([]stockctl.ConfigOptions))
+		want := "stockctl: seed " + seedFile + `: it lists no SKUs; the seed file must be a JSON array of SKUs like [{"skuId":"cup-01"`
+		if code != stockctl.ExitError || out != "" || !strings.HasPrefix(errOut, want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("seed of %q: exit %d, out %q, err %q; want exit 1 and %q…", content, code, out, errOut, want)
+		}
+	}
+	if len(*paths) != 0 {
+		t.Errorf("a seed file of no SKUs sent %q", *paths)
+	}
+}
