@@ -280,10 +280,7 @@ func TestRun_SaysWhatCredentialsAreMissingWithoutTheSDKsError(t *testing.T) {
 	} {
 		var errOut bytes.Buffer
 		sent := false
-		env := stockctl.Env{Stdout: io.Discard, Stderr: &errOut, HTTP: &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
-			sent = true
-			return nil, errors.New("sent")
-		})},
+		env := stockctl.Env{Stdout: io.Discard, Stderr: &errOut, HTTP: sendsNothing(&sent),
 			Getenv:     func(k string) string { return map[string]string{"AWS_PROFILE": c.awsProfile}[k] },
 			LoadConfig: func(context.Context, stockctl.ConfigOptions) (aws.Config, error) { return c.cfg, c.loadErr },
 			StackOutputs: func(context.Context, aws.Config, string) (map[string]string, error) {
@@ -392,11 +389,7 @@ func TestRun_StackSaysCloudFormationFailedOrWasNotReached(t *testing.T) {
 	} {
 		var errOut bytes.Buffer
 		sent := false
-		env := stockctl.Env{Stdout: io.Discard, Stderr: &errOut, Getenv: func(string) string { return "" },
-			HTTP: &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
-				sent = true
-				return nil, errors.New("sent")
-			})},
+		env := stockctl.Env{Stdout: io.Discard, Stderr: &errOut, Getenv: func(string) string { return "" }, HTTP: sendsNothing(&sent),
 			LoadConfig: func(context.Context, stockctl.ConfigOptions) (aws.Config, error) {
 				return aws.Config{Region: "cn-north-1", BaseEndpoint: aws.String(c.endpoint), HTTPClient: c.client,
 					Retryer: func() aws.Retryer { return aws.NopRetryer{} }, // one request: the SDK's retries wait seconds
@@ -411,6 +404,14 @@ func TestRun_StackSaysCloudFormationFailedOrWasNotReached(t *testing.T) {
 			t.Errorf("%s: exit %d, API called %v, err %q; want exit %d, the API not called, %q", c.name, code, sent, got, c.code, c.want)
 		}
 	}
+}
+
+// sendsNothing is an HTTP client that fails every request, setting *sent.
+func sendsNothing(sent *bool) *http.Client {
+	return &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+		*sent = true
+		return nil, errors.New("sent")
+	})}
 }
 
 // roundTripFunc is an http.RoundTripper of a function.
@@ -449,11 +450,7 @@ func TestRun_SaysAnUnreachableSTSForARoleProfileAsUnreachable(t *testing.T) {
 	} {
 		var errOut bytes.Buffer
 		sent := false
-		env := stockctl.Env{Stdout: io.Discard, Stderr: &errOut, Getenv: func(string) string { return "" },
-			HTTP: &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
-				sent = true
-				return nil, errors.New("sent")
-			})},
+		env := stockctl.Env{Stdout: io.Discard, Stderr: &errOut, Getenv: func(string) string { return "" }, HTTP: sendsNothing(&sent),
 			LoadConfig: func(ctx context.Context, o stockctl.ConfigOptions) (aws.Config, error) {
 				return config.LoadDefaultConfig(ctx, config.WithRegion(o.Region), config.WithSharedConfigProfile(o.Profile),
 					config.WithSharedConfigFiles([]string{configFile}), config.WithSharedCredentialsFiles([]string{}),
