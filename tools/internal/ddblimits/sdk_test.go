@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -320,4 +321,47 @@ func counter(t *testing.T, db *dynamodb.Client, k string) int {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestModel_SDKBatchGetAnswersInPart reads three items in one BatchGetItem when one
+// has spent its partition's read units: DynamoDB answers the other two and lists the
+// spent one in UnprocessedKeys, with the request's ConsistentRead (DynamoDB API
+// Reference, BatchGetItem); a batch of spent items only is refused whole.
+func TestModel_SDKBatchGetAnswersInPart(t *testing.T) {
+	// One read unit a second and a 1 s burst: one strongly consistent read per item.
+	db, m := newClient(t, ddblimits.Config{RoundTrip: time.Millisecond, ReadUnits: 1, Burst: time.Second})
+	ctx := context.Background()
+	for _, k := range []string{"x", "y", "z"} {
+		if err := update(ctx, db, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key("x"), ConsistentRead: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+		table: {Keys: []map[string]types.AttributeValue{key("x"), key("y"), key("z")}, ConsistentRead: aws.Bool(true)},
+	}})
+	if err != nil {
+		t.Fatalf("batch of a spent item and two fresh ones: %v, want an answer in part", err)
+	}
+	var got []string
+	for _, it := range out.Responses[table] {
+		got = append(got, it["pk"].(*types.AttributeValueMemberS).Value)
+	}
+	slices.Sort(got)
+	un := out.UnprocessedKeys[table]
+	if fmt.Sprint(got) != "[y z]" || len(un.Keys) != 1 || un.Keys[0]["pk"].(*types.AttributeValueMemberS).Value != "x" || !aws.ToBool(un.ConsistentRead) {
+		t.Fatalf("answered %v, unprocessed %+v; want [y z] answered and x unprocessed, consistent", got, un)
+	}
+	if c := m.Stats()["BatchGetItem"]; c.Partial != 1 || c.Throttles != 0 || c.ReadUnits != 2 {
+		t.Errorf("BatchGetItem counts %+v, want 1 answered in part, none refused, 2 read units", c)
+	}
+	_, err = db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+		table: {Keys: []map[string]types.AttributeValue{key("x"), key("y")}, ConsistentRead: aws.Bool(true)},
+	}})
+	var te *types.ThrottlingException
+	if !errors.As(err, &te) {
+		t.Errorf("batch of spent items only: %v, want ThrottlingException", err)
+	}
 }
