@@ -30,6 +30,12 @@ const table = "T"
 // the model reaches the test.
 func newClient(t testing.TB, cfg ddblimits.Config) (*dynamodb.Client, *ddblimits.Model) {
 	t.Helper()
+	return newClientWith(t, cfg, dynamo.ClientOptions, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+}
+
+// newClientWith is newClient with the client's options opts (the model's last).
+func newClientWith(t testing.TB, cfg ddblimits.Config, opts ...func(*dynamodb.Options)) (*dynamodb.Client, *ddblimits.Model) {
+	t.Helper()
 	srv, err := local.StartDynamoDB(context.Background(), "127.0.0.1:0", local.DynamoDBOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +52,7 @@ func newClient(t testing.TB, cfg ddblimits.Config) (*dynamodb.Client, *ddblimits
 	}
 	cfg.Keys = ddblimits.KeysOf(tables)
 	m := ddblimits.New(cfg)
-	db := local.NewDynamoDBClient(srv.URL(), dynamo.ClientOptions, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }, m.ClientOptions)
+	db := local.NewDynamoDBClient(srv.URL(), append(opts, m.ClientOptions)...)
 	return db, m
 }
 
@@ -363,5 +369,51 @@ func TestModel_SDKBatchGetAnswersInPart(t *testing.T) {
 	var te *types.ThrottlingException
 	if !errors.As(err, &te) {
 		t.Errorf("batch of spent items only: %v, want ThrottlingException", err)
+	}
+}
+
+// TestForBuyers_ATransientRefusalIsNotSentAgain sends a read the model throttles and
+// a write whose answer it loses through clients with dynamo.ClientOptions, with and
+// without dynamo.ForBuyers: the throttled read is sent once for buyers (MaxAttempts
+// times otherwise) and ends ThrottlingException; the lost answer, whose outcome is
+// unknown, is sent MaxAttempts times by both.
+func TestForBuyers_ATransientRefusalIsNotSentAgain(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		opts  []func(*dynamodb.Options)
+		reads int
+	}{
+		{"ClientOptions", []func(*dynamodb.Options){dynamo.ClientOptions}, dynamo.MaxAttempts},
+		{"ForBuyers", []func(*dynamodb.Options){dynamo.ClientOptions, dynamo.ForBuyers}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// One read unit a second: past a first read, the retries (under 0.8 s of backoff in
+			// all) refill less than the unit a read needs.
+			db, m := newClientWith(t, ddblimits.Config{RoundTrip: time.Millisecond, ReadUnits: 1, Burst: time.Second}, tc.opts...)
+			get := func() error {
+				_, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key("x"), ConsistentRead: aws.Bool(true)})
+				return err
+			}
+			if err := get(); err != nil {
+				t.Fatal(err)
+			}
+			var te *types.ThrottlingException
+			if err := get(); !errors.As(err, &te) {
+				t.Fatalf("read of a spent item: %v, want ThrottlingException", err)
+			}
+			if got := m.Stats()["GetItem"].Requests - 1; got != tc.reads {
+				t.Errorf("the throttled read was sent %d times, want %d", got, tc.reads)
+			}
+		})
+		t.Run(tc.name+"/lost answer", func(t *testing.T) {
+			db, m := newClientWith(t, ddblimits.Config{RoundTrip: time.Millisecond, LoseAnswerEvery: 1}, tc.opts...)
+			if err := update(ctx, db, "y"); err == nil {
+				t.Fatal("every answer lost, yet the write succeeded")
+			}
+			if got := m.Stats()["UpdateItem"].Requests; got != dynamo.MaxAttempts {
+				t.Errorf("the write whose answers were lost was sent %d times, want %d", got, dynamo.MaxAttempts)
+			}
+		})
 	}
 }
