@@ -221,6 +221,33 @@ func ClientOptions(o *dynamodb.Options) {
 	})
 }
 
+// ForBuyers configures a dynamodb.Client, after ClientOptions, for the function that
+// answers buyers (createOrder): a request refused for throttling or a transaction
+// conflict (isTransient: nothing was applied) is not sent again; its error is
+// returned at once, so the buyer is answered 503 BUSY with Retry-After (docs/contract.md)
+// and the Lambda environment is free for the next buyer, where ClientOptions would
+// spend up to MaxAttempts and about 0.75 s of backoff on it. In a sale's herd a hot
+// SKU's partitions refuse most such requests again anyway, and an environment serves
+// one request at a time ("Understanding Lambda function scaling"), so a wait spent
+// on them is a buyer refused by Lambda's concurrency (docs/design.md, "Where the
+// herd's time goes"). Errors of unknown outcome (timeouts, 5xx) keep MaxAttempts:
+// resending them under the same ClientRequestToken is how their outcome is learnt.
+// Use it as dynamodb.NewFromConfig(cfg, dynamo.ClientOptions, dynamo.ForBuyers).
+func ForBuyers(o *dynamodb.Options) {
+	if r, ok := o.Retryer.(aws.RetryerV2); ok {
+		o.Retryer = impatient{r}
+	}
+}
+
+// impatient is a retryer that retries no transient error.
+type impatient struct{ aws.RetryerV2 }
+
+// IsErrorRetryable reports err retryable when the wrapped retryer does and it is not
+// transient.
+func (r impatient) IsErrorRetryable(err error) bool {
+	return !isTransient(err) && r.RetryerV2.IsErrorRetryable(err)
+}
+
 // Backoff bounds (see ClientOptions).
 const (
 	backoffBase = 25 * time.Millisecond

@@ -118,9 +118,15 @@
 // every rate is s times lower; a benchmark multiplies the rates it measures by s and
 // divides the latencies by s to report them at 1×.
 //
+// A BatchGetItem is answered in part, as DynamoDB answers it: each read is taken on its
+// own, the reads over budget come back as UnprocessedKeys, and only a batch with none
+// admitted is refused whole (DynamoDB API Reference, BatchGetItem: "If at least one of
+// the items is successfully processed, then BatchGetItem completes successfully, while
+// returning the keys of the unread items in UnprocessedKeys").
+//
 // What it leaves out: partitions added as a table's throughput grows past its warm
-// throughput, splits by size, partial BatchGetItem/BatchWriteItem answers (a batch with any item over budget is throttled
-// whole), conflicts between TransactGetItems and plain writes, and the index entries
+// throughput, splits by size, partial BatchWriteItem answers (a batch with any item
+// over budget is throttled whole), conflicts between TransactGetItems and plain writes, and the index entries
 // of items written while the model was bypassed. A request refused by the model
 // consumes nothing; one it admits consumes its base units whatever its conditions
 // decide (the model's assumption: the item was read and locked either way).
@@ -319,6 +325,7 @@ type Counts struct {
 	Requests  int // requests seen (each SDK attempt is one)
 	Conflicts int // refused for a transaction conflict
 	Throttles int // refused for throughput
+	Partial   int // BatchGetItem answered in part: some reads over budget left unprocessed
 	Lost      int // applied, but answered InternalServerError (Config.LoseAnswerEvery)
 	// WriteUnits are the write units consumed: the base items' and, once applied,
 	// their index entries' (IndexWriteUnits of them). ReadUnits are the read units.
@@ -595,7 +602,7 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 	} else {
 		m.count(op, verdict{})
 	}
-	meters(ctx, op, v.write, v.read, true, len(v.throttle) > 0)
+	meters(ctx, op, v.write, v.read, true, len(v.throttle) > 0 || len(v.unprocessed) > 0)
 	if writeOps[op] && v.refused() {
 		unapplied(ctx)
 	}
@@ -603,7 +610,7 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 	var err error
 	if v.refused() {
 		resp = v.response(op, r)
-	} else if resp, err = t.serve(req, op, r, arrived); err != nil {
+	} else if resp, err = t.serveAdmitted(req, body, op, r, v, arrived); err != nil {
 		return nil, err
 	}
 	if err := clock.Sleep(ctx, half); err != nil {
@@ -611,6 +618,25 @@ func (t *transport) Do(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	return resp, nil
+}
+
+// serveAdmitted serves an admitted call whose body is body: a BatchGetItem answered
+// in part is sent without its unprocessed reads, which its answer then lists in
+// UnprocessedKeys.
+func (t *transport) serveAdmitted(req *http.Request, body []byte, op string, r request, v verdict, arrived time.Time) (*http.Response, error) {
+	if len(v.unprocessed) == 0 {
+		return t.serve(req, op, r, arrived)
+	}
+	sent, left, err := splitBatchGet(body, v.unprocessed)
+	if err != nil {
+		return nil, err
+	}
+	req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(sent)), int64(len(sent))
+	resp, err := t.serve(req, op, r, arrived)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return resp, err
+	}
+	return withUnprocessed(resp, left)
 }
 
 // serve sends an admitted call, which arrived at arrived, to the server and returns
@@ -712,9 +738,12 @@ func (b *bucket) charge(now time.Time, rate, depth, units float64) {
 
 // verdict is the model's answer to one request.
 type verdict struct {
-	conflict []int         // indexes of accesses refused for a transaction conflict
-	throttle []int         // indexes of accesses refused for throughput
-	limits   map[int]limit // the limit that refused each throttled access
+	conflict []int // indexes of accesses refused for a transaction conflict
+	throttle []int // indexes of accesses refused for throughput
+	// unprocessed are the indexes of a BatchGetItem's reads over budget when others
+	// were admitted: the request goes on without them, answered as UnprocessedKeys.
+	unprocessed []int
+	limits      map[int]limit // the limit that refused each throttled access
 	// write and read are the units an admitted request took (0 when refused).
 	write, read float64
 }
@@ -745,8 +774,18 @@ func (m *Model) admit(now time.Time, op string, r request) verdict {
 		m.checkQueryPartition(now, q, &v)
 	}
 	var write, read float64
-	if len(v.conflict) == 0 && len(v.throttle) == 0 {
+	switch {
+	case len(v.conflict) > 0 || len(v.throttle) > 0:
+	case op == "BatchGetItem":
+		read = m.takeEach(now, r, &v)
+	default:
 		write, read = m.takeThroughput(now, r, &v)
+	}
+	if len(v.throttle) > 0 {
+		m.recordThrottleLocked(now, v)
+	}
+	if len(v.throttle) > 0 && len(v.throttle) < len(r.accesses) && op == "BatchGetItem" {
+		v.unprocessed, v.throttle = v.throttle, nil // answered in part: not refused
 	}
 	if !v.refused() && op == "TransactWriteItems" {
 		until := now.Add(m.real(m.cfg.TransactionHold))
@@ -756,9 +795,6 @@ func (m *Model) admit(now time.Time, op string, r request) verdict {
 	}
 	if v.refused() {
 		write, read = 0, 0
-	}
-	if len(v.throttle) > 0 {
-		m.recordThrottleLocked(now, v)
 	}
 	m.countLocked(op, v)
 	m.addUnitsLocked(op, write, 0, read)
@@ -820,6 +856,27 @@ func (m *Model) takeThroughput(now time.Time, r request, v *verdict) (write, rea
 		}
 	}
 	return write, read
+}
+
+// takeEach takes the units of each read of a BatchGetItem on its own: a read over its
+// partition's or its table's budget is marked throttled in v and takes nothing, the
+// others take theirs (the package comment's BatchGetItem rule). It returns the read
+// units taken. m.mu is held.
+func (m *Model) takeEach(now time.Time, r request, v *verdict) (read float64) {
+	for i, a := range r.accesses {
+		s := m.state(a.item)
+		units := m.units(s, a)
+		if m.shared() {
+			m.offer(s, a, now, units)
+		}
+		if l, ok := m.takeBase(s, now, a, units, false); !ok {
+			v.throttled(i, l)
+			continue
+		}
+		m.takeBase(s, now, a, units, true)
+		read += units
+	}
+	return read
 }
 
 // checkIndexWrites marks in v the write a (the i-th access) throttled when an index
@@ -1134,6 +1191,8 @@ func (m *Model) countLocked(op string, v verdict) {
 		c.Conflicts++
 	case len(v.throttle) > 0:
 		c.Throttles++
+	case len(v.unprocessed) > 0:
+		c.Partial++
 	}
 	m.stats[op] = c
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -222,6 +223,104 @@ func (a *accesses) batchWrite(raw json.RawMessage) error {
 		}
 	}
 	return nil
+}
+
+// splitBatchGet splits the RequestItems of a BatchGetItem body into the body to send,
+// without the reads unprocessed names (indexes of its accesses, in the order batchGet
+// adds them: table by table in name order, then each table's Keys in order), and the
+// RequestItems of those reads, as UnprocessedKeys lists them (each table's
+// KeysAndAttributes with only its unprocessed Keys; DynamoDB API Reference,
+// BatchGetItem, "UnprocessedKeys"). A table left with no key is dropped from the body.
+func splitBatchGet(body []byte, unprocessed []int) (sent []byte, left map[string]map[string]json.RawMessage, err error) {
+	var req map[string]json.RawMessage
+	var items map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, nil, err
+	}
+	if err := json.Unmarshal(req["RequestItems"], &items); err != nil {
+		return nil, nil, err
+	}
+	skip := map[int]bool{}
+	for _, i := range unprocessed {
+		skip[i] = true
+	}
+	left = map[string]map[string]json.RawMessage{}
+	i := 0
+	for _, table := range sortedKeys(items) {
+		var keys, kept, gone []json.RawMessage
+		if err := json.Unmarshal(items[table]["Keys"], &keys); err != nil {
+			return nil, nil, err
+		}
+		for _, k := range keys {
+			if skip[i] {
+				gone = append(gone, k)
+			} else {
+				kept = append(kept, k)
+			}
+			i++
+		}
+		if len(gone) > 0 {
+			left[table] = withKeys(items[table], gone)
+		}
+		if len(kept) == 0 {
+			delete(items, table)
+		} else {
+			items[table] = withKeys(items[table], kept)
+		}
+	}
+	if req["RequestItems"], err = json.Marshal(items); err != nil {
+		return nil, nil, err
+	}
+	sent, err = json.Marshal(req)
+	return sent, left, err
+}
+
+// withKeys is the KeysAndAttributes ka with its Keys replaced by keys.
+func withKeys(ka map[string]json.RawMessage, keys []json.RawMessage) map[string]json.RawMessage {
+	out := maps.Clone(ka)
+	out["Keys"], _ = json.Marshal(keys) // raw JSON values: cannot fail
+	return out
+}
+
+// withUnprocessed adds left (splitBatchGet's) to the UnprocessedKeys of the
+// BatchGetItem answer resp, after any the server left itself.
+func withUnprocessed(resp *http.Response, left map[string]map[string]json.RawMessage) (*http.Response, error) {
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]json.RawMessage
+	var un map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, err
+	}
+	if u, ok := out["UnprocessedKeys"]; ok {
+		if err := json.Unmarshal(u, &un); err != nil {
+			return nil, err
+		}
+	}
+	if un == nil {
+		un = map[string]map[string]json.RawMessage{}
+	}
+	for table, ka := range left {
+		var have, more []json.RawMessage
+		if un[table] != nil {
+			_ = json.Unmarshal(un[table]["Keys"], &have)
+		}
+		_ = json.Unmarshal(ka["Keys"], &more)
+		un[table] = withKeys(ka, append(have, more...))
+	}
+	if out["UnprocessedKeys"], err = json.Marshal(un); err != nil {
+		return nil, err
+	}
+	if raw, err = json.Marshal(out); err != nil {
+		return nil, err
+	}
+	resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(raw)), int64(len(raw))
+	resp.Header.Set("Content-Length", strconv.Itoa(len(raw)))
+	resp.Header.Del("X-Amz-Crc32") // the body changed; the SDK checks a CRC32 header when one is sent
+	return resp, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -29,6 +30,12 @@ const table = "T"
 // the model reaches the test.
 func newClient(t testing.TB, cfg ddblimits.Config) (*dynamodb.Client, *ddblimits.Model) {
 	t.Helper()
+	return newClientWith(t, cfg, dynamo.ClientOptions, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 })
+}
+
+// newClientWith is newClient with the client's options opts (the model's last).
+func newClientWith(t testing.TB, cfg ddblimits.Config, opts ...func(*dynamodb.Options)) (*dynamodb.Client, *ddblimits.Model) {
+	t.Helper()
 	srv, err := local.StartDynamoDB(context.Background(), "127.0.0.1:0", local.DynamoDBOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +52,7 @@ func newClient(t testing.TB, cfg ddblimits.Config) (*dynamodb.Client, *ddblimits
 	}
 	cfg.Keys = ddblimits.KeysOf(tables)
 	m := ddblimits.New(cfg)
-	db := local.NewDynamoDBClient(srv.URL(), dynamo.ClientOptions, func(o *dynamodb.Options) { o.RetryMaxAttempts = 1 }, m.ClientOptions)
+	db := local.NewDynamoDBClient(srv.URL(), append(opts, m.ClientOptions)...)
 	return db, m
 }
 
@@ -320,4 +327,93 @@ func counter(t *testing.T, db *dynamodb.Client, k string) int {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestModel_SDKBatchGetAnswersInPart reads three items in one BatchGetItem when one
+// has spent its partition's read units: DynamoDB answers the other two and lists the
+// spent one in UnprocessedKeys, with the request's ConsistentRead (DynamoDB API
+// Reference, BatchGetItem); a batch of spent items only is refused whole.
+func TestModel_SDKBatchGetAnswersInPart(t *testing.T) {
+	// One read unit a second and a 1 s burst: one strongly consistent read per item.
+	db, m := newClient(t, ddblimits.Config{RoundTrip: time.Millisecond, ReadUnits: 1, Burst: time.Second})
+	ctx := context.Background()
+	for _, k := range []string{"x", "y", "z"} {
+		if err := update(ctx, db, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key("x"), ConsistentRead: aws.Bool(true)}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+		table: {Keys: []map[string]types.AttributeValue{key("x"), key("y"), key("z")}, ConsistentRead: aws.Bool(true)},
+	}})
+	if err != nil {
+		t.Fatalf("batch of a spent item and two fresh ones: %v, want an answer in part", err)
+	}
+	var got []string
+	for _, it := range out.Responses[table] {
+		got = append(got, it["pk"].(*types.AttributeValueMemberS).Value)
+	}
+	slices.Sort(got)
+	un := out.UnprocessedKeys[table]
+	if fmt.Sprint(got) != "[y z]" || len(un.Keys) != 1 || un.Keys[0]["pk"].(*types.AttributeValueMemberS).Value != "x" || !aws.ToBool(un.ConsistentRead) {
+		t.Fatalf("answered %v, unprocessed %+v; want [y z] answered and x unprocessed, consistent", got, un)
+	}
+	if c := m.Stats()["BatchGetItem"]; c.Partial != 1 || c.Throttles != 0 || c.ReadUnits != 2 {
+		t.Errorf("BatchGetItem counts %+v, want 1 answered in part, none refused, 2 read units", c)
+	}
+	_, err = db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: map[string]types.KeysAndAttributes{
+		table: {Keys: []map[string]types.AttributeValue{key("x"), key("y")}, ConsistentRead: aws.Bool(true)},
+	}})
+	var te *types.ThrottlingException
+	if !errors.As(err, &te) {
+		t.Errorf("batch of spent items only: %v, want ThrottlingException", err)
+	}
+}
+
+// TestForBuyers_ATransientRefusalIsNotSentAgain sends a read the model throttles and
+// a write whose answer it loses through clients with dynamo.ClientOptions, with and
+// without dynamo.ForBuyers: the throttled read is sent once for buyers (MaxAttempts
+// times otherwise) and ends ThrottlingException; the lost answer, whose outcome is
+// unknown, is sent MaxAttempts times by both.
+func TestForBuyers_ATransientRefusalIsNotSentAgain(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		opts  []func(*dynamodb.Options)
+		reads int
+	}{
+		{"ClientOptions", []func(*dynamodb.Options){dynamo.ClientOptions}, dynamo.MaxAttempts},
+		{"ForBuyers", []func(*dynamodb.Options){dynamo.ClientOptions, dynamo.ForBuyers}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// One read unit a second: past a first read, the retries (under 0.8 s of backoff in
+			// all) refill less than the unit a read needs.
+			db, m := newClientWith(t, ddblimits.Config{RoundTrip: time.Millisecond, ReadUnits: 1, Burst: time.Second}, tc.opts...)
+			get := func() error {
+				_, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key("x"), ConsistentRead: aws.Bool(true)})
+				return err
+			}
+			if err := get(); err != nil {
+				t.Fatal(err)
+			}
+			var te *types.ThrottlingException
+			if err := get(); !errors.As(err, &te) {
+				t.Fatalf("read of a spent item: %v, want ThrottlingException", err)
+			}
+			if got := m.Stats()["GetItem"].Requests - 1; got != tc.reads {
+				t.Errorf("the throttled read was sent %d times, want %d", got, tc.reads)
+			}
+		})
+		t.Run(tc.name+"/lost answer", func(t *testing.T) {
+			db, m := newClientWith(t, ddblimits.Config{RoundTrip: time.Millisecond, LoseAnswerEvery: 1}, tc.opts...)
+			if err := update(ctx, db, "y"); err == nil {
+				t.Fatal("every answer lost, yet the write succeeded")
+			}
+			if got := m.Stats()["UpdateItem"].Requests; got != dynamo.MaxAttempts {
+				t.Errorf("the write whose answers were lost was sent %d times, want %d", got, dynamo.MaxAttempts)
+			}
+		})
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/stockguard/stockguard/internal/admission"
@@ -97,7 +98,8 @@ func (w wirer) store(tables dynamo.Tables, opts dynamo.Options) *dynamo.Store {
 	return dynamo.New(w.s.DB, tables, w.s.storeOptions(opts))
 }
 
-// createOrder's store is the stack's Store (an instance's, one of its own); its
+// createOrder's store is the stack's Store (an instance's, one of its own), on the
+// stack's DynamoDB client made impatient (dynamo.ForBuyers, as deployed); its
 // payment timeout StackConfig's; its admission keys LocalAdmissionKeys (deployed:
 // the Secrets Manager secret ADMISSION_SECRET_ARN names); its scalper check asks the
 // server API stand-in.
@@ -105,7 +107,7 @@ func (w wirer) createOrder(c createorder.Config) (*lambdaevent.Function, error) 
 	if w.cfg.PaymentTimeout > 0 {
 		c.PaymentTimeout = w.cfg.PaymentTimeout
 	}
-	store := w.store(c.Tables, c.StoreOptions(nil))
+	store := dynamo.New(dynamodb.New(w.s.DB.Options(), dynamo.ForBuyers), c.Tables, w.s.storeOptions(c.StoreOptions(nil)))
 	if !w.instance {
 		w.s.Tables, w.s.Store = c.Tables, store
 	}

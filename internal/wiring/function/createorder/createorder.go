@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/stockguard/stockguard/internal/admission"
 	"github.com/stockguard/stockguard/internal/closeq"
 	"github.com/stockguard/stockguard/internal/dynamo"
@@ -79,9 +80,9 @@ func (c Config) StoreOptions(now func() time.Time) dynamo.Options {
 }
 
 // OpenStore is the deployed store this configuration gives, through aws's DynamoDB
-// client, on the real clock.
+// client (dynamo.ClientOptions and dynamo.ForBuyers), on the real clock.
 func (c Config) OpenStore(aws aws.Config) *dynamo.Store {
-	return dynamo.Open(aws, c.Tables, c.StoreOptions(nil))
+	return dynamo.New(dynamodb.NewFromConfig(aws, dynamo.ClientOptions, dynamo.ForBuyers), c.Tables, c.StoreOptions(nil))
 }
 
 // built is what createOrder's routes are served by.
