@@ -371,6 +371,28 @@ func TestRun_AnAnswerOfNullIsNotTheRoutesJSON(t *testing.T) {
 	}
 }
 
+// A 2xx JSON object without the route's own field (a proxy's {"error":"x"}, a SKU
+// of null, a page without its list) is not the route's answer either: reconcile does
+// not say the books balance, get and orders show no blank row, list no empty table,
+// and adjust prints nothing applied; each exits 1 with one line.
+func TestRun_AnObjectWithoutTheRoutesFieldIsNotItsJSON(t *testing.T) {
+	const want = "the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"
+	for _, answer := range []string{`{"error":"x"}`, `{"skuId":null,"orderId":null,"skusChecked":null}`, `{"next":"x"}`} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, answer)
+		}))
+		for _, args := range [][]string{{"reconcile"}, {"get", "cup-01"}, {"list"}, {"orders", "0123456789abcdef"},
+			{"adjust", "cup-01", "--id", "z1", "--delta", "1", "--reason", "r"}} {
+			code, out, errOut := runWith(append([]string{"--endpoint", srv.URL}, args...), "", http.DefaultTransport)
+			if code != stockctl.ExitError || out != "" || !strings.HasSuffix(errOut, want) || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("%q, answer %s: exit %d, out %q, err %q; want exit 1 and one line ending %q", args, answer, code, out, errOut, want)
+			}
+		}
+		srv.Close()
+	}
+}
+
 // A change whose request got no answer may have reached the API: the one line says
 // so, with where to look; a read says only that the endpoint did not answer.
 func TestRun_AChangeWithoutAnswerMayHaveBeenApplied(t *testing.T) {

@@ -31,6 +31,10 @@ func fakeAPI(t *testing.T) (*httptest.Server, *[]string) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		paths = append(paths, r.URL.Path)
 		w.Header().Set("Content-Type", "application/json")
+		if strings.Contains(r.URL.Path, "/orders/") {
+			w.Write([]byte(`{"orderId":"o1"}`))
+			return
+		}
 		w.Write([]byte(`{"skuId":"cup-01"}`))
 	}))
 	t.Cleanup(srv.Close)

@@ -2,11 +2,13 @@ package stockctl
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"unicode"
@@ -88,14 +90,46 @@ func terminalJSON(data []byte) ([]byte, error) {
 // decode decodes a route's answer into T with every string in it made printable
 // (printable): an answer's escape sequences, bidirectional overrides or zero-width
 // characters never reach the operator's terminal through a table. An answer that is
-// not T's JSON, or is null, is errUnexpected.
+// not T's JSON, is null, or (T a struct, or a slice of structs) is an object without
+// T's first field, the route's own (skuId, orderId, skusChecked, adjustmentId…), is
+// errUnexpected: {"error":"x"} from a proxy is no reconcile report.
 func decode[T any](data []byte) (T, error) {
 	var v T
-	if err := json.Unmarshal(data, &v); err != nil || null(data) {
+	if err := json.Unmarshal(data, &v); err != nil || null(data) || !hasFirstField(reflect.TypeOf(v), data) {
 		return v, errUnexpected
 	}
 	cleanStrings(reflect.ValueOf(&v).Elem())
 	return v, nil
+}
+
+// hasFirstField reports whether data, JSON of type t, holds t's first field, not null,
+// when t is a struct (named as encoding/json names it: its tag's name, or the field's
+// name, matched without regard to case, as json.Unmarshal matches), in every element
+// when t is a slice of structs; true for other types.
+func hasFirstField(t reflect.Type, data []byte) bool {
+	switch {
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct:
+		var items []json.RawMessage
+		if json.Unmarshal(data, &items) != nil {
+			return false
+		}
+		return !slices.ContainsFunc(items, func(it json.RawMessage) bool { return !hasFirstField(t.Elem(), it) })
+	case t.Kind() != reflect.Struct || t.NumField() == 0:
+		return true
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(data, &fields) != nil {
+		return false
+	}
+	f := t.Field(0)
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	name = cmp.Or(name, f.Name)
+	for k, raw := range fields {
+		if strings.EqualFold(k, name) && !null(raw) {
+			return true
+		}
+	}
+	return false
 }
 
 // cleanStrings makes every string v holds printable: itself, or in the fields,
@@ -179,13 +213,17 @@ func printPage[T any](key, header string, row func(T) string) func(io.Writer, []
 		if err != nil {
 			return err
 		}
-		page, err := decode[struct{ Next string }](data)
+		raw, ok := fields[key]
+		if !ok {
+			return errUnexpected // a page always lists its items, if none
+		}
+		items, err := decode[[]T](raw)
 		if err != nil {
 			return err
 		}
-		var items []T
-		if raw, ok := fields[key]; ok {
-			if items, err = decode[[]T](raw); err != nil {
+		var page struct{ Next string }
+		if next, ok := fields["next"]; ok {
+			if page.Next, err = decode[string](next); err != nil {
 				return err
 			}
 		}

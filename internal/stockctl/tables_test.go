@@ -161,14 +161,14 @@ func TestPrinters_ShowNoControlOrFormatCharacters(t *testing.T) {
 		{"sku", printSKU, `{"skuId":"cup","name":"` + evil + `","status":"` + evil + `","updatedBy":"` + evil + `"}`},
 		{"sku line", printSKULine, `{"skuId":"` + evil + `"}`},
 		{"skus", printSKUs, `{"skus":[{"skuId":"cup","name":"` + evil + `"}],"next":"` + evil + `"}`},
-		{"ledger", printLedger, `{"entries":[{"op":"ADJUST","reason":"` + evil + `","by":"` + evil + `"}]}`},
+		{"ledger", printLedger, `{"entries":[{"at":"2026-11-30T00:00:00Z","op":"ADJUST","reason":"` + evil + `","by":"` + evil + `"}]}`},
 		{"orders", printOrders, `{"orders":[{"orderId":"o1","userId":"` + evil + `"}]}`},
 		{"adjustment", printAdjustment, `{"adjustmentId":"a1","reason":"` + evil + `","sku":{"skuId":"cup","name":"` + evil + `"}}`},
 		{"order", printOrder, `{"orderId":"o1","address":{"userName":"` + evil + `","detailInfo":"` + evil + `"},
 			"shipping":{"status":"FAILED","error":"` + evil + `"},"refunds":[{"refundId":"r1","error":"` + evil + `","lines":[{"skuId":"` + evil + `","qty":1}]}],
 			"aftersales":[{"aftersaleId":"as-1","reason":"` + evil + `","rejectReason":"` + evil + `"}]}`},
 		{"shipment", printShipment, `{"orderId":"o1","shipment":{"shipmentId":"p1","carrier":"` + evil + `"},"shipping":{"error":"` + evil + `"}}`},
-		{"report", printReport, `{"differences":[{"skuId":"` + evil + `","rule":"x"}],"refundProblems":["` + evil + `"],"overdueOrders":["` + evil + `"]}`},
+		{"report", printReport, `{"skusChecked":1,"differences":[{"skuId":"` + evil + `","rule":"x"}],"refundProblems":["` + evil + `"],"overdueOrders":["` + evil + `"]}`},
 	} {
 		var out strings.Builder
 		if err := tc.print(&out, []byte(tc.answer)); err != nil {
