@@ -214,8 +214,8 @@ const localRegion = "us-east-1"
 // said before anything is sent, as API Gateway would refuse a request signed for
 // another region); credentials from the default chain, of --profile when given.
 func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
-	if !httpURL(g.endpoint) {
-		return nil, usageError("endpoint %q is not an http(s) URL", g.endpoint)
+	if fault := endpointFault(g.endpoint); fault != "" {
+		return nil, usageError("endpoint %q %s", shownURL(g.endpoint), fault)
 	}
 	u, _ := url.Parse(g.endpoint)
 	region := cmp.Or(g.region, RegionOf(u))
@@ -249,15 +249,45 @@ func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
 	return c, nil
 }
 
-// httpURL reports whether s is an http or https URL with a host and, if it names
-// one, a TCP port (1-65535: url.Parse takes any digits).
-func httpURL(s string) bool {
+// endpointFault says what makes s no endpoint stockctl sends to, "" when nothing
+// does: it is not an http or https URL with a host and, if it names one, a TCP port
+// (1-65535: url.Parse takes any digits); it holds a user or password (Go's client
+// would send them as Basic authorization, unasked: stockctl signs with AWS
+// credentials); or it has a query or fragment, which no request would carry (each
+// request's URL is the endpoint's path and the route's).
+func endpointFault(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return false
+		return "is not an http(s) URL"
 	}
 	port, err := strconv.Atoi(u.Port())
-	return u.Port() == "" || err == nil && port >= 1 && port <= 65535
+	switch {
+	case u.Port() != "" && (err != nil || port < 1 || port > 65535):
+		return "is not an http(s) URL"
+	case u.User != nil:
+		return "holds a user or password (user:password@): credentials do not belong in the URL; stockctl signs with AWS credentials (--profile, or the default chain)"
+	case strings.ContainsAny(s, "?#"):
+		return "has a query or fragment (?… or #…), which no request would carry: give the API's URL without it"
+	}
+	return ""
+}
+
+// shownURL is s, an endpoint as given, to quote in a message: what stands between
+// "://" and the last "@" (a user and password) as xxxxx, and what follows the first
+// "?" or "#" (a query or fragment, which may hold a token) as "…". It is cut by
+// hand, not parsed, so that a URL url.Parse refuses shows no password either.
+func shownURL(s string) string {
+	head, rest := "", s
+	if i := strings.Index(s, "://"); i >= 0 {
+		head, rest = s[:i+3], s[i+3:]
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		rest = "xxxxx" + rest[at:]
+	}
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i+1] + "…"
+	}
+	return head + rest
 }
 
 // credentialsFailure is nil when p (nil: no credentials) gives credentials now, else
