@@ -376,7 +376,7 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 	var lines []map[string]any
 	fs.Var(repeated(func(v string) error {
 		sku, qty, ok := cutLast(v)
-		n, err := strconv.Atoi(qty)
+		n, err := decimalInt(qty, strconv.IntSize)
 		if !ok || sku == "" || err != nil || n < 1 {
 			return fmt.Errorf("--line wants SKU:QTY with QTY a positive integer, got %q", v)
 		}
@@ -483,7 +483,7 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 	var items []map[string]any
 	fs.Var(repeated(func(v string) error {
 		sku, qty, ok := cutLast(v)
-		n, err := strconv.Atoi(qty)
+		n, err := decimalInt(qty, strconv.IntSize)
 		if !ok || sku == "" || err != nil || n < 1 {
 			return errors.New("want SKU:QTY, e.g. cup-01:2")
 		}

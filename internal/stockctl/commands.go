@@ -396,26 +396,50 @@ type single struct {
 }
 
 // errNotDecimal is a number flag's value not written in decimal, as people write
-// numbers: Go's parsers also take 1_000, 0x10, 0o17, 0b1 and 0x1p4, and the flag
+// numbers: Go's parsers also take +5, 1_000, 0x10, 0o17, 0b1 and 0x1p4, and the flag
 // package's integers read 0100 as octal 64.
 var errNotDecimal = errors.New("not a decimal number")
 
-// goFloat reports whether v, a number strconv.ParseFloat takes, is in one of Go's
-// forms that are not decimal: 1_000, 0x1p4.
-func goFloat(v string) bool { return strings.ContainsAny(v, "_xX") }
+// decimalInt reads v, an integer of bits bits, in decimal: digits, after a '-' for a
+// negative one, a leading zero no octal. Errors: errNotDecimal.
+func decimalInt(v string, bits int) (int64, error) {
+	digits := strings.TrimPrefix(v, "-")
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return 0, errNotDecimal
+	}
+	n, err := strconv.ParseInt(v, 10, bits)
+	if err != nil {
+		return 0, errNotDecimal
+	}
+	return n, nil
+}
+
+// decimalFloat reads v as strconv.ParseFloat does (12, 0.5, 1e3), refusing Go's forms
+// that are not decimal (1_000, 0x1p4) and a leading '+' with errNotDecimal; its other
+// errors are ParseFloat's.
+func decimalFloat(v string) (float64, error) {
+	if strings.ContainsAny(v, "_xX") || strings.HasPrefix(v, "+") {
+		return 0, errNotDecimal
+	}
+	return strconv.ParseFloat(v, 64)
+}
 
 func (s *single) Set(v string) error {
 	s.n++
-	switch s.Value.(flag.Getter).Get().(type) {
+	switch got := s.Value.(flag.Getter).Get(); got.(type) {
 	case int, int64:
-		n, err := strconv.ParseInt(v, 10, 64) // 0100 is 100, not octal
+		bits := 64
+		if _, ok := got.(int); ok {
+			bits = strconv.IntSize
+		}
+		n, err := decimalInt(v, bits)
 		if err != nil {
-			return errNotDecimal
+			return err
 		}
 		v = strconv.FormatInt(n, 10)
 	case float64:
-		if goFloat(v) {
-			return errNotDecimal
+		if _, err := decimalFloat(v); errors.Is(err, errNotDecimal) {
+			return err
 		}
 	}
 	return s.Value.Set(v)

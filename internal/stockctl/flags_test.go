@@ -67,8 +67,9 @@ func TestRun_CreateRefusesOffSaleWithAStart(t *testing.T) {
 }
 
 // A number is read as people write it, in decimal: Go's other forms (1_000, 0x10,
-// 0o17, 0b1, 0x1p4) are refused, exit 2 naming the flag, nothing sent, and a leading
-// zero is no octal (the flag package's base 0 read --price 0100 as 64 fen).
+// 0o17, 0b1, 0x1p4) and a leading + are refused, exit 2 naming the flag, nothing sent,
+// and a leading zero is no octal (the flag package's base 0 read --price 0100 as 64
+// fen).
 func TestRun_ReadsNumbersInDecimalOnly(t *testing.T) {
 	srv, bodies := recordingAPI(t)
 	for _, c := range []struct {
@@ -84,6 +85,12 @@ func TestRun_ReadsNumbersInDecimalOnly(t *testing.T) {
 		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "100", "--stock", "0x10"}, "-stock"},
 		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "100", "--limit", "0o17"}, "-limit"},
 		{[]string{"adjust", "cup-01", "--id", "a1", "--delta", "0b1", "--reason", "r"}, "-delta"},
+		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "+5"}, "-price"},
+		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "100", "--stock=+7"}, "-stock"},
+		{[]string{"plan", "--orders", "+1", "--page-views", "1"}, "-orders"},
+		{[]string{"plan", "--sku", "a:+1:1"}, "-sku"},
+		{[]string{"refund", "0123456789abcdef", "--reason", "r", "--line", "a:+1"}, "-line"},
+		{[]string{"ship", "0123456789abcdef", "--shipment-id", "p1", "--type", "virtual", "--item", "a:+1"}, "-item"},
 	} {
 		code, out, errOut := run(append([]string{"--endpoint", srv.URL}, c.args...), nil, new([]stockctl.ConfigOptions))
 		if code != stockctl.ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.flag) {
@@ -93,8 +100,8 @@ func TestRun_ReadsNumbersInDecimalOnly(t *testing.T) {
 	if len(*bodies) != 0 {
 		t.Errorf("a number not in decimal was sent: %q", *bodies)
 	}
-	code, _, errOut := run([]string{"--endpoint", srv.URL, "create", "--sku", "a", "--name", "Cup", "--price", "0100", "--stock=+7"}, nil, new([]stockctl.ConfigOptions))
+	code, _, errOut := run([]string{"--endpoint", srv.URL, "create", "--sku", "a", "--name", "Cup", "--price", "0100", "--stock=7"}, nil, new([]stockctl.ConfigOptions))
 	if code != stockctl.ExitOK || len(*bodies) != 1 || !strings.Contains((*bodies)[0], `"price":100,"stock":7`) {
-		t.Errorf("--price 0100 --stock=+7: exit %d, err %q, sent %q; want price 100, stock 7", code, errOut, *bodies)
+		t.Errorf("--price 0100 --stock=7: exit %d, err %q, sent %q; want price 100, stock 7", code, errOut, *bodies)
 	}
 }
