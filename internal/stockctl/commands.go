@@ -401,15 +401,20 @@ type single struct {
 var errNotDecimal = errors.New("not a decimal number")
 
 // decimalInt reads v, an integer of bits bits, in decimal: digits, after a '-' for a
-// negative one, a leading zero no octal. Errors: errNotDecimal.
+// negative one, a leading zero no octal. Errors: errNotDecimal, or, past the range of
+// bits, that it is out of range, naming the bound it passed ("at most
+// 9223372036854775807").
 func decimalInt(v string, bits int) (int64, error) {
 	digits := strings.TrimPrefix(v, "-")
 	if digits == "" || strings.Trim(digits, "0123456789") != "" {
 		return 0, errNotDecimal
 	}
-	n, err := strconv.ParseInt(v, 10, bits)
-	if err != nil {
-		return 0, errNotDecimal
+	n, err := strconv.ParseInt(v, 10, bits) // only strconv.ErrRange now, n the bound passed
+	switch {
+	case err != nil && n < 0:
+		return 0, fmt.Errorf("out of range: at least %d", n)
+	case err != nil:
+		return 0, fmt.Errorf("out of range: at most %d", n)
 	}
 	return n, nil
 }

@@ -105,3 +105,26 @@ func TestRun_ReadsNumbersInDecimalOnly(t *testing.T) {
 		t.Errorf("--price 0100 --stock=7: exit %d, err %q, sent %q; want price 100, stock 7", code, errOut, *bodies)
 	}
 }
+
+// An integer past what its flag holds is said to be out of range, with the bound it
+// passed, not "not a decimal number": exit 2, nothing sent.
+func TestRun_SaysAnIntegerPastItsFlagsRangeIsOutOfRange(t *testing.T) {
+	srv, bodies := recordingAPI(t)
+	const huge = "123456789012345678901234"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", huge}, "-price: out of range: at most 9223372036854775807"},
+		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "100", "--stock", huge}, "-stock: out of range: at most 9223372036854775807"},
+		{[]string{"adjust", "cup-01", "--id", "a1", "--delta", "-" + huge, "--reason", "r"}, "-delta: out of range: at least -9223372036854775808"},
+	} {
+		code, out, errOut := run(append([]string{"--endpoint", srv.URL}, c.args...), nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "not a decimal number") {
+			t.Errorf("%q: exit %d, out %q, err %q; want exit 2 saying %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	if len(*bodies) != 0 {
+		t.Errorf("a number out of range was sent: %q", *bodies)
+	}
+}
