@@ -421,12 +421,17 @@ func decimalInt(v string, bits int) (int64, error) {
 
 // decimalFloat reads v as strconv.ParseFloat does (12, 0.5, 1e3), refusing Go's forms
 // that are not decimal (1_000, 0x1p4) and a leading '+' with errNotDecimal; its other
-// errors are ParseFloat's.
+// errors are ParseFloat's. Negative zero is read as 0: it is no negative number, and
+// fmt would print it "-0".
 func decimalFloat(v string) (float64, error) {
 	if strings.ContainsAny(v, "_xX") || strings.HasPrefix(v, "+") {
 		return 0, errNotDecimal
 	}
-	return strconv.ParseFloat(v, 64)
+	f, err := strconv.ParseFloat(v, 64)
+	if f == 0 {
+		return 0, err
+	}
+	return f, err
 }
 
 func (s *single) Set(v string) error {
@@ -443,8 +448,12 @@ func (s *single) Set(v string) error {
 		}
 		v = strconv.FormatInt(n, 10)
 	case float64:
-		if _, err := decimalFloat(v); errors.Is(err, errNotDecimal) {
+		f, err := decimalFloat(v)
+		if errors.Is(err, errNotDecimal) {
 			return err
+		}
+		if err == nil { // else the flag package says why (e.g. "value out of range")
+			v = strconv.FormatFloat(f, 'g', -1, 64)
 		}
 	}
 	return s.Value.Set(v)
