@@ -203,8 +203,11 @@ func create(ctx context.Context, c *call, args []string) error {
 	if *queue {
 		b.Queue = queue
 	}
-	if b.SKU == "" || b.Name == "" || b.Price == 0 {
+	switch {
+	case b.SKU == "" || b.Name == "" || !given(fs, "price"):
 		return usageError("create needs --sku, --name and --price")
+	case b.Price < 1 || b.Price > inventory.MaxPrice: // the API's rule (NewSKU.Validate)
+		return usageError("create: --price must be 1 to %d fen, got %d", int64(inventory.MaxPrice), b.Price)
 	}
 	if *offSale && *at != "" { // on-sale sets the start (or clears it): one given here would never be used
 		return usageError("create takes --off-sale or --at, not both: --at is when its sale starts, --off-sale creates it off sale (on-sale SKU --at TIME puts it on sale from TIME)")

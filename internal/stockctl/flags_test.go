@@ -128,3 +128,25 @@ func TestRun_SaysAnIntegerPastItsFlagsRangeIsOutOfRange(t *testing.T) {
 		t.Errorf("a number out of range was sent: %q", *bodies)
 	}
 }
+
+// A --price outside the API's rule (1 to 1,000,000,000 fen) is refused naming the rule,
+// nothing sent: --price 0 used to be told it needs --price; one not given still is.
+func TestRun_CreateNamesThePriceRule(t *testing.T) {
+	srv, bodies := recordingAPI(t)
+	create := []string{"--endpoint", srv.URL, "create", "--sku", "a", "--name", "Cup"}
+	for _, price := range []string{"0", "-0", "-5", "1000000001"} {
+		code, out, errOut := run(append(create, "--price", price), nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "--price must be 1 to 1000000000 fen") || strings.Contains(errOut, "needs") {
+			t.Errorf("--price %s: exit %d, out %q, err %q; want exit 2 naming the price rule", price, code, out, errOut)
+		}
+	}
+	if code, _, errOut := run(create, nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitUsage || !strings.Contains(errOut, "create needs --sku, --name and --price") {
+		t.Errorf("no --price: exit %d, err %q; want exit 2 saying it needs --price", code, errOut)
+	}
+	if len(*bodies) != 0 {
+		t.Errorf("a price out of its rule was sent: %q", *bodies)
+	}
+	if code, _, errOut := run(append(create, "--price", "1000000000"), nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitOK || len(*bodies) != 1 {
+		t.Errorf("--price 1000000000: exit %d, err %q; want it sent", code, errOut)
+	}
+}
