@@ -209,7 +209,7 @@ func create(ctx context.Context, c *call, args []string) error {
 	case b.Price < 1 || b.Price > inventory.MaxPrice: // the API's rule (NewSKU.Validate)
 		return usageError("create: --price must be 1 to %d fen, got %d", int64(inventory.MaxPrice), b.Price)
 	}
-	if *offSale && *at != "" { // on-sale sets the start (or clears it): one given here would never be used
+	if *offSale && given(fs, "at") { // on-sale sets the start (or clears it): one given here, even '', would never be used
 		return usageError("create takes --off-sale or --at, not both: --at is when its sale starts, --off-sale creates it off sale (on-sale SKU --at TIME puts it on sale from TIME)")
 	}
 	if err := inventory.CheckSKUID("--sku", b.SKU); err != nil {

@@ -55,9 +55,11 @@ func TestRun_RefusesASingleValueFlagGivenTwice(t *testing.T) {
 func TestRun_CreateRefusesOffSaleWithAStart(t *testing.T) {
 	srv, paths := fakeAPI(t)
 	create := []string{"--endpoint", srv.URL, "create", "--sku", "mug-04", "--name", "Mug", "--price", "5900"}
-	code, out, errOut := run(append(create, "--off-sale", "--at", "2026-11-11T10:00:00Z"), nil, new([]stockctl.ConfigOptions))
-	if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "--off-sale or --at, not both") || len(*paths) != 0 {
-		t.Errorf("--off-sale --at: exit %d, out %q, err %q, sent %q; want exit 2 naming both, nothing sent", code, out, errOut, *paths)
+	for _, at := range []string{"2026-11-11T10:00:00Z", ""} { // --at '' is --at given too
+		code, out, errOut := run(append(create, "--off-sale", "--at", at), nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "--off-sale or --at, not both") || len(*paths) != 0 {
+			t.Errorf("--off-sale --at %q: exit %d, out %q, err %q, sent %q; want exit 2 naming both, nothing sent", at, code, out, errOut, *paths)
+		}
 	}
 	for _, extra := range [][]string{{"--off-sale"}, {"--at", "2026-11-11T10:00:00Z"}, {"--off-sale=false", "--at", "2026-11-11T10:00:00Z"}} {
 		if code, _, errOut := run(append(create, extra...), nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitOK {
