@@ -418,3 +418,31 @@ func TestRun_AChangeWithoutAnswerMayHaveBeenApplied(t *testing.T) {
 		}
 	}
 }
+
+// An answer with a negative amount of money (a price, an order's amount, a line's unit
+// price, a refund's amount) is no answer of the API, whose prices are 1 fen or more:
+// a table refuses it as not the route's JSON, exit 1, and never shows "¥0.-5".
+func TestRun_AnAnswerWithNegativeMoneyIsNotTheRoutesJSON(t *testing.T) {
+	const want = "the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"
+	for _, c := range []struct {
+		args   []string
+		answer string
+	}{
+		{[]string{"get", "cup-01"}, `{"skuId":"cup-01","price":-5}`},
+		{[]string{"list"}, `{"skus":[{"skuId":"cup-01","price":100},{"skuId":"cup-02","price":-5}]}`},
+		{[]string{"orders", "0123456789abcdef"}, `{"orderId":"o1","amount":-5}`},
+		{[]string{"orders", "0123456789abcdef"}, `{"orderId":"o1","amount":5,"items":[{"skuId":"cup-01","qty":1,"unitPrice":-5}]}`},
+		{[]string{"orders", "0123456789abcdef"}, `{"orderId":"o1","amount":5,"refunds":[{"refundId":"r1","amount":-5}]}`},
+		{[]string{"orders", "--status", "REFUNDING"}, `{"orders":[{"orderId":"o1","amount":-5}]}`},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, c.answer)
+		}))
+		code, out, errOut := runWith(append([]string{"--endpoint", srv.URL}, c.args...), "", http.DefaultTransport)
+		if code != stockctl.ExitError || out != "" || !strings.HasSuffix(errOut, want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%q, answer %s: exit %d, out %q, err %q; want exit 1 and one line ending %q", c.args, c.answer, code, out, errOut, want)
+		}
+		srv.Close()
+	}
+}
