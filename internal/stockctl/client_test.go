@@ -446,3 +446,28 @@ func TestRun_AnAnswerWithNegativeMoneyIsNotTheRoutesJSON(t *testing.T) {
 		srv.Close()
 	}
 }
+
+// A status without a standard text (999, 599, 399) is said by its number and
+// "unknown status", never a number followed by nothing.
+func TestRun_SaysAStatusWithoutStandardTextAsUnknown(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{999, "", "stockctl: GET /admin/skus/cup-01: 999 unknown status\n"},
+		{599, `{"message":"upstream gone"}`, "stockctl: GET /admin/skus/cup-01: 599 unknown status: API Gateway: upstream gone\n"},
+		{499, `{"message":"Forbidden"}`, "stockctl: GET /admin/skus/cup-01: 499 unknown status: API Gateway: Forbidden\n"},
+		{399, "", `stockctl: GET /admin/skus/cup-01: 399 unknown status to "": nothing was done`},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(c.status)
+			io.WriteString(w, c.body)
+		}))
+		code, out, errOut := runWith([]string{"--endpoint", srv.URL, "get", "cup-01"}, "", http.DefaultTransport)
+		srv.Close()
+		if code != stockctl.ExitError || out != "" || !strings.HasPrefix(errOut, c.want) {
+			t.Errorf("%d: exit %d, out %q, err %q; want exit 1 and %q", c.status, code, out, errOut, c.want)
+		}
+	}
+}

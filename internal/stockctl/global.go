@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -275,13 +274,13 @@ func stackError(env Env, g globals, region string, err error) error {
 	case isAPIErr && status/100 != 5 && givesReason(apiErr):
 		return fmt.Errorf("read stack %s: %s", g.stack, printable(apiErr.ErrorMessage()))
 	case isAPIErr && status/100 == 4:
-		return fmt.Errorf("read stack %s: CloudFormation in %s answered %d %s%s and gave no reason", g.stack, region, status, http.StatusText(status), codeNote(apiErr))
+		return fmt.Errorf("read stack %s: CloudFormation in %s answered %d %s%s and gave no reason", g.stack, region, status, statusText(status), codeNote(apiErr))
 	case status != 0:
 		what := "an answer stockctl cannot read"
 		if isAPIErr {
 			what = printable(apiErr.ErrorCode())
 		}
-		return fmt.Errorf("read stack %s: CloudFormation in %s failed: %d %s (%s)", g.stack, region, status, http.StatusText(status), what)
+		return fmt.Errorf("read stack %s: CloudFormation in %s failed: %d %s (%s)", g.stack, region, status, statusText(status), what)
 	}
 	reason := "check the network and --region"
 	if kind := netFailure(err); kind != "" {

@@ -355,6 +355,8 @@ func TestRun_StackSaysCloudFormationFailedOrWasNotReached(t *testing.T) {
 			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 503 Service Unavailable (Service Unavailable)\n", nil},
 		{"500 garbage", cloudFormation(t, 500, "<html>upstream}}"), stockctl.ExitError,
 			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 500 Internal Server Error (an answer stockctl cannot read)\n", nil},
+		{"599 garbage", cloudFormation(t, 599, "<html>upstream}}"), stockctl.ExitError,
+			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 599 unknown status (an answer stockctl cannot read)\n", nil},
 		{"200 garbage", cloudFormation(t, 200, "}}not XML{{"), stockctl.ExitError,
 			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 200 OK (an answer stockctl cannot read)\n", nil},
 		// An answer listing other than the one stack asked for is not used (the last
