@@ -471,3 +471,30 @@ func TestRun_SaysAStatusWithoutStandardTextAsUnknown(t *testing.T) {
 		}
 	}
 }
+
+// An answer that is not the route's JSON is said with the request's method and path,
+// as the API's refusals are, in a table and with -o json alike, without its query.
+func TestRun_AnAnswerNotTheRoutesJSONNamesTheRequest(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, "null")
+	}))
+	defer srv.Close()
+	const not = ": the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "cup-01"}, "stockctl: GET /admin/skus/cup-01" + not},
+		{[]string{"list", "--after", "secret-cursor"}, "stockctl: GET /admin/skus" + not},
+		{[]string{"orders", "--status", "REFUNDING"}, "stockctl: GET /admin/orders" + not},
+		{[]string{"off-sale", "cup-01"}, "stockctl: PATCH /admin/skus/cup-01" + not},
+	} {
+		for _, format := range []string{"table", "json"} {
+			code, out, errOut := runWith(append([]string{"--endpoint", srv.URL, "-o", format}, c.args...), "", http.DefaultTransport)
+			if code != stockctl.ExitError || out != "" || errOut != c.want {
+				t.Errorf("-o %s %q: exit %d, out %q, err %q; want exit 1 and %q", format, c.args, code, out, errOut, c.want)
+			}
+		}
+	}
+}

@@ -326,7 +326,8 @@ type call struct {
 }
 
 // send sends the request (body marshalled as JSON when not nil) and prints the answer
-// with table, or as JSON with -o json.
+// with table, or as JSON with -o json; an answer that is not the route's JSON
+// (errUnexpected) is said with the method and path, without its query.
 func (c *call) send(ctx context.Context, method, path string, body any, table func(io.Writer, []byte) error) error {
 	if c.client == nil {
 		var err error
@@ -347,14 +348,18 @@ func (c *call) send(ctx context.Context, method, path string, body any, table fu
 	}
 	c.answer = answer
 	if c.json {
-		out, err := terminalJSON(answer)
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", method, path, err)
+		var out []byte
+		if out, err = terminalJSON(answer); err == nil {
+			_, err = fmt.Fprintf(c.out, "%s\n", out)
 		}
-		_, err = fmt.Fprintf(c.out, "%s\n", out)
-		return err
+	} else {
+		err = table(c.out, answer)
 	}
-	return table(c.out, answer)
+	if errors.Is(err, errUnexpected) { // named as the API's refusals are: the path, not its query
+		route, _, _ := strings.Cut(path, "?")
+		return fmt.Errorf("%s %s: %w", method, route, err)
+	}
+	return err
 }
 
 // parse parses a command's flags, taking one positional argument (the SKU or order
