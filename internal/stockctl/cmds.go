@@ -548,8 +548,9 @@ func seed(ctx context.Context, c *call, args []string) error {
 const seedExample = `[{"skuId":"cup-01","name":"Cup","price":39900,"stock":100}]`
 
 // seedEntries splits a seed file into its entries: it must be a JSON array of at least
-// one object, whose create fields (createBody's) have JSON values of their types. The
-// API checks the rest. Errors name entries counting from 1.
+// one object, whose create fields (createBody's) have JSON values of their types, each
+// creating another SKU (skuId). The API checks the rest. Errors name entries counting
+// from 1.
 func seedEntries(data []byte) ([]json.RawMessage, error) {
 	var entries []json.RawMessage
 	if err := json.Unmarshal(data, &entries); err != nil {
@@ -562,6 +563,7 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 	if len(entries) == 0 { // [] or null: a wrong or truncated file, likelier than a seed of nothing
 		return nil, fmt.Errorf("it lists no SKUs; the seed file must be a JSON array of SKUs like %s", seedExample)
 	}
+	first := map[string]int{} // skuId → the index of the entry creating it
 	for i, e := range entries {
 		var b createBody
 		var typeErr *json.UnmarshalTypeError
@@ -574,6 +576,10 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 		if err := inventory.CheckSKUID("skuId", b.SKU); err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
+		if j, twice := first[b.SKU]; twice {
+			return nil, fmt.Errorf("entries %d and %d both create SKU %s: a seed file lists each SKU once", j+1, i+1, b.SKU)
+		}
+		first[b.SKU] = i
 	}
 	return entries, nil
 }
