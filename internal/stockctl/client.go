@@ -94,8 +94,8 @@ type APIError struct {
 // says the API refused the request, with its message; another status adds the
 // gateway's message. A message that says no more than the status text is left out.
 func (e *APIError) Error() string {
-	head := fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.Status, http.StatusText(e.Status))
-	informative := e.Message != "" && e.Message != http.StatusText(e.Status)
+	head := fmt.Sprintf("%s %s: %d %s", e.Method, e.Path, e.Status, statusText(e.Status))
+	informative := e.Message != "" && e.Message != statusText(e.Status)
 	switch {
 	case e.Code != "":
 		return fmt.Sprintf("%s %s: %d %s: %s", e.Method, e.Path, e.Status, e.Code, e.Message)
@@ -107,6 +107,16 @@ func (e *APIError) Error() string {
 		return fmt.Sprintf("%s: API Gateway: %s", head, e.Message)
 	}
 	return head
+}
+
+// statusText is status's text as HTTP defines it (http.StatusText: "Not Found"), or
+// "unknown status" for a status without one (499, 999): a message never shows a
+// number followed by nothing.
+func statusText(status int) string {
+	if t := http.StatusText(status); t != "" {
+		return t
+	}
+	return "unknown status"
 }
 
 // iamRefusal matches the messages of API Gateway's AWS_IAM authorization refusing a
@@ -172,7 +182,7 @@ type RedirectError struct {
 
 func (e *RedirectError) Error() string {
 	return fmt.Sprintf("%s %s: %d %s to %q: nothing was done; give the API's own URL as --endpoint (stockctl follows no redirect)",
-		e.Method, e.Path, e.Status, http.StatusText(e.Status), e.Location)
+		e.Method, e.Path, e.Status, statusText(e.Status), e.Location)
 }
 
 // UnreachableError is a request that got no answer from the endpoint: Run says it in
@@ -329,7 +339,7 @@ func cutShort(method, path string, status int, err error) error {
 	if status/100 == 2 && method != http.MethodGet {
 		what += ": the API took the change; look with get or orders before sending it again"
 	}
-	return fmt.Errorf("%s %s: %d %s: %s", method, path, status, http.StatusText(status), what)
+	return fmt.Errorf("%s %s: %d %s: %s", method, path, status, statusText(status), what)
 }
 
 // sign adds the SigV4 headers (Authorization, X-Amz-Date, X-Amz-Security-Token) for

@@ -418,3 +418,83 @@ func TestRun_AChangeWithoutAnswerMayHaveBeenApplied(t *testing.T) {
 		}
 	}
 }
+
+// An answer with a negative amount of money (a price, an order's amount, a line's unit
+// price, a refund's amount) is no answer of the API, whose prices are 1 fen or more:
+// a table refuses it as not the route's JSON, exit 1, and never shows "¥0.-5".
+func TestRun_AnAnswerWithNegativeMoneyIsNotTheRoutesJSON(t *testing.T) {
+	const want = "the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"
+	for _, c := range []struct {
+		args   []string
+		answer string
+	}{
+		{[]string{"get", "cup-01"}, `{"skuId":"cup-01","price":-5}`},
+		{[]string{"list"}, `{"skus":[{"skuId":"cup-01","price":100},{"skuId":"cup-02","price":-5}]}`},
+		{[]string{"orders", "0123456789abcdef"}, `{"orderId":"o1","amount":-5}`},
+		{[]string{"orders", "0123456789abcdef"}, `{"orderId":"o1","amount":5,"items":[{"skuId":"cup-01","qty":1,"unitPrice":-5}]}`},
+		{[]string{"orders", "0123456789abcdef"}, `{"orderId":"o1","amount":5,"refunds":[{"refundId":"r1","amount":-5}]}`},
+		{[]string{"orders", "--status", "REFUNDING"}, `{"orders":[{"orderId":"o1","amount":-5}]}`},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, c.answer)
+		}))
+		code, out, errOut := runWith(append([]string{"--endpoint", srv.URL}, c.args...), "", http.DefaultTransport)
+		if code != stockctl.ExitError || out != "" || !strings.HasSuffix(errOut, want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%q, answer %s: exit %d, out %q, err %q; want exit 1 and one line ending %q", c.args, c.answer, code, out, errOut, want)
+		}
+		srv.Close()
+	}
+}
+
+// A status without a standard text (999, 599, 399) is said by its number and
+// "unknown status", never a number followed by nothing.
+func TestRun_SaysAStatusWithoutStandardTextAsUnknown(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{999, "", "stockctl: GET /admin/skus/cup-01: 999 unknown status\n"},
+		{599, `{"message":"upstream gone"}`, "stockctl: GET /admin/skus/cup-01: 599 unknown status: API Gateway: upstream gone\n"},
+		{499, `{"message":"Forbidden"}`, "stockctl: GET /admin/skus/cup-01: 499 unknown status: API Gateway: Forbidden\n"},
+		{399, "", `stockctl: GET /admin/skus/cup-01: 399 unknown status to "": nothing was done`},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(c.status)
+			io.WriteString(w, c.body)
+		}))
+		code, out, errOut := runWith([]string{"--endpoint", srv.URL, "get", "cup-01"}, "", http.DefaultTransport)
+		srv.Close()
+		if code != stockctl.ExitError || out != "" || !strings.HasPrefix(errOut, c.want) {
+			t.Errorf("%d: exit %d, out %q, err %q; want exit 1 and %q", c.status, code, out, errOut, c.want)
+		}
+	}
+}
+
+// An answer that is not the route's JSON is said with the request's method and path,
+// as the API's refusals are, in a table and with -o json alike, without its query.
+func TestRun_AnAnswerNotTheRoutesJSONNamesTheRequest(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, "null")
+	}))
+	defer srv.Close()
+	const not = ": the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "cup-01"}, "stockctl: GET /admin/skus/cup-01" + not},
+		{[]string{"list", "--after", "secret-cursor"}, "stockctl: GET /admin/skus" + not},
+		{[]string{"orders", "--status", "REFUNDING"}, "stockctl: GET /admin/orders" + not},
+		{[]string{"off-sale", "cup-01"}, "stockctl: PATCH /admin/skus/cup-01" + not},
+	} {
+		for _, format := range []string{"table", "json"} {
+			code, out, errOut := runWith(append([]string{"--endpoint", srv.URL, "-o", format}, c.args...), "", http.DefaultTransport)
+			if code != stockctl.ExitError || out != "" || errOut != c.want {
+				t.Errorf("-o %s %q: exit %d, out %q, err %q; want exit 1 and %q", format, c.args, code, out, errOut, c.want)
+			}
+		}
+	}
+}

@@ -203,10 +203,13 @@ func create(ctx context.Context, c *call, args []string) error {
 	if *queue {
 		b.Queue = queue
 	}
-	if b.SKU == "" || b.Name == "" || b.Price == 0 {
+	switch {
+	case b.SKU == "" || b.Name == "" || !given(fs, "price"):
 		return usageError("create needs --sku, --name and --price")
+	case b.Price < 1 || b.Price > inventory.MaxPrice: // the API's rule (NewSKU.Validate)
+		return usageError("create: --price must be 1 to %d fen, got %d", int64(inventory.MaxPrice), b.Price)
 	}
-	if *offSale && *at != "" { // on-sale sets the start (or clears it): one given here would never be used
+	if *offSale && given(fs, "at") { // on-sale sets the start (or clears it): one given here, even '', would never be used
 		return usageError("create takes --off-sale or --at, not both: --at is when its sale starts, --off-sale creates it off sale (on-sale SKU --at TIME puts it on sale from TIME)")
 	}
 	if err := inventory.CheckSKUID("--sku", b.SKU); err != nil {
@@ -376,7 +379,7 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 	var lines []map[string]any
 	fs.Var(repeated(func(v string) error {
 		sku, qty, ok := cutLast(v)
-		n, err := strconv.Atoi(qty)
+		n, err := decimalInt(qty, strconv.IntSize)
 		if !ok || sku == "" || err != nil || n < 1 {
 			return fmt.Errorf("--line wants SKU:QTY with QTY a positive integer, got %q", v)
 		}
@@ -483,7 +486,7 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 	var items []map[string]any
 	fs.Var(repeated(func(v string) error {
 		sku, qty, ok := cutLast(v)
-		n, err := strconv.Atoi(qty)
+		n, err := decimalInt(qty, strconv.IntSize)
 		if !ok || sku == "" || err != nil || n < 1 {
 			return errors.New("want SKU:QTY, e.g. cup-01:2")
 		}
@@ -545,8 +548,9 @@ func seed(ctx context.Context, c *call, args []string) error {
 const seedExample = `[{"skuId":"cup-01","name":"Cup","price":39900,"stock":100}]`
 
 // seedEntries splits a seed file into its entries: it must be a JSON array of at least
-// one object, whose create fields (createBody's) have JSON values of their types. The
-// API checks the rest. Errors name entries counting from 1.
+// one object, whose create fields (createBody's) have JSON values of their types, each
+// creating another SKU (skuId). The API checks the rest. Errors name entries counting
+// from 1.
 func seedEntries(data []byte) ([]json.RawMessage, error) {
 	var entries []json.RawMessage
 	if err := json.Unmarshal(data, &entries); err != nil {
@@ -559,6 +563,7 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 	if len(entries) == 0 { // [] or null: a wrong or truncated file, likelier than a seed of nothing
 		return nil, fmt.Errorf("it lists no SKUs; the seed file must be a JSON array of SKUs like %s", seedExample)
 	}
+	first := map[string]int{} // skuId → the index of the entry creating it
 	for i, e := range entries {
 		var b createBody
 		var typeErr *json.UnmarshalTypeError
@@ -571,6 +576,10 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 		if err := inventory.CheckSKUID("skuId", b.SKU); err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
+		if j, twice := first[b.SKU]; twice {
+			return nil, fmt.Errorf("entries %d and %d both create SKU %s: a seed file lists each SKU once", j+1, i+1, b.SKU)
+		}
+		first[b.SKU] = i
 	}
 	return entries, nil
 }

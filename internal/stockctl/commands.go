@@ -214,8 +214,8 @@ const localRegion = "us-east-1"
 // said before anything is sent, as API Gateway would refuse a request signed for
 // another region); credentials from the default chain, of --profile when given.
 func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
-	if !httpURL(g.endpoint) {
-		return nil, usageError("endpoint %q is not an http(s) URL", g.endpoint)
+	if fault := endpointFault(g.endpoint); fault != "" {
+		return nil, usageError("endpoint %q %s", shownURL(g.endpoint), fault)
 	}
 	u, _ := url.Parse(g.endpoint)
 	region := cmp.Or(g.region, RegionOf(u))
@@ -249,15 +249,45 @@ func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
 	return c, nil
 }
 
-// httpURL reports whether s is an http or https URL with a host and, if it names
-// one, a TCP port (1-65535: url.Parse takes any digits).
-func httpURL(s string) bool {
+// endpointFault says what makes s no endpoint stockctl sends to, "" when nothing
+// does: it is not an http or https URL with a host and, if it names one, a TCP port
+// (1-65535: url.Parse takes any digits); it holds a user or password (Go's client
+// would send them as Basic authorization, unasked: stockctl signs with AWS
+// credentials); or it has a query or fragment, which no request would carry (each
+// request's URL is the endpoint's path and the route's).
+func endpointFault(s string) string {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return false
+		return "is not an http(s) URL"
 	}
 	port, err := strconv.Atoi(u.Port())
-	return u.Port() == "" || err == nil && port >= 1 && port <= 65535
+	switch {
+	case u.Port() != "" && (err != nil || port < 1 || port > 65535):
+		return "is not an http(s) URL"
+	case u.User != nil:
+		return "holds a user or password (user:password@): credentials do not belong in the URL; stockctl signs with AWS credentials (--profile, or the default chain)"
+	case strings.ContainsAny(s, "?#"):
+		return "has a query or fragment (?… or #…), which no request would carry: give the API's URL without it"
+	}
+	return ""
+}
+
+// shownURL is s, an endpoint as given, to quote in a message: what stands between
+// "://" and the last "@" (a user and password) as xxxxx, and what follows the first
+// "?" or "#" (a query or fragment, which may hold a token) as "…". It is cut by
+// hand, not parsed, so that a URL url.Parse refuses shows no password either.
+func shownURL(s string) string {
+	head, rest := "", s
+	if i := strings.Index(s, "://"); i >= 0 {
+		head, rest = s[:i+3], s[i+3:]
+	}
+	if at := strings.LastIndex(rest, "@"); at >= 0 {
+		rest = "xxxxx" + rest[at:]
+	}
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i+1] + "…"
+	}
+	return head + rest
 }
 
 // credentialsFailure is nil when p (nil: no credentials) gives credentials now, else
@@ -296,7 +326,8 @@ type call struct {
 }
 
 // send sends the request (body marshalled as JSON when not nil) and prints the answer
-// with table, or as JSON with -o json.
+// with table, or as JSON with -o json; an answer that is not the route's JSON
+// (errUnexpected) is said with the method and path, without its query.
 func (c *call) send(ctx context.Context, method, path string, body any, table func(io.Writer, []byte) error) error {
 	if c.client == nil {
 		var err error
@@ -317,14 +348,18 @@ func (c *call) send(ctx context.Context, method, path string, body any, table fu
 	}
 	c.answer = answer
 	if c.json {
-		out, err := terminalJSON(answer)
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", method, path, err)
+		var out []byte
+		if out, err = terminalJSON(answer); err == nil {
+			_, err = fmt.Fprintf(c.out, "%s\n", out)
 		}
-		_, err = fmt.Fprintf(c.out, "%s\n", out)
-		return err
+	} else {
+		err = table(c.out, answer)
 	}
-	return table(c.out, answer)
+	if errors.Is(err, errUnexpected) { // named as the API's refusals are: the path, not its query
+		route, _, _ := strings.Cut(path, "?")
+		return fmt.Errorf("%s %s: %w", method, route, err)
+	}
+	return err
 }
 
 // parse parses a command's flags, taking one positional argument (the SKU or order
@@ -366,26 +401,64 @@ type single struct {
 }
 
 // errNotDecimal is a number flag's value not written in decimal, as people write
-// numbers: Go's parsers also take 1_000, 0x10, 0o17, 0b1 and 0x1p4, and the flag
+// numbers: Go's parsers also take +5, 1_000, 0x10, 0o17, 0b1 and 0x1p4, and the flag
 // package's integers read 0100 as octal 64.
 var errNotDecimal = errors.New("not a decimal number")
 
-// goFloat reports whether v, a number strconv.ParseFloat takes, is in one of Go's
-// forms that are not decimal: 1_000, 0x1p4.
-func goFloat(v string) bool { return strings.ContainsAny(v, "_xX") }
+// decimalInt reads v, an integer of bits bits, in decimal: digits, after a '-' for a
+// negative one, a leading zero no octal. Errors: errNotDecimal, or, past the range of
+// bits, that it is out of range, naming the bound it passed ("at most
+// 9223372036854775807").
+func decimalInt(v string, bits int) (int64, error) {
+	digits := strings.TrimPrefix(v, "-")
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return 0, errNotDecimal
+	}
+	n, err := strconv.ParseInt(v, 10, bits) // only strconv.ErrRange now, n the bound passed
+	switch {
+	case err != nil && n < 0:
+		return 0, fmt.Errorf("out of range: at least %d", n)
+	case err != nil:
+		return 0, fmt.Errorf("out of range: at most %d", n)
+	}
+	return n, nil
+}
+
+// decimalFloat reads v as strconv.ParseFloat does (12, 0.5, 1e3), refusing Go's forms
+// that are not decimal (1_000, 0x1p4) and a leading '+' with errNotDecimal; its other
+// errors are ParseFloat's. Negative zero is read as 0: it is no negative number, and
+// fmt would print it "-0".
+func decimalFloat(v string) (float64, error) {
+	if strings.ContainsAny(v, "_xX") || strings.HasPrefix(v, "+") {
+		return 0, errNotDecimal
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if f == 0 {
+		return 0, err
+	}
+	return f, err
+}
 
 func (s *single) Set(v string) error {
 	s.n++
-	switch s.Value.(flag.Getter).Get().(type) {
+	switch got := s.Value.(flag.Getter).Get(); got.(type) {
 	case int, int64:
-		n, err := strconv.ParseInt(v, 10, 64) // 0100 is 100, not octal
+		bits := 64
+		if _, ok := got.(int); ok {
+			bits = strconv.IntSize
+		}
+		n, err := decimalInt(v, bits)
 		if err != nil {
-			return errNotDecimal
+			return err
 		}
 		v = strconv.FormatInt(n, 10)
 	case float64:
-		if goFloat(v) {
-			return errNotDecimal
+		f, err := decimalFloat(v)
+		if errors.Is(err, errNotDecimal) {
+			return err
+		}
+		if err == nil { // else the flag package says why (e.g. "value out of range")
+			v = strconv.FormatFloat(f, 'g', -1, 64)
 		}
 	}
 	return s.Value.Set(v)

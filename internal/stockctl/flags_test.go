@@ -55,9 +55,11 @@ func TestRun_RefusesASingleValueFlagGivenTwice(t *testing.T) {
 func TestRun_CreateRefusesOffSaleWithAStart(t *testing.T) {
 	srv, paths := fakeAPI(t)
 	create := []string{"--endpoint", srv.URL, "create", "--sku", "mug-04", "--name", "Mug", "--price", "5900"}
-	code, out, errOut := run(append(create, "--off-sale", "--at", "2026-11-11T10:00:00Z"), nil, new([]stockctl.ConfigOptions))
-	if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "--off-sale or --at, not both") || len(*paths) != 0 {
-		t.Errorf("--off-sale --at: exit %d, out %q, err %q, sent %q; want exit 2 naming both, nothing sent", code, out, errOut, *paths)
+	for _, at := range []string{"2026-11-11T10:00:00Z", ""} { // --at '' is --at given too
+		code, out, errOut := run(append(create, "--off-sale", "--at", at), nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "--off-sale or --at, not both") || len(*paths) != 0 {
+			t.Errorf("--off-sale --at %q: exit %d, out %q, err %q, sent %q; want exit 2 naming both, nothing sent", at, code, out, errOut, *paths)
+		}
 	}
 	for _, extra := range [][]string{{"--off-sale"}, {"--at", "2026-11-11T10:00:00Z"}, {"--off-sale=false", "--at", "2026-11-11T10:00:00Z"}} {
 		if code, _, errOut := run(append(create, extra...), nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitOK {
@@ -67,8 +69,9 @@ func TestRun_CreateRefusesOffSaleWithAStart(t *testing.T) {
 }
 
 // A number is read as people write it, in decimal: Go's other forms (1_000, 0x10,
-// 0o17, 0b1, 0x1p4) are refused, exit 2 naming the flag, nothing sent, and a leading
-// zero is no octal (the flag package's base 0 read --price 0100 as 64 fen).
+// 0o17, 0b1, 0x1p4) and a leading + are refused, exit 2 naming the flag, nothing sent,
+// and a leading zero is no octal (the flag package's base 0 read --price 0100 as 64
+// fen).
 func TestRun_ReadsNumbersInDecimalOnly(t *testing.T) {
 	srv, bodies := recordingAPI(t)
 	for _, c := range []struct {
@@ -84,6 +87,12 @@ func TestRun_ReadsNumbersInDecimalOnly(t *testing.T) {
 		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "100", "--stock", "0x10"}, "-stock"},
 		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "100", "--limit", "0o17"}, "-limit"},
 		{[]string{"adjust", "cup-01", "--id", "a1", "--delta", "0b1", "--reason", "r"}, "-delta"},
+		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "+5"}, "-price"},
+		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "100", "--stock=+7"}, "-stock"},
+		{[]string{"plan", "--orders", "+1", "--page-views", "1"}, "-orders"},
+		{[]string{"plan", "--sku", "a:+1:1"}, "-sku"},
+		{[]string{"refund", "0123456789abcdef", "--reason", "r", "--line", "a:+1"}, "-line"},
+		{[]string{"ship", "0123456789abcdef", "--shipment-id", "p1", "--type", "virtual", "--item", "a:+1"}, "-item"},
 	} {
 		code, out, errOut := run(append([]string{"--endpoint", srv.URL}, c.args...), nil, new([]stockctl.ConfigOptions))
 		if code != stockctl.ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.flag) {
@@ -93,8 +102,53 @@ func TestRun_ReadsNumbersInDecimalOnly(t *testing.T) {
 	if len(*bodies) != 0 {
 		t.Errorf("a number not in decimal was sent: %q", *bodies)
 	}
-	code, _, errOut := run([]string{"--endpoint", srv.URL, "create", "--sku", "a", "--name", "Cup", "--price", "0100", "--stock=+7"}, nil, new([]stockctl.ConfigOptions))
+	code, _, errOut := run([]string{"--endpoint", srv.URL, "create", "--sku", "a", "--name", "Cup", "--price", "0100", "--stock=7"}, nil, new([]stockctl.ConfigOptions))
 	if code != stockctl.ExitOK || len(*bodies) != 1 || !strings.Contains((*bodies)[0], `"price":100,"stock":7`) {
-		t.Errorf("--price 0100 --stock=+7: exit %d, err %q, sent %q; want price 100, stock 7", code, errOut, *bodies)
+		t.Errorf("--price 0100 --stock=7: exit %d, err %q, sent %q; want price 100, stock 7", code, errOut, *bodies)
+	}
+}
+
+// An integer past what its flag holds is said to be out of range, with the bound it
+// passed, not "not a decimal number": exit 2, nothing sent.
+func TestRun_SaysAnIntegerPastItsFlagsRangeIsOutOfRange(t *testing.T) {
+	srv, bodies := recordingAPI(t)
+	const huge = "123456789012345678901234"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", huge}, "-price: out of range: at most 9223372036854775807"},
+		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "100", "--stock", huge}, "-stock: out of range: at most 9223372036854775807"},
+		{[]string{"adjust", "cup-01", "--id", "a1", "--delta", "-" + huge, "--reason", "r"}, "-delta: out of range: at least -9223372036854775808"},
+	} {
+		code, out, errOut := run(append([]string{"--endpoint", srv.URL}, c.args...), nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "not a decimal number") {
+			t.Errorf("%q: exit %d, out %q, err %q; want exit 2 saying %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	if len(*bodies) != 0 {
+		t.Errorf("a number out of range was sent: %q", *bodies)
+	}
+}
+
+// A --price outside the API's rule (1 to 1,000,000,000 fen) is refused naming the rule,
+// nothing sent: --price 0 used to be told it needs --price; one not given still is.
+func TestRun_CreateNamesThePriceRule(t *testing.T) {
+	srv, bodies := recordingAPI(t)
+	create := []string{"--endpoint", srv.URL, "create", "--sku", "a", "--name", "Cup"}
+	for _, price := range []string{"0", "-0", "-5", "1000000001"} {
+		code, out, errOut := run(append(create, "--price", price), nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "--price must be 1 to 1000000000 fen") || strings.Contains(errOut, "needs") {
+			t.Errorf("--price %s: exit %d, out %q, err %q; want exit 2 naming the price rule", price, code, out, errOut)
+		}
+	}
+	if code, _, errOut := run(create, nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitUsage || !strings.Contains(errOut, "create needs --sku, --name and --price") {
+		t.Errorf("no --price: exit %d, err %q; want exit 2 saying it needs --price", code, errOut)
+	}
+	if len(*bodies) != 0 {
+		t.Errorf("a price out of its rule was sent: %q", *bodies)
+	}
+	if code, _, errOut := run(append(create, "--price", "1000000000"), nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitOK || len(*bodies) != 1 {
+		t.Errorf("--price 1000000000: exit %d, err %q; want it sent", code, errOut)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -209,7 +208,8 @@ const ApiURLOutput = "ApiUrl"
 // with env.StackOutputs (DescribeStacks) under the region and profile of g. Errors: no
 // region, no usable credentials (said before any call), no such stack or output, an
 // output that is not an http(s) URL (the stack's, not the command line's: not a usage
-// error), or the AWS configuration cannot be loaded.
+// error; one holding a user or password, a query or a fragment too: endpointFault), or
+// the AWS configuration cannot be loaded.
 func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 	if env.StackOutputs == nil {
 		return "", usageError("--stack is not available in this build")
@@ -237,8 +237,9 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 	switch {
 	case !ok || url == "":
 		return "", fmt.Errorf("stack %s has no %s output: is it a stockguard stack?", g.stack, ApiURLOutput)
-	case !httpURL(url):
-		return "", fmt.Errorf("stack %s's %s output %q is not an http(s) URL: is it a stockguard stack?", g.stack, ApiURLOutput, url) // %q: as given, its white space and control characters escaped
+	case endpointFault(url) != "":
+		// %q: as given (shownURL: no password), its white space and control characters escaped
+		return "", fmt.Errorf("stack %s's %s output %q %s: is it a stockguard stack?", g.stack, ApiURLOutput, shownURL(url), endpointFault(url))
 	}
 	return url, nil
 }
@@ -273,13 +274,13 @@ func stackError(env Env, g globals, region string, err error) error {
 	case isAPIErr && status/100 != 5 && givesReason(apiErr):
 		return fmt.Errorf("read stack %s: %s", g.stack, printable(apiErr.ErrorMessage()))
 	case isAPIErr && status/100 == 4:
-		return fmt.Errorf("read stack %s: CloudFormation in %s answered %d %s%s and gave no reason", g.stack, region, status, http.StatusText(status), codeNote(apiErr))
+		return fmt.Errorf("read stack %s: CloudFormation in %s answered %d %s%s and gave no reason", g.stack, region, status, statusText(status), codeNote(apiErr))
 	case status != 0:
 		what := "an answer stockctl cannot read"
 		if isAPIErr {
 			what = printable(apiErr.ErrorCode())
 		}
-		return fmt.Errorf("read stack %s: CloudFormation in %s failed: %d %s (%s)", g.stack, region, status, http.StatusText(status), what)
+		return fmt.Errorf("read stack %s: CloudFormation in %s failed: %d %s (%s)", g.stack, region, status, statusText(status), what)
 	}
 	reason := "check the network and --region"
 	if kind := netFailure(err); kind != "" {

@@ -355,6 +355,8 @@ func TestRun_StackSaysCloudFormationFailedOrWasNotReached(t *testing.T) {
 			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 503 Service Unavailable (Service Unavailable)\n", nil},
 		{"500 garbage", cloudFormation(t, 500, "<html>upstream}}"), stockctl.ExitError,
 			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 500 Internal Server Error (an answer stockctl cannot read)\n", nil},
+		{"599 garbage", cloudFormation(t, 599, "<html>upstream}}"), stockctl.ExitError,
+			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 599 unknown status (an answer stockctl cannot read)\n", nil},
 		{"200 garbage", cloudFormation(t, 200, "}}not XML{{"), stockctl.ExitError,
 			"stockctl: read stack shop: CloudFormation in cn-north-1 failed: 200 OK (an answer stockctl cannot read)\n", nil},
 		// An answer listing other than the one stack asked for is not used (the last
@@ -472,5 +474,38 @@ func TestRun_SaysAnUnreachableSTSForARoleProfileAsUnreachable(t *testing.T) {
 		if got := errOut.String(); code != c.code || sent || !strings.HasPrefix(got, c.want) || strings.Count(got, "\n") != 1 {
 			t.Errorf("%s: exit %d, sent %v, err %q; want exit %d, nothing sent, %q", c.name, code, sent, got, c.code, c.want)
 		}
+	}
+}
+
+// An endpoint holding a user and password (Go's client sent them as Basic
+// authorization), a query or a fragment (dropped from every request) is refused before
+// anything is sent: from --endpoint a usage error, from a stack's ApiUrl the stack's
+// fault (exit 1); the message says what is wrong and never shows the password or the
+// query's value.
+func TestRun_RefusesAnEndpointWithCredentialsOrAQuery(t *testing.T) {
+	srv, paths := fakeAPI(t)
+	host := strings.TrimPrefix(srv.URL, "http://")
+	withUser := "http://ops:s3cret@" + host
+	stacks := map[string]map[string]string{"user": {"ApiUrl": withUser}, "query": {"ApiUrl": srv.URL + "/?key=s3cret"}}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--endpoint", withUser, "get", "cup-01"}, stockctl.ExitUsage, "credentials do not belong in the URL"},
+		{[]string{"--endpoint", "ftp://ops:s3cret@" + host, "get", "cup-01"}, stockctl.ExitUsage, "is not an http(s) URL"},
+		{[]string{"--endpoint", srv.URL + "/?key=s3cret", "get", "cup-01"}, stockctl.ExitUsage, "query or fragment"},
+		{[]string{"--endpoint", srv.URL + "?", "get", "cup-01"}, stockctl.ExitUsage, "query or fragment"},
+		{[]string{"--endpoint", srv.URL + "/#s3cret", "get", "cup-01"}, stockctl.ExitUsage, "query or fragment"},
+		{[]string{"--stack", "user", "--region", "cn-north-1", "get", "cup-01"}, stockctl.ExitError, "credentials do not belong in the URL"},
+		{[]string{"--stack", "query", "--region", "cn-north-1", "get", "cup-01"}, stockctl.ExitError, "query or fragment"},
+	} {
+		code, out, errOut := run(c.args, stacks, new([]stockctl.ConfigOptions))
+		if code != c.code || out != "" || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "s3cret") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%q: exit %d, out %q, err %q; want exit %d, one line with %q, no password", c.args, code, out, errOut, c.code, c.want)
+		}
+	}
+	if len(*paths) != 0 {
+		t.Errorf("sent %q to an endpoint with credentials or a query", *paths)
 	}
 }

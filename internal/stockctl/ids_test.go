@@ -162,3 +162,24 @@ func TestRun_RefusesASeedFileOfNoSKUs(t *testing.T) {
 		t.Errorf("a seed file of no SKUs sent %q", *paths)
 	}
 }
+
+// A seed file listing one SKU twice is refused before anything is sent, as its other
+// malformed entries are (exit 1), naming the SKU and both entries: the server found it
+// only after creating the first (a 409 SKU_EXISTS half way), or not at all when the
+// two were equal.
+func TestRun_RefusesASeedFileListingASKUTwice(t *testing.T) {
+	srv, paths := fakeAPI(t)
+	seedFile := filepath.Join(t.TempDir(), "seed.json")
+	seedText := `[{"skuId":"cup-01","name":"Cup","price":1},{"skuId":"mug-01","name":"Mug","price":1},{"skuId":"cup-01","name":"Cup","price":1}]`
+	if err := os.WriteFile(seedFile, []byte(seedText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run([]string{"--endpoint", srv.URL, "seed", seedFile}, nil, new([]stockctl.ConfigOptions))
+	want := "stockctl: seed " + seedFile + ": entries 1 and 3 both create SKU cup-01: a seed file lists each SKU once\n"
+	if code != stockctl.ExitError || out != "" || errOut != want {
+		t.Errorf("exit %d, out %q, err %q; want exit 1 and %q", code, out, errOut, want)
+	}
+	if len(*paths) != 0 {
+		t.Errorf("a seed file listing a SKU twice sent %q", *paths)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/stockguard/stockguard/internal/inventory"
@@ -27,9 +26,9 @@ func (s *skuFlags) Set(v string) error {
 	if err := inventory.CheckSKUID("its SKU id", id); err != nil {
 		return fmt.Errorf("%q: %w", v, err)
 	}
-	orders, err1 := strconv.ParseFloat(ordersText, 64)
-	views, err2 := strconv.ParseFloat(viewsText, 64)
-	if err1 != nil || err2 != nil || goFloat(ordersText) || goFloat(viewsText) || !peak(orders) || !peak(views) {
+	orders, err1 := decimalFloat(ordersText)
+	views, err2 := decimalFloat(viewsText)
+	if err1 != nil || err2 != nil || !peak(orders) || !peak(views) {
 		return fmt.Errorf("%q: orders and page views must be numbers from 0 to %d, in decimal", v, maxPeak)
 	}
 	if orders == 0 && views == 0 { // as --orders 0 --page-views 0: nothing to size

@@ -217,3 +217,25 @@ func TestStockctl_PlanShowsSmallFiguresUnrounded(t *testing.T) {
 		}
 	}
 }
+
+// A negative zero is zero: plan given -0 for any number prints what it prints for 0,
+// never "-0" (ParseFloat keeps the sign of -0, and fmt prints it), table and JSON.
+func TestStockctl_PlanReadsNegativeZeroAsZero(t *testing.T) {
+	for _, args := range [][]string{ // Z: the zero, 0 or -0
+		{"plan", "--orders", "Z", "--page-views", "1", "--refunds", "Z", "--refusals", "Z"},
+		{"plan", "--orders", "1", "--page-views", "1", "--pay-ratio", "Z", "--refund-ratio", "Z"},
+		{"plan", "--sku", "a:Z:1", "--sku", "b:1:Z"},
+	} {
+		for _, format := range []string{"table", "json"} {
+			var zero, negative []string
+			for _, a := range append([]string{"-o", format}, args...) {
+				zero, negative = append(zero, strings.ReplaceAll(a, "Z", "0")), append(negative, strings.ReplaceAll(a, "Z", "-0"))
+			}
+			_, want, _ := runPlan(zero...)
+			code, out, errOut := runPlan(negative...)
+			if code != stockctl.ExitOK || out != want {
+				t.Errorf("%q: exit %d, err %q, out differs from %q's:\n%s\nwant:\n%s", negative, code, errOut, zero, out, want)
+			}
+		}
+	}
+}

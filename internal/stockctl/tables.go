@@ -27,7 +27,7 @@ type shardView struct {
 type skuView struct {
 	SKU          string `json:"skuId"`
 	Name         string
-	Price        int64
+	Price        money
 	Status       string
 	SaleStartsAt string
 	LimitPerUser int
@@ -45,7 +45,13 @@ type skuView struct {
 	UpdatedAt         string
 }
 
-func fen(p int64) string { return fmt.Sprintf("¥%d.%02d", p/100, p%100) }
+// money is an amount in fen: a price, an order's or a refund's amount. The API's are
+// never negative (a price is 1 to inventory.MaxPrice fen): decode refuses an answer
+// holding a negative one, which fen would show as "¥0.-5".
+type money int64
+
+// fen is p in yuan, as a buyer reads it: ¥59.00.
+func fen(p money) string { return fmt.Sprintf("¥%d.%02d", p/100, p%100) }
 
 // errUnexpected is a 2xx answer that is not the JSON its route answers (an endpoint
 // that is not stockguard's API, or a proxy's page); Go's decoding error says nothing
@@ -90,16 +96,16 @@ func terminalJSON(data []byte) ([]byte, error) {
 // decode decodes a route's answer into T with every string in it made printable
 // (printable): an answer's escape sequences, bidirectional overrides or zero-width
 // characters never reach the operator's terminal through a table. An answer that is
-// not T's JSON, is null, or (T a struct, or a slice of structs) is an object without
-// T's first field, the route's own (skuId, orderId, skusChecked, adjustmentId…), is
-// errUnexpected: {"error":"x"} from a proxy is no reconcile report.
+// not T's JSON, is null, (T a struct, or a slice of structs) is an object without
+// T's first field, the route's own (skuId, orderId, skusChecked, adjustmentId…), or
+// holds a negative amount of money, is errUnexpected: {"error":"x"} from a proxy is
+// no reconcile report.
 func decode[T any](data []byte) (T, error) {
 	var v T
 	if err := json.Unmarshal(data, &v); err != nil || null(data) || !hasFirstField(reflect.TypeOf(v), data) {
 		return v, errUnexpected
 	}
-	cleanStrings(reflect.ValueOf(&v).Elem())
-	return v, nil
+	return v, clean(reflect.ValueOf(&v).Elem())
 }
 
 // hasFirstField reports whether data, JSON of type t, holds t's first field, not null,
@@ -132,34 +138,40 @@ func hasFirstField(t reflect.Type, data []byte) bool {
 	return false
 }
 
-// cleanStrings makes every string v holds printable: itself, or in the fields,
-// elements, map values and pointees it holds, at any depth.
-func cleanStrings(v reflect.Value) {
+// clean makes every string v holds printable: itself, or in the fields, elements, map
+// values and pointees it holds, at any depth; a negative money there is errUnexpected.
+func clean(v reflect.Value) error {
+	var err error
 	switch v.Kind() {
 	case reflect.String:
 		if v.CanSet() {
 			v.SetString(printable(v.String()))
 		}
+	case reflect.Int64:
+		if v.Type() == reflect.TypeFor[money]() && v.Int() < 0 {
+			return errUnexpected
+		}
 	case reflect.Pointer:
 		if !v.IsNil() {
-			cleanStrings(v.Elem())
+			err = clean(v.Elem())
 		}
 	case reflect.Struct:
-		for i := range v.NumField() {
-			cleanStrings(v.Field(i))
+		for i := 0; i < v.NumField() && err == nil; i++ {
+			err = clean(v.Field(i))
 		}
 	case reflect.Slice, reflect.Array:
-		for i := range v.Len() {
-			cleanStrings(v.Index(i))
+		for i := 0; i < v.Len() && err == nil; i++ {
+			err = clean(v.Index(i))
 		}
 	case reflect.Map:
 		for _, k := range v.MapKeys() {
 			e := reflect.New(v.Type().Elem()).Elem()
 			e.Set(v.MapIndex(k))
-			cleanStrings(e)
+			err = cmp.Or(err, clean(e))
 			v.SetMapIndex(k, e)
 		}
 	}
+	return err
 }
 
 func printSKU(w io.Writer, data []byte) error {
@@ -296,7 +308,7 @@ func printReshard(w io.Writer, data []byte) error {
 
 type orderView struct {
 	OrderID, Status, UserID, CreatedAt, ExpiresAt, PaidAt string
-	Amount, RefundedAmount                                int64
+	Amount, RefundedAmount                                money
 	Address                                               *inventory.Address
 	Shipping                                              *struct{ Status, UploadedAt, Error string }
 	Shipments                                             []shipmentView
@@ -304,11 +316,11 @@ type orderView struct {
 	Items                                                 []struct {
 		SKU       string `json:"skuId"`
 		Qty       int
-		UnitPrice int64
+		UnitPrice money
 	}
 	Refunds []struct {
 		RefundID, OutRefundNo, Status, RequestedAt, Error string
-		Amount                                            int64
+		Amount                                            money
 		Restocked                                         bool
 		Lines                                             []struct {
 			SKU string `json:"skuId"`
