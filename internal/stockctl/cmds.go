@@ -212,15 +212,16 @@ func create(ctx context.Context, c *call, args []string) error {
 	if *offSale && given(fs, "at") { // on-sale sets the start (or clears it): one given here, even '', would never be used
 		return usageError("create takes --off-sale or --at, not both: --at is when its sale starts, --off-sale creates it off sale (on-sale SKU --at TIME puts it on sale from TIME)")
 	}
-	if err := inventory.CheckSKUID("--sku", b.SKU); err != nil {
+	err := inventory.CheckSKUID("--sku", b.SKU)
+	if err != nil {
 		return usageError("create: %v", err)
+	}
+	if b.SaleStartsAt, err = saleStart(fs, *at); err != nil {
+		return err
 	}
 	b.Stock, b.LimitPerUser, b.Shards = stock, limit, shards
 	if *offSale {
 		b.OnSale = new(bool)
-	}
-	if *at != "" {
-		b.SaleStartsAt = at
 	}
 	return c.send(ctx, "POST", "/admin/skus", b, printSKU)
 }
@@ -263,16 +264,31 @@ func reshard(ctx context.Context, c *call, args []string) error {
 
 func onSale(ctx context.Context, c *call, args []string) error {
 	fs := flag.NewFlagSet("on-sale", flag.ContinueOnError)
-	at := fs.String("at", "", "sale start, RFC 3339 UTC (default: now)")
+	var at string
+	fs.StringVar(&at, "at", "", "sale start, RFC 3339 UTC (default: now)")
 	sku, err := parseSKU(fs, args)
 	if err != nil {
 		return err
 	}
-	body := map[string]any{"onSale": true, "saleStartsAt": nil}
-	if *at != "" {
-		body["saleStartsAt"] = *at
+	start, err := saleStart(fs, at)
+	if err != nil {
+		return err
 	}
+	body := map[string]any{"onSale": true, "saleStartsAt": start} // nil: JSON null, on sale now
 	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), body, printSKU)
+}
+
+// saleStart is the sale start of fs's --at, at: nil when --at is not given (on sale
+// now); given empty or blank (a failed $(date …) substitution) it is a usage error,
+// never a sale starting now.
+func saleStart(fs *flag.FlagSet, at string) (*string, error) {
+	switch {
+	case !given(fs, "at"):
+		return nil, nil
+	case strings.TrimSpace(at) == "":
+		return nil, usageError("%s: --at is empty: give the sale's start (RFC 3339 UTC, e.g. 2026-11-11T10:00:00Z), or no --at for now", fs.Name())
+	}
+	return &at, nil
 }
 
 func offSale(ctx context.Context, c *call, args []string) error {

@@ -152,3 +152,28 @@ func TestRun_CreateNamesThePriceRule(t *testing.T) {
 		t.Errorf("--price 1000000000: exit %d, err %q; want it sent", code, errOut)
 	}
 }
+
+// An empty --at (a failed $(date …) substitution) is no start time: create and on-sale
+// refuse it, exit 2 naming --at, nothing sent; it used to be left out of the body (or
+// sent as null), putting the SKU on sale now.
+func TestRun_RefusesAnEmptySaleStart(t *testing.T) {
+	srv, bodies := recordingAPI(t)
+	for _, args := range [][]string{
+		{"create", "--sku", "a", "--name", "Cup", "--price", "1", "--at", ""},
+		{"create", "--sku", "a", "--name", "Cup", "--price", "1", "--at="},
+		{"create", "--sku", "a", "--name", "Cup", "--price", "1", "--at", " "},
+		{"on-sale", "a", "--at", ""},
+		{"on-sale", "a", "--at="},
+	} {
+		code, out, errOut := run(append([]string{"--endpoint", srv.URL}, args...), nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "--at") {
+			t.Errorf("%q: exit %d, out %q, err %q; want exit 2 naming --at", args, code, out, errOut)
+		}
+	}
+	if len(*bodies) != 0 {
+		t.Errorf("an empty --at was sent: %q", *bodies)
+	}
+	if code, _, errOut := run([]string{"--endpoint", srv.URL, "on-sale", "a"}, nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitOK || len(*bodies) != 1 {
+		t.Errorf("on-sale without --at: exit %d, err %q; want it sent", code, errOut)
+	}
+}
