@@ -498,3 +498,24 @@ func TestRun_AnAnswerNotTheRoutesJSONNamesTheRequest(t *testing.T) {
 		}
 	}
 }
+
+// A region from the AWS configuration (AWS_REGION, AWS_DEFAULT_REGION, the profile)
+// that is the one a request would be signed for is checked as --region is, whatever
+// the endpoint: one not shaped as a region's name is exit 2, one line naming where it
+// came from, its control characters not shown, nothing sent. (To a local endpoint
+// with credentials it was signed and sent, or failed exit 5 with Go's "invalid header
+// field value".)
+func TestRun_RefusesAConfiguredRegionNotShapedAsOne(t *testing.T) {
+	for _, endpoint := range []string{"http://127.0.0.1:3000", "http://localhost:3000", "https://api.shop.example.com"} {
+		for _, region := range []string{"bad region", "us-east-1\x1b[31m", "us-east-1\n", "US-EAST-1"} {
+			sent := 0
+			code, out, errOut := runWith([]string{"--endpoint", endpoint, "get", "cup-01"}, region, roundTripFunc(func(*http.Request) (*http.Response, error) {
+				sent++
+				return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(`{"skuId":"cup-01"}`)), Header: http.Header{}}, nil
+			}))
+			if code != stockctl.ExitUsage || out != "" || sent != 0 || strings.Count(errOut, "\n") != 1 || strings.ContainsRune(errOut, 0x1b) || !strings.Contains(errOut, "AWS_REGION") {
+				t.Errorf("%s, configured region %q: exit %d, out %q, %d sent, err %q; want exit 2, one line naming AWS_REGION, nothing sent", endpoint, region, code, out, sent, errOut)
+			}
+		}
+	}
+}

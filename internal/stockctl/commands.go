@@ -218,19 +218,21 @@ func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
 		return nil, usageError("endpoint %q %s", shownURL(g.endpoint), fault)
 	}
 	u, _ := url.Parse(g.endpoint)
-	region := cmp.Or(g.region, RegionOf(u))
+	region, from := cmp.Or(g.region, RegionOf(u)), "the region the endpoint's host names," // --region is checked already
 	cfg, err := loadConfig(ctx, env, g, ConfigOptions{Region: region, Profile: g.profile, Local: Loopback(u)})
 	if err != nil {
 		return nil, err
 	}
-	region = cmp.Or(region, cfg.Region)
+	if region == "" {
+		region, from = cfg.Region, "the region from AWS_REGION or the profile,"
+	}
 	switch {
 	case region == "" && Loopback(u):
 		region = localRegion
 	case region == "":
 		return nil, usageError("no AWS region to sign for: the endpoint's host %s names none and the AWS configuration has none; give --region REGION, or set the AWS configuration's region (AWS_REGION, or region in the profile in ~/.aws/config)", u.Hostname())
 	}
-	if err := checkRegion(region, "the region from AWS_REGION or the profile,"); err != nil && !Loopback(u) && g.region == "" && RegionOf(u) == "" {
+	if err := checkRegion(region, from); err != nil { // whatever the endpoint: the region is signed for, and put in a header
 		return nil, err
 	}
 	c := &Client{Endpoint: u, Region: region, Credentials: cfg.Credentials, HTTP: env.HTTP}

