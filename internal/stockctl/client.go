@@ -177,10 +177,14 @@ func printable(s string) string {
 type RedirectError struct {
 	Method, Path string
 	Status       int
-	Location     string // the Location header, made printable
+	Location     string // the Location header, masked (shownURL) and made printable; "" for none
 }
 
 func (e *RedirectError) Error() string {
+	if e.Location == "" {
+		return fmt.Sprintf("%s %s: %d %s without a Location (where it points): nothing was done; is the endpoint the API's own URL? (stockctl follows no redirect)",
+			e.Method, e.Path, e.Status, statusText(e.Status))
+	}
 	return fmt.Sprintf("%s %s: %d %s to %q: nothing was done; give the API's own URL as --endpoint (stockctl follows no redirect)",
 		e.Method, e.Path, e.Status, statusText(e.Status), e.Location)
 }
@@ -309,7 +313,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]by
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 == 3 {
-		return nil, &RedirectError{Method: method, Path: rel.Path, Status: resp.StatusCode, Location: printable(resp.Header.Get("Location"))}
+		return nil, &RedirectError{Method: method, Path: rel.Path, Status: resp.StatusCode, Location: printable(shownURL(resp.Header.Get("Location")))}
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 	if err == nil && len(data) > maxAnswerBytes {

@@ -458,7 +458,7 @@ func TestRun_SaysAStatusWithoutStandardTextAsUnknown(t *testing.T) {
 		{999, "", "stockctl: GET /admin/skus/cup-01: 999 unknown status\n"},
 		{599, `{"message":"upstream gone"}`, "stockctl: GET /admin/skus/cup-01: 599 unknown status: API Gateway: upstream gone\n"},
 		{499, `{"message":"Forbidden"}`, "stockctl: GET /admin/skus/cup-01: 499 unknown status: API Gateway: Forbidden\n"},
-		{399, "", `stockctl: GET /admin/skus/cup-01: 399 unknown status to "": nothing was done`},
+		{399, "", `stockctl: GET /admin/skus/cup-01: 399 unknown status without a Location (where it points): nothing was done`},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(c.status)
@@ -515,6 +515,38 @@ func TestRun_RefusesAConfiguredRegionNotShapedAsOne(t *testing.T) {
 			}))
 			if code != stockctl.ExitUsage || out != "" || sent != 0 || strings.Count(errOut, "\n") != 1 || strings.ContainsRune(errOut, 0x1b) || !strings.Contains(errOut, "AWS_REGION") {
 				t.Errorf("%s, configured region %q: exit %d, out %q, %d sent, err %q; want exit 2, one line naming AWS_REGION, nothing sent", endpoint, region, code, out, sent, errOut)
+			}
+		}
+	}
+}
+
+// A redirect's Location is quoted as an endpoint is: its user and password as xxxxx
+// and its query as ?… (a presigned URL's signature, a token). A 3xx without one says
+// it points nowhere, not `to ""` with the advice to give its URL.
+func TestRun_SaysARedirectsTargetMasked(t *testing.T) {
+	for _, c := range []struct {
+		location string // "" for none
+		want     string
+		not      []string
+	}{
+		{"https://u:SECRETPW@host.example/prod?X-Amz-Signature=abc", `301 Moved Permanently to "https://xxxxx@host.example/prod?…": nothing was done`, []string{"SECRETPW", "X-Amz-Signature", "abc"}},
+		{"https://host.example/prod#tok", `301 Moved Permanently to "https://host.example/prod#…"`, []string{"tok"}},
+		{"", "301 Moved Permanently without a Location (where it points): nothing was done", []string{`to ""`, "give the API's own URL"}},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			if c.location != "" {
+				w.Header().Set("Location", c.location)
+			}
+			w.WriteHeader(http.StatusMovedPermanently)
+		}))
+		code, out, errOut := runWith([]string{"--endpoint", srv.URL, "--region", "ap-east-1", "off-sale", "cup-01"}, "", http.DefaultTransport)
+		srv.Close()
+		if code != stockctl.ExitError || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("Location %q: exit %d, out %q, err %q; want exit 1, one line with %q", c.location, code, out, errOut, c.want)
+		}
+		for _, n := range c.not {
+			if strings.Contains(errOut, n) {
+				t.Errorf("Location %q: err %q shows %q", c.location, errOut, n)
 			}
 		}
 	}
