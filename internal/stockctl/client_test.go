@@ -473,22 +473,32 @@ func TestRun_SaysAStatusWithoutStandardTextAsUnknown(t *testing.T) {
 }
 
 // An answer that is not the route's JSON is said with the request's method and path,
-// as the API's refusals are, in a table and with -o json alike, without its query.
+// as the API's refusals are, in a table and with -o json alike, without its query,
+// and with its status; a 2xx to a change (POST, PUT, PATCH) adds that the API took it,
+// as a 2xx cut short does: it was done, whatever the answer says.
 func TestRun_AnAnswerNotTheRoutesJSONNamesTheRequest(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusCreated)
+		}
 		io.WriteString(w, "null")
 	}))
 	defer srv.Close()
-	const not = ": the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"
+	const not = "the answer is not the JSON this route gives: is the endpoint a stockguard API?"
+	const took = ": the API took the change; look with get or orders before sending it again\n"
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"get", "cup-01"}, "stockctl: GET /admin/skus/cup-01" + not},
-		{[]string{"list", "--after", "secret-cursor"}, "stockctl: GET /admin/skus" + not},
-		{[]string{"orders", "--status", "REFUNDING"}, "stockctl: GET /admin/orders" + not},
-		{[]string{"off-sale", "cup-01"}, "stockctl: PATCH /admin/skus/cup-01" + not},
+		{[]string{"get", "cup-01"}, "stockctl: GET /admin/skus/cup-01: 200 OK: " + not + "\n"},
+		{[]string{"list", "--after", "secret-cursor"}, "stockctl: GET /admin/skus: 200 OK: " + not + "\n"},
+		{[]string{"orders", "--status", "REFUNDING"}, "stockctl: GET /admin/orders: 200 OK: " + not + "\n"},
+		{[]string{"off-sale", "cup-01"}, "stockctl: PATCH /admin/skus/cup-01: 200 OK: " + not + took},
+		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "1"}, "stockctl: POST /admin/skus: 201 Created: " + not + took},
+		{[]string{"adjust", "a", "--id", "r1", "--delta", "1", "--reason", "r"}, "stockctl: POST /admin/skus/a/adjustments: 201 Created: " + not + took},
+		{[]string{"refund", "o1", "--reason", "r"}, "stockctl: POST /admin/orders/o1/refund: 201 Created: " + not + took},
+		{[]string{"reshard", "a", "--shards", "2"}, "stockctl: PUT /admin/skus/a/shards: 200 OK: " + not + took},
 	} {
 		for _, format := range []string{"table", "json"} {
 			code, out, errOut := runWith(append([]string{"--endpoint", srv.URL, "-o", format}, c.args...), "", http.DefaultTransport)

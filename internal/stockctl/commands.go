@@ -329,7 +329,8 @@ type call struct {
 
 // send sends the request (body marshalled as JSON when not nil) and prints the answer
 // with table, or as JSON with -o json; an answer that is not the route's JSON
-// (errUnexpected) is said with the method and path, without its query.
+// (errUnexpected) is said with the method and path, without its query, and its status;
+// to a change, that the API took it (tookChange).
 func (c *call) send(ctx context.Context, method, path string, body any, table func(io.Writer, []byte) error) error {
 	if c.client == nil {
 		var err error
@@ -344,7 +345,7 @@ func (c *call) send(ctx context.Context, method, path string, body any, table fu
 			return err
 		}
 	}
-	answer, err := c.client.Do(ctx, method, path, data)
+	status, answer, err := c.client.Do(ctx, method, path, data)
 	if err != nil {
 		return err
 	}
@@ -359,7 +360,7 @@ func (c *call) send(ctx context.Context, method, path string, body any, table fu
 	}
 	if errors.Is(err, errUnexpected) { // named as the API's refusals are: the path, not its query
 		route, _, _ := strings.Cut(path, "?")
-		return fmt.Errorf("%s %s: %w", method, route, err)
+		return fmt.Errorf("%s %s: %d %s: %w%s", method, route, status, statusText(status), err, tookChange(method, status))
 	}
 	return err
 }
