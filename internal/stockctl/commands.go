@@ -332,6 +332,9 @@ type call struct {
 // (errUnexpected) is said with the method and path, without its query, and its status;
 // to a change, that the API took it (tookChange).
 func (c *call) send(ctx context.Context, method, path string, body any, table func(io.Writer, []byte) error) error {
+	if err := checkSegments(path); err != nil {
+		return err
+	}
 	if c.client == nil {
 		var err error
 		if c.client, err = c.connect(); err != nil {
@@ -363,6 +366,21 @@ func (c *call) send(ctx context.Context, method, path string, body any, table fu
 		return fmt.Errorf("%s %s: %d %s: %w%s", method, route, status, statusText(status), err, tookChange(method, status))
 	}
 	return err
+}
+
+// checkSegments refuses a route's path (ids escaped into it, with query) holding a
+// segment "." or "..": an order, refund, after-sale or shipment id given so would
+// name no segment of its own, a URL resolves it away (RFC 3986, section 5.2.4), and
+// the request would reach another route. A usage error quoting it, before anything
+// is sent.
+func checkSegments(path string) error {
+	route, _, _ := strings.Cut(path, "?")
+	for _, seg := range strings.Split(route, "/") {
+		if seg == "." || seg == ".." {
+			return usageError("%q is no id: \".\" and \"..\" name no path segment (a URL resolves them away)", seg)
+		}
+	}
+	return nil
 }
 
 // parse parses a command's flags, taking one positional argument (the SKU or order

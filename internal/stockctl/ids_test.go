@@ -183,3 +183,34 @@ func TestRun_RefusesASeedFileListingASKUTwice(t *testing.T) {
 		t.Errorf("a seed file listing a SKU twice sent %q", *paths)
 	}
 }
+
+// "." and ".." are no id of any kind: a URL resolves them away (POST
+// /admin/orders/o1/refunds/../settle is POST /admin/orders/o1/settle), so every
+// command refuses them where an id goes into the path, exit 2 naming the id, nothing
+// sent, as SKU ids already were.
+func TestRun_RefusesDotSegmentsForEveryIDWithoutSendingThem(t *testing.T) {
+	srv, paths := fakeAPI(t)
+	for _, id := range []string{".", ".."} {
+		for _, args := range [][]string{
+			{"orders", id},
+			{"refund", id, "--reason", "r"},
+			{"refund-retry", id, "r1", "--reason", "r"},
+			{"refund-retry", "o1", id, "--reason", "r"},
+			{"refund-settled", "o1", id, "--reason", "r"},
+			{"aftersales", "approve", id, "as-1"},
+			{"aftersales", "reject", "o1", id, "--reason", "r"},
+			{"ship", id, "--shipment-id", "p1", "--type", "virtual"},
+		} {
+			code, out, errOut := run(append([]string{"--endpoint", srv.URL}, args...), nil, new([]stockctl.ConfigOptions))
+			if code != stockctl.ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, `"`+id+`"`) {
+				t.Errorf("%q: exit %d, out %q, err %q; want exit 2 naming %q", args, code, out, errOut, id)
+			}
+		}
+	}
+	if len(*paths) != 0 {
+		t.Errorf("dot segments were sent: %q", *paths)
+	}
+	if code, _, errOut := run([]string{"--endpoint", srv.URL, "refund-settled", "o1", "..r1", "--reason", "r"}, nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitOK {
+		t.Errorf("an id holding dots: exit %d, err %q; want it sent", code, errOut)
+	}
+}
