@@ -1,13 +1,17 @@
 package stockctl
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -589,6 +593,9 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 		case err != nil || string(e) == "null":
 			return nil, fmt.Errorf("entry %d is not a JSON object; entries are SKUs like %s", i+1, seedExample)
 		}
+		if err := entryFault(e); err != nil {
+			return nil, fmt.Errorf("entry %d: %w; entries are SKUs like %s", i+1, err, seedExample)
+		}
 		if err := inventory.CheckSKUID("skuId", b.SKU); err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
@@ -600,6 +607,56 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 	return entries, nil
 }
 
+// entryFault says what makes e, a seed entry that is a JSON object, no creation even
+// though its fields' values have their types: a field given null (decoding leaves the
+// field unset, a value the file did not mean), or a key an object in it names twice,
+// letter case aside (decoding keeps the last: {"skuId":"a","skuId":"b"} creates b);
+// nil when neither does.
+func entryFault(e json.RawMessage) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(e, &fields); err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if null(fields[k]) {
+			return fmt.Errorf("%s is null: give its value, or leave the field out", printable(k))
+		}
+	}
+	if key, err := twiceNamed(json.NewDecoder(bytes.NewReader(e))); key != "" || err != nil {
+		return cmp.Or(err, fmt.Errorf("%q is given twice: each field once", printable(key)))
+	}
+	return nil
+}
+
+// twiceNamed reads one JSON value from dec and returns the first key an object in it
+// names a second time, at any depth, letter case aside (encoding/json matches a field
+// so); "" when none does.
+func twiceNamed(dec *json.Decoder) (string, error) {
+	tok, err := dec.Token()
+	if err != nil || (tok != json.Delim('{') && tok != json.Delim('[')) {
+		return "", err
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		if tok == json.Delim('{') {
+			k, err := dec.Token()
+			if err != nil {
+				return "", err
+			}
+			key, _ := k.(string)
+			if seen[strings.ToLower(key)] {
+				return key, nil
+			}
+			seen[strings.ToLower(key)] = true
+		}
+		if key, err := twiceNamed(dec); key != "" || err != nil {
+			return key, err
+		}
+	}
+	_, err = dec.Token() // the closing '}' or ']'
+	return "", err
+}
+
 // wrongType says which JSON field of a create body has a value of the wrong type and
 // what it wants, by its JSON name: "riskThreshold must be an integer (got string)".
 // (encoding/json names an embedded struct's field by its Go path, "queueBody.riskThreshold".)
@@ -609,6 +666,9 @@ func wrongType(e *json.UnmarshalTypeError) string {
 	switch e.Type.Kind() {
 	case reflect.Int, reflect.Int64:
 		want = "an integer"
+		if _, err := decimalInt(strings.TrimPrefix(e.Value, "number "), e.Type.Bits()); err != nil && !errors.Is(err, errNotDecimal) {
+			return fmt.Sprintf("%s is %v", field, err) // "out of range: at most …"
+		}
 	case reflect.Bool:
 		want = "true or false"
 	}
