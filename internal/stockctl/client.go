@@ -377,9 +377,11 @@ func (c *Client) sign(ctx context.Context, req *http.Request, body []byte) error
 	return v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), Service, c.Region, now())
 }
 
-// Loopback reports whether the endpoint is on this machine (the local stack).
+// Loopback reports whether the endpoint is on this machine (the local stack): its host
+// is localhost, in any letter case (host names are case-insensitive, RFC 4343), or a
+// loopback address.
 func Loopback(u *url.URL) bool {
-	if u.Hostname() == "localhost" {
+	if strings.EqualFold(u.Hostname(), "localhost") {
 		return true
 	}
 	ip := net.ParseIP(u.Hostname())

@@ -366,6 +366,8 @@ func orders(ctx context.Context, c *call, args []string) error {
 		return c.send(ctx, "GET", "/admin/orders/"+url.PathEscape(id), nil, printOrder)
 	case id == "" && *status != "":
 		return c.send(ctx, "GET", "/admin/orders?status="+url.QueryEscape(*status)+"&after="+url.QueryEscape(*after), nil, printOrders)
+	case id != "":
+		return usageError("orders takes an order id or --status, not both: the id shows that order, --status lists the orders in that state")
 	}
 	return usageError("orders needs an order id or --status")
 }
@@ -397,18 +399,7 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 	noRestock, reason := fs.Bool("no-restock", false, "keep the goods out of stock (they are gone)"), fs.String("reason", "", "why")
 	refundID := fs.String("refund-id", "", "the refund's idempotency key")
 	var lines []map[string]any
-	fs.Var(repeated(func(v string) error {
-		sku, qty, ok := cutLast(v)
-		n, err := decimalInt(qty, strconv.IntSize)
-		if !ok || sku == "" || err != nil || n < 1 {
-			return fmt.Errorf("--line wants SKU:QTY with QTY a positive integer, got %q", v)
-		}
-		if err := inventory.CheckSKUID("its SKU id", sku); err != nil {
-			return err
-		}
-		lines = append(lines, map[string]any{"skuId": sku, "qty": n})
-		return nil
-	}), "line", "SKU:QTY to refund, repeatable (without: all that is left)")
+	fs.Var(skuQuantities(&lines), "line", "SKU:QTY to refund, repeatable (without: all that is left)")
 	id, err := parse(fs, args, "an order id")
 	if err != nil {
 		return err
@@ -424,6 +415,28 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 		body["lines"] = lines
 	}
 	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(id)+"/refund", body, printOrder)
+}
+
+// skuQuantities is a repeated SKU:QTY flag (refund's --line, ship's --item), split at
+// the last ':' (cutLast), each value appended to lines as {"skuId","qty"}. Errors: the
+// SKU id breaks the API's rule, QTY is not a positive integer in decimal, or is past
+// an int (out of range, with the bound).
+func skuQuantities(lines *[]map[string]any) repeated {
+	return func(v string) error {
+		sku, qty, ok := cutLast(v)
+		n, err := decimalInt(qty, strconv.IntSize)
+		switch {
+		case ok && sku != "" && err != nil && !errors.Is(err, errNotDecimal):
+			return fmt.Errorf("%q: %w", v, err)
+		case !ok || sku == "" || err != nil || n < 1:
+			return fmt.Errorf("want SKU:QTY with QTY a positive integer, e.g. cup-01:2, got %q", v)
+		}
+		if err := inventory.CheckSKUID("its SKU id", sku); err != nil {
+			return err
+		}
+		*lines = append(*lines, map[string]any{"skuId": sku, "qty": n})
+		return nil
+	}
 }
 
 // resolveRefund is the command name that records an operator's retry or settlement
@@ -504,18 +517,7 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 	carrier, tracking := fs.String("carrier", "", "WeChat's express company code, e.g. SF"), fs.String("tracking", "", "the tracking number")
 	contact := fs.String("contact", "", "a masked phone number (SF), e.g. 189****1234")
 	var items []map[string]any
-	fs.Var(repeated(func(v string) error {
-		sku, qty, ok := cutLast(v)
-		n, err := decimalInt(qty, strconv.IntSize)
-		if !ok || sku == "" || err != nil || n < 1 {
-			return errors.New("want SKU:QTY, e.g. cup-01:2")
-		}
-		if err := inventory.CheckSKUID("its SKU id", sku); err != nil {
-			return err
-		}
-		items = append(items, map[string]any{"skuId": sku, "qty": n})
-		return nil
-	}), "item", "SKU:QTY, repeated: what the parcel holds (default: every unit not shipped yet)")
+	fs.Var(skuQuantities(&items), "item", "SKU:QTY, repeated: what the parcel holds (default: every unit not shipped yet)")
 	order, err := parse(fs, args, "an order id")
 	if err != nil {
 		return err

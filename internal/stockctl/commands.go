@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -446,14 +447,18 @@ func decimalInt(v string, bits int) (int64, error) {
 }
 
 // decimalFloat reads v as strconv.ParseFloat does (12, 0.5, 1e3), refusing Go's forms
-// that are not decimal (1_000, 0x1p4) and a leading '+' with errNotDecimal; its other
-// errors are ParseFloat's. Negative zero is read as 0: it is no negative number, and
-// fmt would print it "-0".
+// that are not decimal (1_000, 0x1p4) and a leading '+' with errNotDecimal, but for
+// +Inf, read as Inf is (and refused as out of its flag's range in the same words); its
+// other errors are ParseFloat's. Negative zero is read as 0: it is no negative number,
+// and fmt would print it "-0".
 func decimalFloat(v string) (float64, error) {
-	if strings.ContainsAny(v, "_xX") || strings.HasPrefix(v, "+") {
+	if strings.ContainsAny(v, "_xX") {
 		return 0, errNotDecimal
 	}
 	f, err := strconv.ParseFloat(v, 64)
+	if strings.HasPrefix(v, "+") && !math.IsInf(f, 1) {
+		return 0, errNotDecimal
+	}
 	if f == 0 {
 		return 0, err
 	}

@@ -120,6 +120,8 @@ func TestRun_SaysAnIntegerPastItsFlagsRangeIsOutOfRange(t *testing.T) {
 		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", huge}, "-price: out of range: at most 9223372036854775807"},
 		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "100", "--stock", huge}, "-stock: out of range: at most 9223372036854775807"},
 		{[]string{"adjust", "cup-01", "--id", "a1", "--delta", "-" + huge, "--reason", "r"}, "-delta: out of range: at least -9223372036854775808"},
+		{[]string{"refund", "o1", "--reason", "r", "--line", "a:99999999999999999999"}, "-line: \"a:99999999999999999999\": out of range: at most 9223372036854775807"},
+		{[]string{"ship", "o1", "--shipment-id", "p1", "--type", "virtual", "--item", "a:b:" + huge}, "-item: \"a:b:" + huge + "\": out of range: at most 9223372036854775807"},
 	} {
 		code, out, errOut := run(append([]string{"--endpoint", srv.URL}, c.args...), nil, new([]stockctl.ConfigOptions))
 		if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "not a decimal number") {
@@ -175,5 +177,18 @@ func TestRun_RefusesAnEmptySaleStart(t *testing.T) {
 	}
 	if code, _, errOut := run([]string{"--endpoint", srv.URL, "on-sale", "a"}, nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitOK || len(*bodies) != 1 {
 		t.Errorf("on-sale without --at: exit %d, err %q; want it sent", code, errOut)
+	}
+}
+
+// An order id and --status are two ways to call orders (one order, or a list): both
+// given is a usage error saying they cannot be combined, not that one is missing.
+func TestRun_OrdersTakesAnIDOrAStatusNotBoth(t *testing.T) {
+	srv, bodies := recordingAPI(t)
+	code, out, errOut := run([]string{"--endpoint", srv.URL, "orders", "o1", "--status", "REFUNDING"}, nil, new([]stockctl.ConfigOptions))
+	if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "an order id or --status, not both") || len(*bodies) != 0 {
+		t.Errorf("orders o1 --status REFUNDING: exit %d, out %q, err %q, sent %q; want exit 2 saying not both", code, out, errOut, *bodies)
+	}
+	if code, _, errOut := run([]string{"--endpoint", srv.URL, "orders"}, nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitUsage || !strings.Contains(errOut, "orders needs an order id or --status") {
+		t.Errorf("orders: exit %d, err %q; want exit 2 saying what it needs", code, errOut)
 	}
 }
