@@ -174,11 +174,13 @@ type queueBody struct {
 }
 
 // queueFlags defines --fair-window and --risk-threshold on fs; after parsing, set fills
-// b with those given on the command line, so that a change sends only them.
-func queueFlags(fs *flag.FlagSet, b *queueBody) (set func()) {
+// b with those given on the command line, so that a change sends only them. set's
+// error: one outside the API's range (0 to inventory.MaxFairWindowSeconds, 0 to
+// inventory.MaxRiskRank), a usage error naming it.
+func queueFlags(fs *flag.FlagSet, b *queueBody) (set func() error) {
 	window := fs.Int("fair-window", 0, "seconds after the sale starts whose arrivals are drawn, 0-300 (needs the queue)")
 	risk := fs.Int("risk-threshold", 0, "refuse buyers WeChat rates at or above this, 1-4; 0 = no check")
-	return func() {
+	return func() error {
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
 			case "fair-window":
@@ -187,7 +189,29 @@ func queueFlags(fs *flag.FlagSet, b *queueBody) (set func()) {
 				b.RiskThreshold = risk
 			}
 		})
+		switch {
+		case *window < 0 || *window > inventory.MaxFairWindowSeconds:
+			return usageError("%s: --fair-window must be 0 to %d seconds", fs.Name(), inventory.MaxFairWindowSeconds)
+		case *risk < 0 || *risk > inventory.MaxRiskRank:
+			return usageError("%s: --risk-threshold must be 0 to %d (0: no check)", fs.Name(), inventory.MaxRiskRank)
+		}
+		return nil
 	}
+}
+
+// checkCreateCounts refuses create's --stock, --limit or --shards outside the API's
+// range (NewSKU.Validate: 0 to inventory.MaxStock units, 1 to inventory.MaxShards
+// shards): a usage error naming the flag.
+func checkCreateCounts(stock, limit, shards int) error {
+	for _, f := range []struct {
+		name           string
+		v, least, most int
+	}{{"--stock", stock, 0, inventory.MaxStock}, {"--limit", limit, 0, inventory.MaxStock}, {"--shards", shards, 1, inventory.MaxShards}} {
+		if f.v < f.least || f.v > f.most {
+			return usageError("create: %s must be %d to %d, got %d", f.name, f.least, f.most, f.v)
+		}
+	}
+	return nil
 }
 
 func create(ctx context.Context, c *call, args []string) error {
@@ -203,7 +227,9 @@ func create(ctx context.Context, c *call, args []string) error {
 	if _, err := parse(fs, args, ""); err != nil {
 		return err
 	}
-	setQueue()
+	if err := setQueue(); err != nil {
+		return err
+	}
 	if *queue {
 		b.Queue = queue
 	}
@@ -221,6 +247,9 @@ func create(ctx context.Context, c *call, args []string) error {
 		return usageError("create: %v", err)
 	}
 	if b.SaleStartsAt, err = saleStart(fs, *at); err != nil {
+		return err
+	}
+	if err := checkCreateCounts(*stock, *limit, *shards); err != nil {
 		return err
 	}
 	b.Stock, b.LimitPerUser, b.Shards = stock, limit, shards
@@ -312,7 +341,9 @@ func queueSettings(ctx context.Context, c *call, args []string) error {
 	if err != nil {
 		return err
 	}
-	setQueue()
+	if err := setQueue(); err != nil {
+		return err
+	}
 	switch {
 	case *on && *off:
 		return usageError("queue takes --on or --off, not both")

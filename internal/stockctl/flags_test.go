@@ -1,6 +1,7 @@
 package stockctl_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -190,5 +191,44 @@ func TestRun_OrdersTakesAnIDOrAStatusNotBoth(t *testing.T) {
 	}
 	if code, _, errOut := run([]string{"--endpoint", srv.URL, "orders"}, nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitUsage || !strings.Contains(errOut, "orders needs an order id or --status") {
 		t.Errorf("orders: exit %d, err %q; want exit 2 saying what it needs", code, errOut)
+	}
+}
+
+// A number outside the API's range for its field (docs/contract.md, "Merchant API":
+// shards 1-64, stock and limitPerUser 0 to inventory.MaxStock, fairWindowSeconds
+// 0-300, riskThreshold 0-4) is refused before anything is sent, exit 2 naming the
+// flag and its range; plan takes at most 10,000 --sku, as --skus.
+func TestRun_RefusesNumbersOutsideTheAPIsRanges(t *testing.T) {
+	srv, bodies := recordingAPI(t)
+	create := []string{"create", "--sku", "a", "--name", "Cup", "--price", "1"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(create, "--shards", "-1"), "--shards must be 1 to 64"},
+		{append(create, "--shards", "0"), "--shards must be 1 to 64"},
+		{append(create, "--shards", "99999"), "--shards must be 1 to 64"},
+		{append(create, "--stock", "-1"), "--stock must be 0 to"},
+		{append(create, "--limit", "-1"), "--limit must be 0 to"},
+		{append(create, "--queue", "--fair-window", "-1"), "--fair-window must be 0 to 300"},
+		{append(create, "--queue", "--fair-window", "301"), "--fair-window must be 0 to 300"},
+		{append(create, "--risk-threshold", "5"), "--risk-threshold must be 0 to 4"},
+		{[]string{"queue", "a", "--fair-window", "-1"}, "--fair-window must be 0 to 300"},
+		{[]string{"queue", "a", "--risk-threshold", "-1"}, "--risk-threshold must be 0 to 4"},
+	} {
+		code, out, errOut := run(append([]string{"--endpoint", srv.URL}, c.args...), nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, out %q, err %q; want exit 2 with %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	if len(*bodies) != 0 {
+		t.Errorf("numbers outside the API's ranges were sent: %q", *bodies)
+	}
+	args := []string{"plan"}
+	for i := range 10001 {
+		args = append(args, "--sku", fmt.Sprintf("s%d:1:1", i))
+	}
+	if code, out, errOut := run(args, nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "10,000") {
+		t.Errorf("plan with 10,001 --sku: exit %d, out %.100q, err %q; want exit 2 naming the cap", code, out, errOut)
 	}
 }

@@ -70,6 +70,9 @@ const minPeakRule = "one above 0 at least 0.001"
 // (NaN and infinities are not).
 func peak(v float64) bool { return v == 0 || v >= minPeak && v <= maxPeak }
 
+// maxSKUs is the most SKUs plan sizes, by --skus or by --sku.
+const maxSKUs = 10_000
+
 // maxRiskBuyers is the most buyers --risk-checked-buyers takes: a billion, more than
 // use WeChat in a day.
 const maxRiskBuyers = 1_000_000_000
@@ -106,8 +109,10 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	switch {
 	case len(each) > 0 && given(fs, "skus", "orders", "page-views"):
 		return usageError("plan: --sku gives each SKU's own orders and page views; give --sku or --skus, --orders and --page-views, not both")
-	case *skus < 1 || *skus > 10000:
+	case *skus < 1 || *skus > maxSKUs:
 		return usageError("plan: --skus must be 1 to 10,000")
+	case len(each) > maxSKUs:
+		return usageError("plan: at most 10,000 --sku, as --skus, got %d", len(each))
 	case !peak(*orders) || !peak(*views) || !peak(*refunds) || !peak(*refusals):
 		return usageError("plan: --orders, --page-views, --refusals and --refunds must be numbers from 0 to %d, %s", maxPeak, minPeakRule)
 	case !(*payRatio >= 0 && *payRatio <= 1):
