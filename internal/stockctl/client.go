@@ -177,10 +177,14 @@ func printable(s string) string {
 type RedirectError struct {
 	Method, Path string
 	Status       int
-	Location     string // the Location header, made printable
+	Location     string // the Location header, masked (shownURL) and made printable; "" for none
 }
 
 func (e *RedirectError) Error() string {
+	if e.Location == "" {
+		return fmt.Sprintf("%s %s: %d %s without a Location (where it points): nothing was done; is the endpoint the API's own URL? (stockctl follows no redirect)",
+			e.Method, e.Path, e.Status, statusText(e.Status))
+	}
 	return fmt.Sprintf("%s %s: %d %s to %q: nothing was done; give the API's own URL as --endpoint (stockctl follows no redirect)",
 		e.Method, e.Path, e.Status, statusText(e.Status), e.Location)
 }
@@ -267,15 +271,15 @@ func unreachable(endpoint *url.URL, err error) *UnreachableError {
 }
 
 // Do sends method path (with query) and body (nil: none), signed when the client has
-// credentials, and returns the answer's body. It returns an *APIError for an answer
+// credentials, and returns the answer's status (2xx) and body. It returns an *APIError for an answer
 // other than 2xx, an *UnreachableError when no answer came or what came is not HTTP
 // (errNotHTTP), and another error when the request cannot be signed or its answer not
 // read to its end (cutShort).
-func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]byte, error) {
+func (c *Client) Do(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
 	u := c.Endpoint.JoinPath()
 	rel, err := url.Parse(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	// Keep the escaped form: an id's "/" or ".." (escaped by the caller) must stay
 	// inside its path segment, never become one.
@@ -285,13 +289,13 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]by
 	traced := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { answered.Store(true) }})
 	req, err := http.NewRequestWithContext(traced, method, u.String(), bytes.NewReader(body))
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if err := c.sign(ctx, req, body); err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	hc := *cmp.Or(c.HTTP, http.DefaultClient)
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -301,27 +305,27 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) ([]by
 			err = fmt.Errorf("%w: %w", errNotHTTP, err)
 		}
 		u := unreachable(c.Endpoint, err)
-		if method != http.MethodGet && method != http.MethodHead {
+		if change(method) {
 			// The request may have reached the API before the connection failed.
 			u.Reason += "; the change may have been applied: look with get or orders before sending it again"
 		}
-		return nil, u
+		return 0, nil, u
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 == 3 {
-		return nil, &RedirectError{Method: method, Path: rel.Path, Status: resp.StatusCode, Location: printable(resp.Header.Get("Location"))}
+		return 0, nil, &RedirectError{Method: method, Path: rel.Path, Status: resp.StatusCode, Location: printable(shownURL(resp.Header.Get("Location")))}
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 	if err == nil && len(data) > maxAnswerBytes {
 		err = errTooLarge
 	}
 	if err != nil {
-		return nil, cutShort(method, rel.Path, resp.StatusCode, err)
+		return 0, nil, cutShort(method, rel.Path, resp.StatusCode, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, answerError(method, rel.Path, resp.StatusCode, data)
+		return 0, nil, answerError(method, rel.Path, resp.StatusCode, data)
 	}
-	return data, nil
+	return resp.StatusCode, data, nil
 }
 
 // cutShort says an answer of status whose body could not be read to its end (err,
@@ -336,10 +340,21 @@ func cutShort(method, path string, status int, err error) error {
 	if kind := netFailure(err); kind != "" {
 		what += " (" + kind + ")"
 	}
-	if status/100 == 2 && method != http.MethodGet {
-		what += ": the API took the change; look with get or orders before sending it again"
+	return fmt.Errorf("%s %s: %d %s: %s%s", method, path, status, statusText(status), what, tookChange(method, status))
+}
+
+// change reports whether method asks for a change (POST, PUT, PATCH, DELETE), not a
+// read.
+func change(method string) bool { return method != http.MethodGet && method != http.MethodHead }
+
+// tookChange is what an answer of status to method adds when the API took a change
+// whose answer stockctl cannot show (cut short, or not the route's JSON): after a 2xx
+// to a change, that it was taken, so it is looked at before it is sent again; "" else.
+func tookChange(method string, status int) string {
+	if status/100 == 2 && change(method) {
+		return ": the API took the change; look with get or orders before sending it again"
 	}
-	return fmt.Errorf("%s %s: %d %s: %s", method, path, status, statusText(status), what)
+	return ""
 }
 
 // sign adds the SigV4 headers (Authorization, X-Amz-Date, X-Amz-Security-Token) for
@@ -362,9 +377,11 @@ func (c *Client) sign(ctx context.Context, req *http.Request, body []byte) error
 	return v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), Service, c.Region, now())
 }
 
-// Loopback reports whether the endpoint is on this machine (the local stack).
+// Loopback reports whether the endpoint is on this machine (the local stack): its host
+// is localhost, in any letter case (host names are case-insensitive, RFC 4343), or a
+// loopback address.
 func Loopback(u *url.URL) bool {
-	if u.Hostname() == "localhost" {
+	if strings.EqualFold(u.Hostname(), "localhost") {
 		return true
 	}
 	ip := net.ParseIP(u.Hostname())

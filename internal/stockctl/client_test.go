@@ -325,8 +325,8 @@ func TestRun_JSONOutputIsJSONAndInertOnATerminal(t *testing.T) {
 		{"raw bidi, zero-width, C1, separator", "{\"name\":\"a\u202eb\u200bc\u009bd\u2028e\U000e0001\"}", `{"name":"a\u202eb\u200bc\u009bd\u2028e\udb40\udc01"}` + "\n", ""},
 		{"invalid UTF-8", "{\"name\":\"a\xffb\"}", `{"name":"a\ufffdb"}` + "\n", ""},
 		{"white space around and inside", " {\n\t\"name\": \"a\"\r\n}\n", "{\n\t\"name\": \"a\"\r\n}\n", ""},
-		{"an HTML page", "<html>\x1b]0;pwned\x07</html>", "", "stockctl: GET /admin/skus/cup-01: the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"},
-		{"escape sequences after the JSON", "{}\x1b[2J", "", "stockctl: GET /admin/skus/cup-01: the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"},
+		{"an HTML page", "<html>\x1b]0;pwned\x07</html>", "", "stockctl: GET /admin/skus/cup-01: 200 OK: the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"},
+		{"escape sequences after the JSON", "{}\x1b[2J", "", "stockctl: GET /admin/skus/cup-01: 200 OK: the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"},
 		{"larger than 16 MiB", big, "", "stockctl: GET /admin/skus/cup-01: 200 OK: the answer is larger than 16 MiB, more than any route of the API gives\n"},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -355,7 +355,7 @@ func TestRun_JSONOutputIsJSONAndInertOnATerminal(t *testing.T) {
 // refused as not the route's JSON, exit 1, for a table (it would show an empty SKU) and
 // for -o json alike.
 func TestRun_AnAnswerOfNullIsNotTheRoutesJSON(t *testing.T) {
-	const want = "the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"
+	const want = "the answer is not the JSON this route gives: is the endpoint a stockguard API?"
 	for _, answer := range []string{"null", " null\n"} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -363,7 +363,7 @@ func TestRun_AnAnswerOfNullIsNotTheRoutesJSON(t *testing.T) {
 		}))
 		for _, args := range [][]string{{"get", "cup-01"}, {"-o", "json", "get", "cup-01"}} {
 			code, out, errOut := runWith(append([]string{"--endpoint", srv.URL}, args...), "", http.DefaultTransport)
-			if code != stockctl.ExitError || out != "" || !strings.HasSuffix(errOut, want) || strings.Count(errOut, "\n") != 1 {
+			if code != stockctl.ExitError || out != "" || !strings.Contains(errOut, want) || strings.Count(errOut, "\n") != 1 {
 				t.Errorf("%q, answer %q: exit %d, out %q, err %q; want exit 1 and one line ending %q", args, answer, code, out, errOut, want)
 			}
 		}
@@ -376,7 +376,7 @@ func TestRun_AnAnswerOfNullIsNotTheRoutesJSON(t *testing.T) {
 // not say the books balance, get and orders show no blank row, list no empty table,
 // and adjust prints nothing applied; each exits 1 with one line.
 func TestRun_AnObjectWithoutTheRoutesFieldIsNotItsJSON(t *testing.T) {
-	const want = "the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"
+	const want = "the answer is not the JSON this route gives: is the endpoint a stockguard API?"
 	for _, answer := range []string{`{"error":"x"}`, `{"skuId":null,"orderId":null,"skusChecked":null}`, `{"next":"x"}`} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -385,8 +385,8 @@ func TestRun_AnObjectWithoutTheRoutesFieldIsNotItsJSON(t *testing.T) {
 		for _, args := range [][]string{{"reconcile"}, {"get", "cup-01"}, {"list"}, {"orders", "0123456789abcdef"},
 			{"adjust", "cup-01", "--id", "z1", "--delta", "1", "--reason", "r"}} {
 			code, out, errOut := runWith(append([]string{"--endpoint", srv.URL}, args...), "", http.DefaultTransport)
-			if code != stockctl.ExitError || out != "" || !strings.HasSuffix(errOut, want) || strings.Count(errOut, "\n") != 1 {
-				t.Errorf("%q, answer %s: exit %d, out %q, err %q; want exit 1 and one line ending %q", args, answer, code, out, errOut, want)
+			if code != stockctl.ExitError || out != "" || !strings.Contains(errOut, want) || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("%q, answer %s: exit %d, out %q, err %q; want exit 1 and one line with %q", args, answer, code, out, errOut, want)
 			}
 		}
 		srv.Close()
@@ -458,7 +458,7 @@ func TestRun_SaysAStatusWithoutStandardTextAsUnknown(t *testing.T) {
 		{999, "", "stockctl: GET /admin/skus/cup-01: 999 unknown status\n"},
 		{599, `{"message":"upstream gone"}`, "stockctl: GET /admin/skus/cup-01: 599 unknown status: API Gateway: upstream gone\n"},
 		{499, `{"message":"Forbidden"}`, "stockctl: GET /admin/skus/cup-01: 499 unknown status: API Gateway: Forbidden\n"},
-		{399, "", `stockctl: GET /admin/skus/cup-01: 399 unknown status to "": nothing was done`},
+		{399, "", `stockctl: GET /admin/skus/cup-01: 399 unknown status without a Location (where it points): nothing was done`},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.WriteHeader(c.status)
@@ -473,27 +473,90 @@ func TestRun_SaysAStatusWithoutStandardTextAsUnknown(t *testing.T) {
 }
 
 // An answer that is not the route's JSON is said with the request's method and path,
-// as the API's refusals are, in a table and with -o json alike, without its query.
+// as the API's refusals are, in a table and with -o json alike, without its query,
+// and with its status; a 2xx to a change (POST, PUT, PATCH) adds that the API took it,
+// as a 2xx cut short does: it was done, whatever the answer says.
 func TestRun_AnAnswerNotTheRoutesJSONNamesTheRequest(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusCreated)
+		}
 		io.WriteString(w, "null")
 	}))
 	defer srv.Close()
-	const not = ": the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"
+	const not = "the answer is not the JSON this route gives: is the endpoint a stockguard API?"
+	const took = ": the API took the change; look with get or orders before sending it again\n"
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"get", "cup-01"}, "stockctl: GET /admin/skus/cup-01" + not},
-		{[]string{"list", "--after", "secret-cursor"}, "stockctl: GET /admin/skus" + not},
-		{[]string{"orders", "--status", "REFUNDING"}, "stockctl: GET /admin/orders" + not},
-		{[]string{"off-sale", "cup-01"}, "stockctl: PATCH /admin/skus/cup-01" + not},
+		{[]string{"get", "cup-01"}, "stockctl: GET /admin/skus/cup-01: 200 OK: " + not + "\n"},
+		{[]string{"list", "--after", "secret-cursor"}, "stockctl: GET /admin/skus: 200 OK: " + not + "\n"},
+		{[]string{"orders", "--status", "REFUNDING"}, "stockctl: GET /admin/orders: 200 OK: " + not + "\n"},
+		{[]string{"off-sale", "cup-01"}, "stockctl: PATCH /admin/skus/cup-01: 200 OK: " + not + took},
+		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "1"}, "stockctl: POST /admin/skus: 201 Created: " + not + took},
+		{[]string{"adjust", "a", "--id", "r1", "--delta", "1", "--reason", "r"}, "stockctl: POST /admin/skus/a/adjustments: 201 Created: " + not + took},
+		{[]string{"refund", "o1", "--reason", "r"}, "stockctl: POST /admin/orders/o1/refund: 201 Created: " + not + took},
+		{[]string{"reshard", "a", "--shards", "2"}, "stockctl: PUT /admin/skus/a/shards: 200 OK: " + not + took},
 	} {
 		for _, format := range []string{"table", "json"} {
 			code, out, errOut := runWith(append([]string{"--endpoint", srv.URL, "-o", format}, c.args...), "", http.DefaultTransport)
 			if code != stockctl.ExitError || out != "" || errOut != c.want {
 				t.Errorf("-o %s %q: exit %d, out %q, err %q; want exit 1 and %q", format, c.args, code, out, errOut, c.want)
+			}
+		}
+	}
+}
+
+// A region from the AWS configuration (AWS_REGION, AWS_DEFAULT_REGION, the profile)
+// that is the one a request would be signed for is checked as --region is, whatever
+// the endpoint: one not shaped as a region's name is exit 2, one line naming where it
+// came from, its control characters not shown, nothing sent. (To a local endpoint
+// with credentials it was signed and sent, or failed exit 5 with Go's "invalid header
+// field value".)
+func TestRun_RefusesAConfiguredRegionNotShapedAsOne(t *testing.T) {
+	for _, endpoint := range []string{"http://127.0.0.1:3000", "http://localhost:3000", "https://api.shop.example.com"} {
+		for _, region := range []string{"bad region", "us-east-1\x1b[31m", "us-east-1\n", "US-EAST-1"} {
+			sent := 0
+			code, out, errOut := runWith([]string{"--endpoint", endpoint, "get", "cup-01"}, region, roundTripFunc(func(*http.Request) (*http.Response, error) {
+				sent++
+				return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader(`{"skuId":"cup-01"}`)), Header: http.Header{}}, nil
+			}))
+			if code != stockctl.ExitUsage || out != "" || sent != 0 || strings.Count(errOut, "\n") != 1 || strings.ContainsRune(errOut, 0x1b) || !strings.Contains(errOut, "AWS_REGION") {
+				t.Errorf("%s, configured region %q: exit %d, out %q, %d sent, err %q; want exit 2, one line naming AWS_REGION, nothing sent", endpoint, region, code, out, sent, errOut)
+			}
+		}
+	}
+}
+
+// A redirect's Location is quoted as an endpoint is: its user and password as xxxxx
+// and its query as ?… (a presigned URL's signature, a token). A 3xx without one says
+// it points nowhere, not `to ""` with the advice to give its URL.
+func TestRun_SaysARedirectsTargetMasked(t *testing.T) {
+	for _, c := range []struct {
+		location string // "" for none
+		want     string
+		not      []string
+	}{
+		{"https://u:SECRETPW@host.example/prod?X-Amz-Signature=abc", `301 Moved Permanently to "https://xxxxx@host.example/prod?…": nothing was done`, []string{"SECRETPW", "X-Amz-Signature", "abc"}},
+		{"https://host.example/prod#tok", `301 Moved Permanently to "https://host.example/prod#…"`, []string{"tok"}},
+		{"", "301 Moved Permanently without a Location (where it points): nothing was done", []string{`to ""`, "give the API's own URL"}},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			if c.location != "" {
+				w.Header().Set("Location", c.location)
+			}
+			w.WriteHeader(http.StatusMovedPermanently)
+		}))
+		code, out, errOut := runWith([]string{"--endpoint", srv.URL, "--region", "ap-east-1", "off-sale", "cup-01"}, "", http.DefaultTransport)
+		srv.Close()
+		if code != stockctl.ExitError || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("Location %q: exit %d, out %q, err %q; want exit 1, one line with %q", c.location, code, out, errOut, c.want)
+		}
+		for _, n := range c.not {
+			if strings.Contains(errOut, n) {
+				t.Errorf("Location %q: err %q shows %q", c.location, errOut, n)
 			}
 		}
 	}

@@ -1,13 +1,17 @@
 package stockctl
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -170,11 +174,13 @@ type queueBody struct {
 }
 
 // queueFlags defines --fair-window and --risk-threshold on fs; after parsing, set fills
-// b with those given on the command line, so that a change sends only them.
-func queueFlags(fs *flag.FlagSet, b *queueBody) (set func()) {
+// b with those given on the command line, so that a change sends only them. set's
+// error: one outside the API's range (0 to inventory.MaxFairWindowSeconds, 0 to
+// inventory.MaxRiskRank), a usage error naming it.
+func queueFlags(fs *flag.FlagSet, b *queueBody) (set func() error) {
 	window := fs.Int("fair-window", 0, "seconds after the sale starts whose arrivals are drawn, 0-300 (needs the queue)")
 	risk := fs.Int("risk-threshold", 0, "refuse buyers WeChat rates at or above this, 1-4; 0 = no check")
-	return func() {
+	return func() error {
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {
 			case "fair-window":
@@ -183,7 +189,29 @@ func queueFlags(fs *flag.FlagSet, b *queueBody) (set func()) {
 				b.RiskThreshold = risk
 			}
 		})
+		switch {
+		case *window < 0 || *window > inventory.MaxFairWindowSeconds:
+			return usageError("%s: --fair-window must be 0 to %d seconds", fs.Name(), inventory.MaxFairWindowSeconds)
+		case *risk < 0 || *risk > inventory.MaxRiskRank:
+			return usageError("%s: --risk-threshold must be 0 to %d (0: no check)", fs.Name(), inventory.MaxRiskRank)
+		}
+		return nil
 	}
+}
+
+// checkCreateCounts refuses create's --stock, --limit or --shards outside the API's
+// range (NewSKU.Validate: 0 to inventory.MaxStock units, 1 to inventory.MaxShards
+// shards): a usage error naming the flag.
+func checkCreateCounts(stock, limit, shards int) error {
+	for _, f := range []struct {
+		name           string
+		v, least, most int
+	}{{"--stock", stock, 0, inventory.MaxStock}, {"--limit", limit, 0, inventory.MaxStock}, {"--shards", shards, 1, inventory.MaxShards}} {
+		if f.v < f.least || f.v > f.most {
+			return usageError("create: %s must be %d to %d, got %d", f.name, f.least, f.most, f.v)
+		}
+	}
+	return nil
 }
 
 func create(ctx context.Context, c *call, args []string) error {
@@ -199,7 +227,9 @@ func create(ctx context.Context, c *call, args []string) error {
 	if _, err := parse(fs, args, ""); err != nil {
 		return err
 	}
-	setQueue()
+	if err := setQueue(); err != nil {
+		return err
+	}
 	if *queue {
 		b.Queue = queue
 	}
@@ -212,15 +242,19 @@ func create(ctx context.Context, c *call, args []string) error {
 	if *offSale && given(fs, "at") { // on-sale sets the start (or clears it): one given here, even '', would never be used
 		return usageError("create takes --off-sale or --at, not both: --at is when its sale starts, --off-sale creates it off sale (on-sale SKU --at TIME puts it on sale from TIME)")
 	}
-	if err := inventory.CheckSKUID("--sku", b.SKU); err != nil {
+	err := inventory.CheckSKUID("--sku", b.SKU)
+	if err != nil {
 		return usageError("create: %v", err)
+	}
+	if b.SaleStartsAt, err = saleStart(fs, *at); err != nil {
+		return err
+	}
+	if err := checkCreateCounts(*stock, *limit, *shards); err != nil {
+		return err
 	}
 	b.Stock, b.LimitPerUser, b.Shards = stock, limit, shards
 	if *offSale {
 		b.OnSale = new(bool)
-	}
-	if *at != "" {
-		b.SaleStartsAt = at
 	}
 	return c.send(ctx, "POST", "/admin/skus", b, printSKU)
 }
@@ -263,16 +297,31 @@ func reshard(ctx context.Context, c *call, args []string) error {
 
 func onSale(ctx context.Context, c *call, args []string) error {
 	fs := flag.NewFlagSet("on-sale", flag.ContinueOnError)
-	at := fs.String("at", "", "sale start, RFC 3339 UTC (default: now)")
+	var at string
+	fs.StringVar(&at, "at", "", "sale start, RFC 3339 UTC (default: now)")
 	sku, err := parseSKU(fs, args)
 	if err != nil {
 		return err
 	}
-	body := map[string]any{"onSale": true, "saleStartsAt": nil}
-	if *at != "" {
-		body["saleStartsAt"] = *at
+	start, err := saleStart(fs, at)
+	if err != nil {
+		return err
 	}
+	body := map[string]any{"onSale": true, "saleStartsAt": start} // nil: JSON null, on sale now
 	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), body, printSKU)
+}
+
+// saleStart is the sale start of fs's --at, at: nil when --at is not given (on sale
+// now); given empty or blank (a failed $(date …) substitution) it is a usage error,
+// never a sale starting now.
+func saleStart(fs *flag.FlagSet, at string) (*string, error) {
+	switch {
+	case !given(fs, "at"):
+		return nil, nil
+	case strings.TrimSpace(at) == "":
+		return nil, usageError("%s: --at is empty: give the sale's start (RFC 3339 UTC, e.g. 2026-11-11T10:00:00Z), or no --at for now", fs.Name())
+	}
+	return &at, nil
 }
 
 func offSale(ctx context.Context, c *call, args []string) error {
@@ -292,7 +341,9 @@ func queueSettings(ctx context.Context, c *call, args []string) error {
 	if err != nil {
 		return err
 	}
-	setQueue()
+	if err := setQueue(); err != nil {
+		return err
+	}
 	switch {
 	case *on && *off:
 		return usageError("queue takes --on or --off, not both")
@@ -346,6 +397,8 @@ func orders(ctx context.Context, c *call, args []string) error {
 		return c.send(ctx, "GET", "/admin/orders/"+url.PathEscape(id), nil, printOrder)
 	case id == "" && *status != "":
 		return c.send(ctx, "GET", "/admin/orders?status="+url.QueryEscape(*status)+"&after="+url.QueryEscape(*after), nil, printOrders)
+	case id != "":
+		return usageError("orders takes an order id or --status, not both: the id shows that order, --status lists the orders in that state")
 	}
 	return usageError("orders needs an order id or --status")
 }
@@ -377,18 +430,7 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 	noRestock, reason := fs.Bool("no-restock", false, "keep the goods out of stock (they are gone)"), fs.String("reason", "", "why")
 	refundID := fs.String("refund-id", "", "the refund's idempotency key")
 	var lines []map[string]any
-	fs.Var(repeated(func(v string) error {
-		sku, qty, ok := cutLast(v)
-		n, err := decimalInt(qty, strconv.IntSize)
-		if !ok || sku == "" || err != nil || n < 1 {
-			return fmt.Errorf("--line wants SKU:QTY with QTY a positive integer, got %q", v)
-		}
-		if err := inventory.CheckSKUID("its SKU id", sku); err != nil {
-			return err
-		}
-		lines = append(lines, map[string]any{"skuId": sku, "qty": n})
-		return nil
-	}), "line", "SKU:QTY to refund, repeatable (without: all that is left)")
+	fs.Var(skuQuantities(&lines), "line", "SKU:QTY to refund, repeatable (without: all that is left)")
 	id, err := parse(fs, args, "an order id")
 	if err != nil {
 		return err
@@ -404,6 +446,28 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 		body["lines"] = lines
 	}
 	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(id)+"/refund", body, printOrder)
+}
+
+// skuQuantities is a repeated SKU:QTY flag (refund's --line, ship's --item), split at
+// the last ':' (cutLast), each value appended to lines as {"skuId","qty"}. Errors: the
+// SKU id breaks the API's rule, QTY is not a positive integer in decimal, or is past
+// an int (out of range, with the bound).
+func skuQuantities(lines *[]map[string]any) repeated {
+	return func(v string) error {
+		sku, qty, ok := cutLast(v)
+		n, err := decimalInt(qty, strconv.IntSize)
+		switch {
+		case ok && sku != "" && err != nil && !errors.Is(err, errNotDecimal):
+			return fmt.Errorf("%q: %w", v, err)
+		case !ok || sku == "" || err != nil || n < 1:
+			return fmt.Errorf("want SKU:QTY with QTY a positive integer, e.g. cup-01:2, got %q", v)
+		}
+		if err := inventory.CheckSKUID("its SKU id", sku); err != nil {
+			return err
+		}
+		*lines = append(*lines, map[string]any{"skuId": sku, "qty": n})
+		return nil
+	}
 }
 
 // resolveRefund is the command name that records an operator's retry or settlement
@@ -484,18 +548,7 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 	carrier, tracking := fs.String("carrier", "", "WeChat's express company code, e.g. SF"), fs.String("tracking", "", "the tracking number")
 	contact := fs.String("contact", "", "a masked phone number (SF), e.g. 189****1234")
 	var items []map[string]any
-	fs.Var(repeated(func(v string) error {
-		sku, qty, ok := cutLast(v)
-		n, err := decimalInt(qty, strconv.IntSize)
-		if !ok || sku == "" || err != nil || n < 1 {
-			return errors.New("want SKU:QTY, e.g. cup-01:2")
-		}
-		if err := inventory.CheckSKUID("its SKU id", sku); err != nil {
-			return err
-		}
-		items = append(items, map[string]any{"skuId": sku, "qty": n})
-		return nil
-	}), "item", "SKU:QTY, repeated: what the parcel holds (default: every unit not shipped yet)")
+	fs.Var(skuQuantities(&items), "item", "SKU:QTY, repeated: what the parcel holds (default: every unit not shipped yet)")
 	order, err := parse(fs, args, "an order id")
 	if err != nil {
 		return err
@@ -573,6 +626,9 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 		case err != nil || string(e) == "null":
 			return nil, fmt.Errorf("entry %d is not a JSON object; entries are SKUs like %s", i+1, seedExample)
 		}
+		if err := entryFault(e); err != nil {
+			return nil, fmt.Errorf("entry %d: %w; entries are SKUs like %s", i+1, err, seedExample)
+		}
 		if err := inventory.CheckSKUID("skuId", b.SKU); err != nil {
 			return nil, fmt.Errorf("entry %d: %w", i+1, err)
 		}
@@ -584,6 +640,56 @@ func seedEntries(data []byte) ([]json.RawMessage, error) {
 	return entries, nil
 }
 
+// entryFault says what makes e, a seed entry that is a JSON object, no creation even
+// though its fields' values have their types: a field given null (decoding leaves the
+// field unset, a value the file did not mean), or a key an object in it names twice,
+// letter case aside (decoding keeps the last: {"skuId":"a","skuId":"b"} creates b);
+// nil when neither does.
+func entryFault(e json.RawMessage) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(e, &fields); err != nil {
+		return err
+	}
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if null(fields[k]) {
+			return fmt.Errorf("%s is null: give its value, or leave the field out", printable(k))
+		}
+	}
+	if key, err := twiceNamed(json.NewDecoder(bytes.NewReader(e))); key != "" || err != nil {
+		return cmp.Or(err, fmt.Errorf("%q is given twice: each field once", printable(key)))
+	}
+	return nil
+}
+
+// twiceNamed reads one JSON value from dec and returns the first key an object in it
+// names a second time, at any depth, letter case aside (encoding/json matches a field
+// so); "" when none does.
+func twiceNamed(dec *json.Decoder) (string, error) {
+	tok, err := dec.Token()
+	if err != nil || (tok != json.Delim('{') && tok != json.Delim('[')) {
+		return "", err
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		if tok == json.Delim('{') {
+			k, err := dec.Token()
+			if err != nil {
+				return "", err
+			}
+			key, _ := k.(string)
+			if seen[strings.ToLower(key)] {
+				return key, nil
+			}
+			seen[strings.ToLower(key)] = true
+		}
+		if key, err := twiceNamed(dec); key != "" || err != nil {
+			return key, err
+		}
+	}
+	_, err = dec.Token() // the closing '}' or ']'
+	return "", err
+}
+
 // wrongType says which JSON field of a create body has a value of the wrong type and
 // what it wants, by its JSON name: "riskThreshold must be an integer (got string)".
 // (encoding/json names an embedded struct's field by its Go path, "queueBody.riskThreshold".)
@@ -593,6 +699,9 @@ func wrongType(e *json.UnmarshalTypeError) string {
 	switch e.Type.Kind() {
 	case reflect.Int, reflect.Int64:
 		want = "an integer"
+		if _, err := decimalInt(strings.TrimPrefix(e.Value, "number "), e.Type.Bits()); err != nil && !errors.Is(err, errNotDecimal) {
+			return fmt.Sprintf("%s is %v", field, err) // "out of range: at most …"
+		}
 	case reflect.Bool:
 		want = "true or false"
 	}

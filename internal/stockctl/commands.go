@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -218,19 +219,21 @@ func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
 		return nil, usageError("endpoint %q %s", shownURL(g.endpoint), fault)
 	}
 	u, _ := url.Parse(g.endpoint)
-	region := cmp.Or(g.region, RegionOf(u))
+	region, from := cmp.Or(g.region, RegionOf(u)), "the region the endpoint's host names," // --region is checked already
 	cfg, err := loadConfig(ctx, env, g, ConfigOptions{Region: region, Profile: g.profile, Local: Loopback(u)})
 	if err != nil {
 		return nil, err
 	}
-	region = cmp.Or(region, cfg.Region)
+	if region == "" {
+		region, from = cfg.Region, "the region from AWS_REGION or the profile,"
+	}
 	switch {
 	case region == "" && Loopback(u):
 		region = localRegion
 	case region == "":
 		return nil, usageError("no AWS region to sign for: the endpoint's host %s names none and the AWS configuration has none; give --region REGION, or set the AWS configuration's region (AWS_REGION, or region in the profile in ~/.aws/config)", u.Hostname())
 	}
-	if err := checkRegion(region, "the region from AWS_REGION or the profile,"); err != nil && !Loopback(u) && g.region == "" && RegionOf(u) == "" {
+	if err := checkRegion(region, from); err != nil { // whatever the endpoint: the region is signed for, and put in a header
 		return nil, err
 	}
 	c := &Client{Endpoint: u, Region: region, Credentials: cfg.Credentials, HTTP: env.HTTP}
@@ -327,8 +330,12 @@ type call struct {
 
 // send sends the request (body marshalled as JSON when not nil) and prints the answer
 // with table, or as JSON with -o json; an answer that is not the route's JSON
-// (errUnexpected) is said with the method and path, without its query.
+// (errUnexpected) is said with the method and path, without its query, and its status;
+// to a change, that the API took it (tookChange).
 func (c *call) send(ctx context.Context, method, path string, body any, table func(io.Writer, []byte) error) error {
+	if err := checkSegments(path); err != nil {
+		return err
+	}
 	if c.client == nil {
 		var err error
 		if c.client, err = c.connect(); err != nil {
@@ -342,7 +349,7 @@ func (c *call) send(ctx context.Context, method, path string, body any, table fu
 			return err
 		}
 	}
-	answer, err := c.client.Do(ctx, method, path, data)
+	status, answer, err := c.client.Do(ctx, method, path, data)
 	if err != nil {
 		return err
 	}
@@ -357,9 +364,24 @@ func (c *call) send(ctx context.Context, method, path string, body any, table fu
 	}
 	if errors.Is(err, errUnexpected) { // named as the API's refusals are: the path, not its query
 		route, _, _ := strings.Cut(path, "?")
-		return fmt.Errorf("%s %s: %w", method, route, err)
+		return fmt.Errorf("%s %s: %d %s: %w%s", method, route, status, statusText(status), err, tookChange(method, status))
 	}
 	return err
+}
+
+// checkSegments refuses a route's path (ids escaped into it, with query) holding a
+// segment "." or "..": an order, refund, after-sale or shipment id given so would
+// name no segment of its own, a URL resolves it away (RFC 3986, section 5.2.4), and
+// the request would reach another route. A usage error quoting it, before anything
+// is sent.
+func checkSegments(path string) error {
+	route, _, _ := strings.Cut(path, "?")
+	for _, seg := range strings.Split(route, "/") {
+		if seg == "." || seg == ".." {
+			return usageError("%q is no id: \".\" and \"..\" name no path segment (a URL resolves them away)", seg)
+		}
+	}
+	return nil
 }
 
 // parse parses a command's flags, taking one positional argument (the SKU or order
@@ -425,14 +447,18 @@ func decimalInt(v string, bits int) (int64, error) {
 }
 
 // decimalFloat reads v as strconv.ParseFloat does (12, 0.5, 1e3), refusing Go's forms
-// that are not decimal (1_000, 0x1p4) and a leading '+' with errNotDecimal; its other
-// errors are ParseFloat's. Negative zero is read as 0: it is no negative number, and
-// fmt would print it "-0".
+// that are not decimal (1_000, 0x1p4) and a leading '+' with errNotDecimal, but for
+// +Inf, read as Inf is (and refused as out of its flag's range in the same words); its
+// other errors are ParseFloat's. Negative zero is read as 0: it is no negative number,
+// and fmt would print it "-0".
 func decimalFloat(v string) (float64, error) {
-	if strings.ContainsAny(v, "_xX") || strings.HasPrefix(v, "+") {
+	if strings.ContainsAny(v, "_xX") {
 		return 0, errNotDecimal
 	}
 	f, err := strconv.ParseFloat(v, 64)
+	if strings.HasPrefix(v, "+") && !math.IsInf(f, 1) {
+		return 0, errNotDecimal
+	}
 	if f == 0 {
 		return 0, err
 	}

@@ -1,6 +1,7 @@
 package stockctl_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -120,6 +121,8 @@ func TestRun_SaysAnIntegerPastItsFlagsRangeIsOutOfRange(t *testing.T) {
 		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", huge}, "-price: out of range: at most 9223372036854775807"},
 		{[]string{"create", "--sku", "a", "--name", "Cup", "--price", "100", "--stock", huge}, "-stock: out of range: at most 9223372036854775807"},
 		{[]string{"adjust", "cup-01", "--id", "a1", "--delta", "-" + huge, "--reason", "r"}, "-delta: out of range: at least -9223372036854775808"},
+		{[]string{"refund", "o1", "--reason", "r", "--line", "a:99999999999999999999"}, "-line: \"a:99999999999999999999\": out of range: at most 9223372036854775807"},
+		{[]string{"ship", "o1", "--shipment-id", "p1", "--type", "virtual", "--item", "a:b:" + huge}, "-item: \"a:b:" + huge + "\": out of range: at most 9223372036854775807"},
 	} {
 		code, out, errOut := run(append([]string{"--endpoint", srv.URL}, c.args...), nil, new([]stockctl.ConfigOptions))
 		if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "not a decimal number") {
@@ -150,5 +153,82 @@ func TestRun_CreateNamesThePriceRule(t *testing.T) {
 	}
 	if code, _, errOut := run(append(create, "--price", "1000000000"), nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitOK || len(*bodies) != 1 {
 		t.Errorf("--price 1000000000: exit %d, err %q; want it sent", code, errOut)
+	}
+}
+
+// An empty --at (a failed $(date …) substitution) is no start time: create and on-sale
+// refuse it, exit 2 naming --at, nothing sent; it used to be left out of the body (or
+// sent as null), putting the SKU on sale now.
+func TestRun_RefusesAnEmptySaleStart(t *testing.T) {
+	srv, bodies := recordingAPI(t)
+	for _, args := range [][]string{
+		{"create", "--sku", "a", "--name", "Cup", "--price", "1", "--at", ""},
+		{"create", "--sku", "a", "--name", "Cup", "--price", "1", "--at="},
+		{"create", "--sku", "a", "--name", "Cup", "--price", "1", "--at", " "},
+		{"on-sale", "a", "--at", ""},
+		{"on-sale", "a", "--at="},
+	} {
+		code, out, errOut := run(append([]string{"--endpoint", srv.URL}, args...), nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "--at") {
+			t.Errorf("%q: exit %d, out %q, err %q; want exit 2 naming --at", args, code, out, errOut)
+		}
+	}
+	if len(*bodies) != 0 {
+		t.Errorf("an empty --at was sent: %q", *bodies)
+	}
+	if code, _, errOut := run([]string{"--endpoint", srv.URL, "on-sale", "a"}, nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitOK || len(*bodies) != 1 {
+		t.Errorf("on-sale without --at: exit %d, err %q; want it sent", code, errOut)
+	}
+}
+
+// An order id and --status are two ways to call orders (one order, or a list): both
+// given is a usage error saying they cannot be combined, not that one is missing.
+func TestRun_OrdersTakesAnIDOrAStatusNotBoth(t *testing.T) {
+	srv, bodies := recordingAPI(t)
+	code, out, errOut := run([]string{"--endpoint", srv.URL, "orders", "o1", "--status", "REFUNDING"}, nil, new([]stockctl.ConfigOptions))
+	if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "an order id or --status, not both") || len(*bodies) != 0 {
+		t.Errorf("orders o1 --status REFUNDING: exit %d, out %q, err %q, sent %q; want exit 2 saying not both", code, out, errOut, *bodies)
+	}
+	if code, _, errOut := run([]string{"--endpoint", srv.URL, "orders"}, nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitUsage || !strings.Contains(errOut, "orders needs an order id or --status") {
+		t.Errorf("orders: exit %d, err %q; want exit 2 saying what it needs", code, errOut)
+	}
+}
+
+// A number outside the API's range for its field (docs/contract.md, "Merchant API":
+// shards 1-64, stock and limitPerUser 0 to inventory.MaxStock, fairWindowSeconds
+// 0-300, riskThreshold 0-4) is refused before anything is sent, exit 2 naming the
+// flag and its range; plan takes at most 10,000 --sku, as --skus.
+func TestRun_RefusesNumbersOutsideTheAPIsRanges(t *testing.T) {
+	srv, bodies := recordingAPI(t)
+	create := []string{"create", "--sku", "a", "--name", "Cup", "--price", "1"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(create, "--shards", "-1"), "--shards must be 1 to 64"},
+		{append(create, "--shards", "0"), "--shards must be 1 to 64"},
+		{append(create, "--shards", "99999"), "--shards must be 1 to 64"},
+		{append(create, "--stock", "-1"), "--stock must be 0 to"},
+		{append(create, "--limit", "-1"), "--limit must be 0 to"},
+		{append(create, "--queue", "--fair-window", "-1"), "--fair-window must be 0 to 300"},
+		{append(create, "--queue", "--fair-window", "301"), "--fair-window must be 0 to 300"},
+		{append(create, "--risk-threshold", "5"), "--risk-threshold must be 0 to 4"},
+		{[]string{"queue", "a", "--fair-window", "-1"}, "--fair-window must be 0 to 300"},
+		{[]string{"queue", "a", "--risk-threshold", "-1"}, "--risk-threshold must be 0 to 4"},
+	} {
+		code, out, errOut := run(append([]string{"--endpoint", srv.URL}, c.args...), nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, out %q, err %q; want exit 2 with %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	if len(*bodies) != 0 {
+		t.Errorf("numbers outside the API's ranges were sent: %q", *bodies)
+	}
+	args := []string{"plan"}
+	for i := range 10001 {
+		args = append(args, "--sku", fmt.Sprintf("s%d:1:1", i))
+	}
+	if code, out, errOut := run(args, nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "10,000") {
+		t.Errorf("plan with 10,001 --sku: exit %d, out %.100q, err %q; want exit 2 naming the cap", code, out, errOut)
 	}
 }

@@ -183,3 +183,64 @@ func TestRun_RefusesASeedFileListingASKUTwice(t *testing.T) {
 		t.Errorf("a seed file listing a SKU twice sent %q", *paths)
 	}
 }
+
+// "." and ".." are no id of any kind: a URL resolves them away (POST
+// /admin/orders/o1/refunds/../settle is POST /admin/orders/o1/settle), so every
+// command refuses them where an id goes into the path, exit 2 naming the id, nothing
+// sent, as SKU ids already were.
+func TestRun_RefusesDotSegmentsForEveryIDWithoutSendingThem(t *testing.T) {
+	srv, paths := fakeAPI(t)
+	for _, id := range []string{".", ".."} {
+		for _, args := range [][]string{
+			{"orders", id},
+			{"refund", id, "--reason", "r"},
+			{"refund-retry", id, "r1", "--reason", "r"},
+			{"refund-retry", "o1", id, "--reason", "r"},
+			{"refund-settled", "o1", id, "--reason", "r"},
+			{"aftersales", "approve", id, "as-1"},
+			{"aftersales", "reject", "o1", id, "--reason", "r"},
+			{"ship", id, "--shipment-id", "p1", "--type", "virtual"},
+		} {
+			code, out, errOut := run(append([]string{"--endpoint", srv.URL}, args...), nil, new([]stockctl.ConfigOptions))
+			if code != stockctl.ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, `"`+id+`"`) {
+				t.Errorf("%q: exit %d, out %q, err %q; want exit 2 naming %q", args, code, out, errOut, id)
+			}
+		}
+	}
+	if len(*paths) != 0 {
+		t.Errorf("dot segments were sent: %q", *paths)
+	}
+	if code, _, errOut := run([]string{"--endpoint", srv.URL, "refund-settled", "o1", "..r1", "--reason", "r"}, nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitOK {
+		t.Errorf("an id holding dots: exit %d, err %q; want it sent", code, errOut)
+	}
+}
+
+// A seed entry that gives a field null, or names a key twice (JSON decoding would keep
+// the last, so {"skuId":"a","skuId":"b"} would create b), is refused as the other
+// malformed entries are: exit 1 naming the entry and the field, nothing sent. A number
+// past its field's integer is said to be out of range, with the bound.
+func TestRun_SeedRefusesNullFieldsDuplicateKeysAndNumbersOutOfRange(t *testing.T) {
+	srv, paths := fakeAPI(t)
+	for entry, want := range map[string]string{
+		`{"skuId":"a","name":"A","price":null}`:                               `entry 2: price is null`,
+		`{"skuId":"a","name":null,"price":1}`:                                 `entry 2: name is null`,
+		`{"skuId":"a","name":"A","price":1,"queue":null}`:                     `entry 2: queue is null`,
+		`{"skuId":"a","skuId":"b","name":"A","price":1}`:                      `entry 2: "skuId" is given twice`,
+		`{"skuId":"a","name":"A","price":1,"SKUID":"b"}`:                      `entry 2: "SKUID" is given twice`,
+		`{"skuId":"a","name":"A","price":1,"x":{"k":1,"k":2}}`:                `entry 2: "k" is given twice`,
+		`{"skuId":"a","name":"A","price":12345678901234567890123}`:            "entry 2: price is out of range: at most 9223372036854775807",
+		`{"skuId":"a","name":"A","price":1,"stock":-12345678901234567890123}`: "entry 2: stock is out of range: at least -9223372036854775808",
+	} {
+		seedFile := filepath.Join(t.TempDir(), "seed.json")
+		if err := os.WriteFile(seedFile, []byte(`[{"skuId":"ok-1","name":"ok","price":1},`+entry+`]`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := run([]string{"--endpoint", srv.URL, "seed", seedFile}, nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitError || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, want) {
+			t.Errorf("seed of %s: exit %d, out %q, err %q; want exit %d with %q", entry, code, out, errOut, stockctl.ExitError, want)
+		}
+	}
+	if len(*paths) != 0 {
+		t.Errorf("a seed file with a malformed entry sent %q", *paths)
+	}
+}

@@ -29,7 +29,7 @@ func (s *skuFlags) Set(v string) error {
 	orders, err1 := decimalFloat(ordersText)
 	views, err2 := decimalFloat(viewsText)
 	if err1 != nil || err2 != nil || !peak(orders) || !peak(views) {
-		return fmt.Errorf("%q: orders and page views must be numbers from 0 to %d, in decimal", v, maxPeak)
+		return fmt.Errorf("%q: orders and page views must be numbers from 0 to %d, in decimal, %s", v, maxPeak, minPeakRule)
 	}
 	if orders == 0 && views == 0 { // as --orders 0 --page-views 0: nothing to size
 		return fmt.Errorf("%q: at least one of its orders and page views must be above 0", v)
@@ -58,9 +58,20 @@ func cutLast(v string) (before, after string, found bool) {
 // it sizes; beyond it the advice's integers would overflow.
 const maxPeak = 10_000_000
 
-// peak reports whether v is a peak plan takes: a finite number from 0 to maxPeak
+// minPeak is the least peak above 0 plan takes, a thousandth a second (3.6 an hour):
+// below it the figures per order (page views per order and what they cost) would
+// pass any float64, infinite, and say nothing of a sale anyway.
+const minPeak = 0.001
+
+// minPeakRule says minPeak in a usage error.
+const minPeakRule = "one above 0 at least 0.001"
+
+// peak reports whether v is a peak plan takes: 0, or a number from minPeak to maxPeak
 // (NaN and infinities are not).
-func peak(v float64) bool { return v >= 0 && v <= maxPeak }
+func peak(v float64) bool { return v == 0 || v >= minPeak && v <= maxPeak }
+
+// maxSKUs is the most SKUs plan sizes, by --skus or by --sku.
+const maxSKUs = 10_000
 
 // maxRiskBuyers is the most buyers --risk-checked-buyers takes: a billion, more than
 // use WeChat in a day.
@@ -98,10 +109,12 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	switch {
 	case len(each) > 0 && given(fs, "skus", "orders", "page-views"):
 		return usageError("plan: --sku gives each SKU's own orders and page views; give --sku or --skus, --orders and --page-views, not both")
-	case *skus < 1 || *skus > 10000:
+	case *skus < 1 || *skus > maxSKUs:
 		return usageError("plan: --skus must be 1 to 10,000")
+	case len(each) > maxSKUs:
+		return usageError("plan: at most 10,000 --sku, as --skus, got %d", len(each))
 	case !peak(*orders) || !peak(*views) || !peak(*refunds) || !peak(*refusals):
-		return usageError("plan: --orders, --page-views, --refusals and --refunds must be numbers from 0 to %d", maxPeak)
+		return usageError("plan: --orders, --page-views, --refusals and --refunds must be numbers from 0 to %d, %s", maxPeak, minPeakRule)
 	case !(*payRatio >= 0 && *payRatio <= 1):
 		return usageError("plan: --pay-ratio must be 0 to 1")
 	case !given(fs, "refund-ratio") && *refundRatio > *payRatio:
@@ -124,10 +137,13 @@ func planSale(out io.Writer, asJSON bool, args []string) error {
 	}
 	d.Refunds, d.RefundRatio, d.RiskCheckedBuyers = *refunds, *refundRatio, *riskBuyers
 	p := plan.Make(d, plan.Today(), plan.DefaultPrices)
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil { // a figure past float64 (json: unsupported value: +Inf), never printed
+		return usageError("plan: these figures give a plan past what plan computes (%v)", err)
+	}
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(p)
+		_, err = fmt.Fprintf(out, "%s\n", data)
+		return err
 	}
 	return p.Write(out)
 }

@@ -72,6 +72,9 @@ func TestStockctl_PlanSizesASaleWithoutTheAPI(t *testing.T) {
 		{[]string{"plan", "--orders", "-5", "--page-views", "1"}, "must be numbers from 0 to 10000000"},
 		{[]string{"plan", "--orders", "NaN", "--page-views", "1"}, "must be numbers from 0 to 10000000"},
 		{[]string{"plan", "--orders", "1", "--page-views", "Inf"}, "must be numbers from 0 to 10000000"},
+		{[]string{"plan", "--orders", "1", "--page-views", "+Inf"}, "must be numbers from 0 to 10000000"},
+		{[]string{"plan", "--orders", "+inf", "--page-views", "1"}, "must be numbers from 0 to 10000000"},
+		{[]string{"plan", "--sku", "a:+Inf:1"}, `"a:+Inf:1": orders and page views must be numbers from 0 to 10000000`},
 		{[]string{"plan", "--orders", "1e308", "--page-views", "1"}, "must be numbers from 0 to 10000000"},
 		{[]string{"plan", "--orders", "1", "--page-views", "1", "--refunds", "-1"}, "must be numbers from 0 to 10000000"},
 		{[]string{"plan", "--orders", "1", "--page-views", "1", "--refusals", "-1"}, "must be numbers from 0 to 10000000"},
@@ -235,6 +238,38 @@ func TestStockctl_PlanReadsNegativeZeroAsZero(t *testing.T) {
 			code, out, errOut := runPlan(negative...)
 			if code != stockctl.ExitOK || out != want {
 				t.Errorf("%q: exit %d, err %q, out differs from %q's:\n%s\nwant:\n%s", negative, code, errOut, zero, out, want)
+			}
+		}
+	}
+}
+
+// A peak above 0 is at least 0.001 a second: a tinier one made the figures per order
+// infinite, printed as $+Inf, or, with -o json, exit 1 (json: unsupported value), the
+// exit status of the API's refusal. It is a usage error naming the bound, table or
+// JSON, and plan prints no Inf or NaN at the bound.
+func TestStockctl_PlanRefusesAPeakTooSmallToSize(t *testing.T) {
+	for _, format := range []string{"table", "json"} {
+		for _, args := range [][]string{
+			{"plan", "--orders", "1e-320", "--page-views", "1"},
+			{"plan", "--orders", "1e-300", "--page-views", "1"},
+			{"plan", "--orders", "0.0009", "--page-views", "10000000"},
+			{"plan", "--orders", "1", "--page-views", "1e-300"},
+			{"plan", "--orders", "1", "--page-views", "1", "--refunds", "1e-320"},
+			{"plan", "--orders", "1", "--page-views", "1", "--refusals", "1e-320"},
+			{"plan", "--sku", "a:1e-320:1"},
+		} {
+			code, out, errOut := runPlan(append([]string{"-o", format}, args...)...)
+			if code != stockctl.ExitUsage || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "0.001") {
+				t.Errorf("-o %s %q: exit %d, out %.200q, err %q; want exit 2 naming the bound 0.001", format, args, code, out, errOut)
+			}
+		}
+		for _, args := range [][]string{
+			{"plan", "--orders", "0.001", "--page-views", "10000000", "--skus", "10000"},
+			{"plan", "--sku", "a:0.001:10000000", "--refunds", "0.001", "--refusals", "0.001"},
+		} {
+			code, out, errOut := runPlan(append([]string{"-o", format}, args...)...)
+			if code != stockctl.ExitOK || strings.Contains(out, "Inf") || strings.Contains(out, "NaN") {
+				t.Errorf("-o %s %q: exit %d, err %q, out %.300q; want a plan without Inf or NaN", format, args, code, errOut, out)
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -233,11 +234,9 @@ func printPage[T any](key, header string, row func(T) string) func(io.Writer, []
 		if err != nil {
 			return err
 		}
-		var page struct{ Next string }
-		if next, ok := fields["next"]; ok {
-			if page.Next, err = decode[string](next); err != nil {
-				return err
-			}
+		more, err := moreHint(fields["next"])
+		if err != nil {
+			return err
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprint(tw, header)
@@ -247,11 +246,36 @@ func printPage[T any](key, header string, row func(T) string) func(io.Writer, []
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		if page.Next != "" {
-			_, err = fmt.Fprintf(w, "\nmore: --after %s\n", page.Next)
-		}
+		_, err = io.WriteString(w, more)
 		return err
 	}
+}
+
+// shellSafe matches a cursor no POSIX shell reads anything into: it is pasted as it is.
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_.,:/=+@%-]+$`)
+
+// moreHint is the line that ends a page whose answer's next is next (absent or "":
+// the last page, no line): "more: --after CURSOR", the cursor one shell word an
+// operator may paste, as given when shellSafe, else in single quotes (each quote in it
+// closed, escaped and opened again). A cursor that is not a JSON string, or holds a character other than
+// printable ASCII (a control or format character a table would show as a space, so a
+// copy would be another cursor; a character that only looks like another), is no
+// route's cursor: errUnexpected.
+func moreHint(next json.RawMessage) (string, error) {
+	var cursor string
+	switch {
+	case next == nil:
+		return "", nil
+	case json.Unmarshal(next, &cursor) != nil || null(next) || !utf8.Valid(next):
+		return "", errUnexpected
+	case strings.ContainsFunc(cursor, func(r rune) bool { return r < ' ' || r > '~' }):
+		return "", fmt.Errorf("%w (its next page's cursor holds characters other than printable ASCII)", errUnexpected)
+	case cursor == "":
+		return "", nil
+	case !shellSafe.MatchString(cursor):
+		cursor = "'" + strings.ReplaceAll(cursor, "'", `'\''`) + "'"
+	}
+	return "\nmore: --after " + cursor + "\n", nil
 }
 
 // ledgerEntry is one entry of GET /admin/skus/{skuId}/ledger.

