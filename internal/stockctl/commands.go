@@ -1,6 +1,7 @@
 package stockctl
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -329,7 +330,7 @@ type call struct {
 }
 
 // send sends the request (body marshalled as JSON when not nil) and prints the answer
-// with table, or as JSON with -o json; an answer that is not the route's JSON
+// (show) with table, or as JSON with -o json; an answer that is not the route's JSON
 // (errUnexpected) is said with the method and path, without its query, and its status;
 // to a change, that the API took it (tookChange).
 func (c *call) send(ctx context.Context, method, path string, body any, table func(io.Writer, []byte) error) error {
@@ -354,18 +355,29 @@ func (c *call) send(ctx context.Context, method, path string, body any, table fu
 		return err
 	}
 	c.answer = answer
-	if c.json {
-		var out []byte
-		if out, err = terminalJSON(answer); err == nil {
-			_, err = fmt.Fprintf(c.out, "%s\n", out)
-		}
-	} else {
-		err = table(c.out, answer)
-	}
-	if errors.Is(err, errUnexpected) { // named as the API's refusals are: the path, not its query
+	if err = c.show(answer, table); errors.Is(err, errUnexpected) { // named as the API's refusals are: the path, not its query
 		route, _, _ := strings.Cut(path, "?")
 		return fmt.Errorf("%s %s: %d %s: %w%s", method, route, status, statusText(status), err, tookChange(method, status))
 	}
+	return err
+}
+
+// show prints answer with table, or as JSON with -o json, only once the whole answer
+// is read as the table reads it (table's error, e.g. errUnexpected, for a field of the
+// wrong type, with or without -o json): nothing of an answer refused is printed.
+func (c *call) show(answer []byte, table func(io.Writer, []byte) error) error {
+	var shown bytes.Buffer
+	err := table(&shown, answer)
+	if err == nil && c.json {
+		var out []byte
+		out, err = terminalJSON(answer)
+		shown.Reset()
+		shown.Write(append(out, '\n'))
+	}
+	if err != nil {
+		return err
+	}
+	_, err = c.out.Write(shown.Bytes())
 	return err
 }
 
