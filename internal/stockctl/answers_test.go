@@ -1,0 +1,63 @@
+package stockctl_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stockguard/stockguard/internal/stockctl"
+)
+
+// answering is an API answering every request status with body.
+func answering(t *testing.T, status int, body string) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// -o json exits as the table does for the same answer: 4 for a reconcile report with
+// differences or refund problems, 3 for a reshard not complete, 1 for an answer whose
+// fields have the wrong types; the JSON of an answer it takes is still printed.
+func TestRun_JSONOutputExitsAsTheTableDoes(t *testing.T) {
+	for _, c := range []struct {
+		name, answer string
+		args         []string
+		code         int
+	}{
+		{"differences", `{"skusChecked":1,"differences":[{"skuId":"a","rule":"r","expected":1,"actual":2}]}`, []string{"reconcile"}, stockctl.ExitDifferences},
+		{"refund problems", `{"skusChecked":1,"refundProblems":["o1"]}`, []string{"reconcile", "--latest"}, stockctl.ExitDifferences},
+		{"balanced", `{"skusChecked":1,"differences":[]}`, []string{"reconcile"}, stockctl.ExitOK},
+		{"differences of the wrong type", `{"skusChecked":1,"differences":"many"}`, []string{"reconcile"}, stockctl.ExitError},
+		{"reshard not complete", `{"skuId":"a","shards":4,"targetShards":2,"complete":false}`, []string{"reshard", "a", "--shards", "2"}, stockctl.ExitIncomplete},
+		{"reshard without complete", `{"skuId":"a","shards":4,"targetShards":2}`, []string{"reshard", "a", "--shards", "2"}, stockctl.ExitIncomplete},
+		{"reshard complete", `{"skuId":"a","shards":2,"targetShards":2,"complete":true}`, []string{"reshard", "a", "--shards", "2"}, stockctl.ExitOK},
+		{"reshard complete of the wrong type", `{"skuId":"a","shards":2,"targetShards":2,"complete":"yes"}`, []string{"reshard", "a", "--shards", "2"}, stockctl.ExitError},
+	} {
+		url := answering(t, http.StatusOK, c.answer)
+		for _, format := range []string{"table", "json"} {
+			code, out, errOut := runWith(append([]string{"--endpoint", url, "-o", format}, c.args...), "", http.DefaultTransport)
+			printed := strings.Contains(out, `"sku`)
+			if code != c.code || (format == "json" && code != stockctl.ExitError && !printed) {
+				t.Errorf("%s, -o %s: exit %d, out %q, err %q; want exit %d (and the JSON printed)", c.name, format, code, out, errOut, c.code)
+			}
+		}
+	}
+}
+
+// An answer that is not the route's JSON prints nothing, not even the part of it a
+// table reads first: adjust's line before its SKU that is not one.
+func TestRun_AnAnswerRefusedPrintsNothing(t *testing.T) {
+	url := answering(t, http.StatusCreated, `{"adjustmentId":"r1","delta":5,"reason":"x","sku":"not a SKU"}`)
+	for _, format := range []string{"table", "json"} {
+		code, out, errOut := runWith([]string{"--endpoint", url, "-o", format, "adjust", "a", "--id", "r1", "--delta", "5", "--reason", "x"}, "", http.DefaultTransport)
+		if code != stockctl.ExitError || out != "" || !strings.Contains(errOut, "not the JSON this route gives") {
+			t.Errorf("-o %s: exit %d, out %q, err %q; want exit 1, nothing printed, the answer refused", format, code, out, errOut)
+		}
+	}
+}
