@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stockguard/stockguard/internal/stockctl"
 )
@@ -58,6 +59,31 @@ func TestRun_AnAnswerRefusedPrintsNothing(t *testing.T) {
 		code, out, errOut := runWith([]string{"--endpoint", url, "-o", format, "adjust", "a", "--id", "r1", "--delta", "5", "--reason", "x"}, "", http.DefaultTransport)
 		if code != stockctl.ExitError || out != "" || !strings.Contains(errOut, "not the JSON this route gives") {
 			t.Errorf("-o %s: exit %d, out %q, err %q; want exit 1, nothing printed, the answer refused", format, code, out, errOut)
+		}
+	}
+}
+
+// A message quoting what the operator gave (an endpoint, its host, a flag) shows its
+// control, format and separator characters escaped (\u202e), never raw: a
+// bidirectional override, a zero-width space or NEL would reorder or hide the line.
+func TestRun_MessagesEscapeTheInputsInvisibleCharacters(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		rt   http.RoundTripper
+	}{
+		{"an endpoint with no such host", []string{"--endpoint", "http://a\u202e\u200b.com", "get", "cup-01"}, noHostTransport()},
+		{"an endpoint not reached", []string{"--endpoint", "http://a\u202e\u200b.com", "--region", "us-east-1", "get", "cup-01"}, noHostTransport()},
+		{"an endpoint with NEL", []string{"--endpoint", "http://a\u0085b.com", "get", "cup-01"}, noHostTransport()},
+		{"a custom domain naming no region", []string{"--endpoint", "https://api\u202e\u00a0.example.com", "get", "cup-01"}, noHostTransport()},
+		{"an unknown flag", []string{"--endpoint", "http://127.0.0.1:1", "get", "cup-01", "--x\u202e"}, noHostTransport()},
+		{"a flag without its value", []string{"get", "cup-01", "--endpoint\u2028"}, noHostTransport()},
+	} {
+		code, _, errOut := runWith(c.args, "", c.rt)
+		if code == stockctl.ExitOK || strings.ContainsFunc(errOut, func(r rune) bool {
+			return r != '\n' && (unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) || (unicode.Is(unicode.Zs, r) && r != ' '))
+		}) || !strings.Contains(errOut, `\u`) && !strings.Contains(errOut, "%E2%80%AE") { // escaped, or as the URL encodes it
+			t.Errorf("%s: exit %d, err %q; want its invisible characters escaped", c.name, code, errOut)
 		}
 	}
 }

@@ -22,11 +22,13 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
@@ -168,6 +170,26 @@ func printable(s string) string {
 		s = strings.ToValidUTF8(s[:maxMessageBytes], "") + "…"
 	}
 	return s
+}
+
+// escaped is s, a message that may quote what the operator gave (an endpoint, its
+// host, a flag), with every control, format (Cf) and separator character but the
+// ASCII space written as its Go escape (\u202e, \u0085, \u00a0) and every invalid
+// UTF-8 byte as \xff: text that would reorder, hide or break the line is shown, not
+// acted on, and nothing is lost.
+func escaped(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], string(utf8.RuneError)):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r != ' ' && (unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Z)):
+			b.WriteString(strings.Trim(strconv.QuoteRuneToASCII(r), "'"))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // RedirectError is an answer 3xx: stockctl follows no redirect, since Go's client

@@ -108,6 +108,13 @@ type helpRequest struct{ fs *flag.FlagSet }
 
 func (h *helpRequest) Error() string { return "help requested for " + h.fs.Name() }
 
+// inertError is an error whose message is escaped (escaped): its invisible
+// characters, as the operator gave them, are shown as escapes.
+type inertError struct{ error }
+
+func (e inertError) Error() string { return escaped(e.error.Error()) }
+func (e inertError) Unwrap() error { return e.error }
+
 // errUsage marks a wrong command line.
 var errUsage = errors.New("usage")
 
@@ -124,11 +131,14 @@ func usageError(format string, args ...any) error {
 
 // Run runs the command line args (without the program name) and returns the exit
 // status; errors, usage errors included, go to env.Stderr as one line starting
-// "stockctl: ". -h or --help before the command prints the usage on env.Stdout, and
+// "stockctl: ", their control, format and separator characters escaped (escaped). -h or --help before the command prints the usage on env.Stdout, and
 // after a command that command's usage (what it does, its flags, an example); neither
 // needs an endpoint.
 func Run(ctx context.Context, args []string, env Env) int {
 	err := run(ctx, args, env)
+	if err != nil && !errors.As(err, new(*helpRequest)) {
+		err = inertError{err}
+	}
 	var help *helpRequest
 	switch {
 	case err == nil:
