@@ -87,3 +87,19 @@ func TestRun_MessagesEscapeTheInputsInvisibleCharacters(t *testing.T) {
 		}
 	}
 }
+
+// The next page's hint pasted back sends its cursor, one starting with '-' too.
+func TestRun_TheMoreHintPastedBackSendsItsCursor(t *testing.T) {
+	var query string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query = r.URL.Query().Get("after")
+		io.WriteString(w, `{"skus":[],"next":"--version"}`)
+	}))
+	defer srv.Close()
+	_, out, _ := runWith([]string{"--endpoint", srv.URL, "list"}, "", http.DefaultTransport)
+	_, hint, _ := strings.Cut(strings.TrimSpace(out), "more: ")
+	code, _, errOut := runWith([]string{"--endpoint", srv.URL, "list", hint}, "", http.DefaultTransport)
+	if code != stockctl.ExitOK || query != "--version" {
+		t.Errorf("list %s: exit %d, err %q, cursor sent %q; want --version sent", hint, code, errOut, query)
+	}
+}

@@ -255,7 +255,7 @@ func printPage[T any](key, header string, row func(T) string) func(io.Writer, []
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_.,:/=+@%-]+$`)
 
 // moreHint is the line that ends a page whose answer's next is next (absent or "":
-// the last page, no line): "more: --after CURSOR", the cursor one shell word an
+// the last page, no line): "more: --after=CURSOR", the cursor one shell word an
 // operator may paste, as given when shellSafe, else in single quotes (each quote in it
 // closed, escaped and opened again). A cursor that is not a JSON string, or holds a character other than
 // printable ASCII (a control or format character a table would show as a space, so a
@@ -275,7 +275,7 @@ func moreHint(next json.RawMessage) (string, error) {
 	case !shellSafe.MatchString(cursor):
 		cursor = "'" + strings.ReplaceAll(cursor, "'", `'\''`) + "'"
 	}
-	return "\nmore: --after " + cursor + "\n", nil
+	return "\nmore: --after=" + cursor + "\n", nil // with '=': a cursor starting with '-' stays its value
 }
 
 // ledgerEntry is one entry of GET /admin/skus/{skuId}/ledger.
