@@ -1,12 +1,17 @@
 package stockctl_test
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"unicode"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
 
 	"github.com/stockguard/stockguard/internal/stockctl"
 )
@@ -101,5 +106,33 @@ func TestRun_TheMoreHintPastedBackSendsItsCursor(t *testing.T) {
 	code, _, errOut := runWith([]string{"--endpoint", srv.URL, "list", hint}, "", http.DefaultTransport)
 	if code != stockctl.ExitOK || query != "--version" {
 		t.Errorf("list %s: exit %d, err %q, cursor sent %q; want --version sent", hint, code, errOut, query)
+	}
+}
+
+// A profile named with --profile must give credentials, to a local endpoint too:
+// one that gives none is exit 1, nothing sent, as for a deployed endpoint (it used to
+// be ignored and the request sent unsigned as local-operator).
+func TestRun_AnExplicitProfileWithoutCredentialsIsRefusedLocallyToo(t *testing.T) {
+	sent := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		sent = true
+		io.WriteString(w, `{"skuId":"cup-01"}`)
+	}))
+	defer srv.Close()
+	var errOut bytes.Buffer
+	env := stockctl.Env{Stdout: io.Discard, Stderr: &errOut, Getenv: func(string) string { return "" }, HTTP: http.DefaultClient,
+		LoadConfig: func(context.Context, stockctl.ConfigOptions) (aws.Config, error) {
+			return aws.Config{Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+				return aws.Credentials{}, errors.New("no keys")
+			})}, nil
+		},
+	}
+	code := stockctl.Run(context.Background(), []string{"--endpoint", srv.URL, "--profile", "ops", "get", "cup-01"}, env)
+	if code != stockctl.ExitError || sent || !strings.Contains(errOut.String(), `AWS profile "ops" gives no usable credentials`) {
+		t.Errorf("exit %d, sent %v, err %q; want exit 1, nothing sent, the profile gives no usable credentials", code, sent, errOut.String())
+	}
+	errOut.Reset()
+	if code := stockctl.Run(context.Background(), []string{"--endpoint", srv.URL, "get", "cup-01"}, env); code != stockctl.ExitOK || !sent {
+		t.Errorf("no --profile: exit %d, sent %v, err %q; want it sent unsigned", code, sent, errOut.String())
 	}
 }

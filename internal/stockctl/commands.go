@@ -224,7 +224,8 @@ const localRegion = "us-east-1"
 // newClient builds the client for g's endpoint: region from --region, the endpoint's
 // host or the AWS configuration (localRegion locally; elsewhere none is a usage error,
 // said before anything is sent, as API Gateway would refuse a request signed for
-// another region); credentials from the default chain, of --profile when given.
+// another region); credentials from the default chain, of --profile when given: to a
+// local endpoint unsigned when none are found, unless --profile names the profile.
 func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
 	if fault := endpointFault(g.endpoint); fault != "" {
 		return nil, usageError("endpoint %q %s", shownURL(g.endpoint), fault)
@@ -248,7 +249,7 @@ func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{Endpoint: u, Region: region, Credentials: cfg.Credentials, HTTP: env.HTTP}
-	if !Loopback(u) {
+	if !Loopback(u) || g.profile != "" { // a profile named on the command line must give credentials, locally too
 		// said here, where the profile is known, not at the first request's signing
 		if err := credentialsFailure(ctx, c.Credentials, g.profileName(env)); err != nil {
 			return nil, err
