@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
@@ -134,5 +136,33 @@ func TestRun_AnExplicitProfileWithoutCredentialsIsRefusedLocallyToo(t *testing.T
 	errOut.Reset()
 	if code := stockctl.Run(context.Background(), []string{"--endpoint", srv.URL, "get", "cup-01"}, env); code != stockctl.ExitOK || !sent {
 		t.Errorf("no --profile: exit %d, sent %v, err %q; want it sent unsigned", code, sent, errOut.String())
+	}
+}
+
+// An answer about another SKU or order than the one asked for is not this request's
+// answer: exit 1 naming both ids, nothing printed, in a table or as JSON.
+func TestRun_RefusesAnAnswerAboutAnotherID(t *testing.T) {
+	seedFile := filepath.Join(t.TempDir(), "seed.json")
+	if err := os.WriteFile(seedFile, []byte(`[{"skuId":"cup-01","name":"Cup","price":1}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, answer, want string
+		args               []string
+	}{
+		{"get", `{"skuId":"mug-99"}`, `skuId "mug-99", not "cup-01"`, []string{"get", "cup-01"}},
+		{"orders", `{"orderId":"other"}`, `orderId "other", not "o1"`, []string{"orders", "o1"}},
+		{"ship", `{"orderId":"o2","shipment":{"shipmentId":"p1"}}`, `orderId "o2", not "o1"`, []string{"ship", "o1", "--shipment-id", "p1", "--type", "virtual"}},
+		{"reshard", `{"skuId":"zz","shards":2,"targetShards":2,"complete":true}`, `skuId "zz", not "a"`, []string{"reshard", "a", "--shards", "2"}},
+		{"seed", `{"skuId":"zz"}`, `skuId "zz", not "cup-01"`, []string{"seed", seedFile}},
+		{"escaped", `{"skuId":"mug\u202e99"}`, `skuId "mug\u202e99", not "cup-01"`, []string{"get", "cup-01"}},
+	} {
+		url := answering(t, http.StatusOK, c.answer)
+		for _, format := range []string{"table", "json"} {
+			code, out, errOut := runWith(append([]string{"--endpoint", url, "-o", format}, c.args...), "", http.DefaultTransport)
+			if code != stockctl.ExitError || out != "" || !strings.Contains(errOut, "not the answer to this request: it is about "+c.want+" asked for") {
+				t.Errorf("%s, -o %s: exit %d, out %q, err %q; want exit 1, nothing printed, naming %s", c.name, format, code, out, errOut, c.want)
+			}
+		}
 	}
 }

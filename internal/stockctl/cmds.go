@@ -256,7 +256,7 @@ func create(ctx context.Context, c *call, args []string) error {
 	if *offSale {
 		b.OnSale = new(bool)
 	}
-	return c.send(ctx, "POST", "/admin/skus", b, printSKU)
+	return c.send(ctx, "POST", "/admin/skus", b, about("skuId", b.SKU, printSKU))
 }
 
 func adjust(ctx context.Context, c *call, args []string) error {
@@ -270,7 +270,7 @@ func adjust(ctx context.Context, c *call, args []string) error {
 		return usageError("adjust needs --id, a non-zero --delta and --reason")
 	}
 	body := map[string]any{"adjustmentId": *id, "delta": *delta, "reason": *reason}
-	return c.send(ctx, "POST", "/admin/skus/"+url.PathEscape(sku)+"/adjustments", body, printAdjustment)
+	return c.send(ctx, "POST", "/admin/skus/"+url.PathEscape(sku)+"/adjustments", body, about("adjustmentId", *id, printAdjustment))
 }
 
 func reshard(ctx context.Context, c *call, args []string) error {
@@ -283,7 +283,7 @@ func reshard(ctx context.Context, c *call, args []string) error {
 	if *n < 1 || *n > inventory.MaxShards {
 		return usageError("reshard: --shards must be 1 to %d", inventory.MaxShards)
 	}
-	if err := c.send(ctx, "PUT", "/admin/skus/"+url.PathEscape(sku)+"/shards", map[string]int{"shards": *n}, printReshard); err != nil {
+	if err := c.send(ctx, "PUT", "/admin/skus/"+url.PathEscape(sku)+"/shards", map[string]int{"shards": *n}, about("skuId", sku, printReshard)); err != nil {
 		return err
 	}
 	var r struct {
@@ -308,7 +308,7 @@ func onSale(ctx context.Context, c *call, args []string) error {
 		return err
 	}
 	body := map[string]any{"onSale": true, "saleStartsAt": start} // nil: JSON null, on sale now
-	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), body, printSKU)
+	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), body, about("skuId", sku, printSKU))
 }
 
 // saleStart is the sale start of fs's --at, at: nil when --at is not given (on sale
@@ -329,7 +329,7 @@ func offSale(ctx context.Context, c *call, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), map[string]bool{"onSale": false}, printSKU)
+	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), map[string]bool{"onSale": false}, about("skuId", sku, printSKU))
 }
 
 func queueSettings(ctx context.Context, c *call, args []string) error {
@@ -352,7 +352,7 @@ func queueSettings(ctx context.Context, c *call, args []string) error {
 	case b.FairWindowSeconds == nil && b.RiskThreshold == nil:
 		return usageError("queue needs --on, --off, --fair-window or --risk-threshold")
 	}
-	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), b, printSKU)
+	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), b, about("skuId", sku, printSKU))
 }
 
 func list(ctx context.Context, c *call, args []string) error {
@@ -369,7 +369,7 @@ func get(ctx context.Context, c *call, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.send(ctx, "GET", "/admin/skus/"+url.PathEscape(sku), nil, printSKU)
+	return c.send(ctx, "GET", "/admin/skus/"+url.PathEscape(sku), nil, about("skuId", sku, printSKU))
 }
 
 func ledger(ctx context.Context, c *call, args []string) error {
@@ -394,7 +394,7 @@ func orders(ctx context.Context, c *call, args []string) error {
 	}
 	switch {
 	case id != "" && *status == "":
-		return c.send(ctx, "GET", "/admin/orders/"+url.PathEscape(id), nil, printOrder)
+		return c.send(ctx, "GET", "/admin/orders/"+url.PathEscape(id), nil, about("orderId", id, printOrder))
 	case id == "" && *status != "":
 		return c.send(ctx, "GET", "/admin/orders?status="+url.QueryEscape(*status)+"&after="+url.QueryEscape(*after), nil, printOrders)
 	case id != "":
@@ -445,7 +445,7 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 	if lines != nil {
 		body["lines"] = lines
 	}
-	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(id)+"/refund", body, printOrder)
+	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(id)+"/refund", body, about("orderId", id, printOrder))
 }
 
 // skuQuantities is a repeated SKU:QTY flag (refund's --line, ship's --item), split at
@@ -490,7 +490,7 @@ func resolveRefund(name, what string) func(ctx context.Context, c *call, args []
 			return usageError("%s needs --reason", fs.Name())
 		}
 		path := "/admin/orders/" + url.PathEscape(id) + "/refunds/" + url.PathEscape(no) + "/" + what
-		return c.send(ctx, "POST", path, map[string]any{"reason": *reason}, printOrder)
+		return c.send(ctx, "POST", path, map[string]any{"reason": *reason}, about("orderId", id, printOrder))
 	}
 }
 
@@ -538,7 +538,7 @@ func decideAftersale(ctx context.Context, c *call, args []string) error {
 		return usageError("aftersales %s takes no --reason", step)
 	}
 	path := "/admin/orders/" + url.PathEscape(id) + "/aftersales/" + url.PathEscape(as) + "/" + step
-	return c.send(ctx, "POST", path, body, printOrder)
+	return c.send(ctx, "POST", path, body, about("orderId", id, printOrder))
 }
 
 // shipOrder ships an order through POST /admin/orders/{orderId}/shipments.
@@ -570,7 +570,7 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 	if len(items) > 0 {
 		body["items"] = items
 	}
-	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(order)+"/shipments", body, printShipment)
+	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(order)+"/shipments", body, about("orderId", order, printShipment))
 }
 
 // seed sends each entry of a seed file to POST /admin/skus, in order, stopping at the
@@ -591,7 +591,9 @@ func seed(ctx context.Context, c *call, args []string) error {
 		return fmt.Errorf("seed %s: %w", name, err)
 	}
 	for i, e := range entries {
-		if err := c.send(ctx, "POST", "/admin/skus", e, printSKULine); err != nil {
+		var b createBody
+		json.Unmarshal(e, &b) // read before (seedEntries)
+		if err := c.send(ctx, "POST", "/admin/skus", e, about("skuId", b.SKU, printSKULine)); err != nil {
 			return fmt.Errorf("seed %s entry %d: %w", name, i+1, err) // entries count from 1, as people do
 		}
 	}

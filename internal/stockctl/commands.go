@@ -366,7 +366,7 @@ func (c *call) send(ctx context.Context, method, path string, body any, table fu
 		return err
 	}
 	c.answer = answer
-	if err = c.show(answer, table); errors.Is(err, errUnexpected) { // named as the API's refusals are: the path, not its query
+	if err = c.show(answer, table); errors.Is(err, errUnexpected) || errors.Is(err, errOtherID) { // named as the API's refusals are: the path, not its query
 		route, _, _ := strings.Cut(path, "?")
 		return fmt.Errorf("%s %s: %d %s: %w%s", method, route, status, statusText(status), err, tookChange(method, status))
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,14 +32,32 @@ func fakeAPI(t *testing.T) (*httptest.Server, *[]string) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		paths = append(paths, r.URL.Path)
 		w.Header().Set("Content-Type", "application/json")
-		if strings.Contains(r.URL.Path, "/orders/") {
-			w.Write([]byte(`{"orderId":"o1"}`))
-			return
-		}
-		w.Write([]byte(`{"skuId":"cup-01"}`))
+		body, _ := io.ReadAll(r.Body)
+		w.Write(echoIDs(r, body))
 	}))
 	t.Cleanup(srv.Close)
 	return srv, &paths
+}
+
+// echoIDs is the answer of a route about the SKU or order the request r with body
+// names, what the routes' answers the tests send hold first: {"orderId"} of the order
+// in an order's path, else {"skuId"} of the SKU in its path, or of a creation's body,
+// or cup-01.
+func echoIDs(r *http.Request, body []byte) []byte {
+	answer := struct {
+		SKU   string `json:"skuId,omitempty"`
+		Order string `json:"orderId,omitempty"`
+	}{SKU: "cup-01"}
+	json.Unmarshal(body, &answer)
+	parts := strings.Split(r.URL.Path, "/") // "", admin, skus|orders, ID, …
+	switch {
+	case len(parts) > 3 && parts[2] == "orders":
+		answer.SKU, answer.Order = "", parts[3]
+	case len(parts) > 3:
+		answer.SKU = parts[3]
+	}
+	data, _ := json.Marshal(answer)
+	return data
 }
 
 // run runs stockctl with args, loading the AWS configuration through load and reading

@@ -59,6 +59,32 @@ func fen(p money) string { return fmt.Sprintf("¥%d.%02d", p/100, p%100) }
 // the operator can use.
 var errUnexpected = errors.New("the answer is not the JSON this route gives: is the endpoint a stockguard API?")
 
+// errOtherID is a 2xx answer about another SKU, order or adjustment than the one the
+// request named: not the answer to this request, never shown as if it were.
+var errOtherID = errors.New("not the answer to this request")
+
+// about is table that also refuses (errOtherID, naming both ids) an answer table
+// takes whose field key (skuId, orderId, adjustmentId; its letter case aside, as
+// decoding matches it) is not id, the one the request named: a table or -o json would
+// show another SKU or order as this one's. What table wrote is then the caller's to
+// drop (call.show prints nothing of a refused answer).
+func about(key, id string, table func(io.Writer, []byte) error) func(io.Writer, []byte) error {
+	return func(w io.Writer, data []byte) error {
+		if err := table(w, data); err != nil {
+			return err
+		}
+		var fields map[string]json.RawMessage
+		_ = json.Unmarshal(data, &fields) // an object: table took it
+		for k, raw := range fields {
+			var got string
+			if strings.EqualFold(k, key) && json.Unmarshal(raw, &got) == nil && got != id {
+				return fmt.Errorf("%w: it is about %s %q, not %q asked for", errOtherID, key, got, id)
+			}
+		}
+		return nil
+	}
+}
+
 // null reports whether data is JSON null: no route's answer, and one that decodes into
 // a Go value as nothing (an empty SKU).
 func null(data []byte) bool { return string(bytes.TrimSpace(data)) == "null" }
