@@ -166,3 +166,38 @@ func TestRun_RefusesAnAnswerAboutAnotherID(t *testing.T) {
 		}
 	}
 }
+
+// What the contract says is invalid is refused before anything is sent, exit 2: a
+// --status orders does not list, a --at that is not an RFC 3339 time, a fair window
+// without the queue, an SF contact that is not a masked phone number.
+func TestRun_RefusesWhatTheContractCallsInvalidWithoutSendingIt(t *testing.T) {
+	srv, paths := fakeAPI(t)
+	create := []string{"create", "--sku", "a", "--name", "Cup", "--price", "1"}
+	ship := []string{"ship", "o1", "--shipment-id", "p1", "--type", "express", "--carrier", "SF", "--tracking", "SF1"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"orders", "--status", "PAID"}, "--status must be PENDING_OVERDUE, REFUND_PENDING, REFUNDING"},
+		{[]string{"on-sale", "a", "--at", "now"}, `--at "now" is not an RFC 3339 time`},
+		{[]string{"on-sale", "a", "--at", "2026-13-01T10:00:00Z"}, "is not an RFC 3339 time"},
+		{[]string{"on-sale", "a", "--at", " 2026-11-11T10:00:00Z"}, "is not an RFC 3339 time"},
+		{append(create, "--at", "now"), "is not an RFC 3339 time"},
+		{append(create, "--fair-window", "30"), "--fair-window needs --queue"},
+		{append(create, "--fair-window", "30", "--queue=false"), "--fair-window needs --queue"},
+		{append(ship, "--contact", "18912341234"), "contact must be a masked phone number"},
+	} {
+		code, out, errOut := run(append([]string{"--endpoint", srv.URL}, c.args...), nil, new([]stockctl.ConfigOptions))
+		if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, out %q, err %q; want exit 2 saying %q", c.args, code, out, errOut, c.want)
+		}
+	}
+	if len(*paths) != 0 {
+		t.Errorf("sent: %q; want nothing sent", *paths)
+	}
+	for _, args := range [][]string{append(create, "--fair-window", "30", "--queue"), append(ship, "--contact", "189****1234"), {"on-sale", "a", "--at", "2026-11-11T10:00:00+08:00"}} {
+		if code, _, errOut := run(append([]string{"--endpoint", srv.URL}, args...), nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitOK {
+			t.Errorf("%q: exit %d, err %q; want it sent", args, code, errOut)
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -232,6 +233,8 @@ func create(ctx context.Context, c *call, args []string) error {
 	}
 	if *queue {
 		b.Queue = queue
+	} else if given(fs, "fair-window") { // the API's rule: a fair window draws the queue's arrivals
+		return usageError("create: --fair-window needs --queue (it orders the waiting room's arrivals)")
 	}
 	switch {
 	case b.SKU == "" || b.Name == "" || !given(fs, "price"):
@@ -312,14 +315,17 @@ func onSale(ctx context.Context, c *call, args []string) error {
 }
 
 // saleStart is the sale start of fs's --at, at: nil when --at is not given (on sale
-// now); given empty or blank (a failed $(date …) substitution) it is a usage error,
-// never a sale starting now.
+// now); given empty or blank (a failed $(date …) substitution), or not an RFC 3339
+// time (now, a 13th month, a leading space), it is a usage error, never sent.
 func saleStart(fs *flag.FlagSet, at string) (*string, error) {
 	switch {
 	case !given(fs, "at"):
 		return nil, nil
 	case strings.TrimSpace(at) == "":
 		return nil, usageError("%s: --at is empty: give the sale's start (RFC 3339 UTC, e.g. 2026-11-11T10:00:00Z), or no --at for now", fs.Name())
+	}
+	if _, err := time.Parse(time.RFC3339, at); err != nil {
+		return nil, usageError("%s: --at %q is not an RFC 3339 time: give the sale's start, e.g. 2026-11-11T10:00:00Z", fs.Name(), at)
 	}
 	return &at, nil
 }
@@ -395,6 +401,8 @@ func orders(ctx context.Context, c *call, args []string) error {
 	switch {
 	case id != "" && *status == "":
 		return c.send(ctx, "GET", "/admin/orders/"+url.PathEscape(id), nil, about("orderId", id, printOrder))
+	case id == "" && !slices.Contains(orderStatuses, *status) && *status != "":
+		return usageError("orders: --status must be %s, got %q", strings.Join(orderStatuses, ", "), *status)
 	case id == "" && *status != "":
 		return c.send(ctx, "GET", "/admin/orders?status="+url.QueryEscape(*status)+"&after="+url.QueryEscape(*after), nil, printOrders)
 	case id != "":
@@ -402,6 +410,10 @@ func orders(ctx context.Context, c *call, args []string) error {
 	}
 	return usageError("orders needs an order id or --status")
 }
+
+// orderStatuses are the states GET /admin/orders?status= lists (docs/contract.md,
+// "Merchant API").
+var orderStatuses = []string{"PENDING_OVERDUE", "REFUND_PENDING", "REFUNDING"}
 
 func runReconcile(ctx context.Context, c *call, args []string) error {
 	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
@@ -560,6 +572,10 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 	case inventory.LogisticsExpress, inventory.LogisticsSameCity, inventory.LogisticsVirtual, inventory.LogisticsSelfPickup:
 	default:
 		return usageError("ship: --type must be express, same-city, virtual or self-pickup, got %q", *typ)
+	}
+	check := inventory.Shipment{ID: *id, Logistics: inventory.Logistics(*typ), Carrier: *carrier, TrackingNo: *tracking, Contact: *contact}
+	if err := check.Check(); err != nil { // the API's own rule: a contact unmasked, express without a carrier…
+		return usageError("ship: %v", err)
 	}
 	body := map[string]any{"shipmentId": *id, "type": *typ}
 	for k, v := range map[string]string{"carrier": *carrier, "tracking": *tracking, "contact": *contact} {
