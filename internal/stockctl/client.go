@@ -411,9 +411,10 @@ func Loopback(u *url.URL) bool {
 }
 
 // RegionOf reads the region of an execute-api endpoint host
-// ({api-id}.execute-api.{region}.amazonaws.com), "" for another host.
+// ({api-id}.execute-api.{region}.amazonaws.com), in lower case (host names are
+// case-insensitive, RFC 4343: US-EAST-1 is us-east-1), "" for another host.
 func RegionOf(u *url.URL) string {
-	parts := strings.Split(u.Hostname(), ".")
+	parts := strings.Split(strings.ToLower(u.Hostname()), ".")
 	if len(parts) >= 4 && parts[1] == "execute-api" {
 		return parts[2]
 	}

@@ -67,6 +67,7 @@ func TestRun_SignsForTheRightRegionOrAsksForOne(t *testing.T) {
 		{"--region over the configuration's", []string{"--endpoint", custom, "--region", "cn-north-1", "get", "cup-01"}, "ap-east-1", "cn-north-1"},
 		{"the endpoint's region over the configuration's", []string{"--endpoint", "https://abc123.execute-api.cn-north-1.amazonaws.com.cn", "get", "cup-01"}, "ap-east-1", "cn-north-1"},
 		{"the endpoint's region, none configured", []string{"--endpoint", "https://abc123.execute-api.ap-east-1.amazonaws.com", "get", "cup-01"}, "", "ap-east-1"},
+		{"the endpoint's region in capitals", []string{"--endpoint", "https://abc123.EXECUTE-API.US-EAST-1.amazonaws.com", "get", "cup-01"}, "", "us-east-1"},
 		{"a local endpoint, no region anywhere", []string{"--endpoint", "http://127.0.0.1:3000", "get", "cup-01"}, "", "us-east-1"},
 	} {
 		var auths []string
