@@ -2,6 +2,7 @@ package stockctl_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -199,5 +201,63 @@ func TestRun_RefusesWhatTheContractCallsInvalidWithoutSendingIt(t *testing.T) {
 		if code, _, errOut := run(append([]string{"--endpoint", srv.URL}, args...), nil, new([]stockctl.ConfigOptions)); code != stockctl.ExitOK {
 			t.Errorf("%q: exit %d, err %q; want it sent", args, code, errOut)
 		}
+	}
+}
+
+// informationalServer answers every request with a 102 Processing and nothing after,
+// holding the connection open until the test ends.
+func informationalServer(t *testing.T) string {
+	stuck := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusProcessing)
+		select {
+		case <-stuck:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(stuck) })
+	return srv.URL
+}
+
+// Each failure is said by what it is: a change to a plain-HTTP server given https://
+// was never sent (the TLS handshake failed), a body whose Content-Encoding: gzip is not
+// gzip is malformed (not cut short), an empty order id is said empty, and a server
+// that answers only an informational 1xx gave no final answer (not "timed out").
+func TestRun_SaysEachFailureByWhatItIs(t *testing.T) {
+	plain := httptest.NewServer(http.NotFoundHandler())
+	defer plain.Close()
+	notGzip := rawServer(t, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: 5\r\n\r\nhello")
+	for _, c := range []struct {
+		name, endpoint string
+		args           []string
+		rt             http.RoundTripper
+		want, not      string
+	}{
+		{"a change to plain HTTP", strings.Replace(plain.URL, "http://", "https://", 1), []string{"off-sale", "cup-01"}, http.DefaultTransport,
+			"not an HTTPS server", "may have been applied"},
+		{"gzip that is not", notGzip, []string{"get", "cup-01"}, http.DefaultTransport, "the answer is malformed", "cut short"},
+		{"an empty order id", plain.URL, []string{"orders", ""}, http.DefaultTransport, "the order id is empty", `unexpected ""`},
+		{"only a 1xx", informationalServer(t), []string{"get", "cup-01"}, &http.Transport{ResponseHeaderTimeout: time.Second},
+			"answered an informational status (102) with no final answer", "timed out"},
+	} {
+		code, _, errOut := runWith(append([]string{"--endpoint", c.endpoint}, c.args...), "", c.rt)
+		if code == stockctl.ExitOK || !strings.Contains(errOut, c.want) || strings.Contains(errOut, c.not) {
+			t.Errorf("%s: exit %d, err %q; want %q, not %q", c.name, code, errOut, c.want, c.not)
+		}
+	}
+}
+
+// An answer in gzip (Content-Encoding: gzip) is read as its JSON.
+func TestRun_ReadsAGzipAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		io.WriteString(zw, `{"skuId":"cup-01","name":"Cup"}`)
+		zw.Close()
+	}))
+	defer srv.Close()
+	if code, out, errOut := runWith([]string{"--endpoint", srv.URL, "get", "cup-01"}, "", http.DefaultTransport); code != stockctl.ExitOK || !strings.Contains(out, "Cup") {
+		t.Errorf("exit %d, out %q, err %q; want the SKU shown", code, out, errOut)
 	}
 }

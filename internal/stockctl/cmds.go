@@ -392,7 +392,10 @@ func orders(ctx context.Context, c *call, args []string) error {
 	fs := flag.NewFlagSet("orders", flag.ContinueOnError)
 	status, after := fs.String("status", "", "PENDING_OVERDUE, REFUND_PENDING or REFUNDING"), fs.String("after", "", "cursor")
 	id := ""
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+	if len(args) > 0 && args[0] == "" {
+		return usageError("orders: the order id is empty: give an order id, or --status")
+	}
+	if len(args) > 0 && args[0][0] != '-' {
 		id = args[0]
 	}
 	if _, err := parse(fs, args, map[bool]string{true: "an order id", false: ""}[id != ""]); err != nil {
