@@ -9,6 +9,7 @@ package stockctl
 import (
 	"bytes"
 	"cmp"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
@@ -20,13 +21,16 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/textproto"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
@@ -170,6 +174,26 @@ func printable(s string) string {
 	return s
 }
 
+// escaped is s, a message that may quote what the operator gave (an endpoint, its
+// host, a flag), with every control, format (Cf) and separator character but the
+// ASCII space written as its Go escape (\u202e, \u0085, \u00a0) and every invalid
+// UTF-8 byte as \xff: text that would reorder, hide or break the line is shown, not
+// acted on, and nothing is lost.
+func escaped(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], string(utf8.RuneError)):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r != ' ' && (unicode.IsControl(r) || unicode.In(r, unicode.Cf, unicode.Z)):
+			b.WriteString(strings.Trim(strconv.QuoteRuneToASCII(r), "'"))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
 // RedirectError is an answer 3xx: stockctl follows no redirect, since Go's client
 // would send a change's POST again as a GET (a change turned into a read) or, for a
 // 307 or 308, send it to another host, and say either was done. Run says it in one
@@ -285,8 +309,10 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) (int,
 	// inside its path segment, never become one.
 	u.Path, u.RawQuery = strings.TrimSuffix(u.Path, "/")+rel.Path, rel.RawQuery
 	u.RawPath = strings.TrimSuffix(c.Endpoint.EscapedPath(), "/") + rel.EscapedPath()
-	var answered atomic.Bool // a byte of an answer came: the client's error then is about what came
-	traced := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { answered.Store(true) }})
+	var answered atomic.Bool       // a byte of an answer came: the client's error then is about what came
+	var informational atomic.Int32 // the last 1xx status that came, 0 for none
+	traced := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { answered.Store(true) },
+		Got1xxResponse: func(code int, _ textproto.MIMEHeader) error { informational.Store(int32(code)); return nil }})
 	req, err := http.NewRequestWithContext(traced, method, u.String(), bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err
@@ -297,19 +323,15 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) (int,
 	if err := c.sign(ctx, req, body); err != nil {
 		return 0, nil, err
 	}
+	// Asked for here (unsigned, as Go's transport asks), so the transport leaves a gzip
+	// body as it came: read whole first, then decoded (gunzip), one cut short is told
+	// from one that is not gzip.
+	req.Header.Set("Accept-Encoding", "gzip")
 	hc := *cmp.Or(c.HTTP, http.DefaultClient)
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := hc.Do(req)
 	if err != nil {
-		if answered.Load() {
-			err = fmt.Errorf("%w: %w", errNotHTTP, err)
-		}
-		u := unreachable(c.Endpoint, err)
-		if change(method) {
-			// The request may have reached the API before the connection failed.
-			u.Reason += "; the change may have been applied: look with get or orders before sending it again"
-		}
-		return 0, nil, u
+		return 0, nil, noAnswer(c.Endpoint, method, err, answered.Load(), int(informational.Load()))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 == 3 {
@@ -318,6 +340,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) (int,
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 	if err == nil && len(data) > maxAnswerBytes {
 		err = errTooLarge
+	}
+	if err == nil && strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		data, err = gunzip(data)
 	}
 	if err != nil {
 		return 0, nil, cutShort(method, rel.Path, resp.StatusCode, err)
@@ -328,14 +353,58 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) (int,
 	return resp.StatusCode, data, nil
 }
 
+// errNotGzip is an answer whose Content-Encoding is gzip and whose body is not gzip.
+var errNotGzip = errors.New("its body is not the gzip its Content-Encoding names")
+
+// gunzip is data, a body whose Content-Encoding is gzip, decoded. Errors: errNotGzip
+// when it is not whole gzip, errTooLarge when it decodes to more than maxAnswerBytes.
+func gunzip(data []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, errNotGzip
+	}
+	out, err := io.ReadAll(io.LimitReader(zr, maxAnswerBytes+1))
+	switch {
+	case err != nil:
+		return nil, errNotGzip
+	case len(out) > maxAnswerBytes:
+		return nil, errTooLarge
+	}
+	return out, nil
+}
+
+// noAnswer is the *UnreachableError of a request of method to endpoint that got no
+// final answer (err, http.Client.Do's): after an answer's first byte (answered), what
+// came is not HTTP; after an informational 1xx status and nothing more, that the
+// server gave no final answer (not "timed out"); and for a change, unless its TLS
+// handshake failed (nothing was sent then), that it may have been applied.
+func noAnswer(endpoint *url.URL, method string, err error, answered bool, informational int) *UnreachableError {
+	if answered {
+		err = fmt.Errorf("%w: %w", errNotHTTP, err)
+	}
+	u := unreachable(endpoint, err)
+	if informational != 0 {
+		u.Reason = fmt.Sprintf("the server answered an informational status (%d) with no final answer", informational)
+	}
+	if kind := netFailure(err); change(method) && kind != plainHTTP && kind != untrusted && kind != tlsFailed {
+		// The request may have reached the API before the connection failed.
+		u.Reason += "; the change may have been applied: look with get or orders before sending it again"
+	}
+	return u
+}
+
 // cutShort says an answer of status whose body could not be read to its end (err,
 // e.g. io.ErrUnexpectedEOF: the connection closed before the length it announced):
-// the API's answer was cut short, with what failed when netFailure names it, never
+// the API's answer was cut short (or malformed, a body that is not the gzip its
+// Content-Encoding names), with what failed when netFailure names it, never
 // Go's text; after a 2xx to a change, that the API took it.
 func cutShort(method, path string, status int, err error) error {
 	what := "the API's answer was cut short"
-	if errors.Is(err, errTooLarge) {
+	switch {
+	case errors.Is(err, errTooLarge):
 		what = fmt.Sprintf("the answer is larger than %d MiB, more than any route of the API gives", maxAnswerBytes>>20)
+	case errors.Is(err, errNotGzip):
+		what = "the answer is malformed: " + errNotGzip.Error()
 	}
 	if kind := netFailure(err); kind != "" {
 		what += " (" + kind + ")"
@@ -389,9 +458,10 @@ func Loopback(u *url.URL) bool {
 }
 
 // RegionOf reads the region of an execute-api endpoint host
-// ({api-id}.execute-api.{region}.amazonaws.com), "" for another host.
+// ({api-id}.execute-api.{region}.amazonaws.com), in lower case (host names are
+// case-insensitive, RFC 4343: US-EAST-1 is us-east-1), "" for another host.
 func RegionOf(u *url.URL) string {
-	parts := strings.Split(u.Hostname(), ".")
+	parts := strings.Split(strings.ToLower(u.Hostname()), ".")
 	if len(parts) >= 4 && parts[1] == "execute-api" {
 		return parts[2]
 	}

@@ -67,6 +67,7 @@ func TestRun_SignsForTheRightRegionOrAsksForOne(t *testing.T) {
 		{"--region over the configuration's", []string{"--endpoint", custom, "--region", "cn-north-1", "get", "cup-01"}, "ap-east-1", "cn-north-1"},
 		{"the endpoint's region over the configuration's", []string{"--endpoint", "https://abc123.execute-api.cn-north-1.amazonaws.com.cn", "get", "cup-01"}, "ap-east-1", "cn-north-1"},
 		{"the endpoint's region, none configured", []string{"--endpoint", "https://abc123.execute-api.ap-east-1.amazonaws.com", "get", "cup-01"}, "", "ap-east-1"},
+		{"the endpoint's region in capitals", []string{"--endpoint", "https://abc123.EXECUTE-API.US-EAST-1.amazonaws.com", "get", "cup-01"}, "", "us-east-1"},
 		{"a local endpoint, no region anywhere", []string{"--endpoint", "http://127.0.0.1:3000", "get", "cup-01"}, "", "us-east-1"},
 	} {
 		var auths []string
@@ -321,10 +322,10 @@ func TestRun_JSONOutputIsJSONAndInertOnATerminal(t *testing.T) {
 	for _, c := range []struct {
 		name, answer, want, err string
 	}{
-		{"escapes kept as JSON escapes", `{"name":"\u001b[2J"}`, `{"name":"\u001b[2J"}` + "\n", ""},
-		{"raw bidi, zero-width, C1, separator", "{\"name\":\"a\u202eb\u200bc\u009bd\u2028e\U000e0001\"}", `{"name":"a\u202eb\u200bc\u009bd\u2028e\udb40\udc01"}` + "\n", ""},
-		{"invalid UTF-8", "{\"name\":\"a\xffb\"}", `{"name":"a\ufffdb"}` + "\n", ""},
-		{"white space around and inside", " {\n\t\"name\": \"a\"\r\n}\n", "{\n\t\"name\": \"a\"\r\n}\n", ""},
+		{"escapes kept as JSON escapes", `{"skuId":"cup-01","name":"\u001b[2J"}`, `{"skuId":"cup-01","name":"\u001b[2J"}` + "\n", ""},
+		{"raw bidi, zero-width, C1, separator", "{\"skuId\":\"cup-01\",\"name\":\"a\u202eb\u200bc\u009bd\u2028e\U000e0001\"}", `{"skuId":"cup-01","name":"a\u202eb\u200bc\u009bd\u2028e\udb40\udc01"}` + "\n", ""},
+		{"invalid UTF-8", "{\"skuId\":\"cup-01\",\"name\":\"a\xffb\"}", `{"skuId":"cup-01","name":"a\ufffdb"}` + "\n", ""},
+		{"white space around and inside", " {\n\t\"skuId\": \"cup-01\",\"name\": \"a\"\r\n}\n", "{\n\t\"skuId\": \"cup-01\",\"name\": \"a\"\r\n}\n", ""},
 		{"an HTML page", "<html>\x1b]0;pwned\x07</html>", "", "stockctl: GET /admin/skus/cup-01: 200 OK: the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"},
 		{"escape sequences after the JSON", "{}\x1b[2J", "", "stockctl: GET /admin/skus/cup-01: 200 OK: the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"},
 		{"larger than 16 MiB", big, "", "stockctl: GET /admin/skus/cup-01: 200 OK: the answer is larger than 16 MiB, more than any route of the API gives\n"},

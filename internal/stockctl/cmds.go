@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/stockguard/stockguard/internal/inventory"
 )
@@ -232,6 +233,8 @@ func create(ctx context.Context, c *call, args []string) error {
 	}
 	if *queue {
 		b.Queue = queue
+	} else if given(fs, "fair-window") { // the API's rule: a fair window draws the queue's arrivals
+		return usageError("create: --fair-window needs --queue (it orders the waiting room's arrivals)")
 	}
 	switch {
 	case b.SKU == "" || b.Name == "" || !given(fs, "price"):
@@ -256,7 +259,7 @@ func create(ctx context.Context, c *call, args []string) error {
 	if *offSale {
 		b.OnSale = new(bool)
 	}
-	return c.send(ctx, "POST", "/admin/skus", b, printSKU)
+	return c.send(ctx, "POST", "/admin/skus", b, about("skuId", b.SKU, printSKU))
 }
 
 func adjust(ctx context.Context, c *call, args []string) error {
@@ -270,7 +273,7 @@ func adjust(ctx context.Context, c *call, args []string) error {
 		return usageError("adjust needs --id, a non-zero --delta and --reason")
 	}
 	body := map[string]any{"adjustmentId": *id, "delta": *delta, "reason": *reason}
-	return c.send(ctx, "POST", "/admin/skus/"+url.PathEscape(sku)+"/adjustments", body, printAdjustment)
+	return c.send(ctx, "POST", "/admin/skus/"+url.PathEscape(sku)+"/adjustments", body, about("adjustmentId", *id, printAdjustment))
 }
 
 func reshard(ctx context.Context, c *call, args []string) error {
@@ -283,7 +286,7 @@ func reshard(ctx context.Context, c *call, args []string) error {
 	if *n < 1 || *n > inventory.MaxShards {
 		return usageError("reshard: --shards must be 1 to %d", inventory.MaxShards)
 	}
-	if err := c.send(ctx, "PUT", "/admin/skus/"+url.PathEscape(sku)+"/shards", map[string]int{"shards": *n}, printReshard); err != nil {
+	if err := c.send(ctx, "PUT", "/admin/skus/"+url.PathEscape(sku)+"/shards", map[string]int{"shards": *n}, about("skuId", sku, printReshard)); err != nil {
 		return err
 	}
 	var r struct {
@@ -308,18 +311,21 @@ func onSale(ctx context.Context, c *call, args []string) error {
 		return err
 	}
 	body := map[string]any{"onSale": true, "saleStartsAt": start} // nil: JSON null, on sale now
-	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), body, printSKU)
+	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), body, about("skuId", sku, printSKU))
 }
 
 // saleStart is the sale start of fs's --at, at: nil when --at is not given (on sale
-// now); given empty or blank (a failed $(date …) substitution) it is a usage error,
-// never a sale starting now.
+// now); given empty or blank (a failed $(date …) substitution), or not an RFC 3339
+// time (now, a 13th month, a leading space), it is a usage error, never sent.
 func saleStart(fs *flag.FlagSet, at string) (*string, error) {
 	switch {
 	case !given(fs, "at"):
 		return nil, nil
 	case strings.TrimSpace(at) == "":
 		return nil, usageError("%s: --at is empty: give the sale's start (RFC 3339 UTC, e.g. 2026-11-11T10:00:00Z), or no --at for now", fs.Name())
+	}
+	if _, err := time.Parse(time.RFC3339, at); err != nil {
+		return nil, usageError("%s: --at %q is not an RFC 3339 time: give the sale's start, e.g. 2026-11-11T10:00:00Z", fs.Name(), at)
 	}
 	return &at, nil
 }
@@ -329,7 +335,7 @@ func offSale(ctx context.Context, c *call, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), map[string]bool{"onSale": false}, printSKU)
+	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), map[string]bool{"onSale": false}, about("skuId", sku, printSKU))
 }
 
 func queueSettings(ctx context.Context, c *call, args []string) error {
@@ -352,7 +358,7 @@ func queueSettings(ctx context.Context, c *call, args []string) error {
 	case b.FairWindowSeconds == nil && b.RiskThreshold == nil:
 		return usageError("queue needs --on, --off, --fair-window or --risk-threshold")
 	}
-	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), b, printSKU)
+	return c.send(ctx, "PATCH", "/admin/skus/"+url.PathEscape(sku), b, about("skuId", sku, printSKU))
 }
 
 func list(ctx context.Context, c *call, args []string) error {
@@ -369,7 +375,7 @@ func get(ctx context.Context, c *call, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.send(ctx, "GET", "/admin/skus/"+url.PathEscape(sku), nil, printSKU)
+	return c.send(ctx, "GET", "/admin/skus/"+url.PathEscape(sku), nil, about("skuId", sku, printSKU))
 }
 
 func ledger(ctx context.Context, c *call, args []string) error {
@@ -386,7 +392,10 @@ func orders(ctx context.Context, c *call, args []string) error {
 	fs := flag.NewFlagSet("orders", flag.ContinueOnError)
 	status, after := fs.String("status", "", "PENDING_OVERDUE, REFUND_PENDING or REFUNDING"), fs.String("after", "", "cursor")
 	id := ""
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
+	if len(args) > 0 && args[0] == "" {
+		return usageError("orders: the order id is empty: give an order id, or --status")
+	}
+	if len(args) > 0 && args[0][0] != '-' {
 		id = args[0]
 	}
 	if _, err := parse(fs, args, map[bool]string{true: "an order id", false: ""}[id != ""]); err != nil {
@@ -394,7 +403,9 @@ func orders(ctx context.Context, c *call, args []string) error {
 	}
 	switch {
 	case id != "" && *status == "":
-		return c.send(ctx, "GET", "/admin/orders/"+url.PathEscape(id), nil, printOrder)
+		return c.send(ctx, "GET", "/admin/orders/"+url.PathEscape(id), nil, about("orderId", id, printOrder))
+	case id == "" && !slices.Contains(orderStatuses, *status) && *status != "":
+		return usageError("orders: --status must be %s, got %q", strings.Join(orderStatuses, ", "), *status)
 	case id == "" && *status != "":
 		return c.send(ctx, "GET", "/admin/orders?status="+url.QueryEscape(*status)+"&after="+url.QueryEscape(*after), nil, printOrders)
 	case id != "":
@@ -402,6 +413,10 @@ func orders(ctx context.Context, c *call, args []string) error {
 	}
 	return usageError("orders needs an order id or --status")
 }
+
+// orderStatuses are the states GET /admin/orders?status= lists (docs/contract.md,
+// "Merchant API").
+var orderStatuses = []string{"PENDING_OVERDUE", "REFUND_PENDING", "REFUNDING"}
 
 func runReconcile(ctx context.Context, c *call, args []string) error {
 	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
@@ -445,7 +460,7 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 	if lines != nil {
 		body["lines"] = lines
 	}
-	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(id)+"/refund", body, printOrder)
+	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(id)+"/refund", body, about("orderId", id, printOrder))
 }
 
 // skuQuantities is a repeated SKU:QTY flag (refund's --line, ship's --item), split at
@@ -490,7 +505,7 @@ func resolveRefund(name, what string) func(ctx context.Context, c *call, args []
 			return usageError("%s needs --reason", fs.Name())
 		}
 		path := "/admin/orders/" + url.PathEscape(id) + "/refunds/" + url.PathEscape(no) + "/" + what
-		return c.send(ctx, "POST", path, map[string]any{"reason": *reason}, printOrder)
+		return c.send(ctx, "POST", path, map[string]any{"reason": *reason}, about("orderId", id, printOrder))
 	}
 }
 
@@ -538,7 +553,7 @@ func decideAftersale(ctx context.Context, c *call, args []string) error {
 		return usageError("aftersales %s takes no --reason", step)
 	}
 	path := "/admin/orders/" + url.PathEscape(id) + "/aftersales/" + url.PathEscape(as) + "/" + step
-	return c.send(ctx, "POST", path, body, printOrder)
+	return c.send(ctx, "POST", path, body, about("orderId", id, printOrder))
 }
 
 // shipOrder ships an order through POST /admin/orders/{orderId}/shipments.
@@ -561,6 +576,10 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 	default:
 		return usageError("ship: --type must be express, same-city, virtual or self-pickup, got %q", *typ)
 	}
+	check := inventory.Shipment{ID: *id, Logistics: inventory.Logistics(*typ), Carrier: *carrier, TrackingNo: *tracking, Contact: *contact}
+	if err := check.Check(); err != nil { // the API's own rule: a contact unmasked, express without a carrier…
+		return usageError("ship: %v", err)
+	}
 	body := map[string]any{"shipmentId": *id, "type": *typ}
 	for k, v := range map[string]string{"carrier": *carrier, "tracking": *tracking, "contact": *contact} {
 		if v != "" {
@@ -570,7 +589,7 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 	if len(items) > 0 {
 		body["items"] = items
 	}
-	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(order)+"/shipments", body, printShipment)
+	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(order)+"/shipments", body, about("orderId", order, printShipment))
 }
 
 // seed sends each entry of a seed file to POST /admin/skus, in order, stopping at the
@@ -591,7 +610,9 @@ func seed(ctx context.Context, c *call, args []string) error {
 		return fmt.Errorf("seed %s: %w", name, err)
 	}
 	for i, e := range entries {
-		if err := c.send(ctx, "POST", "/admin/skus", e, printSKULine); err != nil {
+		var b createBody
+		json.Unmarshal(e, &b) // read before (seedEntries)
+		if err := c.send(ctx, "POST", "/admin/skus", e, about("skuId", b.SKU, printSKULine)); err != nil {
 			return fmt.Errorf("seed %s entry %d: %w", name, i+1, err) // entries count from 1, as people do
 		}
 	}

@@ -1,6 +1,7 @@
 package stockctl
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -107,6 +108,13 @@ type helpRequest struct{ fs *flag.FlagSet }
 
 func (h *helpRequest) Error() string { return "help requested for " + h.fs.Name() }
 
+// inertError is an error whose message is escaped (escaped): its invisible
+// characters, as the operator gave them, are shown as escapes.
+type inertError struct{ error }
+
+func (e inertError) Error() string { return escaped(e.error.Error()) }
+func (e inertError) Unwrap() error { return e.error }
+
 // errUsage marks a wrong command line.
 var errUsage = errors.New("usage")
 
@@ -123,11 +131,14 @@ func usageError(format string, args ...any) error {
 
 // Run runs the command line args (without the program name) and returns the exit
 // status; errors, usage errors included, go to env.Stderr as one line starting
-// "stockctl: ". -h or --help before the command prints the usage on env.Stdout, and
+// "stockctl: ", their control, format and separator characters escaped (escaped). -h or --help before the command prints the usage on env.Stdout, and
 // after a command that command's usage (what it does, its flags, an example); neither
 // needs an endpoint.
 func Run(ctx context.Context, args []string, env Env) int {
 	err := run(ctx, args, env)
+	if err != nil && !errors.As(err, new(*helpRequest)) {
+		err = inertError{err}
+	}
 	var help *helpRequest
 	switch {
 	case err == nil:
@@ -213,7 +224,8 @@ const localRegion = "us-east-1"
 // newClient builds the client for g's endpoint: region from --region, the endpoint's
 // host or the AWS configuration (localRegion locally; elsewhere none is a usage error,
 // said before anything is sent, as API Gateway would refuse a request signed for
-// another region); credentials from the default chain, of --profile when given.
+// another region); credentials from the default chain, of --profile when given: to a
+// local endpoint unsigned when none are found, unless --profile names the profile.
 func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
 	if fault := endpointFault(g.endpoint); fault != "" {
 		return nil, usageError("endpoint %q %s", shownURL(g.endpoint), fault)
@@ -237,7 +249,7 @@ func newClient(ctx context.Context, env Env, g globals) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{Endpoint: u, Region: region, Credentials: cfg.Credentials, HTTP: env.HTTP}
-	if !Loopback(u) {
+	if !Loopback(u) || g.profile != "" { // a profile named on the command line must give credentials, locally too
 		// said here, where the profile is known, not at the first request's signing
 		if err := credentialsFailure(ctx, c.Credentials, g.profileName(env)); err != nil {
 			return nil, err
@@ -329,7 +341,7 @@ type call struct {
 }
 
 // send sends the request (body marshalled as JSON when not nil) and prints the answer
-// with table, or as JSON with -o json; an answer that is not the route's JSON
+// (show) with table, or as JSON with -o json; an answer that is not the route's JSON
 // (errUnexpected) is said with the method and path, without its query, and its status;
 // to a change, that the API took it (tookChange).
 func (c *call) send(ctx context.Context, method, path string, body any, table func(io.Writer, []byte) error) error {
@@ -354,18 +366,29 @@ func (c *call) send(ctx context.Context, method, path string, body any, table fu
 		return err
 	}
 	c.answer = answer
-	if c.json {
-		var out []byte
-		if out, err = terminalJSON(answer); err == nil {
-			_, err = fmt.Fprintf(c.out, "%s\n", out)
-		}
-	} else {
-		err = table(c.out, answer)
-	}
-	if errors.Is(err, errUnexpected) { // named as the API's refusals are: the path, not its query
+	if err = c.show(answer, table); errors.Is(err, errUnexpected) || errors.Is(err, errOtherID) { // named as the API's refusals are: the path, not its query
 		route, _, _ := strings.Cut(path, "?")
 		return fmt.Errorf("%s %s: %d %s: %w%s", method, route, status, statusText(status), err, tookChange(method, status))
 	}
+	return err
+}
+
+// show prints answer with table, or as JSON with -o json, only once the whole answer
+// is read as the table reads it (table's error, e.g. errUnexpected, for a field of the
+// wrong type, with or without -o json): nothing of an answer refused is printed.
+func (c *call) show(answer []byte, table func(io.Writer, []byte) error) error {
+	var shown bytes.Buffer
+	err := table(&shown, answer)
+	if err == nil && c.json {
+		var out []byte
+		out, err = terminalJSON(answer)
+		shown.Reset()
+		shown.Write(append(out, '\n'))
+	}
+	if err != nil {
+		return err
+	}
+	_, err = c.out.Write(shown.Bytes())
 	return err
 }
 

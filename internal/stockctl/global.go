@@ -245,7 +245,7 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 }
 
 // stackError says why stack g.stack's outputs could not be read in region: an answer
-// listing other than the one stack asked for (stackCountError), credentials,
+// not about the one stack asked for alone (stackAnswerError), credentials,
 // permission or the request's signing time refused (credentialsRefused: the error
 // code, no AWS message), another CloudFormation refusal by its message (e.g. "Stack
 // with id shop does not exist"), or by its status and error code when it gave none,
@@ -257,9 +257,9 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 // ExitUnreachable, as for an endpoint that does not answer); never the SDK's request
 // details.
 func stackError(env Env, g globals, region string, err error) error {
-	var count *stackCountError
-	if errors.As(err, &count) {
-		return fmt.Errorf("read stack %s: CloudFormation in %s answered %d stacks, not the one asked for: none of their outputs is used", g.stack, region, count.n)
+	var other *stackAnswerError
+	if errors.As(err, &other) {
+		return fmt.Errorf("read stack %s: CloudFormation in %s answered %s, not the one stack asked for: none of its outputs is used", g.stack, region, other.what)
 	}
 	var apiErr smithy.APIError
 	isAPIErr := errors.As(err, &apiErr)
@@ -314,30 +314,41 @@ const stackReadWait = 150 * time.Second
 // (DescribeStacks; AWS CloudFormation API Reference, "DescribeStacks", "Output").
 type StackOutputsFunc func(ctx context.Context, cfg aws.Config, stack string) (map[string]string, error)
 
-// stackCountError is a DescribeStacks answer listing n stacks, not the one its
-// StackName names: none of them is taken for it.
-type stackCountError struct{ n int }
+// stackAnswerError is a DescribeStacks answer that is not about the one stack asked
+// for, alone: what says what it lists instead (n stacks, stack "other", two ApiUrl
+// outputs); none of its outputs is taken.
+type stackAnswerError struct{ what string }
 
-func (e *stackCountError) Error() string {
-	return fmt.Sprintf("DescribeStacks answered %d stacks, not one", e.n)
-}
+func (e *stackAnswerError) Error() string { return "DescribeStacks answered " + e.what }
 
 // DescribeStackOutputs is the StackOutputsFunc of CloudFormation itself: the outputs
 // of the stack named stack (its name or id), with DescribeStacks under cfg. Errors are
 // the SDK's (an *smithyhttp.ResponseError with CloudFormation's status when it
 // answered, a smithy.APIError when the answer was an AWS error), or a
-// *stackCountError when the answer lists other than exactly one stack.
+// *stackAnswerError when the answer lists other than exactly one stack, a stack whose
+// StackName (exactly: names are case sensitive) or, for an ARN, StackId is not stack,
+// or an output key twice.
 func DescribeStackOutputs(ctx context.Context, cfg aws.Config, stack string) (map[string]string, error) {
 	out, err := cloudformation.NewFromConfig(cfg).DescribeStacks(ctx, &cloudformation.DescribeStacksInput{StackName: aws.String(stack)})
 	if err != nil {
 		return nil, err
 	}
 	if len(out.Stacks) != 1 {
-		return nil, &stackCountError{len(out.Stacks)}
+		return nil, &stackAnswerError{fmt.Sprintf("%d stacks", len(out.Stacks))}
+	}
+	s := out.Stacks[0]
+	if got := aws.ToString(s.StackName); strings.HasPrefix(stack, "arn:") && aws.ToString(s.StackId) != stack {
+		return nil, &stackAnswerError{fmt.Sprintf("stack id %q", printable(aws.ToString(s.StackId)))}
+	} else if !strings.HasPrefix(stack, "arn:") && got != stack {
+		return nil, &stackAnswerError{fmt.Sprintf("stack %q", printable(got))}
 	}
 	outputs := map[string]string{}
-	for _, o := range out.Stacks[0].Outputs {
-		outputs[aws.ToString(o.OutputKey)] = aws.ToString(o.OutputValue)
+	for _, o := range s.Outputs {
+		key := aws.ToString(o.OutputKey)
+		if _, twice := outputs[key]; twice {
+			return nil, &stackAnswerError{fmt.Sprintf("two %s outputs", printable(key))}
+		}
+		outputs[key] = aws.ToString(o.OutputValue)
 	}
 	return outputs, nil
 }

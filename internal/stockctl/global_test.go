@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,14 +32,32 @@ func fakeAPI(t *testing.T) (*httptest.Server, *[]string) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		paths = append(paths, r.URL.Path)
 		w.Header().Set("Content-Type", "application/json")
-		if strings.Contains(r.URL.Path, "/orders/") {
-			w.Write([]byte(`{"orderId":"o1"}`))
-			return
-		}
-		w.Write([]byte(`{"skuId":"cup-01"}`))
+		body, _ := io.ReadAll(r.Body)
+		w.Write(echoIDs(r, body))
 	}))
 	t.Cleanup(srv.Close)
 	return srv, &paths
+}
+
+// echoIDs is the answer of a route about the SKU or order the request r with body
+// names, what the routes' answers the tests send hold first: {"orderId"} of the order
+// in an order's path, else {"skuId"} of the SKU in its path, or of a creation's body,
+// or cup-01.
+func echoIDs(r *http.Request, body []byte) []byte {
+	answer := struct {
+		SKU   string `json:"skuId,omitempty"`
+		Order string `json:"orderId,omitempty"`
+	}{SKU: "cup-01"}
+	json.Unmarshal(body, &answer)
+	parts := strings.Split(r.URL.Path, "/") // "", admin, skus|orders, ID, …
+	switch {
+	case len(parts) > 3 && parts[2] == "orders":
+		answer.SKU, answer.Order = "", parts[3]
+	case len(parts) > 3:
+		answer.SKU = parts[3]
+	}
+	data, _ := json.Marshal(answer)
+	return data
 }
 
 // run runs stockctl with args, loading the AWS configuration through load and reading
@@ -334,6 +353,21 @@ func describeStacks(apiURLs ...string) string {
 	return b.String()
 }
 
+// stackAnswer is a DescribeStacks answer listing one stack named name, its id
+// stackARN, with an ApiUrl output for each value given.
+func stackAnswer(name string, apiURLs ...string) string {
+	var outputs strings.Builder
+	for _, u := range apiURLs {
+		fmt.Fprintf(&outputs, `<member><OutputKey>ApiUrl</OutputKey><OutputValue>%s</OutputValue></member>`, u)
+	}
+	return fmt.Sprintf(`<DescribeStacksResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><DescribeStacksResult><Stacks>`+
+		`<member><StackName>%s</StackName><StackId>%s</StackId><StackStatus>CREATE_COMPLETE</StackStatus><Outputs>%s</Outputs></member>`+
+		`</Stacks></DescribeStacksResult></DescribeStacksResponse>`, name, stackARN, outputs.String())
+}
+
+// stackARN is the id of the stack stackAnswer lists.
+const stackARN = "arn:aws:cloudformation:cn-north-1:123456789012:stack/shop/0a1b2c3d-0000-4000-8000-000000000001"
+
 // --stack's DescribeStacks (the SDK's own, against a server standing in for
 // CloudFormation) that CloudFormation answers with a failure (a 5xx, an answer that is
 // not CloudFormation's) is said as CloudFormation's failure, with its status and error
@@ -362,9 +396,9 @@ func TestRun_StackSaysCloudFormationFailedOrWasNotReached(t *testing.T) {
 		// An answer listing other than the one stack asked for is not used (the last
 		// stack's ApiUrl was).
 		{"two stacks", cloudFormation(t, 200, describeStacks("https://a.example.com", "https://b.example.com")), stockctl.ExitError,
-			"stockctl: read stack shop: CloudFormation in cn-north-1 answered 2 stacks, not the one asked for: none of their outputs is used\n", nil},
+			"stockctl: read stack shop: CloudFormation in cn-north-1 answered 2 stacks, not the one stack asked for: none of its outputs is used\n", nil},
 		{"no stack", cloudFormation(t, 200, describeStacks()), stockctl.ExitError,
-			"stockctl: read stack shop: CloudFormation in cn-north-1 answered 0 stacks, not the one asked for: none of their outputs is used\n", nil},
+			"stockctl: read stack shop: CloudFormation in cn-north-1 answered 0 stacks, not the one stack asked for: none of its outputs is used\n", nil},
 		// CloudFormation itself refusing the credentials: its error code, never its message.
 		{"403 InvalidClientTokenId", cloudFormation(t, 403, `<ErrorResponse><Error><Type>Sender</Type><Code>InvalidClientTokenId</Code><Message>The security token included in the request is invalid.</Message></Error></ErrorResponse>`),
 			stockctl.ExitError, "stockctl: read stack shop: AWS refused these credentials (InvalidClientTokenId): renew or replace them: give --profile NAME, or set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY\n", nil},
@@ -395,20 +429,54 @@ func TestRun_StackSaysCloudFormationFailedOrWasNotReached(t *testing.T) {
 	} {
 		var errOut bytes.Buffer
 		sent := false
-		env := stockctl.Env{Stdout: io.Discard, Stderr: &errOut, Getenv: func(string) string { return "" }, HTTP: sendsNothing(&sent),
-			LoadConfig: func(context.Context, stockctl.ConfigOptions) (aws.Config, error) {
-				return aws.Config{Region: "cn-north-1", BaseEndpoint: aws.String(c.endpoint), HTTPClient: c.client,
-					Retryer: func() aws.Retryer { return aws.NopRetryer{} }, // one request: the SDK's retries wait seconds
-					Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-						return aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret"}, nil
-					})}, nil
-			},
-			StackOutputs: stockctl.DescribeStackOutputs,
-		}
+		env := cloudFormationEnv(c.endpoint, c.client, &errOut, &sent)
 		code := stockctl.Run(context.Background(), []string{"--stack", "shop", "list"}, env)
 		if got := errOut.String(); code != c.code || sent || got != c.want {
 			t.Errorf("%s: exit %d, API called %v, err %q; want exit %d, the API not called, %q", c.name, code, sent, got, c.code, c.want)
 		}
+	}
+}
+
+// cloudFormationEnv is an Env whose DescribeStacks (the SDK's own) goes to endpoint
+// through client (nil: the SDK's own), once, with credentials, in cn-north-1; its
+// errors go to errOut, and *sent is set if the API is called.
+func cloudFormationEnv(endpoint string, client aws.HTTPClient, errOut *bytes.Buffer, sent *bool) stockctl.Env {
+	return stockctl.Env{Stdout: io.Discard, Stderr: errOut, Getenv: func(string) string { return "" }, HTTP: sendsNothing(sent),
+		LoadConfig: func(context.Context, stockctl.ConfigOptions) (aws.Config, error) {
+			return aws.Config{Region: "cn-north-1", BaseEndpoint: aws.String(endpoint), HTTPClient: client,
+				Retryer: func() aws.Retryer { return aws.NopRetryer{} }, // one request: the SDK's retries wait seconds
+				Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+					return aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "secret"}, nil
+				})}, nil
+		},
+		StackOutputs: stockctl.DescribeStackOutputs,
+	}
+}
+
+// --stack NAME takes only an answer about stack NAME, exactly (names are case
+// sensitive), or for an ARN the stack of that id, with one ApiUrl output: another
+// stack's outputs are never used (exit 1, the API not called).
+func TestRun_StackRefusesAnAnswerAboutAnotherStack(t *testing.T) {
+	const otherARN = "arn:aws:cloudformation:cn-north-1:123456789012:stack/shop/0a1b2c3d-0000-4000-8000-000000000002"
+	for _, c := range []struct{ name, stack, answer, want string }{
+		{"another stack's name", "shop", stackAnswer("other", "https://a.example.com"), `stack "other"`},
+		{"the name in another case", "shop", stackAnswer("SHOP", "https://a.example.com"), `stack "SHOP"`},
+		{"another stack's id", otherARN, stackAnswer("shop", "https://a.example.com"), `stack id "` + stackARN + `"`},
+		{"two ApiUrl outputs", "shop", stackAnswer("shop", "https://a.example.com", "https://b.example.com"), "two ApiUrl outputs"},
+	} {
+		var errOut bytes.Buffer
+		sent := false
+		code := stockctl.Run(context.Background(), []string{"--stack", c.stack, "list"}, cloudFormationEnv(cloudFormation(t, 200, c.answer), nil, &errOut, &sent))
+		want := "stockctl: read stack " + c.stack + ": CloudFormation in cn-north-1 answered " + c.want + ", not the one stack asked for: none of its outputs is used\n"
+		if got := errOut.String(); code != stockctl.ExitError || sent || got != want {
+			t.Errorf("%s: exit %d, API called %v, err %q; want exit 1, the API not called, %q", c.name, code, sent, got, want)
+		}
+	}
+	var errOut bytes.Buffer
+	sent := false
+	code := stockctl.Run(context.Background(), []string{"--stack", stackARN, "list"}, cloudFormationEnv(cloudFormation(t, 200, stackAnswer("shop", "https://a.example.com")), nil, &errOut, &sent))
+	if !sent { // its own id: the API is called (and fails here)
+		t.Errorf("the stack's own id: exit %d, err %q; want the API called", code, errOut.String())
 	}
 }
 

