@@ -148,6 +148,8 @@ func TestRun_RefusesAnAnswerAboutAnotherID(t *testing.T) {
 	if err := os.WriteFile(seedFile, []byte(`[{"skuId":"cup-01","name":"Cup","price":1}]`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	ship := []string{"ship", "o1", "--shipment-id", "p1", "--type", "virtual"}
+	adjust := []string{"adjust", "a", "--id", "j1", "--delta", "5", "--reason", "r"}
 	for _, c := range []struct {
 		name, answer, want string
 		args               []string
@@ -158,12 +160,20 @@ func TestRun_RefusesAnAnswerAboutAnotherID(t *testing.T) {
 		{"reshard", `{"skuId":"zz","shards":2,"targetShards":2,"complete":true}`, `skuId "zz", not "a"`, []string{"reshard", "a", "--shards", "2"}},
 		{"seed", `{"skuId":"zz"}`, `skuId "zz", not "cup-01"`, []string{"seed", seedFile}},
 		{"escaped", `{"skuId":"mug\u202e99"}`, `skuId "mug\u202e99", not "cup-01"`, []string{"get", "cup-01"}},
+		{"another shipment", `{"orderId":"o1","shipment":{"shipmentId":"p\u202e2"}}`, `shipmentId "p\u202e2", not "p1"`, ship},
+		{"another SKU adjusted", `{"adjustmentId":"j1","delta":5,"reason":"r","sku":{"skuId":"b"}}`, `skuId "b", not "a"`, adjust},
+		{"another delta", `{"adjustmentId":"j1","delta":6,"reason":"r","sku":{"skuId":"a"}}`, `delta 6, not 5`, adjust},
+		{"refund not listed", `{"orderId":"o1","refunds":[{"refundId":"other"}]}`, `refunds without refundId "mine"`, []string{"refund", "o1", "--reason", "r", "--refund-id", "mine"}},
+		{"retry not listed", `{"orderId":"o1","refunds":[{"outRefundNo":"r2"}]}`, `refunds without outRefundNo "r1"`, []string{"refund-retry", "o1", "r1", "--reason", "r"}},
 	} {
 		url := answering(t, http.StatusOK, c.answer)
 		for _, format := range []string{"table", "json"} {
 			code, out, errOut := runWith(append([]string{"--endpoint", url, "-o", format}, c.args...), "", http.DefaultTransport)
 			if code != stockctl.ExitError || out != "" || !strings.Contains(errOut, "not the answer to this request: it is about "+c.want+" asked for") {
 				t.Errorf("%s, -o %s: exit %d, out %q, err %q; want exit 1, nothing printed, naming %s", c.name, format, code, out, errOut, c.want)
+			}
+			if c.args[0] != "get" && c.args[0] != "orders" && !strings.Contains(errOut, "the API took the change; look") {
+				t.Errorf("%s, -o %s: err %q; want it to say the API took the change", c.name, format, errOut)
 			}
 		}
 	}

@@ -273,7 +273,7 @@ func adjust(ctx context.Context, c *call, args []string) error {
 		return usageError("adjust needs --id, a non-zero --delta and --reason")
 	}
 	body := map[string]any{"adjustmentId": *id, "delta": *delta, "reason": *reason}
-	return c.send(ctx, "POST", "/admin/skus/"+url.PathEscape(sku)+"/adjustments", body, about("adjustmentId", *id, printAdjustment))
+	return c.send(ctx, "POST", "/admin/skus/"+url.PathEscape(sku)+"/adjustments", body, answering(about("adjustmentId", *id, printAdjustment), otherAdjustment(sku, *delta)))
 }
 
 func reshard(ctx context.Context, c *call, args []string) error {
@@ -460,7 +460,11 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 	if lines != nil {
 		body["lines"] = lines
 	}
-	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(id)+"/refund", body, about("orderId", id, printOrder))
+	table := about("orderId", id, printOrder)
+	if *refundID != "" {
+		table = answering(table, withoutRefund("refundId", *refundID))
+	}
+	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(id)+"/refund", body, table)
 }
 
 // skuQuantities is a repeated SKU:QTY flag (refund's --line, ship's --item), split at
@@ -505,7 +509,7 @@ func resolveRefund(name, what string) func(ctx context.Context, c *call, args []
 			return usageError("%s needs --reason", fs.Name())
 		}
 		path := "/admin/orders/" + url.PathEscape(id) + "/refunds/" + url.PathEscape(no) + "/" + what
-		return c.send(ctx, "POST", path, map[string]any{"reason": *reason}, about("orderId", id, printOrder))
+		return c.send(ctx, "POST", path, map[string]any{"reason": *reason}, answering(about("orderId", id, printOrder), withoutRefund("outRefundNo", no)))
 	}
 }
 
@@ -589,7 +593,7 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 	if len(items) > 0 {
 		body["items"] = items
 	}
-	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(order)+"/shipments", body, about("orderId", order, printShipment))
+	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(order)+"/shipments", body, answering(about("orderId", order, printShipment), otherShipment(*id)))
 }
 
 // seed sends each entry of a seed file to POST /admin/skus, in order, stopping at the
