@@ -111,9 +111,10 @@ var commands = []command{
 		`stockctl aftersales received 01a22e5575f07d0ea5bc5c5688f0f062 as-1`, decideAftersale},
 	{"ship", "ORDER_ID --shipment-id ID --type express|same-city|virtual|self-pickup [--carrier CODE --tracking NO] [--contact 189****1234] [--item SKU:QTY]...",
 		"Ships a PAID order (POST /admin/orders/{orderId}/shipments) and uploads that to WeChat, which\n" +
-			"holds the shop's money until it is: express needs --carrier (WeChat's express company code,\n" +
-			"SF also --contact, a masked phone number) and --tracking; --item (repeated) ships part of the\n" +
-			"order, in up to 15 express parcels; without it, every unit not shipped yet. --shipment-id is\n" +
+			"holds the shop's money until it is: express needs --carrier (WeChat's express company code;\n" +
+			"SF also a contact: --contact, a masked phone number, else the order address's phone masked)\n" +
+			"and --tracking; --item (repeated) ships part of the order, in up to 15 express parcels;\n" +
+			"without it, every unit not shipped yet (other types ship the whole order). --shipment-id is\n" +
 			"the idempotency key: the same shipment again changes nothing; the id with another body is\n" +
 			"422 IDEMPOTENCY_KEY_REUSED. An order not PAID is 409 ORDER_NOT_SHIPPABLE. `stockctl -o json\n" +
 			"orders ORDER_ID` shows shipping.status: QUEUED, then UPLOADED.",
