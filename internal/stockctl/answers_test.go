@@ -198,6 +198,9 @@ func TestRun_RefusesWhatTheContractCallsInvalidWithoutSendingIt(t *testing.T) {
 		{append(create, "--fair-window", "30"), "--fair-window needs --queue"},
 		{append(create, "--fair-window", "30", "--queue=false"), "--fair-window needs --queue"},
 		{append(ship, "--contact", "18912341234"), "contact must be a masked phone number"},
+		{[]string{"queue", "a", "--off", "--fair-window", "10"}, "queue: --fair-window needs the queue"},
+		{[]string{"queue", "a", "--fair-window=0", "--off"}, "queue: --fair-window needs the queue"},
+		{[]string{"orders", "o1", "--after", "x"}, "orders takes --after with --status only"},
 	} {
 		code, out, errOut := run(append([]string{"--endpoint", srv.URL}, c.args...), nil, new([]stockctl.ConfigOptions))
 		if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, c.want) {

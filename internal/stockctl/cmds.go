@@ -354,6 +354,8 @@ func queueSettings(ctx context.Context, c *call, args []string) error {
 	switch {
 	case *on && *off:
 		return usageError("queue takes --on or --off, not both")
+	case *off && b.FairWindowSeconds != nil: // the API's rule, as create's: a fair window draws the queue's arrivals
+		return usageError("queue: --fair-window needs the queue (it orders the waiting room's arrivals), not --off")
 	case *on || *off:
 		b.Queue = on
 	case b.FairWindowSeconds == nil && b.RiskThreshold == nil:
@@ -403,6 +405,8 @@ func orders(ctx context.Context, c *call, args []string) error {
 		return err
 	}
 	switch {
+	case id != "" && given(fs, "after"): // one order has no pages
+		return usageError("orders takes --after with --status only: it is the cursor of the next page of a list")
 	case id != "" && *status == "":
 		return c.send(ctx, "GET", "/admin/orders/"+url.PathEscape(id), nil, about("orderId", id, printOrder))
 	case id == "" && !slices.Contains(orderStatuses, *status) && *status != "":
