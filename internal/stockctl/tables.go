@@ -51,6 +51,15 @@ type skuView struct {
 // holding a negative one, which fen would show as "¥0.-5".
 type money int64
 
+// UnmarshalJSON decodes an amount, refusing null (errUnexpected): no route gives money
+// as null, which would show as ¥0.00.
+func (m *money) UnmarshalJSON(data []byte) error {
+	if null(data) {
+		return errUnexpected
+	}
+	return json.Unmarshal(data, (*int64)(m))
+}
+
 // fen is p in yuan, as a buyer reads it: ¥59.00.
 func fen(p money) string { return fmt.Sprintf("¥%d.%02d", p/100, p%100) }
 
@@ -576,6 +585,9 @@ func printReport(w io.Writer, data []byte) error {
 	r, err := decode[report](data)
 	if err != nil {
 		return err
+	}
+	if r.SKUsChecked < 0 { // no count the API gives; "the books balance" would follow
+		return errUnexpected
 	}
 	fmt.Fprintf(w, "%d SKUs checked, %d differences, %d overdue orders, %d repairs, %d refund problems, %d stuck refunds\n",
 		r.SKUsChecked, len(r.Differences), len(r.OverdueOrders), len(r.Repaired), len(r.RefundProblems), len(r.StuckRefunds))
