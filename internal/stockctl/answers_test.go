@@ -274,3 +274,41 @@ func TestRun_ReadsAGzipAnswer(t *testing.T) {
 		t.Errorf("exit %d, out %q, err %q; want the SKU shown", code, out, errOut)
 	}
 }
+
+// A list's first page is asked for without a cursor (no empty after= in its query),
+// the next with the cursor given; a cursor holding anything but printable ASCII, which
+// a list's table would refuse to print back, is refused, exit 2, nothing sent.
+func TestRun_SendsTheCursorOnlyWhenGivenAndPrintable(t *testing.T) {
+	var queries []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		queries = append(queries, r.URL.RawQuery)
+		io.WriteString(w, `{"skus":[],"entries":[],"orders":[]}`)
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		args  []string
+		query string
+	}{
+		{[]string{"list"}, ""},
+		{[]string{"ledger", "a"}, ""},
+		{[]string{"orders", "--status", "REFUNDING"}, "status=REFUNDING"},
+		{[]string{"list", "--after", "c 1"}, "after=c%201"},
+		{[]string{"orders", "--status", "REFUNDING", "--after", "c1"}, "after=c1&status=REFUNDING"},
+	} {
+		queries = nil
+		code, _, errOut := runWith(append([]string{"--endpoint", srv.URL}, c.args...), "", http.DefaultTransport)
+		if code != stockctl.ExitOK || len(queries) != 1 || queries[0] != c.query {
+			t.Errorf("%q: exit %d, err %q, queries %q; want %q sent", c.args, code, errOut, queries, c.query)
+		}
+	}
+	queries = nil
+	for _, args := range [][]string{{"list", "--after", "c\x1b[2J"}, {"ledger", "a", "--after", "c\u202e"}, {"orders", "--status", "REFUNDING", "--after", "c\n"}} {
+		code, out, errOut := runWith(append([]string{"--endpoint", srv.URL}, args...), "", http.DefaultTransport)
+		if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "--after holds characters other than printable ASCII") {
+			t.Errorf("%q: exit %d, out %q, err %q; want exit 2 refusing the cursor", args, code, out, errOut)
+		}
+	}
+	if len(queries) != 0 {
+		t.Errorf("sent %q; want nothing sent", queries)
+	}
+}

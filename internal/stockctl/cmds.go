@@ -370,7 +370,11 @@ func list(ctx context.Context, c *call, args []string) error {
 	if _, err := parse(fs, args, ""); err != nil {
 		return err
 	}
-	return c.send(ctx, "GET", "/admin/skus?after="+url.QueryEscape(*after), nil, printSKUs)
+	path, err := paged("list", "/admin/skus", *after)
+	if err != nil {
+		return err
+	}
+	return c.send(ctx, "GET", path, nil, printSKUs)
 }
 
 func get(ctx context.Context, c *call, args []string) error {
@@ -388,7 +392,11 @@ func ledger(ctx context.Context, c *call, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.send(ctx, "GET", "/admin/skus/"+url.PathEscape(sku)+"/ledger?after="+url.QueryEscape(*after), nil, printLedger)
+	path, err := paged("ledger", "/admin/skus/"+url.PathEscape(sku)+"/ledger", *after)
+	if err != nil {
+		return err
+	}
+	return c.send(ctx, "GET", path, nil, printLedger)
 }
 
 func orders(ctx context.Context, c *call, args []string) error {
@@ -412,11 +420,31 @@ func orders(ctx context.Context, c *call, args []string) error {
 	case id == "" && !slices.Contains(orderStatuses, *status) && *status != "":
 		return usageError("orders: --status must be %s, got %q", strings.Join(orderStatuses, ", "), *status)
 	case id == "" && *status != "":
-		return c.send(ctx, "GET", "/admin/orders?status="+url.QueryEscape(*status)+"&after="+url.QueryEscape(*after), nil, printOrders)
+		path, err := paged("orders", "/admin/orders?status="+url.QueryEscape(*status), *after)
+		if err != nil {
+			return err
+		}
+		return c.send(ctx, "GET", path, nil, printOrders)
 	case id != "":
 		return usageError("orders takes an order id or --status, not both: the id shows that order, --status lists the orders in that state")
 	}
 	return usageError("orders needs an order id or --status")
+}
+
+// paged is path (its query, if any, begun) with the cursor after as its after
+// parameter, left out when "" (the first page). A cursor holding anything but printable
+// ASCII, which no page's table prints back (moreHint), is a usage error of the command
+// name, nothing sent.
+func paged(name, path, after string) (string, error) {
+	switch {
+	case strings.ContainsFunc(after, unprintableASCII):
+		return "", usageError("%s: --after holds characters other than printable ASCII, as no cursor a page gives does: %q", name, after)
+	case after == "":
+		return path, nil
+	case strings.Contains(path, "?"):
+		return path + "&after=" + url.QueryEscape(after), nil
+	}
+	return path + "?after=" + url.QueryEscape(after), nil
 }
 
 // orderStatuses are the states GET /admin/orders?status= lists (docs/contract.md,

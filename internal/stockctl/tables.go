@@ -366,7 +366,7 @@ func moreHint(next json.RawMessage) (string, error) {
 		return "", nil
 	case json.Unmarshal(next, &cursor) != nil || null(next) || !utf8.Valid(next):
 		return "", errUnexpected
-	case strings.ContainsFunc(cursor, func(r rune) bool { return r < ' ' || r > '~' }):
+	case strings.ContainsFunc(cursor, unprintableASCII):
 		return "", fmt.Errorf("%w (its next page's cursor holds characters other than printable ASCII)", errUnexpected)
 	case cursor == "":
 		return "", nil
@@ -375,6 +375,9 @@ func moreHint(next json.RawMessage) (string, error) {
 	}
 	return "\nmore: --after=" + cursor + "\n", nil // with '=': a cursor starting with '-' stays its value
 }
+
+// unprintableASCII reports whether r is other than printable ASCII (' ' to '~').
+func unprintableASCII(r rune) bool { return r < ' ' || r > '~' }
 
 // ledgerEntry is one entry of GET /admin/skus/{skuId}/ledger.
 type ledgerEntry struct {
