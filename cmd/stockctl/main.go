@@ -11,6 +11,8 @@ package main
 
 import (
 	"context"
+	"io"
+	"log"
 	"net/http"
 	"os"
 
@@ -24,15 +26,22 @@ import (
 )
 
 func main() {
+	// Go's net/http logs through the standard logger (e.g. bytes a server sent past
+	// its answer); stockctl says each error in its one line and uses no other log.
+	log.SetOutput(io.Discard)
 	os.Exit(stockctl.Run(context.Background(), os.Args[1:], newEnv()))
 }
 
 // newEnv is stockctl's environment: this process's streams and environment, the AWS
-// SDK's configuration and CloudFormation, and the build's version.
+// SDK's configuration and CloudFormation, and the build's version. Its HTTP client
+// keeps no connection idle after an answer: bytes a server sends past an answer's
+// Content-Length on an idle connection Go's transport would log, server data and all.
 func newEnv() stockctl.Env {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.DisableKeepAlives = true
 	return stockctl.Env{
 		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
-		HTTP: &http.Client{Timeout: stockctl.RequestWait},
+		HTTP: &http.Client{Timeout: stockctl.RequestWait, Transport: transport},
 		LoadConfig: func(ctx context.Context, o stockctl.ConfigOptions) (aws.Config, error) {
 			// The SDK's own log lines (e.g. its IMDSv1 fallback warning) would stand
 			// before stockctl's answer; its errors stockctl says in an operator's words.

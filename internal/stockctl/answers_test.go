@@ -148,6 +148,8 @@ func TestRun_RefusesAnAnswerAboutAnotherID(t *testing.T) {
 	if err := os.WriteFile(seedFile, []byte(`[{"skuId":"cup-01","name":"Cup","price":1}]`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	ship := []string{"ship", "o1", "--shipment-id", "p1", "--type", "virtual"}
+	adjust := []string{"adjust", "a", "--id", "j1", "--delta", "5", "--reason", "r"}
 	for _, c := range []struct {
 		name, answer, want string
 		args               []string
@@ -158,12 +160,20 @@ func TestRun_RefusesAnAnswerAboutAnotherID(t *testing.T) {
 		{"reshard", `{"skuId":"zz","shards":2,"targetShards":2,"complete":true}`, `skuId "zz", not "a"`, []string{"reshard", "a", "--shards", "2"}},
 		{"seed", `{"skuId":"zz"}`, `skuId "zz", not "cup-01"`, []string{"seed", seedFile}},
 		{"escaped", `{"skuId":"mug\u202e99"}`, `skuId "mug\u202e99", not "cup-01"`, []string{"get", "cup-01"}},
+		{"another shipment", `{"orderId":"o1","shipment":{"shipmentId":"p\u202e2"}}`, `shipmentId "p\u202e2", not "p1"`, ship},
+		{"another SKU adjusted", `{"adjustmentId":"j1","delta":5,"reason":"r","sku":{"skuId":"b"}}`, `skuId "b", not "a"`, adjust},
+		{"another delta", `{"adjustmentId":"j1","delta":6,"reason":"r","sku":{"skuId":"a"}}`, `delta 6, not 5`, adjust},
+		{"refund not listed", `{"orderId":"o1","refunds":[{"refundId":"other"}]}`, `refunds without refundId "mine"`, []string{"refund", "o1", "--reason", "r", "--refund-id", "mine"}},
+		{"retry not listed", `{"orderId":"o1","refunds":[{"outRefundNo":"r2"}]}`, `refunds without outRefundNo "r1"`, []string{"refund-retry", "o1", "r1", "--reason", "r"}},
 	} {
 		url := answering(t, http.StatusOK, c.answer)
 		for _, format := range []string{"table", "json"} {
 			code, out, errOut := runWith(append([]string{"--endpoint", url, "-o", format}, c.args...), "", http.DefaultTransport)
 			if code != stockctl.ExitError || out != "" || !strings.Contains(errOut, "not the answer to this request: it is about "+c.want+" asked for") {
 				t.Errorf("%s, -o %s: exit %d, out %q, err %q; want exit 1, nothing printed, naming %s", c.name, format, code, out, errOut, c.want)
+			}
+			if c.args[0] != "get" && c.args[0] != "orders" && !strings.Contains(errOut, "the API took the change; look") {
+				t.Errorf("%s, -o %s: err %q; want it to say the API took the change", c.name, format, errOut)
 			}
 		}
 	}
@@ -188,6 +198,9 @@ func TestRun_RefusesWhatTheContractCallsInvalidWithoutSendingIt(t *testing.T) {
 		{append(create, "--fair-window", "30"), "--fair-window needs --queue"},
 		{append(create, "--fair-window", "30", "--queue=false"), "--fair-window needs --queue"},
 		{append(ship, "--contact", "18912341234"), "contact must be a masked phone number"},
+		{[]string{"queue", "a", "--off", "--fair-window", "10"}, "queue: --fair-window needs the queue"},
+		{[]string{"queue", "a", "--fair-window=0", "--off"}, "queue: --fair-window needs the queue"},
+		{[]string{"orders", "o1", "--after", "x"}, "orders takes --after with --status only"},
 	} {
 		code, out, errOut := run(append([]string{"--endpoint", srv.URL}, c.args...), nil, new([]stockctl.ConfigOptions))
 		if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, c.want) {
@@ -259,5 +272,43 @@ func TestRun_ReadsAGzipAnswer(t *testing.T) {
 	defer srv.Close()
 	if code, out, errOut := runWith([]string{"--endpoint", srv.URL, "get", "cup-01"}, "", http.DefaultTransport); code != stockctl.ExitOK || !strings.Contains(out, "Cup") {
 		t.Errorf("exit %d, out %q, err %q; want the SKU shown", code, out, errOut)
+	}
+}
+
+// A list's first page is asked for without a cursor (no empty after= in its query),
+// the next with the cursor given; a cursor holding anything but printable ASCII, which
+// a list's table would refuse to print back, is refused, exit 2, nothing sent.
+func TestRun_SendsTheCursorOnlyWhenGivenAndPrintable(t *testing.T) {
+	var queries []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		queries = append(queries, r.URL.RawQuery)
+		io.WriteString(w, `{"skus":[],"entries":[],"orders":[]}`)
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		args  []string
+		query string
+	}{
+		{[]string{"list"}, ""},
+		{[]string{"ledger", "a"}, ""},
+		{[]string{"orders", "--status", "REFUNDING"}, "status=REFUNDING"},
+		{[]string{"list", "--after", "c 1"}, "after=c%201"},
+		{[]string{"orders", "--status", "REFUNDING", "--after", "c1"}, "after=c1&status=REFUNDING"},
+	} {
+		queries = nil
+		code, _, errOut := runWith(append([]string{"--endpoint", srv.URL}, c.args...), "", http.DefaultTransport)
+		if code != stockctl.ExitOK || len(queries) != 1 || queries[0] != c.query {
+			t.Errorf("%q: exit %d, err %q, queries %q; want %q sent", c.args, code, errOut, queries, c.query)
+		}
+	}
+	queries = nil
+	for _, args := range [][]string{{"list", "--after", "c\x1b[2J"}, {"ledger", "a", "--after", "c\u202e"}, {"orders", "--status", "REFUNDING", "--after", "c\n"}} {
+		code, out, errOut := runWith(append([]string{"--endpoint", srv.URL}, args...), "", http.DefaultTransport)
+		if code != stockctl.ExitUsage || out != "" || !strings.Contains(errOut, "--after holds characters other than printable ASCII") {
+			t.Errorf("%q: exit %d, out %q, err %q; want exit 2 refusing the cursor", args, code, out, errOut)
+		}
+	}
+	if len(queries) != 0 {
+		t.Errorf("sent %q; want nothing sent", queries)
 	}
 }

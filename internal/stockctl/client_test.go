@@ -420,9 +420,10 @@ func TestRun_AChangeWithoutAnswerMayHaveBeenApplied(t *testing.T) {
 	}
 }
 
-// An answer with a negative amount of money (a price, an order's amount, a line's unit
-// price, a refund's amount) is no answer of the API, whose prices are 1 fen or more:
-// a table refuses it as not the route's JSON, exit 1, and never shows "¥0.-5".
+// An answer with a negative or null amount of money (a price, an order's amount, a
+// line's unit price, a refund's amount), or a negative count of SKUs checked, is no
+// answer of the API, whose prices are 1 fen or more: a table refuses it as not the
+// route's JSON, exit 1, and never shows "¥0.-5", ¥0.00 or books that balance.
 func TestRun_AnAnswerWithNegativeMoneyIsNotTheRoutesJSON(t *testing.T) {
 	const want = "the answer is not the JSON this route gives: is the endpoint a stockguard API?\n"
 	for _, c := range []struct {
@@ -435,6 +436,9 @@ func TestRun_AnAnswerWithNegativeMoneyIsNotTheRoutesJSON(t *testing.T) {
 		{[]string{"orders", "0123456789abcdef"}, `{"orderId":"o1","amount":5,"items":[{"skuId":"cup-01","qty":1,"unitPrice":-5}]}`},
 		{[]string{"orders", "0123456789abcdef"}, `{"orderId":"o1","amount":5,"refunds":[{"refundId":"r1","amount":-5}]}`},
 		{[]string{"orders", "--status", "REFUNDING"}, `{"orders":[{"orderId":"o1","amount":-5}]}`},
+		{[]string{"orders", "0123456789abcdef"}, `{"orderId":"0123456789abcdef","amount":null}`},
+		{[]string{"get", "cup-01"}, `{"skuId":"cup-01","price":null}`},
+		{[]string{"reconcile", "--latest"}, `{"skusChecked":-1}`},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
@@ -542,6 +546,7 @@ func TestRun_SaysARedirectsTargetMasked(t *testing.T) {
 	}{
 		{"https://u:SECRETPW@host.example/prod?X-Amz-Signature=abc", `301 Moved Permanently to "https://xxxxx@host.example/prod?…": nothing was done`, []string{"SECRETPW", "X-Amz-Signature", "abc"}},
 		{"https://host.example/prod#tok", `301 Moved Permanently to "https://host.example/prod#…"`, []string{"tok"}},
+		{"//u:SECRETPW@evil.example/x", `301 Moved Permanently to "//xxxxx@evil.example/x"`, []string{"SECRETPW"}},
 		{"", "301 Moved Permanently without a Location (where it points): nothing was done", []string{`to ""`, "give the API's own URL"}},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

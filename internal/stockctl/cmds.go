@@ -111,9 +111,10 @@ var commands = []command{
 		`stockctl aftersales received 01a22e5575f07d0ea5bc5c5688f0f062 as-1`, decideAftersale},
 	{"ship", "ORDER_ID --shipment-id ID --type express|same-city|virtual|self-pickup [--carrier CODE --tracking NO] [--contact 189****1234] [--item SKU:QTY]...",
 		"Ships a PAID order (POST /admin/orders/{orderId}/shipments) and uploads that to WeChat, which\n" +
-			"holds the shop's money until it is: express needs --carrier (WeChat's express company code,\n" +
-			"SF also --contact, a masked phone number) and --tracking; --item (repeated) ships part of the\n" +
-			"order, in up to 15 express parcels; without it, every unit not shipped yet. --shipment-id is\n" +
+			"holds the shop's money until it is: express needs --carrier (WeChat's express company code;\n" +
+			"SF also a contact: --contact, a masked phone number, else the order address's phone masked)\n" +
+			"and --tracking; --item (repeated) ships part of the order, in up to 15 express parcels;\n" +
+			"without it, every unit not shipped yet (other types ship the whole order). --shipment-id is\n" +
 			"the idempotency key: the same shipment again changes nothing; the id with another body is\n" +
 			"422 IDEMPOTENCY_KEY_REUSED. An order not PAID is 409 ORDER_NOT_SHIPPABLE. `stockctl -o json\n" +
 			"orders ORDER_ID` shows shipping.status: QUEUED, then UPLOADED.",
@@ -273,7 +274,7 @@ func adjust(ctx context.Context, c *call, args []string) error {
 		return usageError("adjust needs --id, a non-zero --delta and --reason")
 	}
 	body := map[string]any{"adjustmentId": *id, "delta": *delta, "reason": *reason}
-	return c.send(ctx, "POST", "/admin/skus/"+url.PathEscape(sku)+"/adjustments", body, about("adjustmentId", *id, printAdjustment))
+	return c.send(ctx, "POST", "/admin/skus/"+url.PathEscape(sku)+"/adjustments", body, answering(about("adjustmentId", *id, printAdjustment), otherAdjustment(sku, *delta)))
 }
 
 func reshard(ctx context.Context, c *call, args []string) error {
@@ -353,6 +354,8 @@ func queueSettings(ctx context.Context, c *call, args []string) error {
 	switch {
 	case *on && *off:
 		return usageError("queue takes --on or --off, not both")
+	case *off && b.FairWindowSeconds != nil: // the API's rule, as create's: a fair window draws the queue's arrivals
+		return usageError("queue: --fair-window needs the queue (it orders the waiting room's arrivals), not --off")
 	case *on || *off:
 		b.Queue = on
 	case b.FairWindowSeconds == nil && b.RiskThreshold == nil:
@@ -367,7 +370,11 @@ func list(ctx context.Context, c *call, args []string) error {
 	if _, err := parse(fs, args, ""); err != nil {
 		return err
 	}
-	return c.send(ctx, "GET", "/admin/skus?after="+url.QueryEscape(*after), nil, printSKUs)
+	path, err := paged("list", "/admin/skus", *after)
+	if err != nil {
+		return err
+	}
+	return c.send(ctx, "GET", path, nil, printSKUs)
 }
 
 func get(ctx context.Context, c *call, args []string) error {
@@ -385,7 +392,11 @@ func ledger(ctx context.Context, c *call, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.send(ctx, "GET", "/admin/skus/"+url.PathEscape(sku)+"/ledger?after="+url.QueryEscape(*after), nil, printLedger)
+	path, err := paged("ledger", "/admin/skus/"+url.PathEscape(sku)+"/ledger", *after)
+	if err != nil {
+		return err
+	}
+	return c.send(ctx, "GET", path, nil, printLedger)
 }
 
 func orders(ctx context.Context, c *call, args []string) error {
@@ -402,16 +413,38 @@ func orders(ctx context.Context, c *call, args []string) error {
 		return err
 	}
 	switch {
+	case id != "" && given(fs, "after"): // one order has no pages
+		return usageError("orders takes --after with --status only: it is the cursor of the next page of a list")
 	case id != "" && *status == "":
 		return c.send(ctx, "GET", "/admin/orders/"+url.PathEscape(id), nil, about("orderId", id, printOrder))
 	case id == "" && !slices.Contains(orderStatuses, *status) && *status != "":
 		return usageError("orders: --status must be %s, got %q", strings.Join(orderStatuses, ", "), *status)
 	case id == "" && *status != "":
-		return c.send(ctx, "GET", "/admin/orders?status="+url.QueryEscape(*status)+"&after="+url.QueryEscape(*after), nil, printOrders)
+		path, err := paged("orders", "/admin/orders?status="+url.QueryEscape(*status), *after)
+		if err != nil {
+			return err
+		}
+		return c.send(ctx, "GET", path, nil, printOrders)
 	case id != "":
 		return usageError("orders takes an order id or --status, not both: the id shows that order, --status lists the orders in that state")
 	}
 	return usageError("orders needs an order id or --status")
+}
+
+// paged is path (its query, if any, begun) with the cursor after as its after
+// parameter, left out when "" (the first page). A cursor holding anything but printable
+// ASCII, which no page's table prints back (moreHint), is a usage error of the command
+// name, nothing sent.
+func paged(name, path, after string) (string, error) {
+	switch {
+	case strings.ContainsFunc(after, unprintableASCII):
+		return "", usageError("%s: --after holds characters other than printable ASCII, as no cursor a page gives does: %q", name, after)
+	case after == "":
+		return path, nil
+	case strings.Contains(path, "?"):
+		return path + "&after=" + url.QueryEscape(after), nil
+	}
+	return path + "?after=" + url.QueryEscape(after), nil
 }
 
 // orderStatuses are the states GET /admin/orders?status= lists (docs/contract.md,
@@ -460,7 +493,11 @@ func refundOrder(ctx context.Context, c *call, args []string) error {
 	if lines != nil {
 		body["lines"] = lines
 	}
-	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(id)+"/refund", body, about("orderId", id, printOrder))
+	table := about("orderId", id, printOrder)
+	if *refundID != "" {
+		table = answering(table, withoutRefund("refundId", *refundID))
+	}
+	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(id)+"/refund", body, table)
 }
 
 // skuQuantities is a repeated SKU:QTY flag (refund's --line, ship's --item), split at
@@ -505,7 +542,7 @@ func resolveRefund(name, what string) func(ctx context.Context, c *call, args []
 			return usageError("%s needs --reason", fs.Name())
 		}
 		path := "/admin/orders/" + url.PathEscape(id) + "/refunds/" + url.PathEscape(no) + "/" + what
-		return c.send(ctx, "POST", path, map[string]any{"reason": *reason}, about("orderId", id, printOrder))
+		return c.send(ctx, "POST", path, map[string]any{"reason": *reason}, answering(about("orderId", id, printOrder), withoutRefund("outRefundNo", no)))
 	}
 }
 
@@ -589,7 +626,7 @@ func shipOrder(ctx context.Context, c *call, args []string) error {
 	if len(items) > 0 {
 		body["items"] = items
 	}
-	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(order)+"/shipments", body, about("orderId", order, printShipment))
+	return c.send(ctx, "POST", "/admin/orders/"+url.PathEscape(order)+"/shipments", body, answering(about("orderId", order, printShipment), otherShipment(*id)))
 }
 
 // seed sends each entry of a seed file to POST /admin/skus, in order, stopping at the

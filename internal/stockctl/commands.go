@@ -288,13 +288,15 @@ func endpointFault(s string) string {
 }
 
 // shownURL is s, an endpoint as given, to quote in a message: what stands between
-// "://" and the last "@" (a user and password) as xxxxx, and what follows the first
+// "://" (or a leading "//") and the last "@" (a user and password) as xxxxx, and what follows the first
 // "?" or "#" (a query or fragment, which may hold a token) as "…". It is cut by
 // hand, not parsed, so that a URL url.Parse refuses shows no password either.
 func shownURL(s string) string {
 	head, rest := "", s
 	if i := strings.Index(s, "://"); i >= 0 {
 		head, rest = s[:i+3], s[i+3:]
+	} else if strings.HasPrefix(s, "//") { // a Location without a scheme: another host all the same
+		head, rest = "//", s[2:]
 	}
 	if at := strings.LastIndex(rest, "@"); at >= 0 {
 		rest = "xxxxx" + rest[at:]

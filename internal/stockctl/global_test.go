@@ -42,15 +42,32 @@ func fakeAPI(t *testing.T) (*httptest.Server, *[]string) {
 // echoIDs is the answer of a route about the SKU or order the request r with body
 // names, what the routes' answers the tests send hold first: {"orderId"} of the order
 // in an order's path, else {"skuId"} of the SKU in its path, or of a creation's body,
-// or cup-01.
+// or cup-01; with the shipment a body names, and the refund a body or path names.
 func echoIDs(r *http.Request, body []byte) []byte {
+	type refund struct {
+		RefundID    string `json:"refundId,omitempty"`
+		OutRefundNo string `json:"outRefundNo,omitempty"`
+	}
 	answer := struct {
-		SKU   string `json:"skuId,omitempty"`
-		Order string `json:"orderId,omitempty"`
+		SKU      string                       `json:"skuId,omitempty"`
+		Order    string                       `json:"orderId,omitempty"`
+		Shipment *struct{ ShipmentID string } `json:"shipment,omitempty"`
+		Refunds  []refund                     `json:"refunds,omitempty"`
 	}{SKU: "cup-01"}
 	json.Unmarshal(body, &answer)
+	var sent refund
+	json.Unmarshal(body, &sent)
+	if sent.RefundID != "" {
+		answer.Refunds = []refund{sent}
+	}
+	if id := stringField(body, "shipmentId"); id != "" {
+		answer.Shipment = &struct{ ShipmentID string }{id}
+	}
 	parts := strings.Split(r.URL.Path, "/") // "", admin, skus|orders, ID, …
 	switch {
+	case len(parts) > 5 && parts[4] == "refunds":
+		answer.Refunds = []refund{{OutRefundNo: parts[5]}}
+		fallthrough
 	case len(parts) > 3 && parts[2] == "orders":
 		answer.SKU, answer.Order = "", parts[3]
 	case len(parts) > 3:
@@ -58,6 +75,14 @@ func echoIDs(r *http.Request, body []byte) []byte {
 	}
 	data, _ := json.Marshal(answer)
 	return data
+}
+
+// stringField is body's string field key, or "".
+func stringField(body []byte, key string) string {
+	var fields map[string]any
+	json.Unmarshal(body, &fields)
+	s, _ := fields[key].(string)
+	return s
 }
 
 // run runs stockctl with args, loading the AWS configuration through load and reading

@@ -51,6 +51,15 @@ type skuView struct {
 // holding a negative one, which fen would show as "¥0.-5".
 type money int64
 
+// UnmarshalJSON decodes an amount, refusing null (errUnexpected): no route gives money
+// as null, which would show as ¥0.00.
+func (m *money) UnmarshalJSON(data []byte) error {
+	if null(data) {
+		return errUnexpected
+	}
+	return json.Unmarshal(data, (*int64)(m))
+}
+
 // fen is p in yuan, as a buyer reads it: ¥59.00.
 func fen(p money) string { return fmt.Sprintf("¥%d.%02d", p/100, p%100) }
 
@@ -69,19 +78,82 @@ var errOtherID = errors.New("not the answer to this request")
 // show another SKU or order as this one's. What table wrote is then the caller's to
 // drop (call.show prints nothing of a refused answer).
 func about(key, id string, table func(io.Writer, []byte) error) func(io.Writer, []byte) error {
-	return func(w io.Writer, data []byte) error {
-		if err := table(w, data); err != nil {
-			return err
-		}
+	return answering(table, func(data []byte) string {
 		var fields map[string]json.RawMessage
 		_ = json.Unmarshal(data, &fields) // an object: table took it
 		for k, raw := range fields {
 			var got string
 			if strings.EqualFold(k, key) && json.Unmarshal(raw, &got) == nil && got != id {
-				return fmt.Errorf("%w: it is about %s %q, not %q asked for", errOtherID, key, got, id)
+				return fmt.Sprintf("%s %q, not %q", key, got, id)
 			}
 		}
+		return ""
+	})
+}
+
+// answering is table that also refuses (errOtherID) an answer table takes that other
+// says is about something else than the request sent (what it is about instead, e.g.
+// `shipmentId "p2", not "p1"`; "" for this request's answer). What table wrote is
+// the caller's to drop, as for about.
+func answering(table func(io.Writer, []byte) error, other func(data []byte) string) func(io.Writer, []byte) error {
+	return func(w io.Writer, data []byte) error {
+		if err := table(w, data); err != nil {
+			return err
+		}
+		if o := other(data); o != "" {
+			return fmt.Errorf("%w: it is about %s asked for", errOtherID, o)
+		}
 		return nil
+	}
+}
+
+// otherShipment is, for answering, a shipment answer whose shipment.shipmentId is not
+// id, the one sent (absent: "").
+func otherShipment(id string) func(data []byte) string {
+	return func(data []byte) string {
+		var a struct{ Shipment struct{ ShipmentID string } }
+		_ = json.Unmarshal(data, &a) // an object: table took it
+		if a.Shipment.ShipmentID != id {
+			return fmt.Sprintf("shipmentId %q, not %q", a.Shipment.ShipmentID, id)
+		}
+		return ""
+	}
+}
+
+// otherAdjustment is, for answering, an adjustment answer about another SKU than sku
+// (sku.skuId) or with another delta than the one sent (absent: 0, never sent).
+func otherAdjustment(sku string, delta int) func(data []byte) string {
+	return func(data []byte) string {
+		var a struct {
+			Delta int
+			SKU   struct{ SKUID string }
+		}
+		_ = json.Unmarshal(data, &a) // an object: table took it
+		switch {
+		case a.SKU.SKUID != sku:
+			return fmt.Sprintf("skuId %q, not %q", a.SKU.SKUID, sku)
+		case a.Delta != delta:
+			return fmt.Sprintf("delta %d, not %d", a.Delta, delta)
+		}
+		return ""
+	}
+}
+
+// withoutRefund is, for answering, an order answer whose refunds hold none whose
+// field key (refundId or outRefundNo) is id, the refund the request named.
+func withoutRefund(key, id string) func(data []byte) string {
+	return func(data []byte) string {
+		var o struct{ Refunds []map[string]json.RawMessage }
+		_ = json.Unmarshal(data, &o) // an object: table took it
+		for _, r := range o.Refunds {
+			for k, raw := range r {
+				var got string
+				if strings.EqualFold(k, key) && json.Unmarshal(raw, &got) == nil && got == id {
+					return ""
+				}
+			}
+		}
+		return fmt.Sprintf("refunds without %s %q", key, id)
 	}
 }
 
@@ -294,7 +366,7 @@ func moreHint(next json.RawMessage) (string, error) {
 		return "", nil
 	case json.Unmarshal(next, &cursor) != nil || null(next) || !utf8.Valid(next):
 		return "", errUnexpected
-	case strings.ContainsFunc(cursor, func(r rune) bool { return r < ' ' || r > '~' }):
+	case strings.ContainsFunc(cursor, unprintableASCII):
 		return "", fmt.Errorf("%w (its next page's cursor holds characters other than printable ASCII)", errUnexpected)
 	case cursor == "":
 		return "", nil
@@ -303,6 +375,9 @@ func moreHint(next json.RawMessage) (string, error) {
 	}
 	return "\nmore: --after=" + cursor + "\n", nil // with '=': a cursor starting with '-' stays its value
 }
+
+// unprintableASCII reports whether r is other than printable ASCII (' ' to '~').
+func unprintableASCII(r rune) bool { return r < ' ' || r > '~' }
 
 // ledgerEntry is one entry of GET /admin/skus/{skuId}/ledger.
 type ledgerEntry struct {
@@ -513,6 +588,9 @@ func printReport(w io.Writer, data []byte) error {
 	r, err := decode[report](data)
 	if err != nil {
 		return err
+	}
+	if r.SKUsChecked < 0 { // no count the API gives; "the books balance" would follow
+		return errUnexpected
 	}
 	fmt.Fprintf(w, "%d SKUs checked, %d differences, %d overdue orders, %d repairs, %d refund problems, %d stuck refunds\n",
 		r.SKUsChecked, len(r.Differences), len(r.OverdueOrders), len(r.Repaired), len(r.RefundProblems), len(r.StuckRefunds))

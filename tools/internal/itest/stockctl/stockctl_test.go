@@ -285,8 +285,8 @@ func TestStockctl_SetsAndShowsTheWaitingRoom(t *testing.T) {
 		{[]string{"queue", "drop-01", "--off"}, stockctl.ExitError, "409 SALE_IN_PROGRESS"}, // its queued sale is on
 		{[]string{"queue", "drop-01"}, stockctl.ExitUsage, "queue needs --on, --off, --fair-window or --risk-threshold"},
 		{[]string{"queue", "drop-01", "--on", "--off"}, stockctl.ExitUsage, "not both"},
-		{[]string{"queue", "drop-01", "--risk-threshold", "5"}, stockctl.ExitUsage, "--risk-threshold must be 0 to 4"}, // refused before sending
-		{[]string{"queue", "drop-01", "--off", "--fair-window", "20"}, stockctl.ExitError, "400 INVALID_REQUEST"},
+		{[]string{"queue", "drop-01", "--risk-threshold", "5"}, stockctl.ExitUsage, "--risk-threshold must be 0 to 4"},      // refused before sending
+		{[]string{"queue", "drop-01", "--off", "--fair-window", "20"}, stockctl.ExitUsage, "--fair-window needs the queue"}, // the API's 400, refused before sending
 	} {
 		code, out, errOut := h.run(secretKey, tc.args...)
 		if code != tc.exit || !strings.Contains(errOut, tc.want) || out != "" {
