@@ -234,12 +234,12 @@ func stackEndpoint(ctx context.Context, env Env, g globals) (string, error) {
 		return "", stackError(env, g, cfg.Region, err)
 	}
 	url, ok := outputs[ApiURLOutput]
-	switch {
+	switch fault := endpointFault(url); {
 	case !ok || url == "":
 		return "", fmt.Errorf("stack %s has no %s output: is it a stockguard stack?", g.stack, ApiURLOutput)
-	case endpointFault(url) != "":
+	case fault != "":
 		// %q: as given (shownURL: no password), its white space and control characters escaped
-		return "", fmt.Errorf("stack %s's %s output %q %s: is it a stockguard stack?", g.stack, ApiURLOutput, shownURL(url), endpointFault(url))
+		return "", fmt.Errorf("stack %s's %s output %q %s: is it a stockguard stack?", g.stack, ApiURLOutput, shownURL(url), fault)
 	}
 	return url, nil
 }

@@ -81,14 +81,23 @@ func about(key, id string, table func(io.Writer, []byte) error) func(io.Writer, 
 	return answering(table, func(data []byte) string {
 		var fields map[string]json.RawMessage
 		_ = json.Unmarshal(data, &fields) // an object: table took it
-		for k, raw := range fields {
-			var got string
-			if strings.EqualFold(k, key) && json.Unmarshal(raw, &got) == nil && got != id {
-				return fmt.Sprintf("%s %q, not %q", key, got, id)
-			}
+		if got, ok := stringField(fields, key); ok && got != id {
+			return fmt.Sprintf("%s %q, not %q", key, got, id)
 		}
 		return ""
 	})
+}
+
+// stringField is the string value of fields' key, matched regardless of letter case
+// as decoding matches it; false when there is none, or it is not a string.
+func stringField(fields map[string]json.RawMessage, key string) (string, bool) {
+	for k, raw := range fields {
+		var got string
+		if strings.EqualFold(k, key) && json.Unmarshal(raw, &got) == nil {
+			return got, true
+		}
+	}
+	return "", false
 }
 
 // answering is table that also refuses (errOtherID) an answer table takes that other
@@ -146,11 +155,8 @@ func withoutRefund(key, id string) func(data []byte) string {
 		var o struct{ Refunds []map[string]json.RawMessage }
 		_ = json.Unmarshal(data, &o) // an object: table took it
 		for _, r := range o.Refunds {
-			for k, raw := range r {
-				var got string
-				if strings.EqualFold(k, key) && json.Unmarshal(raw, &got) == nil && got == id {
-					return ""
-				}
+			if got, ok := stringField(r, key); ok && got == id {
+				return ""
 			}
 		}
 		return fmt.Sprintf("refunds without %s %q", key, id)
