@@ -46,7 +46,8 @@ func (s *OrderStore) NewSlot(user, key string) (inventory.OrderSlot, error) {
 // another order used), ErrStockOut (the SKU's shards
 // together cannot cover the line), ErrCartTooLarge (even over the fewest shards the
 // cart needs more than one transaction's actions), ErrIdempotencyKeyReused, ErrBusy (throttled or
-// conflicted after bounded retries; nothing reserved). Any other error is a store
+// conflicted after bounded retries; nothing reserved; a keyed request is not looked up
+// for a copy's order then: the caller sends it again). Any other error is a store
 // failure and also leaves nothing reserved unless the write's outcome could not be
 // read back; such an order expires and is released like any unpaid order.
 func (s *OrderStore) Reserve(ctx context.Context, req inventory.ReserveRequest) (*inventory.Order, bool, error) {
@@ -71,10 +72,11 @@ func (s *OrderStore) Reserve(ctx context.Context, req inventory.ReserveRequest) 
 		}
 	}
 	order, replayed, err := r.run(ctx)
-	// A request refused for its stock, its size or for lost rounds, may be a copy of a keyed
-	// request that already got its order (often the very order that sold the SKU
-	// out): that copy gets the order back.
-	if err != nil && req.IdempotencyKey != "" && (errors.As(err, new(*inventory.SKUError)) || errors.Is(err, inventory.ErrBusy) || errors.Is(err, inventory.ErrCartTooLarge)) {
+	// A request refused for its stock or its size may be a copy of a keyed request that
+	// already got its order (often the very order that sold the SKU out): that copy
+	// gets the order back. A busy one is not read for it: it is answered "try again",
+	// and the try that is not busy finds the order.
+	if err != nil && req.IdempotencyKey != "" && (errors.As(err, new(*inventory.SKUError)) || errors.Is(err, inventory.ErrCartTooLarge)) {
 		if got, again, rerr := r.replay(ctx); rerr != nil || got != nil {
 			return got, again, rerr
 		}

@@ -119,6 +119,24 @@ func TestReserve_AnswersBusyAndReservesNothingWhenThrottlingPersists(t *testing.
 	}
 }
 
+// A keyed request answered BUSY reads its key's order once, to learn whether an
+// earlier attempt of its own transaction applied (readBack); it is not read again for
+// a copy's order: BUSY asks for the request again, and the try that is not busy finds
+// it. Each read is a strongly consistent GetItem, paid by every busy answer.
+func TestReserve_AKeyedRequestAnsweredBusyReadsItsOrderOnce(t *testing.T) {
+	f := &faults{fault: throttled}
+	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 5})
+	f.left.Store(1 << 30)
+	gets := e.sent("GetItem")
+	_, _, err := e.store.Reserve(context.Background(), inventory.ReserveRequest{UserID: "u", IdempotencyKey: "k1", Cart: cart(t, inventory.Line{SKU: "cup", Qty: 1})})
+	if !errors.Is(err, inventory.ErrBusy) {
+		t.Fatalf("persistent throttling: %v, want BUSY", err)
+	}
+	if n := e.sent("GetItem") - gets; n != 1 {
+		t.Errorf("a busy keyed request sent %d GetItem, want 1 (its own write's read-back)", n)
+	}
+}
+
 func TestReserve_AnswersBusyAndReservesNothingWhenConflictsPersist(t *testing.T) {
 	f := &faults{fault: conflict}
 	e := newEnv(t, dynamo.Options{}, f.wrap, inventory.NewSKU{Delivery: inventory.DeliveryNone, ID: "cup", Stock: 5})
